@@ -1,0 +1,15 @@
+/* Subcommands of the `shlo` command; each returns the process exit code. */
+#ifndef SHLO_CLI_H
+#define SHLO_CLI_H
+
+#include <stddef.h>
+
+int cli_run(int argc, char **argv);
+int cli_test(int argc, char **argv);
+int cli_print(int argc, char **argv);
+
+/* Read a whole file into a malloc'd buffer (NUL-terminated); NULL and a
+ * message on stderr on failure. */
+char *cli_read_file(const char *path, size_t *len);
+
+#endif

@@ -1,0 +1,343 @@
+/* shlo test: run the cases of .mlir files and report PASS/FAIL/SKIP.
+ *
+ * Each case runs in a child process, so a crash or a hang in one case is
+ * reported as that case's failure and the run goes on. */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "shlo/engine.h"
+
+typedef struct tally {
+  int pass, fail, skip;
+} tally;
+
+typedef struct file_list {
+  char **v;
+  size_t n, cap;
+} file_list;
+
+static int push_file(file_list *l, const char *path) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 64;
+    char **w = realloc(l->v, cap * sizeof *w);
+    if (!w) return -1;
+    l->v = w;
+    l->cap = cap;
+  }
+  l->v[l->n] = strdup(path);
+  return l->v[l->n++] ? 0 : -1;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* PATH itself if a file, else every *.mlir below it (sorted). */
+static int collect(const char *path, file_list *out) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    fprintf(stderr, "shlo test: cannot access %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  if (!S_ISDIR(st.st_mode)) return push_file(out, path);
+  DIR *d = opendir(path);
+  if (!d) {
+    fprintf(stderr, "shlo test: cannot open %s\n", path);
+    return -1;
+  }
+  file_list here = {0};
+  struct dirent *e;
+  int rc = 0;
+  while ((e = readdir(d)) && !rc) {
+    if (e->d_name[0] == '.') continue;
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+    struct stat s2;
+    if (stat(sub, &s2) != 0) continue;
+    if (S_ISDIR(s2.st_mode) || ends_with(e->d_name, ".mlir"))
+      rc = push_file(&here, sub);
+  }
+  closedir(d);
+  qsort(here.v, here.n, sizeof *here.v, cmp_str);
+  for (size_t i = 0; i < here.n; i++) {
+    if (!rc) rc = collect(here.v[i], out);
+    free(here.v[i]);
+  }
+  free(here.v);
+  return rc;
+}
+
+/* ---- one case, in the child ---- */
+
+typedef enum { R_PASS = 'P', R_FAIL = 'F', R_SKIP = 'S' } result_kind;
+
+static result_kind run_case(const char *file, const char *text, size_t len,
+                            const char *args_text, double timeout, char *msg,
+                            size_t cap) {
+  shlo_module *m = NULL;
+  shlo_executable *e = NULL;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  result_kind r = R_FAIL;
+  msg[0] = 0;
+  if (shlo_parse_module(text, len, file, &m, &d)) {
+    shlo_diag_format(&d, msg, cap);
+    goto done;
+  }
+  if (m->n_funcs == 0) {
+    r = R_PASS; /* nothing to run */
+    goto done;
+  }
+  shlo_status st = shlo_compile(m, NULL, &e, &d);
+  if (st) {
+    r = st == SHLO_EUNSUPPORTED ? R_SKIP : R_FAIL;
+    shlo_diag_format(&d, msg, cap);
+    goto done;
+  }
+  shlo_value **args = NULL;
+  int n_args = 0;
+  if (shlo_executable_entry(e)->n_args) {
+    /* Arguments come from the file's RUN line, as for the reference
+     * interpreter's --args. */
+    if (!args_text) {
+      snprintf(msg, cap, "entry function @%s takes arguments and the file "
+               "gives none (--args in a RUN line)",
+               shlo_executable_entry(e)->name);
+      goto done;
+    }
+    if (shlo_parse_values(args_text, strlen(args_text), &args, &n_args, &d)) {
+      shlo_diag_format(&d, msg, cap);
+      goto done;
+    }
+  }
+  shlo_exec_opts opts = {.timeout_s = timeout};
+  shlo_value **res = NULL;
+  int n = 0;
+  st = shlo_execute(e, &opts, args, n_args, &res, &n, &d);
+  for (int i = 0; i < n_args; i++) shlo_value_unref(args[i]);
+  free(args);
+  if (st) {
+    r = st == SHLO_EUNSUPPORTED ? R_SKIP : R_FAIL;
+    shlo_diag_format(&d, msg, cap);
+    goto done;
+  }
+  for (int i = 0; i < n; i++) shlo_value_unref(res[i]);
+  free(res);
+  r = R_PASS;
+done:
+  shlo_executable_free(e);
+  shlo_module_free(m);
+  return r;
+}
+
+/* Run a case in a child; the child writes "<kind><message>" to a pipe. */
+static result_kind run_isolated(const char *file, const char *text,
+                                size_t len, const char *args_text,
+                                double timeout, char *msg, size_t cap) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    snprintf(msg, cap, "cannot create a pipe");
+    return R_FAIL;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    snprintf(msg, cap, "cannot fork");
+    return R_FAIL;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    char buf[SHLO_DIAG_MAX + 512];
+    buf[0] = (char)run_case(file, text, len, args_text, timeout, buf + 1,
+                            sizeof buf - 1);
+    fflush(stdout);
+    size_t n = strlen(buf + 1) + 1;
+    ssize_t w = write(fds[1], buf, n);
+    _exit(w == (ssize_t)n ? 0 : 1);
+  }
+  close(fds[1]);
+  char buf[SHLO_DIAG_MAX + 512];
+  size_t got = 0;
+  /* The child enforces its own deadline; this bound catches hangs outside
+   * the executor (parsing, compiling). */
+  int wait_ms = (int)(timeout * 1000) + 5000;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  bool timed_out = false;
+  for (;;) {
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    int left = wait_ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 +
+                               (t1.tv_nsec - t0.tv_nsec) / 1000000);
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    struct pollfd pfd = {fds[0], POLLIN, 0};
+    int pr = poll(&pfd, 1, left);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) {
+      timed_out = pr == 0;
+      break;
+    }
+    ssize_t r = read(fds[0], buf + got, sizeof buf - 1 - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+    if (got >= sizeof buf - 1) break;
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  buf[got] = 0;
+  if (timed_out) {
+    snprintf(msg, cap, "timed out after %g s", timeout);
+    return R_FAIL;
+  }
+  if (WIFSIGNALED(status)) {
+    snprintf(msg, cap, "crashed with signal %d", WTERMSIG(status));
+    return R_FAIL;
+  }
+  if (got < 1 || (buf[0] != R_PASS && buf[0] != R_FAIL && buf[0] != R_SKIP)) {
+    snprintf(msg, cap, "the case ended without a result");
+    return R_FAIL;
+  }
+  snprintf(msg, cap, "%s", buf + 1);
+  return (result_kind)buf[0];
+}
+
+/* A separator is a line holding "// -----" after nothing but spaces and
+ * comment slashes: "// // -----" (a commented-out separator in the corpus)
+ * still splits, as MLIR's -split-input-file does. */
+static bool is_separator(const char *line, const char *end) {
+  static const char sep[] = "// -----";
+  while (line < end && (*line == ' ' || *line == '\t')) line++;
+  while ((size_t)(end - line) >= sizeof sep - 1) {
+    if (!memcmp(line, sep, sizeof sep - 1)) return true;
+    if (line[0] != '/' || line[1] != '/') return false;
+    line += 2;
+    while (line < end && *line == ' ') line++;
+  }
+  return false;
+}
+
+/* The `--args="[...]"` of the file's RUN line, if any (malloc'd). */
+static char *run_line_args(const char *text) {
+  const char *p = strstr(text, "--args=\"");
+  if (!p) return NULL;
+  const char *eol = strchr(p, '\n');
+  p += strlen("--args=\"");
+  const char *q = strchr(p, '"');
+  if (!q || (eol && q > eol)) return NULL;
+  return strndup(p, (size_t)(q - p));
+}
+
+static void test_file(const char *file, double timeout, tally *t) {
+  size_t len;
+  char *text = cli_read_file(file, &len);
+  if (!text) {
+    printf("FAIL %s:1: cannot read the file\n", file);
+    t->fail++;
+    return;
+  }
+  char *args_text = run_line_args(text);
+  const char *end = text + len;
+  const char *start = text;
+  int start_line = 1, line = 1, n_case = 0;
+  for (const char *p = text;; ) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    const char *next = eol ? eol + 1 : end;
+    bool sep = p < end && is_separator(p, eol ? eol : end);
+    if (sep || p >= end) {
+      /* Pad with newlines so diagnostics carry the file's line numbers. */
+      size_t body = (size_t)(p - start);
+      size_t pad = (size_t)(start_line - 1);
+      char *buf = malloc(pad + body + 1);
+      char msg[SHLO_DIAG_MAX + 512];
+      n_case++;
+      result_kind r = R_FAIL;
+      if (!buf) {
+        snprintf(msg, sizeof msg, "out of memory");
+      } else {
+        memset(buf, '\n', pad);
+        memcpy(buf + pad, start, body);
+        buf[pad + body] = 0;
+        r = run_isolated(file, buf, pad + body, args_text, timeout, msg,
+                         sizeof msg);
+        free(buf);
+      }
+      for (char *c = msg; *c; c++)
+        if (*c == '\n') *c = ' ';
+      if (r == R_PASS) {
+        printf("PASS %s:%d\n", file, n_case);
+        t->pass++;
+      } else {
+        printf("%s %s:%d: %s\n", r == R_SKIP ? "SKIP" : "FAIL", file, n_case,
+               msg);
+        if (r == R_SKIP) t->skip++;
+        else t->fail++;
+      }
+      fflush(stdout);
+      if (p >= end) break;
+      start = next;
+      start_line = line + 1;
+    }
+    if (p >= end) break;
+    p = next;
+    line++;
+  }
+  free(args_text);
+  free(text);
+}
+
+int cli_test(int argc, char **argv) {
+  double timeout = 60;
+  file_list files = {0};
+  int rc = 0;
+  for (int i = 0; i < argc && !rc; i++) {
+    if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+      char *end;
+      timeout = strtod(argv[++i], &end);
+      if (*end || timeout <= 0) {
+        fprintf(stderr, "shlo test: --timeout needs a positive number\n");
+        rc = 2;
+      }
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "shlo test: unknown option '%s'\n", argv[i]);
+      rc = 2;
+    } else if (collect(argv[i], &files)) {
+      rc = 2;
+    }
+  }
+  if (!rc && files.n == 0) {
+    fprintf(stderr, "usage: shlo test [--timeout SECONDS] PATH...\n");
+    rc = 2;
+  }
+  tally t = {0};
+  for (size_t i = 0; i < files.n && !rc; i++) test_file(files.v[i], timeout, &t);
+  for (size_t i = 0; i < files.n; i++) free(files.v[i]);
+  free(files.v);
+  if (rc) return rc;
+  printf("%d passed, %d failed, %d skipped\n", t.pass, t.fail, t.skip);
+  return t.fail ? 1 : 0;
+}

@@ -1,0 +1,50 @@
+/* The engine's front door: compile a parsed module, execute a function.
+ *
+ *   shlo_module *m;  shlo_parse_module(text, len, "prog.mlir", &m, &diag);
+ *   shlo_executable *e;  shlo_compile(m, NULL, &e, &diag);
+ *   shlo_execute(e, NULL, args, n_args, &results, &n_results, &diag);
+ *
+ * An executable is immutable and may be executed from many threads at once.
+ * It borrows the module, which must outlive it. */
+#ifndef SHLO_ENGINE_H
+#define SHLO_ENGINE_H
+
+#include <stdio.h>
+
+#include "shlo/ir.h"
+#include "shlo/status.h"
+#include "shlo/tensor.h"
+
+typedef struct shlo_executable shlo_executable;
+
+typedef struct shlo_compile_opts {
+  const char *entry; /* function to compile first; NULL = the entry func */
+} shlo_compile_opts;
+
+/* Compile every function of m that the entry reaches.  On failure returns
+ * the status (SHLO_EUNSUPPORTED for an op or type this build cannot run,
+ * naming it in diag) and sets *out to NULL. */
+shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
+                         shlo_executable **out, shlo_diag *diag);
+void shlo_executable_free(shlo_executable *e);
+const shlo_func *shlo_executable_entry(const shlo_executable *e);
+
+typedef struct shlo_exec_opts {
+  double timeout_s;   /* <= 0: no deadline */
+  FILE *print_stream; /* interpreter.print output; NULL = stdout */
+  atomic_int *cancel; /* set nonzero from any thread to cancel; may be NULL */
+} shlo_exec_opts;
+
+/* Run the entry function with n_args borrowed argument values.  On success
+ * *results is a malloc'd array of *n_results owned references (free each
+ * with shlo_value_unref, then the array with free).  Failing checks return
+ * SHLO_ECHECK with the first failure in diag. */
+shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
+                         shlo_value *const *args, int n_args,
+                         shlo_value ***results, int *n_results,
+                         shlo_diag *diag);
+
+/* Write a human-readable listing of the entry function's plan. */
+void shlo_executable_explain(const shlo_executable *e, FILE *f);
+
+#endif

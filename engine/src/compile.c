@@ -1,0 +1,432 @@
+/* The compiler: functions and regions into plans.
+ *
+ * Every value of a block gets its own slot; a value's slot is released
+ * right after its last use, so memory is reused as the plan runs.  Regions
+ * become sub-plans whose arguments are the block arguments followed by the
+ * outer values the region captures; the step that owns the region passes
+ * those captures as extra inputs, so liveness sees them. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "shlo/engine.h"
+
+/* The plan being built for one block. */
+typedef struct block_ctx {
+  int *slot_of;   /* value id -> slot, -1 if not in this plan */
+  int n_slots;
+  struct block_ctx *outer;
+} block_ctx;
+
+struct shlo_compiler {
+  const shlo_module *m;
+  shlo_diag *diag;
+  const shlo_func *func;  /* the function being compiled */
+  block_ctx *cur;
+  shlo_plan **func_plans; /* per module function; NULL until compiled */
+  char *compiling;        /* per module function: on the call stack now */
+};
+
+struct shlo_executable {
+  const shlo_module *m;
+  int n_funcs;
+  shlo_plan **func_plans;
+  const shlo_func *entry;
+  int entry_index;
+};
+
+/* ---- compile-time view for op compile functions ---- */
+
+const shlo_type *shlo_cc_operand_type(shlo_compiler *cc, const shlo_op *op,
+                                      int i) {
+  return cc->func->value_types[op->operands[i]];
+}
+
+const shlo_type *shlo_cc_result_type(shlo_compiler *cc, const shlo_op *op,
+                                     int i) {
+  return cc->func->value_types[op->results[i]];
+}
+
+shlo_status shlo_cc_fail(shlo_compiler *cc, const shlo_op *op,
+                         shlo_status code, const char *fmt, ...) {
+  char msg[SHLO_DIAG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return shlo_diag_set(cc->diag, code, cc->m->filename, op->loc.line,
+                       op->loc.col, "%s: %s", op->name, msg);
+}
+
+void *shlo_params_alloc(shlo_step *s, size_t size) {
+  if (s->params && s->free_params) s->free_params(s->params);
+  s->params = calloc(1, size ? size : 1);
+  s->free_params = free;
+  return s->params;
+}
+
+shlo_status shlo_compile_unimplemented(shlo_compiler *cc, const shlo_op *op,
+                                       shlo_step *step) {
+  (void)step;
+  return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                      "op '%s' is not implemented in this build", op->name);
+}
+
+/* ---- plans ---- */
+
+static void step_free(shlo_step *s) {
+  free(s->in);
+  free(s->out);
+  free(s->release);
+  if (s->free_params) s->free_params(s->params);
+  for (int i = 0; i < s->n_plans; i++) shlo_plan_free(s->plans[i]);
+  free(s->plans);
+  free(s->n_captures);
+}
+
+void shlo_plan_free(shlo_plan *p) {
+  if (!p) return;
+  for (int i = 0; i < p->n_steps; i++) step_free(&p->steps[i]);
+  free(p->steps);
+  free(p->arg_slots);
+  free(p->result_slots);
+  free(p);
+}
+
+/* Values a block uses but does not define (its captures), in first-use
+ * order.  mark[] is scratch of n_values zeros, left zeroed. */
+static void mark_defs(const shlo_block *b, char *mark, char bit) {
+  for (int i = 0; i < b->n_args; i++) mark[b->args[i]] |= bit;
+  for (int i = 0; i < b->n_ops; i++) {
+    const shlo_op *op = b->ops[i];
+    for (int j = 0; j < op->n_results; j++) mark[op->results[j]] |= bit;
+    for (int r = 0; r < op->n_regions; r++) mark_defs(op->regions[r], mark, bit);
+  }
+}
+
+static void collect_uses(const shlo_block *b, char *mark, int *out, int *n) {
+  for (int i = 0; i < b->n_ops; i++) {
+    const shlo_op *op = b->ops[i];
+    for (int j = 0; j < op->n_operands; j++) {
+      int v = op->operands[j];
+      if (!(mark[v] & 1) && !(mark[v] & 2)) {
+        mark[v] |= 2;
+        out[(*n)++] = v;
+      }
+    }
+    for (int r = 0; r < op->n_regions; r++)
+      collect_uses(op->regions[r], mark, out, n);
+  }
+}
+
+static int *block_captures(shlo_compiler *cc, const shlo_block *b, int *n) {
+  int nv = cc->func->n_values;
+  char *mark = calloc((size_t)nv + 1, 1);
+  int *out = malloc(((size_t)nv + 1) * sizeof *out);
+  if (!mark || !out) {
+    free(mark);
+    free(out);
+    return NULL;
+  }
+  *n = 0;
+  mark_defs(b, mark, 1);
+  collect_uses(b, mark, out, n);
+  free(mark);
+  return out;
+}
+
+static int new_slot(block_ctx *bc, int value) {
+  bc->slot_of[value] = bc->n_slots;
+  return bc->n_slots++;
+}
+
+static bool is_terminator(const shlo_op *op) {
+  return op->code == SHLO_OP_FUNC_RETURN || op->code == SHLO_OP_RETURN;
+}
+
+/* Release lists: each slot dies after the step that uses it last; slots
+ * that are never read die right after they are written.  Results of the
+ * plan live to the end. */
+static shlo_status compute_releases(shlo_plan *p) {
+  int *last = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *last);
+  if (!last) return SHLO_ENOMEM;
+  for (int s = 0; s < p->n_slots; s++) last[s] = -1;
+  for (int i = 0; i < p->n_steps; i++) {
+    for (int k = 0; k < p->steps[i].n_out; k++) last[p->steps[i].out[k]] = i;
+    for (int k = 0; k < p->steps[i].n_in; k++) last[p->steps[i].in[k]] = i;
+  }
+  for (int k = 0; k < p->n_results; k++) last[p->result_slots[k]] = -2;
+  for (int i = 0; i < p->n_steps; i++) {
+    shlo_step *s = &p->steps[i];
+    int n = 0;
+    for (int slot = 0; slot < p->n_slots; slot++) n += last[slot] == i;
+    if (!n) continue;
+    s->release = malloc((size_t)n * sizeof *s->release);
+    if (!s->release) {
+      free(last);
+      return SHLO_ENOMEM;
+    }
+    for (int slot = 0; slot < p->n_slots; slot++)
+      if (last[slot] == i) s->release[s->n_release++] = slot;
+  }
+  free(last);
+  return SHLO_OK;
+}
+
+static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
+                                 const int *captures, int n_captures,
+                                 const char *name, shlo_plan **out);
+
+shlo_status shlo_cc_compile_regions(shlo_compiler *cc, const shlo_op *op,
+                                    shlo_step *step) {
+  if (!op->n_regions) return SHLO_OK;
+  step->plans = calloc((size_t)op->n_regions, sizeof *step->plans);
+  step->n_captures = calloc((size_t)op->n_regions, sizeof *step->n_captures);
+  if (!step->plans || !step->n_captures) return SHLO_ENOMEM;
+  step->n_plans = op->n_regions;
+  for (int r = 0; r < op->n_regions; r++) {
+    int n_cap = 0;
+    int *caps = block_captures(cc, op->regions[r], &n_cap);
+    if (!caps) return SHLO_ENOMEM;
+    shlo_status st = compile_block(cc, op->regions[r], caps, n_cap,
+                                   "<region>", &step->plans[r]);
+    if (st) {
+      free(caps);
+      return st;
+    }
+    int *in = realloc(step->in, (size_t)(step->n_in + n_cap + 1) * sizeof *in);
+    if (!in) {
+      free(caps);
+      return SHLO_ENOMEM;
+    }
+    step->in = in;
+    for (int k = 0; k < n_cap; k++) {
+      int slot = cc->cur->slot_of[caps[k]];
+      if (slot < 0) {
+        free(caps);
+        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                            "region uses a value that is not in scope");
+      }
+      step->in[step->n_in++] = slot;
+    }
+    step->n_captures[r] = n_cap;
+    free(caps);
+  }
+  return SHLO_OK;
+}
+
+static shlo_status compile_op(shlo_compiler *cc, block_ctx *bc,
+                              const shlo_op *op, shlo_step *s) {
+  s->op = op;
+  s->in = malloc((size_t)(op->n_operands + 1) * sizeof *s->in);
+  s->out = malloc((size_t)(op->n_results + 1) * sizeof *s->out);
+  if (!s->in || !s->out) return SHLO_ENOMEM;
+  for (int k = 0; k < op->n_operands; k++) {
+    int slot = bc->slot_of[op->operands[k]];
+    if (slot < 0)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY, "operand %d is not in scope", k);
+    s->in[s->n_in++] = slot;
+  }
+  for (int k = 0; k < op->n_results; k++)
+    s->out[s->n_out++] = new_slot(bc, op->results[k]);
+  for (int k = 0; k < op->n_results; k++) {
+    const shlo_type *t = cc->func->value_types[op->results[k]];
+    if (!shlo_type_is_static(t))
+      return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                          "dynamic result shapes are not supported");
+  }
+  shlo_status st = shlo_op_compile_fn((shlo_opcode)op->code)(cc, op, s);
+  if (!st && !s->fn)
+    st = shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED, "no kernel for this op");
+  return st;
+}
+
+static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
+                                 const int *captures, int n_captures,
+                                 const char *name, shlo_plan **out) {
+  *out = NULL;
+  shlo_status st = SHLO_ENOMEM;
+  block_ctx bc = {0};
+  bc.outer = cc->cur;
+  bc.slot_of = malloc(((size_t)cc->func->n_values + 1) * sizeof(int));
+  shlo_plan *p = calloc(1, sizeof *p);
+  if (!bc.slot_of || !p) goto done;
+  for (int i = 0; i < cc->func->n_values; i++) bc.slot_of[i] = -1;
+  cc->cur = &bc;
+  p->name = name;
+  p->n_args = b->n_args + n_captures;
+  p->arg_slots = malloc((size_t)(p->n_args + 1) * sizeof(int));
+  p->steps = calloc((size_t)b->n_ops + 1, sizeof *p->steps);
+  if (!p->arg_slots || !p->steps) goto done;
+  for (int i = 0; i < b->n_args; i++) p->arg_slots[i] = new_slot(&bc, b->args[i]);
+  for (int i = 0; i < n_captures; i++)
+    p->arg_slots[b->n_args + i] = new_slot(&bc, captures[i]);
+  const shlo_op *term = NULL;
+  for (int i = 0; i < b->n_ops; i++) {
+    const shlo_op *op = b->ops[i];
+    if (is_terminator(op)) {
+      term = op;
+      break;
+    }
+    shlo_step *s = &p->steps[p->n_steps++];
+    st = compile_op(cc, &bc, op, s);
+    if (st) goto done;
+  }
+  st = SHLO_ENOMEM;
+  if (term) {
+    p->n_results = term->n_operands;
+    p->result_slots = malloc((size_t)(p->n_results + 1) * sizeof(int));
+    if (!p->result_slots) goto done;
+    for (int k = 0; k < term->n_operands; k++) {
+      p->result_slots[k] = bc.slot_of[term->operands[k]];
+      if (p->result_slots[k] < 0) {
+        st = shlo_cc_fail(cc, term, SHLO_EVERIFY, "returned value not in scope");
+        goto done;
+      }
+    }
+  }
+  p->n_slots = bc.n_slots;
+  st = compute_releases(p);
+done:
+  cc->cur = bc.outer;
+  free(bc.slot_of);
+  if (st) {
+    if (st == SHLO_ENOMEM && cc->diag && !cc->diag->code)
+      shlo_diag_set(cc->diag, SHLO_ENOMEM, cc->m->filename, 0, 0,
+                    "out of memory while compiling");
+    shlo_plan_free(p);
+    return st;
+  }
+  *out = p;
+  return SHLO_OK;
+}
+
+static int func_index(const shlo_module *m, const char *name) {
+  for (int i = 0; i < m->n_funcs; i++)
+    if (!strcmp(m->funcs[i]->name, name)) return i;
+  return -1;
+}
+
+static shlo_status compile_func(shlo_compiler *cc, int idx) {
+  if (cc->func_plans[idx]) return SHLO_OK;
+  const shlo_func *f = cc->m->funcs[idx];
+  if (!f->body)
+    return shlo_diag_set(cc->diag, SHLO_EUNSUPPORTED, cc->m->filename,
+                         f->loc.line, f->loc.col,
+                         "function '@%s' has no body", f->name);
+  const shlo_func *saved_func = cc->func;
+  block_ctx *saved_cur = cc->cur;
+  cc->func = f;
+  cc->cur = NULL;
+  cc->compiling[idx] = 1;
+  shlo_status st = compile_block(cc, f->body, NULL, 0, f->name,
+                                 &cc->func_plans[idx]);
+  cc->compiling[idx] = 0;
+  cc->func = saved_func;
+  cc->cur = saved_cur;
+  return st;
+}
+
+shlo_status shlo_cc_func_plan(shlo_compiler *cc, const shlo_op *op,
+                              const char *name, shlo_plan **out) {
+  int idx = func_index(cc->m, name);
+  if (idx < 0)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "no function named '@%s'", name);
+  if (cc->compiling[idx])
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "recursive call to '@%s' is not supported", name);
+  shlo_status st = compile_func(cc, idx);
+  if (st) return st;
+  *out = cc->func_plans[idx];
+  return SHLO_OK;
+}
+
+shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
+                         shlo_executable **out, shlo_diag *diag) {
+  *out = NULL;
+  const shlo_func *entry = opts && opts->entry
+                               ? shlo_module_find_func(m, opts->entry)
+                               : shlo_module_entry(m);
+  if (!entry) {
+    if (opts && opts->entry)
+      return shlo_diag_set(diag, SHLO_EINPUT, m->filename, 0, 0,
+                           "no function named '@%s'", opts->entry);
+    return shlo_diag_set(diag, SHLO_EINPUT, m->filename, 0, 0,
+                         "no entry function: expected @main or a single "
+                         "function");
+  }
+  shlo_compiler cc = {0};
+  cc.m = m;
+  cc.diag = diag;
+  shlo_executable *e = calloc(1, sizeof *e);
+  cc.func_plans = calloc((size_t)m->n_funcs + 1, sizeof *cc.func_plans);
+  cc.compiling = calloc((size_t)m->n_funcs + 1, 1);
+  if (!e || !cc.func_plans || !cc.compiling) {
+    free(e);
+    free(cc.func_plans);
+    free(cc.compiling);
+    return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0, "out of memory");
+  }
+  e->m = m;
+  e->n_funcs = m->n_funcs;
+  e->func_plans = cc.func_plans;
+  e->entry = entry;
+  e->entry_index = func_index(m, entry->name);
+  shlo_status st = compile_func(&cc, e->entry_index);
+  free(cc.compiling);
+  if (st) {
+    shlo_executable_free(e);
+    return st;
+  }
+  *out = e;
+  return SHLO_OK;
+}
+
+void shlo_executable_free(shlo_executable *e) {
+  if (!e) return;
+  for (int i = 0; i < e->n_funcs; i++) shlo_plan_free(e->func_plans[i]);
+  free(e->func_plans);
+  free(e);
+}
+
+const shlo_func *shlo_executable_entry(const shlo_executable *e) {
+  return e->entry;
+}
+
+const shlo_plan *shlo__executable_plan(const shlo_executable *e) {
+  return e->func_plans[e->entry_index];
+}
+
+const shlo_module *shlo__executable_module(const shlo_executable *e) {
+  return e->m;
+}
+
+static void explain_plan(const shlo_plan *p, FILE *f, int indent) {
+  fprintf(f, "%*splan %s: %d args, %d slots, %d steps, results [", indent, "",
+          p->name, p->n_args, p->n_slots, p->n_steps);
+  for (int k = 0; k < p->n_results; k++)
+    fprintf(f, "%s%d", k ? ", " : "", p->result_slots[k]);
+  fprintf(f, "]\n");
+  for (int i = 0; i < p->n_steps; i++) {
+    const shlo_step *s = &p->steps[i];
+    fprintf(f, "%*s%3d: %s (", indent + 2, "", i, s->op->name);
+    for (int k = 0; k < s->n_in; k++) fprintf(f, "%s%d", k ? ", " : "", s->in[k]);
+    fprintf(f, ") -> (");
+    for (int k = 0; k < s->n_out; k++)
+      fprintf(f, "%s%d", k ? ", " : "", s->out[k]);
+    fprintf(f, ")");
+    if (s->n_release) {
+      fprintf(f, " free [");
+      for (int k = 0; k < s->n_release; k++)
+        fprintf(f, "%s%d", k ? ", " : "", s->release[k]);
+      fprintf(f, "]");
+    }
+    fprintf(f, "\n");
+    for (int r = 0; r < s->n_plans; r++) explain_plan(s->plans[r], f, indent + 6);
+  }
+}
+
+void shlo_executable_explain(const shlo_executable *e, FILE *f) {
+  explain_plan(e->func_plans[e->entry_index], f, 0);
+}

@@ -1,0 +1,276 @@
+/* Control flow and value plumbing: constant, func.call, while, if, case,
+ * tuple, get_tuple_element, optimization_barrier.
+ *
+ * Ops with regions run their sub-plans; each sub-plan takes its block
+ * arguments followed by its captured outer values, which the step carries
+ * as trailing inputs (see compile.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+/* Where region r's captures start among the step's inputs. */
+static int capture_base(const shlo_step *s, int r) {
+  int base = s->op->n_operands;
+  for (int i = 0; i < r; i++) base += s->n_captures[i];
+  return base;
+}
+
+/* Run region r with `n` leading arguments followed by its captures. */
+static shlo_status run_region(const shlo_step *s, int r, shlo_value *const *in,
+                              shlo_value *const *lead, int n,
+                              shlo_value **results, shlo_exec *ex) {
+  const shlo_plan *p = s->plans[r];
+  int nc = s->n_captures[r];
+  shlo_value *stack_args[16];
+  shlo_value **args = n + nc <= 16 ? stack_args
+                                   : malloc((size_t)(n + nc) * sizeof *args);
+  if (!args) return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  for (int i = 0; i < n; i++) args[i] = lead[i];
+  for (int i = 0; i < nc; i++) args[n + i] = in[capture_base(s, r) + i];
+  shlo_status st = shlo_plan_run(p, ex, args, results);
+  if (args != stack_args) free(args);
+  return st;
+}
+
+/* ---- constant ---- */
+
+static shlo_status k_constant(const shlo_step *s, shlo_value *const *in,
+                              shlo_value **out, shlo_exec *ex) {
+  (void)in;
+  (void)ex;
+  out[0] = shlo_value_ref(*(shlo_value **)s->params);
+  return SHLO_OK;
+}
+
+shlo_status shlo_compile_constant(shlo_compiler *cc, const shlo_op *op,
+                                  shlo_step *step) {
+  const shlo_attr *v = shlo_op_attr(op, "value");
+  if (!v || v->kind != SHLO_ATTR_DENSE)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "needs a dense 'value'");
+  if (op->n_results != 1 ||
+      !shlo_value_has_type(v->dense, shlo_cc_result_type(cc, op, 0)))
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "value and result types differ");
+  shlo_value **p = shlo_params_alloc(step, sizeof(shlo_value *));
+  if (!p) return SHLO_ENOMEM;
+  /* The module owns the literal and outlives the plan. */
+  *p = v->dense;
+  step->fn = k_constant;
+  return SHLO_OK;
+}
+
+/* ---- identity, tuple, get_tuple_element ---- */
+
+static shlo_status k_identity(const shlo_step *s, shlo_value *const *in,
+                              shlo_value **out, shlo_exec *ex) {
+  (void)ex;
+  for (int i = 0; i < s->n_out; i++) out[i] = shlo_value_ref(in[i]);
+  return SHLO_OK;
+}
+
+shlo_status shlo_compile_identity(shlo_compiler *cc, const shlo_op *op,
+                                  shlo_step *step) {
+  if (op->n_operands != op->n_results)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs as many results as operands");
+  step->fn = k_identity;
+  return SHLO_OK;
+}
+
+static shlo_status k_tuple(const shlo_step *s, shlo_value *const *in,
+                           shlo_value **out, shlo_exec *ex) {
+  int n = s->op->n_operands;
+  shlo_value **elems = malloc((size_t)(n ? n : 1) * sizeof *elems);
+  if (!elems) return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  for (int i = 0; i < n; i++) elems[i] = shlo_value_ref(in[i]);
+  out[0] = shlo_tuple_new(n, elems);
+  free(elems);
+  return out[0] ? SHLO_OK : shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+}
+
+shlo_status shlo_compile_tuple(shlo_compiler *cc, const shlo_op *op,
+                               shlo_step *step) {
+  (void)cc;
+  (void)op;
+  step->fn = k_tuple;
+  return SHLO_OK;
+}
+
+static shlo_status k_get_tuple_element(const shlo_step *s,
+                                       shlo_value *const *in, shlo_value **out,
+                                       shlo_exec *ex) {
+  (void)ex;
+  int64_t idx = *(int64_t *)s->params;
+  out[0] = shlo_value_ref(in[0]->elems[idx]);
+  return SHLO_OK;
+}
+
+shlo_status shlo_compile_get_tuple_element(shlo_compiler *cc,
+                                           const shlo_op *op,
+                                           shlo_step *step) {
+  int64_t idx;
+  const shlo_type *t = shlo_cc_operand_type(cc, op, 0);
+  if (!shlo_attr_get_i64(shlo_op_attr(op, "index"), &idx))
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "needs an integer 'index'");
+  if (t->kind != SHLO_TYPE_TUPLE || idx < 0 || idx >= t->n_elems)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C1) index %lld is out of range of the tuple",
+                        (long long)idx);
+  int64_t *p = shlo_params_alloc(step, sizeof *p);
+  if (!p) return SHLO_ENOMEM;
+  *p = idx;
+  step->fn = k_get_tuple_element;
+  return SHLO_OK;
+}
+
+/* ---- func.call ---- */
+
+static shlo_status k_call(const shlo_step *s, shlo_value *const *in,
+                          shlo_value **out, shlo_exec *ex) {
+  return shlo_plan_run(*(shlo_plan **)s->params, ex, in, out);
+}
+
+shlo_status shlo_compile_call(shlo_compiler *cc, const shlo_op *op,
+                              shlo_step *step) {
+  const char *callee = shlo_attr_get_str(shlo_op_attr(op, "callee"));
+  if (!callee) return shlo_cc_fail(cc, op, SHLO_EVERIFY, "needs a callee");
+  shlo_plan *plan;
+  shlo_status st = shlo_cc_func_plan(cc, op, callee, &plan);
+  if (st) return st;
+  if (plan->n_args != op->n_operands || plan->n_results != op->n_results)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "call to '@%s' passes %d arguments for %d and expects "
+                        "%d results of %d",
+                        callee, op->n_operands, plan->n_args, op->n_results,
+                        plan->n_results);
+  shlo_plan **p = shlo_params_alloc(step, sizeof *p);
+  if (!p) return SHLO_ENOMEM;
+  *p = plan; /* owned by the executable */
+  step->fn = k_call;
+  return SHLO_OK;
+}
+
+/* ---- while ---- */
+
+static bool scalar_true(const shlo_value *v) {
+  return ((const uint8_t *)v->data)[0] != 0;
+}
+
+static void unref_all(shlo_value **v, int n) {
+  for (int i = 0; i < n; i++) {
+    shlo_value_unref(v[i]);
+    v[i] = NULL;
+  }
+}
+
+static shlo_status k_while(const shlo_step *s, shlo_value *const *in,
+                           shlo_value **out, shlo_exec *ex) {
+  int n = s->op->n_operands;
+  shlo_value **cur = calloc((size_t)n + 1, sizeof *cur);
+  shlo_value **next = calloc((size_t)n + 1, sizeof *next);
+  shlo_status st = SHLO_OK;
+  if (!cur || !next) {
+    st = shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (int i = 0; i < n; i++) cur[i] = shlo_value_ref(in[i]);
+  for (;;) {
+    if (shlo_exec_should_stop(ex)) {
+      st = shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
+                          "stopped: the execution was canceled or exceeded "
+                          "its deadline");
+      goto done;
+    }
+    shlo_value *pred = NULL;
+    st = run_region(s, 0, in, cur, n, &pred, ex);
+    if (st) goto done;
+    bool go = scalar_true(pred);
+    shlo_value_unref(pred);
+    if (!go) break;
+    st = run_region(s, 1, in, cur, n, next, ex);
+    if (st) goto done;
+    unref_all(cur, n);
+    memcpy(cur, next, (size_t)n * sizeof *cur);
+    memset(next, 0, (size_t)n * sizeof *next);
+  }
+  memcpy(out, cur, (size_t)n * sizeof *cur);
+  memset(cur, 0, (size_t)n * sizeof *cur);
+done:
+  if (cur) unref_all(cur, n);
+  free(cur);
+  free(next);
+  return st;
+}
+
+shlo_status shlo_compile_while(shlo_compiler *cc, const shlo_op *op,
+                               shlo_step *step) {
+  if (op->n_regions != 2)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "needs cond and body regions");
+  shlo_status st = shlo_cc_compile_regions(cc, op, step);
+  if (st) return st;
+  if (step->plans[0]->n_results != 1 ||
+      step->plans[1]->n_results != op->n_operands)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "cond must return one i1 and body the loop values");
+  step->fn = k_while;
+  return SHLO_OK;
+}
+
+/* ---- if, case ---- */
+
+static shlo_status run_branch(const shlo_step *s, int r, shlo_value *const *in,
+                              shlo_value **out, shlo_exec *ex) {
+  return run_region(s, r, in, NULL, 0, out, ex);
+}
+
+static shlo_status k_if(const shlo_step *s, shlo_value *const *in,
+                        shlo_value **out, shlo_exec *ex) {
+  return run_branch(s, scalar_true(in[0]) ? 0 : 1, in, out, ex);
+}
+
+static shlo_status k_case(const shlo_step *s, shlo_value *const *in,
+                          shlo_value **out, shlo_exec *ex) {
+  int64_t i = shlo_tensor_get_i64(in[0], 0);
+  /* Out-of-range indices select the last branch (spec: case). */
+  if (i < 0 || i >= s->n_plans) i = s->n_plans - 1;
+  return run_branch(s, (int)i, in, out, ex);
+}
+
+static shlo_status compile_branches(shlo_compiler *cc, const shlo_op *op,
+                                    shlo_step *step) {
+  shlo_status st = shlo_cc_compile_regions(cc, op, step);
+  if (st) return st;
+  for (int r = 0; r < step->n_plans; r++)
+    if (step->plans[r]->n_results != op->n_results)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "branch %d returns %d values but the op has %d "
+                          "results",
+                          r, step->plans[r]->n_results, op->n_results);
+  return SHLO_OK;
+}
+
+shlo_status shlo_compile_if(shlo_compiler *cc, const shlo_op *op,
+                            shlo_step *step) {
+  if (op->n_regions != 2 || op->n_operands != 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs a predicate and two branches");
+  step->fn = k_if;
+  return compile_branches(cc, op, step);
+}
+
+shlo_status shlo_compile_case(shlo_compiler *cc, const shlo_op *op,
+                              shlo_step *step) {
+  if (op->n_regions < 1 || op->n_operands != 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs an index and at least one branch");
+  step->fn = k_case;
+  return compile_branches(cc, op, step);
+}
+
+shlo_status shlo_compile_return(shlo_compiler *cc, const shlo_op *op,
+                                shlo_step *step) {
+  (void)step;
+  return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                      "a return must be the last op of its block");
+}

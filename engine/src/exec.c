@@ -1,0 +1,212 @@
+/* The executor: runs plans over frames of slots.
+ *
+ * shlo_plan_run is the one dispatch loop: fetch a step, gather its input
+ * values, call its kernel, store its outputs, drop values that died.  It
+ * checks the deadline and the cancel flag between steps, so a runaway
+ * while loop stops. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exec_int.h"
+#include "shlo/engine.h"
+
+const shlo_plan *shlo__executable_plan(const shlo_executable *e);
+const shlo_module *shlo__executable_module(const shlo_executable *e);
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+shlo_status shlo_exec_fail(shlo_exec *ex, const shlo_step *s,
+                           shlo_status code, const char *fmt, ...) {
+  char msg[SHLO_DIAG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  pthread_mutex_lock(&ex->lock);
+  if (!ex->failed) {
+    ex->failed = true;
+    if (s && s->op)
+      shlo_diag_set(ex->diag, code, ex->filename, s->op->loc.line,
+                    s->op->loc.col, "%s: %s", s->op->name, msg);
+    else
+      shlo_diag_set(ex->diag, code, ex->filename, 0, 0, "%s", msg);
+  }
+  pthread_mutex_unlock(&ex->lock);
+  return code;
+}
+
+bool shlo_exec_should_stop(shlo_exec *ex) {
+  if (ex->cancel && atomic_load_explicit(ex->cancel, memory_order_relaxed))
+    return true;
+  return ex->deadline > 0 && now_s() > ex->deadline;
+}
+
+static shlo_status stop_status(shlo_exec *ex, const shlo_step *s) {
+  if (ex->cancel && atomic_load(ex->cancel))
+    return shlo_exec_fail(ex, s, SHLO_ECANCELED, "execution canceled");
+  return shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
+                        "execution exceeded its deadline");
+}
+
+FILE *shlo_exec_print_stream(shlo_exec *ex) { return ex->print; }
+
+shlo_status shlo_plan_run(const shlo_plan *p, shlo_exec *ex,
+                          shlo_value *const *args, shlo_value **results) {
+  int max_io = 1;
+  for (int i = 0; i < p->n_steps; i++) {
+    if (p->steps[i].n_in > max_io) max_io = p->steps[i].n_in;
+    if (p->steps[i].n_out > max_io) max_io = p->steps[i].n_out;
+  }
+  shlo_value **slots = calloc((size_t)p->n_slots + 1, sizeof *slots);
+  shlo_value **in = malloc((size_t)max_io * sizeof *in);
+  shlo_value **out = calloc((size_t)max_io, sizeof *out);
+  shlo_status st = SHLO_OK;
+  if (!slots || !in || !out) {
+    st = shlo_exec_fail(ex, NULL, SHLO_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (int i = 0; i < p->n_args; i++)
+    slots[p->arg_slots[i]] = shlo_value_ref(args[i]);
+  for (int i = 0; i < p->n_steps; i++) {
+    const shlo_step *s = &p->steps[i];
+    if ((++ex->ticks & 63) == 0 && shlo_exec_should_stop(ex)) {
+      st = stop_status(ex, s);
+      goto done;
+    }
+    for (int k = 0; k < s->n_in; k++) in[k] = slots[s->in[k]];
+    st = s->fn(s, in, out, ex);
+    if (st) {
+      for (int k = 0; k < s->n_out; k++) {
+        shlo_value_unref(out[k]);
+        out[k] = NULL;
+      }
+      goto done;
+    }
+    for (int k = 0; k < s->n_out; k++) {
+      slots[s->out[k]] = out[k];
+      out[k] = NULL;
+    }
+    for (int k = 0; k < s->n_release; k++) {
+      shlo_value_unref(slots[s->release[k]]);
+      slots[s->release[k]] = NULL;
+    }
+  }
+  for (int k = 0; k < p->n_results; k++)
+    results[k] = shlo_value_ref(slots[p->result_slots[k]]);
+done:
+  if (slots)
+    for (int i = 0; i < p->n_slots; i++) shlo_value_unref(slots[i]);
+  free(slots);
+  free(in);
+  free(out);
+  return st;
+}
+
+/* ---- probes ---- */
+
+shlo_status shlo_exec_probe_record(shlo_exec *ex, const char *id,
+                                   shlo_value *v) {
+  pthread_mutex_lock(&ex->lock);
+  probe *pr = NULL;
+  for (int i = 0; i < ex->n_probes; i++)
+    if (!strcmp(ex->probes[i].id, id)) pr = &ex->probes[i];
+  shlo_status st = SHLO_ENOMEM;
+  if (!pr) {
+    probe *np = realloc(ex->probes, (size_t)(ex->n_probes + 1) * sizeof *np);
+    if (!np) goto out;
+    ex->probes = np;
+    pr = &ex->probes[ex->n_probes];
+    memset(pr, 0, sizeof *pr);
+    pr->id = strdup(id);
+    if (!pr->id) goto out;
+    ex->n_probes++;
+  }
+  shlo_value **nv = realloc(pr->values, (size_t)(pr->n + 1) * sizeof *nv);
+  if (!nv) goto out;
+  pr->values = nv;
+  pr->values[pr->n++] = shlo_value_ref(v);
+  st = SHLO_OK;
+out:
+  pthread_mutex_unlock(&ex->lock);
+  return st;
+}
+
+shlo_value *shlo_exec_probe_get(shlo_exec *ex, const char *id, int64_t iter) {
+  shlo_value *v = NULL;
+  pthread_mutex_lock(&ex->lock);
+  for (int i = 0; i < ex->n_probes; i++)
+    if (!strcmp(ex->probes[i].id, id) && iter >= 0 && iter < ex->probes[i].n)
+      v = ex->probes[i].values[iter];
+  pthread_mutex_unlock(&ex->lock);
+  return v;
+}
+
+/* ---- the public entry ---- */
+
+void shlo__exec_init(shlo_exec *ex, const shlo_exec_opts *opts,
+                     const char *filename, shlo_diag *diag) {
+  memset(ex, 0, sizeof *ex);
+  pthread_mutex_init(&ex->lock, NULL);
+  ex->diag = diag;
+  ex->filename = filename;
+  ex->print = opts && opts->print_stream ? opts->print_stream : stdout;
+  ex->cancel = opts ? opts->cancel : NULL;
+  if (opts && opts->timeout_s > 0) ex->deadline = now_s() + opts->timeout_s;
+}
+
+void shlo__exec_destroy(shlo_exec *ex) {
+  for (int i = 0; i < ex->n_probes; i++) {
+    for (int k = 0; k < ex->probes[i].n; k++)
+      shlo_value_unref(ex->probes[i].values[k]);
+    free(ex->probes[i].values);
+    free(ex->probes[i].id);
+  }
+  free(ex->probes);
+  pthread_mutex_destroy(&ex->lock);
+}
+
+shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
+                         shlo_value *const *args, int n_args,
+                         shlo_value ***results, int *n_results,
+                         shlo_diag *diag) {
+  *results = NULL;
+  *n_results = 0;
+  const shlo_module *m = shlo__executable_module(e);
+  const shlo_func *f = shlo_executable_entry(e);
+  if (n_args != f->n_args)
+    return shlo_diag_set(diag, SHLO_EINPUT, m->filename, f->loc.line,
+                         f->loc.col, "@%s takes %d arguments but %d were given",
+                         f->name, f->n_args, n_args);
+  for (int i = 0; i < n_args; i++)
+    if (!shlo_value_has_type(args[i], f->arg_types[i])) {
+      char want[256];
+      shlo_type_format(f->arg_types[i], want, sizeof want);
+      return shlo_diag_set(diag, SHLO_EINPUT, m->filename, f->loc.line,
+                           f->loc.col, "argument %d of @%s must be %s", i,
+                           f->name, want);
+    }
+  const shlo_plan *p = shlo__executable_plan(e);
+  shlo_value **res = calloc((size_t)p->n_results + 1, sizeof *res);
+  if (!res)
+    return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0, "out of memory");
+  shlo_exec ex;
+  shlo_diag local;
+  shlo_diag_clear(&local);
+  shlo__exec_init(&ex, opts, m->filename, diag ? diag : &local);
+  shlo_status st = shlo_plan_run(p, &ex, args, res);
+  shlo__exec_destroy(&ex);
+  if (st) {
+    free(res);
+    return st;
+  }
+  *results = res;
+  *n_results = p->n_results;
+  return SHLO_OK;
+}

@@ -1,0 +1,35 @@
+/* The per-execution context behind shlo_exec (plan.h): diagnostics,
+ * deadline, cancel flag, print stream and probe records.  Shared by the
+ * threads of one execution; the lock guards the diagnostic and probes. */
+#ifndef SHLO_EXEC_INT_H
+#define SHLO_EXEC_INT_H
+
+#include <pthread.h>
+
+#include "plan.h"
+#include "shlo/engine.h"
+
+typedef struct probe {
+  char *id;
+  int n;
+  shlo_value **values;
+} probe;
+
+struct shlo_exec {
+  pthread_mutex_t lock;
+  shlo_diag *diag;
+  const char *filename;
+  bool failed;
+  double deadline;   /* monotonic seconds; 0 = none */
+  atomic_int *cancel;
+  FILE *print;
+  unsigned ticks;    /* steps run, to pace deadline checks */
+  probe *probes;
+  int n_probes;
+};
+
+void shlo__exec_init(shlo_exec *ex, const shlo_exec_opts *opts,
+                     const char *filename, shlo_diag *diag);
+void shlo__exec_destroy(shlo_exec *ex);
+
+#endif

@@ -1,0 +1,171 @@
+/* The op table: every op the engine knows, one row each.
+ *
+ * X(ENUM, "mnemonic", compile function).  The compile function of each row
+ * lives in the file of its family (elementwise.c, shape.c, control.c,
+ * check.c, ...); rows whose family is not written yet use
+ * shlo_compile_unimplemented, which fails with SHLO_EUNSUPPORTED naming the
+ * op.  The enum, the name table and the dispatch table are all generated
+ * from this one list. */
+#ifndef SHLO_OPS_H
+#define SHLO_OPS_H
+
+#include "plan.h"
+
+#define SHLO_OPS_ELEMENTWISE(X)                                        \
+  X(ABS, "stablehlo.abs", shlo_compile_elementwise)                    \
+  X(ADD, "stablehlo.add", shlo_compile_elementwise)                    \
+  X(AND, "stablehlo.and", shlo_compile_elementwise)                    \
+  X(ATAN2, "stablehlo.atan2", shlo_compile_elementwise)                \
+  X(BITCAST_CONVERT, "stablehlo.bitcast_convert", shlo_compile_bitcast_convert) \
+  X(CBRT, "stablehlo.cbrt", shlo_compile_elementwise)                  \
+  X(CEIL, "stablehlo.ceil", shlo_compile_elementwise)                  \
+  X(CLAMP, "stablehlo.clamp", shlo_compile_elementwise)                \
+  X(CLZ, "stablehlo.count_leading_zeros", shlo_compile_elementwise)    \
+  X(COMPARE, "stablehlo.compare", shlo_compile_elementwise)            \
+  X(COMPLEX, "stablehlo.complex", shlo_compile_elementwise)            \
+  X(CONVERT, "stablehlo.convert", shlo_compile_convert)                \
+  X(COSINE, "stablehlo.cosine", shlo_compile_elementwise)              \
+  X(DIVIDE, "stablehlo.divide", shlo_compile_elementwise)              \
+  X(EXPONENTIAL, "stablehlo.exponential", shlo_compile_elementwise)    \
+  X(EXPM1, "stablehlo.exponential_minus_one", shlo_compile_elementwise) \
+  X(FLOOR, "stablehlo.floor", shlo_compile_elementwise)                \
+  X(IMAG, "stablehlo.imag", shlo_compile_elementwise)                  \
+  X(IS_FINITE, "stablehlo.is_finite", shlo_compile_elementwise)        \
+  X(LOG, "stablehlo.log", shlo_compile_elementwise)                    \
+  X(LOG1P, "stablehlo.log_plus_one", shlo_compile_elementwise)         \
+  X(LOGISTIC, "stablehlo.logistic", shlo_compile_elementwise)          \
+  X(MAXIMUM, "stablehlo.maximum", shlo_compile_elementwise)            \
+  X(MINIMUM, "stablehlo.minimum", shlo_compile_elementwise)            \
+  X(MULTIPLY, "stablehlo.multiply", shlo_compile_elementwise)          \
+  X(NEGATE, "stablehlo.negate", shlo_compile_elementwise)              \
+  X(NOT, "stablehlo.not", shlo_compile_elementwise)                    \
+  X(OR, "stablehlo.or", shlo_compile_elementwise)                      \
+  X(POPCNT, "stablehlo.popcnt", shlo_compile_elementwise)              \
+  X(POWER, "stablehlo.power", shlo_compile_elementwise)                \
+  X(REAL, "stablehlo.real", shlo_compile_elementwise)                  \
+  X(REDUCE_PRECISION, "stablehlo.reduce_precision", shlo_compile_elementwise) \
+  X(REMAINDER, "stablehlo.remainder", shlo_compile_elementwise)        \
+  X(ROUND_AFZ, "stablehlo.round_nearest_afz", shlo_compile_elementwise) \
+  X(ROUND_EVEN, "stablehlo.round_nearest_even", shlo_compile_elementwise) \
+  X(RSQRT, "stablehlo.rsqrt", shlo_compile_elementwise)                \
+  X(SELECT, "stablehlo.select", shlo_compile_elementwise)              \
+  X(SHIFT_LEFT, "stablehlo.shift_left", shlo_compile_elementwise)      \
+  X(SHIFT_RIGHT_ARITHMETIC, "stablehlo.shift_right_arithmetic", shlo_compile_elementwise) \
+  X(SHIFT_RIGHT_LOGICAL, "stablehlo.shift_right_logical", shlo_compile_elementwise) \
+  X(SIGN, "stablehlo.sign", shlo_compile_elementwise)                  \
+  X(SINE, "stablehlo.sine", shlo_compile_elementwise)                  \
+  X(SQRT, "stablehlo.sqrt", shlo_compile_elementwise)                  \
+  X(SUBTRACT, "stablehlo.subtract", shlo_compile_elementwise)          \
+  X(TAN, "stablehlo.tan", shlo_compile_elementwise)                    \
+  X(TANH, "stablehlo.tanh", shlo_compile_elementwise)                  \
+  X(XOR, "stablehlo.xor", shlo_compile_elementwise)
+
+#define SHLO_OPS_SHAPE(X)                                              \
+  X(BROADCAST_IN_DIM, "stablehlo.broadcast_in_dim", shlo_compile_broadcast_in_dim) \
+  X(CONCATENATE, "stablehlo.concatenate", shlo_compile_concatenate)    \
+  X(DYNAMIC_SLICE, "stablehlo.dynamic_slice", shlo_compile_dynamic_slice) \
+  X(DYNAMIC_UPDATE_SLICE, "stablehlo.dynamic_update_slice", shlo_compile_dynamic_update_slice) \
+  X(GET_DIMENSION_SIZE, "stablehlo.get_dimension_size", shlo_compile_get_dimension_size) \
+  X(IOTA, "stablehlo.iota", shlo_compile_iota)                         \
+  X(PAD, "stablehlo.pad", shlo_compile_pad)                            \
+  X(RESHAPE, "stablehlo.reshape", shlo_compile_reshape)                \
+  X(REVERSE, "stablehlo.reverse", shlo_compile_reverse)                \
+  X(SLICE, "stablehlo.slice", shlo_compile_slice)                      \
+  X(TRANSPOSE, "stablehlo.transpose", shlo_compile_transpose)
+
+#define SHLO_OPS_CONTROL(X)                                            \
+  X(CALL, "func.call", shlo_compile_call)                              \
+  X(CASE, "stablehlo.case", shlo_compile_case)                         \
+  X(CONSTANT, "stablehlo.constant", shlo_compile_constant)             \
+  X(FUNC_RETURN, "func.return", shlo_compile_return)                   \
+  X(GET_TUPLE_ELEMENT, "stablehlo.get_tuple_element", shlo_compile_get_tuple_element) \
+  X(IF, "stablehlo.if", shlo_compile_if)                               \
+  X(OPTIMIZATION_BARRIER, "stablehlo.optimization_barrier", shlo_compile_identity) \
+  X(RETURN, "stablehlo.return", shlo_compile_return)                   \
+  X(TUPLE, "stablehlo.tuple", shlo_compile_tuple)                      \
+  X(WHILE, "stablehlo.while", shlo_compile_while)
+
+#define SHLO_OPS_CHECK(X)                                              \
+  X(CHECK_EXPECT_ALMOST_EQ, "check.expect_almost_eq", shlo_compile_check) \
+  X(CHECK_EXPECT_ALMOST_EQ_CONST, "check.expect_almost_eq_const", shlo_compile_check) \
+  X(CHECK_EXPECT_CLOSE, "check.expect_close", shlo_compile_check)      \
+  X(CHECK_EXPECT_EQ, "check.expect_eq", shlo_compile_check)            \
+  X(CHECK_EXPECT_EQ_CONST, "check.expect_eq_const", shlo_compile_check) \
+  X(CHECK_EXPECT_SERIALIZED_EQ, "check.expect_serialized_eq", shlo_compile_check) \
+  X(INTERPRETER_PRINT, "interpreter.print", shlo_compile_check)        \
+  X(INTERPRETER_PROBE, "interpreter.probe", shlo_compile_check)        \
+  X(CUSTOM_CALL, "stablehlo.custom_call", shlo_compile_custom_call)
+
+/* Ops parsed and printed but not yet executable in this build. */
+#define SHLO_OPS_PENDING(X)                                            \
+  X(AFTER_ALL, "stablehlo.after_all", shlo_compile_unimplemented)      \
+  X(ALL_GATHER, "stablehlo.all_gather", shlo_compile_unimplemented)    \
+  X(ALL_REDUCE, "stablehlo.all_reduce", shlo_compile_unimplemented)    \
+  X(ALL_TO_ALL, "stablehlo.all_to_all", shlo_compile_unimplemented)    \
+  X(BATCH_NORM_GRAD, "stablehlo.batch_norm_grad", shlo_compile_unimplemented) \
+  X(BATCH_NORM_INFERENCE, "stablehlo.batch_norm_inference", shlo_compile_unimplemented) \
+  X(BATCH_NORM_TRAINING, "stablehlo.batch_norm_training", shlo_compile_unimplemented) \
+  X(BROADCAST, "stablehlo.broadcast", shlo_compile_unimplemented)      \
+  X(CHOLESKY, "stablehlo.cholesky", shlo_compile_unimplemented)        \
+  X(COLLECTIVE_BROADCAST, "stablehlo.collective_broadcast", shlo_compile_unimplemented) \
+  X(COLLECTIVE_PERMUTE, "stablehlo.collective_permute", shlo_compile_unimplemented) \
+  X(COMPOSITE, "stablehlo.composite", shlo_compile_unimplemented)      \
+  X(CONVOLUTION, "stablehlo.convolution", shlo_compile_unimplemented)  \
+  X(DOT, "stablehlo.dot", shlo_compile_unimplemented)                  \
+  X(DOT_GENERAL, "stablehlo.dot_general", shlo_compile_unimplemented)  \
+  X(DYNAMIC_BROADCAST_IN_DIM, "stablehlo.dynamic_broadcast_in_dim", shlo_compile_unimplemented) \
+  X(DYNAMIC_CONV, "stablehlo.dynamic_conv", shlo_compile_unimplemented) \
+  X(DYNAMIC_GATHER, "stablehlo.dynamic_gather", shlo_compile_unimplemented) \
+  X(DYNAMIC_IOTA, "stablehlo.dynamic_iota", shlo_compile_unimplemented) \
+  X(DYNAMIC_PAD, "stablehlo.dynamic_pad", shlo_compile_unimplemented)  \
+  X(DYNAMIC_RESHAPE, "stablehlo.dynamic_reshape", shlo_compile_unimplemented) \
+  X(EINSUM, "stablehlo.einsum", shlo_compile_unimplemented)            \
+  X(FFT, "stablehlo.fft", shlo_compile_unimplemented)                  \
+  X(GATHER, "stablehlo.gather", shlo_compile_unimplemented)            \
+  X(INFEED, "stablehlo.infeed", shlo_compile_unimplemented)            \
+  X(MAP, "stablehlo.map", shlo_compile_unimplemented)                  \
+  X(OUTFEED, "stablehlo.outfeed", shlo_compile_unimplemented)          \
+  X(PARTITION_ID, "stablehlo.partition_id", shlo_compile_unimplemented) \
+  X(REAL_DYNAMIC_SLICE, "stablehlo.real_dynamic_slice", shlo_compile_unimplemented) \
+  X(RECV, "stablehlo.recv", shlo_compile_unimplemented)                \
+  X(REDUCE, "stablehlo.reduce", shlo_compile_unimplemented)            \
+  X(REDUCE_SCATTER, "stablehlo.reduce_scatter", shlo_compile_unimplemented) \
+  X(REDUCE_WINDOW, "stablehlo.reduce_window", shlo_compile_unimplemented) \
+  X(REPLICA_ID, "stablehlo.replica_id", shlo_compile_unimplemented)    \
+  X(RNG, "stablehlo.rng", shlo_compile_unimplemented)                  \
+  X(RNG_BIT_GENERATOR, "stablehlo.rng_bit_generator", shlo_compile_unimplemented) \
+  X(SCATTER, "stablehlo.scatter", shlo_compile_unimplemented)          \
+  X(SELECT_AND_SCATTER, "stablehlo.select_and_scatter", shlo_compile_unimplemented) \
+  X(SEND, "stablehlo.send", shlo_compile_unimplemented)                \
+  X(SORT, "stablehlo.sort", shlo_compile_unimplemented)                \
+  X(TRIANGULAR_SOLVE, "stablehlo.triangular_solve", shlo_compile_unimplemented) \
+  X(UNIFORM_DEQUANTIZE, "stablehlo.uniform_dequantize", shlo_compile_unimplemented) \
+  X(UNIFORM_QUANTIZE, "stablehlo.uniform_quantize", shlo_compile_unimplemented) \
+  X(RUN_PARALLEL, "interpreter.run_parallel", shlo_compile_unimplemented)
+
+#define SHLO_OP_LIST(X)   \
+  SHLO_OPS_ELEMENTWISE(X) \
+  SHLO_OPS_SHAPE(X)       \
+  SHLO_OPS_CONTROL(X)     \
+  SHLO_OPS_CHECK(X)       \
+  SHLO_OPS_PENDING(X)
+
+typedef enum {
+  SHLO_OP_UNKNOWN = 0,
+#define SHLO_OP_ENUM(e, name, fn) SHLO_OP_##e,
+  SHLO_OP_LIST(SHLO_OP_ENUM)
+#undef SHLO_OP_ENUM
+  SHLO_OP_COUNT
+} shlo_opcode;
+
+#define SHLO_OP_DECLARE(e, name, fn)                                   \
+  shlo_status fn(shlo_compiler *cc, const shlo_op *op, shlo_step *step);
+SHLO_OP_LIST(SHLO_OP_DECLARE)
+#undef SHLO_OP_DECLARE
+
+/* Op code for a full op name ("stablehlo.add"); SHLO_OP_UNKNOWN if none. */
+shlo_opcode shlo_op_lookup(const char *name, size_t len);
+const char *shlo_op_name(shlo_opcode code);
+shlo_compile_fn shlo_op_compile_fn(shlo_opcode code);
+
+#endif

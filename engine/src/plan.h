@@ -1,0 +1,114 @@
+/* Plans: what the compiler makes of a function and the executor runs.
+ *
+ * A plan is a flat array of steps over numbered slots.  Each step names a
+ * kernel, the slots it reads and the slots it writes, precomputed parameters
+ * (shapes, strides, attribute values decided at compile time), and sub-plans
+ * for its regions.  A plan is immutable after compilation and may run in any
+ * number of executions at once; mutable state lives in the per-execution
+ * frame (slot array) and the shlo_exec context. */
+#ifndef SHLO_PLAN_H
+#define SHLO_PLAN_H
+
+#include <stdio.h>
+#include <stdatomic.h>
+
+#include "shlo/ir.h"
+#include "shlo/tensor.h"
+
+typedef struct shlo_plan shlo_plan;
+typedef struct shlo_step shlo_step;
+typedef struct shlo_exec shlo_exec;
+typedef struct shlo_compiler shlo_compiler;
+
+/* A kernel reads in[0..n_in) (borrowed references) and stores a new owned
+ * reference in each out[0..n_out).  It returns SHLO_OK, or an error status
+ * after calling shlo_exec_fail (check failures, runtime errors, cancel).
+ * On error it must leave no out[] set (or set them all; the executor frees
+ * whatever is non-NULL). */
+typedef shlo_status (*shlo_kernel)(const shlo_step *s, shlo_value *const *in,
+                                   shlo_value **out, shlo_exec *ex);
+
+struct shlo_step {
+  shlo_kernel fn;
+  const shlo_op *op;      /* for diagnostics and --explain */
+  int n_in, n_out;
+  int *in, *out;          /* slot numbers */
+  int n_release;
+  int *release;           /* slots whose value dies after this step */
+  void *params;           /* kernel parameters, owned by the plan */
+  void (*free_params)(void *);
+  int n_plans;
+  shlo_plan **plans;      /* compiled regions; each region's arguments are
+                             its block arguments followed by its captures */
+  int *n_captures;        /* per region: captured outer values, passed as
+                             trailing inputs of this step (in order) */
+};
+
+struct shlo_plan {
+  const char *name;       /* function name or "<region>" */
+  int n_slots;
+  int n_args;
+  int *arg_slots;         /* where arguments land */
+  int n_results;
+  int *result_slots;      /* what the terminator returns */
+  int n_steps;
+  shlo_step *steps;
+};
+
+/* ---- compilation (compile.c) ---- */
+
+/* Compile-time view the op compile functions get. */
+const shlo_type *shlo_cc_operand_type(shlo_compiler *cc, const shlo_op *op,
+                                      int i);
+const shlo_type *shlo_cc_result_type(shlo_compiler *cc, const shlo_op *op,
+                                     int i);
+/* Fail compilation with "file:line:col: error: <op name>: <message>". */
+shlo_status shlo_cc_fail(shlo_compiler *cc, const shlo_op *op,
+                         shlo_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Compile region i of op into step->plans[i]; captured outer values are
+ * appended to step->in.  Called by the compile functions of ops with
+ * regions (while, if, case, reduce, sort, ...). */
+shlo_status shlo_cc_compile_regions(shlo_compiler *cc, const shlo_op *op,
+                                    shlo_step *step);
+/* The compiled plan of a function of the module (for func.call). */
+shlo_status shlo_cc_func_plan(shlo_compiler *cc, const shlo_op *op,
+                              const char *name, shlo_plan **out);
+
+/* Each op's compile function fills step->fn, step->params (and may adjust
+ * step->in/out); step->in/out already hold operand/result slots and
+ * step->op is set.  It must check what the kernel relies on (static shapes,
+ * supported element types) and fail with SHLO_EUNSUPPORTED naming the op
+ * and type when this build cannot run it. */
+typedef shlo_status (*shlo_compile_fn)(shlo_compiler *cc, const shlo_op *op,
+                                       shlo_step *step);
+
+void shlo_plan_free(shlo_plan *p);
+
+/* ---- execution (exec.c) ---- */
+
+/* Run a plan with n_args argument references (borrowed) and store owned
+ * references to its results in results[0..p->n_results). */
+shlo_status shlo_plan_run(const shlo_plan *p, shlo_exec *ex,
+                          shlo_value *const *args, shlo_value **results);
+
+/* Record an error for this execution (first one wins) and return code.
+ * The message is prefixed with the step's location and op name. */
+shlo_status shlo_exec_fail(shlo_exec *ex, const shlo_step *s,
+                           shlo_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Nonzero when the execution must stop (cancelled or past its deadline);
+ * long-running kernels call it in their outer loops. */
+bool shlo_exec_should_stop(shlo_exec *ex);
+/* Where interpreter.print writes (stdout by default). */
+FILE *shlo_exec_print_stream(shlo_exec *ex);
+/* Probe storage for interpreter.probe / check.expect_serialized_eq. */
+shlo_status shlo_exec_probe_record(shlo_exec *ex, const char *id,
+                                   shlo_value *v);
+shlo_value *shlo_exec_probe_get(shlo_exec *ex, const char *id, int64_t iter);
+
+/* Helpers for kernels with simple parameters. */
+void *shlo_params_alloc(shlo_step *s, size_t size); /* zeroed, freed with
+                                                        the plan */
+
+#endif

@@ -1,0 +1,234 @@
+/* Runtime values: allocation, reference counting, slow accessors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "floatfmt.h"
+#include "shlo/tensor.h"
+
+#define SHLO_ALIGN 64
+
+static shlo_value *value_alloc(shlo_type_kind kind) {
+  shlo_value *v = calloc(1, sizeof *v);
+  if (!v) return NULL;
+  atomic_init(&v->refs, 1);
+  v->kind = kind;
+  return v;
+}
+
+shlo_value *shlo_tensor_new(shlo_elem_type elem, int rank,
+                            const int64_t *dims) {
+  if (rank < 0 || rank > SHLO_MAX_RANK || (unsigned)elem >= SHLO_ELEM_COUNT)
+    return NULL;
+  int64_t numel = 1;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0) return NULL;
+    if (dims[i] && numel > INT64_MAX / dims[i]) return NULL;
+    numel *= dims[i];
+  }
+  size_t esize = shlo_elem_size(elem);
+  if ((uint64_t)numel > SIZE_MAX / esize - SHLO_ALIGN) return NULL;
+  shlo_value *v = value_alloc(SHLO_TYPE_TENSOR);
+  if (!v) return NULL;
+  v->elem = elem;
+  v->rank = rank;
+  if (rank) memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
+  v->numel = numel;
+  v->nbytes = (size_t)numel * esize;
+  /* Round up so aligned_alloc's size is a multiple of the alignment and a
+   * zero-element tensor still has a valid pointer. */
+  size_t cap = (v->nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
+  if (!cap) cap = SHLO_ALIGN;
+  v->data = aligned_alloc(SHLO_ALIGN, cap);
+  if (!v->data) {
+    free(v);
+    return NULL;
+  }
+  memset(v->data, 0, cap);
+  return v;
+}
+
+shlo_value *shlo_tensor_new_like(const shlo_type *t) {
+  if (t->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(t)) return NULL;
+  shlo_value *v = shlo_tensor_new(t->elem, t->rank, t->dims);
+  if (v) v->quant = t->quant;
+  return v;
+}
+
+shlo_value *shlo_tensor_clone(const shlo_value *v) {
+  shlo_value *c = shlo_tensor_new(v->elem, v->rank, v->dims);
+  if (!c) return NULL;
+  memcpy(c->data, v->data, v->nbytes);
+  c->quant = v->quant;
+  return c;
+}
+
+shlo_value *shlo_tuple_new(int n, shlo_value **elems) {
+  shlo_value *v = value_alloc(SHLO_TYPE_TUPLE);
+  if (!v) goto fail;
+  v->n_elems = n;
+  if (n) {
+    v->elems = malloc((size_t)n * sizeof *v->elems);
+    if (!v->elems) goto fail;
+    memcpy(v->elems, elems, (size_t)n * sizeof *elems);
+  }
+  return v;
+fail:
+  for (int i = 0; i < n; i++) shlo_value_unref(elems[i]);
+  free(v);
+  return NULL;
+}
+
+shlo_value *shlo_token_new(void) { return value_alloc(SHLO_TYPE_TOKEN); }
+
+shlo_value *shlo_value_ref(shlo_value *v) {
+  if (v) atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
+  return v;
+}
+
+void shlo_value_unref(shlo_value *v) {
+  if (!v) return;
+  if (atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) != 1)
+    return;
+  for (int i = 0; i < v->n_elems; i++) shlo_value_unref(v->elems[i]);
+  free(v->elems);
+  free(v->data);
+  free(v);
+}
+
+void shlo_strides(int rank, const int64_t *dims, int64_t *strides) {
+  int64_t s = 1;
+  for (int i = rank - 1; i >= 0; i--) {
+    strides[i] = s;
+    s *= dims[i];
+  }
+}
+
+bool shlo_value_has_type(const shlo_value *v, const shlo_type *t) {
+  if (v->kind != t->kind) return false;
+  switch (t->kind) {
+  case SHLO_TYPE_TOKEN:
+    return true;
+  case SHLO_TYPE_ELEMENT:
+    return false;
+  case SHLO_TYPE_TUPLE:
+    if (v->n_elems != t->n_elems) return false;
+    for (int i = 0; i < t->n_elems; i++)
+      if (!shlo_value_has_type(v->elems[i], t->elems[i])) return false;
+    return true;
+  case SHLO_TYPE_TENSOR:
+    if (v->elem != t->elem || v->rank != t->rank) return false;
+    for (int i = 0; i < t->rank; i++)
+      if (t->dims[i] >= 0 && t->dims[i] != v->dims[i]) return false;
+    return true;
+  }
+  return false;
+}
+
+int64_t shlo_int_wrap(shlo_elem_type t, int64_t x) {
+  int bits = shlo_elem_bits(t);
+  switch (shlo_elem_class_of(t)) {
+  case SHLO_CLASS_BOOL:
+    return x & 1;
+  case SHLO_CLASS_SINT:
+    if (bits >= 64) return x;
+    return (int64_t)((uint64_t)x << (64 - bits)) >> (64 - bits);
+  case SHLO_CLASS_UINT:
+    if (bits >= 64) return x;
+    return (int64_t)((uint64_t)x & (((uint64_t)1 << bits) - 1));
+  default:
+    return x;
+  }
+}
+
+int64_t shlo_tensor_get_i64(const shlo_value *v, int64_t i) {
+  const char *p = (const char *)v->data;
+  switch (v->elem) {
+  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8:
+    return ((const uint8_t *)p)[i];
+  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8:
+    return ((const int8_t *)p)[i];
+  case SHLO_SI16: return ((const int16_t *)p)[i];
+  case SHLO_SI32: return ((const int32_t *)p)[i];
+  case SHLO_SI64: return ((const int64_t *)p)[i];
+  case SHLO_UI16: return ((const uint16_t *)p)[i];
+  case SHLO_UI32: return ((const uint32_t *)p)[i];
+  case SHLO_UI64: return (int64_t)((const uint64_t *)p)[i];
+  default:
+    return (int64_t)shlo_tensor_get_f64(v, i);
+  }
+}
+
+double shlo_tensor_get_f64(const shlo_value *v, int64_t i) {
+  size_t es = shlo_elem_size(v->elem);
+  const char *p = (const char *)v->data + (size_t)i * es;
+  switch (shlo_elem_class_of(v->elem)) {
+  case SHLO_CLASS_FLOAT:
+    return shlo_float_load(v->elem, p);
+  case SHLO_CLASS_COMPLEX:
+    return v->elem == SHLO_C64 ? ((const float *)p)[0] : ((const double *)p)[0];
+  case SHLO_CLASS_UINT:
+    if (v->elem == SHLO_UI64) return (double)((const uint64_t *)p)[0];
+    return (double)shlo_tensor_get_i64(v, i);
+  default:
+    return (double)shlo_tensor_get_i64(v, i);
+  }
+}
+
+void shlo_tensor_get_c128(const shlo_value *v, int64_t i, double *re,
+                          double *im) {
+  if (v->elem == SHLO_C64) {
+    const float *p = (const float *)v->data + 2 * i;
+    *re = p[0];
+    *im = p[1];
+  } else if (v->elem == SHLO_C128) {
+    const double *p = (const double *)v->data + 2 * i;
+    *re = p[0];
+    *im = p[1];
+  } else {
+    *re = shlo_tensor_get_f64(v, i);
+    *im = 0;
+  }
+}
+
+void shlo_tensor_set_i64(shlo_value *v, int64_t i, int64_t x) {
+  char *p = (char *)v->data;
+  x = shlo_int_wrap(v->elem, x);
+  switch (v->elem) {
+  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8:
+    ((uint8_t *)p)[i] = (uint8_t)x; return;
+  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8:
+    ((int8_t *)p)[i] = (int8_t)x; return;
+  case SHLO_SI16: ((int16_t *)p)[i] = (int16_t)x; return;
+  case SHLO_SI32: ((int32_t *)p)[i] = (int32_t)x; return;
+  case SHLO_SI64: ((int64_t *)p)[i] = x; return;
+  case SHLO_UI16: ((uint16_t *)p)[i] = (uint16_t)x; return;
+  case SHLO_UI32: ((uint32_t *)p)[i] = (uint32_t)x; return;
+  case SHLO_UI64: ((uint64_t *)p)[i] = (uint64_t)x; return;
+  default:
+    shlo_tensor_set_f64(v, i, (double)x);
+  }
+}
+
+void shlo_tensor_set_f64(shlo_value *v, int64_t i, double x) {
+  size_t es = shlo_elem_size(v->elem);
+  char *p = (char *)v->data + (size_t)i * es;
+  switch (shlo_elem_class_of(v->elem)) {
+  case SHLO_CLASS_FLOAT:
+    shlo_float_store(v->elem, x, p);
+    return;
+  case SHLO_CLASS_COMPLEX:
+    if (v->elem == SHLO_C64) {
+      ((float *)p)[0] = (float)x;
+      ((float *)p)[1] = 0;
+    } else {
+      ((double *)p)[0] = x;
+      ((double *)p)[1] = 0;
+    }
+    return;
+  case SHLO_CLASS_BOOL:
+    shlo_tensor_set_i64(v, i, x != 0);
+    return;
+  default:
+    shlo_tensor_set_i64(v, i, (int64_t)x);
+  }
+}
