@@ -9,28 +9,10 @@
 
 #include "ops.h"
 
-/* Where region r's captures start among the step's inputs. */
-static int capture_base(const shlo_step *s, int r) {
-  int base = s->op->n_operands;
-  for (int i = 0; i < r; i++) base += s->n_captures[i];
-  return base;
-}
-
-/* Run region r with `n` leading arguments followed by its captures. */
 static shlo_status run_region(const shlo_step *s, int r, shlo_value *const *in,
                               shlo_value *const *lead, int n,
                               shlo_value **results, shlo_exec *ex) {
-  const shlo_plan *p = s->plans[r];
-  int nc = s->n_captures[r];
-  shlo_value *stack_args[16];
-  shlo_value **args = n + nc <= 16 ? stack_args
-                                   : malloc((size_t)(n + nc) * sizeof *args);
-  if (!args) return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-  for (int i = 0; i < n; i++) args[i] = lead[i];
-  for (int i = 0; i < nc; i++) args[n + i] = in[capture_base(s, r) + i];
-  shlo_status st = shlo_plan_run(p, ex, args, results);
-  if (args != stack_args) free(args);
-  return st;
+  return shlo_step_run_region(s, r, in, lead, n, results, ex);
 }
 
 /* ---- constant ---- */
@@ -124,11 +106,32 @@ shlo_status shlo_compile_get_tuple_element(shlo_compiler *cc,
   return SHLO_OK;
 }
 
-/* ---- func.call ---- */
+/* ---- func.call, composite ---- */
 
-static shlo_status k_call(const shlo_step *s, shlo_value *const *in,
-                          shlo_value **out, shlo_exec *ex) {
+static shlo_status k_call_plan(const shlo_step *s, shlo_value *const *in,
+                               shlo_value **out, shlo_exec *ex) {
   return shlo_plan_run(*(shlo_plan **)s->params, ex, in, out);
+}
+
+/* stablehlo.composite runs its decomposition function like a call. */
+shlo_status shlo_compile_composite(shlo_compiler *cc, const shlo_op *op,
+                                   shlo_step *step) {
+  const char *callee =
+      shlo_attr_get_str(shlo_op_attr(op, "decomposition"));
+  if (!callee)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "needs a decomposition");
+  shlo_plan *plan;
+  shlo_status st = shlo_cc_func_plan(cc, op, callee, &plan);
+  if (st) return st;
+  if (plan->n_args != op->n_operands || plan->n_results != op->n_results)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "decomposition '@%s' does not match the composite's "
+                        "operands and results", callee);
+  shlo_plan **p = shlo_params_alloc(step, sizeof *p);
+  if (!p) return SHLO_ENOMEM;
+  *p = plan;
+  step->fn = k_call_plan;
+  return SHLO_OK;
 }
 
 shlo_status shlo_compile_call(shlo_compiler *cc, const shlo_op *op,
@@ -147,7 +150,7 @@ shlo_status shlo_compile_call(shlo_compiler *cc, const shlo_op *op,
   shlo_plan **p = shlo_params_alloc(step, sizeof *p);
   if (!p) return SHLO_ENOMEM;
   *p = plan; /* owned by the executable */
-  step->fn = k_call;
+  step->fn = k_call_plan;
   return SHLO_OK;
 }
 

@@ -109,6 +109,25 @@ done:
   return st;
 }
 
+shlo_status shlo_step_run_region(const shlo_step *s, int r,
+                                 shlo_value *const *in,
+                                 shlo_value *const *lead, int n,
+                                 shlo_value **results, shlo_exec *ex) {
+  const shlo_plan *p = s->plans[r];
+  int nc = s->n_captures[r];
+  int base = s->op->n_operands;
+  for (int i = 0; i < r; i++) base += s->n_captures[i];
+  shlo_value *stack_args[16];
+  shlo_value **args = n + nc <= 16 ? stack_args
+                                   : malloc((size_t)(n + nc) * sizeof *args);
+  if (!args) return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  for (int i = 0; i < n; i++) args[i] = lead[i];
+  for (int i = 0; i < nc; i++) args[n + i] = in[base + i];
+  shlo_status st = shlo_plan_run(p, ex, args, results);
+  if (args != stack_args) free(args);
+  return st;
+}
+
 /* ---- probes ---- */
 
 shlo_status shlo_exec_probe_record(shlo_exec *ex, const char *id,

@@ -2,9 +2,8 @@
  *
  * X(ENUM, "mnemonic", compile function).  The compile function of each row
  * lives in the file of its family (elementwise.c, shape.c, control.c,
- * check.c, ...); rows whose family is not written yet use
- * shlo_compile_unimplemented, which fails with SHLO_EUNSUPPORTED naming the
- * op.  The enum, the name table and the dispatch table are all generated
+ * check.c, ...); a family's compile function fails with SHLO_EUNSUPPORTED
+ * naming the op for any case it cannot run yet.  The enum, the name table and the dispatch table are all generated
  * from this one list. */
 #ifndef SHLO_OPS_H
 #define SHLO_OPS_H
@@ -96,59 +95,107 @@
   X(INTERPRETER_PROBE, "interpreter.probe", shlo_compile_check)        \
   X(CUSTOM_CALL, "stablehlo.custom_call", shlo_compile_custom_call)
 
-/* Ops parsed and printed but not yet executable in this build. */
-#define SHLO_OPS_PENDING(X)                                            \
-  X(AFTER_ALL, "stablehlo.after_all", shlo_compile_unimplemented)      \
-  X(ALL_GATHER, "stablehlo.all_gather", shlo_compile_unimplemented)    \
-  X(ALL_REDUCE, "stablehlo.all_reduce", shlo_compile_unimplemented)    \
-  X(ALL_TO_ALL, "stablehlo.all_to_all", shlo_compile_unimplemented)    \
-  X(BATCH_NORM_GRAD, "stablehlo.batch_norm_grad", shlo_compile_unimplemented) \
-  X(BATCH_NORM_INFERENCE, "stablehlo.batch_norm_inference", shlo_compile_unimplemented) \
-  X(BATCH_NORM_TRAINING, "stablehlo.batch_norm_training", shlo_compile_unimplemented) \
-  X(BROADCAST, "stablehlo.broadcast", shlo_compile_unimplemented)      \
-  X(CHOLESKY, "stablehlo.cholesky", shlo_compile_unimplemented)        \
-  X(COLLECTIVE_BROADCAST, "stablehlo.collective_broadcast", shlo_compile_unimplemented) \
-  X(COLLECTIVE_PERMUTE, "stablehlo.collective_permute", shlo_compile_unimplemented) \
-  X(COMPOSITE, "stablehlo.composite", shlo_compile_unimplemented)      \
-  X(CONVOLUTION, "stablehlo.convolution", shlo_compile_unimplemented)  \
-  X(DOT, "stablehlo.dot", shlo_compile_unimplemented)                  \
-  X(DOT_GENERAL, "stablehlo.dot_general", shlo_compile_unimplemented)  \
-  X(DYNAMIC_BROADCAST_IN_DIM, "stablehlo.dynamic_broadcast_in_dim", shlo_compile_unimplemented) \
-  X(DYNAMIC_CONV, "stablehlo.dynamic_conv", shlo_compile_unimplemented) \
-  X(DYNAMIC_GATHER, "stablehlo.dynamic_gather", shlo_compile_unimplemented) \
-  X(DYNAMIC_IOTA, "stablehlo.dynamic_iota", shlo_compile_unimplemented) \
-  X(DYNAMIC_PAD, "stablehlo.dynamic_pad", shlo_compile_unimplemented)  \
-  X(DYNAMIC_RESHAPE, "stablehlo.dynamic_reshape", shlo_compile_unimplemented) \
-  X(EINSUM, "stablehlo.einsum", shlo_compile_unimplemented)            \
-  X(FFT, "stablehlo.fft", shlo_compile_unimplemented)                  \
-  X(GATHER, "stablehlo.gather", shlo_compile_unimplemented)            \
-  X(INFEED, "stablehlo.infeed", shlo_compile_unimplemented)            \
-  X(MAP, "stablehlo.map", shlo_compile_unimplemented)                  \
-  X(OUTFEED, "stablehlo.outfeed", shlo_compile_unimplemented)          \
-  X(PARTITION_ID, "stablehlo.partition_id", shlo_compile_unimplemented) \
-  X(REAL_DYNAMIC_SLICE, "stablehlo.real_dynamic_slice", shlo_compile_unimplemented) \
-  X(RECV, "stablehlo.recv", shlo_compile_unimplemented)                \
-  X(REDUCE, "stablehlo.reduce", shlo_compile_unimplemented)            \
-  X(REDUCE_SCATTER, "stablehlo.reduce_scatter", shlo_compile_unimplemented) \
-  X(REDUCE_WINDOW, "stablehlo.reduce_window", shlo_compile_unimplemented) \
-  X(REPLICA_ID, "stablehlo.replica_id", shlo_compile_unimplemented)    \
-  X(RNG, "stablehlo.rng", shlo_compile_unimplemented)                  \
-  X(RNG_BIT_GENERATOR, "stablehlo.rng_bit_generator", shlo_compile_unimplemented) \
-  X(SCATTER, "stablehlo.scatter", shlo_compile_unimplemented)          \
-  X(SELECT_AND_SCATTER, "stablehlo.select_and_scatter", shlo_compile_unimplemented) \
-  X(SEND, "stablehlo.send", shlo_compile_unimplemented)                \
-  X(SORT, "stablehlo.sort", shlo_compile_unimplemented)                \
-  X(TRIANGULAR_SOLVE, "stablehlo.triangular_solve", shlo_compile_unimplemented) \
-  X(UNIFORM_DEQUANTIZE, "stablehlo.uniform_dequantize", shlo_compile_unimplemented) \
-  X(UNIFORM_QUANTIZE, "stablehlo.uniform_quantize", shlo_compile_unimplemented) \
-  X(RUN_PARALLEL, "interpreter.run_parallel", shlo_compile_unimplemented)
+#define SHLO_OPS_REDUCE(X)                                             \
+  X(MAP, "stablehlo.map", shlo_compile_map)                            \
+  X(REDUCE, "stablehlo.reduce", shlo_compile_reduce)                   \
+  X(REDUCE_WINDOW, "stablehlo.reduce_window", shlo_compile_reduce_window) \
+  X(SELECT_AND_SCATTER, "stablehlo.select_and_scatter", shlo_compile_select_and_scatter) \
+  X(SORT, "stablehlo.sort", shlo_compile_sort)
+
+#define SHLO_OPS_INDEXING(X)                                           \
+  X(DYNAMIC_GATHER, "stablehlo.dynamic_gather", shlo_compile_gather)   \
+  X(GATHER, "stablehlo.gather", shlo_compile_gather)                   \
+  X(SCATTER, "stablehlo.scatter", shlo_compile_scatter)
+
+#define SHLO_OPS_LINALG(X)                                             \
+  X(BATCH_NORM_GRAD, "stablehlo.batch_norm_grad", shlo_compile_batch_norm) \
+  X(BATCH_NORM_INFERENCE, "stablehlo.batch_norm_inference", shlo_compile_batch_norm) \
+  X(BATCH_NORM_TRAINING, "stablehlo.batch_norm_training", shlo_compile_batch_norm) \
+  X(CHOLESKY, "stablehlo.cholesky", shlo_compile_cholesky)             \
+  X(CONVOLUTION, "stablehlo.convolution", shlo_compile_convolution)    \
+  X(DOT, "stablehlo.dot", shlo_compile_dot_general)                    \
+  X(DOT_GENERAL, "stablehlo.dot_general", shlo_compile_dot_general)    \
+  X(DYNAMIC_CONV, "stablehlo.dynamic_conv", shlo_compile_convolution)  \
+  X(FFT, "stablehlo.fft", shlo_compile_fft)                            \
+  X(TRIANGULAR_SOLVE, "stablehlo.triangular_solve", shlo_compile_triangular_solve)
+
+#define SHLO_OPS_DYNAMIC(X)                                            \
+  X(BROADCAST, "stablehlo.broadcast", shlo_compile_broadcast)          \
+  X(DYNAMIC_BROADCAST_IN_DIM, "stablehlo.dynamic_broadcast_in_dim", shlo_compile_broadcast_in_dim) \
+  X(DYNAMIC_IOTA, "stablehlo.dynamic_iota", shlo_compile_iota)         \
+  X(DYNAMIC_PAD, "stablehlo.dynamic_pad", shlo_compile_dynamic_pad)    \
+  X(DYNAMIC_RESHAPE, "stablehlo.dynamic_reshape", shlo_compile_reshape) \
+  X(REAL_DYNAMIC_SLICE, "stablehlo.real_dynamic_slice", shlo_compile_real_dynamic_slice)
+
+#define SHLO_OPS_RNG_QUANT(X)                                          \
+  X(RNG, "stablehlo.rng", shlo_compile_rng)                            \
+  X(RNG_BIT_GENERATOR, "stablehlo.rng_bit_generator", shlo_compile_rng_bit_generator) \
+  X(UNIFORM_DEQUANTIZE, "stablehlo.uniform_dequantize", shlo_compile_uniform_dequantize) \
+  X(UNIFORM_QUANTIZE, "stablehlo.uniform_quantize", shlo_compile_uniform_quantize)
+
+/* Process grids: collectives, channels, feeds (grid.c, collective.c). */
+#define SHLO_OPS_GRID(X)                                               \
+  X(AFTER_ALL, "stablehlo.after_all", shlo_compile_after_all)          \
+  X(ALL_GATHER, "stablehlo.all_gather", shlo_compile_collective)       \
+  X(ALL_REDUCE, "stablehlo.all_reduce", shlo_compile_collective)       \
+  X(ALL_TO_ALL, "stablehlo.all_to_all", shlo_compile_collective)       \
+  X(COLLECTIVE_BROADCAST, "stablehlo.collective_broadcast", shlo_compile_collective) \
+  X(COLLECTIVE_PERMUTE, "stablehlo.collective_permute", shlo_compile_collective) \
+  X(COLLECTIVE_REDUCE, "stablehlo.collective_reduce", shlo_compile_collective) \
+  X(INFEED, "stablehlo.infeed", shlo_compile_infeed)                   \
+  X(OUTFEED, "stablehlo.outfeed", shlo_compile_outfeed)                \
+  X(PARTITION_ID, "stablehlo.partition_id", shlo_compile_process_id)   \
+  X(RECV, "stablehlo.recv", shlo_compile_recv)                         \
+  X(REDUCE_SCATTER, "stablehlo.reduce_scatter", shlo_compile_collective) \
+  X(REPLICA_ID, "stablehlo.replica_id", shlo_compile_process_id)       \
+  X(RUN_PARALLEL, "interpreter.run_parallel", shlo_compile_run_parallel) \
+  X(SEND, "stablehlo.send", shlo_compile_send)
+
+/* CHLO ops that JAX exports, and ops beyond the spec (chlo.c). */
+#define SHLO_OPS_CHLO(X)                                               \
+  X(CHLO_ACOS, "chlo.acos", shlo_compile_chlo)                         \
+  X(CHLO_ACOSH, "chlo.acosh", shlo_compile_chlo)                       \
+  X(CHLO_ASIN, "chlo.asin", shlo_compile_chlo)                         \
+  X(CHLO_ASINH, "chlo.asinh", shlo_compile_chlo)                       \
+  X(CHLO_ATAN, "chlo.atan", shlo_compile_chlo)                         \
+  X(CHLO_ATANH, "chlo.atanh", shlo_compile_chlo)                       \
+  X(CHLO_BESSEL_I1E, "chlo.bessel_i1e", shlo_compile_chlo)             \
+  X(CHLO_CONJ, "chlo.conj", shlo_compile_chlo)                         \
+  X(CHLO_COSH, "chlo.cosh", shlo_compile_chlo)                         \
+  X(CHLO_DIGAMMA, "chlo.digamma", shlo_compile_chlo)                   \
+  X(CHLO_ERF, "chlo.erf", shlo_compile_chlo)                           \
+  X(CHLO_ERF_INV, "chlo.erf_inv", shlo_compile_chlo)                   \
+  X(CHLO_ERFC, "chlo.erfc", shlo_compile_chlo)                         \
+  X(CHLO_IGAMMA, "chlo.igamma", shlo_compile_chlo)                     \
+  X(CHLO_IGAMMAC, "chlo.igammac", shlo_compile_chlo)                   \
+  X(CHLO_IS_INF, "chlo.is_inf", shlo_compile_chlo)                     \
+  X(CHLO_IS_NEG_INF, "chlo.is_neg_inf", shlo_compile_chlo)             \
+  X(CHLO_IS_POS_INF, "chlo.is_pos_inf", shlo_compile_chlo)             \
+  X(CHLO_LGAMMA, "chlo.lgamma", shlo_compile_chlo)                     \
+  X(CHLO_MULHI, "chlo.mulhi", shlo_compile_chlo)                       \
+  X(CHLO_NEXT_AFTER, "chlo.next_after", shlo_compile_chlo)             \
+  X(CHLO_POLYGAMMA, "chlo.polygamma", shlo_compile_chlo)               \
+  X(CHLO_RAGGED_DOT, "chlo.ragged_dot", shlo_compile_chlo_ragged_dot)  \
+  X(CHLO_SCAN, "chlo.scan", shlo_compile_chlo_scan)                    \
+  X(CHLO_SINH, "chlo.sinh", shlo_compile_chlo)                         \
+  X(CHLO_TAN, "chlo.tan", shlo_compile_chlo)                           \
+  X(CHLO_TOP_K, "chlo.top_k", shlo_compile_chlo_top_k)                 \
+  X(CHLO_ZETA, "chlo.zeta", shlo_compile_chlo)                         \
+  X(COMPOSITE, "stablehlo.composite", shlo_compile_composite)          \
+  X(EINSUM, "stablehlo.einsum", shlo_compile_unimplemented)
 
 #define SHLO_OP_LIST(X)   \
   SHLO_OPS_ELEMENTWISE(X) \
   SHLO_OPS_SHAPE(X)       \
   SHLO_OPS_CONTROL(X)     \
   SHLO_OPS_CHECK(X)       \
-  SHLO_OPS_PENDING(X)
+  SHLO_OPS_REDUCE(X)      \
+  SHLO_OPS_INDEXING(X)    \
+  SHLO_OPS_LINALG(X)      \
+  SHLO_OPS_DYNAMIC(X)     \
+  SHLO_OPS_RNG_QUANT(X)   \
+  SHLO_OPS_GRID(X)        \
+  SHLO_OPS_CHLO(X)
 
 typedef enum {
   SHLO_OP_UNKNOWN = 0,
@@ -162,6 +209,8 @@ typedef enum {
   shlo_status fn(shlo_compiler *cc, const shlo_op *op, shlo_step *step);
 SHLO_OP_LIST(SHLO_OP_DECLARE)
 #undef SHLO_OP_DECLARE
+shlo_status shlo_compile_unimplemented(shlo_compiler *cc, const shlo_op *op,
+                                       shlo_step *step);
 
 /* Op code for a full op name ("stablehlo.add"); SHLO_OP_UNKNOWN if none. */
 shlo_opcode shlo_op_lookup(const char *name, size_t len);

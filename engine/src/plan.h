@@ -92,6 +92,15 @@ void shlo_plan_free(shlo_plan *p);
 shlo_status shlo_plan_run(const shlo_plan *p, shlo_exec *ex,
                           shlo_value *const *args, shlo_value **results);
 
+/* Run region r of step s (compiled with shlo_cc_compile_regions): its n
+ * leading block arguments are lead[0..n) (borrowed), its captures are taken
+ * from the step's inputs `in`; results get owned references.  Kernels of
+ * reduce, sort, scatter, while... call this per application of a body. */
+shlo_status shlo_step_run_region(const shlo_step *s, int r,
+                                 shlo_value *const *in,
+                                 shlo_value *const *lead, int n,
+                                 shlo_value **results, shlo_exec *ex);
+
 /* Record an error for this execution (first one wins) and return code.
  * The message is prefixed with the step's location and op name. */
 shlo_status shlo_exec_fail(shlo_exec *ex, const shlo_step *s,

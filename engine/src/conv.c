@@ -1,0 +1,10 @@
+/* stablehlo.convolution and dynamic_conv.
+ *
+ * Not implemented yet: each compile function reports the op as
+ * unsupported. */
+#include "ops.h"
+
+shlo_status shlo_compile_convolution(shlo_compiler *cc, const shlo_op *op,
+                                     shlo_step *step) {
+  return shlo_compile_unimplemented(cc, op, step);
+}

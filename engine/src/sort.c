@@ -1,0 +1,10 @@
+/* stablehlo.sort: variadic, stable or not, any comparator.
+ *
+ * Not implemented yet: each compile function reports the op as
+ * unsupported. */
+#include "ops.h"
+
+shlo_status shlo_compile_sort(shlo_compiler *cc, const shlo_op *op,
+                              shlo_step *step) {
+  return shlo_compile_unimplemented(cc, op, step);
+}
