@@ -2,7 +2,6 @@
  *
  * Each case runs in a child process, so a crash or a hang in one case is
  * reported as that case's failure and the run goes on. */
-#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,73 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cases.h"
 #include "cli.h"
 #include "shlo/engine.h"
 
 typedef struct tally {
   int pass, fail, skip;
 } tally;
-
-typedef struct file_list {
-  char **v;
-  size_t n, cap;
-} file_list;
-
-static int push_file(file_list *l, const char *path) {
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 64;
-    char **w = realloc(l->v, cap * sizeof *w);
-    if (!w) return -1;
-    l->v = w;
-    l->cap = cap;
-  }
-  l->v[l->n] = strdup(path);
-  return l->v[l->n++] ? 0 : -1;
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool ends_with(const char *s, const char *suffix) {
-  size_t n = strlen(s), k = strlen(suffix);
-  return n >= k && !strcmp(s + n - k, suffix);
-}
-
-/* PATH itself if a file, else every *.mlir below it (sorted). */
-static int collect(const char *path, file_list *out) {
-  struct stat st;
-  if (stat(path, &st) != 0) {
-    fprintf(stderr, "shlo test: cannot access %s: %s\n", path, strerror(errno));
-    return -1;
-  }
-  if (!S_ISDIR(st.st_mode)) return push_file(out, path);
-  DIR *d = opendir(path);
-  if (!d) {
-    fprintf(stderr, "shlo test: cannot open %s\n", path);
-    return -1;
-  }
-  file_list here = {0};
-  struct dirent *e;
-  int rc = 0;
-  while ((e = readdir(d)) && !rc) {
-    if (e->d_name[0] == '.') continue;
-    char sub[4096];
-    snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-    struct stat s2;
-    if (stat(sub, &s2) != 0) continue;
-    if (S_ISDIR(s2.st_mode) || ends_with(e->d_name, ".mlir"))
-      rc = push_file(&here, sub);
-  }
-  closedir(d);
-  qsort(here.v, here.n, sizeof *here.v, cmp_str);
-  for (size_t i = 0; i < here.n; i++) {
-    if (!rc) rc = collect(here.v[i], out);
-    free(here.v[i]);
-  }
-  free(here.v);
-  return rc;
-}
 
 /* ---- one case, in the child ---- */
 
@@ -226,21 +165,6 @@ static result_kind run_isolated(const char *file, const char *text,
   return (result_kind)buf[0];
 }
 
-/* A separator is a line holding "// -----" after nothing but spaces and
- * comment slashes: "// // -----" (a commented-out separator in the corpus)
- * still splits, as MLIR's -split-input-file does. */
-static bool is_separator(const char *line, const char *end) {
-  static const char sep[] = "// -----";
-  while (line < end && (*line == ' ' || *line == '\t')) line++;
-  while ((size_t)(end - line) >= sizeof sep - 1) {
-    if (!memcmp(line, sep, sizeof sep - 1)) return true;
-    if (line[0] != '/' || line[1] != '/') return false;
-    line += 2;
-    while (line < end && *line == ' ') line++;
-  }
-  return false;
-}
-
 /* The `--args="[...]"` of the file's RUN line, if any (malloc'd). */
 static char *run_line_args(const char *text) {
   const char *p = strstr(text, "--args=\"");
@@ -252,6 +176,33 @@ static char *run_line_args(const char *text) {
   return strndup(p, (size_t)(q - p));
 }
 
+typedef struct file_run {
+  const char *file;
+  const char *args_text;
+  double timeout;
+  tally *t;
+} file_run;
+
+static int test_one(void *ctx, const test_case *c) {
+  file_run *fr = ctx;
+  char msg[SHLO_DIAG_MAX + 512];
+  result_kind r = run_isolated(fr->file, c->text, c->len, fr->args_text,
+                               fr->timeout, msg, sizeof msg);
+  for (char *p = msg; *p; p++)
+    if (*p == '\n') *p = ' ';
+  if (r == R_PASS) {
+    printf("PASS %s:%d\n", fr->file, c->index);
+    fr->t->pass++;
+  } else {
+    printf("%s %s:%d: %s\n", r == R_SKIP ? "SKIP" : "FAIL", fr->file,
+           c->index, msg);
+    if (r == R_SKIP) fr->t->skip++;
+    else fr->t->fail++;
+  }
+  fflush(stdout);
+  return 0;
+}
+
 static void test_file(const char *file, double timeout, tally *t) {
   size_t len;
   char *text = cli_read_file(file, &len);
@@ -261,50 +212,10 @@ static void test_file(const char *file, double timeout, tally *t) {
     return;
   }
   char *args_text = run_line_args(text);
-  const char *end = text + len;
-  const char *start = text;
-  int start_line = 1, line = 1, n_case = 0;
-  for (const char *p = text;; ) {
-    const char *eol = memchr(p, '\n', (size_t)(end - p));
-    const char *next = eol ? eol + 1 : end;
-    bool sep = p < end && is_separator(p, eol ? eol : end);
-    if (sep || p >= end) {
-      /* Pad with newlines so diagnostics carry the file's line numbers. */
-      size_t body = (size_t)(p - start);
-      size_t pad = (size_t)(start_line - 1);
-      char *buf = malloc(pad + body + 1);
-      char msg[SHLO_DIAG_MAX + 512];
-      n_case++;
-      result_kind r = R_FAIL;
-      if (!buf) {
-        snprintf(msg, sizeof msg, "out of memory");
-      } else {
-        memset(buf, '\n', pad);
-        memcpy(buf + pad, start, body);
-        buf[pad + body] = 0;
-        r = run_isolated(file, buf, pad + body, args_text, timeout, msg,
-                         sizeof msg);
-        free(buf);
-      }
-      for (char *c = msg; *c; c++)
-        if (*c == '\n') *c = ' ';
-      if (r == R_PASS) {
-        printf("PASS %s:%d\n", file, n_case);
-        t->pass++;
-      } else {
-        printf("%s %s:%d: %s\n", r == R_SKIP ? "SKIP" : "FAIL", file, n_case,
-               msg);
-        if (r == R_SKIP) t->skip++;
-        else t->fail++;
-      }
-      fflush(stdout);
-      if (p >= end) break;
-      start = next;
-      start_line = line + 1;
-    }
-    if (p >= end) break;
-    p = next;
-    line++;
+  file_run fr = {file, args_text, timeout, t};
+  if (cases_split(text, len, test_one, &fr) < 0) {
+    printf("FAIL %s:1: out of memory\n", file);
+    t->fail++;
   }
   free(args_text);
   free(text);
@@ -325,7 +236,7 @@ int cli_test(int argc, char **argv) {
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "shlo test: unknown option '%s'\n", argv[i]);
       rc = 2;
-    } else if (collect(argv[i], &files)) {
+    } else if (cases_collect_files(argv[i], &files)) {
       rc = 2;
     }
   }
@@ -335,8 +246,7 @@ int cli_test(int argc, char **argv) {
   }
   tally t = {0};
   for (size_t i = 0; i < files.n && !rc; i++) test_file(files.v[i], timeout, &t);
-  for (size_t i = 0; i < files.n; i++) free(files.v[i]);
-  free(files.v);
+  cases_free_files(&files);
   if (rc) return rc;
   printf("%d passed, %d failed, %d skipped\n", t.pass, t.fail, t.skip);
   return t.fail ? 1 : 0;

@@ -1,10 +1,413 @@
-/* stablehlo.convolution and dynamic_conv.
+/* stablehlo.convolution and stablehlo.dynamic_conv (whose padding is a
+ * third operand read at run time).
  *
- * Not implemented yet: each compile function reports the op as
- * unsupported. */
-#include "ops.h"
+ * Lowered to GEMM by im2col: the lhs is first gathered into the result's
+ * compute domain (linalg_int.h) as [batch][feature][spatial...], the kernel
+ * as [group][in-feature x window][out-feature-in-group] (window reversal is
+ * a negative stride in that gather).  Then, per group and output batch
+ * element, blocks of output positions are expanded into rows of
+ * in-feature x window values (zero where the window falls on padding or a
+ * hole of lhs dilation), multiplied by the group's kernel matrix, and
+ * scattered into the result.  f32/f64/complex multiply with OpenBLAS,
+ * integers and i1 with the native loops, narrow floats in f64.  Strides,
+ * lhs/rhs dilation, negative padding, feature_group_count and
+ * batch_group_count are all handled by the index tables below. */
+#include <stdlib.h>
+#include <string.h>
 
+#include "linalg_int.h"
+#include "ops.h"
+#include "plan.h"
+
+#define CONV_MAX_SP (SHLO_MAX_RANK - 2)
+
+typedef struct conv_params {
+  shlo__la_dom dom;
+  shlo_elem_type lt, rt, ot;
+  bool dynamic; /* padding comes from operand 2 */
+  int ns;       /* spatial dimensions */
+  int out_rank;
+  int64_t out_dims[SHLO_MAX_RANK];
+  int64_t n, c, s;     /* lhs batch, features, spatial product */
+  int64_t in_sp[CONV_MAX_SP], in_sstr[CONV_MAX_SP]; /* packed lhs strides */
+  int64_t k_sp[CONV_MAX_SP], kp;                    /* window, its product */
+  int64_t o_sp[CONV_MAX_SP], pcount;                /* output positions */
+  int64_t stride[CONV_MAX_SP], lhs_dil[CONV_MAX_SP], rhs_dil[CONV_MAX_SP];
+  int64_t pad[2 * CONV_MAX_SP]; /* lo0, hi0, lo1, hi1, ... */
+  int64_t fgc, bgc, groups, ci, og, nb;
+  shlo__la_walk lw; /* lhs -> [N][C][S] */
+  shlo__la_walk kw; /* rhs -> [G][Ci][window][Og] */
+  int64_t ob_str, of_str, osp_str[CONV_MAX_SP]; /* result strides */
+} conv_params;
+
+/* Output size of one spatial dimension (spec C26's shape rule). */
+static int64_t conv_out_size(int64_t in, int64_t k, int64_t stride,
+                             int64_t ld, int64_t rd, int64_t lo, int64_t hi) {
+  int64_t din = in == 0 ? 0 : (in - 1) * ld + 1;
+  int64_t padded = lo + din + hi;
+  int64_t dk = k == 0 ? 0 : (k - 1) * rd + 1;
+  if (padded < dk || padded < 0) return 0;
+  return (padded - dk) / stride + 1;
+}
+
+/* Copy n elements of es bytes from src + off[i] * es (or zero when
+ * off[i] < 0) to dst. */
+static void gather_row(char *dst, const char *src, const int64_t *off,
+                       int64_t n, size_t es) {
+#define CONV_ROW(T)                                                     \
+  for (int64_t i = 0; i < n; i++) {                                     \
+    T v = 0;                                                            \
+    if (off[i] >= 0) memcpy(&v, src + off[i] * (int64_t)sizeof(T), sizeof v); \
+    memcpy(dst + i * (int64_t)sizeof(T), &v, sizeof v);                 \
+  }                                                                     \
+  return;
+  switch (es) {
+  case 1: CONV_ROW(uint8_t)
+  case 4: CONV_ROW(uint32_t)
+  case 8: CONV_ROW(uint64_t)
+  default:
+    for (int64_t i = 0; i < n; i++) {
+      if (off[i] >= 0)
+        memcpy(dst + i * (int64_t)es, src + off[i] * (int64_t)es, es);
+      else
+        memset(dst + i * (int64_t)es, 0, es);
+    }
+    return;
+  }
+#undef CONV_ROW
+}
+
+static shlo_status k_conv(const shlo_step *s, shlo_value *const *in,
+                          shlo_value **out, shlo_exec *ex) {
+  const conv_params *p = s->params;
+  shlo_value *v = shlo_tensor_new(p->ot, p->out_rank, p->out_dims);
+  if (!v)
+    return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
+  int ns = p->ns;
+  int64_t pad[2 * CONV_MAX_SP];
+  memcpy(pad, p->pad, sizeof pad);
+  if (p->dynamic) {
+    const shlo_value *pv = in[2];
+    if (pv->numel != 2 * ns) {
+      shlo_value_unref(v);
+      return shlo_exec_fail(ex, s, SHLO_ERUNTIME,
+                            "padding has %lld values, expected %d",
+                            (long long)pv->numel, 2 * ns);
+    }
+    shlo__la_load(LA_INT, pv->elem, pad, pv->data, 2 * ns,
+                  (int64_t)shlo_elem_size(pv->elem));
+    for (int i = 0; i < ns; i++)
+      if (conv_out_size(p->in_sp[i], p->k_sp[i], p->stride[i], p->lhs_dil[i],
+                        p->rhs_dil[i], pad[2 * i], pad[2 * i + 1]) !=
+          p->o_sp[i]) {
+        shlo_value_unref(v);
+        return shlo_exec_fail(ex, s, SHLO_ERUNTIME,
+                              "padding does not give the result's spatial "
+                              "dimension %d",
+                              i);
+      }
+  }
+  int64_t ck = p->ci * p->kp;
+  if (v->numel == 0 || ck == 0) { /* empty, or nothing to sum: zeros */
+    out[0] = v;
+    return SHLO_OK;
+  }
+  size_t es = shlo__la_dom_size(p->dom);
+  size_t oes = shlo_elem_size(p->ot);
+  /* per spatial dim: input index for (output index, window index), or -1 */
+  int64_t *tab[CONV_MAX_SP] = {NULL};
+  char *lbuf = NULL, *wbuf = NULL, *xbuf = NULL, *ybuf = NULL;
+  int64_t *koff = NULL;
+  shlo_status st = SHLO_OK;
+  for (int i = 0; i < ns; i++) {
+    int64_t no = p->o_sp[i], nk = p->k_sp[i];
+    tab[i] = malloc((size_t)(no * nk + 1) * sizeof(int64_t));
+    if (!tab[i]) goto nomem;
+    for (int64_t o = 0; o < no; o++)
+      for (int64_t k = 0; k < nk; k++) {
+        int64_t pos = o * p->stride[i] + k * p->rhs_dil[i] - pad[2 * i];
+        int64_t q = -1;
+        if (pos >= 0 && pos % p->lhs_dil[i] == 0 &&
+            pos / p->lhs_dil[i] < p->in_sp[i])
+          q = pos / p->lhs_dil[i];
+        tab[i][o * nk + k] = q;
+      }
+  }
+  lbuf = malloc((size_t)(p->n * p->c * p->s) * es);
+  wbuf = malloc((size_t)(p->groups * ck * p->og) * es);
+  /* rows of im2col per block: about 8 MiB of scratch at most */
+  int64_t pb = (int64_t)((8u << 20) / ((size_t)ck * es));
+  if (pb < 1) pb = 1;
+  if (pb > p->pcount) pb = p->pcount;
+  xbuf = malloc((size_t)(pb * ck) * es);
+  ybuf = malloc((size_t)(pb * p->og + 1) * es);
+  koff = malloc((size_t)ck * sizeof *koff);
+  if (!lbuf || !wbuf || !xbuf || !ybuf || !koff) goto nomem;
+  shlo__la_gather(&p->lw, p->dom, p->lt, lbuf, in[0]->data);
+  shlo__la_gather(&p->kw, p->dom, p->rt, wbuf, in[1]->data);
+  for (int64_t g = 0; g < p->groups; g++) {
+    int64_t boff = p->bgc > 1 ? g * p->nb : 0;
+    int64_t foff = p->fgc > 1 ? g * p->ci : 0;
+    const char *wg = wbuf + g * ck * p->og * (int64_t)es;
+    for (int64_t b = 0; b < p->nb; b++) {
+      if (shlo_exec_should_stop(ex)) {
+        st = shlo_exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+        goto done;
+      }
+      const char *lb = lbuf + ((boff + b) * p->c + foff) * p->s * (int64_t)es;
+      for (int64_t p0 = 0; p0 < p->pcount; p0 += pb) {
+        int64_t rows = p->pcount - p0 < pb ? p->pcount - p0 : pb;
+        for (int64_t r = 0; r < rows; r++) {
+          /* output multi-index of position p0 + r */
+          int64_t oidx[CONV_MAX_SP], rem = p0 + r;
+          for (int i = ns - 1; i >= 0; i--) {
+            oidx[i] = rem % p->o_sp[i];
+            rem /= p->o_sp[i];
+          }
+          /* window offsets within one feature plane */
+          int64_t kidx[CONV_MAX_SP] = {0};
+          for (int64_t kk = 0; kk < p->kp; kk++) {
+            int64_t off = 0;
+            for (int i = 0; i < ns && off >= 0; i++) {
+              int64_t q = tab[i][oidx[i] * p->k_sp[i] + kidx[i]];
+              off = q < 0 ? -1 : off + q * p->in_sstr[i];
+            }
+            koff[kk] = off;
+            for (int i = ns - 1; i >= 0; i--) {
+              if (++kidx[i] < p->k_sp[i]) break;
+              kidx[i] = 0;
+            }
+          }
+          /* the same offsets per input feature, shifted by the plane */
+          for (int64_t c = 1; c < p->ci; c++)
+            for (int64_t kk = 0; kk < p->kp; kk++)
+              koff[c * p->kp + kk] =
+                  koff[kk] < 0 ? -1 : koff[kk] + c * p->s;
+          gather_row(xbuf + r * ck * (int64_t)es, lb, koff, ck, es);
+        }
+        shlo__la_gemm(p->dom, false, false, rows, p->og, ck, xbuf, ck, wg,
+                      p->og, ybuf, p->og);
+        for (int64_t r = 0; r < rows; r++) {
+          int64_t rem = p0 + r, off = b * p->ob_str + g * p->og * p->of_str;
+          for (int i = ns - 1; i >= 0; i--) {
+            off += (rem % p->o_sp[i]) * p->osp_str[i];
+            rem /= p->o_sp[i];
+          }
+          shlo__la_store(p->dom, p->ot, (char *)v->data + off * (int64_t)oes,
+                         p->of_str * (int64_t)oes,
+                         ybuf + r * p->og * (int64_t)es, p->og);
+        }
+      }
+    }
+  }
+  goto done;
+nomem:
+  st = shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
+done:
+  for (int i = 0; i < ns; i++) free(tab[i]);
+  free(lbuf), free(wbuf), free(xbuf), free(ybuf), free(koff);
+  if (st != SHLO_OK) {
+    shlo_value_unref(v);
+    return st;
+  }
+  out[0] = v;
+  return SHLO_OK;
+}
+
+static shlo_status want_tensor(shlo_compiler *cc, const shlo_op *op,
+                               const shlo_type *t, const char *what) {
+  if (!t || t->kind != SHLO_TYPE_TENSOR)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "%s is not a tensor", what);
+  if (!shlo_type_is_static(t) || shlo_type_numel(t) < 0)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED, "%s has a dynamic shape",
+                        what);
+  if (t->quant)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "quantized %s is not supported", what);
+  return SHLO_OK;
+}
+
+/* A per-spatial-dimension list attribute; missing = all `dflt`. */
+static shlo_status spatial_list(shlo_compiler *cc, const shlo_op *op,
+                                const char *name, int n, int64_t dflt,
+                                int64_t *out) {
+  const shlo_attr *a = shlo_op_attr(op, name);
+  for (int i = 0; i < n; i++) out[i] = dflt;
+  if (!a) return SHLO_OK;
+  int k = shlo_attr_i64s(a, out, n);
+  if (k != n)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "%s has %d values, expected %d", name, k, n);
+  return SHLO_OK;
+}
+
+/* stablehlo.convolution: result windows of the padded, dilated lhs dotted
+ * with the kernel (spec "convolution").  Checked: (C1) equal ranks, (C3)
+ * (C6) (C8) strides and dilations positive, (C5) padding shape, (C10)
+ * window_reversal size, (C11-C14) and (C16-C25) dimension numbers form
+ * permutations, feature/batch group divisibility, kernel in-feature size
+ * = lhs features / feature_group_count, and the result shape (C26). */
 shlo_status shlo_compile_convolution(shlo_compiler *cc, const shlo_op *op,
                                      shlo_step *step) {
-  return shlo_compile_unimplemented(cc, op, step);
+  shlo_status st;
+  bool dynamic = op->code == SHLO_OP_DYNAMIC_CONV;
+  if (op->n_operands != (dynamic ? 3 : 2) || op->n_results != 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "wrong number of operands");
+  const shlo_type *lt = shlo_cc_operand_type(cc, op, 0);
+  const shlo_type *rt = shlo_cc_operand_type(cc, op, 1);
+  const shlo_type *ot = shlo_cc_result_type(cc, op, 0);
+  if ((st = want_tensor(cc, op, lt, "lhs")) ||
+      (st = want_tensor(cc, op, rt, "rhs")) ||
+      (st = want_tensor(cc, op, ot, "result")))
+    return st;
+  if (dynamic) {
+    const shlo_type *pt = shlo_cc_operand_type(cc, op, 2);
+    if ((st = want_tensor(cc, op, pt, "padding"))) return st;
+    if (!shlo_elem_is_int(pt->elem))
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY, "padding must be integers");
+  }
+  const shlo_attr *dn = shlo_op_attr(op, "dimension_numbers");
+  if (!dn || dn->kind != SHLO_ATTR_CONV_DIMS)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "needs dimension_numbers in the [b, 0, f]x[0, i, o]->"
+                        "[b, 0, f] form");
+  int ns = dn->conv_n_spatial, r = ns + 2;
+  if (lt->rank != r || rt->rank != r || ot->rank != r)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C1) lhs, rhs and result must have rank %d", r);
+  /* dimension numbers must be permutations of 0..r-1 */
+  for (int part = 0; part < 3; part++) {
+    int64_t a = part == 0 ? dn->conv_in_batch
+                : part == 1 ? dn->conv_k_in : dn->conv_out_batch;
+    int64_t b = part == 0 ? dn->conv_in_feature
+                : part == 1 ? dn->conv_k_out : dn->conv_out_feature;
+    const int64_t *sp = part == 0 ? dn->conv_in_spatial
+                        : part == 1 ? dn->conv_k_spatial : dn->conv_out_spatial;
+    bool seen[SHLO_MAX_RANK] = {false};
+    bool ok = a >= 0 && a < r && b >= 0 && b < r && a != b;
+    if (ok) seen[a] = seen[b] = true;
+    for (int i = 0; ok && i < ns; i++) {
+      ok = sp[i] >= 0 && sp[i] < r && !seen[sp[i]];
+      if (ok) seen[sp[i]] = true;
+    }
+    if (!ok)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C13/C20/C25) %s dimension numbers are not a "
+                          "permutation",
+                          part == 0 ? "input" : part == 1 ? "kernel" : "output");
+  }
+  conv_params *p = shlo_params_alloc(step, sizeof *p);
+  if (!p) return shlo_cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
+  p->dynamic = dynamic;
+  p->ns = ns;
+  if ((st = spatial_list(cc, op, "window_strides", ns, 1, p->stride)) ||
+      (st = spatial_list(cc, op, "lhs_dilation", ns, 1, p->lhs_dil)) ||
+      (st = spatial_list(cc, op, "rhs_dilation", ns, 1, p->rhs_dil)))
+    return st;
+  if (!dynamic && (st = spatial_list(cc, op, "padding", 2 * ns, 0, p->pad)))
+    return st;
+  int64_t rev[CONV_MAX_SP];
+  if ((st = spatial_list(cc, op, "window_reversal", ns, 0, rev))) return st;
+  for (int i = 0; i < ns; i++)
+    if (p->stride[i] < 1 || p->lhs_dil[i] < 1 || p->rhs_dil[i] < 1)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C4/C7/C9) strides and dilations must be positive");
+  p->fgc = p->bgc = 1;
+  const shlo_attr *a;
+  if ((a = shlo_op_attr(op, "feature_group_count")) &&
+      !shlo_attr_get_i64(a, &p->fgc))
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "bad feature_group_count");
+  if ((a = shlo_op_attr(op, "batch_group_count")) &&
+      !shlo_attr_get_i64(a, &p->bgc))
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "bad batch_group_count");
+  if (p->fgc < 1 || p->bgc < 1 || (p->fgc > 1 && p->bgc > 1))
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C21-C24) group counts must be positive, one of "
+                        "them 1");
+  p->n = lt->dims[dn->conv_in_batch];
+  p->c = lt->dims[dn->conv_in_feature];
+  p->ci = rt->dims[dn->conv_k_in];
+  int64_t o = rt->dims[dn->conv_k_out];
+  if (p->c % p->fgc || p->c / p->fgc != p->ci)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C14/C15) lhs features %lld / feature_group_count "
+                        "%lld must equal kernel input features %lld",
+                        (long long)p->c, (long long)p->fgc, (long long)p->ci);
+  if (p->n % p->bgc)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C11) lhs batch is not divisible by batch_group_count");
+  p->groups = p->fgc * p->bgc;
+  if (o % p->groups)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C16-C17) kernel output features are not divisible "
+                        "by the group count");
+  p->og = o / p->groups;
+  p->nb = p->n / p->bgc;
+  if (ot->dims[dn->conv_out_batch] != p->nb ||
+      ot->dims[dn->conv_out_feature] != o)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C26) result batch/feature sizes should be %lld/%lld",
+                        (long long)p->nb, (long long)o);
+  p->s = p->kp = p->pcount = 1;
+  for (int i = 0; i < ns; i++) {
+    p->in_sp[i] = lt->dims[dn->conv_in_spatial[i]];
+    p->k_sp[i] = rt->dims[dn->conv_k_spatial[i]];
+    p->o_sp[i] = ot->dims[dn->conv_out_spatial[i]];
+    p->s *= p->in_sp[i];
+    p->kp *= p->k_sp[i];
+    p->pcount *= p->o_sp[i];
+    if (!dynamic) {
+      int64_t want = conv_out_size(p->in_sp[i], p->k_sp[i], p->stride[i],
+                                   p->lhs_dil[i], p->rhs_dil[i], p->pad[2 * i],
+                                   p->pad[2 * i + 1]);
+      if (want != p->o_sp[i])
+        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                            "(C26) result spatial dimension %d is %lld, "
+                            "expected %lld",
+                            i, (long long)p->o_sp[i], (long long)want);
+    }
+  }
+  {
+    int64_t acc = 1;
+    for (int i = ns - 1; i >= 0; i--) {
+      p->in_sstr[i] = acc;
+      acc *= p->in_sp[i];
+    }
+  }
+  p->dom = shlo__la_dom_for(ot->elem);
+  p->lt = lt->elem;
+  p->rt = rt->elem;
+  p->ot = ot->elem;
+  p->out_rank = r;
+  memcpy(p->out_dims, ot->dims, sizeof p->out_dims);
+  /* gathers */
+  int64_t lstr[SHLO_MAX_RANK], rstr[SHLO_MAX_RANK], ostr[SHLO_MAX_RANK];
+  shlo_strides(r, lt->dims, lstr);
+  shlo_strides(r, rt->dims, rstr);
+  shlo_strides(r, ot->dims, ostr);
+  int64_t cnt[SHLO_LA_WALK_MAX], str[SHLO_LA_WALK_MAX];
+  cnt[0] = p->n, str[0] = lstr[dn->conv_in_batch];
+  cnt[1] = p->c, str[1] = lstr[dn->conv_in_feature];
+  for (int i = 0; i < ns; i++)
+    cnt[2 + i] = p->in_sp[i], str[2 + i] = lstr[dn->conv_in_spatial[i]];
+  shlo__la_walk_init(&p->lw, r, cnt, str, 0, shlo_elem_size(lt->elem));
+  int64_t kout = rstr[dn->conv_k_out], koff = 0;
+  cnt[0] = p->groups, str[0] = p->og * kout;
+  cnt[1] = p->ci, str[1] = rstr[dn->conv_k_in];
+  for (int i = 0; i < ns; i++) {
+    int64_t sd = rstr[dn->conv_k_spatial[i]];
+    cnt[2 + i] = p->k_sp[i];
+    if (rev[i] && p->k_sp[i] > 0) {
+      koff += (p->k_sp[i] - 1) * sd;
+      sd = -sd;
+    }
+    str[2 + i] = sd;
+  }
+  cnt[2 + ns] = p->og, str[2 + ns] = kout;
+  shlo__la_walk_init(&p->kw, r + 1, cnt, str, koff, shlo_elem_size(rt->elem));
+  p->ob_str = ostr[dn->conv_out_batch];
+  p->of_str = ostr[dn->conv_out_feature];
+  for (int i = 0; i < ns; i++) p->osp_str[i] = ostr[dn->conv_out_spatial[i]];
+  step->fn = k_conv;
+  return SHLO_OK;
 }

@@ -129,10 +129,11 @@ static shlo_status k_ternary(const shlo_step *s, shlo_value *const *in,
 enum { ITY_s8, ITY_s16, ITY_s32, ITY_s64, ITY_u8, ITY_u16, ITY_u32, ITY_u64,
        ITY_COUNT };
 
-/* Float storage flavours: f32 and f64 native, nar = narrower than f32
- * (loaded to double and stored with floatfmt.h). */
-#define EW_FTYPES(X, A) X(A, f32) X(A, f64) X(A, nar)
-enum { FTY_f32, FTY_f64, FTY_nar, FTY_COUNT };
+/* Float storage flavours: f32 and f64 native; bf16 and f16 through their
+ * bit-level helpers; nar = the other formats narrower than f32 (loaded to
+ * double and stored with floatfmt.h's generic functions). */
+#define EW_FTYPES(X, A) X(A, f32) X(A, f64) X(A, nar) X(A, bf16) X(A, f16)
+enum { FTY_f32, FTY_f64, FTY_nar, FTY_bf16, FTY_f16, FTY_COUNT };
 
 /* Complex: X(A, name, part C type) */
 #define EW_CTYPES(X, A) X(A, c64, float) X(A, c128, double)
@@ -154,7 +155,13 @@ static int ew_ity(shlo_elem_type t) {
 
 static int ew_fty(shlo_elem_type t) {
   if (!shlo_elem_is_float(t)) return -1;
-  return t == SHLO_F32 ? FTY_f32 : t == SHLO_F64 ? FTY_f64 : FTY_nar;
+  switch (t) {
+  case SHLO_F32: return FTY_f32;
+  case SHLO_F64: return FTY_f64;
+  case SHLO_BF16: return FTY_bf16;
+  case SHLO_F16: return FTY_f16;
+  default: return FTY_nar;
+  }
 }
 
 static int ew_cty(shlo_elem_type t) {
@@ -298,9 +305,26 @@ static inline double ew_nround(shlo_elem_type t, double v) {
   return shlo_float_load(t, buf);
 }
 
+static inline double ew_bf16_ld(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
 #define FCT_f32 float
 #define FCT_f64 double
 #define FCT_nar double
+#define FCT_bf16 double
+#define FCT_f16 double
+#define FLD_bf16(a, i) ew_bf16_ld(((const uint16_t *)(a))[i])
+#define FLD_f16(a, i) shlo_f16_to_double(((const uint16_t *)(a))[i])
+#define FST_bf16(d, i, v) (((uint16_t *)(d))[i] = shlo_bf16_from_double(v))
+#define FST_f16(d, i, v) (((uint16_t *)(d))[i] = shlo_f16_from_double(v))
+#define FRND_bf16(v) ew_bf16_ld(shlo_bf16_from_double(v))
+#define FRND_f16(v) shlo_f16_to_double(shlo_f16_from_double(v))
+#define FPRO_bf16 (void)p
+#define FPRO_f16 (void)p
 #define FLD_f32(a, i) (((const float *)(a))[i])
 #define FLD_f64(a, i) (((const double *)(a))[i])
 #define FLD_nar(a, i) shlo_float_load(et, (const char *)(a) + (size_t)(i) * sz)
@@ -403,8 +427,8 @@ static const ew_un_fn ew_fu_tab[FU_COUNT_][FTY_COUNT] = {EW_FUN_OPS(ROW_FU)};
     for (int64_t i = 0; i < n; i++) o[i] = isfinite(FLD_##FN(a, i)) != 0;   \
   }
 EW_FTYPES(DEF_ISFIN, _)
-static const ew_un_fn ew_isfin_tab[FTY_COUNT] = {isfin_f32, isfin_f64,
-                                                 isfin_nar};
+#define CELL_ISFIN(A, FN) isfin_##FN,
+static const ew_un_fn ew_isfin_tab[FTY_COUNT] = {EW_FTYPES(CELL_ISFIN, _)};
 
 /* imag of a float: zeros of the type */
 static void fimag_any(void *d, const void *a, int64_t n, const ew_params *p) {
@@ -715,6 +739,8 @@ static inline int64_t ew_tkey32(float v) {
 #define TKEY_f32(v) ew_tkey32(v)
 #define TKEY_f64(v) ew_tkey64(v)
 #define TKEY_nar(v) ew_tkey64(v)
+#define TKEY_bf16(v) ew_tkey64(v)
+#define TKEY_f16(v) ew_tkey64(v)
 #define DEF_CMPT(DIR, FN)                                                   \
   static void cmpt_##DIR##_##FN(void *d, const void *a, const void *b,      \
                                 int64_t n, const ew_params *p) {            \
@@ -809,8 +835,8 @@ EW_FTYPES(DEF_CLAMPF, _)
 
 #define CELL_CLAMPI(A, TN, T, U, SG) clampi_##TN,
 static const ew_tern_fn ew_clampi_tab[ITY_COUNT] = {EW_ITYPES(CELL_CLAMPI, _)};
-static const ew_tern_fn ew_clampf_tab[FTY_COUNT] = {clampf_f32, clampf_f64,
-                                                    clampf_nar};
+#define CELL_CLAMPF(A, FN) clampf_##FN,
+static const ew_tern_fn ew_clampf_tab[FTY_COUNT] = {EW_FTYPES(CELL_CLAMPF, _)};
 
 /* ---- op table ---- */
 
@@ -1020,7 +1046,7 @@ shlo_status shlo_compile_elementwise(shlo_compiler *cc, const shlo_op *op,
     p->rp_src_mant = ew_mant_bits(et);
     if (fty == FTY_f32) p->un = rp_f32;
     else if (fty == FTY_f64) p->un = rp_f64;
-    else if (fty == FTY_nar) p->un = rp_nar;
+    else if (fty >= 0) p->un = rp_nar;
     break;
   }
   default: {

@@ -1,25 +1,820 @@
-/* Linear algebra: dot_general/dot, triangular_solve, cholesky, batch norm.
+/* Linear algebra: dot_general (and the legacy dot), triangular_solve,
+ * cholesky and the three batch_norm ops.
  *
- * Not implemented yet: each compile function reports the op as
- * unsupported. */
+ * dot_general packs each operand into [batch, M, K] x [batch, K, N] in the
+ * compute domain of the result (linalg_int.h) and runs one GEMM per batch
+ * element: OpenBLAS for f32/f64/complex (operands already in that layout,
+ * or its transpose, are used in place), native loops for integers (wrapping
+ * at the result's width) and i1 (and/or); narrow floats go through f64 and
+ * are rounded once.  triangular_solve uses cblas_?trsm per batch element
+ * (narrow floats through f64); cholesky is a plain per-matrix algorithm in
+ * f64 / complex<f64>; batch norm runs in f64.  All geometry is fixed at
+ * compile time. */
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "floatfmt.h"
+#include "linalg_int.h"
 #include "ops.h"
+#include "plan.h"
 
-shlo_status shlo_compile_batch_norm(shlo_compiler *cc, const shlo_op *op,
-                                    shlo_step *step) {
-  return shlo_compile_unimplemented(cc, op, step);
+/* ---- compile-time helpers ---- */
+
+static shlo_status want_tensor(shlo_compiler *cc, const shlo_op *op,
+                               const shlo_type *t, const char *what) {
+  if (!t || t->kind != SHLO_TYPE_TENSOR)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "%s is not a tensor", what);
+  if (!shlo_type_is_static(t) || shlo_type_numel(t) < 0)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "%s has a dynamic shape", what);
+  if (t->quant)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "quantized %s is not supported", what);
+  return SHLO_OK;
 }
 
-shlo_status shlo_compile_cholesky(shlo_compiler *cc, const shlo_op *op,
-                                  shlo_step *step) {
-  return shlo_compile_unimplemented(cc, op, step);
+static shlo_status no_mem(shlo_compiler *cc, const shlo_op *op) {
+  return shlo_cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
 }
 
+static shlo_value *new_result(const shlo_step *s, shlo_exec *ex,
+                              shlo_elem_type t, int rank,
+                              const int64_t *dims) {
+  shlo_value *v = shlo_tensor_new(t, rank, dims);
+  if (!v) shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
+  return v;
+}
+
+static shlo_status oom(const shlo_step *s, shlo_exec *ex) {
+  return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
+}
+
+/* A list attribute field of a struct (missing = empty). */
+static int field_ints(const shlo_attr *st, const char *name, int64_t *out) {
+  const shlo_attr *f = st ? shlo_attr_field(st, name) : NULL;
+  if (!f) return 0;
+  return shlo_attr_i64s(f, out, SHLO_MAX_RANK);
+}
+
+/* ==== dot_general ==== */
+
+enum { DOT_PACK, DOT_DIRECT, DOT_DIRECT_T };
+
+typedef struct dot_params {
+  shlo__la_dom dom;
+  shlo_elem_type lt, rt, ot;
+  int64_t nb, m, n, k;
+  int out_rank;
+  int64_t out_dims[SHLO_MAX_RANK];
+  shlo__la_walk lw, rw; /* lhs -> [B][M][K], rhs -> [B][K][N] */
+  int lmode, rmode;     /* DOT_PACK or used in place (transposed or not) */
+} dot_params;
+
+static shlo_status k_dot(const shlo_step *s, shlo_value *const *in,
+                         shlo_value **out, shlo_exec *ex) {
+  const dot_params *p = s->params;
+  shlo_value *v = new_result(s, ex, p->ot, p->out_rank, p->out_dims);
+  if (!v) return SHLO_ENOMEM;
+  int64_t nb = p->nb, m = p->m, n = p->n, k = p->k;
+  if (nb == 0 || m == 0 || n == 0 || k == 0) { /* zeros (or empty) */
+    out[0] = v;
+    return SHLO_OK;
+  }
+  size_t es = shlo__la_dom_size(p->dom);
+  void *abuf = NULL, *bbuf = NULL, *cbuf = NULL;
+  const char *a = in[0]->data, *b = in[1]->data;
+  char *c = v->data;
+  if (p->lmode == DOT_PACK) {
+    abuf = malloc((size_t)(nb * m * k) * es);
+    if (!abuf) goto nomem;
+    shlo__la_gather(&p->lw, p->dom, p->lt, abuf, in[0]->data);
+    a = abuf;
+  }
+  if (p->rmode == DOT_PACK) {
+    bbuf = malloc((size_t)(nb * k * n) * es);
+    if (!bbuf) goto nomem;
+    shlo__la_gather(&p->rw, p->dom, p->rt, bbuf, in[1]->data);
+    b = bbuf;
+  }
+  bool direct_out = shlo__la_native(p->dom, p->ot);
+  if (!direct_out) {
+    cbuf = malloc((size_t)(nb * m * n) * es);
+    if (!cbuf) goto nomem;
+    c = cbuf;
+  }
+  bool ta = p->lmode == DOT_DIRECT_T, tb = p->rmode == DOT_DIRECT_T;
+  int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  for (int64_t i = 0; i < nb; i++) {
+    if ((i & 63) == 63 && shlo_exec_should_stop(ex)) {
+      free(abuf), free(bbuf), free(cbuf);
+      shlo_value_unref(v);
+      return shlo_exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+    }
+    shlo__la_gemm(p->dom, ta, tb, m, n, k, a + i * m * k * (int64_t)es, lda,
+                  b + i * k * n * (int64_t)es, ldb,
+                  c + i * m * n * (int64_t)es, n);
+  }
+  if (!direct_out)
+    shlo__la_store(p->dom, p->ot, v->data, (int64_t)shlo_elem_size(p->ot),
+                   cbuf, nb * m * n);
+  free(abuf), free(bbuf), free(cbuf);
+  out[0] = v;
+  return SHLO_OK;
+nomem:
+  free(abuf), free(bbuf), free(cbuf);
+  shlo_value_unref(v);
+  return oom(s, ex);
+}
+
+/* Whether dims order[0..r) is 0, 1, ..., r-1. */
+static bool is_identity(const int64_t *order, int r) {
+  for (int i = 0; i < r; i++)
+    if (order[i] != i) return false;
+  return true;
+}
+
+/* stablehlo.dot_general: result[batch..., lhs free..., rhs free...] =
+ * sum over the contracting indices of lhs * rhs.  Constraints checked:
+ * (C1-C2) batching/contracting lists of equal size, (C3-C4) dims unique,
+ * (C5-C6) in range, (C7-C8) batching/contracting sizes match, (C13) the
+ * result shape.  Legacy stablehlo.dot contracts lhs's last dimension with
+ * rhs's first. */
 shlo_status shlo_compile_dot_general(shlo_compiler *cc, const shlo_op *op,
                                      shlo_step *step) {
-  return shlo_compile_unimplemented(cc, op, step);
+  shlo_status st;
+  if (op->n_operands != 2 || op->n_results != 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "expects 2 operands, 1 result");
+  const shlo_type *lt = shlo_cc_operand_type(cc, op, 0);
+  const shlo_type *rt = shlo_cc_operand_type(cc, op, 1);
+  const shlo_type *ot = shlo_cc_result_type(cc, op, 0);
+  if ((st = want_tensor(cc, op, lt, "lhs")) ||
+      (st = want_tensor(cc, op, rt, "rhs")) ||
+      (st = want_tensor(cc, op, ot, "result")))
+    return st;
+  int64_t lb[SHLO_MAX_RANK], rb[SHLO_MAX_RANK], lc[SHLO_MAX_RANK],
+      rc[SHLO_MAX_RANK];
+  int nlb, nrb, nlc, nrc;
+  if (op->code == SHLO_OP_DOT) {
+    if (lt->rank < 1 || lt->rank > 2 || rt->rank < 1 || rt->rank > 2)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "dot needs operands of rank 1 or 2");
+    nlb = nrb = 0;
+    nlc = nrc = 1;
+    lc[0] = lt->rank - 1;
+    rc[0] = 0;
+  } else {
+    const shlo_attr *dn = shlo_op_attr(op, "dot_dimension_numbers");
+    nlb = field_ints(dn, "lhs_batching_dimensions", lb);
+    nrb = field_ints(dn, "rhs_batching_dimensions", rb);
+    nlc = field_ints(dn, "lhs_contracting_dimensions", lc);
+    nrc = field_ints(dn, "rhs_contracting_dimensions", rc);
+    if (nlb < 0 || nrb < 0 || nlc < 0 || nrc < 0 || nlb > SHLO_MAX_RANK ||
+        nrb > SHLO_MAX_RANK || nlc > SHLO_MAX_RANK || nrc > SHLO_MAX_RANK)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "malformed dot_dimension_numbers");
+  }
+  if (nlb != nrb)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C1) lhs and rhs batching dimensions differ in size");
+  if (nlc != nrc)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C2) lhs and rhs contracting dimensions differ in size");
+  /* role of each dim: 0 free, 1 batch, 2 contracting */
+  int lrole[SHLO_MAX_RANK] = {0}, rrole[SHLO_MAX_RANK] = {0};
+  for (int side = 0; side < 2; side++) {
+    const shlo_type *t = side ? rt : lt;
+    int *role = side ? rrole : lrole;
+    const int64_t *bd = side ? rb : lb, *cd = side ? rc : lc;
+    for (int i = 0; i < nlb + nlc; i++) {
+      int64_t d = i < nlb ? bd[i] : cd[i - nlb];
+      if (d < 0 || d >= t->rank)
+        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                            "(C5-C6) %s dimension %lld out of range",
+                            side ? "rhs" : "lhs", (long long)d);
+      if (role[d])
+        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                            "(C3-C4) %s dimension %lld repeated",
+                            side ? "rhs" : "lhs", (long long)d);
+      role[d] = i < nlb ? 1 : 2;
+    }
+  }
+  for (int i = 0; i < nlb; i++)
+    if (lt->dims[lb[i]] != rt->dims[rb[i]])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C7) batching dimension sizes differ");
+  for (int i = 0; i < nlc; i++)
+    if (lt->dims[lc[i]] != rt->dims[rc[i]])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C8) contracting dimension sizes differ");
+  /* result shape and the packing orders */
+  int64_t lorder[SHLO_MAX_RANK], rorder[SHLO_MAX_RANK];
+  int64_t lfree[SHLO_MAX_RANK], rfree[SHLO_MAX_RANK];
+  int nlf = 0, nrf = 0;
+  for (int d = 0; d < lt->rank; d++)
+    if (!lrole[d]) lfree[nlf++] = d;
+  for (int d = 0; d < rt->rank; d++)
+    if (!rrole[d]) rfree[nrf++] = d;
+  int64_t want[SHLO_MAX_RANK];
+  int wr = 0;
+  if (nlb + nlf + nrf > SHLO_MAX_RANK)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "result rank too large");
+  for (int i = 0; i < nlb; i++) want[wr++] = lt->dims[lb[i]];
+  for (int i = 0; i < nlf; i++) want[wr++] = lt->dims[lfree[i]];
+  for (int i = 0; i < nrf; i++) want[wr++] = rt->dims[rfree[i]];
+  bool same = wr == ot->rank;
+  for (int i = 0; same && i < wr; i++) same = want[i] == ot->dims[i];
+  if (!same)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C13) result shape does not match batch, lhs free "
+                        "and rhs free dimensions");
+  dot_params *p = shlo_params_alloc(step, sizeof *p);
+  if (!p) return no_mem(cc, op);
+  p->dom = shlo__la_dom_for(ot->elem);
+  p->lt = lt->elem;
+  p->rt = rt->elem;
+  p->ot = ot->elem;
+  p->out_rank = ot->rank;
+  memcpy(p->out_dims, ot->dims, sizeof p->out_dims);
+  p->nb = p->m = p->n = p->k = 1;
+  for (int i = 0; i < nlb; i++) p->nb *= lt->dims[lb[i]];
+  for (int i = 0; i < nlc; i++) p->k *= lt->dims[lc[i]];
+  for (int i = 0; i < nlf; i++) p->m *= lt->dims[lfree[i]];
+  for (int i = 0; i < nrf; i++) p->n *= rt->dims[rfree[i]];
+  /* lhs walk: batch, free, contracting */
+  int64_t lstr[SHLO_MAX_RANK], rstr[SHLO_MAX_RANK];
+  int64_t cnt[SHLO_MAX_RANK], str[SHLO_MAX_RANK];
+  shlo_strides(lt->rank, lt->dims, lstr);
+  shlo_strides(rt->rank, rt->dims, rstr);
+  int r = 0;
+  for (int i = 0; i < nlb; i++) lorder[r++] = lb[i];
+  for (int i = 0; i < nlf; i++) lorder[r++] = lfree[i];
+  for (int i = 0; i < nlc; i++) lorder[r++] = lc[i];
+  for (int i = 0; i < r; i++) cnt[i] = lt->dims[lorder[i]], str[i] = lstr[lorder[i]];
+  shlo__la_walk_init(&p->lw, r, cnt, str, 0, shlo_elem_size(lt->elem));
+  r = 0;
+  for (int i = 0; i < nrb; i++) rorder[r++] = rb[i];
+  for (int i = 0; i < nrc; i++) rorder[r++] = rc[i];
+  for (int i = 0; i < nrf; i++) rorder[r++] = rfree[i];
+  for (int i = 0; i < r; i++) cnt[i] = rt->dims[rorder[i]], str[i] = rstr[rorder[i]];
+  shlo__la_walk_init(&p->rw, r, cnt, str, 0, shlo_elem_size(rt->elem));
+  /* operands usable in place: layout [B, M, K] or [B, K, M] (lhs),
+   * [B, K, N] or [B, N, K] (rhs), stored as the domain stores them */
+  p->lmode = p->rmode = DOT_PACK;
+  if (shlo__la_native(p->dom, lt->elem)) {
+    if (is_identity(lorder, lt->rank)) {
+      p->lmode = DOT_DIRECT;
+    } else {
+      int64_t alt[SHLO_MAX_RANK];
+      r = 0;
+      for (int i = 0; i < nlb; i++) alt[r++] = lb[i];
+      for (int i = 0; i < nlc; i++) alt[r++] = lc[i];
+      for (int i = 0; i < nlf; i++) alt[r++] = lfree[i];
+      if (is_identity(alt, r)) p->lmode = DOT_DIRECT_T;
+    }
+  }
+  if (shlo__la_native(p->dom, rt->elem)) {
+    if (is_identity(rorder, rt->rank)) {
+      p->rmode = DOT_DIRECT;
+    } else {
+      int64_t alt[SHLO_MAX_RANK];
+      r = 0;
+      for (int i = 0; i < nrb; i++) alt[r++] = rb[i];
+      for (int i = 0; i < nrf; i++) alt[r++] = rfree[i];
+      for (int i = 0; i < nrc; i++) alt[r++] = rc[i];
+      if (is_identity(alt, r)) p->rmode = DOT_DIRECT_T;
+    }
+  }
+  /* the native integer/bool loops take any layout too, but the transposed
+   * forms are only worth it for BLAS; keep them packed otherwise */
+  if (p->dom == LA_INT || p->dom == LA_BOOL) {
+    if (p->lmode == DOT_DIRECT_T) p->lmode = DOT_PACK;
+    if (p->rmode == DOT_DIRECT_T) p->rmode = DOT_PACK;
+  }
+  step->fn = k_dot;
+  return SHLO_OK;
 }
 
+/* ==== triangular_solve ==== */
+
+typedef struct tri_params {
+  shlo__la_dom dom; /* F32, F64, C64 or C128 */
+  shlo_elem_type at, bt, ot;
+  int rank;
+  int64_t dims[SHLO_MAX_RANK]; /* result (= b) shape */
+  int64_t batch, m, n, asz;    /* b is [batch, m, n]; a is [batch, asz, asz] */
+  bool left, lower, unit;
+  int trans; /* CblasNoTrans, CblasTrans, CblasConjTrans */
+} tri_params;
+
+static void trsm(const tri_params *p, const void *a, void *b) {
+  enum CBLAS_SIDE side = p->left ? CblasLeft : CblasRight;
+  enum CBLAS_UPLO uplo = p->lower ? CblasLower : CblasUpper;
+  enum CBLAS_TRANSPOSE tr = (enum CBLAS_TRANSPOSE)p->trans;
+  enum CBLAS_DIAG diag = p->unit ? CblasUnit : CblasNonUnit;
+  blasint m = (blasint)p->m, n = (blasint)p->n, lda = (blasint)p->asz,
+          ldb = (blasint)p->n;
+  switch (p->dom) {
+  case LA_F32:
+    cblas_strsm(CblasRowMajor, side, uplo, tr, diag, m, n, 1.0f, a, lda, b, ldb);
+    break;
+  case LA_F64:
+    cblas_dtrsm(CblasRowMajor, side, uplo, tr, diag, m, n, 1.0, a, lda, b, ldb);
+    break;
+  case LA_C64: {
+    const float one[2] = {1, 0};
+    cblas_ctrsm(CblasRowMajor, side, uplo, tr, diag, m, n, one, a, lda, b, ldb);
+    break;
+  }
+  case LA_C128: {
+    const double one[2] = {1, 0};
+    cblas_ztrsm(CblasRowMajor, side, uplo, tr, diag, m, n, one, a, lda, b, ldb);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+static shlo_status k_triangular_solve(const shlo_step *s,
+                                      shlo_value *const *in, shlo_value **out,
+                                      shlo_exec *ex) {
+  const tri_params *p = s->params;
+  shlo_value *v = new_result(s, ex, p->ot, p->rank, p->dims);
+  if (!v) return SHLO_ENOMEM;
+  int64_t bn = p->m * p->n, an = p->asz * p->asz, total = p->batch * bn;
+  if (total == 0) {
+    out[0] = v;
+    return SHLO_OK;
+  }
+  size_t es = shlo__la_dom_size(p->dom);
+  void *abuf = NULL, *bbuf = NULL;
+  const char *a = in[0]->data;
+  char *b = v->data;
+  bool native_b = shlo__la_native(p->dom, p->ot);
+  if (!shlo__la_native(p->dom, p->at)) {
+    abuf = malloc((size_t)(p->batch * an) * es);
+    if (!abuf) goto nomem;
+    shlo__la_load(p->dom, p->at, abuf, in[0]->data, p->batch * an,
+                  (int64_t)shlo_elem_size(p->at));
+    a = abuf;
+  }
+  if (!native_b) {
+    bbuf = malloc((size_t)total * es);
+    if (!bbuf) goto nomem;
+    b = bbuf;
+  }
+  shlo__la_load(p->dom, p->bt, b, in[1]->data, total,
+                (int64_t)shlo_elem_size(p->bt));
+  for (int64_t i = 0; i < p->batch; i++) {
+    if ((i & 63) == 63 && shlo_exec_should_stop(ex)) {
+      free(abuf), free(bbuf);
+      shlo_value_unref(v);
+      return shlo_exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+    }
+    trsm(p, a + i * an * (int64_t)es, b + i * bn * (int64_t)es);
+  }
+  if (!native_b)
+    shlo__la_store(p->dom, p->ot, v->data, (int64_t)shlo_elem_size(p->ot), b,
+                   total);
+  free(abuf), free(bbuf);
+  out[0] = v;
+  return SHLO_OK;
+nomem:
+  free(abuf), free(bbuf);
+  shlo_value_unref(v);
+  return oom(s, ex);
+}
+
+static bool attr_bool(const shlo_op *op, const char *name, bool dflt) {
+  int64_t v;
+  const shlo_attr *a = shlo_op_attr(op, name);
+  if (!a || !shlo_attr_get_i64(a, &v)) return dflt;
+  return v != 0;
+}
+
+/* stablehlo.triangular_solve: solves op(a) * x = b (left_side) or
+ * x * op(a) = b for x, batched over the leading dimensions; only the
+ * `lower` (or upper) triangle of a is read; unit_diagonal takes its
+ * diagonal as ones.  (C1) same element types, (C2) ranks >= 2 and equal,
+ * (C3) a's matrices square, (C4) batch and solve dimensions agree, (C5)
+ * result type = b's. */
 shlo_status shlo_compile_triangular_solve(shlo_compiler *cc, const shlo_op *op,
                                           shlo_step *step) {
-  return shlo_compile_unimplemented(cc, op, step);
+  shlo_status st;
+  if (op->n_operands != 2 || op->n_results != 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "expects 2 operands, 1 result");
+  const shlo_type *at = shlo_cc_operand_type(cc, op, 0);
+  const shlo_type *bt = shlo_cc_operand_type(cc, op, 1);
+  const shlo_type *ot = shlo_cc_result_type(cc, op, 0);
+  if ((st = want_tensor(cc, op, at, "a")) ||
+      (st = want_tensor(cc, op, bt, "b")) ||
+      (st = want_tensor(cc, op, ot, "result")))
+    return st;
+  if (!shlo_elem_is_float(ot->elem) && !shlo_elem_is_complex(ot->elem))
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "element type %s is not floating-point or complex",
+                        shlo_elem_name(ot->elem));
+  if (at->rank < 2 || at->rank != bt->rank)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C2) a and b must have equal ranks >= 2");
+  if (!shlo_type_equal(bt, ot))
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "(C5) result type must be b's");
+  int r = at->rank;
+  if (at->dims[r - 1] != at->dims[r - 2])
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "(C3) a's matrices are not square");
+  for (int i = 0; i < r - 2; i++)
+    if (at->dims[i] != bt->dims[i])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C4) batch dimensions of a and b differ");
+  tri_params *p = shlo_params_alloc(step, sizeof *p);
+  if (!p) return no_mem(cc, op);
+  p->left = attr_bool(op, "left_side", false);
+  p->lower = attr_bool(op, "lower", false);
+  p->unit = attr_bool(op, "unit_diagonal", false);
+  const char *tr = shlo_attr_get_str(shlo_op_attr(op, "transpose_a"));
+  if (!tr || !strcmp(tr, "NO_TRANSPOSE"))
+    p->trans = CblasNoTrans;
+  else if (!strcmp(tr, "TRANSPOSE"))
+    p->trans = CblasTrans;
+  else if (!strcmp(tr, "ADJOINT"))
+    p->trans = CblasConjTrans;
+  else
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "unknown transpose_a %s", tr);
+  p->asz = at->dims[r - 1];
+  p->m = bt->dims[r - 2];
+  p->n = bt->dims[r - 1];
+  if ((p->left ? p->m : p->n) != p->asz)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C4) a's size %lld does not match b's %s dimension",
+                        (long long)p->asz, p->left ? "row" : "column");
+  p->batch = shlo__la_prod(bt->dims, r - 2);
+  p->at = at->elem;
+  p->bt = bt->elem;
+  p->ot = ot->elem;
+  p->rank = r;
+  memcpy(p->dims, ot->dims, sizeof p->dims);
+  switch (ot->elem) {
+  case SHLO_F32: p->dom = LA_F32; break;
+  case SHLO_C64: p->dom = LA_C64; break;
+  case SHLO_C128: p->dom = LA_C128; break;
+  default: p->dom = LA_F64; break;
+  }
+  if (shlo_elem_is_complex(ot->elem) != shlo_elem_is_complex(at->elem))
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "(C1) a and b element types differ");
+  if (p->trans == CblasConjTrans && !shlo_elem_is_complex(ot->elem))
+    p->trans = CblasTrans;
+  step->fn = k_triangular_solve;
+  return SHLO_OK;
+}
+
+/* ==== cholesky ==== */
+
+typedef struct chol_params {
+  bool cplx, lower;
+  shlo_elem_type t;
+  int rank;
+  int64_t dims[SHLO_MAX_RANK];
+  int64_t batch, n;
+} chol_params;
+
+/* Factor one n x n matrix in place (row-major), reading the lower
+ * triangle; the strict upper triangle is set to zero. */
+static void chol_real(double *a, int64_t n) {
+  for (int64_t j = 0; j < n; j++) {
+    double d = a[j * n + j];
+    for (int64_t k = 0; k < j; k++) d -= a[j * n + k] * a[j * n + k];
+    d = sqrt(d);
+    a[j * n + j] = d;
+    for (int64_t i = j + 1; i < n; i++) {
+      double x = a[i * n + j];
+      for (int64_t k = 0; k < j; k++) x -= a[i * n + k] * a[j * n + k];
+      a[i * n + j] = x / d;
+    }
+    for (int64_t i = 0; i < j; i++) a[i * n + j] = 0;
+  }
+}
+
+static void chol_complex(double complex *a, int64_t n) {
+  for (int64_t j = 0; j < n; j++) {
+    double d = creal(a[j * n + j]);
+    for (int64_t k = 0; k < j; k++) {
+      double complex l = a[j * n + k];
+      d -= creal(l) * creal(l) + cimag(l) * cimag(l);
+    }
+    d = sqrt(d);
+    a[j * n + j] = d;
+    for (int64_t i = j + 1; i < n; i++) {
+      double complex x = a[i * n + j];
+      for (int64_t k = 0; k < j; k++) x -= a[i * n + k] * conj(a[j * n + k]);
+      a[i * n + j] = x / d;
+    }
+    for (int64_t i = 0; i < j; i++) a[i * n + j] = 0;
+  }
+}
+
+/* Transpose (conjugating when complex) an n x n matrix in place. */
+static void adjoint_inplace(double *a, int64_t n, bool cplx) {
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t j = cplx ? i : i + 1; j < n; j++) {
+      if (cplx) {
+        double *x = a + 2 * (i * n + j), *y = a + 2 * (j * n + i);
+        double xr = x[0], xi = x[1];
+        x[0] = y[0], x[1] = -y[1];
+        y[0] = xr, y[1] = -xi;
+      } else {
+        double t = a[i * n + j];
+        a[i * n + j] = a[j * n + i];
+        a[j * n + i] = t;
+      }
+    }
+  }
+}
+
+static shlo_status k_cholesky(const shlo_step *s, shlo_value *const *in,
+                              shlo_value **out, shlo_exec *ex) {
+  const chol_params *p = s->params;
+  shlo_value *v = new_result(s, ex, p->t, p->rank, p->dims);
+  if (!v) return SHLO_ENOMEM;
+  int64_t nn = p->n * p->n, total = p->batch * nn;
+  if (total == 0) {
+    out[0] = v;
+    return SHLO_OK;
+  }
+  shlo__la_dom dom = p->cplx ? LA_C128 : LA_F64;
+  size_t es = shlo__la_dom_size(dom);
+  double *buf = malloc((size_t)total * es);
+  if (!buf) {
+    shlo_value_unref(v);
+    return oom(s, ex);
+  }
+  shlo__la_load(dom, p->t, buf, in[0]->data, total,
+                (int64_t)shlo_elem_size(p->t));
+  int64_t step = nn * (p->cplx ? 2 : 1);
+  for (int64_t b = 0; b < p->batch; b++) {
+    if (shlo_exec_should_stop(ex)) {
+      free(buf);
+      shlo_value_unref(v);
+      return shlo_exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+    }
+    double *a = buf + b * step;
+    /* upper: factor the adjoint's lower triangle, A = U^H U = L L^H with
+     * L = U^H; so work on adjoint(A) and take the adjoint back */
+    if (!p->lower) adjoint_inplace(a, p->n, p->cplx);
+    if (p->cplx)
+      chol_complex((double complex *)(void *)a, p->n);
+    else
+      chol_real(a, p->n);
+    if (!p->lower) adjoint_inplace(a, p->n, p->cplx);
+  }
+  shlo__la_store(dom, p->t, v->data, (int64_t)shlo_elem_size(p->t), buf,
+                 total);
+  free(buf);
+  out[0] = v;
+  return SHLO_OK;
+}
+
+/* stablehlo.cholesky: the Cholesky factor of each matrix in the batch,
+ * lower (A = L L^H) or upper (A = U^H U), reading only that triangle;
+ * the other triangle of the result is zero here (implementation-defined
+ * in the spec).  (C1) same type as the operand, (C2) rank >= 2, (C3)
+ * square matrices. */
+shlo_status shlo_compile_cholesky(shlo_compiler *cc, const shlo_op *op,
+                                  shlo_step *step) {
+  shlo_status st;
+  if (op->n_operands != 1 || op->n_results != 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "expects 1 operand, 1 result");
+  const shlo_type *at = shlo_cc_operand_type(cc, op, 0);
+  const shlo_type *ot = shlo_cc_result_type(cc, op, 0);
+  if ((st = want_tensor(cc, op, at, "a")) ||
+      (st = want_tensor(cc, op, ot, "result")))
+    return st;
+  if (!shlo_type_equal(at, ot))
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "(C1) result type must be a's");
+  if (at->rank < 2 || at->dims[at->rank - 1] != at->dims[at->rank - 2])
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C2-C3) a must be a batch of square matrices");
+  if (!shlo_elem_is_float(at->elem) && !shlo_elem_is_complex(at->elem))
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "element type %s is not floating-point or complex",
+                        shlo_elem_name(at->elem));
+  chol_params *p = shlo_params_alloc(step, sizeof *p);
+  if (!p) return no_mem(cc, op);
+  p->cplx = shlo_elem_is_complex(at->elem);
+  p->lower = attr_bool(op, "lower", false);
+  p->t = at->elem;
+  p->rank = at->rank;
+  memcpy(p->dims, at->dims, sizeof p->dims);
+  p->n = at->dims[at->rank - 1];
+  p->batch = shlo__la_prod(at->dims, at->rank - 2);
+  step->fn = k_cholesky;
+  return SHLO_OK;
+}
+
+/* ==== batch_norm_training / _inference / _grad ==== */
+
+typedef struct bn_params {
+  int code;
+  double eps;
+  shlo_elem_type t;
+  int rank;
+  int64_t dims[SHLO_MAX_RANK];
+  int64_t outer, nf, inner; /* operand viewed as [outer, nf, inner] */
+} bn_params;
+
+/* Load a tensor of n elements of type t into a new double array. */
+static double *load_f64(shlo_elem_type t, const shlo_value *v, int64_t n) {
+  double *d = malloc((size_t)(n ? n : 1) * sizeof *d);
+  if (d && n) shlo__la_load(LA_F64, t, d, v->data, n, (int64_t)shlo_elem_size(t));
+  return d;
+}
+
+/* Per-feature mean of x (or of x * y when y is not NULL). */
+static void feature_mean(const bn_params *p, const double *x, const double *y,
+                         double *out) {
+  int64_t cnt = p->outer * p->inner;
+  for (int64_t f = 0; f < p->nf; f++) out[f] = 0;
+  for (int64_t o = 0; o < p->outer; o++)
+    for (int64_t f = 0; f < p->nf; f++) {
+      const double *xr = x + (o * p->nf + f) * p->inner;
+      const double *yr = y ? y + (o * p->nf + f) * p->inner : NULL;
+      double acc = 0;
+      for (int64_t i = 0; i < p->inner; i++) acc += yr ? xr[i] * yr[i] : xr[i];
+      out[f] += acc;
+    }
+  for (int64_t f = 0; f < p->nf; f++) out[f] = cnt ? out[f] / (double)cnt : 0;
+}
+
+static shlo_status k_batch_norm(const shlo_step *s, shlo_value *const *in,
+                                shlo_value **out, shlo_exec *ex) {
+  const bn_params *p = s->params;
+  int64_t n = p->outer * p->nf * p->inner, nf = p->nf;
+  int n_in = p->code == SHLO_OP_BATCH_NORM_TRAINING ? 3 : 5;
+  int n_out = p->code == SHLO_OP_BATCH_NORM_INFERENCE ? 1 : 3;
+  double *x[5] = {NULL}, *work = NULL, *r1 = NULL, *r2 = NULL, *r3 = NULL;
+  shlo_value *res[3] = {NULL};
+  shlo_status st = SHLO_OK;
+  for (int i = 0; i < n_in; i++) {
+    int64_t cnt = (i == 0 || (p->code == SHLO_OP_BATCH_NORM_GRAD && i == 4))
+                      ? n : nf;
+    if (!(x[i] = load_f64(p->t, in[i], cnt))) goto nomem;
+  }
+  work = malloc((size_t)(n ? n : 1) * sizeof *work);
+  r1 = malloc((size_t)(nf ? nf : 1) * sizeof *r1);
+  r2 = malloc((size_t)(nf ? nf : 1) * sizeof *r2);
+  r3 = malloc((size_t)(nf ? nf : 1) * sizeof *r3);
+  if (!work || !r1 || !r2 || !r3) goto nomem;
+  res[0] = new_result(s, ex, p->t, p->rank, p->dims);
+  for (int i = 1; i < n_out; i++) res[i] = new_result(s, ex, p->t, 1, &p->nf);
+  for (int i = 0; i < n_out; i++)
+    if (!res[i]) {
+      st = SHLO_ENOMEM;
+      goto done;
+    }
+  const double *xo = x[0], *scale = x[1];
+  double *mean = r1, *var = r2;
+  if (p->code == SHLO_OP_BATCH_NORM_TRAINING) {
+    feature_mean(p, xo, NULL, mean);
+    feature_mean(p, xo, xo, var);
+    for (int64_t f = 0; f < nf; f++) {
+      var[f] -= mean[f] * mean[f];
+      if (var[f] < 0) var[f] = 0;
+    }
+  } else {
+    const double *mi = x[p->code == SHLO_OP_BATCH_NORM_GRAD ? 2 : 3];
+    const double *vi = x[p->code == SHLO_OP_BATCH_NORM_GRAD ? 3 : 4];
+    memcpy(mean, mi, (size_t)nf * sizeof *mean);
+    memcpy(var, vi, (size_t)nf * sizeof *var);
+  }
+  if (p->code != SHLO_OP_BATCH_NORM_GRAD) {
+    const double *offset = x[2];
+    for (int64_t o = 0; o < p->outer; o++)
+      for (int64_t f = 0; f < nf; f++) {
+        double k = scale[f] / sqrt(var[f] + p->eps);
+        int64_t base = (o * nf + f) * p->inner;
+        for (int64_t i = 0; i < p->inner; i++)
+          work[base + i] = (xo[base + i] - mean[f]) * k + offset[f];
+      }
+    shlo__la_store(LA_F64, p->t, res[0]->data, (int64_t)shlo_elem_size(p->t),
+                   work, n);
+    if (n_out == 3) {
+      shlo__la_store(LA_F64, p->t, res[1]->data,
+                     (int64_t)shlo_elem_size(p->t), mean, nf);
+      shlo__la_store(LA_F64, p->t, res[2]->data,
+                     (int64_t)shlo_elem_size(p->t), var, nf);
+    }
+  } else {
+    /* as the spec (from XLA's batchnorm_expander):
+     * grad_operand = scale / stddev / N * (N * dy - sum(dy)
+     *                - (x - mean) * sum(dy * (x - mean)) / (var + eps)) */
+    const double *dy = x[4];
+    double cnt = (double)(p->outer * p->inner);
+    double *sum_dy = r3, *sum_dyc = r1; /* r1 (mean) copied below */
+    double *mean_c = malloc((size_t)(nf ? nf : 1) * sizeof *mean_c);
+    if (!mean_c) goto nomem;
+    memcpy(mean_c, mean, (size_t)nf * sizeof *mean_c);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t f = (i / p->inner) % nf;
+      work[i] = xo[i] - mean_c[f]; /* centered */
+    }
+    feature_mean(p, dy, NULL, sum_dy);
+    feature_mean(p, dy, work, sum_dyc);
+    for (int64_t f = 0; f < nf; f++) sum_dy[f] *= cnt, sum_dyc[f] *= cnt;
+    /* grad_scale = sum(dy * centered / stddev), grad_offset = sum(dy) */
+    double *gs = malloc((size_t)(nf ? nf : 1) * sizeof *gs);
+    if (!gs) {
+      free(mean_c);
+      goto nomem;
+    }
+    for (int64_t f = 0; f < nf; f++) gs[f] = sum_dyc[f] / sqrt(var[f] + p->eps);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t f = (i / p->inner) % nf;
+      double ve = var[f] + p->eps;
+      double i6 = dy[i] * cnt - sum_dy[f] - work[i] * sum_dyc[f] / ve;
+      work[i] = scale[f] / sqrt(ve) / cnt * i6;
+    }
+    size_t es = shlo_elem_size(p->t);
+    shlo__la_store(LA_F64, p->t, res[0]->data, (int64_t)es, work, n);
+    shlo__la_store(LA_F64, p->t, res[1]->data, (int64_t)es, gs, nf);
+    shlo__la_store(LA_F64, p->t, res[2]->data, (int64_t)es, sum_dy, nf);
+    free(gs);
+    free(mean_c);
+  }
+  for (int i = 0; i < n_out; i++) out[i] = res[i], res[i] = NULL;
+  goto done;
+nomem:
+  st = oom(s, ex);
+done:
+  for (int i = 0; i < 3; i++)
+    if (res[i]) shlo_value_unref(res[i]);
+  for (int i = 0; i < 5; i++) free(x[i]);
+  free(work), free(r1), free(r2), free(r3);
+  return st;
+}
+
+/* stablehlo.batch_norm_training (operand, scale, offset -> output,
+ * batch_mean, batch_var), batch_norm_inference (operand, scale, offset,
+ * mean, variance -> result) and batch_norm_grad (operand, scale, mean,
+ * variance, grad_output -> grad_operand, grad_scale, grad_offset): per
+ * feature `feature_index` normalisation, computed in f64.  (C1)
+ * 0 <= feature_index < rank, (C2..) the 1-D operands have the feature
+ * dimension's size, same element type throughout. */
+shlo_status shlo_compile_batch_norm(shlo_compiler *cc, const shlo_op *op,
+                                    shlo_step *step) {
+  shlo_status st;
+  int n_in = op->code == SHLO_OP_BATCH_NORM_TRAINING ? 3 : 5;
+  int n_out = op->code == SHLO_OP_BATCH_NORM_INFERENCE ? 1 : 3;
+  if (op->n_operands != n_in || op->n_results != n_out)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "expects %d operands and %d results", n_in, n_out);
+  const shlo_type *xt = shlo_cc_operand_type(cc, op, 0);
+  if ((st = want_tensor(cc, op, xt, "operand"))) return st;
+  if (!shlo_elem_is_float(xt->elem))
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "element type %s is not floating-point",
+                        shlo_elem_name(xt->elem));
+  int64_t fi;
+  double eps;
+  if (!shlo_attr_get_i64(shlo_op_attr(op, "feature_index"), &fi) ||
+      !shlo_attr_get_f64(shlo_op_attr(op, "epsilon"), &eps))
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs feature_index and epsilon attributes");
+  if (fi < 0 || fi >= xt->rank)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C1) feature_index %lld out of range", (long long)fi);
+  int64_t nf = xt->dims[fi];
+  for (int i = 1; i < n_in; i++) {
+    const shlo_type *t = shlo_cc_operand_type(cc, op, i);
+    bool full = op->code == SHLO_OP_BATCH_NORM_GRAD && i == 4;
+    if ((st = want_tensor(cc, op, t, "operand"))) return st;
+    if (t->elem != xt->elem ||
+        (full ? !shlo_type_equal(t, xt) : (t->rank != 1 || t->dims[0] != nf)))
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "operand %d must be %s", i,
+                          full ? "of the operand's type"
+                               : "1-D of the feature dimension's size");
+  }
+  for (int i = 0; i < n_out; i++) {
+    const shlo_type *t = shlo_cc_result_type(cc, op, i);
+    if ((st = want_tensor(cc, op, t, "result"))) return st;
+    if (t->elem != xt->elem ||
+        (i == 0 ? !shlo_type_equal(t, xt) : (t->rank != 1 || t->dims[0] != nf)))
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY, "result %d has the wrong type",
+                          i);
+  }
+  bn_params *p = shlo_params_alloc(step, sizeof *p);
+  if (!p) return no_mem(cc, op);
+  p->code = op->code;
+  p->eps = eps;
+  p->t = xt->elem;
+  p->rank = xt->rank;
+  memcpy(p->dims, xt->dims, sizeof p->dims);
+  p->nf = nf;
+  p->outer = shlo__la_prod(xt->dims, (int)fi);
+  p->inner = shlo__la_prod(xt->dims + fi + 1, xt->rank - (int)fi - 1);
+  step->fn = k_batch_norm;
+  return SHLO_OK;
 }

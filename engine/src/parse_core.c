@@ -349,7 +349,12 @@ static const shlo_quant *parse_quant(parser *P) {
   expect(P, ":");
   q->expressed = (shlo_elem_type)parse_elem_type(P);
   q->axis = -1;
-  if (accept(P, ":")) q->axis = (int)parse_int(P);
+  if (accept(P, ":")) {
+    int64_t axis = parse_int(P);
+    if (axis < INT32_MIN || axis > INT32_MAX) perr(P, "quantized axis out of range");
+    q->axis = (int)axis;
+    q->per_axis = true;
+  }
   expect(P, ",");
   bool many = accept(P, "{");
   int cap = 4;
@@ -404,8 +409,13 @@ static const shlo_type *parse_tensor_type(parser *P) {
         d = d * 10 + (*P->p++ - '0');
       }
       dim = true;
-    } else if (*P->p == '*') {
-      perr(P, "unranked tensors are not supported");
+    } else if (*P->p == '*' && t->rank == 0) {
+      /* tensor<*xf32>: unranked, carried but never executed */
+      P->p++;
+      t->rank = -1;
+      if (P->p >= P->end || *P->p != 'x') perr(P, "expected 'x' after '*'");
+      P->p++;
+      break;
     }
     if (!dim) break;
     if (t->rank == SHLO_MAX_RANK)
@@ -486,9 +496,18 @@ const shlo_type *parse_type(parser *P) {
     size_t n;
     const char *name = expect_ident(P, &n, "a type name");
     const alias *a = find_alias(P, name, n);
-    if (!a || !a->type)
+    if (a && a->type) {
+      t = a->type;
+    } else if (memchr(name, '.', n)) {
+      /* A dialect type the engine only carries: !stablehlo.future<...> */
+      if (P->p < P->end && *P->p == '<') skip_balanced(P);
+      shlo_type *o = palloc(P, sizeof *o);
+      o->kind = SHLO_TYPE_OPAQUE;
+      o->encoding = pstrndup(P, s, (size_t)(P->p - s));
+      t = o;
+    } else {
       perr_at(P, s, "unknown type '!%.*s'", (int)n, name);
-    t = a->type;
+    }
   } else {
     t = make_scalar_type(P, (shlo_elem_type)parse_elem_type(P));
   }
@@ -805,11 +824,12 @@ static const shlo_attr *parse_dense_array(parser *P) {
 }
 
 /* k = v, ... up to the closing `close` character. */
-static shlo_named_attr *parse_fields(parser *P, const char *close, int *n_out) {
+shlo_named_attr *parse_fields(parser *P, const char *close, int *n_out) {
   int n = 0, cap = 4;
   shlo_named_attr *f = palloc(P, (size_t)cap * sizeof *f);
   if (!accept(P, close)) {
     do {
+      if (n && accept(P, close)) goto closed; /* trailing comma */
       if (n == cap) {
         shlo_named_attr *g = palloc(P, (size_t)cap * 2 * sizeof *g);
         memcpy(g, f, (size_t)n * sizeof *f);
@@ -834,6 +854,7 @@ static shlo_named_attr *parse_fields(parser *P, const char *close, int *n_out) {
     } while (accept(P, ","));
     expect(P, close);
   }
+closed:
   *n_out = n;
   return f;
 }

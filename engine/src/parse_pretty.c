@@ -189,10 +189,14 @@ static void parse_keyword(parser *P, op_builder *b, const char *kw, size_t n) {
     ob_attr(P, b, "exponent_bits", make_int(P, e));
     ob_attr(P, b, "mantissa_bits", make_int(P, m));
   } else if (peekc(P) == '<') {
-    /* algorithm = <...> and other inline structs: kept as text. */
-    shlo_attr *o = new_attr(P, SHLO_ATTR_OPAQUE);
-    o->str = skip_balanced(P);
-    ob_attr(P, b, canonical_name(P, op, kw, n), o);
+    /* dot_general's algorithm = <k = v, ...> is #stablehlo.dot_algorithm */
+    P->p++;
+    shlo_attr *a = new_attr(P, SHLO_ATTR_STRUCT);
+    a->struct_name = n == 9 && !memcmp(kw, "algorithm", 9)
+                         ? "dot_algorithm"
+                         : pstrndup(P, kw, n);
+    a->fields = parse_fields(P, ">", &a->n);
+    ob_attr(P, b, canonical_name(P, op, kw, n), a);
   } else {
     const char *name = canonical_name(P, op, kw, n);
     P->untyped_scalars = true;

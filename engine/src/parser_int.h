@@ -101,6 +101,8 @@ const shlo_type *make_scalar_type(parser *P, shlo_elem_type e);
 /* [1, 2, 3] as an i64 list; returns count. */
 int parse_i64_list(parser *P, int64_t *out, int cap);
 const shlo_attr *parse_conv_dims(parser *P);
+/* `k = v, ...` up to `close` (a trailing comma is allowed). */
+shlo_named_attr *parse_fields(parser *P, const char *close, int *n_out);
 
 /* ---- values and scopes (parser.c) ---- */
 int new_value(parser *P, const shlo_type *t);

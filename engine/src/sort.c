@@ -1,10 +1,340 @@
 /* stablehlo.sort: variadic, stable or not, any comparator.
  *
- * Not implemented yet: each compile function reports the op as
- * unsupported. */
-#include "ops.h"
+ * Spec: sort.  Every 1-D slice along `dimension` (negative counts from the
+ * end) of all inputs is sorted together: a permutation of the slice is
+ * found with the comparator, then applied to every input.  The comparator
+ * gets 2*N scalars, (lhs_0, rhs_0, lhs_1, rhs_1, ...), and returns true
+ * when lhs sorts before rhs.  The sort is a merge sort (insertion-sorted
+ * runs, then bottom-up merges) that takes the right element only when it is
+ * strictly before the left one, so it is stable whether or not is_stable
+ * asks for it.
+ *
+ * A comparator that is one stablehlo.compare LT/LE/GT/GE of the two
+ * arguments of one input (often the first), with any compare_type, runs
+ * natively: that input's slice is turned into keys (signed, unsigned,
+ * IEEE double, or TOTALORDER ordered integers, where -NaN < -Inf < ... <
+ * -0 < +0 < ... < +Inf < +NaN) and sorted by a merge sort specialised per
+ * key kind and direction.  Other comparators run their region per
+ * comparison. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce_int.h"
+
+typedef struct sort_params {
+  int n;
+  int rank;                   /* >= 1 */
+  int dim;
+  int64_t dims[SHLO_MAX_RANK], str[SHLO_MAX_RANK];
+  int64_t numel;
+  shlo_elem_type et[SHLO_RB_MAX_N];
+  const shlo_type *out_type[SHLO_RB_MAX_N];
+  shlo_rb_compare cmp;        /* cmp.ok: native comparator */
+} sort_params;
+
+typedef struct sort_pair {
+  shlo_key k;
+  int64_t i;
+} sort_pair;
+
+#define SORT_RUN 16
+
+/* A stable merge sort of pairs by key, LESS(x, y) meaning x before y. */
+#define DEF_MSORT(NAME, LESS)                                               \
+  static void msort_##NAME(sort_pair *a, sort_pair *tmp, int64_t n) {       \
+    for (int64_t lo = 0; lo < n; lo += SORT_RUN) {                          \
+      int64_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;                   \
+      for (int64_t i = lo + 1; i < hi; i++) {                               \
+        sort_pair x = a[i];                                                 \
+        int64_t j = i;                                                      \
+        while (j > lo && LESS(x.k, a[j - 1].k)) {                           \
+          a[j] = a[j - 1];                                                  \
+          j--;                                                              \
+        }                                                                   \
+        a[j] = x;                                                           \
+      }                                                                     \
+    }                                                                       \
+    sort_pair *src = a, *dst = tmp;                                         \
+    for (int64_t w = SORT_RUN; w < n; w *= 2) {                             \
+      for (int64_t lo = 0; lo < n; lo += 2 * w) {                           \
+        int64_t mid = lo + w < n ? lo + w : n;                              \
+        int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;                       \
+        int64_t i = lo, j = mid, k = lo;                                    \
+        while (i < mid && j < hi)                                           \
+          dst[k++] = LESS(src[j].k, src[i].k) ? src[j++] : src[i++];        \
+        while (i < mid) dst[k++] = src[i++];                                \
+        while (j < hi) dst[k++] = src[j++];                                 \
+      }                                                                     \
+      sort_pair *t = src;                                                   \
+      src = dst;                                                            \
+      dst = t;                                                              \
+    }                                                                       \
+    if (src != a) memcpy(a, src, (size_t)n * sizeof *a);                    \
+  }
+
+#define L_I_LT(x, y) ((x).i < (y).i)
+#define L_I_LE(x, y) ((x).i <= (y).i)
+#define L_I_GT(x, y) ((x).i > (y).i)
+#define L_I_GE(x, y) ((x).i >= (y).i)
+#define L_U_LT(x, y) ((x).u < (y).u)
+#define L_U_LE(x, y) ((x).u <= (y).u)
+#define L_U_GT(x, y) ((x).u > (y).u)
+#define L_U_GE(x, y) ((x).u >= (y).u)
+#define L_F_LT(x, y) ((x).f < (y).f)
+#define L_F_LE(x, y) ((x).f <= (y).f)
+#define L_F_GT(x, y) ((x).f > (y).f)
+#define L_F_GE(x, y) ((x).f >= (y).f)
+DEF_MSORT(i_lt, L_I_LT)
+DEF_MSORT(i_le, L_I_LE)
+DEF_MSORT(i_gt, L_I_GT)
+DEF_MSORT(i_ge, L_I_GE)
+DEF_MSORT(u_lt, L_U_LT)
+DEF_MSORT(u_le, L_U_LE)
+DEF_MSORT(u_gt, L_U_GT)
+DEF_MSORT(u_ge, L_U_GE)
+DEF_MSORT(f_lt, L_F_LT)
+DEF_MSORT(f_le, L_F_LE)
+DEF_MSORT(f_gt, L_F_GT)
+DEF_MSORT(f_ge, L_F_GE)
+
+typedef void (*msort_fn)(sort_pair *, sort_pair *, int64_t);
+/* [key kind][direction] */
+static const msort_fn msort_tab[3][4] = {
+    [SHLO_KEY_I64] = {msort_i_lt, msort_i_le, msort_i_gt, msort_i_ge},
+    [SHLO_KEY_U64] = {msort_u_lt, msort_u_le, msort_u_gt, msort_u_ge},
+    [SHLO_KEY_F64] = {msort_f_lt, msort_f_le, msort_f_gt, msort_f_ge},
+};
+
+/* ---- the generic comparator ---- */
+
+typedef struct gsort_ctx {
+  const shlo_step *s;
+  shlo_value *const *in;
+  shlo_exec *ex;
+  shlo_rb_call call;
+  int n;
+  size_t esz[SHLO_RB_MAX_N];
+  const char *slice[SHLO_RB_MAX_N]; /* operand data at the slice start */
+  int64_t step;                     /* element stride along the dimension */
+  shlo_status st;
+} gsort_ctx;
+
+/* comparator(x, y): x sorts before y. */
+static bool gless(gsort_ctx *c, int64_t x, int64_t y) {
+  if (c->st) return false;
+  const void *src[2 * SHLO_RB_MAX_N];
+  for (int k = 0; k < c->n; k++) {
+    src[2 * k] = c->slice[k] + (size_t)(x * c->step) * c->esz[k];
+    src[2 * k + 1] = c->slice[k] + (size_t)(y * c->step) * c->esz[k];
+  }
+  uint8_t pred = 0;
+  void *dst = &pred;
+  c->st = shlo__rb_apply(&c->call, c->s, 0, c->in, src, &dst, c->ex);
+  return !c->st && pred != 0;
+}
+
+static void gsort(gsort_ctx *c, int64_t *a, int64_t *tmp, int64_t n) {
+  for (int64_t lo = 0; lo < n; lo += SORT_RUN) {
+    int64_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;
+    for (int64_t i = lo + 1; i < hi; i++) {
+      int64_t x = a[i], j = i;
+      while (j > lo && gless(c, x, a[j - 1])) {
+        a[j] = a[j - 1];
+        j--;
+      }
+      a[j] = x;
+    }
+  }
+  int64_t *src = a, *dst = tmp;
+  for (int64_t w = SORT_RUN; w < n; w *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * w) {
+      int64_t mid = lo + w < n ? lo + w : n;
+      int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        dst[k++] = gless(c, src[j], src[i]) ? src[j++] : src[i++];
+      while (i < mid) dst[k++] = src[i++];
+      while (j < hi) dst[k++] = src[j++];
+    }
+    int64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a) memcpy(a, src, (size_t)n * sizeof *a);
+}
+
+/* ---- the kernel ---- */
+
+static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
+                          shlo_value **out, shlo_exec *ex) {
+  const sort_params *p = s->params;
+  int n = p->n;
+  for (int k = 0; k < n; k++) {
+    out[k] = shlo_tensor_new_like(p->out_type[k]);
+    if (!out[k]) {
+      for (int j = 0; j < k; j++) {
+        shlo_value_unref(out[j]);
+        out[j] = NULL;
+      }
+      return shlo_exec_fail(ex, s, SHLO_ENOMEM,
+                            "out of memory allocating the result");
+    }
+  }
+  int64_t len = p->dims[p->dim];
+  if (len == 0 || p->numel == 0) return SHLO_OK;
+  int64_t sd = p->str[p->dim];
+  int64_t slices = p->numel / len;
+  shlo_status st = SHLO_OK;
+  int64_t *perm = malloc((size_t)len * 2 * sizeof *perm);
+  sort_pair *pairs =
+      p->cmp.ok ? malloc((size_t)len * 2 * sizeof *pairs) : NULL;
+  gsort_ctx *gc = p->cmp.ok ? NULL : calloc(1, sizeof *gc);
+  bool call_ready = false;
+  if (!perm || (p->cmp.ok ? !pairs : !gc)) {
+    st = shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+    goto done;
+  }
+  size_t esz[SHLO_RB_MAX_N];
+  for (int k = 0; k < n; k++) esz[k] = shlo_elem_size(p->et[k]);
+  if (gc) {
+    shlo_elem_type lead[2 * SHLO_RB_MAX_N], i1 = SHLO_I1;
+    for (int k = 0; k < n; k++) lead[2 * k] = lead[2 * k + 1] = p->et[k];
+    st = shlo__rb_call_init(&gc->call, lead, 2 * n, &i1, 1, s, ex);
+    if (st) goto done;
+    call_ready = true;
+    gc->s = s;
+    gc->in = in;
+    gc->ex = ex;
+    gc->n = n;
+    gc->step = sd;
+    for (int k = 0; k < n; k++) gc->esz[k] = esz[k];
+  }
+  msort_fn ms = p->cmp.ok ? msort_tab[p->cmp.kind][p->cmp.dir] : NULL;
+  int kk = p->cmp.arg_pair;
+  int64_t idx[SHLO_MAX_RANK] = {0};
+  int64_t base = 0;
+  for (int64_t sl = 0; sl < slices; sl++) {
+    if ((sl & 255) == 255 && shlo_exec_should_stop(ex)) {
+      st = shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
+                          "stopped: the execution was canceled or exceeded "
+                          "its deadline");
+      goto done;
+    }
+    if (ms) {
+      const char *key = (const char *)in[kk]->data + (size_t)base * esz[kk];
+      for (int64_t i = 0; i < len; i++) {
+        pairs[i].k = shlo__rb_key(&p->cmp, key + (size_t)(i * sd) * esz[kk]);
+        pairs[i].i = i;
+      }
+      ms(pairs, pairs + len, len);
+      for (int64_t i = 0; i < len; i++) perm[i] = pairs[i].i;
+    } else {
+      for (int k = 0; k < n; k++)
+        gc->slice[k] = (const char *)in[k]->data + (size_t)base * esz[k];
+      for (int64_t i = 0; i < len; i++) perm[i] = i;
+      gsort(gc, perm, perm + len, len);
+      if (gc->st) {
+        st = gc->st;
+        goto done;
+      }
+    }
+    for (int k = 0; k < n; k++) {
+      const char *src = (const char *)in[k]->data + (size_t)base * esz[k];
+      char *dst = (char *)out[k]->data + (size_t)base * esz[k];
+      size_t e = esz[k];
+      for (int64_t i = 0; i < len; i++)
+        memcpy(dst + (size_t)(i * sd) * e, src + (size_t)(perm[i] * sd) * e, e);
+    }
+    /* next slice: odometer over every dimension but the sorted one */
+    for (int d = p->rank - 1; d >= 0; d--) {
+      if (d == p->dim) continue;
+      base += p->str[d];
+      if (++idx[d] < p->dims[d]) break;
+      base -= p->str[d] * p->dims[d];
+      idx[d] = 0;
+    }
+  }
+done:
+  if (call_ready) shlo__rb_call_free(&gc->call);
+  free(gc);
+  free(pairs);
+  free(perm);
+  if (st)
+    for (int k = 0; k < n; k++) {
+      shlo_value_unref(out[k]);
+      out[k] = NULL;
+    }
+  return st;
+}
 
 shlo_status shlo_compile_sort(shlo_compiler *cc, const shlo_op *op,
                               shlo_step *step) {
-  return shlo_compile_unimplemented(cc, op, step);
+  int n = op->n_operands;
+  if (n < 1 || op->n_results != n || op->n_regions != 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C1) needs at least one input, as many results and "
+                        "a comparator");
+  if (n > SHLO_RB_MAX_N)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "more than %d inputs are not supported", SHLO_RB_MAX_N);
+  sort_params *p = shlo_params_alloc(step, sizeof *p);
+  if (!p) return SHLO_ENOMEM;
+  const shlo_type *t0 = shlo_cc_operand_type(cc, op, 0);
+  if (!t0 || t0->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(t0))
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "inputs must be statically shaped tensors");
+  for (int k = 0; k < n; k++) {
+    const shlo_type *t = shlo_cc_operand_type(cc, op, k);
+    const shlo_type *r = shlo_cc_result_type(cc, op, k);
+    bool same = t->kind == SHLO_TYPE_TENSOR && t->rank == t0->rank;
+    for (int d = 0; same && d < t0->rank; d++) same = t->dims[d] == t0->dims[d];
+    if (!same)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C3) all inputs must have the same shape");
+    if (!shlo_type_equal(t, r))
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C2) input %d and result %d types differ", k, k);
+    p->et[k] = t->elem;
+    p->out_type[k] = r;
+  }
+  int64_t dim = -1;
+  if (!shlo_attr_get_i64(shlo_op_attr(op, "dimension"), &dim)) dim = -1;
+  int rank = t0->rank;
+  if (rank == 0) {
+    /* C4 leaves no valid dimension; a scalar is already sorted */
+    p->rank = 1;
+    p->dims[0] = 1;
+    p->dim = 0;
+  } else {
+    if (dim < -rank || dim >= rank)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C4) dimension %lld is out of range for rank %d",
+                          (long long)dim, rank);
+    p->rank = rank;
+    for (int d = 0; d < rank; d++) p->dims[d] = t0->dims[d];
+    p->dim = (int)(dim < 0 ? dim + rank : dim);
+  }
+  shlo_strides(p->rank, p->dims, p->str);
+  p->numel = shlo_type_numel(t0);
+  p->n = n;
+  shlo_status st = shlo_cc_compile_regions(cc, op, step);
+  if (st) return st;
+  shlo_elem_type aet[2 * SHLO_RB_MAX_N], ret;
+  if (!shlo__rb_region_types(cc, op, 0, aet, 2 * n, &ret, 1) ||
+      ret != SHLO_I1 || step->plans[0]->n_results != 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C5) comparator must take 2*N scalars and return "
+                        "tensor<i1>");
+  for (int k = 0; k < n; k++)
+    if (aet[2 * k] != p->et[k] || aet[2 * k + 1] != p->et[k])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C5) comparator arguments %d and %d must be "
+                          "tensor<%s>",
+                          2 * k, 2 * k + 1, shlo_elem_name(p->et[k]));
+  if (!(shlo__rb_match_compare(cc, op, 0, &p->cmp) &&
+        p->cmp.et == p->et[p->cmp.arg_pair] &&
+        !p->out_type[p->cmp.arg_pair]->quant))
+    memset(&p->cmp, 0, sizeof p->cmp);
+  step->fn = k_sort;
+  return SHLO_OK;
 }

@@ -109,6 +109,7 @@ bool shlo_value_has_type(const shlo_value *v, const shlo_type *t) {
   case SHLO_TYPE_TOKEN:
     return true;
   case SHLO_TYPE_ELEMENT:
+  case SHLO_TYPE_OPAQUE:
     return false;
   case SHLO_TYPE_TUPLE:
     if (v->n_elems != t->n_elems) return false;
@@ -149,7 +150,7 @@ int64_t shlo_tensor_get_i64(const shlo_value *v, int64_t i) {
     return ((const int8_t *)p)[i];
   case SHLO_SI16: return ((const int16_t *)p)[i];
   case SHLO_SI32: return ((const int32_t *)p)[i];
-  case SHLO_SI64: return ((const int64_t *)p)[i];
+  case SHLO_SI64: case SHLO_INDEX: return ((const int64_t *)p)[i];
   case SHLO_UI16: return ((const uint16_t *)p)[i];
   case SHLO_UI32: return ((const uint32_t *)p)[i];
   case SHLO_UI64: return (int64_t)((const uint64_t *)p)[i];
@@ -200,7 +201,7 @@ void shlo_tensor_set_i64(shlo_value *v, int64_t i, int64_t x) {
     ((int8_t *)p)[i] = (int8_t)x; return;
   case SHLO_SI16: ((int16_t *)p)[i] = (int16_t)x; return;
   case SHLO_SI32: ((int32_t *)p)[i] = (int32_t)x; return;
-  case SHLO_SI64: ((int64_t *)p)[i] = x; return;
+  case SHLO_SI64: case SHLO_INDEX: ((int64_t *)p)[i] = x; return;
   case SHLO_UI16: ((uint16_t *)p)[i] = (uint16_t)x; return;
   case SHLO_UI32: ((uint32_t *)p)[i] = (uint32_t)x; return;
   case SHLO_UI64: ((uint64_t *)p)[i] = (uint64_t)x; return;

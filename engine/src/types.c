@@ -60,7 +60,7 @@ shlo_elem_type shlo_elem_complex_part(shlo_elem_type t) {
 }
 
 int64_t shlo_type_numel(const shlo_type *t) {
-  if (t->kind != SHLO_TYPE_TENSOR) return -1;
+  if (t->kind != SHLO_TYPE_TENSOR || t->rank < 0) return -1;
   int64_t n = 1;
   for (int i = 0; i < t->rank; i++) {
     if (t->dims[i] < 0) return -1;
@@ -84,7 +84,7 @@ static bool quant_equal(const shlo_quant *a, const shlo_quant *b) {
   if (!a || !b) return a == b;
   if (a->storage != b->storage || a->expressed != b->expressed ||
       a->storage_min != b->storage_min || a->storage_max != b->storage_max ||
-      a->axis != b->axis || a->n != b->n)
+      a->axis != b->axis || a->per_axis != b->per_axis || a->n != b->n)
     return false;
   for (int i = 0; i < a->n; i++)
     if (a->scales[i] != b->scales[i] || a->zero_points[i] != b->zero_points[i])
@@ -100,6 +100,8 @@ bool shlo_type_equal(const shlo_type *a, const shlo_type *b) {
     return true;
   case SHLO_TYPE_ELEMENT:
     return a->elem == b->elem;
+  case SHLO_TYPE_OPAQUE:
+    return !strcmp(a->encoding, b->encoding);
   case SHLO_TYPE_TUPLE:
     if (a->n_elems != b->n_elems) return false;
     for (int i = 0; i < a->n_elems; i++)
@@ -142,12 +144,12 @@ static void format_quant(const shlo_quant *q, char *buf, size_t cap,
     put(buf, cap, pos, "<%lld:%lld>", (long long)q->storage_min,
         (long long)q->storage_max);
   put(buf, cap, pos, ":%s", shlo_elem_name(q->expressed));
-  if (q->axis >= 0) put(buf, cap, pos, ":%d", q->axis);
-  put(buf, cap, pos, q->axis >= 0 ? ", {" : ", ");
+  if (q->per_axis) put(buf, cap, pos, ":%d", q->axis);
+  put(buf, cap, pos, q->per_axis ? ", {" : ", ");
   for (int i = 0; i < q->n; i++)
     put(buf, cap, pos, "%s%.17g:%lld", i ? "," : "", q->scales[i],
         (long long)q->zero_points[i]);
-  put(buf, cap, pos, q->axis >= 0 ? "}>" : ">");
+  put(buf, cap, pos, q->per_axis ? "}>" : ">");
 }
 
 static void format_type(const shlo_type *t, char *buf, size_t cap,
@@ -159,6 +161,9 @@ static void format_type(const shlo_type *t, char *buf, size_t cap,
   case SHLO_TYPE_ELEMENT:
     put(buf, cap, pos, "%s", shlo_elem_name(t->elem));
     return;
+  case SHLO_TYPE_OPAQUE:
+    put(buf, cap, pos, "%s", t->encoding);
+    return;
   case SHLO_TYPE_TUPLE:
     put(buf, cap, pos, "tuple<");
     for (int i = 0; i < t->n_elems; i++) {
@@ -169,6 +174,7 @@ static void format_type(const shlo_type *t, char *buf, size_t cap,
     return;
   case SHLO_TYPE_TENSOR:
     put(buf, cap, pos, "tensor<");
+    if (t->rank < 0) put(buf, cap, pos, "*x");
     for (int i = 0; i < t->rank; i++) {
       if (t->dims[i] < 0)
         put(buf, cap, pos, "?x");

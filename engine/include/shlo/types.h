@@ -53,7 +53,8 @@ typedef enum {
   X(F32, "f32", 32, 4, FLOAT)                                    \
   X(F64, "f64", 64, 8, FLOAT)                                    \
   X(C64, "complex<f32>", 64, 8, COMPLEX)                         \
-  X(C128, "complex<f64>", 128, 16, COMPLEX)
+  X(C128, "complex<f64>", 128, 16, COMPLEX)                      \
+  X(INDEX, "index", 64, 8, SINT)
 
 typedef enum {
 #define SHLO_ET_ENUM(e, s, b, n, c) SHLO_##e,
@@ -79,7 +80,8 @@ typedef struct shlo_quant {
   shlo_elem_type storage;    /* integer storage type */
   shlo_elem_type expressed;  /* float expressed type */
   int64_t storage_min, storage_max;
-  int axis;                  /* quantized dimension; -1 = per tensor */
+  int axis;                  /* quantized dimension (per-axis types) */
+  bool per_axis;             /* `{s:z, ...}` form; else one (s, z) pair */
   int n;                     /* number of (scale, zero point) pairs */
   double *scales;
   int64_t *zero_points;
@@ -90,6 +92,8 @@ typedef enum {
   SHLO_TYPE_TOKEN,
   SHLO_TYPE_TUPLE,
   SHLO_TYPE_ELEMENT, /* a bare element type (`i64` in `1 : i64`) */
+  SHLO_TYPE_OPAQUE,  /* a type the engine only carries (!stablehlo.future<..>),
+                        its text in `encoding` */
 } shlo_type_kind;
 
 #define SHLO_DYN (-1)  /* a dynamic dimension, `?` */
@@ -99,7 +103,7 @@ typedef enum {
 typedef struct shlo_type {
   shlo_type_kind kind;
   shlo_elem_type elem;        /* TENSOR: element (storage type if quant) */
-  int rank;
+  int rank;                   /* -1 for an unranked tensor<*xT> */
   int64_t dims[SHLO_MAX_RANK];
   const shlo_quant *quant;    /* TENSOR: NULL unless quantized */
   const char *encoding;       /* TENSOR: raw text of an encoding such as

@@ -1,0 +1,122 @@
+/* Test-file splitting shared by shlo test, shlo verify and the tests. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/stat.h>
+
+#include "cases.h"
+
+/* A separator holds "// -----" after nothing but spaces and comment
+ * slashes: "// // -----" (a commented-out separator in the corpus) still
+ * splits, as MLIR's -split-input-file does. */
+bool cases_is_separator(const char *line, const char *end) {
+  static const char sep[] = "// -----";
+  while (line < end && (*line == ' ' || *line == '\t')) line++;
+  while ((size_t)(end - line) >= sizeof sep - 1) {
+    if (!memcmp(line, sep, sizeof sep - 1)) return true;
+    if (line[0] != '/' || line[1] != '/') return false;
+    line += 2;
+    while (line < end && *line == ' ') line++;
+  }
+  return false;
+}
+
+static int emit(const char *start, const char *stop, int first_line, int index,
+                int (*fn)(void *, const test_case *), void *ctx) {
+  size_t body = (size_t)(stop - start);
+  size_t pad = (size_t)(first_line - 1);
+  char *buf = malloc(pad + body + 1);
+  if (!buf) return -1;
+  memset(buf, '\n', pad);
+  memcpy(buf + pad, start, body);
+  buf[pad + body] = 0;
+  test_case c = {buf, pad + body, index, first_line};
+  int rc = fn(ctx, &c);
+  free(buf);
+  return rc;
+}
+
+int cases_split(const char *text, size_t len,
+                int (*fn)(void *ctx, const test_case *c), void *ctx) {
+  const char *end = text + len, *start = text, *p = text;
+  int line = 1, first = 1, index = 0;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    const char *stop = eol ? eol : end;
+    if (cases_is_separator(p, stop)) {
+      int rc = emit(start, p, first, ++index, fn, ctx);
+      if (rc) return rc;
+      start = eol ? eol + 1 : end;
+      first = line + 1;
+    }
+    p = eol ? eol + 1 : end;
+    line++;
+  }
+  return emit(start, end, first, ++index, fn, ctx);
+}
+
+static int push_file(file_list *l, const char *path) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 64;
+    char **w = realloc(l->v, cap * sizeof *w);
+    if (!w) return -1;
+    l->v = w;
+    l->cap = cap;
+  }
+  l->v[l->n] = strdup(path);
+  return l->v[l->n++] ? 0 : -1;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* PATH itself if a file, else every *.mlir below it (sorted). */
+int cases_collect_files(const char *path, file_list *out) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    fprintf(stderr, "shlo: cannot access %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  if (!S_ISDIR(st.st_mode)) return push_file(out, path);
+  DIR *d = opendir(path);
+  if (!d) {
+    fprintf(stderr, "shlo: cannot open %s\n", path);
+    return -1;
+  }
+  file_list here = {0};
+  struct dirent *e;
+  int rc = 0;
+  while ((e = readdir(d)) && !rc) {
+    if (e->d_name[0] == '.') continue;
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+    struct stat s2;
+    if (stat(sub, &s2) != 0) continue;
+    if (S_ISDIR(s2.st_mode) || ends_with(e->d_name, ".mlir"))
+      rc = push_file(&here, sub);
+  }
+  closedir(d);
+  qsort(here.v, here.n, sizeof *here.v, cmp_str);
+  for (size_t i = 0; i < here.n; i++) {
+    if (!rc) rc = cases_collect_files(here.v[i], out);
+    free(here.v[i]);
+  }
+  free(here.v);
+  return rc;
+}
+
+void cases_free_files(file_list *l) {
+  for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+  free(l->v);
+  l->v = NULL;
+  l->n = l->cap = 0;
+}
