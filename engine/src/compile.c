@@ -21,6 +21,8 @@ typedef struct block_ctx {
 
 struct shlo_compiler {
   const shlo_module *m;
+  const shlo_type **override; /* per value id, or NULL: see
+                                 shlo_cc_override_type */
   shlo_diag *diag;
   const shlo_func *func;  /* the function being compiled */
   block_ctx *cur;
@@ -38,14 +40,30 @@ struct shlo_executable {
 
 /* ---- compile-time view for op compile functions ---- */
 
+const shlo_type *shlo_cc_value_type(shlo_compiler *cc, int id) {
+  if (cc->override && cc->override[id]) return cc->override[id];
+  return cc->func->value_types[id];
+}
+
 const shlo_type *shlo_cc_operand_type(shlo_compiler *cc, const shlo_op *op,
                                       int i) {
-  return cc->func->value_types[op->operands[i]];
+  return shlo_cc_value_type(cc, op->operands[i]);
 }
 
 const shlo_type *shlo_cc_result_type(shlo_compiler *cc, const shlo_op *op,
                                      int i) {
-  return cc->func->value_types[op->results[i]];
+  return shlo_cc_value_type(cc, op->results[i]);
+}
+
+shlo_status shlo_cc_override_type(shlo_compiler *cc, int value,
+                                  const shlo_type *t) {
+  if (!cc->override) {
+    if (!t) return SHLO_OK;
+    cc->override = calloc((size_t)cc->func->n_values + 1, sizeof *cc->override);
+    if (!cc->override) return SHLO_ENOMEM;
+  }
+  cc->override[value] = t;
+  return SHLO_OK;
 }
 
 shlo_status shlo_cc_fail(shlo_compiler *cc, const shlo_op *op,
@@ -216,6 +234,14 @@ shlo_status shlo_cc_compile_regions(shlo_compiler *cc, const shlo_op *op,
   return SHLO_OK;
 }
 
+static bool op_is_quantized(shlo_compiler *cc, const shlo_op *op) {
+  for (int k = 0; k < op->n_operands; k++)
+    if (shlo_cc_operand_type(cc, op, k)->quant) return true;
+  for (int k = 0; k < op->n_results; k++)
+    if (shlo_cc_result_type(cc, op, k)->quant) return true;
+  return false;
+}
+
 static shlo_status compile_op(shlo_compiler *cc, block_ctx *bc,
                               const shlo_op *op, shlo_step *s) {
   s->op = op;
@@ -236,7 +262,10 @@ static shlo_status compile_op(shlo_compiler *cc, block_ctx *bc,
       return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
                           "dynamic result shapes are not supported");
   }
-  shlo_status st = shlo_op_compile_fn((shlo_opcode)op->code)(cc, op, s);
+  shlo_compile_fn fn = shlo_op_compile_fn((shlo_opcode)op->code);
+  shlo_status st = op_is_quantized(cc, op)
+                       ? shlo__compile_quantized(cc, op, s, fn)
+                       : fn(cc, op, s);
   if (!st && !s->fn)
     st = shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED, "no kernel for this op");
   return st;
@@ -317,12 +346,16 @@ static shlo_status compile_func(shlo_compiler *cc, int idx) {
                          "function '@%s' has no body", f->name);
   const shlo_func *saved_func = cc->func;
   block_ctx *saved_cur = cc->cur;
+  const shlo_type **saved_override = cc->override;
   cc->func = f;
   cc->cur = NULL;
+  cc->override = NULL;
   cc->compiling[idx] = 1;
   shlo_status st = compile_block(cc, f->body, NULL, 0, f->name,
                                  &cc->func_plans[idx]);
   cc->compiling[idx] = 0;
+  free(cc->override);
+  cc->override = saved_override;
   cc->func = saved_func;
   cc->cur = saved_cur;
   return st;

@@ -583,7 +583,8 @@ static const combine_fn ic_tab[ICO_COUNT][ICT_COUNT] = {IC_OPS(IC_ROW)};
     for (int64_t i = 0; i < n; i++) {                                       \
       int64_t a = sg ? (int8_t)d[i * ds] : d[i * ds];                       \
       int64_t b = sg ? (int8_t)u[i * us] : u[i * us];                       \
-      d[i * ds] = (uint8_t)shlo_int_wrap(et, IC_##OP(int64_t, uint64_t, a, b)); \
+      int64_t r = IC_##OP(int64_t, uint64_t, a, b);                         \
+      d[i * ds] = (uint8_t)shlo_int_wrap(et, r);                            \
     }                                                                       \
   }
 IC_OPS(DEF_ICN)
@@ -935,7 +936,8 @@ static shlo_status k_scatter(const shlo_step *s, shlo_value *const *in,
       start[p->map[k]] = v < -SCATTER_FAR ? -SCATTER_FAR
                          : v > SCATTER_FAR ? SCATTER_FAR : v;
     }
-    for (int i = 0; i < p->n_bat; i++) start[p->bat_dim[i]] += pi[p->bat_pos[i]];
+    for (int i = 0; i < p->n_bat; i++)
+      start[p->bat_dim[i]] += pi[p->bat_pos[i]];
     st = scatter_window(&r, start, uo);
     if (st) goto done;
     for (int j = p->n_sd - 1; j >= 0; j--) {
