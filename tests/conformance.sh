@@ -6,7 +6,7 @@
 #     rerun with UPDATE=1 to rewrite it, and commit the new list.
 # usage: conformance.sh SHLO_BINARY CONFORMANCE_DIR PASSING_LIST
 set -uo pipefail
-shlo=$1 dir=$2 list=$3
+shlo=$(realpath "$1") dir=$2 list=$3
 if [ ! -d "$dir/interpret" ] || [ ! -d "$dir/jax" ]; then
   echo "conformance corpus not found at $dir" >&2
   exit 1

@@ -268,16 +268,17 @@ static void parse_generic_op(parser *P, op_builder *b) {
   int n_in;
   parse_function_type(P, &ins, &n_in, &b->result_types, &b->n_result_types);
   if (n_in != b->op->n_operands)
-    perr(P, "'%s' has %d operands but its type lists %d", b->op->name,
-         b->op->n_operands, n_in);
+    perr_at(P, b->at, "'%s' has %d operands but its type lists %d",
+            b->op->name, b->op->n_operands, n_in);
   for (int i = 0; i < n_in; i++) {
     const shlo_type *have = P->vtypes[b->op->operands[i]];
     if (!shlo_type_equal(have, ins[i])) {
       char t1[256], t2[256];
       shlo_type_format(have, t1, sizeof t1);
       shlo_type_format(ins[i], t2, sizeof t2);
-      perr(P, "operand %d of '%s' has type %s but the op's type says %s", i,
-           b->op->name, t1, t2);
+      perr_at(P, b->at,
+              "operand %d of '%s' has type %s but the op's type says %s", i,
+              b->op->name, t1, t2);
     }
   }
 }
@@ -312,6 +313,7 @@ static shlo_op *parse_op(parser *P) {
   skip_ws(P);
   b.op->loc.line = P->line;
   b.op->loc.col = (int)(P->p - P->line_start) + 1;
+  b.at = P->p;
   if (peekc(P) == '"') {
     size_t n;
     const char *name = parse_string(P, &n);
@@ -377,6 +379,8 @@ static shlo_func *parse_func(parser *P) {
   if (accept_kw(P, "public")) f->visibility = "public";
   else if (accept_kw(P, "private")) f->visibility = "private";
   else if (accept_kw(P, "nested")) f->visibility = "nested";
+  skip_ws(P);
+  const char *name_at = P->p;
   expect(P, "@");
   size_t n;
   if (peekc(P) == '"') {
@@ -386,7 +390,7 @@ static shlo_func *parse_func(parser *P) {
     f->name = pstrndup(P, s, n);
   }
   if (shlo_module_find_func(P->m, f->name))
-    perr(P, "function '@%s' is defined twice", f->name);
+    perr_at(P, name_at, "function '@%s' is defined twice", f->name);
   P->n_values = 0;
   P->n_scope = 0;
   for (int i = 0; i < SCOPE_BUCKETS; i++) P->buckets[i] = -1;

@@ -127,6 +127,7 @@ const char *parse_value_name(parser *P, size_t *n);
 /* An op under construction: growable operand/attr/region lists. */
 typedef struct op_builder {
   shlo_op *op;
+  const char *at; /* where the op's name starts, for diagnostics */
   int cap_operands, cap_attrs, cap_regions;
   const shlo_type **result_types;
   int n_result_types;
