@@ -13,11 +13,20 @@ static void usage(FILE *f) {
           "[--entry NAME] [--explain]\n"
           "      run the entry function (@main, or the only function) and "
           "print its results\n"
-          "  test [--timeout SECONDS] PATH...\n"
+          "  test [--timeout SECONDS] [--in-process] PATH...\n"
           "      run every case (split at '// -----') of the .mlir files "
           "under PATH and evaluate\n"
           "      their checks; prints PASS/FAIL/SKIP per case and a summary "
-          "line\n"
+          "line;\n"
+          "      --in-process runs cases without a child process each (for "
+          "leak checkers)\n"
+          "  verify [--expect-diagnostics] [--quiet] PATH...\n"
+          "      verify every case of the .mlir files under PATH against the "
+          "spec's constraints;\n"
+          "      prints each diagnostic and a summary line; with "
+          "--expect-diagnostics a case\n"
+          "      passes when errors fall exactly on its expected-error "
+          "lines\n"
           "  print FILE.mlir\n"
           "      parse FILE and print it back in generic form\n");
 }
@@ -30,6 +39,7 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (!strcmp(cmd, "run")) return cli_run(argc - 2, argv + 2);
   if (!strcmp(cmd, "test")) return cli_test(argc - 2, argv + 2);
+  if (!strcmp(cmd, "verify")) return cli_verify(argc - 2, argv + 2);
   if (!strcmp(cmd, "print")) return cli_print(argc - 2, argv + 2);
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
     usage(stdout);

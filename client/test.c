@@ -180,14 +180,19 @@ typedef struct file_run {
   const char *file;
   const char *args_text;
   double timeout;
+  bool in_process; /* no child per case: for leak checkers and debuggers */
   tally *t;
 } file_run;
 
 static int test_one(void *ctx, const test_case *c) {
   file_run *fr = ctx;
   char msg[SHLO_DIAG_MAX + 512];
-  result_kind r = run_isolated(fr->file, c->text, c->len, fr->args_text,
-                               fr->timeout, msg, sizeof msg);
+  result_kind r =
+      fr->in_process
+          ? run_case(fr->file, c->text, c->len, fr->args_text, fr->timeout,
+                     msg, sizeof msg)
+          : run_isolated(fr->file, c->text, c->len, fr->args_text,
+                         fr->timeout, msg, sizeof msg);
   for (char *p = msg; *p; p++)
     if (*p == '\n') *p = ' ';
   if (r == R_PASS) {
@@ -203,7 +208,8 @@ static int test_one(void *ctx, const test_case *c) {
   return 0;
 }
 
-static void test_file(const char *file, double timeout, tally *t) {
+static void test_file(const char *file, double timeout, bool in_process,
+                      tally *t) {
   size_t len;
   char *text = cli_read_file(file, &len);
   if (!text) {
@@ -212,7 +218,7 @@ static void test_file(const char *file, double timeout, tally *t) {
     return;
   }
   char *args_text = run_line_args(text);
-  file_run fr = {file, args_text, timeout, t};
+  file_run fr = {file, args_text, timeout, in_process, t};
   if (cases_split(text, len, test_one, &fr) < 0) {
     printf("FAIL %s:1: out of memory\n", file);
     t->fail++;
@@ -223,6 +229,7 @@ static void test_file(const char *file, double timeout, tally *t) {
 
 int cli_test(int argc, char **argv) {
   double timeout = 60;
+  bool in_process = false;
   file_list files = {0};
   int rc = 0;
   for (int i = 0; i < argc && !rc; i++) {
@@ -233,6 +240,8 @@ int cli_test(int argc, char **argv) {
         fprintf(stderr, "shlo test: --timeout needs a positive number\n");
         rc = 2;
       }
+    } else if (!strcmp(argv[i], "--in-process")) {
+      in_process = true;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "shlo test: unknown option '%s'\n", argv[i]);
       rc = 2;
@@ -241,11 +250,12 @@ int cli_test(int argc, char **argv) {
     }
   }
   if (!rc && files.n == 0) {
-    fprintf(stderr, "usage: shlo test [--timeout SECONDS] PATH...\n");
+    fprintf(stderr,
+            "usage: shlo test [--timeout SECONDS] [--in-process] PATH...\n");
     rc = 2;
   }
   tally t = {0};
-  for (size_t i = 0; i < files.n && !rc; i++) test_file(files.v[i], timeout, &t);
+  for (size_t i = 0; i < files.n && !rc; i++) test_file(files.v[i], timeout, in_process, &t);
   cases_free_files(&files);
   if (rc) return rc;
   printf("%d passed, %d failed, %d skipped\n", t.pass, t.fail, t.skip);

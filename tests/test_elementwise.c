@@ -17,49 +17,27 @@
 
 #include <cmocka.h>
 
+#include "harness.h"
+
 #include "shlo/engine.h"
 
-/* Parse, compile and run `text`; the status of the first stage that fails
- * (its diagnostic printed unless quiet), or SHLO_OK. */
-static shlo_status run_text_q(const char *text, int quiet) {
-  shlo_module *m = NULL;
-  shlo_executable *e = NULL;
-  shlo_value **res = NULL;
-  int n_res = 0;
-  shlo_diag d;
-  char buf[SHLO_DIAG_MAX + 256];
-  shlo_diag_clear(&d);
-  shlo_status st = shlo_parse_module(text, strlen(text), "test.mlir", &m, &d);
-  if (st == SHLO_OK) st = shlo_compile(m, NULL, &e, &d);
-  if (st == SHLO_OK) st = shlo_execute(e, NULL, NULL, 0, &res, &n_res, &d);
-  if (st != SHLO_OK && !quiet) {
-    shlo_diag_format(&d, buf, sizeof buf);
-    print_message("%s: %s\n", shlo_status_name(st), buf);
-  }
-  for (int i = 0; i < n_res; i++) shlo_value_unref(res[i]);
-  free(res);
-  if (e) shlo_executable_free(e);
-  if (m) shlo_module_free(m);
-  return st;
-}
 
 /* A program: @main with the given body lines. */
-#define PROG(...) "func.func @main() {\n" __VA_ARGS__ "  func.return\n}\n"
-#define RUN_OK(...) assert_int_equal(run_text_q(PROG(__VA_ARGS__), 0), SHLO_OK)
+#define RUN_OK(...) assert_int_equal(harness_run(PROG(__VA_ARGS__), 0), SHLO_OK)
 
 /* ---- the harness itself ---- */
 
 static void test_wrong_expectation_fails(void **state) {
   (void)state;
   assert_int_equal(
-      run_text_q(PROG("  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>\n"
+      harness_run(PROG("  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>\n"
                       "  %1 = stablehlo.add %0, %0 : tensor<2xi32>\n"
                       "  check.expect_eq_const %1, dense<[2, 5]> : tensor<2xi32>\n"),
                  1),
       SHLO_ECHECK);
   /* 0.1f * 0.1f is 0.0100000007f, one ulp above 0.01f: caught */
   assert_int_equal(
-      run_text_q(PROG("  %0 = stablehlo.constant dense<0.1> : tensor<f32>\n"
+      harness_run(PROG("  %0 = stablehlo.constant dense<0.1> : tensor<f32>\n"
                       "  %1 = stablehlo.multiply %0, %0 : tensor<f32>\n"
                       "  check.expect_eq_const %1, dense<0.01> : tensor<f32>\n"),
                  1),
@@ -68,12 +46,12 @@ static void test_wrong_expectation_fails(void **state) {
 
 static void test_unsupported_type_fails_to_compile(void **state) {
   (void)state;
-  shlo_status st = run_text_q(
+  shlo_status st = harness_run(
       PROG("  %0 = stablehlo.constant dense<[1.0]> : tensor<1xf32>\n"
            "  %1 = stablehlo.shift_left %0, %0 : tensor<1xf32>\n"),
       1);
   assert_true(st == SHLO_EUNSUPPORTED || st == SHLO_EVERIFY);
-  st = run_text_q(PROG("  %0 = stablehlo.constant dense<[1]> : tensor<1xi32>\n"
+  st = harness_run(PROG("  %0 = stablehlo.constant dense<[1]> : tensor<1xi32>\n"
                        "  %1 = stablehlo.sine %0 : tensor<1xi32>\n"),
                   1);
   assert_true(st == SHLO_EUNSUPPORTED || st == SHLO_EVERIFY);

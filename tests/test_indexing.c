@@ -19,34 +19,13 @@
 
 #include <cmocka.h>
 
+#include "harness.h"
+
 #include "shlo/engine.h"
 
-/* Parse, compile and run `text`; the status of the first stage that fails
- * (its diagnostic printed unless quiet), or SHLO_OK. */
-static shlo_status run_text_q(const char *text, bool quiet) {
-  shlo_module *m = NULL;
-  shlo_executable *e = NULL;
-  shlo_value **res = NULL;
-  int n_res = 0;
-  shlo_diag d;
-  char buf[SHLO_DIAG_MAX + 256];
-  shlo_diag_clear(&d);
-  shlo_status st = shlo_parse_module(text, strlen(text), "test.mlir", &m, &d);
-  if (st == SHLO_OK) st = shlo_compile(m, NULL, &e, &d);
-  if (st == SHLO_OK) st = shlo_execute(e, NULL, NULL, 0, &res, &n_res, &d);
-  if (st != SHLO_OK && !quiet) {
-    shlo_diag_format(&d, buf, sizeof buf);
-    print_message("%s: %s\n", shlo_status_name(st), buf);
-  }
-  for (int i = 0; i < n_res; i++) shlo_value_unref(res[i]);
-  free(res);
-  if (e) shlo_executable_free(e);
-  if (m) shlo_module_free(m);
-  return st;
-}
 
-#define RUN_OK(text) assert_int_equal(run_text_q(text, false), SHLO_OK)
-#define RUN_STATUS(text, st) assert_int_equal(run_text_q(text, true), st)
+#define RUN_OK(text) assert_int_equal(harness_run(text, false), SHLO_OK)
+#define RUN_STATUS(text, st) assert_int_equal(harness_run(text, true), st)
 
 /* ---- gather ---- */
 
@@ -395,7 +374,7 @@ static shlo_status scatter1d(const char *ty, const char *op, const char *in,
            "  func.return\n"
            "}\n",
            in, ty, upd, ty, ty, ty, op, ty, ty, ty, ty, ty, expect, ty);
-  return run_text_q(buf, false);
+  return harness_run(buf, false);
 }
 
 #define S1D(ty, op, in, upd, expect) \

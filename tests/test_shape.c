@@ -15,33 +15,16 @@
 
 #include <cmocka.h>
 
-#include "shlo/engine.h"
+#include "harness.h"
 
-/* Parse, compile and run `text`; the status of the first stage that fails
- * (its diagnostic printed), or SHLO_OK. */
-static shlo_status run_text(const char *text) {
-  shlo_module *m = NULL;
-  shlo_executable *e = NULL;
-  shlo_value **res = NULL;
-  int n_res = 0;
-  shlo_diag d;
-  char buf[SHLO_DIAG_MAX + 256];
-  shlo_diag_clear(&d);
-  shlo_status st = shlo_parse_module(text, strlen(text), "test.mlir", &m, &d);
-  if (st == SHLO_OK) st = shlo_compile(m, NULL, &e, &d);
-  if (st == SHLO_OK) st = shlo_execute(e, NULL, NULL, 0, &res, &n_res, &d);
-  if (st != SHLO_OK) {
-    shlo_diag_format(&d, buf, sizeof buf);
-    print_message("%s: %s\n", shlo_status_name(st), buf);
-  }
-  for (int i = 0; i < n_res; i++) shlo_value_unref(res[i]);
-  free(res);
-  if (e) shlo_executable_free(e);
-  if (m) shlo_module_free(m);
-  return st;
+static shlo_status harness_run_loud(const char *text) {
+  return harness_run(text, false);
 }
 
-#define RUN_OK(text) assert_int_equal(run_text(text), SHLO_OK)
+#include "shlo/engine.h"
+
+
+#define RUN_OK(text) assert_int_equal(harness_run_loud(text), SHLO_OK)
 
 /* ---- transpose ---- */
 
@@ -341,7 +324,7 @@ static void test_iota_types(void **state) {
 static void test_wrong_expectation(void **state) {
   (void)state;
   assert_int_equal(
-      run_text("func.func @main() {\n"
+      harness_run_loud("func.func @main() {\n"
                "  %0 = stablehlo.constant dense<[[1, 2], [3, 4]]>"
                " : tensor<2x2xi32>\n"
                "  %1 = stablehlo.transpose %0, dims = [1, 0]"
@@ -358,7 +341,7 @@ static void test_wrong_expectation(void **state) {
 static void test_bad_permutation(void **state) {
   (void)state;
   assert_int_not_equal(
-      run_text("func.func @main() {\n"
+      harness_run_loud("func.func @main() {\n"
                "  %0 = stablehlo.constant dense<[[1, 2], [3, 4]]>"
                " : tensor<2x2xi32>\n"
                "  %1 = \"stablehlo.transpose\"(%0)"

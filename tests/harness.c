@@ -1,0 +1,32 @@
+/* Test harness: text -> module -> executable -> execution. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+shlo_status harness_run(const char *text, bool quiet) {
+  shlo_module *m = NULL;
+  shlo_executable *e = NULL;
+  shlo_value **res = NULL;
+  int n_res = 0;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  shlo_status st = shlo_parse_module(text, strlen(text), "test.mlir", &m, &d);
+  if (st == SHLO_OK) st = shlo_compile(m, NULL, &e, &d);
+  if (st == SHLO_OK) st = shlo_execute(e, NULL, NULL, 0, &res, &n_res, &d);
+  if (st != SHLO_OK && !quiet) {
+    char buf[SHLO_DIAG_MAX + 256];
+    shlo_diag_format(&d, buf, sizeof buf);
+    print_message("%s: %s\n", shlo_status_name(st), buf);
+  }
+  for (int i = 0; i < n_res; i++) shlo_value_unref(res[i]);
+  free(res);
+  shlo_executable_free(e);
+  shlo_module_free(m);
+  return st;
+}
