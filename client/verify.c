@@ -41,6 +41,8 @@ static int expected_lines(const char *text, size_t len, int **out) {
     while ((a = memmem(a, (size_t)(eol - a), "expected-error", 14))) {
       a += 14;
       int target = line;
+      if (a + 3 <= eol && !strncmp(a, "-re", 3)) a += 3;
+      while (a < eol && *a == ' ') a++;
       if (a < eol && *a == '@') {
         char *e;
         long off = strtol(a + 1, &e, 10);
