@@ -1,0 +1,238 @@
+/* The compiler and executor: plans, liveness, arguments, control flow,
+ * deadlines and cancellation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+typedef struct compiled {
+  shlo_module *m;
+  shlo_executable *e;
+} compiled;
+
+static compiled compile_text(const char *text) {
+  compiled c = {0};
+  shlo_diag d;
+  shlo_status st = shlo_parse_module(text, strlen(text), "t.mlir", &c.m, &d);
+  if (st) fail_msg("parse: %s", d.message);
+  st = shlo_compile(c.m, NULL, &c.e, &d);
+  if (st) fail_msg("compile: %s", d.message);
+  return c;
+}
+
+static void release(compiled *c) {
+  shlo_executable_free(c->e);
+  shlo_module_free(c->m);
+}
+
+static char *explain(const shlo_executable *e) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  shlo_executable_explain(e, f);
+  fclose(f);
+  return buf;
+}
+
+static const char *chain =
+    "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "  %0 = stablehlo.add %a, %a : tensor<4xf32>\n"
+    "  %1 = stablehlo.multiply %0, %0 : tensor<4xf32>\n"
+    "  %2 = stablehlo.negate %1 : tensor<4xf32>\n"
+    "  func.return %2 : tensor<4xf32>\n}\n";
+
+/* Each value is freed right after its last use: slot 1 (%0) dies at the
+ * multiply, slot 2 (%1) at the negate; the result slot is never freed. */
+static void plans_free_values_after_last_use(void **state) {
+  (void)state;
+  compiled c = compile_text(chain);
+  char *text = explain(c.e);
+  assert_non_null(strstr(text, "plan main: 1 args, 4 slots, 3 steps, results [3]"));
+  assert_non_null(strstr(text, "0: stablehlo.add (0, 0) -> (1) free [0]"));
+  assert_non_null(strstr(text, "1: stablehlo.multiply (1, 1) -> (2) free [1]"));
+  assert_non_null(strstr(text, "2: stablehlo.negate (2) -> (3) free [2]"));
+  free(text);
+  release(&c);
+}
+
+static void arguments_are_checked_and_results_returned(void **state) {
+  (void)state;
+  compiled c = compile_text(chain);
+  shlo_diag d;
+  shlo_value **res;
+  int n;
+  int64_t four = 4, three = 3;
+  shlo_value *a = shlo_tensor_new(SHLO_F32, 1, &four);
+  for (int i = 0; i < 4; i++) ((float *)a->data)[i] = (float)i;
+  assert_int_equal(shlo_execute(c.e, NULL, &a, 1, &res, &n, &d), SHLO_OK);
+  assert_int_equal(n, 1);
+  assert_true(((float *)res[0]->data)[3] == -36.0f);
+  /* The argument is borrowed: still ours, unchanged. */
+  assert_true(((float *)a->data)[3] == 3.0f);
+  shlo_value_unref(res[0]);
+  free(res);
+  assert_int_equal(shlo_execute(c.e, NULL, NULL, 0, &res, &n, &d), SHLO_EINPUT);
+  assert_non_null(strstr(d.message, "takes 1 arguments"));
+  shlo_value *wrong = shlo_tensor_new(SHLO_F32, 1, &three);
+  assert_int_equal(shlo_execute(c.e, NULL, &wrong, 1, &res, &n, &d),
+                   SHLO_EINPUT);
+  assert_non_null(strstr(d.message, "tensor<4xf32>"));
+  shlo_value_unref(wrong);
+  shlo_value_unref(a);
+  release(&c);
+}
+
+static void regions_capture_outer_values(void **state) {
+  (void)state;
+  assert_int_equal(
+      harness_run(PROG(
+          "  %k = stablehlo.constant dense<3> : tensor<i64>\n"
+          "  %z = stablehlo.constant dense<0> : tensor<i64>\n"
+          "  %r:2 = stablehlo.while(%i = %z, %s = %z) : tensor<i64>, "
+          "tensor<i64>\n"
+          "  cond {\n"
+          "    %c = stablehlo.compare LT, %i, %k : (tensor<i64>, tensor<i64>) "
+          "-> tensor<i1>\n"
+          "    stablehlo.return %c : tensor<i1>\n"
+          "  } do {\n"
+          "    %one = stablehlo.constant dense<1> : tensor<i64>\n"
+          "    %i2 = stablehlo.add %i, %one : tensor<i64>\n"
+          "    %s2 = stablehlo.add %s, %k : tensor<i64>\n"
+          "    stablehlo.return %i2, %s2 : tensor<i64>, tensor<i64>\n"
+          "  }\n"
+          "  %p = stablehlo.compare GT, %r#1, %k : (tensor<i64>, tensor<i64>) "
+          "-> tensor<i1>\n"
+          "  %x = \"stablehlo.if\"(%p) ({\n"
+          "    stablehlo.return %r#1 : tensor<i64>\n"
+          "  }, {\n"
+          "    stablehlo.return %k : tensor<i64>\n"
+          "  }) : (tensor<i1>) -> tensor<i64>\n"
+          "  check.expect_eq_const %x, dense<9> : tensor<i64>\n"),
+          false),
+      SHLO_OK);
+}
+
+static void calls_run_callee_plans(void **state) {
+  (void)state;
+  const char *text =
+      "func.func @twice(%a: tensor<2xi32>) -> tensor<2xi32> {\n"
+      "  %0 = stablehlo.add %a, %a : tensor<2xi32>\n"
+      "  func.return %0 : tensor<2xi32>\n}\n"
+      "func.func @main() {\n"
+      "  %c = stablehlo.constant dense<[1, -2]> : tensor<2xi32>\n"
+      "  %0 = func.call @twice(%c) : (tensor<2xi32>) -> tensor<2xi32>\n"
+      "  %1 = call @twice(%0) : (tensor<2xi32>) -> tensor<2xi32>\n"
+      "  check.expect_eq_const %1, dense<[4, -8]> : tensor<2xi32>\n"
+      "  func.return\n}\n";
+  assert_int_equal(harness_run(text, false), SHLO_OK);
+  const char *rec =
+      "func.func @main() {\n"
+      "  func.call @main() : () -> ()\n"
+      "  func.return\n}\n";
+  assert_int_equal(harness_run(rec, true), SHLO_EUNSUPPORTED);
+}
+
+static const char *endless =
+    "func.func @main() -> tensor<i64> {\n"
+    "  %z = stablehlo.constant dense<0> : tensor<i64>\n"
+    "  %r = stablehlo.while(%i = %z) : tensor<i64>\n"
+    "  cond {\n"
+    "    %t = stablehlo.constant dense<true> : tensor<i1>\n"
+    "    stablehlo.return %t : tensor<i1>\n"
+    "  } do {\n"
+    "    %one = stablehlo.constant dense<1> : tensor<i64>\n"
+    "    %i2 = stablehlo.add %i, %one : tensor<i64>\n"
+    "    stablehlo.return %i2 : tensor<i64>\n"
+    "  }\n"
+    "  func.return %r : tensor<i64>\n}\n";
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void a_deadline_stops_an_endless_loop(void **state) {
+  (void)state;
+  compiled c = compile_text(endless);
+  shlo_exec_opts opts = {.timeout_s = 0.2};
+  shlo_diag d;
+  shlo_value **res;
+  int n;
+  double t0 = now();
+  assert_int_equal(shlo_execute(c.e, &opts, NULL, 0, &res, &n, &d),
+                   SHLO_ETIMEOUT);
+  assert_true(now() - t0 < 2.0);
+  assert_non_null(strstr(d.message, "stablehlo.while"));
+  assert_int_equal(d.line, 3);
+  release(&c);
+}
+
+static void a_set_cancel_flag_stops_execution(void **state) {
+  (void)state;
+  compiled c = compile_text(endless);
+  atomic_int cancel;
+  atomic_init(&cancel, 1);
+  shlo_exec_opts opts = {.cancel = &cancel};
+  shlo_diag d;
+  shlo_value **res;
+  int n;
+  shlo_status st = shlo_execute(c.e, &opts, NULL, 0, &res, &n, &d);
+  assert_true(st == SHLO_ECANCELED || st == SHLO_ETIMEOUT);
+  release(&c);
+}
+
+static void unknown_ops_are_named_not_run(void **state) {
+  (void)state;
+  shlo_module *m;
+  shlo_executable *e;
+  shlo_diag d;
+  const char *text =
+      PROG("  %0 = \"mydialect.frobnicate\"() : () -> tensor<f32>\n");
+  assert_int_equal(shlo_parse_module(text, strlen(text), "t.mlir", &m, &d), 0);
+  assert_int_equal(shlo_compile(m, NULL, &e, &d), SHLO_EUNSUPPORTED);
+  assert_non_null(strstr(d.message, "mydialect.frobnicate"));
+  assert_int_equal(d.line, 2);
+  shlo_module_free(m);
+}
+
+static void failed_checks_say_which_element(void **state) {
+  (void)state;
+  shlo_module *m;
+  shlo_executable *e;
+  shlo_diag d;
+  shlo_value **res;
+  int n;
+  const char *text =
+      PROG("  %0 = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>\n"
+           "  check.expect_almost_eq_const %0, dense<[1.0, 2.0, 3.5]> : "
+           "tensor<3xf32>\n");
+  assert_int_equal(shlo_parse_module(text, strlen(text), "t.mlir", &m, &d), 0);
+  assert_int_equal(shlo_compile(m, NULL, &e, &d), 0);
+  assert_int_equal(shlo_execute(e, NULL, NULL, 0, &res, &n, &d), SHLO_ECHECK);
+  assert_non_null(strstr(d.message, "element 2: got 3, expected 3.5"));
+  shlo_executable_free(e);
+  shlo_module_free(m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(plans_free_values_after_last_use),
+      cmocka_unit_test(arguments_are_checked_and_results_returned),
+      cmocka_unit_test(regions_capture_outer_values),
+      cmocka_unit_test(calls_run_callee_plans),
+      cmocka_unit_test(a_deadline_stops_an_endless_loop),
+      cmocka_unit_test(a_set_cancel_flag_stops_execution),
+      cmocka_unit_test(unknown_ops_are_named_not_run),
+      cmocka_unit_test(failed_checks_say_which_element),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
