@@ -34,6 +34,7 @@
 #include "floatfmt.h"
 #include "ops.h"
 #include "plan.h"
+#include "pool.h"
 
 /* ---- parameters and kernels ---- */
 
@@ -81,37 +82,61 @@ static shlo_status ew_begin(const shlo_step *s, shlo_value *const *in,
   return SHLO_OK;
 }
 
+/* Large tensors are split across the pool in chunks of elements; every
+ * loop works on any contiguous sub-range, each operand advancing by its own
+ * element size (a scalar select/clamp operand, stride 0, stays put). */
+#define EW_GRAIN (1 << 15)
+
+typedef struct ew_run {
+  const ew_params *p;
+  int arity;
+  char *d;
+  const char *x[3];
+  size_t dsz, xsz[3];
+} ew_run;
+
+static void ew_chunk(void *ctx, int64_t lo, int64_t hi) {
+  const ew_run *r = ctx;
+  const ew_params *p = r->p;
+  const char *x[3];
+  for (int k = 0; k < r->arity; k++) x[k] = r->x[k] + (size_t)lo * r->xsz[k];
+  char *d = r->d + (size_t)lo * r->dsz;
+  int64_t n = hi - lo;
+  if (r->arity == 1) p->un(d, x[0], n, p);
+  else if (r->arity == 2) p->bin(d, x[0], x[1], n, p);
+  else p->tern(d, x[0], x[1], x[2], n, p);
+}
+
+static shlo_status ew_kernel(const shlo_step *s, shlo_value *const *in,
+                             shlo_value **out, shlo_exec *ex, int arity) {
+  const ew_params *p = s->params;
+  shlo_value *res;
+  shlo_status st = ew_begin(s, in, ex, &res);
+  if (st != SHLO_OK) return st;
+  ew_run r = {p, arity, res->data, {0}, shlo_elem_size(p->out_elem), {0}};
+  for (int k = 0; k < arity; k++) {
+    r.x[k] = in[k]->data;
+    bool scalar = arity == 3 ? p->stride[k] == 0 : false;
+    r.xsz[k] = scalar ? 0 : shlo_elem_size(in[k]->elem);
+  }
+  shlo_parallel_for(p->numel, EW_GRAIN, ew_chunk, &r);
+  out[0] = res;
+  return SHLO_OK;
+}
+
 static shlo_status k_unary(const shlo_step *s, shlo_value *const *in,
                            shlo_value **out, shlo_exec *ex) {
-  const ew_params *p = s->params;
-  shlo_value *r;
-  shlo_status st = ew_begin(s, in, ex, &r);
-  if (st != SHLO_OK) return st;
-  p->un(r->data, in[0]->data, p->numel, p);
-  out[0] = r;
-  return SHLO_OK;
+  return ew_kernel(s, in, out, ex, 1);
 }
 
 static shlo_status k_binary(const shlo_step *s, shlo_value *const *in,
                             shlo_value **out, shlo_exec *ex) {
-  const ew_params *p = s->params;
-  shlo_value *r;
-  shlo_status st = ew_begin(s, in, ex, &r);
-  if (st != SHLO_OK) return st;
-  p->bin(r->data, in[0]->data, in[1]->data, p->numel, p);
-  out[0] = r;
-  return SHLO_OK;
+  return ew_kernel(s, in, out, ex, 2);
 }
 
 static shlo_status k_ternary(const shlo_step *s, shlo_value *const *in,
                              shlo_value **out, shlo_exec *ex) {
-  const ew_params *p = s->params;
-  shlo_value *r;
-  shlo_status st = ew_begin(s, in, ex, &r);
-  if (st != SHLO_OK) return st;
-  p->tern(r->data, in[0]->data, in[1]->data, in[2]->data, p->numel, p);
-  out[0] = r;
-  return SHLO_OK;
+  return ew_kernel(s, in, out, ex, 3);
 }
 
 /* ---- storage type lists ---- */

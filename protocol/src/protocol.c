@@ -1,0 +1,778 @@
+/* The JSON codec of PROTOCOL.md: errors, tensors, execution requests and
+ * responses.  Parsing uses cJSON; numeric payloads are written as one raw
+ * JSON text per tensor (exact 64-bit integers, shortest round-trip floats). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shlo/protocol.h"
+#include "sbuf.h"
+
+/* ---- errors ---- */
+
+static const char *const err_names[] = {
+#define E(e, s, h) s,
+    SHLO_PROTO_ERRORS(E)
+#undef E
+};
+static const int err_http[] = {
+#define E(e, s, h) h,
+    SHLO_PROTO_ERRORS(E)
+#undef E
+};
+
+const char *shlo_proto_err_name(shlo_proto_err_kind k) {
+  return (unsigned)k < SHLO_PERR_COUNT ? err_names[k] : "runtime";
+}
+
+int shlo_proto_err_http(shlo_proto_err_kind k) {
+  return (unsigned)k < SHLO_PERR_COUNT ? err_http[k] : 500;
+}
+
+int shlo_proto_fail(shlo_proto_error *e, shlo_proto_err_kind kind,
+                    const char *fmt, ...) {
+  e->kind = kind;
+  e->http = shlo_proto_err_http(kind);
+  e->line = e->column = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->message, sizeof e->message, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+void shlo_proto_from_status(shlo_proto_error *e, int status,
+                            const char *message, int line, int column) {
+  shlo_proto_err_kind k;
+  switch (status) {
+  case SHLO_EPARSE: k = SHLO_PERR_PARSE; break;
+  case SHLO_EVERIFY:
+  case SHLO_EUNSUPPORTED: k = SHLO_PERR_VERIFY; break;
+  case SHLO_EINPUT: k = SHLO_PERR_INPUT; break;
+  case SHLO_ETIMEOUT:
+  case SHLO_ECANCELED: k = SHLO_PERR_TIMEOUT; break;
+  case SHLO_ELIMIT: k = SHLO_PERR_LIMIT; break;
+  default: k = SHLO_PERR_RUNTIME; break;
+  }
+  shlo_proto_fail(e, k, "%s", message && *message ? message
+                                                  : shlo_status_message(status));
+  e->line = line;
+  e->column = column;
+}
+
+char *shlo_proto_error_json(const shlo_proto_error *e) {
+  cJSON *root = cJSON_CreateObject(), *o = cJSON_CreateObject();
+  char *s = NULL;
+  if (!root || !o) goto done;
+  cJSON_AddItemToObject(root, "error", o);
+  cJSON_AddStringToObject(o, "kind", shlo_proto_err_name(e->kind));
+  cJSON_AddStringToObject(o, "message", e->message);
+  if (e->line > 0) cJSON_AddNumberToObject(o, "line", e->line);
+  if (e->column > 0) cJSON_AddNumberToObject(o, "column", e->column);
+  o = NULL;
+  s = cJSON_PrintUnformatted(root);
+done:
+  cJSON_Delete(o);
+  cJSON_Delete(root);
+  return s;
+}
+
+bool shlo_proto_error_parse(const char *body, size_t len,
+                            shlo_proto_error *e) {
+  cJSON *root = cJSON_ParseWithLength(body, len);
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "error");
+  const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "kind");
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "message");
+  bool ok = cJSON_IsString(k) && cJSON_IsString(m);
+  if (ok) {
+    e->kind = SHLO_PERR_RUNTIME;
+    for (int i = 0; i < SHLO_PERR_COUNT; i++)
+      if (!strcmp(err_names[i], k->valuestring)) e->kind = i;
+    e->http = shlo_proto_err_http(e->kind);
+    snprintf(e->message, sizeof e->message, "%s", m->valuestring);
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "line");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "column");
+    e->line = cJSON_IsNumber(l) ? l->valueint : 0;
+    e->column = cJSON_IsNumber(c) ? c->valueint : 0;
+  }
+  cJSON_Delete(root);
+  return ok;
+}
+
+/* ---- dtypes ---- */
+
+static const struct {
+  const char *alias;
+  shlo_elem_type t;
+} dtype_aliases[] = {
+    {"bool", SHLO_I1},      {"int8", SHLO_SI8},     {"int16", SHLO_SI16},
+    {"int32", SHLO_SI32},   {"int64", SHLO_SI64},   {"uint8", SHLO_UI8},
+    {"uint16", SHLO_UI16},  {"uint32", SHLO_UI32},  {"uint64", SHLO_UI64},
+    {"float16", SHLO_F16},  {"bfloat16", SHLO_BF16}, {"float32", SHLO_F32},
+    {"float64", SHLO_F64},  {"c64", SHLO_C64},      {"c128", SHLO_C128},
+    {"complex64", SHLO_C64}, {"complex128", SHLO_C128},
+};
+
+int shlo_proto_dtype_parse(const char *s) {
+  for (size_t i = 0; i < sizeof dtype_aliases / sizeof *dtype_aliases; i++)
+    if (!strcmp(s, dtype_aliases[i].alias)) return dtype_aliases[i].t;
+  return shlo_elem_from_name(s, strlen(s));
+}
+
+const char *shlo_proto_dtype_name(shlo_elem_type t) {
+  return shlo_elem_name(t);
+}
+
+/* ---- base64 and UTF-8 ---- */
+
+static const char b64_chars[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *shlo_proto_b64_encode(const void *data, size_t len) {
+  const unsigned char *p = data;
+  char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
+  if (!out) return NULL;
+  size_t i = 0;
+  for (; i + 2 < len; i += 3) {
+    uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+    *o++ = b64_chars[v >> 18];
+    *o++ = b64_chars[(v >> 12) & 63];
+    *o++ = b64_chars[(v >> 6) & 63];
+    *o++ = b64_chars[v & 63];
+  }
+  if (i < len) {
+    uint32_t v = (uint32_t)p[i] << 16;
+    if (i + 1 < len) v |= (uint32_t)p[i + 1] << 8;
+    *o++ = b64_chars[v >> 18];
+    *o++ = b64_chars[(v >> 12) & 63];
+    *o++ = i + 1 < len ? b64_chars[(v >> 6) & 63] : '=';
+    *o++ = '=';
+  }
+  *o = 0;
+  return out;
+}
+
+static int b64_val(unsigned char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+' || c == '-') return 62;
+  if (c == '/' || c == '_') return 63;
+  return -1;
+}
+
+int64_t shlo_proto_b64_decode(const char *s, size_t len, void *out,
+                              size_t cap) {
+  unsigned char *o = out;
+  size_t n = 0;
+  uint32_t acc = 0;
+  int bits = 0;
+  bool pad = false;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '=') {
+      pad = true;
+      continue;
+    }
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    int v = b64_val(c);
+    if (v < 0 || pad) return -1;
+    acc = acc << 6 | (uint32_t)v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      if (n >= cap) return -1;
+      o[n++] = (unsigned char)(acc >> bits);
+    }
+  }
+  if (bits >= 6) return -1; /* a dangling sextet */
+  return (int64_t)n;
+}
+
+int64_t shlo_proto_utf8_check(const char *str, size_t len) {
+  const unsigned char *s = (const unsigned char *)str;
+  size_t i = 0;
+  while (i < len) {
+    unsigned char c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    int n;
+    uint32_t cp;
+    if (c >= 0xC2 && c <= 0xDF) n = 1, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF) n = 2, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4) n = 3, cp = c & 0x07;
+    else return (int64_t)i;
+    if (i + (size_t)n >= len) return (int64_t)i;
+    for (int k = 1; k <= n; k++) {
+      if ((s[i + k] & 0xC0) != 0x80) return (int64_t)i;
+      cp = cp << 6 | (s[i + k] & 0x3F);
+    }
+    if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+      return (int64_t)i;
+    i += (size_t)n + 1;
+  }
+  return -1;
+}
+
+/* ---- tensors: decoding ---- */
+
+typedef struct filler {
+  shlo_value *v;
+  int64_t i;
+  const char *path;
+  shlo_proto_error *err;
+} filler;
+
+static bool special_float(const char *s, double *x) {
+  if (!strcmp(s, "NaN") || !strcmp(s, "nan")) *x = NAN;
+  else if (!strcmp(s, "Infinity") || !strcmp(s, "inf") || !strcmp(s, "+inf"))
+    *x = INFINITY;
+  else if (!strcmp(s, "-Infinity") || !strcmp(s, "-inf")) *x = -INFINITY;
+  else return false;
+  return true;
+}
+
+static int leaf_float(filler *f, const cJSON *j, double *x) {
+  if (cJSON_IsNumber(j)) {
+    *x = j->valuedouble;
+    return 0;
+  }
+  if (cJSON_IsString(j) && special_float(j->valuestring, x)) return 0;
+  return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                         "%s.data[%lld]: expected a number or \"NaN\", "
+                         "\"Infinity\", \"-Infinity\" for %s",
+                         f->path, (long long)f->i, shlo_elem_name(f->v->elem));
+}
+
+static int set_leaf(filler *f, const cJSON *j) {
+  shlo_value *v = f->v;
+  if (f->i >= v->numel)
+    return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                           "%s.data: more elements than the shape's %lld",
+                           f->path, (long long)v->numel);
+  shlo_elem_type t = v->elem;
+  int bits = shlo_elem_bits(t);
+  switch (shlo_elem_class_of(t)) {
+  case SHLO_CLASS_FLOAT: {
+    double x;
+    if (leaf_float(f, j, &x)) return -1;
+    shlo_tensor_set_f64(v, f->i, x);
+    break;
+  }
+  case SHLO_CLASS_COMPLEX: {
+    double re, im = 0;
+    if (cJSON_IsArray(j)) {
+      if (cJSON_GetArraySize(j) != 2)
+        return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                               "%s.data[%lld]: a complex element is [re, im]",
+                               f->path, (long long)f->i);
+      if (leaf_float(f, j->child, &re) || leaf_float(f, j->child->next, &im))
+        return -1;
+    } else if (leaf_float(f, j, &re)) {
+      return -1;
+    }
+    char *p = (char *)v->data + (size_t)f->i * shlo_elem_size(t);
+    if (t == SHLO_C64) {
+      float pr[2] = {(float)re, (float)im};
+      memcpy(p, pr, sizeof pr);
+    } else {
+      double pr[2] = {re, im};
+      memcpy(p, pr, sizeof pr);
+    }
+    break;
+  }
+  case SHLO_CLASS_BOOL:
+    if (cJSON_IsBool(j)) {
+      shlo_tensor_set_i64(v, f->i, cJSON_IsTrue(j));
+    } else if (cJSON_IsNumber(j) && (j->valuedouble == 0 || j->valuedouble == 1)) {
+      shlo_tensor_set_i64(v, f->i, (int64_t)j->valuedouble);
+    } else {
+      return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                             "%s.data[%lld]: expected true, false, 0 or 1 "
+                             "for i1", f->path, (long long)f->i);
+    }
+    break;
+  default: { /* SINT, UINT */
+    bool is_signed = shlo_elem_class_of(t) == SHLO_CLASS_SINT;
+    double lo = is_signed ? -ldexp(1, bits - 1) : 0;
+    double hi = is_signed ? ldexp(1, bits - 1) : ldexp(1, bits); /* exclusive */
+    int64_t x;
+    if (cJSON_IsNumber(j)) {
+      double d = j->valuedouble;
+      if (d != floor(d) || d < lo || d >= hi)
+        return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                               "%s.data[%lld]: %.17g is not a %s value",
+                               f->path, (long long)f->i, d, shlo_elem_name(t));
+      x = is_signed ? (int64_t)d : (int64_t)(uint64_t)d;
+    } else if (cJSON_IsString(j) && j->valuestring[0]) {
+      /* Decimal strings carry 64-bit integers exactly. */
+      char *end;
+      errno = 0;
+      if (is_signed) x = strtoll(j->valuestring, &end, 10);
+      else x = (int64_t)strtoull(j->valuestring, &end, 10);
+      bool bad = *end || errno || (!is_signed && j->valuestring[0] == '-');
+      if (!bad && bits < 64)
+        bad = is_signed ? ((double)x < lo || (double)x >= hi)
+                        : (uint64_t)x >= ((uint64_t)1 << bits);
+      if (bad)
+        return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                               "%s.data[%lld]: \"%.40s\" is not a %s value",
+                               f->path, (long long)f->i, j->valuestring,
+                               shlo_elem_name(t));
+    } else {
+      return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                             "%s.data[%lld]: expected an integer for %s",
+                             f->path, (long long)f->i, shlo_elem_name(t));
+    }
+    shlo_tensor_set_i64(v, f->i, x);
+  }
+  }
+  f->i++;
+  return 0;
+}
+
+static int fill(filler *f, const cJSON *j, int depth) {
+  if (depth > SHLO_MAX_RANK + 2)
+    return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                           "%s.data: nested deeper than any shape", f->path);
+  bool complex = shlo_elem_is_complex(f->v->elem);
+  if (cJSON_IsArray(j)) {
+    /* For complex types, an array without arrays inside is one element. */
+    bool leaf = complex && j->child && !cJSON_IsArray(j->child);
+    if (!leaf) {
+      for (const cJSON *c = j->child; c; c = c->next)
+        if (fill(f, c, depth + 1)) return -1;
+      return 0;
+    }
+  }
+  return set_leaf(f, j);
+}
+
+static void normalize_ints(shlo_value *v) {
+  shlo_elem_type t = v->elem;
+  if (shlo_elem_size(t) != 1 || shlo_elem_bits(t) >= 8) return;
+  if (shlo_elem_class_of(t) == SHLO_CLASS_FLOAT) return;
+  unsigned char *p = v->data;
+  for (int64_t i = 0; i < v->numel; i++)
+    p[i] = (unsigned char)shlo_int_wrap(t, (int8_t)p[i]);
+}
+
+int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
+                             const shlo_proto_limits *lim, const char *path,
+                             shlo_value **out, shlo_proto_error *err) {
+  *out = NULL;
+  if (!cJSON_IsObject(j))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT,
+                           "%s: a tensor is an object {\"dtype\", \"shape\", "
+                           "\"data\" or \"b64\"}", path);
+  const cJSON *jd = cJSON_GetObjectItemCaseSensitive(j, "dtype");
+  const cJSON *js = cJSON_GetObjectItemCaseSensitive(j, "shape");
+  const cJSON *jdata = cJSON_GetObjectItemCaseSensitive(j, "data");
+  const cJSON *jb = cJSON_GetObjectItemCaseSensitive(j, "b64");
+  if (!cJSON_IsString(jd))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT,
+                           "%s.dtype: missing or not a string", path);
+  int et = shlo_proto_dtype_parse(jd->valuestring);
+  if (et < 0 || et == SHLO_INDEX)
+    return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.dtype: unknown dtype "
+                           "\"%.64s\"", path, jd->valuestring);
+  if (!cJSON_IsArray(js))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT,
+                           "%s.shape: missing or not an array", path);
+  int rank = cJSON_GetArraySize(js);
+  if (rank > SHLO_MAX_RANK)
+    return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.shape: rank %d exceeds "
+                           "%d", path, rank, SHLO_MAX_RANK);
+  int64_t dims[SHLO_MAX_RANK], numel = 1;
+  bool overflow = false;
+  int r = 0;
+  for (const cJSON *c = js->child; c; c = c->next, r++) {
+    double d = cJSON_IsNumber(c) ? c->valuedouble : -1;
+    if (d < 0 || d != floor(d) || d > 9.0e15)
+      return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.shape[%d]: not a "
+                             "non-negative integer", path, r);
+    dims[r] = (int64_t)d;
+    if (dims[r] && numel > INT64_MAX / dims[r]) overflow = true;
+    else numel *= dims[r];
+  }
+  size_t esize = shlo_elem_size((shlo_elem_type)et);
+  if (overflow || (lim && lim->max_elements > 0 && numel > lim->max_elements))
+    return shlo_proto_fail(err, SHLO_PERR_LIMIT,
+                           "%s: limit max-tensor-elements (%lld) exceeded by "
+                           "shape with %s%lld elements", path,
+                           lim ? (long long)lim->max_elements : 0LL,
+                           overflow ? "more than " : "",
+                           overflow ? (long long)INT64_MAX : (long long)numel);
+  if (lim && lim->max_bytes > 0 &&
+      (double)numel * (double)esize > (double)lim->max_bytes)
+    return shlo_proto_fail(err, SHLO_PERR_LIMIT,
+                           "%s: limit max-tensor-bytes (%lld) exceeded by a "
+                           "%lld-byte tensor", path, (long long)lim->max_bytes,
+                           (long long)numel * (long long)esize);
+  if (want) {
+    char wbuf[256];
+    shlo_type_format(want, wbuf, sizeof wbuf);
+    bool ok = want->kind == SHLO_TYPE_TENSOR && want->elem == et &&
+              want->rank == rank;
+    for (int i = 0; ok && i < rank; i++)
+      if (want->dims[i] >= 0 && want->dims[i] != dims[i]) ok = false;
+    if (!ok) {
+      char got[64 + SHLO_MAX_RANK * 21] = "tensor<";
+      for (int i = 0; i < rank; i++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%lldx",
+                 (long long)dims[i]);
+      snprintf(got + strlen(got), sizeof got - strlen(got), "%s>",
+               shlo_elem_name((shlo_elem_type)et));
+      return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s: expected %s, got %s",
+                             path, wbuf, got);
+    }
+  }
+  if ((jdata != NULL) == (jb != NULL))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT,
+                           "%s: give exactly one of \"data\" and \"b64\"", path);
+  shlo_value *v = shlo_tensor_new((shlo_elem_type)et, rank, dims);
+  if (!v)
+    return shlo_proto_fail(err, SHLO_PERR_LIMIT, "%s: out of memory for a "
+                           "%lld-element tensor", path, (long long)numel);
+  if (want) v->quant = want->quant;
+  if (jb) {
+    if (!cJSON_IsString(jb)) {
+      shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.b64: not a string", path);
+      goto fail;
+    }
+    size_t blen = strlen(jb->valuestring);
+    int64_t n = shlo_proto_b64_decode(jb->valuestring, blen, v->data,
+                                      v->nbytes);
+    if (n != (int64_t)v->nbytes) {
+      if (n < 0 && blen / 4 * 3 <= v->nbytes + 3)
+        shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.b64: not valid base64",
+                        path);
+      else
+        shlo_proto_fail(err, SHLO_PERR_INPUT,
+                        "%s.b64: %lld bytes, the shape needs %zu (%zu per "
+                        "element)", path,
+                        n < 0 ? (long long)(blen / 4 * 3) : (long long)n,
+                        v->nbytes, esize);
+      goto fail;
+    }
+    normalize_ints(v);
+  } else {
+    filler f = {v, 0, path, err};
+    if (fill(&f, jdata, 0)) goto fail;
+    if (f.i != v->numel) {
+      shlo_proto_fail(err, SHLO_PERR_INPUT,
+                      "%s.data: %lld elements, the shape needs %lld", path,
+                      (long long)f.i, (long long)v->numel);
+      goto fail;
+    }
+  }
+  *out = v;
+  return 0;
+fail:
+  shlo_value_unref(v);
+  return -1;
+}
+
+/* ---- tensors: encoding ---- */
+
+static void put_float(sbuf *b, double x, bool single) {
+  if (isnan(x)) {
+    sbuf_puts(b, "\"NaN\"");
+    return;
+  }
+  if (isinf(x)) {
+    sbuf_puts(b, x > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+    return;
+  }
+  char tmp[40];
+  /* Shortest text that reads back to the same value. */
+  for (int prec = single ? 6 : 15; prec <= 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*g", prec, x);
+    double y = strtod(tmp, NULL);
+    if (single ? (float)y == (float)x : y == x) break;
+  }
+  /* Keep floats visibly floats: "1" -> "1.0". */
+  if (!strpbrk(tmp, ".eEn")) strcat(tmp, ".0");
+  sbuf_puts(b, tmp);
+}
+
+static char *data_text(const shlo_value *v) {
+  sbuf b;
+  sbuf_init(&b);
+  sbuf_putc(&b, '[');
+  shlo_elem_type t = v->elem;
+  shlo_elem_class cls = shlo_elem_class_of(t);
+  for (int64_t i = 0; i < v->numel; i++) {
+    if (i) sbuf_putc(&b, ',');
+    switch (cls) {
+    case SHLO_CLASS_FLOAT:
+      put_float(&b, shlo_tensor_get_f64(v, i), t != SHLO_F64);
+      break;
+    case SHLO_CLASS_COMPLEX: {
+      double re, im;
+      shlo_tensor_get_c128(v, i, &re, &im);
+      sbuf_putc(&b, '[');
+      put_float(&b, re, t == SHLO_C64);
+      sbuf_putc(&b, ',');
+      put_float(&b, im, t == SHLO_C64);
+      sbuf_putc(&b, ']');
+      break;
+    }
+    case SHLO_CLASS_BOOL:
+      sbuf_puts(&b, shlo_tensor_get_i64(v, i) ? "true" : "false");
+      break;
+    case SHLO_CLASS_UINT:
+      sbuf_printf(&b, "%llu", (unsigned long long)shlo_tensor_get_i64(v, i));
+      break;
+    default:
+      sbuf_printf(&b, "%lld", (long long)shlo_tensor_get_i64(v, i));
+    }
+  }
+  sbuf_putc(&b, ']');
+  return sbuf_take(&b);
+}
+
+cJSON *shlo_proto_tensor_encode(const shlo_value *v, bool b64) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  if (v->kind == SHLO_TYPE_TOKEN) {
+    cJSON_AddTrueToObject(o, "token");
+    return o;
+  }
+  if (v->kind == SHLO_TYPE_TUPLE) {
+    cJSON *a = cJSON_AddArrayToObject(o, "tuple");
+    for (int i = 0; a && i < v->n_elems; i++) {
+      cJSON *e = shlo_proto_tensor_encode(v->elems[i], b64);
+      if (!e) goto fail;
+      cJSON_AddItemToArray(a, e);
+    }
+    if (!a) goto fail;
+    return o;
+  }
+  cJSON_AddStringToObject(o, "dtype", shlo_elem_name(v->elem));
+  cJSON *shape = cJSON_AddArrayToObject(o, "shape");
+  if (!shape) goto fail;
+  for (int i = 0; i < v->rank; i++)
+    cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)v->dims[i]));
+  char *text = b64 ? shlo_proto_b64_encode(v->data, v->nbytes) : data_text(v);
+  if (!text) goto fail;
+  cJSON *item = b64 ? cJSON_CreateString(text) : cJSON_CreateRaw(text);
+  free(text);
+  if (!item) goto fail;
+  cJSON_AddItemToObject(o, b64 ? "b64" : "data", item);
+  return o;
+fail:
+  cJSON_Delete(o);
+  return NULL;
+}
+
+/* ---- execution requests and responses ---- */
+
+static void offset_to_line_col(const char *s, size_t off, int *line,
+                               int *col) {
+  *line = 1;
+  *col = 1;
+  for (size_t i = 0; i < off; i++) {
+    if (s[i] == '\n') {
+      (*line)++;
+      *col = 1;
+    } else {
+      (*col)++;
+    }
+  }
+}
+
+static int positive_int(const cJSON *j, const char *name, int *out,
+                        shlo_proto_error *err) {
+  if (!j) return 0;
+  if (!cJSON_IsNumber(j) || j->valuedouble < 1 || j->valuedouble > 1 << 20 ||
+      j->valuedouble != floor(j->valuedouble))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT,
+                           "\"%s\" must be a positive integer", name);
+  *out = (int)j->valuedouble;
+  return 0;
+}
+
+int shlo_proto_exec_req_parse(const char *body, size_t len,
+                              shlo_proto_exec_req *req,
+                              shlo_proto_error *err) {
+  memset(req, 0, sizeof *req);
+  req->replicas = req->partitions = 1;
+  const char *end = NULL;
+  req->root = cJSON_ParseWithLengthOpts(body, len, &end, false);
+  if (!req->root) {
+    size_t off = end && end >= body && end <= body + len ? (size_t)(end - body)
+                                                         : 0;
+    shlo_proto_fail(err, SHLO_PERR_INPUT, "malformed JSON at byte %zu%s", off,
+                    off >= len ? " (body truncated?)" : "");
+    offset_to_line_col(body, off, &err->line, &err->column);
+    return -1;
+  }
+  /* Only whitespace may follow the value. */
+  if (end)
+    for (const char *p = end; p < body + len; p++)
+      if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
+        shlo_proto_fail(err, SHLO_PERR_INPUT,
+                        "malformed JSON: trailing bytes at byte %zu",
+                        (size_t)(p - body));
+        offset_to_line_col(body, (size_t)(p - body), &err->line, &err->column);
+        goto fail;
+      }
+  if (!cJSON_IsObject(req->root)) {
+    shlo_proto_fail(err, SHLO_PERR_INPUT, "the request body must be a JSON "
+                    "object");
+    goto fail;
+  }
+  const cJSON *r = req->root;
+  const cJSON *p = cJSON_GetObjectItemCaseSensitive(r, "program");
+  if (p) {
+    if (!cJSON_IsString(p)) {
+      shlo_proto_fail(err, SHLO_PERR_INPUT, "\"program\" must be a string");
+      goto fail;
+    }
+    req->program = p->valuestring;
+    req->program_len = strlen(p->valuestring);
+  }
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(r, "entry");
+  if (e) {
+    if (!cJSON_IsString(e) || !e->valuestring[0]) {
+      shlo_proto_fail(err, SHLO_PERR_INPUT, "\"entry\" must be a function "
+                      "name");
+      goto fail;
+    }
+    req->entry = e->valuestring[0] == '@' ? e->valuestring + 1 : e->valuestring;
+  }
+  if (positive_int(cJSON_GetObjectItemCaseSensitive(r, "replicas"), "replicas",
+                   &req->replicas, err) ||
+      positive_int(cJSON_GetObjectItemCaseSensitive(r, "partitions"),
+                   "partitions", &req->partitions, err))
+    goto fail;
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "timeout_ms");
+  if (t && !cJSON_IsNull(t)) {
+    if (!cJSON_IsNumber(t) || !(t->valuedouble > 0)) {
+      shlo_proto_fail(err, SHLO_PERR_INPUT, "\"timeout_ms\" must be a positive "
+                      "number");
+      goto fail;
+    }
+    req->timeout_ms = t->valuedouble;
+  }
+  const cJSON *of = cJSON_GetObjectItemCaseSensitive(r, "output_format");
+  if (of) {
+    if (cJSON_IsString(of) && !strcmp(of->valuestring, "b64")) {
+      req->b64_out = true;
+    } else if (!cJSON_IsString(of) || strcmp(of->valuestring, "data")) {
+      shlo_proto_fail(err, SHLO_PERR_INPUT, "\"output_format\" must be "
+                      "\"data\" or \"b64\"");
+      goto fail;
+    }
+  }
+  const cJSON *in = cJSON_GetObjectItemCaseSensitive(r, "inputs");
+  if (in && !cJSON_IsNull(in)) {
+    if (!cJSON_IsArray(in)) {
+      shlo_proto_fail(err, SHLO_PERR_INPUT, "\"inputs\" must be an array of "
+                      "tensors");
+      goto fail;
+    }
+    req->inputs = in;
+  }
+  return 0;
+fail:
+  cJSON_Delete(req->root);
+  req->root = NULL;
+  return -1;
+}
+
+void shlo_proto_exec_req_free(shlo_proto_exec_req *req) {
+  cJSON_Delete(req->root);
+  req->root = NULL;
+}
+
+char *shlo_proto_exec_req_build(const char *program, const char *entry,
+                                shlo_value *const *inputs, int n_inputs,
+                                double timeout_ms, bool b64_inputs,
+                                bool b64_outputs) {
+  cJSON *o = cJSON_CreateObject();
+  char *s = NULL;
+  if (!o) return NULL;
+  if (program) cJSON_AddStringToObject(o, "program", program);
+  if (entry) cJSON_AddStringToObject(o, "entry", entry);
+  cJSON *a = cJSON_AddArrayToObject(o, "inputs");
+  if (!a) goto done;
+  for (int i = 0; i < n_inputs; i++) {
+    cJSON *t = shlo_proto_tensor_encode(inputs[i], b64_inputs);
+    if (!t) goto done;
+    cJSON_AddItemToArray(a, t);
+  }
+  if (timeout_ms > 0) cJSON_AddNumberToObject(o, "timeout_ms", timeout_ms);
+  if (b64_outputs) cJSON_AddStringToObject(o, "output_format", "b64");
+  s = cJSON_PrintUnformatted(o);
+done:
+  cJSON_Delete(o);
+  return s;
+}
+
+char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
+                                 const char *module_id, bool cached,
+                                 double compile_ms, double execute_ms,
+                                 bool b64) {
+  cJSON *o = cJSON_CreateObject();
+  char *s = NULL;
+  if (!o) return NULL;
+  cJSON *a = cJSON_AddArrayToObject(o, "outputs");
+  if (!a) goto done;
+  for (int i = 0; i < n_outputs; i++) {
+    cJSON *t = shlo_proto_tensor_encode(outputs[i], b64);
+    if (!t) goto done;
+    cJSON_AddItemToArray(a, t);
+  }
+  if (module_id) cJSON_AddStringToObject(o, "module", module_id);
+  cJSON_AddBoolToObject(o, "cached", cached);
+  cJSON *tm = cJSON_AddObjectToObject(o, "timing");
+  if (!tm) goto done;
+  cJSON_AddNumberToObject(tm, "compile_ms", round(compile_ms * 1000) / 1000);
+  cJSON_AddNumberToObject(tm, "execute_ms", round(execute_ms * 1000) / 1000);
+  s = cJSON_PrintUnformatted(o);
+done:
+  cJSON_Delete(o);
+  return s;
+}
+
+int shlo_proto_exec_resp_parse(const char *body, size_t len,
+                               const shlo_proto_limits *lim,
+                               shlo_value ***outs, int *n_outs,
+                               shlo_proto_error *err) {
+  *outs = NULL;
+  *n_outs = 0;
+  cJSON *root = cJSON_ParseWithLength(body, len);
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "outputs");
+  int rc = -1;
+  if (!cJSON_IsArray(a)) {
+    if (!shlo_proto_error_parse(body, len, err))
+      shlo_proto_fail(err, SHLO_PERR_INPUT, "response has no \"outputs\"");
+    goto done;
+  }
+  int n = cJSON_GetArraySize(a), i = 0;
+  shlo_value **v = calloc((size_t)n + 1, sizeof *v);
+  if (!v) goto done;
+  for (const cJSON *c = a->child; c; c = c->next, i++) {
+    char path[32];
+    snprintf(path, sizeof path, "outputs[%d]", i);
+    if (shlo_proto_tensor_decode(c, NULL, lim, path, &v[i], err)) {
+      while (i--) shlo_value_unref(v[i]);
+      free(v);
+      goto done;
+    }
+  }
+  *outs = v;
+  *n_outs = n;
+  rc = 0;
+done:
+  cJSON_Delete(root);
+  return rc;
+}

@@ -1,0 +1,83 @@
+/* The fork-join pool: every index is visited exactly once, from any number
+ * of concurrent callers, and nested calls run inline. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "pool.h"
+
+typedef struct counts {
+  atomic_int *hits;
+  atomic_long chunks;
+} counts;
+
+static void count_range(void *ctx, int64_t b, int64_t e) {
+  counts *c = ctx;
+  assert_true(b < e);
+  for (int64_t i = b; i < e; i++) atomic_fetch_add(&c->hits[i], 1);
+  atomic_fetch_add(&c->chunks, 1);
+}
+
+static void check_once(int64_t n, int64_t grain) {
+  counts c = {calloc((size_t)n + 1, sizeof(atomic_int)), 0};
+  assert_non_null(c.hits);
+  shlo_parallel_for(n, grain, count_range, &c);
+  for (int64_t i = 0; i < n; i++) assert_int_equal(atomic_load(&c.hits[i]), 1);
+  if (n > 0) assert_true(atomic_load(&c.chunks) >= (n + grain - 1) / grain);
+  free(c.hits);
+}
+
+static void every_index_runs_exactly_once(void **state) {
+  (void)state;
+  check_once(0, 16);
+  check_once(1, 16);
+  check_once(1000, 1);
+  check_once(100003, 64);
+  check_once(1 << 20, 1 << 15);
+  assert_true(shlo_pool_threads() >= 1);
+}
+
+static void *caller(void *arg) {
+  (void)arg;
+  for (int k = 0; k < 50; k++) check_once(20000 + k, 97);
+  return NULL;
+}
+
+static void concurrent_callers_share_the_workers(void **state) {
+  (void)state;
+  pthread_t t[6];
+  for (int i = 0; i < 6; i++)
+    assert_int_equal(pthread_create(&t[i], NULL, caller, NULL), 0);
+  for (int i = 0; i < 6; i++) pthread_join(t[i], NULL);
+}
+
+static void nested_range(void *ctx, int64_t b, int64_t e) {
+  counts *c = ctx;
+  for (int64_t i = b; i < e; i++) {
+    counts inner = {c->hits + i * 10, 0};
+    shlo_parallel_for(10, 1, count_range, &inner);
+  }
+}
+
+static void nested_calls_run_inline(void **state) {
+  (void)state;
+  counts c = {calloc(1000, sizeof(atomic_int)), 0};
+  shlo_parallel_for(100, 3, nested_range, &c);
+  for (int i = 0; i < 1000; i++) assert_int_equal(atomic_load(&c.hits[i]), 1);
+  free(c.hits);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_index_runs_exactly_once),
+      cmocka_unit_test(concurrent_callers_share_the_workers),
+      cmocka_unit_test(nested_calls_run_inline),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
