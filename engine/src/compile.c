@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuse.h"
 #include "ops.h"
 #include "shlo/engine.h"
 
@@ -28,6 +29,7 @@ struct shlo_compiler {
   block_ctx *cur;
   shlo_plan **func_plans; /* per module function; NULL until compiled */
   char *compiling;        /* per module function: on the call stack now */
+  bool no_fusion;
 };
 
 struct shlo_executable {
@@ -93,7 +95,7 @@ shlo_status shlo_compile_unimplemented(shlo_compiler *cc, const shlo_op *op,
 
 /* ---- plans ---- */
 
-static void step_free(shlo_step *s) {
+void shlo__step_free(shlo_step *s) {
   free(s->in);
   free(s->out);
   free(s->release);
@@ -101,11 +103,12 @@ static void step_free(shlo_step *s) {
   for (int i = 0; i < s->n_plans; i++) shlo_plan_free(s->plans[i]);
   free(s->plans);
   free(s->n_captures);
+  free(s->label);
 }
 
 void shlo_plan_free(shlo_plan *p) {
   if (!p) return;
-  for (int i = 0; i < p->n_steps; i++) step_free(&p->steps[i]);
+  for (int i = 0; i < p->n_steps; i++) shlo__step_free(&p->steps[i]);
   free(p->steps);
   free(p->arg_slots);
   free(p->result_slots);
@@ -196,6 +199,20 @@ static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
                                  const int *captures, int n_captures,
                                  const char *name, shlo_plan **out);
 
+/* Elementwise fusion over the finished plan (fuse.c); it needs each slot's
+ * type. */
+static shlo_status fuse_block(shlo_compiler *cc, const block_ctx *bc,
+                              shlo_plan *p) {
+  if (cc->no_fusion) return SHLO_OK;
+  const shlo_type **types = calloc((size_t)bc->n_slots + 1, sizeof *types);
+  if (!types) return SHLO_ENOMEM;
+  for (int v = 0; v < cc->func->n_values; v++)
+    if (bc->slot_of[v] >= 0) types[bc->slot_of[v]] = cc->func->value_types[v];
+  shlo_status st = shlo__fuse_plan(p, types);
+  free(types);
+  return st;
+}
+
 shlo_status shlo_cc_compile_regions(shlo_compiler *cc, const shlo_op *op,
                                     shlo_step *step) {
   if (!op->n_regions) return SHLO_OK;
@@ -263,9 +280,11 @@ static shlo_status compile_op(shlo_compiler *cc, block_ctx *bc,
                           "dynamic result shapes are not supported");
   }
   shlo_compile_fn fn = shlo_op_compile_fn((shlo_opcode)op->code);
-  shlo_status st = op_is_quantized(cc, op)
-                       ? shlo__compile_quantized(cc, op, s, fn)
-                       : fn(cc, op, s);
+  bool quantized = op_is_quantized(cc, op);
+  shlo_status st = quantized ? shlo__compile_quantized(cc, op, s, fn)
+                             : fn(cc, op, s);
+  /* A quantized op's kernel wraps its float loop: never fuse it. */
+  if (quantized) s->range = NULL;
   if (!st && !s->fn)
     st = shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED, "no kernel for this op");
   return st;
@@ -316,7 +335,8 @@ static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
     }
   }
   p->n_slots = bc.n_slots;
-  st = compute_releases(p);
+  st = fuse_block(cc, &bc, p);
+  if (!st) st = compute_releases(p);
 done:
   cc->cur = bc.outer;
   free(bc.slot_of);
@@ -392,6 +412,7 @@ shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
   shlo_compiler cc = {0};
   cc.m = m;
   cc.diag = diag;
+  cc.no_fusion = (opts && opts->no_fusion) || getenv("SHLO_NO_FUSION");
   shlo_executable *e = calloc(1, sizeof *e);
   cc.func_plans = calloc((size_t)m->n_funcs + 1, sizeof *cc.func_plans);
   cc.compiling = calloc((size_t)m->n_funcs + 1, 1);
@@ -443,7 +464,8 @@ static void explain_plan(const shlo_plan *p, FILE *f, int indent) {
   fprintf(f, "]\n");
   for (int i = 0; i < p->n_steps; i++) {
     const shlo_step *s = &p->steps[i];
-    fprintf(f, "%*s%3d: %s (", indent + 2, "", i, s->op->name);
+    fprintf(f, "%*s%3d: %s (", indent + 2, "", i,
+            s->label ? s->label : s->op->name);
     for (int k = 0; k < s->n_in; k++) fprintf(f, "%s%d", k ? ", " : "", s->in[k]);
     fprintf(f, ") -> (");
     for (int k = 0; k < s->n_out; k++)

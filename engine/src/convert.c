@@ -311,6 +311,12 @@ static shlo_status cv_setup(shlo_compiler *cc, const shlo_op *op,
 
 /* ---- convert ---- */
 
+static void cv_range(const shlo_step *s, void *d, const void *const *x,
+                     int64_t n) {
+  const cv_params *p = s->params;
+  p->fn(d, x[0], n, p);
+}
+
 static shlo_status k_convert(const shlo_step *s, shlo_value *const *in,
                              shlo_value **out, shlo_exec *ex) {
   const cv_params *p = s->params;
@@ -351,6 +357,7 @@ shlo_status shlo_compile_convert(shlo_compiler *cc, const shlo_op *op,
   }
   p->fn = cv_tab[di][si];
   step->fn = k_convert;
+  step->range = cv_range;
   return SHLO_OK;
 }
 

@@ -124,6 +124,14 @@ static shlo_status ew_kernel(const shlo_step *s, shlo_value *const *in,
   return SHLO_OK;
 }
 
+static void ew_range(const shlo_step *s, void *d, const void *const *x,
+                     int64_t n) {
+  const ew_params *p = s->params;
+  if (p->n_in == 1) p->un(d, x[0], n, p);
+  else if (p->n_in == 2) p->bin(d, x[0], x[1], n, p);
+  else p->tern(d, x[0], x[1], x[2], n, p);
+}
+
 static shlo_status k_unary(const shlo_step *s, shlo_value *const *in,
                            shlo_value **out, shlo_exec *ex) {
   return ew_kernel(s, in, out, ex, 1);
@@ -1117,5 +1125,6 @@ shlo_status shlo_compile_elementwise(shlo_compiler *cc, const shlo_op *op,
     return shlo_cc_fail(cc, op, SHLO_EVERIFY, "expected %d operands, got %d",
                         arity, n_in);
   step->fn = arity == 3 ? k_ternary : arity == 2 ? k_binary : k_unary;
+  step->range = ew_range;
   return SHLO_OK;
 }

@@ -42,6 +42,13 @@ struct shlo_step {
                              its block arguments followed by its captures */
   int *n_captures;        /* per region: captured outer values, passed as
                              trailing inputs of this step (in order) */
+  /* Set by ops whose kernel is one pure loop over contiguous elements
+   * (elementwise, convert): applies it to n elements, `in[k]` pointing at
+   * operand k's first element (a rank-0 operand of select/clamp does not
+   * advance).  The compiler fuses runs of such steps (fuse.c). */
+  void (*range)(const shlo_step *s, void *out, const void *const *in,
+                int64_t n);
+  char *label;            /* for --explain, when op->name is not enough */
 };
 
 struct shlo_plan {

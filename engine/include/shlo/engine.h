@@ -19,6 +19,8 @@ typedef struct shlo_executable shlo_executable;
 
 typedef struct shlo_compile_opts {
   const char *entry; /* function to compile first; NULL = the entry func */
+  bool no_fusion;    /* keep every elementwise op its own step (also when
+                        the SHLO_NO_FUSION environment variable is set) */
 } shlo_compile_opts;
 
 /* Compile every function of m that the entry reaches.  On failure returns

@@ -1,0 +1,290 @@
+/* Elementwise fusion.
+ *
+ * A run of consecutive steps that are pure loops over the same number of
+ * elements (elementwise ops and convert, which set step->range, and
+ * broadcasts of a single element) becomes one step.  It walks the elements
+ * in cache-sized chunks, split across the pool, applying every member to
+ * the chunk in turn; values used only inside the run live in per-chunk
+ * scratch instead of whole tensors, so a chain of N ops reads and writes
+ * memory once instead of N times. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuse.h"
+#include "ops.h"
+#include "pool.h"
+
+#define FUSE_MIN_NUMEL 4096 /* below this, separate steps are as fast */
+#define FUSE_CHUNK 2048     /* elements per pass: members' scratch fits L2 */
+#define FUSE_GRAIN (16 * FUSE_CHUNK)
+#define SCRATCH_ELEM 16     /* bytes: the largest element (complex<f64>) */
+
+typedef struct member {
+  shlo_step step; /* the original step, moved here */
+  bool splat;     /* broadcast of one element */
+  int n_in;
+  int ref[3];     /* >= 0: external input; < 0: -(m + 1), member m's value */
+  int out;        /* index among the fused step's outputs, or -1 */
+  size_t esz;     /* element size of its result */
+} member;
+
+typedef struct output {
+  shlo_elem_type elem;
+  int rank;
+  int64_t dims[SHLO_MAX_RANK];
+} output;
+
+typedef struct fused {
+  int n_members;
+  member *m;
+  int n_ext;
+  size_t *ext_esz;  /* 0 for an input that does not advance (one element) */
+  int n_out;
+  output *outs;
+  int64_t numel;
+} fused;
+
+static void fused_free(void *p) {
+  fused *f = p;
+  if (!f) return;
+  for (int i = 0; i < f->n_members; i++) shlo__step_free(&f->m[i].step);
+  free(f->m);
+  free(f->ext_esz);
+  free(f->outs);
+  free(f);
+}
+
+typedef struct fused_run {
+  const fused *f;
+  shlo_value *const *in;
+  shlo_value **out;
+  atomic_int failed;
+} fused_run;
+
+static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
+  fused_run *r = ctx;
+  const fused *f = r->f;
+  char *scratch = malloc((size_t)f->n_members * FUSE_CHUNK * SCRATCH_ELEM);
+  if (!scratch) {
+    atomic_store(&r->failed, 1);
+    return;
+  }
+  char **val = malloc((size_t)f->n_members * sizeof *val);
+  if (!val) {
+    free(scratch);
+    atomic_store(&r->failed, 1);
+    return;
+  }
+  for (int64_t b = lo; b < hi; b += FUSE_CHUNK) {
+    int64_t n = hi - b < FUSE_CHUNK ? hi - b : FUSE_CHUNK;
+    for (int k = 0; k < f->n_members; k++) {
+      const member *m = &f->m[k];
+      const void *x[3];
+      for (int i = 0; i < m->n_in; i++) {
+        int ref = m->ref[i];
+        x[i] = ref < 0 ? val[-ref - 1]
+                       : (const char *)r->in[ref]->data +
+                             (size_t)b * f->ext_esz[ref];
+      }
+      char *d = m->out >= 0
+                    ? (char *)r->out[m->out]->data + (size_t)b * m->esz
+                    : scratch + (size_t)k * FUSE_CHUNK * SCRATCH_ELEM;
+      if (m->splat) {
+        for (int64_t i = 0; i < n; i++)
+          memcpy(d + (size_t)i * m->esz, x[0], m->esz);
+      } else {
+        m->step.range(&m->step, d, x, n);
+      }
+      val[k] = d;
+    }
+  }
+  free(val);
+  free(scratch);
+}
+
+static shlo_status k_fused(const shlo_step *s, shlo_value *const *in,
+                           shlo_value **out, shlo_exec *ex) {
+  const fused *f = s->params;
+  for (int k = 0; k < f->n_out; k++) {
+    out[k] = shlo_tensor_new(f->outs[k].elem, f->outs[k].rank, f->outs[k].dims);
+    if (!out[k])
+      return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for a result");
+  }
+  fused_run r = {f, in, out, 0};
+  shlo_parallel_for(f->numel, FUSE_GRAIN, fused_chunk, &r);
+  if (atomic_load(&r.failed))
+    return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
+  return SHLO_OK;
+}
+
+/* ---- finding runs ---- */
+
+static int64_t slot_numel(const shlo_type *const *types, int slot) {
+  const shlo_type *t = types[slot];
+  return t && t->kind == SHLO_TYPE_TENSOR ? shlo_type_numel(t) : -1;
+}
+
+static bool is_splat(const shlo_step *s, const shlo_type *const *types) {
+  return s->op && s->op->code == SHLO_OP_BROADCAST_IN_DIM && s->n_in == 1 &&
+         s->n_out == 1 && slot_numel(types, s->in[0]) == 1;
+}
+
+static bool fusable(const shlo_step *s, const shlo_type *const *types,
+                    int64_t numel) {
+  if (s->n_out != 1 || s->n_plans || slot_numel(types, s->out[0]) != numel)
+    return false;
+  if (!s->range && !is_splat(s, types)) return false;
+  /* Operands are whole (numel) or, for select/clamp and splats, one
+   * element that does not advance. */
+  for (int k = 0; k < s->n_in; k++) {
+    int64_t n = slot_numel(types, s->in[k]);
+    if (n != numel && !(n == 1 && (s->n_in == 3 || is_splat(s, types))))
+      return false;
+  }
+  return s->n_in <= 3;
+}
+
+static bool used_outside(const shlo_plan *p, int first, int last, int slot) {
+  for (int k = 0; k < p->n_results; k++)
+    if (p->result_slots[k] == slot) return true;
+  for (int i = last; i < p->n_steps; i++)
+    for (int k = 0; k < p->steps[i].n_in; k++)
+      if (p->steps[i].in[k] == slot) return true;
+  (void)first;
+  return false;
+}
+
+static void append_label(char *buf, size_t cap, const char *name) {
+  size_t len = strlen(buf);
+  const char *dot = strchr(name, '.');
+  snprintf(buf + len, cap - len, "%s%s", len > 6 ? ", " : "",
+           dot ? dot + 1 : name);
+}
+
+/* Replace steps [first, last) of p by one fused step written to *dst. */
+static shlo_status fuse_run(shlo_plan *p, int first, int last,
+                            const shlo_type *const *types, int64_t numel,
+                            shlo_step *dst) {
+  int n = last - first;
+  fused *f = calloc(1, sizeof *f);
+  shlo_step fs = {0};
+  if (!f) return SHLO_ENOMEM;
+  f->numel = numel;
+  f->m = calloc((size_t)n, sizeof *f->m);
+  f->ext_esz = calloc((size_t)3 * n, sizeof *f->ext_esz);
+  f->outs = calloc((size_t)n, sizeof *f->outs);
+  fs.in = malloc((size_t)3 * n * sizeof *fs.in);
+  fs.out = malloc((size_t)n * sizeof *fs.out);
+  fs.label = calloc(1, 512);
+  if (!f->m || !f->ext_esz || !f->outs || !fs.in || !fs.out || !fs.label) {
+    fused_free(f);
+    free(fs.in);
+    free(fs.out);
+    free(fs.label);
+    return SHLO_ENOMEM;
+  }
+  snprintf(fs.label, 512, "fused(");
+  for (int k = 0; k < n; k++) {
+    const shlo_step *s = &p->steps[first + k];
+    member *m = &f->m[k];
+    m->splat = !s->range;
+    m->n_in = s->n_in;
+    for (int i = 0; i < s->n_in; i++) {
+      int slot = s->in[i], ref = 0;
+      bool found = false;
+      for (int j = 0; j < k; j++)
+        if (p->steps[first + j].out[0] == slot) {
+          ref = -(j + 1);
+          found = true;
+        }
+      if (!found) {
+        for (int e = 0; e < fs.n_in && !found; e++)
+          if (fs.in[e] == slot) {
+            ref = e;
+            found = true;
+          }
+        if (!found) {
+          ref = fs.n_in;
+          fs.in[fs.n_in++] = slot;
+          f->ext_esz[ref] = slot_numel(types, slot) == numel
+                                ? shlo_elem_size(types[slot]->elem)
+                                : 0;
+        }
+      }
+      m->ref[i] = ref;
+    }
+    const shlo_type *rt = types[s->out[0]];
+    m->esz = shlo_elem_size(rt->elem);
+    m->out = -1;
+    if (used_outside(p, first, last, s->out[0])) {
+      m->out = fs.n_out;
+      output *o = &f->outs[fs.n_out];
+      o->elem = rt->elem;
+      o->rank = rt->rank;
+      memcpy(o->dims, rt->dims, sizeof o->dims);
+      fs.out[fs.n_out++] = s->out[0];
+    }
+    append_label(fs.label, 512, s->op ? s->op->name : "?");
+  }
+  size_t len = strlen(fs.label);
+  snprintf(fs.label + len, 512 - len, ")");
+  f->n_members = n;
+  f->n_ext = fs.n_in;
+  f->n_out = fs.n_out;
+  /* The members move into the fused step; their slots stay as they are. */
+  for (int k = 0; k < n; k++) {
+    f->m[k].step = p->steps[first + k];
+    memset(&p->steps[first + k], 0, sizeof p->steps[first + k]);
+  }
+  fs.fn = k_fused;
+  fs.op = f->m[0].step.op;
+  fs.params = f;
+  fs.free_params = fused_free;
+  *dst = fs;
+  return SHLO_OK;
+}
+
+/* Constants have no inputs and cost nothing to keep alive (they share the
+ * module's literal), so they move to the front of the plan, where they no
+ * longer split the runs JAX interleaves them with. */
+static shlo_status hoist_constants(shlo_plan *p) {
+  shlo_step *tmp = malloc((size_t)(p->n_steps ? p->n_steps : 1) * sizeof *tmp);
+  if (!tmp) return SHLO_ENOMEM;
+  int w = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < p->n_steps; i++) {
+      bool is_const = p->steps[i].op && p->steps[i].op->code == SHLO_OP_CONSTANT;
+      if (is_const == (pass == 0)) tmp[w++] = p->steps[i];
+    }
+  memcpy(p->steps, tmp, (size_t)p->n_steps * sizeof *tmp);
+  free(tmp);
+  return SHLO_OK;
+}
+
+shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types) {
+  shlo_status st0 = hoist_constants(p);
+  if (st0) return st0;
+  int w = 0;
+  for (int i = 0; i < p->n_steps;) {
+    const shlo_step *s = &p->steps[i];
+    int64_t numel = s->n_out == 1 ? slot_numel(types, s->out[0]) : -1;
+    int j = i;
+    if (numel >= FUSE_MIN_NUMEL)
+      while (j < p->n_steps && fusable(&p->steps[j], types, numel)) j++;
+    if (j - i >= 2) {
+      shlo_step fs;
+      shlo_status st = fuse_run(p, i, j, types, numel, &fs);
+      if (st) return st;
+      p->steps[w++] = fs;
+      i = j;
+    } else {
+      if (w != i) p->steps[w] = p->steps[i];
+      w++;
+      i++;
+    }
+  }
+  p->n_steps = w;
+  return SHLO_OK;
+}

@@ -1,0 +1,128 @@
+/* Elementwise fusion: a fused plan gives bit-identical results to the same
+ * plan run op by op, for chains with intermediates used outside the run,
+ * splat broadcasts, scalar select predicates, converts and several types. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shlo/engine.h"
+
+typedef struct run_result {
+  shlo_value **v;
+  int n;
+  char *plan;
+} run_result;
+
+static run_result run(const char *text, bool fuse) {
+  run_result r = {0};
+  shlo_module *m;
+  shlo_executable *e;
+  shlo_diag d;
+  if (shlo_parse_module(text, strlen(text), "f.mlir", &m, &d))
+    fail_msg("parse: %s", d.message);
+  shlo_compile_opts o = {.no_fusion = !fuse};
+  if (shlo_compile(m, &o, &e, &d)) fail_msg("compile: %s", d.message);
+  size_t len;
+  FILE *f = open_memstream(&r.plan, &len);
+  shlo_executable_explain(e, f);
+  fclose(f);
+  if (shlo_execute(e, NULL, NULL, 0, &r.v, &r.n, &d))
+    fail_msg("execute: %s", d.message);
+  shlo_executable_free(e);
+  shlo_module_free(m);
+  return r;
+}
+
+static void release(run_result *r) {
+  for (int i = 0; i < r->n; i++) shlo_value_unref(r->v[i]);
+  free(r->v);
+  free(r->plan);
+}
+
+/* Run fused and unfused; the fused plan must contain `expect_fused` and all
+ * results must match byte for byte. */
+static void same_results(const char *text, const char *expect_fused) {
+  run_result a = run(text, true), b = run(text, false);
+  if (!strstr(a.plan, expect_fused))
+    fail_msg("plan lacks '%s':\n%s", expect_fused, a.plan);
+  assert_null(strstr(b.plan, "fused("));
+  assert_int_equal(a.n, b.n);
+  for (int i = 0; i < a.n; i++) {
+    assert_int_equal(a.v[i]->nbytes, b.v[i]->nbytes);
+    assert_int_equal(a.v[i]->elem, b.v[i]->elem);
+    assert_memory_equal(a.v[i]->data, b.v[i]->data, a.v[i]->nbytes);
+  }
+  release(&a);
+  release(&b);
+}
+
+static void a_chain_fuses_and_keeps_values_used_later(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<10000xf32>, tensor<10000xf32>) {\n"
+      "  %x = stablehlo.iota dim = 0 : tensor<10000xf32>\n"
+      "  %c = stablehlo.constant dense<0.001> : tensor<f32>\n"
+      "  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> "
+      "tensor<10000xf32>\n"
+      "  %a = stablehlo.multiply %x, %cb : tensor<10000xf32>\n"
+      "  %t = stablehlo.tanh %a : tensor<10000xf32>\n"
+      "  %e = stablehlo.exponential %t : tensor<10000xf32>\n"
+      "  %s = stablehlo.subtract %e, %a : tensor<10000xf32>\n"
+      "  %n = stablehlo.negate %t : tensor<10000xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %r = stablehlo.reduce(%n init: %z) applies stablehlo.add across "
+      "dimensions = [0] : (tensor<10000xf32>, tensor<f32>) -> tensor<f32>\n"
+      "  %rb = stablehlo.broadcast_in_dim %r, dims = [] : (tensor<f32>) -> "
+      "tensor<10000xf32>\n"
+      "  %q = stablehlo.add %rb, %s : tensor<10000xf32>\n"
+      "  func.return %q, %t : tensor<10000xf32>, tensor<10000xf32>\n}\n",
+      "fused(broadcast_in_dim, multiply, tanh, exponential, subtract, negate)");
+}
+
+static void select_convert_and_compare_fuse(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<70x100xi32>, tensor<70x100xi1>) {\n"
+      "  %x = stablehlo.iota dim = 1 : tensor<70x100xf64>\n"
+      "  %y = stablehlo.iota dim = 0 : tensor<70x100xf64>\n"
+      "  %p = stablehlo.compare LT, %x, %y, FLOAT : (tensor<70x100xf64>, "
+      "tensor<70x100xf64>) -> tensor<70x100xi1>\n"
+      "  %m = stablehlo.select %p, %x, %y : tensor<70x100xi1>, "
+      "tensor<70x100xf64>\n"
+      "  %t = stablehlo.constant dense<true> : tensor<i1>\n"
+      "  %m2 = stablehlo.select %t, %m, %x : tensor<i1>, tensor<70x100xf64>\n"
+      "  %h = stablehlo.convert %m2 : (tensor<70x100xf64>) -> "
+      "tensor<70x100xbf16>\n"
+      "  %i = stablehlo.convert %h : (tensor<70x100xbf16>) -> "
+      "tensor<70x100xi32>\n"
+      "  %k = stablehlo.multiply %i, %i : tensor<70x100xi32>\n"
+      "  func.return %k, %p : tensor<70x100xi32>, tensor<70x100xi1>\n}\n",
+      "fused(compare, select, select, convert, convert, multiply)");
+}
+
+static void small_tensors_stay_unfused(void **state) {
+  (void)state;
+  run_result r = run(
+      "func.func @main() -> tensor<100xf32> {\n"
+      "  %x = stablehlo.iota dim = 0 : tensor<100xf32>\n"
+      "  %a = stablehlo.add %x, %x : tensor<100xf32>\n"
+      "  %b = stablehlo.multiply %a, %x : tensor<100xf32>\n"
+      "  func.return %b : tensor<100xf32>\n}\n",
+      true);
+  assert_null(strstr(r.plan, "fused("));
+  release(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_chain_fuses_and_keeps_values_used_later),
+      cmocka_unit_test(select_convert_and_compare_fuse),
+      cmocka_unit_test(small_tensors_stay_unfused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
