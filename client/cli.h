@@ -7,6 +7,7 @@
 int cli_run(int argc, char **argv);
 int cli_test(int argc, char **argv);
 int cli_print(int argc, char **argv);
+int cli_bench(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 
 /* Read a whole file into a malloc'd buffer (NUL-terminated); NULL and a

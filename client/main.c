@@ -27,6 +27,9 @@ static void usage(FILE *f) {
           "--expect-diagnostics a case\n"
           "      passes when errors fall exactly on its expected-error "
           "lines\n"
+          "  bench FILE.mlir [--runs N] [--warmup N] [--int-range N]\n"
+          "      time the entry function on generated inputs (see "
+          "../shared/bench/README.md)\n"
           "  print FILE.mlir\n"
           "      parse FILE and print it back in generic form\n");
 }
@@ -41,6 +44,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "test")) return cli_test(argc - 2, argv + 2);
   if (!strcmp(cmd, "verify")) return cli_verify(argc - 2, argv + 2);
   if (!strcmp(cmd, "print")) return cli_print(argc - 2, argv + 2);
+  if (!strcmp(cmd, "bench")) return cli_bench(argc - 2, argv + 2);
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
     usage(stdout);
     return 0;

@@ -1,0 +1,138 @@
+/* shlo bench: time a program on generated inputs.
+ *
+ * Inputs follow ../shared/bench/README.md so results can be compared with
+ * the numpy and PyTorch peers: argument k, element i comes from SplitMix64
+ * with state 42 + k; floats are uniform on [-1, 1), integers uniform on
+ * [0, range).  Prints min and median milliseconds over the timed runs and
+ * the float64 sum and 2-norm of every output. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "shlo/engine.h"
+
+static uint64_t splitmix(uint64_t k, uint64_t i) {
+  uint64_t z = (42 + k) + (i + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static shlo_value *make_input(const shlo_type *t, int k, int64_t range) {
+  shlo_value *v = shlo_tensor_new_like(t);
+  if (!v) return NULL;
+  for (int64_t i = 0; i < v->numel; i++) {
+    uint64_t z = splitmix((uint64_t)k, (uint64_t)i);
+    if (shlo_elem_is_float(v->elem) || shlo_elem_is_complex(v->elem))
+      shlo_tensor_set_f64(v, i, (double)(float)((double)(z >> 40) * 0x1p-23 - 1.0));
+    else
+      shlo_tensor_set_i64(v, i, (int64_t)((z >> 32) % (uint64_t)range));
+  }
+  return v;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int cli_bench(int argc, char **argv) {
+  const char *path = NULL;
+  int runs = 10, warmup = 2;
+  int64_t range = 65536;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--warmup") && i + 1 < argc)
+      warmup = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--int-range") && i + 1 < argc)
+      range = atoll(argv[++i]);
+    else if (argv[i][0] != '-' && !path) path = argv[i];
+    else {
+      fprintf(stderr, "usage: shlo bench FILE.mlir [--runs N] [--warmup N] "
+                      "[--int-range N]\n");
+      return 2;
+    }
+  }
+  if (!path || runs < 1 || warmup < 0 || range < 1) {
+    fprintf(stderr, "usage: shlo bench FILE.mlir [--runs N] [--warmup N] "
+                    "[--int-range N]\n");
+    return 2;
+  }
+  int rc = 1;
+  size_t len;
+  char *text = cli_read_file(path, &len);
+  shlo_module *m = NULL;
+  shlo_executable *e = NULL;
+  shlo_value **args = NULL;
+  double *times = calloc((size_t)runs, sizeof *times);
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  int n_args = 0;
+  if (!text || !times) goto done;
+  double t0 = now_ms();
+  if (shlo_parse_module(text, len, path, &m, &d) ||
+      shlo_compile(m, NULL, &e, &d)) {
+    char msg[SHLO_DIAG_MAX + 256];
+    shlo_diag_format(&d, msg, sizeof msg);
+    fprintf(stderr, "%s\n", msg);
+    goto done;
+  }
+  double compile_ms = now_ms() - t0;
+  const shlo_func *f = shlo_executable_entry(e);
+  n_args = f->n_args;
+  args = calloc((size_t)n_args + 1, sizeof *args);
+  if (!args) goto done;
+  for (int k = 0; k < n_args; k++)
+    if (!(args[k] = make_input(f->arg_types[k], k, range))) {
+      fprintf(stderr, "shlo bench: cannot make argument %d\n", k);
+      goto done;
+    }
+  shlo_value **res = NULL;
+  int n_res = 0;
+  for (int r = 0; r < warmup + runs; r++) {
+    double s = now_ms();
+    if (shlo_execute(e, NULL, args, n_args, &res, &n_res, &d)) {
+      char msg[SHLO_DIAG_MAX + 256];
+      shlo_diag_format(&d, msg, sizeof msg);
+      fprintf(stderr, "%s\n", msg);
+      goto done;
+    }
+    if (r >= warmup) times[r - warmup] = now_ms() - s;
+    if (r + 1 < warmup + runs) {
+      for (int i = 0; i < n_res; i++) shlo_value_unref(res[i]);
+      free(res);
+    }
+  }
+  qsort(times, (size_t)runs, sizeof *times, cmp_double);
+  printf("%s: compile %.2f ms, run min %.3f ms, median %.3f ms (%d runs)\n",
+         path, compile_ms, times[0], times[runs / 2], runs);
+  for (int i = 0; i < n_res; i++) {
+    double sum = 0, sq = 0;
+    for (int64_t j = 0; j < res[i]->numel; j++) {
+      double x = shlo_tensor_get_f64(res[i], j);
+      sum += x;
+      sq += x * x;
+    }
+    printf("  output %d: sum %.17g l2 %.17g\n", i, sum, sqrt(sq));
+    shlo_value_unref(res[i]);
+  }
+  free(res);
+  rc = 0;
+done:
+  for (int k = 0; k < n_args && args; k++) shlo_value_unref(args[k]);
+  free(args);
+  free(times);
+  shlo_executable_free(e);
+  shlo_module_free(m);
+  free(text);
+  return rc;
+}
