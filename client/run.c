@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "shlo/engine.h"
+#include "shlo/grid.h"
 
 char *cli_read_file(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -44,13 +45,135 @@ static void print_diag(const shlo_diag *d) {
   fprintf(stderr, "%s\n", msg);
 }
 
+/* A positive process count for --replicas / --partitions. */
+static int grid_count(const char *opt, const char *s) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (*end || v < 1 || v > 4096) {
+    fprintf(stderr, "shlo run: %s needs a count from 1 to 4096\n", opt);
+    return -1;
+  }
+  return (int)v;
+}
+
+static int print_value(const char *prefix, shlo_value *v) {
+  char *s = shlo_value_to_string(v);
+  if (!s) {
+    fprintf(stderr, "shlo: out of memory\n");
+    return 1;
+  }
+  printf("%s%s\n", prefix, s);
+  free(s);
+  return 0;
+}
+
+/* Run on a grid of R x P processes: args are given to every process (when
+ * there are as many as the entry takes) or dealt to the processes in order;
+ * the --infeed file's values go into every process's infeed queue.  Prints
+ * each process's results and then its outfeed, under a "process (r, p):"
+ * header when there is more than one process. */
+static int run_grid(shlo_executable *e, int R, int P, shlo_value **args,
+                    int n_args, const char *infeed_path) {
+  int n = R * P, rc = 1, n_results = 0, n_in = 0;
+  const shlo_func *f = shlo_executable_entry(e);
+  int per = 0; /* arguments per process that --args supplies */
+  for (int i = 0; i < f->n_args; i++)
+    per += f->arg_types[i]->kind != SHLO_TYPE_TOKEN;
+  shlo_value *token = shlo_token_new();
+  shlo_value **dealt = NULL, **results = NULL, **in_vals = NULL;
+  shlo_feed **inq = calloc((size_t)n, sizeof *inq);
+  shlo_feed **outq = calloc((size_t)n, sizeof *outq);
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  if (!inq || !outq || !token) goto oom;
+  if (n_args != per && n_args != per * n) {
+    fprintf(stderr,
+            "shlo run: --args gives %d values; the entry takes %d per "
+            "process (%d processes)\n",
+            n_args, per, n);
+    goto done;
+  }
+  /* Token arguments are made here; the others come from --args. */
+  dealt = calloc((size_t)(f->n_args * n) + 1, sizeof *dealt);
+  if (!dealt) goto oom;
+  for (int k = 0, next = 0; k < n; k++) {
+    if (n_args == per) next = 0;
+    for (int i = 0; i < f->n_args; i++)
+      dealt[k * f->n_args + i] =
+          f->arg_types[i]->kind == SHLO_TYPE_TOKEN ? token : args[next++];
+  }
+  if (infeed_path) {
+    size_t len;
+    char *text = cli_read_file(infeed_path, &len);
+    if (!text) goto done;
+    shlo_status st = shlo_parse_values(text, len, &in_vals, &n_in, &d);
+    free(text);
+    if (st) {
+      fprintf(stderr, "shlo run: --infeed: ");
+      print_diag(&d);
+      goto done;
+    }
+  }
+  for (int k = 0; k < n; k++) {
+    if (!(inq[k] = shlo_feed_new()) || !(outq[k] = shlo_feed_new())) goto oom;
+    for (int i = 0; i < n_in; i++)
+      if (shlo_feed_push(inq[k], in_vals[i])) goto oom;
+    shlo_feed_close(inq[k]);
+  }
+  shlo_grid_opts go = {.num_replicas = R, .num_partitions = P,
+                       .infeed = inq, .outfeed = outq};
+  if (shlo_execute_grid(e, &go, dealt, f->n_args, &results, &n_results,
+                        &d)) {
+    print_diag(&d);
+    goto done;
+  }
+  rc = 0;
+  for (int k = 0; k < n && !rc; k++) {
+    if (n > 1) printf("process (%d, %d):\n", k / P, k % P);
+    for (int i = 0; i < n_results && !rc; i++)
+      rc = print_value("", results[k * n_results + i]);
+    shlo_value *v;
+    while (!rc && shlo_feed_pop(outq[k], 0, &v) == SHLO_OK) {
+      rc = print_value("outfeed: ", v);
+      shlo_value_unref(v);
+    }
+  }
+  goto done;
+oom:
+  fprintf(stderr, "shlo: out of memory\n");
+done:
+  for (int i = 0; results && i < n * n_results; i++)
+    shlo_value_unref(results[i]);
+  free(results);
+  for (int i = 0; i < n_in; i++) shlo_value_unref(in_vals[i]);
+  free(in_vals);
+  for (int k = 0; k < n; k++) {
+    if (inq) shlo_feed_free(inq[k]);
+    if (outq) shlo_feed_free(outq[k]);
+  }
+  free(inq);
+  free(outq);
+  free(dealt);
+  shlo_value_unref(token);
+  return rc;
+}
+
 int cli_run(int argc, char **argv) {
   const char *path = NULL, *args_text = NULL, *entry = NULL;
+  const char *infeed_path = NULL;
+  int R = 0, P = 0;
   bool explain = false;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--args") && i + 1 < argc) args_text = argv[++i];
     else if (!strcmp(argv[i], "--entry") && i + 1 < argc) entry = argv[++i];
     else if (!strcmp(argv[i], "--explain")) explain = true;
+    else if (!strcmp(argv[i], "--infeed") && i + 1 < argc)
+      infeed_path = argv[++i];
+    else if (!strcmp(argv[i], "--replicas") && i + 1 < argc) {
+      if ((R = grid_count("--replicas", argv[++i])) < 0) return 2;
+    } else if (!strcmp(argv[i], "--partitions") && i + 1 < argc) {
+      if ((P = grid_count("--partitions", argv[++i])) < 0) return 2;
+    }
     else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "shlo run: unknown option '%s'\n", argv[i]);
       return 2;
@@ -62,7 +185,8 @@ int cli_run(int argc, char **argv) {
   }
   if (!path) {
     fprintf(stderr, "usage: shlo run FILE.mlir [--args \"[...]\"] [--entry "
-                    "NAME] [--explain]\n");
+                    "NAME] [--explain] [--replicas R] [--partitions P] "
+                    "[--infeed FILE]\n");
     return 2;
   }
   int rc = 1;
@@ -93,6 +217,12 @@ int cli_run(int argc, char **argv) {
   if (explain) {
     shlo_executable_explain(e, stdout);
     rc = 0;
+    goto done;
+  }
+  int mr, mp;
+  shlo_module_grid(m, &mr, &mp);
+  if (R || P || infeed_path || mr * mp > 1) {
+    rc = run_grid(e, R ? R : mr, P ? P : mp, args, n_args, infeed_path);
     goto done;
   }
   if (shlo_execute(e, NULL, args, n_args, &results, &n_results, &d)) {

@@ -12,6 +12,7 @@
 #include "fuse.h"
 #include "ops.h"
 #include "shlo/engine.h"
+#include "shlo/verify.h"
 
 /* The plan being built for one block. */
 typedef struct block_ctx {
@@ -398,6 +399,10 @@ shlo_status shlo_cc_func_plan(shlo_compiler *cc, const shlo_op *op,
 shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
                          shlo_executable **out, shlo_diag *diag) {
   *out = NULL;
+  /* No unverified program reaches the executor. */
+  shlo_verify_opts vo = {.require_entry = true, .entry = opts ? opts->entry : NULL};
+  shlo_status vst = shlo_verify_module_first(m, &vo, diag);
+  if (vst) return vst;
   const shlo_func *entry = opts && opts->entry
                                ? shlo_module_find_func(m, opts->entry)
                                : shlo_module_entry(m);

@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "complex_mul.h"
 #include "floatfmt.h"
 #include "ops.h"
 #include "plan.h"
@@ -601,8 +602,7 @@ static double complex ew_csign(double complex z, int part_is_float) {
 #define CB_ADD(PT, ar, ai, br, bi, rr, ri) rr = ar + br; ri = ai + bi;
 #define CB_SUB(PT, ar, ai, br, bi, rr, ri) rr = ar - br; ri = ai - bi;
 #define CB_MUL(PT, ar, ai, br, bi, rr, ri)                                  \
-  rr = (PT)(ar * br) - (PT)(ai * bi);                                       \
-  ri = (PT)(ar * bi) + (PT)(ai * br);
+  SHLO_CMUL(PT, ar, ai, br, bi, rr, ri);
 #define CB_VIA(PT, z, rr, ri)                                               \
   {                                                                         \
     double complex z_ = (z);                                                \

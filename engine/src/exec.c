@@ -29,9 +29,10 @@ shlo_status shlo_exec_fail(shlo_exec *ex, const shlo_step *s,
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  bool first = false;
   pthread_mutex_lock(&ex->lock);
   if (!ex->failed) {
-    ex->failed = true;
+    ex->failed = first = true;
     if (s && s->op)
       shlo_diag_set(ex->diag, code, ex->filename, s->op->loc.line,
                     s->op->loc.col, "%s: %s", s->op->name, msg);
@@ -39,6 +40,7 @@ shlo_status shlo_exec_fail(shlo_exec *ex, const shlo_step *s,
       shlo_diag_set(ex->diag, code, ex->filename, 0, 0, "%s", msg);
   }
   pthread_mutex_unlock(&ex->lock);
+  if (first && ex->grid) shlo__grid_process_failed(ex);
   return code;
 }
 
@@ -64,9 +66,18 @@ shlo_status shlo_plan_run(const shlo_plan *p, shlo_exec *ex,
     if (p->steps[i].n_in > max_io) max_io = p->steps[i].n_in;
     if (p->steps[i].n_out > max_io) max_io = p->steps[i].n_out;
   }
-  shlo_value **slots = calloc((size_t)p->n_slots + 1, sizeof *slots);
-  shlo_value **in = malloc((size_t)max_io * sizeof *in);
-  shlo_value **out = calloc((size_t)max_io, sizeof *out);
+  /* Region bodies run once per element of a reduce or sort: small frames
+   * live on the stack. */
+  shlo_value *stack_slots[32], *stack_in[8], *stack_out[8];
+  bool small = p->n_slots <= 32 && max_io <= 8;
+  shlo_value **slots = small ? stack_slots
+                             : calloc((size_t)p->n_slots + 1, sizeof *slots);
+  shlo_value **in = small ? stack_in : malloc((size_t)max_io * sizeof *in);
+  shlo_value **out = small ? stack_out : calloc((size_t)max_io, sizeof *out);
+  if (small) {
+    memset(stack_slots, 0, (size_t)p->n_slots * sizeof *slots);
+    memset(stack_out, 0, sizeof stack_out);
+  }
   shlo_status st = SHLO_OK;
   if (!slots || !in || !out) {
     st = shlo_exec_fail(ex, NULL, SHLO_ENOMEM, "out of memory");
@@ -103,9 +114,11 @@ shlo_status shlo_plan_run(const shlo_plan *p, shlo_exec *ex,
 done:
   if (slots)
     for (int i = 0; i < p->n_slots; i++) shlo_value_unref(slots[i]);
-  free(slots);
-  free(in);
-  free(out);
+  if (!small) {
+    free(slots);
+    free(in);
+    free(out);
+  }
   return st;
 }
 

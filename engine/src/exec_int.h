@@ -26,10 +26,16 @@ struct shlo_exec {
   unsigned ticks;    /* steps run, to pace deadline checks */
   probe *probes;
   int n_probes;
+  struct shlo_grid *grid; /* the process grid this execution is one process
+                             of (grid.h), or NULL: a lone 1x1 process */
+  int proc;               /* index in grid: replica * partitions + partition */
 };
 
 void shlo__exec_init(shlo_exec *ex, const shlo_exec_opts *opts,
                      const char *filename, shlo_diag *diag);
 void shlo__exec_destroy(shlo_exec *ex);
+/* Called by shlo_exec_fail after the first failure of a grid process: makes
+ * it the grid's failure and wakes every process (grid.c). */
+void shlo__grid_process_failed(shlo_exec *ex);
 
 #endif

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "complex_mul.h"
 #include "floatfmt.h"
 #include "ops.h"
 
@@ -657,8 +658,7 @@ FC_OPS(DEF_FC)
     for (int64_t i = 0; i < n; i++) {                                       \
       PT ar = d[2 * i * ds], ai = d[2 * i * ds + 1];                        \
       PT br = u[2 * i * us], bi = u[2 * i * us + 1];                        \
-      d[2 * i * ds] = (PT)(ar * br) - (PT)(ai * bi);                        \
-      d[2 * i * ds + 1] = (PT)(ar * bi) + (PT)(ai * br);                    \
+      SHLO_CMUL(PT, ar, ai, br, bi, d[2 * i * ds], d[2 * i * ds + 1]);      \
     }                                                                       \
   }
 DEF_CC(c64, float)

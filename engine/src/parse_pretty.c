@@ -33,6 +33,7 @@ static const struct {
     {"stablehlo.dot", "precision", "precision_config"},
     {"stablehlo.convolution", "dim_numbers", "dimension_numbers"},
     {"stablehlo.sort", "dim", "dimension"},
+    {"stablehlo.broadcast", "sizes", "broadcast_sizes"},
 };
 
 /* Generic attribute names whose enum values print as #stablehlo<kind V>. */
@@ -51,6 +52,7 @@ static const struct {
 static const char *const i64_list_attrs[] = {
     "broadcast_dimensions", "permutation", "dimensions", "slice_sizes",
     "edge_padding_low", "edge_padding_high", "interior_padding", "fft_length",
+    "broadcast_sizes",
 };
 
 static const char *canonical_name(parser *P, const char *op, const char *kw,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "complex_mul.h"
 #include "floatfmt.h"
 #include "reduce_int.h"
 
@@ -164,8 +165,8 @@ static inline double c_MIN_nar(double a, double x, const shlo_rb_native *b) {
   }                                                                         \
   static inline CT c_MUL_##TN(CT a, CT x, const shlo_rb_native *b) {        \
     (void)b;                                                                \
-    CT r = {(PT)(a.re * x.re) - (PT)(a.im * x.im),                          \
-            (PT)(a.re * x.im) + (PT)(a.im * x.re)};                         \
+    CT r;                                                                   \
+    SHLO_CMUL(PT, a.re, a.im, x.re, x.im, r.re, r.im);                      \
     return r;                                                               \
   }                                                                         \
   static inline CT c_MAX_##TN(CT a, CT x, const shlo_rb_native *b) {        \

@@ -15,6 +15,16 @@ static shlo_value *value_alloc(shlo_type_kind kind) {
   return v;
 }
 
+/* Small tensors (scalars above all: loop counters, region arguments) live
+ * in the same allocation as their header, which halves the allocations of
+ * scalar-heavy code.  The header is padded so the data stays aligned. */
+#define SHLO_INLINE_MAX 256
+#define SHLO_HEADER ((sizeof(shlo_value) + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN)
+
+static bool data_is_inline(const shlo_value *v) {
+  return v->data == (const char *)v + SHLO_HEADER;
+}
+
 shlo_value *shlo_tensor_new(shlo_elem_type elem, int rank,
                             const int64_t *dims) {
   if (rank < 0 || rank > SHLO_MAX_RANK || (unsigned)elem >= SHLO_ELEM_COUNT)
@@ -26,24 +36,36 @@ shlo_value *shlo_tensor_new(shlo_elem_type elem, int rank,
     numel *= dims[i];
   }
   size_t esize = shlo_elem_size(elem);
-  if ((uint64_t)numel > SIZE_MAX / esize - SHLO_ALIGN) return NULL;
-  shlo_value *v = value_alloc(SHLO_TYPE_TENSOR);
-  if (!v) return NULL;
+  if ((uint64_t)numel > SIZE_MAX / esize - SHLO_ALIGN - SHLO_HEADER)
+    return NULL;
+  size_t nbytes = (size_t)numel * esize;
+  /* Round up so aligned_alloc's size is a multiple of the alignment and a
+   * zero-element tensor still has a valid pointer. */
+  size_t cap = (nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
+  if (!cap) cap = SHLO_ALIGN;
+  shlo_value *v;
+  if (cap <= SHLO_INLINE_MAX) {
+    v = aligned_alloc(SHLO_ALIGN, SHLO_HEADER + cap);
+    if (!v) return NULL;
+    memset(v, 0, SHLO_HEADER + cap);
+    v->data = (char *)v + SHLO_HEADER;
+  } else {
+    v = calloc(1, sizeof *v);
+    if (!v) return NULL;
+    v->data = aligned_alloc(SHLO_ALIGN, cap);
+    if (!v->data) {
+      free(v);
+      return NULL;
+    }
+    memset(v->data, 0, cap);
+  }
+  atomic_init(&v->refs, 1);
+  v->kind = SHLO_TYPE_TENSOR;
   v->elem = elem;
   v->rank = rank;
   if (rank) memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
   v->numel = numel;
-  v->nbytes = (size_t)numel * esize;
-  /* Round up so aligned_alloc's size is a multiple of the alignment and a
-   * zero-element tensor still has a valid pointer. */
-  size_t cap = (v->nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
-  if (!cap) cap = SHLO_ALIGN;
-  v->data = aligned_alloc(SHLO_ALIGN, cap);
-  if (!v->data) {
-    free(v);
-    return NULL;
-  }
-  memset(v->data, 0, cap);
+  v->nbytes = nbytes;
   return v;
 }
 
@@ -91,7 +113,7 @@ void shlo_value_unref(shlo_value *v) {
     return;
   for (int i = 0; i < v->n_elems; i++) shlo_value_unref(v->elems[i]);
   free(v->elems);
-  free(v->data);
+  if (!data_is_inline(v)) free(v->data);
   free(v);
 }
 

@@ -424,6 +424,10 @@ static const shlo__verify_fn verifiers[SHLO_OP_COUNT] = {
     [SHLO_OP_BATCH_NORM_TRAINING] = shlo__verify_batch_norm_training,
     [SHLO_OP_CHOLESKY] = shlo__verify_cholesky,
     [SHLO_OP_CONVOLUTION] = shlo__verify_convolution,
+    [SHLO_OP_DYNAMIC_CONV] = shlo__verify_convolution,
+    [SHLO_OP_DYNAMIC_BROADCAST_IN_DIM] = shlo__verify_dynamic_broadcast_in_dim,
+    [SHLO_OP_DYNAMIC_IOTA] = shlo__verify_dynamic_iota,
+    [SHLO_OP_DYNAMIC_RESHAPE] = shlo__verify_dynamic_reshape,
     [SHLO_OP_DOT] = shlo__verify_dot,
     [SHLO_OP_DOT_GENERAL] = shlo__verify_dot_general,
     [SHLO_OP_FFT] = shlo__verify_fft,
@@ -434,6 +438,7 @@ static const shlo__verify_fn verifiers[SHLO_OP_COUNT] = {
     [SHLO_OP_ALL_TO_ALL] = shlo__verify_all_to_all,
     [SHLO_OP_COLLECTIVE_BROADCAST] = shlo__verify_collective_broadcast,
     [SHLO_OP_COLLECTIVE_PERMUTE] = shlo__verify_collective_permute,
+    [SHLO_OP_COLLECTIVE_REDUCE] = shlo__verify_collective_reduce,
     [SHLO_OP_REDUCE_SCATTER] = shlo__verify_reduce_scatter,
     [SHLO_OP_INFEED] = shlo__verify_infeed,
     [SHLO_OP_OUTFEED] = shlo__verify_outfeed,
@@ -478,16 +483,57 @@ static bool verify_func_return(shlo__vctx *vc, const shlo_op *op) {
 
 static void verify_block(shlo__vctx *vc, const shlo_block *b, bool is_body);
 
+/* Ops whose operands and results may be per-axis quantized; every other
+ * stablehlo op takes only per-tensor quantized tensors. */
+static bool allows_per_axis(int code) {
+  switch (code) {
+  case SHLO_OP_ADD: case SHLO_OP_BROADCAST_IN_DIM:
+  case SHLO_OP_DYNAMIC_BROADCAST_IN_DIM: case SHLO_OP_BITCAST_CONVERT:
+  case SHLO_OP_CUSTOM_CALL: case SHLO_OP_CONVOLUTION:
+  case SHLO_OP_DYNAMIC_CONV: case SHLO_OP_DOT_GENERAL: case SHLO_OP_DOT:
+  case SHLO_OP_OUTFEED: case SHLO_OP_INFEED: case SHLO_OP_SEND:
+  case SHLO_OP_RECV: case SHLO_OP_RESHAPE: case SHLO_OP_TRANSPOSE:
+  case SHLO_OP_TUPLE: case SHLO_OP_GET_TUPLE_ELEMENT:
+  case SHLO_OP_UNIFORM_QUANTIZE: case SHLO_OP_UNIFORM_DEQUANTIZE:
+  case SHLO_OP_GET_DIMENSION_SIZE: case SHLO_OP_CALL: case SHLO_OP_RETURN:
+  case SHLO_OP_FUNC_RETURN: case SHLO_OP_WHILE: case SHLO_OP_IF:
+  case SHLO_OP_CASE: case SHLO_OP_COMPOSITE: case SHLO_OP_CONSTANT:
+    return true;
+  default:
+    return code <= 0 || code >= SHLO_OP_CHLO_ACOS ||
+           (code >= SHLO_OP_CHECK_EXPECT_ALMOST_EQ &&
+            code <= SHLO_OP_INTERPRETER_PROBE);
+  }
+}
+
 static void verify_op(shlo__vctx *vc, const shlo_op *op) {
-  for (int i = 0; i < op->n_operands; i++)
+  for (int i = 0; i < op->n_operands; i++) {
     if (!shlo__otype(vc, op, i)) {
       shlo__verr(vc, op, NULL, "operand #%d is not defined", i);
       return;
     }
+    /* Bad types are reported at their uses (function arguments have no
+     * location of their own). */
+    if (!verify_type(vc, op->loc, op->name, shlo__otype(vc, op, i))) return;
+  }
   for (int i = 0; i < op->n_results; i++)
     if (!verify_type(vc, op->loc, op->name, shlo__rtype(vc, op, i))) return;
   for (int r = 0; r < op->n_regions; r++)
     verify_block(vc, op->regions[r], false);
+  if (!allows_per_axis(op->code)) {
+    for (int i = 0; i < op->n_operands; i++)
+      if (shlo__is_per_axis(shlo__otype(vc, op, i))) {
+        shlo__verr(vc, op, NULL, "operand #%d %s must not be per-axis "
+                   "quantized", i, shlo__tstr(vc, shlo__otype(vc, op, i)));
+        return;
+      }
+    for (int i = 0; i < op->n_results; i++)
+      if (shlo__is_per_axis(shlo__rtype(vc, op, i))) {
+        shlo__verr(vc, op, NULL, "result #%d %s must not be per-axis "
+                   "quantized", i, shlo__tstr(vc, shlo__rtype(vc, op, i)));
+        return;
+      }
+  }
   shlo__verify_fn fn = op->code > 0 && op->code < SHLO_OP_COUNT
                            ? verifiers[op->code]
                            : NULL;
@@ -519,8 +565,37 @@ static void verify_block(shlo__vctx *vc, const shlo_block *b, bool is_body) {
   }
 }
 
+int shlo__const_ints(const shlo__vctx *vc, int id, int64_t *out, int cap) {
+  if (!vc->defs || id < 0 || id >= vc->f->n_values) return -1;
+  const shlo_op *d = vc->defs[id];
+  if (!d || d->code != SHLO_OP_CONSTANT) return -1;
+  return shlo_attr_i64s(shlo_op_attr(d, "value"), out, cap);
+}
+
+static void record_defs(shlo__vctx *vc, const shlo_block *b) {
+  if (!b) return;
+  for (int i = 0; i < b->n_ops; i++) {
+    const shlo_op *op = b->ops[i];
+    for (int k = 0; k < op->n_results; k++)
+      if (op->results[k] >= 0 && op->results[k] < vc->f->n_values)
+        vc->defs[op->results[k]] = op;
+    for (int r = 0; r < op->n_regions; r++) record_defs(vc, op->regions[r]);
+  }
+}
+
+static void verify_func_body(shlo__vctx *vc, const shlo_func *f);
+
 static void verify_func(shlo__vctx *vc, const shlo_func *f) {
   vc->f = f;
+  vc->defs = f->n_values ? calloc((size_t)f->n_values, sizeof *vc->defs)
+                         : NULL;
+  if (vc->defs) record_defs(vc, f->body);
+  verify_func_body(vc, f);
+  free(vc->defs);
+  vc->defs = NULL;
+}
+
+static void verify_func_body(shlo__vctx *vc, const shlo_func *f) {
   const char *why = NULL;
   for (int i = 0; i < f->n_args && !why; i++)
     type_unsupported(f->arg_types[i], &why);
@@ -533,11 +608,14 @@ static void verify_func(shlo__vctx *vc, const shlo_func *f) {
                   "func @%s: the verifier does not support %s", f->name, why);
     return;
   }
-  for (int i = 0; i < f->n_args; i++)
-    if (!verify_type(vc, f->loc, "func argument", f->arg_types[i])) return;
-  for (int i = 0; i < f->n_results; i++)
-    if (!verify_type(vc, f->loc, "func result", f->result_types[i])) return;
-  if (!f->body) return; /* a declaration */
+  if (!f->body) { /* a declaration: its signature is all there is */
+    for (int i = 0; i < f->n_args; i++)
+      if (!verify_type(vc, f->loc, "func argument", f->arg_types[i])) return;
+    for (int i = 0; i < f->n_results; i++)
+      if (!verify_type(vc, f->loc, "func result", f->result_types[i]))
+        return;
+    return;
+  }
   const shlo_block *b = f->body;
   if (b->n_ops == 0 || b->ops[b->n_ops - 1]->code != SHLO_OP_FUNC_RETURN) {
     shlo__verr_at(vc, b->n_ops ? b->ops[b->n_ops - 1]->loc : f->loc,

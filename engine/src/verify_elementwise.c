@@ -80,6 +80,12 @@ static bool verify_result_accuracy(shlo__vctx *vc, const shlo_op *op) {
     shlo_attr_get_f64(shlo_attr_field(a, "atol"), &atol);
     shlo_attr_get_f64(shlo_attr_field(a, "rtol"), &rtol);
     shlo_attr_get_f64(shlo_attr_field(a, "ulps"), &ulps);
+    const shlo_attr *m = shlo_attr_field(a, "mode");
+    const char *ms = m ? (m->str ? m->str : m->struct_name) : NULL;
+    if (ms && strstr(ms, "HIGHEST")) mode = "HIGHEST";
+    if (ms && strstr(ms, "TOLERANCE")) mode = "TOLERANCE";
+    for (int i = 0; m && m->kind == SHLO_ATTR_STRUCT && i < m->n; i++)
+      if (!strcmp(m->fields[i].name, "TOLERANCE")) mode = "TOLERANCE";
   }
   if (atol < 0 || rtol < 0 || ulps < 0)
     return shlo__verr(vc, op, "result_accuracy",

@@ -23,6 +23,7 @@ typedef struct shlo__vctx {
   shlo_diag_list *out;
   int n_errors, n_unsupported;
   bool oom;
+  const shlo_op **defs; /* per value id of f: the defining op, or NULL */
   /* Rotating buffers for formatted types in messages. */
   char tbuf[8][256];
   int tnext;
@@ -42,6 +43,10 @@ void shlo__verr_at(shlo__vctx *vc, shlo_loc loc, shlo_status code,
 const char *shlo__tstr(shlo__vctx *vc, const shlo_type *t);
 /* "[1, 2, 3]" in a rotating buffer. */
 const char *shlo__dstr(shlo__vctx *vc, const int64_t *v, int n);
+
+/* Integer values of a value defined by stablehlo.constant; -1 if it is
+ * not such a value. */
+int shlo__const_ints(const shlo__vctx *vc, int id, int64_t *out, int cap);
 
 /* Types of values. */
 const shlo_type *shlo__vtype(const shlo__vctx *vc, int id);
@@ -93,6 +98,23 @@ bool shlo__is_permutation(const int64_t *v, int n);
  * the types of its terminator operands; NULL when region is missing. */
 const shlo_op *shlo__region_terminator(const shlo_block *b);
 
+/* A reduction body (reduce, reduce_window, scatter, all_reduce, ...):
+ * block takes 2*n rank-0 tensors, arguments i and n+i of one type, returns
+ * n values of those types, and each inputs[i] element type is promotable to
+ * the body's.  Writes the body's accumulator types to acc (may be NULL).
+ * Reports under label and returns false on a violation. */
+bool shlo__check_reduction_body(shlo__vctx *vc, const shlo_op *op,
+                                const char *label, const shlo_block *b,
+                                int n, const shlo_type *const *inputs,
+                                const shlo_type **acc);
+/* Whether element type `from` may be widened to `to` in a reduction. */
+bool shlo__promotable(const shlo_type *from, const shlo_type *to);
+/* Types of a block's arguments (value types of its arg ids). */
+static inline const shlo_type *shlo__barg(const shlo__vctx *vc,
+                                          const shlo_block *b, int i) {
+  return shlo__vtype(vc, b->args[i]);
+}
+
 /* Family entry points (the dispatch table in verify.c names these). */
 #define SHLO__VERIFIERS(X)                                         \
   /* verify_elementwise.c */                                       \
@@ -115,9 +137,9 @@ const shlo_op *shlo__region_terminator(const shlo_block *b);
   /* verify_collective.c */                                        \
   X(all_gather) X(all_reduce) X(all_to_all) X(collective_broadcast) \
   X(collective_permute) X(reduce_scatter) X(infeed) X(outfeed)     \
-  X(send) X(recv) X(after_all) X(process_id)                       \
+  X(send) X(recv) X(after_all) X(process_id) X(collective_reduce)  \
   /* verify_misc.c */                                              \
-  X(call) X(case) X(if) X(while) X(tuple) X(get_tuple_element)     \
+  X(call) X(case) X(dynamic_broadcast_in_dim) X(dynamic_iota) X(dynamic_reshape) X(if) X(while) X(tuple) X(get_tuple_element)     \
   X(optimization_barrier) X(rng) X(rng_bit_generator) X(custom_call) \
   X(composite)
 

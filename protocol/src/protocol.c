@@ -418,7 +418,7 @@ int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
   if (want) {
     char wbuf[256];
     shlo_type_format(want, wbuf, sizeof wbuf);
-    bool ok = want->kind == SHLO_TYPE_TENSOR && want->elem == et &&
+    bool ok = want->kind == SHLO_TYPE_TENSOR && (int)want->elem == et &&
               want->rank == rank;
     for (int i = 0; ok && i < rank; i++)
       if (want->dims[i] >= 0 && want->dims[i] != dims[i]) ok = false;
@@ -603,14 +603,13 @@ int shlo_proto_exec_req_parse(const char *body, size_t len,
                               shlo_proto_exec_req *req,
                               shlo_proto_error *err) {
   memset(req, 0, sizeof *req);
-  req->replicas = req->partitions = 1;
   const char *end = NULL;
   req->root = cJSON_ParseWithLengthOpts(body, len, &end, false);
   if (!req->root) {
     size_t off = end && end >= body && end <= body + len ? (size_t)(end - body)
                                                          : 0;
     shlo_proto_fail(err, SHLO_PERR_INPUT, "malformed JSON at byte %zu%s", off,
-                    off >= len ? " (body truncated?)" : "");
+                    off + 1 >= len ? " (truncated?)" : "");
     offset_to_line_col(body, off, &err->line, &err->column);
     return -1;
   }
@@ -718,7 +717,8 @@ done:
 }
 
 char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
-                                 const char *module_id, bool cached,
+                                 int n_procs, const char *module_id,
+                                 bool cached,
                                  double compile_ms, double execute_ms,
                                  bool b64) {
   cJSON *o = cJSON_CreateObject();
@@ -726,10 +726,18 @@ char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
   if (!o) return NULL;
   cJSON *a = cJSON_AddArrayToObject(o, "outputs");
   if (!a) goto done;
-  for (int i = 0; i < n_outputs; i++) {
-    cJSON *t = shlo_proto_tensor_encode(outputs[i], b64);
-    if (!t) goto done;
-    cJSON_AddItemToArray(a, t);
+  for (int p = 0; p < (n_procs > 1 ? n_procs : 1); p++) {
+    cJSON *list = a;
+    if (n_procs > 1) {
+      list = cJSON_CreateArray();
+      if (!list) goto done;
+      cJSON_AddItemToArray(a, list);
+    }
+    for (int i = 0; i < n_outputs; i++) {
+      cJSON *t = shlo_proto_tensor_encode(outputs[p * n_outputs + i], b64);
+      if (!t) goto done;
+      cJSON_AddItemToArray(list, t);
+    }
   }
   if (module_id) cJSON_AddStringToObject(o, "module", module_id);
   cJSON_AddBoolToObject(o, "cached", cached);

@@ -94,7 +94,7 @@ typedef struct shlo_proto_exec_req {
   const char *program;    /* NULL when absent */
   size_t program_len;
   const char *entry;      /* NULL = the module's entry function */
-  int replicas, partitions;
+  int replicas, partitions; /* 0 = absent (the module's grid) */
   double timeout_ms;      /* <= 0: server default */
   bool b64_out;           /* "output_format": "b64" */
   const cJSON *inputs;    /* array, or NULL when absent */
@@ -113,9 +113,12 @@ char *shlo_proto_exec_req_build(const char *program, const char *entry,
                                 double timeout_ms, bool b64_inputs,
                                 bool b64_outputs);
 
-/* Server side: the success body (malloc'd). module_id may be NULL. */
+/* Server side: the success body (malloc'd).  outputs holds n_procs *
+ * n_outputs values, process-major; with n_procs > 1 "outputs" is a list of
+ * per-process lists.  module_id may be NULL. */
 char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
-                                 const char *module_id, bool cached,
+                                 int n_procs, const char *module_id,
+                                 bool cached,
                                  double compile_ms, double execute_ms,
                                  bool b64);
 /* Client side: decode "outputs" of a success body into new values

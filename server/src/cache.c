@@ -1,0 +1,314 @@
+/* The module cache (see cache.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <openssl/evp.h>
+
+#include "cache.h"
+#include "shlo/grid.h"
+
+void cache_init(srv_cache *c, size_t max_bytes) {
+  memset(c, 0, sizeof *c);
+  pthread_mutex_init(&c->lock, NULL);
+  c->max_bytes = max_bytes;
+}
+
+static void entry_free(cache_entry *e) {
+  for (int i = 0; i < e->n_exes; i++) {
+    shlo_executable_free(e->exes[i].e);
+    free(e->exes[i].entry);
+  }
+  shlo_module_free(e->m);
+  pthread_mutex_destroy(&e->lock);
+  free(e->info);
+  free(e);
+}
+
+static void unlink_entry(srv_cache *c, cache_entry *e) {
+  if (e->prev) e->prev->next = e->next;
+  else c->head = e->next;
+  if (e->next) e->next->prev = e->prev;
+  else c->tail = e->prev;
+  e->prev = e->next = NULL;
+  e->linked = false;
+  c->bytes -= e->bytes;
+  c->n--;
+}
+
+static void push_front(srv_cache *c, cache_entry *e) {
+  e->prev = NULL;
+  e->next = c->head;
+  if (c->head) c->head->prev = e;
+  c->head = e;
+  if (!c->tail) c->tail = e;
+}
+
+void cache_destroy(srv_cache *c) {
+  pthread_mutex_lock(&c->lock);
+  while (c->head) {
+    cache_entry *e = c->head;
+    unlink_entry(c, e);
+    if (--e->refs == 0) entry_free(e);
+  }
+  pthread_mutex_unlock(&c->lock);
+  pthread_mutex_destroy(&c->lock);
+}
+
+void cache_key(const char *text, size_t len, int replicas, int partitions,
+               uint8_t key[32]) {
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  unsigned int n = 32;
+  EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+  EVP_DigestUpdate(ctx, text, len);
+  if (replicas > 1 || partitions > 1) {
+    char grid[64];
+    int g = snprintf(grid, sizeof grid, "%cgrid=%dx%d", 0, replicas,
+                     partitions);
+    EVP_DigestUpdate(ctx, grid, (size_t)g);
+  }
+  EVP_DigestFinal_ex(ctx, key, &n);
+  EVP_MD_CTX_free(ctx);
+}
+
+void cache_key_to_id(const uint8_t key[32], char id[SRV_ID_LEN]) {
+  static const char hex[] = "0123456789abcdef";
+  memcpy(id, "sha256:", 7);
+  for (int i = 0; i < 32; i++) {
+    id[7 + 2 * i] = hex[key[i] >> 4];
+    id[8 + 2 * i] = hex[key[i] & 15];
+  }
+  id[71] = 0;
+}
+
+bool cache_id_to_key(const char *id, uint8_t key[32]) {
+  if (!strncmp(id, "sha256:", 7)) id += 7;
+  if (strlen(id) != 64) return false;
+  for (int i = 0; i < 64; i++) {
+    char ch = id[i];
+    int v = ch >= '0' && ch <= '9'   ? ch - '0'
+            : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+            : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                     : -1;
+    if (v < 0) return false;
+    if (i & 1) key[i / 2] |= (uint8_t)v;
+    else key[i / 2] = (uint8_t)(v << 4);
+  }
+  return true;
+}
+
+static cache_entry *find(srv_cache *c, const uint8_t key[32]) {
+  for (cache_entry *e = c->head; e; e = e->next)
+    if (!memcmp(e->key, key, 32)) return e;
+  return NULL;
+}
+
+cache_entry *cache_get(srv_cache *c, const uint8_t key[32], bool count_stats) {
+  pthread_mutex_lock(&c->lock);
+  cache_entry *e = find(c, key);
+  if (e) {
+    e->refs++;
+    e->hits++;
+    if (e != c->head) {
+      unlink_entry(c, e);
+      push_front(c, e);
+      e->linked = true;
+      c->bytes += e->bytes;
+      c->n++;
+    }
+  }
+  if (count_stats) {
+    if (e) c->hits++;
+    else c->misses++;
+  }
+  pthread_mutex_unlock(&c->lock);
+  return e;
+}
+
+/* What an entry costs: the engine has no size query for a module or a
+ * plan, so this estimates: the IR at ~8 bytes per byte of text, plus every
+ * dense constant twice (in the IR and materialised in the plan). */
+static size_t dense_bytes(const shlo_block *b) {
+  size_t n = 0;
+  if (!b) return 0;
+  for (int i = 0; i < b->n_ops; i++) {
+    const shlo_op *op = b->ops[i];
+    for (int a = 0; a < op->n_attrs; a++) {
+      const shlo_attr *at = op->attrs[a].value;
+      if (at && at->kind == SHLO_ATTR_DENSE && at->dense)
+        n += at->dense->nbytes;
+    }
+    for (int r = 0; r < op->n_regions; r++) n += dense_bytes(op->regions[r]);
+  }
+  return n;
+}
+
+static void type_list(cJSON *arr, int n, const shlo_type **types) {
+  char buf[512];
+  for (int i = 0; i < n; i++) {
+    shlo_type_format(types[i], buf, sizeof buf);
+    cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+  }
+}
+
+static char *build_info(const cache_entry *e) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "id", e->id);
+  const shlo_func *entry = shlo_module_entry(e->m);
+  if (entry) cJSON_AddStringToObject(o, "entry", entry->name);
+  else cJSON_AddNullToObject(o, "entry");
+  cJSON *fs = cJSON_AddArrayToObject(o, "functions");
+  for (int i = 0; fs && i < e->m->n_funcs; i++) {
+    const shlo_func *f = e->m->funcs[i];
+    cJSON *fo = cJSON_CreateObject();
+    cJSON_AddStringToObject(fo, "name", f->name);
+    if (f->visibility) cJSON_AddStringToObject(fo, "visibility", f->visibility);
+    type_list(cJSON_AddArrayToObject(fo, "inputs"), f->n_args, f->arg_types);
+    type_list(cJSON_AddArrayToObject(fo, "outputs"), f->n_results,
+              f->result_types);
+    cJSON_AddItemToArray(fs, fo);
+  }
+  cJSON_AddNumberToObject(o, "replicas", e->replicas);
+  cJSON_AddNumberToObject(o, "partitions", e->partitions);
+  cJSON_AddNumberToObject(o, "bytes", (double)e->bytes);
+  char *s = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return s;
+}
+
+cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
+                             int replicas, int partitions, size_t text_len) {
+  cache_entry *e = calloc(1, sizeof *e);
+  if (!e) return NULL;
+  memcpy(e->key, key, 32);
+  cache_key_to_id(key, e->id);
+  e->m = m;
+  int mr, mp;
+  shlo_module_grid(m, &mr, &mp);
+  e->replicas = replicas > 0 ? replicas : mr;
+  e->partitions = partitions > 0 ? partitions : mp;
+  e->refs = 1;
+  pthread_mutex_init(&e->lock, NULL);
+  size_t dense = 0;
+  for (int i = 0; i < m->n_funcs; i++) dense += dense_bytes(m->funcs[i]->body);
+  e->bytes = sizeof *e + 8 * text_len + 2 * dense;
+  e->info = build_info(e);
+  if (!e->info) {
+    e->m = NULL;
+    entry_free(e);
+    return NULL;
+  }
+  return e;
+}
+
+cache_entry *cache_insert(srv_cache *c, cache_entry *e, bool *too_big) {
+  *too_big = false;
+  pthread_mutex_lock(&c->lock);
+  cache_entry *old = find(c, e->key);
+  if (old) {
+    old->refs++;
+    pthread_mutex_unlock(&c->lock);
+    cache_release(c, e);
+    return old;
+  }
+  if (e->bytes > c->max_bytes) {
+    *too_big = true;
+    pthread_mutex_unlock(&c->lock);
+    return e;
+  }
+  while (c->tail && c->bytes + e->bytes > c->max_bytes) {
+    cache_entry *v = c->tail;
+    unlink_entry(c, v);
+    c->evictions++;
+    if (--v->refs == 0) entry_free(v);
+  }
+  e->refs++; /* the table's reference */
+  push_front(c, e);
+  e->linked = true;
+  c->bytes += e->bytes;
+  c->n++;
+  pthread_mutex_unlock(&c->lock);
+  return e;
+}
+
+void cache_release(srv_cache *c, cache_entry *e) {
+  if (!e) return;
+  pthread_mutex_lock(&c->lock);
+  bool last = --e->refs == 0;
+  pthread_mutex_unlock(&c->lock);
+  if (last) entry_free(e);
+}
+
+bool cache_remove(srv_cache *c, const uint8_t key[32]) {
+  pthread_mutex_lock(&c->lock);
+  cache_entry *e = find(c, key);
+  bool last = false;
+  if (e) {
+    unlink_entry(c, e);
+    last = --e->refs == 0;
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (last) entry_free(e);
+  return e != NULL;
+}
+
+shlo_status cache_entry_exe(cache_entry *e, const char *entry,
+                            const shlo_executable **out, bool *compiled,
+                            shlo_diag *diag) {
+  *out = NULL;
+  *compiled = false;
+  const shlo_func *f = entry ? shlo_module_find_func(e->m, entry)
+                             : shlo_module_entry(e->m);
+  if (!f) {
+    if (entry)
+      return shlo_diag_set(diag, SHLO_EINPUT, NULL, 0, 0,
+                           "the module has no function @%s", entry);
+    return shlo_diag_set(diag, SHLO_EINPUT, NULL, 0, 0,
+                         "the module has no @main and more than one function; "
+                         "name one with \"entry\"");
+  }
+  shlo_status st = SHLO_OK;
+  pthread_mutex_lock(&e->lock);
+  for (int i = 0; i < e->n_exes; i++)
+    if (!strcmp(e->exes[i].entry, f->name)) {
+      *out = e->exes[i].e;
+      goto done;
+    }
+  if (e->n_exes == SRV_MAX_EXES) {
+    st = shlo_diag_set(diag, SHLO_ELIMIT, NULL, 0, 0,
+                       "a module may be executed from at most %d different "
+                       "entry functions", SRV_MAX_EXES);
+    goto done;
+  }
+  shlo_compile_opts co = {.entry = f->name};
+  shlo_executable *x = NULL;
+  st = shlo_compile(e->m, &co, &x, diag);
+  if (st) goto done;
+  char *name = strdup(f->name);
+  if (!name) {
+    shlo_executable_free(x);
+    st = shlo_diag_set(diag, SHLO_ENOMEM, NULL, 0, 0, "out of memory");
+    goto done;
+  }
+  e->exes[e->n_exes++] = (srv_exe){name, x};
+  *out = x;
+  *compiled = true;
+done:
+  pthread_mutex_unlock(&e->lock);
+  return st;
+}
+
+char *cache_list_json(srv_cache *c) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON *a = cJSON_AddArrayToObject(o, "modules");
+  pthread_mutex_lock(&c->lock);
+  for (cache_entry *e = c->head; a && e; e = e->next) {
+    cJSON *it = cJSON_Parse(e->info);
+    if (it) cJSON_AddItemToArray(a, it);
+  }
+  pthread_mutex_unlock(&c->lock);
+  char *s = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return s;
+}

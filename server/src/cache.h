@@ -1,0 +1,81 @@
+/* The module cache: SHA-256(program text [+ grid shape]) -> parsed module
+ * and its compiled executables, LRU, bounded in bytes, shared by every
+ * worker thread.  An entry is reference counted: eviction or DELETE unlinks
+ * it at once (its bytes leave the budget) and frees it when the last user
+ * releases it, so an executable is never freed while it runs. */
+#ifndef SHLO_SRV_CACHE_H
+#define SHLO_SRV_CACHE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shlo/engine.h"
+
+#define SRV_ID_LEN 72 /* "sha256:" + 64 hex + NUL */
+#define SRV_MAX_EXES 8
+
+typedef struct srv_exe {
+  char *entry; /* function name */
+  shlo_executable *e;
+} srv_exe;
+
+typedef struct cache_entry {
+  uint8_t key[32];
+  char id[SRV_ID_LEN];
+  shlo_module *m;       /* owned; the executables borrow it */
+  int replicas, partitions;
+  size_t bytes;         /* estimate, see cache_estimate_bytes */
+  int refs;             /* under the cache lock */
+  bool linked;          /* in the table */
+  uint64_t hits;
+  pthread_mutex_t lock; /* guards exes (compiling another entry function) */
+  int n_exes;
+  srv_exe exes[SRV_MAX_EXES];
+  char *info;           /* JSON {"id", "functions", ...}, built at creation */
+  struct cache_entry *prev, *next; /* LRU list, most recent first */
+} cache_entry;
+
+typedef struct srv_cache {
+  pthread_mutex_t lock;
+  size_t max_bytes, bytes;
+  int n;
+  uint64_t hits, misses, evictions;
+  cache_entry *head, *tail;
+} srv_cache;
+
+void cache_init(srv_cache *c, size_t max_bytes);
+void cache_destroy(srv_cache *c);
+
+/* Key of a program: SHA-256 of the text, then for grids other than 1x1 of
+ * "\0grid=RxP" when the request names a grid other than 1x1 (so without
+ * one the id equals `sha256sum` of the file). */
+void cache_key(const char *text, size_t len, int replicas, int partitions,
+               uint8_t key[32]);
+void cache_key_to_id(const uint8_t key[32], char id[SRV_ID_LEN]);
+/* Parse "sha256:<hex>" or "<hex>"; false if malformed. */
+bool cache_id_to_key(const char *id, uint8_t key[32]);
+
+/* A referenced entry (count_stats: count a hit or a miss), or NULL. */
+cache_entry *cache_get(srv_cache *c, const uint8_t key[32], bool count_stats);
+/* New unlinked entry owning m (refs = 1).  NULL on OOM (m not freed). */
+cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
+                             int replicas, int partitions, size_t text_len);
+/* Link e (the caller keeps its reference) and evict LRU entries over the
+ * budget.  If the key is there already, releases e and returns the existing
+ * entry, referenced.  An entry larger than the whole budget is not linked
+ * (it lives until released) and *too_big is set. */
+cache_entry *cache_insert(srv_cache *c, cache_entry *e, bool *too_big);
+void cache_release(srv_cache *c, cache_entry *e);
+/* Unlink; false if absent. */
+bool cache_remove(srv_cache *c, const uint8_t key[32]);
+/* The executable for function `entry` (NULL = the module's entry),
+ * compiling it on first use (*compiled set).  Borrowed from e. */
+shlo_status cache_entry_exe(cache_entry *e, const char *entry,
+                            const shlo_executable **out, bool *compiled,
+                            shlo_diag *diag);
+/* {"modules": [info...]} (malloc'd). */
+char *cache_list_json(srv_cache *c);
+
+#endif

@@ -1,0 +1,244 @@
+/* The option table (Redis config.c style): every option, limit or not, is
+ * one row; flags, the config file, --help and the startup dump all read it. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+typedef enum { OPT_INT, OPT_SIZE, OPT_STR } opt_type;
+
+typedef struct opt {
+  const char *name;
+  opt_type type;
+  size_t offset;
+  int64_t min, max;
+  const char *def;
+  const char *help;
+} opt;
+
+#define OFF(f) offsetof(srv_config, f)
+#define KB 1024LL
+#define MB (1024LL * KB)
+#define GB (1024LL * MB)
+
+static const opt options[] = {
+    {"host", OPT_STR, OFF(host), 0, 0, "127.0.0.1",
+     "address to listen on (loopback by default)"},
+    {"port", OPT_INT, OFF(port), 0, 65535, "8080", "TCP port (0 = any free)"},
+    {"threads", OPT_INT, OFF(threads), 0, 1024, "0",
+     "execution worker threads = concurrent executions (0 = one per core)"},
+    {"config", OPT_STR, OFF(config_file), 0, 0, "",
+     "config file: lines `name value`, # comments"},
+    {"tokens", OPT_STR, OFF(tokens_file), 0, 0, "",
+     "bearer tokens file: lines `name token`; empty = open server"},
+    {"log", OPT_STR, OFF(log), 0, 0, "stderr",
+     "request log: stderr, off, or a file path"},
+    {"max-body-bytes", OPT_SIZE, OFF(max_body_bytes), 1, 64 * GB, "64m",
+     "largest request body (413)"},
+    {"max-tensor-elements", OPT_INT, OFF(max_tensor_elements), 1,
+     INT64_MAX, "67108864", "elements of one input tensor (413)"},
+    {"max-tensor-bytes", OPT_SIZE, OFF(max_tensor_bytes), 1, 64 * GB, "256m",
+     "bytes of one input tensor (413)"},
+    {"max-inputs", OPT_INT, OFF(max_inputs), 0, 1 << 20, "1024",
+     "inputs of one execution (413)"},
+    {"max-exec-memory", OPT_SIZE, OFF(max_exec_memory), 1, 1024 * GB, "1g",
+     "memory of one execution: input bytes + result bytes (413)"},
+    {"default-timeout-ms", OPT_INT, OFF(default_timeout_ms), 1, 86400000,
+     "30000", "deadline of an execution that names none (504)"},
+    {"max-timeout-ms", OPT_INT, OFF(max_timeout_ms), 1, 86400000, "300000",
+     "largest deadline a request may ask for (longer ones are capped)"},
+    {"max-queue", OPT_INT, OFF(max_queue), 0, 1 << 20, "64",
+     "executions waiting for a worker before 503 + Retry-After"},
+    {"cache-bytes", OPT_SIZE, OFF(cache_bytes), 0, 1024 * GB, "256m",
+     "module cache budget (LRU; 413 for one module over it)"},
+    {"max-connections", OPT_INT, OFF(max_connections), 1, 1 << 20, "1024",
+     "open HTTP connections; more get 503"},
+    {"connection-timeout-s", OPT_INT, OFF(connection_timeout_s), 0, 86400,
+     "60", "idle connection timeout"},
+    {"shutdown-grace-ms", OPT_INT, OFF(shutdown_grace_ms), 0, 3600000,
+     "10000", "on SIGINT/SIGTERM, time running executions get before they "
+     "are canceled"},
+};
+#define N_OPTIONS (sizeof options / sizeof *options)
+
+static const opt *find_opt(const char *name, size_t len) {
+  for (size_t i = 0; i < N_OPTIONS; i++)
+    if (strlen(options[i].name) == len && !strncmp(options[i].name, name, len))
+      return &options[i];
+  /* underscores spell the same option */
+  char tmp[64];
+  if (len >= sizeof tmp) return NULL;
+  for (size_t i = 0; i < len; i++) tmp[i] = name[i] == '_' ? '-' : name[i];
+  for (size_t i = 0; i < N_OPTIONS; i++)
+    if (strlen(options[i].name) == len && !strncmp(options[i].name, tmp, len))
+      return &options[i];
+  return NULL;
+}
+
+static int set_opt(srv_config *c, const opt *o, const char *val,
+                   const char *where) {
+  void *field = (char *)c + o->offset;
+  if (o->type == OPT_STR) {
+    char *s = strdup(val);
+    if (!s) return -1;
+    free(*(char **)field);
+    *(char **)field = s;
+    return 0;
+  }
+  errno = 0;
+  char *end;
+  long long v = strtoll(val, &end, 10);
+  if (end == val || errno) goto bad;
+  if (o->type == OPT_SIZE) {
+    long long mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = KB; end++; break;
+    case 'm': case 'M': mul = MB; end++; break;
+    case 'g': case 'G': mul = GB; end++; break;
+    }
+    if (*end == 'b' || *end == 'B') end++;
+    if (v > INT64_MAX / mul) goto bad;
+    v *= mul;
+  }
+  if (*end) goto bad;
+  if (v < o->min || v > o->max) {
+    fprintf(stderr, "shlo-server: %s: %s must be in [%lld, %lld], got %s\n",
+            where, o->name, (long long)o->min, (long long)o->max, val);
+    return -1;
+  }
+  *(int64_t *)field = v;
+  return 0;
+bad:
+  fprintf(stderr, "shlo-server: %s: %s: bad value '%s'%s\n", where, o->name,
+          val, o->type == OPT_SIZE ? " (an integer, optional k/m/g)" : "");
+  return -1;
+}
+
+void srv_config_defaults(srv_config *c) {
+  memset(c, 0, sizeof *c);
+  for (size_t i = 0; i < N_OPTIONS; i++) set_opt(c, &options[i], options[i].def, "defaults");
+}
+
+void srv_config_free(srv_config *c) {
+  for (size_t i = 0; i < N_OPTIONS; i++)
+    if (options[i].type == OPT_STR) {
+      free(*(char **)((char *)c + options[i].offset));
+      *(char **)((char *)c + options[i].offset) = NULL;
+    }
+}
+
+static int load_file(srv_config *c, const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "shlo-server: cannot open config file %s\n", path);
+    return -1;
+  }
+  char line[4096], where[4200];
+  int n = 0, rc = 0;
+  while (fgets(line, sizeof line, f)) {
+    n++;
+    char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == '#' || *p == '\n' || !*p) continue;
+    char *e = p + strcspn(p, " \t=\n");
+    size_t klen = (size_t)(e - p);
+    while (*e == ' ' || *e == '\t' || *e == '=') e++;
+    char *v = e;
+    v[strcspn(v, "\n")] = 0;
+    for (char *t = v + strlen(v); t > v && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r');) *--t = 0;
+    if (*v == '"' && strlen(v) >= 2 && v[strlen(v) - 1] == '"') {
+      v[strlen(v) - 1] = 0;
+      v++;
+    }
+    snprintf(where, sizeof where, "%s:%d", path, n);
+    const opt *o = find_opt(p, klen);
+    if (!o || !strcmp(o->name, "config")) {
+      fprintf(stderr, "shlo-server: %s: unknown option '%.*s'\n", where,
+              (int)klen, p);
+      rc = -1;
+      break;
+    }
+    if (set_opt(c, o, v, where)) {
+      rc = -1;
+      break;
+    }
+  }
+  fclose(f);
+  return rc;
+}
+
+static void usage(void) {
+  printf("usage: shlo-server [--NAME VALUE]...\n\n"
+         "Every option is also a config-file key (`NAME VALUE`).\n\n");
+  for (size_t i = 0; i < N_OPTIONS; i++)
+    printf("  --%-22s %s (default: %s)\n", options[i].name, options[i].help,
+           *options[i].def ? options[i].def : "none");
+}
+
+int srv_config_load(srv_config *c, int argc, char **argv) {
+  /* The config file first, so flags override it. */
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage();
+      return 1;
+    }
+    if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+      if (set_opt(c, find_opt("config", 6), argv[i + 1], "--config") ||
+          load_file(c, argv[i + 1]))
+        return -1;
+    } else if (!strncmp(argv[i], "--config=", 9)) {
+      if (set_opt(c, find_opt("config", 6), argv[i] + 9, "--config") ||
+          load_file(c, argv[i] + 9))
+        return -1;
+    }
+  }
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strncmp(a, "--", 2)) {
+      fprintf(stderr, "shlo-server: unexpected argument '%s' (see --help)\n", a);
+      return -1;
+    }
+    a += 2;
+    const char *eq = strchr(a, '=');
+    size_t klen = eq ? (size_t)(eq - a) : strlen(a);
+    const opt *o = find_opt(a, klen);
+    if (!o) {
+      fprintf(stderr, "shlo-server: unknown option '--%.*s' (see --help)\n",
+              (int)klen, a);
+      return -1;
+    }
+    const char *val = eq ? eq + 1 : NULL;
+    if (!val) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "shlo-server: --%s needs a value\n", o->name);
+        return -1;
+      }
+      val = argv[++i];
+    }
+    if (!strcmp(o->name, "config")) continue; /* done above */
+    if (set_opt(c, o, val, "command line")) return -1;
+  }
+  if (c->threads == 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    c->threads = n > 0 ? n : 1;
+  }
+  return 0;
+}
+
+void srv_config_print(const srv_config *c, void *file) {
+  FILE *f = file;
+  for (size_t i = 0; i < N_OPTIONS; i++) {
+    const void *field = (const char *)c + options[i].offset;
+    if (options[i].type == OPT_STR)
+      fprintf(f, "%s%s=%s", i ? " " : "", options[i].name,
+              *(char *const *)field ? *(char *const *)field : "");
+    else
+      fprintf(f, "%s%s=%lld", i ? " " : "", options[i].name,
+              (long long)*(const int64_t *)field);
+  }
+  fputc('\n', f);
+}

@@ -1,0 +1,42 @@
+/* shlo-server configuration: one table of options (name, type, bounds,
+ * default, help), each settable as a command-line flag `--name VALUE` and
+ * as a config-file line `name VALUE`.  Limits are options like any other. */
+#ifndef SHLO_SRV_CONFIG_H
+#define SHLO_SRV_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct srv_config {
+  char *host;
+  int64_t port;
+  int64_t threads;
+  char *config_file;
+  char *tokens_file;
+  char *log;                 /* "stderr", "off" or a file path */
+  /* limits */
+  int64_t max_body_bytes;
+  int64_t max_tensor_elements;
+  int64_t max_tensor_bytes;
+  int64_t max_inputs;
+  int64_t max_exec_memory;
+  int64_t default_timeout_ms;
+  int64_t max_timeout_ms;
+  int64_t max_queue;
+  int64_t cache_bytes;
+  int64_t max_connections;
+  int64_t connection_timeout_s;
+  int64_t shutdown_grace_ms;
+} srv_config;
+
+/* Fill every option with its default. */
+void srv_config_defaults(srv_config *c);
+/* Apply argv (flags), reading --config FILE first so flags override the
+ * file.  Returns 0, 1 after printing --help, or -1 after an error message
+ * on stderr. */
+int srv_config_load(srv_config *c, int argc, char **argv);
+void srv_config_free(srv_config *c);
+/* Print the effective configuration as config-file lines (for the log). */
+void srv_config_print(const srv_config *c, void *file);
+
+#endif

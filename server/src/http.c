@@ -1,0 +1,500 @@
+#define _GNU_SOURCE /* vasprintf */
+/* HTTP on the loop: libmicrohttpd without threads of its own, its epoll
+ * descriptor under a uv_poll_t and its timeout under a uv_timer_t.  Routes
+ * that compute (execute, register) go to the worker pool with the
+ * connection suspended, and resume when the job's done callback runs on
+ * the loop. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server.h"
+#include "shlo/protocol.h"
+
+uint64_t srv_now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* ---- the MHD pump ---- */
+
+static void on_mhd_timer(uv_timer_t *t) { srv_http_pump(t->data); }
+
+static void on_mhd_poll(uv_poll_t *p, int status, int events) {
+  (void)status;
+  (void)events;
+  srv_http_pump(p->data);
+}
+
+void srv_http_pump(srv_server *s) {
+  if (!s->mhd) return;
+  MHD_run(s->mhd);
+  MHD_UNSIGNED_LONG_LONG to;
+  if (MHD_get_timeout(s->mhd, &to) == MHD_YES)
+    uv_timer_start(&s->mhd_timer, on_mhd_timer, to, 0);
+  else
+    uv_timer_stop(&s->mhd_timer);
+}
+
+/* ---- routing ---- */
+
+static srv_route match(const char *url, char *id) {
+  if (!strcmp(url, "/execute")) return R_EXECUTE;
+  if (!strcmp(url, "/healthz")) return R_HEALTHZ;
+  if (!strcmp(url, "/readyz")) return R_READYZ;
+  if (!strcmp(url, "/metrics")) return R_METRICS;
+  if (!strcmp(url, "/v1/modules") || !strcmp(url, "/v1/modules/"))
+    return R_MODULES;
+  if (!strncmp(url, "/v1/modules/", 12)) {
+    const char *p = url + 12, *slash = strchr(p, '/');
+    size_t n = slash ? (size_t)(slash - p) : strlen(p);
+    if (n == 0 || n >= SRV_ID_LEN) return R_OTHER;
+    memcpy(id, p, n);
+    id[n] = 0;
+    if (!slash) return R_MODULE;
+    if (!strcmp(slash, "/execute")) return R_MODULE_EXEC;
+  }
+  return R_OTHER;
+}
+
+static const char *allowed(srv_route r) {
+  switch (r) {
+  case R_EXECUTE:
+  case R_MODULE_EXEC: return "POST";
+  case R_MODULES: return "GET, POST";
+  case R_MODULE: return "GET, DELETE";
+  case R_HEALTHZ:
+  case R_READYZ:
+  case R_METRICS: return "GET, HEAD";
+  default: return "";
+  }
+}
+
+static bool method_ok(srv_route r, const char *m) {
+  const char *a = allowed(r);
+  size_t n = strlen(m);
+  for (const char *p = a; (p = strstr(p, m)); p += n)
+    if ((p == a || p[-2] == ',') && (p[n] == 0 || p[n] == ','))
+      return true;
+  return false;
+}
+
+/* ---- answers ---- */
+
+static void reply_json(srv_request *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void reply_json(srv_request *r, int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = NULL;
+  int n = vasprintf(&s, fmt, ap);
+  va_end(ap);
+  free(r->resp);
+  r->resp = n < 0 ? NULL : s;
+  r->resp_len = n < 0 ? 0 : (size_t)n;
+  r->status = status;
+  r->resp_text = false;
+}
+
+static void set_body(srv_request *r, int status, char *body, bool text) {
+  free(r->resp);
+  r->resp = body;
+  r->resp_len = body ? strlen(body) : 0;
+  r->status = body ? status : 500;
+  r->resp_text = text;
+}
+
+static enum MHD_Result send_reply(srv_request *r) {
+  r->state = RS_DONE;
+  if (!r->resp) srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
+  if (r->resp && !r->resp_text) { /* end JSON with a newline, for curl */
+    char *b = realloc(r->resp, r->resp_len + 2);
+    if (b) {
+      b[r->resp_len++] = '\n';
+      b[r->resp_len] = 0;
+      r->resp = b;
+    }
+  }
+  struct MHD_Response *resp = MHD_create_response_from_buffer(
+      r->resp_len, r->resp ? r->resp : (char *)"", r->resp ? MHD_RESPMEM_MUST_FREE
+                                                  : MHD_RESPMEM_PERSISTENT);
+  if (!resp) return MHD_NO;
+  r->resp = NULL; /* MHD frees it */
+  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                          r->resp_text ? "text/plain; version=0.0.4"
+                                       : "application/json");
+  if (r->retry_after) MHD_add_response_header(resp, "Retry-After", "1");
+  if (r->status == 405)
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allowed(r->route));
+  if (r->status == 401)
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                            "Bearer realm=\"shlo\"");
+  if (r->srv->draining)
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+  enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
+  MHD_destroy_response(resp);
+  return ret;
+}
+
+/* ---- jobs ---- */
+
+static void job_done(srv_job *j) {
+  srv_request *r = (srv_request *)j;
+  srv_server *s = r->srv;
+  if (r->prev) r->prev->next = r->next;
+  else s->inflight = r->next;
+  if (r->next) r->next->prev = r->prev;
+  r->prev = r->next = NULL;
+  r->state = RS_DONE;
+  if (r->executed) srv_metrics_exec(&s->metrics, r->exec_s);
+  if (!r->conn) { /* its connection ended while it ran */
+    free(r->body);
+    free(r->resp);
+    free(r);
+    return;
+  }
+  MHD_resume_connection(r->conn);
+  /* One MHD pass for every job finished in this loop turn. */
+  uv_timer_start(&s->mhd_timer, on_mhd_timer, 0, 0);
+}
+
+static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
+  srv_server *s = r->srv;
+  if (s->draining) {
+    srv_reply_error(r, SHLO_PERR_LIMIT, 503, 0, 0,
+                    "the server is shutting down");
+    r->retry_after = true;
+    return send_reply(r);
+  }
+  r->job.work = work;
+  r->job.done = job_done;
+  r->state = RS_QUEUED;
+  if (pool_submit(&s->pool, &r->job)) {
+    r->state = RS_BODY;
+    s->metrics.refused_queue++;
+    srv_reply_error(r, SHLO_PERR_LIMIT, 503, 0, 0,
+                    "limit max-queue (%lld) reached: all %d workers are busy "
+                    "and the queue is full; retry later",
+                    (long long)s->cfg.max_queue, s->pool.n_threads);
+    r->retry_after = true;
+    return send_reply(r);
+  }
+  r->next = s->inflight;
+  if (s->inflight) s->inflight->prev = r;
+  s->inflight = r;
+  MHD_suspend_connection(r->conn);
+  return MHD_YES;
+}
+
+static enum MHD_Result dispatch(srv_request *r, const char *method) {
+  srv_server *s = r->srv;
+  switch (r->route) {
+  case R_HEALTHZ:
+    reply_json(r, 200, "{\"status\":\"ok\"}");
+    break;
+  case R_READYZ:
+    if (s->draining) reply_json(r, 503, "{\"status\":\"draining\"}");
+    else reply_json(r, 200, "{\"status\":\"ready\"}");
+    break;
+  case R_METRICS:
+    set_body(r, 200, srv_metrics_text(s), true);
+    break;
+  case R_MODULES:
+    if (!strcmp(method, "POST")) return submit(r, srv_job_register);
+    set_body(r, 200, cache_list_json(&s->cache), false);
+    break;
+  case R_MODULE: {
+    uint8_t key[32];
+    bool ok = cache_id_to_key(r->id, key);
+    cache_entry *e = ok ? cache_get(&s->cache, key, false) : NULL;
+    if (!e) {
+      srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "no module %s%s",
+                      r->id, ok ? "" : " (an id is sha256:<64 hex digits>)");
+      break;
+    }
+    snprintf(r->module, sizeof r->module, "%s", e->id);
+    if (!strcmp(method, "DELETE")) {
+      cache_remove(&s->cache, key);
+      reply_json(r, 200, "{\"deleted\":\"%s\"}", e->id);
+    } else {
+      set_body(r, 200, strdup(e->info), false);
+    }
+    cache_release(&s->cache, e);
+    break;
+  }
+  case R_EXECUTE:
+  case R_MODULE_EXEC:
+    return submit(r, srv_job_execute);
+  default:
+    srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "no route %s",
+                    r->path);
+  }
+  return send_reply(r);
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
+                                 const char *url, const char *method,
+                                 const char *version, const char *upload,
+                                 size_t *upload_size, void **con_cls) {
+  (void)version;
+  srv_server *s = cls;
+  srv_request *r = *con_cls;
+  if (!r) {
+    r = calloc(1, sizeof *r);
+    if (!r) return MHD_NO;
+    *con_cls = r;
+    s->n_active++;
+    r->srv = s;
+    r->conn = c;
+    r->t0_ns = srv_now_ns();
+    atomic_init(&r->cancel, 0);
+    snprintf(r->method, sizeof r->method, "%s", method);
+    snprintf(r->path, sizeof r->path, "%s", url);
+    r->route = match(url, r->id);
+    const char *ct =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    r->json_type = ct && !strncasecmp(ct, "application/json", 16);
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (s->n_conns > s->cfg.max_connections) {
+      s->metrics.refused_connections++;
+      srv_reply_error(r, SHLO_PERR_LIMIT, 503, 0, 0,
+                      "limit max-connections (%lld) reached",
+                      (long long)s->cfg.max_connections);
+      r->retry_after = true;
+      return send_reply(r);
+    }
+    if (r->route == R_OTHER) {
+      srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "no route %s", url);
+      return send_reply(r);
+    }
+    if (!method_ok(r->route, method)) {
+      srv_reply_error(r, SHLO_PERR_METHOD, 405, 0, 0,
+                      "%s does not take %s (allowed: %s)", url, method,
+                      allowed(r->route));
+      return send_reply(r);
+    }
+    if (s->n_tokens && r->route != R_HEALTHZ && r->route != R_READYZ) {
+      const char *auth =
+          MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+      r->token_name = srv_auth_check(s, auth);
+      if (!r->token_name) {
+        srv_reply_error(r, SHLO_PERR_AUTH, 401, 0, 0,
+                        auth ? "unknown bearer token"
+                             : "this server needs `Authorization: Bearer "
+                               "<token>`");
+        return send_reply(r);
+      }
+    }
+    if (cl && strtoull(cl, NULL, 10) > (unsigned long long)s->cfg.max_body_bytes) {
+      srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
+                      "limit max-body-bytes (%lld) exceeded: Content-Length "
+                      "is %s", (long long)s->cfg.max_body_bytes, cl);
+      return send_reply(r);
+    }
+    return MHD_YES;
+  }
+  if (*upload_size) {
+    size_t n = *upload_size;
+    *upload_size = 0;
+    if (r->state != RS_BODY || r->over_limit) return MHD_YES;
+    if (r->len + n > (size_t)s->cfg.max_body_bytes) {
+      r->over_limit = true;
+      s->metrics.bytes_in += r->len;
+      free(r->body);
+      r->body = NULL;
+      r->len = r->cap = 0;
+      return MHD_YES;
+    }
+    if (r->len + n + 1 > r->cap) {
+      size_t cap = r->cap ? r->cap : 4096;
+      while (cap < r->len + n + 1) cap *= 2;
+      char *b = realloc(r->body, cap);
+      if (!b) return MHD_NO;
+      r->body = b;
+      r->cap = cap;
+    }
+    memcpy(r->body + r->len, upload, n);
+    r->len += n;
+    r->body[r->len] = 0;
+    return MHD_YES;
+  }
+  if (r->state == RS_QUEUED) return MHD_YES; /* not reached: suspended */
+  if (r->state == RS_DONE) return send_reply(r);
+  s->metrics.bytes_in += r->len;
+  if (r->over_limit) {
+    srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
+                    "limit max-body-bytes (%lld) exceeded",
+                    (long long)s->cfg.max_body_bytes);
+    return send_reply(r);
+  }
+  if (!r->body) {
+    r->body = calloc(1, 1);
+    if (!r->body) return MHD_NO;
+  }
+  return dispatch(r, method);
+}
+
+/* ---- per-request bookkeeping ---- */
+
+static void log_request(srv_server *s, srv_request *r, bool completed) {
+  if (!s->log) return;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  struct tm tm;
+  gmtime_r(&ts.tv_sec, &tm);
+  char when[40];
+  strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+  fprintf(s->log,
+          "time=%s.%03ldZ method=%s path=%s status=%d duration_ms=%.3f "
+          "module=%s token=%s bytes_in=%zu bytes_out=%zu%s\n",
+          when, ts.tv_nsec / 1000000, r->method, r->path, r->status,
+          (double)(srv_now_ns() - r->t0_ns) / 1e6,
+          r->module[0] ? r->module : "-",
+          r->token_name ? r->token_name : "-", r->len, r->resp_len,
+          completed ? "" : " aborted=1");
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+  (void)c;
+  srv_server *s = cls;
+  srv_request *r = *con_cls;
+  if (!r) return;
+  *con_cls = NULL;
+  bool ok = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
+  if (!ok && r->state != RS_DONE) r->status = 0; /* client went away */
+  srv_metrics_request(&s->metrics, r->route, r->status);
+  if (ok) s->metrics.bytes_out += r->resp_len;
+  log_request(s, r, ok);
+  s->n_active--;
+  if (r->state == RS_QUEUED) {
+    /* Not expected (a suspended connection does not end), but a worker may
+     * still hold r: leave it to job_done. */
+    r->conn = NULL;
+    return;
+  }
+  free(r->body);
+  free(r->resp);
+  free(r);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+  (void)c;
+  (void)socket_context;
+  srv_server *s = cls;
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED) s->n_conns++;
+  else s->n_conns--;
+}
+
+/* ---- start and stop ---- */
+
+int srv_http_start(srv_server *s) {
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof ss);
+  unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+  const char *host = s->cfg.host;
+  if (!strcmp(host, "localhost")) host = "127.0.0.1";
+  struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+  struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+  if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons((uint16_t)s->cfg.port);
+  } else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+    a6->sin6_family = AF_INET6;
+    a6->sin6_port = htons((uint16_t)s->cfg.port);
+    flags |= MHD_USE_IPv6;
+  } else {
+    fprintf(stderr, "shlo-server: --host %s is not an IPv4 or IPv6 address\n",
+            s->cfg.host);
+    return -1;
+  }
+  s->mhd = MHD_start_daemon(
+      flags, (uint16_t)s->cfg.port, NULL, NULL, on_access, s,
+      MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+      /* Room above max-connections, so that the surplus gets a JSON 503
+       * instead of a closed socket. */
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->cfg.max_connections + 64),
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.connection_timeout_s,
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+      MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+      MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
+  if (!s->mhd) {
+    fprintf(stderr, "shlo-server: cannot listen on %s:%lld\n", s->cfg.host,
+            (long long)s->cfg.port);
+    return -1;
+  }
+  const union MHD_DaemonInfo *pi =
+      MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+  s->port = pi ? pi->port : (int)s->cfg.port;
+  const union MHD_DaemonInfo *ei =
+      MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+  if (!ei) {
+    fprintf(stderr, "shlo-server: libmicrohttpd has no epoll descriptor\n");
+    return -1;
+  }
+  uv_timer_init(s->loop, &s->mhd_timer);
+  s->mhd_timer.data = s;
+  uv_poll_init(s->loop, &s->mhd_poll, ei->epoll_fd);
+  s->mhd_poll.data = s;
+  uv_poll_start(&s->mhd_poll, UV_READABLE, on_mhd_poll);
+  srv_http_pump(s);
+  return 0;
+}
+
+static void stop_all(srv_server *s) {
+  uv_timer_stop(&s->drain_timer);
+  uv_close((uv_handle_t *)&s->drain_timer, NULL);
+  uv_poll_stop(&s->mhd_poll);
+  uv_timer_stop(&s->mhd_timer);
+  MHD_stop_daemon(s->mhd);
+  s->mhd = NULL;
+  uv_close((uv_handle_t *)&s->mhd_poll, NULL);
+  uv_close((uv_handle_t *)&s->mhd_timer, NULL);
+  uv_close((uv_handle_t *)&s->sig_int, NULL);
+  uv_close((uv_handle_t *)&s->sig_term, NULL);
+  pool_stop(&s->pool);
+}
+
+static void on_drain_tick(uv_timer_t *t) {
+  srv_server *s = t->data;
+  uint64_t ms = (srv_now_ns() - s->drain_t0_ns) / 1000000;
+  if (s->inflight && !s->canceled &&
+      ms >= (uint64_t)s->cfg.shutdown_grace_ms) {
+    s->canceled = true;
+    int n = 0;
+    for (srv_request *r = s->inflight; r; r = r->next, n++)
+      atomic_store(&r->cancel, 1);
+    fprintf(stderr, "shlo-server: grace period over, canceled %d "
+                    "execution(s)\n", n);
+  }
+  /* With nothing running, connections still open are idle keep-alives or
+   * uploads in progress: they get a second to finish, not the whole grace
+   * period, which is for executions. */
+  if (!s->inflight && (s->n_active == 0 || ms >= 1000)) {
+    fprintf(stderr, "shlo-server: stopped\n");
+    stop_all(s);
+  }
+}
+
+void srv_begin_shutdown(srv_server *s) {
+  if (s->draining) return;
+  s->draining = true;
+  s->drain_t0_ns = srv_now_ns();
+  fprintf(stderr, "shlo-server: shutting down: no new connections, %s\n",
+          s->inflight ? "finishing running executions" : "nothing running");
+  MHD_socket fd = MHD_quiesce_daemon(s->mhd);
+  if (fd != MHD_INVALID_SOCKET) close(fd);
+  uv_timer_init(s->loop, &s->drain_timer);
+  s->drain_timer.data = s;
+  uv_timer_start(&s->drain_timer, on_drain_tick, 0, 20);
+}

@@ -1,0 +1,447 @@
+/* What the worker threads do: decode a request, find or build the cached
+ * module, execute, encode the answer.  Runs while the request's HTTP
+ * connection is suspended; touches only its request, the config (read
+ * only) and the cache (locked). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+#include "shlo/grid.h"
+#include "shlo/protocol.h"
+#include "shlo/verify.h"
+
+void srv_reply_error(srv_request *r, int kind, int http, int line, int col,
+                     const char *fmt, ...) {
+  shlo_proto_error e;
+  e.kind = (shlo_proto_err_kind)kind;
+  e.http = http ? http : shlo_proto_err_http(e.kind);
+  e.line = line;
+  e.column = col;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e.message, sizeof e.message, fmt, ap);
+  va_end(ap);
+  free(r->resp);
+  r->resp = shlo_proto_error_json(&e);
+  r->resp_len = r->resp ? strlen(r->resp) : 0;
+  r->status = e.http;
+  r->resp_text = false;
+}
+
+static void reply_proto(srv_request *r, const shlo_proto_error *e) {
+  srv_reply_error(r, e->kind, e->http, e->line, e->column, "%s", e->message);
+}
+
+static void reply_diag(srv_request *r, shlo_status st, const shlo_diag *d) {
+  shlo_proto_error e;
+  shlo_proto_from_status(&e, st, d->message, d->line, d->col);
+  if (st == SHLO_EUNSUPPORTED && !strstr(e.message, "not implemented") &&
+      !strstr(e.message, "unsupported"))
+    snprintf(e.message, sizeof e.message, "not implemented: %s", d->message);
+  reply_proto(r, &e);
+}
+
+static void reply_ok(srv_request *r, char *json) {
+  free(r->resp);
+  r->resp = json;
+  if (!json) {
+    srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
+    return;
+  }
+  r->resp_len = strlen(json);
+  r->status = 200;
+}
+
+static double now_ms(void) { return (double)srv_now_ns() / 1e6; }
+
+/* Is the body JSON?  By content type, or (curl --data-binary sends
+ * application/x-www-form-urlencoded) by its first byte: MLIR text never
+ * starts with '{'. */
+static bool body_is_json(const srv_request *r) {
+  if (r->json_type) return true;
+  for (size_t i = 0; i < r->len; i++) {
+    char c = r->body[i];
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    return c == '{';
+  }
+  return false;
+}
+
+static bool check_utf8(srv_request *r) {
+  int64_t bad = shlo_proto_utf8_check(r->body, r->len);
+  if (bad < 0) return true;
+  int line = 1, col = 1;
+  for (int64_t i = 0; i < bad; i++) {
+    if (r->body[i] == '\n') line++, col = 1;
+    else col++;
+  }
+  srv_reply_error(r, SHLO_PERR_INPUT, 400, line, col,
+                  "the body is not valid UTF-8 (byte %lld)", (long long)bad);
+  return false;
+}
+
+/* A parsed request body: JSON, or the program alone as text. */
+typedef struct body {
+  shlo_proto_exec_req req;
+  const char *program;
+  size_t program_len;
+} body;
+
+static bool read_body(srv_request *r, body *b) {
+  memset(b, 0, sizeof *b);
+  if (!check_utf8(r)) return false;
+  if (body_is_json(r)) {
+    shlo_proto_error e;
+    if (shlo_proto_exec_req_parse(r->body, r->len, &b->req, &e)) {
+      reply_proto(r, &e);
+      return false;
+    }
+    b->program = b->req.program;
+    b->program_len = b->req.program_len;
+  } else if (r->len) {
+    b->program = r->body;
+    b->program_len = r->len;
+  }
+  return true;
+}
+
+/* Find the module in the cache or parse it and insert it.  On failure the
+ * reply is set and NULL returned. */
+static cache_entry *get_module(srv_request *r, const char *text, size_t len,
+                               int replicas, int partitions, bool *cached,
+                               double *ms) {
+  srv_server *s = r->srv;
+  uint8_t key[32];
+  cache_key(text, len, replicas, partitions, key);
+  cache_entry *e = cache_get(&s->cache, key, true);
+  *cached = e != NULL;
+  if (e) return e;
+  double t0 = now_ms();
+  shlo_module *m = NULL;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  shlo_status st = shlo_parse_module(text, len, "program", &m, &d);
+  if (st) {
+    reply_diag(r, st, &d);
+    return NULL;
+  }
+  /* Verify once, before the module enters the cache.  Features the
+   * verifier cannot judge (dynamic shapes) are left to the compiler. */
+  st = shlo_verify_module_first(m, NULL, &d);
+  if (st && st != SHLO_EUNSUPPORTED) {
+    shlo_module_free(m);
+    reply_diag(r, st, &d);
+    return NULL;
+  }
+  if (m->n_funcs == 0) {
+    shlo_module_free(m);
+    srv_reply_error(r, SHLO_PERR_VERIFY, 422, 0, 0,
+                    "the program defines no function");
+    return NULL;
+  }
+  e = cache_entry_new(m, key, replicas, partitions, len);
+  if (!e) {
+    shlo_module_free(m);
+    srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
+    return NULL;
+  }
+  *ms += now_ms() - t0;
+  return e;
+}
+
+/* Link a freshly parsed (and compiled) entry; returns the entry to use. */
+static cache_entry *publish(srv_request *r, cache_entry *e, bool must_fit) {
+  bool too_big;
+  srv_server *s = r->srv;
+  cache_entry *got = cache_insert(&s->cache, e, &too_big);
+  if (too_big && must_fit) {
+    srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
+                    "limit cache-bytes (%lld) exceeded: the module needs "
+                    "about %zu bytes", (long long)s->cfg.cache_bytes,
+                    e->bytes);
+    cache_release(&s->cache, e);
+    return NULL;
+  }
+  return got;
+}
+
+static size_t type_bytes(const shlo_type *t) {
+  if (t->kind == SHLO_TYPE_TUPLE) {
+    size_t n = 0;
+    for (int i = 0; i < t->n_elems; i++) n += type_bytes(t->elems[i]);
+    return n;
+  }
+  if (t->kind != SHLO_TYPE_TENSOR) return 0;
+  int64_t n = shlo_type_numel(t);
+  return n < 0 ? 0 : (size_t)n * shlo_elem_size(t->elem);
+}
+
+/* Decode the inputs of n_procs processes into args (process-major).  With
+ * one process "inputs" is [tensor...]; with more it is [[tensor...]...],
+ * one list per process, or one flat list that every process gets. */
+static bool decode_inputs(srv_request *r, const cJSON *inputs,
+                          const shlo_func *f, int n_procs, shlo_value **args,
+                          size_t *mem) {
+  const srv_config *cfg = &r->srv->cfg;
+  shlo_proto_limits lim = {cfg->max_tensor_elements, cfg->max_tensor_bytes,
+                           (int)cfg->max_inputs};
+  int n_in = inputs ? cJSON_GetArraySize(inputs) : 0;
+  bool per_proc = n_procs > 1 && inputs && inputs->child &&
+                  cJSON_IsArray(inputs->child);
+  if (per_proc && n_in != n_procs) {
+    srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
+                    "\"inputs\" has %d per-process lists, the grid has %d "
+                    "processes", n_in, n_procs);
+    return false;
+  }
+  for (int p = 0; p < (per_proc ? n_procs : 1); p++) {
+    const cJSON *list = per_proc ? cJSON_GetArrayItem(inputs, p) : inputs;
+    int n = list && cJSON_IsArray(list) ? cJSON_GetArraySize(list) : 0;
+    if (list && !cJSON_IsArray(list)) {
+      srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
+                      "inputs[%d]: expected a list of tensors", p);
+      return false;
+    }
+    if (cfg->max_inputs && n > cfg->max_inputs) {
+      srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
+                      "limit max-inputs (%lld) exceeded: %d inputs",
+                      (long long)cfg->max_inputs, n);
+      return false;
+    }
+    if (n != f->n_args) {
+      srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
+                      "@%s takes %d input%s, the request gives %d%s", f->name,
+                      f->n_args, f->n_args == 1 ? "" : "s", n,
+                      !inputs && f->n_args
+                          ? " (a text body carries none: send JSON with "
+                            "\"inputs\")"
+                          : "");
+      return false;
+    }
+    int i = 0;
+    for (const cJSON *c = list ? list->child : NULL; c; c = c->next, i++) {
+      char path[48];
+      if (per_proc) snprintf(path, sizeof path, "inputs[%d][%d]", p, i);
+      else snprintf(path, sizeof path, "inputs[%d]", i);
+      const shlo_type *t = f->arg_types[i];
+      if (t->kind != SHLO_TYPE_TENSOR) {
+        srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
+                        "%s: argument %d of @%s is not a tensor; only tensor "
+                        "arguments can be sent", path, i, f->name);
+        return false;
+      }
+      shlo_proto_error pe;
+      if (shlo_proto_tensor_decode(c, t, &lim, path,
+                                   &args[p * f->n_args + i], &pe)) {
+        reply_proto(r, &pe);
+        return false;
+      }
+      *mem += args[p * f->n_args + i]->nbytes * (per_proc ? 1 : (size_t)n_procs);
+      if (*mem > (size_t)cfg->max_exec_memory) return true; /* caller says */
+    }
+  }
+  if (!per_proc) /* every process gets the same values */
+    for (int p = 1; p < n_procs; p++)
+      for (int i = 0; i < f->n_args; i++)
+        args[p * f->n_args + i] = shlo_value_ref(args[i]);
+  return true;
+}
+
+void srv_job_execute(srv_job *j) {
+  srv_request *r = (srv_request *)j;
+  srv_server *s = r->srv;
+  const srv_config *cfg = &s->cfg;
+  cache_entry *e = NULL;
+  shlo_value **args = NULL, **res = NULL;
+  int n_args = 0, n_res = 0, n_procs = 1;
+  body b;
+  double compile_ms = 0;
+  bool cached = true, fresh = false;
+  if (atomic_load(&r->cancel)) {
+    srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
+                    "canceled: the server is shutting down");
+    return;
+  }
+  if (!read_body(r, &b)) return;
+  if (r->route == R_EXECUTE) {
+    if (!b.program) {
+      srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
+                      "no program: send StableHLO text, or JSON with "
+                      "\"program\"");
+      goto done;
+    }
+    e = get_module(r, b.program, b.program_len, b.req.replicas,
+                   b.req.partitions, &cached, &compile_ms);
+    if (!e) goto done;
+    fresh = !cached;
+  } else {
+    uint8_t key[32];
+    if (b.program) {
+      srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
+                      "\"program\" is not allowed here: the module is %s",
+                      r->id);
+      goto done;
+    }
+    if (!cache_id_to_key(r->id, key) ||
+        !(e = cache_get(&s->cache, key, true))) {
+      srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0,
+                      "no module %s (never registered, deleted, or evicted "
+                      "from the cache: POST it to /v1/modules again)", r->id);
+      goto done;
+    }
+  }
+  snprintf(r->module, sizeof r->module, "%s", e->id);
+  const shlo_executable *x;
+  bool compiled;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  double t0 = now_ms();
+  shlo_status st = cache_entry_exe(e, b.req.entry, &x, &compiled, &d);
+  if (compiled) {
+    compile_ms += now_ms() - t0;
+    cached = false;
+  }
+  if (st) {
+    reply_diag(r, st, &d);
+    goto done;
+  }
+  if (fresh) {
+    /* Another worker may have published the same program meanwhile: then
+     * use its entry (ours is freed by publish). */
+    cache_entry *p = publish(r, e, false);
+    if (p != e) {
+      e = p;
+      st = cache_entry_exe(e, b.req.entry, &x, &compiled, &d);
+      if (st) {
+        reply_diag(r, st, &d);
+        goto done;
+      }
+    }
+  }
+  /* The grid: the request's, else the module's (1 x 1 by default). */
+  int R = b.req.replicas, P = b.req.partitions, mr, mp;
+  shlo_module_grid(e->m, &mr, &mp);
+  if (R <= 0) R = r->route == R_EXECUTE || e->replicas <= 0 ? mr : e->replicas;
+  if (P <= 0) P = r->route == R_EXECUTE || e->partitions <= 0 ? mp : e->partitions;
+  if ((int64_t)R * P > 4096) {
+    srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
+                    "grid %d x %d: more than 4096 processes", R, P);
+    goto done;
+  }
+  n_procs = R * P;
+  const shlo_func *f = shlo_executable_entry(x);
+  args = calloc((size_t)n_procs * (size_t)f->n_args + 1, sizeof *args);
+  if (!args) {
+    srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
+    goto done;
+  }
+  size_t mem = 0;
+  bool ok = decode_inputs(r, b.req.inputs, f, n_procs, args, &mem);
+  while (n_args < n_procs * f->n_args && args[n_args]) n_args++;
+  if (!ok) goto done;
+  /* The per-execution memory limit: the engine has no allocation hook yet,
+   * so count what is known before running: inputs plus results. */
+  for (int k = 0; k < f->n_results; k++)
+    mem += type_bytes(f->result_types[k]) * (size_t)n_procs;
+  if (mem > (size_t)cfg->max_exec_memory) {
+    srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
+                    "limit max-exec-memory (%lld) exceeded: inputs and "
+                    "results need %zu bytes", (long long)cfg->max_exec_memory,
+                    mem);
+    goto done;
+  }
+  double timeout_ms = b.req.timeout_ms > 0 ? b.req.timeout_ms
+                                           : (double)cfg->default_timeout_ms;
+  if (timeout_ms > (double)cfg->max_timeout_ms)
+    timeout_ms = (double)cfg->max_timeout_ms;
+  shlo_exec_opts opts = {.timeout_s = timeout_ms / 1000.0,
+                         .print_stream = s->devnull,
+                         .cancel = &r->cancel};
+  shlo_diag_clear(&d);
+  uint64_t t1 = srv_now_ns();
+  if (n_procs == 1) {
+    st = shlo_execute(x, &opts, args, f->n_args, &res, &n_res, &d);
+  } else {
+    shlo_grid_opts g = {.num_replicas = R, .num_partitions = P, .exec = opts};
+    st = shlo_execute_grid(x, &g, args, f->n_args, &res, &n_res, &d);
+  }
+  r->exec_s = (double)(srv_now_ns() - t1) / 1e9;
+  r->executed = true;
+  if (st && atomic_load(&r->cancel)) {
+    srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
+                    "canceled: the server is shutting down");
+    goto done;
+  }
+  if (st == SHLO_ETIMEOUT) {
+    srv_reply_error(r, SHLO_PERR_TIMEOUT, 504, 0, 0,
+                    "limit deadline: the execution ran past %g ms and was "
+                    "stopped (%s)", timeout_ms, d.message);
+    goto done;
+  }
+  if (st == SHLO_ECANCELED) {
+    srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
+                    "canceled: the server is shutting down");
+    goto done;
+  }
+  if (st) {
+    reply_diag(r, st, &d);
+    goto done;
+  }
+  reply_ok(r, shlo_proto_exec_resp_build(res, n_res, n_procs, e->id, cached,
+                                         compile_ms, r->exec_s * 1000,
+                                         b.req.b64_out));
+  n_res *= n_procs;
+done:
+  for (int k = 0; k < n_res; k++) shlo_value_unref(res[k]);
+  free(res);
+  for (int k = 0; k < n_args; k++) shlo_value_unref(args[k]);
+  free(args);
+  if (e) cache_release(&s->cache, e);
+  shlo_proto_exec_req_free(&b.req);
+}
+
+void srv_job_register(srv_job *j) {
+  srv_request *r = (srv_request *)j;
+  srv_server *s = r->srv;
+  cache_entry *e = NULL;
+  body b;
+  bool cached;
+  double ms = 0;
+  if (!read_body(r, &b)) return;
+  if (!b.program) {
+    srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
+                    "no program: send StableHLO text, or JSON with "
+                    "\"program\"");
+    goto done;
+  }
+  e = get_module(r, b.program, b.program_len, b.req.replicas,
+                 b.req.partitions, &cached, &ms);
+  if (!e) goto done;
+  snprintf(r->module, sizeof r->module, "%s", e->id);
+  /* Verify and compile the entry function now, so errors show here. */
+  const shlo_executable *x;
+  bool compiled;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  shlo_status st = cache_entry_exe(e, b.req.entry, &x, &compiled, &d);
+  if (st) {
+    reply_diag(r, st, &d);
+    goto done;
+  }
+  if (!cached) {
+    cache_entry *p = publish(r, e, true);
+    if (p != e) {
+      e = p; /* NULL when too big; else someone published it first */
+      if (!e) goto done;
+    }
+  }
+  cJSON *info = cJSON_Parse(e->info);
+  if (info) cJSON_AddBoolToObject(info, "cached", cached);
+  reply_ok(r, info ? cJSON_PrintUnformatted(info) : NULL);
+  cJSON_Delete(info);
+done:
+  if (e) cache_release(&s->cache, e);
+  shlo_proto_exec_req_free(&b.req);
+}

@@ -1,0 +1,82 @@
+/* shlo-server: the StableHLO execution service.  main wires the modules
+ * together: config, auth, cache, workers, HTTP on one libuv loop, signals
+ * for a graceful stop. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+static void on_signal(uv_signal_t *h, int signum) {
+  srv_server *s = h->data;
+  if (s->draining) {
+    fprintf(stderr, "shlo-server: signal %d again: canceling executions\n",
+            signum);
+    s->cfg.shutdown_grace_ms = 0;
+    return;
+  }
+  srv_begin_shutdown(s);
+}
+
+int main(int argc, char **argv) {
+  static srv_server s;
+  int rc = 1;
+  srv_config_defaults(&s.cfg);
+  int lr = srv_config_load(&s.cfg, argc, argv);
+  if (lr) {
+    srv_config_free(&s.cfg);
+    return lr > 0 ? 0 : 2;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  s.started_ns = srv_now_ns();
+  if (!strcmp(s.cfg.log, "stderr")) s.log = stderr;
+  else if (strcmp(s.cfg.log, "off") && !(s.log = fopen(s.cfg.log, "a"))) {
+    fprintf(stderr, "shlo-server: cannot open log file %s\n", s.cfg.log);
+    goto out;
+  }
+  if (s.log && s.log != stderr) setvbuf(s.log, NULL, _IOLBF, 0);
+  s.devnull = fopen("/dev/null", "w");
+  if (s.cfg.tokens_file[0]) {
+    if (srv_auth_load(&s, s.cfg.tokens_file)) goto out;
+    fprintf(stderr, "shlo-server: auth on: %d bearer token(s) from %s\n",
+            s.n_tokens, s.cfg.tokens_file);
+  } else {
+    fprintf(stderr, "shlo-server: auth off (no --tokens): anyone who can "
+                    "reach the port may execute programs\n");
+  }
+  s.loop = uv_default_loop();
+  cache_init(&s.cache, (size_t)s.cfg.cache_bytes);
+  if (pool_init(&s.pool, s.loop, (int)s.cfg.threads, (int)s.cfg.max_queue)) {
+    fprintf(stderr, "shlo-server: cannot start worker threads\n");
+    goto out;
+  }
+  uv_signal_init(s.loop, &s.sig_int);
+  uv_signal_init(s.loop, &s.sig_term);
+  s.sig_int.data = s.sig_term.data = &s;
+  uv_signal_start(&s.sig_int, on_signal, SIGINT);
+  uv_signal_start(&s.sig_term, on_signal, SIGTERM);
+  if (srv_http_start(&s)) {
+    pool_stop(&s.pool);
+    uv_close((uv_handle_t *)&s.sig_int, NULL);
+    uv_close((uv_handle_t *)&s.sig_term, NULL);
+    uv_run(s.loop, UV_RUN_DEFAULT);
+    goto out;
+  }
+  fprintf(stderr, "shlo-server: listening on http://%s%s%s:%d/ with %d "
+                  "worker(s)\n", strchr(s.cfg.host, ':') ? "[" : "",
+          s.cfg.host, strchr(s.cfg.host, ':') ? "]" : "", s.port,
+          s.pool.n_threads);
+  fprintf(stderr, "shlo-server: config: ");
+  srv_config_print(&s.cfg, stderr);
+  uv_run(s.loop, UV_RUN_DEFAULT);
+  rc = uv_loop_close(s.loop) == 0 ? 0 : 1;
+  if (rc) fprintf(stderr, "shlo-server: the loop did not close clean\n");
+out:
+  cache_destroy(&s.cache);
+  srv_auth_free(&s);
+  if (s.log && s.log != stderr) fclose(s.log);
+  if (s.devnull) fclose(s.devnull);
+  srv_config_free(&s.cfg);
+  return rc;
+}

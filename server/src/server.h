@@ -1,0 +1,138 @@
+/* shlo-server internals shared by its modules: the server, one HTTP
+ * request, metrics, auth.  Threads: everything here belongs to the loop
+ * thread except what a job's work function reads (its request's input
+ * fields, the config, the cache) and writes (its request's result fields)
+ * while the request is suspended. */
+#ifndef SHLO_SRV_SERVER_H
+#define SHLO_SRV_SERVER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <microhttpd.h>
+#include <uv.h>
+
+#include "cache.h"
+#include "config.h"
+#include "pool.h"
+
+/* X(ENUM, label in /metrics) */
+#define SRV_ROUTES(X)                                   \
+  X(EXECUTE, "/execute")                                \
+  X(MODULES, "/v1/modules")                             \
+  X(MODULE, "/v1/modules/{id}")                         \
+  X(MODULE_EXEC, "/v1/modules/{id}/execute")            \
+  X(HEALTHZ, "/healthz")                                \
+  X(READYZ, "/readyz")                                  \
+  X(METRICS, "/metrics")                                \
+  X(OTHER, "other")
+
+typedef enum {
+#define SRV_ROUTE_ENUM(e, s) R_##e,
+  SRV_ROUTES(SRV_ROUTE_ENUM)
+#undef SRV_ROUTE_ENUM
+  R_COUNT
+} srv_route;
+
+#define SRV_STATUSES(X) \
+  X(200) X(400) X(401) X(404) X(405) X(413) X(422) X(429) X(500) X(503) X(504)
+enum { SRV_N_STATUS = 12 }; /* the list above + "other" */
+
+#define SRV_LAT_BUCKETS 12
+typedef struct srv_metrics {
+  uint64_t requests[R_COUNT][SRV_N_STATUS];
+  uint64_t exec_buckets[SRV_LAT_BUCKETS + 1]; /* last = +Inf */
+  uint64_t exec_count;
+  double exec_sum_s;
+  uint64_t bytes_in, bytes_out;
+  uint64_t refused_queue, refused_connections;
+} srv_metrics;
+
+typedef struct srv_token {
+  char *name, *token;
+} srv_token;
+
+typedef enum { RS_BODY, RS_QUEUED, RS_DONE } srv_req_state;
+
+typedef struct srv_server srv_server;
+
+typedef struct srv_request {
+  srv_job job; /* first: a job pointer is a request pointer */
+  srv_server *srv;
+  struct MHD_Connection *conn;
+  srv_route route;
+  char method[8];
+  char path[160];      /* for the log, truncated */
+  char id[SRV_ID_LEN]; /* module id from the URL */
+  bool json_type;      /* Content-Type: application/json */
+  char *body;
+  size_t len, cap;
+  bool over_limit;     /* body grew past max-body-bytes */
+  srv_req_state state;
+  const char *token_name;
+  uint64_t t0_ns;
+  atomic_int cancel;   /* set on shutdown past the grace period */
+  /* the answer */
+  int status;
+  char *resp;          /* malloc'd */
+  size_t resp_len;
+  bool resp_text;      /* text/plain (metrics) instead of JSON */
+  bool retry_after;
+  char module[SRV_ID_LEN];
+  bool executed;
+  double exec_s;
+  struct srv_request *prev, *next; /* in-flight jobs */
+} srv_request;
+
+struct srv_server {
+  srv_config cfg;
+  uv_loop_t *loop;
+  struct MHD_Daemon *mhd;
+  uv_poll_t mhd_poll;
+  uv_timer_t mhd_timer;
+  uv_signal_t sig_int, sig_term;
+  uv_timer_t drain_timer;
+  srv_pool pool;
+  srv_cache cache;
+  srv_metrics metrics;
+  srv_token *tokens;
+  int n_tokens;
+  FILE *log;
+  FILE *devnull;       /* interpreter.print output of executions */
+  int port;
+  int n_conns;         /* open TCP connections */
+  int n_active;        /* requests between first byte and completion */
+  srv_request *inflight;
+  bool draining, canceled;
+  uint64_t drain_t0_ns;
+  uint64_t started_ns;
+};
+
+uint64_t srv_now_ns(void);
+
+/* http.c */
+int srv_http_start(srv_server *s);
+void srv_http_pump(srv_server *s);     /* run MHD, re-arm its timer */
+void srv_begin_shutdown(srv_server *s);
+
+/* jobs.c: work functions (worker threads) */
+void srv_job_execute(srv_job *j);
+void srv_job_register(srv_job *j);
+/* Set r's answer to an error (status = the kind's or http). */
+void srv_reply_error(srv_request *r, int kind, int http, int line, int col,
+                     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* metrics.c */
+void srv_metrics_request(srv_metrics *m, srv_route route, int status);
+void srv_metrics_exec(srv_metrics *m, double seconds);
+char *srv_metrics_text(srv_server *s);
+
+/* auth.c */
+int srv_auth_load(srv_server *s, const char *path);
+/* The token's name, or NULL if the header carries no known token. */
+const char *srv_auth_check(const srv_server *s, const char *authorization);
+void srv_auth_free(srv_server *s);
+
+#endif

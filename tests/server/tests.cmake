@@ -1,0 +1,24 @@
+# shlo-server end-to-end tests (included from server/CMakeLists.txt): each
+# starts real servers on free loopback ports and talks HTTP with libcurl.
+pkg_check_modules(LIBCURL IMPORTED_TARGET libcurl)
+if(LIBCURL_FOUND)
+  foreach(name test_server_api test_server_stress)
+    add_executable(${name} ${CMAKE_SOURCE_DIR}/tests/server/${name}.c)
+    target_compile_definitions(${name} PRIVATE
+      SHLO_SERVER_BIN="$<TARGET_FILE:shlo-server>")
+    target_link_libraries(${name} PRIVATE PkgConfig::LIBCURL OpenSSL::Crypto)
+    add_dependencies(${name} shlo-server)
+    add_test(NAME ${name} COMMAND ${name})
+    set_tests_properties(${name} PROPERTIES TIMEOUT 300)
+  endforeach()
+else()
+  message(WARNING "libcurl not found: the server's end-to-end tests are off")
+endif()
+
+get_filename_component(SHLO_SERVER_CONFORMANCE
+  ${CMAKE_SOURCE_DIR}/../shared/conformance/jax ABSOLUTE)
+add_test(NAME test_server_conformance
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/conformance.sh
+          $<TARGET_FILE:shlo-server> $<TARGET_FILE:shlo-cli>
+          ${SHLO_SERVER_CONFORMANCE})
+set_tests_properties(test_server_conformance PROPERTIES TIMEOUT 600)
