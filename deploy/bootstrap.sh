@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config
           libopenblas-dev liblapacke-dev libcjson-dev libuv1-dev
-          libmicrohttpd-dev libcmocka-dev libssl-dev libcurl4-openssl-dev curl)
+          libmicrohttpd-dev libcmocka-dev libssl-dev libcurl4-openssl-dev curl
+          valgrind)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
