@@ -223,6 +223,38 @@ static void failed_checks_say_which_element(void **state) {
   shlo_module_free(m);
 }
 
+/* Tensors alive at once are charged against max_bytes: a program whose
+ * intermediates need 8 MB fails under a 4 MB limit with SHLO_ELIMIT and
+ * runs under 64 MB; its results outlive the execution's budget. */
+static void a_memory_limit_refuses_big_executions(void **state) {
+  (void)state;
+  compiled c = compile_text(
+      "func.func @main() -> tensor<f32> {\n"
+      "  %x = stablehlo.iota dim = 0 : tensor<1048576xf32>\n"
+      "  %y = stablehlo.iota dim = 0 : tensor<1048576xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across "
+      "dimensions = [0] : (tensor<1048576xf32>, tensor<f32>) -> tensor<f32>\n"
+      "  %t = stablehlo.reduce(%y init: %z) applies stablehlo.add across "
+      "dimensions = [0] : (tensor<1048576xf32>, tensor<f32>) -> tensor<f32>\n"
+      "  %r = stablehlo.add %s, %t : tensor<f32>\n"
+      "  func.return %r : tensor<f32>\n}\n");
+  shlo_diag d;
+  shlo_value **res;
+  int n;
+  shlo_exec_opts tight = {.max_bytes = 4 << 20};
+  assert_int_equal(shlo_execute(c.e, &tight, NULL, 0, &res, &n, &d),
+                   SHLO_ELIMIT);
+  assert_non_null(strstr(d.message, "memory limit of 4194304 bytes"));
+  assert_non_null(strstr(d.message, "stablehlo.iota"));
+  shlo_exec_opts roomy = {.max_bytes = 64 << 20};
+  assert_int_equal(shlo_execute(c.e, &roomy, NULL, 0, &res, &n, &d), SHLO_OK);
+  assert_int_equal(n, 1);
+  shlo_value_unref(res[0]); /* after the execution's budget is released */
+  free(res);
+  release(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(plans_free_values_after_last_use),
@@ -233,6 +265,7 @@ int main(void) {
       cmocka_unit_test(a_set_cancel_flag_stops_execution),
       cmocka_unit_test(unknown_ops_are_named_not_run),
       cmocka_unit_test(failed_checks_say_which_element),
+      cmocka_unit_test(a_memory_limit_refuses_big_executions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

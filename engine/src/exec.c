@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "exec_int.h"
+#include "membudget.h"
 #include "shlo/engine.h"
 
 const shlo_plan *shlo__executable_plan(const shlo_executable *e);
@@ -182,6 +183,19 @@ shlo_value *shlo_exec_probe_get(shlo_exec *ex, const char *id, int64_t iter) {
 
 /* ---- the public entry ---- */
 
+shlo_status shlo__budget_refusal(const shlo_mem_budget *b, shlo_diag *d) {
+  char msg[SHLO_DIAG_MAX];
+  snprintf(msg, sizeof msg,
+           "the execution needs more than its memory limit of %lld bytes "
+           "(at %.900s)",
+           (long long)shlo__budget_limit(b), d ? d->message : "?");
+  if (d) {
+    d->code = SHLO_ELIMIT;
+    snprintf(d->message, sizeof d->message, "%s", msg);
+  }
+  return SHLO_ELIMIT;
+}
+
 void shlo__exec_init(shlo_exec *ex, const shlo_exec_opts *opts,
                      const char *filename, shlo_diag *diag) {
   memset(ex, 0, sizeof *ex);
@@ -232,7 +246,24 @@ shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
   shlo_diag local;
   shlo_diag_clear(&local);
   shlo__exec_init(&ex, opts, m->filename, diag ? diag : &local);
+  shlo_mem_budget *budget = NULL, *prev = NULL;
+  if (opts && opts->max_bytes > 0) {
+    budget = shlo__budget_new(opts->max_bytes);
+    if (!budget) {
+      free(res);
+      shlo__exec_destroy(&ex);
+      return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0,
+                           "out of memory");
+    }
+    prev = shlo__budget_swap(budget);
+  }
   shlo_status st = shlo_plan_run(p, &ex, args, res);
+  if (budget) {
+    shlo__budget_swap(prev);
+    if (st && shlo__budget_exceeded(budget))
+      st = shlo__budget_refusal(budget, ex.diag);
+    shlo__budget_release(budget);
+  }
   shlo__exec_destroy(&ex);
   if (st) {
     free(res);

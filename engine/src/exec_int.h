@@ -34,6 +34,12 @@ struct shlo_exec {
 void shlo__exec_init(shlo_exec *ex, const shlo_exec_opts *opts,
                      const char *filename, shlo_diag *diag);
 void shlo__exec_destroy(shlo_exec *ex);
+
+struct shlo_mem_budget;
+/* Turn a failed execution whose budget ran out into SHLO_ELIMIT with a
+ * message naming the limit (the original message says where). */
+shlo_status shlo__budget_refusal(const struct shlo_mem_budget *b,
+                                 shlo_diag *d);
 /* Called by shlo_exec_fail after the first failure of a grid process: makes
  * it the grid's failure and wakes every process (grid.c). */
 void shlo__grid_process_failed(shlo_exec *ex);

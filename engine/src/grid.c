@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "grid.h"
+#include "membudget.h"
 
 double shlo__now(void) {
   struct timespec ts;
@@ -344,6 +345,7 @@ typedef struct grid_job {
   shlo_value *const *args;
   shlo_value **results;
   FILE *print;
+  struct shlo_mem_budget *budget; /* charged by this process's tensors */
   shlo_status st;
   pthread_t thread;
 } grid_job;
@@ -356,6 +358,7 @@ static void *proc_main(void *arg) {
   shlo_diag_clear(&d);
   shlo_exec_opts o = {.print_stream = j->print, .cancel = &g->stop};
   shlo__exec_init(&ex, &o, j->filename, &d);
+  shlo__budget_swap(j->budget);
   ex.deadline = g->deadline;
   ex.grid = g;
   ex.proc = j->k;
@@ -400,9 +403,13 @@ static void describe_waits(const shlo_grid *g, char *buf, size_t cap) {
  * *cancel into a grid failure.  Returns the grid's failure code. */
 static shlo_status grid_run(shlo_grid *g, grid_job *jobs, atomic_int *cancel) {
   int started = 0;
+  /* Processes share the budget of the thread that starts them (an
+   * execution's run_parallel, or shlo_execute_grid's own). */
+  struct shlo_mem_budget *budget = shlo__budget_current();
   for (; started < g->n_procs; started++) {
     jobs[started].g = g;
     jobs[started].k = started;
+    jobs[started].budget = budget;
     if (pthread_create(&jobs[started].thread, NULL, proc_main,
                        &jobs[started]))
       break;
@@ -526,7 +533,15 @@ shlo_status shlo_execute_grid(const shlo_executable *e,
     if (opts && opts->infeed) g->infeed[k] = opts->infeed[k];
     if (opts && opts->outfeed) g->outfeed[k] = opts->outfeed[k];
   }
+  shlo_mem_budget *budget = NULL, *prev = NULL;
+  if (opts && opts->exec.max_bytes > 0 &&
+      (budget = shlo__budget_new(opts->exec.max_bytes)))
+    prev = shlo__budget_swap(budget);
   shlo_status st = grid_run(g, jobs, opts ? opts->exec.cancel : NULL);
+  if (budget) shlo__budget_swap(prev);
+  if (st && shlo__budget_exceeded(budget))
+    st = shlo__budget_refusal(budget, &g->fail);
+  shlo__budget_release(budget);
   if (st) {
     if (diag) *diag = g->fail;
     for (int i = 0; i < n * n_res; i++) shlo_value_unref(res[i]);

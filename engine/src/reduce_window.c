@@ -257,7 +257,7 @@ static shlo_status k_reduce_window_generic(const shlo_step *s,
   shlo_status st = new_results(s, p->out_type, n, out, ex);
   if (st) return st;
   if (g->out_numel == 0) return SHLO_OK;
-  shlo_elem_type lead_et[2 * SHLO_RB_MAX_N];
+  shlo_elem_type lead_et[2 * SHLO_RB_MAX_N] = {0};
   size_t in_sz[SHLO_RB_MAX_N], out_sz[SHLO_RB_MAX_N];
   for (int k = 0; k < n; k++) {
     lead_et[k] = p->out_et[k];

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "floatfmt.h"
+#include "membudget.h"
 #include "shlo/tensor.h"
 
 #define SHLO_ALIGN 64
@@ -43,22 +44,25 @@ shlo_value *shlo_tensor_new(shlo_elem_type elem, int rank,
    * zero-element tensor still has a valid pointer. */
   size_t cap = (nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
   if (!cap) cap = SHLO_ALIGN;
+  shlo_mem_budget *budget;
+  if (!shlo__budget_charge((int64_t)cap, &budget)) return NULL;
   shlo_value *v;
   if (cap <= SHLO_INLINE_MAX) {
     v = aligned_alloc(SHLO_ALIGN, SHLO_HEADER + cap);
-    if (!v) return NULL;
+    if (!v) goto fail;
     memset(v, 0, SHLO_HEADER + cap);
     v->data = (char *)v + SHLO_HEADER;
   } else {
     v = calloc(1, sizeof *v);
-    if (!v) return NULL;
+    if (!v) goto fail;
     v->data = aligned_alloc(SHLO_ALIGN, cap);
     if (!v->data) {
       free(v);
-      return NULL;
+      goto fail;
     }
     memset(v->data, 0, cap);
   }
+  v->budget = budget;
   atomic_init(&v->refs, 1);
   v->kind = SHLO_TYPE_TENSOR;
   v->elem = elem;
@@ -67,6 +71,15 @@ shlo_value *shlo_tensor_new(shlo_elem_type elem, int rank,
   v->numel = numel;
   v->nbytes = nbytes;
   return v;
+fail:
+  shlo__budget_uncharge(budget, (int64_t)cap);
+  return NULL;
+}
+
+/* The bytes tensor_new charged for v. */
+static int64_t charged_bytes(const shlo_value *v) {
+  size_t cap = (v->nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
+  return (int64_t)(cap ? cap : SHLO_ALIGN);
 }
 
 shlo_value *shlo_tensor_new_like(const shlo_type *t) {
@@ -113,6 +126,7 @@ void shlo_value_unref(shlo_value *v) {
     return;
   for (int i = 0; i < v->n_elems; i++) shlo_value_unref(v->elems[i]);
   free(v->elems);
+  if (v->budget) shlo__budget_uncharge(v->budget, charged_bytes(v));
   if (!data_is_inline(v)) free(v->data);
   free(v);
 }

@@ -59,6 +59,49 @@ static bool dims_in(shlo__vctx *vc, const shlo_op *op, const char *label,
   return true;
 }
 
+
+static bool quant_zero_points_zero(const shlo_quant *q) {
+  for (int i = 0; i < q->n; i++)
+    if (q->zero_points[i] != 0) return false;
+  return true;
+}
+
+/* The quantization constraints dot_general (C14, C17-C20) and convolution
+ * (C28, C31-C34) share; labels[] names them in that order: rhs is
+ * quantized and lhs and result are both quantized or neither; with a
+ * quantized lhs the storage types of lhs and rhs agree, the expressed
+ * types of all three agree and a per-tensor rhs means a per-tensor result;
+ * with a float lhs, lhs, rhs's expressed type and result agree. */
+static bool quant_common(shlo__vctx *vc, const shlo_op *op,
+                         const char *const labels[5], const shlo_type *a,
+                         const shlo_type *b, const shlo_type *r) {
+  if (!b->quant || !a->quant != !r->quant)
+    return shlo__verr(vc, op, labels[0], "rhs %s must be quantized, and lhs "
+                      "%s and result %s both quantized or both not",
+                      shlo__tstr(vc, b), shlo__tstr(vc, a), shlo__tstr(vc, r));
+  if (a->quant) {
+    if (a->quant->storage != b->quant->storage)
+      return shlo__verr(vc, op, labels[1], "lhs %s and rhs %s must have the "
+                        "same quantization storage type", shlo__tstr(vc, a),
+                        shlo__tstr(vc, b));
+    if (a->quant->expressed != b->quant->expressed ||
+        a->quant->expressed != r->quant->expressed)
+      return shlo__verr(vc, op, labels[2], "lhs %s, rhs %s and result %s "
+                        "must have the same quantization expressed type",
+                        shlo__tstr(vc, a), shlo__tstr(vc, b),
+                        shlo__tstr(vc, r));
+    if (!b->quant->per_axis && r->quant->per_axis)
+      return shlo__verr(vc, op, labels[3], "rhs %s is per-tensor quantized so "
+                        "result %s must be too", shlo__tstr(vc, b),
+                        shlo__tstr(vc, r));
+  } else if (a->elem != b->quant->expressed || a->elem != r->elem) {
+    return shlo__verr(vc, op, labels[4], "lhs %s, the expressed type of rhs "
+                      "%s and result %s must have the same element type",
+                      shlo__tstr(vc, a), shlo__tstr(vc, b), shlo__tstr(vc, r));
+  }
+  return true;
+}
+
 /* dot_general: C1/C2 batching and contracting dims come in pairs; C3/C4
  * unique per side; C5-C8 within rank; C9 batch sizes agree; C10
  * contracting sizes agree; C11 precision_config; C12 result shape is batch
@@ -139,6 +182,22 @@ bool shlo__verify_dot_general(shlo__vctx *vc, const shlo_op *op) {
           return shlo__verr(vc, op, "C21", "precision_config must be DEFAULT "
                             "when algorithm is set, got %s", s);
       }
+  }
+  if (a->quant || b->quant || r->quant) {
+    if (!b->quant || !a->quant != !r->quant) {
+      static const char *const l[5] = {"C14", "C17", "C18", "C19", "C20"};
+      return quant_common(vc, op, l, a, b, r);
+    }
+    if (!quant_zero_points_zero(b->quant))
+      return shlo__verr(vc, op, "C15", "rhs %s must have zero points 0",
+                        shlo__tstr(vc, b));
+    if (b->quant->per_axis && contains(rc, nrc, b->quant->axis))
+      return shlo__verr(vc, op, "C16", "quantization dimension %d of rhs %s "
+                        "must not be a contracting dimension %s",
+                        b->quant->axis, shlo__tstr(vc, b),
+                        shlo__dstr(vc, rc, nrc));
+    static const char *const l[5] = {"C14", "C17", "C18", "C19", "C20"};
+    if (!quant_common(vc, op, l, a, b, r)) return false;
   }
   int64_t want[2 * R];
   int n = 0;
@@ -294,6 +353,20 @@ bool shlo__verify_convolution(shlo__vctx *vc, const shlo_op *op) {
                       "%lld must be divisible by feature_group_count %lld",
                       (long long)kout, (long long)fgc);
   if (!precision_ok(vc, op, "C24")) return false;
+  if (a->quant || b->quant || r->quant) {
+    static const char *const l[5] = {"C28", "C31", "C32", "C33", "C34"};
+    if (!b->quant || !a->quant != !r->quant)
+      return quant_common(vc, op, l, a, b, r);
+    if (b->quant->per_axis && b->quant->axis != kd[1])
+      return shlo__verr(vc, op, "C29", "quantization dimension %d of rhs %s "
+                        "must be kernel_output_feature_dimension %lld",
+                        b->quant->axis, shlo__tstr(vc, b), (long long)kd[1]);
+    if (r->quant->per_axis && r->quant->axis != od[1])
+      return shlo__verr(vc, op, "C30", "quantization dimension %d of result "
+                        "%s must be output_feature_dimension %lld",
+                        r->quant->axis, shlo__tstr(vc, r), (long long)od[1]);
+    if (!quant_common(vc, op, l, a, b, r)) return false;
+  }
   if (op->code != SHLO_OP_CONVOLUTION) return true;
   int64_t want[R];
   want[od[0]] = batch / bgc;

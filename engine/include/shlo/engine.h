@@ -35,6 +35,8 @@ typedef struct shlo_exec_opts {
   double timeout_s;   /* <= 0: no deadline */
   FILE *print_stream; /* interpreter.print output; NULL = stdout */
   atomic_int *cancel; /* set nonzero from any thread to cancel; may be NULL */
+  int64_t max_bytes;  /* > 0: tensors alive at once during the execution
+                         may not take more bytes (SHLO_ELIMIT) */
 } shlo_exec_opts;
 
 /* Run the entry function with n_args borrowed argument values.  On success

@@ -32,6 +32,8 @@ struct shlo_value {
   /* TUPLE */
   int n_elems;
   shlo_value **elems; /* owned references */
+  /* the execution memory budget this tensor is charged to, or NULL */
+  struct shlo_mem_budget *budget;
 };
 
 /* New zero-filled tensor of the given element type and static shape; NULL
