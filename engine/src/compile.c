@@ -107,8 +107,18 @@ void shlo__step_free(shlo_step *s) {
   free(s->label);
 }
 
+static void scalar_prog_free(shlo_scalar_prog *sp) {
+  if (!sp) return;
+  free(sp->init);
+  free(sp->ops);
+  free(sp->arg_size);
+  free(sp->res_size);
+  free(sp);
+}
+
 void shlo_plan_free(shlo_plan *p) {
   if (!p) return;
+  scalar_prog_free(p->scalar);
   for (int i = 0; i < p->n_steps; i++) shlo__step_free(&p->steps[i]);
   free(p->steps);
   free(p->arg_slots);
@@ -200,16 +210,63 @@ static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
                                  const int *captures, int n_captures,
                                  const char *name, shlo_plan **out);
 
+static bool is_scalar_tensor(const shlo_type *t) {
+  return t && t->kind == SHLO_TYPE_TENSOR && shlo_type_numel(t) == 1 &&
+         !t->quant;
+}
+
+/* Build p->scalar when every slot holds a one-element tensor and every step
+ * is a constant or an elementwise loop (a region body like a sort
+ * comparator or a reduction).  Plans that do not qualify keep NULL. */
+static shlo_status build_scalar_prog(const shlo_type *const *types,
+                                     shlo_plan *p) {
+  if (p->n_slots > SHLO_SCALAR_MAX_REGS) return SHLO_OK;
+  for (int i = 0; i < p->n_slots; i++)
+    if (!is_scalar_tensor(types[i])) return SHLO_OK;
+  for (int i = 0; i < p->n_steps; i++) {
+    const shlo_step *s = &p->steps[i];
+    bool constant = s->op && s->op->code == SHLO_OP_CONSTANT;
+    if (s->n_plans || s->n_out != 1 || (!constant && !s->range))
+      return SHLO_OK;
+  }
+  shlo_scalar_prog *sp = calloc(1, sizeof *sp);
+  if (!sp) return SHLO_ENOMEM;
+  sp->n_regs = p->n_slots;
+  sp->init = calloc((size_t)p->n_slots + 1, 16);
+  sp->ops = calloc((size_t)p->n_steps + 1, sizeof *sp->ops);
+  sp->arg_size = calloc((size_t)p->n_args + 1, sizeof *sp->arg_size);
+  sp->res_size = calloc((size_t)p->n_results + 1, sizeof *sp->res_size);
+  if (!sp->init || !sp->ops || !sp->arg_size || !sp->res_size) {
+    scalar_prog_free(sp);
+    return SHLO_ENOMEM;
+  }
+  for (int i = 0; i < p->n_steps; i++) {
+    const shlo_step *s = &p->steps[i];
+    if (s->op && s->op->code == SHLO_OP_CONSTANT) {
+      const shlo_value *v = *(shlo_value *const *)s->params;
+      memcpy(sp->init + (size_t)s->out[0] * 16, v->data, v->nbytes);
+    } else {
+      sp->ops[sp->n_ops++] = s;
+    }
+  }
+  for (int i = 0; i < p->n_args; i++)
+    sp->arg_size[i] = shlo_elem_size(types[p->arg_slots[i]]->elem);
+  for (int k = 0; k < p->n_results; k++)
+    sp->res_size[k] = shlo_elem_size(types[p->result_slots[k]]->elem);
+  p->scalar = sp;
+  return SHLO_OK;
+}
+
 /* Elementwise fusion over the finished plan (fuse.c); it needs each slot's
  * type. */
 static shlo_status fuse_block(shlo_compiler *cc, const block_ctx *bc,
                               shlo_plan *p) {
-  if (cc->no_fusion) return SHLO_OK;
   const shlo_type **types = calloc((size_t)bc->n_slots + 1, sizeof *types);
   if (!types) return SHLO_ENOMEM;
   for (int v = 0; v < cc->func->n_values; v++)
     if (bc->slot_of[v] >= 0) types[bc->slot_of[v]] = cc->func->value_types[v];
-  shlo_status st = shlo__fuse_plan(p, types);
+  shlo_status st = cc->no_fusion ? SHLO_OK : shlo__fuse_plan(p, types);
+  if (!st && bc->outer) st = build_scalar_prog(types, p);
   free(types);
   return st;
 }

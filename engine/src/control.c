@@ -167,9 +167,60 @@ static void unref_all(shlo_value **v, int n) {
   }
 }
 
+/* A loop whose values are all scalars and whose cond and body are scalar
+ * programs runs in registers: no tensor per iteration. */
+#define WHILE_SCALAR_MAX 16
+
+static bool while_is_scalar(const shlo_step *s, shlo_value *const *in) {
+  int n = s->op->n_operands;
+  if (n > WHILE_SCALAR_MAX || !shlo_step_region_is_scalar(s, 0) ||
+      !shlo_step_region_is_scalar(s, 1))
+    return false;
+  for (int i = 0; i < n; i++)
+    if (in[i]->kind != SHLO_TYPE_TENSOR || in[i]->numel != 1) return false;
+  return true;
+}
+
+static shlo_status k_while_scalar(const shlo_step *s, shlo_value *const *in,
+                                  shlo_value **out, shlo_exec *ex) {
+  int n = s->op->n_operands;
+  _Alignas(16) unsigned char a[WHILE_SCALAR_MAX][16], b[WHILE_SCALAR_MAX][16];
+  const void *cur[WHILE_SCALAR_MAX];
+  void *next[WHILE_SCALAR_MAX];
+  for (int i = 0; i < n; i++) {
+    memcpy(a[i], in[i]->data, in[i]->nbytes);
+    cur[i] = a[i];
+    next[i] = b[i];
+  }
+  for (unsigned iter = 1;; iter++) {
+    if ((iter & 1023) == 0 && shlo_exec_should_stop(ex))
+      return shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
+                            "stopped: the execution was canceled or "
+                            "exceeded its deadline");
+    unsigned char pred = 0;
+    void *pred_out = &pred;
+    shlo_step_run_region_scalar(s, 0, in, cur, n, &pred_out);
+    if (!pred) break;
+    shlo_step_run_region_scalar(s, 1, in, cur, n, next);
+    for (int i = 0; i < n; i++) {
+      const void *t = cur[i];
+      cur[i] = next[i];
+      next[i] = (void *)t;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    out[i] = shlo_tensor_new(in[i]->elem, in[i]->rank, in[i]->dims);
+    if (!out[i]) return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+    out[i]->quant = in[i]->quant;
+    memcpy(out[i]->data, cur[i], in[i]->nbytes);
+  }
+  return SHLO_OK;
+}
+
 static shlo_status k_while(const shlo_step *s, shlo_value *const *in,
                            shlo_value **out, shlo_exec *ex) {
   int n = s->op->n_operands;
+  if (while_is_scalar(s, in)) return k_while_scalar(s, in, out, ex);
   shlo_value **cur = calloc((size_t)n + 1, sizeof *cur);
   shlo_value **next = calloc((size_t)n + 1, sizeof *next);
   shlo_status st = SHLO_OK;

@@ -142,6 +142,36 @@ shlo_status shlo_step_run_region(const shlo_step *s, int r,
   return st;
 }
 
+bool shlo_step_region_is_scalar(const shlo_step *s, int r) {
+  return r < s->n_plans && s->plans[r]->scalar != NULL;
+}
+
+void shlo_step_run_region_scalar(const shlo_step *s, int r,
+                                 shlo_value *const *in,
+                                 const void *const *lead, int n,
+                                 void *const *results) {
+  const shlo_plan *p = s->plans[r];
+  const shlo_scalar_prog *sp = p->scalar;
+  int base = s->op->n_operands;
+  for (int i = 0; i < r; i++) base += s->n_captures[i];
+  _Alignas(16) unsigned char regs[SHLO_SCALAR_MAX_REGS * 16];
+  memcpy(regs, sp->init, (size_t)sp->n_regs * 16);
+  for (int i = 0; i < p->n_args; i++) {
+    const void *src = i < n ? lead[i] : in[base + i - n]->data;
+    memcpy(regs + (size_t)p->arg_slots[i] * 16, src, sp->arg_size[i]);
+  }
+  for (int k = 0; k < sp->n_ops; k++) {
+    const shlo_step *st = sp->ops[k];
+    const void *x[3];
+    for (int j = 0; j < st->n_in && j < 3; j++)
+      x[j] = regs + (size_t)st->in[j] * 16;
+    st->range(st, regs + (size_t)st->out[0] * 16, x, 1);
+  }
+  for (int k = 0; k < p->n_results; k++)
+    memcpy(results[k], regs + (size_t)p->result_slots[k] * 16,
+           sp->res_size[k]);
+}
+
 /* ---- probes ---- */
 
 shlo_status shlo_exec_probe_record(shlo_exec *ex, const char *id,

@@ -51,8 +51,24 @@ struct shlo_step {
   char *label;            /* for --explain, when op->name is not enough */
 };
 
+/* A region whose values are all scalars and whose steps are all constants
+ * or elementwise loops runs without tensors: each slot is a 16-byte
+ * register, constants are preloaded, and each step's loop runs on one
+ * element (see shlo_step_run_region_scalar). */
+#define SHLO_SCALAR_MAX_REGS 64
+
+typedef struct shlo_scalar_prog {
+  int n_regs;
+  unsigned char *init;    /* n_regs * 16 bytes, constants in place */
+  int n_ops;
+  const shlo_step **ops;  /* the plan's steps, in order */
+  size_t *arg_size;       /* element size of each plan argument */
+  size_t *res_size;       /* element size of each result */
+} shlo_scalar_prog;
+
 struct shlo_plan {
   const char *name;       /* function name or "<region>" */
+  shlo_scalar_prog *scalar; /* set when the plan qualifies, else NULL */
   int n_slots;
   int n_args;
   int *arg_slots;         /* where arguments land */
@@ -131,6 +147,16 @@ shlo_status shlo_step_run_region(const shlo_step *s, int r,
                                  shlo_value *const *in,
                                  shlo_value *const *lead, int n,
                                  shlo_value **results, shlo_exec *ex);
+
+/* Whether region r of step s runs as a scalar program, and running it:
+ * lead[0..n) point at the leading block arguments' elements, captures come
+ * from the step's inputs, results[k] receive the result elements.  Much
+ * faster than shlo_step_run_region for bodies applied per element. */
+bool shlo_step_region_is_scalar(const shlo_step *s, int r);
+void shlo_step_run_region_scalar(const shlo_step *s, int r,
+                                 shlo_value *const *in,
+                                 const void *const *lead, int n,
+                                 void *const *results);
 
 /* Record an error for this execution (first one wins) and return code.
  * The message is prefixed with the step's location and op name. */

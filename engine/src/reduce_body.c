@@ -473,6 +473,10 @@ shlo_status shlo__rb_apply(shlo_rb_call *c, const shlo_step *s, int r,
     return shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
                           "stopped: the execution was canceled or exceeded "
                           "its deadline");
+  if (shlo_step_region_is_scalar(s, r)) {
+    shlo_step_run_region_scalar(s, r, in, src, c->n_lead, dst);
+    return SHLO_OK;
+  }
   for (int i = 0; i < c->n_lead; i++) {
     /* Only write into a scalar nobody else holds (a probe in the body
      * may have kept one). */
