@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool.h"
 #include "reduce_int.h"
 
 /* ---- reduce ---- */
@@ -70,6 +71,35 @@ static void unref_n(shlo_value **v, int n) {
   }
 }
 
+/* Only the last dimension is reduced: row r of the input is output r. */
+static bool rows_are_outputs(const reduce_params *p) {
+  if (!p->last_reduced) return false;
+  for (int d = 0; d < p->rank - 1; d++)
+    if (p->out_stride[d] == 0) return false;
+  return true;
+}
+
+typedef struct row_fold_job {
+  const shlo_rb_native *b;
+  const char *src;
+  char *dst;
+  int64_t len;
+} row_fold_job;
+
+static void fold_rows(void *ctx, int64_t lo, int64_t hi) {
+  const row_fold_job *j = ctx;
+  size_t esz = j->b->esz;
+  for (int64_t r = lo; r < hi; r++)
+    j->b->fold(j->dst + (size_t)r * esz, j->src + (size_t)(r * j->len) * esz,
+               j->len, 1, j->b);
+}
+
+/* Rows per chunk: about 64K elements of work each. */
+static int64_t row_grain(int64_t len) {
+  int64_t g = (1 << 16) / (len > 0 ? len : 1);
+  return g > 0 ? g : 1;
+}
+
 static shlo_status k_reduce_native(const shlo_step *s, shlo_value *const *in,
                                    shlo_value **out, shlo_exec *ex) {
   const reduce_params *p = s->params;
@@ -83,6 +113,13 @@ static shlo_status k_reduce_native(const shlo_step *s, shlo_value *const *in,
   if (len == 0 || rows == 0) return SHLO_OK;
   const char *src = in[0]->data;
   char *dst = out[0]->data;
+  if (rows_are_outputs(p)) {
+    /* Each row folds into its own output element: rows split across the
+     * pool, each folded in order as below. */
+    row_fold_job job = {b, src, dst, len};
+    shlo_parallel_for(rows, row_grain(len), fold_rows, &job);
+    return SHLO_OK;
+  }
   int64_t idx[SHLO_MAX_RANK] = {0};
   int64_t obase = 0;
   for (int64_t r = 0; r < rows; r++) {
