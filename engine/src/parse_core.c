@@ -1,6 +1,7 @@
 /* The parser's cursor, types and attributes (dense literals included). */
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -324,11 +325,25 @@ static int parse_elem_type(parser *P) {
   return e;
 }
 
+/* The positive range of a quantization scale in expressed type e: its
+ * smallest subnormal to its largest finite value (as MLIR's quant dialect
+ * checks).  False for types not checked. */
+static bool expressed_range(shlo_elem_type e, double *lo, double *hi) {
+  switch (e) {
+  case SHLO_F16: *lo = ldexp(1, -24); *hi = 65504.0; return true;
+  case SHLO_BF16: *lo = ldexp(1, -133); *hi = ldexp(255, 120); return true;
+  case SHLO_F32: *lo = ldexp(1, -149); *hi = FLT_MAX; return true;
+  default: return false;
+  }
+}
+
 static const shlo_quant *parse_quant(parser *P) {
   /* !quant.uniform<storage[<min:max>]:expressed[:axis], scale[:zp]> or
    * ..., {scale:zp, ...}> */
   shlo_quant *q = palloc(P, sizeof *q);
   expect(P, "<");
+  skip_ws(P);
+  q->signed_storage = P->end - P->p > 2 && P->p[0] == 's' && P->p[1] == 'i';
   q->storage = (shlo_elem_type)parse_elem_type(P);
   if (!shlo_elem_is_int(q->storage))
     perr(P, "quantized storage type must be an integer type");
@@ -350,8 +365,11 @@ static const shlo_quant *parse_quant(parser *P) {
   q->expressed = (shlo_elem_type)parse_elem_type(P);
   q->axis = -1;
   if (accept(P, ":")) {
+    skip_ws(P);
+    const char *as = P->p;
     int64_t axis = parse_int(P);
-    if (axis < INT32_MIN || axis > INT32_MAX) perr(P, "quantized axis out of range");
+    if (axis < 0 || axis > INT32_MAX)
+      perr_at(P, as, "illegal quantized dimension: %lld", (long long)axis);
     q->axis = (int)axis;
     q->per_axis = true;
   }
@@ -379,6 +397,11 @@ static const shlo_quant *parse_quant(parser *P) {
     char buf[80];
     numbuf(P, s, e, buf, sizeof buf);
     q->scales[q->n] = strtod(buf, NULL);
+    double lo, hi;
+    if (expressed_range(q->expressed, &lo, &hi) &&
+        (q->scales[q->n] < lo || q->scales[q->n] > hi))
+      perr_at(P, s, "scale %e out of expressed type range [%e, %e] of %s",
+              q->scales[q->n], lo, hi, shlo_elem_name(q->expressed));
     P->p = e;
     q->zero_points[q->n] = accept(P, ":") ? parse_int(P) : 0;
     q->n++;
@@ -499,6 +522,9 @@ const shlo_type *parse_type(parser *P) {
     if (a && a->type) {
       t = a->type;
     } else if (memchr(name, '.', n)) {
+      if (n > 10 && !memcmp(name, "stablehlo.", 10) &&
+          !(n == 16 && !memcmp(name, "stablehlo.future", 16)))
+        perr_at(P, s, "unknown stablehlo type: %.*s", (int)n - 10, name + 10);
       /* A dialect type the engine only carries: !stablehlo.future<...> */
       if (P->p < P->end && *P->p == '<') skip_balanced(P);
       shlo_type *o = palloc(P, sizeof *o);
@@ -763,6 +789,22 @@ static const shlo_attr *parse_dense(parser *P) {
     perr_at(P, at, "dense literal needs a tensor type");
   if (!shlo_type_is_static(t))
     perr_at(P, at, "dense literal needs a static shape");
+  /* A literal's bytes come from its text, except for a splat (one value
+   * for the whole shape): those expand, so they are bounded, or twenty
+   * bytes of text could ask for any amount of memory. */
+  int64_t numel = shlo_type_numel(t);
+  int64_t bytes = numel > INT64_MAX / 16
+                      ? INT64_MAX
+                      : numel * (int64_t)shlo_elem_size(t->elem);
+  if (bytes > (int64_t)(P->end - P->src) + 64 &&
+      (bytes > PARSE_MAX_SPLAT_BYTES ||
+       P->splat_bytes + bytes > PARSE_MAX_SPLAT_TOTAL))
+    perr_at(P, at,
+            "dense literal expands to %lld bytes; a literal may expand to at "
+            "most %lld bytes (%lld per module)",
+            (long long)bytes, (long long)PARSE_MAX_SPLAT_BYTES,
+            (long long)PARSE_MAX_SPLAT_TOTAL);
+  if (bytes > (int64_t)(P->end - P->src) + 64) P->splat_bytes += bytes;
   shlo_value *v = shlo_tensor_new_like(t);
   if (!v) perr_at(P, at, "dense literal too large");
   if (shlo_arena_own_value(P->arena, v)) perr(P, "out of memory");
@@ -824,7 +866,101 @@ static const shlo_attr *parse_dense_array(parser *P) {
 }
 
 /* k = v, ... up to the closing `close` character. */
+/* Field names the #stablehlo.<name><...> attributes with fixed fields
+ * accept (MLIR rejects any other); NULL for one not checked. */
+static const char *const *struct_keys(const char *sname) {
+  static const char *const dot[] = {
+      "lhs_batching_dimensions", "rhs_batching_dimensions",
+      "lhs_contracting_dimensions", "rhs_contracting_dimensions", NULL};
+  static const char *const gather[] = {
+      "offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+      "start_indices_batching_dims", "start_index_map", "index_vector_dim",
+      NULL};
+  static const char *const scatter[] = {
+      "update_window_dims", "inserted_window_dims", "input_batching_dims",
+      "scatter_indices_batching_dims", "scatter_dims_to_operand_dims",
+      "index_vector_dim", NULL};
+  static const char *const algorithm[] = {
+      "lhs_precision_type", "rhs_precision_type", "accumulation_type",
+      "lhs_component_count", "rhs_component_count",
+      "num_primitive_operations", "allow_imprecise_accumulation", NULL};
+  if (!sname) return NULL;
+  if (!strcmp(sname, "dot")) return dot;
+  if (!strcmp(sname, "gather")) return gather;
+  if (!strcmp(sname, "scatter")) return scatter;
+  if (!strcmp(sname, "dot_algorithm")) return algorithm;
+  return NULL;
+}
+
+/* The name of a type-valued field of a dot_algorithm ("f32", "tf32"). */
+static const char *algo_type(const shlo_attr *s, const char *field) {
+  const shlo_attr *a = shlo_attr_field(s, field);
+  if (!a) return "";
+  if (a->kind == SHLO_ATTR_TYPE && a->type &&
+      a->type->kind == SHLO_TYPE_ELEMENT)
+    return shlo_elem_name(a->type->elem);
+  const char *str = shlo_attr_get_str(a);
+  return str ? str : "";
+}
+
+void check_dot_algorithm(parser *P, const char *at, const shlo_attr *a) {
+  static const char *const counts[] = {
+      "lhs_component_count", "rhs_component_count",
+      "num_primitive_operations"};
+  static const char *const what[] = {"lhs component count",
+                                     "rhs component count",
+                                     "num primitive operations"};
+  int64_t c[3];
+  for (int i = 0; i < 3; i++) {
+    c[i] = 1;
+    shlo_attr_get_i64(shlo_attr_field(a, counts[i]), &c[i]);
+    if (c[i] < 1)
+      perr_at(P, at, "%s must be positive, got %lld (dot_general C%d)",
+              what[i], (long long)c[i], 22 + i);
+  }
+  const char *l = algo_type(a, "lhs_precision_type");
+  const char *r = algo_type(a, "rhs_precision_type");
+  const char *acc = algo_type(a, "accumulation_type");
+  const shlo_attr *imp = shlo_attr_field(a, "allow_imprecise_accumulation");
+  bool imprecise = imp && imp->kind == SHLO_ATTR_BOOL && imp->b;
+  /* Combinations known on CPU, GPU or TPU: {lhs, rhs, accumulation,
+   * primitive operations}; any f8 pair accumulating in f32 also. */
+  static const struct {
+    const char *l, *r, *acc;
+    int64_t ops;
+  } known[] = {
+      {"f16", "f16", "f16", 1},   {"f16", "f16", "f32", 1},
+      {"bf16", "bf16", "bf16", 1}, {"bf16", "bf16", "f32", 1},
+      {"bf16", "bf16", "f32", 3}, {"bf16", "bf16", "f32", 6},
+      {"bf16", "bf16", "f32", 9}, {"tf32", "tf32", "f32", 1},
+      {"tf32", "tf32", "f32", 3}, {"f32", "f32", "f32", 1},
+      {"f64", "f64", "f64", 1},
+  };
+  bool ok = false;
+  if (c[0] == 1 && c[1] == 1) {
+    if (!strncmp(l, "f8", 2) && !strncmp(r, "f8", 2) && !strcmp(acc, "f32") &&
+        c[2] == 1)
+      ok = true;
+    for (size_t i = 0; !ok && !imprecise && i < sizeof known / sizeof *known;
+         i++)
+      ok = !strcmp(known[i].l, l) && !strcmp(known[i].r, r) &&
+           !strcmp(known[i].acc, acc) && known[i].ops == c[2];
+  }
+  if (!ok)
+    perr_at(P, at, "dot algorithm not known to be supported on any hardware: "
+            "{lhs:'%s', rhs:'%s', accum:'%s', lhs_components:%lld, "
+            "rhs_components:%lld, primitive_ops:%lld, imprecise:%d}", l, r,
+            acc, (long long)c[0], (long long)c[1], (long long)c[2],
+            imprecise);
+}
+
 shlo_named_attr *parse_fields(parser *P, const char *close, int *n_out) {
+  return parse_struct_fields(P, close, n_out, NULL);
+}
+
+shlo_named_attr *parse_struct_fields(parser *P, const char *close,
+                                     int *n_out, const char *sname) {
+  const char *const *keys = struct_keys(sname);
   int n = 0, cap = 4;
   shlo_named_attr *f = palloc(P, (size_t)cap * sizeof *f);
   if (!accept(P, close)) {
@@ -838,11 +974,30 @@ shlo_named_attr *parse_fields(parser *P, const char *close, int *n_out) {
       }
       size_t len;
       const char *name;
+      skip_ws(P);
+      const char *at = P->p;
       if (peekc(P) == '"') {
         name = parse_string(P, &len);
       } else {
         name = expect_ident(P, &len, "an attribute name");
         name = pstrndup(P, name, len);
+      }
+      for (int i = 0; i < n; i++)
+        if (!strcmp(f[i].name, name))
+          perr_at(P, at, "duplicated `%s` entry", name);
+      if (keys) {
+        int k = 0;
+        while (keys[k] && strcmp(keys[k], name)) k++;
+        if (!keys[k]) {
+          char list[512];
+          size_t m = 0;
+          list[0] = 0;
+          for (k = 0; keys[k] && m < sizeof list; k++)
+            m += (size_t)snprintf(list + m, sizeof list - m, "%s`%s`",
+                                  k ? ", " : "", keys[k]);
+          perr_at(P, at, "unknown `%s` in #stablehlo.%s: expected one of: %s",
+                  name, sname, list);
+        }
       }
       f[n].name = name;
       if (accept(P, "=")) {
@@ -961,7 +1116,8 @@ static const shlo_attr *parse_hash_attr(parser *P) {
       o->str = pstrndup(P, at, (size_t)(P->p - at));
       return o;
     }
-    a->fields = parse_fields(P, ">", &a->n);
+    a->fields = parse_struct_fields(P, ">", &a->n, sname);
+    if (!strcmp(sname, "dot_algorithm")) check_dot_algorithm(P, at, a);
     return a;
   }
   const alias *al = find_alias(P, name, n);

@@ -16,6 +16,9 @@
 #include "shlo/ir.h"
 
 #define PARSE_MAX_DEPTH 200
+/* Splat literals (dense<1.0> : tensor<...>) expand at parse time. */
+#define PARSE_MAX_SPLAT_BYTES ((int64_t)1 << 28)
+#define PARSE_MAX_SPLAT_TOTAL ((int64_t)1 << 30)
 
 typedef struct scope_entry {
   const char *name;
@@ -44,6 +47,7 @@ typedef struct parser {
   /* In a pretty op's `key = value`, a following ':' starts the op's type,
    * not the value's (`dim = 0 : tensor<4xi32>`). */
   bool untyped_scalars;
+  int64_t splat_bytes; /* bytes splat literals have expanded to so far */
   /* the function being parsed */
   const shlo_type **vtypes;
   int n_values, cap_values;
@@ -103,6 +107,15 @@ int parse_i64_list(parser *P, int64_t *out, int cap);
 const shlo_attr *parse_conv_dims(parser *P);
 /* `k = v, ...` up to `close` (a trailing comma is allowed). */
 shlo_named_attr *parse_fields(parser *P, const char *close, int *n_out);
+/* The same for the fields of #stablehlo.<sname><...>: a repeated name is
+ * an error, and so is a name the attribute does not have (for those with
+ * fixed fields: dot, gather, scatter, dot_algorithm). */
+shlo_named_attr *parse_struct_fields(parser *P, const char *close,
+                                     int *n_out, const char *sname);
+/* A #stablehlo.dot_algorithm's component counts are positive and its
+ * types a combination known to be supported (dot_general C22-C24);
+ * errors are reported at `at`, where the attribute starts. */
+void check_dot_algorithm(parser *P, const char *at, const shlo_attr *a);
 
 /* ---- values and scopes (parser.c) ---- */
 int new_value(parser *P, const shlo_type *t);
