@@ -143,13 +143,15 @@ static void test_gather_empty_indices(void **state) {
 }
 
 /* dynamic_gather: slice sizes as an i32 operand; a size that disagrees
- * with the result type is a runtime error.  (A format: %s = the sizes.) */
+ * with the result type is a runtime error.  (A format: %s = the sizes,
+ * computed rather than a constant, which the verifier would check.) */
 static const char *dyn_gather_prog =
     "func.func @main() {\n"
     "  %%i = stablehlo.iota dim = 0 : tensor<20xi32>\n"
     "  %%op = stablehlo.reshape %%i : (tensor<20xi32>) -> tensor<5x4xi32>\n"
     "  %%idx = stablehlo.constant dense<[[-3, 0], [4, 3]]> : tensor<2x2xi32>\n"
-    "  %%ss = stablehlo.constant dense<[%s]> : tensor<2xi32>\n"
+    "  %%ss0 = stablehlo.constant dense<[%s]> : tensor<2xi32>\n"
+    "  %%ss = stablehlo.maximum %%ss0, %%ss0 : tensor<2xi32>\n"
     "  %%r = \"stablehlo.dynamic_gather\"(%%op, %%idx, %%ss) {\n"
     "    dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], "
     "start_index_map = [0, 1], index_vector_dim = 1>\n"

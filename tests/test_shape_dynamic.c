@@ -34,8 +34,11 @@ static void dynamic_pad_disagreeing_with_its_type_fails(void **state) {
       harness_run(PROG(
           "  %x = stablehlo.constant dense<[1, 2]> : tensor<2xf32>\n"
           "  %v = stablehlo.constant dense<0.0> : tensor<f32>\n"
-          "  %lo = stablehlo.constant dense<[3]> : tensor<1xi32>\n"
           "  %z = stablehlo.constant dense<[0]> : tensor<1xi32>\n"
+          /* Computed, not a constant, so that only the run time sees it
+           * (the verifier rejects constant paddings that disagree). */
+          "  %lo3 = stablehlo.constant dense<[3]> : tensor<1xi32>\n"
+          "  %lo = stablehlo.add %lo3, %z : tensor<1xi32>\n"
           "  %r = stablehlo.dynamic_pad %x, %v, %lo, %z, %z : "
           "(tensor<2xf32>, tensor<f32>, tensor<1xi32>, tensor<1xi32>, "
           "tensor<1xi32>) -> tensor<4xf32>\n"),

@@ -52,6 +52,24 @@ static void expect_error(const char *text, const char *where,
   }
 }
 
+/* The program must be rejected by the parser (as MLIR rejects it while
+ * parsing) with a message at `where` containing fragment. */
+static void expect_parse_error(const char *text, const char *where,
+                               const char *fragment) {
+  char buf[SHLO_DIAG_MAX + 256];
+  shlo_module *m = NULL;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  shlo_status ps = shlo_parse_module(text, strlen(text), "t.mlir", &m, &d);
+  shlo_diag_format(&d, buf, sizeof buf);
+  shlo_module_free(m);
+  if (!ps || !strstr(buf, where) || !strstr(buf, fragment)) {
+    fprintf(stderr, "got status %d, message: %s\nwanted %s %s\n", ps, buf,
+            where, fragment);
+    fail();
+  }
+}
+
 static void expect_clean(const char *text) {
   shlo_status st;
   const char *msg = verify_text(text, &st);
@@ -144,11 +162,144 @@ static void test_linalg(void **state) {
                "t.mlir:2:8: error: stablehlo.dot_general", "(C10)",
                "lhs contracting dimension 1 has size 3 but rhs contracting "
                "dimension 0 has size 4");
+  expect_error("func.func @main(%a: tensor<2x2xi32>) {\n"
+               "  %0 = \"stablehlo.dot\"(%a, %a) {precision_config = [\"FOO\", "
+               "#stablehlo<precision HIGHEST>]} : (tensor<2x2xi32>, "
+               "tensor<2x2xi32>) -> tensor<2x2xi32>\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.dot", "(C3)", "\"FOO\"");
+  expect_error("func.func @main(%a: tensor<4x4xf32>) {\n"
+               "  %0 = \"stablehlo.triangular_solve\"(%a, %a) {left_side = "
+               "true, lower = true, transpose_a = #stablehlo<transpose "
+               "TRANSPOSE_INVALID>, unit_diagonal = true} : (tensor<4x4xf32>, "
+               "tensor<4x4xf32>) -> tensor<4x4xf32>\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.triangular_solve", "(transpose_a)",
+               "TRANSPOSE_INVALID");
   expect_error("func.func @main(%a: tensor<3x9xf32>) {\n"
                "  %0 = stablehlo.fft %a, type = RFFT, length = [9, 9] : "
                "(tensor<3x9xf32>) -> tensor<3x5xcomplex<f32>>\n"
                "  func.return\n}\n",
                "t.mlir:2:8:", "(C4)", "stablehlo.fft");
+}
+
+/* Quantized dot_general / convolution (dot_general C14-C20, convolution
+ * C28-C34), per-axis reshape/transpose and broadcasts, quantized types. */
+static void test_quantized(void **state) {
+  (void)state;
+#define Q8(s) "!quant.uniform<i8:f32, " s ">"
+  expect_error("func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x4x" Q8("1.0:0")
+               ">) {\n  %0 = stablehlo.dot_general %a, %b, contracting_dims = "
+               "[1] x [0] : (tensor<2x3xf32>, tensor<3x4x" Q8("1.0:0") ">) -> "
+               "tensor<2x4x" Q8("1.0:0") ">\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.dot_general", "(C14)",
+               "must be quantized");
+  expect_error("func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x4x" Q8("1.0:3")
+               ">) {\n  %0 = stablehlo.dot_general %a, %b, contracting_dims = "
+               "[1] x [0] : (tensor<2x3xf32>, tensor<3x4x" Q8("1.0:3") ">) -> "
+               "tensor<2x4xf32>\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.dot_general", "(C15)",
+               "zero points 0");
+  expect_error("func.func @main(%a: tensor<2x3x" Q8("1.0:1") ">, %b: "
+               "tensor<3x2x!quant.uniform<i8:f32:0, {1.0:0, 1.0:0, 1.0:0}>>) "
+               "{\n  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1]"
+               " x [0] : (tensor<2x3x" Q8("1.0:1") ">, tensor<3x2x!quant."
+               "uniform<i8:f32:0, {1.0:0, 1.0:0, 1.0:0}>>) -> tensor<2x2x"
+               Q8("1.0:1") ">\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.dot_general", "(C16)",
+               "quantization dimension 0");
+  expect_error("func.func @main(%a: tensor<2x3x!quant.uniform<i16:f32, 1.0:1>>"
+               ", %b: tensor<3x4x" Q8("1.0:0") ">) {\n  %0 = stablehlo."
+               "dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x3"
+               "x!quant.uniform<i16:f32, 1.0:1>>, tensor<3x4x" Q8("1.0:0")
+               ">) -> tensor<2x4x" Q8("1.0:1") ">\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.dot_general", "(C17)",
+               "storage type");
+  expect_error("func.func @main(%a: tensor<2x3xf16>, %b: tensor<3x4x" Q8("1.0:0")
+               ">) {\n  %0 = stablehlo.dot_general %a, %b, contracting_dims = "
+               "[1] x [0] : (tensor<2x3xf16>, tensor<3x4x" Q8("1.0:0") ">) -> "
+               "tensor<2x4xf16>\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.dot_general", "(C20)",
+               "expressed type");
+  expect_error("func.func @main(%a: tensor<1x4x4x1x" Q8("4.0:10") ">, %b: "
+               "tensor<3x3x1x1x!quant.uniform<i8:f32:3, {5.0:20}>>) {\n"
+               "  %0 = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, 1, f]"
+               "x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]}"
+               " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} :"
+               " (tensor<1x4x4x1x" Q8("4.0:10") ">, tensor<3x3x1x1x!quant."
+               "uniform<i8:f32:3, {5.0:20}>>) -> tensor<1x4x4x1x!quant.uniform"
+               "<i8:f32:0, {3.0:6}>>\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.convolution", "(C30)",
+               "output_feature_dimension 3");
+  expect_error("func.func @main(%a: tensor<1x4x4x1x" Q8("4.0:10") ">, %b: "
+               "tensor<3x3x1x1x" Q8("5.0:20") ">) {\n"
+               "  %0 = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, 1, f]"
+               "x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]}"
+               " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} :"
+               " (tensor<1x4x4x1x" Q8("4.0:10") ">, tensor<3x3x1x1x"
+               Q8("5.0:20") ">) -> tensor<1x4x4x1x!quant.uniform<i8:f32:3, "
+               "{3.0:6}>>\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.convolution", "(C33)",
+               "per-tensor");
+  expect_error("func.func @main(%a: tensor<1x2x2x!quant.uniform<i8:f32:0, "
+               "{0.1:-30}>>) {\n  %0 = \"stablehlo.transpose\"(%a) "
+               "{permutation = array<i64: 0, 2, 1>} : (tensor<1x2x2x!quant."
+               "uniform<i8:f32:0, {0.1:-30}>>) -> tensor<1x2x2x!quant.uniform"
+               "<i8:f32:0, {0.2:-30}>>\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.transpose", "(C1)",
+               "scales and zero points");
+  expect_error("func.func @main(%a: tensor<1x2x1x!quant.uniform<i8:f32:2, "
+               "{0.1:-30}>>, %s: tensor<4xi64>) {\n  %0 = \"stablehlo."
+               "dynamic_broadcast_in_dim\"(%a, %s) {broadcast_dimensions = "
+               "array<i64: 0, 1, 3>} : (tensor<1x2x1x!quant.uniform<i8:f32:2, "
+               "{0.1:-30}>>, tensor<4xi64>) -> tensor<1x2x3x2x!quant.uniform<"
+               "i8:f32:3, {0.1:-30, 0.1:-20}>>\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.dynamic_broadcast_in_dim", "(C6)",
+               "zero point #1 (-20)");
+  expect_error("func.func @main(%a: tensor<4x!quant.uniform<si8:f32, 1.0>>) "
+               "{\n  %0 = \"stablehlo.uniform_dequantize\"(%a) : (tensor<4x!"
+               "quant.uniform<si8:f32, 1.0>>) -> tensor<4xf32>\n"
+               "  func.return\n}\n",
+               "t.mlir:2:8:", "(C1)", "storage type si8 must be a signless");
+  expect_parse_error("func.func @main(%a: tensor<2x!quant.uniform<i4:f16, "
+                     "1.0e+05>>) {\n  func.return\n}\n",
+                     "t.mlir:1:", "out of expressed type range");
+  expect_parse_error("func.func @main(%a: tensor<2x!quant.uniform<i8:f32:-1, "
+                     "{0.1:-30, 0.1:-30}>>) {\n  func.return\n}\n",
+                     "t.mlir:1:", "illegal quantized dimension: -1");
+#undef Q8
+}
+
+/* Attributes MLIR rejects while parsing: repeated or unknown fields of
+ * #stablehlo.dot/gather/scatter, dot algorithms, unknown stablehlo types. */
+static void test_parse_time(void **state) {
+  (void)state;
+  expect_parse_error("module attributes {\n  x = #stablehlo.dot<\n"
+                     "    rhs_batching_dimensions = [1],\n"
+                     "    rhs_batching_dimensions = [3]>} {}\n",
+                     "t.mlir:4:5:", "duplicated `rhs_batching_dimensions`");
+  expect_parse_error("module attributes {\n  x = #stablehlo.dot<foo = [0]>"
+                     "} {}\n", "t.mlir:2:", "expected one of");
+  expect_parse_error("func.func private @f() -> !stablehlo.foobar\n",
+                     "t.mlir:1:", "unknown stablehlo type: foobar");
+  const char *dg =
+      "func.func @main(%%a: tensor<2x2x2xi64>) {\n"
+      "  %%0 = \"stablehlo.dot_general\"(%%a, %%a) <{\n"
+      "    dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = "
+      "[0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], "
+      "rhs_contracting_dimensions = [1]>,\n"
+      "    algorithm = #stablehlo.dot_algorithm<lhs_precision_type = %s, "
+      "rhs_precision_type = tf32, accumulation_type = f32, "
+      "lhs_component_count = %d, rhs_component_count = 1, "
+      "num_primitive_operations = 1, allow_imprecise_accumulation = false>\n"
+      "  }> : (tensor<2x2x2xi64>, tensor<2x2x2xi64>) -> tensor<2x2x2xi64>\n"
+      "  func.return\n}\n";
+  char text[2048];
+  snprintf(text, sizeof text, dg, "tf32", 0);
+  expect_parse_error(text, "t.mlir:4:17:", "lhs component count must be "
+                     "positive");
+  snprintf(text, sizeof text, dg, "i8", 1);
+  expect_parse_error(text, "t.mlir:4:17:", "not known to be supported");
+  snprintf(text, sizeof text, dg, "tf32", 1);
+  expect_clean(text);
 }
 
 static void test_collective(void **state) {
@@ -163,6 +314,23 @@ static void test_collective(void **state) {
                "  func.return\n}\n",
                "t.mlir:2:8: error: stablehlo.all_reduce", "(C1)",
                "replica id #1 seen more than once");
+  expect_error("func.func @main(%a: tensor<4x16xf32>) {\n"
+               "  %0 = \"stablehlo.reduce_scatter\"(%a) ({\n"
+               "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+               "    %m = stablehlo.add %x, %y : tensor<f32>\n"
+               "    \"stablehlo.return\"(%m) : (tensor<f32>) -> ()\n"
+               "  }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>,"
+               " scatter_dimension = 1 : i64, use_global_device_ids} : "
+               "(tensor<4x16xf32>) -> tensor<4x4xf32>\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.reduce_scatter", "(C6)",
+               "channel_id must be positive");
+  expect_error("func.func @main(%a: tensor<4x16xf32>) {\n"
+               "  %0 = \"stablehlo.all_to_all\"(%a) {split_dimension = 1 : i64,"
+               " concat_dimension = 0 : i64, split_count = 4 : i64, "
+               "replica_groups = dense<0> : tensor<0x2xi64>} : "
+               "(tensor<4x16xf32>) -> tensor<16x4xf32>\n  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.all_to_all", "(C3)",
+               "group size of replica_groups must be 4");
 }
 
 static void test_misc(void **state) {
@@ -176,6 +344,76 @@ static void test_misc(void **state) {
   expect_error("func.func @main(%a: tensor<f32>) -> tensor<i32> {\n"
                "  func.return %a : tensor<f32>\n}\n",
                "t.mlir:2:3: error: func.return", "result #0", "tensor<i32>");
+  const char *cc =
+      "func.func @main(%%a: tuple<tensor<1x1xf32>, tensor<2x3xf32>>) {\n"
+      "  %%0 = \"stablehlo.custom_call\"(%%a) {call_target_name = \"foo\", "
+      "output_operand_aliases = [#stablehlo.output_operand_alias<"
+      "output_tuple_indices = [%d], operand_index = %d, "
+      "operand_tuple_indices = [%d]>]} : (tuple<tensor<1x1xf32>, "
+      "tensor<2x3xf32>>) -> tuple<tensor<%s>>\n  func.return\n}\n";
+  char text[1024];
+  snprintf(text, sizeof text, cc, 0, 1, 1, "2x3xf32");
+  expect_error(text, "t.mlir:2:8: error: stablehlo.custom_call",
+               "(output_operand_aliases)", "operand_index 1");
+  snprintf(text, sizeof text, cc, 1, 0, 1, "2x3xf32");
+  expect_error(text, "t.mlir:2:8:", "(output_operand_aliases)",
+               "output_tuple_indices [1]");
+  snprintf(text, sizeof text, cc, 0, 0, 2, "2x3xf32");
+  expect_error(text, "t.mlir:2:8:", "(output_operand_aliases)",
+               "operand_tuple_indices [2]");
+  snprintf(text, sizeof text, cc, 0, 0, 1, "20x30xf32");
+  expect_error(text, "t.mlir:2:8:", "(output_operand_aliases)",
+               "tensor<20x30xf32>");
+  snprintf(text, sizeof text, cc, 0, 0, 1, "2x3xf32");
+  expect_clean(text);
+  expect_error("func.func @main() {\n  \"stablehlo.custom_call\"() "
+               "{api_version = 4 : i32, backend_config = \"bar=42\", "
+               "call_target_name = \"foo\"} : () -> ()\n  func.return\n}\n",
+               "t.mlir:2:3: error: stablehlo.custom_call", "(backend_config)",
+               "must be a dictionary");
+  expect_error("func.func @main() {\n  \"stablehlo.custom_call\"() "
+               "{api_version = 3 : i32, backend_config = {bar = 42 : i32}, "
+               "call_target_name = \"foo\"} : () -> ()\n  func.return\n}\n",
+               "t.mlir:2:3:", "(backend_config)", "must be a string");
+  expect_error("func.func @main(%a: tensor<4xf64>, %v: tensor<f64>) {\n"
+               "  %p = stablehlo.constant dense<1> : tensor<1xi32>\n"
+               "  %0 = stablehlo.dynamic_pad %a, %v, %p, %p, %p : "
+               "(tensor<4xf64>, tensor<f64>, tensor<1xi32>, tensor<1xi32>, "
+               "tensor<1xi32>) -> tensor<4xf64>\n  func.return\n}\n",
+               "t.mlir:3:8: error: stablehlo.dynamic_pad", "(C4)", "[9]");
+  expect_error("func.func @main(%a: tensor<4xf64>, %v: tensor<f64>, "
+               "%l: tensor<1xi32>) {\n"
+               "  %p = stablehlo.constant dense<-1> : tensor<1xi32>\n"
+               "  %0 = stablehlo.dynamic_pad %a, %v, %l, %l, %p : "
+               "(tensor<4xf64>, tensor<f64>, tensor<1xi32>, tensor<1xi32>, "
+               "tensor<1xi32>) -> tensor<4xf64>\n  func.return\n}\n",
+               "t.mlir:3:8: error: stablehlo.dynamic_pad", "(C3)",
+               "non-negative");
+  expect_error("func.func @main(%a: tensor<2x4x9xi32>, %i: tensor<1x5x2xi32>,"
+               " %s: tensor<3xi32>) {\n"
+               "  %0 = \"stablehlo.dynamic_gather\"(%a, %i, %s) "
+               "{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = "
+               "[0, 1], index_vector_dim = 2, offset_dims = [2], "
+               "start_index_map = [0, 1]>} : (tensor<2x4x9xi32>, "
+               "tensor<1x5x2xi32>, tensor<3xi32>) -> tensor<3xi32>\n"
+               "  func.return\n}\n",
+               "t.mlir:2:8: error: stablehlo.dynamic_gather", "(C22)",
+               "[1, 5, -1]");
+  const char *sds =
+      "func.func @main(%%a: tensor<1x128x512xf32>) {\n"
+      "  %%z = stablehlo.constant dense<512> : tensor<%si32>\n"
+      "  %%0 = \"stablehlo.set_dimension_size\"(%%a, %%z) {dimension = %d : "
+      "i64} : (tensor<1x128x512xf32>, tensor<%si32>) -> "
+      "tensor<1x128x512xf32>\n  func.return\n}\n";
+  snprintf(text, sizeof text, sds, "1x", 2, "1x");
+  expect_error(text, "t.mlir:3:8: error: stablehlo.set_dimension_size",
+               "(size)", "rank-0");
+  snprintf(text, sizeof text, sds, "", -1, "");
+  expect_error(text, "t.mlir:3:8:", "(dimension)", "non-negative");
+  snprintf(text, sizeof text, sds, "", 3, "");
+  expect_error(text, "t.mlir:3:8:", "(dimension)", "[0, 3)");
+  snprintf(text, sizeof text, sds, "", 2, "");
+  expect_clean(text);
 }
 
 static void test_module(void **state) {
@@ -204,6 +442,7 @@ int main(void) {
       cmocka_unit_test(test_reduce),      cmocka_unit_test(test_indexing),
       cmocka_unit_test(test_linalg),      cmocka_unit_test(test_collective),
       cmocka_unit_test(test_misc),        cmocka_unit_test(test_module),
+      cmocka_unit_test(test_quantized),   cmocka_unit_test(test_parse_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -192,12 +192,15 @@ static void parse_keyword(parser *P, op_builder *b, const char *kw, size_t n) {
     ob_attr(P, b, "mantissa_bits", make_int(P, m));
   } else if (peekc(P) == '<') {
     /* dot_general's algorithm = <k = v, ...> is #stablehlo.dot_algorithm */
+    const char *at = P->p;
     P->p++;
     shlo_attr *a = new_attr(P, SHLO_ATTR_STRUCT);
     a->struct_name = n == 9 && !memcmp(kw, "algorithm", 9)
                          ? "dot_algorithm"
                          : pstrndup(P, kw, n);
-    a->fields = parse_fields(P, ">", &a->n);
+    a->fields = parse_struct_fields(P, ">", &a->n, a->struct_name);
+    if (!strcmp(a->struct_name, "dot_algorithm"))
+      check_dot_algorithm(P, at, a);
     ob_attr(P, b, canonical_name(P, op, kw, n), a);
   } else {
     const char *name = canonical_name(P, op, kw, n);

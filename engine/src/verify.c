@@ -297,6 +297,13 @@ static bool verify_quant_type(shlo__vctx *vc, shlo_loc loc, const char *who,
                   shlo_elem_name(q->storage));
     return false;
   }
+  if (q->signed_storage) {
+    shlo__verr_at(vc, loc, SHLO_EVERIFY,
+                  "%s: quantized type %s (C1): storage type si%d must be a "
+                  "signless integer type (i%d)", who, shlo__tstr(vc, t),
+                  shlo_elem_bits(q->storage), shlo_elem_bits(q->storage));
+    return false;
+  }
   if (q->storage_min < lo || q->storage_max > hi ||
       q->storage_min > q->storage_max) {
     shlo__verr_at(vc, loc, SHLO_EVERIFY,
@@ -427,6 +434,7 @@ static const shlo__verify_fn verifiers[SHLO_OP_COUNT] = {
     [SHLO_OP_DYNAMIC_CONV] = shlo__verify_convolution,
     [SHLO_OP_DYNAMIC_BROADCAST_IN_DIM] = shlo__verify_dynamic_broadcast_in_dim,
     [SHLO_OP_DYNAMIC_IOTA] = shlo__verify_dynamic_iota,
+    [SHLO_OP_DYNAMIC_PAD] = shlo__verify_dynamic_pad,
     [SHLO_OP_DYNAMIC_RESHAPE] = shlo__verify_dynamic_reshape,
     [SHLO_OP_DOT] = shlo__verify_dot,
     [SHLO_OP_DOT_GENERAL] = shlo__verify_dot_general,
@@ -537,6 +545,10 @@ static void verify_op(shlo__vctx *vc, const shlo_op *op) {
   shlo__verify_fn fn = op->code > 0 && op->code < SHLO_OP_COUNT
                            ? verifiers[op->code]
                            : NULL;
+  /* Ops the engine does not run but whose constraints MLIR checks. */
+  if (op->code == SHLO_OP_UNKNOWN &&
+      !strcmp(op->name, "stablehlo.set_dimension_size"))
+    fn = shlo__verify_set_dimension_size;
   if (fn) fn(vc, op);
 }
 

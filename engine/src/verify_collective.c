@@ -59,7 +59,8 @@ static bool replica_groups_ok(shlo__vctx *vc, const shlo_op *op,
       ok = shlo__verr(vc, op, "C2", "replica id #%lld not seen in "
                       "replica_groups", (long long)id);
   }
-  if (ok && same_size && group_size > 0 && n > 0 && gs != group_size)
+  if (ok && same_size && group_size > 0 && gs != group_size &&
+      (n > 0 || a->kind == SHLO_ATTR_DENSE))
     ok = shlo__verr(vc, op, "C3", "group size of replica_groups must be "
                     "%lld, got %lld", (long long)group_size, (long long)gs);
   free(v);
@@ -71,9 +72,9 @@ static bool replica_groups_ok(shlo__vctx *vc, const shlo_op *op,
 static bool channel_ok(shlo__vctx *vc, const shlo_op *op, const char *label,
                        bool allow_zero) {
   const shlo_attr *ch = shlo_op_attr(op, "channel_handle");
-  if (!ch || !shlo_op_attr(op, "use_global_device_ids")) return true;
-  int64_t h = 0;
-  shlo_attr_get_i64(shlo_attr_field(ch, "handle"), &h);
+  if (!shlo_op_attr(op, "use_global_device_ids")) return true;
+  int64_t h = 0; /* no channel_handle: channel id 0 */
+  if (ch) shlo_attr_get_i64(shlo_attr_field(ch, "handle"), &h);
   if (h < 0 || (!allow_zero && h == 0))
     return shlo__verr(vc, op, label, "channel_id must be %s when "
                       "use_global_device_ids is set, got %lld",

@@ -219,6 +219,23 @@ bool shlo__verify_dynamic_gather(shlo__vctx *vc, const shlo_op *op) {
     return shlo__verr(vc, op, "C20", "slice_sizes %s must be 1-d with %d "
                       "elements (the operand's rank)", shlo__tstr(vc, ss),
                       a->rank);
+  /* C22: batch dims of start_indices with the offset dims (sizes from a
+   * constant slice_sizes, else any) at offset_dims. */
+  int64_t sv[R], want[2 * R], batch[R], offs[R];
+  bool known = shlo__const_ints(vc, op->operands[2], sv, R) == a->rank;
+  int nb = 0, no = 0, nr = 0;
+  for (int i = 0; i < si->rank; i++)
+    if (i != g.ivd) batch[nb++] = si->dims[i];
+  for (int i = 0; i < a->rank; i++)
+    if (!contains(g.coll, g.n_coll, i) && !contains(g.obat, g.n_obat, i))
+      offs[no++] = known ? sv[i] : SHLO_DYN;
+  for (int i = 0, bi = 0, oi = 0; i < nb + no && nr < 2 * R; i++)
+    want[nr++] = contains(g.off, g.n_off, i) ? offs[oi++] : batch[bi++];
+  bool ok = shlo__is_tensor(r) && r->rank == nr;
+  for (int i = 0; ok && i < nr; i++) ok = shlo__dim_eq(r->dims[i], want[i]);
+  if (!ok)
+    return shlo__verr(vc, op, "C22", "result %s must have shape %s (-1: "
+                      "any size)", shlo__tstr(vc, r), shlo__dstr(vc, want, nr));
   if (!shlo__same_baseline_elem(a, r))
     return shlo__verr(vc, op, "C23", "operand %s and result %s have "
                       "different element types", shlo__tstr(vc, a),

@@ -115,6 +115,13 @@ static inline const shlo_type *shlo__barg(const shlo__vctx *vc,
   return shlo__vtype(vc, b->args[i]);
 }
 
+/* broadcast_in_dim's C6 (also dynamic_broadcast_in_dim's): a per-axis
+ * result quantizes along broadcast_dimensions[operand's axis], and a
+ * broadcast size-1 axis repeats the operand's scale and zero point. */
+bool shlo__check_broadcast_quant(shlo__vctx *vc, const shlo_op *op,
+                                 const shlo_type *a, const shlo_type *r,
+                                 const int64_t *bd);
+
 /* Family entry points (the dispatch table in verify.c names these). */
 #define SHLO__VERIFIERS(X)                                         \
   /* verify_elementwise.c */                                       \
@@ -124,7 +131,7 @@ static inline const shlo_type *shlo__barg(const shlo__vctx *vc,
   X(constant) X(uniform_quantize) X(uniform_dequantize)            \
   /* verify_shape.c */                                             \
   X(broadcast_in_dim) X(concatenate) X(dynamic_slice)              \
-  X(dynamic_update_slice) X(get_dimension_size) X(iota) X(pad)     \
+  X(dynamic_update_slice) X(get_dimension_size) X(set_dimension_size) X(iota) X(pad)     \
   X(reshape) X(reverse) X(slice) X(transpose) X(broadcast)         \
   /* verify_reduce.c */                                            \
   X(map) X(reduce) X(reduce_window) X(select_and_scatter) X(sort)  \
@@ -139,7 +146,7 @@ static inline const shlo_type *shlo__barg(const shlo__vctx *vc,
   X(collective_permute) X(reduce_scatter) X(infeed) X(outfeed)     \
   X(send) X(recv) X(after_all) X(process_id) X(collective_reduce)  \
   /* verify_misc.c */                                              \
-  X(call) X(case) X(dynamic_broadcast_in_dim) X(dynamic_iota) X(dynamic_reshape) X(if) X(while) X(tuple) X(get_tuple_element)     \
+  X(call) X(case) X(dynamic_broadcast_in_dim) X(dynamic_iota) X(dynamic_pad) X(dynamic_reshape) X(if) X(while) X(tuple) X(get_tuple_element)     \
   X(optimization_barrier) X(rng) X(rng_bit_generator) X(custom_call) \
   X(composite)
 

@@ -16,9 +16,21 @@ static bool contains(const int64_t *v, int n, int64_t x) {
 /* precision_config has 0 or 2 entries (dot_general C11, convolution C24). */
 static bool precision_ok(shlo__vctx *vc, const shlo_op *op, const char *label) {
   const shlo_attr *p = shlo_op_attr(op, "precision_config");
-  if (p && p->kind == SHLO_ATTR_ARRAY && p->n > 2)
+  if (!p || p->kind != SHLO_ATTR_ARRAY) return true;
+  if (p->n > 2)
     return shlo__verr(vc, op, label, "precision_config must be empty or have "
                       "<= 2 elements, has %d", p->n);
+  for (int i = 0; i < p->n; i++) {
+    const shlo_attr *e = p->items[i];
+    const char *s = e->kind == SHLO_ATTR_ENUM ? e->str : NULL;
+    if (!s || (strcmp(s, "DEFAULT") && strcmp(s, "HIGH") &&
+               strcmp(s, "HIGHEST")))
+      return shlo__verr(vc, op, label, "precision_config element #%d must be "
+                        "a precision DEFAULT, HIGH or HIGHEST, got %s%s%s", i,
+                        e->kind == SHLO_ATTR_STRING ? "\"" : "",
+                        shlo_attr_get_str(e) ? shlo_attr_get_str(e) : "?",
+                        e->kind == SHLO_ATTR_STRING ? "\"" : "");
+  }
   return true;
 }
 
@@ -361,7 +373,7 @@ bool shlo__verify_convolution(shlo__vctx *vc, const shlo_op *op) {
       return shlo__verr(vc, op, "C29", "quantization dimension %d of rhs %s "
                         "must be kernel_output_feature_dimension %lld",
                         b->quant->axis, shlo__tstr(vc, b), (long long)kd[1]);
-    if (r->quant->per_axis && r->quant->axis != od[1])
+    if (r->quant && r->quant->per_axis && r->quant->axis != od[1])
       return shlo__verr(vc, op, "C30", "quantization dimension %d of result "
                         "%s must be output_feature_dimension %lld",
                         r->quant->axis, shlo__tstr(vc, r), (long long)od[1]);
@@ -452,6 +464,15 @@ bool shlo__verify_triangular_solve(shlo__vctx *vc, const shlo_op *op) {
   if (a->dims[a->rank - 1] != a->dims[a->rank - 2])
     return shlo__verr(vc, op, "C1", "the two minor dimensions of a %s must "
                       "be equal", shlo__tstr(vc, a));
+  const shlo_attr *ta = shlo_op_attr(op, "transpose_a");
+  if (ta) {
+    const char *v = ta->kind == SHLO_ATTR_ENUM ? ta->str : NULL;
+    if (!v || (strcmp(v, "NO_TRANSPOSE") && strcmp(v, "TRANSPOSE") &&
+               strcmp(v, "ADJOINT")))
+      return shlo__verr(vc, op, "transpose_a", "invalid transpose option %s; "
+                        "expected NO_TRANSPOSE, TRANSPOSE or ADJOINT",
+                        v ? v : "(not an enum)");
+  }
   if (a->rank != b->rank)
     return shlo__verr(vc, op, "C2", "a %s and b %s must have equal rank",
                       shlo__tstr(vc, a), shlo__tstr(vc, b));

@@ -283,7 +283,102 @@ static bool layout_ok(shlo__vctx *vc, const shlo_op *op, const char *what,
 
 /* custom_call: operand_layouts and result_layouts come together, one per
  * operand / result, each a permutation of its tensor's dimensions. */
+/* The part of type t at a path of tuple indices; NULL when a step is out
+ * of bounds or not into a tuple. */
+static const shlo_type *tuple_part(const shlo_type *t, const int64_t *path,
+                                   int n) {
+  for (int i = 0; i < n && t; i++)
+    t = t->kind == SHLO_TYPE_TUPLE && path[i] >= 0 && path[i] < t->n_elems
+            ? t->elems[path[i]]
+            : NULL;
+  return t;
+}
+
+/* custom_call's output_operand_aliases: each names an operand in range,
+ * tuple paths within the operand's and the output's types (several
+ * results count as a tuple of them), and the two parts have compatible
+ * types. */
+static bool aliases_ok(shlo__vctx *vc, const shlo_op *op) {
+  const shlo_attr *al = shlo_op_attr(op, "output_operand_aliases");
+  if (!al || al->kind != SHLO_ATTR_ARRAY) return true;
+  const shlo_type *results[64];
+  shlo_type tup = {.kind = SHLO_TYPE_TUPLE};
+  const shlo_type *out = NULL;
+  if (op->n_results == 1) {
+    out = shlo__rtype(vc, op, 0);
+  } else if (op->n_results > 1 && op->n_results <= 64) {
+    for (int i = 0; i < op->n_results; i++) results[i] = shlo__rtype(vc, op, i);
+    tup.n_elems = op->n_results;
+    tup.elems = results;
+    out = &tup;
+  }
+  for (int k = 0; k < al->n; k++) {
+    const shlo_attr *a = al->items[k];
+    if (a->kind != SHLO_ATTR_STRUCT) continue;
+    int64_t oti[R], opi[R], idx = 0;
+    int n_oti = shlo__field_ints(a, "output_tuple_indices", oti, R);
+    int n_opi = shlo__field_ints(a, "operand_tuple_indices", opi, R);
+    shlo_attr_get_i64(shlo_attr_field(a, "operand_index"), &idx);
+    if (n_oti < 0 || n_opi < 0 || n_oti > R || n_opi > R) continue;
+    if (idx < 0 || idx >= op->n_operands)
+      return shlo__verr(vc, op, "output_operand_aliases", "operand_index %lld "
+                        "of alias #%d must be in range [0, %d)",
+                        (long long)idx, k, op->n_operands);
+    const shlo_type *opart =
+        tuple_part(shlo__otype(vc, op, (int)idx), opi, n_opi);
+    if (!opart)
+      return shlo__verr(vc, op, "output_operand_aliases", "operand_tuple_"
+                        "indices %s of alias #%d are out of bounds of "
+                        "operand #%lld %s", shlo__dstr(vc, opi, n_opi), k,
+                        (long long)idx,
+                        shlo__tstr(vc, shlo__otype(vc, op, (int)idx)));
+    if (!out) continue;
+    const shlo_type *rpart = tuple_part(out, oti, n_oti);
+    if (!rpart)
+      return shlo__verr(vc, op, "output_operand_aliases", "output_tuple_"
+                        "indices %s of alias #%d are out of bounds of the "
+                        "output %s", shlo__dstr(vc, oti, n_oti), k,
+                        shlo__tstr(vc, out));
+    if (!shlo__compat_type(opart, rpart))
+      return shlo__verr(vc, op, "output_operand_aliases", "alias #%d: operand "
+                        "part %s and output part %s must have compatible "
+                        "types", k, shlo__tstr(vc, opart),
+                        shlo__tstr(vc, rpart));
+  }
+  return true;
+}
+
+/* backend_config agrees with api_version: a dictionary for
+ * API_VERSION_TYPED_FFI (4), a string for the older versions. */
+static bool backend_config_ok(shlo__vctx *vc, const shlo_op *op) {
+  const shlo_attr *bc = shlo_op_attr(op, "backend_config");
+  const shlo_attr *av = shlo_op_attr(op, "api_version");
+  if (!bc || bc->kind == SHLO_ATTR_UNIT) return true;
+  int64_t v = 1; /* the default, API_VERSION_ORIGINAL */
+  if (av && av->kind == SHLO_ATTR_ENUM && av->str) {
+    static const char *const names[] = {
+        "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
+        "API_VERSION_STATUS_RETURNING", "API_VERSION_STATUS_RETURNING_UNIFIED",
+        "API_VERSION_TYPED_FFI"};
+    for (int i = 0; i < 5; i++)
+      if (!strcmp(av->str, names[i])) v = i;
+  } else if (av) {
+    shlo_attr_get_i64(av, &v);
+  }
+  bool dict = bc->kind == SHLO_ATTR_STRUCT && !bc->struct_name;
+  if (v == 4 && !dict)
+    return shlo__verr(vc, op, "backend_config", "backend_config for "
+                      "api_version API_VERSION_TYPED_FFI must be a dictionary "
+                      "attribute");
+  if (v != 4 && bc->kind != SHLO_ATTR_STRING)
+    return shlo__verr(vc, op, "backend_config", "backend_config for "
+                      "api_version %lld must be a string attribute",
+                      (long long)v);
+  return true;
+}
+
 bool shlo__verify_custom_call(shlo__vctx *vc, const shlo_op *op) {
+  if (!aliases_ok(vc, op) || !backend_config_ok(vc, op)) return false;
   const shlo_attr *ol = shlo_op_attr(op, "operand_layouts");
   const shlo_attr *rl = shlo_op_attr(op, "result_layouts");
   if (!ol && !rl) return true;
@@ -407,6 +502,7 @@ bool shlo__verify_dynamic_broadcast_in_dim(shlo__vctx *vc, const shlo_op *op) {
                         "is not 1 or the size of result dimension %lld "
                         "(%lld)", i, (long long)a->dims[i], (long long)bd[i],
                         (long long)r->dims[bd[i]]);
+  if (!shlo__check_broadcast_quant(vc, op, a, r, bd)) return false;
   if (!output_shape(vc, op, 1, "C7")) return false;
   int64_t ke[R * 2], kn[R * 2];
   int ne = shlo__attr_ints(op, "known_expanding_dimensions", ke, R);
@@ -422,6 +518,55 @@ bool shlo__verify_dynamic_broadcast_in_dim(shlo__vctx *vc, const shlo_op *op) {
       return shlo__verr(vc, op, "C9", "hint for expanding dimension %lld "
                         "does not refer to a valid operand dimension",
                         (long long)ke[i]);
+  return true;
+}
+
+/* dynamic_pad: C1 operand and padding_value element types agree; C2 the
+ * three padding operands are 1-d with rank(operand) elements; C3 interior
+ * padding (when constant) is non-negative; C4 with constant paddings the
+ * result shape is pad's. */
+bool shlo__verify_dynamic_pad(shlo__vctx *vc, const shlo_op *op) {
+  if (op->n_operands != 5 || op->n_results != 1)
+    return shlo__verr(vc, op, NULL, "expects operand, padding_value, "
+                      "edge_padding_low, edge_padding_high, interior_padding "
+                      "and one result");
+  const shlo_type *a = shlo__otype(vc, op, 0), *pv = shlo__otype(vc, op, 1),
+                  *r = shlo__rtype(vc, op, 0);
+  if (!shlo__same_baseline_elem(a, pv) || !shlo__same_baseline_elem(a, r))
+    return shlo__verr(vc, op, "C1", "operand %s, padding_value %s and result "
+                      "%s must have the same element type", shlo__tstr(vc, a),
+                      shlo__tstr(vc, pv), shlo__tstr(vc, r));
+  static const char *const names[3] = {"edge_padding_low",
+                                       "edge_padding_high", "interior_padding"};
+  int64_t v[3][R];
+  bool known = true;
+  for (int k = 0; k < 3; k++) {
+    const shlo_type *t = shlo__otype(vc, op, 2 + k);
+    if (t->rank != 1 || t->dims[0] != a->rank)
+      return shlo__verr(vc, op, "C2", "%s %s must be 1-d with %d elements "
+                        "(the operand's rank)", names[k], shlo__tstr(vc, t),
+                        a->rank);
+    if (shlo__const_ints(vc, op->operands[2 + k], v[k], R) != a->rank)
+      known = false;
+  }
+  if (shlo__const_ints(vc, op->operands[4], v[2], R) == a->rank)
+    for (int i = 0; i < a->rank; i++)
+      if (v[2][i] < 0)
+        return shlo__verr(vc, op, "C3", "interior_padding %s must be "
+                          "non-negative", shlo__dstr(vc, v[2], a->rank));
+  if (r->rank != a->rank)
+    return shlo__verr(vc, op, "C4", "result %s must have the operand's rank "
+                      "%d", shlo__tstr(vc, r), a->rank);
+  if (!known) return true;
+  int64_t want[R];
+  for (int i = 0; i < a->rank; i++) {
+    int64_t d = a->dims[i];
+    want[i] = d + v[0][i] + v[1][i] + (d > 0 ? d - 1 : 0) * v[2][i];
+  }
+  for (int i = 0; i < a->rank; i++)
+    if (r->dims[i] != want[i])
+      return shlo__verr(vc, op, "C4", "result %s must have shape %s",
+                        shlo__tstr(vc, r), shlo__dstr(vc, want, a->rank));
   return true;
 }
 

@@ -30,6 +30,18 @@ static bool elem_ok(const shlo_type *a, const shlo_type *b) {
   return shlo__same_baseline_elem(a, b);
 }
 
+/* Both per-axis quantized with the same lists of scales and zero points
+ * (reshape and transpose move the axis but keep its parameters). */
+static bool same_axis_params(const shlo_type *a, const shlo_type *b) {
+  if (!shlo__is_per_axis(a) || !shlo__is_per_axis(b)) return true;
+  if (a->quant->n != b->quant->n) return false;
+  for (int i = 0; i < a->quant->n; i++)
+    if (a->quant->scales[i] != b->quant->scales[i] ||
+        a->quant->zero_points[i] != b->quant->zero_points[i])
+      return false;
+  return true;
+}
+
 /* broadcast_in_dim: C1 element types agree; C2 size(broadcast_dimensions)
  * = rank(operand); C3 each is within rank(result); C4 no duplicates;
  * C5 each operand dimension is 1 or equals the result dimension it maps
@@ -62,23 +74,34 @@ bool shlo__verify_broadcast_in_dim(shlo__vctx *vc, const shlo_op *op) {
                         "which is neither 1 nor the size %lld of result "
                         "dimension %lld", i, (long long)a->dims[i],
                         (long long)r->dims[bd[i]], (long long)bd[i]);
-  if (shlo__is_per_axis(r)) {
-    if (!shlo__is_per_axis(a))
-      return shlo__verr(vc, op, "C6", "per-axis quantized result %s needs a "
-                        "per-axis quantized operand", shlo__tstr(vc, r));
-    int qa = a->quant->axis;
-    if (r->quant->axis != bd[qa])
-      return shlo__verr(vc, op, "C6", "result quantization dimension %d must "
-                        "be broadcast_dimensions[%d] = %lld", r->quant->axis,
-                        qa, (long long)bd[qa]);
-    if (a->dims[qa] == 1 && r->dims[bd[qa]] != 1) {
-      for (int k = 1; k < r->quant->n; k++)
-        if (r->quant->scales[k] != r->quant->scales[0] ||
-            r->quant->zero_points[k] != r->quant->zero_points[0])
-          return shlo__verr(vc, op, "C6", "broadcasting a size-1 quantized "
-                            "dimension needs equal scales and zero points "
-                            "in the result");
-    }
+  return shlo__check_broadcast_quant(vc, op, a, r, bd);
+}
+
+bool shlo__check_broadcast_quant(shlo__vctx *vc, const shlo_op *op,
+                                 const shlo_type *a, const shlo_type *r,
+                                 const int64_t *bd) {
+  if (!shlo__is_per_axis(r)) return true;
+  if (!shlo__is_per_axis(a))
+    return shlo__verr(vc, op, "C6", "per-axis quantized result %s needs a "
+                      "per-axis quantized operand", shlo__tstr(vc, r));
+  const shlo_quant *qa = a->quant, *qr = r->quant;
+  int ax = qa->axis;
+  if (qr->axis != bd[ax])
+    return shlo__verr(vc, op, "C6", "result quantization dimension %d must "
+                      "be broadcast_dimensions[%d] = %lld", qr->axis, ax,
+                      (long long)bd[ax]);
+  if (a->dims[ax] != 1) return true;
+  /* A size-1 quantized dimension broadcasts its one (scale, zero point). */
+  for (int k = 0; k < qr->n; k++) {
+    if (qr->scales[k] != qa->scales[0])
+      return shlo__verr(vc, op, "C6", "result %s scale #%d (%g) must be the "
+                        "operand's scale #0 (%g)", shlo__tstr(vc, r), k,
+                        qr->scales[k], qa->scales[0]);
+    if (qr->zero_points[k] != qa->zero_points[0])
+      return shlo__verr(vc, op, "C6", "result %s zero point #%d (%lld) must "
+                        "be the operand's zero point #0 (%lld)",
+                        shlo__tstr(vc, r), k, (long long)qr->zero_points[k],
+                        (long long)qa->zero_points[0]);
   }
   return true;
 }
@@ -231,6 +254,39 @@ bool shlo__verify_dynamic_update_slice(shlo__vctx *vc, const shlo_op *op) {
 
 /* get_dimension_size: C1 0 <= dimension < rank(operand); the result is
  * tensor<i32>. */
+/* set_dimension_size (not in the spec; MLIR's op, which the engine does
+ * not run): operand, a rank-0 i32 size and one result; dimension is
+ * non-negative and within the operand's rank; the result has the
+ * operand's element type and rank, and its other dimensions. */
+bool shlo__verify_set_dimension_size(shlo__vctx *vc, const shlo_op *op) {
+  if (op->n_operands != 2 || op->n_results != 1)
+    return shlo__verr(vc, op, NULL, "expects operand, size and one result");
+  const shlo_type *a = shlo__otype(vc, op, 0), *sz = shlo__otype(vc, op, 1),
+                  *r = shlo__rtype(vc, op, 0);
+  if (!shlo__is_tensor(a) || !shlo__is_tensor(r) || !shlo__is_tensor(sz))
+    return shlo__verr(vc, op, NULL, "operands and result must be tensors");
+  int64_t d = 0;
+  shlo_attr_get_i64(shlo_op_attr(op, "dimension"), &d);
+  if (d < 0)
+    return shlo__verr(vc, op, "dimension", "dimension %lld must be "
+                      "non-negative", (long long)d);
+  if (sz->rank != 0 || sz->quant || sz->elem != SHLO_SI32)
+    return shlo__verr(vc, op, "size", "size operand %s must be a rank-0 "
+                      "tensor<i32>", shlo__tstr(vc, sz));
+  if (d >= a->rank)
+    return shlo__verr(vc, op, "dimension", "dimension %lld must be in range "
+                      "[0, %d) of operand %s", (long long)d, a->rank,
+                      shlo__tstr(vc, a));
+  bool ok = shlo__same_elem(a, r) && r->rank == a->rank;
+  for (int i = 0; ok && i < a->rank; i++)
+    ok = i == d || r->dims[i] == a->dims[i];
+  if (!ok)
+    return shlo__verr(vc, op, NULL, "result %s must be operand %s with "
+                      "dimension %lld resized", shlo__tstr(vc, r),
+                      shlo__tstr(vc, a), (long long)d);
+  return true;
+}
+
 bool shlo__verify_get_dimension_size(shlo__vctx *vc, const shlo_op *op) {
   if (!is_tensor_op(vc, op, 1)) return false;
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
@@ -313,6 +369,10 @@ bool shlo__verify_reshape(shlo__vctx *vc, const shlo_op *op) {
   if (!elem_ok(a, r))
     return shlo__verr(vc, op, "C1", "operand %s and result %s have different "
                       "element types", shlo__tstr(vc, a), shlo__tstr(vc, r));
+  if (!same_axis_params(a, r))
+    return shlo__verr(vc, op, "C1", "operand %s and result %s must have the "
+                      "same quantization scales and zero points",
+                      shlo__tstr(vc, a), shlo__tstr(vc, r));
   int64_t na = shlo_type_numel(a), nr = shlo_type_numel(r);
   if (na != nr)
     return shlo__verr(vc, op, "C2", "operand %s has %lld elements but result "
@@ -410,6 +470,10 @@ bool shlo__verify_transpose(shlo__vctx *vc, const shlo_op *op) {
   if (!elem_ok(a, r))
     return shlo__verr(vc, op, "C1", "operand %s and result %s have different "
                       "element types", shlo__tstr(vc, a), shlo__tstr(vc, r));
+  if (!same_axis_params(a, r))
+    return shlo__verr(vc, op, "C1", "operand %s and result %s must have the "
+                      "same quantization scales and zero points",
+                      shlo__tstr(vc, a), shlo__tstr(vc, r));
   int64_t p[R];
   int n = shlo__attr_ints(op, "permutation", p, R);
   if (n != a->rank || !shlo__is_permutation(p, n))

@@ -85,6 +85,8 @@ typedef struct shlo_quant {
   int n;                     /* number of (scale, zero point) pairs */
   double *scales;
   int64_t *zero_points;
+  bool signed_storage;       /* storage spelled si<N>: MLIR's signed (not
+                                signless) integer, which ops reject */
 } shlo_quant;
 
 typedef enum {
