@@ -1127,6 +1127,113 @@ static const shlo_attr *parse_hash_attr(parser *P) {
   return o;
 }
 
+/* [a, b, ...] */
+static const shlo_attr *parse_array_attr(parser *P) {
+  P->p++;
+  shlo_attr *a = new_attr(P, SHLO_ATTR_ARRAY);
+  int cap = 4;
+  a->items = palloc(P, (size_t)cap * sizeof *a->items);
+  if (accept(P, "]")) return a;
+  do {
+    if (a->n == cap) {
+      const shlo_attr **w = palloc(P, (size_t)cap * 2 * sizeof *w);
+      memcpy(w, a->items, (size_t)a->n * sizeof *w);
+      a->items = w;
+      cap *= 2;
+    }
+    a->items[a->n++] = parse_attr(P);
+  } while (accept(P, ","));
+  expect(P, "]");
+  return a;
+}
+
+/* @name or @"name" */
+static const shlo_attr *parse_symbol_attr(parser *P) {
+  P->p++;
+  shlo_attr *a = new_attr(P, SHLO_ATTR_SYMBOL);
+  size_t n;
+  if (peekc(P) == '"') {
+    a->str = parse_string(P, &n);
+  } else {
+    const char *s = expect_ident(P, &n, "a symbol name");
+    a->str = pstrndup(P, s, n);
+  }
+  return a;
+}
+
+/* 3, -1.5, 0x7FC00000, each optionally `: type`. */
+static const shlo_attr *parse_number_attr(parser *P) {
+  bool is_float;
+  const char *s = P->p;
+  const char *e = scan_number(P, &is_float);
+  char buf[128];
+  numbuf(P, s, e, buf, sizeof buf);
+  P->p = e;
+  shlo_attr *a = new_attr(P, is_float ? SHLO_ATTR_FLOAT : SHLO_ATTR_INT);
+  if (is_float) {
+    a->f = strtod(buf, NULL);
+  } else {
+    errno = 0;
+    a->i = buf[0] == '-' ? strtoll(buf, NULL, 0)
+                         : (int64_t)strtoull(buf, NULL, 0);
+    if (errno == ERANGE) perr_at(P, s, "integer literal out of range");
+    a->f = (double)a->i;
+  }
+  if (P->untyped_scalars || !accept(P, ":")) return a;
+  a->type = parse_type(P);
+  if (a->kind == SHLO_ATTR_INT && a->type->kind == SHLO_TYPE_ELEMENT &&
+      shlo_elem_is_float(a->type->elem)) {
+    /* 1 : f32 is a float attribute; 0x3F800000 : f32 is its bits. */
+    a->kind = SHLO_ATTR_FLOAT;
+    if (strchr(buf, 'x') || strchr(buf, 'X')) {
+      unsigned char bytes[8] = {0};
+      uint64_t bits = (uint64_t)a->i;
+      memcpy(bytes, &bits, 8);
+      a->f = shlo_float_load(a->type->elem, bytes);
+    }
+  }
+  return a;
+}
+
+/* The text from `at` to the cursor, kept as it is. */
+static const shlo_attr *opaque_since(parser *P, const char *at) {
+  shlo_attr *o = new_attr(P, SHLO_ATTR_OPAQUE);
+  o->str = pstrndup(P, at, (size_t)(P->p - at));
+  return o;
+}
+
+/* Attributes that start with a word: true/false, dense<>, array<>, unit,
+ * loc(...), a type, name<...> kept as text, or a bare enum word. */
+static const shlo_attr *parse_word_attr(parser *P, const char *at) {
+  if (accept_kw(P, "true") || accept_kw(P, "false")) {
+    shlo_attr *a = new_attr(P, SHLO_ATTR_BOOL);
+    a->b = (P->p - at) == 4;
+    a->i = a->b;
+    return a;
+  }
+  if (accept_kw(P, "dense")) return parse_dense(P);
+  if (accept_kw(P, "array")) return parse_dense_array(P);
+  if (accept_kw(P, "unit")) return new_attr(P, SHLO_ATTR_UNIT);
+  if (accept_kw(P, "loc")) {
+    if (peekc(P) != '(') perr(P, "expected '(' after loc");
+    skip_balanced(P);
+    return opaque_since(P, at);
+  }
+  if (at_type(P)) {
+    shlo_attr *a = new_attr(P, SHLO_ATTR_TYPE);
+    a->type = parse_type(P);
+    return a;
+  }
+  size_t n;
+  const char *s = expect_ident(P, &n, "an attribute");
+  if (P->p < P->end && *P->p == '<') {
+    /* affine_map<...>, sparse<...>, ...: kept as text. */
+    skip_balanced(P);
+    return opaque_since(P, at);
+  }
+  return make_enum(P, NULL, pstrndup(P, s, n));
+}
+
 const shlo_attr *parse_attr(parser *P) {
   enter(P);
   const shlo_attr *r = NULL;
@@ -1134,23 +1241,7 @@ const shlo_attr *parse_attr(parser *P) {
   const char *at = P->p;
   if (c < 0) perr(P, "expected an attribute but the input ended");
   if (c == '[') {
-    P->p++;
-    shlo_attr *a = new_attr(P, SHLO_ATTR_ARRAY);
-    int cap = 4;
-    a->items = palloc(P, (size_t)cap * sizeof *a->items);
-    if (!accept(P, "]")) {
-      do {
-        if (a->n == cap) {
-          const shlo_attr **w = palloc(P, (size_t)cap * 2 * sizeof *w);
-          memcpy(w, a->items, (size_t)a->n * sizeof *w);
-          a->items = w;
-          cap *= 2;
-        }
-        a->items[a->n++] = parse_attr(P);
-      } while (accept(P, ","));
-      expect(P, "]");
-    }
-    r = a;
+    r = parse_array_attr(P);
   } else if (c == '{') {
     r = parse_attr_dict(P);
   } else if (c == '"') {
@@ -1159,95 +1250,21 @@ const shlo_attr *parse_attr(parser *P) {
     if (!P->untyped_scalars && accept(P, ":")) a->type = parse_type(P);
     r = a;
   } else if (c == '@') {
-    P->p++;
-    shlo_attr *a = new_attr(P, SHLO_ATTR_SYMBOL);
-    size_t n;
-    if (peekc(P) == '"') {
-      a->str = parse_string(P, &n);
-    } else {
-      const char *s = expect_ident(P, &n, "a symbol name");
-      a->str = pstrndup(P, s, n);
-    }
-    r = a;
+    r = parse_symbol_attr(P);
   } else if (c == '#') {
     r = parse_hash_attr(P);
   } else if (at_number(P)) {
-    bool is_float;
-    const char *s = P->p;
-    const char *e = scan_number(P, &is_float);
-    char buf[128];
-    numbuf(P, s, e, buf, sizeof buf);
-    P->p = e;
-    shlo_attr *a = new_attr(P, is_float ? SHLO_ATTR_FLOAT : SHLO_ATTR_INT);
-    if (is_float) {
-      a->f = strtod(buf, NULL);
-    } else {
-      errno = 0;
-      a->i = buf[0] == '-' ? strtoll(buf, NULL, 0)
-                           : (int64_t)strtoull(buf, NULL, 0);
-      if (errno == ERANGE) perr_at(P, s, "integer literal out of range");
-      a->f = (double)a->i;
-    }
-    if (!P->untyped_scalars && accept(P, ":")) {
-      a->type = parse_type(P);
-      if (a->kind == SHLO_ATTR_INT && a->type->kind == SHLO_TYPE_ELEMENT &&
-          shlo_elem_is_float(a->type->elem)) {
-        /* 1 : f32 is a float attribute; 0x3F800000 : f32 is its bits. */
-        a->kind = SHLO_ATTR_FLOAT;
-        if (strchr(buf, 'x') || strchr(buf, 'X')) {
-          unsigned char bytes[8] = {0};
-          uint64_t bits = (uint64_t)a->i;
-          memcpy(bytes, &bits, 8);
-          a->f = shlo_float_load(a->type->elem, bytes);
-        }
-      }
-    }
-    r = a;
-  } else if (accept_kw(P, "true") || accept_kw(P, "false")) {
-    shlo_attr *a = new_attr(P, SHLO_ATTR_BOOL);
-    a->b = (P->p - at) == 4;
-    a->i = a->b;
-    r = a;
-  } else if (accept_kw(P, "dense")) {
-    r = parse_dense(P);
-  } else if (accept_kw(P, "array")) {
-    r = parse_dense_array(P);
-  } else if (accept_kw(P, "unit")) {
-    r = new_attr(P, SHLO_ATTR_UNIT);
-  } else if (accept_kw(P, "loc")) {
-    P->p = at;
-    skip_ws(P);
-    P->p += 3;
-    skip_balanced(P);
-    shlo_attr *o = new_attr(P, SHLO_ATTR_OPAQUE);
-    o->str = pstrndup(P, at, (size_t)(P->p - at));
-    r = o;
-  } else if (at_type(P)) {
-    shlo_attr *a = new_attr(P, SHLO_ATTR_TYPE);
-    a->type = parse_type(P);
-    r = a;
-  } else if (c == '(' ) {
+    r = parse_number_attr(P);
+  } else if (c == '(') {
     /* A function type or other parenthesised payload: kept as text. */
     skip_balanced(P);
     if (accept(P, "->")) {
       if (peekc(P) == '(') skip_balanced(P);
       else parse_type(P);
     }
-    shlo_attr *o = new_attr(P, SHLO_ATTR_OPAQUE);
-    o->str = pstrndup(P, at, (size_t)(P->p - at));
-    r = o;
+    r = opaque_since(P, at);
   } else if (is_ident_start(c)) {
-    size_t n;
-    const char *s = expect_ident(P, &n, "an attribute");
-    if (P->p < P->end && *P->p == '<') {
-      /* affine_map<...>, sparse<...>, ...: kept as text. */
-      skip_balanced(P);
-      shlo_attr *o = new_attr(P, SHLO_ATTR_OPAQUE);
-      o->str = pstrndup(P, at, (size_t)(P->p - at));
-      r = o;
-    } else {
-      r = make_enum(P, NULL, pstrndup(P, s, n));
-    }
+    r = parse_word_attr(P, at);
   } else {
     perr(P, "expected an attribute");
   }

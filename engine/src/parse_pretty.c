@@ -281,156 +281,156 @@ static void parse_signature(parser *P, op_builder *b, int n_results) {
   b->n_result_types = n_results;
 }
 
-static void generic_pretty(parser *P, op_builder *b, int n_results) {
+/* What the generic pretty-form loop has seen so far. */
+typedef struct pretty_state {
+  bool item_ok;                /* an item may start here (after a comma) */
+  int positional;              /* bare enum words seen */
+  const shlo_type *dense_type; /* type of a `dense<...> : T` item */
+} pretty_state;
+
+static void merge_dict(parser *P, op_builder *b, const shlo_attr *d) {
+  for (int i = 0; i < d->n; i++)
+    ob_attr(P, b, d->fields[i].name, d->fields[i].value);
+}
+
+/* %x, and what may follow it directly: slice ranges `[a:b]` or a
+ * get_tuple_element index `[k]`. */
+static void pretty_operand(parser *P, op_builder *b) {
   const char *op = b->op->name;
-  bool item_ok = true; /* an item may start here (after a comma, etc.) */
-  int positional = 0;
-  const shlo_type *dense_type = NULL;
-  bool signed_ = false;
-  for (;;) {
-    int c = peekc(P);
-    if (c == ',') {
-      P->p++;
-      item_ok = true;
-      continue;
+  ob_operand(P, b, parse_value_ref(P));
+  bool adjacent = P->p < P->end && *P->p == '[';
+  if (adjacent && is(op, "stablehlo.get_tuple_element")) {
+    P->p++;
+    shlo_attr *a = (shlo_attr *)make_int(P, parse_int(P));
+    a->type = make_scalar_type(P, SHLO_SI32);
+    ob_attr(P, b, "index", a);
+    expect(P, "]");
+  } else if (adjacent || (peekc(P) == '[' && is(op, "stablehlo.slice"))) {
+    parse_slice_ranges(P, b);
+  }
+}
+
+/* @target of custom_call, @callee of call. */
+static void pretty_symbol(parser *P, op_builder *b) {
+  P->p++;
+  shlo_attr *a = new_attr(P, SHLO_ATTR_SYMBOL);
+  size_t n;
+  if (peekc(P) == '"') {
+    a->str = parse_string(P, &n);
+  } else {
+    const char *s = expect_ident(P, &n, "a symbol name");
+    a->str = pstrndup(P, s, n);
+  }
+  ob_attr(P, b, is(b->op->name, "stablehlo.custom_call") ? "call_target_name"
+                                                         : "callee",
+          a);
+}
+
+/* (%a, %b, key = value, ...) */
+static void pretty_paren_list(parser *P, op_builder *b) {
+  P->p++;
+  if (accept(P, ")")) return;
+  do {
+    if (peekc(P) == '%') {
+      ob_operand(P, b, parse_value_ref(P));
+    } else {
+      size_t n;
+      const char *kw = expect_ident(P, &n, "an operand or keyword");
+      parse_keyword(P, b, kw, n);
     }
-    if (c == ':') {
+  } while (accept(P, ","));
+  expect(P, ")");
+}
+
+/* A word: dense<...>, attributes {...}, key = value, name(%a, ...) or a
+ * bare enum word. */
+static void pretty_word(parser *P, op_builder *b, pretty_state *ps) {
+  const char *save = P->p;
+  size_t n;
+  const char *kw = expect_ident(P, &n, "a keyword");
+  if (n == 5 && !memcmp(kw, "dense", 5)) {
+    P->p = save;
+    const shlo_attr *a = parse_attr(P);
+    ps->dense_type = a->type;
+    ob_attr(P, b, "value", a);
+    ps->item_ok = false;
+  } else if (n == 10 && !memcmp(kw, "attributes", 10)) {
+    merge_dict(P, b, parse_attr_dict(P));
+  } else if (peekc(P) == '=') {
+    parse_keyword(P, b, kw, n);
+    ps->item_ok = false;
+  } else if (peekc(P) == '(') {
+    /* chlo.scan's inits(%a, ...): more operands, counted. */
+    int before = b->op->n_operands;
+    P->p++;
+    do ob_operand(P, b, parse_value_ref(P));
+    while (accept(P, ","));
+    expect(P, ")");
+    ob_attr(P, b, pstrndup(P, kw, n), make_int(P, b->op->n_operands - before));
+  } else {
+    /* compare's direction and type come as bare words. */
+    const char *name = "enum";
+    if (is(b->op->name, "stablehlo.compare"))
+      name = ps->positional == 0 ? "comparison_direction" : "compare_type";
+    ps->positional++;
+    ob_attr(P, b, name,
+            with_enum_kind(P, name, make_enum(P, NULL, pstrndup(P, kw, n))));
+    ps->item_ok = false;
+  }
+}
+
+/* One step of the loop: false when the op's text has ended. */
+static bool pretty_item(parser *P, op_builder *b, pretty_state *ps) {
+  int c = peekc(P);
+  if (c == ',') {
+    P->p++;
+    ps->item_ok = true;
+  } else if (c == '{') {
+    if (region_follows(P)) ob_region(P, b, parse_region(P, NULL, 0));
+    else merge_dict(P, b, parse_attr_dict(P));
+    ps->item_ok = false;
+  } else if (c == 'a' && accept_kw(P, "attributes")) {
+    merge_dict(P, b, parse_attr_dict(P));
+  } else if (!ps->item_ok) {
+    return false;
+  } else if (c == '%') {
+    pretty_operand(P, b);
+    ps->item_ok = false;
+  } else if (c == '@') {
+    pretty_symbol(P, b); /* an operand list may follow directly */
+  } else if (c == '(') {
+    pretty_paren_list(P, b);
+  } else if (c == '"') {
+    shlo_attr *a = new_attr(P, SHLO_ATTR_STRING);
+    a->str = parse_string(P, NULL);
+    ob_attr(P, b, "name", a);
+  } else if (is_ident_start(c)) {
+    pretty_word(P, b, ps);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+static void generic_pretty(parser *P, op_builder *b, int n_results) {
+  pretty_state ps = {.item_ok = true};
+  for (;;) {
+    if (peekc(P) == ':') {
       P->p++;
       parse_signature(P, b, n_results);
-      signed_ = true;
       if (peekc(P) == '{' && !region_follows(P))
-        for (const shlo_attr *d = parse_attr_dict(P); d; d = NULL)
-          for (int i = 0; i < d->n; i++)
-            ob_attr(P, b, d->fields[i].name, d->fields[i].value);
-      break;
+        merge_dict(P, b, parse_attr_dict(P));
+      return;
     }
-    if (c == '{') {
-      if (region_follows(P)) {
-        ob_region(P, b, parse_region(P, NULL, 0));
-      } else {
-        const shlo_attr *d = parse_attr_dict(P);
-        for (int i = 0; i < d->n; i++)
-          ob_attr(P, b, d->fields[i].name, d->fields[i].value);
-      }
-      item_ok = false;
-      continue;
-    }
-    if (c == 'a' && accept_kw(P, "attributes")) {
-      const shlo_attr *d = parse_attr_dict(P);
-      for (int i = 0; i < d->n; i++)
-        ob_attr(P, b, d->fields[i].name, d->fields[i].value);
-      continue;
-    }
-    if (!item_ok) break;
-    if (c == '%') {
-      ob_operand(P, b, parse_value_ref(P));
-      item_ok = false;
-      if (P->p < P->end && *P->p == '[') {
-        if (is(op, "stablehlo.get_tuple_element")) {
-          P->p++;
-          shlo_attr *a = (shlo_attr *)make_int(P, parse_int(P));
-          a->type = make_scalar_type(P, SHLO_SI32);
-          ob_attr(P, b, "index", a);
-          expect(P, "]");
-        } else {
-          parse_slice_ranges(P, b);
-        }
-      } else if (peekc(P) == '[' && is(op, "stablehlo.slice")) {
-        parse_slice_ranges(P, b);
-      }
-      continue;
-    }
-    if (c == '@') {
-      P->p++;
-      shlo_attr *a = new_attr(P, SHLO_ATTR_SYMBOL);
-      size_t n;
-      if (peekc(P) == '"') {
-        a->str = parse_string(P, &n);
-      } else {
-        const char *s = expect_ident(P, &n, "a symbol name");
-        a->str = pstrndup(P, s, n);
-      }
-      ob_attr(P, b, is(op, "stablehlo.custom_call") ? "call_target_name"
-                                                    : "callee", a);
-      continue; /* an operand list may follow directly */
-    }
-    if (c == '(') {
-      P->p++;
-      if (!accept(P, ")")) {
-        do {
-          if (peekc(P) == '%') {
-            ob_operand(P, b, parse_value_ref(P));
-          } else {
-            size_t n;
-            const char *kw = expect_ident(P, &n, "an operand or keyword");
-            parse_keyword(P, b, kw, n);
-          }
-        } while (accept(P, ","));
-        expect(P, ")");
-      }
-      continue;
-    }
-    if (c == '"') {
-      shlo_attr *a = new_attr(P, SHLO_ATTR_STRING);
-      a->str = parse_string(P, NULL);
-      ob_attr(P, b, "name", a);
-      continue;
-    }
-    if (is_ident_start(c)) {
-      const char *save = P->p;
-      size_t n;
-      const char *kw = expect_ident(P, &n, "a keyword");
-      if (n == 5 && !memcmp(kw, "dense", 5)) {
-        P->p = save;
-        const shlo_attr *a = parse_attr(P);
-        dense_type = a->type;
-        ob_attr(P, b, "value", a);
-        item_ok = false;
-        continue;
-      }
-      if (n == 10 && !memcmp(kw, "attributes", 10)) {
-        const shlo_attr *d = parse_attr_dict(P);
-        for (int i = 0; i < d->n; i++)
-          ob_attr(P, b, d->fields[i].name, d->fields[i].value);
-        continue;
-      }
-      if (peekc(P) == '=') {
-        parse_keyword(P, b, kw, n);
-        item_ok = false;
-        continue;
-      }
-      if (peekc(P) == '(') {
-        /* chlo.scan's inits(%a, ...): more operands, counted. */
-        int before = b->op->n_operands;
-        P->p++;
-        do ob_operand(P, b, parse_value_ref(P));
-        while (accept(P, ","));
-        expect(P, ")");
-        ob_attr(P, b, pstrndup(P, kw, n),
-                make_int(P, b->op->n_operands - before));
-        continue;
-      }
-      /* A bare enum word: compare's direction and type. */
-      const char *name = "enum";
-      if (is(op, "stablehlo.compare"))
-        name = positional == 0 ? "comparison_direction" : "compare_type";
-      positional++;
-      ob_attr(P, b, name,
-              with_enum_kind(P, name, make_enum(P, NULL, pstrndup(P, kw, n))));
-      item_ok = false;
-      continue;
-    }
-    break;
+    if (!pretty_item(P, b, &ps)) break;
   }
-  if (!signed_ && n_results > 0) {
-    if (dense_type && n_results == 1) {
-      b->result_types = palloc(P, sizeof *b->result_types);
-      b->result_types[0] = dense_type;
-      b->n_result_types = 1;
-    } else {
-      perr(P, "expected ':' and the type of '%s'", op);
-    }
-  }
+  if (n_results == 0) return;
+  /* No signature: `stablehlo.constant dense<...> : T` typed its result. */
+  if (!ps.dense_type || n_results != 1)
+    perr(P, "expected ':' and the type of '%s'", b->op->name);
+  b->result_types = palloc(P, sizeof *b->result_types);
+  b->result_types[0] = ps.dense_type;
+  b->n_result_types = 1;
 }
 
 /* stablehlo.while(%a = %x, ...) [attributes {..}] : T, ... cond {..} do {..} */
@@ -455,10 +455,7 @@ static void parse_while(parser *P, op_builder *b, int n_results) {
     } while (accept(P, ","));
     expect(P, ")");
   }
-  if (accept_kw(P, "attributes")) {
-    const shlo_attr *d = parse_attr_dict(P);
-    for (int i = 0; i < d->n; i++) ob_attr(P, b, d->fields[i].name, d->fields[i].value);
-  }
+  if (accept_kw(P, "attributes")) merge_dict(P, b, parse_attr_dict(P));
   if (accept(P, ":")) {
     const shlo_type **types;
     int nt = parse_type_list(P, &types);
@@ -531,10 +528,7 @@ static void parse_reduce(parser *P, op_builder *b, int n_results) {
   int64_t dims[SHLO_MAX_RANK];
   int nd = parse_i64_list(P, dims, SHLO_MAX_RANK);
   ob_attr(P, b, "dimensions", make_i64_array(P, dims, nd));
-  if (peekc(P) == '{') {
-    const shlo_attr *d = parse_attr_dict(P);
-    for (int i = 0; i < d->n; i++) ob_attr(P, b, d->fields[i].name, d->fields[i].value);
-  }
+  if (peekc(P) == '{') merge_dict(P, b, parse_attr_dict(P));
   expect(P, ":");
   parse_signature(P, b, n_results);
   if (applies) {

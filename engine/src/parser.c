@@ -371,6 +371,73 @@ static void add_func(parser *P, int *cap, shlo_func *f) {
   m->funcs[m->n_funcs++] = f;
 }
 
+/* (%a: T {attrs}, ...): the function's arguments, which become the body's
+ * block arguments. */
+static pre_arg *parse_func_args(parser *P, shlo_func *f) {
+  int cap = 4;
+  pre_arg *args = palloc(P, (size_t)cap * sizeof *args);
+  f->arg_types = palloc(P, (size_t)cap * sizeof *f->arg_types);
+  f->arg_attrs = palloc(P, (size_t)cap * sizeof *f->arg_attrs);
+  expect(P, "(");
+  if (accept(P, ")")) return args;
+  do {
+    if (f->n_args == cap) {
+      pre_arg *a2 = palloc(P, (size_t)cap * 2 * sizeof *a2);
+      const shlo_type **t2 = palloc(P, (size_t)cap * 2 * sizeof *t2);
+      const shlo_attr **d2 = palloc(P, (size_t)cap * 2 * sizeof *d2);
+      memcpy(a2, args, (size_t)cap * sizeof *a2);
+      memcpy(t2, f->arg_types, (size_t)cap * sizeof *t2);
+      memcpy(d2, f->arg_attrs, (size_t)cap * sizeof *d2);
+      args = a2;
+      f->arg_types = t2;
+      f->arg_attrs = d2;
+      cap *= 2;
+    }
+    pre_arg *a = &args[f->n_args];
+    a->name = parse_value_name(P, &a->len);
+    expect(P, ":");
+    a->type = f->arg_types[f->n_args] = parse_type(P);
+    if (peekc(P) == '{') f->arg_attrs[f->n_args] = parse_attr_dict(P);
+    skip_loc(P);
+    f->n_args++;
+  } while (accept(P, ","));
+  expect(P, ")");
+  return args;
+}
+
+/* -> T  or  -> (T {attrs}, ...) */
+static void parse_func_results(parser *P, shlo_func *f) {
+  if (!accept(P, "->")) return;
+  if (!accept(P, "(")) {
+    f->result_types = palloc(P, sizeof *f->result_types);
+    f->result_attrs = palloc(P, sizeof *f->result_attrs);
+    f->result_types[0] = parse_type(P);
+    f->n_results = 1;
+    return;
+  }
+  if (accept(P, ")")) return;
+  int cap = 4;
+  f->result_types = palloc(P, (size_t)cap * sizeof *f->result_types);
+  f->result_attrs = palloc(P, (size_t)cap * sizeof *f->result_attrs);
+  do {
+    if (f->n_results == cap) {
+      const shlo_type **t2 = palloc(P, (size_t)cap * 2 * sizeof *t2);
+      const shlo_attr **d2 = palloc(P, (size_t)cap * 2 * sizeof *d2);
+      memcpy(t2, f->result_types, (size_t)cap * sizeof *t2);
+      memcpy(d2, f->result_attrs, (size_t)cap * sizeof *d2);
+      f->result_types = t2;
+      f->result_attrs = d2;
+      cap *= 2;
+    }
+    f->result_types[f->n_results] = parse_type(P);
+    if (peekc(P) == '{') f->result_attrs[f->n_results] = parse_attr_dict(P);
+    f->n_results++;
+  } while (accept(P, ","));
+  expect(P, ")");
+}
+
+/* func.func [visibility] @name(args) [-> results] [attributes {...}]
+ * [{ body }] */
 static shlo_func *parse_func(parser *P) {
   shlo_func *f = palloc(P, sizeof *f);
   skip_ws(P);
@@ -394,70 +461,10 @@ static shlo_func *parse_func(parser *P) {
   P->n_values = 0;
   P->n_scope = 0;
   for (int i = 0; i < SCOPE_BUCKETS; i++) P->buckets[i] = -1;
-  /* Arguments become the body's block arguments. */
-  int cap = 4;
-  pre_arg *args = palloc(P, (size_t)cap * sizeof *args);
-  f->arg_types = palloc(P, (size_t)cap * sizeof *f->arg_types);
-  f->arg_attrs = palloc(P, (size_t)cap * sizeof *f->arg_attrs);
-  expect(P, "(");
-  if (!accept(P, ")")) {
-    do {
-      if (f->n_args == cap) {
-        pre_arg *a2 = palloc(P, (size_t)cap * 2 * sizeof *a2);
-        const shlo_type **t2 = palloc(P, (size_t)cap * 2 * sizeof *t2);
-        const shlo_attr **d2 = palloc(P, (size_t)cap * 2 * sizeof *d2);
-        memcpy(a2, args, (size_t)cap * sizeof *a2);
-        memcpy(t2, f->arg_types, (size_t)cap * sizeof *t2);
-        memcpy(d2, f->arg_attrs, (size_t)cap * sizeof *d2);
-        args = a2;
-        f->arg_types = t2;
-        f->arg_attrs = d2;
-        cap *= 2;
-      }
-      pre_arg *a = &args[f->n_args];
-      a->name = parse_value_name(P, &a->len);
-      expect(P, ":");
-      a->type = f->arg_types[f->n_args] = parse_type(P);
-      if (peekc(P) == '{') f->arg_attrs[f->n_args] = parse_attr_dict(P);
-      skip_loc(P);
-      f->n_args++;
-    } while (accept(P, ","));
-    expect(P, ")");
-  }
-  if (accept(P, "->")) {
-    if (accept(P, "(")) {
-      if (!accept(P, ")")) {
-        int rcap = 4;
-        f->result_types = palloc(P, (size_t)rcap * sizeof *f->result_types);
-        f->result_attrs = palloc(P, (size_t)rcap * sizeof *f->result_attrs);
-        do {
-          if (f->n_results == rcap) {
-            const shlo_type **t2 = palloc(P, (size_t)rcap * 2 * sizeof *t2);
-            const shlo_attr **d2 = palloc(P, (size_t)rcap * 2 * sizeof *d2);
-            memcpy(t2, f->result_types, (size_t)rcap * sizeof *t2);
-            memcpy(d2, f->result_attrs, (size_t)rcap * sizeof *d2);
-            f->result_types = t2;
-            f->result_attrs = d2;
-            rcap *= 2;
-          }
-          f->result_types[f->n_results] = parse_type(P);
-          if (peekc(P) == '{')
-            f->result_attrs[f->n_results] = parse_attr_dict(P);
-          f->n_results++;
-        } while (accept(P, ","));
-        expect(P, ")");
-      }
-    } else {
-      f->result_types = palloc(P, sizeof *f->result_types);
-      f->result_attrs = palloc(P, sizeof *f->result_attrs);
-      f->result_types[0] = parse_type(P);
-      f->n_results = 1;
-    }
-  }
+  pre_arg *args = parse_func_args(P, f);
+  parse_func_results(P, f);
   if (accept_kw(P, "attributes")) f->attrs = parse_attr_dict(P);
-  if (peekc(P) == '{') {
-    f->body = parse_region(P, args, f->n_args);
-  }
+  if (peekc(P) == '{') f->body = parse_region(P, args, f->n_args);
   skip_loc(P);
   f->n_values = P->n_values;
   f->value_types = palloc(P, (size_t)(P->n_values ? P->n_values : 1) *
