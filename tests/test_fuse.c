@@ -105,6 +105,28 @@ static void select_convert_and_compare_fuse(void **state) {
       "fused(compare, select, select, convert, convert, multiply)");
 }
 
+static void broadcasts_of_rows_and_columns_read_in_place(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> tensor<70x100xf32> {\n"
+      "  %x = stablehlo.iota dim = 1 : tensor<70x100xf32>\n"
+      "  %r = stablehlo.iota dim = 0 : tensor<70xf32>\n"
+      "  %c = stablehlo.iota dim = 0 : tensor<100xf32>\n"
+      "  %u = stablehlo.iota dim = 1 : tensor<1x100xf32>\n"
+      "  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<70xf32>) "
+      "-> tensor<70x100xf32>\n"
+      "  %a = stablehlo.subtract %x, %rb : tensor<70x100xf32>\n"
+      "  %cb = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<100xf32>) "
+      "-> tensor<70x100xf32>\n"
+      "  %b = stablehlo.multiply %a, %cb : tensor<70x100xf32>\n"
+      "  %ub = stablehlo.broadcast_in_dim %u, dims = [0, 1] : "
+      "(tensor<1x100xf32>) -> tensor<70x100xf32>\n"
+      "  %e = stablehlo.add %b, %ub : tensor<70x100xf32>\n"
+      "  func.return %e : tensor<70x100xf32>\n}\n",
+      "fused(broadcast_in_dim, subtract, broadcast_in_dim, multiply, "
+      "broadcast_in_dim, add)");
+}
+
 static void small_tensors_stay_unfused(void **state) {
   (void)state;
   run_result r = run(
@@ -122,6 +144,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_chain_fuses_and_keeps_values_used_later),
       cmocka_unit_test(select_convert_and_compare_fuse),
+      cmocka_unit_test(broadcasts_of_rows_and_columns_read_in_place),
       cmocka_unit_test(small_tensors_stay_unfused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

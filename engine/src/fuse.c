@@ -2,7 +2,7 @@
  *
  * A run of consecutive steps that are pure loops over the same number of
  * elements (elementwise ops and convert, which set step->range, and
- * broadcasts of a single element) becomes one step.  It walks the elements
+ * broadcast_in_dim of a smaller operand, read in place) becomes one step.  It walks the elements
  * in cache-sized chunks, split across the pool, applying every member to
  * the chunk in turn; values used only inside the run live in per-chunk
  * scratch instead of whole tensors, so a chain of N ops reads and writes
@@ -21,9 +21,19 @@
 #define FUSE_GRAIN (16 * FUSE_CHUNK)
 #define SCRATCH_ELEM 16     /* bytes: the largest element (complex<f64>) */
 
+/* How a broadcast_in_dim member reads its operand: the operand offset of
+ * result element i follows i's multi-index with these strides (0 along
+ * broadcast dimensions). */
+typedef struct bcast_map {
+  int rank;
+  int64_t dims[SHLO_MAX_RANK];
+  int64_t src_stride[SHLO_MAX_RANK];
+} bcast_map;
+
 typedef struct member {
   shlo_step step; /* the original step, moved here */
-  bool splat;     /* broadcast of one element */
+  bool bcast;     /* broadcast_in_dim of a smaller operand */
+  bcast_map map;
   int n_in;
   int ref[3];     /* >= 0: external input; < 0: -(m + 1), member m's value */
   int out;        /* index among the fused step's outputs, or -1 */
@@ -54,6 +64,26 @@ static void fused_free(void *p) {
   free(f->ext_esz);
   free(f->outs);
   free(f);
+}
+
+/* dst[0..n) = the broadcast's elements b .. b+n-1. */
+static void bcast_fill(const bcast_map *m, const char *src, char *dst,
+                       int64_t b, int64_t n, size_t esz) {
+  int64_t idx[SHLO_MAX_RANK], off = 0, rem = b;
+  for (int d = m->rank - 1; d >= 0; d--) {
+    idx[d] = m->dims[d] ? rem % m->dims[d] : 0;
+    rem = m->dims[d] ? rem / m->dims[d] : 0;
+    off += idx[d] * m->src_stride[d];
+  }
+  for (int64_t k = 0; k < n; k++) {
+    memcpy(dst + (size_t)k * esz, src + (size_t)off * esz, esz);
+    for (int d = m->rank - 1; d >= 0; d--) {
+      off += m->src_stride[d];
+      if (++idx[d] < m->dims[d]) break;
+      off -= m->src_stride[d] * m->dims[d];
+      idx[d] = 0;
+    }
+  }
 }
 
 typedef struct fused_run {
@@ -91,9 +121,8 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
       char *d = m->out >= 0
                     ? (char *)r->out[m->out]->data + (size_t)b * m->esz
                     : scratch + (size_t)k * FUSE_CHUNK * SCRATCH_ELEM;
-      if (m->splat) {
-        for (int64_t i = 0; i < n; i++)
-          memcpy(d + (size_t)i * m->esz, x[0], m->esz);
+      if (m->bcast) {
+        bcast_fill(&m->map, x[0], d, b, n, m->esz);
       } else {
         m->step.range(&m->step, d, x, n);
       }
@@ -126,22 +155,50 @@ static int64_t slot_numel(const shlo_type *const *types, int slot) {
   return t && t->kind == SHLO_TYPE_TENSOR ? shlo_type_numel(t) : -1;
 }
 
-static bool is_splat(const shlo_step *s, const shlo_type *const *types) {
-  return s->op && s->op->code == SHLO_OP_BROADCAST_IN_DIM && s->n_in == 1 &&
-         s->n_out == 1 && slot_numel(types, s->in[0]) == 1;
+/* A broadcast_in_dim of a smaller operand, which a run can read in
+ * place through a bcast_map instead of materialising. */
+static bool is_bcast(const shlo_step *s, const shlo_type *const *types) {
+  if (!s->op || s->op->code != SHLO_OP_BROADCAST_IN_DIM || s->n_in != 1 ||
+      s->n_out != 1)
+    return false;
+  int64_t n_in = slot_numel(types, s->in[0]);
+  int64_t n_out = slot_numel(types, s->out[0]);
+  return n_in >= 1 && n_in < n_out;
+}
+
+static bool bcast_map_of(const shlo_step *s, const shlo_type *const *types,
+                         bcast_map *m) {
+  const shlo_type *it = types[s->in[0]], *rt = types[s->out[0]];
+  int64_t bd[SHLO_MAX_RANK], istr[SHLO_MAX_RANK];
+  if (shlo_attr_i64s(shlo_op_attr(s->op, "broadcast_dimensions"), bd,
+                     SHLO_MAX_RANK) != it->rank)
+    return false;
+  memset(m, 0, sizeof *m);
+  m->rank = rt->rank;
+  memcpy(m->dims, rt->dims, sizeof m->dims);
+  shlo_strides(it->rank, it->dims, istr);
+  for (int j = 0; j < it->rank; j++) {
+    if (bd[j] < 0 || bd[j] >= rt->rank) return false;
+    if (it->dims[j] == rt->dims[bd[j]]) m->src_stride[bd[j]] = istr[j];
+    else if (it->dims[j] != 1) return false;
+  }
+  return true;
 }
 
 static bool fusable(const shlo_step *s, const shlo_type *const *types,
                     int64_t numel) {
   if (s->n_out != 1 || s->n_plans || slot_numel(types, s->out[0]) != numel)
     return false;
-  if (!s->range && !is_splat(s, types)) return false;
-  /* Operands are whole (numel) or, for select/clamp and splats, one
-   * element that does not advance. */
+  if (is_bcast(s, types)) {
+    bcast_map m;
+    return bcast_map_of(s, types, &m);
+  }
+  if (!s->range) return false;
+  /* Operands are whole (numel) or, for select/clamp, one element that
+   * does not advance. */
   for (int k = 0; k < s->n_in; k++) {
     int64_t n = slot_numel(types, s->in[k]);
-    if (n != numel && !(n == 1 && (s->n_in == 3 || is_splat(s, types))))
-      return false;
+    if (n != numel && !(n == 1 && s->n_in == 3)) return false;
   }
   return s->n_in <= 3;
 }
@@ -189,7 +246,8 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
   for (int k = 0; k < n; k++) {
     const shlo_step *s = &p->steps[first + k];
     member *m = &f->m[k];
-    m->splat = !s->range;
+    m->bcast = !s->range;
+    if (m->bcast) bcast_map_of(s, types, &m->map);
     m->n_in = s->n_in;
     for (int i = 0; i < s->n_in; i++) {
       int slot = s->in[i], ref = 0;
