@@ -465,6 +465,68 @@ static cew_loop mulhi_loop(shlo_elem_type t) {
   }
 }
 
+/* Each operand: a static tensor of element type et that walks with the
+ * result (stride 1) or is a scalar broadcast (stride 0). */
+static shlo_status cew_operands(shlo_compiler *cc, const shlo_op *op,
+                                cew_params *p, shlo_elem_type et) {
+  for (int k = 0; k < p->n_in; k++) {
+    const shlo_type *t = shlo_cc_operand_type(cc, op, k);
+    if (t->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(t) ||
+        t->elem != et)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "operands must be static tensors of one element "
+                          "type");
+    int64_t kn = shlo_type_numel(t);
+    if (kn == p->numel && (t->rank == p->rank || kn == 1))
+      p->stride[k] = 1;
+    else if (t->rank == 0)
+      p->stride[k] = 0;
+    else
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "operand %d shape does not match the result", k);
+    p->in_numel[k] = kn;
+  }
+  return SHLO_OK;
+}
+
+/* The loop (and function) computing op on element type p->et; returns the
+ * result element type it writes. */
+static shlo_elem_type cew_pick_loop(int code, cew_params *p) {
+  shlo_elem_type et = p->et;
+  int fl = cf_flavour(et);
+  switch (code) {
+  case SHLO_OP_CHLO_IS_INF:
+  case SHLO_OP_CHLO_IS_POS_INF:
+  case SHLO_OP_CHLO_IS_NEG_INF:
+    p->pred = code == SHLO_OP_CHLO_IS_INF ? 0
+              : code == SHLO_OP_CHLO_IS_POS_INF ? 1 : -1;
+    if (fl >= 0) p->loop = cf_pred_tab[fl];
+    return SHLO_I1;
+  case SHLO_OP_CHLO_MULHI:
+    p->loop = mulhi_loop(et);
+    return et;
+  case SHLO_OP_CHLO_NEXT_AFTER:
+    if (et == SHLO_F32) p->loop = nextafter_f32;
+    else if (et == SHLO_F64) p->loop = nextafter_f64;
+    else if (fl >= 0) p->loop = nextafter_bits;
+    return et;
+  default: {
+    chlo_fn f = chlo_fn_of(code);
+    if (fl >= 0 && f.un) {
+      p->un = f.un;
+      p->loop = cf_un_tab[fl];
+    } else if (fl >= 0 && f.bin) {
+      p->bin = f.bin;
+      p->loop = cf_bin_tab[fl];
+    } else if ((et == SHLO_C64 || et == SHLO_C128) && f.cun) {
+      p->cun = f.cun;
+      p->loop = et == SHLO_C64 ? cun_c64 : cun_c128;
+    }
+    return et;
+  }
+  }
+}
+
 shlo_status shlo_compile_chlo(shlo_compiler *cc, const shlo_op *op,
                               shlo_step *step) {
   int code = op->code;
@@ -487,60 +549,12 @@ shlo_status shlo_compile_chlo(shlo_compiler *cc, const shlo_op *op,
   p->n_in = n_in;
   p->out_elem = rt->elem;
   shlo_elem_type et = shlo_cc_operand_type(cc, op, 0)->elem;
-  for (int k = 0; k < n_in; k++) {
-    const shlo_type *t = shlo_cc_operand_type(cc, op, k);
-    if (t->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(t) ||
-        t->elem != et)
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "operands must be static tensors of one element "
-                          "type");
-    int64_t kn = shlo_type_numel(t);
-    if (kn == p->numel && (t->rank == rt->rank || kn == 1))
-      p->stride[k] = 1;
-    else if (t->rank == 0)
-      p->stride[k] = 0;
-    else
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "operand %d shape does not match the result", k);
-    p->in_numel[k] = kn;
-  }
+  shlo_status st = cew_operands(cc, op, p, et);
+  if (st) return st;
   p->et = et;
   p->esz = shlo_elem_size(et);
   p->bits = shlo_elem_bits(et);
-  int fl = cf_flavour(et);
-  shlo_elem_type want = et;
-  switch (code) {
-  case SHLO_OP_CHLO_IS_INF:
-  case SHLO_OP_CHLO_IS_POS_INF:
-  case SHLO_OP_CHLO_IS_NEG_INF:
-    want = SHLO_I1;
-    p->pred = code == SHLO_OP_CHLO_IS_INF ? 0
-              : code == SHLO_OP_CHLO_IS_POS_INF ? 1 : -1;
-    if (fl >= 0) p->loop = cf_pred_tab[fl];
-    break;
-  case SHLO_OP_CHLO_MULHI:
-    p->loop = mulhi_loop(et);
-    break;
-  case SHLO_OP_CHLO_NEXT_AFTER:
-    if (et == SHLO_F32) p->loop = nextafter_f32;
-    else if (et == SHLO_F64) p->loop = nextafter_f64;
-    else if (fl >= 0) p->loop = nextafter_bits;
-    break;
-  default: {
-    chlo_fn f = chlo_fn_of(code);
-    if (fl >= 0 && f.un) {
-      p->un = f.un;
-      p->loop = cf_un_tab[fl];
-    } else if (fl >= 0 && f.bin) {
-      p->bin = f.bin;
-      p->loop = cf_bin_tab[fl];
-    } else if ((et == SHLO_C64 || et == SHLO_C128) && f.cun) {
-      p->cun = f.cun;
-      p->loop = et == SHLO_C64 ? cun_c64 : cun_c128;
-    }
-    break;
-  }
-  }
+  shlo_elem_type want = cew_pick_loop(code, p);
   if (!p->loop)
     return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "element type %s is not supported",
@@ -814,6 +828,141 @@ static bool rd_in(const int64_t *a, int n, int64_t v) {
   return false;
 }
 
+/* ragged_dot_dimension_numbers: the dot_general lists plus the lhs ragged
+ * and rhs group dimensions (a missing list is empty). */
+typedef struct rd_dims {
+  int64_t lb[SHLO_MAX_RANK], rbd[SHLO_MAX_RANK], lc[SHLO_MAX_RANK],
+      rc[SHLO_MAX_RANK], lr[SHLO_MAX_RANK], rg[SHLO_MAX_RANK];
+  int nlb, nrb, nlc, nrc, nlr, nrg;
+} rd_dims;
+
+/* Field `name` of dn as a list (negative when it is not one). */
+static int rd_list(const shlo_attr *dn, const char *name, int64_t *out) {
+  return shlo_attr_i64s(shlo_attr_field(dn, name), out, SHLO_MAX_RANK);
+}
+
+static shlo_status rd_read_dims(shlo_compiler *cc, const shlo_op *op,
+                                rd_dims *d) {
+  const shlo_attr *dn = shlo_op_attr(op, "ragged_dot_dimension_numbers");
+  d->nlb = rd_list(dn, "lhs_batching_dimensions", d->lb);
+  d->nrb = rd_list(dn, "rhs_batching_dimensions", d->rbd);
+  d->nlc = rd_list(dn, "lhs_contracting_dimensions", d->lc);
+  d->nrc = rd_list(dn, "rhs_contracting_dimensions", d->rc);
+  d->nlr = rd_list(dn, "lhs_ragged_dimensions", d->lr);
+  d->nrg = rd_list(dn, "rhs_group_dimensions", d->rg);
+  if (!dn || d->nlb < 0) d->nlb = 0;
+  if (d->nrb < 0) d->nrb = 0;
+  if (d->nlc < 0) d->nlc = 0;
+  if (d->nrc < 0) d->nrc = 0;
+  if (d->nrg < 0) d->nrg = 0;
+  if (!dn || d->nlr != 1 || d->nlb != d->nrb || d->nlc != d->nrc)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs ragged_dot_dimension_numbers with one lhs "
+                        "ragged dimension");
+  return SHLO_OK;
+}
+
+/* Static operands, integer group_sizes of rank 1, and integer or float
+ * lhs, rhs and result. */
+static shlo_status rd_check_types(shlo_compiler *cc, const shlo_op *op,
+                                  const shlo_type *lt, const shlo_type *rt,
+                                  const shlo_type *gt, const shlo_type *ot) {
+  if (!shlo_type_is_static(lt) || !shlo_type_is_static(rt) ||
+      !shlo_type_is_static(gt) || gt->rank != 1 ||
+      !shlo_elem_is_int(gt->elem))
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "needs static operands and 1-dimensional integer "
+                        "group_sizes");
+  if (!(shlo_elem_is_float(ot->elem) || shlo_elem_is_int(ot->elem)) ||
+      !(shlo_elem_is_float(lt->elem) || shlo_elem_is_int(lt->elem)) ||
+      !(shlo_elem_is_float(rt->elem) || shlo_elem_is_int(rt->elem)))
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "element types must be integer or float");
+  return SHLO_OK;
+}
+
+/* The result dims ([g,] batch, lhs free, rhs free) with the lhs and rhs
+ * strides of each, checked against the result type ot. */
+static shlo_status rd_result_dims(shlo_compiler *cc, const shlo_op *op,
+                                  rd_params *p, const rd_dims *d,
+                                  const shlo_type *lt, const shlo_type *rt,
+                                  const shlo_type *ot, const int64_t *ls,
+                                  const int64_t *rs) {
+  int n = 0;
+  p->o_group_dim = -1;
+  p->o_ragged_dim = -1;
+  if (p->mode == RD_CONTRACT) {
+    p->o_group_dim = n;
+    p->odims[n++] = p->g;
+  }
+  for (int i = 0; i < d->nlb; i++) {
+    if (d->lb[i] == d->lr[0]) p->o_ragged_dim = n;
+    p->o_lstride[n] = ls[d->lb[i]];
+    p->o_rstride[n] = rs[d->rbd[i]];
+    p->odims[n++] = lt->dims[d->lb[i]];
+  }
+  for (int x = 0; x < lt->rank; x++) {
+    if (rd_in(d->lb, d->nlb, x) || rd_in(d->lc, d->nlc, x)) continue;
+    if (x == d->lr[0]) p->o_ragged_dim = n;
+    p->o_lstride[n] = ls[x];
+    p->odims[n++] = lt->dims[x];
+  }
+  for (int x = 0; x < rt->rank; x++) {
+    if (rd_in(d->rbd, d->nrb, x) || rd_in(d->rc, d->nrc, x) ||
+        rd_in(d->rg, d->nrg, x))
+      continue;
+    p->o_rstride[n] = rs[x];
+    p->odims[n++] = rt->dims[x];
+  }
+  p->orank = n;
+  p->onumel = 1;
+  for (int x = 0; x < n; x++) p->onumel *= p->odims[x];
+  if (ot->rank != n)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "result rank %d, expected %d",
+                        ot->rank, n);
+  for (int x = 0; x < n; x++)
+    if (ot->dims[x] != p->odims[x])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "result dimension %d is %lld, expected %lld", x,
+                          (long long)ot->dims[x], (long long)p->odims[x]);
+  return SHLO_OK;
+}
+
+/* The contracting index space: for each of its kn points, the lhs and rhs
+ * offsets and the index along the ragged dimension (0 unless contracting). */
+static shlo_status rd_contracting(shlo_compiler *cc, const shlo_op *op,
+                                  rd_params *p, const rd_dims *d,
+                                  const shlo_type *lt, const shlo_type *rt,
+                                  const int64_t *ls, const int64_t *rs) {
+  p->kn = 1;
+  for (int i = 0; i < d->nlc; i++) {
+    if (lt->dims[d->lc[i]] != rt->dims[d->rc[i]])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "contracting dimensions differ in size");
+    p->kn *= lt->dims[d->lc[i]];
+  }
+  p->loff = malloc((size_t)(p->kn + 1) * sizeof *p->loff);
+  p->roff = malloc((size_t)(p->kn + 1) * sizeof *p->roff);
+  p->kragged = malloc((size_t)(p->kn + 1) * sizeof *p->kragged);
+  if (!p->loff || !p->roff || !p->kragged)
+    return shlo_cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
+  int64_t ci[SHLO_MAX_RANK] = {0};
+  for (int64_t c = 0; c < p->kn; c++) {
+    int64_t lo = 0, ro = 0, kr = 0;
+    for (int i = 0; i < d->nlc; i++) {
+      lo += ci[i] * ls[d->lc[i]];
+      ro += ci[i] * rs[d->rc[i]];
+      if (d->lc[i] == d->lr[0]) kr = ci[i];
+    }
+    p->loff[c] = lo, p->roff[c] = ro, p->kragged[c] = kr;
+    for (int i = d->nlc - 1; i >= 0; i--) {
+      if (++ci[i] < lt->dims[d->lc[i]]) break;
+      ci[i] = 0;
+    }
+  }
+  return SHLO_OK;
+}
+
 /* ragged_dot(lhs, rhs, group_sizes): a dot_general whose lhs ragged
  * dimension is split into groups of group_sizes rows.  Ragged in a
  * non-contracting dimension (mode 1): rows of group j use rhs[j] (rhs's
@@ -831,36 +980,11 @@ shlo_status shlo_compile_chlo_ragged_dot(shlo_compiler *cc, const shlo_op *op,
   const shlo_type *rt = shlo_cc_operand_type(cc, op, 1);
   const shlo_type *gt = shlo_cc_operand_type(cc, op, 2);
   const shlo_type *ot = shlo_cc_result_type(cc, op, 0);
-  const shlo_attr *dn = shlo_op_attr(op, "ragged_dot_dimension_numbers");
-  int64_t lb[SHLO_MAX_RANK], rbd[SHLO_MAX_RANK], lc[SHLO_MAX_RANK],
-      rc[SHLO_MAX_RANK], lr[SHLO_MAX_RANK], rg[SHLO_MAX_RANK];
-  int nlb = shlo_attr_i64s(shlo_attr_field(dn, "lhs_batching_dimensions"), lb, SHLO_MAX_RANK);
-  int nrb = shlo_attr_i64s(shlo_attr_field(dn, "rhs_batching_dimensions"), rbd, SHLO_MAX_RANK);
-  int nlc = shlo_attr_i64s(shlo_attr_field(dn, "lhs_contracting_dimensions"), lc, SHLO_MAX_RANK);
-  int nrc = shlo_attr_i64s(shlo_attr_field(dn, "rhs_contracting_dimensions"), rc, SHLO_MAX_RANK);
-  int nlr = shlo_attr_i64s(shlo_attr_field(dn, "lhs_ragged_dimensions"), lr, SHLO_MAX_RANK);
-  int nrg = shlo_attr_i64s(shlo_attr_field(dn, "rhs_group_dimensions"), rg, SHLO_MAX_RANK);
-  if (!dn || nlb < 0) nlb = 0;
-  if (nrb < 0) nrb = 0;
-  if (nlc < 0) nlc = 0;
-  if (nrc < 0) nrc = 0;
-  if (nrg < 0) nrg = 0;
-  if (!dn || nlr != 1 || nlb != nrb || nlc != nrc)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "needs ragged_dot_dimension_numbers with one lhs "
-                        "ragged dimension");
-  if (!shlo_type_is_static(lt) || !shlo_type_is_static(rt) ||
-      !shlo_type_is_static(gt) || gt->rank != 1 ||
-      !shlo_elem_is_int(gt->elem))
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "needs static operands and 1-dimensional integer "
-                        "group_sizes");
-  bool fl = shlo_elem_is_float(ot->elem);
-  if (!(fl || shlo_elem_is_int(ot->elem)) ||
-      !(shlo_elem_is_float(lt->elem) || shlo_elem_is_int(lt->elem)) ||
-      !(shlo_elem_is_float(rt->elem) || shlo_elem_is_int(rt->elem)))
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "element types must be integer or float");
+  rd_dims d;
+  shlo_status st;
+  if ((st = rd_read_dims(cc, op, &d)) ||
+      (st = rd_check_types(cc, op, lt, rt, gt, ot)))
+    return st;
   int64_t ls[SHLO_MAX_RANK], rs[SHLO_MAX_RANK];
   shlo_strides(lt->rank, lt->dims, ls);
   shlo_strides(rt->rank, rt->dims, rs);
@@ -870,82 +994,21 @@ shlo_status shlo_compile_chlo_ragged_dot(shlo_compiler *cc, const shlo_op *op,
   step->params = p;
   step->free_params = rd_free;
   p->lt = lt->elem, p->rt_ = rt->elem, p->ot = ot->elem, p->gt = gt->elem;
-  p->is_float = fl;
+  p->is_float = shlo_elem_is_float(ot->elem);
   p->lnumel = shlo_type_numel(lt);
   p->rnumel = shlo_type_numel(rt);
   p->g = gt->dims[0];
-  p->mode = rd_in(lc, nlc, lr[0]) ? RD_CONTRACT
-            : rd_in(lb, nlb, lr[0]) ? RD_BATCH : RD_NONCONTRACT;
-  if ((p->mode == RD_NONCONTRACT) != (nrg == 1) ||
-      (nrg == 1 && rt->dims[rg[0]] != p->g))
+  p->mode = rd_in(d.lc, d.nlc, d.lr[0]) ? RD_CONTRACT
+            : rd_in(d.lb, d.nlb, d.lr[0]) ? RD_BATCH : RD_NONCONTRACT;
+  if ((p->mode == RD_NONCONTRACT) != (d.nrg == 1) ||
+      (d.nrg == 1 && rt->dims[d.rg[0]] != p->g))
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "rhs_group_dimensions must name one dimension of "
                         "size %lld exactly when lhs is ragged in a "
                         "non-contracting dimension", (long long)p->g);
-  /* result dimensions */
-  int n = 0;
-  p->o_group_dim = -1;
-  p->o_ragged_dim = -1;
-  if (p->mode == RD_CONTRACT) {
-    p->o_group_dim = n;
-    p->odims[n++] = p->g;
-  }
-  for (int i = 0; i < nlb; i++) {
-    if (lb[i] == lr[0]) p->o_ragged_dim = n;
-    p->o_lstride[n] = ls[lb[i]];
-    p->o_rstride[n] = rs[rbd[i]];
-    p->odims[n++] = lt->dims[lb[i]];
-  }
-  for (int d = 0; d < lt->rank; d++) {
-    if (rd_in(lb, nlb, d) || rd_in(lc, nlc, d)) continue;
-    if (d == lr[0]) p->o_ragged_dim = n;
-    p->o_lstride[n] = ls[d];
-    p->odims[n++] = lt->dims[d];
-  }
-  for (int d = 0; d < rt->rank; d++) {
-    if (rd_in(rbd, nrb, d) || rd_in(rc, nrc, d) || rd_in(rg, nrg, d)) continue;
-    p->o_rstride[n] = rs[d];
-    p->odims[n++] = rt->dims[d];
-  }
-  p->orank = n;
-  p->onumel = 1;
-  for (int d = 0; d < n; d++) p->onumel *= p->odims[d];
-  if (ot->rank != n)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "result rank %d, expected %d",
-                        ot->rank, n);
-  for (int d = 0; d < n; d++)
-    if (ot->dims[d] != p->odims[d])
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "result dimension %d is %lld, expected %lld", d,
-                          (long long)ot->dims[d], (long long)p->odims[d]);
-  if (nrg == 1) p->rgroup_stride = rs[rg[0]];
-  /* contracting index space */
-  p->kn = 1;
-  for (int i = 0; i < nlc; i++) {
-    if (lt->dims[lc[i]] != rt->dims[rc[i]])
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "contracting dimensions differ in size");
-    p->kn *= lt->dims[lc[i]];
-  }
-  p->loff = malloc((size_t)(p->kn + 1) * sizeof *p->loff);
-  p->roff = malloc((size_t)(p->kn + 1) * sizeof *p->roff);
-  p->kragged = malloc((size_t)(p->kn + 1) * sizeof *p->kragged);
-  if (!p->loff || !p->roff || !p->kragged)
-    return shlo_cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
-  int64_t ci[SHLO_MAX_RANK] = {0};
-  for (int64_t c = 0; c < p->kn; c++) {
-    int64_t lo = 0, ro = 0, kr = 0;
-    for (int i = 0; i < nlc; i++) {
-      lo += ci[i] * ls[lc[i]];
-      ro += ci[i] * rs[rc[i]];
-      if (lc[i] == lr[0]) kr = ci[i];
-    }
-    p->loff[c] = lo, p->roff[c] = ro, p->kragged[c] = kr;
-    for (int i = nlc - 1; i >= 0; i--) {
-      if (++ci[i] < lt->dims[lc[i]]) break;
-      ci[i] = 0;
-    }
-  }
+  if ((st = rd_result_dims(cc, op, p, &d, lt, rt, ot, ls, rs))) return st;
+  if (d.nrg == 1) p->rgroup_stride = rs[d.rg[0]];
+  if ((st = rd_contracting(cc, op, p, &d, lt, rt, ls, rs))) return st;
   step->fn = k_ragged_dot;
   return SHLO_OK;
 }
@@ -974,6 +1037,71 @@ static void scan_free(void *p_) {
   free(p);
 }
 
+/* args[0..n_in) = each input's slice at position pos of the scanned
+ * dimension. */
+static shlo_status scan_slice_inputs(const shlo_step *s, const scan_params *p,
+                                     shlo_value *const *in, shlo_value **args,
+                                     int64_t pos, shlo_exec *ex) {
+  for (int i = 0; i < p->n_in; i++) {
+    shlo_value_unref(args[i]);
+    args[i] = shlo_tensor_new(p->in_elem[i], p->in_rank[i] - 1, p->in_sdims[i]);
+    if (!args[i]) return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+    size_t esz = shlo_elem_size(p->in_elem[i]);
+    size_t row = (size_t)p->in_inner[i] * esz;
+    for (int64_t o = 0; o < p->in_outer[i]; o++)
+      memcpy((char *)args[i]->data + (size_t)o * row,
+             (const char *)in[i]->data + ((size_t)(o * p->len + pos)) * row,
+             row);
+  }
+  return SHLO_OK;
+}
+
+/* Store the body's outputs res[0..n_out) at position pos of outs (and drop
+ * them). */
+static shlo_status scan_store_outputs(const shlo_step *s,
+                                      const scan_params *p, shlo_value **res,
+                                      shlo_value **outs, int64_t pos,
+                                      shlo_exec *ex) {
+  for (int k = 0; k < p->n_out; k++) {
+    size_t esz = shlo_elem_size(p->out_elem[k]);
+    size_t row = (size_t)p->out_inner[k] * esz;
+    if (res[k]->numel * (int64_t)esz != (int64_t)(row * (size_t)p->out_outer[k]))
+      return shlo_exec_fail(ex, s, SHLO_ERUNTIME,
+                            "body output %d has the wrong size", k);
+    for (int64_t o = 0; o < p->out_outer[k]; o++)
+      memcpy((char *)outs[k]->data + ((size_t)(o * p->len + pos)) * row,
+             (const char *)res[k]->data + (size_t)o * row, row);
+    shlo_value_unref(res[k]);
+    res[k] = NULL;
+  }
+  return SHLO_OK;
+}
+
+/* Run the body at every position, carries flowing from one to the next. */
+static shlo_status scan_steps(const shlo_step *s, const scan_params *p,
+                              shlo_value *const *in, shlo_value **args,
+                              shlo_value **res, shlo_value **outs,
+                              shlo_exec *ex) {
+  int nb = p->n_in + p->n_carry, nr = p->n_out + p->n_carry;
+  for (int64_t t = 0; t < p->len; t++) {
+    if (shlo_exec_should_stop(ex))
+      return shlo_exec_fail(ex, s, SHLO_ECANCELED, "execution stopped");
+    int64_t pos = p->reverse ? p->len - 1 - t : t;
+    shlo_status st = scan_slice_inputs(s, p, in, args, pos, ex);
+    if (st) return st;
+    for (int k = 0; k < nr; k++) res[k] = NULL;
+    st = shlo_step_run_region(s, 0, in, args, nb, res, ex);
+    if (!st) st = scan_store_outputs(s, p, res, outs, pos, ex);
+    if (st) return st;
+    for (int c = 0; c < p->n_carry; c++) {
+      shlo_value_unref(args[p->n_in + c]);
+      args[p->n_in + c] = res[p->n_out + c];
+      res[p->n_out + c] = NULL;
+    }
+  }
+  return SHLO_OK;
+}
+
 static shlo_status k_scan(const shlo_step *s, shlo_value *const *in,
                           shlo_value **out, shlo_exec *ex) {
   const scan_params *p = s->params;
@@ -995,50 +1123,8 @@ static shlo_status k_scan(const shlo_step *s, shlo_value *const *in,
       goto done;
     }
   }
-  for (int64_t t = 0; t < p->len; t++) {
-    if (shlo_exec_should_stop(ex)) {
-      st = shlo_exec_fail(ex, s, SHLO_ECANCELED, "execution stopped");
-      goto done;
-    }
-    int64_t pos = p->reverse ? p->len - 1 - t : t;
-    for (int i = 0; i < p->n_in; i++) {
-      shlo_value_unref(args[i]);
-      args[i] = shlo_tensor_new(p->in_elem[i], p->in_rank[i] - 1, p->in_sdims[i]);
-      if (!args[i]) {
-        st = shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-        goto done;
-      }
-      size_t esz = shlo_elem_size(p->in_elem[i]);
-      size_t row = (size_t)p->in_inner[i] * esz;
-      for (int64_t o = 0; o < p->in_outer[i]; o++)
-        memcpy((char *)args[i]->data + (size_t)o * row,
-               (const char *)in[i]->data +
-                   ((size_t)(o * p->len + pos)) * row,
-               row);
-    }
-    for (int k = 0; k < nr; k++) res[k] = NULL;
-    st = shlo_step_run_region(s, 0, in, args, nb, res, ex);
-    if (st) goto done;
-    for (int k = 0; k < p->n_out; k++) {
-      size_t esz = shlo_elem_size(p->out_elem[k]);
-      size_t row = (size_t)p->out_inner[k] * esz;
-      if (res[k]->numel * (int64_t)esz != (int64_t)(row * (size_t)p->out_outer[k])) {
-        st = shlo_exec_fail(ex, s, SHLO_ERUNTIME,
-                            "body output %d has the wrong size", k);
-        goto done;
-      }
-      for (int64_t o = 0; o < p->out_outer[k]; o++)
-        memcpy((char *)outs[k]->data + ((size_t)(o * p->len + pos)) * row,
-               (const char *)res[k]->data + (size_t)o * row, row);
-      shlo_value_unref(res[k]);
-      res[k] = NULL;
-    }
-    for (int c = 0; c < p->n_carry; c++) {
-      shlo_value_unref(args[p->n_in + c]);
-      args[p->n_in + c] = res[p->n_out + c];
-      res[p->n_out + c] = NULL;
-    }
-  }
+  st = scan_steps(s, p, in, args, res, outs, ex);
+  if (st) goto done;
   for (int k = 0; k < p->n_out; k++) {
     out[k] = outs[k];
     outs[k] = NULL;

@@ -583,8 +583,128 @@ static shlo_status check_members(shlo_grid *g, grid_rdv *r, shlo_exec *ex,
   return SHLO_OK;
 }
 
+/* Why a rendezvous gave this process no results. */
+typedef enum {
+  RDV_OK,
+  RDV_ABORTED, /* the grid failed, or computing the results did */
+  RDV_NOMEM,
+  RDV_TIMEOUT, /* the grid's deadline passed first */
+  RDV_ORDER,   /* another member listed the group in another order */
+} rdv_why;
+
+/* Under g->lock: the rendezvous (*rp) for this process's next call with
+ * the group set (sorted; members in group order), and *pos, the process's
+ * place in it.  Anything but RDV_OK means it did not join. */
+static rdv_why rdv_join(shlo_grid *g, int proc, const int *set,
+                        const int *members, int G, grid_rdv **rp, int *pos) {
+  grid_proc *me = &g->procs[proc];
+  grid_rdv *r;
+  uint64_t seq;
+  if (g->failed) return RDV_ABORTED;
+  if (!next_seq(me, set, G, &seq) || !(r = rdv_get(g, set, members, G, seq)))
+    return RDV_NOMEM;
+  if (memcmp(r->members, members, (size_t)G * sizeof *members))
+    return RDV_ORDER;
+  for (*pos = 0; r->members[*pos] != proc; (*pos)++) {}
+  *rp = r;
+  return RDV_OK;
+}
+
+/* Under g->lock, as the last member to arrive: compute every member's
+ * results with the lock released, then wake the others. */
+static shlo_status rdv_compute(shlo_grid *g, grid_rdv *r, const shlo_step *s,
+                               shlo_value *const *in, int G, coll_fn fn,
+                               shlo_exec *ex) {
+  r->complete = true;
+  pthread_mutex_unlock(&g->lock);
+  shlo_status st = check_members(g, r, ex, s);
+  if (!st) st = fn(s, in, G, (shlo_value **const *)r->contrib, r->results, ex);
+  pthread_mutex_lock(&g->lock);
+  r->ready = true;
+  pthread_cond_broadcast(&g->cond);
+  return st;
+}
+
+/* The names of the members of r that have not arrived, comma separated,
+ * into missing[0..size). */
+static void rdv_missing(shlo_grid *g, const grid_rdv *r, int G,
+                        char *missing, size_t size) {
+  size_t len = 0;
+  for (int i = 0; i < G && len < size - 64; i++)
+    if (!r->contrib[i]) {
+      if (len) len += (size_t)snprintf(missing + len, size - len, ", ");
+      len += (size_t)shlo__proc_name(g, r->members[i], missing + len,
+                                     size - len);
+    }
+}
+
+/* Under g->lock: wait until the results of r are ready, the grid fails or
+ * its deadline passes (missing then names who did not come).  Meanwhile
+ * this process shows as blocked at s, for the deadlock check. */
+static rdv_why rdv_wait(shlo_grid *g, grid_proc *me, grid_rdv *r,
+                        const shlo_step *s, int G, char *missing,
+                        size_t size) {
+  rdv_why why = RDV_OK;
+  me->phase = PROC_BLOCKED;
+  me->at = s;
+  me->rdv = r;
+  shlo__grid_check_deadlock(g);
+  while (!r->ready && !g->failed) {
+    if (g->deadline > 0 && shlo__now() >= g->deadline) {
+      why = RDV_TIMEOUT;
+      rdv_missing(g, r, G, missing, size);
+      break;
+    }
+    struct timespec ts = shlo__abstime(g->deadline);
+    if (g->deadline > 0) pthread_cond_timedwait(&g->cond, &g->lock, &ts);
+    else pthread_cond_wait(&g->cond, &g->lock);
+  }
+  me->phase = PROC_RUNNING;
+  me->rdv = NULL;
+  if (why == RDV_OK && (!r->ready || g->failed)) why = RDV_ABORTED;
+  return why;
+}
+
+/* Under g->lock: take references to this process's results (place pos);
+ * a missing one means computing them failed. */
+static rdv_why rdv_take(const grid_rdv *r, int pos, int n_out,
+                        shlo_value **out) {
+  rdv_why why = RDV_OK;
+  for (int k = 0; k < n_out; k++) {
+    out[k] = shlo_value_ref(r->results[pos][k]);
+    if (!out[k]) why = RDV_ABORTED; /* computing failed */
+  }
+  return why;
+}
+
+/* The status a rendezvous that ended with why returns. */
+static shlo_status rdv_status(shlo_exec *ex, const shlo_step *s, rdv_why why,
+                              const char *missing) {
+  char who[64];
+  shlo__proc_name(ex->grid, ex->proc, who, sizeof who);
+  switch (why) {
+  case RDV_OK:
+    return SHLO_OK;
+  case RDV_NOMEM:
+    return oom(ex, s);
+  case RDV_ORDER:
+    return shlo_exec_fail(ex, s, SHLO_ERUNTIME,
+                          "process %s orders its group differently from "
+                          "another member",
+                          who);
+  case RDV_TIMEOUT:
+    return shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
+                          "process %s timed out waiting for process%s %s to "
+                          "reach this collective",
+                          who, strchr(missing, ',') ? "es" : "", missing);
+  default:
+    return shlo__grid_aborted(ex, s);
+  }
+}
+
 /* Run one group: members[0..G) in group order, this process among them.
- * out gets this process's results. */
+ * out gets this process's results.  Every member leaves its operands in
+ * the group's rendezvous; the last to arrive computes all results. */
 static shlo_status rendezvous(const shlo_step *s, shlo_value *const *in,
                               const int *members, int G, shlo_exec *ex,
                               coll_fn fn, shlo_value **out) {
@@ -611,79 +731,32 @@ static shlo_status rendezvous(const shlo_step *s, shlo_value *const *in,
     return oom(ex, s);
   }
   for (int k = 0; k < n_ops; k++) mine[k] = shlo_value_ref(in[k]);
-  grid_proc *me = &g->procs[ex->proc];
-  enum { OK, ABORTED, NOMEM, TIMEOUT, ORDER } why = OK;
   char missing[512] = "";
   shlo_status st = SHLO_OK;
   grid_rdv *r = NULL;
   int pos = -1;
-  uint64_t seq;
 
   pthread_mutex_lock(&g->lock);
-  if (g->failed) {
-    why = ABORTED;
-    goto unlock;
-  }
-  if (!next_seq(me, set, G, &seq) || !(r = rdv_get(g, set, members, G, seq))) {
-    why = NOMEM;
-    goto unlock;
-  }
-  if (memcmp(r->members, members, (size_t)G * sizeof *members)) {
-    why = ORDER;
-    r = NULL; /* not joined */
-    goto unlock;
-  }
-  for (pos = 0; r->members[pos] != ex->proc; pos++) {}
-  r->steps[pos] = s;
-  r->contrib[pos] = mine;
-  r->n_contrib[pos] = n_ops;
-  r->results[pos] = res;
-  mine = NULL;
-  res = NULL;
-  if (++r->n_arrived == G) {
-    r->complete = true;
-    pthread_mutex_unlock(&g->lock);
-    st = check_members(g, r, ex, s);
-    if (!st) st = fn(s, in, G, (shlo_value **const *)r->contrib, r->results, ex);
-    pthread_mutex_lock(&g->lock);
-    r->ready = true;
-    pthread_cond_broadcast(&g->cond);
-  } else {
-    me->phase = PROC_BLOCKED;
-    me->at = s;
-    me->rdv = r;
-    shlo__grid_check_deadlock(g);
-    while (!r->ready && !g->failed) {
-      if (g->deadline > 0 && shlo__now() >= g->deadline) {
-        why = TIMEOUT;
-        size_t len = 0;
-        for (int i = 0; i < G && len < sizeof missing - 64; i++)
-          if (!r->contrib[i]) {
-            if (len) len += (size_t)snprintf(missing + len, sizeof missing - len, ", ");
-            len += (size_t)shlo__proc_name(g, r->members[i], missing + len,
-                                           sizeof missing - len);
-          }
-        break;
-      }
-      struct timespec ts = shlo__abstime(g->deadline);
-      if (g->deadline > 0) pthread_cond_timedwait(&g->cond, &g->lock, &ts);
-      else pthread_cond_wait(&g->cond, &g->lock);
-    }
-    me->phase = PROC_RUNNING;
-    me->rdv = NULL;
-    if (why == OK && (!r->ready || g->failed)) why = ABORTED;
-  }
-  if (why == OK && !st) {
-    for (int k = 0; k < s->n_out; k++) {
-      out[k] = shlo_value_ref(r->results[pos][k]);
-      if (!out[k]) why = ABORTED; /* computing failed */
+  rdv_why why = rdv_join(g, ex->proc, set, members, G, &r, &pos);
+  if (why == RDV_OK) {
+    r->steps[pos] = s;
+    r->contrib[pos] = mine;
+    r->n_contrib[pos] = n_ops;
+    r->results[pos] = res;
+    mine = NULL;
+    res = NULL;
+    if (++r->n_arrived == G)
+      st = rdv_compute(g, r, s, in, G, fn, ex);
+    else
+      why = rdv_wait(g, &g->procs[ex->proc], r, s, G, missing,
+                     sizeof missing);
+    if (why == RDV_OK && !st) why = rdv_take(r, pos, s->n_out, out);
+    /* the last member to leave frees it */
+    if (++r->n_left == r->n_arrived && (r->ready || g->failed)) {
+      rdv_unlink(g, r);
+      shlo__rdv_free(r);
     }
   }
-  if (r && ++r->n_left == r->n_arrived && (r->ready || g->failed)) {
-    rdv_unlink(g, r);
-    shlo__rdv_free(r);
-  }
-unlock:
   pthread_mutex_unlock(&g->lock);
   free(set);
   if (mine)
@@ -691,26 +764,7 @@ unlock:
   free(mine);
   free(res);
   if (st) return st;
-  char who[64];
-  shlo__proc_name(g, ex->proc, who, sizeof who);
-  switch (why) {
-  case OK:
-    return SHLO_OK;
-  case NOMEM:
-    return oom(ex, s);
-  case ORDER:
-    return shlo_exec_fail(ex, s, SHLO_ERUNTIME,
-                          "process %s orders its group differently from "
-                          "another member",
-                          who);
-  case TIMEOUT:
-    return shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
-                          "process %s timed out waiting for process%s %s to "
-                          "reach this collective",
-                          who, strchr(missing, ',') ? "es" : "", missing);
-  default:
-    return shlo__grid_aborted(ex, s);
-  }
+  return rdv_status(ex, s, why, missing);
 }
 
 /* ---- process groups ---- */
@@ -946,13 +1000,10 @@ static shlo_status get_dim(shlo_compiler *cc, const shlo_op *op,
   return SHLO_OK;
 }
 
-shlo_status shlo__compile_collective(shlo_compiler *cc, const shlo_op *op,
-                                     shlo_step *step) {
-  coll_params *cp = calloc(1, sizeof *cp);
-  if (!cp) return SHLO_ENOMEM;
-  step->params = cp;
-  step->free_params = coll_free;
-  cp->code = op->code;
+/* How process groups are formed (spec "collective ops"): from the channel
+ * handle (or legacy channel_id) and use_global_device_ids. */
+static shlo_status coll_strategy(shlo_compiler *cc, const shlo_op *op,
+                                 coll_params *cp) {
   int64_t channel = 0;
   const shlo_attr *ch = shlo_op_attr(op, "channel_handle");
   if (ch && ch->kind == SHLO_ATTR_STRUCT)
@@ -960,8 +1011,6 @@ shlo_status shlo__compile_collective(shlo_compiler *cc, const shlo_op *op,
   else
     shlo_attr_get_i64(shlo_op_attr(op, "channel_id"), &channel);
   bool global = flag_attr(op, "use_global_device_ids");
-  cp->dynamic_root = op->code == SHLO_OP_COLLECTIVE_BROADCAST &&
-                     flag_attr(op, "has_dynamic_root");
   switch (op->code) {
   case SHLO_OP_ALL_GATHER: case SHLO_OP_ALL_REDUCE:
   case SHLO_OP_REDUCE_SCATTER: case SHLO_OP_COLLECTIVE_REDUCE:
@@ -977,10 +1026,14 @@ shlo_status shlo__compile_collective(shlo_compiler *cc, const shlo_op *op,
     cp->strat = channel <= 0 ? CROSS_REPLICA : CROSS_PARTITION;
     break;
   }
-  shlo_status st = op->code == SHLO_OP_COLLECTIVE_PERMUTE
-                       ? parse_pairs(cc, op, cp)
-                       : parse_groups(cc, op, cp);
-  if (st) return st;
+  return SHLO_OK;
+}
+
+/* The data operands (all but a dynamic root) and their results: one
+ * result each, static tensors of the same element type and rank.  Fills
+ * cp->n_data and cp->rtypes and allocates cp->reducer. */
+static shlo_status coll_data_types(shlo_compiler *cc, const shlo_op *op,
+                                   coll_params *cp) {
   cp->n_data = op->n_operands - (cp->dynamic_root ? 1 : 0);
   if (cp->n_data < 1 || op->n_results != cp->n_data)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
@@ -998,7 +1051,6 @@ shlo_status shlo__compile_collective(shlo_compiler *cc, const shlo_op *op,
   cp->rtypes = calloc((size_t)cp->n_data + 1, sizeof *cp->rtypes);
   cp->reducer = calloc((size_t)cp->n_data + 1, sizeof *cp->reducer);
   if (!cp->rtypes || !cp->reducer) return SHLO_ENOMEM;
-  const shlo_type *t0 = NULL;
   for (int k = 0; k < cp->n_data; k++) {
     const shlo_type *t = shlo_cc_operand_type(cc, op, k);
     const shlo_type *rt = shlo_cc_result_type(cc, op, k);
@@ -1012,96 +1064,141 @@ shlo_status shlo__compile_collective(shlo_compiler *cc, const shlo_op *op,
                           "its operand",
                           k);
     cp->rtypes[k] = rt;
-    if (!t0) t0 = t;
   }
-  int rank = t0->rank;
+  return SHLO_OK;
+}
+
+/* all_gather / reduce_scatter: each result is its operand grown (or
+ * shrunk) along cp->dim by a whole factor. */
+static shlo_status coll_check_gather_scatter(shlo_compiler *cc,
+                                             const shlo_op *op,
+                                             coll_params *cp, int rank) {
+  bool gather = op->code == SHLO_OP_ALL_GATHER;
+  shlo_status st = get_dim(cc, op, gather ? "all_gather_dim"
+                                          : "scatter_dimension",
+                           rank, &cp->dim);
+  if (st) return st;
+  for (int k = 0; k < cp->n_data; k++) {
+    const shlo_type *t = shlo_cc_operand_type(cc, op, k), *rt = cp->rtypes[k];
+    if (cp->dim >= t->rank)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "dimension %lld is out of range for operand %d",
+                          (long long)cp->dim, k);
+    for (int i = 0; i < t->rank; i++)
+      if (i != cp->dim && t->dims[i] != rt->dims[i])
+        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                            "result %d differs from its operand outside "
+                            "dimension %lld",
+                            k, (long long)cp->dim);
+    const shlo_type *big = gather ? rt : t, *small = gather ? t : rt;
+    if (small->dims[cp->dim] == 0 ||
+        big->dims[cp->dim] % small->dims[cp->dim])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "dimension %lld of operand %d and result %d do "
+                          "not divide",
+                          (long long)cp->dim, k, k);
+  }
+  return SHLO_OK;
+}
+
+/* all_to_all: each result is its operand split split_count ways along
+ * split_dimension and concatenated along concat_dimension. */
+static shlo_status coll_check_all_to_all(shlo_compiler *cc, const shlo_op *op,
+                                         coll_params *cp, int rank) {
+  shlo_status st;
+  if ((st = get_dim(cc, op, "split_dimension", rank, &cp->split_dim)) ||
+      (st = get_dim(cc, op, "concat_dimension", rank, &cp->concat_dim)))
+    return st;
+  if (!shlo_attr_get_i64(shlo_op_attr(op, "split_count"), &cp->split_count) ||
+      cp->split_count < 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs a positive split_count");
+  for (int k = 0; k < cp->n_data; k++) {
+    const shlo_type *t = shlo_cc_operand_type(cc, op, k);
+    shlo_type want = *t;
+    if (t->dims[cp->split_dim] % cp->split_count)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C2) dimension %lld of operand %d is not a "
+                          "multiple of split_count %lld",
+                          (long long)cp->split_dim, k,
+                          (long long)cp->split_count);
+    want.dims[cp->split_dim] /= cp->split_count;
+    want.dims[cp->concat_dim] *= cp->split_count;
+    if (memcmp(want.dims, cp->rtypes[k]->dims,
+               (size_t)t->rank * sizeof want.dims[0]))
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "result %d has the wrong shape for split_count "
+                          "%lld",
+                          k, (long long)cp->split_count);
+  }
+  return SHLO_OK;
+}
+
+/* The result shapes each op asks for; rank is the first operand's. */
+static shlo_status coll_check_shapes(shlo_compiler *cc, const shlo_op *op,
+                                     coll_params *cp, int rank) {
   switch (op->code) {
   case SHLO_OP_ALL_GATHER:
-  case SHLO_OP_REDUCE_SCATTER: {
-    bool gather = op->code == SHLO_OP_ALL_GATHER;
-    st = get_dim(cc, op, gather ? "all_gather_dim" : "scatter_dimension",
-                 rank, &cp->dim);
-    if (st) return st;
-    for (int k = 0; k < cp->n_data; k++) {
-      const shlo_type *t = shlo_cc_operand_type(cc, op, k), *rt = cp->rtypes[k];
-      if (cp->dim >= t->rank)
-        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                            "dimension %lld is out of range for operand %d",
-                            (long long)cp->dim, k);
-      for (int i = 0; i < t->rank; i++)
-        if (i != cp->dim && t->dims[i] != rt->dims[i])
-          return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                              "result %d differs from its operand outside "
-                              "dimension %lld",
-                              k, (long long)cp->dim);
-      const shlo_type *big = gather ? rt : t, *small = gather ? t : rt;
-      if (small->dims[cp->dim] == 0 ||
-          big->dims[cp->dim] % small->dims[cp->dim])
-        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                            "dimension %lld of operand %d and result %d do "
-                            "not divide",
-                            (long long)cp->dim, k, k);
-    }
-    break;
-  }
+  case SHLO_OP_REDUCE_SCATTER:
+    return coll_check_gather_scatter(cc, op, cp, rank);
   case SHLO_OP_ALL_TO_ALL:
-    if ((st = get_dim(cc, op, "split_dimension", rank, &cp->split_dim)) ||
-        (st = get_dim(cc, op, "concat_dimension", rank, &cp->concat_dim)))
-      return st;
-    if (!shlo_attr_get_i64(shlo_op_attr(op, "split_count"), &cp->split_count) ||
-        cp->split_count < 1)
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "needs a positive split_count");
-    for (int k = 0; k < cp->n_data; k++) {
-      const shlo_type *t = shlo_cc_operand_type(cc, op, k);
-      shlo_type want = *t;
-      if (t->dims[cp->split_dim] % cp->split_count)
-        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                            "(C2) dimension %lld of operand %d is not a "
-                            "multiple of split_count %lld",
-                            (long long)cp->split_dim, k,
-                            (long long)cp->split_count);
-      want.dims[cp->split_dim] /= cp->split_count;
-      want.dims[cp->concat_dim] *= cp->split_count;
-      if (memcmp(want.dims, cp->rtypes[k]->dims,
-                 (size_t)t->rank * sizeof want.dims[0]))
-        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                            "result %d has the wrong shape for split_count "
-                            "%lld",
-                            k, (long long)cp->split_count);
-    }
-    break;
+    return coll_check_all_to_all(cc, op, cp, rank);
   default:
     for (int k = 0; k < cp->n_data; k++)
       if (!shlo_type_equal(shlo_cc_operand_type(cc, op, k), cp->rtypes[k]))
         return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                             "result %d must have its operand's type", k);
-    break;
+    return SHLO_OK;
   }
+}
+
+/* all_reduce, reduce_scatter, collective_reduce: compile the reduction
+ * body, and use a native reducer per operand where the body is one. */
+static shlo_status coll_reducer(shlo_compiler *cc, const shlo_op *op,
+                                shlo_step *step, coll_params *cp) {
+  if (op->n_regions != 1 || op->regions[0]->n_args != 2)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "needs a reduction body of two scalar arguments");
+  shlo_status st = shlo_cc_compile_regions(cc, op, step);
+  if (st) return st;
+  if (step->plans[0]->n_results != 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "the reduction body must return one value");
+  const shlo_type *at = shlo_cc_value_type(cc, op->regions[0]->args[0]);
+  int nat = native_reducer(op);
+  for (int k = 0; k < cp->n_data; k++) {
+    const shlo_type *t = shlo_cc_operand_type(cc, op, k);
+    if (at->kind != SHLO_TYPE_TENSOR || at->rank != 0 || at->elem != t->elem)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "the reduction body must take tensor<%s> "
+                          "scalars",
+                          shlo_elem_name(t->elem));
+    cp->reducer[k] = nat && !t->quant && native_ok(t->elem, nat) ? nat : 0;
+  }
+  return SHLO_OK;
+}
+
+shlo_status shlo__compile_collective(shlo_compiler *cc, const shlo_op *op,
+                                     shlo_step *step) {
+  coll_params *cp = calloc(1, sizeof *cp);
+  if (!cp) return SHLO_ENOMEM;
+  step->params = cp;
+  step->free_params = coll_free;
+  cp->code = op->code;
+  cp->dynamic_root = op->code == SHLO_OP_COLLECTIVE_BROADCAST &&
+                     flag_attr(op, "has_dynamic_root");
+  shlo_status st = coll_strategy(cc, op, cp);
+  if (st) return st;
+  st = op->code == SHLO_OP_COLLECTIVE_PERMUTE ? parse_pairs(cc, op, cp)
+                                              : parse_groups(cc, op, cp);
+  if (st) return st;
+  if ((st = coll_data_types(cc, op, cp))) return st;
+  int rank = shlo_cc_operand_type(cc, op, 0)->rank;
+  if ((st = coll_check_shapes(cc, op, cp, rank))) return st;
   bool reduces = op->code == SHLO_OP_ALL_REDUCE ||
                  op->code == SHLO_OP_REDUCE_SCATTER ||
                  op->code == SHLO_OP_COLLECTIVE_REDUCE;
-  if (reduces) {
-    if (op->n_regions != 1 || op->regions[0]->n_args != 2)
-      return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                          "needs a reduction body of two scalar arguments");
-    st = shlo_cc_compile_regions(cc, op, step);
-    if (st) return st;
-    if (step->plans[0]->n_results != 1)
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "the reduction body must return one value");
-    const shlo_type *at = shlo_cc_value_type(cc, op->regions[0]->args[0]);
-    int nat = native_reducer(op);
-    for (int k = 0; k < cp->n_data; k++) {
-      const shlo_type *t = shlo_cc_operand_type(cc, op, k);
-      if (at->kind != SHLO_TYPE_TENSOR || at->rank != 0 || at->elem != t->elem)
-        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                            "the reduction body must take tensor<%s> "
-                            "scalars",
-                            shlo_elem_name(t->elem));
-      cp->reducer[k] = nat && !t->quant && native_ok(t->elem, nat) ? nat : 0;
-    }
-  }
+  if (reduces && (st = coll_reducer(cc, op, step, cp))) return st;
   step->fn = k_collective;
   return SHLO_OK;
 }

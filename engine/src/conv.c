@@ -77,52 +77,51 @@ static void gather_row(char *dst, const char *src, const int64_t *off,
 #undef CONV_ROW
 }
 
-static shlo_status k_conv(const shlo_step *s, shlo_value *const *in,
-                          shlo_value **out, shlo_exec *ex) {
-  const conv_params *p = s->params;
-  shlo_value *v = shlo_tensor_new(p->ot, p->out_rank, p->out_dims);
-  if (!v)
-    return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
+/* dynamic_conv: read the padding operand into pad and check that it gives
+ * the result's spatial sizes. */
+static shlo_status conv_dynamic_pad(const shlo_step *s, const conv_params *p,
+                                    const shlo_value *pv, int64_t *pad,
+                                    shlo_exec *ex) {
   int ns = p->ns;
-  int64_t pad[2 * CONV_MAX_SP];
-  memcpy(pad, p->pad, sizeof pad);
-  if (p->dynamic) {
-    const shlo_value *pv = in[2];
-    if (pv->numel != 2 * ns) {
-      shlo_value_unref(v);
+  if (pv->numel != 2 * ns)
+    return shlo_exec_fail(ex, s, SHLO_ERUNTIME,
+                          "padding has %lld values, expected %d",
+                          (long long)pv->numel, 2 * ns);
+  shlo__la_load(LA_INT, pv->elem, pad, pv->data, 2 * ns,
+                (int64_t)shlo_elem_size(pv->elem));
+  for (int i = 0; i < ns; i++)
+    if (conv_out_size(p->in_sp[i], p->k_sp[i], p->stride[i], p->lhs_dil[i],
+                      p->rhs_dil[i], pad[2 * i], pad[2 * i + 1]) !=
+        p->o_sp[i])
       return shlo_exec_fail(ex, s, SHLO_ERUNTIME,
-                            "padding has %lld values, expected %d",
-                            (long long)pv->numel, 2 * ns);
-    }
-    shlo__la_load(LA_INT, pv->elem, pad, pv->data, 2 * ns,
-                  (int64_t)shlo_elem_size(pv->elem));
-    for (int i = 0; i < ns; i++)
-      if (conv_out_size(p->in_sp[i], p->k_sp[i], p->stride[i], p->lhs_dil[i],
-                        p->rhs_dil[i], pad[2 * i], pad[2 * i + 1]) !=
-          p->o_sp[i]) {
-        shlo_value_unref(v);
-        return shlo_exec_fail(ex, s, SHLO_ERUNTIME,
-                              "padding does not give the result's spatial "
-                              "dimension %d",
-                              i);
-      }
-  }
-  int64_t ck = p->ci * p->kp;
-  if (v->numel == 0 || ck == 0) { /* empty, or nothing to sum: zeros */
-    out[0] = v;
-    return SHLO_OK;
-  }
-  size_t es = shlo__la_dom_size(p->dom);
-  size_t oes = shlo_elem_size(p->ot);
+                            "padding does not give the result's spatial "
+                            "dimension %d",
+                            i);
+  return SHLO_OK;
+}
+
+/* What one run of k_conv allocates. */
+typedef struct conv_scratch {
   /* per spatial dim: input index for (output index, window index), or -1 */
-  int64_t *tab[CONV_MAX_SP] = {NULL};
-  char *lbuf = NULL, *wbuf = NULL, *xbuf = NULL, *ybuf = NULL;
-  int64_t *koff = NULL;
-  shlo_status st = SHLO_OK;
-  for (int i = 0; i < ns; i++) {
+  int64_t *tab[CONV_MAX_SP];
+  char *lbuf, *wbuf; /* the gathered lhs and kernel */
+  char *xbuf, *ybuf; /* one block of im2col rows, and its product */
+  int64_t *koff;     /* lhs offsets of one im2col row */
+  int64_t pb;        /* rows per block */
+} conv_scratch;
+
+static void conv_scratch_free(conv_scratch *w, int ns) {
+  for (int i = 0; i < ns; i++) free(w->tab[i]);
+  free(w->lbuf), free(w->wbuf), free(w->xbuf), free(w->ybuf), free(w->koff);
+}
+
+/* Fill w->tab[i] for the padding pad. */
+static bool conv_tables(const conv_params *p, const int64_t *pad,
+                        conv_scratch *w) {
+  for (int i = 0; i < p->ns; i++) {
     int64_t no = p->o_sp[i], nk = p->k_sp[i];
-    tab[i] = malloc((size_t)(no * nk + 1) * sizeof(int64_t));
-    if (!tab[i]) goto nomem;
+    int64_t *t = w->tab[i] = malloc((size_t)(no * nk + 1) * sizeof(int64_t));
+    if (!t) return false;
     for (int64_t o = 0; o < no; o++)
       for (int64_t k = 0; k < nk; k++) {
         int64_t pos = o * p->stride[i] + k * p->rhs_dil[i] - pad[2 * i];
@@ -130,100 +129,144 @@ static shlo_status k_conv(const shlo_step *s, shlo_value *const *in,
         if (pos >= 0 && pos % p->lhs_dil[i] == 0 &&
             pos / p->lhs_dil[i] < p->in_sp[i])
           q = pos / p->lhs_dil[i];
-        tab[i][o * nk + k] = q;
+        t[o * nk + k] = q;
       }
   }
-  lbuf = malloc((size_t)(p->n * p->c * p->s) * es);
-  wbuf = malloc((size_t)(p->groups * ck * p->og) * es);
+  return true;
+}
+
+/* Allocate the rest of w for ck = in-features x window values per row. */
+static bool conv_buffers(const conv_params *p, int64_t ck, size_t es,
+                         conv_scratch *w) {
+  w->lbuf = malloc((size_t)(p->n * p->c * p->s) * es);
+  w->wbuf = malloc((size_t)(p->groups * ck * p->og) * es);
   /* rows of im2col per block: about 8 MiB of scratch at most */
   int64_t pb = (int64_t)((8u << 20) / ((size_t)ck * es));
   if (pb < 1) pb = 1;
   if (pb > p->pcount) pb = p->pcount;
-  xbuf = malloc((size_t)(pb * ck) * es);
-  ybuf = malloc((size_t)(pb * p->og + 1) * es);
-  koff = malloc((size_t)ck * sizeof *koff);
-  if (!lbuf || !wbuf || !xbuf || !ybuf || !koff) goto nomem;
-  shlo__la_gather(&p->lw, p->dom, p->lt, lbuf, in[0]->data);
-  shlo__la_gather(&p->kw, p->dom, p->rt, wbuf, in[1]->data);
-  for (int64_t g = 0; g < p->groups; g++) {
-    int64_t boff = p->bgc > 1 ? g * p->nb : 0;
-    int64_t foff = p->fgc > 1 ? g * p->ci : 0;
-    const char *wg = wbuf + g * ck * p->og * (int64_t)es;
+  w->pb = pb;
+  w->xbuf = malloc((size_t)(pb * ck) * es);
+  w->ybuf = malloc((size_t)(pb * p->og + 1) * es);
+  w->koff = malloc((size_t)ck * sizeof *w->koff);
+  return w->lbuf && w->wbuf && w->xbuf && w->ybuf && w->koff;
+}
+
+/* The im2col row of output position pos: the in-feature x window values
+ * of the lhs plane lb (zero on padding and dilation holes) into xrow. */
+static void conv_im2col_row(const conv_params *p, const conv_scratch *w,
+                            int64_t pos, const char *lb, char *xrow,
+                            size_t es) {
+  int ns = p->ns;
+  int64_t *koff = w->koff;
+  /* output multi-index of position pos */
+  int64_t oidx[CONV_MAX_SP], rem = pos;
+  for (int i = ns - 1; i >= 0; i--) {
+    oidx[i] = rem % p->o_sp[i];
+    rem /= p->o_sp[i];
+  }
+  /* window offsets within one feature plane */
+  int64_t kidx[CONV_MAX_SP] = {0};
+  for (int64_t kk = 0; kk < p->kp; kk++) {
+    int64_t off = 0;
+    for (int i = 0; i < ns && off >= 0; i++) {
+      int64_t q = w->tab[i][oidx[i] * p->k_sp[i] + kidx[i]];
+      off = q < 0 ? -1 : off + q * p->in_sstr[i];
+    }
+    koff[kk] = off;
+    for (int i = ns - 1; i >= 0; i--) {
+      if (++kidx[i] < p->k_sp[i]) break;
+      kidx[i] = 0;
+    }
+  }
+  /* the same offsets per input feature, shifted by the plane */
+  for (int64_t c = 1; c < p->ci; c++)
+    for (int64_t kk = 0; kk < p->kp; kk++)
+      koff[c * p->kp + kk] = koff[kk] < 0 ? -1 : koff[kk] + c * p->s;
+  gather_row(xrow, lb, koff, p->ci * p->kp, es);
+}
+
+/* Store rows of products (output positions p0.., batch b, group g) into
+ * the result v. */
+static void conv_store_rows(const conv_params *p, const conv_scratch *w,
+                            shlo_value *v, int64_t p0, int64_t rows,
+                            int64_t b, int64_t g, size_t es) {
+  size_t oes = shlo_elem_size(p->ot);
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t rem = p0 + r, off = b * p->ob_str + g * p->og * p->of_str;
+    for (int i = p->ns - 1; i >= 0; i--) {
+      off += (rem % p->o_sp[i]) * p->osp_str[i];
+      rem /= p->o_sp[i];
+    }
+    shlo__la_store(p->dom, p->ot, (char *)v->data + off * (int64_t)oes,
+                   p->of_str * (int64_t)oes,
+                   w->ybuf + r * p->og * (int64_t)es, p->og);
+  }
+}
+
+/* One group and output batch element: every block of output positions
+ * expanded, multiplied by the group's kernel matrix and stored. */
+static void conv_batch(const conv_params *p, const conv_scratch *w,
+                       shlo_value *v, int64_t g, int64_t b) {
+  size_t es = shlo__la_dom_size(p->dom);
+  int64_t ck = p->ci * p->kp, pb = w->pb;
+  int64_t boff = p->bgc > 1 ? g * p->nb : 0;
+  int64_t foff = p->fgc > 1 ? g * p->ci : 0;
+  const char *wg = w->wbuf + g * ck * p->og * (int64_t)es;
+  const char *lb = w->lbuf + ((boff + b) * p->c + foff) * p->s * (int64_t)es;
+  for (int64_t p0 = 0; p0 < p->pcount; p0 += pb) {
+    int64_t rows = p->pcount - p0 < pb ? p->pcount - p0 : pb;
+    for (int64_t r = 0; r < rows; r++)
+      conv_im2col_row(p, w, p0 + r, lb, w->xbuf + r * ck * (int64_t)es, es);
+    shlo__la_gemm(p->dom, false, false, rows, p->og, ck, w->xbuf, ck, wg,
+                  p->og, w->ybuf, p->og);
+    conv_store_rows(p, w, v, p0, rows, b, g, es);
+  }
+}
+
+/* The whole convolution of in[0] by in[1] into v, for padding pad. */
+static shlo_status conv_run(const shlo_step *s, const conv_params *p,
+                            shlo_value *const *in, const int64_t *pad,
+                            shlo_value *v, shlo_exec *ex) {
+  size_t es = shlo__la_dom_size(p->dom);
+  conv_scratch w = {{NULL}, NULL, NULL, NULL, NULL, NULL, 0};
+  shlo_status st = SHLO_OK;
+  if (!conv_tables(p, pad, &w) || !conv_buffers(p, p->ci * p->kp, es, &w)) {
+    st = shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
+    goto done;
+  }
+  shlo__la_gather(&p->lw, p->dom, p->lt, w.lbuf, in[0]->data);
+  shlo__la_gather(&p->kw, p->dom, p->rt, w.wbuf, in[1]->data);
+  for (int64_t g = 0; g < p->groups; g++)
     for (int64_t b = 0; b < p->nb; b++) {
       if (shlo_exec_should_stop(ex)) {
         st = shlo_exec_fail(ex, s, SHLO_ECANCELED, "stopped");
         goto done;
       }
-      const char *lb = lbuf + ((boff + b) * p->c + foff) * p->s * (int64_t)es;
-      for (int64_t p0 = 0; p0 < p->pcount; p0 += pb) {
-        int64_t rows = p->pcount - p0 < pb ? p->pcount - p0 : pb;
-        for (int64_t r = 0; r < rows; r++) {
-          /* output multi-index of position p0 + r */
-          int64_t oidx[CONV_MAX_SP], rem = p0 + r;
-          for (int i = ns - 1; i >= 0; i--) {
-            oidx[i] = rem % p->o_sp[i];
-            rem /= p->o_sp[i];
-          }
-          /* window offsets within one feature plane */
-          int64_t kidx[CONV_MAX_SP] = {0};
-          for (int64_t kk = 0; kk < p->kp; kk++) {
-            int64_t off = 0;
-            for (int i = 0; i < ns && off >= 0; i++) {
-              int64_t q = tab[i][oidx[i] * p->k_sp[i] + kidx[i]];
-              off = q < 0 ? -1 : off + q * p->in_sstr[i];
-            }
-            koff[kk] = off;
-            for (int i = ns - 1; i >= 0; i--) {
-              if (++kidx[i] < p->k_sp[i]) break;
-              kidx[i] = 0;
-            }
-          }
-          /* the same offsets per input feature, shifted by the plane */
-          for (int64_t c = 1; c < p->ci; c++)
-            for (int64_t kk = 0; kk < p->kp; kk++)
-              koff[c * p->kp + kk] =
-                  koff[kk] < 0 ? -1 : koff[kk] + c * p->s;
-          gather_row(xbuf + r * ck * (int64_t)es, lb, koff, ck, es);
-        }
-        shlo__la_gemm(p->dom, false, false, rows, p->og, ck, xbuf, ck, wg,
-                      p->og, ybuf, p->og);
-        for (int64_t r = 0; r < rows; r++) {
-          int64_t rem = p0 + r, off = b * p->ob_str + g * p->og * p->of_str;
-          for (int i = ns - 1; i >= 0; i--) {
-            off += (rem % p->o_sp[i]) * p->osp_str[i];
-            rem /= p->o_sp[i];
-          }
-          shlo__la_store(p->dom, p->ot, (char *)v->data + off * (int64_t)oes,
-                         p->of_str * (int64_t)oes,
-                         ybuf + r * p->og * (int64_t)es, p->og);
-        }
-      }
+      conv_batch(p, &w, v, g, b);
     }
-  }
-  goto done;
-nomem:
-  st = shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
 done:
-  for (int i = 0; i < ns; i++) free(tab[i]);
-  free(lbuf), free(wbuf), free(xbuf), free(ybuf), free(koff);
+  conv_scratch_free(&w, p->ns);
+  return st;
+}
+
+static shlo_status k_conv(const shlo_step *s, shlo_value *const *in,
+                          shlo_value **out, shlo_exec *ex) {
+  const conv_params *p = s->params;
+  shlo_value *v = shlo_tensor_new(p->ot, p->out_rank, p->out_dims);
+  if (!v)
+    return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
+  int64_t pad[2 * CONV_MAX_SP];
+  memcpy(pad, p->pad, sizeof pad);
+  shlo_status st = SHLO_OK;
+  if (p->dynamic) st = conv_dynamic_pad(s, p, in[2], pad, ex);
+  /* empty, or nothing to sum: zeros */
+  if (!st && v->numel != 0 && p->ci * p->kp != 0)
+    st = conv_run(s, p, in, pad, v, ex);
   if (st != SHLO_OK) {
     shlo_value_unref(v);
     return st;
   }
   out[0] = v;
-  return SHLO_OK;
-}
-
-static shlo_status want_tensor(shlo_compiler *cc, const shlo_op *op,
-                               const shlo_type *t, const char *what) {
-  if (!t || t->kind != SHLO_TYPE_TENSOR)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "%s is not a tensor", what);
-  if (!shlo_type_is_static(t) || shlo_type_numel(t) < 0)
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED, "%s has a dynamic shape",
-                        what);
-  if (t->quant)
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "quantized %s is not supported", what);
   return SHLO_OK;
 }
 
@@ -241,41 +284,28 @@ static shlo_status spatial_list(shlo_compiler *cc, const shlo_op *op,
   return SHLO_OK;
 }
 
-/* stablehlo.convolution: result windows of the padded, dilated lhs dotted
- * with the kernel (spec "convolution").  Checked: (C1) equal ranks, (C3)
- * (C6) (C8) strides and dilations positive, (C5) padding shape, (C10)
- * window_reversal size, (C11-C14) and (C16-C25) dimension numbers form
- * permutations, feature/batch group divisibility, kernel in-feature size
- * = lhs features / feature_group_count, and the result shape (C26). */
-shlo_status shlo_compile_convolution(shlo_compiler *cc, const shlo_op *op,
-                                     shlo_step *step) {
+/* The lhs, rhs, result (and dynamic_conv's padding) types, checked. */
+static shlo_status conv_types(shlo_compiler *cc, const shlo_op *op,
+                              bool dynamic, const shlo_type **lt,
+                              const shlo_type **rt, const shlo_type **ot) {
   shlo_status st;
-  bool dynamic = op->code == SHLO_OP_DYNAMIC_CONV;
   if (op->n_operands != (dynamic ? 3 : 2) || op->n_results != 1)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY, "wrong number of operands");
-  const shlo_type *lt = shlo_cc_operand_type(cc, op, 0);
-  const shlo_type *rt = shlo_cc_operand_type(cc, op, 1);
-  const shlo_type *ot = shlo_cc_result_type(cc, op, 0);
-  if ((st = want_tensor(cc, op, lt, "lhs")) ||
-      (st = want_tensor(cc, op, rt, "rhs")) ||
-      (st = want_tensor(cc, op, ot, "result")))
-    return st;
+  if ((st = shlo__la_lhs_rhs_result(cc, op, lt, rt, ot))) return st;
   if (dynamic) {
     const shlo_type *pt = shlo_cc_operand_type(cc, op, 2);
-    if ((st = want_tensor(cc, op, pt, "padding"))) return st;
+    if ((st = shlo__la_want_tensor(cc, op, pt, "padding"))) return st;
     if (!shlo_elem_is_int(pt->elem))
       return shlo_cc_fail(cc, op, SHLO_EVERIFY, "padding must be integers");
   }
-  const shlo_attr *dn = shlo_op_attr(op, "dimension_numbers");
-  if (!dn || dn->kind != SHLO_ATTR_CONV_DIMS)
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "needs dimension_numbers in the [b, 0, f]x[0, i, o]->"
-                        "[b, 0, f] form");
-  int ns = dn->conv_n_spatial, r = ns + 2;
-  if (lt->rank != r || rt->rank != r || ot->rank != r)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C1) lhs, rhs and result must have rank %d", r);
-  /* dimension numbers must be permutations of 0..r-1 */
+  return SHLO_OK;
+}
+
+/* (C13/C20/C25) the input, kernel and output dimension numbers must each
+ * be a permutation of 0..r-1. */
+static shlo_status conv_check_perms(shlo_compiler *cc, const shlo_op *op,
+                                    const shlo_attr *dn, int r) {
+  int ns = r - 2;
   for (int part = 0; part < 3; part++) {
     int64_t a = part == 0 ? dn->conv_in_batch
                 : part == 1 ? dn->conv_k_in : dn->conv_out_batch;
@@ -296,17 +326,22 @@ shlo_status shlo_compile_convolution(shlo_compiler *cc, const shlo_op *op,
                           "permutation",
                           part == 0 ? "input" : part == 1 ? "kernel" : "output");
   }
-  conv_params *p = shlo_params_alloc(step, sizeof *p);
-  if (!p) return shlo_cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
-  p->dynamic = dynamic;
-  p->ns = ns;
+  return SHLO_OK;
+}
+
+/* Window strides, dilations, padding (static only), window_reversal (into
+ * rev) and the two group counts. */
+static shlo_status conv_window_attrs(shlo_compiler *cc, const shlo_op *op,
+                                     conv_params *p, int64_t *rev) {
+  shlo_status st;
+  int ns = p->ns;
   if ((st = spatial_list(cc, op, "window_strides", ns, 1, p->stride)) ||
       (st = spatial_list(cc, op, "lhs_dilation", ns, 1, p->lhs_dil)) ||
       (st = spatial_list(cc, op, "rhs_dilation", ns, 1, p->rhs_dil)))
     return st;
-  if (!dynamic && (st = spatial_list(cc, op, "padding", 2 * ns, 0, p->pad)))
+  if (!p->dynamic &&
+      (st = spatial_list(cc, op, "padding", 2 * ns, 0, p->pad)))
     return st;
-  int64_t rev[CONV_MAX_SP];
   if ((st = spatial_list(cc, op, "window_reversal", ns, 0, rev))) return st;
   for (int i = 0; i < ns; i++)
     if (p->stride[i] < 1 || p->lhs_dil[i] < 1 || p->rhs_dil[i] < 1)
@@ -324,6 +359,14 @@ shlo_status shlo_compile_convolution(shlo_compiler *cc, const shlo_op *op,
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "(C21-C24) group counts must be positive, one of "
                         "them 1");
+  return SHLO_OK;
+}
+
+/* Batch and feature sizes, split into groups, and the result's. */
+static shlo_status conv_groups(shlo_compiler *cc, const shlo_op *op,
+                               conv_params *p, const shlo_attr *dn,
+                               const shlo_type *lt, const shlo_type *rt,
+                               const shlo_type *ot) {
   p->n = lt->dims[dn->conv_in_batch];
   p->c = lt->dims[dn->conv_in_feature];
   p->ci = rt->dims[dn->conv_k_in];
@@ -348,15 +391,24 @@ shlo_status shlo_compile_convolution(shlo_compiler *cc, const shlo_op *op,
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "(C26) result batch/feature sizes should be %lld/%lld",
                         (long long)p->nb, (long long)o);
+  return SHLO_OK;
+}
+
+/* Spatial sizes of lhs, window and result, their products, and the packed
+ * lhs strides; a static convolution's result sizes are checked (C26). */
+static shlo_status conv_spatial(shlo_compiler *cc, const shlo_op *op,
+                                conv_params *p, const shlo_attr *dn,
+                                const shlo_type *lt, const shlo_type *rt,
+                                const shlo_type *ot) {
   p->s = p->kp = p->pcount = 1;
-  for (int i = 0; i < ns; i++) {
+  for (int i = 0; i < p->ns; i++) {
     p->in_sp[i] = lt->dims[dn->conv_in_spatial[i]];
     p->k_sp[i] = rt->dims[dn->conv_k_spatial[i]];
     p->o_sp[i] = ot->dims[dn->conv_out_spatial[i]];
     p->s *= p->in_sp[i];
     p->kp *= p->k_sp[i];
     p->pcount *= p->o_sp[i];
-    if (!dynamic) {
+    if (!p->dynamic) {
       int64_t want = conv_out_size(p->in_sp[i], p->k_sp[i], p->stride[i],
                                    p->lhs_dil[i], p->rhs_dil[i], p->pad[2 * i],
                                    p->pad[2 * i + 1]);
@@ -367,20 +419,20 @@ shlo_status shlo_compile_convolution(shlo_compiler *cc, const shlo_op *op,
                             i, (long long)p->o_sp[i], (long long)want);
     }
   }
-  {
-    int64_t acc = 1;
-    for (int i = ns - 1; i >= 0; i--) {
-      p->in_sstr[i] = acc;
-      acc *= p->in_sp[i];
-    }
+  int64_t acc = 1;
+  for (int i = p->ns - 1; i >= 0; i--) {
+    p->in_sstr[i] = acc;
+    acc *= p->in_sp[i];
   }
-  p->dom = shlo__la_dom_for(ot->elem);
-  p->lt = lt->elem;
-  p->rt = rt->elem;
-  p->ot = ot->elem;
-  p->out_rank = r;
-  memcpy(p->out_dims, ot->dims, sizeof p->out_dims);
-  /* gathers */
+  return SHLO_OK;
+}
+
+/* The gathers of lhs to [N][C][S] and kernel to [G][Ci][window][Og]
+ * (reversed window dims walk backwards), and the result strides. */
+static void conv_walks(conv_params *p, const shlo_attr *dn,
+                       const shlo_type *lt, const shlo_type *rt,
+                       const shlo_type *ot, const int64_t *rev) {
+  int ns = p->ns, r = ns + 2;
   int64_t lstr[SHLO_MAX_RANK], rstr[SHLO_MAX_RANK], ostr[SHLO_MAX_RANK];
   shlo_strides(r, lt->dims, lstr);
   shlo_strides(r, rt->dims, rstr);
@@ -408,6 +460,46 @@ shlo_status shlo_compile_convolution(shlo_compiler *cc, const shlo_op *op,
   p->ob_str = ostr[dn->conv_out_batch];
   p->of_str = ostr[dn->conv_out_feature];
   for (int i = 0; i < ns; i++) p->osp_str[i] = ostr[dn->conv_out_spatial[i]];
+}
+
+/* stablehlo.convolution: result windows of the padded, dilated lhs dotted
+ * with the kernel (spec "convolution").  Checked: (C1) equal ranks, (C3)
+ * (C6) (C8) strides and dilations positive, (C5) padding shape, (C10)
+ * window_reversal size, (C11-C14) and (C16-C25) dimension numbers form
+ * permutations, feature/batch group divisibility, kernel in-feature size
+ * = lhs features / feature_group_count, and the result shape (C26). */
+shlo_status shlo_compile_convolution(shlo_compiler *cc, const shlo_op *op,
+                                     shlo_step *step) {
+  bool dynamic = op->code == SHLO_OP_DYNAMIC_CONV;
+  const shlo_type *lt = NULL, *rt = NULL, *ot = NULL;
+  shlo_status st = conv_types(cc, op, dynamic, &lt, &rt, &ot);
+  if (st) return st;
+  const shlo_attr *dn = shlo_op_attr(op, "dimension_numbers");
+  if (!dn || dn->kind != SHLO_ATTR_CONV_DIMS)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "needs dimension_numbers in the [b, 0, f]x[0, i, o]->"
+                        "[b, 0, f] form");
+  int ns = dn->conv_n_spatial, r = ns + 2;
+  if (lt->rank != r || rt->rank != r || ot->rank != r)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C1) lhs, rhs and result must have rank %d", r);
+  if ((st = conv_check_perms(cc, op, dn, r))) return st;
+  conv_params *p = shlo_params_alloc(step, sizeof *p);
+  if (!p) return shlo_cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
+  p->dynamic = dynamic;
+  p->ns = ns;
+  int64_t rev[CONV_MAX_SP];
+  if ((st = conv_window_attrs(cc, op, p, rev)) ||
+      (st = conv_groups(cc, op, p, dn, lt, rt, ot)) ||
+      (st = conv_spatial(cc, op, p, dn, lt, rt, ot)))
+    return st;
+  p->dom = shlo__la_dom_for(ot->elem);
+  p->lt = lt->elem;
+  p->rt = rt->elem;
+  p->ot = ot->elem;
+  p->out_rank = r;
+  memcpy(p->out_dims, ot->dims, sizeof p->out_dims);
+  conv_walks(p, dn, lt, rt, ot, rev);
   step->fn = k_conv;
   return SHLO_OK;
 }

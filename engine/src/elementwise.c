@@ -934,6 +934,204 @@ static int ew_dir(const char *s) {
   return -1;
 }
 
+/* The main operand's element type and its row in each kernel table (-1
+ * where it has none). */
+typedef struct ew_kind {
+  shlo_elem_type et;
+  shlo_elem_class cls;
+  int ity, fty, cty;
+} ew_kind;
+
+/* Check the operand types (static, not quantized) into ot[0..n_in). */
+static shlo_status ew_operand_types(shlo_compiler *cc, const shlo_op *op,
+                                    const shlo_type *rt, int n_in,
+                                    const shlo_type **ot) {
+  for (int k = 0; k < n_in; k++) {
+    ot[k] = shlo_cc_operand_type(cc, op, k);
+    if (!ew_is_static_tensor(ot[k]))
+      return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                          "operand %d must be a statically shaped tensor", k);
+    if (ot[k]->quant || rt->quant)
+      return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                          "quantized element type %s is not supported",
+                          shlo_elem_name(ot[k]->elem));
+  }
+  return SHLO_OK;
+}
+
+/* Each operand walks with the result (stride 1) or, for select's
+ * predicate and clamp's bounds, may be a scalar broadcast (stride 0). */
+static shlo_status ew_strides(shlo_compiler *cc, const shlo_op *op,
+                              ew_params *p, const shlo_type *const *ot) {
+  for (int k = 0; k < p->n_in; k++) {
+    int64_t kn = shlo_type_numel(ot[k]);
+    bool may_bcast = (op->code == SHLO_OP_SELECT && k == 0) ||
+                     (op->code == SHLO_OP_CLAMP && k != 1);
+    if (kn == p->numel && (ot[k]->rank == p->rank || kn == 1)) {
+      p->stride[k] = 1;
+    } else if (may_bcast && ot[k]->rank == 0) {
+      p->stride[k] = 0;
+    } else {
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "operand %d shape does not match the result", k);
+    }
+    if (may_bcast && ot[k]->rank == 0) p->stride[k] = 0;
+    p->in_numel[k] = kn;
+  }
+  return SHLO_OK;
+}
+
+/* Element-type parameters of the loop, from the main operand's type. */
+static ew_kind ew_set_elem(ew_params *p, shlo_elem_type et) {
+  ew_kind k = {et, shlo_elem_class_of(et), ew_ity(et), ew_fty(et),
+               ew_cty(et)};
+  p->et = et;
+  p->esz = shlo_elem_size(et);
+  p->bits = shlo_elem_bits(et);
+  p->mask = p->bits >= 64 ? UINT64_MAX : ((1ull << p->bits) - 1);
+  p->wsh = p->esz == 1 && k.cls == SHLO_CLASS_SINT ? 8 - p->bits : 0;
+  return k;
+}
+
+/* compare: the kernel for comparison_direction (and compare_type). */
+static shlo_status ew_pick_compare(shlo_compiler *cc, const shlo_op *op,
+                                   ew_params *p, ew_kind k) {
+  const char *ds = shlo_attr_get_str(shlo_op_attr(op, "comparison_direction"));
+  int dir = ew_dir(ds);
+  if (dir < 0)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "bad or missing comparison_direction %s",
+                        ds ? ds : "(none)");
+  const char *ct = shlo_attr_get_str(shlo_op_attr(op, "compare_type"));
+  bool total = ct && strcmp(ct, "TOTALORDER") == 0;
+  if (k.ity >= 0) p->bin = ew_cmpi_tab[dir][k.ity];
+  else if (k.fty >= 0) p->bin = (total ? ew_cmpt_tab : ew_cmpf_tab)[dir][k.fty];
+  else if (k.cty >= 0 && dir == DIR_EQ)
+    p->bin = k.cty == CTY_c64 ? cmpc_EQ_c64 : cmpc_EQ_c128;
+  else if (k.cty >= 0 && dir == DIR_NE)
+    p->bin = k.cty == CTY_c64 ? cmpc_NE_c64 : cmpc_NE_c128;
+  return SHLO_OK;
+}
+
+/* select moves bytes: the kernel only depends on the element size. */
+static void ew_pick_select(ew_params *p) {
+  switch (p->esz) {
+  case 1: p->tern = sel_1; break;
+  case 2: p->tern = sel_2; break;
+  case 4: p->tern = sel_4; break;
+  case 8: p->tern = sel_8; break;
+  case 16: p->tern = sel_16; break;
+  }
+}
+
+/* real, imag and abs, which on complex operands return the part type. */
+static void ew_pick_part(const shlo_op *op, ew_params *p, ew_kind k,
+                         shlo_elem_type *want_out) {
+  if (k.cty >= 0) {
+    *want_out = shlo_elem_complex_part(k.et);
+    if (op->code == SHLO_OP_REAL) p->un = k.cty == CTY_c64 ? creal_c64 : creal_c128;
+    else if (op->code == SHLO_OP_IMAG) p->un = k.cty == CTY_c64 ? cimag_c64 : cimag_c128;
+    else p->un = k.cty == CTY_c64 ? cabs_c64 : cabs_c128;
+  } else if (k.fty >= 0) {
+    if (op->code == SHLO_OP_REAL) p->un = ew_fu_tab[FU_REAL_][k.fty];
+    else if (op->code == SHLO_OP_IMAG) p->un = fimag_any;
+    else p->un = ew_fu_tab[FU_ABS_][k.fty];
+  } else if (op->code == SHLO_OP_ABS && k.cls == SHLO_CLASS_SINT) {
+    p->un = ew_iu_tab[IU_ABS_][k.ity];
+  }
+}
+
+/* reduce_precision: read and check exponent_bits and mantissa_bits. */
+static shlo_status ew_pick_reduce_precision(shlo_compiler *cc,
+                                            const shlo_op *op, ew_params *p,
+                                            ew_kind k) {
+  int64_t eb = -1, mb = -1;
+  if (!shlo_attr_get_i64(shlo_op_attr(op, "exponent_bits"), &eb) ||
+      !shlo_attr_get_i64(shlo_op_attr(op, "mantissa_bits"), &mb) ||
+      eb < 1 || mb < 0 || eb > 64 || mb > 64)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs exponent_bits >= 1 and mantissa_bits >= 0");
+  p->rp_exp = (int)eb;
+  p->rp_mant = (int)mb;
+  p->rp_src_mant = ew_mant_bits(k.et);
+  if (k.fty == FTY_f32) p->un = rp_f32;
+  else if (k.fty == FTY_f64) p->un = rp_f64;
+  else if (k.fty >= 0) p->un = rp_nar;
+  return SHLO_OK;
+}
+
+/* Every other op: its row of ew_descs names the kernel per type class. */
+static shlo_status ew_pick_table(shlo_compiler *cc, const shlo_op *op,
+                                 ew_params *p, ew_kind k) {
+  const ew_desc *dsc = op->code > 0 && op->code < SHLO_OP_COUNT
+                           ? &ew_descs[op->code] : NULL;
+  if (!dsc || dsc->arity == 0)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "not an elementwise op this file implements");
+  if (p->n_in != dsc->arity)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "expected %d operands, got %d",
+                        dsc->arity, p->n_in);
+  if (k.cls == SHLO_CLASS_BOOL) {
+    if (dsc->arity == 2 && dsc->bool_ib) p->bin = ew_ib_tab[dsc->bool_ib][ITY_u8];
+    if (dsc->arity == 1 && dsc->bool_iu) p->un = ew_iu_tab[dsc->bool_iu][ITY_u8];
+  } else if (k.ity >= 0) {
+    /* abs and sign are defined on signed integers only */
+    bool signed_only = op->code == SHLO_OP_SIGN;
+    if (!(signed_only && k.cls != SHLO_CLASS_SINT)) {
+      if (dsc->arity == 2 && dsc->ib) p->bin = ew_ib_tab[dsc->ib][k.ity];
+      if (dsc->arity == 1 && dsc->iu) p->un = ew_iu_tab[dsc->iu][k.ity];
+    }
+  } else if (k.fty >= 0) {
+    if (dsc->arity == 2 && dsc->fb) p->bin = ew_fb_tab[dsc->fb][k.fty];
+    if (dsc->arity == 1 && dsc->fu) p->un = ew_fu_tab[dsc->fu][k.fty];
+  } else if (k.cty >= 0) {
+    if (dsc->arity == 2 && dsc->cb) p->bin = ew_cb_tab[dsc->cb][k.cty];
+    if (dsc->arity == 1 && dsc->cu) p->un = ew_cu_tab[dsc->cu][k.cty];
+  }
+  return SHLO_OK;
+}
+
+/* Choose p's un, bin or tern kernel for op; *want_out is the result
+ * element type it writes (the operand's unless the op says otherwise). */
+static shlo_status ew_pick_kernel(shlo_compiler *cc, const shlo_op *op,
+                                  ew_params *p, const shlo_type *const *ot,
+                                  ew_kind k, shlo_elem_type *want_out) {
+  *want_out = k.et;
+  switch (op->code) {
+  case SHLO_OP_COMPARE:
+    *want_out = SHLO_I1;
+    return ew_pick_compare(cc, op, p, k);
+  case SHLO_OP_SELECT:
+    if (ot[0]->elem != SHLO_I1)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY, "predicate must be i1");
+    ew_pick_select(p);
+    return SHLO_OK;
+  case SHLO_OP_CLAMP:
+    if (k.ity >= 0) p->tern = ew_clampi_tab[k.ity];
+    else if (k.fty >= 0) p->tern = ew_clampf_tab[k.fty];
+    return SHLO_OK;
+  case SHLO_OP_IS_FINITE:
+    *want_out = SHLO_I1;
+    if (k.fty >= 0) p->un = ew_isfin_tab[k.fty];
+    return SHLO_OK;
+  case SHLO_OP_REAL:
+  case SHLO_OP_IMAG:
+  case SHLO_OP_ABS:
+    ew_pick_part(op, p, k, want_out);
+    return SHLO_OK;
+  case SHLO_OP_COMPLEX:
+    if (k.et == SHLO_F32 || k.et == SHLO_F64) {
+      *want_out = k.et == SHLO_F32 ? SHLO_C64 : SHLO_C128;
+      p->bin = k.et == SHLO_F32 ? cmake_c64 : cmake_c128;
+    }
+    return SHLO_OK;
+  case SHLO_OP_REDUCE_PRECISION:
+    return ew_pick_reduce_precision(cc, op, p, k);
+  default:
+    return ew_pick_table(cc, op, p, k);
+  }
+}
+
 shlo_status shlo_compile_elementwise(shlo_compiler *cc, const shlo_op *op,
                                      shlo_step *step) {
   const char *opname = op->name ? op->name : shlo_op_name(op->code);
@@ -948,19 +1146,10 @@ shlo_status shlo_compile_elementwise(shlo_compiler *cc, const shlo_op *op,
     return shlo_cc_fail(cc, op, SHLO_EVERIFY, "unexpected operand count %d",
                         n_in);
   const shlo_type *ot[3] = {NULL, NULL, NULL};
-  int64_t numel = shlo_type_numel(rt);
   /* Operand whose element type decides the loop. */
   int main_in = (op->code == SHLO_OP_SELECT || op->code == SHLO_OP_CLAMP) ? 1 : 0;
-  for (int k = 0; k < n_in; k++) {
-    ot[k] = shlo_cc_operand_type(cc, op, k);
-    if (!ew_is_static_tensor(ot[k]))
-      return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                          "operand %d must be a statically shaped tensor", k);
-    if (ot[k]->quant || rt->quant)
-      return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                          "quantized element type %s is not supported",
-                          shlo_elem_name(ot[k]->elem));
-  }
+  shlo_status st = ew_operand_types(cc, op, rt, n_in, ot);
+  if (st) return st;
   if (main_in >= n_in)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY, "expected 3 operands");
 
@@ -969,153 +1158,27 @@ shlo_status shlo_compile_elementwise(shlo_compiler *cc, const shlo_op *op,
   p->out_elem = rt->elem;
   p->rank = rt->rank;
   memcpy(p->dims, rt->dims, sizeof p->dims);
-  p->numel = numel;
+  p->numel = shlo_type_numel(rt);
   p->n_in = n_in;
-  for (int k = 0; k < n_in; k++) {
-    int64_t kn = shlo_type_numel(ot[k]);
-    bool may_bcast = (op->code == SHLO_OP_SELECT && k == 0) ||
-                     (op->code == SHLO_OP_CLAMP && k != 1);
-    if (kn == numel && (ot[k]->rank == rt->rank || kn == 1)) {
-      p->stride[k] = 1;
-    } else if (may_bcast && ot[k]->rank == 0) {
-      p->stride[k] = 0;
-    } else {
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "operand %d shape does not match the result", k);
-    }
-    if (may_bcast && ot[k]->rank == 0) p->stride[k] = 0;
-    p->in_numel[k] = kn;
-  }
+  if ((st = ew_strides(cc, op, p, ot))) return st;
 
-  shlo_elem_type et = ot[main_in]->elem;
-  shlo_elem_class cls = shlo_elem_class_of(et);
-  p->et = et;
-  p->esz = shlo_elem_size(et);
-  p->bits = shlo_elem_bits(et);
-  p->mask = p->bits >= 64 ? UINT64_MAX : ((1ull << p->bits) - 1);
-  p->wsh = p->esz == 1 && cls == SHLO_CLASS_SINT ? 8 - p->bits : 0;
-  int ity = ew_ity(et), fty = ew_fty(et), cty = ew_cty(et);
-  shlo_elem_type want_out = et; /* result element type the loop writes */
-
+  ew_kind k = ew_set_elem(p, ot[main_in]->elem);
   /* operands other than the main one must have its element type, except
    * select's predicate */
-  for (int k = 0; k < n_in; k++) {
-    if (k == main_in || (op->code == SHLO_OP_SELECT && k == 0)) continue;
-    if (ot[k]->elem != et)
+  for (int i = 0; i < n_in; i++) {
+    if (i == main_in || (op->code == SHLO_OP_SELECT && i == 0)) continue;
+    if (ot[i]->elem != k.et)
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "operand %d element type %s differs from %s", k,
-                          shlo_elem_name(ot[k]->elem), shlo_elem_name(et));
+                          "operand %d element type %s differs from %s", i,
+                          shlo_elem_name(ot[i]->elem), shlo_elem_name(k.et));
   }
 
-  switch (op->code) {
-  case SHLO_OP_COMPARE: {
-    const char *ds = shlo_attr_get_str(shlo_op_attr(op, "comparison_direction"));
-    int dir = ew_dir(ds);
-    if (dir < 0)
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "bad or missing comparison_direction %s",
-                          ds ? ds : "(none)");
-    const char *ct = shlo_attr_get_str(shlo_op_attr(op, "compare_type"));
-    bool total = ct && strcmp(ct, "TOTALORDER") == 0;
-    want_out = SHLO_I1;
-    if (ity >= 0) p->bin = ew_cmpi_tab[dir][ity];
-    else if (fty >= 0) p->bin = (total ? ew_cmpt_tab : ew_cmpf_tab)[dir][fty];
-    else if (cty >= 0 && dir == DIR_EQ)
-      p->bin = cty == CTY_c64 ? cmpc_EQ_c64 : cmpc_EQ_c128;
-    else if (cty >= 0 && dir == DIR_NE)
-      p->bin = cty == CTY_c64 ? cmpc_NE_c64 : cmpc_NE_c128;
-    break;
-  }
-  case SHLO_OP_SELECT:
-    if (ot[0]->elem != SHLO_I1)
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY, "predicate must be i1");
-    switch (p->esz) {
-    case 1: p->tern = sel_1; break;
-    case 2: p->tern = sel_2; break;
-    case 4: p->tern = sel_4; break;
-    case 8: p->tern = sel_8; break;
-    case 16: p->tern = sel_16; break;
-    }
-    break;
-  case SHLO_OP_CLAMP:
-    if (ity >= 0) p->tern = ew_clampi_tab[ity];
-    else if (fty >= 0) p->tern = ew_clampf_tab[fty];
-    break;
-  case SHLO_OP_IS_FINITE:
-    want_out = SHLO_I1;
-    if (fty >= 0) p->un = ew_isfin_tab[fty];
-    break;
-  case SHLO_OP_REAL:
-  case SHLO_OP_IMAG:
-  case SHLO_OP_ABS:
-    if (cty >= 0) {
-      want_out = shlo_elem_complex_part(et);
-      if (op->code == SHLO_OP_REAL) p->un = cty == CTY_c64 ? creal_c64 : creal_c128;
-      else if (op->code == SHLO_OP_IMAG) p->un = cty == CTY_c64 ? cimag_c64 : cimag_c128;
-      else p->un = cty == CTY_c64 ? cabs_c64 : cabs_c128;
-    } else if (fty >= 0) {
-      if (op->code == SHLO_OP_REAL) p->un = ew_fu_tab[FU_REAL_][fty];
-      else if (op->code == SHLO_OP_IMAG) p->un = fimag_any;
-      else p->un = ew_fu_tab[FU_ABS_][fty];
-    } else if (op->code == SHLO_OP_ABS && cls == SHLO_CLASS_SINT) {
-      p->un = ew_iu_tab[IU_ABS_][ity];
-    }
-    break;
-  case SHLO_OP_COMPLEX:
-    if (et == SHLO_F32 || et == SHLO_F64) {
-      want_out = et == SHLO_F32 ? SHLO_C64 : SHLO_C128;
-      p->bin = et == SHLO_F32 ? cmake_c64 : cmake_c128;
-    }
-    break;
-  case SHLO_OP_REDUCE_PRECISION: {
-    int64_t eb = -1, mb = -1;
-    if (!shlo_attr_get_i64(shlo_op_attr(op, "exponent_bits"), &eb) ||
-        !shlo_attr_get_i64(shlo_op_attr(op, "mantissa_bits"), &mb) ||
-        eb < 1 || mb < 0 || eb > 64 || mb > 64)
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "needs exponent_bits >= 1 and mantissa_bits >= 0");
-    p->rp_exp = (int)eb;
-    p->rp_mant = (int)mb;
-    p->rp_src_mant = ew_mant_bits(et);
-    if (fty == FTY_f32) p->un = rp_f32;
-    else if (fty == FTY_f64) p->un = rp_f64;
-    else if (fty >= 0) p->un = rp_nar;
-    break;
-  }
-  default: {
-    const ew_desc *dsc = op->code > 0 && op->code < SHLO_OP_COUNT
-                             ? &ew_descs[op->code] : NULL;
-    if (!dsc || dsc->arity == 0)
-      return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                          "not an elementwise op this file implements");
-    if (n_in != dsc->arity)
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY, "expected %d operands, got %d",
-                          dsc->arity, n_in);
-    if (cls == SHLO_CLASS_BOOL) {
-      if (dsc->arity == 2 && dsc->bool_ib) p->bin = ew_ib_tab[dsc->bool_ib][ITY_u8];
-      if (dsc->arity == 1 && dsc->bool_iu) p->un = ew_iu_tab[dsc->bool_iu][ITY_u8];
-    } else if (ity >= 0) {
-      /* abs and sign are defined on signed integers only */
-      bool signed_only = op->code == SHLO_OP_SIGN;
-      if (!(signed_only && cls != SHLO_CLASS_SINT)) {
-        if (dsc->arity == 2 && dsc->ib) p->bin = ew_ib_tab[dsc->ib][ity];
-        if (dsc->arity == 1 && dsc->iu) p->un = ew_iu_tab[dsc->iu][ity];
-      }
-    } else if (fty >= 0) {
-      if (dsc->arity == 2 && dsc->fb) p->bin = ew_fb_tab[dsc->fb][fty];
-      if (dsc->arity == 1 && dsc->fu) p->un = ew_fu_tab[dsc->fu][fty];
-    } else if (cty >= 0) {
-      if (dsc->arity == 2 && dsc->cb) p->bin = ew_cb_tab[dsc->cb][cty];
-      if (dsc->arity == 1 && dsc->cu) p->un = ew_cu_tab[dsc->cu][cty];
-    }
-    break;
-  }
-  }
-
+  shlo_elem_type want_out; /* result element type the loop writes */
+  if ((st = ew_pick_kernel(cc, op, p, ot, k, &want_out))) return st;
   if (!p->un && !p->bin && !p->tern)
     return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "%s: element type %s is not supported", opname,
-                        shlo_elem_name(et));
+                        shlo_elem_name(k.et));
   if (rt->elem != want_out)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "result element type %s, expected %s",

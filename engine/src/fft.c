@@ -164,88 +164,190 @@ static void transform_axis(const fft_plan *p, bool inverse, cplx *buf,
     }
 }
 
+/* How a transform run ended. */
+typedef enum { FFT_DONE, FFT_STOPPED, FFT_NOMEM } fft_end;
+
+/* Scratch of one k_fft run: the operand as complex (buf, in_total values),
+ * one line of the longest axis, and the plans' work space. */
+typedef struct fft_scratch {
+  cplx *buf, *line, *work;
+  int64_t in_total;
+} fft_scratch;
+
+/* FFT, IFFT and RFFT: transform the innermost nl axes of buf in place and
+ * store into v (RFFT keeps the first n/2 + 1 values of each last-axis
+ * line). */
+static fft_end fft_complex(const fft_params *p, fft_scratch *w,
+                           shlo_value *v, shlo_exec *ex) {
+  int r = p->rank, nl = p->nl;
+  size_t oes = shlo_elem_size(p->ot);
+  for (int i = 0; i < nl; i++) {
+    if (shlo_exec_should_stop(ex)) return FFT_STOPPED;
+    transform_axis(&p->plan[i], p->kind == FFT_INV, w->buf, r, p->in_dims,
+                   r - nl + i, w->line, w->work);
+  }
+  if (p->kind != FFT_R2C) {
+    shlo__la_store(LA_C128, p->ot, v->data, (int64_t)oes, w->buf,
+                   w->in_total);
+  } else {
+    int64_t n = p->in_dims[r - 1], h = p->out_dims[r - 1];
+    for (int64_t l = 0; l < w->in_total / n; l++)
+      shlo__la_store(LA_C128, p->ot, (char *)v->data + l * h * (int64_t)oes,
+                     (int64_t)oes, w->buf + l * n, h);
+  }
+  return FFT_DONE;
+}
+
+/* IRFFT: inverse-transform all but the last axis, then each last-axis line
+ * of h values, extended to n by Hermitian symmetry, to n reals. */
+static fft_end fft_c2r(const fft_params *p, fft_scratch *w, shlo_value *v,
+                       shlo_exec *ex) {
+  int r = p->rank, nl = p->nl;
+  size_t oes = shlo_elem_size(p->ot);
+  cplx *line = w->line;
+  for (int i = 0; i < nl - 1; i++) {
+    if (shlo_exec_should_stop(ex)) return FFT_STOPPED;
+    transform_axis(&p->plan[i], true, w->buf, r, p->in_dims, r - nl + i,
+                   line, w->work);
+  }
+  const fft_plan *pl = &p->plan[nl - 1];
+  int64_t n = pl->n, h = p->in_dims[r - 1];
+  double *real = malloc((size_t)n * sizeof *real);
+  if (!real) return FFT_NOMEM;
+  for (int64_t l = 0; l < w->in_total / h; l++) {
+    const cplx *src = w->buf + l * h;
+    for (int64_t k = 0; k < n; k++) {
+      if (k < h)
+        line[k] = src[k];
+      else
+        line[k] = conj(src[n - k]);
+    }
+    fft_run_inverse(pl, line, w->work);
+    for (int64_t k = 0; k < n; k++) real[k] = creal(line[k]);
+    shlo__la_store(LA_F64, p->ot, (char *)v->data + l * n * (int64_t)oes,
+                   (int64_t)oes, real, n);
+  }
+  free(real);
+  return FFT_DONE;
+}
+
 static shlo_status k_fft(const shlo_step *s, shlo_value *const *in,
                          shlo_value **out, shlo_exec *ex) {
   const fft_params *p = s->params;
   shlo_value *v = shlo_tensor_new(p->ot, p->rank, p->out_dims);
   if (!v)
     return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
-  int r = p->rank, nl = p->nl;
-  int64_t in_total = shlo__la_prod(p->in_dims, r);
-  int64_t out_total = v->numel;
-  if (in_total == 0 || out_total == 0) {
+  fft_scratch w = {NULL, NULL, NULL, shlo__la_prod(p->in_dims, p->rank)};
+  if (w.in_total == 0 || v->numel == 0) {
     out[0] = v;
     return SHLO_OK;
   }
   int64_t maxm = 1, maxn = 1;
-  for (int i = 0; i < nl; i++) {
+  for (int i = 0; i < p->nl; i++) {
     if (p->plan[i].m > maxm) maxm = p->plan[i].m;
     if (p->plan[i].n > maxn) maxn = p->plan[i].n;
   }
-  cplx *buf = malloc((size_t)in_total * sizeof *buf);
-  cplx *line = malloc((size_t)maxn * sizeof *line);
-  cplx *work = malloc((size_t)maxm * sizeof *work);
-  double *real = NULL;
-  if (!buf || !line || !work) goto nomem;
-  shlo__la_load(LA_C128, p->it, buf, in[0]->data, in_total,
-                (int64_t)shlo_elem_size(p->it));
-  size_t oes = shlo_elem_size(p->ot);
-  switch (p->kind) {
+  w.buf = malloc((size_t)w.in_total * sizeof *w.buf);
+  w.line = malloc((size_t)maxn * sizeof *w.line);
+  w.work = malloc((size_t)maxm * sizeof *w.work);
+  fft_end end = FFT_NOMEM;
+  if (w.buf && w.line && w.work) {
+    shlo__la_load(LA_C128, p->it, w.buf, in[0]->data, w.in_total,
+                  (int64_t)shlo_elem_size(p->it));
+    end = p->kind == FFT_C2R ? fft_c2r(p, &w, v, ex)
+                             : fft_complex(p, &w, v, ex);
+  }
+  free(w.buf), free(w.line), free(w.work);
+  if (end == FFT_DONE) {
+    out[0] = v;
+    return SHLO_OK;
+  }
+  shlo_value_unref(v);
+  if (end == FFT_STOPPED)
+    return shlo_exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+  return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
+}
+
+/* fft_type as FFT_FWD, FFT_INV, FFT_R2C or FFT_C2R (*kind). */
+static shlo_status fft_kind(shlo_compiler *cc, const shlo_op *op,
+                            const char *ty, int *kind) {
+  if (!ty)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "missing fft_type");
+  else if (!strcmp(ty, "FFT"))
+    *kind = FFT_FWD;
+  else if (!strcmp(ty, "IFFT"))
+    *kind = FFT_INV;
+  else if (!strcmp(ty, "RFFT"))
+    *kind = FFT_R2C;
+  else if (!strcmp(ty, "IRFFT"))
+    *kind = FFT_C2R;
+  else
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "unknown fft_type %s", ty);
+  return SHLO_OK;
+}
+
+/* (C2) whether operand and result element types fit the kind. */
+static bool fft_elems_ok(int kind, shlo_elem_type in, shlo_elem_type out) {
+  switch (kind) {
   case FFT_FWD:
   case FFT_INV:
+    return shlo_elem_is_complex(in) && out == in;
   case FFT_R2C:
-    for (int i = 0; i < nl; i++) {
-      if (shlo_exec_should_stop(ex)) goto stop;
-      transform_axis(&p->plan[i], p->kind == FFT_INV, buf, r, p->in_dims,
-                     r - nl + i, line, work);
-    }
-    if (p->kind != FFT_R2C) {
-      shlo__la_store(LA_C128, p->ot, v->data, (int64_t)oes, buf, in_total);
-    } else {
-      /* keep the first n/2 + 1 values of each last-axis line */
-      int64_t n = p->in_dims[r - 1], h = p->out_dims[r - 1];
-      for (int64_t l = 0; l < in_total / n; l++)
-        shlo__la_store(LA_C128, p->ot, (char *)v->data + l * h * (int64_t)oes,
-                       (int64_t)oes, buf + l * n, h);
-    }
-    break;
-  case FFT_C2R: {
-    for (int i = 0; i < nl - 1; i++) {
-      if (shlo_exec_should_stop(ex)) goto stop;
-      transform_axis(&p->plan[i], true, buf, r, p->in_dims, r - nl + i, line,
-                     work);
-    }
-    const fft_plan *pl = &p->plan[nl - 1];
-    int64_t n = pl->n, h = p->in_dims[r - 1];
-    real = malloc((size_t)n * sizeof *real);
-    if (!real) goto nomem;
-    for (int64_t l = 0; l < in_total / h; l++) {
-      const cplx *src = buf + l * h;
-      for (int64_t k = 0; k < n; k++) {
-        if (k < h)
-          line[k] = src[k];
-        else
-          line[k] = conj(src[n - k]);
-      }
-      fft_run_inverse(pl, line, work);
-      for (int64_t k = 0; k < n; k++) real[k] = creal(line[k]);
-      shlo__la_store(LA_F64, p->ot, (char *)v->data + l * n * (int64_t)oes,
-                     (int64_t)oes, real, n);
-    }
-    break;
+    return (in == SHLO_F32 && out == SHLO_C64) ||
+           (in == SHLO_F64 && out == SHLO_C128);
+  default:
+    return (in == SHLO_C64 && out == SHLO_F32) ||
+           (in == SHLO_C128 && out == SHLO_F64);
   }
+}
+
+/* (C3-C4) the innermost nl dims of operand and result against len. */
+static shlo_status fft_check_shapes(shlo_compiler *cc, const shlo_op *op,
+                                    int kind, const shlo_type *it,
+                                    const shlo_type *ot, const int64_t *len,
+                                    int nl) {
+  int r = it->rank;
+  int64_t want_in[SHLO_MAX_RANK], want_out[SHLO_MAX_RANK];
+  memcpy(want_in, it->dims, sizeof want_in);
+  memcpy(want_out, it->dims, sizeof want_out);
+  for (int i = 0; i < nl; i++) {
+    want_in[r - nl + i] = len[i];
+    want_out[r - nl + i] = len[i];
   }
-  free(buf), free(line), free(work), free(real);
-  out[0] = v;
+  if (kind == FFT_R2C) want_out[r - 1] = len[nl - 1] == 0 ? 0 : len[nl - 1] / 2 + 1;
+  if (kind == FFT_C2R) want_in[r - 1] = len[nl - 1] == 0 ? 0 : len[nl - 1] / 2 + 1;
+  for (int i = 0; i < r; i++)
+    if (it->dims[i] != want_in[i] || ot->dims[i] != want_out[i])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C3-C4) operand/result shapes do not match "
+                          "fft_length at dimension %d",
+                          i);
   return SHLO_OK;
-stop:
-  free(buf), free(line), free(work), free(real);
-  shlo_value_unref(v);
-  return shlo_exec_fail(ex, s, SHLO_ECANCELED, "stopped");
-nomem:
-  free(buf), free(line), free(work), free(real);
-  shlo_value_unref(v);
-  return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
+}
+
+/* The step's parameters, with a plan per transformed dimension. */
+static shlo_status fft_params_init(shlo_compiler *cc, const shlo_op *op,
+                                   shlo_step *step, int kind,
+                                   const shlo_type *it, const shlo_type *ot,
+                                   const int64_t *len, int nl) {
+  fft_params *p = calloc(1, sizeof *p);
+  if (!p) return shlo_cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
+  if (step->params && step->free_params) step->free_params(step->params);
+  step->params = p;
+  step->free_params = params_free;
+  p->kind = kind;
+  p->it = it->elem;
+  p->ot = ot->elem;
+  p->rank = it->rank;
+  p->nl = nl;
+  memcpy(p->in_dims, it->dims, sizeof p->in_dims);
+  memcpy(p->out_dims, ot->dims, sizeof p->out_dims);
+  for (int i = 0; i < nl; i++) {
+    p->len[i] = len[i];
+    if (!plan_init(&p->plan[i], len[i]))
+      return shlo_cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
+  }
+  return SHLO_OK;
 }
 
 /* stablehlo.fft: (C1) 1 <= size(fft_length) <= 3; (C2) operand/result
@@ -269,85 +371,28 @@ shlo_status shlo_compile_fft(shlo_compiler *cc, const shlo_op *op,
                           "dynamic or quantized tensors are not supported");
   }
   const char *ty = shlo_attr_get_str(shlo_op_attr(op, "fft_type"));
-  int kind;
-  if (!ty)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "missing fft_type");
-  else if (!strcmp(ty, "FFT"))
-    kind = FFT_FWD;
-  else if (!strcmp(ty, "IFFT"))
-    kind = FFT_INV;
-  else if (!strcmp(ty, "RFFT"))
-    kind = FFT_R2C;
-  else if (!strcmp(ty, "IRFFT"))
-    kind = FFT_C2R;
-  else
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "unknown fft_type %s", ty);
+  int kind = FFT_FWD;
+  shlo_status st = fft_kind(cc, op, ty, &kind);
+  if (st) return st;
   int64_t len[4];
   int nl = shlo_attr_i64s(shlo_op_attr(op, "fft_length"), len, 4);
   if (nl < 1 || nl > 3)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "(C1) fft_length must have 1 to 3 values");
-  int r = it->rank;
-  if (r < nl || ot->rank != r)
+  if (it->rank < nl || ot->rank != it->rank)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "(C3) operand rank is below size(fft_length) or "
                         "differs from the result's");
   for (int i = 0; i < nl; i++)
     if (len[i] < 0)
       return shlo_cc_fail(cc, op, SHLO_EVERIFY, "negative fft_length");
-  /* element types */
-  bool ok;
-  switch (kind) {
-  case FFT_FWD:
-  case FFT_INV:
-    ok = shlo_elem_is_complex(it->elem) && ot->elem == it->elem;
-    break;
-  case FFT_R2C:
-    ok = (it->elem == SHLO_F32 && ot->elem == SHLO_C64) ||
-         (it->elem == SHLO_F64 && ot->elem == SHLO_C128);
-    break;
-  default:
-    ok = (it->elem == SHLO_C64 && ot->elem == SHLO_F32) ||
-         (it->elem == SHLO_C128 && ot->elem == SHLO_F64);
-    break;
-  }
-  if (!ok)
+  if (!fft_elems_ok(kind, it->elem, ot->elem))
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "(C2) element types %s -> %s do not fit fft_type %s",
                         shlo_elem_name(it->elem), shlo_elem_name(ot->elem), ty);
-  /* shapes */
-  int64_t want_in[SHLO_MAX_RANK], want_out[SHLO_MAX_RANK];
-  memcpy(want_in, it->dims, sizeof want_in);
-  memcpy(want_out, it->dims, sizeof want_out);
-  for (int i = 0; i < nl; i++) {
-    want_in[r - nl + i] = len[i];
-    want_out[r - nl + i] = len[i];
-  }
-  if (kind == FFT_R2C) want_out[r - 1] = len[nl - 1] == 0 ? 0 : len[nl - 1] / 2 + 1;
-  if (kind == FFT_C2R) want_in[r - 1] = len[nl - 1] == 0 ? 0 : len[nl - 1] / 2 + 1;
-  for (int i = 0; i < r; i++)
-    if (it->dims[i] != want_in[i] || ot->dims[i] != want_out[i])
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C3-C4) operand/result shapes do not match "
-                          "fft_length at dimension %d",
-                          i);
-  fft_params *p = calloc(1, sizeof *p);
-  if (!p) return shlo_cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
-  if (step->params && step->free_params) step->free_params(step->params);
-  step->params = p;
-  step->free_params = params_free;
-  p->kind = kind;
-  p->it = it->elem;
-  p->ot = ot->elem;
-  p->rank = r;
-  p->nl = nl;
-  memcpy(p->in_dims, it->dims, sizeof p->in_dims);
-  memcpy(p->out_dims, ot->dims, sizeof p->out_dims);
-  for (int i = 0; i < nl; i++) {
-    p->len[i] = len[i];
-    if (!plan_init(&p->plan[i], len[i]))
-      return shlo_cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
-  }
+  if ((st = fft_check_shapes(cc, op, kind, it, ot, len, nl)) ||
+      (st = fft_params_init(cc, op, step, kind, it, ot, len, nl)))
+    return st;
   step->fn = k_fft;
   return SHLO_OK;
 }

@@ -220,6 +220,57 @@ static void append_label(char *buf, size_t cap, const char *name) {
            dot ? dot + 1 : name);
 }
 
+/* Where member k's input slot comes from: -(j + 1) for earlier member j's
+ * output, else its index among the fused step's external inputs (added to
+ * fs->in when new, with its element size when it has numel elements, 0
+ * for a broadcast scalar). */
+static int fuse_input_ref(const shlo_plan *p, int first, int k, int slot,
+                          const shlo_type *const *types, int64_t numel,
+                          fused *f, shlo_step *fs) {
+  int ref = 0;
+  bool found = false;
+  for (int j = 0; j < k; j++)
+    if (p->steps[first + j].out[0] == slot) {
+      ref = -(j + 1);
+      found = true;
+    }
+  if (found) return ref;
+  for (int e = 0; e < fs->n_in; e++)
+    if (fs->in[e] == slot) return e;
+  ref = fs->n_in;
+  fs->in[fs->n_in++] = slot;
+  f->ext_esz[ref] = slot_numel(types, slot) == numel
+                        ? shlo_elem_size(types[slot]->elem)
+                        : 0;
+  return ref;
+}
+
+/* Describe member k (step first + k of p) in f; its output becomes one of
+ * the fused step's outputs when a step outside [first, last) reads it. */
+static void fuse_member(const shlo_plan *p, int first, int last, int k,
+                        const shlo_type *const *types, int64_t numel,
+                        fused *f, shlo_step *fs) {
+  const shlo_step *s = &p->steps[first + k];
+  member *m = &f->m[k];
+  m->bcast = !s->range;
+  if (m->bcast) bcast_map_of(s, types, &m->map);
+  m->n_in = s->n_in;
+  for (int i = 0; i < s->n_in; i++)
+    m->ref[i] = fuse_input_ref(p, first, k, s->in[i], types, numel, f, fs);
+  const shlo_type *rt = types[s->out[0]];
+  m->esz = shlo_elem_size(rt->elem);
+  m->out = -1;
+  if (used_outside(p, first, last, s->out[0])) {
+    m->out = fs->n_out;
+    output *o = &f->outs[fs->n_out];
+    o->elem = rt->elem;
+    o->rank = rt->rank;
+    memcpy(o->dims, rt->dims, sizeof o->dims);
+    fs->out[fs->n_out++] = s->out[0];
+  }
+  append_label(fs->label, 512, s->op ? s->op->name : "?");
+}
+
 /* Replace steps [first, last) of p by one fused step written to *dst. */
 static shlo_status fuse_run(shlo_plan *p, int first, int last,
                             const shlo_type *const *types, int64_t numel,
@@ -243,49 +294,8 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
     return SHLO_ENOMEM;
   }
   snprintf(fs.label, 512, "fused(");
-  for (int k = 0; k < n; k++) {
-    const shlo_step *s = &p->steps[first + k];
-    member *m = &f->m[k];
-    m->bcast = !s->range;
-    if (m->bcast) bcast_map_of(s, types, &m->map);
-    m->n_in = s->n_in;
-    for (int i = 0; i < s->n_in; i++) {
-      int slot = s->in[i], ref = 0;
-      bool found = false;
-      for (int j = 0; j < k; j++)
-        if (p->steps[first + j].out[0] == slot) {
-          ref = -(j + 1);
-          found = true;
-        }
-      if (!found) {
-        for (int e = 0; e < fs.n_in && !found; e++)
-          if (fs.in[e] == slot) {
-            ref = e;
-            found = true;
-          }
-        if (!found) {
-          ref = fs.n_in;
-          fs.in[fs.n_in++] = slot;
-          f->ext_esz[ref] = slot_numel(types, slot) == numel
-                                ? shlo_elem_size(types[slot]->elem)
-                                : 0;
-        }
-      }
-      m->ref[i] = ref;
-    }
-    const shlo_type *rt = types[s->out[0]];
-    m->esz = shlo_elem_size(rt->elem);
-    m->out = -1;
-    if (used_outside(p, first, last, s->out[0])) {
-      m->out = fs.n_out;
-      output *o = &f->outs[fs.n_out];
-      o->elem = rt->elem;
-      o->rank = rt->rank;
-      memcpy(o->dims, rt->dims, sizeof o->dims);
-      fs.out[fs.n_out++] = s->out[0];
-    }
-    append_label(fs.label, 512, s->op ? s->op->name : "?");
-  }
+  for (int k = 0; k < n; k++)
+    fuse_member(p, first, last, k, types, numel, f, &fs);
   size_t len = strlen(fs.label);
   snprintf(fs.label + len, 512 - len, ")");
   f->n_members = n;

@@ -461,6 +461,78 @@ void shlo_module_grid(const shlo_module *m, int *num_replicas,
 
 #define SHLO_GRID_MAX_PROCS 4096
 
+/* Every process's program (e, or opts->programs[k]) must take the n_args
+ * arguments given for it and all must return as many results (*n_res). */
+static shlo_status grid_check_programs(const shlo_executable *e,
+                                       const shlo_executable *const *progs,
+                                       int n, int P, shlo_value *const *args,
+                                       int n_args, int *n_res,
+                                       shlo_diag *diag) {
+  *n_res = -1;
+  for (int k = 0; k < n; k++) {
+    const shlo_executable *pe = progs && progs[k] ? progs[k] : e;
+    const shlo_func *f = shlo_executable_entry(pe);
+    const char *file = shlo__executable_module(pe)->filename;
+    if (f->n_args != n_args)
+      return shlo_diag_set(diag, SHLO_EINPUT, file, f->loc.line, f->loc.col,
+                           "@%s of process (%d, %d) takes %d arguments but "
+                           "%d were given",
+                           f->name, k / P, k % P, f->n_args, n_args);
+    for (int i = 0; i < n_args; i++)
+      if (!shlo_value_has_type(args[k * n_args + i], f->arg_types[i])) {
+        char want[256];
+        shlo_type_format(f->arg_types[i], want, sizeof want);
+        return shlo_diag_set(diag, SHLO_EINPUT, file, f->loc.line, f->loc.col,
+                             "argument %d of @%s of process (%d, %d) must be "
+                             "%s",
+                             i, f->name, k / P, k % P, want);
+      }
+    int nr = shlo__executable_plan(pe)->n_results;
+    if (*n_res >= 0 && nr != *n_res)
+      return shlo_diag_set(diag, SHLO_EINPUT, file, f->loc.line, f->loc.col,
+                           "@%s of process (%d, %d) returns %d results but "
+                           "process (0, 0) returns %d",
+                           f->name, k / P, k % P, nr, *n_res);
+    *n_res = nr;
+  }
+  return SHLO_OK;
+}
+
+/* Fill in each process's job: its plan, arguments, result slots and
+ * streams. */
+static void grid_init_jobs(shlo_grid *g, grid_job *jobs,
+                           const shlo_executable *e,
+                           const shlo_grid_opts *opts, int n,
+                           shlo_value *const *args, int n_args,
+                           shlo_value **res, int n_res) {
+  const shlo_executable *const *progs = opts ? opts->programs : NULL;
+  for (int k = 0; k < n; k++) {
+    const shlo_executable *pe = progs && progs[k] ? progs[k] : e;
+    jobs[k].plan = shlo__executable_plan(pe);
+    jobs[k].filename = shlo__executable_module(pe)->filename;
+    jobs[k].args = args + (size_t)k * (size_t)n_args;
+    jobs[k].results = res + (size_t)k * (size_t)n_res;
+    jobs[k].print = opts ? opts->exec.print_stream : NULL;
+    if (opts && opts->infeed) g->infeed[k] = opts->infeed[k];
+    if (opts && opts->outfeed) g->outfeed[k] = opts->outfeed[k];
+  }
+}
+
+/* Run the jobs under the memory budget opts asks for (if any). */
+static shlo_status grid_run_budgeted(shlo_grid *g, grid_job *jobs,
+                                     const shlo_grid_opts *opts) {
+  shlo_mem_budget *budget = NULL, *prev = NULL;
+  if (opts && opts->exec.max_bytes > 0 &&
+      (budget = shlo__budget_new(opts->exec.max_bytes)))
+    prev = shlo__budget_swap(budget);
+  shlo_status st = grid_run(g, jobs, opts ? opts->exec.cancel : NULL);
+  if (budget) shlo__budget_swap(prev);
+  if (st && shlo__budget_exceeded(budget))
+    st = shlo__budget_refusal(budget, &g->fail);
+  shlo__budget_release(budget);
+  return st;
+}
+
 shlo_status shlo_execute_grid(const shlo_executable *e,
                               const shlo_grid_opts *opts,
                               shlo_value *const *args, int n_args,
@@ -482,34 +554,10 @@ shlo_status shlo_execute_grid(const shlo_executable *e,
                          "a grid of %d x %d processes is over the limit of "
                          "%d processes",
                          R, P, SHLO_GRID_MAX_PROCS);
-  int n = R * P, n_res = -1;
-  const shlo_executable *const *progs = opts ? opts->programs : NULL;
-  for (int k = 0; k < n; k++) {
-    const shlo_executable *pe = progs && progs[k] ? progs[k] : e;
-    const shlo_func *f = shlo_executable_entry(pe);
-    const char *file = shlo__executable_module(pe)->filename;
-    if (f->n_args != n_args)
-      return shlo_diag_set(diag, SHLO_EINPUT, file, f->loc.line, f->loc.col,
-                           "@%s of process (%d, %d) takes %d arguments but "
-                           "%d were given",
-                           f->name, k / P, k % P, f->n_args, n_args);
-    for (int i = 0; i < n_args; i++)
-      if (!shlo_value_has_type(args[k * n_args + i], f->arg_types[i])) {
-        char want[256];
-        shlo_type_format(f->arg_types[i], want, sizeof want);
-        return shlo_diag_set(diag, SHLO_EINPUT, file, f->loc.line, f->loc.col,
-                             "argument %d of @%s of process (%d, %d) must be "
-                             "%s",
-                             i, f->name, k / P, k % P, want);
-      }
-    int nr = shlo__executable_plan(pe)->n_results;
-    if (n_res >= 0 && nr != n_res)
-      return shlo_diag_set(diag, SHLO_EINPUT, file, f->loc.line, f->loc.col,
-                           "@%s of process (%d, %d) returns %d results but "
-                           "process (0, 0) returns %d",
-                           f->name, k / P, k % P, nr, n_res);
-    n_res = nr;
-  }
+  int n = R * P, n_res;
+  shlo_status st = grid_check_programs(e, opts ? opts->programs : NULL, n, P,
+                                       args, n_args, &n_res, diag);
+  if (st) return st;
   double deadline = opts && opts->exec.timeout_s > 0
                         ? shlo__now() + opts->exec.timeout_s
                         : 0;
@@ -523,25 +571,8 @@ shlo_status shlo_execute_grid(const shlo_executable *e,
     return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0,
                          "out of memory");
   }
-  for (int k = 0; k < n; k++) {
-    const shlo_executable *pe = progs && progs[k] ? progs[k] : e;
-    jobs[k].plan = shlo__executable_plan(pe);
-    jobs[k].filename = shlo__executable_module(pe)->filename;
-    jobs[k].args = args + (size_t)k * (size_t)n_args;
-    jobs[k].results = res + (size_t)k * (size_t)n_res;
-    jobs[k].print = opts ? opts->exec.print_stream : NULL;
-    if (opts && opts->infeed) g->infeed[k] = opts->infeed[k];
-    if (opts && opts->outfeed) g->outfeed[k] = opts->outfeed[k];
-  }
-  shlo_mem_budget *budget = NULL, *prev = NULL;
-  if (opts && opts->exec.max_bytes > 0 &&
-      (budget = shlo__budget_new(opts->exec.max_bytes)))
-    prev = shlo__budget_swap(budget);
-  shlo_status st = grid_run(g, jobs, opts ? opts->exec.cancel : NULL);
-  if (budget) shlo__budget_swap(prev);
-  if (st && shlo__budget_exceeded(budget))
-    st = shlo__budget_refusal(budget, &g->fail);
-  shlo__budget_release(budget);
+  grid_init_jobs(g, jobs, e, opts, n, args, n_args, res, n_res);
+  st = grid_run_budgeted(g, jobs, opts);
   if (st) {
     if (diag) *diag = g->fail;
     for (int i = 0; i < n * n_res; i++) shlo_value_unref(res[i]);

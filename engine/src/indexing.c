@@ -200,6 +200,66 @@ static shlo_status gather_dynamic_sizes(const shlo_step *s,
   return SHLO_OK;
 }
 
+/* Pass 1 of a gather: the operand offset of each slice, from its clamped
+ * start index (bounds hi) and its batching dims. */
+static void gather_bases(const gather_params *p, const void *idx,
+                         const int64_t *hi, int64_t *base) {
+  int64_t bi[MAXR] = {0}, ioff = 0;
+  for (int64_t b = 0; b < p->n_batch; b++) {
+    int64_t o = 0;
+    for (int k = 0; k < p->n_map; k++) {
+      int64_t v = p->load(idx, ioff + k * p->iv_str);
+      v = v < 0 ? 0 : v > hi[k] ? hi[k] : v;
+      o += v * p->map_str[k];
+    }
+    for (int i = 0; i < p->n_bat; i++) o += bi[p->bat_pos[i]] * p->bat_ostr[i];
+    base[b] = o;
+    for (int j = p->n_bd - 1; j >= 0; j--) {
+      ioff += p->bd_istr[j];
+      if (++bi[j] < p->bd_cnt[j]) break;
+      ioff -= bi[j] * p->bd_istr[j];
+      bi[j] = 0;
+    }
+  }
+}
+
+/* Pass 2: walk the result res, a row of the innermost loop at a time. */
+static shlo_status gather_walk_result(const shlo_step *s,
+                                      const gather_params *p,
+                                      const int64_t *base, const char *src,
+                                      shlo_value *res, shlo_exec *ex) {
+  char *dst = res->data;
+  size_t esz = p->esz;
+  int nl = p->n_loop;
+  if (nl == 0) {
+    memcpy(dst, src + (size_t)base[0] * esz, esz);
+    return SHLO_OK;
+  }
+  int64_t inner = p->cnt[nl - 1], ib = p->bstr[nl - 1], il = p->lstr[nl - 1];
+  int64_t outer = res->numel / inner;
+  int64_t ctr[MAXR] = {0}, cb = 0, co = 0;
+  for (int64_t t = 0; t < outer; t++) {
+    if ((t & 1023) == 1023 && shlo_exec_should_stop(ex))
+      return shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
+                            "stopped: the execution was canceled or "
+                            "exceeded its deadline");
+    if (p->contig)
+      memcpy(dst, src + (size_t)(base[cb] + co) * esz, (size_t)inner * esz);
+    else
+      gather_row(dst, src, base + cb, ib, co, il, inner, esz);
+    dst += (size_t)inner * esz;
+    for (int j = nl - 2; j >= 0; j--) {
+      cb += p->bstr[j];
+      co += p->lstr[j];
+      if (++ctr[j] < p->cnt[j]) break;
+      cb -= ctr[j] * p->bstr[j];
+      co -= ctr[j] * p->lstr[j];
+      ctr[j] = 0;
+    }
+  }
+  return SHLO_OK;
+}
+
 static shlo_status k_gather(const shlo_step *s, shlo_value *const *in,
                             shlo_value **out, shlo_exec *ex) {
   const gather_params *p = s->params;
@@ -222,63 +282,8 @@ static shlo_status k_gather(const shlo_step *s, shlo_value *const *in,
     shlo_value_unref(res);
     return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   }
-
-  /* Pass 1: operand offset of each slice. */
-  const void *idx = in[1]->data;
-  int64_t bi[MAXR] = {0}, ioff = 0;
-  for (int64_t b = 0; b < p->n_batch; b++) {
-    int64_t o = 0;
-    for (int k = 0; k < p->n_map; k++) {
-      int64_t v = p->load(idx, ioff + k * p->iv_str);
-      v = v < 0 ? 0 : v > hi[k] ? hi[k] : v;
-      o += v * p->map_str[k];
-    }
-    for (int i = 0; i < p->n_bat; i++) o += bi[p->bat_pos[i]] * p->bat_ostr[i];
-    base[b] = o;
-    for (int j = p->n_bd - 1; j >= 0; j--) {
-      ioff += p->bd_istr[j];
-      if (++bi[j] < p->bd_cnt[j]) break;
-      ioff -= bi[j] * p->bd_istr[j];
-      bi[j] = 0;
-    }
-  }
-
-  /* Pass 2: walk the result. */
-  char *dst = res->data;
-  const char *src = in[0]->data;
-  size_t esz = p->esz;
-  shlo_status st = SHLO_OK;
-  int nl = p->n_loop;
-  if (nl == 0) {
-    memcpy(dst, src + (size_t)base[0] * esz, esz);
-  } else {
-    int64_t inner = p->cnt[nl - 1], ib = p->bstr[nl - 1],
-            il = p->lstr[nl - 1];
-    int64_t outer = res->numel / inner;
-    int64_t ctr[MAXR] = {0}, cb = 0, co = 0;
-    for (int64_t t = 0; t < outer; t++) {
-      if ((t & 1023) == 1023 && shlo_exec_should_stop(ex)) {
-        st = shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
-                            "stopped: the execution was canceled or "
-                            "exceeded its deadline");
-        break;
-      }
-      if (p->contig)
-        memcpy(dst, src + (size_t)(base[cb] + co) * esz,
-               (size_t)inner * esz);
-      else
-        gather_row(dst, src, base + cb, ib, co, il, inner, esz);
-      dst += (size_t)inner * esz;
-      for (int j = nl - 2; j >= 0; j--) {
-        cb += p->bstr[j];
-        co += p->lstr[j];
-        if (++ctr[j] < p->cnt[j]) break;
-        cb -= ctr[j] * p->bstr[j];
-        co -= ctr[j] * p->lstr[j];
-        ctr[j] = 0;
-      }
-    }
-  }
+  gather_bases(p, in[1]->data, hi, base);
+  shlo_status st = gather_walk_result(s, p, base, in[0]->data, res, ex);
   free(base);
   if (st) {
     shlo_value_unref(res);
@@ -288,172 +293,194 @@ static shlo_status k_gather(const shlo_step *s, shlo_value *const *in,
   return SHLO_OK;
 }
 
-/* gather / dynamic_gather: result[result_index] = operand[operand_index]
- * where, for the result's batch dims (those not in offset_dims) and
- * offset dims,
- *   start     = start_indices[batch index, : at index_vector_dim],
- *   operand_index = clamp(start mapped by start_index_map, 0,
- *                         dim - slice_sizes)
- *                 + batch index at operand_batching_dims
- *                 + offset index with 0 at collapsed and batching dims.
- * dynamic_gather takes slice_sizes as a third operand; the result type
- * fixes them all but the collapsed/batching ones (0 or 1), so they are
- * derived from it here and checked against the operand at run time. */
-shlo_status shlo_compile_gather(shlo_compiler *cc, const shlo_op *op,
-                                shlo_step *step) {
-  bool dynamic = op->code == SHLO_OP_DYNAMIC_GATHER;
-  if (op->n_operands != (dynamic ? 3 : 2) || op->n_results != 1)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "needs %s and one result",
-                        dynamic ? "operand, start_indices and slice_sizes"
-                                : "operand and start_indices");
-  const shlo_type *ot = shlo_cc_operand_type(cc, op, 0);
-  const shlo_type *it = shlo_cc_operand_type(cc, op, 1);
-  const shlo_type *rt = shlo_cc_result_type(cc, op, 0);
-  if (ot->kind != SHLO_TYPE_TENSOR || it->kind != SHLO_TYPE_TENSOR ||
-      rt->kind != SHLO_TYPE_TENSOR)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "operands must be tensors");
-  if (!shlo_type_is_static(ot) || !shlo_type_is_static(it) ||
-      !shlo_type_is_static(rt))
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "dynamic shapes are not supported");
-  idx_load_fn load = idx_loader(it->elem);
-  if (!load || it->quant)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "start_indices must have an integer element type");
-  if (rt->elem != ot->elem)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C23) result and operand element types differ");
-
-  const shlo_attr *dn = shlo_op_attr(op, "dimension_numbers");
-  if (!dn || dn->kind != SHLO_ATTR_STRUCT)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "needs a #stablehlo.gather 'dimension_numbers'");
-  int64_t offd[MAXR], coll[MAXR], obat[MAXR], sbat[MAXR], map[MAXR],
-      ss[MAXR];
+/* The dimension numbers gather and scatter share, under gather's names
+ * (scatter's in the comments).  Both ops check them with the same rules
+ * (spec gather C1-C14, scatter C1-C14); only the names in the messages
+ * differ, so the names come from an idx_names table. */
+typedef struct idx_dnums {
+  int64_t offd[MAXR]; /* offset_dims / update_window_dims */
+  int64_t coll[MAXR]; /* collapsed_slice_dims / inserted_window_dims */
+  int64_t obat[MAXR]; /* operand_batching_dims / input_batching_dims */
+  int64_t sbat[MAXR]; /* start_indices_batching_dims /
+                         scatter_indices_batching_dims */
+  int64_t map[MAXR];  /* start_index_map / scatter_dims_to_operand_dims */
   int n_off, n_coll, n_obat, n_sbat, n_map;
+  int64_t ivd;        /* index_vector_dim */
+  int n_bd;           /* index dims other than ivd: batch / scatter dims */
+} idx_dnums;
+
+typedef struct idx_names {
+  const char *op;       /* "gather" */
+  const char *attr;     /* "dimension_numbers" */
+  const char *off, *coll, *obat, *sbat, *map; /* the fields */
+  const char *operand;  /* "operand": whose rank the fields split */
+  const char *operands; /* "operand": in the batching-size message */
+  const char *indices;  /* "start_indices" */
+  const char *result;   /* "result": whose rank adds offset + batch dims */
+  const char *off_word; /* "offset" */
+  const char *bd_word;  /* "batch" */
+  const char *collapsed; /* "collapsed" */
+} idx_names;
+
+static const idx_names gather_names = {
+    "gather", "dimension_numbers", "offset_dims", "collapsed_slice_dims",
+    "operand_batching_dims", "start_indices_batching_dims",
+    "start_index_map", "operand", "operand", "start_indices", "result",
+    "offset", "batch", "collapsed"};
+
+static const idx_names scatter_names = {
+    "scatter", "scatter_dimension_numbers", "update_window_dims",
+    "inserted_window_dims", "input_batching_dims",
+    "scatter_indices_batching_dims", "scatter_dims_to_operand_dims", "input",
+    "inputs", "scatter_indices", "updates", "window", "scatter", "inserted"};
+
+/* Read the struct attribute nm->attr into dn. */
+static shlo_status read_dnums(shlo_compiler *cc, const shlo_op *op,
+                              const idx_names *nm, idx_dnums *dn) {
+  const shlo_attr *a = shlo_op_attr(op, nm->attr);
+  if (!a || a->kind != SHLO_ATTR_STRUCT)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "needs a #stablehlo.%s '%s'",
+                        nm->op, nm->attr);
   shlo_status st;
-  if ((st = read_list(cc, op, dn, "offset_dims", offd, &n_off)) ||
-      (st = read_list(cc, op, dn, "collapsed_slice_dims", coll, &n_coll)) ||
-      (st = read_list(cc, op, dn, "operand_batching_dims", obat, &n_obat)) ||
-      (st = read_list(cc, op, dn, "start_indices_batching_dims", sbat,
-                      &n_sbat)) ||
-      (st = read_list(cc, op, dn, "start_index_map", map, &n_map)))
+  if ((st = read_list(cc, op, a, nm->off, dn->offd, &dn->n_off)) ||
+      (st = read_list(cc, op, a, nm->coll, dn->coll, &dn->n_coll)) ||
+      (st = read_list(cc, op, a, nm->obat, dn->obat, &dn->n_obat)) ||
+      (st = read_list(cc, op, a, nm->sbat, dn->sbat, &dn->n_sbat)) ||
+      (st = read_list(cc, op, a, nm->map, dn->map, &dn->n_map)))
     return st;
-  int64_t ivd = 0;
-  const shlo_attr *ivd_a = shlo_attr_field(dn, "index_vector_dim");
-  if (ivd_a && !shlo_attr_get_i64(ivd_a, &ivd))
+  dn->ivd = 0;
+  const shlo_attr *ivd_a = shlo_attr_field(a, "index_vector_dim");
+  if (ivd_a && !shlo_attr_get_i64(ivd_a, &dn->ivd))
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "index_vector_dim must be an integer");
+  return SHLO_OK;
+}
 
-  int orank = ot->rank, irank = it->rank, rrank = rt->rank;
+/* Check dn against the operand (input) type ot, the index type it and the
+ * rank of the result (updates), and set dn->n_bd. */
+static shlo_status check_dnums(shlo_compiler *cc, const shlo_op *op,
+                               const idx_names *nm, idx_dnums *dn,
+                               const shlo_type *ot, const shlo_type *it,
+                               int rrank) {
+  int orank = ot->rank, irank = it->rank;
+  int64_t ivd = dn->ivd;
   if (ivd < 0 || ivd > irank)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "index_vector_dim %lld is out of range [0, %d]",
                         (long long)ivd, irank);
   int64_t iv_len = ivd < irank ? it->dims[ivd] : 1;
-  if (n_map != iv_len)
+  if (dn->n_map != iv_len)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "start_index_map has %d entries but the index "
-                        "vector has %lld",
-                        n_map, (long long)iv_len);
-  if (orank != n_off + n_coll + n_obat)
+                        "%s has %d entries but the index vector has %lld",
+                        nm->map, dn->n_map, (long long)iv_len);
+  if (orank != dn->n_off + dn->n_coll + dn->n_obat)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "operand rank %d is not size(offset_dims) + "
-                        "size(collapsed_slice_dims) + "
-                        "size(operand_batching_dims)",
-                        orank);
-  int n_bd = irank - (ivd < irank ? 1 : 0);
-  if (rrank != n_off + n_bd)
+                        "%s rank %d is not size(%s) + size(%s) + size(%s)",
+                        nm->operand, orank, nm->off, nm->coll, nm->obat);
+  dn->n_bd = irank - (ivd < irank ? 1 : 0);
+  if (rrank != dn->n_off + dn->n_bd)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "result rank %d is not %d offset dims + %d batch "
-                        "dims",
-                        rrank, n_off, n_bd);
-  if (!list_ok(offd, n_off, rrank, true))
+                        "%s rank %d is not %d %s dims + %d %s dims",
+                        nm->result, rrank, dn->n_off, nm->off_word, dn->n_bd,
+                        nm->bd_word);
+  if (!list_ok(dn->offd, dn->n_off, rrank, true))
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "offset_dims must be sorted, unique and in range");
-  if (!list_ok(coll, n_coll, orank, true) ||
-      !list_ok(obat, n_obat, orank, true))
+                        "%s must be sorted, unique and in range", nm->off);
+  if (!list_ok(dn->coll, dn->n_coll, orank, true) ||
+      !list_ok(dn->obat, dn->n_obat, orank, true))
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "collapsed_slice_dims and operand_batching_dims must "
-                        "be sorted and in range");
-  for (int i = 0; i < n_obat; i++)
-    if (in_list(coll, n_coll, obat[i]))
+                        "%s and %s must be sorted and in range", nm->coll,
+                        nm->obat);
+  for (int i = 0; i < dn->n_obat; i++)
+    if (in_list(dn->coll, dn->n_coll, dn->obat[i]))
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "dim %lld is both collapsed and a batching dim",
-                          (long long)obat[i]);
-  if (!list_ok(map, n_map, orank, false))
+                          "dim %lld is both %s and a batching dim",
+                          (long long)dn->obat[i], nm->collapsed);
+  if (!list_ok(dn->map, dn->n_map, orank, false))
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "start_index_map must be unique and in range");
-  for (int i = 0; i < n_map; i++)
-    if (in_list(obat, n_obat, map[i]))
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "start_index_map and operand_batching_dims share "
-                          "dim %lld",
-                          (long long)map[i]);
-  if (n_sbat != n_obat || !list_ok(sbat, n_sbat, irank, false) ||
-      in_list(sbat, n_sbat, ivd))
+                        "%s must be unique and in range", nm->map);
+  for (int i = 0; i < dn->n_map; i++)
+    if (in_list(dn->obat, dn->n_obat, dn->map[i]))
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY, "%s and %s share dim %lld",
+                          nm->map, nm->obat, (long long)dn->map[i]);
+  if (dn->n_sbat != dn->n_obat ||
+      !list_ok(dn->sbat, dn->n_sbat, irank, false) ||
+      in_list(dn->sbat, dn->n_sbat, ivd))
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "start_indices_batching_dims must be unique, in "
-                        "range, not index_vector_dim, and as many as "
-                        "operand_batching_dims");
-  for (int i = 0; i < n_obat; i++)
-    if (ot->dims[obat[i]] != it->dims[sbat[i]])
+                        "%s must be unique, in range, not index_vector_dim, "
+                        "and as many as %s",
+                        nm->sbat, nm->obat);
+  for (int i = 0; i < dn->n_obat; i++)
+    if (ot->dims[dn->obat[i]] != it->dims[dn->sbat[i]])
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "batching dims %lld of operand and %lld of "
-                          "start_indices differ in size",
-                          (long long)obat[i], (long long)sbat[i]);
+                          "batching dims %lld of %s and %lld of %s differ "
+                          "in size",
+                          (long long)dn->obat[i], nm->operands,
+                          (long long)dn->sbat[i], nm->indices);
+  return SHLO_OK;
+}
 
-  gather_params *p = shlo_params_alloc(step, sizeof *p);
-  if (!p) return SHLO_ENOMEM;
-  p->elem = ot->elem;
-  p->esz = shlo_elem_size(ot->elem);
-  p->load = load;
-  p->dynamic = dynamic;
-  p->rank = orank;
-  p->n_map = n_map;
-  p->out_rank = rrank;
-  int64_t ostr[MAXR], istr[MAXR];
-  shlo_strides(orank, ot->dims, ostr);
-  shlo_strides(irank, it->dims, istr);
-  for (int d = 0; d < orank; d++) p->odims[d] = ot->dims[d];
-  for (int d = 0; d < rrank; d++) p->out_dims[d] = rt->dims[d];
+/* Read and check the dimension numbers of a gather or scatter. */
+static shlo_status load_dnums(shlo_compiler *cc, const shlo_op *op,
+                              const idx_names *nm, idx_dnums *dn,
+                              const shlo_type *ot, const shlo_type *it,
+                              int rrank) {
+  shlo_status st = read_dnums(cc, op, nm, dn);
+  return st ? st : check_dnums(cc, op, nm, dn, ot, it, rrank);
+}
 
-  for (int k = 0; k < n_map; k++) {
-    p->map[k] = map[k];
-    p->map_str[k] = ostr[map[k]];
-  }
+/* The operand, start_indices and result types of a gather, checked; load
+ * reads one start index. */
+static shlo_status gather_types(shlo_compiler *cc, const shlo_op *op,
+                                bool dynamic, const shlo_type **ot,
+                                const shlo_type **it, const shlo_type **rt,
+                                idx_load_fn *load) {
+  if (op->n_operands != (dynamic ? 3 : 2) || op->n_results != 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs %s and one result",
+                        dynamic ? "operand, start_indices and slice_sizes"
+                                : "operand and start_indices");
+  *ot = shlo_cc_operand_type(cc, op, 0);
+  *it = shlo_cc_operand_type(cc, op, 1);
+  *rt = shlo_cc_result_type(cc, op, 0);
+  if ((*ot)->kind != SHLO_TYPE_TENSOR || (*it)->kind != SHLO_TYPE_TENSOR ||
+      (*rt)->kind != SHLO_TYPE_TENSOR)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "operands must be tensors");
+  if (!shlo_type_is_static(*ot) || !shlo_type_is_static(*it) ||
+      !shlo_type_is_static(*rt))
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "dynamic shapes are not supported");
+  *load = idx_loader((*it)->elem);
+  if (!*load || (*it)->quant)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "start_indices must have an integer element type");
+  if ((*rt)->elem != (*ot)->elem)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C23) result and operand element types differ");
+  return SHLO_OK;
+}
 
-  /* Slice sizes: the offset dims of the result give the window dims'. */
-  int window_dim[MAXR]; /* k-th offset dim -> operand dim */
+/* Slice sizes: the offset dims of the result give the window dims'
+ * (window_dim[k] is the operand dim of the k-th offset dim).  A static
+ * gather's slice_sizes attribute must agree; a dynamic one's are checked
+ * against the operand at run time. */
+static shlo_status gather_slices(shlo_compiler *cc, const shlo_op *op,
+                                 gather_params *p, const idx_dnums *dn,
+                                 const shlo_type *ot, const shlo_type *rt,
+                                 int *window_dim) {
+  int orank = ot->rank;
   for (int d = 0, k = 0; d < orank; d++) {
-    p->unit[d] = in_list(coll, n_coll, d) || in_list(obat, n_obat, d);
+    p->unit[d] = in_list(dn->coll, dn->n_coll, d) ||
+                 in_list(dn->obat, dn->n_obat, d);
     if (p->unit[d]) {
       p->slice[d] = 1;
     } else {
       window_dim[k] = d;
-      p->slice[d] = rt->dims[offd[k]];
+      p->slice[d] = rt->dims[dn->offd[k]];
       k++;
     }
   }
-  if (!dynamic) {
-    int n = shlo_attr_i64s(shlo_op_attr(op, "slice_sizes"), ss, MAXR);
-    if (n != orank)
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "slice_sizes must have one entry per operand dim");
-    for (int d = 0; d < orank; d++) {
-      if (ss[d] < 0 || ss[d] > ot->dims[d])
-        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                            "slice_sizes[%d] = %lld is outside [0, %lld]", d,
-                            (long long)ss[d], (long long)ot->dims[d]);
-      if (p->unit[d] ? ss[d] > 1 : ss[d] != p->slice[d])
-        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                            "slice_sizes[%d] = %lld does not match the "
-                            "result type",
-                            d, (long long)ss[d]);
-    }
-    gather_bounds(p, ss, p->hi);
-  } else {
+  if (p->dynamic) {
     for (int d = 0; d < orank; d++)
       if (p->slice[d] > ot->dims[d])
         return shlo_cc_fail(cc, op, SHLO_EVERIFY,
@@ -461,54 +488,61 @@ shlo_status shlo_compile_gather(shlo_compiler *cc, const shlo_op *op,
                             "the operand",
                             (long long)p->slice[d], d);
     gather_bounds(p, p->slice, p->hi);
+    return SHLO_OK;
   }
+  int64_t ss[MAXR];
+  int n = shlo_attr_i64s(shlo_op_attr(op, "slice_sizes"), ss, MAXR);
+  if (n != orank)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "slice_sizes must have one entry per operand dim");
+  for (int d = 0; d < orank; d++) {
+    if (ss[d] < 0 || ss[d] > ot->dims[d])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "slice_sizes[%d] = %lld is outside [0, %lld]", d,
+                          (long long)ss[d], (long long)ot->dims[d]);
+    if (p->unit[d] ? ss[d] > 1 : ss[d] != p->slice[d])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "slice_sizes[%d] = %lld does not match the "
+                          "result type",
+                          d, (long long)ss[d]);
+  }
+  gather_bounds(p, ss, p->hi);
+  return SHLO_OK;
+}
 
-  p->iv_str = ivd < irank ? istr[ivd] : 0;
-
-  /* Batch dims: start_indices dims other than ivd, in order; they are the
-   * result dims not in offset_dims, in the same order. */
-  int64_t blin[MAXR]; /* batch linear stride */
-  int64_t bdim_of[MAXR];
-  for (int d = 0, j = 0; d < irank; d++) {
-    if (d == ivd) continue;
+/* Batch dims: start_indices dims other than ivd, in order; they are the
+ * result dims not in offset_dims, in the same order.  Sets blin[j] (the
+ * linear stride of batch dim j) and bdim_of[j] (its start_indices dim). */
+static void gather_batch(gather_params *p, const idx_dnums *dn,
+                         const shlo_type *it, const int64_t *istr,
+                         const int64_t *ostr, int64_t *blin,
+                         int64_t *bdim_of) {
+  for (int d = 0, j = 0; d < it->rank; d++) {
+    if (d == dn->ivd) continue;
     bdim_of[j] = d;
     p->bd_cnt[j] = it->dims[d];
     p->bd_istr[j] = istr[d];
     j++;
   }
-  p->n_bd = n_bd;
+  p->n_bd = dn->n_bd;
   p->n_batch = 1;
-  for (int j = n_bd - 1; j >= 0; j--) {
+  for (int j = dn->n_bd - 1; j >= 0; j--) {
     blin[j] = p->n_batch;
     p->n_batch *= p->bd_cnt[j];
   }
-  p->n_bat = n_obat;
-  for (int i = 0; i < n_obat; i++) {
-    p->bat_pos[i] = (int)(sbat[i] < ivd ? sbat[i] : sbat[i] - 1);
-    p->bat_ostr[i] = ostr[obat[i]];
+  p->n_bat = dn->n_obat;
+  for (int i = 0; i < dn->n_obat; i++) {
+    p->bat_pos[i] =
+        (int)(dn->sbat[i] < dn->ivd ? dn->sbat[i] : dn->sbat[i] - 1);
+    p->bat_ostr[i] = ostr[dn->obat[i]];
   }
+}
 
-  /* The result walk, checking the result shape on the way. */
-  int64_t cnt[MAXR], bs[MAXR], ls[MAXR];
-  for (int r = 0, k = 0, j = 0; r < rrank; r++) {
-    if (k < n_off && offd[k] == r) {
-      int d = window_dim[k++];
-      cnt[r] = rt->dims[r];
-      bs[r] = 0;
-      ls[r] = ostr[d];
-    } else {
-      if (rt->dims[r] != it->dims[bdim_of[j]])
-        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                            "result dim %d is %lld but start_indices dim "
-                            "%lld is %lld",
-                            r, (long long)rt->dims[r],
-                            (long long)bdim_of[j],
-                            (long long)it->dims[bdim_of[j]]);
-      cnt[r] = rt->dims[r];
-      bs[r] = blin[j++];
-      ls[r] = 0;
-    }
-  }
+/* Store the result walk (counts, batch and operand strides per result
+ * dim) in p, dropping unit dims and merging dims that nest contiguously. */
+static void gather_merge_walk(gather_params *p, int rrank,
+                              const int64_t *cnt, const int64_t *bs,
+                              const int64_t *ls) {
   int nl = 0;
   for (int r = 0; r < rrank; r++) {
     if (cnt[r] == 1) continue;
@@ -526,6 +560,87 @@ shlo_status shlo_compile_gather(shlo_compiler *cc, const shlo_op *op,
   }
   p->n_loop = nl;
   p->contig = nl > 0 && p->bstr[nl - 1] == 0 && p->lstr[nl - 1] == 1;
+}
+
+/* The result walk, checking the result shape on the way. */
+static shlo_status gather_walk(shlo_compiler *cc, const shlo_op *op,
+                               gather_params *p, const idx_dnums *dn,
+                               const shlo_type *it, const shlo_type *rt,
+                               const int64_t *ostr, const int *window_dim,
+                               const int64_t *blin, const int64_t *bdim_of) {
+  int64_t cnt[MAXR], bs[MAXR], ls[MAXR];
+  for (int r = 0, k = 0, j = 0; r < rt->rank; r++) {
+    if (k < dn->n_off && dn->offd[k] == r) {
+      int d = window_dim[k++];
+      cnt[r] = rt->dims[r];
+      bs[r] = 0;
+      ls[r] = ostr[d];
+    } else {
+      if (rt->dims[r] != it->dims[bdim_of[j]])
+        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                            "result dim %d is %lld but start_indices dim "
+                            "%lld is %lld",
+                            r, (long long)rt->dims[r],
+                            (long long)bdim_of[j],
+                            (long long)it->dims[bdim_of[j]]);
+      cnt[r] = rt->dims[r];
+      bs[r] = blin[j++];
+      ls[r] = 0;
+    }
+  }
+  gather_merge_walk(p, rt->rank, cnt, bs, ls);
+  return SHLO_OK;
+}
+
+/* gather / dynamic_gather: result[result_index] = operand[operand_index]
+ * where, for the result's batch dims (those not in offset_dims) and
+ * offset dims,
+ *   start     = start_indices[batch index, : at index_vector_dim],
+ *   operand_index = clamp(start mapped by start_index_map, 0,
+ *                         dim - slice_sizes)
+ *                 + batch index at operand_batching_dims
+ *                 + offset index with 0 at collapsed and batching dims.
+ * dynamic_gather takes slice_sizes as a third operand; the result type
+ * fixes them all but the collapsed/batching ones (0 or 1), so they are
+ * derived from it here and checked against the operand at run time. */
+shlo_status shlo_compile_gather(shlo_compiler *cc, const shlo_op *op,
+                                shlo_step *step) {
+  bool dynamic = op->code == SHLO_OP_DYNAMIC_GATHER;
+  const shlo_type *ot = NULL, *it = NULL, *rt = NULL;
+  idx_load_fn load = NULL;
+  idx_dnums dn;
+  shlo_status st = gather_types(cc, op, dynamic, &ot, &it, &rt, &load);
+  if (st) return st;
+  st = load_dnums(cc, op, &gather_names, &dn, ot, it, rt->rank);
+  if (st) return st;
+
+  gather_params *p = shlo_params_alloc(step, sizeof *p);
+  if (!p) return SHLO_ENOMEM;
+  p->elem = ot->elem;
+  p->esz = shlo_elem_size(ot->elem);
+  p->load = load;
+  p->dynamic = dynamic;
+  p->rank = ot->rank;
+  p->n_map = dn.n_map;
+  p->out_rank = rt->rank;
+  int64_t ostr[MAXR], istr[MAXR];
+  shlo_strides(ot->rank, ot->dims, ostr);
+  shlo_strides(it->rank, it->dims, istr);
+  for (int d = 0; d < ot->rank; d++) p->odims[d] = ot->dims[d];
+  for (int d = 0; d < rt->rank; d++) p->out_dims[d] = rt->dims[d];
+  for (int k = 0; k < dn.n_map; k++) {
+    p->map[k] = dn.map[k];
+    p->map_str[k] = ostr[dn.map[k]];
+  }
+
+  int window_dim[MAXR];
+  st = gather_slices(cc, op, p, &dn, ot, rt, window_dim);
+  if (st) return st;
+  p->iv_str = dn.ivd < it->rank ? istr[dn.ivd] : 0;
+  int64_t blin[MAXR], bdim_of[MAXR];
+  gather_batch(p, &dn, it, istr, ostr, blin, bdim_of);
+  st = gather_walk(cc, op, p, &dn, it, rt, ostr, window_dim, blin, bdim_of);
+  if (st) return st;
   step->fn = k_gather;
   return SHLO_OK;
 }
@@ -1010,32 +1125,17 @@ static scatter_mode scatter_body(shlo_compiler *cc, const shlo_op *op, int n,
   return *combine ? SC_NATIVE : SC_REGION;
 }
 
-/* scatter: results = inputs, then for every update_index of updates
- *   start     = scatter_indices[update scatter index, : at index_vector_dim]
- *   result_index = start mapped by scatter_dims_to_operand_dims
- *                + update scatter index at input_batching_dims
- *                + update window index with 0 at inserted and batching dims
- * and, when result_index is in bounds, results[result_index] =
- * update_computation(results[result_index], updates[update_index]).
- * Operands: N inputs, scatter_indices, N updates; N results. */
-shlo_status shlo_compile_scatter(shlo_compiler *cc, const shlo_op *op,
-                                 shlo_step *step) {
-  int n = (op->n_operands - 1) / 2;
-  if (op->n_operands < 3 || op->n_operands != 2 * n + 1 ||
-      op->n_results != n || op->n_regions != 1)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "needs N inputs, scatter_indices, N updates, N "
-                        "results and one update computation");
-  const shlo_type *types[2 * MAXR + 2];
-  const shlo_type **ty = n <= MAXR ? types : NULL;
-  if (!ty)
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "more than %d inputs are not supported", MAXR);
+/* The types of scatter's n inputs (ty[0..n)) and n updates (ty[n..2n)) and
+ * of its scatter_indices (*it), checked against each other and the
+ * results; load reads one scatter index. */
+static shlo_status scatter_types(shlo_compiler *cc, const shlo_op *op,
+                                 int n, const shlo_type **ty,
+                                 const shlo_type **it, idx_load_fn *load) {
   for (int i = 0; i < n; i++) {
     ty[i] = shlo_cc_operand_type(cc, op, i);
     ty[n + i] = shlo_cc_operand_type(cc, op, n + 1 + i);
   }
-  const shlo_type *it = shlo_cc_operand_type(cc, op, n);
+  *it = shlo_cc_operand_type(cc, op, n);
   const shlo_type *t0 = ty[0], *u0 = ty[n];
   for (int i = 0; i < 2 * n; i++) {
     if (ty[i]->kind != SHLO_TYPE_TENSOR)
@@ -1044,11 +1144,11 @@ shlo_status shlo_compile_scatter(shlo_compiler *cc, const shlo_op *op,
       return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
                           "dynamic shapes are not supported");
   }
-  if (it->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(it))
+  if ((*it)->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(*it))
     return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "scatter_indices must be a static tensor");
-  idx_load_fn load = idx_loader(it->elem);
-  if (!load || it->quant)
+  *load = idx_loader((*it)->elem);
+  if (!*load || (*it)->quant)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "scatter_indices must have an integer element type");
   for (int i = 0; i < n; i++) {
@@ -1066,142 +1166,68 @@ shlo_status shlo_compile_scatter(shlo_compiler *cc, const shlo_op *op,
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                           "result %d and input %d types differ", i, i);
   }
+  return SHLO_OK;
+}
 
-  const shlo_attr *dn = shlo_op_attr(op, "scatter_dimension_numbers");
-  if (!dn || dn->kind != SHLO_ATTR_STRUCT)
+/* Decide how the update computation runs: natively (*mode SC_NATIVE, with
+ * *combine) or as a compiled region, whose signature is checked here. */
+static shlo_status scatter_update(shlo_compiler *cc, const shlo_op *op,
+                                  shlo_step *step, int n,
+                                  const shlo_type **ty, scatter_mode *mode,
+                                  combine_fn *combine) {
+  *combine = NULL;
+  *mode = scatter_body(cc, op, n, ty, combine);
+  if (*mode != SC_REGION) return SHLO_OK;
+  const shlo_block *b = op->regions[0];
+  if (b->n_args != 2 * n)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "needs a #stablehlo.scatter "
-                        "'scatter_dimension_numbers'");
-  int64_t uwd[MAXR], iwd[MAXR], ibat[MAXR], sbat[MAXR], map[MAXR];
-  int n_uwd, n_iwd, n_ibat, n_sbat, n_map;
-  shlo_status st;
-  if ((st = read_list(cc, op, dn, "update_window_dims", uwd, &n_uwd)) ||
-      (st = read_list(cc, op, dn, "inserted_window_dims", iwd, &n_iwd)) ||
-      (st = read_list(cc, op, dn, "input_batching_dims", ibat, &n_ibat)) ||
-      (st = read_list(cc, op, dn, "scatter_indices_batching_dims", sbat,
-                      &n_sbat)) ||
-      (st = read_list(cc, op, dn, "scatter_dims_to_operand_dims", map,
-                      &n_map)))
-    return st;
-  int64_t ivd = 0;
-  const shlo_attr *ivd_a = shlo_attr_field(dn, "index_vector_dim");
-  if (ivd_a && !shlo_attr_get_i64(ivd_a, &ivd))
+                        "the update computation takes %d arguments, not "
+                        "%d",
+                        b->n_args, 2 * n);
+  for (int i = 0; i < 2 * n; i++)
+    if (!scalar_of(cc, b->args[i], ty[i % n]->elem))
+      return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                          "update computation argument %d must be a "
+                          "tensor<%s> (promoted types are not supported)",
+                          i, shlo_elem_name(ty[i % n]->elem));
+  shlo_status st = shlo_cc_compile_regions(cc, op, step);
+  if (st) return st;
+  if (step->plans[0]->n_results != n)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "index_vector_dim must be an integer");
+                        "the update computation returns %d values, not %d",
+                        step->plans[0]->n_results, n);
+  return SHLO_OK;
+}
 
-  int rank = t0->rank, irank = it->rank, urank = u0->rank;
-  if (ivd < 0 || ivd > irank)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "index_vector_dim %lld is out of range [0, %d]",
-                        (long long)ivd, irank);
-  int64_t iv_len = ivd < irank ? it->dims[ivd] : 1;
-  if (n_map != iv_len)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "scatter_dims_to_operand_dims has %d entries but the "
-                        "index vector has %lld",
-                        n_map, (long long)iv_len);
-  if (rank != n_uwd + n_iwd + n_ibat)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "input rank %d is not size(update_window_dims) + "
-                        "size(inserted_window_dims) + "
-                        "size(input_batching_dims)",
-                        rank);
-  int n_sd = irank - (ivd < irank ? 1 : 0);
-  if (urank != n_uwd + n_sd)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "updates rank %d is not %d window dims + %d scatter "
-                        "dims",
-                        urank, n_uwd, n_sd);
-  if (!list_ok(uwd, n_uwd, urank, true))
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "update_window_dims must be sorted, unique and in "
-                        "range");
-  if (!list_ok(iwd, n_iwd, rank, true) || !list_ok(ibat, n_ibat, rank, true))
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "inserted_window_dims and input_batching_dims must "
-                        "be sorted and in range");
-  for (int i = 0; i < n_ibat; i++)
-    if (in_list(iwd, n_iwd, ibat[i]))
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "dim %lld is both inserted and a batching dim",
-                          (long long)ibat[i]);
-  if (!list_ok(map, n_map, rank, false))
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "scatter_dims_to_operand_dims must be unique and in "
-                        "range");
-  for (int i = 0; i < n_map; i++)
-    if (in_list(ibat, n_ibat, map[i]))
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "scatter_dims_to_operand_dims and "
-                          "input_batching_dims share dim %lld",
-                          (long long)map[i]);
-  if (n_sbat != n_ibat || !list_ok(sbat, n_sbat, irank, false) ||
-      in_list(sbat, n_sbat, ivd))
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "scatter_indices_batching_dims must be unique, in "
-                        "range, not index_vector_dim, and as many as "
-                        "input_batching_dims");
-  for (int i = 0; i < n_ibat; i++)
-    if (t0->dims[ibat[i]] != it->dims[sbat[i]])
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "batching dims %lld of inputs and %lld of "
-                          "scatter_indices differ in size",
-                          (long long)ibat[i], (long long)sbat[i]);
-
-  combine_fn combine = NULL;
-  scatter_mode mode = scatter_body(cc, op, n, ty, &combine);
-  if (mode == SC_REGION) {
-    const shlo_block *b = op->regions[0];
-    if (b->n_args != 2 * n)
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "the update computation takes %d arguments, not "
-                          "%d",
-                          b->n_args, 2 * n);
-    for (int i = 0; i < 2 * n; i++)
-      if (!scalar_of(cc, b->args[i], ty[i % n]->elem))
-        return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                            "update computation argument %d must be a "
-                            "tensor<%s> (promoted types are not supported)",
-                            i, shlo_elem_name(ty[i % n]->elem));
-    st = shlo_cc_compile_regions(cc, op, step);
-    if (st) return st;
-    if (step->plans[0]->n_results != n)
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "the update computation returns %d values, not %d",
-                          step->plans[0]->n_results, n);
-  }
-
+/* The step's parameters, with room for n element types and sizes after
+ * them. */
+static scatter_params *scatter_alloc(shlo_step *step, int n,
+                                     const shlo_type **ty) {
   size_t size = sizeof(scatter_params) + (size_t)n * sizeof(size_t) +
                 (size_t)n * sizeof(shlo_elem_type);
   scatter_params *p = shlo_params_alloc(step, size);
-  if (!p) return SHLO_ENOMEM;
+  if (!p) return NULL;
   p->esz = (size_t *)(void *)(p + 1);
   p->elem = (shlo_elem_type *)(void *)(p->esz + n);
   p->n = n;
-  p->mode = mode;
-  p->combine = combine;
   for (int i = 0; i < n; i++) {
     p->elem[i] = ty[i]->elem;
     p->esz[i] = shlo_elem_size(ty[i]->elem);
   }
-  p->load = load;
-  p->rank = rank;
-  int64_t istr[MAXR], sstr[MAXR], ustr[MAXR];
-  shlo_strides(rank, t0->dims, p->istr);
-  shlo_strides(irank, it->dims, sstr);
-  shlo_strides(urank, u0->dims, ustr);
-  memcpy(istr, p->istr, sizeof istr);
-  for (int d = 0; d < rank; d++) p->idims[d] = t0->dims[d];
-  p->n_map = n_map;
-  for (int k = 0; k < n_map; k++) p->map[k] = map[k];
-  p->iv_str = ivd < irank ? sstr[ivd] : 0;
+  return p;
+}
 
-  /* Update scatter dims <-> scatter_indices dims other than ivd. */
-  p->n_sd = n_sd;
+/* Update scatter dims <-> scatter_indices dims other than ivd, checking
+ * that they agree in size; then the batching dims. */
+static shlo_status scatter_dims(shlo_compiler *cc, const shlo_op *op,
+                                scatter_params *p, const idx_dnums *dn,
+                                const shlo_type *it, const shlo_type *u0,
+                                const int64_t *sstr, const int64_t *ustr) {
+  p->n_sd = dn->n_bd;
   p->n_pos = 1;
-  for (int d = 0, j = 0, id = 0; d < urank; d++) {
-    if (in_list(uwd, n_uwd, d)) continue;
-    if (id == ivd) id++;
+  for (int d = 0, j = 0, id = 0; d < u0->rank; d++) {
+    if (in_list(dn->offd, dn->n_off, d)) continue;
+    if (id == dn->ivd) id++;
     if (u0->dims[d] != it->dims[id])
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                           "updates dim %d is %lld but scatter_indices dim %d "
@@ -1215,37 +1241,101 @@ shlo_status shlo_compile_scatter(shlo_compiler *cc, const shlo_op *op,
     j++;
     id++;
   }
-  p->n_bat = n_ibat;
-  for (int i = 0; i < n_ibat; i++) {
-    p->bat_pos[i] = (int)(sbat[i] < ivd ? sbat[i] : sbat[i] - 1);
-    p->bat_dim[i] = ibat[i];
+  p->n_bat = dn->n_obat;
+  for (int i = 0; i < dn->n_obat; i++) {
+    p->bat_pos[i] =
+        (int)(dn->sbat[i] < dn->ivd ? dn->sbat[i] : dn->sbat[i] - 1);
+    p->bat_dim[i] = dn->obat[i];
   }
+  return SHLO_OK;
+}
 
-  /* Window dims: update_window_dims[k] <-> the k-th input dim that is
-   * neither inserted nor batching. */
-  for (int d = 0, k = 0; d < rank; d++) {
-    if (in_list(iwd, n_iwd, d) || in_list(ibat, n_ibat, d)) {
+/* Window dims: update_window_dims[k] <-> the k-th input dim that is
+ * neither inserted nor batching.  Those of extent 1, with the inserted and
+ * batching dims, are covered once (pt_dim); the rest are walked (w_*). */
+static shlo_status scatter_window_dims(shlo_compiler *cc,
+                                       const shlo_op *op, scatter_params *p,
+                                       const idx_dnums *dn,
+                                       const shlo_type *t0,
+                                       const shlo_type *u0,
+                                       const int64_t *ustr) {
+  for (int d = 0, k = 0; d < t0->rank; d++) {
+    if (in_list(dn->coll, dn->n_coll, d) ||
+        in_list(dn->obat, dn->n_obat, d)) {
       p->pt_dim[p->n_pt++] = d;
       continue;
     }
-    int64_t w = u0->dims[uwd[k]];
+    int64_t uwd = dn->offd[k];
+    int64_t w = u0->dims[uwd];
     if (w > t0->dims[d])
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                           "update window dim %lld (%lld) exceeds input dim "
                           "%d (%lld)",
-                          (long long)uwd[k], (long long)w, d,
+                          (long long)uwd, (long long)w, d,
                           (long long)t0->dims[d]);
     if (w == 1) {
       p->pt_dim[p->n_pt++] = d;
     } else {
       p->w_dim[p->n_w] = d;
       p->w_cnt[p->n_w] = w;
-      p->w_ustr[p->n_w] = ustr[uwd[k]];
-      p->w_istr[p->n_w] = istr[d];
+      p->w_ustr[p->n_w] = ustr[uwd];
+      p->w_istr[p->n_w] = p->istr[d];
       p->n_w++;
     }
     k++;
   }
+  return SHLO_OK;
+}
+
+/* scatter: results = inputs, then for every update_index of updates
+ *   start     = scatter_indices[update scatter index, : at index_vector_dim]
+ *   result_index = start mapped by scatter_dims_to_operand_dims
+ *                + update scatter index at input_batching_dims
+ *                + update window index with 0 at inserted and batching dims
+ * and, when result_index is in bounds, results[result_index] =
+ * update_computation(results[result_index], updates[update_index]).
+ * Operands: N inputs, scatter_indices, N updates; N results. */
+shlo_status shlo_compile_scatter(shlo_compiler *cc, const shlo_op *op,
+                                 shlo_step *step) {
+  int n = (op->n_operands - 1) / 2;
+  if (op->n_operands < 3 || op->n_operands != 2 * n + 1 ||
+      op->n_results != n || op->n_regions != 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs N inputs, scatter_indices, N updates, N "
+                        "results and one update computation");
+  if (n > MAXR)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "more than %d inputs are not supported", MAXR);
+  const shlo_type *ty[2 * MAXR + 2], *it = NULL;
+  idx_load_fn load = NULL;
+  shlo_status st = scatter_types(cc, op, n, ty, &it, &load);
+  if (st) return st;
+  const shlo_type *t0 = ty[0], *u0 = ty[n];
+  idx_dnums dn;
+  st = load_dnums(cc, op, &scatter_names, &dn, t0, it, u0->rank);
+  if (st) return st;
+  scatter_mode mode;
+  combine_fn combine;
+  st = scatter_update(cc, op, step, n, ty, &mode, &combine);
+  if (st) return st;
+
+  scatter_params *p = scatter_alloc(step, n, ty);
+  if (!p) return SHLO_ENOMEM;
+  p->mode = mode;
+  p->combine = combine;
+  p->load = load;
+  p->rank = t0->rank;
+  int64_t sstr[MAXR], ustr[MAXR];
+  shlo_strides(t0->rank, t0->dims, p->istr);
+  shlo_strides(it->rank, it->dims, sstr);
+  shlo_strides(u0->rank, u0->dims, ustr);
+  for (int d = 0; d < t0->rank; d++) p->idims[d] = t0->dims[d];
+  p->n_map = dn.n_map;
+  for (int k = 0; k < dn.n_map; k++) p->map[k] = dn.map[k];
+  p->iv_str = dn.ivd < it->rank ? sstr[dn.ivd] : 0;
+  st = scatter_dims(cc, op, p, &dn, it, u0, sstr, ustr);
+  if (!st) st = scatter_window_dims(cc, op, p, &dn, t0, u0, ustr);
+  if (st) return st;
   step->fn = k_scatter;
   return SHLO_OK;
 }

@@ -24,19 +24,6 @@
 
 /* ---- compile-time helpers ---- */
 
-static shlo_status want_tensor(shlo_compiler *cc, const shlo_op *op,
-                               const shlo_type *t, const char *what) {
-  if (!t || t->kind != SHLO_TYPE_TENSOR)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "%s is not a tensor", what);
-  if (!shlo_type_is_static(t) || shlo_type_numel(t) < 0)
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "%s has a dynamic shape", what);
-  if (t->quant)
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "quantized %s is not supported", what);
-  return SHLO_OK;
-}
-
 static shlo_status no_mem(shlo_compiler *cc, const shlo_op *op) {
   return shlo_cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
 }
@@ -137,6 +124,144 @@ static bool is_identity(const int64_t *order, int r) {
   return true;
 }
 
+/* dot_general's dimension lists: batching, contracting and (derived) free
+ * dims of each side. */
+typedef struct dot_dims {
+  int64_t lb[SHLO_MAX_RANK], rb[SHLO_MAX_RANK];
+  int64_t lc[SHLO_MAX_RANK], rc[SHLO_MAX_RANK];
+  int64_t lfree[SHLO_MAX_RANK], rfree[SHLO_MAX_RANK];
+  int nlb, nrb, nlc, nrc, nlf, nrf;
+} dot_dims;
+
+/* Read the batching and contracting lists (legacy dot: lhs's last with
+ * rhs's first) and check (C1-C2) that the two sides' agree in size. */
+static shlo_status dot_read_dims(shlo_compiler *cc, const shlo_op *op,
+                                 const shlo_type *lt, const shlo_type *rt,
+                                 dot_dims *d) {
+  if (op->code == SHLO_OP_DOT) {
+    if (lt->rank < 1 || lt->rank > 2 || rt->rank < 1 || rt->rank > 2)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "dot needs operands of rank 1 or 2");
+    d->nlb = d->nrb = 0;
+    d->nlc = d->nrc = 1;
+    d->lc[0] = lt->rank - 1;
+    d->rc[0] = 0;
+  } else {
+    const shlo_attr *dn = shlo_op_attr(op, "dot_dimension_numbers");
+    d->nlb = field_ints(dn, "lhs_batching_dimensions", d->lb);
+    d->nrb = field_ints(dn, "rhs_batching_dimensions", d->rb);
+    d->nlc = field_ints(dn, "lhs_contracting_dimensions", d->lc);
+    d->nrc = field_ints(dn, "rhs_contracting_dimensions", d->rc);
+    if (d->nlb < 0 || d->nrb < 0 || d->nlc < 0 || d->nrc < 0 ||
+        d->nlb > SHLO_MAX_RANK || d->nrb > SHLO_MAX_RANK ||
+        d->nlc > SHLO_MAX_RANK || d->nrc > SHLO_MAX_RANK)
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "malformed dot_dimension_numbers");
+  }
+  if (d->nlb != d->nrb)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C1) lhs and rhs batching dimensions differ in size");
+  if (d->nlc != d->nrc)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C2) lhs and rhs contracting dimensions differ in size");
+  return SHLO_OK;
+}
+
+/* (C3-C8) the lists in range, unique and matching in size; then the free
+ * dims of each side, in order. */
+static shlo_status dot_check_dims(shlo_compiler *cc, const shlo_op *op,
+                                  const shlo_type *lt, const shlo_type *rt,
+                                  dot_dims *d) {
+  /* role of each dim: 0 free, 1 batch, 2 contracting */
+  int lrole[SHLO_MAX_RANK] = {0}, rrole[SHLO_MAX_RANK] = {0};
+  int nlb = d->nlb, nlc = d->nlc;
+  for (int side = 0; side < 2; side++) {
+    const shlo_type *t = side ? rt : lt;
+    int *role = side ? rrole : lrole;
+    const int64_t *bd = side ? d->rb : d->lb, *cd = side ? d->rc : d->lc;
+    for (int i = 0; i < nlb + nlc; i++) {
+      int64_t x = i < nlb ? bd[i] : cd[i - nlb];
+      if (x < 0 || x >= t->rank)
+        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                            "(C5-C6) %s dimension %lld out of range",
+                            side ? "rhs" : "lhs", (long long)x);
+      if (role[x])
+        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                            "(C3-C4) %s dimension %lld repeated",
+                            side ? "rhs" : "lhs", (long long)x);
+      role[x] = i < nlb ? 1 : 2;
+    }
+  }
+  for (int i = 0; i < nlb; i++)
+    if (lt->dims[d->lb[i]] != rt->dims[d->rb[i]])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C7) batching dimension sizes differ");
+  for (int i = 0; i < nlc; i++)
+    if (lt->dims[d->lc[i]] != rt->dims[d->rc[i]])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C8) contracting dimension sizes differ");
+  d->nlf = d->nrf = 0;
+  for (int x = 0; x < lt->rank; x++)
+    if (!lrole[x]) d->lfree[d->nlf++] = x;
+  for (int x = 0; x < rt->rank; x++)
+    if (!rrole[x]) d->rfree[d->nrf++] = x;
+  return SHLO_OK;
+}
+
+/* (C13) the result is [batch..., lhs free..., rhs free...]. */
+static shlo_status dot_check_result(shlo_compiler *cc, const shlo_op *op,
+                                    const shlo_type *lt, const shlo_type *rt,
+                                    const shlo_type *ot, const dot_dims *d) {
+  int64_t want[SHLO_MAX_RANK];
+  int wr = 0;
+  if (d->nlb + d->nlf + d->nrf > SHLO_MAX_RANK)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "result rank too large");
+  for (int i = 0; i < d->nlb; i++) want[wr++] = lt->dims[d->lb[i]];
+  for (int i = 0; i < d->nlf; i++) want[wr++] = lt->dims[d->lfree[i]];
+  for (int i = 0; i < d->nrf; i++) want[wr++] = rt->dims[d->rfree[i]];
+  bool same = wr == ot->rank;
+  for (int i = 0; same && i < wr; i++) same = want[i] == ot->dims[i];
+  if (!same)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C13) result shape does not match batch, lhs free "
+                        "and rhs free dimensions");
+  return SHLO_OK;
+}
+
+/* order = the lists a (na), b (nb), c (nc) one after another; returns the
+ * total length. */
+static int concat3(int64_t *order, const int64_t *a, int na,
+                   const int64_t *b, int nb, const int64_t *c, int nc) {
+  int r = 0;
+  for (int i = 0; i < na; i++) order[r++] = a[i];
+  for (int i = 0; i < nb; i++) order[r++] = b[i];
+  for (int i = 0; i < nc; i++) order[r++] = c[i];
+  return r;
+}
+
+/* A walk of t's dims in order[0..r). */
+static void dot_walk(shlo__la_walk *w, const shlo_type *t,
+                     const int64_t *order, int r) {
+  int64_t tstr[SHLO_MAX_RANK], cnt[SHLO_MAX_RANK], str[SHLO_MAX_RANK];
+  shlo_strides(t->rank, t->dims, tstr);
+  for (int i = 0; i < r; i++) cnt[i] = t->dims[order[i]], str[i] = tstr[order[i]];
+  shlo__la_walk_init(w, r, cnt, str, 0, shlo_elem_size(t->elem));
+}
+
+/* How an operand of type t reaches the GEMM: in place when it is laid out
+ * as `order` (DOT_DIRECT) or as `alt` (its transposed form, DOT_DIRECT_T)
+ * and stored as the domain stores it; packed otherwise. */
+static int dot_operand_mode(const dot_params *p, const shlo_type *t,
+                            const int64_t *order, const int64_t *alt) {
+  if (!shlo__la_native(p->dom, t->elem)) return DOT_PACK;
+  if (is_identity(order, t->rank)) return DOT_DIRECT;
+  /* the native integer/bool loops take any layout too, but the transposed
+   * forms are only worth it for BLAS; keep them packed otherwise */
+  if (is_identity(alt, t->rank) && p->dom != LA_INT && p->dom != LA_BOOL)
+    return DOT_DIRECT_T;
+  return DOT_PACK;
+}
+
 /* stablehlo.dot_general: result[batch..., lhs free..., rhs free...] =
  * sum over the contracting indices of lhs * rhs.  Constraints checked:
  * (C1-C2) batching/contracting lists of equal size, (C3-C4) dims unique,
@@ -148,89 +273,13 @@ shlo_status shlo_compile_dot_general(shlo_compiler *cc, const shlo_op *op,
   shlo_status st;
   if (op->n_operands != 2 || op->n_results != 1)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY, "expects 2 operands, 1 result");
-  const shlo_type *lt = shlo_cc_operand_type(cc, op, 0);
-  const shlo_type *rt = shlo_cc_operand_type(cc, op, 1);
-  const shlo_type *ot = shlo_cc_result_type(cc, op, 0);
-  if ((st = want_tensor(cc, op, lt, "lhs")) ||
-      (st = want_tensor(cc, op, rt, "rhs")) ||
-      (st = want_tensor(cc, op, ot, "result")))
+  const shlo_type *lt = NULL, *rt = NULL, *ot = NULL;
+  dot_dims d;
+  if ((st = shlo__la_lhs_rhs_result(cc, op, &lt, &rt, &ot)) ||
+      (st = dot_read_dims(cc, op, lt, rt, &d)) ||
+      (st = dot_check_dims(cc, op, lt, rt, &d)) ||
+      (st = dot_check_result(cc, op, lt, rt, ot, &d)))
     return st;
-  int64_t lb[SHLO_MAX_RANK], rb[SHLO_MAX_RANK], lc[SHLO_MAX_RANK],
-      rc[SHLO_MAX_RANK];
-  int nlb, nrb, nlc, nrc;
-  if (op->code == SHLO_OP_DOT) {
-    if (lt->rank < 1 || lt->rank > 2 || rt->rank < 1 || rt->rank > 2)
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "dot needs operands of rank 1 or 2");
-    nlb = nrb = 0;
-    nlc = nrc = 1;
-    lc[0] = lt->rank - 1;
-    rc[0] = 0;
-  } else {
-    const shlo_attr *dn = shlo_op_attr(op, "dot_dimension_numbers");
-    nlb = field_ints(dn, "lhs_batching_dimensions", lb);
-    nrb = field_ints(dn, "rhs_batching_dimensions", rb);
-    nlc = field_ints(dn, "lhs_contracting_dimensions", lc);
-    nrc = field_ints(dn, "rhs_contracting_dimensions", rc);
-    if (nlb < 0 || nrb < 0 || nlc < 0 || nrc < 0 || nlb > SHLO_MAX_RANK ||
-        nrb > SHLO_MAX_RANK || nlc > SHLO_MAX_RANK || nrc > SHLO_MAX_RANK)
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "malformed dot_dimension_numbers");
-  }
-  if (nlb != nrb)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C1) lhs and rhs batching dimensions differ in size");
-  if (nlc != nrc)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C2) lhs and rhs contracting dimensions differ in size");
-  /* role of each dim: 0 free, 1 batch, 2 contracting */
-  int lrole[SHLO_MAX_RANK] = {0}, rrole[SHLO_MAX_RANK] = {0};
-  for (int side = 0; side < 2; side++) {
-    const shlo_type *t = side ? rt : lt;
-    int *role = side ? rrole : lrole;
-    const int64_t *bd = side ? rb : lb, *cd = side ? rc : lc;
-    for (int i = 0; i < nlb + nlc; i++) {
-      int64_t d = i < nlb ? bd[i] : cd[i - nlb];
-      if (d < 0 || d >= t->rank)
-        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                            "(C5-C6) %s dimension %lld out of range",
-                            side ? "rhs" : "lhs", (long long)d);
-      if (role[d])
-        return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                            "(C3-C4) %s dimension %lld repeated",
-                            side ? "rhs" : "lhs", (long long)d);
-      role[d] = i < nlb ? 1 : 2;
-    }
-  }
-  for (int i = 0; i < nlb; i++)
-    if (lt->dims[lb[i]] != rt->dims[rb[i]])
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C7) batching dimension sizes differ");
-  for (int i = 0; i < nlc; i++)
-    if (lt->dims[lc[i]] != rt->dims[rc[i]])
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C8) contracting dimension sizes differ");
-  /* result shape and the packing orders */
-  int64_t lorder[SHLO_MAX_RANK], rorder[SHLO_MAX_RANK];
-  int64_t lfree[SHLO_MAX_RANK], rfree[SHLO_MAX_RANK];
-  int nlf = 0, nrf = 0;
-  for (int d = 0; d < lt->rank; d++)
-    if (!lrole[d]) lfree[nlf++] = d;
-  for (int d = 0; d < rt->rank; d++)
-    if (!rrole[d]) rfree[nrf++] = d;
-  int64_t want[SHLO_MAX_RANK];
-  int wr = 0;
-  if (nlb + nlf + nrf > SHLO_MAX_RANK)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "result rank too large");
-  for (int i = 0; i < nlb; i++) want[wr++] = lt->dims[lb[i]];
-  for (int i = 0; i < nlf; i++) want[wr++] = lt->dims[lfree[i]];
-  for (int i = 0; i < nrf; i++) want[wr++] = rt->dims[rfree[i]];
-  bool same = wr == ot->rank;
-  for (int i = 0; same && i < wr; i++) same = want[i] == ot->dims[i];
-  if (!same)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C13) result shape does not match batch, lhs free "
-                        "and rhs free dimensions");
   dot_params *p = shlo_params_alloc(step, sizeof *p);
   if (!p) return no_mem(cc, op);
   p->dom = shlo__la_dom_for(ot->elem);
@@ -240,60 +289,21 @@ shlo_status shlo_compile_dot_general(shlo_compiler *cc, const shlo_op *op,
   p->out_rank = ot->rank;
   memcpy(p->out_dims, ot->dims, sizeof p->out_dims);
   p->nb = p->m = p->n = p->k = 1;
-  for (int i = 0; i < nlb; i++) p->nb *= lt->dims[lb[i]];
-  for (int i = 0; i < nlc; i++) p->k *= lt->dims[lc[i]];
-  for (int i = 0; i < nlf; i++) p->m *= lt->dims[lfree[i]];
-  for (int i = 0; i < nrf; i++) p->n *= rt->dims[rfree[i]];
-  /* lhs walk: batch, free, contracting */
-  int64_t lstr[SHLO_MAX_RANK], rstr[SHLO_MAX_RANK];
-  int64_t cnt[SHLO_MAX_RANK], str[SHLO_MAX_RANK];
-  shlo_strides(lt->rank, lt->dims, lstr);
-  shlo_strides(rt->rank, rt->dims, rstr);
-  int r = 0;
-  for (int i = 0; i < nlb; i++) lorder[r++] = lb[i];
-  for (int i = 0; i < nlf; i++) lorder[r++] = lfree[i];
-  for (int i = 0; i < nlc; i++) lorder[r++] = lc[i];
-  for (int i = 0; i < r; i++) cnt[i] = lt->dims[lorder[i]], str[i] = lstr[lorder[i]];
-  shlo__la_walk_init(&p->lw, r, cnt, str, 0, shlo_elem_size(lt->elem));
-  r = 0;
-  for (int i = 0; i < nrb; i++) rorder[r++] = rb[i];
-  for (int i = 0; i < nrc; i++) rorder[r++] = rc[i];
-  for (int i = 0; i < nrf; i++) rorder[r++] = rfree[i];
-  for (int i = 0; i < r; i++) cnt[i] = rt->dims[rorder[i]], str[i] = rstr[rorder[i]];
-  shlo__la_walk_init(&p->rw, r, cnt, str, 0, shlo_elem_size(rt->elem));
-  /* operands usable in place: layout [B, M, K] or [B, K, M] (lhs),
-   * [B, K, N] or [B, N, K] (rhs), stored as the domain stores them */
-  p->lmode = p->rmode = DOT_PACK;
-  if (shlo__la_native(p->dom, lt->elem)) {
-    if (is_identity(lorder, lt->rank)) {
-      p->lmode = DOT_DIRECT;
-    } else {
-      int64_t alt[SHLO_MAX_RANK];
-      r = 0;
-      for (int i = 0; i < nlb; i++) alt[r++] = lb[i];
-      for (int i = 0; i < nlc; i++) alt[r++] = lc[i];
-      for (int i = 0; i < nlf; i++) alt[r++] = lfree[i];
-      if (is_identity(alt, r)) p->lmode = DOT_DIRECT_T;
-    }
-  }
-  if (shlo__la_native(p->dom, rt->elem)) {
-    if (is_identity(rorder, rt->rank)) {
-      p->rmode = DOT_DIRECT;
-    } else {
-      int64_t alt[SHLO_MAX_RANK];
-      r = 0;
-      for (int i = 0; i < nrb; i++) alt[r++] = rb[i];
-      for (int i = 0; i < nrf; i++) alt[r++] = rfree[i];
-      for (int i = 0; i < nrc; i++) alt[r++] = rc[i];
-      if (is_identity(alt, r)) p->rmode = DOT_DIRECT_T;
-    }
-  }
-  /* the native integer/bool loops take any layout too, but the transposed
-   * forms are only worth it for BLAS; keep them packed otherwise */
-  if (p->dom == LA_INT || p->dom == LA_BOOL) {
-    if (p->lmode == DOT_DIRECT_T) p->lmode = DOT_PACK;
-    if (p->rmode == DOT_DIRECT_T) p->rmode = DOT_PACK;
-  }
+  for (int i = 0; i < d.nlb; i++) p->nb *= lt->dims[d.lb[i]];
+  for (int i = 0; i < d.nlc; i++) p->k *= lt->dims[d.lc[i]];
+  for (int i = 0; i < d.nlf; i++) p->m *= lt->dims[d.lfree[i]];
+  for (int i = 0; i < d.nrf; i++) p->n *= rt->dims[d.rfree[i]];
+  /* lhs walks as [B, M, K], rhs as [B, K, N]; in place they may also be
+   * [B, K, M] and [B, N, K] */
+  int64_t order[SHLO_MAX_RANK], alt[SHLO_MAX_RANK];
+  int r = concat3(order, d.lb, d.nlb, d.lfree, d.nlf, d.lc, d.nlc);
+  concat3(alt, d.lb, d.nlb, d.lc, d.nlc, d.lfree, d.nlf);
+  dot_walk(&p->lw, lt, order, r);
+  p->lmode = dot_operand_mode(p, lt, order, alt);
+  r = concat3(order, d.rb, d.nrb, d.rc, d.nrc, d.rfree, d.nrf);
+  concat3(alt, d.rb, d.nrb, d.rfree, d.nrf, d.rc, d.nrc);
+  dot_walk(&p->rw, rt, order, r);
+  p->rmode = dot_operand_mode(p, rt, order, alt);
   step->fn = k_dot;
   return SHLO_OK;
 }
@@ -410,9 +420,9 @@ shlo_status shlo_compile_triangular_solve(shlo_compiler *cc, const shlo_op *op,
   const shlo_type *at = shlo_cc_operand_type(cc, op, 0);
   const shlo_type *bt = shlo_cc_operand_type(cc, op, 1);
   const shlo_type *ot = shlo_cc_result_type(cc, op, 0);
-  if ((st = want_tensor(cc, op, at, "a")) ||
-      (st = want_tensor(cc, op, bt, "b")) ||
-      (st = want_tensor(cc, op, ot, "result")))
+  if ((st = shlo__la_want_tensor(cc, op, at, "a")) ||
+      (st = shlo__la_want_tensor(cc, op, bt, "b")) ||
+      (st = shlo__la_want_tensor(cc, op, ot, "result")))
     return st;
   if (!shlo_elem_is_float(ot->elem) && !shlo_elem_is_complex(ot->elem))
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
@@ -589,8 +599,8 @@ shlo_status shlo_compile_cholesky(shlo_compiler *cc, const shlo_op *op,
     return shlo_cc_fail(cc, op, SHLO_EVERIFY, "expects 1 operand, 1 result");
   const shlo_type *at = shlo_cc_operand_type(cc, op, 0);
   const shlo_type *ot = shlo_cc_result_type(cc, op, 0);
-  if ((st = want_tensor(cc, op, at, "a")) ||
-      (st = want_tensor(cc, op, ot, "result")))
+  if ((st = shlo__la_want_tensor(cc, op, at, "a")) ||
+      (st = shlo__la_want_tensor(cc, op, ot, "result")))
     return st;
   if (!shlo_type_equal(at, ot))
     return shlo_cc_fail(cc, op, SHLO_EVERIFY, "(C1) result type must be a's");
@@ -648,6 +658,93 @@ static void feature_mean(const bn_params *p, const double *x, const double *y,
   for (int64_t f = 0; f < p->nf; f++) out[f] = cnt ? out[f] / (double)cnt : 0;
 }
 
+/* Per-feature mean and variance: computed from the operand xo (training)
+ * or taken from the mean and variance operands. */
+static void bn_stats(const bn_params *p, double *const *x, double *mean,
+                     double *var) {
+  int64_t nf = p->nf;
+  if (p->code == SHLO_OP_BATCH_NORM_TRAINING) {
+    feature_mean(p, x[0], NULL, mean);
+    feature_mean(p, x[0], x[0], var);
+    for (int64_t f = 0; f < nf; f++) {
+      var[f] -= mean[f] * mean[f];
+      if (var[f] < 0) var[f] = 0;
+    }
+  } else {
+    const double *mi = x[p->code == SHLO_OP_BATCH_NORM_GRAD ? 2 : 3];
+    const double *vi = x[p->code == SHLO_OP_BATCH_NORM_GRAD ? 3 : 4];
+    memcpy(mean, mi, (size_t)nf * sizeof *mean);
+    memcpy(var, vi, (size_t)nf * sizeof *var);
+  }
+}
+
+/* training / inference: res[0] = (x - mean) * scale / stddev + offset,
+ * and (training) res[1], res[2] = mean, variance. */
+static void bn_normalize(const bn_params *p, double *const *x,
+                         const double *mean, const double *var, double *work,
+                         shlo_value *const *res, int n_out) {
+  int64_t nf = p->nf, n = p->outer * nf * p->inner;
+  const double *xo = x[0], *scale = x[1], *offset = x[2];
+  for (int64_t o = 0; o < p->outer; o++)
+    for (int64_t f = 0; f < nf; f++) {
+      double k = scale[f] / sqrt(var[f] + p->eps);
+      int64_t base = (o * nf + f) * p->inner;
+      for (int64_t i = 0; i < p->inner; i++)
+        work[base + i] = (xo[base + i] - mean[f]) * k + offset[f];
+    }
+  shlo__la_store(LA_F64, p->t, res[0]->data, (int64_t)shlo_elem_size(p->t),
+                 work, n);
+  if (n_out == 3) {
+    shlo__la_store(LA_F64, p->t, res[1]->data,
+                   (int64_t)shlo_elem_size(p->t), mean, nf);
+    shlo__la_store(LA_F64, p->t, res[2]->data,
+                   (int64_t)shlo_elem_size(p->t), var, nf);
+  }
+}
+
+/* batch_norm_grad, as the spec (from XLA's batchnorm_expander):
+ * grad_operand = scale / stddev / N * (N * dy - sum(dy)
+ *                - (x - mean) * sum(dy * (x - mean)) / (var + eps)),
+ * grad_scale = sum(dy * centered / stddev), grad_offset = sum(dy).
+ * r1 holds the mean on entry and is reused; false when out of memory. */
+static bool bn_grad(const bn_params *p, double *const *x, double *r1,
+                    const double *var, double *r3, double *work,
+                    shlo_value *const *res) {
+  int64_t nf = p->nf, n = p->outer * nf * p->inner;
+  const double *xo = x[0], *scale = x[1], *dy = x[4];
+  double cnt = (double)(p->outer * p->inner);
+  double *sum_dy = r3, *sum_dyc = r1; /* r1 (mean) copied below */
+  double *mean_c = malloc((size_t)(nf ? nf : 1) * sizeof *mean_c);
+  double *gs = malloc((size_t)(nf ? nf : 1) * sizeof *gs);
+  if (!mean_c || !gs) {
+    free(mean_c);
+    free(gs);
+    return false;
+  }
+  memcpy(mean_c, r1, (size_t)nf * sizeof *mean_c);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t f = (i / p->inner) % nf;
+    work[i] = xo[i] - mean_c[f]; /* centered */
+  }
+  feature_mean(p, dy, NULL, sum_dy);
+  feature_mean(p, dy, work, sum_dyc);
+  for (int64_t f = 0; f < nf; f++) sum_dy[f] *= cnt, sum_dyc[f] *= cnt;
+  for (int64_t f = 0; f < nf; f++) gs[f] = sum_dyc[f] / sqrt(var[f] + p->eps);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t f = (i / p->inner) % nf;
+    double ve = var[f] + p->eps;
+    double i6 = dy[i] * cnt - sum_dy[f] - work[i] * sum_dyc[f] / ve;
+    work[i] = scale[f] / sqrt(ve) / cnt * i6;
+  }
+  size_t es = shlo_elem_size(p->t);
+  shlo__la_store(LA_F64, p->t, res[0]->data, (int64_t)es, work, n);
+  shlo__la_store(LA_F64, p->t, res[1]->data, (int64_t)es, gs, nf);
+  shlo__la_store(LA_F64, p->t, res[2]->data, (int64_t)es, sum_dy, nf);
+  free(gs);
+  free(mean_c);
+  return true;
+}
+
 static shlo_status k_batch_norm(const shlo_step *s, shlo_value *const *in,
                                 shlo_value **out, shlo_exec *ex) {
   const bn_params *p = s->params;
@@ -674,75 +771,11 @@ static shlo_status k_batch_norm(const shlo_step *s, shlo_value *const *in,
       st = SHLO_ENOMEM;
       goto done;
     }
-  const double *xo = x[0], *scale = x[1];
-  double *mean = r1, *var = r2;
-  if (p->code == SHLO_OP_BATCH_NORM_TRAINING) {
-    feature_mean(p, xo, NULL, mean);
-    feature_mean(p, xo, xo, var);
-    for (int64_t f = 0; f < nf; f++) {
-      var[f] -= mean[f] * mean[f];
-      if (var[f] < 0) var[f] = 0;
-    }
-  } else {
-    const double *mi = x[p->code == SHLO_OP_BATCH_NORM_GRAD ? 2 : 3];
-    const double *vi = x[p->code == SHLO_OP_BATCH_NORM_GRAD ? 3 : 4];
-    memcpy(mean, mi, (size_t)nf * sizeof *mean);
-    memcpy(var, vi, (size_t)nf * sizeof *var);
-  }
-  if (p->code != SHLO_OP_BATCH_NORM_GRAD) {
-    const double *offset = x[2];
-    for (int64_t o = 0; o < p->outer; o++)
-      for (int64_t f = 0; f < nf; f++) {
-        double k = scale[f] / sqrt(var[f] + p->eps);
-        int64_t base = (o * nf + f) * p->inner;
-        for (int64_t i = 0; i < p->inner; i++)
-          work[base + i] = (xo[base + i] - mean[f]) * k + offset[f];
-      }
-    shlo__la_store(LA_F64, p->t, res[0]->data, (int64_t)shlo_elem_size(p->t),
-                   work, n);
-    if (n_out == 3) {
-      shlo__la_store(LA_F64, p->t, res[1]->data,
-                     (int64_t)shlo_elem_size(p->t), mean, nf);
-      shlo__la_store(LA_F64, p->t, res[2]->data,
-                     (int64_t)shlo_elem_size(p->t), var, nf);
-    }
-  } else {
-    /* as the spec (from XLA's batchnorm_expander):
-     * grad_operand = scale / stddev / N * (N * dy - sum(dy)
-     *                - (x - mean) * sum(dy * (x - mean)) / (var + eps)) */
-    const double *dy = x[4];
-    double cnt = (double)(p->outer * p->inner);
-    double *sum_dy = r3, *sum_dyc = r1; /* r1 (mean) copied below */
-    double *mean_c = malloc((size_t)(nf ? nf : 1) * sizeof *mean_c);
-    if (!mean_c) goto nomem;
-    memcpy(mean_c, mean, (size_t)nf * sizeof *mean_c);
-    for (int64_t i = 0; i < n; i++) {
-      int64_t f = (i / p->inner) % nf;
-      work[i] = xo[i] - mean_c[f]; /* centered */
-    }
-    feature_mean(p, dy, NULL, sum_dy);
-    feature_mean(p, dy, work, sum_dyc);
-    for (int64_t f = 0; f < nf; f++) sum_dy[f] *= cnt, sum_dyc[f] *= cnt;
-    /* grad_scale = sum(dy * centered / stddev), grad_offset = sum(dy) */
-    double *gs = malloc((size_t)(nf ? nf : 1) * sizeof *gs);
-    if (!gs) {
-      free(mean_c);
-      goto nomem;
-    }
-    for (int64_t f = 0; f < nf; f++) gs[f] = sum_dyc[f] / sqrt(var[f] + p->eps);
-    for (int64_t i = 0; i < n; i++) {
-      int64_t f = (i / p->inner) % nf;
-      double ve = var[f] + p->eps;
-      double i6 = dy[i] * cnt - sum_dy[f] - work[i] * sum_dyc[f] / ve;
-      work[i] = scale[f] / sqrt(ve) / cnt * i6;
-    }
-    size_t es = shlo_elem_size(p->t);
-    shlo__la_store(LA_F64, p->t, res[0]->data, (int64_t)es, work, n);
-    shlo__la_store(LA_F64, p->t, res[1]->data, (int64_t)es, gs, nf);
-    shlo__la_store(LA_F64, p->t, res[2]->data, (int64_t)es, sum_dy, nf);
-    free(gs);
-    free(mean_c);
-  }
+  bn_stats(p, x, r1, r2); /* mean in r1, variance in r2 */
+  if (p->code != SHLO_OP_BATCH_NORM_GRAD)
+    bn_normalize(p, x, r1, r2, work, res, n_out);
+  else if (!bn_grad(p, x, r1, r2, r3, work, res))
+    goto nomem;
   for (int i = 0; i < n_out; i++) out[i] = res[i], res[i] = NULL;
   goto done;
 nomem:
@@ -771,7 +804,7 @@ shlo_status shlo_compile_batch_norm(shlo_compiler *cc, const shlo_op *op,
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "expects %d operands and %d results", n_in, n_out);
   const shlo_type *xt = shlo_cc_operand_type(cc, op, 0);
-  if ((st = want_tensor(cc, op, xt, "operand"))) return st;
+  if ((st = shlo__la_want_tensor(cc, op, xt, "operand"))) return st;
   if (!shlo_elem_is_float(xt->elem))
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "element type %s is not floating-point",
@@ -789,7 +822,7 @@ shlo_status shlo_compile_batch_norm(shlo_compiler *cc, const shlo_op *op,
   for (int i = 1; i < n_in; i++) {
     const shlo_type *t = shlo_cc_operand_type(cc, op, i);
     bool full = op->code == SHLO_OP_BATCH_NORM_GRAD && i == 4;
-    if ((st = want_tensor(cc, op, t, "operand"))) return st;
+    if ((st = shlo__la_want_tensor(cc, op, t, "operand"))) return st;
     if (t->elem != xt->elem ||
         (full ? !shlo_type_equal(t, xt) : (t->rank != 1 || t->dims[0] != nf)))
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
@@ -799,7 +832,7 @@ shlo_status shlo_compile_batch_norm(shlo_compiler *cc, const shlo_op *op,
   }
   for (int i = 0; i < n_out; i++) {
     const shlo_type *t = shlo_cc_result_type(cc, op, i);
-    if ((st = want_tensor(cc, op, t, "result"))) return st;
+    if ((st = shlo__la_want_tensor(cc, op, t, "result"))) return st;
     if (t->elem != xt->elem ||
         (i == 0 ? !shlo_type_equal(t, xt) : (t->rank != 1 || t->dims[0] != nf)))
       return shlo_cc_fail(cc, op, SHLO_EVERIFY, "result %d has the wrong type",

@@ -506,3 +506,31 @@ void shlo__la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
     return;
   }
 }
+
+shlo_status shlo__la_want_tensor(shlo_compiler *cc, const shlo_op *op,
+                                 const shlo_type *t, const char *what) {
+  if (!t || t->kind != SHLO_TYPE_TENSOR)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "%s is not a tensor", what);
+  if (!shlo_type_is_static(t) || shlo_type_numel(t) < 0)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "%s has a dynamic shape", what);
+  if (t->quant)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "quantized %s is not supported", what);
+  return SHLO_OK;
+}
+
+shlo_status shlo__la_lhs_rhs_result(shlo_compiler *cc, const shlo_op *op,
+                                    const shlo_type **lt,
+                                    const shlo_type **rt,
+                                    const shlo_type **ot) {
+  shlo_status st;
+  *lt = shlo_cc_operand_type(cc, op, 0);
+  *rt = shlo_cc_operand_type(cc, op, 1);
+  *ot = shlo_cc_result_type(cc, op, 0);
+  if ((st = shlo__la_want_tensor(cc, op, *lt, "lhs")) ||
+      (st = shlo__la_want_tensor(cc, op, *rt, "rhs")) ||
+      (st = shlo__la_want_tensor(cc, op, *ot, "result")))
+    return st;
+  return SHLO_OK;
+}

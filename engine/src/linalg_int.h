@@ -79,4 +79,15 @@ void shlo__la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
  * static shapes already accepted by the verifier. */
 int64_t shlo__la_prod(const int64_t *dims, int n);
 
+/* Compile-time check that t (named `what` in the message) is a statically
+ * shaped, unquantized tensor. */
+shlo_status shlo__la_want_tensor(shlo_compiler *cc, const shlo_op *op,
+                                 const shlo_type *t, const char *what);
+/* The types of operands 0 and 1 and result 0 into *lt, *rt, *ot, each
+ * checked by shlo__la_want_tensor as "lhs", "rhs" and "result". */
+shlo_status shlo__la_lhs_rhs_result(shlo_compiler *cc, const shlo_op *op,
+                                    const shlo_type **lt,
+                                    const shlo_type **rt,
+                                    const shlo_type **ot);
+
 #endif

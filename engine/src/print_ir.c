@@ -94,6 +94,43 @@ static void print_dense(strbuf *b, const shlo_attr *a) {
   print_type(b, a->type);
 }
 
+/* " : <type>" after a typed scalar attribute. */
+static void print_type_suffix(strbuf *b, const shlo_attr *a) {
+  if (a->type) {
+    sb_printf(b, " : ");
+    print_type(b, a->type);
+  }
+}
+
+/* array<elem: v0, v1, ...> */
+static void print_dense_array(strbuf *b, const shlo_attr *a) {
+  char elem[64];
+  shlo_type t = {.kind = SHLO_TYPE_ELEMENT, .elem = a->elem};
+  shlo_type_format(&t, elem, sizeof elem);
+  sb_printf(b, "array<%s", elem);
+  for (int i = 0; i < a->n; i++) {
+    sb_printf(b, i ? ", " : ": ");
+    if (a->elem == SHLO_I1) sb_printf(b, a->ints[i] ? "true" : "false");
+    else if (shlo_elem_is_float(a->elem)) sb_printf(b, "%.17e", a->floats[i]);
+    else sb_printf(b, "%lld", (long long)a->ints[i]);
+  }
+  sb_printf(b, ">");
+}
+
+/* #stablehlo.conv<input x kernel -> output dimension layouts> */
+static void print_conv_dims(strbuf *b, const shlo_attr *a) {
+  sb_printf(b, "#stablehlo.conv<");
+  print_conv_part(b, a->conv_in_batch, a->conv_in_feature, "bf",
+                  a->conv_in_spatial, a->conv_n_spatial);
+  sb_printf(b, "x");
+  print_conv_part(b, a->conv_k_in, a->conv_k_out, "io", a->conv_k_spatial,
+                  a->conv_n_spatial);
+  sb_printf(b, "->");
+  print_conv_part(b, a->conv_out_batch, a->conv_out_feature, "bf",
+                  a->conv_out_spatial, a->conv_n_spatial);
+  sb_printf(b, ">");
+}
+
 static void print_attr(strbuf *b, const shlo_attr *a) {
   switch (a->kind) {
   case SHLO_ATTR_UNIT:
@@ -104,24 +141,15 @@ static void print_attr(strbuf *b, const shlo_attr *a) {
     break;
   case SHLO_ATTR_INT:
     sb_printf(b, "%lld", (long long)a->i);
-    if (a->type) {
-      sb_printf(b, " : ");
-      print_type(b, a->type);
-    }
+    print_type_suffix(b, a);
     break;
   case SHLO_ATTR_FLOAT:
     sb_printf(b, "%.17e", a->f);
-    if (a->type) {
-      sb_printf(b, " : ");
-      print_type(b, a->type);
-    }
+    print_type_suffix(b, a);
     break;
   case SHLO_ATTR_STRING:
     print_string(b, a->str);
-    if (a->type) {
-      sb_printf(b, " : ");
-      print_type(b, a->type);
-    }
+    print_type_suffix(b, a);
     break;
   case SHLO_ATTR_SYMBOL:
     print_symbol(b, a->str);
@@ -137,20 +165,9 @@ static void print_attr(strbuf *b, const shlo_attr *a) {
     }
     sb_printf(b, "]");
     break;
-  case SHLO_ATTR_DENSE_ARRAY: {
-    char elem[64];
-    shlo_type t = {.kind = SHLO_TYPE_ELEMENT, .elem = a->elem};
-    shlo_type_format(&t, elem, sizeof elem);
-    sb_printf(b, "array<%s", elem);
-    for (int i = 0; i < a->n; i++) {
-      sb_printf(b, i ? ", " : ": ");
-      if (a->elem == SHLO_I1) sb_printf(b, a->ints[i] ? "true" : "false");
-      else if (shlo_elem_is_float(a->elem)) sb_printf(b, "%.17e", a->floats[i]);
-      else sb_printf(b, "%lld", (long long)a->ints[i]);
-    }
-    sb_printf(b, ">");
+  case SHLO_ATTR_DENSE_ARRAY:
+    print_dense_array(b, a);
     break;
-  }
   case SHLO_ATTR_DENSE:
     print_dense(b, a);
     break;
@@ -165,16 +182,7 @@ static void print_attr(strbuf *b, const shlo_attr *a) {
     sb_printf(b, a->struct_name ? ">" : "}");
     break;
   case SHLO_ATTR_CONV_DIMS:
-    sb_printf(b, "#stablehlo.conv<");
-    print_conv_part(b, a->conv_in_batch, a->conv_in_feature, "bf",
-                    a->conv_in_spatial, a->conv_n_spatial);
-    sb_printf(b, "x");
-    print_conv_part(b, a->conv_k_in, a->conv_k_out, "io", a->conv_k_spatial,
-                    a->conv_n_spatial);
-    sb_printf(b, "->");
-    print_conv_part(b, a->conv_out_batch, a->conv_out_feature, "bf",
-                    a->conv_out_spatial, a->conv_n_spatial);
-    sb_printf(b, ">");
+    print_conv_dims(b, a);
     break;
   case SHLO_ATTR_OPAQUE:
     sb_printf(b, "%s", a->str);

@@ -36,39 +36,19 @@ typedef struct reduce_params {
   shlo_rb_native nat;             /* nat.opcode != 0: native body */
 } reduce_params;
 
-static shlo_status stop_fail(const shlo_step *s, shlo_exec *ex) {
-  return shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
-                        "stopped: the execution was canceled or exceeded its "
-                        "deadline");
-}
-
 /* New results filled with the init values in[n..2n). */
 static shlo_status new_filled(const shlo_step *s, shlo_value *const *init,
                               const shlo_type *const *types, int n,
                               shlo_value **out, shlo_exec *ex) {
+  shlo_status st = shlo__rb_new_results(s, types, n, out, ex);
+  if (st) return st;
   for (int k = 0; k < n; k++) {
-    out[k] = shlo_tensor_new_like(types[k]);
-    if (!out[k]) {
-      for (int j = 0; j < k; j++) {
-        shlo_value_unref(out[j]);
-        out[j] = NULL;
-      }
-      return shlo_exec_fail(ex, s, SHLO_ENOMEM,
-                            "out of memory allocating the result");
-    }
     size_t esz = shlo_elem_size(out[k]->elem);
     char *d = out[k]->data;
     for (int64_t i = 0; i < out[k]->numel; i++)
       memcpy(d + (size_t)i * esz, init[k]->data, esz);
   }
   return SHLO_OK;
-}
-
-static void unref_n(shlo_value **v, int n) {
-  for (int i = 0; i < n; i++) {
-    shlo_value_unref(v[i]);
-    v[i] = NULL;
-  }
 }
 
 /* Only the last dimension is reduced: row r of the input is output r. */
@@ -124,8 +104,8 @@ static shlo_status k_reduce_native(const shlo_step *s, shlo_value *const *in,
   int64_t obase = 0;
   for (int64_t r = 0; r < rows; r++) {
     if ((r & 4095) == 4095 && shlo_exec_should_stop(ex)) {
-      unref_n(out, 1);
-      return stop_fail(s, ex);
+      shlo__rb_unref_n(out, 1);
+      return shlo__rb_stopped(s, ex);
     }
     const char *row = src + (size_t)(r * len) * b->esz;
     if (p->last_reduced)
@@ -156,7 +136,7 @@ static shlo_status k_reduce_generic(const shlo_step *s, shlo_value *const *in,
   shlo_rb_call call;
   st = shlo__rb_call_init(&call, lead_et, 2 * n, p->out_et, n, s, ex);
   if (st) {
-    unref_n(out, n);
+    shlo__rb_unref_n(out, n);
     return st;
   }
   const void *src[2 * SHLO_RB_MAX_N];
@@ -184,7 +164,7 @@ static shlo_status k_reduce_generic(const shlo_step *s, shlo_value *const *in,
     }
   }
   shlo__rb_call_free(&call);
-  if (st) unref_n(out, n);
+  if (st) shlo__rb_unref_n(out, n);
   return st;
 }
 
@@ -195,38 +175,22 @@ static bool same_shape(const shlo_type *a, const shlo_type *b) {
   return true;
 }
 
-static bool is_tensor(const shlo_type *t) {
-  return t && t->kind == SHLO_TYPE_TENSOR && shlo_type_is_static(t);
-}
-
-shlo_status shlo_compile_reduce(shlo_compiler *cc, const shlo_op *op,
-                                shlo_step *step) {
-  int n = op->n_results;
-  if (n < 1 || op->n_operands != 2 * n || op->n_regions != 1)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C3) needs N inputs, N init values and N results "
-                        "(N >= 1) and one body region");
-  if (n > SHLO_RB_MAX_N)
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "more than %d inputs are not supported", SHLO_RB_MAX_N);
-  reduce_params *p = shlo_params_alloc(step, sizeof *p);
-  if (!p) return SHLO_ENOMEM;
-  p->n = n;
-  const shlo_type *t0 = shlo_cc_operand_type(cc, op, 0);
-  if (!is_tensor(t0))
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "inputs must be statically shaped tensors");
+/* (C1-C2) the inputs share one static shape; each init value is a scalar
+ * with its result's element type.  Records the element and result types. */
+static shlo_status reduce_types(shlo_compiler *cc, const shlo_op *op,
+                                reduce_params *p, const shlo_type *t0) {
+  int n = p->n;
   for (int k = 0; k < n; k++) {
     const shlo_type *ti = shlo_cc_operand_type(cc, op, k);
     const shlo_type *tv = shlo_cc_operand_type(cc, op, n + k);
     const shlo_type *tr = shlo_cc_result_type(cc, op, k);
-    if (!is_tensor(ti) || !same_shape(ti, t0))
+    if (!shlo__rb_is_tensor(ti) || !same_shape(ti, t0))
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                           "(C1) all inputs must have the same static shape");
-    if (!is_tensor(tv) || tv->rank != 0)
+    if (!shlo__rb_is_tensor(tv) || tv->rank != 0)
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                           "(C2) init value %d must be a rank-0 tensor", k);
-    if (!is_tensor(tr) || tr->elem != tv->elem)
+    if (!shlo__rb_is_tensor(tr) || tr->elem != tv->elem)
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                           "(C2) result %d must have the element type of its "
                           "init value",
@@ -235,13 +199,18 @@ shlo_status shlo_compile_reduce(shlo_compiler *cc, const shlo_op *op,
     p->out_et[k] = tr->elem;
     p->out_type[k] = tr;
   }
+  return SHLO_OK;
+}
+
+/* (C4-C5) 'dimensions': in range and unique; red[d] marks them. */
+static shlo_status reduce_dims(shlo_compiler *cc, const shlo_op *op,
+                               int rank, bool *red) {
   int64_t dims[SHLO_MAX_RANK];
   int nd = shlo_attr_i64s(shlo_op_attr(op, "dimensions"), dims, SHLO_MAX_RANK);
   if (nd < 0)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY, "needs 'dimensions'");
-  bool red[SHLO_MAX_RANK] = {0};
   for (int i = 0; i < nd; i++) {
-    if (dims[i] < 0 || dims[i] >= t0->rank)
+    if (dims[i] < 0 || dims[i] >= rank)
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                           "(C4) dimension %lld is out of range",
                           (long long)dims[i]);
@@ -251,13 +220,19 @@ shlo_status shlo_compile_reduce(shlo_compiler *cc, const shlo_op *op,
                           (long long)dims[i]);
     red[dims[i]] = true;
   }
-  /* C7: the result shape is the input shape without the reduced dims */
-  const shlo_type *r0 = shlo_cc_result_type(cc, op, 0);
+  return SHLO_OK;
+}
+
+/* (C7) the result shape is the input shape without the reduced dims;
+ * then each input dim's stride in the result (0 where reduced). */
+static shlo_status reduce_layout(shlo_compiler *cc, const shlo_op *op,
+                                 reduce_params *p, const shlo_type *t0,
+                                 const bool *red) {
   int64_t rdims[SHLO_MAX_RANK];
   int rr = 0;
   for (int d = 0; d < t0->rank; d++)
     if (!red[d]) rdims[rr++] = t0->dims[d];
-  for (int k = 0; k < n; k++) {
+  for (int k = 0; k < p->n; k++) {
     const shlo_type *tr = shlo_cc_result_type(cc, op, k);
     bool ok = tr->rank == rr;
     for (int d = 0; ok && d < rr; d++) ok = tr->dims[d] == rdims[d];
@@ -265,7 +240,6 @@ shlo_status shlo_compile_reduce(shlo_compiler *cc, const shlo_op *op,
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                           "(C7) result %d has the wrong shape", k);
   }
-  (void)r0;
   int64_t rstr[SHLO_MAX_RANK];
   shlo_strides(rr, rdims, rstr);
   if (t0->rank == 0) {
@@ -283,18 +257,25 @@ shlo_status shlo_compile_reduce(shlo_compiler *cc, const shlo_op *op,
     p->last_reduced = red[t0->rank - 1];
   }
   p->in_numel = shlo_type_numel(t0);
-  shlo_status st = shlo_cc_compile_regions(cc, op, step);
+  return SHLO_OK;
+}
+
+shlo_status shlo_compile_reduce(shlo_compiler *cc, const shlo_op *op,
+                                shlo_step *step) {
+  int n = op->n_results;
+  shlo_status st = shlo__rb_check_counts(cc, op, "C3");
   if (st) return st;
-  shlo_elem_type aet[2 * SHLO_RB_MAX_N], ret[SHLO_RB_MAX_N];
-  if (!shlo__rb_region_types(cc, op, 0, aet, 2 * n, ret, n) ||
-      step->plans[0]->n_results != n)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C6) body must take 2*N scalars and return N");
-  for (int k = 0; k < n; k++)
-    if (ret[k] != p->out_et[k] || aet[k] != p->out_et[k])
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C6) body argument/result %d must be tensor<%s>", k,
-                          shlo_elem_name(p->out_et[k]));
+  reduce_params *p = shlo_params_alloc(step, sizeof *p);
+  if (!p) return SHLO_ENOMEM;
+  p->n = n;
+  const shlo_type *t0 = NULL;
+  if ((st = shlo__rb_first_input(cc, op, &t0))) return st;
+  bool red[SHLO_MAX_RANK] = {0};
+  if ((st = reduce_types(cc, op, p, t0)) ||
+      (st = reduce_dims(cc, op, t0->rank, red)) ||
+      (st = reduce_layout(cc, op, p, t0, red)) ||
+      (st = shlo__rb_compile_body(cc, op, step, n, p->out_et, "C6")))
+    return st;
   if (n == 1 && shlo__rb_match(cc, op, 0, &p->nat) &&
       p->nat.et == p->in_et[0] && p->nat.et == p->out_et[0] &&
       !p->out_type[0]->quant) {
@@ -374,12 +355,12 @@ shlo_status shlo_compile_map(shlo_compiler *cc, const shlo_op *op,
   map_params *p = shlo_params_alloc(step, sizeof *p);
   if (!p) return SHLO_ENOMEM;
   const shlo_type *tr = shlo_cc_result_type(cc, op, 0);
-  if (!is_tensor(tr))
+  if (!shlo__rb_is_tensor(tr))
     return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "the result must be a static tensor");
   for (int k = 0; k < n; k++) {
     const shlo_type *t = shlo_cc_operand_type(cc, op, k);
-    if (!is_tensor(t) || !same_shape(t, tr))
+    if (!shlo__rb_is_tensor(t) || !same_shape(t, tr))
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                           "(C1) input %d and the result must have the same "
                           "shape",

@@ -466,13 +466,38 @@ void shlo__rb_call_free(shlo_rb_call *c) {
   }
 }
 
+shlo_status shlo__rb_stopped(const shlo_step *s, shlo_exec *ex) {
+  return shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
+                        "stopped: the execution was canceled or exceeded its "
+                        "deadline");
+}
+
+void shlo__rb_unref_n(shlo_value **v, int n) {
+  for (int i = 0; i < n; i++) {
+    shlo_value_unref(v[i]);
+    v[i] = NULL;
+  }
+}
+
+shlo_status shlo__rb_new_results(const shlo_step *s,
+                                 const shlo_type *const *t, int n,
+                                 shlo_value **out, shlo_exec *ex) {
+  for (int k = 0; k < n; k++) {
+    out[k] = shlo_tensor_new_like(t[k]);
+    if (!out[k]) {
+      shlo__rb_unref_n(out, k);
+      return shlo_exec_fail(ex, s, SHLO_ENOMEM,
+                            "out of memory allocating the result");
+    }
+  }
+  return SHLO_OK;
+}
+
 shlo_status shlo__rb_apply(shlo_rb_call *c, const shlo_step *s, int r,
                            shlo_value *const *in, const void *const *src,
                            void *const *dst, shlo_exec *ex) {
   if ((++c->calls & 255) == 0 && shlo_exec_should_stop(ex))
-    return shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
-                          "stopped: the execution was canceled or exceeded "
-                          "its deadline");
+    return shlo__rb_stopped(s, ex);
   if (shlo_step_region_is_scalar(s, r)) {
     shlo_step_run_region_scalar(s, r, in, src, c->n_lead, dst);
     return SHLO_OK;
@@ -524,4 +549,46 @@ bool shlo__rb_region_types(shlo_compiler *cc, const shlo_op *op, int r,
   for (int i = 0; i < n_res; i++)
     if (!scalar_any(vtype(cc, op, ret->operands[i]), &res[i])) return false;
   return true;
+}
+
+shlo_status shlo__rb_check_counts(shlo_compiler *cc, const shlo_op *op,
+                                  const char *label) {
+  int n = op->n_results;
+  if (n < 1 || op->n_operands != 2 * n || op->n_regions != 1)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(%s) needs N inputs, N init values and N results "
+                        "(N >= 1) and one body region",
+                        label);
+  if (n > SHLO_RB_MAX_N)
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "more than %d inputs are not supported", SHLO_RB_MAX_N);
+  return SHLO_OK;
+}
+
+shlo_status shlo__rb_compile_body(shlo_compiler *cc, const shlo_op *op,
+                                  shlo_step *step, int n,
+                                  const shlo_elem_type *out_et,
+                                  const char *label) {
+  shlo_status st = shlo_cc_compile_regions(cc, op, step);
+  if (st) return st;
+  shlo_elem_type aet[2 * SHLO_RB_MAX_N], ret[SHLO_RB_MAX_N];
+  if (!shlo__rb_region_types(cc, op, 0, aet, 2 * n, ret, n) ||
+      step->plans[0]->n_results != n)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "(%s) body must take 2*N scalars and return N", label);
+  for (int k = 0; k < n; k++)
+    if (ret[k] != out_et[k] || aet[k] != out_et[k])
+      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                          "(%s) body argument/result %d must be tensor<%s>",
+                          label, k, shlo_elem_name(out_et[k]));
+  return SHLO_OK;
+}
+
+shlo_status shlo__rb_first_input(shlo_compiler *cc, const shlo_op *op,
+                                 const shlo_type **t0) {
+  *t0 = shlo_cc_operand_type(cc, op, 0);
+  if (!shlo__rb_is_tensor(*t0))
+    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "inputs must be statically shaped tensors");
+  return SHLO_OK;
 }

@@ -132,6 +132,41 @@ shlo_status shlo__rb_apply(shlo_rb_call *c, const shlo_step *s, int r,
                            shlo_value *const *in, const void *const *src,
                            void *const *dst, shlo_exec *ex);
 
+/* The failure a kernel of this family returns when the execution was
+ * canceled or passed its deadline (shlo_exec_should_stop). */
+shlo_status shlo__rb_stopped(const shlo_step *s, shlo_exec *ex);
+
+/* Drop and clear v[0..n). */
+void shlo__rb_unref_n(shlo_value **v, int n);
+
+/* New results out[0..n) of types t[0..n); on failure none are left. */
+shlo_status shlo__rb_new_results(const shlo_step *s,
+                                 const shlo_type *const *t, int n,
+                                 shlo_value **out, shlo_exec *ex);
+
+/* reduce and reduce_window take N inputs, N init values and N results
+ * (1 <= N <= SHLO_RB_MAX_N) and one body; label is the spec constraint. */
+shlo_status shlo__rb_check_counts(shlo_compiler *cc, const shlo_op *op,
+                                  const char *label);
+
+/* Compile the body of reduce or reduce_window, which must take 2*N
+ * scalars and return N, all of the result element types out_et[0..n);
+ * label is the spec constraint. */
+shlo_status shlo__rb_compile_body(shlo_compiler *cc, const shlo_op *op,
+                                  shlo_step *step, int n,
+                                  const shlo_elem_type *out_et,
+                                  const char *label);
+
+/* A statically shaped tensor type. */
+static inline bool shlo__rb_is_tensor(const shlo_type *t) {
+  return t && t->kind == SHLO_TYPE_TENSOR && shlo_type_is_static(t);
+}
+
+/* The type of operand 0 (*t0), which must be a statically shaped tensor:
+ * the first input of reduce, reduce_window and sort. */
+shlo_status shlo__rb_first_input(shlo_compiler *cc, const shlo_op *op,
+                                 const shlo_type **t0);
+
 /* Element types of a region's block arguments / its terminator operands. */
 bool shlo__rb_region_types(shlo_compiler *cc, const shlo_op *op, int r,
                            shlo_elem_type *args, int n_args,

@@ -25,16 +25,6 @@
 
 #include "reduce_int.h"
 
-static shlo_status stop_fail(const shlo_step *s, shlo_exec *ex) {
-  return shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
-                        "stopped: the execution was canceled or exceeded its "
-                        "deadline");
-}
-
-static bool is_tensor(const shlo_type *t) {
-  return t && t->kind == SHLO_TYPE_TENSOR && shlo_type_is_static(t);
-}
-
 /* Window geometry shared by both ops. */
 typedef struct win_geom {
   int rank;                         /* >= 1 (rank 0 runs as [1]) */
@@ -141,6 +131,24 @@ static inline int64_t win_index(const win_geom *g, int d, int64_t o,
   return p;
 }
 
+/* The input offset (in elements) of window position w of output o, or -1
+ * on padding or a hole of base dilation; then w steps to the next window
+ * position (row-major). */
+static int64_t win_offset_next(const win_geom *g, const int64_t *o,
+                               int64_t *w) {
+  int last = g->rank - 1;
+  int64_t off = 0;
+  for (int d = 0; d <= last && off >= 0; d++) {
+    int64_t ix = win_index(g, d, o[d], w[d]);
+    off = ix < 0 ? -1 : off + ix * g->in_str[d];
+  }
+  for (int d = last; d >= 0; d--) {
+    if (++w[d] < g->win[d]) break;
+    w[d] = 0;
+  }
+  return off;
+}
+
 /* ---- reduce_window ---- */
 
 typedef struct rw_params {
@@ -151,40 +159,20 @@ typedef struct rw_params {
   shlo_rb_native nat;
 } rw_params;
 
-static void unref_n(shlo_value **v, int n) {
-  for (int i = 0; i < n; i++) {
-    shlo_value_unref(v[i]);
-    v[i] = NULL;
-  }
-}
-
-static shlo_status new_results(const shlo_step *s, const shlo_type *const *t,
-                               int n, shlo_value **out, shlo_exec *ex) {
-  for (int k = 0; k < n; k++) {
-    out[k] = shlo_tensor_new_like(t[k]);
-    if (!out[k]) {
-      unref_n(out, k);
-      return shlo_exec_fail(ex, s, SHLO_ENOMEM,
-                            "out of memory allocating the result");
-    }
-  }
-  return SHLO_OK;
-}
-
 static shlo_status k_reduce_window_native(const shlo_step *s,
                                           shlo_value *const *in,
                                           shlo_value **out, shlo_exec *ex) {
   const rw_params *p = s->params;
   const win_geom *g = &p->g;
   const shlo_rb_native *b = &p->nat;
-  shlo_status st = new_results(s, p->out_type, 1, out, ex);
+  shlo_status st = shlo__rb_new_results(s, p->out_type, 1, out, ex);
   if (st) return st;
   if (g->out_numel == 0) return SHLO_OK;
   int last = g->rank - 1;
   int64_t wl = g->win[last];
   int64_t *offs = malloc((size_t)(2 * wl) * sizeof *offs);
   if (!offs) {
-    unref_n(out, 1);
+    shlo__rb_unref_n(out, 1);
     return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   }
   int64_t *none = offs + wl; /* all -1: a window row in padding */
@@ -197,8 +185,8 @@ static shlo_status k_reduce_window_native(const shlo_step *s,
   for (int64_t oi = 0; oi < g->out_numel; oi++) {
     if ((oi & 1023) == 1023 && shlo_exec_should_stop(ex)) {
       free(offs);
-      unref_n(out, 1);
-      return stop_fail(s, ex);
+      shlo__rb_unref_n(out, 1);
+      return shlo__rb_stopped(s, ex);
     }
     /* the innermost window row, as offsets relative to the row start */
     int64_t p0 = o[last] * g->stride[last] - g->lo[last];
@@ -254,7 +242,7 @@ static shlo_status k_reduce_window_generic(const shlo_step *s,
   const rw_params *p = s->params;
   const win_geom *g = &p->g;
   int n = p->n;
-  shlo_status st = new_results(s, p->out_type, n, out, ex);
+  shlo_status st = shlo__rb_new_results(s, p->out_type, n, out, ex);
   if (st) return st;
   if (g->out_numel == 0) return SHLO_OK;
   shlo_elem_type lead_et[2 * SHLO_RB_MAX_N] = {0};
@@ -268,7 +256,7 @@ static shlo_status k_reduce_window_generic(const shlo_step *s,
   shlo_rb_call call;
   st = shlo__rb_call_init(&call, lead_et, 2 * n, p->out_et, n, s, ex);
   if (st) {
-    unref_n(out, n);
+    shlo__rb_unref_n(out, n);
     return st;
   }
   const void *src[2 * SHLO_RB_MAX_N];
@@ -283,20 +271,12 @@ static shlo_status k_reduce_window_generic(const shlo_step *s,
     }
     int64_t w[SHLO_MAX_RANK] = {0};
     for (int64_t wi = 0; wi < g->win_numel; wi++) {
-      int64_t off = 0;
-      for (int d = 0; d <= last && off >= 0; d++) {
-        int64_t ix = win_index(g, d, o[d], w[d]);
-        off = ix < 0 ? -1 : off + ix * g->in_str[d];
-      }
+      int64_t off = win_offset_next(g, o, w);
       for (int k = 0; k < n; k++)
         src[n + k] = off < 0 ? in[n + k]->data
                              : (const char *)in[k]->data + (size_t)off * in_sz[k];
       st = shlo__rb_apply(&call, s, 0, in, src, dst, ex);
       if (st) break;
-      for (int d = last; d >= 0; d--) {
-        if (++w[d] < g->win[d]) break;
-        w[d] = 0;
-      }
     }
     for (int d = last; d >= 0; d--) {
       if (++o[d] < g->out_dims[d]) break;
@@ -304,42 +284,35 @@ static shlo_status k_reduce_window_generic(const shlo_step *s,
     }
   }
   shlo__rb_call_free(&call);
-  if (st) unref_n(out, n);
+  if (st) shlo__rb_unref_n(out, n);
   return st;
 }
 
 shlo_status shlo_compile_reduce_window(shlo_compiler *cc, const shlo_op *op,
                                        shlo_step *step) {
   int n = op->n_results;
-  if (n < 1 || op->n_operands != 2 * n || op->n_regions != 1)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C1) needs N inputs, N init values and N results "
-                        "(N >= 1) and one body region");
-  if (n > SHLO_RB_MAX_N)
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "more than %d inputs are not supported", SHLO_RB_MAX_N);
+  shlo_status st = shlo__rb_check_counts(cc, op, "C1");
+  if (st) return st;
   rw_params *p = shlo_params_alloc(step, sizeof *p);
   if (!p) return SHLO_ENOMEM;
   p->n = n;
-  const shlo_type *t0 = shlo_cc_operand_type(cc, op, 0);
-  if (!is_tensor(t0))
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "inputs must be statically shaped tensors");
-  shlo_status st = geom_init(cc, op, t0, true, &p->g);
+  const shlo_type *t0 = NULL;
+  if ((st = shlo__rb_first_input(cc, op, &t0))) return st;
+  st = geom_init(cc, op, t0, true, &p->g);
   if (st) return st;
   for (int k = 0; k < n; k++) {
     const shlo_type *ti = shlo_cc_operand_type(cc, op, k);
     const shlo_type *tv = shlo_cc_operand_type(cc, op, n + k);
     const shlo_type *tr = shlo_cc_result_type(cc, op, k);
-    bool same = is_tensor(ti) && ti->rank == t0->rank;
+    bool same = shlo__rb_is_tensor(ti) && ti->rank == t0->rank;
     for (int d = 0; same && d < t0->rank; d++) same = ti->dims[d] == t0->dims[d];
     if (!same)
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                           "(C2) all inputs must have the same static shape");
-    if (!is_tensor(tv) || tv->rank != 0)
+    if (!shlo__rb_is_tensor(tv) || tv->rank != 0)
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                           "init value %d must be a rank-0 tensor", k);
-    if (!is_tensor(tr) || tr->elem != tv->elem)
+    if (!shlo__rb_is_tensor(tr) || tr->elem != tv->elem)
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                           "(C16) result %d must have the element type of its "
                           "init value",
@@ -353,18 +326,8 @@ shlo_status shlo_compile_reduce_window(shlo_compiler *cc, const shlo_op *op,
     p->out_et[k] = tr->elem;
     p->out_type[k] = tr;
   }
-  st = shlo_cc_compile_regions(cc, op, step);
+  st = shlo__rb_compile_body(cc, op, step, n, p->out_et, "C13");
   if (st) return st;
-  shlo_elem_type aet[2 * SHLO_RB_MAX_N], ret[SHLO_RB_MAX_N];
-  if (!shlo__rb_region_types(cc, op, 0, aet, 2 * n, ret, n) ||
-      step->plans[0]->n_results != n)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C13) body must take 2*N scalars and return N");
-  for (int k = 0; k < n; k++)
-    if (ret[k] != p->out_et[k] || aet[k] != p->out_et[k])
-      return shlo_cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C13) body argument/result %d must be tensor<%s>",
-                          k, shlo_elem_name(p->out_et[k]));
   if (n == 1 && shlo__rb_match(cc, op, 0, &p->nat) &&
       p->nat.et == p->in_et[0] && p->nat.et == p->out_et[0] &&
       !p->out_type[0]->quant && p->nat.esz <= 16) {
@@ -387,96 +350,129 @@ typedef struct sas_params {
   shlo_rb_native scat;       /* scat.opcode != 0: native scatter */
 } sas_params;
 
-static shlo_status k_select_and_scatter(const shlo_step *s,
-                                        shlo_value *const *in,
-                                        shlo_value **out, shlo_exec *ex) {
-  const sas_params *p = s->params;
+/* What one run of k_select_and_scatter carries around. */
+typedef struct sas_run {
+  const shlo_step *s;
+  const sas_params *p;
+  shlo_value *const *in;
+  shlo_exec *ex;
+  shlo_rb_call selc, scatc; /* the regions, where not native */
+} sas_run;
+
+/* Whether select keeps the current pick cur over the candidate cand
+ * (*keep); with a native select, curk is cur's key and becomes cand's when
+ * cand wins. */
+static shlo_status sas_keep(sas_run *r, int64_t cur, shlo_key *curk,
+                            const char *cand, bool *keep) {
+  const sas_params *p = r->p;
+  if (p->sel.ok) {
+    shlo_key ck = shlo__rb_key(&p->sel, cand);
+    *keep = shlo__rb_key_cmp(&p->sel, *curk, ck);
+    if (!*keep) *curk = ck;
+    return SHLO_OK;
+  }
+  uint8_t pred = 0;
+  const char *opd = r->in[0]->data;
+  const void *args[2] = {opd + (size_t)cur * p->esz, cand};
+  void *dst = &pred;
+  shlo_status st = shlo__rb_apply(&r->selc, r->s, 0, r->in, args, &dst, r->ex);
+  *keep = pred != 0;
+  return st;
+}
+
+/* The operand offset select picks in the window of source position o
+ * (*sel, or -1 when the window lies wholly in padding). */
+static shlo_status sas_select(sas_run *r, const int64_t *o, int64_t *sel) {
+  const sas_params *p = r->p;
   const win_geom *g = &p->g;
-  shlo_value *r = shlo_tensor_new_like(p->out_type);
-  if (!r)
-    return shlo_exec_fail(ex, s, SHLO_ENOMEM,
-                          "out of memory allocating the result");
-  size_t esz = p->esz;
-  const char *opd = in[0]->data, *srcv = in[1]->data;
-  char *res = r->data;
-  for (int64_t i = 0; i < r->numel; i++)
-    memcpy(res + (size_t)i * esz, in[2]->data, esz);
-  shlo_rb_call selc, scatc;
-  bool have_sel = false, have_scat = false;
-  shlo_status st = SHLO_OK;
-  shlo_elem_type two[2] = {p->et, p->et}, i1 = SHLO_I1;
-  if (!p->sel.ok) {
-    st = shlo__rb_call_init(&selc, two, 2, &i1, 1, s, ex);
-    if (st) goto done;
-    have_sel = true;
+  const char *opd = r->in[0]->data;
+  shlo_key selk = {0};
+  int64_t w[SHLO_MAX_RANK] = {0};
+  *sel = -1;
+  for (int64_t wi = 0; wi < g->win_numel; wi++) {
+    int64_t off = win_offset_next(g, o, w);
+    if (off < 0) continue;
+    const char *cand = opd + (size_t)off * p->esz;
+    if (*sel < 0) {
+      *sel = off;
+      if (p->sel.ok) selk = shlo__rb_key(&p->sel, cand);
+      continue;
+    }
+    bool keep;
+    shlo_status st = sas_keep(r, *sel, &selk, cand, &keep);
+    if (st) return st;
+    if (!keep) *sel = off;
   }
-  if (!p->scat.opcode) {
-    st = shlo__rb_call_init(&scatc, two, 2, two, 1, s, ex);
-    if (st) goto done;
-    have_scat = true;
+  return SHLO_OK;
+}
+
+/* acc = scatter(acc, x). */
+static shlo_status sas_scatter(sas_run *r, char *acc, const char *x) {
+  const sas_params *p = r->p;
+  if (p->scat.opcode) {
+    p->scat.fold(acc, x, 1, 1, &p->scat);
+    return SHLO_OK;
   }
+  const void *args[2] = {acc, x};
+  void *dst = acc;
+  return shlo__rb_apply(&r->scatc, r->s, 1, r->in, args, &dst, r->ex);
+}
+
+/* Every source element, in row-major order, scattered onto the operand
+ * element its window selects, in res. */
+static shlo_status sas_walk(sas_run *r, char *res) {
+  const sas_params *p = r->p;
+  const win_geom *g = &p->g;
+  const char *srcv = r->in[1]->data;
   int last = g->rank - 1;
   int64_t o[SHLO_MAX_RANK] = {0};
   for (int64_t si = 0; si < g->out_numel; si++) {
-    if ((si & 1023) == 1023 && shlo_exec_should_stop(ex)) {
-      st = stop_fail(s, ex);
-      goto done;
-    }
-    int64_t sel = -1;
-    shlo_key selk = {0};
-    int64_t w[SHLO_MAX_RANK] = {0};
-    for (int64_t wi = 0; wi < g->win_numel; wi++) {
-      int64_t off = 0;
-      for (int d = 0; d <= last && off >= 0; d++) {
-        int64_t ix = win_index(g, d, o[d], w[d]);
-        off = ix < 0 ? -1 : off + ix * g->in_str[d];
-      }
-      for (int d = last; d >= 0; d--) {
-        if (++w[d] < g->win[d]) break;
-        w[d] = 0;
-      }
-      if (off < 0) continue;
-      const char *cand = opd + (size_t)off * esz;
-      if (sel < 0) {
-        sel = off;
-        if (p->sel.ok) selk = shlo__rb_key(&p->sel, cand);
-        continue;
-      }
-      bool keep;
-      if (p->sel.ok) {
-        shlo_key ck = shlo__rb_key(&p->sel, cand);
-        keep = shlo__rb_key_cmp(&p->sel, selk, ck);
-        if (!keep) selk = ck;
-      } else {
-        uint8_t pred = 0;
-        const void *args[2] = {opd + (size_t)sel * esz, cand};
-        void *dst = &pred;
-        st = shlo__rb_apply(&selc, s, 0, in, args, &dst, ex);
-        if (st) goto done;
-        keep = pred != 0;
-      }
-      if (!keep) sel = off;
-    }
-    if (sel >= 0) {
-      char *acc = res + (size_t)sel * esz;
-      const char *x = srcv + (size_t)si * esz;
-      if (p->scat.opcode) {
-        p->scat.fold(acc, x, 1, 1, &p->scat);
-      } else {
-        const void *args[2] = {acc, x};
-        void *dst = acc;
-        st = shlo__rb_apply(&scatc, s, 1, in, args, &dst, ex);
-        if (st) goto done;
-      }
-    }
+    if ((si & 1023) == 1023 && shlo_exec_should_stop(r->ex))
+      return shlo__rb_stopped(r->s, r->ex);
+    int64_t sel;
+    shlo_status st = sas_select(r, o, &sel);
+    if (!st && sel >= 0)
+      st = sas_scatter(r, res + (size_t)sel * p->esz,
+                       srcv + (size_t)si * p->esz);
+    if (st) return st;
     for (int d = last; d >= 0; d--) {
       if (++o[d] < g->out_dims[d]) break;
       o[d] = 0;
     }
   }
+  return SHLO_OK;
+}
+
+static shlo_status k_select_and_scatter(const shlo_step *s,
+                                        shlo_value *const *in,
+                                        shlo_value **out, shlo_exec *ex) {
+  const sas_params *p = s->params;
+  shlo_value *r = shlo_tensor_new_like(p->out_type);
+  if (!r)
+    return shlo_exec_fail(ex, s, SHLO_ENOMEM,
+                          "out of memory allocating the result");
+  size_t esz = p->esz;
+  char *res = r->data;
+  for (int64_t i = 0; i < r->numel; i++)
+    memcpy(res + (size_t)i * esz, in[2]->data, esz);
+  sas_run run = {.s = s, .p = p, .in = in, .ex = ex};
+  bool have_sel = false, have_scat = false;
+  shlo_status st = SHLO_OK;
+  shlo_elem_type two[2] = {p->et, p->et}, i1 = SHLO_I1;
+  if (!p->sel.ok) {
+    st = shlo__rb_call_init(&run.selc, two, 2, &i1, 1, s, ex);
+    if (st) goto done;
+    have_sel = true;
+  }
+  if (!p->scat.opcode) {
+    st = shlo__rb_call_init(&run.scatc, two, 2, two, 1, s, ex);
+    if (st) goto done;
+    have_scat = true;
+  }
+  st = sas_walk(&run, res);
 done:
-  if (have_sel) shlo__rb_call_free(&selc);
-  if (have_scat) shlo__rb_call_free(&scatc);
+  if (have_sel) shlo__rb_call_free(&run.selc);
+  if (have_scat) shlo__rb_call_free(&run.scatc);
   if (st) {
     shlo_value_unref(r);
     return st;
@@ -498,7 +494,8 @@ shlo_status shlo_compile_select_and_scatter(shlo_compiler *cc,
   const shlo_type *ts = shlo_cc_operand_type(cc, op, 1);
   const shlo_type *tv = shlo_cc_operand_type(cc, op, 2);
   const shlo_type *tr = shlo_cc_result_type(cc, op, 0);
-  if (!is_tensor(to) || !is_tensor(ts) || !is_tensor(tv) || !is_tensor(tr))
+  if (!shlo__rb_is_tensor(to) || !shlo__rb_is_tensor(ts) ||
+      !shlo__rb_is_tensor(tv) || !shlo__rb_is_tensor(tr))
     return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "operands must be statically shaped tensors");
   if (ts->elem != to->elem || tv->elem != to->elem || tv->rank != 0)

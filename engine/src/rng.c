@@ -123,6 +123,75 @@ static void rbg_put(const rbg_params *p, void *data, int64_t i, uint64_t v) {
   }
 }
 
+/* THREE_FRY: fill r from the key and counter in st, advancing the counter
+ * in nst; false when the execution was stopped. */
+static bool rbg_three_fry(const rbg_params *p, const uint64_t *st,
+                          uint64_t *nst, shlo_value *r, shlo_exec *ex) {
+  uint64_t key = st[0];
+  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+  uint64_t ctr = st[1];
+  uint32_t w[2];
+  if (p->bits == 64) {
+    for (int64_t i = 0; i < p->numel; i++) {
+      uint64_t c = ctr + (uint64_t)i;
+      threefry2x32(k0, k1, (uint32_t)c, (uint32_t)(c >> 32), w);
+      rbg_put(p, r->data, i, (uint64_t)w[0] | ((uint64_t)w[1] << 32));
+    }
+    nst[1] = ctr + (uint64_t)p->numel;
+    return true;
+  }
+  /* output (a, j, b) <- word j % 2 of half element (a, j / 2, b) */
+  for (int64_t a = 0; a < p->pre; a++) {
+    if ((a & 1023) == 0 && shlo_exec_should_stop(ex)) return false;
+    for (int64_t hj = 0; hj < p->h; hj++) {
+      for (int64_t b = 0; b < p->post; b++) {
+        uint64_t c = ctr + (uint64_t)((a * p->h + hj) * p->post + b);
+        threefry2x32(k0, k1, (uint32_t)c, (uint32_t)(c >> 32), w);
+        for (int q = 0; q < 2; q++) {
+          int64_t j = 2 * hj + q;
+          if (j >= p->d) break;
+          rbg_put(p, r->data, (a * p->d + j) * p->post + b, w[q]);
+        }
+      }
+    }
+  }
+  nst[1] = ctr + (uint64_t)(p->pre * p->h * p->post);
+  return true;
+}
+
+/* PHILOX: fill r from the key and 128-bit counter in st, advancing the
+ * counter in nst. */
+static void rbg_philox(const rbg_params *p, const uint64_t *st,
+                       uint64_t *nst, shlo_value *r) {
+  uint64_t key = st[0];
+  uint64_t lo = st[1], hi = p->n_state >= 3 ? st[2] : st[0];
+  uint32_t w[4];
+  uint64_t blocks;
+  if (p->bits == 64) {
+    blocks = (uint64_t)(p->numel + 1) / 2;
+    for (uint64_t i = 0; i < blocks; i++) {
+      philox_block(key, lo, hi, i, w);
+      uint64_t v0 = (uint64_t)w[0] | ((uint64_t)w[1] << 32);
+      uint64_t v1 = (uint64_t)w[2] | ((uint64_t)w[3] << 32);
+      rbg_put(p, r->data, (int64_t)(2 * i), v0);
+      if ((int64_t)(2 * i + 1) < p->numel)
+        rbg_put(p, r->data, (int64_t)(2 * i + 1), v1);
+    }
+  } else {
+    blocks = (uint64_t)(p->numel + 3) / 4;
+    for (uint64_t i = 0; i < blocks; i++) {
+      philox_block(key, lo, hi, i, w);
+      for (int q = 0; q < 4; q++)
+        if ((int64_t)(4 * i + (uint64_t)q) < p->numel)
+          rbg_put(p, r->data, (int64_t)(4 * i + (uint64_t)q), w[q]);
+    }
+  }
+  uint64_t nl = lo + blocks;
+  uint64_t nh = hi + (nl < lo);
+  nst[1] = nl;
+  if (p->n_state >= 3) nst[2] = nh;
+}
+
 static shlo_status k_rng_bit_generator(const shlo_step *s,
                                        shlo_value *const *in,
                                        shlo_value **out, shlo_exec *ex) {
@@ -142,71 +211,16 @@ static shlo_status k_rng_bit_generator(const shlo_step *s,
   }
   uint64_t *nst = ns->data;
   memcpy(nst, st, (size_t)p->n_state * 8);
-  uint64_t key = st[0];
-  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
-  if (p->alg == ALG_THREE_FRY) {
-    uint64_t ctr = st[1];
-    uint32_t w[2];
-    if (p->bits == 64) {
-      for (int64_t i = 0; i < p->numel; i++) {
-        uint64_t c = ctr + (uint64_t)i;
-        threefry2x32(k0, k1, (uint32_t)c, (uint32_t)(c >> 32), w);
-        rbg_put(p, r->data, i, (uint64_t)w[0] | ((uint64_t)w[1] << 32));
-      }
-      nst[1] = ctr + (uint64_t)p->numel;
-    } else {
-      /* output (a, j, b) <- word j % 2 of half element (a, j / 2, b) */
-      for (int64_t a = 0; a < p->pre; a++) {
-        if ((a & 1023) == 0 && shlo_exec_should_stop(ex)) goto stopped;
-        for (int64_t hj = 0; hj < p->h; hj++) {
-          for (int64_t b = 0; b < p->post; b++) {
-            uint64_t c = ctr + (uint64_t)((a * p->h + hj) * p->post + b);
-            threefry2x32(k0, k1, (uint32_t)c, (uint32_t)(c >> 32), w);
-            for (int q = 0; q < 2; q++) {
-              int64_t j = 2 * hj + q;
-              if (j >= p->d) break;
-              rbg_put(p, r->data, (a * p->d + j) * p->post + b, w[q]);
-            }
-          }
-        }
-      }
-      nst[1] = ctr + (uint64_t)(p->pre * p->h * p->post);
-    }
-  } else {
-    uint64_t lo = st[1], hi = p->n_state >= 3 ? st[2] : st[0];
-    uint32_t w[4];
-    uint64_t blocks;
-    if (p->bits == 64) {
-      blocks = (uint64_t)(p->numel + 1) / 2;
-      for (uint64_t i = 0; i < blocks; i++) {
-        philox_block(key, lo, hi, i, w);
-        uint64_t v0 = (uint64_t)w[0] | ((uint64_t)w[1] << 32);
-        uint64_t v1 = (uint64_t)w[2] | ((uint64_t)w[3] << 32);
-        rbg_put(p, r->data, (int64_t)(2 * i), v0);
-        if ((int64_t)(2 * i + 1) < p->numel)
-          rbg_put(p, r->data, (int64_t)(2 * i + 1), v1);
-      }
-    } else {
-      blocks = (uint64_t)(p->numel + 3) / 4;
-      for (uint64_t i = 0; i < blocks; i++) {
-        philox_block(key, lo, hi, i, w);
-        for (int q = 0; q < 4; q++)
-          if ((int64_t)(4 * i + (uint64_t)q) < p->numel)
-            rbg_put(p, r->data, (int64_t)(4 * i + (uint64_t)q), w[q]);
-      }
-    }
-    uint64_t nl = lo + blocks;
-    uint64_t nh = hi + (nl < lo);
-    nst[1] = nl;
-    if (p->n_state >= 3) nst[2] = nh;
+  if (p->alg != ALG_THREE_FRY) {
+    rbg_philox(p, st, nst, r);
+  } else if (!rbg_three_fry(p, st, nst, r, ex)) {
+    shlo_value_unref(ns);
+    shlo_value_unref(r);
+    return shlo_exec_fail(ex, s, SHLO_ECANCELED, "execution stopped");
   }
   out[0] = ns;
   out[1] = r;
   return SHLO_OK;
-stopped:
-  shlo_value_unref(ns);
-  shlo_value_unref(r);
-  return shlo_exec_fail(ex, s, SHLO_ECANCELED, "execution stopped");
 }
 
 shlo_status shlo_compile_rng_bit_generator(shlo_compiler *cc, const shlo_op *op,

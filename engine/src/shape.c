@@ -267,6 +267,22 @@ static shlo_status same_elem(shlo_compiler *cc, const shlo_op *op,
   return SHLO_OK;
 }
 
+/* The operand (operand 0) and result types of an op that moves data
+ * without changing its element type. */
+static shlo_status move_types(shlo_compiler *cc, const shlo_op *op,
+                              const shlo_type **ot, const shlo_type **rt) {
+  shlo_status st = io_types(cc, op, 0, ot, rt);
+  return st ? st : same_elem(cc, op, *ot, *rt);
+}
+
+/* Ops whose result keeps the operand's rank. */
+static shlo_status same_rank(shlo_compiler *cc, const shlo_op *op,
+                             const shlo_type *ot, const shlo_type *rt) {
+  if (rt->rank != ot->rank)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "operand and result ranks differ");
+  return SHLO_OK;
+}
+
 /* Read an integer-list attribute of exactly n values.  A missing attribute
  * is accepted as empty when n is 0. */
 static shlo_status get_ints(shlo_compiler *cc, const shlo_op *op,
@@ -327,8 +343,7 @@ shlo_status shlo_compile_reshape(shlo_compiler *cc, const shlo_op *op,
                                  shlo_step *step) {
   const shlo_type *ot, *rt;
   shlo_status st;
-  if ((st = io_types(cc, op, 0, &ot, &rt)) || (st = same_elem(cc, op, ot, rt)))
-    return st;
+  if ((st = move_types(cc, op, &ot, &rt))) return st;
   if (shlo_type_numel(ot) != shlo_type_numel(rt))
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
                         "(C2) operand has %lld elements, result %lld",
@@ -358,8 +373,7 @@ shlo_status shlo_compile_slice(shlo_compiler *cc, const shlo_op *op,
                                shlo_step *step) {
   const shlo_type *ot, *rt;
   shlo_status st;
-  if ((st = io_types(cc, op, 0, &ot, &rt)) || (st = same_elem(cc, op, ot, rt)))
-    return st;
+  if ((st = move_types(cc, op, &ot, &rt))) return st;
   int r = ot->rank;
   int64_t start[SHLO_MAX_RANK], limit[SHLO_MAX_RANK], strides[SHLO_MAX_RANK];
   if ((st = get_ints(cc, op, "start_indices", start, r)) ||
@@ -370,8 +384,7 @@ shlo_status shlo_compile_slice(shlo_compiler *cc, const shlo_op *op,
   } else {
     for (int i = 0; i < r; i++) strides[i] = 1;
   }
-  if (rt->rank != r)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "operand and result ranks differ");
+  if ((st = same_rank(cc, op, ot, rt))) return st;
   int64_t ostr[SHLO_MAX_RANK], rstr[SHLO_MAX_RANK], sstr[SHLO_MAX_RANK];
   shlo_strides(r, ot->dims, ostr);
   shlo_strides(r, rt->dims, rstr);
@@ -410,8 +423,7 @@ shlo_status shlo_compile_reverse(shlo_compiler *cc, const shlo_op *op,
                                  shlo_step *step) {
   const shlo_type *ot, *rt;
   shlo_status st;
-  if ((st = io_types(cc, op, 0, &ot, &rt)) || (st = same_elem(cc, op, ot, rt)))
-    return st;
+  if ((st = move_types(cc, op, &ot, &rt))) return st;
   if (ot->rank != rt->rank ||
       memcmp(ot->dims, rt->dims, (size_t)ot->rank * sizeof(int64_t)))
     return shlo_cc_fail(cc, op, SHLO_EVERIFY,
@@ -454,13 +466,11 @@ shlo_status shlo_compile_transpose(shlo_compiler *cc, const shlo_op *op,
                                    shlo_step *step) {
   const shlo_type *ot, *rt;
   shlo_status st;
-  if ((st = io_types(cc, op, 0, &ot, &rt)) || (st = same_elem(cc, op, ot, rt)))
-    return st;
+  if ((st = move_types(cc, op, &ot, &rt))) return st;
   int r = ot->rank;
   int64_t perm[SHLO_MAX_RANK];
   if ((st = get_ints(cc, op, "permutation", perm, r))) return st;
-  if (rt->rank != r)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "operand and result ranks differ");
+  if ((st = same_rank(cc, op, ot, rt))) return st;
   bool seen[SHLO_MAX_RANK] = {false};
   for (int i = 0; i < r; i++) {
     if (perm[i] < 0 || perm[i] >= r || seen[perm[i]])
@@ -505,8 +515,7 @@ shlo_status shlo_compile_broadcast_in_dim(shlo_compiler *cc,
                                           const shlo_op *op, shlo_step *step) {
   const shlo_type *ot, *rt;
   shlo_status st;
-  if ((st = io_types(cc, op, 0, &ot, &rt)) || (st = same_elem(cc, op, ot, rt)))
-    return st;
+  if ((st = move_types(cc, op, &ot, &rt))) return st;
   int64_t bd[SHLO_MAX_RANK];
   if ((st = get_ints(cc, op, "broadcast_dimensions", bd, ot->rank))) return st;
   int64_t ostr[SHLO_MAX_RANK], rstr[SHLO_MAX_RANK], sstr[SHLO_MAX_RANK];
@@ -708,13 +717,11 @@ shlo_status shlo_compile_dynamic_slice(shlo_compiler *cc, const shlo_op *op,
                                        shlo_step *step) {
   const shlo_type *ot, *rt;
   shlo_status st;
-  if ((st = io_types(cc, op, 0, &ot, &rt)) || (st = same_elem(cc, op, ot, rt)))
-    return st;
+  if ((st = move_types(cc, op, &ot, &rt))) return st;
   int r = ot->rank;
   int64_t sizes[SHLO_MAX_RANK];
   if ((st = get_ints(cc, op, "slice_sizes", sizes, r))) return st;
-  if (rt->rank != r)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "operand and result ranks differ");
+  if ((st = same_rank(cc, op, ot, rt))) return st;
   for (int i = 0; i < r; i++)
     if (sizes[i] < 0 || sizes[i] > ot->dims[i] || rt->dims[i] != sizes[i])
       return shlo_cc_fail(cc, op, SHLO_EVERIFY,
@@ -745,8 +752,7 @@ shlo_status shlo_compile_dynamic_update_slice(shlo_compiler *cc,
                                               shlo_step *step) {
   const shlo_type *ot, *rt, *ut;
   shlo_status st;
-  if ((st = io_types(cc, op, 0, &ot, &rt)) || (st = same_elem(cc, op, ot, rt)))
-    return st;
+  if ((st = move_types(cc, op, &ot, &rt))) return st;
   if (op->n_operands < 2)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY, "missing the update operand");
   ut = shlo_cc_operand_type(cc, op, 1);
@@ -924,8 +930,7 @@ shlo_status shlo_compile_pad(shlo_compiler *cc, const shlo_op *op,
                              shlo_step *step) {
   const shlo_type *ot, *rt, *vt;
   shlo_status st;
-  if ((st = io_types(cc, op, 0, &ot, &rt)) || (st = same_elem(cc, op, ot, rt)))
-    return st;
+  if ((st = move_types(cc, op, &ot, &rt))) return st;
   if (op->n_operands != 2)
     return shlo_cc_fail(cc, op, SHLO_EVERIFY, "wrong number of operands");
   vt = shlo_cc_operand_type(cc, op, 1);
@@ -945,8 +950,7 @@ shlo_status shlo_compile_pad(shlo_compiler *cc, const shlo_op *op,
   } else {
     for (int i = 0; i < r; i++) inter[i] = 0;
   }
-  if (rt->rank != r)
-    return shlo_cc_fail(cc, op, SHLO_EVERIFY, "operand and result ranks differ");
+  if ((st = same_rank(cc, op, ot, rt))) return st;
   int64_t ostr[SHLO_MAX_RANK], rstr[SHLO_MAX_RANK];
   int64_t cnt[SHLO_MAX_RANK], sstr[SHLO_MAX_RANK], dstr[SHLO_MAX_RANK];
   shlo_strides(r, ot->dims, ostr);

@@ -165,86 +165,89 @@ static void gsort(gsort_ctx *c, int64_t *a, int64_t *tmp, int64_t n) {
 
 /* ---- the kernel ---- */
 
-static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
-                          shlo_value **out, shlo_exec *ex) {
+/* What one run of k_sort works with. */
+typedef struct sort_run {
+  const sort_params *p;
+  shlo_value *const *in;
+  shlo_value **out;
+  size_t esz[SHLO_RB_MAX_N];
+  int64_t len, sd;   /* the sorted dimension: extent, element stride */
+  int64_t *perm;     /* the order of one slice, then as much scratch */
+  sort_pair *pairs;  /* native comparator: keys of one slice, and scratch */
+  msort_fn ms;       /* native comparator: the merge sort */
+  gsort_ctx *gc;     /* comparator region */
+} sort_run;
+
+/* Set up gc to apply the comparator region of s to pairs of elements
+ * `step` apart. */
+static shlo_status gsort_init(gsort_ctx *gc, const shlo_step *s,
+                              shlo_value *const *in, shlo_exec *ex,
+                              const size_t *esz, int64_t step) {
   const sort_params *p = s->params;
   int n = p->n;
-  for (int k = 0; k < n; k++) {
-    out[k] = shlo_tensor_new_like(p->out_type[k]);
-    if (!out[k]) {
-      for (int j = 0; j < k; j++) {
-        shlo_value_unref(out[j]);
-        out[j] = NULL;
-      }
-      return shlo_exec_fail(ex, s, SHLO_ENOMEM,
-                            "out of memory allocating the result");
+  shlo_elem_type lead[2 * SHLO_RB_MAX_N], i1 = SHLO_I1;
+  for (int k = 0; k < n; k++) lead[2 * k] = lead[2 * k + 1] = p->et[k];
+  shlo_status st = shlo__rb_call_init(&gc->call, lead, 2 * n, &i1, 1, s, ex);
+  if (st) return st;
+  gc->s = s;
+  gc->in = in;
+  gc->ex = ex;
+  gc->n = n;
+  gc->step = step;
+  for (int k = 0; k < n; k++) gc->esz[k] = esz[k];
+  return SHLO_OK;
+}
+
+/* r->perm = the sorted order of the slice that starts at element base. */
+static shlo_status sort_slice_order(sort_run *r, int64_t base) {
+  const sort_params *p = r->p;
+  int64_t len = r->len;
+  if (r->ms) {
+    int kk = p->cmp.arg_pair;
+    const char *key = (const char *)r->in[kk]->data + (size_t)base * r->esz[kk];
+    for (int64_t i = 0; i < len; i++) {
+      r->pairs[i].k =
+          shlo__rb_key(&p->cmp, key + (size_t)(i * r->sd) * r->esz[kk]);
+      r->pairs[i].i = i;
     }
+    r->ms(r->pairs, r->pairs + len, len);
+    for (int64_t i = 0; i < len; i++) r->perm[i] = r->pairs[i].i;
+    return SHLO_OK;
   }
-  int64_t len = p->dims[p->dim];
-  if (len == 0 || p->numel == 0) return SHLO_OK;
-  int64_t sd = p->str[p->dim];
-  int64_t slices = p->numel / len;
-  shlo_status st = SHLO_OK;
-  int64_t *perm = malloc((size_t)len * 2 * sizeof *perm);
-  sort_pair *pairs =
-      p->cmp.ok ? malloc((size_t)len * 2 * sizeof *pairs) : NULL;
-  gsort_ctx *gc = p->cmp.ok ? NULL : calloc(1, sizeof *gc);
-  bool call_ready = false;
-  if (!perm || (p->cmp.ok ? !pairs : !gc)) {
-    st = shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-    goto done;
+  gsort_ctx *gc = r->gc;
+  for (int k = 0; k < p->n; k++)
+    gc->slice[k] = (const char *)r->in[k]->data + (size_t)base * r->esz[k];
+  for (int64_t i = 0; i < len; i++) r->perm[i] = i;
+  gsort(gc, r->perm, r->perm + len, len);
+  return gc->st;
+}
+
+/* Every output's slice at base = its input's, in the order r->perm. */
+static void sort_permute_slice(const sort_run *r, int64_t base) {
+  int64_t sd = r->sd;
+  for (int k = 0; k < r->p->n; k++) {
+    size_t e = r->esz[k];
+    const char *src = (const char *)r->in[k]->data + (size_t)base * e;
+    char *dst = (char *)r->out[k]->data + (size_t)base * e;
+    for (int64_t i = 0; i < r->len; i++)
+      memcpy(dst + (size_t)(i * sd) * e, src + (size_t)(r->perm[i] * sd) * e,
+             e);
   }
-  size_t esz[SHLO_RB_MAX_N];
-  for (int k = 0; k < n; k++) esz[k] = shlo_elem_size(p->et[k]);
-  if (gc) {
-    shlo_elem_type lead[2 * SHLO_RB_MAX_N], i1 = SHLO_I1;
-    for (int k = 0; k < n; k++) lead[2 * k] = lead[2 * k + 1] = p->et[k];
-    st = shlo__rb_call_init(&gc->call, lead, 2 * n, &i1, 1, s, ex);
-    if (st) goto done;
-    call_ready = true;
-    gc->s = s;
-    gc->in = in;
-    gc->ex = ex;
-    gc->n = n;
-    gc->step = sd;
-    for (int k = 0; k < n; k++) gc->esz[k] = esz[k];
-  }
-  msort_fn ms = p->cmp.ok ? msort_tab[p->cmp.kind][p->cmp.dir] : NULL;
-  int kk = p->cmp.arg_pair;
+}
+
+/* Sort every slice along the dimension, checking for a stop now and then. */
+static shlo_status sort_slices(const shlo_step *s, sort_run *r,
+                               shlo_exec *ex) {
+  const sort_params *p = r->p;
+  int64_t slices = p->numel / r->len;
   int64_t idx[SHLO_MAX_RANK] = {0};
   int64_t base = 0;
   for (int64_t sl = 0; sl < slices; sl++) {
-    if ((sl & 255) == 255 && shlo_exec_should_stop(ex)) {
-      st = shlo_exec_fail(ex, s, SHLO_ETIMEOUT,
-                          "stopped: the execution was canceled or exceeded "
-                          "its deadline");
-      goto done;
-    }
-    if (ms) {
-      const char *key = (const char *)in[kk]->data + (size_t)base * esz[kk];
-      for (int64_t i = 0; i < len; i++) {
-        pairs[i].k = shlo__rb_key(&p->cmp, key + (size_t)(i * sd) * esz[kk]);
-        pairs[i].i = i;
-      }
-      ms(pairs, pairs + len, len);
-      for (int64_t i = 0; i < len; i++) perm[i] = pairs[i].i;
-    } else {
-      for (int k = 0; k < n; k++)
-        gc->slice[k] = (const char *)in[k]->data + (size_t)base * esz[k];
-      for (int64_t i = 0; i < len; i++) perm[i] = i;
-      gsort(gc, perm, perm + len, len);
-      if (gc->st) {
-        st = gc->st;
-        goto done;
-      }
-    }
-    for (int k = 0; k < n; k++) {
-      const char *src = (const char *)in[k]->data + (size_t)base * esz[k];
-      char *dst = (char *)out[k]->data + (size_t)base * esz[k];
-      size_t e = esz[k];
-      for (int64_t i = 0; i < len; i++)
-        memcpy(dst + (size_t)(i * sd) * e, src + (size_t)(perm[i] * sd) * e, e);
-    }
+    if ((sl & 255) == 255 && shlo_exec_should_stop(ex))
+      return shlo__rb_stopped(s, ex);
+    shlo_status st = sort_slice_order(r, base);
+    if (st) return st;
+    sort_permute_slice(r, base);
     /* next slice: odometer over every dimension but the sorted one */
     for (int d = p->rank - 1; d >= 0; d--) {
       if (d == p->dim) continue;
@@ -254,16 +257,40 @@ static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
       idx[d] = 0;
     }
   }
+  return SHLO_OK;
+}
+
+static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
+                          shlo_value **out, shlo_exec *ex) {
+  const sort_params *p = s->params;
+  int n = p->n;
+  shlo_status st = shlo__rb_new_results(s, p->out_type, n, out, ex);
+  if (st) return st;
+  int64_t len = p->dims[p->dim];
+  if (len == 0 || p->numel == 0) return SHLO_OK;
+  sort_run r = {p, in, out, {0}, len, p->str[p->dim], NULL, NULL, NULL, NULL};
+  for (int k = 0; k < n; k++) r.esz[k] = shlo_elem_size(p->et[k]);
+  r.perm = malloc((size_t)len * 2 * sizeof *r.perm);
+  r.pairs = p->cmp.ok ? malloc((size_t)len * 2 * sizeof *r.pairs) : NULL;
+  r.gc = p->cmp.ok ? NULL : calloc(1, sizeof *r.gc);
+  bool call_ready = false;
+  if (!r.perm || (p->cmp.ok ? !r.pairs : !r.gc)) {
+    st = shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+    goto done;
+  }
+  if (r.gc) {
+    st = gsort_init(r.gc, s, in, ex, r.esz, r.sd);
+    if (st) goto done;
+    call_ready = true;
+  }
+  r.ms = p->cmp.ok ? msort_tab[p->cmp.kind][p->cmp.dir] : NULL;
+  st = sort_slices(s, &r, ex);
 done:
-  if (call_ready) shlo__rb_call_free(&gc->call);
-  free(gc);
-  free(pairs);
-  free(perm);
-  if (st)
-    for (int k = 0; k < n; k++) {
-      shlo_value_unref(out[k]);
-      out[k] = NULL;
-    }
+  if (call_ready) shlo__rb_call_free(&r.gc->call);
+  free(r.gc);
+  free(r.pairs);
+  free(r.perm);
+  if (st) shlo__rb_unref_n(out, n);
   return st;
 }
 
@@ -279,10 +306,9 @@ shlo_status shlo_compile_sort(shlo_compiler *cc, const shlo_op *op,
                         "more than %d inputs are not supported", SHLO_RB_MAX_N);
   sort_params *p = shlo_params_alloc(step, sizeof *p);
   if (!p) return SHLO_ENOMEM;
-  const shlo_type *t0 = shlo_cc_operand_type(cc, op, 0);
-  if (!t0 || t0->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(t0))
-    return shlo_cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                        "inputs must be statically shaped tensors");
+  const shlo_type *t0 = NULL;
+  shlo_status st = shlo__rb_first_input(cc, op, &t0);
+  if (st) return st;
   for (int k = 0; k < n; k++) {
     const shlo_type *t = shlo_cc_operand_type(cc, op, k);
     const shlo_type *r = shlo_cc_result_type(cc, op, k);
@@ -317,7 +343,7 @@ shlo_status shlo_compile_sort(shlo_compiler *cc, const shlo_op *op,
   shlo_strides(p->rank, p->dims, p->str);
   p->numel = shlo_type_numel(t0);
   p->n = n;
-  shlo_status st = shlo_cc_compile_regions(cc, op, step);
+  st = shlo_cc_compile_regions(cc, op, step);
   if (st) return st;
   shlo_elem_type aet[2 * SHLO_RB_MAX_N], ret;
   if (!shlo__rb_region_types(cc, op, 0, aet, 2 * n, &ret, 1) ||

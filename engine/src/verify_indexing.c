@@ -55,10 +55,10 @@ static int field(const shlo_attr *dn, const char *name, int64_t *v) {
   return n < 0 ? 0 : n > R ? R : n;
 }
 
-/* The constraints gather and dynamic_gather share (C1-C21 but C20-C22). */
-static bool gather_common(shlo__vctx *vc, const shlo_op *op,
-                          const shlo_type *a, const shlo_type *si,
-                          const gdims *g, const int64_t *ss, int n_ss) {
+/* C1-C5: ranks, index_vector_dim, start_index_map's size, offset_dims. */
+static bool gather_index_ok(shlo__vctx *vc, const shlo_op *op,
+                            const shlo_type *a, const shlo_type *si,
+                            const gdims *g) {
   int sr = si->rank;
   if (a->rank != g->n_off + g->n_coll + g->n_obat)
     return shlo__verr(vc, op, "C1", "offset_dims size (%d) plus "
@@ -84,6 +84,14 @@ static bool gather_common(shlo__vctx *vc, const shlo_op *op,
   if (!in_range(vc, op, "C5", "offset_dims", g->off, g->n_off,
                 batch_rank + g->n_off, "the implied result rank"))
     return false;
+  return true;
+}
+
+/* C6-C12: collapsed_slice_dims and operand_batching_dims, with their slice
+ * sizes (when known: ss[0..n_ss)) at most 1. */
+static bool gather_unit_dims_ok(shlo__vctx *vc, const shlo_op *op,
+                                const shlo_type *a, const gdims *g,
+                                const int64_t *ss, int n_ss) {
   if (!unique(vc, op, "C6", "collapsed_slice_dims and operand_batching_dims",
               g->coll, g->n_coll, g->obat, g->n_obat))
     return false;
@@ -111,6 +119,15 @@ static bool gather_common(shlo__vctx *vc, const shlo_op *op,
         return shlo__verr(vc, op, "C12", "slice_sizes[%lld] of a batching "
                           "dimension must be <= 1, got %lld",
                           (long long)g->obat[i], (long long)ss[g->obat[i]]);
+  return true;
+}
+
+/* C13-C19: the batching dims of start_indices pair with the operand's, and
+ * start_index_map is unique and in range. */
+static bool gather_batching_ok(shlo__vctx *vc, const shlo_op *op,
+                               const shlo_type *a, const shlo_type *si,
+                               const gdims *g) {
+  int sr = si->rank;
   if (!unique(vc, op, "C13", "start_indices_batching_dims", g->sbat,
               g->n_sbat, NULL, 0))
     return false;
@@ -142,14 +159,34 @@ static bool gather_common(shlo__vctx *vc, const shlo_op *op,
   return true;
 }
 
-static void read_gdims(const shlo_attr *dn, gdims *g) {
-  g->n_off = field(dn, "offset_dims", g->off);
-  g->n_coll = field(dn, "collapsed_slice_dims", g->coll);
-  g->n_obat = field(dn, "operand_batching_dims", g->obat);
-  g->n_sbat = field(dn, "start_indices_batching_dims", g->sbat);
-  g->n_map = field(dn, "start_index_map", g->map);
+/* The constraints gather and dynamic_gather share (C1-C21 but C20-C22). */
+static bool gather_common(shlo__vctx *vc, const shlo_op *op,
+                          const shlo_type *a, const shlo_type *si,
+                          const gdims *g, const int64_t *ss, int n_ss) {
+  return gather_index_ok(vc, op, a, si, g) &&
+         gather_unit_dims_ok(vc, op, a, g, ss, n_ss) &&
+         gather_batching_ok(vc, op, a, si, g);
+}
+
+/* Read the five dim lists of a gather's or scatter's dimension numbers,
+ * named in gdims order (offset, collapsed, operand batching, index
+ * batching, index map), and index_vector_dim. */
+static void read_dims(const shlo_attr *dn, const char *const names[5],
+                      gdims *g) {
+  g->n_off = field(dn, names[0], g->off);
+  g->n_coll = field(dn, names[1], g->coll);
+  g->n_obat = field(dn, names[2], g->obat);
+  g->n_sbat = field(dn, names[3], g->sbat);
+  g->n_map = field(dn, names[4], g->map);
   g->ivd = 0;
   shlo_attr_get_i64(shlo_attr_field(dn, "index_vector_dim"), &g->ivd);
+}
+
+static void read_gdims(const shlo_attr *dn, gdims *g) {
+  static const char *const names[5] = {
+      "offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+      "start_indices_batching_dims", "start_index_map"};
+  read_dims(dn, names, g);
 }
 
 /* gather: C1-C19 on dimension_numbers as in the spec (sizes, ranges,
@@ -243,23 +280,20 @@ bool shlo__verify_dynamic_gather(shlo__vctx *vc, const shlo_op *op) {
   return true;
 }
 
-/* scatter: C1 inputs share one shape; C2 rank(inputs[0]) =
- * size(update_window_dims) + size(inserted_window_dims) +
- * size(input_batching_dims); C3 updates share one shape; C4 the updates'
- * shape is the scatter dims of scatter_indices with window sizes at
- * update_window_dims, each window size within the input; C5 0 < N inputs =
- * N updates; C6 updates' element types are the inputs'; C7-C22 on
- * scatter_dimension_numbers (uniqueness, order, ranges, batching dims);
- * C23 update_computation is a reduction body; C24/C25 results have the
- * inputs' shapes and the body's element types. */
-bool shlo__verify_scatter(shlo__vctx *vc, const shlo_op *op) {
-  int n = (op->n_operands - 1) / 2;
-  if (n < 1 || op->n_operands != 2 * n + 1 || op->n_results != n || n > 64)
-    return shlo__verr(vc, op, "C5", "expects N > 0 inputs, scatter_indices "
-                      "and N updates, with N results; got %d operands and %d "
-                      "results", op->n_operands, op->n_results);
-  const shlo_type *a = shlo__otype(vc, op, 0), *si = shlo__otype(vc, op, n),
-                  *u0 = shlo__otype(vc, op, n + 1);
+/* scatter_dimension_numbers, in gdims under gather's names:
+ * update_window_dims in off, inserted_window_dims in coll,
+ * input_batching_dims in obat, scatter_indices_batching_dims in sbat and
+ * scatter_dims_to_operand_dims in map. */
+static void read_sdims(const shlo_attr *dn, gdims *g) {
+  static const char *const names[5] = {
+      "update_window_dims", "inserted_window_dims", "input_batching_dims",
+      "scatter_indices_batching_dims", "scatter_dims_to_operand_dims"};
+  read_dims(dn, names, g);
+}
+
+/* C1, C3: the n inputs share input 0's shape, the updates update 0's. */
+static bool vscatter_shapes_ok(shlo__vctx *vc, const shlo_op *op, int n,
+                               const shlo_type *a, const shlo_type *u0) {
   for (int i = 0; i < n; i++) {
     if (!shlo__same_shape(shlo__otype(vc, op, i), a))
       return shlo__verr(vc, op, "C1", "input #%d %s and input #0 %s have "
@@ -272,97 +306,103 @@ bool shlo__verify_scatter(shlo__vctx *vc, const shlo_op *op) {
                         shlo__tstr(vc, shlo__otype(vc, op, n + 1 + i)),
                         shlo__tstr(vc, u0));
   }
-  if (!shlo__is_int(si))
-    return shlo__verr(vc, op, "I2", "scatter_indices %s must be an integer "
-                      "tensor", shlo__tstr(vc, si));
-  const shlo_attr *dn = shlo_op_attr(op, "scatter_dimension_numbers");
-  int64_t uwd[R], iwd[R], ibat[R], sbat[R], map[R], ivd = 0;
-  int n_uwd = field(dn, "update_window_dims", uwd);
-  int n_iwd = field(dn, "inserted_window_dims", iwd);
-  int n_ibat = field(dn, "input_batching_dims", ibat);
-  int n_sbat = field(dn, "scatter_indices_batching_dims", sbat);
-  int n_map = field(dn, "scatter_dims_to_operand_dims", map);
-  shlo_attr_get_i64(shlo_attr_field(dn, "index_vector_dim"), &ivd);
-  int sr = si->rank;
-  if (a->rank != n_uwd + n_iwd + n_ibat)
-    return shlo__verr(vc, op, "C2", "update_window_dims size (%d) plus "
-                      "inserted_window_dims size (%d) plus "
-                      "input_batching_dims size (%d) is not equal to the "
-                      "input rank (%d)", n_uwd, n_iwd, n_ibat, a->rank);
-  if (!unique(vc, op, "C7", "update_window_dims", uwd, n_uwd, NULL, 0))
+  return true;
+}
+
+/* C7-C16: the window and batching dim lists. */
+static bool vscatter_lists_ok(shlo__vctx *vc, const shlo_op *op,
+                              const shlo_type *a, const shlo_type *si,
+                              const shlo_type *u0, const gdims *g) {
+  if (!unique(vc, op, "C7", "update_window_dims", g->off, g->n_off, NULL, 0))
     return false;
-  if (!sorted(uwd, n_uwd))
+  if (!sorted(g->off, g->n_off))
     return shlo__verr(vc, op, "C7", "update_window_dims %s must be sorted",
-                      shlo__dstr(vc, uwd, n_uwd));
-  if (!in_range(vc, op, "C8", "update_window_dims", uwd, n_uwd, u0->rank,
-                "the rank of updates"))
+                      shlo__dstr(vc, g->off, g->n_off));
+  if (!in_range(vc, op, "C8", "update_window_dims", g->off, g->n_off,
+                u0->rank, "the rank of updates"))
     return false;
   if (!unique(vc, op, "C9", "inserted_window_dims and input_batching_dims",
-              iwd, n_iwd, ibat, n_ibat))
+              g->coll, g->n_coll, g->obat, g->n_obat))
     return false;
-  if (!sorted(iwd, n_iwd))
+  if (!sorted(g->coll, g->n_coll))
     return shlo__verr(vc, op, "C10", "inserted_window_dims %s must be sorted",
-                      shlo__dstr(vc, iwd, n_iwd));
-  if (!in_range(vc, op, "C11", "inserted_window_dims", iwd, n_iwd, a->rank,
-                "the input's rank"))
+                      shlo__dstr(vc, g->coll, g->n_coll));
+  if (!in_range(vc, op, "C11", "inserted_window_dims", g->coll, g->n_coll,
+                a->rank, "the input's rank"))
     return false;
-  if (!sorted(ibat, n_ibat))
+  if (!sorted(g->obat, g->n_obat))
     return shlo__verr(vc, op, "C12", "input_batching_dims %s must be sorted",
-                      shlo__dstr(vc, ibat, n_ibat));
-  if (!in_range(vc, op, "C13", "input_batching_dims", ibat, n_ibat, a->rank,
-                "the input's rank"))
+                      shlo__dstr(vc, g->obat, g->n_obat));
+  if (!in_range(vc, op, "C13", "input_batching_dims", g->obat, g->n_obat,
+                a->rank, "the input's rank"))
     return false;
-  if (!unique(vc, op, "C14", "scatter_indices_batching_dims", sbat, n_sbat,
-              NULL, 0))
+  if (!unique(vc, op, "C14", "scatter_indices_batching_dims", g->sbat,
+              g->n_sbat, NULL, 0))
     return false;
-  if (!in_range(vc, op, "C15", "scatter_indices_batching_dims", sbat, n_sbat,
-                sr, "the rank of scatter_indices"))
+  if (!in_range(vc, op, "C15", "scatter_indices_batching_dims", g->sbat,
+                g->n_sbat, si->rank, "the rank of scatter_indices"))
     return false;
-  if (contains(sbat, n_sbat, ivd))
+  if (contains(g->sbat, g->n_sbat, g->ivd))
     return shlo__verr(vc, op, "C16", "scatter_indices_batching_dims %s must "
                       "not include index_vector_dim %lld",
-                      shlo__dstr(vc, sbat, n_sbat), (long long)ivd);
-  if (n_ibat != n_sbat)
+                      shlo__dstr(vc, g->sbat, g->n_sbat), (long long)g->ivd);
+  return true;
+}
+
+/* C17-C22: batching dims pair up, and the index vector maps into the
+ * input. */
+static bool vscatter_index_ok(shlo__vctx *vc, const shlo_op *op,
+                              const shlo_type *a, const shlo_type *si,
+                              const gdims *g) {
+  int sr = si->rank;
+  if (g->n_obat != g->n_sbat)
     return shlo__verr(vc, op, "C17", "input_batching_dims and "
                       "scatter_indices_batching_dims must have the same size, "
-                      "got %d and %d", n_ibat, n_sbat);
-  for (int i = 0; i < n_ibat; i++)
-    if (a->dims[ibat[i]] != si->dims[sbat[i]])
+                      "got %d and %d", g->n_obat, g->n_sbat);
+  for (int i = 0; i < g->n_obat; i++)
+    if (a->dims[g->obat[i]] != si->dims[g->sbat[i]])
       return shlo__verr(vc, op, "C18", "input_batching_dims[%d] and "
                         "scatter_indices_batching_dims[%d] must have the same "
                         "sizes, got %lld and %lld", i, i,
-                        (long long)a->dims[ibat[i]],
-                        (long long)si->dims[sbat[i]]);
-  if (ivd < 0 || ivd > sr)
+                        (long long)a->dims[g->obat[i]],
+                        (long long)si->dims[g->sbat[i]]);
+  if (g->ivd < 0 || g->ivd > sr)
     return shlo__verr(vc, op, "C22", "index_vector_dim %lld must be in range "
-                      "[0, %d]", (long long)ivd, sr);
-  int64_t want = ivd < sr ? si->dims[ivd] : 1;
-  if (n_map != want)
+                      "[0, %d]", (long long)g->ivd, sr);
+  int64_t want = g->ivd < sr ? si->dims[g->ivd] : 1;
+  if (g->n_map != want)
     return shlo__verr(vc, op, "C19", "scatter_dims_to_operand_dims size (%d) "
                       "must be the size (%lld) of index_vector_dim of "
-                      "scatter_indices", n_map, (long long)want);
+                      "scatter_indices", g->n_map, (long long)want);
   if (!unique(vc, op, "C20", "scatter_dims_to_operand_dims and "
-              "input_batching_dims", map, n_map, ibat, n_ibat))
+              "input_batching_dims", g->map, g->n_map, g->obat, g->n_obat))
     return false;
-  if (!in_range(vc, op, "C21", "scatter_dims_to_operand_dims", map, n_map,
-                a->rank, "the input's rank"))
+  if (!in_range(vc, op, "C21", "scatter_dims_to_operand_dims", g->map,
+                g->n_map, a->rank, "the input's rank"))
     return false;
-  /* C4: update shape. */
+  return true;
+}
+
+/* C4: the updates' shape is the scatter dims of scatter_indices with
+ * window sizes, each within the input, at update_window_dims. */
+static bool vscatter_updates_ok(shlo__vctx *vc, const shlo_op *op,
+                                const shlo_type *a, const shlo_type *si,
+                                const shlo_type *u0, const gdims *g) {
   int64_t sdims[R];
   int ns = 0;
-  for (int i = 0; i < sr; i++)
-    if (i != ivd) sdims[ns++] = si->dims[i];
-  if (u0->rank != ns + n_uwd)
+  for (int i = 0; i < si->rank; i++)
+    if (i != g->ivd) sdims[ns++] = si->dims[i];
+  if (u0->rank != ns + g->n_off)
     return shlo__verr(vc, op, "C4", "updates %s must have rank %d (scatter "
                       "dims of scatter_indices plus update_window_dims)",
-                      shlo__tstr(vc, u0), ns + n_uwd);
+                      shlo__tstr(vc, u0), ns + g->n_off);
   int64_t wsz[R];
   int nw = 0;
   for (int i = 0; i < a->rank; i++)
-    if (!contains(iwd, n_iwd, i) && !contains(ibat, n_ibat, i))
+    if (!contains(g->coll, g->n_coll, i) && !contains(g->obat, g->n_obat, i))
       wsz[nw++] = a->dims[i];
   for (int i = 0, si_i = 0, wi = 0; i < u0->rank; i++) {
-    if (contains(uwd, n_uwd, i)) {
+    if (contains(g->off, g->n_off, i)) {
       if (wi < nw && u0->dims[i] > wsz[wi])
         return shlo__verr(vc, op, "C4", "updates dimension %d has size %lld, "
                           "larger than the input window size %lld", i,
@@ -376,6 +416,12 @@ bool shlo__verify_scatter(shlo__vctx *vc, const shlo_op *op) {
       si_i++;
     }
   }
+  return true;
+}
+
+/* C6, C23-C25: element types of updates, the update computation and the
+ * results. */
+static bool vscatter_body_ok(shlo__vctx *vc, const shlo_op *op, int n) {
   const shlo_type *ins[64], *acc[64];
   for (int i = 0; i < n; i++) {
     ins[i] = shlo__otype(vc, op, i);
@@ -401,4 +447,38 @@ bool shlo__verify_scatter(shlo__vctx *vc, const shlo_op *op) {
                         shlo__tstr(vc, r), shlo__tstr(vc, acc[i]));
   }
   return true;
+}
+
+/* scatter: C1 inputs share one shape; C2 rank(inputs[0]) =
+ * size(update_window_dims) + size(inserted_window_dims) +
+ * size(input_batching_dims); C3 updates share one shape; C4 the updates'
+ * shape is the scatter dims of scatter_indices with window sizes at
+ * update_window_dims, each window size within the input; C5 0 < N inputs =
+ * N updates; C6 updates' element types are the inputs'; C7-C22 on
+ * scatter_dimension_numbers (uniqueness, order, ranges, batching dims);
+ * C23 update_computation is a reduction body; C24/C25 results have the
+ * inputs' shapes and the body's element types. */
+bool shlo__verify_scatter(shlo__vctx *vc, const shlo_op *op) {
+  int n = (op->n_operands - 1) / 2;
+  if (n < 1 || op->n_operands != 2 * n + 1 || op->n_results != n || n > 64)
+    return shlo__verr(vc, op, "C5", "expects N > 0 inputs, scatter_indices "
+                      "and N updates, with N results; got %d operands and %d "
+                      "results", op->n_operands, op->n_results);
+  const shlo_type *a = shlo__otype(vc, op, 0), *si = shlo__otype(vc, op, n),
+                  *u0 = shlo__otype(vc, op, n + 1);
+  if (!vscatter_shapes_ok(vc, op, n, a, u0)) return false;
+  if (!shlo__is_int(si))
+    return shlo__verr(vc, op, "I2", "scatter_indices %s must be an integer "
+                      "tensor", shlo__tstr(vc, si));
+  gdims g;
+  read_sdims(shlo_op_attr(op, "scatter_dimension_numbers"), &g);
+  if (a->rank != g.n_off + g.n_coll + g.n_obat)
+    return shlo__verr(vc, op, "C2", "update_window_dims size (%d) plus "
+                      "inserted_window_dims size (%d) plus "
+                      "input_batching_dims size (%d) is not equal to the "
+                      "input rank (%d)", g.n_off, g.n_coll, g.n_obat, a->rank);
+  return vscatter_lists_ok(vc, op, a, si, u0, &g) &&
+         vscatter_index_ok(vc, op, a, si, &g) &&
+         vscatter_updates_ok(vc, op, a, si, u0, &g) &&
+         vscatter_body_ok(vc, op, n);
 }

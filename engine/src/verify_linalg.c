@@ -114,25 +114,22 @@ static bool quant_common(shlo__vctx *vc, const shlo_op *op,
   return true;
 }
 
-/* dot_general: C1/C2 batching and contracting dims come in pairs; C3/C4
- * unique per side; C5-C8 within rank; C9 batch sizes agree; C10
- * contracting sizes agree; C11 precision_config; C12 result shape is batch
- * dims, lhs free dims, rhs free dims; algorithm counts are positive and
- * precision DEFAULT with an algorithm. */
-bool shlo__verify_dot_general(shlo__vctx *vc, const shlo_op *op) {
-  if (op->n_operands != 2 || op->n_results != 1)
-    return shlo__verr(vc, op, NULL, "expects lhs, rhs and one result");
-  const shlo_type *a = shlo__otype(vc, op, 0), *b = shlo__otype(vc, op, 1),
-                  *r = shlo__rtype(vc, op, 0);
-  if (shlo__is_per_axis(a))
-    return shlo__verr(vc, op, "C13", "lhs %s must not be per-axis quantized",
-                      shlo__tstr(vc, a));
-  const shlo_attr *dn = shlo_op_attr(op, "dot_dimension_numbers");
+/* dot_general's batching and contracting dims per side. */
+typedef struct vdot_dims {
   int64_t lb[R], rb[R], lc[R], rc[R];
-  int nlb = shlo__field_ints(dn, "lhs_batching_dimensions", lb, R);
-  int nrb = shlo__field_ints(dn, "rhs_batching_dimensions", rb, R);
-  int nlc = shlo__field_ints(dn, "lhs_contracting_dimensions", lc, R);
-  int nrc = shlo__field_ints(dn, "rhs_contracting_dimensions", rc, R);
+  int nlb, nrb, nlc, nrc;
+} vdot_dims;
+
+/* Read the dimension numbers and check C1-C10 against lhs a and rhs b. */
+static bool vdot_dims_ok(shlo__vctx *vc, const shlo_op *op,
+                         const shlo_type *a, const shlo_type *b,
+                         vdot_dims *d) {
+  const shlo_attr *dn = shlo_op_attr(op, "dot_dimension_numbers");
+  int64_t *lb = d->lb, *rb = d->rb, *lc = d->lc, *rc = d->rc;
+  int nlb = d->nlb = shlo__field_ints(dn, "lhs_batching_dimensions", lb, R);
+  int nrb = d->nrb = shlo__field_ints(dn, "rhs_batching_dimensions", rb, R);
+  int nlc = d->nlc = shlo__field_ints(dn, "lhs_contracting_dimensions", lc, R);
+  int nrc = d->nrc = shlo__field_ints(dn, "rhs_contracting_dimensions", rc, R);
   if (nlb < 0 || nrb < 0 || nlc < 0 || nrc < 0 || nlb > R || nrb > R ||
       nlc > R || nrc > R)
     return shlo__verr(vc, op, NULL, "malformed dot_dimension_numbers");
@@ -173,57 +170,92 @@ bool shlo__verify_dot_general(shlo__vctx *vc, const shlo_op *op) {
                         "size %lld", (long long)lc[i],
                         (long long)a->dims[lc[i]], (long long)rc[i],
                         (long long)b->dims[rc[i]]);
-  if (!precision_ok(vc, op, "C11")) return false;
+  return true;
+}
+
+/* C21-C22: an algorithm's counts are positive and precision_config is
+ * DEFAULT with it. */
+static bool vdot_algorithm_ok(shlo__vctx *vc, const shlo_op *op) {
   const shlo_attr *alg = shlo_op_attr(op, "algorithm");
-  if (alg && alg->kind == SHLO_ATTR_STRUCT) {
-    static const char *counts[] = {"lhs_component_count",
-                                   "rhs_component_count",
-                                   "num_primitive_operations"};
-    for (int i = 0; i < 3; i++) {
-      int64_t v = 1;
-      shlo_attr_get_i64(shlo_attr_field(alg, counts[i]), &v);
-      if (v <= 0)
-        return shlo__verr(vc, op, "C22", "algorithm %s must be positive, got "
-                          "%lld", counts[i], (long long)v);
-    }
-    const shlo_attr *p = shlo_op_attr(op, "precision_config");
-    if (p && p->kind == SHLO_ATTR_ARRAY)
-      for (int i = 0; i < p->n; i++) {
-        const char *s = shlo_attr_get_str(p->items[i]);
-        if (s && strcmp(s, "DEFAULT"))
-          return shlo__verr(vc, op, "C21", "precision_config must be DEFAULT "
-                            "when algorithm is set, got %s", s);
-      }
+  if (!alg || alg->kind != SHLO_ATTR_STRUCT) return true;
+  static const char *counts[] = {"lhs_component_count",
+                                 "rhs_component_count",
+                                 "num_primitive_operations"};
+  for (int i = 0; i < 3; i++) {
+    int64_t v = 1;
+    shlo_attr_get_i64(shlo_attr_field(alg, counts[i]), &v);
+    if (v <= 0)
+      return shlo__verr(vc, op, "C22", "algorithm %s must be positive, got "
+                        "%lld", counts[i], (long long)v);
   }
-  if (a->quant || b->quant || r->quant) {
-    if (!b->quant || !a->quant != !r->quant) {
-      static const char *const l[5] = {"C14", "C17", "C18", "C19", "C20"};
-      return quant_common(vc, op, l, a, b, r);
+  const shlo_attr *p = shlo_op_attr(op, "precision_config");
+  if (p && p->kind == SHLO_ATTR_ARRAY)
+    for (int i = 0; i < p->n; i++) {
+      const char *s = shlo_attr_get_str(p->items[i]);
+      if (s && strcmp(s, "DEFAULT"))
+        return shlo__verr(vc, op, "C21", "precision_config must be DEFAULT "
+                          "when algorithm is set, got %s", s);
     }
-    if (!quant_zero_points_zero(b->quant))
-      return shlo__verr(vc, op, "C15", "rhs %s must have zero points 0",
-                        shlo__tstr(vc, b));
-    if (b->quant->per_axis && contains(rc, nrc, b->quant->axis))
-      return shlo__verr(vc, op, "C16", "quantization dimension %d of rhs %s "
-                        "must not be a contracting dimension %s",
-                        b->quant->axis, shlo__tstr(vc, b),
-                        shlo__dstr(vc, rc, nrc));
-    static const char *const l[5] = {"C14", "C17", "C18", "C19", "C20"};
-    if (!quant_common(vc, op, l, a, b, r)) return false;
-  }
+  return true;
+}
+
+/* C14-C20 for quantized operands or result. */
+static bool vdot_quant_ok(shlo__vctx *vc, const shlo_op *op,
+                          const shlo_type *a, const shlo_type *b,
+                          const shlo_type *r, const vdot_dims *d) {
+  if (!a->quant && !b->quant && !r->quant) return true;
+  static const char *const l[5] = {"C14", "C17", "C18", "C19", "C20"};
+  if (!b->quant || !a->quant != !r->quant)
+    return quant_common(vc, op, l, a, b, r);
+  if (!quant_zero_points_zero(b->quant))
+    return shlo__verr(vc, op, "C15", "rhs %s must have zero points 0",
+                      shlo__tstr(vc, b));
+  if (b->quant->per_axis && contains(d->rc, d->nrc, b->quant->axis))
+    return shlo__verr(vc, op, "C16", "quantization dimension %d of rhs %s "
+                      "must not be a contracting dimension %s",
+                      b->quant->axis, shlo__tstr(vc, b),
+                      shlo__dstr(vc, d->rc, d->nrc));
+  return quant_common(vc, op, l, a, b, r);
+}
+
+/* C12: the result is batch dims, lhs free dims, rhs free dims. */
+static bool vdot_result_ok(shlo__vctx *vc, const shlo_op *op,
+                           const shlo_type *a, const shlo_type *b,
+                           const shlo_type *r, const vdot_dims *d) {
   int64_t want[2 * R];
   int n = 0;
-  for (int i = 0; i < nlb; i++) want[n++] = a->dims[lb[i]];
+  for (int i = 0; i < d->nlb; i++) want[n++] = a->dims[d->lb[i]];
   for (int i = 0; i < a->rank; i++)
-    if (!contains(lb, nlb, i) && !contains(lc, nlc, i)) want[n++] = a->dims[i];
+    if (!contains(d->lb, d->nlb, i) && !contains(d->lc, d->nlc, i))
+      want[n++] = a->dims[i];
   for (int i = 0; i < b->rank; i++)
-    if (!contains(rb, nrb, i) && !contains(rc, nrc, i)) want[n++] = b->dims[i];
+    if (!contains(d->rb, d->nrb, i) && !contains(d->rc, d->nrc, i))
+      want[n++] = b->dims[i];
   bool ok = r->rank == n;
   for (int i = 0; ok && i < n; i++) ok = r->dims[i] == want[i];
   if (!ok)
     return shlo__verr(vc, op, "C12", "result %s must have shape %s",
                       shlo__tstr(vc, r), shlo__dstr(vc, want, n));
   return true;
+}
+
+/* dot_general: C1/C2 batching and contracting dims come in pairs; C3/C4
+ * unique per side; C5-C8 within rank; C9 batch sizes agree; C10
+ * contracting sizes agree; C11 precision_config; C12 result shape is batch
+ * dims, lhs free dims, rhs free dims; algorithm counts are positive and
+ * precision DEFAULT with an algorithm. */
+bool shlo__verify_dot_general(shlo__vctx *vc, const shlo_op *op) {
+  if (op->n_operands != 2 || op->n_results != 1)
+    return shlo__verr(vc, op, NULL, "expects lhs, rhs and one result");
+  const shlo_type *a = shlo__otype(vc, op, 0), *b = shlo__otype(vc, op, 1),
+                  *r = shlo__rtype(vc, op, 0);
+  if (shlo__is_per_axis(a))
+    return shlo__verr(vc, op, "C13", "lhs %s must not be per-axis quantized",
+                      shlo__tstr(vc, a));
+  vdot_dims d;
+  return vdot_dims_ok(vc, op, a, b, &d) && precision_ok(vc, op, "C11") &&
+         vdot_algorithm_ok(vc, op) && vdot_quant_ok(vc, op, a, b, r, &d) &&
+         vdot_result_ok(vc, op, a, b, r, &d);
 }
 
 static int window_list(const shlo_op *op, const char *name, int n,
@@ -236,88 +268,93 @@ static int window_list(const shlo_op *op, const char *name, int n,
   return k;
 }
 
-/* convolution: C1 rank(lhs) = rank(rhs) = N; C2/C3 window_strides; C4
- * padding [N-2, 2]; C5/C6 lhs_dilation; C7/C8 rhs_dilation; C9
- * window_reversal; C10 batch divisible by batch_group_count; C11 input
- * features by feature_group_count; C12-C20 dimension numbers complete and
- * unique; C14 kernel input features = input features / groups; C15/C16
- * kernel output features divisible by the group counts; C21/C22 group
- * counts positive; C23 one of them is 1; C24 precision_config; C25 the
- * result shape. */
-bool shlo__verify_convolution(shlo__vctx *vc, const shlo_op *op) {
-  if (op->n_operands < 2 || op->n_results != 1)
-    return shlo__verr(vc, op, NULL, "expects lhs, rhs and one result");
-  const shlo_type *a = shlo__otype(vc, op, 0), *b = shlo__otype(vc, op, 1),
-                  *r = shlo__rtype(vc, op, 0);
-  int N = a->rank, S = N - 2;
-  if (b->rank != N)
-    return shlo__verr(vc, op, "C1", "lhs %s and rhs %s must have the same "
-                      "rank", shlo__tstr(vc, a), shlo__tstr(vc, b));
-  if (N < 2)
-    return shlo__verr(vc, op, "C1", "lhs %s must have rank >= 2",
-                      shlo__tstr(vc, a));
-  int64_t ws[R], ld[R], rd[R], lo[R], hi[R], rev[R];
+/* A per-spatial-dimension list of S entries (default def) whose entries
+ * must all be positive: C-labels count_label (size) and pos_label. */
+static bool positive_list(shlo__vctx *vc, const shlo_op *op,
+                          const char *name, const char *count_label,
+                          const char *pos_label, int S, int64_t *out) {
   int n;
-  if ((n = window_list(op, "window_strides", S, 1, ws)) != S)
-    return shlo__verr(vc, op, "C2", "window_strides must have %d entries, has "
-                      "%d", S, n);
+  if ((n = window_list(op, name, S, 1, out)) != S)
+    return shlo__verr(vc, op, count_label, "%s must have %d entries, has %d",
+                      name, S, n);
   for (int i = 0; i < S; i++)
-    if (ws[i] <= 0)
-      return shlo__verr(vc, op, "C3", "window_strides %s must be positive",
-                        shlo__dstr(vc, ws, S));
+    if (out[i] <= 0)
+      return shlo__verr(vc, op, pos_label, "%s %s must be positive", name,
+                        shlo__dstr(vc, out, S));
+  return true;
+}
+
+/* The window attributes of a convolution with S spatial dims. */
+typedef struct vconv_window {
+  int64_t ws[R], ld[R], rd[R], lo[R], hi[R], rev[R];
+} vconv_window;
+
+/* C4: padding of shape [S, 2] into w->lo and w->hi (zero when absent). */
+static bool vconv_padding_ok(shlo__vctx *vc, const shlo_op *op, int S,
+                             vconv_window *w) {
   const shlo_attr *pad = shlo_op_attr(op, "padding");
-  for (int i = 0; i < S; i++) lo[i] = hi[i] = 0;
-  if (pad) {
-    int64_t v[2 * R + 2];
-    int k = shlo_attr_i64s(pad, v, 2 * R + 2);
-    bool shape_ok = k == 2 * S;
-    if (pad->kind == SHLO_ATTR_DENSE)
-      shape_ok = shape_ok && pad->dense->rank == 2 &&
-                 pad->dense->dims[1] == 2;
-    if (!shape_ok)
-      return shlo__verr(vc, op, "C4", "padding must have shape [%d, 2]", S);
-    for (int i = 0; i < S; i++) {
-      lo[i] = v[2 * i];
-      hi[i] = v[2 * i + 1];
-    }
+  for (int i = 0; i < S; i++) w->lo[i] = w->hi[i] = 0;
+  if (!pad) return true;
+  int64_t v[2 * R + 2];
+  int k = shlo_attr_i64s(pad, v, 2 * R + 2);
+  bool shape_ok = k == 2 * S;
+  if (pad->kind == SHLO_ATTR_DENSE)
+    shape_ok = shape_ok && pad->dense->rank == 2 && pad->dense->dims[1] == 2;
+  if (!shape_ok)
+    return shlo__verr(vc, op, "C4", "padding must have shape [%d, 2]", S);
+  for (int i = 0; i < S; i++) {
+    w->lo[i] = v[2 * i];
+    w->hi[i] = v[2 * i + 1];
   }
-  if ((n = window_list(op, "lhs_dilation", S, 1, ld)) != S)
-    return shlo__verr(vc, op, "C5", "lhs_dilation must have %d entries, has "
-                      "%d", S, n);
-  for (int i = 0; i < S; i++)
-    if (ld[i] <= 0)
-      return shlo__verr(vc, op, "C6", "lhs_dilation %s must be positive",
-                        shlo__dstr(vc, ld, S));
-  if ((n = window_list(op, "rhs_dilation", S, 1, rd)) != S)
-    return shlo__verr(vc, op, "C7", "rhs_dilation must have %d entries, has "
-                      "%d", S, n);
-  for (int i = 0; i < S; i++)
-    if (rd[i] <= 0)
-      return shlo__verr(vc, op, "C8", "rhs_dilation %s must be positive",
-                        shlo__dstr(vc, rd, S));
-  if ((n = window_list(op, "window_reversal", S, 0, rev)) != S)
+  return true;
+}
+
+/* C2-C9: strides, padding, dilations and window_reversal. */
+static bool vconv_window_ok(shlo__vctx *vc, const shlo_op *op, int S,
+                            vconv_window *w) {
+  int n;
+  if (!positive_list(vc, op, "window_strides", "C2", "C3", S, w->ws) ||
+      !vconv_padding_ok(vc, op, S, w) ||
+      !positive_list(vc, op, "lhs_dilation", "C5", "C6", S, w->ld) ||
+      !positive_list(vc, op, "rhs_dilation", "C7", "C8", S, w->rd))
+    return false;
+  if ((n = window_list(op, "window_reversal", S, 0, w->rev)) != S)
     return shlo__verr(vc, op, "C9", "window_reversal must have %d entries, "
                       "has %d", S, n);
-  int64_t fgc = 1, bgc = 1;
-  shlo_attr_get_i64(shlo_op_attr(op, "feature_group_count"), &fgc);
-  shlo_attr_get_i64(shlo_op_attr(op, "batch_group_count"), &bgc);
-  if (fgc <= 0)
+  return true;
+}
+
+/* C21-C23: the group counts are positive and one of them is 1. */
+static bool vconv_groups_ok(shlo__vctx *vc, const shlo_op *op, int64_t *fgc,
+                            int64_t *bgc) {
+  *fgc = *bgc = 1;
+  shlo_attr_get_i64(shlo_op_attr(op, "feature_group_count"), fgc);
+  shlo_attr_get_i64(shlo_op_attr(op, "batch_group_count"), bgc);
+  if (*fgc <= 0)
     return shlo__verr(vc, op, "C21", "feature_group_count must be positive, "
-                      "got %lld", (long long)fgc);
-  if (bgc <= 0)
+                      "got %lld", (long long)*fgc);
+  if (*bgc <= 0)
     return shlo__verr(vc, op, "C22", "batch_group_count must be positive, "
-                      "got %lld", (long long)bgc);
-  if (fgc != 1 && bgc != 1)
+                      "got %lld", (long long)*bgc);
+  if (*fgc != 1 && *bgc != 1)
     return shlo__verr(vc, op, "C23", "feature_group_count (%lld) or "
-                      "batch_group_count (%lld) must be 1", (long long)fgc,
-                      (long long)bgc);
-  const shlo_attr *d = shlo_op_attr(op, "dimension_numbers");
-  if (!d || d->kind != SHLO_ATTR_CONV_DIMS) return precision_ok(vc, op, "C24");
+                      "batch_group_count (%lld) must be 1", (long long)*fgc,
+                      (long long)*bgc);
+  return true;
+}
+
+/* C12, C13, C18, C20: the dimension numbers, as [batch, feature,
+ * spatial...] for input (in), kernel ([in, out, spatial...], kd) and
+ * output (od), each unique and within rank N. */
+static bool vconv_dims_ok(shlo__vctx *vc, const shlo_op *op,
+                          const shlo_attr *d, int N, int64_t *in,
+                          int64_t *kd, int64_t *od) {
+  int S = N - 2;
+  int64_t dup;
   if (d->conv_n_spatial != S)
     return shlo__verr(vc, op, "C12", "dimension_numbers have %d spatial "
                       "dimensions but the operands have %d",
                       d->conv_n_spatial, S);
-  int64_t in[R], kd[R], od[R], dup;
   in[0] = d->conv_in_batch;
   in[1] = d->conv_in_feature;
   kd[0] = d->conv_k_in;
@@ -341,8 +378,13 @@ bool shlo__verify_convolution(shlo__vctx *vc, const shlo_op *op) {
                                               od, N, N))
     return shlo__verr(vc, op, "C20", "output dimension numbers %s must be "
                       "unique and within rank %d", shlo__dstr(vc, od, N), N);
-  int64_t batch = a->dims[in[0]], feat = a->dims[in[1]];
-  int64_t kin = b->dims[kd[0]], kout = b->dims[kd[1]];
+  return true;
+}
+
+/* C10, C11, C14-C16: batch and feature sizes against the group counts. */
+static bool vconv_features_ok(shlo__vctx *vc, const shlo_op *op,
+                              int64_t batch, int64_t feat, int64_t kin,
+                              int64_t kout, int64_t fgc, int64_t bgc) {
   if (batch % bgc)
     return shlo__verr(vc, op, "C10", "input batch dimension size %lld must be "
                       "divisible by batch_group_count %lld", (long long)batch,
@@ -364,31 +406,47 @@ bool shlo__verify_convolution(shlo__vctx *vc, const shlo_op *op) {
     return shlo__verr(vc, op, "C16", "kernel output feature dimension size "
                       "%lld must be divisible by feature_group_count %lld",
                       (long long)kout, (long long)fgc);
-  if (!precision_ok(vc, op, "C24")) return false;
-  if (a->quant || b->quant || r->quant) {
-    static const char *const l[5] = {"C28", "C31", "C32", "C33", "C34"};
-    if (!b->quant || !a->quant != !r->quant)
-      return quant_common(vc, op, l, a, b, r);
-    if (b->quant->per_axis && b->quant->axis != kd[1])
-      return shlo__verr(vc, op, "C29", "quantization dimension %d of rhs %s "
-                        "must be kernel_output_feature_dimension %lld",
-                        b->quant->axis, shlo__tstr(vc, b), (long long)kd[1]);
-    if (r->quant && r->quant->per_axis && r->quant->axis != od[1])
-      return shlo__verr(vc, op, "C30", "quantization dimension %d of result "
-                        "%s must be output_feature_dimension %lld",
-                        r->quant->axis, shlo__tstr(vc, r), (long long)od[1]);
-    if (!quant_common(vc, op, l, a, b, r)) return false;
-  }
-  if (op->code != SHLO_OP_CONVOLUTION) return true;
+  return true;
+}
+
+/* C28-C34 for quantized operands or result; kout_dim and out_feat are the
+ * kernel output and result feature dimensions. */
+static bool vconv_quant_ok(shlo__vctx *vc, const shlo_op *op,
+                           const shlo_type *a, const shlo_type *b,
+                           const shlo_type *r, int64_t kout_dim,
+                           int64_t out_feat) {
+  if (!a->quant && !b->quant && !r->quant) return true;
+  static const char *const l[5] = {"C28", "C31", "C32", "C33", "C34"};
+  if (!b->quant || !a->quant != !r->quant)
+    return quant_common(vc, op, l, a, b, r);
+  if (b->quant->per_axis && b->quant->axis != kout_dim)
+    return shlo__verr(vc, op, "C29", "quantization dimension %d of rhs %s "
+                      "must be kernel_output_feature_dimension %lld",
+                      b->quant->axis, shlo__tstr(vc, b), (long long)kout_dim);
+  if (r->quant && r->quant->per_axis && r->quant->axis != out_feat)
+    return shlo__verr(vc, op, "C30", "quantization dimension %d of result "
+                      "%s must be output_feature_dimension %lld",
+                      r->quant->axis, shlo__tstr(vc, r), (long long)out_feat);
+  return quant_common(vc, op, l, a, b, r);
+}
+
+/* C25: the result shape, from the dilated, padded input and window. */
+static bool vconv_result_ok(shlo__vctx *vc, const shlo_op *op,
+                            const shlo_type *a, const shlo_type *b,
+                            const shlo_type *r, const vconv_window *w,
+                            const int64_t *in, const int64_t *kd,
+                            const int64_t *od, int64_t bgc) {
+  int N = a->rank, S = N - 2;
   int64_t want[R];
-  want[od[0]] = batch / bgc;
-  want[od[1]] = kout;
+  want[od[0]] = a->dims[in[0]] / bgc;
+  want[od[1]] = b->dims[kd[1]];
   for (int i = 0; i < S; i++) {
     int64_t x = a->dims[in[2 + i]], k = b->dims[kd[2 + i]];
-    int64_t padded = (x == 0 ? 0 : (x - 1) * ld[i] + 1) + lo[i] + hi[i];
-    int64_t win = k == 0 ? 0 : (k - 1) * rd[i] + 1;
-    want[od[2 + i]] = padded < win || padded <= 0 ? 0
-                                                  : (padded - win) / ws[i] + 1;
+    int64_t padded = (x == 0 ? 0 : (x - 1) * w->ld[i] + 1) + w->lo[i] +
+                     w->hi[i];
+    int64_t win = k == 0 ? 0 : (k - 1) * w->rd[i] + 1;
+    want[od[2 + i]] = padded < win || padded <= 0
+                          ? 0 : (padded - win) / w->ws[i] + 1;
   }
   bool ok = r->rank == N;
   for (int i = 0; ok && i < N; i++) ok = r->dims[i] == want[i];
@@ -396,6 +454,43 @@ bool shlo__verify_convolution(shlo__vctx *vc, const shlo_op *op) {
     return shlo__verr(vc, op, "C25", "result %s must have shape %s",
                       shlo__tstr(vc, r), shlo__dstr(vc, want, N));
   return true;
+}
+
+/* convolution: C1 rank(lhs) = rank(rhs) = N; C2/C3 window_strides; C4
+ * padding [N-2, 2]; C5/C6 lhs_dilation; C7/C8 rhs_dilation; C9
+ * window_reversal; C10 batch divisible by batch_group_count; C11 input
+ * features by feature_group_count; C12-C20 dimension numbers complete and
+ * unique; C14 kernel input features = input features / groups; C15/C16
+ * kernel output features divisible by the group counts; C21/C22 group
+ * counts positive; C23 one of them is 1; C24 precision_config; C25 the
+ * result shape. */
+bool shlo__verify_convolution(shlo__vctx *vc, const shlo_op *op) {
+  if (op->n_operands < 2 || op->n_results != 1)
+    return shlo__verr(vc, op, NULL, "expects lhs, rhs and one result");
+  const shlo_type *a = shlo__otype(vc, op, 0), *b = shlo__otype(vc, op, 1),
+                  *r = shlo__rtype(vc, op, 0);
+  int N = a->rank, S = N - 2;
+  if (b->rank != N)
+    return shlo__verr(vc, op, "C1", "lhs %s and rhs %s must have the same "
+                      "rank", shlo__tstr(vc, a), shlo__tstr(vc, b));
+  if (N < 2)
+    return shlo__verr(vc, op, "C1", "lhs %s must have rank >= 2",
+                      shlo__tstr(vc, a));
+  vconv_window w;
+  int64_t fgc, bgc;
+  if (!vconv_window_ok(vc, op, S, &w) || !vconv_groups_ok(vc, op, &fgc, &bgc))
+    return false;
+  const shlo_attr *d = shlo_op_attr(op, "dimension_numbers");
+  if (!d || d->kind != SHLO_ATTR_CONV_DIMS) return precision_ok(vc, op, "C24");
+  int64_t in[R], kd[R], od[R];
+  if (!vconv_dims_ok(vc, op, d, N, in, kd, od) ||
+      !vconv_features_ok(vc, op, a->dims[in[0]], a->dims[in[1]],
+                         b->dims[kd[0]], b->dims[kd[1]], fgc, bgc) ||
+      !precision_ok(vc, op, "C24") ||
+      !vconv_quant_ok(vc, op, a, b, r, kd[1], od[1]))
+    return false;
+  if (op->code != SHLO_OP_CONVOLUTION) return true;
+  return vconv_result_ok(vc, op, a, b, r, &w, in, kd, od, bgc);
 }
 
 /* fft: C1 1 <= size(fft_length) <= 3; C2 element types by fft_type (RFFT
