@@ -891,6 +891,19 @@ static shlo_status rd_result_dims(shlo_compiler *cc, const shlo_op *op,
   int n = 0;
   p->o_group_dim = -1;
   p->o_ragged_dim = -1;
+  /* The result has (group) + batch + lhs free + rhs free dimensions; refuse
+   * before writing past SHLO_MAX_RANK. */
+  int upper = (p->mode == RD_CONTRACT) + d->nlb;
+  for (int x = 0; x < lt->rank; x++)
+    if (!rd_in(d->lb, d->nlb, x) && !rd_in(d->lc, d->nlc, x)) upper++;
+  for (int x = 0; x < rt->rank; x++)
+    if (!rd_in(d->rbd, d->nrb, x) && !rd_in(d->rc, d->nrc, x) &&
+        !rd_in(d->rg, d->nrg, x))
+      upper++;
+  if (upper > SHLO_MAX_RANK)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "result would have rank %d, above %d", upper,
+                        SHLO_MAX_RANK);
   if (p->mode == RD_CONTRACT) {
     p->o_group_dim = n;
     p->odims[n++] = p->g;
@@ -914,6 +927,10 @@ static shlo_status rd_result_dims(shlo_compiler *cc, const shlo_op *op,
     p->o_rstride[n] = rs[x];
     p->odims[n++] = rt->dims[x];
   }
+  if (p->mode != RD_CONTRACT && p->o_ragged_dim < 0)
+    return shlo_cc_fail(cc, op, SHLO_EVERIFY,
+                        "lhs ragged dimension must be a batch or free "
+                        "dimension of lhs");
   p->orank = n;
   p->onumel = 1;
   for (int x = 0; x < n; x++) p->onumel *= p->odims[x];
