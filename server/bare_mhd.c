@@ -1,7 +1,8 @@
 /* bare_mhd: the baseline for bench/server_bench.sh, a libmicrohttpd
- * handler that answers every request with one fixed JSON body, with MHD's
- * own single epoll thread.  It measures what HTTP alone costs on this
- * machine.  usage: bare_mhd PORT */
+ * handler that reads the whole request body and answers every request with
+ * one fixed JSON body the size and shape of shlo-server's answer to the
+ * benchmark's request, with MHD's own single epoll thread.  It measures
+ * what HTTP alone costs on this machine.  usage: bare_mhd PORT */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,21 +12,40 @@
 #include <microhttpd.h>
 
 static const char body[] =
-    "{\"outputs\":[{\"dtype\":\"f32\",\"shape\":[3],\"data\":[1.5,2.25,2.0]}],"
-    "\"module\":\"sha256:0\",\"cached\":true,"
-    "\"timing\":{\"compile_ms\":0,\"execute_ms\":0.001}}";
+    "{\"outputs\":[{\"dtype\":\"f32\",\"shape\":[4],\"data\":[0.75,1.25,1.75,"
+    "2.25]}],\"module\":\"sha256:51aa2b65ee645e336928d6a49d2d9659b7f765f21746a"
+    "110dcd0bfdb0606b562\",\"cached\":true,\"timing\":{\"compile_ms\":0,"
+    "\"execute_ms\":0.002}}\n";
+
+typedef struct upload {
+  char *data;
+  size_t len, cap;
+} upload;
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
                                  const char *url, const char *method,
-                                 const char *version, const char *upload,
-                                 size_t *upload_size, void **con_cls) {
-  (void)cls, (void)url, (void)method, (void)version, (void)upload;
-  if (!*con_cls) { /* headers: wait for the body */
-    *con_cls = (void *)1;
+                                 const char *version, const char *data,
+                                 size_t *data_size, void **con_cls) {
+  (void)cls, (void)url, (void)method, (void)version;
+  upload *u = *con_cls;
+  if (!u) { /* headers: wait for the body */
+    u = calloc(1, sizeof *u);
+    if (!u) return MHD_NO;
+    *con_cls = u;
     return MHD_YES;
   }
-  if (*upload_size) { /* discard the body */
-    *upload_size = 0;
+  if (*data_size) { /* keep the body, as a real handler would */
+    if (u->len + *data_size > u->cap) {
+      size_t cap = u->cap ? u->cap * 2 : 4096;
+      while (cap < u->len + *data_size) cap *= 2;
+      char *p = realloc(u->data, cap);
+      if (!p) return MHD_NO;
+      u->data = p;
+      u->cap = cap;
+    }
+    memcpy(u->data + u->len, data, *data_size);
+    u->len += *data_size;
+    *data_size = 0;
     return MHD_YES;
   }
   struct MHD_Response *r = MHD_create_response_from_buffer(
@@ -36,11 +56,25 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
   return ret;
 }
 
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+  (void)cls, (void)c, (void)toe;
+  upload *u = *con_cls;
+  if (!u) return;
+  free(u->data);
+  free(u);
+  *con_cls = NULL;
+}
+
 int main(int argc, char **argv) {
   int port = argc > 1 ? atoi(argv[1]) : 8081;
+  /* The MHD flags shlo-server uses (epoll, turbo), with MHD's thread. */
+  unsigned flags =
+      MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ERROR_LOG;
   struct MHD_Daemon *d = MHD_start_daemon(
-      MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, (uint16_t)port, NULL,
+      flags, (uint16_t)port, NULL,
       NULL, on_access, NULL, MHD_OPTION_CONNECTION_LIMIT, 4096u,
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
       MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
   if (!d) {
     fprintf(stderr, "bare_mhd: cannot listen on port %d\n", port);

@@ -2,6 +2,7 @@
  * responses.  Parsing uses cJSON; numeric payloads are written as one raw
  * JSON text per tensor (exact 64-bit integers, shortest round-trip floats). */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -416,8 +417,6 @@ int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
                            "%lld-byte tensor", path, (long long)lim->max_bytes,
                            (long long)numel * (long long)esize);
   if (want) {
-    char wbuf[256];
-    shlo_type_format(want, wbuf, sizeof wbuf);
     bool ok = want->kind == SHLO_TYPE_TENSOR && (int)want->elem == et &&
               want->rank == rank;
     for (int i = 0; ok && i < rank; i++)
@@ -429,6 +428,8 @@ int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
                  (long long)dims[i]);
       snprintf(got + strlen(got), sizeof got - strlen(got), "%s>",
                shlo_elem_name((shlo_elem_type)et));
+      char wbuf[256];
+      shlo_type_format(want, wbuf, sizeof wbuf);
       return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s: expected %s, got %s",
                              path, wbuf, got);
     }
@@ -481,6 +482,66 @@ fail:
 
 /* ---- tensors: encoding ---- */
 
+static const double pow10_tab[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+                                   1e15};
+
+/* Digits of n, backwards from end; returns the first. */
+static char *put_u64_rev(char *end, unsigned long long n) {
+  do *--end = (char)('0' + n % 10);
+  while (n /= 10);
+  return end;
+}
+
+static void put_int(sbuf *b, long long v) {
+  char tmp[24], *end = tmp + sizeof tmp;
+  unsigned long long u = v < 0 ? 0ull - (unsigned long long)v
+                               : (unsigned long long)v;
+  char *p = put_u64_rev(end, u);
+  if (v < 0) *--p = '-';
+  sbuf_add(b, p, (size_t)(end - p));
+}
+
+static void put_uint(sbuf *b, unsigned long long v) {
+  char tmp[24], *end = tmp + sizeof tmp;
+  char *p = put_u64_rev(end, v);
+  sbuf_add(b, p, (size_t)(end - p));
+}
+
+/* The fast path of "%.<prec>g" for x = +-m / 10^k exactly (as a double),
+ * m < 10^prec, |x| >= 1e-4: then printf's prec-digit rounding of x is that
+ * decimal, in fixed notation (prec <= 15 keeps half an ulp of x below half
+ * a unit of the last digit).  Writes it to out (no ".0" added) and returns
+ * its length, or 0 when x is not such a number. */
+static size_t fixed_decimal(double x, int prec, char out[40]) {
+  double a = fabs(x);
+  if (!(a >= 1e-4) || a >= pow10_tab[prec]) return 0;
+  for (int k = 0; k <= 8 && k <= prec; k++) {
+    double y = a * pow10_tab[k];
+    if (y >= pow10_tab[prec]) return 0;
+    if (y != floor(y)) continue;
+    unsigned long long m = (unsigned long long)y;
+    if ((double)m / pow10_tab[k] != a) continue;
+    while (k > 0 && m % 10 == 0) m /= 10, k--;
+    char tmp[40], *end = tmp + sizeof tmp, *p = end;
+    unsigned long long ip = m, fp = 0;
+    if (k) {
+      unsigned long long div = (unsigned long long)pow10_tab[k];
+      ip = m / div;
+      fp = m % div;
+      for (int d = 0; d < k; d++, fp /= 10) *--p = (char)('0' + fp % 10);
+      *--p = '.';
+    }
+    p = put_u64_rev(p, ip);
+    if (x < 0) *--p = '-';
+    size_t n = (size_t)(end - p);
+    memcpy(out, p, n);
+    out[n] = 0;
+    return n;
+  }
+  return 0;
+}
+
 static void put_float(sbuf *b, double x, bool single) {
   if (isnan(x)) {
     sbuf_puts(b, "\"NaN\"");
@@ -490,7 +551,17 @@ static void put_float(sbuf *b, double x, bool single) {
     sbuf_puts(b, x > 0 ? "\"Infinity\"" : "\"-Infinity\"");
     return;
   }
+  if (x == 0) {
+    sbuf_puts(b, signbit(x) ? "-0.0" : "0.0");
+    return;
+  }
   char tmp[40];
+  size_t n = fixed_decimal(x, single ? 6 : 15, tmp);
+  if (n) {
+    sbuf_add(b, tmp, n);
+    if (!memchr(tmp, '.', n)) sbuf_add(b, ".0", 2);
+    return;
+  }
   /* Shortest text that reads back to the same value. */
   for (int prec = single ? 6 : 15; prec <= 17; prec++) {
     snprintf(tmp, sizeof tmp, "%.*g", prec, x);
@@ -502,40 +573,136 @@ static void put_float(sbuf *b, double x, bool single) {
   sbuf_puts(b, tmp);
 }
 
-static char *data_text(const shlo_value *v) {
-  sbuf b;
-  sbuf_init(&b);
-  sbuf_putc(&b, '[');
+/* A number as cJSON prints it: "%1.15g" when that reads back within
+ * DBL_EPSILON (relative), else "%1.17g"; NaN and infinities as null.
+ * Integers and short decimals take a fast path with the same text. */
+static void put_json_number(sbuf *b, double d) {
+  if (isnan(d) || isinf(d)) {
+    sbuf_puts(b, "null");
+    return;
+  }
+  if (d == 0 && signbit(d)) {
+    sbuf_puts(b, "-0");
+    return;
+  }
+  if (d >= -2147483648.0 && d <= 2147483647.0 && d == (double)(int)d) {
+    put_int(b, (int)d);
+    return;
+  }
+  char tmp[40];
+  size_t n = fixed_decimal(d, 15, tmp);
+  if (n) {
+    sbuf_add(b, tmp, n);
+    return;
+  }
+  snprintf(tmp, sizeof tmp, "%1.15g", d);
+  double back = strtod(tmp, NULL);
+  double mag = fabs(back) > fabs(d) ? fabs(back) : fabs(d);
+  if (!(fabs(back - d) <= mag * DBL_EPSILON))
+    snprintf(tmp, sizeof tmp, "%1.17g", d);
+  sbuf_puts(b, tmp);
+}
+
+/* A JSON string with cJSON's escapes. */
+static void put_json_string(sbuf *b, const char *s) {
+  sbuf_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const char *esc = NULL;
+    switch (*p) {
+    case '"': esc = "\\\""; break;
+    case '\\': esc = "\\\\"; break;
+    case '\b': esc = "\\b"; break;
+    case '\f': esc = "\\f"; break;
+    case '\n': esc = "\\n"; break;
+    case '\r': esc = "\\r"; break;
+    case '\t': esc = "\\t"; break;
+    }
+    if (esc) sbuf_puts(b, esc);
+    else if (*p < 32) sbuf_printf(b, "\\u%04x", *p);
+    else sbuf_putc(b, (char)*p);
+  }
+  sbuf_putc(b, '"');
+}
+
+/* "data": the elements as a flat JSON array. */
+static void put_data(sbuf *b, const shlo_value *v) {
+  sbuf_putc(b, '[');
   shlo_elem_type t = v->elem;
   shlo_elem_class cls = shlo_elem_class_of(t);
   for (int64_t i = 0; i < v->numel; i++) {
-    if (i) sbuf_putc(&b, ',');
+    if (i) sbuf_putc(b, ',');
     switch (cls) {
     case SHLO_CLASS_FLOAT:
-      put_float(&b, shlo_tensor_get_f64(v, i), t != SHLO_F64);
+      put_float(b, shlo_tensor_get_f64(v, i), t != SHLO_F64);
       break;
     case SHLO_CLASS_COMPLEX: {
       double re, im;
       shlo_tensor_get_c128(v, i, &re, &im);
-      sbuf_putc(&b, '[');
-      put_float(&b, re, t == SHLO_C64);
-      sbuf_putc(&b, ',');
-      put_float(&b, im, t == SHLO_C64);
-      sbuf_putc(&b, ']');
+      sbuf_putc(b, '[');
+      put_float(b, re, t == SHLO_C64);
+      sbuf_putc(b, ',');
+      put_float(b, im, t == SHLO_C64);
+      sbuf_putc(b, ']');
       break;
     }
     case SHLO_CLASS_BOOL:
-      sbuf_puts(&b, shlo_tensor_get_i64(v, i) ? "true" : "false");
+      sbuf_puts(b, shlo_tensor_get_i64(v, i) ? "true" : "false");
       break;
     case SHLO_CLASS_UINT:
-      sbuf_printf(&b, "%llu", (unsigned long long)shlo_tensor_get_i64(v, i));
+      put_uint(b, (unsigned long long)shlo_tensor_get_i64(v, i));
       break;
     default:
-      sbuf_printf(&b, "%lld", (long long)shlo_tensor_get_i64(v, i));
+      put_int(b, (long long)shlo_tensor_get_i64(v, i));
     }
   }
-  sbuf_putc(&b, ']');
+  sbuf_putc(b, ']');
+}
+
+static char *data_text(const shlo_value *v) {
+  sbuf b;
+  sbuf_init(&b);
+  put_data(&b, v);
   return sbuf_take(&b);
+}
+
+/* What cJSON_PrintUnformatted(shlo_proto_tensor_encode(v, b64)) prints,
+ * written directly (no tree). */
+static void put_tensor(sbuf *b, const shlo_value *v, bool b64) {
+  if (v->kind == SHLO_TYPE_TOKEN) {
+    sbuf_puts(b, "{\"token\":true}");
+    return;
+  }
+  if (v->kind == SHLO_TYPE_TUPLE) {
+    sbuf_puts(b, "{\"tuple\":[");
+    for (int i = 0; i < v->n_elems; i++) {
+      if (i) sbuf_putc(b, ',');
+      put_tensor(b, v->elems[i], b64);
+    }
+    sbuf_puts(b, "]}");
+    return;
+  }
+  sbuf_puts(b, "{\"dtype\":");
+  put_json_string(b, shlo_elem_name(v->elem));
+  sbuf_puts(b, ",\"shape\":[");
+  for (int i = 0; i < v->rank; i++) {
+    if (i) sbuf_putc(b, ',');
+    put_json_number(b, (double)v->dims[i]);
+  }
+  sbuf_puts(b, "],");
+  if (b64) {
+    char *text = shlo_proto_b64_encode(v->data, v->nbytes);
+    if (!text) {
+      b->oom = true;
+      return;
+    }
+    sbuf_puts(b, "\"b64\":");
+    put_json_string(b, text);
+    free(text);
+  } else {
+    sbuf_puts(b, "\"data\":");
+    put_data(b, v);
+  }
+  sbuf_putc(b, '}');
 }
 
 cJSON *shlo_proto_tensor_encode(const shlo_value *v, bool b64) {
@@ -721,34 +888,33 @@ char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
                                  bool cached,
                                  double compile_ms, double execute_ms,
                                  bool b64) {
-  cJSON *o = cJSON_CreateObject();
-  char *s = NULL;
-  if (!o) return NULL;
-  cJSON *a = cJSON_AddArrayToObject(o, "outputs");
-  if (!a) goto done;
+  /* Written directly rather than through a cJSON tree: this is the hot
+   * path of every execution; the text is what cJSON would print. */
+  sbuf b;
+  sbuf_init(&b);
+  sbuf_reserve(&b, 192);
+  sbuf_puts(&b, "{\"outputs\":[");
   for (int p = 0; p < (n_procs > 1 ? n_procs : 1); p++) {
-    cJSON *list = a;
-    if (n_procs > 1) {
-      list = cJSON_CreateArray();
-      if (!list) goto done;
-      cJSON_AddItemToArray(a, list);
-    }
+    if (p) sbuf_putc(&b, ',');
+    if (n_procs > 1) sbuf_putc(&b, '[');
     for (int i = 0; i < n_outputs; i++) {
-      cJSON *t = shlo_proto_tensor_encode(outputs[p * n_outputs + i], b64);
-      if (!t) goto done;
-      cJSON_AddItemToArray(list, t);
+      if (i) sbuf_putc(&b, ',');
+      put_tensor(&b, outputs[p * n_outputs + i], b64);
     }
+    if (n_procs > 1) sbuf_putc(&b, ']');
   }
-  if (module_id) cJSON_AddStringToObject(o, "module", module_id);
-  cJSON_AddBoolToObject(o, "cached", cached);
-  cJSON *tm = cJSON_AddObjectToObject(o, "timing");
-  if (!tm) goto done;
-  cJSON_AddNumberToObject(tm, "compile_ms", round(compile_ms * 1000) / 1000);
-  cJSON_AddNumberToObject(tm, "execute_ms", round(execute_ms * 1000) / 1000);
-  s = cJSON_PrintUnformatted(o);
-done:
-  cJSON_Delete(o);
-  return s;
+  sbuf_putc(&b, ']');
+  if (module_id) {
+    sbuf_puts(&b, ",\"module\":");
+    put_json_string(&b, module_id);
+  }
+  sbuf_puts(&b, cached ? ",\"cached\":true" : ",\"cached\":false");
+  sbuf_puts(&b, ",\"timing\":{\"compile_ms\":");
+  put_json_number(&b, round(compile_ms * 1000) / 1000);
+  sbuf_puts(&b, ",\"execute_ms\":");
+  put_json_number(&b, round(execute_ms * 1000) / 1000);
+  sbuf_puts(&b, "}}");
+  return sbuf_take(&b);
 }
 
 int shlo_proto_exec_resp_parse(const char *body, size_t len,

@@ -22,6 +22,7 @@ static void entry_free(cache_entry *e) {
   }
   shlo_module_free(e->m);
   pthread_mutex_destroy(&e->lock);
+  free(e->text);
   free(e->info);
   free(e);
 }
@@ -72,6 +73,31 @@ void cache_key(const char *text, size_t len, int replicas, int partitions,
   EVP_MD_CTX_free(ctx);
 }
 
+/* The grid as the key sees it: 1 x 1 (or unset) adds nothing. */
+static void key_grid(int *replicas, int *partitions) {
+  if (!(*replicas > 1 || *partitions > 1)) *replicas = *partitions = 0;
+}
+
+/* A cheap 64-bit hash (8 bytes a step, multiply-xorshift) of the text and
+ * the key's grid: only to find candidates, which memcmp confirms. */
+static uint64_t text_hash(const char *text, size_t len, int replicas,
+                          int partitions) {
+  key_grid(&replicas, &partitions);
+  uint64_t h = 0x9e3779b97f4a7c15u ^ (len * 0xff51afd7ed558ccdu) ^
+               ((uint64_t)(uint32_t)replicas << 32 | (uint32_t)partitions);
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    memcpy(&w, text + i, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9u;
+    h ^= h >> 31;
+  }
+  uint64_t w = 0;
+  memcpy(&w, text + i, len - i);
+  h = (h ^ w) * 0x94d049bb133111ebu;
+  return h ^ (h >> 29);
+}
+
 void cache_key_to_id(const uint8_t key[32], char id[SRV_ID_LEN]) {
   static const char hex[] = "0123456789abcdef";
   memcpy(id, "sha256:", 7);
@@ -104,20 +130,40 @@ static cache_entry *find(srv_cache *c, const uint8_t key[32]) {
   return NULL;
 }
 
+/* Move a found entry to the front and reference it (lock held). */
+static void touch(srv_cache *c, cache_entry *e) {
+  e->refs++;
+  e->hits++;
+  if (e != c->head) {
+    unlink_entry(c, e);
+    push_front(c, e);
+    e->linked = true;
+    c->bytes += e->bytes;
+    c->n++;
+  }
+}
+
+cache_entry *cache_find_text(srv_cache *c, const char *text, size_t len,
+                             int replicas, int partitions) {
+  uint64_t h = text_hash(text, len, replicas, partitions);
+  pthread_mutex_lock(&c->lock);
+  cache_entry *e = c->head;
+  for (; e; e = e->next)
+    if (e->text_hash == h && e->text_len == len &&
+        !memcmp(e->text, text, len))
+      break;
+  if (e) {
+    touch(c, e);
+    c->hits++;
+  }
+  pthread_mutex_unlock(&c->lock);
+  return e;
+}
+
 cache_entry *cache_get(srv_cache *c, const uint8_t key[32], bool count_stats) {
   pthread_mutex_lock(&c->lock);
   cache_entry *e = find(c, key);
-  if (e) {
-    e->refs++;
-    e->hits++;
-    if (e != c->head) {
-      unlink_entry(c, e);
-      push_front(c, e);
-      e->linked = true;
-      c->bytes += e->bytes;
-      c->n++;
-    }
-  }
+  if (e) touch(c, e);
   if (count_stats) {
     if (e) c->hits++;
     else c->misses++;
@@ -178,9 +224,19 @@ static char *build_info(const cache_entry *e) {
 }
 
 cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
-                             int replicas, int partitions, size_t text_len) {
+                             int replicas, int partitions, const char *text,
+                             size_t text_len) {
   cache_entry *e = calloc(1, sizeof *e);
   if (!e) return NULL;
+  e->text = malloc(text_len + 1);
+  if (!e->text) {
+    free(e);
+    return NULL;
+  }
+  memcpy(e->text, text, text_len);
+  e->text[text_len] = 0;
+  e->text_len = text_len;
+  e->text_hash = text_hash(text, text_len, replicas, partitions);
   memcpy(e->key, key, 32);
   cache_key_to_id(key, e->id);
   e->m = m;

@@ -23,6 +23,9 @@ typedef struct srv_exe {
 
 typedef struct cache_entry {
   uint8_t key[32];
+  char *text;           /* the program text (a copy), for cache_find_text */
+  size_t text_len;
+  uint64_t text_hash;   /* cache_text_hash of text and the key's grid */
   char id[SRV_ID_LEN];
   shlo_module *m;       /* owned; the executables borrow it */
   int replicas, partitions;
@@ -59,9 +62,17 @@ bool cache_id_to_key(const char *id, uint8_t key[32]);
 
 /* A referenced entry (count_stats: count a hit or a miss), or NULL. */
 cache_entry *cache_get(srv_cache *c, const uint8_t key[32], bool count_stats);
-/* New unlinked entry owning m (refs = 1).  NULL on OOM (m not freed). */
+/* The fast path of cache_key + cache_get for a program's text: finds the
+ * entry by a cheap hash of the text and grid, confirmed by comparing the
+ * text itself, so SHA-256 runs only on a miss.  A hit is referenced and
+ * counted; a miss is not counted (the caller goes on to cache_get). */
+cache_entry *cache_find_text(srv_cache *c, const char *text, size_t len,
+                             int replicas, int partitions);
+/* New unlinked entry owning m (refs = 1), keeping a copy of the program
+ * text it was parsed from.  NULL on OOM (m not freed). */
 cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
-                             int replicas, int partitions, size_t text_len);
+                             int replicas, int partitions, const char *text,
+                             size_t text_len);
 /* Link e (the caller keeps its reference) and evict LRU entries over the
  * budget.  If the key is there already, releases e and returns the existing
  * entry, referenced.  An entry larger than the whole budget is not linked

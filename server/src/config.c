@@ -31,6 +31,9 @@ static const opt options[] = {
     {"port", OPT_INT, OFF(port), 0, 65535, "8080", "TCP port (0 = any free)"},
     {"threads", OPT_INT, OFF(threads), 0, 1024, "0",
      "execution worker threads = concurrent executions (0 = one per core)"},
+    {"worker-spin-us", OPT_INT, OFF(worker_spin_us), 0, 100000, "0",
+     "a worker that finished a job looks for the next one this long before "
+     "it sleeps (saves wakeups when cores are spare; burns CPU when not)"},
     {"config", OPT_STR, OFF(config_file), 0, 0, "",
      "config file: lines `name value`, # comments"},
     {"tokens", OPT_STR, OFF(tokens_file), 0, 0, "",

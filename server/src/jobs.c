@@ -113,9 +113,12 @@ static cache_entry *get_module(srv_request *r, const char *text, size_t len,
                                int replicas, int partitions, bool *cached,
                                double *ms) {
   srv_server *s = r->srv;
+  cache_entry *e = cache_find_text(&s->cache, text, len, replicas, partitions);
+  *cached = e != NULL;
+  if (e) return e;
   uint8_t key[32];
   cache_key(text, len, replicas, partitions, key);
-  cache_entry *e = cache_get(&s->cache, key, true);
+  e = cache_get(&s->cache, key, true);
   *cached = e != NULL;
   if (e) return e;
   double t0 = now_ms();
@@ -141,7 +144,7 @@ static cache_entry *get_module(srv_request *r, const char *text, size_t len,
                     "the program defines no function");
     return NULL;
   }
-  e = cache_entry_new(m, key, replicas, partitions, len);
+  e = cache_entry_new(m, key, replicas, partitions, text, len);
   if (!e) {
     shlo_module_free(m);
     srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
@@ -224,7 +227,12 @@ static bool decode_inputs(srv_request *r, const cJSON *inputs,
     for (const cJSON *c = list ? list->child : NULL; c; c = c->next, i++) {
       char path[48];
       if (per_proc) snprintf(path, sizeof path, "inputs[%d][%d]", p, i);
-      else snprintf(path, sizeof path, "inputs[%d]", i);
+      else if (i < 10) { /* the common case, without printf */
+        memcpy(path, "inputs[0]", 10);
+        path[7] = (char)('0' + i);
+      } else {
+        snprintf(path, sizeof path, "inputs[%d]", i);
+      }
       const shlo_type *t = f->arg_types[i];
       if (t->kind != SHLO_TYPE_TENSOR) {
         srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
@@ -292,7 +300,7 @@ void srv_job_execute(srv_job *j) {
       goto done;
     }
   }
-  snprintf(r->module, sizeof r->module, "%s", e->id);
+  memcpy(r->module, e->id, SRV_ID_LEN);
   const shlo_executable *x;
   bool compiled;
   shlo_diag d;
@@ -419,7 +427,7 @@ void srv_job_register(srv_job *j) {
   e = get_module(r, b.program, b.program_len, b.req.replicas,
                  b.req.partitions, &cached, &ms);
   if (!e) goto done;
-  snprintf(r->module, sizeof r->module, "%s", e->id);
+  memcpy(r->module, e->id, SRV_ID_LEN);
   /* Verify and compile the entry function now, so errors show here. */
   const shlo_executable *x;
   bool compiled;

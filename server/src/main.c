@@ -47,7 +47,8 @@ int main(int argc, char **argv) {
   }
   s.loop = uv_default_loop();
   cache_init(&s.cache, (size_t)s.cfg.cache_bytes);
-  if (pool_init(&s.pool, s.loop, (int)s.cfg.threads, (int)s.cfg.max_queue)) {
+  if (pool_init(&s.pool, s.loop, (int)s.cfg.threads, (int)s.cfg.max_queue,
+                (int)s.cfg.worker_spin_us * 1000, srv_http_drained, &s)) {
     fprintf(stderr, "shlo-server: cannot start worker threads\n");
     goto out;
   }

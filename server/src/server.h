@@ -115,6 +115,7 @@ uint64_t srv_now_ns(void);
 /* http.c */
 int srv_http_start(srv_server *s);
 void srv_http_pump(srv_server *s);     /* run MHD, re-arm its timer */
+void srv_http_drained(void *srv);      /* the pool delivered a batch */
 void srv_begin_shutdown(srv_server *s);
 
 /* jobs.c: work functions (worker threads) */

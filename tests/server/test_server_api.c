@@ -123,6 +123,24 @@ static void test_routes(const server *s) {
         r.body);
   resp_free(&r);
   free(b);
+  /* The cache finds a program by its text and grid: the same text on a
+   * 2 x 1 grid is another module (a miss), "replicas": 1 the same one. */
+  char *rest = malloc(strlen(ADD_INPUTS) + 32);
+  sprintf(rest, "\"replicas\": 2, %s", ADD_INPUTS);
+  b = exec_body(ADD, rest);
+  r = post_json(s, "/execute", b);
+  CHECK(r.status == 200 && has(&r, "\"cached\":false") && !has(&r, id),
+        "same text, 2 x 1 grid: %ld %s", r.status, r.body);
+  resp_free(&r);
+  free(b);
+  sprintf(rest, "\"replicas\": 1, %s", ADD_INPUTS);
+  b = exec_body(ADD, rest);
+  r = post_json(s, "/execute", b);
+  CHECK(r.status == 200 && has(&r, "\"cached\":true") && has(&r, id),
+        "same text, 1 x 1 grid: %ld %s", r.status, r.body);
+  resp_free(&r);
+  free(b);
+  free(rest);
 
   /* b64 in and out: [1,2,3,4] f32 = AACAPwAAAEAAAEBAAACAQA== */
   b = exec_body(ADD, "\"inputs\": [{\"dtype\": \"f32\", \"shape\": [2, 2], "
