@@ -257,6 +257,32 @@ static shlo_status build_scalar_prog(const shlo_type *const *types,
   return SHLO_OK;
 }
 
+/* Ops whose cost is proportional to the elements they write. */
+static const bool op_is_linear[SHLO_OP_COUNT] = {
+#define LINEAR_ROW(e, name, fn) [SHLO_OP_##e] = true,
+    SHLO_OPS_ELEMENTWISE(LINEAR_ROW) SHLO_OPS_SHAPE(LINEAR_ROW)
+#undef LINEAR_ROW
+    [SHLO_OP_CONSTANT] = true, [SHLO_OP_TUPLE] = true,
+    [SHLO_OP_GET_TUPLE_ELEMENT] = true, [SHLO_OP_OPTIMIZATION_BARRIER] = true,
+};
+
+/* plan->work: the elements the plan's steps write, or -1 (see plan.h). */
+static int64_t plan_work(const shlo_plan *p, const shlo_type *const *types) {
+  int64_t work = 0;
+  for (int i = 0; i < p->n_steps; i++) {
+    const shlo_step *s = &p->steps[i];
+    if (s->n_plans || !s->op || (unsigned)s->op->code >= SHLO_OP_COUNT ||
+        !op_is_linear[s->op->code])
+      return -1;
+    for (int k = 0; k < s->n_out; k++) {
+      int64_t n = types[s->out[k]] ? shlo_type_numel(types[s->out[k]]) : 0;
+      if (n < 0 || work > INT64_MAX / 2 - n) return -1;
+      work += n;
+    }
+  }
+  return work;
+}
+
 /* Elementwise fusion over the finished plan (fuse.c); it needs each slot's
  * type. */
 static shlo_status fuse_block(shlo_compiler *cc, const block_ctx *bc,
@@ -265,6 +291,7 @@ static shlo_status fuse_block(shlo_compiler *cc, const block_ctx *bc,
   if (!types) return SHLO_ENOMEM;
   for (int v = 0; v < cc->func->n_values; v++)
     if (bc->slot_of[v] >= 0) types[bc->slot_of[v]] = cc->func->value_types[v];
+  p->work = plan_work(p, types);
   shlo_status st = cc->no_fusion ? SHLO_OK : shlo__fuse_plan(p, types);
   if (!st && bc->outer) st = build_scalar_prog(types, p);
   free(types);
@@ -508,6 +535,10 @@ void shlo_executable_free(shlo_executable *e) {
 
 const shlo_func *shlo_executable_entry(const shlo_executable *e) {
   return e->entry;
+}
+
+int64_t shlo_executable_work(const shlo_executable *e) {
+  return e->func_plans[e->entry_index]->work;
 }
 
 const shlo_plan *shlo__executable_plan(const shlo_executable *e) {

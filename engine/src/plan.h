@@ -69,6 +69,9 @@ typedef struct shlo_scalar_prog {
 struct shlo_plan {
   const char *name;       /* function name or "<region>" */
   shlo_scalar_prog *scalar; /* set when the plan qualifies, else NULL */
+  int64_t work;           /* elements its steps write, when every step is
+                             a data-parallel op; -1 when it has regions,
+                             calls or ops of unbounded cost */
   int n_slots;
   int n_args;
   int *arg_slots;         /* where arguments land */

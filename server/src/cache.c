@@ -309,6 +309,18 @@ bool cache_remove(srv_cache *c, const uint8_t key[32]) {
   return e != NULL;
 }
 
+const shlo_executable *cache_entry_peek(cache_entry *e, const char *entry) {
+  const shlo_func *f = entry ? shlo_module_find_func(e->m, entry)
+                             : shlo_module_entry(e->m);
+  if (!f) return NULL;
+  const shlo_executable *x = NULL;
+  pthread_mutex_lock(&e->lock);
+  for (int i = 0; i < e->n_exes && !x; i++)
+    if (!strcmp(e->exes[i].entry, f->name)) x = e->exes[i].e;
+  pthread_mutex_unlock(&e->lock);
+  return x;
+}
+
 shlo_status cache_entry_exe(cache_entry *e, const char *entry,
                             const shlo_executable **out, bool *compiled,
                             shlo_diag *diag) {

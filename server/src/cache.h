@@ -83,6 +83,9 @@ void cache_release(srv_cache *c, cache_entry *e);
 bool cache_remove(srv_cache *c, const uint8_t key[32]);
 /* The executable for function `entry` (NULL = the module's entry),
  * compiling it on first use (*compiled set).  Borrowed from e. */
+/* The executable of `entry` (NULL: the module's entry function) if it is
+ * compiled already; NULL otherwise.  Never compiles. */
+const shlo_executable *cache_entry_peek(cache_entry *e, const char *entry);
 shlo_status cache_entry_exe(cache_entry *e, const char *entry,
                             const shlo_executable **out, bool *compiled,
                             shlo_diag *diag);

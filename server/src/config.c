@@ -49,7 +49,8 @@ static const opt options[] = {
     {"max-inputs", OPT_INT, OFF(max_inputs), 0, 1 << 20, "1024",
      "inputs of one execution (413)"},
     {"max-exec-memory", OPT_SIZE, OFF(max_exec_memory), 1, 1024 * GB, "1g",
-     "memory of one execution: input bytes + result bytes (413)"},
+     "memory of one execution: its inputs, results and every tensor alive "
+     "at once while it runs (413)"},
     {"default-timeout-ms", OPT_INT, OFF(default_timeout_ms), 1, 86400000,
      "30000", "deadline of an execution that names none (504)"},
     {"max-timeout-ms", OPT_INT, OFF(max_timeout_ms), 1, 86400000, "300000",

@@ -177,6 +177,10 @@ static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
     r->retry_after = true;
     return send_reply(r);
   }
+  if (work == srv_job_execute && srv_job_execute_inline(r)) {
+    if (r->executed) srv_metrics_exec(&s->metrics, r->exec_s);
+    return send_reply(r);
+  }
   r->job.work = work;
   r->job.done = job_done;
   r->state = RS_QUEUED;

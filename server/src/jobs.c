@@ -257,8 +257,56 @@ static bool decode_inputs(srv_request *r, const cJSON *inputs,
   return true;
 }
 
-void srv_job_execute(srv_job *j) {
-  srv_request *r = (srv_request *)j;
+/* Tiny cached programs are answered on the loop thread, without the
+ * hand-off to a worker and back: for a program whose every step is
+ * data-parallel and writes at most this many elements in all, running it
+ * costs less than the two thread switches (DESIGN.md's "the loop never
+ * blocks on compute" holds in spirit: a few microseconds, bounded). */
+#define SRV_INLINE_MAX_WORK 4096
+#define SRV_INLINE_MAX_BODY 16384
+
+/* Whether the request's program is cached, compiled and tiny; sets *e (a
+ * reference) and *x when it is. */
+static bool inline_target(srv_request *r, const body *b, cache_entry **e,
+                          const shlo_executable **x) {
+  srv_server *s = r->srv;
+  *e = NULL;
+  if (r->route == R_EXECUTE) {
+    if (!b->program || b->req.replicas > 1 || b->req.partitions > 1)
+      return false;
+    *e = cache_find_text(&s->cache, b->program, b->program_len,
+                         b->req.replicas, b->req.partitions);
+  } else {
+    uint8_t key[32];
+    if (b->program || !cache_id_to_key(r->id, key)) return false;
+    *e = cache_get(&s->cache, key, false);
+  }
+  if (!*e) return false;
+  int mr, mp;
+  shlo_module_grid((*e)->m, &mr, &mp);
+  *x = cache_entry_peek(*e, b->req.entry);
+  int64_t work = *x ? shlo_executable_work(*x) : -1;
+  if (mr * mp == 1 && (*e)->replicas <= 1 && (*e)->partitions <= 1 &&
+      work >= 0 && work <= SRV_INLINE_MAX_WORK)
+    return true;
+  cache_release(&s->cache, *e);
+  *e = NULL;
+  return false;
+}
+
+static bool run_execute(srv_request *r, bool inline_only);
+
+void srv_job_execute(srv_job *j) { run_execute((srv_request *)j, false); }
+
+bool srv_job_execute_inline(srv_request *r) {
+  if (r->len > SRV_INLINE_MAX_BODY) return false;
+  return run_execute(r, true);
+}
+
+/* The execution job.  With inline_only, it declines (returns false, no
+ * reply) unless the program is a tiny cached one; otherwise it always
+ * sets the reply and returns true. */
+static bool run_execute(srv_request *r, bool inline_only) {
   srv_server *s = r->srv;
   const srv_config *cfg = &s->cfg;
   cache_entry *e = NULL;
@@ -270,10 +318,16 @@ void srv_job_execute(srv_job *j) {
   if (atomic_load(&r->cancel)) {
     srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
                     "canceled: the server is shutting down");
-    return;
+    return true;
   }
-  if (!read_body(r, &b)) return;
-  if (r->route == R_EXECUTE) {
+  if (!read_body(r, &b)) return true;
+  const shlo_executable *x = NULL;
+  if (inline_only) {
+    if (!inline_target(r, &b, &e, &x)) {
+      shlo_proto_exec_req_free(&b.req);
+      return false;
+    }
+  } else if (r->route == R_EXECUTE) {
     if (!b.program) {
       srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
                       "no program: send StableHLO text, or JSON with "
@@ -301,12 +355,12 @@ void srv_job_execute(srv_job *j) {
     }
   }
   memcpy(r->module, e->id, SRV_ID_LEN);
-  const shlo_executable *x;
-  bool compiled;
+  bool compiled = false;
   shlo_diag d;
   shlo_diag_clear(&d);
   double t0 = now_ms();
-  shlo_status st = cache_entry_exe(e, b.req.entry, &x, &compiled, &d);
+  shlo_status st = x ? SHLO_OK
+                     : cache_entry_exe(e, b.req.entry, &x, &compiled, &d);
   if (compiled) {
     compile_ms += now_ms() - t0;
     cached = false;
@@ -349,8 +403,8 @@ void srv_job_execute(srv_job *j) {
   bool ok = decode_inputs(r, b.req.inputs, f, n_procs, args, &mem);
   while (n_args < n_procs * f->n_args && args[n_args]) n_args++;
   if (!ok) goto done;
-  /* The per-execution memory limit: the engine has no allocation hook yet,
-   * so count what is known before running: inputs plus results. */
+  /* The per-execution memory limit: inputs and results are refused before
+   * running; what the execution allocates is charged to its budget. */
   for (int k = 0; k < f->n_results; k++)
     mem += type_bytes(f->result_types[k]) * (size_t)n_procs;
   if (mem > (size_t)cfg->max_exec_memory) {
@@ -366,7 +420,8 @@ void srv_job_execute(srv_job *j) {
     timeout_ms = (double)cfg->max_timeout_ms;
   shlo_exec_opts opts = {.timeout_s = timeout_ms / 1000.0,
                          .print_stream = s->devnull,
-                         .cancel = &r->cancel};
+                         .cancel = &r->cancel,
+                         .max_bytes = cfg->max_exec_memory};
   shlo_diag_clear(&d);
   uint64_t t1 = srv_now_ns();
   if (n_procs == 1) {
@@ -386,6 +441,12 @@ void srv_job_execute(srv_job *j) {
     srv_reply_error(r, SHLO_PERR_TIMEOUT, 504, 0, 0,
                     "limit deadline: the execution ran past %g ms and was "
                     "stopped (%s)", timeout_ms, d.message);
+    goto done;
+  }
+  if (st == SHLO_ELIMIT) {
+    srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
+                    "limit max-exec-memory (%lld bytes): %s",
+                    (long long)cfg->max_exec_memory, d.message);
     goto done;
   }
   if (st == SHLO_ECANCELED) {
@@ -408,6 +469,7 @@ done:
   free(args);
   if (e) cache_release(&s->cache, e);
   shlo_proto_exec_req_free(&b.req);
+  return true;
 }
 
 void srv_job_register(srv_job *j) {

@@ -120,6 +120,9 @@ void srv_begin_shutdown(srv_server *s);
 
 /* jobs.c: work functions (worker threads) */
 void srv_job_execute(srv_job *j);
+/* On the loop thread: answer a tiny cached execution right away (true,
+ * reply set) or decline (false, nothing changed but the parse). */
+bool srv_job_execute_inline(srv_request *r);
 void srv_job_register(srv_job *j);
 /* Set r's answer to an error (status = the kind's or http). */
 void srv_reply_error(srv_request *r, int kind, int http, int line, int col,

@@ -419,12 +419,25 @@ static void test_limits(void) {
   CHECK(server_stop(&s, 10) == 0, "exit 0");
   unlink(cfg);
 
-  /* memory of one execution */
+  /* memory of one execution: inputs and results are refused up front... */
   s = server_start("--max-exec-memory", "20", NULL);
   b = exec_body(ADD, ADD_INPUTS);
   EXPECT_ERROR(&s, "POST", "/execute", "application/json", b, 413, "limit",
                "max-exec-memory");
   free(b);
+  CHECK(server_stop(&s, 10) == 0, "exit 0");
+  /* ...and what the program allocates while it runs (4 MB of iota under
+   * a 1 MB limit, with a scalar result) is charged as it goes. */
+  s = server_start("--max-exec-memory", "1m", NULL);
+  EXPECT_ERROR(&s, "POST", "/execute", "text/plain",
+               "func.func @main() -> tensor<f32> {\n"
+               "  %x = stablehlo.iota dim = 0 : tensor<1048576xf32>\n"
+               "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+               "  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add "
+               "across dimensions = [0] : (tensor<1048576xf32>, tensor<f32>)"
+               " -> tensor<f32>\n"
+               "  return %s : tensor<f32>\n}\n",
+               413, "limit", "max-exec-memory");
   CHECK(server_stop(&s, 10) == 0, "exit 0");
 }
 

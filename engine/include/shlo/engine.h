@@ -48,6 +48,12 @@ shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
                          shlo_value ***results, int *n_results,
                          shlo_diag *diag);
 
+/* A bound on the entry function's work: the elements its steps write when
+ * every step is a data-parallel op (elementwise, shape, constant); -1 when
+ * it has loops, regions, calls or ops of other cost.  The server uses it to
+ * answer tiny cached programs without a thread hand-off. */
+int64_t shlo_executable_work(const shlo_executable *e);
+
 /* Write a human-readable listing of the entry function's plan. */
 void shlo_executable_explain(const shlo_executable *e, FILE *f);
 
