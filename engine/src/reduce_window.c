@@ -20,9 +20,11 @@
  * scatter(result[picked], source element), in row-major source order, the
  * result starting as init_value everywhere.  A select region that is one
  * compare and a scatter region that is one known op run natively. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool.h"
 #include "reduce_int.h"
 
 /* Window geometry shared by both ops. */
@@ -159,34 +161,43 @@ typedef struct rw_params {
   shlo_rb_native nat;
 } rw_params;
 
-static shlo_status k_reduce_window_native(const shlo_step *s,
-                                          shlo_value *const *in,
-                                          shlo_value **out, shlo_exec *ex) {
-  const rw_params *p = s->params;
+/* One chunk of a native reduce_window: outputs [lo, hi), each folded over
+ * its window in the same order as a sequential run. */
+typedef struct rw_native_job {
+  const rw_params *p;
+  const char *src;
+  const void *init;
+  char *dst;
+  shlo_exec *ex;
+  atomic_int failed, stopped;
+} rw_native_job;
+
+static void rw_native_chunk(void *ctx, int64_t lo, int64_t hi) {
+  rw_native_job *j = ctx;
+  const rw_params *p = j->p;
   const win_geom *g = &p->g;
   const shlo_rb_native *b = &p->nat;
-  shlo_status st = shlo__rb_new_results(s, p->out_type, 1, out, ex);
-  if (st) return st;
-  if (g->out_numel == 0) return SHLO_OK;
   int last = g->rank - 1;
   int64_t wl = g->win[last];
   int64_t *offs = malloc((size_t)(2 * wl) * sizeof *offs);
   if (!offs) {
-    shlo__rb_unref_n(out, 1);
-    return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+    atomic_store(&j->failed, 1);
+    return;
   }
   int64_t *none = offs + wl; /* all -1: a window row in padding */
   for (int64_t w = 0; w < wl; w++) none[w] = -1;
-  const char *src = in[0]->data;
-  const void *init = in[1]->data;
-  char *dst = out[0]->data;
   size_t esz = b->esz;
   int64_t o[SHLO_MAX_RANK] = {0};
-  for (int64_t oi = 0; oi < g->out_numel; oi++) {
-    if ((oi & 1023) == 1023 && shlo_exec_should_stop(ex)) {
-      free(offs);
-      shlo__rb_unref_n(out, 1);
-      return shlo__rb_stopped(s, ex);
+  int64_t rest = lo; /* lo's multi-index */
+  for (int d = last; d >= 0; d--) {
+    o[d] = rest % g->out_dims[d];
+    rest /= g->out_dims[d];
+  }
+  for (int64_t oi = lo; oi < hi; oi++) {
+    if ((oi & 1023) == 1023 &&
+        (atomic_load(&j->stopped) || shlo_exec_should_stop(j->ex))) {
+      atomic_store(&j->stopped, 1);
+      break;
     }
     /* the innermost window row, as offsets relative to the row start */
     int64_t p0 = o[last] * g->stride[last] - g->lo[last];
@@ -198,7 +209,7 @@ static shlo_status k_reduce_window_native(const shlo_step *s,
         offs[w] = ix < 0 ? -1 : ix * g->in_str[last];
       }
     uint8_t acc[16];
-    memcpy(acc, init, esz);
+    memcpy(acc, j->init, esz);
     /* odometer over the outer window dimensions */
     int64_t w[SHLO_MAX_RANK] = {0};
     for (;;) {
@@ -213,12 +224,12 @@ static shlo_status k_reduce_window_native(const shlo_step *s,
         base += ix * g->in_str[d];
       }
       if (!valid)
-        b->gfold(acc, src, none, wl, init, b);
+        b->gfold(acc, j->src, none, wl, j->init, b);
       else if (inside)
-        b->fold(acc, src + (size_t)(base + p0 * g->in_str[last]) * esz, wl,
+        b->fold(acc, j->src + (size_t)(base + p0 * g->in_str[last]) * esz, wl,
                 g->wdil[last] * g->in_str[last], b);
       else
-        b->gfold(acc, src + (size_t)base * esz, offs, wl, init, b);
+        b->gfold(acc, j->src + (size_t)base * esz, offs, wl, j->init, b);
       int d = last - 1;
       for (; d >= 0; d--) {
         if (++w[d] < g->win[d]) break;
@@ -226,13 +237,38 @@ static shlo_status k_reduce_window_native(const shlo_step *s,
       }
       if (d < 0) break;
     }
-    memcpy(dst + (size_t)oi * esz, acc, esz);
+    memcpy(j->dst + (size_t)oi * esz, acc, esz);
     for (int d = last; d >= 0; d--) {
       if (++o[d] < g->out_dims[d]) break;
       o[d] = 0;
     }
   }
   free(offs);
+}
+
+static shlo_status k_reduce_window_native(const shlo_step *s,
+                                          shlo_value *const *in,
+                                          shlo_value **out, shlo_exec *ex) {
+  const rw_params *p = s->params;
+  const win_geom *g = &p->g;
+  shlo_status st = shlo__rb_new_results(s, p->out_type, 1, out, ex);
+  if (st) return st;
+  if (g->out_numel == 0) return SHLO_OK;
+  if (shlo_exec_should_stop(ex)) {
+    shlo__rb_unref_n(out, 1);
+    return shlo__rb_stopped(s, ex);
+  }
+  /* Outputs are independent: chunks of them go to the pool. */
+  int64_t per_out = 1;
+  for (int d = 0; d < g->rank; d++) per_out *= g->win[d] > 0 ? g->win[d] : 1;
+  int64_t grain = (1 << 14) / per_out;
+  rw_native_job j = {p, in[0]->data, in[1]->data, out[0]->data, ex, 0, 0};
+  shlo_parallel_for(g->out_numel, grain > 0 ? grain : 1, rw_native_chunk, &j);
+  if (atomic_load(&j.failed) || atomic_load(&j.stopped)) {
+    shlo__rb_unref_n(out, 1);
+    if (atomic_load(&j.stopped)) return shlo__rb_stopped(s, ex);
+    return shlo_exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  }
   return SHLO_OK;
 }
 
