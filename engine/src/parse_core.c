@@ -1147,8 +1147,7 @@ static const shlo_attr *parse_array_attr(parser *P) {
   return a;
 }
 
-/* @name or @"name" */
-static const shlo_attr *parse_symbol_attr(parser *P) {
+const shlo_attr *parse_symbol_attr(parser *P) {
   P->p++;
   shlo_attr *a = new_attr(P, SHLO_ATTR_SYMBOL);
   size_t n;

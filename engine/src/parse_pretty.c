@@ -312,15 +312,7 @@ static void pretty_operand(parser *P, op_builder *b) {
 
 /* @target of custom_call, @callee of call. */
 static void pretty_symbol(parser *P, op_builder *b) {
-  P->p++;
-  shlo_attr *a = new_attr(P, SHLO_ATTR_SYMBOL);
-  size_t n;
-  if (peekc(P) == '"') {
-    a->str = parse_string(P, &n);
-  } else {
-    const char *s = expect_ident(P, &n, "a symbol name");
-    a->str = pstrndup(P, s, n);
-  }
+  const shlo_attr *a = parse_symbol_attr(P);
   ob_attr(P, b, is(b->op->name, "stablehlo.custom_call") ? "call_target_name"
                                                          : "callee",
           a);

@@ -97,6 +97,7 @@ bool at_type(parser *P);
 int parse_type_list(parser *P, const shlo_type ***out); /* T, T, ... */
 const shlo_attr *parse_attr(parser *P);
 const shlo_attr *parse_attr_dict(parser *P); /* { ... } */
+const shlo_attr *parse_symbol_attr(parser *P); /* @name or @"name" */
 shlo_attr *new_attr(parser *P, shlo_attr_kind kind);
 const shlo_attr *make_i64_array(parser *P, const int64_t *v, int n);
 const shlo_attr *make_int(parser *P, int64_t v);
