@@ -127,6 +127,23 @@ static void broadcasts_of_rows_and_columns_read_in_place(void **state) {
       "broadcast_in_dim, add)");
 }
 
+static void transposing_broadcasts_read_strided(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> tensor<50x30x4xf64> {\n"
+      "  %x = stablehlo.iota dim = 2 : tensor<50x30x4xf64>\n"
+      "  %t = stablehlo.iota dim = 1 : tensor<30x50xf64>\n"
+      "  %tb = stablehlo.broadcast_in_dim %t, dims = [1, 0] : "
+      "(tensor<30x50xf64>) -> tensor<50x30x4xf64>\n"
+      "  %a = stablehlo.add %x, %tb : tensor<50x30x4xf64>\n"
+      "  %s = stablehlo.constant dense<2.5> : tensor<f64>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f64>) -> "
+      "tensor<50x30x4xf64>\n"
+      "  %m = stablehlo.multiply %a, %sb : tensor<50x30x4xf64>\n"
+      "  func.return %m : tensor<50x30x4xf64>\n}\n",
+      "fused(broadcast_in_dim, add, broadcast_in_dim, multiply)");
+}
+
 static void small_tensors_stay_unfused(void **state) {
   (void)state;
   run_result r = run(
@@ -145,6 +162,7 @@ int main(void) {
       cmocka_unit_test(a_chain_fuses_and_keeps_values_used_later),
       cmocka_unit_test(select_convert_and_compare_fuse),
       cmocka_unit_test(broadcasts_of_rows_and_columns_read_in_place),
+      cmocka_unit_test(transposing_broadcasts_read_strided),
       cmocka_unit_test(small_tensors_stay_unfused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

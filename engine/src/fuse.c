@@ -66,18 +66,61 @@ static void fused_free(void *p) {
   free(f);
 }
 
-/* dst[0..n) = the broadcast's elements b .. b+n-1. */
+/* Copy one element value `n` times (a run along a broadcast dimension). */
+static void splat_run(char *dst, const char *src, int64_t n, size_t esz) {
+  switch (esz) {
+  case 4: {
+    uint32_t v;
+    memcpy(&v, src, 4);
+    for (int64_t i = 0; i < n; i++) memcpy(dst + 4 * i, &v, 4);
+    break;
+  }
+  case 8: {
+    uint64_t v;
+    memcpy(&v, src, 8);
+    for (int64_t i = 0; i < n; i++) memcpy(dst + 8 * i, &v, 8);
+    break;
+  }
+  default:
+    for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * esz, src, esz);
+  }
+}
+
+/* dst[0..n) = the broadcast's elements b .. b+n-1, a run along the last
+ * dimension at a time: a memcpy where the operand is contiguous there, a
+ * fill where it is broadcast. */
 static void bcast_fill(const bcast_map *m, const char *src, char *dst,
                        int64_t b, int64_t n, size_t esz) {
   int64_t idx[SHLO_MAX_RANK], off = 0, rem = b;
-  for (int d = m->rank - 1; d >= 0; d--) {
+  int last = m->rank - 1;
+  if (last < 0) { /* rank 0: one element */
+    splat_run(dst, src, n, esz);
+    return;
+  }
+  for (int d = last; d >= 0; d--) {
     idx[d] = m->dims[d] ? rem % m->dims[d] : 0;
     rem = m->dims[d] ? rem / m->dims[d] : 0;
     off += idx[d] * m->src_stride[d];
   }
-  for (int64_t k = 0; k < n; k++) {
-    memcpy(dst + (size_t)k * esz, src + (size_t)off * esz, esz);
-    for (int d = m->rank - 1; d >= 0; d--) {
+  int64_t inner = m->src_stride[last];
+  for (int64_t k = 0; k < n;) {
+    int64_t run = m->dims[last] - idx[last];
+    if (run > n - k) run = n - k;
+    char *d = dst + (size_t)k * esz;
+    const char *s = src + (size_t)off * esz;
+    if (inner == 1) memcpy(d, s, (size_t)run * esz);
+    else if (inner == 0) splat_run(d, s, run, esz);
+    else
+      for (int64_t i = 0; i < run; i++)
+        memcpy(d + (size_t)i * esz, s + (size_t)(i * inner) * esz, esz);
+    k += run;
+    off += run * inner;
+    idx[last] += run;
+    if (idx[last] < m->dims[last]) continue;
+    /* carry into the outer dimensions */
+    off -= inner * m->dims[last];
+    idx[last] = 0;
+    for (int d = last - 1; d >= 0; d--) {
       off += m->src_stride[d];
       if (++idx[d] < m->dims[d]) break;
       off -= m->src_stride[d] * m->dims[d];
