@@ -526,6 +526,28 @@ static void test_infeed_streaming(void **state) {
   shlo_feed_free(q);
 }
 
+/* A 2-replica program on %x : tensor<4xi32> whose stablehlo.if takes its
+ * first branch on replica 0 only: the text before the first branch, and
+ * after the second.  Between them, branches returning tensor<4xi32>. */
+#define IF_REPLICA0_HEAD                                               \
+  "module @t attributes {mhlo.num_replicas = 2 : i64} {\n"             \
+  "func.func @main(%x: tensor<4xi32>) -> tensor<4xi32> {\n"            \
+  "  %id = stablehlo.replica_id : tensor<ui32>\n"                      \
+  "  %z = stablehlo.constant dense<0> : tensor<ui32>\n"                \
+  "  %c = stablehlo.compare EQ, %id, %z : (tensor<ui32>, tensor<ui32>) -> " \
+  "tensor<i1>\n"                                                       \
+  "  %r = \"stablehlo.if\"(%c) ({\n"
+#define IF_REPLICA0_TAIL                                               \
+  "  }) : (tensor<i1>) -> tensor<4xi32>\n"                             \
+  "  return %r : tensor<4xi32>\n"                                      \
+  "}\n}\n"
+/* A branch that all-reduces %x over both replicas and returns the sum. */
+#define ALL_REDUCE_BRANCH                                              \
+  "    %s = \"stablehlo.all_reduce\"(%x) ({\n" ADD_BODY                \
+  "    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : "      \
+  "(tensor<4xi32>) -> tensor<4xi32>\n"                                 \
+  "    stablehlo.return %s : tensor<4xi32>\n"
+
 static void test_send_recv(void **state) {
   (void)state;
   /* Replica 0 sends x + 1 to replica 1 on channel 5; replica 1 sends back
@@ -627,22 +649,11 @@ static void test_missing_peer(void **state) {
   /* Replica 1 skips the all_reduce: caught when it ends, no deadline
    * needed, and also with a short deadline. */
   const char *text =
-      "module @t attributes {mhlo.num_replicas = 2 : i64} {\n"
-      "func.func @main(%x: tensor<4xi32>) -> tensor<4xi32> {\n"
-      "  %id = stablehlo.replica_id : tensor<ui32>\n"
-      "  %z = stablehlo.constant dense<0> : tensor<ui32>\n"
-      "  %c = stablehlo.compare EQ, %id, %z : (tensor<ui32>, tensor<ui32>) -> "
-      "tensor<i1>\n"
-      "  %r = \"stablehlo.if\"(%c) ({\n"
-      "    %s = \"stablehlo.all_reduce\"(%x) ({\n" ADD_BODY
-      "    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : "
-      "(tensor<4xi32>) -> tensor<4xi32>\n"
-      "    stablehlo.return %s : tensor<4xi32>\n"
+      IF_REPLICA0_HEAD
+      ALL_REDUCE_BRANCH
       "  }, {\n"
       "    stablehlo.return %x : tensor<4xi32>\n"
-      "  }) : (tensor<i1>) -> tensor<4xi32>\n"
-      "  return %r : tensor<4xi32>\n"
-      "}\n}\n";
+      IF_REPLICA0_TAIL;
   expect_failure(text, 2, 1, 1, 0, NULL, NULL, SHLO_ERUNTIME,
                  "stablehlo.all_reduce", 2.0);
   expect_failure(text, 2, 1, 1, 0.5, NULL, NULL, SHLO_ERUNTIME,
@@ -650,25 +661,14 @@ static void test_missing_peer(void **state) {
   /* The peer is alive but stuck on an infeed nobody feeds: the deadline
    * ends it, naming the waiting collective or the infeed. */
   const char *stuck =
-      "module @t attributes {mhlo.num_replicas = 2 : i64} {\n"
-      "func.func @main(%x: tensor<4xi32>) -> tensor<4xi32> {\n"
-      "  %id = stablehlo.replica_id : tensor<ui32>\n"
-      "  %z = stablehlo.constant dense<0> : tensor<ui32>\n"
-      "  %c = stablehlo.compare EQ, %id, %z : (tensor<ui32>, tensor<ui32>) -> "
-      "tensor<i1>\n"
-      "  %r = \"stablehlo.if\"(%c) ({\n"
-      "    %s = \"stablehlo.all_reduce\"(%x) ({\n" ADD_BODY
-      "    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : "
-      "(tensor<4xi32>) -> tensor<4xi32>\n"
-      "    stablehlo.return %s : tensor<4xi32>\n"
+      IF_REPLICA0_HEAD
+      ALL_REDUCE_BRANCH
       "  }, {\n"
       "    %t = stablehlo.after_all : !stablehlo.token\n"
       "    %v:2 = \"stablehlo.infeed\"(%t) : (!stablehlo.token) -> "
       "(tensor<4xi32>, !stablehlo.token)\n"
       "    stablehlo.return %v#0 : tensor<4xi32>\n"
-      "  }) : (tensor<i1>) -> tensor<4xi32>\n"
-      "  return %r : tensor<4xi32>\n"
-      "}\n}\n";
+      IF_REPLICA0_TAIL;
   shlo_feed *q[2] = {shlo_feed_new(), shlo_feed_new()};
   expect_failure(stuck, 2, 1, 1, 0.5, q, NULL, SHLO_ETIMEOUT, "process (", 1.5);
   shlo_feed_free(q[0]);
@@ -770,25 +770,14 @@ static void test_deadlock(void **state) {
   /* Two collectives in a different order on each replica: their shapes
    * differ, so the mismatch is reported. */
   const char *order =
-      "module @t attributes {mhlo.num_replicas = 2 : i64} {\n"
-      "func.func @main(%x: tensor<4xi32>) -> tensor<4xi32> {\n"
-      "  %id = stablehlo.replica_id : tensor<ui32>\n"
-      "  %z = stablehlo.constant dense<0> : tensor<ui32>\n"
-      "  %c = stablehlo.compare EQ, %id, %z : (tensor<ui32>, tensor<ui32>) -> "
-      "tensor<i1>\n"
-      "  %r = \"stablehlo.if\"(%c) ({\n"
+      IF_REPLICA0_HEAD
       "    %g = \"stablehlo.all_gather\"(%x) {all_gather_dim = 0 : i64, "
       "replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xi32>) "
       "-> tensor<8xi32>\n"
       "    stablehlo.return %x : tensor<4xi32>\n"
       "  }, {\n"
-      "    %s = \"stablehlo.all_reduce\"(%x) ({\n" ADD_BODY
-      "    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : "
-      "(tensor<4xi32>) -> tensor<4xi32>\n"
-      "    stablehlo.return %s : tensor<4xi32>\n"
-      "  }) : (tensor<i1>) -> tensor<4xi32>\n"
-      "  return %r : tensor<4xi32>\n"
-      "}\n}\n";
+      ALL_REDUCE_BRANCH
+      IF_REPLICA0_TAIL;
   expect_failure(order, 2, 1, 1, 0, NULL, NULL, SHLO_ERUNTIME,
                  "in the same group", 1.0);
 }

@@ -117,6 +117,24 @@ static bool is_int_type(shlo_elem_type t) {
          t != SHLO_C128 && t != SHLO_BF16 && t != SHLO_F16;
 }
 
+/* One step of the reference loops: adds args[0][lo] * args[1][ro] to
+ * iacc (integral: wrapping) or to acc (complex doubles), summing the
+ * product's magnitude into mag for the tolerance. */
+static void ref_mac(shlo_value *const *args, int64_t lo, int64_t ro,
+                    bool integral, uint64_t *iacc, double complex *acc,
+                    double *mag) {
+  if (integral) {
+    *iacc += (uint64_t)shlo_tensor_get_i64(args[0], lo) *
+             (uint64_t)shlo_tensor_get_i64(args[1], ro);
+    return;
+  }
+  double ar, ai, br, bi;
+  shlo_tensor_get_c128(args[0], lo, &ar, &ai);
+  shlo_tensor_get_c128(args[1], ro, &br, &bi);
+  *acc += (ar + ai * I) * (br + bi * I);
+  *mag += cabs(ar + ai * I) * cabs(br + bi * I);
+}
+
 /* ---- dot_general against a reference loop ---- */
 
 typedef struct dot_case {
@@ -209,19 +227,11 @@ static void run_dot_case(const dot_case *c) {
       unravel(k, c->nc, cdims, ci);
       for (int i = 0; i < c->nc; i++) li[c->lc[i]] = ci[i], ri[c->rc[i]] = ci[i];
       int64_t lo = ravel(c->lr, c->ld, li), ro = ravel(c->rr, c->rd, ri);
-      if (integral) {
-        iacc += (uint64_t)shlo_tensor_get_i64(args[0], lo) *
-                (uint64_t)shlo_tensor_get_i64(args[1], ro);
-      } else if (boolean) {
+      if (boolean)
         bacc |= shlo_tensor_get_i64(args[0], lo) &&
                 shlo_tensor_get_i64(args[1], ro);
-      } else {
-        double ar, ai, br, bi;
-        shlo_tensor_get_c128(args[0], lo, &ar, &ai);
-        shlo_tensor_get_c128(args[1], ro, &br, &bi);
-        acc += (ar + ai * I) * (br + bi * I);
-        mag += cabs(ar + ai * I) * cabs(br + bi * I);
-      }
+      else
+        ref_mac(args, lo, ro, integral, &iacc, &acc, &mag);
     }
     if (integral) {
       assert_int_equal(shlo_tensor_get_i64(r, oi),
@@ -488,16 +498,7 @@ static void run_conv_case(const conv_case *c) {
           int64_t li[4], ki[4];
           for (int i = 0; i < 4; i++) li[c->lpos[i]] = la[i], ki[c->kpos[i]] = ka[i];
           int64_t lo = ravel(4, ldims, li), ko = ravel(4, kdims, ki);
-          if (integral) {
-            iacc += (uint64_t)shlo_tensor_get_i64(args[0], lo) *
-                    (uint64_t)shlo_tensor_get_i64(args[1], ko);
-          } else {
-            double ar, ai, br, bi;
-            shlo_tensor_get_c128(args[0], lo, &ar, &ai);
-            shlo_tensor_get_c128(args[1], ko, &br, &bi);
-            acc += (ar + ai * I) * (br + bi * I);
-            mag += cabs(ar + ai * I) * cabs(br + bi * I);
-          }
+          ref_mac(args, lo, ko, integral, &iacc, &acc, &mag);
         }
     if (integral) {
       assert_int_equal(shlo_tensor_get_i64(r, oi),

@@ -30,6 +30,18 @@ static bool in_range(shlo__vctx *vc, const shlo_op *op, const char *label,
   return true;
 }
 
+/* A dims list that must be sorted (label c_sorted) and have every entry
+ * within [0, hi) (c_range). */
+static bool sorted_in_range(shlo__vctx *vc, const shlo_op *op,
+                            const char *c_sorted, const char *c_range,
+                            const char *name, const int64_t *v, int n,
+                            int64_t hi, const char *of) {
+  if (!sorted(v, n))
+    return shlo__verr(vc, op, c_sorted, "%s %s must be sorted", name,
+                      shlo__dstr(vc, v, n));
+  return in_range(vc, op, c_range, name, v, n, hi, of);
+}
+
 static bool unique(shlo__vctx *vc, const shlo_op *op, const char *label,
                    const char *name, const int64_t *a, int na,
                    const int64_t *b, int nb) {
@@ -77,14 +89,9 @@ static bool gather_index_ok(shlo__vctx *vc, const shlo_op *op,
                       "(%lld)", g->n_map, (long long)g->ivd, (long long)want);
   if (!unique(vc, op, "C4", "offset_dims", g->off, g->n_off, NULL, 0))
     return false;
-  if (!sorted(g->off, g->n_off))
-    return shlo__verr(vc, op, "C4", "offset_dims %s must be sorted",
-                      shlo__dstr(vc, g->off, g->n_off));
   int batch_rank = sr - (g->ivd < sr ? 1 : 0);
-  if (!in_range(vc, op, "C5", "offset_dims", g->off, g->n_off,
-                batch_rank + g->n_off, "the implied result rank"))
-    return false;
-  return true;
+  return sorted_in_range(vc, op, "C4", "C5", "offset_dims", g->off, g->n_off,
+                         batch_rank + g->n_off, "the implied result rank");
 }
 
 /* C6-C12: collapsed_slice_dims and operand_batching_dims, with their slice
@@ -95,11 +102,8 @@ static bool gather_unit_dims_ok(shlo__vctx *vc, const shlo_op *op,
   if (!unique(vc, op, "C6", "collapsed_slice_dims and operand_batching_dims",
               g->coll, g->n_coll, g->obat, g->n_obat))
     return false;
-  if (!sorted(g->coll, g->n_coll))
-    return shlo__verr(vc, op, "C7", "collapsed_slice_dims %s must be sorted",
-                      shlo__dstr(vc, g->coll, g->n_coll));
-  if (!in_range(vc, op, "C8", "collapsed_slice_dims", g->coll, g->n_coll,
-                a->rank, "the operand's rank"))
+  if (!sorted_in_range(vc, op, "C7", "C8", "collapsed_slice_dims",
+                       g->coll, g->n_coll, a->rank, "the operand's rank"))
     return false;
   if (ss)
     for (int i = 0; i < g->n_coll; i++)
@@ -107,11 +111,8 @@ static bool gather_unit_dims_ok(shlo__vctx *vc, const shlo_op *op,
         return shlo__verr(vc, op, "C9", "slice_sizes[%lld] of collapsed "
                           "dimension must be <= 1, got %lld",
                           (long long)g->coll[i], (long long)ss[g->coll[i]]);
-  if (!sorted(g->obat, g->n_obat))
-    return shlo__verr(vc, op, "C10", "operand_batching_dims %s must be "
-                      "sorted", shlo__dstr(vc, g->obat, g->n_obat));
-  if (!in_range(vc, op, "C11", "operand_batching_dims", g->obat, g->n_obat,
-                a->rank, "the operand's rank"))
+  if (!sorted_in_range(vc, op, "C10", "C11", "operand_batching_dims",
+                       g->obat, g->n_obat, a->rank, "the operand's rank"))
     return false;
   if (ss)
     for (int i = 0; i < g->n_obat; i++)
@@ -315,26 +316,17 @@ static bool vscatter_lists_ok(shlo__vctx *vc, const shlo_op *op,
                               const shlo_type *u0, const gdims *g) {
   if (!unique(vc, op, "C7", "update_window_dims", g->off, g->n_off, NULL, 0))
     return false;
-  if (!sorted(g->off, g->n_off))
-    return shlo__verr(vc, op, "C7", "update_window_dims %s must be sorted",
-                      shlo__dstr(vc, g->off, g->n_off));
-  if (!in_range(vc, op, "C8", "update_window_dims", g->off, g->n_off,
-                u0->rank, "the rank of updates"))
+  if (!sorted_in_range(vc, op, "C7", "C8", "update_window_dims",
+                       g->off, g->n_off, u0->rank, "the rank of updates"))
     return false;
   if (!unique(vc, op, "C9", "inserted_window_dims and input_batching_dims",
               g->coll, g->n_coll, g->obat, g->n_obat))
     return false;
-  if (!sorted(g->coll, g->n_coll))
-    return shlo__verr(vc, op, "C10", "inserted_window_dims %s must be sorted",
-                      shlo__dstr(vc, g->coll, g->n_coll));
-  if (!in_range(vc, op, "C11", "inserted_window_dims", g->coll, g->n_coll,
-                a->rank, "the input's rank"))
+  if (!sorted_in_range(vc, op, "C10", "C11", "inserted_window_dims",
+                       g->coll, g->n_coll, a->rank, "the input's rank"))
     return false;
-  if (!sorted(g->obat, g->n_obat))
-    return shlo__verr(vc, op, "C12", "input_batching_dims %s must be sorted",
-                      shlo__dstr(vc, g->obat, g->n_obat));
-  if (!in_range(vc, op, "C13", "input_batching_dims", g->obat, g->n_obat,
-                a->rank, "the input's rank"))
+  if (!sorted_in_range(vc, op, "C12", "C13", "input_batching_dims",
+                       g->obat, g->n_obat, a->rank, "the input's rank"))
     return false;
   if (!unique(vc, op, "C14", "scatter_indices_batching_dims", g->sbat,
               g->n_sbat, NULL, 0))

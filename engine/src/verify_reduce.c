@@ -71,6 +71,38 @@ bool shlo__check_reduction_body(shlo__vctx *vc, const shlo_op *op,
   return true;
 }
 
+/* Init values of reduce and reduce_window (operands n..2n-1): rank-0
+ * tensors of the body's accumulator types acc[0..n-1]. */
+static bool init_values_ok(shlo__vctx *vc, const shlo_op *op,
+                           const char *label, int n,
+                           const shlo_type *const *acc) {
+  for (int i = 0; i < n; i++) {
+    const shlo_type *iv = shlo__otype(vc, op, n + i);
+    if (!shlo__is_tensor(iv) || iv->rank != 0 ||
+        !shlo__same_baseline_elem(iv, acc[i]))
+      return shlo__verr(vc, op, label, "init value #%d %s must be a rank-0 "
+                        "tensor of the body's type %s", i,
+                        shlo__tstr(vc, iv), shlo__tstr(vc, acc[i]));
+  }
+  return true;
+}
+
+/* Parameters of map's computation and sort's comparator: rank-0 tensors,
+ * parameter i of the element type of input i / per.  what names a
+ * parameter in messages. */
+static bool scalar_params_ok(shlo__vctx *vc, const shlo_op *op,
+                             const shlo_block *b, int per, const char *what) {
+  for (int i = 0; i < b->n_args; i++) {
+    const shlo_type *t = shlo__barg(vc, b, i);
+    const shlo_type *in = shlo__otype(vc, op, i / per);
+    if (!shlo__is_tensor(t) || t->rank != 0 || !shlo__same_elem(t, in))
+      return shlo__verr(vc, op, "C4", "%s #%d has type %s; expected a rank-0 "
+                        "tensor of the element type of %s", what, i,
+                        shlo__tstr(vc, t), shlo__tstr(vc, in));
+  }
+  return true;
+}
+
 /* map: C1 inputs share one shape; C2 there is at least one; C3 dimensions
  * are 0..rank-1 in order; C4 computation takes one rank-0 tensor of each
  * input's element type and returns one rank-0 tensor; C5/C6 the result has
@@ -99,13 +131,7 @@ bool shlo__verify_map(shlo__vctx *vc, const shlo_op *op) {
   if (!b || b->n_args != op->n_operands)
     return shlo__verr(vc, op, "C4", "computation must take %d parameters, "
                       "takes %d", op->n_operands, b ? b->n_args : 0);
-  for (int i = 0; i < b->n_args; i++) {
-    const shlo_type *t = shlo__barg(vc, b, i), *in = shlo__otype(vc, op, i);
-    if (!shlo__is_tensor(t) || t->rank != 0 || !shlo__same_elem(t, in))
-      return shlo__verr(vc, op, "C4", "computation parameter #%d has type %s;"
-                        " expected a rank-0 tensor of the element type of %s",
-                        i, shlo__tstr(vc, t), shlo__tstr(vc, in));
-  }
+  if (!scalar_params_ok(vc, op, b, 1, "computation parameter")) return false;
   const shlo_op *ret = shlo__region_terminator(b);
   if (!ret || ret->n_operands != 1)
     return shlo__verr(vc, op, "C4", "computation must return one value, "
@@ -164,14 +190,7 @@ bool shlo__verify_reduce(shlo__vctx *vc, const shlo_op *op) {
                                   op->n_regions ? op->regions[0] : NULL, n,
                                   ins, acc))
     return false;
-  for (int i = 0; i < n; i++) {
-    const shlo_type *iv = shlo__otype(vc, op, n + i);
-    if (!shlo__is_tensor(iv) || iv->rank != 0 ||
-        !shlo__same_baseline_elem(iv, acc[i]))
-      return shlo__verr(vc, op, "C2", "init value #%d %s must be a rank-0 "
-                        "tensor of the body's type %s", i,
-                        shlo__tstr(vc, iv), shlo__tstr(vc, acc[i]));
-  }
+  if (!init_values_ok(vc, op, "C2", n, acc)) return false;
   for (int i = 0; i < n; i++) {
     const shlo_type *r = shlo__rtype(vc, op, i);
     bool ok = shlo__is_tensor(r) && r->rank == a->rank - nd;
@@ -275,14 +294,7 @@ bool shlo__verify_reduce_window(shlo__vctx *vc, const shlo_op *op) {
                                   op->n_regions ? op->regions[0] : NULL, n,
                                   ins, acc))
     return false;
-  for (int i = 0; i < n; i++) {
-    const shlo_type *iv = shlo__otype(vc, op, n + i);
-    if (!shlo__is_tensor(iv) || iv->rank != 0 ||
-        !shlo__same_baseline_elem(iv, acc[i]))
-      return shlo__verr(vc, op, "C14", "init value #%d %s must be a rank-0 "
-                        "tensor of the body's type %s", i,
-                        shlo__tstr(vc, iv), shlo__tstr(vc, acc[i]));
-  }
+  if (!init_values_ok(vc, op, "C14", n, acc)) return false;
   int64_t want[R];
   for (int k = 0; k < rank; k++) {
     int64_t padded = dilated(a->dims[k], bd[k]) + lo[k] + hi[k];
@@ -392,14 +404,7 @@ bool shlo__verify_sort(shlo__vctx *vc, const shlo_op *op) {
   if (!b || b->n_args != 2 * n)
     return shlo__verr(vc, op, "C4", "comparator must take %d arguments, "
                       "takes %d", 2 * n, b ? b->n_args : 0);
-  for (int i = 0; i < 2 * n; i++) {
-    const shlo_type *t = shlo__barg(vc, b, i);
-    const shlo_type *in = shlo__otype(vc, op, i / 2);
-    if (!shlo__is_tensor(t) || t->rank != 0 || !shlo__same_elem(t, in))
-      return shlo__verr(vc, op, "C4", "comparator argument #%d has type %s; "
-                        "expected a rank-0 tensor of the element type of %s",
-                        i, shlo__tstr(vc, t), shlo__tstr(vc, in));
-  }
+  if (!scalar_params_ok(vc, op, b, 2, "comparator argument")) return false;
   const shlo_op *ret = shlo__region_terminator(b);
   if (!ret || ret->n_operands != 1)
     return shlo__verr(vc, op, "C4", "comparator must return a single output "

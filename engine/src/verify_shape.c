@@ -42,6 +42,22 @@ static bool same_axis_params(const shlo_type *a, const shlo_type *b) {
   return true;
 }
 
+/* C1 of broadcast_in_dim, dynamic_slice, reshape, slice and transpose:
+ * operand a and result r agree in element type (elem_ok); with
+ * axis_params (reshape, transpose), per-axis ones also in their scales and
+ * zero points. */
+static bool c1_elem(shlo__vctx *vc, const shlo_op *op, const shlo_type *a,
+                    const shlo_type *r, bool axis_params) {
+  if (!elem_ok(a, r))
+    return shlo__verr(vc, op, "C1", "operand %s and result %s have different "
+                      "element types", shlo__tstr(vc, a), shlo__tstr(vc, r));
+  if (axis_params && !same_axis_params(a, r))
+    return shlo__verr(vc, op, "C1", "operand %s and result %s must have the "
+                      "same quantization scales and zero points",
+                      shlo__tstr(vc, a), shlo__tstr(vc, r));
+  return true;
+}
+
 /* broadcast_in_dim: C1 element types agree; C2 size(broadcast_dimensions)
  * = rank(operand); C3 each is within rank(result); C4 no duplicates;
  * C5 each operand dimension is 1 or equals the result dimension it maps
@@ -49,9 +65,7 @@ static bool same_axis_params(const shlo_type *a, const shlo_type *b) {
 bool shlo__verify_broadcast_in_dim(shlo__vctx *vc, const shlo_op *op) {
   if (!is_tensor_op(vc, op, 1)) return false;
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
-  if (!elem_ok(a, r))
-    return shlo__verr(vc, op, "C1", "operand %s and result %s have different "
-                      "element types", shlo__tstr(vc, a), shlo__tstr(vc, r));
+  if (!c1_elem(vc, op, a, r, false)) return false;
   int64_t bd[R];
   int n = shlo__attr_ints(op, "broadcast_dimensions", bd, R);
   if (n < 0) return shlo__verr(vc, op, "C2", "requires broadcast_dimensions");
@@ -201,9 +215,7 @@ static bool start_indices_ok(shlo__vctx *vc, const shlo_op *op, int first,
 bool shlo__verify_dynamic_slice(shlo__vctx *vc, const shlo_op *op) {
   if (!is_tensor_op(vc, op, -1) || op->n_operands < 1) return false;
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
-  if (!elem_ok(a, r))
-    return shlo__verr(vc, op, "C1", "operand %s and result %s have different "
-                      "element types", shlo__tstr(vc, a), shlo__tstr(vc, r));
+  if (!c1_elem(vc, op, a, r, false)) return false;
   int64_t ss[R];
   int n = shlo__attr_ints(op, "slice_sizes", ss, R);
   if (n != a->rank)
@@ -366,13 +378,7 @@ bool shlo__verify_pad(shlo__vctx *vc, const shlo_op *op) {
 bool shlo__verify_reshape(shlo__vctx *vc, const shlo_op *op) {
   if (!is_tensor_op(vc, op, 1)) return false;
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
-  if (!elem_ok(a, r))
-    return shlo__verr(vc, op, "C1", "operand %s and result %s have different "
-                      "element types", shlo__tstr(vc, a), shlo__tstr(vc, r));
-  if (!same_axis_params(a, r))
-    return shlo__verr(vc, op, "C1", "operand %s and result %s must have the "
-                      "same quantization scales and zero points",
-                      shlo__tstr(vc, a), shlo__tstr(vc, r));
+  if (!c1_elem(vc, op, a, r, true)) return false;
   int64_t na = shlo_type_numel(a), nr = shlo_type_numel(r);
   if (na != nr)
     return shlo__verr(vc, op, "C2", "operand %s has %lld elements but result "
@@ -418,9 +424,7 @@ bool shlo__verify_reverse(shlo__vctx *vc, const shlo_op *op) {
 bool shlo__verify_slice(shlo__vctx *vc, const shlo_op *op) {
   if (!is_tensor_op(vc, op, 1)) return false;
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
-  if (!elem_ok(a, r))
-    return shlo__verr(vc, op, "C1", "operand %s and result %s have different "
-                      "element types", shlo__tstr(vc, a), shlo__tstr(vc, r));
+  if (!c1_elem(vc, op, a, r, false)) return false;
   int64_t s[R], l[R], st[R];
   int ns = shlo__attr_ints(op, "start_indices", s, R);
   int nl = shlo__attr_ints(op, "limit_indices", l, R);
@@ -467,13 +471,7 @@ bool shlo__verify_slice(shlo__vctx *vc, const shlo_op *op) {
 bool shlo__verify_transpose(shlo__vctx *vc, const shlo_op *op) {
   if (!is_tensor_op(vc, op, 1)) return false;
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
-  if (!elem_ok(a, r))
-    return shlo__verr(vc, op, "C1", "operand %s and result %s have different "
-                      "element types", shlo__tstr(vc, a), shlo__tstr(vc, r));
-  if (!same_axis_params(a, r))
-    return shlo__verr(vc, op, "C1", "operand %s and result %s must have the "
-                      "same quantization scales and zero points",
-                      shlo__tstr(vc, a), shlo__tstr(vc, r));
+  if (!c1_elem(vc, op, a, r, true)) return false;
   int64_t p[R];
   int n = shlo__attr_ints(op, "permutation", p, R);
   if (n != a->rank || !shlo__is_permutation(p, n))
