@@ -146,15 +146,14 @@ bool shlo_step_region_is_scalar(const shlo_step *s, int r) {
   return r < s->n_plans && s->plans[r]->scalar != NULL;
 }
 
-void shlo_step_run_region_scalar(const shlo_step *s, int r,
-                                 shlo_value *const *in,
-                                 const void *const *lead, int n,
-                                 void *const *results) {
+/* Run region r's scalar program; the registers are left in regs. */
+static void run_scalar_regs(const shlo_step *s, int r, shlo_value *const *in,
+                            const void *const *lead, int n,
+                            unsigned char *regs) {
   const shlo_plan *p = s->plans[r];
   const shlo_scalar_prog *sp = p->scalar;
   int base = s->op->n_operands;
   for (int i = 0; i < r; i++) base += s->n_captures[i];
-  _Alignas(16) unsigned char regs[SHLO_SCALAR_MAX_REGS * 16];
   memcpy(regs, sp->init, (size_t)sp->n_regs * 16);
   for (int i = 0; i < p->n_args; i++) {
     const void *src = i < n ? lead[i] : in[base + i - n]->data;
@@ -167,9 +166,27 @@ void shlo_step_run_region_scalar(const shlo_step *s, int r,
       x[j] = regs + (size_t)st->in[j] * 16;
     st->range(st, regs + (size_t)st->out[0] * 16, x, 1);
   }
+}
+
+void shlo_step_run_region_scalar(const shlo_step *s, int r,
+                                 shlo_value *const *in,
+                                 const void *const *lead, int n,
+                                 void *const *results) {
+  const shlo_plan *p = s->plans[r];
+  _Alignas(16) unsigned char regs[SHLO_SCALAR_MAX_REGS * 16];
+  run_scalar_regs(s, r, in, lead, n, regs);
   for (int k = 0; k < p->n_results; k++)
     memcpy(results[k], regs + (size_t)p->result_slots[k] * 16,
-           sp->res_size[k]);
+           p->scalar->res_size[k]);
+}
+
+void shlo_step_run_region_scalar_slot(const shlo_step *s, int r,
+                                      shlo_value *const *in,
+                                      const void *const *lead, int n,
+                                      int slot, void *out, size_t size) {
+  _Alignas(16) unsigned char regs[SHLO_SCALAR_MAX_REGS * 16];
+  run_scalar_regs(s, r, in, lead, n, regs);
+  memcpy(out, regs + (size_t)slot * 16, size);
 }
 
 /* ---- probes ---- */

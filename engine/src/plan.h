@@ -160,6 +160,12 @@ void shlo_step_run_region_scalar(const shlo_step *s, int r,
                                  shlo_value *const *in,
                                  const void *const *lead, int n,
                                  void *const *results);
+/* Same, but copy register `slot` of the region's plan (any value it
+ * computes, not only a result) to out, `size` bytes. */
+void shlo_step_run_region_scalar_slot(const shlo_step *s, int r,
+                                      shlo_value *const *in,
+                                      const void *const *lead, int n,
+                                      int slot, void *out, size_t size);
 
 /* Record an error for this execution (first one wins) and return code.
  * The message is prefixed with the step's location and op name. */

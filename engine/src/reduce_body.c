@@ -355,6 +355,30 @@ static shlo_dir dir_swap(shlo_dir d) {
   }
 }
 
+bool shlo__rb_compare_of(shlo_compiler *cc, const shlo_op *op,
+                         const shlo_op *o, bool swapped, shlo_rb_compare *c) {
+  memset(c, 0, sizeof *c);
+  int d = dir_of(shlo_attr_get_str(shlo_op_attr(o, "comparison_direction")));
+  if (d < 0) return false;
+  shlo_elem_type ea, eb;
+  if (!scalar_of(vtype(cc, op, o->operands[0]), &ea) ||
+      !scalar_of(vtype(cc, op, o->operands[1]), &eb) || ea != eb)
+    return false;
+  const char *ct = shlo_attr_get_str(shlo_op_attr(o, "compare_type"));
+  c->total = ct && !strcmp(ct, "TOTALORDER");
+  c->et = ea;
+  switch (shlo_elem_class_of(ea)) {
+  case SHLO_CLASS_BOOL:
+  case SHLO_CLASS_UINT: c->kind = SHLO_KEY_U64; break;
+  case SHLO_CLASS_SINT: c->kind = SHLO_KEY_I64; break;
+  case SHLO_CLASS_FLOAT: c->kind = c->total ? SHLO_KEY_I64 : SHLO_KEY_F64; break;
+  default: return false;
+  }
+  c->dir = swapped ? dir_swap((shlo_dir)d) : (shlo_dir)d;
+  c->ok = true;
+  return true;
+}
+
 bool shlo__rb_match_compare(shlo_compiler *cc, const shlo_op *op, int r,
                             shlo_rb_compare *c) {
   memset(c, 0, sizeof *c);
@@ -372,25 +396,8 @@ bool shlo__rb_match_compare(shlo_compiler *cc, const shlo_op *op, int r,
     if (blk->args[i] == o->operands[1]) ib = i;
   }
   if (ia < 0 || ib < 0 || ia / 2 != ib / 2 || ia == ib) return false;
-  int d = dir_of(shlo_attr_get_str(shlo_op_attr(o, "comparison_direction")));
-  if (d < 0) return false;
-  shlo_elem_type ea, eb;
-  if (!scalar_of(vtype(cc, op, o->operands[0]), &ea) ||
-      !scalar_of(vtype(cc, op, o->operands[1]), &eb) || ea != eb)
-    return false;
-  const char *ct = shlo_attr_get_str(shlo_op_attr(o, "compare_type"));
-  c->total = ct && !strcmp(ct, "TOTALORDER");
-  c->et = ea;
-  switch (shlo_elem_class_of(ea)) {
-  case SHLO_CLASS_BOOL:
-  case SHLO_CLASS_UINT: c->kind = SHLO_KEY_U64; break;
-  case SHLO_CLASS_SINT: c->kind = SHLO_KEY_I64; break;
-  case SHLO_CLASS_FLOAT: c->kind = c->total ? SHLO_KEY_I64 : SHLO_KEY_F64; break;
-  default: return false;
-  }
+  if (!shlo__rb_compare_of(cc, op, o, ia % 2 != 0, c)) return false;
   c->arg_pair = ia / 2;
-  c->dir = ia % 2 == 0 ? (shlo_dir)d : dir_swap((shlo_dir)d);
-  c->ok = true;
   return true;
 }
 

@@ -78,6 +78,11 @@ typedef struct shlo_rb_compare {
  * argument order) with direction LT/LE/GT/GE on an integer or float type. */
 bool shlo__rb_match_compare(shlo_compiler *cc, const shlo_op *op, int r,
                             shlo_rb_compare *c);
+/* Fill c from compare op o (inside a region of op): direction (swapped
+ * when its operands come in the other order), key kind and type.  False
+ * for directions or types a native sort cannot use. */
+bool shlo__rb_compare_of(shlo_compiler *cc, const shlo_op *op,
+                         const shlo_op *o, bool swapped, shlo_rb_compare *c);
 /* The key of an element of c->et at p. */
 shlo_key shlo__rb_key(const shlo_rb_compare *c, const void *p);
 /* lhs `dir` rhs on keys. */

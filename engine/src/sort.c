@@ -30,6 +30,13 @@ typedef struct sort_params {
   shlo_elem_type et[SHLO_RB_MAX_N];
   const shlo_type *out_type[SHLO_RB_MAX_N];
   shlo_rb_compare cmp;        /* cmp.ok: native comparator */
+  /* A keyed comparator, compare(f(a_k), f(b_k)) with the same pure scalar
+   * function f on both sides (JAX's float sort canonicalises -0 and NaN
+   * this way): keys f(x) come from the region's scalar program, one run
+   * per element, and the sort itself is native. */
+  bool keyed;
+  int key_slot;               /* register of f(a_k) in the scalar program */
+  size_t key_size;
 } sort_params;
 
 typedef struct sort_pair {
@@ -167,6 +174,7 @@ static void gsort(gsort_ctx *c, int64_t *a, int64_t *tmp, int64_t n) {
 
 /* What one run of k_sort works with. */
 typedef struct sort_run {
+  const shlo_step *s;
   const sort_params *p;
   shlo_value *const *in;
   shlo_value **out;
@@ -202,6 +210,23 @@ static shlo_status gsort_init(gsort_ctx *gc, const shlo_step *s,
 static shlo_status sort_slice_order(sort_run *r, int64_t base) {
   const sort_params *p = r->p;
   int64_t len = r->len;
+  if (r->ms && p->keyed) {
+    _Alignas(16) unsigned char kb[16];
+    const void *lead[2 * SHLO_RB_MAX_N];
+    for (int64_t i = 0; i < len; i++) {
+      for (int k = 0; k < p->n; k++)
+        lead[2 * k] = lead[2 * k + 1] =
+            (const char *)r->in[k]->data +
+            (size_t)(base + i * r->sd) * r->esz[k];
+      shlo_step_run_region_scalar_slot(r->s, 0, r->in, lead, 2 * p->n,
+                                       p->key_slot, kb, p->key_size);
+      r->pairs[i].k = shlo__rb_key(&p->cmp, kb);
+      r->pairs[i].i = i;
+    }
+    r->ms(r->pairs, r->pairs + len, len);
+    for (int64_t i = 0; i < len; i++) r->perm[i] = r->pairs[i].i;
+    return SHLO_OK;
+  }
   if (r->ms) {
     int kk = p->cmp.arg_pair;
     const char *key = (const char *)r->in[kk]->data + (size_t)base * r->esz[kk];
@@ -268,7 +293,8 @@ static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
   if (st) return st;
   int64_t len = p->dims[p->dim];
   if (len == 0 || p->numel == 0) return SHLO_OK;
-  sort_run r = {p, in, out, {0}, len, p->str[p->dim], NULL, NULL, NULL, NULL};
+  sort_run r = {s, p, in, out, {0}, len, p->str[p->dim], NULL, NULL, NULL,
+                NULL};
   for (int k = 0; k < n; k++) r.esz[k] = shlo_elem_size(p->et[k]);
   r.perm = malloc((size_t)len * 2 * sizeof *r.perm);
   r.pairs = p->cmp.ok ? malloc((size_t)len * 2 * sizeof *r.pairs) : NULL;
@@ -292,6 +318,105 @@ done:
   free(r.perm);
   if (st) shlo__rb_unref_n(out, n);
   return st;
+}
+
+/* ---- keyed comparators ---- */
+
+static int arg_index(const shlo_block *b, int v) {
+  for (int i = 0; i < b->n_args; i++)
+    if (b->args[i] == v) return i;
+  return -1;
+}
+
+static const shlo_op *producer(const shlo_block *b, int v) {
+  for (int i = 0; i < b->n_ops; i++)
+    for (int k = 0; k < b->ops[i]->n_results; k++)
+      if (b->ops[i]->results[k] == v) return b->ops[i];
+  return NULL;
+}
+
+static bool attr_same(const shlo_attr *a, const shlo_attr *b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind) return false;
+  switch (a->kind) {
+  case SHLO_ATTR_ENUM:
+  case SHLO_ATTR_STRING:
+    return !strcmp(a->str, b->str);
+  case SHLO_ATTR_INT:
+    return a->i == b->i;
+  case SHLO_ATTR_FLOAT:
+    return a->f == b->f;
+  case SHLO_ATTR_BOOL:
+    return a->b == b->b;
+  case SHLO_ATTR_DENSE:
+    return shlo_type_equal(a->type, b->type) &&
+           a->dense->nbytes == b->dense->nbytes &&
+           !memcmp(a->dense->data, b->dense->data, a->dense->nbytes);
+  default:
+    return false;
+  }
+}
+
+/* Whether value l (computed from block argument *la only) and value r
+ * (from *ra only) are the same pure function of their argument.  The
+ * first argument reached fixes *la and *ra. */
+static bool same_function(const shlo_block *b, int l, int r, int *la,
+                          int *ra, int depth) {
+  if (depth > 64) return false;
+  int il = arg_index(b, l), ir = arg_index(b, r);
+  if (il >= 0 || ir >= 0) {
+    if (il < 0 || ir < 0) return false;
+    if (*la < 0) {
+      *la = il;
+      *ra = ir;
+    }
+    return il == *la && ir == *ra;
+  }
+  const shlo_op *ol = producer(b, l), *orr = producer(b, r);
+  if (!ol || !orr || ol->code != orr->code || ol->code == SHLO_OP_UNKNOWN ||
+      ol->n_results != 1 || orr->n_results != 1 || ol->n_regions ||
+      orr->n_regions || ol->n_operands != orr->n_operands ||
+      ol->n_attrs != orr->n_attrs)
+    return false;
+  for (int i = 0; i < ol->n_attrs; i++)
+    if (strcmp(ol->attrs[i].name, orr->attrs[i].name) ||
+        !attr_same(ol->attrs[i].value, orr->attrs[i].value))
+      return false;
+  for (int i = 0; i < ol->n_operands; i++)
+    if (!same_function(b, ol->operands[i], orr->operands[i], la, ra,
+                       depth + 1))
+      return false;
+  return true;
+}
+
+/* Recognise `return compare(f(arg 2k), f(arg 2k+1))` (either order) whose
+ * region runs as a scalar program; set p->cmp, p->keyed and the slot of
+ * f(arg 2k). */
+static void match_keyed(shlo_compiler *cc, const shlo_op *op,
+                        const shlo_step *step, sort_params *p) {
+  const shlo_block *b = op->regions[0];
+  const shlo_plan *plan = step->plans[0];
+  if (!plan->scalar || b->n_ops < 2) return;
+  const shlo_op *ret = b->ops[b->n_ops - 1];
+  if (ret->n_operands != 1) return;
+  const shlo_op *c = producer(b, ret->operands[0]);
+  if (!c || c->code != SHLO_OP_COMPARE || c->n_operands != 2) return;
+  int la = -1, ra = -1;
+  if (!same_function(b, c->operands[0], c->operands[1], &la, &ra, 0) ||
+      la < 0 || la / 2 != ra / 2 || la == ra)
+    return;
+  shlo_rb_compare cmp;
+  if (!shlo__rb_compare_of(cc, op, c, la % 2 != 0, &cmp)) return;
+  /* The compare's step in the plan reads f(arg la) from its first input. */
+  for (int i = 0; i < plan->n_steps; i++)
+    if (plan->steps[i].op == c && plan->steps[i].n_in == 2) {
+      cmp.arg_pair = la / 2;
+      p->cmp = cmp;
+      p->keyed = true;
+      p->key_slot = plan->steps[i].in[la % 2 != 0 ? 1 : 0];
+      p->key_size = shlo_elem_size(cmp.et);
+      return;
+    }
 }
 
 shlo_status shlo_compile_sort(shlo_compiler *cc, const shlo_op *op,
@@ -359,8 +484,10 @@ shlo_status shlo_compile_sort(shlo_compiler *cc, const shlo_op *op,
                           2 * k, 2 * k + 1, shlo_elem_name(p->et[k]));
   if (!(shlo__rb_match_compare(cc, op, 0, &p->cmp) &&
         p->cmp.et == p->et[p->cmp.arg_pair] &&
-        !p->out_type[p->cmp.arg_pair]->quant))
+        !p->out_type[p->cmp.arg_pair]->quant)) {
     memset(&p->cmp, 0, sizeof p->cmp);
+    match_keyed(cc, op, step, p);
+  }
   step->fn = k_sort;
   return SHLO_OK;
 }
