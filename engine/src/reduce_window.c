@@ -246,6 +246,69 @@ static void rw_native_chunk(void *ctx, int64_t lo, int64_t hi) {
   free(offs);
 }
 
+/* Windows that span one element of the last dimension (stride 1, no
+ * padding or dilation there) -- pooling over NHWC -- fold whole rows: for
+ * each output position over the outer dimensions, every window position
+ * folds its contiguous row into the output row with the body's vector
+ * loop.  Each element still sees the window in row-major order. */
+static bool rows_fold(const win_geom *g) {
+  int last = g->rank - 1;
+  return g->rank >= 2 && g->win[last] == 1 && g->stride[last] == 1 &&
+         g->lo[last] == 0 && g->bdil[last] == 1 &&
+         g->out_dims[last] == g->in_dims[last] && g->in_str[last] == 1;
+}
+
+static void rw_rows_chunk(void *ctx, int64_t lo, int64_t hi) {
+  rw_native_job *j = ctx;
+  const win_geom *g = &j->p->g;
+  const shlo_rb_native *b = &j->p->nat;
+  int last = g->rank - 1;
+  int64_t C = g->out_dims[last];
+  size_t esz = b->esz, row = (size_t)C * esz;
+  char *init_row = malloc(row ? row : 1);
+  if (!init_row) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  for (int64_t c = 0; c < C; c++) memcpy(init_row + (size_t)c * esz, j->init, esz);
+  int64_t o[SHLO_MAX_RANK] = {0}, rest = lo;
+  for (int d = last - 1; d >= 0; d--) {
+    o[d] = rest % g->out_dims[d];
+    rest /= g->out_dims[d];
+  }
+  for (int64_t pix = lo; pix < hi; pix++) {
+    if ((pix & 255) == 255 &&
+        (atomic_load(&j->stopped) || shlo_exec_should_stop(j->ex))) {
+      atomic_store(&j->stopped, 1);
+      break;
+    }
+    char *acc = j->dst + (size_t)pix * row;
+    memcpy(acc, init_row, row);
+    int64_t w[SHLO_MAX_RANK] = {0};
+    for (;;) {
+      int64_t base = 0;
+      bool valid = true;
+      for (int d = 0; d < last && valid; d++) {
+        int64_t ix = win_index(g, d, o[d], w[d]);
+        valid = ix >= 0;
+        base += ix * g->in_str[d];
+      }
+      b->accum(acc, valid ? j->src + (size_t)base * esz : init_row, C, b);
+      int d = last - 1;
+      for (; d >= 0; d--) {
+        if (++w[d] < g->win[d]) break;
+        w[d] = 0;
+      }
+      if (d < 0) break;
+    }
+    for (int d = last - 1; d >= 0; d--) {
+      if (++o[d] < g->out_dims[d]) break;
+      o[d] = 0;
+    }
+  }
+  free(init_row);
+}
+
 static shlo_status k_reduce_window_native(const shlo_step *s,
                                           shlo_value *const *in,
                                           shlo_value **out, shlo_exec *ex) {
@@ -263,7 +326,15 @@ static shlo_status k_reduce_window_native(const shlo_step *s,
   for (int d = 0; d < g->rank; d++) per_out *= g->win[d] > 0 ? g->win[d] : 1;
   int64_t grain = (1 << 14) / per_out;
   rw_native_job j = {p, in[0]->data, in[1]->data, out[0]->data, ex, 0, 0};
-  shlo_parallel_for(g->out_numel, grain > 0 ? grain : 1, rw_native_chunk, &j);
+  if (rows_fold(g) && p->nat.accum) {
+    int64_t C = g->out_dims[g->rank - 1];
+    int64_t pixels = C ? g->out_numel / C : 0;
+    int64_t pg = (1 << 14) / (per_out * (C ? C : 1));
+    shlo_parallel_for(pixels, pg > 0 ? pg : 1, rw_rows_chunk, &j);
+  } else {
+    shlo_parallel_for(g->out_numel, grain > 0 ? grain : 1, rw_native_chunk,
+                      &j);
+  }
   if (atomic_load(&j.failed) || atomic_load(&j.stopped)) {
     shlo__rb_unref_n(out, 1);
     if (atomic_load(&j.stopped)) return shlo__rb_stopped(s, ex);
