@@ -422,6 +422,11 @@ static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
   p->n_slots = bc.n_slots;
   st = fuse_block(cc, &bc, p);
   if (!st) st = compute_releases(p);
+  p->max_io = 1;
+  for (int i = 0; i < p->n_steps; i++) {
+    if (p->steps[i].n_in > p->max_io) p->max_io = p->steps[i].n_in;
+    if (p->steps[i].n_out > p->max_io) p->max_io = p->steps[i].n_out;
+  }
 done:
   cc->cur = bc.outer;
   free(bc.slot_of);
@@ -484,9 +489,12 @@ shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
                          shlo_executable **out, shlo_diag *diag) {
   *out = NULL;
   /* No unverified program reaches the executor. */
-  shlo_verify_opts vo = {.require_entry = true, .entry = opts ? opts->entry : NULL};
-  shlo_status vst = shlo_verify_module_first(m, &vo, diag);
-  if (vst) return vst;
+  if (!opts || !opts->verified) {
+    shlo_verify_opts vo = {.require_entry = true,
+                           .entry = opts ? opts->entry : NULL};
+    shlo_status vst = shlo_verify_module_first(m, &vo, diag);
+    if (vst) return vst;
+  }
   const shlo_func *entry = opts && opts->entry
                                ? shlo_module_find_func(m, opts->entry)
                                : shlo_module_entry(m);

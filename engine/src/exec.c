@@ -62,11 +62,7 @@ FILE *shlo_exec_print_stream(shlo_exec *ex) { return ex->print; }
 
 shlo_status shlo_plan_run(const shlo_plan *p, shlo_exec *ex,
                           shlo_value *const *args, shlo_value **results) {
-  int max_io = 1;
-  for (int i = 0; i < p->n_steps; i++) {
-    if (p->steps[i].n_in > max_io) max_io = p->steps[i].n_in;
-    if (p->steps[i].n_out > max_io) max_io = p->steps[i].n_out;
-  }
+  int max_io = p->max_io > 0 ? p->max_io : 1;
   /* Region bodies run once per element of a reduce or sort: small frames
    * live on the stack. */
   shlo_value *stack_slots[32], *stack_in[8], *stack_out[8];

@@ -79,6 +79,7 @@ struct shlo_plan {
   int *result_slots;      /* what the terminator returns */
   int n_steps;
   shlo_step *steps;
+  int max_io;             /* most inputs or outputs of any step */
 };
 
 /* ---- compilation (compile.c) ---- */

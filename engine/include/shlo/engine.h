@@ -21,6 +21,8 @@ typedef struct shlo_compile_opts {
   const char *entry; /* function to compile first; NULL = the entry func */
   bool no_fusion;    /* keep every elementwise op its own step (also when
                         the SHLO_NO_FUSION environment variable is set) */
+  bool verified;     /* the caller has already run shlo_verify_module on
+                        this module: do not verify it again */
 } shlo_compile_opts;
 
 /* Compile every function of m that the entry reaches.  On failure returns
