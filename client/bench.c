@@ -45,76 +45,74 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int cli_bench(int argc, char **argv) {
-  const char *path = NULL;
-  int runs = 10, warmup = 2;
-  int64_t range = 65536;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
+/* The command line of shlo bench. */
+typedef struct bench_opts {
+  const char *path;
+  int runs, warmup;
+  int64_t range; /* integers are drawn from [0, range) */
+} bench_opts;
+
+/* Returns 0, or the exit status 2 after printing the usage. */
+static int parse_bench_opts(int argc, char **argv, bench_opts *o) {
+  *o = (bench_opts){.runs = 10, .warmup = 2, .range = 65536};
+  bool bad = false;
+  for (int i = 0; i < argc && !bad; i++) {
+    if (!strcmp(argv[i], "--runs") && i + 1 < argc) o->runs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warmup") && i + 1 < argc)
-      warmup = atoi(argv[++i]);
+      o->warmup = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--int-range") && i + 1 < argc)
-      range = atoll(argv[++i]);
-    else if (argv[i][0] != '-' && !path) path = argv[i];
-    else {
-      fprintf(stderr, "usage: shlo bench FILE.mlir [--runs N] [--warmup N] "
-                      "[--int-range N]\n");
-      return 2;
-    }
+      o->range = atoll(argv[++i]);
+    else if (argv[i][0] != '-' && !o->path) o->path = argv[i];
+    else bad = true;
   }
-  if (!path || runs < 1 || warmup < 0 || range < 1) {
+  if (bad || !o->path || o->runs < 1 || o->warmup < 0 || o->range < 1) {
     fprintf(stderr, "usage: shlo bench FILE.mlir [--runs N] [--warmup N] "
                     "[--int-range N]\n");
     return 2;
   }
-  int rc = 1;
-  size_t len;
-  char *text = cli_read_file(path, &len);
-  shlo_module *m = NULL;
-  shlo_executable *e = NULL;
-  shlo_value **args = NULL;
-  double *times = calloc((size_t)runs, sizeof *times);
-  shlo_diag d;
-  shlo_diag_clear(&d);
-  int n_args = 0;
-  if (!text || !times) goto done;
-  double t0 = now_ms();
-  if (shlo_parse_module(text, len, path, &m, &d) ||
-      shlo_compile(m, NULL, &e, &d)) {
-    char msg[SHLO_DIAG_MAX + 256];
-    shlo_diag_format(&d, msg, sizeof msg);
-    fprintf(stderr, "%s\n", msg);
-    goto done;
-  }
-  double compile_ms = now_ms() - t0;
-  const shlo_func *f = shlo_executable_entry(e);
-  n_args = f->n_args;
-  args = calloc((size_t)n_args + 1, sizeof *args);
-  if (!args) goto done;
-  for (int k = 0; k < n_args; k++)
+  return 0;
+}
+
+static void print_diag(const shlo_diag *d) {
+  char msg[SHLO_DIAG_MAX + 256];
+  shlo_diag_format(d, msg, sizeof msg);
+  fprintf(stderr, "%s\n", msg);
+}
+
+/* Fill args[0 .. f->n_args) with the generated inputs; false (reported)
+ * when one cannot be made. */
+static bool make_inputs(const shlo_func *f, int64_t range, shlo_value **args) {
+  for (int k = 0; k < f->n_args; k++)
     if (!(args[k] = make_input(f->arg_types[k], k, range))) {
       fprintf(stderr, "shlo bench: cannot make argument %d\n", k);
-      goto done;
+      return false;
     }
-  shlo_value **res = NULL;
-  int n_res = 0;
-  for (int r = 0; r < warmup + runs; r++) {
+  return true;
+}
+
+/* Execute warmup + runs times, recording the timed runs' milliseconds in
+ * times; the last run's results are left in *res. */
+static bool time_runs(shlo_executable *e, shlo_value **args, int n_args,
+                      const bench_opts *o, double *times, shlo_value ***res,
+                      int *n_res, shlo_diag *d) {
+  for (int r = 0; r < o->warmup + o->runs; r++) {
     double s = now_ms();
-    if (shlo_execute(e, NULL, args, n_args, &res, &n_res, &d)) {
-      char msg[SHLO_DIAG_MAX + 256];
-      shlo_diag_format(&d, msg, sizeof msg);
-      fprintf(stderr, "%s\n", msg);
-      goto done;
+    if (shlo_execute(e, NULL, args, n_args, res, n_res, d)) {
+      print_diag(d);
+      return false;
     }
-    if (r >= warmup) times[r - warmup] = now_ms() - s;
-    if (r + 1 < warmup + runs) {
-      for (int i = 0; i < n_res; i++) shlo_value_unref(res[i]);
-      free(res);
+    if (r >= o->warmup) times[r - o->warmup] = now_ms() - s;
+    if (r + 1 < o->warmup + o->runs) {
+      for (int i = 0; i < *n_res; i++) shlo_value_unref((*res)[i]);
+      free(*res);
     }
   }
-  qsort(times, (size_t)runs, sizeof *times, cmp_double);
-  printf("%s: compile %.2f ms, run min %.3f ms, median %.3f ms (%d runs)\n",
-         path, compile_ms, times[0], times[runs / 2], runs);
+  return true;
+}
+
+/* Each output's float64 sum and 2-norm, for comparison with the peers;
+ * releases the outputs. */
+static void print_outputs(shlo_value **res, int n_res) {
   for (int i = 0; i < n_res; i++) {
     double sum = 0, sq = 0;
     for (int64_t j = 0; j < res[i]->numel; j++) {
@@ -126,6 +124,41 @@ int cli_bench(int argc, char **argv) {
     shlo_value_unref(res[i]);
   }
   free(res);
+}
+
+int cli_bench(int argc, char **argv) {
+  bench_opts o;
+  int rc = parse_bench_opts(argc, argv, &o);
+  if (rc) return rc;
+  rc = 1;
+  size_t len;
+  char *text = cli_read_file(o.path, &len);
+  shlo_module *m = NULL;
+  shlo_executable *e = NULL;
+  shlo_value **args = NULL;
+  double *times = calloc((size_t)o.runs, sizeof *times);
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  int n_args = 0;
+  if (!text || !times) goto done;
+  double t0 = now_ms();
+  if (shlo_parse_module(text, len, o.path, &m, &d) ||
+      shlo_compile(m, NULL, &e, &d)) {
+    print_diag(&d);
+    goto done;
+  }
+  double compile_ms = now_ms() - t0;
+  const shlo_func *f = shlo_executable_entry(e);
+  n_args = f->n_args;
+  args = calloc((size_t)n_args + 1, sizeof *args);
+  if (!args || !make_inputs(f, o.range, args)) goto done;
+  shlo_value **res = NULL;
+  int n_res = 0;
+  if (!time_runs(e, args, n_args, &o, times, &res, &n_res, &d)) goto done;
+  qsort(times, (size_t)o.runs, sizeof *times, cmp_double);
+  printf("%s: compile %.2f ms, run min %.3f ms, median %.3f ms (%d runs)\n",
+         o.path, compile_ms, times[0], times[o.runs / 2], o.runs);
+  print_outputs(res, n_res);
   rc = 0;
 done:
   for (int k = 0; k < n_args && args; k++) shlo_value_unref(args[k]);

@@ -67,11 +67,74 @@ static int print_value(const char *prefix, shlo_value *v) {
   return 0;
 }
 
+/* The arguments of every process, process-major: token arguments are
+ * made here, the others come from args, given to every process (when
+ * there are per of them) or dealt in order.  NULL when out of memory. */
+static shlo_value **deal_args(const shlo_func *f, shlo_value *token,
+                              shlo_value **args, int n_args, int per, int n) {
+  shlo_value **dealt = calloc((size_t)(f->n_args * n) + 1, sizeof *dealt);
+  if (!dealt) return NULL;
+  for (int k = 0, next = 0; k < n; k++) {
+    if (n_args == per) next = 0;
+    for (int i = 0; i < f->n_args; i++)
+      dealt[k * f->n_args + i] =
+          f->arg_types[i]->kind == SHLO_TYPE_TOKEN ? token : args[next++];
+  }
+  return dealt;
+}
+
+/* The values of the --infeed file; returns nonzero (reported) on error. */
+static int read_infeed(const char *path, shlo_value ***vals, int *n,
+                       shlo_diag *d) {
+  size_t len;
+  char *text = cli_read_file(path, &len);
+  if (!text) return 1;
+  shlo_status st = shlo_parse_values(text, len, vals, n, d);
+  free(text);
+  if (st) {
+    fprintf(stderr, "shlo run: --infeed: ");
+    print_diag(d);
+    return 1;
+  }
+  return 0;
+}
+
+/* Give each of n processes an infeed queue holding the n_in values (then
+ * closed) and an empty outfeed queue.  False when out of memory. */
+static bool make_feeds(shlo_feed **inq, shlo_feed **outq, int n,
+                       shlo_value **in_vals, int n_in) {
+  for (int k = 0; k < n; k++) {
+    if (!(inq[k] = shlo_feed_new()) || !(outq[k] = shlo_feed_new()))
+      return false;
+    for (int i = 0; i < n_in; i++)
+      if (shlo_feed_push(inq[k], in_vals[i])) return false;
+    shlo_feed_close(inq[k]);
+  }
+  return true;
+}
+
+/* Each process's results, then its outfeed, under a "process (r, p):"
+ * header when there is more than one process. */
+static int print_grid_results(int R, int P, shlo_value **results,
+                              int n_results, shlo_feed **outq) {
+  int n = R * P, rc = 0;
+  for (int k = 0; k < n && !rc; k++) {
+    if (n > 1) printf("process (%d, %d):\n", k / P, k % P);
+    for (int i = 0; i < n_results && !rc; i++)
+      rc = print_value("", results[k * n_results + i]);
+    shlo_value *v;
+    while (!rc && shlo_feed_pop(outq[k], 0, &v) == SHLO_OK) {
+      rc = print_value("outfeed: ", v);
+      shlo_value_unref(v);
+    }
+  }
+  return rc;
+}
+
 /* Run on a grid of R x P processes: args are given to every process (when
  * there are as many as the entry takes) or dealt to the processes in order;
  * the --infeed file's values go into every process's infeed queue.  Prints
- * each process's results and then its outfeed, under a "process (r, p):"
- * header when there is more than one process. */
+ * each process's results and then its outfeed. */
 static int run_grid(shlo_executable *e, int R, int P, shlo_value **args,
                     int n_args, const char *infeed_path) {
   int n = R * P, rc = 1, n_results = 0, n_in = 0;
@@ -93,33 +156,9 @@ static int run_grid(shlo_executable *e, int R, int P, shlo_value **args,
             n_args, per, n);
     goto done;
   }
-  /* Token arguments are made here; the others come from --args. */
-  dealt = calloc((size_t)(f->n_args * n) + 1, sizeof *dealt);
-  if (!dealt) goto oom;
-  for (int k = 0, next = 0; k < n; k++) {
-    if (n_args == per) next = 0;
-    for (int i = 0; i < f->n_args; i++)
-      dealt[k * f->n_args + i] =
-          f->arg_types[i]->kind == SHLO_TYPE_TOKEN ? token : args[next++];
-  }
-  if (infeed_path) {
-    size_t len;
-    char *text = cli_read_file(infeed_path, &len);
-    if (!text) goto done;
-    shlo_status st = shlo_parse_values(text, len, &in_vals, &n_in, &d);
-    free(text);
-    if (st) {
-      fprintf(stderr, "shlo run: --infeed: ");
-      print_diag(&d);
-      goto done;
-    }
-  }
-  for (int k = 0; k < n; k++) {
-    if (!(inq[k] = shlo_feed_new()) || !(outq[k] = shlo_feed_new())) goto oom;
-    for (int i = 0; i < n_in; i++)
-      if (shlo_feed_push(inq[k], in_vals[i])) goto oom;
-    shlo_feed_close(inq[k]);
-  }
+  if (!(dealt = deal_args(f, token, args, n_args, per, n))) goto oom;
+  if (infeed_path && read_infeed(infeed_path, &in_vals, &n_in, &d)) goto done;
+  if (!make_feeds(inq, outq, n, in_vals, n_in)) goto oom;
   shlo_grid_opts go = {.num_replicas = R, .num_partitions = P,
                        .infeed = inq, .outfeed = outq};
   if (shlo_execute_grid(e, &go, dealt, f->n_args, &results, &n_results,
@@ -127,17 +166,7 @@ static int run_grid(shlo_executable *e, int R, int P, shlo_value **args,
     print_diag(&d);
     goto done;
   }
-  rc = 0;
-  for (int k = 0; k < n && !rc; k++) {
-    if (n > 1) printf("process (%d, %d):\n", k / P, k % P);
-    for (int i = 0; i < n_results && !rc; i++)
-      rc = print_value("", results[k * n_results + i]);
-    shlo_value *v;
-    while (!rc && shlo_feed_pop(outq[k], 0, &v) == SHLO_OK) {
-      rc = print_value("outfeed: ", v);
-      shlo_value_unref(v);
-    }
-  }
+  rc = print_grid_results(R, P, results, n_results, outq);
   goto done;
 oom:
   fprintf(stderr, "shlo: out of memory\n");
@@ -158,91 +187,106 @@ done:
   return rc;
 }
 
-int cli_run(int argc, char **argv) {
-  const char *path = NULL, *args_text = NULL, *entry = NULL;
-  const char *infeed_path = NULL;
-  int R = 0, P = 0;
-  bool explain = false;
+/* The command line of shlo run. */
+typedef struct run_opts {
+  const char *path, *args_text, *entry, *infeed_path;
+  int replicas, partitions; /* 0: the module's */
+  bool explain;
+} run_opts;
+
+/* Returns 0, or the exit status 2 after saying what is wrong. */
+static int parse_run_opts(int argc, char **argv, run_opts *o) {
+  memset(o, 0, sizeof *o);
   for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--args") && i + 1 < argc) args_text = argv[++i];
-    else if (!strcmp(argv[i], "--entry") && i + 1 < argc) entry = argv[++i];
-    else if (!strcmp(argv[i], "--explain")) explain = true;
+    if (!strcmp(argv[i], "--args") && i + 1 < argc) o->args_text = argv[++i];
+    else if (!strcmp(argv[i], "--entry") && i + 1 < argc) o->entry = argv[++i];
+    else if (!strcmp(argv[i], "--explain")) o->explain = true;
     else if (!strcmp(argv[i], "--infeed") && i + 1 < argc)
-      infeed_path = argv[++i];
+      o->infeed_path = argv[++i];
     else if (!strcmp(argv[i], "--replicas") && i + 1 < argc) {
-      if ((R = grid_count("--replicas", argv[++i])) < 0) return 2;
+      if ((o->replicas = grid_count("--replicas", argv[++i])) < 0) return 2;
     } else if (!strcmp(argv[i], "--partitions") && i + 1 < argc) {
-      if ((P = grid_count("--partitions", argv[++i])) < 0) return 2;
+      if ((o->partitions = grid_count("--partitions", argv[++i])) < 0)
+        return 2;
     }
     else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "shlo run: unknown option '%s'\n", argv[i]);
       return 2;
-    } else if (!path) path = argv[i];
+    } else if (!o->path) o->path = argv[i];
     else {
       fprintf(stderr, "shlo run: one program file at a time\n");
       return 2;
     }
   }
-  if (!path) {
+  if (!o->path) {
     fprintf(stderr, "usage: shlo run FILE.mlir [--args \"[...]\"] [--entry "
                     "NAME] [--explain] [--replicas R] [--partitions P] "
                     "[--infeed FILE]\n");
     return 2;
   }
-  int rc = 1;
+  return 0;
+}
+
+/* Run on one process and print the results. */
+static int run_single(shlo_executable *e, shlo_value **args, int n_args,
+                      shlo_diag *d) {
+  shlo_value **results = NULL;
+  int n_results = 0, rc = 1;
+  if (shlo_execute(e, NULL, args, n_args, &results, &n_results, d)) {
+    print_diag(d);
+  } else {
+    rc = 0;
+    for (int i = 0; i < n_results && !rc; i++)
+      rc = print_value("", results[i]);
+  }
+  for (int i = 0; i < n_results; i++) shlo_value_unref(results[i]);
+  free(results);
+  return rc;
+}
+
+int cli_run(int argc, char **argv) {
+  run_opts o;
+  int rc = parse_run_opts(argc, argv, &o);
+  if (rc) return rc;
+  rc = 1;
   size_t len;
-  char *text = cli_read_file(path, &len);
+  char *text = cli_read_file(o.path, &len);
   shlo_module *m = NULL;
   shlo_executable *e = NULL;
-  shlo_value **args = NULL, **results = NULL;
-  int n_args = 0, n_results = 0;
+  shlo_value **args = NULL;
+  int n_args = 0;
   shlo_diag d;
   shlo_diag_clear(&d);
   if (!text) goto done;
-  if (shlo_parse_module(text, len, path, &m, &d)) {
+  if (shlo_parse_module(text, len, o.path, &m, &d)) {
     print_diag(&d);
     goto done;
   }
-  if (args_text &&
-      shlo_parse_values(args_text, strlen(args_text), &args, &n_args, &d)) {
+  if (o.args_text && shlo_parse_values(o.args_text, strlen(o.args_text),
+                                       &args, &n_args, &d)) {
     fprintf(stderr, "shlo run: --args: ");
     print_diag(&d);
     goto done;
   }
-  shlo_compile_opts co = {.entry = entry};
+  shlo_compile_opts co = {.entry = o.entry};
   if (shlo_compile(m, &co, &e, &d)) {
     print_diag(&d);
     goto done;
   }
-  if (explain) {
+  if (o.explain) {
     shlo_executable_explain(e, stdout);
     rc = 0;
     goto done;
   }
   int mr, mp;
   shlo_module_grid(m, &mr, &mp);
-  if (R || P || infeed_path || mr * mp > 1) {
-    rc = run_grid(e, R ? R : mr, P ? P : mp, args, n_args, infeed_path);
-    goto done;
-  }
-  if (shlo_execute(e, NULL, args, n_args, &results, &n_results, &d)) {
-    print_diag(&d);
-    goto done;
-  }
-  rc = 0;
-  for (int i = 0; i < n_results; i++) {
-    char *s = shlo_value_to_string(results[i]);
-    if (!s) {
-      fprintf(stderr, "shlo: out of memory\n");
-      rc = 1;
-      break;
-    }
-    printf("%s\n", s);
-    free(s);
-  }
+  if (o.replicas || o.partitions || o.infeed_path || mr * mp > 1)
+    rc = run_grid(e, o.replicas ? o.replicas : mr,
+                  o.partitions ? o.partitions : mp, args, n_args,
+                  o.infeed_path);
+  else
+    rc = run_single(e, args, n_args, &d);
 done:
-  for (int i = 0; i < n_results; i++) shlo_value_unref(results[i]);
-  free(results);
   for (int i = 0; i < n_args; i++) shlo_value_unref(args[i]);
   free(args);
   shlo_executable_free(e);

@@ -251,89 +251,120 @@ static int leaf_float(filler *f, const cJSON *j, double *x) {
                          f->path, (long long)f->i, shlo_elem_name(f->v->elem));
 }
 
+static int set_float_leaf(filler *f, const cJSON *j) {
+  double x;
+  if (leaf_float(f, j, &x)) return -1;
+  shlo_tensor_set_f64(f->v, f->i, x);
+  return 0;
+}
+
+/* A complex element is [re, im], or a bare real part. */
+static int set_complex_leaf(filler *f, const cJSON *j) {
+  shlo_value *v = f->v;
+  double re, im = 0;
+  if (cJSON_IsArray(j)) {
+    if (cJSON_GetArraySize(j) != 2)
+      return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                             "%s.data[%lld]: a complex element is [re, im]",
+                             f->path, (long long)f->i);
+    if (leaf_float(f, j->child, &re) || leaf_float(f, j->child->next, &im))
+      return -1;
+  } else if (leaf_float(f, j, &re)) {
+    return -1;
+  }
+  char *p = (char *)v->data + (size_t)f->i * shlo_elem_size(v->elem);
+  if (v->elem == SHLO_C64) {
+    float pr[2] = {(float)re, (float)im};
+    memcpy(p, pr, sizeof pr);
+  } else {
+    double pr[2] = {re, im};
+    memcpy(p, pr, sizeof pr);
+  }
+  return 0;
+}
+
+static int set_bool_leaf(filler *f, const cJSON *j) {
+  if (cJSON_IsBool(j)) {
+    shlo_tensor_set_i64(f->v, f->i, cJSON_IsTrue(j));
+  } else if (cJSON_IsNumber(j) && (j->valuedouble == 0 || j->valuedouble == 1)) {
+    shlo_tensor_set_i64(f->v, f->i, (int64_t)j->valuedouble);
+  } else {
+    return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                           "%s.data[%lld]: expected true, false, 0 or 1 "
+                           "for i1", f->path, (long long)f->i);
+  }
+  return 0;
+}
+
+/* An integer element given as a JSON number: whole and in [lo, hi). */
+static int int_from_number(filler *f, const cJSON *j, bool is_signed,
+                           double lo, double hi, int64_t *x) {
+  double d = j->valuedouble;
+  if (d != floor(d) || d < lo || d >= hi)
+    return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                           "%s.data[%lld]: %.17g is not a %s value", f->path,
+                           (long long)f->i, d, shlo_elem_name(f->v->elem));
+  *x = is_signed ? (int64_t)d : (int64_t)(uint64_t)d;
+  return 0;
+}
+
+/* An integer element given as a decimal string, which carries 64-bit
+ * integers exactly (a JSON number, read as a double, may not). */
+static int int_from_string(filler *f, const cJSON *j, bool is_signed,
+                           double lo, double hi, int64_t *x) {
+  int bits = shlo_elem_bits(f->v->elem);
+  char *end;
+  errno = 0;
+  if (is_signed) *x = strtoll(j->valuestring, &end, 10);
+  else *x = (int64_t)strtoull(j->valuestring, &end, 10);
+  bool bad = *end || errno || (!is_signed && j->valuestring[0] == '-');
+  if (!bad && bits < 64)
+    bad = is_signed ? ((double)*x < lo || (double)*x >= hi)
+                    : (uint64_t)*x >= ((uint64_t)1 << bits);
+  if (bad)
+    return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                           "%s.data[%lld]: \"%.40s\" is not a %s value",
+                           f->path, (long long)f->i, j->valuestring,
+                           shlo_elem_name(f->v->elem));
+  return 0;
+}
+
+/* A signed or unsigned integer element, range-checked for its type. */
+static int set_int_leaf(filler *f, const cJSON *j) {
+  shlo_elem_type t = f->v->elem;
+  int bits = shlo_elem_bits(t);
+  bool is_signed = shlo_elem_class_of(t) == SHLO_CLASS_SINT;
+  double lo = is_signed ? -ldexp(1, bits - 1) : 0;
+  double hi = is_signed ? ldexp(1, bits - 1) : ldexp(1, bits); /* exclusive */
+  int64_t x = 0;
+  if (cJSON_IsNumber(j)) {
+    if (int_from_number(f, j, is_signed, lo, hi, &x)) return -1;
+  } else if (cJSON_IsString(j) && j->valuestring[0]) {
+    if (int_from_string(f, j, is_signed, lo, hi, &x)) return -1;
+  } else {
+    return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                           "%s.data[%lld]: expected an integer for %s",
+                           f->path, (long long)f->i, shlo_elem_name(t));
+  }
+  shlo_tensor_set_i64(f->v, f->i, x);
+  return 0;
+}
+
+/* Store one JSON leaf as the next element of f->v. */
 static int set_leaf(filler *f, const cJSON *j) {
   shlo_value *v = f->v;
   if (f->i >= v->numel)
     return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
                            "%s.data: more elements than the shape's %lld",
                            f->path, (long long)v->numel);
-  shlo_elem_type t = v->elem;
-  int bits = shlo_elem_bits(t);
-  switch (shlo_elem_class_of(t)) {
-  case SHLO_CLASS_FLOAT: {
-    double x;
-    if (leaf_float(f, j, &x)) return -1;
-    shlo_tensor_set_f64(v, f->i, x);
-    break;
+  int rc;
+  switch (shlo_elem_class_of(v->elem)) {
+  case SHLO_CLASS_FLOAT: rc = set_float_leaf(f, j); break;
+  case SHLO_CLASS_COMPLEX: rc = set_complex_leaf(f, j); break;
+  case SHLO_CLASS_BOOL: rc = set_bool_leaf(f, j); break;
+  default: rc = set_int_leaf(f, j); break; /* SINT, UINT */
   }
-  case SHLO_CLASS_COMPLEX: {
-    double re, im = 0;
-    if (cJSON_IsArray(j)) {
-      if (cJSON_GetArraySize(j) != 2)
-        return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
-                               "%s.data[%lld]: a complex element is [re, im]",
-                               f->path, (long long)f->i);
-      if (leaf_float(f, j->child, &re) || leaf_float(f, j->child->next, &im))
-        return -1;
-    } else if (leaf_float(f, j, &re)) {
-      return -1;
-    }
-    char *p = (char *)v->data + (size_t)f->i * shlo_elem_size(t);
-    if (t == SHLO_C64) {
-      float pr[2] = {(float)re, (float)im};
-      memcpy(p, pr, sizeof pr);
-    } else {
-      double pr[2] = {re, im};
-      memcpy(p, pr, sizeof pr);
-    }
-    break;
-  }
-  case SHLO_CLASS_BOOL:
-    if (cJSON_IsBool(j)) {
-      shlo_tensor_set_i64(v, f->i, cJSON_IsTrue(j));
-    } else if (cJSON_IsNumber(j) && (j->valuedouble == 0 || j->valuedouble == 1)) {
-      shlo_tensor_set_i64(v, f->i, (int64_t)j->valuedouble);
-    } else {
-      return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
-                             "%s.data[%lld]: expected true, false, 0 or 1 "
-                             "for i1", f->path, (long long)f->i);
-    }
-    break;
-  default: { /* SINT, UINT */
-    bool is_signed = shlo_elem_class_of(t) == SHLO_CLASS_SINT;
-    double lo = is_signed ? -ldexp(1, bits - 1) : 0;
-    double hi = is_signed ? ldexp(1, bits - 1) : ldexp(1, bits); /* exclusive */
-    int64_t x;
-    if (cJSON_IsNumber(j)) {
-      double d = j->valuedouble;
-      if (d != floor(d) || d < lo || d >= hi)
-        return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
-                               "%s.data[%lld]: %.17g is not a %s value",
-                               f->path, (long long)f->i, d, shlo_elem_name(t));
-      x = is_signed ? (int64_t)d : (int64_t)(uint64_t)d;
-    } else if (cJSON_IsString(j) && j->valuestring[0]) {
-      /* Decimal strings carry 64-bit integers exactly. */
-      char *end;
-      errno = 0;
-      if (is_signed) x = strtoll(j->valuestring, &end, 10);
-      else x = (int64_t)strtoull(j->valuestring, &end, 10);
-      bool bad = *end || errno || (!is_signed && j->valuestring[0] == '-');
-      if (!bad && bits < 64)
-        bad = is_signed ? ((double)x < lo || (double)x >= hi)
-                        : (uint64_t)x >= ((uint64_t)1 << bits);
-      if (bad)
-        return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
-                               "%s.data[%lld]: \"%.40s\" is not a %s value",
-                               f->path, (long long)f->i, j->valuestring,
-                               shlo_elem_name(t));
-    } else {
-      return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
-                             "%s.data[%lld]: expected an integer for %s",
-                             f->path, (long long)f->i, shlo_elem_name(t));
-    }
-    shlo_tensor_set_i64(v, f->i, x);
-  }
-  }
+  if (rc) return -1;
   f->i++;
   return 0;
 }
@@ -364,6 +395,130 @@ static void normalize_ints(shlo_value *v) {
     p[i] = (unsigned char)shlo_int_wrap(t, (int8_t)p[i]);
 }
 
+/* A tensor's dtype and shape, as the request states them. */
+typedef struct tensor_head {
+  int et; /* shlo_elem_type */
+  int rank;
+  int64_t dims[SHLO_MAX_RANK];
+  int64_t numel;
+  bool overflow; /* numel does not fit in int64_t */
+} tensor_head;
+
+static int parse_dtype(const cJSON *jd, const char *path, tensor_head *h,
+                       shlo_proto_error *err) {
+  if (!cJSON_IsString(jd))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT,
+                           "%s.dtype: missing or not a string", path);
+  h->et = shlo_proto_dtype_parse(jd->valuestring);
+  if (h->et < 0 || h->et == SHLO_INDEX)
+    return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.dtype: unknown dtype "
+                           "\"%.64s\"", path, jd->valuestring);
+  return 0;
+}
+
+static int parse_shape(const cJSON *js, const char *path, tensor_head *h,
+                       shlo_proto_error *err) {
+  if (!cJSON_IsArray(js))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT,
+                           "%s.shape: missing or not an array", path);
+  h->rank = cJSON_GetArraySize(js);
+  if (h->rank > SHLO_MAX_RANK)
+    return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.shape: rank %d exceeds "
+                           "%d", path, h->rank, SHLO_MAX_RANK);
+  h->numel = 1;
+  h->overflow = false;
+  int r = 0;
+  for (const cJSON *c = js->child; c; c = c->next, r++) {
+    double d = cJSON_IsNumber(c) ? c->valuedouble : -1;
+    if (d < 0 || d != floor(d) || d > 9.0e15)
+      return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.shape[%d]: not a "
+                             "non-negative integer", path, r);
+    h->dims[r] = (int64_t)d;
+    if (h->dims[r] && h->numel > INT64_MAX / h->dims[r]) h->overflow = true;
+    else h->numel *= h->dims[r];
+  }
+  return 0;
+}
+
+/* max-tensor-elements and max-tensor-bytes, before anything is allocated. */
+static int check_tensor_limits(const tensor_head *h,
+                               const shlo_proto_limits *lim, const char *path,
+                               shlo_proto_error *err) {
+  size_t esize = shlo_elem_size((shlo_elem_type)h->et);
+  if (h->overflow || (lim && lim->max_elements > 0 &&
+                      h->numel > lim->max_elements))
+    return shlo_proto_fail(err, SHLO_PERR_LIMIT,
+                           "%s: limit max-tensor-elements (%lld) exceeded by "
+                           "shape with %s%lld elements", path,
+                           lim ? (long long)lim->max_elements : 0LL,
+                           h->overflow ? "more than " : "",
+                           h->overflow ? (long long)INT64_MAX
+                                       : (long long)h->numel);
+  if (lim && lim->max_bytes > 0 &&
+      (double)h->numel * (double)esize > (double)lim->max_bytes)
+    return shlo_proto_fail(err, SHLO_PERR_LIMIT,
+                           "%s: limit max-tensor-bytes (%lld) exceeded by a "
+                           "%lld-byte tensor", path, (long long)lim->max_bytes,
+                           (long long)h->numel * (long long)esize);
+  return 0;
+}
+
+/* Does the tensor match the argument type want (dynamic dims match any)? */
+static int check_wanted_type(const tensor_head *h, const shlo_type *want,
+                             const char *path, shlo_proto_error *err) {
+  bool ok = want->kind == SHLO_TYPE_TENSOR && (int)want->elem == h->et &&
+            want->rank == h->rank;
+  for (int i = 0; ok && i < h->rank; i++)
+    if (want->dims[i] >= 0 && want->dims[i] != h->dims[i]) ok = false;
+  if (ok) return 0;
+  char got[64 + SHLO_MAX_RANK * 21] = "tensor<";
+  for (int i = 0; i < h->rank; i++)
+    snprintf(got + strlen(got), sizeof got - strlen(got), "%lldx",
+             (long long)h->dims[i]);
+  snprintf(got + strlen(got), sizeof got - strlen(got), "%s>",
+           shlo_elem_name((shlo_elem_type)h->et));
+  char wbuf[256];
+  shlo_type_format(want, wbuf, sizeof wbuf);
+  return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s: expected %s, got %s",
+                         path, wbuf, got);
+}
+
+/* Fill v from "b64": exactly v->nbytes bytes, native byte order. */
+static int fill_from_b64(shlo_value *v, const cJSON *jb, const char *path,
+                         shlo_proto_error *err) {
+  if (!cJSON_IsString(jb))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.b64: not a string",
+                           path);
+  size_t blen = strlen(jb->valuestring);
+  int64_t n = shlo_proto_b64_decode(jb->valuestring, blen, v->data,
+                                    v->nbytes);
+  if (n != (int64_t)v->nbytes) {
+    /* A decode that ran out of room is a size mismatch, not bad base64. */
+    if (n < 0 && blen / 4 * 3 <= v->nbytes + 3)
+      return shlo_proto_fail(err, SHLO_PERR_INPUT,
+                             "%s.b64: not valid base64", path);
+    return shlo_proto_fail(err, SHLO_PERR_INPUT,
+                           "%s.b64: %lld bytes, the shape needs %zu (%zu per "
+                           "element)", path,
+                           n < 0 ? (long long)(blen / 4 * 3) : (long long)n,
+                           v->nbytes, shlo_elem_size(v->elem));
+  }
+  normalize_ints(v);
+  return 0;
+}
+
+/* Fill v from "data": nested lists whose leaves number v->numel. */
+static int fill_from_data(shlo_value *v, const cJSON *jdata, const char *path,
+                          shlo_proto_error *err) {
+  filler f = {v, 0, path, err};
+  if (fill(&f, jdata, 0)) return -1;
+  if (f.i != v->numel)
+    return shlo_proto_fail(err, SHLO_PERR_INPUT,
+                           "%s.data: %lld elements, the shape needs %lld",
+                           path, (long long)f.i, (long long)v->numel);
+  return 0;
+}
+
 int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
                              const shlo_proto_limits *lim, const char *path,
                              shlo_value **out, shlo_proto_error *err) {
@@ -376,108 +531,25 @@ int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
   const cJSON *js = cJSON_GetObjectItemCaseSensitive(j, "shape");
   const cJSON *jdata = cJSON_GetObjectItemCaseSensitive(j, "data");
   const cJSON *jb = cJSON_GetObjectItemCaseSensitive(j, "b64");
-  if (!cJSON_IsString(jd))
-    return shlo_proto_fail(err, SHLO_PERR_INPUT,
-                           "%s.dtype: missing or not a string", path);
-  int et = shlo_proto_dtype_parse(jd->valuestring);
-  if (et < 0 || et == SHLO_INDEX)
-    return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.dtype: unknown dtype "
-                           "\"%.64s\"", path, jd->valuestring);
-  if (!cJSON_IsArray(js))
-    return shlo_proto_fail(err, SHLO_PERR_INPUT,
-                           "%s.shape: missing or not an array", path);
-  int rank = cJSON_GetArraySize(js);
-  if (rank > SHLO_MAX_RANK)
-    return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.shape: rank %d exceeds "
-                           "%d", path, rank, SHLO_MAX_RANK);
-  int64_t dims[SHLO_MAX_RANK], numel = 1;
-  bool overflow = false;
-  int r = 0;
-  for (const cJSON *c = js->child; c; c = c->next, r++) {
-    double d = cJSON_IsNumber(c) ? c->valuedouble : -1;
-    if (d < 0 || d != floor(d) || d > 9.0e15)
-      return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.shape[%d]: not a "
-                             "non-negative integer", path, r);
-    dims[r] = (int64_t)d;
-    if (dims[r] && numel > INT64_MAX / dims[r]) overflow = true;
-    else numel *= dims[r];
-  }
-  size_t esize = shlo_elem_size((shlo_elem_type)et);
-  if (overflow || (lim && lim->max_elements > 0 && numel > lim->max_elements))
-    return shlo_proto_fail(err, SHLO_PERR_LIMIT,
-                           "%s: limit max-tensor-elements (%lld) exceeded by "
-                           "shape with %s%lld elements", path,
-                           lim ? (long long)lim->max_elements : 0LL,
-                           overflow ? "more than " : "",
-                           overflow ? (long long)INT64_MAX : (long long)numel);
-  if (lim && lim->max_bytes > 0 &&
-      (double)numel * (double)esize > (double)lim->max_bytes)
-    return shlo_proto_fail(err, SHLO_PERR_LIMIT,
-                           "%s: limit max-tensor-bytes (%lld) exceeded by a "
-                           "%lld-byte tensor", path, (long long)lim->max_bytes,
-                           (long long)numel * (long long)esize);
-  if (want) {
-    bool ok = want->kind == SHLO_TYPE_TENSOR && (int)want->elem == et &&
-              want->rank == rank;
-    for (int i = 0; ok && i < rank; i++)
-      if (want->dims[i] >= 0 && want->dims[i] != dims[i]) ok = false;
-    if (!ok) {
-      char got[64 + SHLO_MAX_RANK * 21] = "tensor<";
-      for (int i = 0; i < rank; i++)
-        snprintf(got + strlen(got), sizeof got - strlen(got), "%lldx",
-                 (long long)dims[i]);
-      snprintf(got + strlen(got), sizeof got - strlen(got), "%s>",
-               shlo_elem_name((shlo_elem_type)et));
-      char wbuf[256];
-      shlo_type_format(want, wbuf, sizeof wbuf);
-      return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s: expected %s, got %s",
-                             path, wbuf, got);
-    }
-  }
+  tensor_head h;
+  if (parse_dtype(jd, path, &h, err) || parse_shape(js, path, &h, err) ||
+      check_tensor_limits(&h, lim, path, err) ||
+      (want && check_wanted_type(&h, want, path, err)))
+    return -1;
   if ((jdata != NULL) == (jb != NULL))
     return shlo_proto_fail(err, SHLO_PERR_INPUT,
                            "%s: give exactly one of \"data\" and \"b64\"", path);
-  shlo_value *v = shlo_tensor_new((shlo_elem_type)et, rank, dims);
+  shlo_value *v = shlo_tensor_new((shlo_elem_type)h.et, h.rank, h.dims);
   if (!v)
     return shlo_proto_fail(err, SHLO_PERR_LIMIT, "%s: out of memory for a "
-                           "%lld-element tensor", path, (long long)numel);
+                           "%lld-element tensor", path, (long long)h.numel);
   if (want) v->quant = want->quant;
-  if (jb) {
-    if (!cJSON_IsString(jb)) {
-      shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.b64: not a string", path);
-      goto fail;
-    }
-    size_t blen = strlen(jb->valuestring);
-    int64_t n = shlo_proto_b64_decode(jb->valuestring, blen, v->data,
-                                      v->nbytes);
-    if (n != (int64_t)v->nbytes) {
-      if (n < 0 && blen / 4 * 3 <= v->nbytes + 3)
-        shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.b64: not valid base64",
-                        path);
-      else
-        shlo_proto_fail(err, SHLO_PERR_INPUT,
-                        "%s.b64: %lld bytes, the shape needs %zu (%zu per "
-                        "element)", path,
-                        n < 0 ? (long long)(blen / 4 * 3) : (long long)n,
-                        v->nbytes, esize);
-      goto fail;
-    }
-    normalize_ints(v);
-  } else {
-    filler f = {v, 0, path, err};
-    if (fill(&f, jdata, 0)) goto fail;
-    if (f.i != v->numel) {
-      shlo_proto_fail(err, SHLO_PERR_INPUT,
-                      "%s.data: %lld elements, the shape needs %lld", path,
-                      (long long)f.i, (long long)v->numel);
-      goto fail;
-    }
+  if (jb ? fill_from_b64(v, jb, path, err) : fill_from_data(v, jdata, path, err)) {
+    shlo_value_unref(v);
+    return -1;
   }
   *out = v;
   return 0;
-fail:
-  shlo_value_unref(v);
-  return -1;
 }
 
 /* ---- tensors: encoding ---- */
@@ -766,10 +838,11 @@ static int positive_int(const cJSON *j, const char *name, int *out,
   return 0;
 }
 
-int shlo_proto_exec_req_parse(const char *body, size_t len,
-                              shlo_proto_exec_req *req,
-                              shlo_proto_error *err) {
-  memset(req, 0, sizeof *req);
+/* Parse body into req->root, which must be one JSON object with nothing
+ * but whitespace after it.  Errors carry the offending byte's line and
+ * column. */
+static int parse_json_object(const char *body, size_t len,
+                             shlo_proto_exec_req *req, shlo_proto_error *err) {
   const char *end = NULL;
   req->root = cJSON_ParseWithLengthOpts(body, len, &end, false);
   if (!req->root) {
@@ -780,7 +853,6 @@ int shlo_proto_exec_req_parse(const char *body, size_t len,
     offset_to_line_col(body, off, &err->line, &err->column);
     return -1;
   }
-  /* Only whitespace may follow the value. */
   if (end)
     for (const char *p = end; p < body + len; p++)
       if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
@@ -788,65 +860,84 @@ int shlo_proto_exec_req_parse(const char *body, size_t len,
                         "malformed JSON: trailing bytes at byte %zu",
                         (size_t)(p - body));
         offset_to_line_col(body, (size_t)(p - body), &err->line, &err->column);
-        goto fail;
+        return -1;
       }
-  if (!cJSON_IsObject(req->root)) {
-    shlo_proto_fail(err, SHLO_PERR_INPUT, "the request body must be a JSON "
-                    "object");
-    goto fail;
-  }
+  if (!cJSON_IsObject(req->root))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT, "the request body must be a "
+                           "JSON object");
+  return 0;
+}
+
+static int parse_program(const cJSON *p, shlo_proto_exec_req *req,
+                         shlo_proto_error *err) {
+  if (!p) return 0;
+  if (!cJSON_IsString(p))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT, "\"program\" must be a string");
+  req->program = p->valuestring;
+  req->program_len = strlen(p->valuestring);
+  return 0;
+}
+
+/* "entry" names a function, with or without its '@'. */
+static int parse_entry(const cJSON *e, shlo_proto_exec_req *req,
+                       shlo_proto_error *err) {
+  if (!e) return 0;
+  if (!cJSON_IsString(e) || !e->valuestring[0])
+    return shlo_proto_fail(err, SHLO_PERR_INPUT, "\"entry\" must be a function "
+                           "name");
+  req->entry = e->valuestring[0] == '@' ? e->valuestring + 1 : e->valuestring;
+  return 0;
+}
+
+static int parse_timeout(const cJSON *t, shlo_proto_exec_req *req,
+                         shlo_proto_error *err) {
+  if (!t || cJSON_IsNull(t)) return 0;
+  if (!cJSON_IsNumber(t) || !(t->valuedouble > 0))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT, "\"timeout_ms\" must be a "
+                           "positive number");
+  req->timeout_ms = t->valuedouble;
+  return 0;
+}
+
+static int parse_output_format(const cJSON *of, shlo_proto_exec_req *req,
+                               shlo_proto_error *err) {
+  if (!of) return 0;
+  if (cJSON_IsString(of) && !strcmp(of->valuestring, "b64"))
+    req->b64_out = true;
+  else if (!cJSON_IsString(of) || strcmp(of->valuestring, "data"))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT, "\"output_format\" must be "
+                           "\"data\" or \"b64\"");
+  return 0;
+}
+
+/* "inputs" is only checked to be a list here: decoding its tensors needs
+ * the entry function's types. */
+static int parse_inputs(const cJSON *in, shlo_proto_exec_req *req,
+                        shlo_proto_error *err) {
+  if (!in || cJSON_IsNull(in)) return 0;
+  if (!cJSON_IsArray(in))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT, "\"inputs\" must be an array "
+                           "of tensors");
+  req->inputs = in;
+  return 0;
+}
+
+int shlo_proto_exec_req_parse(const char *body, size_t len,
+                              shlo_proto_exec_req *req,
+                              shlo_proto_error *err) {
+  memset(req, 0, sizeof *req);
+  if (parse_json_object(body, len, req, err)) goto fail;
   const cJSON *r = req->root;
-  const cJSON *p = cJSON_GetObjectItemCaseSensitive(r, "program");
-  if (p) {
-    if (!cJSON_IsString(p)) {
-      shlo_proto_fail(err, SHLO_PERR_INPUT, "\"program\" must be a string");
-      goto fail;
-    }
-    req->program = p->valuestring;
-    req->program_len = strlen(p->valuestring);
-  }
-  const cJSON *e = cJSON_GetObjectItemCaseSensitive(r, "entry");
-  if (e) {
-    if (!cJSON_IsString(e) || !e->valuestring[0]) {
-      shlo_proto_fail(err, SHLO_PERR_INPUT, "\"entry\" must be a function "
-                      "name");
-      goto fail;
-    }
-    req->entry = e->valuestring[0] == '@' ? e->valuestring + 1 : e->valuestring;
-  }
-  if (positive_int(cJSON_GetObjectItemCaseSensitive(r, "replicas"), "replicas",
-                   &req->replicas, err) ||
-      positive_int(cJSON_GetObjectItemCaseSensitive(r, "partitions"),
-                   "partitions", &req->partitions, err))
+#define FIELD(name) cJSON_GetObjectItemCaseSensitive(r, name)
+  if (parse_program(FIELD("program"), req, err) ||
+      parse_entry(FIELD("entry"), req, err) ||
+      positive_int(FIELD("replicas"), "replicas", &req->replicas, err) ||
+      positive_int(FIELD("partitions"), "partitions", &req->partitions, err) ||
+      parse_timeout(FIELD("timeout_ms"), req, err) ||
+      parse_output_format(FIELD("output_format"), req, err) ||
+      parse_inputs(FIELD("inputs"), req, err))
     goto fail;
-  const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "timeout_ms");
-  if (t && !cJSON_IsNull(t)) {
-    if (!cJSON_IsNumber(t) || !(t->valuedouble > 0)) {
-      shlo_proto_fail(err, SHLO_PERR_INPUT, "\"timeout_ms\" must be a positive "
-                      "number");
-      goto fail;
-    }
-    req->timeout_ms = t->valuedouble;
-  }
-  const cJSON *of = cJSON_GetObjectItemCaseSensitive(r, "output_format");
-  if (of) {
-    if (cJSON_IsString(of) && !strcmp(of->valuestring, "b64")) {
-      req->b64_out = true;
-    } else if (!cJSON_IsString(of) || strcmp(of->valuestring, "data")) {
-      shlo_proto_fail(err, SHLO_PERR_INPUT, "\"output_format\" must be "
-                      "\"data\" or \"b64\"");
-      goto fail;
-    }
-  }
-  const cJSON *in = cJSON_GetObjectItemCaseSensitive(r, "inputs");
-  if (in && !cJSON_IsNull(in)) {
-    if (!cJSON_IsArray(in)) {
-      shlo_proto_fail(err, SHLO_PERR_INPUT, "\"inputs\" must be an array of "
-                      "tensors");
-      goto fail;
-    }
-    req->inputs = in;
-  }
+#undef FIELD
   return 0;
 fail:
   cJSON_Delete(req->root);

@@ -349,7 +349,9 @@ shlo_status cache_entry_exe(cache_entry *e, const char *entry,
                        "entry functions", SRV_MAX_EXES);
     goto done;
   }
-  shlo_compile_opts co = {.entry = f->name};
+  /* An entry whose module passed the verifier in full is not verified
+   * again (get_module sets e->verified). */
+  shlo_compile_opts co = {.entry = f->name, .verified = e->verified};
   shlo_executable *x = NULL;
   st = shlo_compile(e->m, &co, &x, diag);
   if (st) goto done;

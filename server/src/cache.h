@@ -28,6 +28,7 @@ typedef struct cache_entry {
   uint64_t text_hash;   /* cache_text_hash of text and the key's grid */
   char id[SRV_ID_LEN];
   shlo_module *m;       /* owned; the executables borrow it */
+  bool verified;        /* m passed the verifier with no diagnostic */
   int replicas, partitions;
   size_t bytes;         /* estimate, see cache_estimate_bytes */
   int refs;             /* under the cache lock */

@@ -254,93 +254,105 @@ static void copy_trunc(char *dst, size_t cap, const char *src) {
   dst[n] = 0;
 }
 
-static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
-                                 const char *url, const char *method,
-                                 const char *version, const char *upload,
-                                 size_t *upload_size, void **con_cls) {
-  (void)version;
-  srv_server *s = cls;
-  srv_request *r = *con_cls;
-  if (!r) {
-    r = calloc(1, sizeof *r);
-    if (!r) return MHD_NO;
-    *con_cls = r;
-    s->n_active++;
-    r->srv = s;
-    r->conn = c;
-    r->t0_ns = srv_now_ns();
-    atomic_init(&r->cancel, 0);
-    copy_trunc(r->method, sizeof r->method, method);
-    copy_trunc(r->path, sizeof r->path, url);
-    r->route = match(url, r->id);
-    const char *ct =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-    r->json_type = ct && !strncasecmp(ct, "application/json", 16);
-    const char *cl =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-    if (s->n_conns > s->cfg.max_connections) {
-      s->metrics.refused_connections++;
-      srv_reply_error(r, SHLO_PERR_LIMIT, 503, 0, 0,
-                      "limit max-connections (%lld) reached",
-                      (long long)s->cfg.max_connections);
-      r->retry_after = true;
+/* The state of a new request, from its first callback (headers only). */
+static srv_request *request_new(srv_server *s, struct MHD_Connection *c,
+                                const char *url, const char *method) {
+  srv_request *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  s->n_active++;
+  r->srv = s;
+  r->conn = c;
+  r->t0_ns = srv_now_ns();
+  atomic_init(&r->cancel, 0);
+  copy_trunc(r->method, sizeof r->method, method);
+  copy_trunc(r->path, sizeof r->path, url);
+  r->route = match(url, r->id);
+  const char *ct =
+      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+  r->json_type = ct && !strncasecmp(ct, "application/json", 16);
+  return r;
+}
+
+/* Refuse what the headers alone condemn, before a body byte is read:
+ * too many connections, no such route or method, no valid token, or a
+ * Content-Length over the limit. */
+static enum MHD_Result admit(srv_request *r, const char *url,
+                             const char *method) {
+  srv_server *s = r->srv;
+  struct MHD_Connection *c = r->conn;
+  const char *cl =
+      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+  if (s->n_conns > s->cfg.max_connections) {
+    s->metrics.refused_connections++;
+    srv_reply_error(r, SHLO_PERR_LIMIT, 503, 0, 0,
+                    "limit max-connections (%lld) reached",
+                    (long long)s->cfg.max_connections);
+    r->retry_after = true;
+    return send_reply(r);
+  }
+  if (r->route == R_OTHER) {
+    srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "no route %s", url);
+    return send_reply(r);
+  }
+  if (!method_ok(r->route, method)) {
+    srv_reply_error(r, SHLO_PERR_METHOD, 405, 0, 0,
+                    "%s does not take %s (allowed: %s)", url, method,
+                    allowed(r->route));
+    return send_reply(r);
+  }
+  if (s->n_tokens && r->route != R_HEALTHZ && r->route != R_READYZ) {
+    const char *auth =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    r->token_name = srv_auth_check(s, auth);
+    if (!r->token_name) {
+      srv_reply_error(r, SHLO_PERR_AUTH, 401, 0, 0,
+                      auth ? "unknown bearer token"
+                           : "this server needs `Authorization: Bearer "
+                             "<token>`");
       return send_reply(r);
     }
-    if (r->route == R_OTHER) {
-      srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "no route %s", url);
-      return send_reply(r);
-    }
-    if (!method_ok(r->route, method)) {
-      srv_reply_error(r, SHLO_PERR_METHOD, 405, 0, 0,
-                      "%s does not take %s (allowed: %s)", url, method,
-                      allowed(r->route));
-      return send_reply(r);
-    }
-    if (s->n_tokens && r->route != R_HEALTHZ && r->route != R_READYZ) {
-      const char *auth =
-          MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-      r->token_name = srv_auth_check(s, auth);
-      if (!r->token_name) {
-        srv_reply_error(r, SHLO_PERR_AUTH, 401, 0, 0,
-                        auth ? "unknown bearer token"
-                             : "this server needs `Authorization: Bearer "
-                               "<token>`");
-        return send_reply(r);
-      }
-    }
-    if (cl && strtoull(cl, NULL, 10) > (unsigned long long)s->cfg.max_body_bytes) {
-      srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
-                      "limit max-body-bytes (%lld) exceeded: Content-Length "
-                      "is %s", (long long)s->cfg.max_body_bytes, cl);
-      return send_reply(r);
-    }
+  }
+  if (cl && strtoull(cl, NULL, 10) > (unsigned long long)s->cfg.max_body_bytes) {
+    srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
+                    "limit max-body-bytes (%lld) exceeded: Content-Length "
+                    "is %s", (long long)s->cfg.max_body_bytes, cl);
+    return send_reply(r);
+  }
+  return MHD_YES;
+}
+
+/* Append n uploaded bytes to the body, kept NUL-terminated.  A body over
+ * max-body-bytes is dropped and the rest of it read and ignored, so that
+ * the 413 goes out once the upload ends. */
+static enum MHD_Result append_upload(srv_request *r, const char *upload,
+                                     size_t n) {
+  srv_server *s = r->srv;
+  if (r->state != RS_BODY || r->over_limit) return MHD_YES;
+  if (r->len + n > (size_t)s->cfg.max_body_bytes) {
+    r->over_limit = true;
+    s->metrics.bytes_in += r->len;
+    free(r->body);
+    r->body = NULL;
+    r->len = r->cap = 0;
     return MHD_YES;
   }
-  if (*upload_size) {
-    size_t n = *upload_size;
-    *upload_size = 0;
-    if (r->state != RS_BODY || r->over_limit) return MHD_YES;
-    if (r->len + n > (size_t)s->cfg.max_body_bytes) {
-      r->over_limit = true;
-      s->metrics.bytes_in += r->len;
-      free(r->body);
-      r->body = NULL;
-      r->len = r->cap = 0;
-      return MHD_YES;
-    }
-    if (r->len + n + 1 > r->cap) {
-      size_t cap = r->cap ? r->cap : 4096;
-      while (cap < r->len + n + 1) cap *= 2;
-      char *b = realloc(r->body, cap);
-      if (!b) return MHD_NO;
-      r->body = b;
-      r->cap = cap;
-    }
-    memcpy(r->body + r->len, upload, n);
-    r->len += n;
-    r->body[r->len] = 0;
-    return MHD_YES;
+  if (r->len + n + 1 > r->cap) {
+    size_t cap = r->cap ? r->cap : 4096;
+    while (cap < r->len + n + 1) cap *= 2;
+    char *b = realloc(r->body, cap);
+    if (!b) return MHD_NO;
+    r->body = b;
+    r->cap = cap;
   }
+  memcpy(r->body + r->len, upload, n);
+  r->len += n;
+  r->body[r->len] = 0;
+  return MHD_YES;
+}
+
+/* The last callback of a request: the whole body is in. */
+static enum MHD_Result body_complete(srv_request *r, const char *method) {
+  srv_server *s = r->srv;
   if (r->state == RS_QUEUED) return MHD_YES; /* not reached: suspended */
   if (r->state == RS_DONE) return send_reply(r);
   s->metrics.bytes_in += r->len;
@@ -355,6 +367,28 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
     if (!r->body) return MHD_NO;
   }
   return dispatch(r, method);
+}
+
+/* libmicrohttpd calls this once with the headers, once per piece of the
+ * body, and once more when the body is complete. */
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
+                                 const char *url, const char *method,
+                                 const char *version, const char *upload,
+                                 size_t *upload_size, void **con_cls) {
+  (void)version;
+  srv_request *r = *con_cls;
+  if (!r) {
+    r = request_new(cls, c, url, method);
+    if (!r) return MHD_NO;
+    *con_cls = r;
+    return admit(r, url, method);
+  }
+  if (*upload_size) {
+    size_t n = *upload_size;
+    *upload_size = 0;
+    return append_upload(r, upload, n);
+  }
+  return body_complete(r, method);
 }
 
 /* ---- per-request bookkeeping ---- */

@@ -144,7 +144,9 @@ static cache_entry *get_module(srv_request *r, const char *text, size_t len,
                     "the program defines no function");
     return NULL;
   }
+  bool verified = st == SHLO_OK;
   e = cache_entry_new(m, key, replicas, partitions, text, len);
+  if (e) e->verified = verified; /* compiling need not verify again */
   if (!e) {
     shlo_module_free(m);
     srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
@@ -303,172 +305,253 @@ bool srv_job_execute_inline(srv_request *r) {
   return run_execute(r, true);
 }
 
-/* The execution job.  With inline_only, it declines (returns false, no
- * reply) unless the program is a tiny cached one; otherwise it always
- * sets the reply and returns true. */
-static bool run_execute(srv_request *r, bool inline_only) {
-  srv_server *s = r->srv;
-  const srv_config *cfg = &s->cfg;
-  cache_entry *e = NULL;
-  shlo_value **args = NULL, **res = NULL;
-  int n_args = 0, n_res = 0, n_procs = 1;
+/* One execution, from the parsed body to the results.  Holds a reference
+ * to e, and owns args and res: exec_free releases them. */
+typedef struct exec_state {
+  srv_request *r;
   body b;
-  double compile_ms = 0;
-  bool cached = true, fresh = false;
-  if (atomic_load(&r->cancel)) {
-    srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
-                    "canceled: the server is shutting down");
-    return true;
+  cache_entry *e;
+  const shlo_executable *x;
+  const shlo_func *f;       /* x's entry function */
+  shlo_value **args, **res; /* process-major */
+  int n_args, n_res;        /* how many of args and res to release */
+  int replicas, partitions, n_procs;
+  double compile_ms;
+  bool cached; /* the module and its executable came from the cache */
+  bool fresh;  /* parsed by this request and not yet published */
+} exec_state;
+
+static void reply_canceled(srv_request *r) {
+  srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
+                  "canceled: the server is shutting down");
+}
+
+/* POST /v1/execute: the program in the body, cached or parsed now. */
+static bool module_from_program(exec_state *ex) {
+  srv_request *r = ex->r;
+  const body *b = &ex->b;
+  if (!b->program) {
+    srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
+                    "no program: send StableHLO text, or JSON with "
+                    "\"program\"");
+    return false;
   }
-  if (!read_body(r, &b)) return true;
-  const shlo_executable *x = NULL;
-  if (inline_only) {
-    if (!inline_target(r, &b, &e, &x)) {
-      shlo_proto_exec_req_free(&b.req);
-      return false;
-    }
-  } else if (r->route == R_EXECUTE) {
-    if (!b.program) {
-      srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
-                      "no program: send StableHLO text, or JSON with "
-                      "\"program\"");
-      goto done;
-    }
-    e = get_module(r, b.program, b.program_len, b.req.replicas,
-                   b.req.partitions, &cached, &compile_ms);
-    if (!e) goto done;
-    fresh = !cached;
-  } else {
-    uint8_t key[32];
-    if (b.program) {
-      srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
-                      "\"program\" is not allowed here: the module is %s",
-                      r->id);
-      goto done;
-    }
-    if (!cache_id_to_key(r->id, key) ||
-        !(e = cache_get(&s->cache, key, true))) {
-      srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0,
-                      "no module %s (never registered, deleted, or evicted "
-                      "from the cache: POST it to /v1/modules again)", r->id);
-      goto done;
-    }
+  ex->e = get_module(r, b->program, b->program_len, b->req.replicas,
+                     b->req.partitions, &ex->cached, &ex->compile_ms);
+  if (!ex->e) return false;
+  ex->fresh = !ex->cached;
+  return true;
+}
+
+/* POST /v1/modules/{id}/execute: a registered module, by its id. */
+static bool module_from_id(exec_state *ex) {
+  srv_request *r = ex->r;
+  uint8_t key[32];
+  if (ex->b.program) {
+    srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
+                    "\"program\" is not allowed here: the module is %s",
+                    r->id);
+    return false;
   }
-  memcpy(r->module, e->id, SRV_ID_LEN);
+  if (!cache_id_to_key(r->id, key) ||
+      !(ex->e = cache_get(&r->srv->cache, key, true))) {
+    srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0,
+                    "no module %s (never registered, deleted, or evicted "
+                    "from the cache: POST it to /v1/modules again)", r->id);
+    return false;
+  }
+  return true;
+}
+
+/* Find the request's module and its compiled entry; with inline_only,
+ * only a tiny cached one (see inline_target). */
+static bool find_module(exec_state *ex, bool inline_only) {
+  if (inline_only) return inline_target(ex->r, &ex->b, &ex->e, &ex->x);
+  return ex->r->route == R_EXECUTE ? module_from_program(ex)
+                                   : module_from_id(ex);
+}
+
+/* Compile the entry function unless the inline path found it compiled,
+ * then publish a module this request parsed. */
+static bool compile_entry(exec_state *ex) {
+  srv_request *r = ex->r;
   bool compiled = false;
   shlo_diag d;
   shlo_diag_clear(&d);
   double t0 = now_ms();
-  shlo_status st = x ? SHLO_OK
-                     : cache_entry_exe(e, b.req.entry, &x, &compiled, &d);
+  shlo_status st = ex->x ? SHLO_OK
+                         : cache_entry_exe(ex->e, ex->b.req.entry, &ex->x,
+                                           &compiled, &d);
   if (compiled) {
-    compile_ms += now_ms() - t0;
-    cached = false;
+    ex->compile_ms += now_ms() - t0;
+    ex->cached = false;
   }
   if (st) {
     reply_diag(r, st, &d);
-    goto done;
+    return false;
   }
-  if (fresh) {
+  if (ex->fresh) {
     /* Another worker may have published the same program meanwhile: then
      * use its entry (ours is freed by publish). */
-    cache_entry *p = publish(r, e, false);
-    if (p != e) {
-      e = p;
-      st = cache_entry_exe(e, b.req.entry, &x, &compiled, &d);
+    cache_entry *p = publish(r, ex->e, false);
+    if (p != ex->e) {
+      ex->e = p;
+      st = cache_entry_exe(ex->e, ex->b.req.entry, &ex->x, &compiled, &d);
       if (st) {
         reply_diag(r, st, &d);
-        goto done;
+        return false;
       }
     }
   }
-  /* The grid: the request's, else the module's (1 x 1 by default). */
-  int R = b.req.replicas, P = b.req.partitions, mr, mp;
+  return true;
+}
+
+/* The grid: the request's, else the module's (1 x 1 by default). */
+static bool choose_grid(exec_state *ex) {
+  srv_request *r = ex->r;
+  const cache_entry *e = ex->e;
+  int R = ex->b.req.replicas, P = ex->b.req.partitions, mr, mp;
   shlo_module_grid(e->m, &mr, &mp);
   if (R <= 0) R = r->route == R_EXECUTE || e->replicas <= 0 ? mr : e->replicas;
   if (P <= 0) P = r->route == R_EXECUTE || e->partitions <= 0 ? mp : e->partitions;
   if ((int64_t)R * P > 4096) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
                     "grid %d x %d: more than 4096 processes", R, P);
-    goto done;
+    return false;
   }
-  n_procs = R * P;
-  const shlo_func *f = shlo_executable_entry(x);
-  args = calloc((size_t)n_procs * (size_t)f->n_args + 1, sizeof *args);
-  if (!args) {
+  ex->replicas = R;
+  ex->partitions = P;
+  ex->n_procs = R * P;
+  return true;
+}
+
+/* Decode every process's arguments, then apply the per-execution memory
+ * limit: inputs and results are refused before running; what the
+ * execution allocates is charged to its budget. */
+static bool decode_args(exec_state *ex) {
+  srv_request *r = ex->r;
+  const srv_config *cfg = &r->srv->cfg;
+  const shlo_func *f = ex->f = shlo_executable_entry(ex->x);
+  ex->args = calloc((size_t)ex->n_procs * (size_t)f->n_args + 1,
+                    sizeof *ex->args);
+  if (!ex->args) {
     srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
-    goto done;
+    return false;
   }
   size_t mem = 0;
-  bool ok = decode_inputs(r, b.req.inputs, f, n_procs, args, &mem);
-  while (n_args < n_procs * f->n_args && args[n_args]) n_args++;
-  if (!ok) goto done;
-  /* The per-execution memory limit: inputs and results are refused before
-   * running; what the execution allocates is charged to its budget. */
+  bool ok = decode_inputs(r, ex->b.req.inputs, f, ex->n_procs, ex->args, &mem);
+  /* Count what was decoded, so that a failure part-way releases it. */
+  while (ex->n_args < ex->n_procs * f->n_args && ex->args[ex->n_args])
+    ex->n_args++;
+  if (!ok) return false;
   for (int k = 0; k < f->n_results; k++)
-    mem += type_bytes(f->result_types[k]) * (size_t)n_procs;
+    mem += type_bytes(f->result_types[k]) * (size_t)ex->n_procs;
   if (mem > (size_t)cfg->max_exec_memory) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
                     "limit max-exec-memory (%lld) exceeded: inputs and "
                     "results need %zu bytes", (long long)cfg->max_exec_memory,
                     mem);
-    goto done;
+    return false;
   }
-  double timeout_ms = b.req.timeout_ms > 0 ? b.req.timeout_ms
-                                           : (double)cfg->default_timeout_ms;
-  if (timeout_ms > (double)cfg->max_timeout_ms)
-    timeout_ms = (double)cfg->max_timeout_ms;
+  return true;
+}
+
+/* The request's deadline, else the default; never past the maximum. */
+static double timeout_ms_of(const srv_config *cfg,
+                            const shlo_proto_exec_req *req) {
+  double ms = req->timeout_ms > 0 ? req->timeout_ms
+                                  : (double)cfg->default_timeout_ms;
+  return ms > (double)cfg->max_timeout_ms ? (double)cfg->max_timeout_ms : ms;
+}
+
+/* Run the entry on one process or on the grid; records the run time. */
+static shlo_status run_entry(exec_state *ex, double timeout_ms,
+                             shlo_diag *d) {
+  srv_request *r = ex->r;
+  srv_server *s = r->srv;
   shlo_exec_opts opts = {.timeout_s = timeout_ms / 1000.0,
                          .print_stream = s->devnull,
                          .cancel = &r->cancel,
-                         .max_bytes = cfg->max_exec_memory};
-  shlo_diag_clear(&d);
+                         .max_bytes = s->cfg.max_exec_memory};
+  shlo_status st;
+  shlo_diag_clear(d);
   uint64_t t1 = srv_now_ns();
-  if (n_procs == 1) {
-    st = shlo_execute(x, &opts, args, f->n_args, &res, &n_res, &d);
+  if (ex->n_procs == 1) {
+    st = shlo_execute(ex->x, &opts, ex->args, ex->f->n_args, &ex->res,
+                      &ex->n_res, d);
   } else {
-    shlo_grid_opts g = {.num_replicas = R, .num_partitions = P, .exec = opts};
-    st = shlo_execute_grid(x, &g, args, f->n_args, &res, &n_res, &d);
+    shlo_grid_opts g = {.num_replicas = ex->replicas,
+                        .num_partitions = ex->partitions,
+                        .exec = opts};
+    st = shlo_execute_grid(ex->x, &g, ex->args, ex->f->n_args, &ex->res,
+                           &ex->n_res, d);
   }
   r->exec_s = (double)(srv_now_ns() - t1) / 1e9;
   r->executed = true;
-  if (st && atomic_load(&r->cancel)) {
-    srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
-                    "canceled: the server is shutting down");
-    goto done;
-  }
-  if (st == SHLO_ETIMEOUT) {
+  return st;
+}
+
+/* The reply to a failed execution.  A shutdown's cancel shows through
+ * whatever status the engine stopped with. */
+static void reply_exec_failure(srv_request *r, shlo_status st,
+                               const shlo_diag *d, double timeout_ms) {
+  const srv_config *cfg = &r->srv->cfg;
+  if (atomic_load(&r->cancel) || st == SHLO_ECANCELED)
+    reply_canceled(r);
+  else if (st == SHLO_ETIMEOUT)
     srv_reply_error(r, SHLO_PERR_TIMEOUT, 504, 0, 0,
                     "limit deadline: the execution ran past %g ms and was "
-                    "stopped (%s)", timeout_ms, d.message);
-    goto done;
-  }
-  if (st == SHLO_ELIMIT) {
+                    "stopped (%s)", timeout_ms, d->message);
+  else if (st == SHLO_ELIMIT)
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
                     "limit max-exec-memory (%lld bytes): %s",
-                    (long long)cfg->max_exec_memory, d.message);
-    goto done;
-  }
-  if (st == SHLO_ECANCELED) {
-    srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
-                    "canceled: the server is shutting down");
-    goto done;
-  }
+                    (long long)cfg->max_exec_memory, d->message);
+  else
+    reply_diag(r, st, d);
+}
+
+static void execute_and_reply(exec_state *ex) {
+  srv_request *r = ex->r;
+  double timeout_ms = timeout_ms_of(&r->srv->cfg, &ex->b.req);
+  shlo_diag d;
+  shlo_status st = run_entry(ex, timeout_ms, &d);
   if (st) {
-    reply_diag(r, st, &d);
-    goto done;
+    reply_exec_failure(r, st, &d, timeout_ms);
+    return;
   }
-  reply_ok(r, shlo_proto_exec_resp_build(res, n_res, n_procs, e->id, cached,
-                                         compile_ms, r->exec_s * 1000,
-                                         b.req.b64_out));
-  n_res *= n_procs;
-done:
-  for (int k = 0; k < n_res; k++) shlo_value_unref(res[k]);
-  free(res);
-  for (int k = 0; k < n_args; k++) shlo_value_unref(args[k]);
-  free(args);
-  if (e) cache_release(&s->cache, e);
-  shlo_proto_exec_req_free(&b.req);
+  reply_ok(r, shlo_proto_exec_resp_build(ex->res, ex->n_res, ex->n_procs,
+                                         ex->e->id, ex->cached, ex->compile_ms,
+                                         r->exec_s * 1000, ex->b.req.b64_out));
+  ex->n_res *= ex->n_procs; /* res holds every process's results */
+}
+
+static void exec_free(exec_state *ex) {
+  for (int k = 0; k < ex->n_res; k++) shlo_value_unref(ex->res[k]);
+  free(ex->res);
+  for (int k = 0; k < ex->n_args; k++) shlo_value_unref(ex->args[k]);
+  free(ex->args);
+  if (ex->e) cache_release(&ex->r->srv->cache, ex->e);
+  shlo_proto_exec_req_free(&ex->b.req);
+}
+
+/* The execution job.  With inline_only, it declines (returns false, no
+ * reply) unless the program is a tiny cached one; otherwise it always
+ * sets the reply and returns true. */
+static bool run_execute(srv_request *r, bool inline_only) {
+  if (atomic_load(&r->cancel)) {
+    reply_canceled(r);
+    return true;
+  }
+  exec_state ex = {.r = r, .n_procs = 1, .cached = true};
+  if (!read_body(r, &ex.b)) return true;
+  if (!find_module(&ex, inline_only)) {
+    exec_free(&ex);
+    return !inline_only;
+  }
+  memcpy(r->module, ex.e->id, SRV_ID_LEN);
+  if (compile_entry(&ex) && choose_grid(&ex) && decode_args(&ex))
+    execute_and_reply(&ex);
+  exec_free(&ex);
   return true;
 }
 
