@@ -1,8 +1,9 @@
 /* Hostile programs through the whole engine: corpus cases with a few
  * random edits (digits, types, op names, deleted or doubled bytes) go
- * through parse, verify, compile and a bounded execution.  Whatever comes
- * out must be a status, never a crash, hang or leak (run it under ASan or
- * valgrind to see the last two). */
+ * through parse, verify, compile and a bounded execution; and corpus cases
+ * run under memory budgets that make allocations fail.  Whatever comes
+ * out must be a status, never a crash, hang or leak (the suite runs this
+ * under valgrind). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,9 +152,70 @@ static void mutated_programs_end_in_a_status(void **state) {
   free(k.len);
 }
 
+/* Allocation failure injection: every interpret case runs under memory
+ * budgets so small that allocations fail at different points.  Each run
+ * must end in SHLO_OK or SHLO_ELIMIT (never another error, a crash or a
+ * leak), and with no limit every case still passes. */
+static void failed_allocations_end_cleanly(void **state) {
+  (void)state;
+  corpus k = {0};
+  file_list files = {0};
+  assert_int_equal(
+      cases_collect_files(SHLO_CONFORMANCE_DIR "/interpret", &files), 0);
+  for (size_t i = 0; i < files.n; i++) {
+    FILE *f = fopen(files.v[i], "rb");
+    assert_non_null(f);
+    static char text[1 << 20];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    cases_split(text, len, keep_case, &k);
+  }
+  cases_free_files(&files);
+  static const int64_t limits[] = {1, 64, 200, 1000, 5000};
+  int runs = 0, refused = 0;
+  for (int c = 0; c < k.n; c++) {
+    shlo_module *m = NULL;
+    shlo_executable *e = NULL;
+    shlo_diag d;
+    if (shlo_parse_module(k.text[c], k.len[c], "alloc.mlir", &m, &d) ||
+        m->n_funcs == 0 || shlo_compile(m, NULL, &e, &d) ||
+        shlo_executable_entry(e)->n_args) {
+      shlo_executable_free(e);
+      shlo_module_free(m);
+      continue;
+    }
+    for (size_t l = 0; l < sizeof limits / sizeof *limits; l++) {
+      shlo_exec_opts o = {.timeout_s = 2, .max_bytes = limits[l],
+                          .print_stream = fopen("/dev/null", "w")};
+      shlo_value **res;
+      int nres;
+      shlo_status st = shlo_execute(e, &o, NULL, 0, &res, &nres, &d);
+      fclose(o.print_stream);
+      if (st != SHLO_OK && st != SHLO_ELIMIT)
+        fail_msg("case %d under %lld bytes: %s: %s", c, (long long)limits[l],
+                 shlo_status_name(st), d.message);
+      runs++;
+      refused += st == SHLO_ELIMIT;
+      if (st == SHLO_OK) {
+        for (int r = 0; r < nres; r++) shlo_value_unref(res[r]);
+        free(res);
+      }
+    }
+    shlo_executable_free(e);
+    shlo_module_free(m);
+  }
+  print_message("allocation failures: %d runs, %d refused\n", runs, refused);
+  assert_true(refused > 0);
+  for (int i = 0; i < k.n; i++) free(k.text[i]);
+  free(k.text);
+  free(k.len);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(mutated_programs_end_in_a_status),
+      cmocka_unit_test(failed_allocations_end_cleanly),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
