@@ -2,7 +2,7 @@
 # starts real servers on free loopback ports and talks HTTP with libcurl.
 pkg_check_modules(LIBCURL IMPORTED_TARGET libcurl)
 if(LIBCURL_FOUND)
-  foreach(name test_server_api test_server_stress)
+  foreach(name test_server_api test_server_stress test_server_fuzz)
     add_executable(${name} ${CMAKE_SOURCE_DIR}/tests/server/${name}.c)
     target_compile_definitions(${name} PRIVATE
       SHLO_SERVER_BIN="$<TARGET_FILE:shlo-server>")
