@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "shlo/engine.h"
+#include "shlo/profile.h"
 
 static uint64_t splitmix(uint64_t k, uint64_t i) {
   uint64_t z = (42 + k) + (i + 1) * 0x9E3779B97F4A7C15ull;
@@ -50,6 +51,7 @@ typedef struct bench_opts {
   const char *path;
   int runs, warmup;
   int64_t range; /* integers are drawn from [0, range) */
+  shlo_profile *profile; /* --profile: time every step of the timed runs */
 } bench_opts;
 
 /* Returns 0, or the exit status 2 after printing the usage. */
@@ -62,12 +64,16 @@ static int parse_bench_opts(int argc, char **argv, bench_opts *o) {
       o->warmup = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--int-range") && i + 1 < argc)
       o->range = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--profile") && !o->profile)
+      bad = !(o->profile = shlo_profile_new());
     else if (argv[i][0] != '-' && !o->path) o->path = argv[i];
     else bad = true;
   }
   if (bad || !o->path || o->runs < 1 || o->warmup < 0 || o->range < 1) {
     fprintf(stderr, "usage: shlo bench FILE.mlir [--runs N] [--warmup N] "
-                    "[--int-range N]\n");
+                    "[--int-range N] [--profile]\n");
+    shlo_profile_free(o->profile);
+    o->profile = NULL;
     return 2;
   }
   return 0;
@@ -97,7 +103,8 @@ static bool time_runs(shlo_executable *e, shlo_value **args, int n_args,
                       int *n_res, shlo_diag *d) {
   for (int r = 0; r < o->warmup + o->runs; r++) {
     double s = now_ms();
-    if (shlo_execute(e, NULL, args, n_args, res, n_res, d)) {
+    shlo_exec_opts eo = {.profile = r >= o->warmup ? o->profile : NULL};
+    if (shlo_execute(e, &eo, args, n_args, res, n_res, d)) {
       print_diag(d);
       return false;
     }
@@ -159,8 +166,10 @@ int cli_bench(int argc, char **argv) {
   printf("%s: compile %.2f ms, run min %.3f ms, median %.3f ms (%d runs)\n",
          o.path, compile_ms, times[0], times[o.runs / 2], o.runs);
   print_outputs(res, n_res);
+  if (o.profile) shlo_profile_print(o.profile, stdout, 15);
   rc = 0;
 done:
+  shlo_profile_free(o.profile);
   for (int k = 0; k < n_args && args; k++) shlo_value_unref(args[k]);
   free(args);
   free(times);

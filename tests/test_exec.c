@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "shlo/profile.h"
 
 typedef struct compiled {
   shlo_module *m;
@@ -255,6 +256,38 @@ static void a_memory_limit_refuses_big_executions(void **state) {
   release(&c);
 }
 
+/* A profile counts each step's calls and time. */
+static void profiles_count_every_step(void **state) {
+  (void)state;
+  compiled c = compile_text(chain);
+  shlo_profile *prof = shlo_profile_new();
+  assert_non_null(prof);
+  shlo_exec_opts o = {.profile = prof};
+  int64_t four = 4;
+  shlo_value *a = shlo_tensor_new(SHLO_F32, 1, &four);
+  for (int run = 0; run < 3; run++) {
+    shlo_value **res;
+    int n;
+    shlo_diag d;
+    assert_int_equal(shlo_execute(c.e, &o, &a, 1, &res, &n, &d), SHLO_OK);
+    shlo_value_unref(res[0]);
+    free(res);
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  shlo_profile_print(prof, f, 10);
+  fclose(f);
+  assert_non_null(strstr(buf, "stablehlo.multiply"));
+  assert_non_null(strstr(buf, "stablehlo.negate"));
+  /* line 3 of the program, 3 calls */
+  assert_non_null(strstr(buf, "3          3"));
+  free(buf);
+  shlo_profile_free(prof);
+  shlo_value_unref(a);
+  release(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(plans_free_values_after_last_use),
@@ -266,6 +299,7 @@ int main(void) {
       cmocka_unit_test(unknown_ops_are_named_not_run),
       cmocka_unit_test(failed_checks_say_which_element),
       cmocka_unit_test(a_memory_limit_refuses_big_executions),
+      cmocka_unit_test(profiles_count_every_step),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 
 #include "exec_int.h"
 #include "membudget.h"
+#include "profile_int.h"
 #include "shlo/engine.h"
 
 const shlo_plan *shlo__executable_plan(const shlo_executable *e);
@@ -89,7 +90,13 @@ shlo_status shlo_plan_run(const shlo_plan *p, shlo_exec *ex,
       goto done;
     }
     for (int k = 0; k < s->n_in; k++) in[k] = slots[s->in[k]];
-    st = s->fn(s, in, out, ex);
+    if (ex->profile) {
+      double t0 = now_s();
+      st = s->fn(s, in, out, ex);
+      shlo__profile_add(ex->profile, s, (uint64_t)((now_s() - t0) * 1e9));
+    } else {
+      st = s->fn(s, in, out, ex);
+    }
     if (st) {
       for (int k = 0; k < s->n_out; k++) {
         shlo_value_unref(out[k]);
@@ -247,6 +254,7 @@ void shlo__exec_init(shlo_exec *ex, const shlo_exec_opts *opts,
   ex->filename = filename;
   ex->print = opts && opts->print_stream ? opts->print_stream : stdout;
   ex->cancel = opts ? opts->cancel : NULL;
+  ex->profile = opts ? opts->profile : NULL;
   if (opts && opts->timeout_s > 0) ex->deadline = now_s() + opts->timeout_s;
 }
 

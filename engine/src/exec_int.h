@@ -26,6 +26,7 @@ struct shlo_exec {
   unsigned ticks;    /* steps run, to pace deadline checks */
   probe *probes;
   int n_probes;
+  struct shlo_profile *profile; /* NULL unless profiling */
   struct shlo_grid *grid; /* the process grid this execution is one process
                              of (grid.h), or NULL: a lone 1x1 process */
   int proc;               /* index in grid: replica * partitions + partition */

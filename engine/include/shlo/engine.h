@@ -39,6 +39,7 @@ typedef struct shlo_exec_opts {
   atomic_int *cancel; /* set nonzero from any thread to cancel; may be NULL */
   int64_t max_bytes;  /* > 0: tensors alive at once during the execution
                          may not take more bytes (SHLO_ELIMIT) */
+  struct shlo_profile *profile; /* non-NULL: time every step into it */
 } shlo_exec_opts;
 
 /* Run the entry function with n_args borrowed argument values.  On success
