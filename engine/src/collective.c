@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "complex_mul.h"
+#include "float_minmax.h"
 #include "grid.h"
 
 typedef enum {
@@ -158,14 +159,8 @@ static bool native_ok(shlo_elem_type t, int op) {
       switch (op) {                                                    \
       case SHLO_OP_ADD: a[i] = p + q; break;                           \
       case SHLO_OP_MULTIPLY: a[i] = p * q; break;                      \
-      case SHLO_OP_MAXIMUM:                                            \
-        a[i] = p != p ? p : q != q ? q : p == q ? (signbit(p) ? q : p) \
-                                     : p > q ? p : q;                  \
-        break;                                                         \
-      default:                                                         \
-        a[i] = p != p ? p : q != q ? q : p == q ? (signbit(p) ? p : q) \
-                                     : p < q ? p : q;                  \
-        break;                                                         \
+      case SHLO_OP_MAXIMUM: a[i] = SHLO_FMAX(p, q); break;             \
+      default: a[i] = SHLO_FMIN(p, q); break;                          \
       }                                                                \
     }                                                                  \
   } while (0)

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "complex_mul.h"
+#include "float_minmax.h"
 #include "floatfmt.h"
 #include "ops.h"
 #include "plan.h"
@@ -381,32 +382,8 @@ static inline double ew_bf16_ld(uint16_t b) {
 #define FB_MUL(a, b) ((a) * (b))
 #define FB_DIV(a, b) ((a) / (b))
 #define FB_REM(a, b) fmod((a), (b))
-/* maximum/minimum: NaN propagates (a's first), -0 < +0.  Computed with
- * masks, without branches: a ReLU over random data would otherwise
- * mispredict half its comparisons (2.5x slower).  Equal values merge by
- * bits: AND keeps +0 of (+0, -0) for the maximum, OR keeps -0 for the
- * minimum. */
-#define EW_MINMAX(NAME, T, U, CMP, MERGE)                                 \
-  static inline T NAME(T a, T b) {                                        \
-    U x, y, m;                                                            \
-    memcpy(&x, &a, sizeof x);                                             \
-    memcpy(&y, &b, sizeof y);                                             \
-    T sel = a CMP b ? a : b;                                              \
-    memcpy(&m, &sel, sizeof m);                                           \
-    U eq = (U)0 - (U)(a == b), nb = (U)0 - (U)(b != b),                   \
-      na = (U)0 - (U)(a != a);                                            \
-    m = (m & ~eq) | ((x MERGE y) & eq);                                   \
-    m = (m & ~nb) | (y & nb);                                             \
-    m = (m & ~na) | (x & na);                                             \
-    memcpy(&sel, &m, sizeof m);                                           \
-    return sel;                                                           \
-  }
-EW_MINMAX(ew_maxf, float, uint32_t, >, &)
-EW_MINMAX(ew_minf, float, uint32_t, <, |)
-EW_MINMAX(ew_maxd, double, uint64_t, >, &)
-EW_MINMAX(ew_mind, double, uint64_t, <, |)
-#define FB_MAX(a, b) _Generic((a) + (b), float: ew_maxf, default: ew_maxd)(a, b)
-#define FB_MIN(a, b) _Generic((a) + (b), float: ew_minf, default: ew_mind)(a, b)
+#define FB_MAX(a, b) SHLO_FMAX(a, b)
+#define FB_MIN(a, b) SHLO_FMIN(a, b)
 #define FB_POW(a, b) pow((double)(a), (double)(b))
 #define FB_ATAN2(a, b) atan2((double)(a), (double)(b))
 

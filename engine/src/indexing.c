@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "complex_mul.h"
+#include "float_minmax.h"
 #include "floatfmt.h"
 #include "ops.h"
 
@@ -711,12 +712,8 @@ static const combine_fn icn_tab[ICO_COUNT] = {IC_OPS(ICN_ROW)};
  * elementwise ops do. */
 #define FC_add(a, b) ((a) + (b))
 #define FC_mul(a, b) ((a) * (b))
-#define FC_max(a, b)                                                    \
-  ((a) != (a) ? (a) : (b) != (b) ? (b)                                  \
-   : (a) == (b) ? (signbit(a) ? (b) : (a)) : (a) > (b) ? (a) : (b))
-#define FC_min(a, b)                                                    \
-  ((a) != (a) ? (a) : (b) != (b) ? (b)                                  \
-   : (a) == (b) ? (signbit(a) ? (a) : (b)) : (a) < (b) ? (a) : (b))
+#define FC_max(a, b) SHLO_FMAX(a, b)
+#define FC_min(a, b) SHLO_FMIN(a, b)
 #define FC_OPS(X) X(add) X(mul) X(max) X(min)
 
 #define DEF_FC(OP)                                                          \
