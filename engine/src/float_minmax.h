@@ -8,6 +8,7 @@
 #ifndef SHLO_FLOAT_MINMAX_H
 #define SHLO_FLOAT_MINMAX_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -31,6 +32,17 @@ SHLO_MINMAX_FN(shlo_fminf, float, uint32_t, <, |)
 SHLO_MINMAX_FN(shlo_fmaxd, double, uint64_t, >, &)
 SHLO_MINMAX_FN(shlo_fmind, double, uint64_t, <, |)
 #undef SHLO_MINMAX_FN
+
+/* Folds (a running maximum over a row) are the other way round: each step
+ * depends on the last, so the mask form's latency adds up, while the
+ * branches below are almost always predicted (the running value rarely
+ * changes).  Same results as the mask form. */
+#define SHLO_FMAX_FOLD(a, x)                                                \
+  ((a) != (a) ? (a) : (x) != (x) ? (x)                                      \
+   : (a) == (x) ? (signbit(a) ? (x) : (a)) : (a) > (x) ? (a) : (x))
+#define SHLO_FMIN_FOLD(a, x)                                                \
+  ((a) != (a) ? (a) : (x) != (x) ? (x)                                      \
+   : (a) == (x) ? (signbit(a) ? (a) : (x)) : (a) < (x) ? (a) : (x))
 
 /* For float or double operands (the wider type of the two decides). */
 #define SHLO_FMAX(a, b) \

@@ -79,8 +79,8 @@ RB_DEF_INT(u32, uint32_t, uint32_t, 0)
 RB_DEF_INT(u64, uint64_t, uint64_t, 0)
 
 /* maximum/minimum: NaN propagates (the first NaN wins), -0 < +0. */
-#define RB_FMAX(a, x) SHLO_FMAX(a, x)
-#define RB_FMIN(a, x) SHLO_FMIN(a, x)
+#define RB_FMAX(a, x) SHLO_FMAX_FOLD(a, x)
+#define RB_FMIN(a, x) SHLO_FMIN_FOLD(a, x)
 
 #define RB_DEF_FLOAT(TN, T)                                                 \
   static inline T ld_##TN(const void *p, int64_t i,                         \
