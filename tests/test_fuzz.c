@@ -88,8 +88,8 @@ static char *mutate(const char *src, size_t len, size_t *out_len) {
   return buf;
 }
 
-static void mutated_programs_end_in_a_status(void **state) {
-  (void)state;
+/* The small cases of the interpret corpus. */
+static corpus load_interpret_cases(void) {
   corpus k = {0};
   file_list files = {0};
   assert_int_equal(
@@ -104,6 +104,18 @@ static void mutated_programs_end_in_a_status(void **state) {
     cases_split(text, len, keep_case, &k);
   }
   cases_free_files(&files);
+  return k;
+}
+
+static void corpus_free(corpus *k) {
+  for (int i = 0; i < k->n; i++) free(k->text[i]);
+  free(k->text);
+  free(k->len);
+}
+
+static void mutated_programs_end_in_a_status(void **state) {
+  (void)state;
+  corpus k = load_interpret_cases();
   assert_true(k.n > 100);
   /* SHLO_FUZZ_SEED and SHLO_FUZZ_ROUNDS explore further by hand. */
   const char *seed = getenv("SHLO_FUZZ_SEED");
@@ -147,9 +159,7 @@ static void mutated_programs_end_in_a_status(void **state) {
   print_message("fuzz: %d parsed, %d compiled, %d ran clean\n", parsed,
                 compiled, ran);
   assert_true(parsed > 0);
-  for (int i = 0; i < k.n; i++) free(k.text[i]);
-  free(k.text);
-  free(k.len);
+  corpus_free(&k);
 }
 
 /* Allocation failure injection: every interpret case runs under memory
@@ -158,20 +168,7 @@ static void mutated_programs_end_in_a_status(void **state) {
  * leak), and with no limit every case still passes. */
 static void failed_allocations_end_cleanly(void **state) {
   (void)state;
-  corpus k = {0};
-  file_list files = {0};
-  assert_int_equal(
-      cases_collect_files(SHLO_CONFORMANCE_DIR "/interpret", &files), 0);
-  for (size_t i = 0; i < files.n; i++) {
-    FILE *f = fopen(files.v[i], "rb");
-    assert_non_null(f);
-    static char text[1 << 20];
-    size_t len = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[len] = 0;
-    cases_split(text, len, keep_case, &k);
-  }
-  cases_free_files(&files);
+  corpus k = load_interpret_cases();
   static const int64_t limits[] = {1, 64, 200, 1000, 5000};
   int runs = 0, refused = 0;
   for (int c = 0; c < k.n; c++) {
@@ -207,9 +204,7 @@ static void failed_allocations_end_cleanly(void **state) {
   }
   print_message("allocation failures: %d runs, %d refused\n", runs, refused);
   assert_true(refused > 0);
-  for (int i = 0; i < k.n; i++) free(k.text[i]);
-  free(k.text);
-  free(k.len);
+  corpus_free(&k);
 }
 
 int main(void) {

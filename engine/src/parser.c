@@ -526,28 +526,53 @@ static void parse_items(parser *P, bool in_module, int *cap) {
   }
 }
 
+/* A parser over text with its own arena; NULL when out of memory.  The
+ * caller owns P->arena until it hands it on (to a module) and frees the rest
+ * with parser_free. */
+static parser *parser_new(const char *text, size_t len, shlo_diag *diag,
+                          shlo_diag *fallback) {
+  parser *P = calloc(1, sizeof *P);
+  if (!P) return NULL;
+  P->arena = shlo_arena_new();
+  P->buckets = malloc(SCOPE_BUCKETS * sizeof(int));
+  if (!P->arena || !P->buckets) {
+    shlo_arena_free(P->arena);
+    free(P->buckets);
+    free(P);
+    return NULL;
+  }
+  P->diag = diag ? diag : fallback;
+  P->src = P->p = P->line_start = text ? text : "";
+  P->end = P->src + (text ? len : 0);
+  P->line = 1;
+  return P;
+}
+
+/* Frees the parser's work buffers (not its arena). */
+static void parser_free(parser *P) {
+  free(P->vtypes);
+  free(P->scope);
+  free(P->aliases);
+  free(P->buckets);
+  free(P);
+}
+
 shlo_status shlo_parse_module(const char *text, size_t len,
                               const char *filename, shlo_module **out,
                               shlo_diag *diag) {
   *out = NULL;
-  parser *P = calloc(1, sizeof *P);
-  shlo_arena *arena = shlo_arena_new();
-  int *buckets = malloc(SCOPE_BUCKETS * sizeof(int));
-  shlo_module *m = arena ? shlo_arena_alloc(arena, sizeof *m) : NULL;
-  if (!P || !arena || !buckets || !m) {
-    free(P);
-    free(buckets);
-    shlo_arena_free(arena);
+  shlo_diag tmp;
+  parser *P = parser_new(text, len, diag, &tmp);
+  shlo_module *m = P ? shlo_arena_alloc(P->arena, sizeof *m) : NULL;
+  if (!m) {
+    if (P) {
+      shlo_arena_free(P->arena);
+      parser_free(P);
+    }
     return shlo_diag_set(diag, SHLO_ENOMEM, filename, 0, 0, "out of memory");
   }
-  shlo_diag tmp;
-  P->diag = diag ? diag : &tmp;
-  P->src = P->p = P->line_start = text ? text : "";
-  P->end = P->src + (text ? len : 0);
-  P->line = 1;
-  P->arena = arena;
+  shlo_arena *arena = P->arena;
   P->m = m;
-  P->buckets = buckets;
   m->arena = arena;
   m->filename = filename ? shlo_arena_strndup(arena, filename, strlen(filename))
                          : "<input>";
@@ -566,11 +591,7 @@ shlo_status shlo_parse_module(const char *text, size_t len,
     P->diag->file = filename;
     shlo_arena_free(arena);
   }
-  free(P->vtypes);
-  free(P->scope);
-  free(P->aliases);
-  free(buckets);
-  free(P);
+  parser_free(P);
   return st;
 }
 
@@ -594,19 +615,10 @@ shlo_status shlo_parse_values(const char *text, size_t len,
                               shlo_value ***values, int *n, shlo_diag *diag) {
   *values = NULL;
   *n = 0;
-  parser *P = calloc(1, sizeof *P);
-  shlo_arena *arena = shlo_arena_new();
-  if (!P || !arena) {
-    free(P);
-    shlo_arena_free(arena);
-    return shlo_diag_set(diag, SHLO_ENOMEM, NULL, 0, 0, "out of memory");
-  }
   shlo_diag tmp;
-  P->diag = diag ? diag : &tmp;
-  P->src = P->p = P->line_start = text ? text : "";
-  P->end = P->src + (text ? len : 0);
-  P->line = 1;
-  P->arena = arena;
+  parser *P = parser_new(text, len, diag, &tmp);
+  if (!P) return shlo_diag_set(diag, SHLO_ENOMEM, NULL, 0, 0, "out of memory");
+  shlo_arena *arena = P->arena;
   P->filename = "<args>";
   shlo_status st = SHLO_OK;
   const shlo_attr **items = NULL;
@@ -646,9 +658,6 @@ shlo_status shlo_parse_values(const char *text, size_t len,
     P->diag->file = NULL;
   }
   shlo_arena_free(arena);
-  free(P->vtypes);
-  free(P->scope);
-  free(P->aliases);
-  free(P);
+  parser_free(P);
   return st;
 }
