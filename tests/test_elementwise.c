@@ -1,5 +1,5 @@
-/* Unit tests for the elementwise ops (engine/src/elementwise.c) and
- * convert / bitcast_convert (engine/src/convert.c).
+/* Unit tests for the elementwise ops (engine/src/kernels/elementwise.c) and
+ * convert / bitcast_convert (engine/src/kernels/convert.c).
  *
  * Each test runs a small program whose check.* ops state the expected
  * values; SHLO_OK means every check held.  Bit-exact results (signed

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "floatfmt.h"
+#include "core/floatfmt.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -32,12 +32,12 @@ static double from64(uint64_t b) {
 
 static uint8_t enc8(shlo_elem_type t, double v) {
   uint8_t b = 0xAA;
-  shlo_float_store(t, v, &b);
+  shlo__float_store(t, v, &b);
   return b;
 }
 
 static double dec8(shlo_elem_type t, uint8_t b) {
-  return shlo_float_load(t, &b);
+  return shlo__float_load(t, &b);
 }
 
 /* Deterministic xorshift so failures reproduce. */
@@ -353,7 +353,7 @@ static void test_narrow_nan_zero_underflow(void **state) {
   assert_true(bits64(dec8(SHLO_F8E4M3FN, 0x7F)) == 0x7FFE000000000000ull);
   /* Widened NaNs keep sign and payload and come out quiet (APFloat). */
   assert_true(bits64(dec8(SHLO_F8E5M2, 0xFD)) == 0xFFFC000000000000ull);
-  assert_true(bits64(shlo_f16_to_double(0x7C01)) == 0x7FF8040000000000ull);
+  assert_true(bits64(shlo__f16_to_double(0x7C01)) == 0x7FF8040000000000ull);
   assert_true(bits64(dec8(SHLO_F8E5M2FNUZ, 0x80)) == 0x7FF8000000000000ull);
   /* Zeros. */
   assert_int_equal(enc8(SHLO_F8E5M2, -0.0), 0x80);
@@ -411,54 +411,54 @@ static void test_e8m0(void **state) {
 static void test_f16_roundtrip_all(void **state) {
   (void)state;
   for (unsigned h = 0; h < 65536; h++) {
-    const double v = shlo_f16_to_double((uint16_t)h);
+    const double v = shlo__f16_to_double((uint16_t)h);
     const bool nan = (h & 0x7C00) == 0x7C00 && (h & 0x03FF);
     const unsigned want = nan ? (h | 0x0200) : h;
-    const unsigned got = shlo_f16_from_double(v);
+    const unsigned got = shlo__f16_from_double(v);
     if (got != want)
       fail_msg("f16 0x%04X -> %a -> 0x%04X", h, v, got);
     uint16_t stored;
-    shlo_float_store(SHLO_F16, v, &stored);
+    shlo__float_store(SHLO_F16, v, &stored);
     assert_int_equal(stored, want);
-    assert_true(bits64(shlo_float_load(SHLO_F16, &stored)) ==
-                bits64(shlo_f16_to_double((uint16_t)want)));
+    assert_true(bits64(shlo__float_load(SHLO_F16, &stored)) ==
+                bits64(shlo__f16_to_double((uint16_t)want)));
   }
-  assert_true(shlo_f16_to_double(0x3C00) == 1.0);
-  assert_true(shlo_f16_to_double(0x7BFF) == 65504.0);
-  assert_true(shlo_f16_to_double(0x0001) == 0x1p-24);
-  assert_true(shlo_f16_to_double(0x03FF) == 1023 * 0x1p-24);
-  assert_true(shlo_f16_to_double(0xFC00) == -INFINITY);
+  assert_true(shlo__f16_to_double(0x3C00) == 1.0);
+  assert_true(shlo__f16_to_double(0x7BFF) == 65504.0);
+  assert_true(shlo__f16_to_double(0x0001) == 0x1p-24);
+  assert_true(shlo__f16_to_double(0x03FF) == 1023 * 0x1p-24);
+  assert_true(shlo__f16_to_double(0xFC00) == -INFINITY);
 }
 
 static void test_f16_rounding(void **state) {
   (void)state;
-  assert_int_equal(shlo_f16_from_double(65504.0), 0x7BFF);
-  assert_int_equal(shlo_f16_from_double(65519.99), 0x7BFF);
-  assert_int_equal(shlo_f16_from_double(65520.0), 0x7C00);
-  assert_int_equal(shlo_f16_from_double(-65520.0), 0xFC00);
-  assert_int_equal(shlo_f16_from_double(0x1p-24), 0x0001);
-  assert_int_equal(shlo_f16_from_double(0x1p-25), 0x0000);
-  assert_int_equal(shlo_f16_from_double(-0x1p-25), 0x8000);
-  assert_int_equal(shlo_f16_from_double(0x1.8p-25), 0x0001);
-  assert_int_equal(shlo_f16_from_double(0x1.8p-24), 0x0002);  /* tie -> even */
-  assert_int_equal(shlo_f16_from_double(0x1.ff8p-15), 0x03FF); /* max sub */
-  assert_int_equal(shlo_f16_from_double(0x1.ffcp-15), 0x0400); /* to normal */
-  assert_int_equal(shlo_f16_from_double(1.0 + 0x1p-11), 0x3C00);
-  assert_int_equal(shlo_f16_from_double(1.0 + 3 * 0x1p-11), 0x3C02);
+  assert_int_equal(shlo__f16_from_double(65504.0), 0x7BFF);
+  assert_int_equal(shlo__f16_from_double(65519.99), 0x7BFF);
+  assert_int_equal(shlo__f16_from_double(65520.0), 0x7C00);
+  assert_int_equal(shlo__f16_from_double(-65520.0), 0xFC00);
+  assert_int_equal(shlo__f16_from_double(0x1p-24), 0x0001);
+  assert_int_equal(shlo__f16_from_double(0x1p-25), 0x0000);
+  assert_int_equal(shlo__f16_from_double(-0x1p-25), 0x8000);
+  assert_int_equal(shlo__f16_from_double(0x1.8p-25), 0x0001);
+  assert_int_equal(shlo__f16_from_double(0x1.8p-24), 0x0002);  /* tie -> even */
+  assert_int_equal(shlo__f16_from_double(0x1.ff8p-15), 0x03FF); /* max sub */
+  assert_int_equal(shlo__f16_from_double(0x1.ffcp-15), 0x0400); /* to normal */
+  assert_int_equal(shlo__f16_from_double(1.0 + 0x1p-11), 0x3C00);
+  assert_int_equal(shlo__f16_from_double(1.0 + 3 * 0x1p-11), 0x3C02);
   /* Via f32 this would round twice (to the tie, then to even 0x3C00). */
-  assert_int_equal(shlo_f16_from_double(1.0 + 0x1p-11 + 0x1p-40), 0x3C01);
-  assert_int_equal(shlo_f16_from_double(from64(0x7FF8000000000000ull)), 0x7E00);
-  assert_int_equal(shlo_f16_from_double(from64(0xFFF8000000000000ull)), 0xFE00);
-  assert_int_equal(shlo_f16_from_double(INFINITY), 0x7C00);
+  assert_int_equal(shlo__f16_from_double(1.0 + 0x1p-11 + 0x1p-40), 0x3C01);
+  assert_int_equal(shlo__f16_from_double(from64(0x7FF8000000000000ull)), 0x7E00);
+  assert_int_equal(shlo__f16_from_double(from64(0xFFF8000000000000ull)), 0xFE00);
+  assert_int_equal(shlo__f16_from_double(INFINITY), 0x7C00);
   /* Every midpoint between f16 neighbours, and either side of it. */
   for (unsigned p = 0; p < 0x7BFF; p++) {
-    const double a = shlo_f16_to_double((uint16_t)p);
-    const double b = shlo_f16_to_double((uint16_t)(p + 1));
+    const double a = shlo__f16_to_double((uint16_t)p);
+    const double b = shlo__f16_to_double((uint16_t)(p + 1));
     const double mid = (a + b) / 2;
-    assert_int_equal(shlo_f16_from_double(mid), (p & 1) ? p + 1 : p);
-    assert_int_equal(shlo_f16_from_double(nextafter(mid, 0)), p);
-    assert_int_equal(shlo_f16_from_double(nextafter(mid, 1e9)), p + 1);
-    assert_int_equal(shlo_f16_from_double(-nextafter(mid, 0)), 0x8000 | p);
+    assert_int_equal(shlo__f16_from_double(mid), (p & 1) ? p + 1 : p);
+    assert_int_equal(shlo__f16_from_double(nextafter(mid, 0)), p);
+    assert_int_equal(shlo__f16_from_double(nextafter(mid, 1e9)), p + 1);
+    assert_int_equal(shlo__f16_from_double(-nextafter(mid, 0)), 0x8000 | p);
   }
 }
 
@@ -471,7 +471,7 @@ static void test_e5m2_vs_f16_bits(void **state) {
       continue;  /* inf/NaN */
     const unsigned bias = ((h >> 8) & 1) + 0x7F;
     const unsigned want = ((h + bias) >> 8) & 0xFF;  /* may carry to inf */
-    assert_int_equal(enc8(SHLO_F8E5M2, shlo_f16_to_double((uint16_t)h)), want);
+    assert_int_equal(enc8(SHLO_F8E5M2, shlo__f16_to_double((uint16_t)h)), want);
   }
 }
 
@@ -484,7 +484,7 @@ static void test_f16_vs_compiler(void **state) {
     volatile _Float16 h = (_Float16)v;
     uint16_t want;
     memcpy(&want, (const void *)&h, sizeof want);
-    const uint16_t got = shlo_f16_from_double(v);
+    const uint16_t got = shlo__f16_from_double(v);
     if (got != want)
       fail_msg("f16 %a -> 0x%04X, compiler 0x%04X", v, got, want);
   }
@@ -494,7 +494,7 @@ static void test_f16_vs_compiler(void **state) {
 static void test_bf16(void **state) {
   (void)state;
   for (unsigned h = 0; h < 65536; h++) {
-    const double v = shlo_bf16_to_double((uint16_t)h);
+    const double v = shlo__bf16_to_double((uint16_t)h);
     const bool nan = (h & 0x7F80) == 0x7F80 && (h & 0x007F);
     /* bf16 is the top half of f32: the value must match exactly. */
     const uint32_t f32bits = (uint32_t)h << 16;
@@ -502,46 +502,46 @@ static void test_bf16(void **state) {
     memcpy(&f, &f32bits, sizeof f);
     if (!nan)
       assert_true(v == (double)f);
-    assert_int_equal(shlo_bf16_from_double(v), nan ? (h | 0x0040) : h);
+    assert_int_equal(shlo__bf16_from_double(v), nan ? (h | 0x0040) : h);
   }
-  assert_int_equal(shlo_bf16_from_double(1.0), 0x3F80);
-  assert_int_equal(shlo_bf16_from_double(1.0 + 0x1p-8), 0x3F80);      /* tie */
-  assert_int_equal(shlo_bf16_from_double(1.0 + 3 * 0x1p-8), 0x3F82);  /* tie */
-  assert_int_equal(shlo_bf16_from_double(1.0 + 0x1p-8 + 0x1p-40), 0x3F81);
+  assert_int_equal(shlo__bf16_from_double(1.0), 0x3F80);
+  assert_int_equal(shlo__bf16_from_double(1.0 + 0x1p-8), 0x3F80);      /* tie */
+  assert_int_equal(shlo__bf16_from_double(1.0 + 3 * 0x1p-8), 0x3F82);  /* tie */
+  assert_int_equal(shlo__bf16_from_double(1.0 + 0x1p-8 + 0x1p-40), 0x3F81);
   /* Via f32 the 2^-30 would vanish and the tie round to even. */
-  assert_int_equal(shlo_bf16_from_double(1.0 + 0x1p-8 + 0x1p-30), 0x3F81);
-  assert_int_equal(shlo_bf16_from_double(-2.0), 0xC000);
-  assert_int_equal(shlo_bf16_from_double(0x1.fep127), 0x7F7F);  /* max */
-  assert_int_equal(shlo_bf16_from_double(0x1.ffp127), 0x7F80);  /* tie: inf */
-  assert_int_equal(shlo_bf16_from_double(0x1.fefffp127), 0x7F7F);
-  assert_int_equal(shlo_bf16_from_double(1e300), 0x7F80);
-  assert_int_equal(shlo_bf16_from_double(-1e300), 0xFF80);
-  assert_int_equal(shlo_bf16_from_double(0x1p-133), 0x0001);
-  assert_int_equal(shlo_bf16_from_double(0x1p-134), 0x0000);
-  assert_int_equal(shlo_bf16_from_double(0x1.0001p-134), 0x0001);
-  assert_int_equal(shlo_bf16_from_double(from64(0x7FF8000000000000ull)), 0x7FC0);
-  assert_int_equal(shlo_bf16_from_double(from64(0xFFF8000000000000ull)), 0xFFC0);
-  assert_true(shlo_bf16_to_double(0x0001) == 0x1p-133);
+  assert_int_equal(shlo__bf16_from_double(1.0 + 0x1p-8 + 0x1p-30), 0x3F81);
+  assert_int_equal(shlo__bf16_from_double(-2.0), 0xC000);
+  assert_int_equal(shlo__bf16_from_double(0x1.fep127), 0x7F7F);  /* max */
+  assert_int_equal(shlo__bf16_from_double(0x1.ffp127), 0x7F80);  /* tie: inf */
+  assert_int_equal(shlo__bf16_from_double(0x1.fefffp127), 0x7F7F);
+  assert_int_equal(shlo__bf16_from_double(1e300), 0x7F80);
+  assert_int_equal(shlo__bf16_from_double(-1e300), 0xFF80);
+  assert_int_equal(shlo__bf16_from_double(0x1p-133), 0x0001);
+  assert_int_equal(shlo__bf16_from_double(0x1p-134), 0x0000);
+  assert_int_equal(shlo__bf16_from_double(0x1.0001p-134), 0x0001);
+  assert_int_equal(shlo__bf16_from_double(from64(0x7FF8000000000000ull)), 0x7FC0);
+  assert_int_equal(shlo__bf16_from_double(from64(0xFFF8000000000000ull)), 0xFFC0);
+  assert_true(shlo__bf16_to_double(0x0001) == 0x1p-133);
   uint16_t s;
-  shlo_float_store(SHLO_BF16, 3.0, &s);
+  shlo__float_store(SHLO_BF16, 3.0, &s);
   assert_int_equal(s, 0x4040);
-  assert_true(shlo_float_load(SHLO_BF16, &s) == 3.0);
+  assert_true(shlo__float_load(SHLO_BF16, &s) == 3.0);
 }
 
 static void test_f32_f64(void **state) {
   (void)state;
   float f;
-  shlo_float_store(SHLO_F32, 1.0 + 0x1p-24, &f);  /* tie -> even */
+  shlo__float_store(SHLO_F32, 1.0 + 0x1p-24, &f);  /* tie -> even */
   assert_true(f == 1.0f);
-  shlo_float_store(SHLO_F32, 1.0 + 0x1p-24 + 0x1p-50, &f);
+  shlo__float_store(SHLO_F32, 1.0 + 0x1p-24 + 0x1p-50, &f);
   assert_true(f == 1.0f + 0x1p-23f);
-  shlo_float_store(SHLO_F32, 1e300, &f);
+  shlo__float_store(SHLO_F32, 1e300, &f);
   assert_true(isinf(f));
-  assert_true(shlo_float_load(SHLO_F32, &f) == INFINITY);
+  assert_true(shlo__float_load(SHLO_F32, &f) == INFINITY);
   double d;
-  shlo_float_store(SHLO_F64, -0.1, &d);
+  shlo__float_store(SHLO_F64, -0.1, &d);
   assert_true(d == -0.1);
-  assert_true(shlo_float_load(SHLO_F64, &d) == -0.1);
+  assert_true(shlo__float_load(SHLO_F64, &d) == -0.1);
   uint8_t b = 0x38;  /* store_f32 agrees with store */
   shlo_float_store_f32(SHLO_F8E4M3FN, 2.0f, &b);
   assert_int_equal(b, 0x40);
@@ -557,51 +557,51 @@ static void test_reduce_precision_conformance(void **state) {
   const uint64_t want[] = {0x7FF0000000000000ull, 0x7FFFFFFFFFFFFFFFull, 0, 0,
                            bits64(65504.0), 0x7FF0000000000000ull};
   for (int i = 0; i < 6; i++)
-    assert_true(bits64(shlo_reduce_precision(in[i], 5, 10)) == want[i]);
-  assert_true(bits64(shlo_reduce_precision(from64(0x7FFFFFFFFFFFFFFFull), 5,
+    assert_true(bits64(shlo__reduce_precision(in[i], 5, 10)) == want[i]);
+  assert_true(bits64(shlo__reduce_precision(from64(0x7FFFFFFFFFFFFFFFull), 5,
                                            0)) == 0x7FF0000000000000ull);
 }
 
 static void test_reduce_precision_cases(void **state) {
   (void)state;
   /* Mantissa rounding, ties to even. */
-  assert_true(shlo_reduce_precision(1.0 + 0x1p-11, 5, 10) == 1.0);
-  assert_true(shlo_reduce_precision(1.0 + 3 * 0x1p-11, 5, 10) == 1.0 + 0x1p-9);
-  assert_true(shlo_reduce_precision(1.0 + 0x1p-11 + 0x1p-30, 5, 10) ==
+  assert_true(shlo__reduce_precision(1.0 + 0x1p-11, 5, 10) == 1.0);
+  assert_true(shlo__reduce_precision(1.0 + 3 * 0x1p-11, 5, 10) == 1.0 + 0x1p-9);
+  assert_true(shlo__reduce_precision(1.0 + 0x1p-11 + 0x1p-30, 5, 10) ==
               1.0 + 0x1p-10);
-  assert_true(shlo_reduce_precision(1.0 + 0x1p-8, 8, 7) == 1.0);
-  assert_true(shlo_reduce_precision(1.75, 8, 0) == 2.0);
-  assert_true(shlo_reduce_precision(1.5, 8, 0) == 2.0);   /* odd 1 -> even 2 */
-  assert_true(shlo_reduce_precision(1.25, 8, 0) == 1.0);
+  assert_true(shlo__reduce_precision(1.0 + 0x1p-8, 8, 7) == 1.0);
+  assert_true(shlo__reduce_precision(1.75, 8, 0) == 2.0);
+  assert_true(shlo__reduce_precision(1.5, 8, 0) == 2.0);   /* odd 1 -> even 2 */
+  assert_true(shlo__reduce_precision(1.25, 8, 0) == 1.0);
   /* Exponent range: no subnormals in the reduced format. */
-  assert_true(shlo_reduce_precision(0x1p-14, 5, 10) == 0x1p-14);
-  assert_true(shlo_reduce_precision(0x1.ffcp-15, 5, 10) == 0.0);
-  assert_true(shlo_reduce_precision(0x1.ffep-15, 5, 10) == 0x1p-14);
-  assert_true(shlo_reduce_precision(0x1p-15, 5, 10) == 0.0);
-  assert_true(shlo_reduce_precision(0x1p-24, 5, 10) == 0.0);
-  const double nz = shlo_reduce_precision(-0x1p-20, 5, 10);
+  assert_true(shlo__reduce_precision(0x1p-14, 5, 10) == 0x1p-14);
+  assert_true(shlo__reduce_precision(0x1.ffcp-15, 5, 10) == 0.0);
+  assert_true(shlo__reduce_precision(0x1.ffep-15, 5, 10) == 0x1p-14);
+  assert_true(shlo__reduce_precision(0x1p-15, 5, 10) == 0.0);
+  assert_true(shlo__reduce_precision(0x1p-24, 5, 10) == 0.0);
+  const double nz = shlo__reduce_precision(-0x1p-20, 5, 10);
   assert_true(nz == 0.0 && signbit(nz));
-  assert_true(shlo_reduce_precision(-65536.0, 5, 10) == -INFINITY);
-  assert_true(shlo_reduce_precision(65504.0, 5, 10) == 65504.0);
-  assert_true(shlo_reduce_precision(-INFINITY, 5, 10) == -INFINITY);
-  assert_true(shlo_reduce_precision(0x1p127, 8, 23) == 0x1p127);
-  assert_true(shlo_reduce_precision(0x1p128, 8, 23) == INFINITY);
+  assert_true(shlo__reduce_precision(-65536.0, 5, 10) == -INFINITY);
+  assert_true(shlo__reduce_precision(65504.0, 5, 10) == 65504.0);
+  assert_true(shlo__reduce_precision(-INFINITY, 5, 10) == -INFINITY);
+  assert_true(shlo__reduce_precision(0x1p127, 8, 23) == 0x1p127);
+  assert_true(shlo__reduce_precision(0x1p128, 8, 23) == INFINITY);
   /* NaN: kept with a mantissa, inf without (also for a negative NaN). */
   const double nnan = from64(0xFFF8000000000123ull);
-  assert_true(bits64(shlo_reduce_precision(nnan, 5, 3)) == bits64(nnan));
-  assert_true(shlo_reduce_precision(nnan, 5, 0) == INFINITY);
+  assert_true(bits64(shlo__reduce_precision(nnan, 5, 3)) == bits64(nnan));
+  assert_true(shlo__reduce_precision(nnan, 5, 0) == INFINITY);
   /* e11m52 is the identity on f64. */
   for (int i = 0; i < 10000; i++) {
     const double v = from64(rnd());
     if (isnan(v))
       continue;
-    assert_true(bits64(shlo_reduce_precision(v, 11, 52)) == bits64(v));
+    assert_true(bits64(shlo__reduce_precision(v, 11, 52)) == bits64(v));
   }
   /* Agrees with rounding to f16 wherever f16 is normal. */
   for (int i = 0; i < 100000; i++) {
     const double v = random_double(-14, 15);
-    const double r = shlo_reduce_precision(v, 5, 10);
-    const double h = shlo_f16_to_double(shlo_f16_from_double(v));
+    const double r = shlo__reduce_precision(v, 5, 10);
+    const double h = shlo__f16_to_double(shlo__f16_from_double(v));
     assert_true(bits64(r) == bits64(h) || (isinf(r) && isinf(h)) ||
                 fabs(h) < 0x1p-14);
   }
@@ -610,40 +610,40 @@ static void test_reduce_precision_cases(void **state) {
 static void test_reduce_precision_typed(void **state) {
   (void)state;
   /* Type-wide formats leave the type's subnormals alone... */
-  assert_true(shlo_float_reduce_precision(SHLO_F16, 0x1p-24, 5, 10) == 0x1p-24);
-  assert_true(shlo_float_reduce_precision(SHLO_F32, 0x1p-149, 8, 23) ==
+  assert_true(shlo__float_reduce_precision(SHLO_F16, 0x1p-24, 5, 10) == 0x1p-24);
+  assert_true(shlo__float_reduce_precision(SHLO_F32, 0x1p-149, 8, 23) ==
               0x1p-149);
-  assert_true(shlo_float_reduce_precision(SHLO_BF16, 0x1p-133, 8, 7) ==
+  assert_true(shlo__float_reduce_precision(SHLO_BF16, 0x1p-133, 8, 7) ==
               0x1p-133);
   /* ...which the f64 version, working on f64's exponent range, flushes. */
-  assert_true(shlo_reduce_precision(0x1p-24, 5, 10) == 0.0);
+  assert_true(shlo__reduce_precision(0x1p-24, 5, 10) == 0.0);
   /* Mantissa rounding on the f16 pattern of a subnormal (fixed quantum). */
-  assert_true(shlo_float_reduce_precision(SHLO_F16, 0x1p-24, 5, 2) == 0.0);
-  assert_true(shlo_float_reduce_precision(SHLO_F16, 0x1p-16, 5, 2) == 0x1p-16);
+  assert_true(shlo__float_reduce_precision(SHLO_F16, 0x1p-24, 5, 2) == 0.0);
+  assert_true(shlo__float_reduce_precision(SHLO_F16, 0x1p-16, 5, 2) == 0x1p-16);
   /* Narrower exponent: f16 min normal flushed by e4. */
-  assert_true(shlo_float_reduce_precision(SHLO_F16, 0x1p-14, 4, 10) == 0.0);
-  assert_true(shlo_float_reduce_precision(SHLO_F16, 1.0 + 0x1p-10, 5, 9) ==
+  assert_true(shlo__float_reduce_precision(SHLO_F16, 0x1p-14, 4, 10) == 0.0);
+  assert_true(shlo__float_reduce_precision(SHLO_F16, 1.0 + 0x1p-10, 5, 9) ==
               1.0);
-  assert_true(shlo_float_reduce_precision(SHLO_F16, 65504.0, 5, 9) ==
+  assert_true(shlo__float_reduce_precision(SHLO_F16, 65504.0, 5, 9) ==
               INFINITY);
-  assert_true(shlo_float_reduce_precision(SHLO_F32, 1.0 + 0x1p-8, 8, 7) ==
+  assert_true(shlo__float_reduce_precision(SHLO_F32, 1.0 + 0x1p-8, 8, 7) ==
               1.0);
   /* Identity on every bf16 and f16 value at the type's own format. */
   for (unsigned h = 0; h < 65536; h++) {
-    const double b = shlo_bf16_to_double((uint16_t)h);
-    const double f = shlo_f16_to_double((uint16_t)h);
+    const double b = shlo__bf16_to_double((uint16_t)h);
+    const double f = shlo__f16_to_double((uint16_t)h);
     if (!isnan(b))
-      assert_true(bits64(shlo_float_reduce_precision(SHLO_BF16, b, 8, 7)) ==
+      assert_true(bits64(shlo__float_reduce_precision(SHLO_BF16, b, 8, 7)) ==
                   bits64(b));
     if (!isnan(f))
-      assert_true(bits64(shlo_float_reduce_precision(SHLO_F16, f, 5, 10)) ==
+      assert_true(bits64(shlo__float_reduce_precision(SHLO_F16, f, 5, 10)) ==
                   bits64(f));
   }
   /* f64 delegates. */
-  assert_true(shlo_float_reduce_precision(SHLO_F64, 65520.0, 5, 10) ==
+  assert_true(shlo__float_reduce_precision(SHLO_F64, 65520.0, 5, 10) ==
               INFINITY);
-  assert_true(shlo_float_reduce_precision(SHLO_F16, NAN, 5, 0) == INFINITY);
-  assert_true(isnan(shlo_float_reduce_precision(SHLO_F16, NAN, 5, 1)));
+  assert_true(shlo__float_reduce_precision(SHLO_F16, NAN, 5, 0) == INFINITY);
+  assert_true(isnan(shlo__float_reduce_precision(SHLO_F16, NAN, 5, 1)));
 }
 
 /* ---- ULP distance ------------------------------------------------------- */
@@ -651,58 +651,58 @@ static void test_reduce_precision_typed(void **state) {
 static void test_ulp_distance(void **state) {
   (void)state;
   float fa = 1.0f, fb = nextafterf(1.0f, 2.0f);
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F32, &fa, &fb), 1);
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F32, &fb, &fa), 1);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F32, &fa, &fb), 1);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F32, &fb, &fa), 1);
   fa = -0.0f;
   fb = 0.0f;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F32, &fa, &fb), 0);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F32, &fa, &fb), 0);
   fa = -0x1p-149f;
   fb = 0x1p-149f;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F32, &fa, &fb), 2);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F32, &fa, &fb), 2);
   double da = -1.7976931348623157e308, db = 1.7976931348623157e308;
-  assert_true(shlo_float_ulp_distance(SHLO_F64, &da, &db) ==
+  assert_true(shlo__float_ulp_distance(SHLO_F64, &da, &db) ==
               2 * 0x7FEFFFFFFFFFFFFFull);
   da = 1.0;
   db = 1.0 + 0x1p-52 * 3;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F64, &da, &db), 3);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F64, &da, &db), 3);
   uint16_t ha = 0x3C00, hb = 0x3C05;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F16, &ha, &hb), 5);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F16, &ha, &hb), 5);
   ha = 0x8001;
   hb = 0x0001;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F16, &ha, &hb), 2);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F16, &ha, &hb), 2);
   ha = 0x7C00;  /* inf is one past max */
   hb = 0x7BFF;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F16, &ha, &hb), 1);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F16, &ha, &hb), 1);
   ha = 0x3F80;
   hb = 0xBF80;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_BF16, &ha, &hb), 2 * 0x3F80);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_BF16, &ha, &hb), 2 * 0x3F80);
   uint8_t a = 0x7F, b = 0x81;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F8E8M0FNU, &a, &b), 2);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F8E8M0FNU, &a, &b), 2);
   a = 0x01;
   b = 0x81;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F8E4M3FNUZ, &a, &b), 2);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F8E4M3FNUZ, &a, &b), 2);
   a = 0x09;  /* f4: -0.5 vs 0.5 */
   b = 0x01;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F4E2M1FN, &a, &b), 2);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F4E2M1FN, &a, &b), 2);
   a = 0x00;  /* f4: +0 vs -0 */
   b = 0x08;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F4E2M1FN, &a, &b), 0);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F4E2M1FN, &a, &b), 0);
   a = 0x7E;
   b = 0xFE;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F8E4M3FN, &a, &b), 2 * 0x7E);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F8E4M3FN, &a, &b), 2 * 0x7E);
   /* NaNs. */
   a = 0x7F;
   b = 0xFF;
-  assert_int_equal(shlo_float_ulp_distance(SHLO_F8E4M3FN, &a, &b), 0);
+  assert_int_equal(shlo__float_ulp_distance(SHLO_F8E4M3FN, &a, &b), 0);
   b = 0x00;
-  assert_true(shlo_float_ulp_distance(SHLO_F8E4M3FN, &a, &b) == UINT64_MAX);
+  assert_true(shlo__float_ulp_distance(SHLO_F8E4M3FN, &a, &b) == UINT64_MAX);
   /* Adjacent patterns are 1 apart across every finite value. */
   for (size_t k = 0; k < N_FMTS; k++) {
     const fmt_info *f = &k_fmts[k];
     const unsigned top = f->fam == FAM_E8M0 ? 0xFE : max_mag(f);
     for (unsigned p = 0; p < top; p++) {
       uint8_t x = (uint8_t)p, y = (uint8_t)(p + 1);
-      assert_int_equal(shlo_float_ulp_distance(f->t, &x, &y), 1);
+      assert_int_equal(shlo__float_ulp_distance(f->t, &x, &y), 1);
     }
   }
 }

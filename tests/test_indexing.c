@@ -1,4 +1,4 @@
-/* Unit tests for gather, dynamic_gather and scatter (engine/src/indexing.c).
+/* Unit tests for gather, dynamic_gather and scatter (engine/src/kernels/indexing.c).
  *
  * Each test parses a small program whose checks (check.expect_eq_const)
  * state the expected values, compiles it and runs it; SHLO_OK means every

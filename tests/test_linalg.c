@@ -1,5 +1,5 @@
 /* Unit tests for the linear-algebra family: dot_general / dot
- * (engine/src/linalg.c, linalg_common.c), convolution / dynamic_conv
+ * (engine/src/kernels/linalg.c, linalg_common.c), convolution / dynamic_conv
  * (conv.c), fft (fft.c), triangular_solve, cholesky and batch_norm_*.
  *
  * Two kinds of test: programs whose check.* ops state hand-computed

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "pool.h"
+#include "runtime/pool.h"
 
 typedef struct counts {
   atomic_int *hits;
@@ -27,7 +27,7 @@ static void count_range(void *ctx, int64_t b, int64_t e) {
 static void check_once(int64_t n, int64_t grain) {
   counts c = {calloc((size_t)n + 1, sizeof(atomic_int)), 0};
   assert_non_null(c.hits);
-  shlo_parallel_for(n, grain, count_range, &c);
+  shlo__parallel_for(n, grain, count_range, &c);
   for (int64_t i = 0; i < n; i++) assert_int_equal(atomic_load(&c.hits[i]), 1);
   if (n > 0) assert_true(atomic_load(&c.chunks) >= (n + grain - 1) / grain);
   free(c.hits);
@@ -40,7 +40,7 @@ static void every_index_runs_exactly_once(void **state) {
   check_once(1000, 1);
   check_once(100003, 64);
   check_once(1 << 20, 1 << 15);
-  assert_true(shlo_pool_threads() >= 1);
+  assert_true(shlo__pool_threads() >= 1);
 }
 
 static void *caller(void *arg) {
@@ -61,14 +61,14 @@ static void nested_range(void *ctx, int64_t b, int64_t e) {
   counts *c = ctx;
   for (int64_t i = b; i < e; i++) {
     counts inner = {c->hits + i * 10, 0};
-    shlo_parallel_for(10, 1, count_range, &inner);
+    shlo__parallel_for(10, 1, count_range, &inner);
   }
 }
 
 static void nested_calls_run_inline(void **state) {
   (void)state;
   counts c = {calloc(1000, sizeof(atomic_int)), 0};
-  shlo_parallel_for(100, 3, nested_range, &c);
+  shlo__parallel_for(100, 3, nested_range, &c);
   for (int i = 0; i < 1000; i++) assert_int_equal(atomic_load(&c.hits[i]), 1);
   free(c.hits);
 }

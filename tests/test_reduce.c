@@ -1,6 +1,6 @@
-/* Unit tests for reduce, map (engine/src/reduce.c), reduce_window,
- * select_and_scatter (engine/src/reduce_window.c), sort (engine/src/sort.c)
- * and their shared body machinery (engine/src/reduce_body.c).
+/* Unit tests for reduce, map (engine/src/kernels/reduce.c), reduce_window,
+ * select_and_scatter (engine/src/kernels/reduce_window.c), sort (engine/src/kernels/sort.c)
+ * and their shared body machinery (engine/src/kernels/reduce_body.c).
  *
  * Each test runs a small program whose check.* ops state the expected
  * values; SHLO_OK means every check held.  Bodies that are one known op run

@@ -1,6 +1,6 @@
-/* Unit tests for random numbers (engine/src/rng.c), uniform quantization
- * and quantized ops (engine/src/quant.c) and the CHLO ops
- * (engine/src/chlo.c).
+/* Unit tests for random numbers (engine/src/kernels/rng.c), uniform quantization
+ * and quantized ops (engine/src/kernels/quant.c) and the CHLO ops
+ * (engine/src/kernels/chlo.c).
  *
  * Each test runs a small program whose check.* ops state the expected
  * values; SHLO_OK means every check held.  Known vectors: the spec's

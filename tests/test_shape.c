@@ -1,4 +1,4 @@
-/* Unit tests for the shape and data-movement ops (engine/src/shape.c):
+/* Unit tests for the shape and data-movement ops (engine/src/kernels/shape.c):
  * broadcast_in_dim, concatenate, dynamic_slice, dynamic_update_slice,
  * get_dimension_size, iota, pad, reshape, reverse, slice, transpose.
  *

@@ -28,10 +28,10 @@ typedef struct shlo_compile_opts {
 /* Compile every function of m that the entry reaches.  On failure returns
  * the status (SHLO_EUNSUPPORTED for an op or type this build cannot run,
  * naming it in diag) and sets *out to NULL. */
-shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
+SHLO_API shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
                          shlo_executable **out, shlo_diag *diag);
-void shlo_executable_free(shlo_executable *e);
-const shlo_func *shlo_executable_entry(const shlo_executable *e);
+SHLO_API void shlo_executable_free(shlo_executable *e);
+SHLO_API const shlo_func *shlo_executable_entry(const shlo_executable *e);
 
 typedef struct shlo_exec_opts {
   double timeout_s;   /* <= 0: no deadline */
@@ -46,7 +46,7 @@ typedef struct shlo_exec_opts {
  * *results is a malloc'd array of *n_results owned references (free each
  * with shlo_value_unref, then the array with free).  Failing checks return
  * SHLO_ECHECK with the first failure in diag. */
-shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
+SHLO_API shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
                          shlo_value *const *args, int n_args,
                          shlo_value ***results, int *n_results,
                          shlo_diag *diag);
@@ -55,9 +55,9 @@ shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
  * every step is a data-parallel op (elementwise, shape, constant); -1 when
  * it has loops, regions, calls or ops of other cost.  The server uses it to
  * answer tiny cached programs without a thread hand-off. */
-int64_t shlo_executable_work(const shlo_executable *e);
+SHLO_API int64_t shlo_executable_work(const shlo_executable *e);
 
 /* Write a human-readable listing of the entry function's plan. */
-void shlo_executable_explain(const shlo_executable *e, FILE *f);
+SHLO_API void shlo_executable_explain(const shlo_executable *e, FILE *f);
 
 #endif

@@ -28,25 +28,25 @@
 typedef struct shlo_feed shlo_feed;
 
 /* New empty open queue; NULL when out of memory. */
-shlo_feed *shlo_feed_new(void);
+SHLO_API shlo_feed *shlo_feed_new(void);
 /* Free the queue and drop the references it still holds.  It must not be
  * in use by a running execution. */
-void shlo_feed_free(shlo_feed *q);
+SHLO_API void shlo_feed_free(shlo_feed *q);
 /* Append a value; the queue takes a new reference (the caller keeps its
  * own).  SHLO_EINPUT if the queue is closed, SHLO_ENOMEM. */
-shlo_status shlo_feed_push(shlo_feed *q, shlo_value *v);
+SHLO_API shlo_status shlo_feed_push(shlo_feed *q, shlo_value *v);
 /* No more values will come: an infeed that finds the queue empty and
  * closed fails at once instead of waiting.  Executions close each
  * process's outfeed queue when the process ends. */
-void shlo_feed_close(shlo_feed *q);
-bool shlo_feed_closed(shlo_feed *q);
+SHLO_API void shlo_feed_close(shlo_feed *q);
+SHLO_API bool shlo_feed_closed(shlo_feed *q);
 /* Pop the oldest value into *out (an owned reference).  Waits up to
  * timeout_s seconds (0: do not wait; < 0: wait as long as it takes) for a
  * value.  Returns SHLO_OK, SHLO_ETIMEOUT when nothing came in time, or
  * SHLO_EINPUT when the queue is closed and empty. */
-shlo_status shlo_feed_pop(shlo_feed *q, double timeout_s, shlo_value **out);
+SHLO_API shlo_status shlo_feed_pop(shlo_feed *q, double timeout_s, shlo_value **out);
 /* Values waiting in the queue now. */
-int shlo_feed_size(shlo_feed *q);
+SHLO_API int shlo_feed_size(shlo_feed *q);
 
 /* ---- grid execution ---- */
 
@@ -67,7 +67,7 @@ typedef struct shlo_grid_opts {
 
 /* The grid shape a module asks for (its mhlo.num_replicas and
  * mhlo.num_partitions attributes; 1 where absent). */
-void shlo_module_grid(const shlo_module *m, int *num_replicas,
+SHLO_API void shlo_module_grid(const shlo_module *m, int *num_replicas,
                       int *num_partitions);
 
 /* Run e's entry function (or each process's program) on the grid.
@@ -78,7 +78,7 @@ void shlo_module_grid(const shlo_module *m, int *num_replicas,
  * shlo_value_unref, then the array with free); all programs must return
  * the same number of results.  On failure *results is NULL and diag
  * names the op and the process. */
-shlo_status shlo_execute_grid(const shlo_executable *e,
+SHLO_API shlo_status shlo_execute_grid(const shlo_executable *e,
                               const shlo_grid_opts *opts,
                               shlo_value *const *args, int n_args,
                               shlo_value ***results, int *n_results,

@@ -79,7 +79,7 @@ typedef struct shlo_block {
 } shlo_block;
 
 struct shlo_op {
-  int code;          /* shlo_opcode (engine/src/ops.h); SHLO_OP_UNKNOWN for
+  int code;          /* shlo_opcode (engine/src/compile/ops.h); SHLO_OP_UNKNOWN for
                         ops the engine does not know */
   const char *name;  /* "stablehlo.add" */
   int n_operands;
@@ -122,35 +122,35 @@ struct shlo_module {
  * filename is copied and used in diagnostics.  On error returns SHLO_EPARSE
  * (or SHLO_ENOMEM), fills diag with file:line:col and sets *out to NULL.
  * Any byte sequence is accepted as input without crash or hang. */
-shlo_status shlo_parse_module(const char *text, size_t len,
+SHLO_API shlo_status shlo_parse_module(const char *text, size_t len,
                               const char *filename, shlo_module **out,
                               shlo_diag *diag);
-void shlo_module_free(shlo_module *m);
+SHLO_API void shlo_module_free(shlo_module *m);
 
 /* Parse `[dense<...> : tensor<...>, ...]` (or a single dense literal) into
  * *n new values; *values is a malloc'd array of owned references. */
-shlo_status shlo_parse_values(const char *text, size_t len,
+SHLO_API shlo_status shlo_parse_values(const char *text, size_t len,
                               shlo_value ***values, int *n, shlo_diag *diag);
 
 /* Print a module in generic form; re-parsing the text gives the same IR.
  * Returns a malloc'd string (caller frees) or NULL on OOM. */
-char *shlo_module_print(const shlo_module *m);
+SHLO_API char *shlo_module_print(const shlo_module *m);
 
 /* Lookups. */
-shlo_func *shlo_module_find_func(const shlo_module *m, const char *name);
+SHLO_API shlo_func *shlo_module_find_func(const shlo_module *m, const char *name);
 /* The entry function: @main, else the only function, else NULL. */
-shlo_func *shlo_module_entry(const shlo_module *m);
-const shlo_attr *shlo_op_attr(const shlo_op *op, const char *name);
-const shlo_attr *shlo_attr_field(const shlo_attr *a, const char *name);
+SHLO_API shlo_func *shlo_module_entry(const shlo_module *m);
+SHLO_API const shlo_attr *shlo_op_attr(const shlo_op *op, const char *name);
+SHLO_API const shlo_attr *shlo_attr_field(const shlo_attr *a, const char *name);
 
 /* Attribute readers that accept every spelling the corpus uses.
  * shlo_attr_i64s: DENSE_ARRAY, an ARRAY of INTs, or a DENSE integer tensor;
  * writes up to cap values and returns the count, or -1 if a is NULL or of
  * another kind. */
-int shlo_attr_i64s(const shlo_attr *a, int64_t *out, int cap);
-bool shlo_attr_get_i64(const shlo_attr *a, int64_t *out);  /* INT, BOOL */
-bool shlo_attr_get_f64(const shlo_attr *a, double *out);   /* FLOAT, INT */
+SHLO_API int shlo_attr_i64s(const shlo_attr *a, int64_t *out, int cap);
+SHLO_API bool shlo_attr_get_i64(const shlo_attr *a, int64_t *out);  /* INT, BOOL */
+SHLO_API bool shlo_attr_get_f64(const shlo_attr *a, double *out);   /* FLOAT, INT */
 /* ENUM value ("LT"), STRING text, or SYMBOL name; NULL otherwise. */
-const char *shlo_attr_get_str(const shlo_attr *a);
+SHLO_API const char *shlo_attr_get_str(const shlo_attr *a);
 
 #endif

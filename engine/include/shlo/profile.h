@@ -7,14 +7,16 @@
 #ifndef SHLO_PROFILE_H
 #define SHLO_PROFILE_H
 
+#include "shlo/export.h"
+
 #include <stdio.h>
 
 typedef struct shlo_profile shlo_profile;
 
-shlo_profile *shlo_profile_new(void); /* NULL when out of memory */
-void shlo_profile_free(shlo_profile *p);
+SHLO_API shlo_profile *shlo_profile_new(void); /* NULL when out of memory */
+SHLO_API void shlo_profile_free(shlo_profile *p);
 /* The `top` most expensive steps: op, source line, calls, total and mean
  * time, share of all steps' time. */
-void shlo_profile_print(const shlo_profile *p, FILE *f, int top);
+SHLO_API void shlo_profile_print(const shlo_profile *p, FILE *f, int top);
 
 #endif

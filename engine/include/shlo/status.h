@@ -6,6 +6,8 @@
 #ifndef SHLO_STATUS_H
 #define SHLO_STATUS_H
 
+#include "shlo/export.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -32,8 +34,8 @@ typedef enum {
 typedef int shlo_status;
 
 /* Static name ("EPARSE") and message ("parse error") of a status code. */
-const char *shlo_status_name(shlo_status s);
-const char *shlo_status_message(shlo_status s);
+SHLO_API const char *shlo_status_name(shlo_status s);
+SHLO_API const char *shlo_status_message(shlo_status s);
 
 #define SHLO_DIAG_MAX 1024
 
@@ -46,15 +48,15 @@ typedef struct shlo_diag {
   char message[SHLO_DIAG_MAX];
 } shlo_diag;
 
-void shlo_diag_clear(shlo_diag *d);
+SHLO_API void shlo_diag_clear(shlo_diag *d);
 /* Set code, location and a printf-style message.  Returns code, so a caller
  * can write `return shlo_diag_set(d, SHLO_EPARSE, ...)`.  d may be NULL. */
-shlo_status shlo_diag_set(shlo_diag *d, shlo_status code, const char *file,
+SHLO_API shlo_status shlo_diag_set(shlo_diag *d, shlo_status code, const char *file,
                           int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
-shlo_status shlo_diag_vset(shlo_diag *d, shlo_status code, const char *file,
+SHLO_API shlo_status shlo_diag_vset(shlo_diag *d, shlo_status code, const char *file,
                            int line, int col, const char *fmt, va_list ap);
 /* "file:line:col: error: message" (or just the message without location). */
-void shlo_diag_format(const shlo_diag *d, char *buf, size_t cap);
+SHLO_API void shlo_diag_format(const shlo_diag *d, char *buf, size_t cap);
 
 #endif

@@ -39,38 +39,38 @@ struct shlo_value {
 /* New zero-filled tensor of the given element type and static shape; NULL
  * when out of memory or the byte size overflows.  Caller owns the one
  * reference. */
-shlo_value *shlo_tensor_new(shlo_elem_type elem, int rank, const int64_t *dims);
+SHLO_API shlo_value *shlo_tensor_new(shlo_elem_type elem, int rank, const int64_t *dims);
 /* Same, shape and element type taken from a static tensor type. */
-shlo_value *shlo_tensor_new_like(const shlo_type *t);
+SHLO_API shlo_value *shlo_tensor_new_like(const shlo_type *t);
 /* A deep copy of a tensor (not of tuples). */
-shlo_value *shlo_tensor_clone(const shlo_value *v);
+SHLO_API shlo_value *shlo_tensor_clone(const shlo_value *v);
 /* New tuple that takes ownership of the n references in elems. */
-shlo_value *shlo_tuple_new(int n, shlo_value **elems);
-shlo_value *shlo_token_new(void);
+SHLO_API shlo_value *shlo_tuple_new(int n, shlo_value **elems);
+SHLO_API shlo_value *shlo_token_new(void);
 
-shlo_value *shlo_value_ref(shlo_value *v);
-void shlo_value_unref(shlo_value *v);
+SHLO_API shlo_value *shlo_value_ref(shlo_value *v);
+SHLO_API void shlo_value_unref(shlo_value *v);
 
 /* Row-major strides in elements for a shape (strides[rank-1] = 1). */
-void shlo_strides(int rank, const int64_t *dims, int64_t *strides);
+SHLO_API void shlo_strides(int rank, const int64_t *dims, int64_t *strides);
 
 /* Whether a value matches a static type (kind, element type, shape). */
-bool shlo_value_has_type(const shlo_value *v, const shlo_type *t);
+SHLO_API bool shlo_value_has_type(const shlo_value *v, const shlo_type *t);
 
 /* Element accessors that work for any element type; slow (a switch per
  * call): for tests, printing and checks, never for kernels. */
-double shlo_tensor_get_f64(const shlo_value *v, int64_t i);
-int64_t shlo_tensor_get_i64(const shlo_value *v, int64_t i);
-void shlo_tensor_get_c128(const shlo_value *v, int64_t i, double *re, double *im);
-void shlo_tensor_set_f64(shlo_value *v, int64_t i, double x);
-void shlo_tensor_set_i64(shlo_value *v, int64_t i, int64_t x);
+SHLO_API double shlo_tensor_get_f64(const shlo_value *v, int64_t i);
+SHLO_API int64_t shlo_tensor_get_i64(const shlo_value *v, int64_t i);
+SHLO_API void shlo_tensor_get_c128(const shlo_value *v, int64_t i, double *re, double *im);
+SHLO_API void shlo_tensor_set_f64(shlo_value *v, int64_t i, double x);
+SHLO_API void shlo_tensor_set_i64(shlo_value *v, int64_t i, int64_t x);
 
 /* Wrap an integer to the range of an integer element type: sign-extend from
  * the type's width for signed types, mask for unsigned, 0/1 for i1. */
-int64_t shlo_int_wrap(shlo_elem_type t, int64_t x);
+SHLO_API int64_t shlo_int_wrap(shlo_elem_type t, int64_t x);
 
 /* Print a value as `tensor<2xf32> { [1.0, 2.0] }`-style text (see
  * print.c for the exact format) into a malloc'd string; NULL on OOM. */
-char *shlo_value_to_string(const shlo_value *v);
+SHLO_API char *shlo_value_to_string(const shlo_value *v);
 
 #endif

@@ -8,6 +8,8 @@
 #ifndef SHLO_TYPES_H
 #define SHLO_TYPES_H
 
+#include "shlo/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,17 +65,17 @@ typedef enum {
   SHLO_ELEM_COUNT
 } shlo_elem_type;
 
-const char *shlo_elem_name(shlo_elem_type t);   /* "f32", "complex<f32>" */
-int shlo_elem_bits(shlo_elem_type t);           /* 1 for i1, 64 for C64 */
-size_t shlo_elem_size(shlo_elem_type t);        /* storage bytes */
-shlo_elem_class shlo_elem_class_of(shlo_elem_type t);
-bool shlo_elem_is_int(shlo_elem_type t);        /* SINT or UINT (not i1) */
-bool shlo_elem_is_float(shlo_elem_type t);
-bool shlo_elem_is_complex(shlo_elem_type t);
+SHLO_API const char *shlo_elem_name(shlo_elem_type t);   /* "f32", "complex<f32>" */
+SHLO_API int shlo_elem_bits(shlo_elem_type t);           /* 1 for i1, 64 for C64 */
+SHLO_API size_t shlo_elem_size(shlo_elem_type t);        /* storage bytes */
+SHLO_API shlo_elem_class shlo_elem_class_of(shlo_elem_type t);
+SHLO_API bool shlo_elem_is_int(shlo_elem_type t);        /* SINT or UINT (not i1) */
+SHLO_API bool shlo_elem_is_float(shlo_elem_type t);
+SHLO_API bool shlo_elem_is_complex(shlo_elem_type t);
 /* Parse a spelling ("si8" and "i8" both mean SI8); -1 if unknown. */
-int shlo_elem_from_name(const char *s, size_t len);
+SHLO_API int shlo_elem_from_name(const char *s, size_t len);
 /* Element type of a complex type's parts, and the complex type of a float. */
-shlo_elem_type shlo_elem_complex_part(shlo_elem_type t);
+SHLO_API shlo_elem_type shlo_elem_complex_part(shlo_elem_type t);
 
 /* Uniform quantization parameters (!quant.uniform<...>). */
 typedef struct shlo_quant {
@@ -116,12 +118,12 @@ typedef struct shlo_type {
 
 /* Number of elements of a static tensor type (1 for rank 0); -1 if any
  * dimension is dynamic or the product overflows int64. */
-int64_t shlo_type_numel(const shlo_type *t);
-bool shlo_type_is_static(const shlo_type *t);
+SHLO_API int64_t shlo_type_numel(const shlo_type *t);
+SHLO_API bool shlo_type_is_static(const shlo_type *t);
 /* Structural equality (shapes, element types, quant params, tuples). */
-bool shlo_type_equal(const shlo_type *a, const shlo_type *b);
+SHLO_API bool shlo_type_equal(const shlo_type *a, const shlo_type *b);
 /* Write the MLIR spelling ("tensor<2x3xf32>") into buf; returns the length
  * it needed (like snprintf). */
-int shlo_type_format(const shlo_type *t, char *buf, size_t cap);
+SHLO_API int shlo_type_format(const shlo_type *t, char *buf, size_t cap);
 
 #endif

@@ -30,8 +30,8 @@ typedef struct shlo_diag_list {
   shlo_diag *v;
 } shlo_diag_list;
 
-void shlo_diag_list_init(shlo_diag_list *l);
-void shlo_diag_list_free(shlo_diag_list *l);
+SHLO_API void shlo_diag_list_init(shlo_diag_list *l);
+SHLO_API void shlo_diag_list_free(shlo_diag_list *l);
 
 typedef struct shlo_verify_opts {
   /* Require an entry function: `entry` when given, else @main or the only
@@ -45,14 +45,14 @@ typedef struct shlo_verify_opts {
  * status).  Returns SHLO_OK when the module is clean, SHLO_EVERIFY when any
  * constraint fails, else SHLO_EUNSUPPORTED when the module uses dynamic or
  * bounded shapes the verifier does not handle, or SHLO_ENOMEM. */
-shlo_status shlo_verify_module(const shlo_module *m,
+SHLO_API shlo_status shlo_verify_module(const shlo_module *m,
                                const shlo_verify_opts *opts,
                                shlo_diag_list *out);
 
 /* The same, for callers that report one diagnostic (shlo_compile, the
  * server): on failure fills diag with the first error (or, with no error,
  * the first unsupported-feature diagnostic).  diag may be NULL. */
-shlo_status shlo_verify_module_first(const shlo_module *m,
+SHLO_API shlo_status shlo_verify_module_first(const shlo_module *m,
                                      const shlo_verify_opts *opts,
                                      shlo_diag *diag);
 

@@ -1,0 +1,588 @@
+/* The compiler: functions and regions into plans.
+ *
+ * Every value of a block gets its own slot; a value's slot is released
+ * right after its last use, so memory is reused as the plan runs.  Regions
+ * become sub-plans whose arguments are the block arguments followed by the
+ * outer values the region captures; the step that owns the region passes
+ * those captures as extra inputs, so liveness sees them. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/fuse.h"
+#include "compile/ops.h"
+#include "shlo/engine.h"
+#include "shlo/verify.h"
+
+/* The plan being built for one block. */
+typedef struct block_ctx {
+  int *slot_of;   /* value id -> slot, -1 if not in this plan */
+  int n_slots;
+  struct block_ctx *outer;
+} block_ctx;
+
+struct shlo_compiler {
+  const shlo_module *m;
+  const shlo_type **override; /* per value id, or NULL: see
+                                 shlo__cc_override_type */
+  shlo_diag *diag;
+  const shlo_func *func;  /* the function being compiled */
+  block_ctx *cur;
+  shlo_plan **func_plans; /* per module function; NULL until compiled */
+  char *compiling;        /* per module function: on the call stack now */
+  bool no_fusion;
+};
+
+struct shlo_executable {
+  const shlo_module *m;
+  int n_funcs;
+  shlo_plan **func_plans;
+  const shlo_func *entry;
+  int entry_index;
+};
+
+/* ---- compile-time view for op compile functions ---- */
+
+const shlo_type *shlo__cc_value_type(shlo_compiler *cc, int id) {
+  if (cc->override && cc->override[id]) return cc->override[id];
+  return cc->func->value_types[id];
+}
+
+const shlo_type *shlo__cc_operand_type(shlo_compiler *cc, const shlo_op *op,
+                                      int i) {
+  return shlo__cc_value_type(cc, op->operands[i]);
+}
+
+const shlo_type *shlo__cc_result_type(shlo_compiler *cc, const shlo_op *op,
+                                     int i) {
+  return shlo__cc_value_type(cc, op->results[i]);
+}
+
+shlo_status shlo__cc_override_type(shlo_compiler *cc, int value,
+                                  const shlo_type *t) {
+  if (!cc->override) {
+    if (!t) return SHLO_OK;
+    cc->override = calloc((size_t)cc->func->n_values + 1, sizeof *cc->override);
+    if (!cc->override) return SHLO_ENOMEM;
+  }
+  cc->override[value] = t;
+  return SHLO_OK;
+}
+
+shlo_status shlo__cc_fail(shlo_compiler *cc, const shlo_op *op,
+                         shlo_status code, const char *fmt, ...) {
+  char msg[SHLO_DIAG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return shlo_diag_set(cc->diag, code, cc->m->filename, op->loc.line,
+                       op->loc.col, "%s: %s", op->name, msg);
+}
+
+void *shlo__params_alloc(shlo_step *s, size_t size) {
+  if (s->params && s->free_params) s->free_params(s->params);
+  s->params = calloc(1, size ? size : 1);
+  s->free_params = free;
+  return s->params;
+}
+
+shlo_status shlo__compile_unimplemented(shlo_compiler *cc, const shlo_op *op,
+                                       shlo_step *step) {
+  (void)step;
+  return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                      "op '%s' is not implemented in this build", op->name);
+}
+
+/* ---- plans ---- */
+
+void shlo__step_free(shlo_step *s) {
+  free(s->in);
+  free(s->out);
+  free(s->release);
+  if (s->free_params) s->free_params(s->params);
+  for (int i = 0; i < s->n_plans; i++) shlo__plan_free(s->plans[i]);
+  free(s->plans);
+  free(s->n_captures);
+  free(s->label);
+}
+
+static void scalar_prog_free(shlo_scalar_prog *sp) {
+  if (!sp) return;
+  free(sp->init);
+  free(sp->ops);
+  free(sp->arg_size);
+  free(sp->res_size);
+  free(sp);
+}
+
+void shlo__plan_free(shlo_plan *p) {
+  if (!p) return;
+  scalar_prog_free(p->scalar);
+  for (int i = 0; i < p->n_steps; i++) shlo__step_free(&p->steps[i]);
+  free(p->steps);
+  free(p->arg_slots);
+  free(p->result_slots);
+  free(p);
+}
+
+/* Values a block uses but does not define (its captures), in first-use
+ * order.  mark[] is scratch of n_values zeros, left zeroed. */
+static void mark_defs(const shlo_block *b, char *mark, char bit) {
+  for (int i = 0; i < b->n_args; i++) mark[b->args[i]] |= bit;
+  for (int i = 0; i < b->n_ops; i++) {
+    const shlo_op *op = b->ops[i];
+    for (int j = 0; j < op->n_results; j++) mark[op->results[j]] |= bit;
+    for (int r = 0; r < op->n_regions; r++) mark_defs(op->regions[r], mark, bit);
+  }
+}
+
+static void collect_uses(const shlo_block *b, char *mark, int *out, int *n) {
+  for (int i = 0; i < b->n_ops; i++) {
+    const shlo_op *op = b->ops[i];
+    for (int j = 0; j < op->n_operands; j++) {
+      int v = op->operands[j];
+      if (!(mark[v] & 1) && !(mark[v] & 2)) {
+        mark[v] |= 2;
+        out[(*n)++] = v;
+      }
+    }
+    for (int r = 0; r < op->n_regions; r++)
+      collect_uses(op->regions[r], mark, out, n);
+  }
+}
+
+static int *block_captures(shlo_compiler *cc, const shlo_block *b, int *n) {
+  int nv = cc->func->n_values;
+  char *mark = calloc((size_t)nv + 1, 1);
+  int *out = malloc(((size_t)nv + 1) * sizeof *out);
+  if (!mark || !out) {
+    free(mark);
+    free(out);
+    return NULL;
+  }
+  *n = 0;
+  mark_defs(b, mark, 1);
+  collect_uses(b, mark, out, n);
+  free(mark);
+  return out;
+}
+
+static int new_slot(block_ctx *bc, int value) {
+  bc->slot_of[value] = bc->n_slots;
+  return bc->n_slots++;
+}
+
+static bool is_terminator(const shlo_op *op) {
+  return op->code == SHLO_OP_FUNC_RETURN || op->code == SHLO_OP_RETURN;
+}
+
+/* Release lists: each slot dies after the step that uses it last; slots
+ * that are never read die right after they are written.  Results of the
+ * plan live to the end. */
+static shlo_status compute_releases(shlo_plan *p) {
+  int *last = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *last);
+  if (!last) return SHLO_ENOMEM;
+  for (int s = 0; s < p->n_slots; s++) last[s] = -1;
+  for (int i = 0; i < p->n_steps; i++) {
+    for (int k = 0; k < p->steps[i].n_out; k++) last[p->steps[i].out[k]] = i;
+    for (int k = 0; k < p->steps[i].n_in; k++) last[p->steps[i].in[k]] = i;
+  }
+  for (int k = 0; k < p->n_results; k++) last[p->result_slots[k]] = -2;
+  for (int i = 0; i < p->n_steps; i++) {
+    shlo_step *s = &p->steps[i];
+    int n = 0;
+    for (int slot = 0; slot < p->n_slots; slot++) n += last[slot] == i;
+    if (!n) continue;
+    s->release = malloc((size_t)n * sizeof *s->release);
+    if (!s->release) {
+      free(last);
+      return SHLO_ENOMEM;
+    }
+    for (int slot = 0; slot < p->n_slots; slot++)
+      if (last[slot] == i) s->release[s->n_release++] = slot;
+  }
+  free(last);
+  return SHLO_OK;
+}
+
+static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
+                                 const int *captures, int n_captures,
+                                 const char *name, shlo_plan **out);
+
+static bool is_scalar_tensor(const shlo_type *t) {
+  return t && t->kind == SHLO_TYPE_TENSOR && shlo_type_numel(t) == 1 &&
+         !t->quant;
+}
+
+/* Build p->scalar when every slot holds a one-element tensor and every step
+ * is a constant or an elementwise loop (a region body like a sort
+ * comparator or a reduction).  Plans that do not qualify keep NULL. */
+static shlo_status build_scalar_prog(const shlo_type *const *types,
+                                     shlo_plan *p) {
+  if (p->n_slots > SHLO_SCALAR_MAX_REGS) return SHLO_OK;
+  for (int i = 0; i < p->n_slots; i++)
+    if (!is_scalar_tensor(types[i])) return SHLO_OK;
+  for (int i = 0; i < p->n_steps; i++) {
+    const shlo_step *s = &p->steps[i];
+    bool constant = s->op && s->op->code == SHLO_OP_CONSTANT;
+    if (s->n_plans || s->n_out != 1 || (!constant && !s->range))
+      return SHLO_OK;
+  }
+  shlo_scalar_prog *sp = calloc(1, sizeof *sp);
+  if (!sp) return SHLO_ENOMEM;
+  sp->n_regs = p->n_slots;
+  sp->init = calloc((size_t)p->n_slots + 1, 16);
+  sp->ops = calloc((size_t)p->n_steps + 1, sizeof *sp->ops);
+  sp->arg_size = calloc((size_t)p->n_args + 1, sizeof *sp->arg_size);
+  sp->res_size = calloc((size_t)p->n_results + 1, sizeof *sp->res_size);
+  if (!sp->init || !sp->ops || !sp->arg_size || !sp->res_size) {
+    scalar_prog_free(sp);
+    return SHLO_ENOMEM;
+  }
+  for (int i = 0; i < p->n_steps; i++) {
+    const shlo_step *s = &p->steps[i];
+    if (s->op && s->op->code == SHLO_OP_CONSTANT) {
+      const shlo_value *v = *(shlo_value *const *)s->params;
+      memcpy(sp->init + (size_t)s->out[0] * 16, v->data, v->nbytes);
+    } else {
+      sp->ops[sp->n_ops++] = s;
+    }
+  }
+  for (int i = 0; i < p->n_args; i++)
+    sp->arg_size[i] = shlo_elem_size(types[p->arg_slots[i]]->elem);
+  for (int k = 0; k < p->n_results; k++)
+    sp->res_size[k] = shlo_elem_size(types[p->result_slots[k]]->elem);
+  p->scalar = sp;
+  return SHLO_OK;
+}
+
+/* Ops whose cost is proportional to the elements they write. */
+static const bool op_is_linear[SHLO_OP_COUNT] = {
+#define LINEAR_ROW(e, name, fn) [SHLO_OP_##e] = true,
+    SHLO_OPS_ELEMENTWISE(LINEAR_ROW) SHLO_OPS_SHAPE(LINEAR_ROW)
+#undef LINEAR_ROW
+    [SHLO_OP_CONSTANT] = true, [SHLO_OP_TUPLE] = true,
+    [SHLO_OP_GET_TUPLE_ELEMENT] = true, [SHLO_OP_OPTIMIZATION_BARRIER] = true,
+};
+
+/* plan->work: the elements the plan's steps write, or -1 (see plan.h). */
+static int64_t plan_work(const shlo_plan *p, const shlo_type *const *types) {
+  int64_t work = 0;
+  for (int i = 0; i < p->n_steps; i++) {
+    const shlo_step *s = &p->steps[i];
+    if (s->n_plans || !s->op || (unsigned)s->op->code >= SHLO_OP_COUNT ||
+        !op_is_linear[s->op->code])
+      return -1;
+    for (int k = 0; k < s->n_out; k++) {
+      int64_t n = types[s->out[k]] ? shlo_type_numel(types[s->out[k]]) : 0;
+      if (n < 0 || work > INT64_MAX / 2 - n) return -1;
+      work += n;
+    }
+  }
+  return work;
+}
+
+/* Elementwise fusion over the finished plan (fuse.c); it needs each slot's
+ * type. */
+static shlo_status fuse_block(shlo_compiler *cc, const block_ctx *bc,
+                              shlo_plan *p) {
+  const shlo_type **types = calloc((size_t)bc->n_slots + 1, sizeof *types);
+  if (!types) return SHLO_ENOMEM;
+  for (int v = 0; v < cc->func->n_values; v++)
+    if (bc->slot_of[v] >= 0) types[bc->slot_of[v]] = cc->func->value_types[v];
+  p->work = plan_work(p, types);
+  shlo_status st = cc->no_fusion ? SHLO_OK : shlo__fuse_plan(p, types);
+  if (!st && bc->outer) st = build_scalar_prog(types, p);
+  free(types);
+  return st;
+}
+
+shlo_status shlo__cc_compile_regions(shlo_compiler *cc, const shlo_op *op,
+                                    shlo_step *step) {
+  if (!op->n_regions) return SHLO_OK;
+  step->plans = calloc((size_t)op->n_regions, sizeof *step->plans);
+  step->n_captures = calloc((size_t)op->n_regions, sizeof *step->n_captures);
+  if (!step->plans || !step->n_captures) return SHLO_ENOMEM;
+  step->n_plans = op->n_regions;
+  for (int r = 0; r < op->n_regions; r++) {
+    int n_cap = 0;
+    int *caps = block_captures(cc, op->regions[r], &n_cap);
+    if (!caps) return SHLO_ENOMEM;
+    shlo_status st = compile_block(cc, op->regions[r], caps, n_cap,
+                                   "<region>", &step->plans[r]);
+    if (st) {
+      free(caps);
+      return st;
+    }
+    int *in = realloc(step->in, (size_t)(step->n_in + n_cap + 1) * sizeof *in);
+    if (!in) {
+      free(caps);
+      return SHLO_ENOMEM;
+    }
+    step->in = in;
+    for (int k = 0; k < n_cap; k++) {
+      int slot = cc->cur->slot_of[caps[k]];
+      if (slot < 0) {
+        free(caps);
+        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                            "region uses a value that is not in scope");
+      }
+      step->in[step->n_in++] = slot;
+    }
+    step->n_captures[r] = n_cap;
+    free(caps);
+  }
+  return SHLO_OK;
+}
+
+static bool op_is_quantized(shlo_compiler *cc, const shlo_op *op) {
+  for (int k = 0; k < op->n_operands; k++)
+    if (shlo__cc_operand_type(cc, op, k)->quant) return true;
+  for (int k = 0; k < op->n_results; k++)
+    if (shlo__cc_result_type(cc, op, k)->quant) return true;
+  return false;
+}
+
+static shlo_status compile_op(shlo_compiler *cc, block_ctx *bc,
+                              const shlo_op *op, shlo_step *s) {
+  s->op = op;
+  s->in = malloc((size_t)(op->n_operands + 1) * sizeof *s->in);
+  s->out = malloc((size_t)(op->n_results + 1) * sizeof *s->out);
+  if (!s->in || !s->out) return SHLO_ENOMEM;
+  for (int k = 0; k < op->n_operands; k++) {
+    int slot = bc->slot_of[op->operands[k]];
+    if (slot < 0)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY, "operand %d is not in scope", k);
+    s->in[s->n_in++] = slot;
+  }
+  for (int k = 0; k < op->n_results; k++)
+    s->out[s->n_out++] = new_slot(bc, op->results[k]);
+  for (int k = 0; k < op->n_results; k++) {
+    const shlo_type *t = cc->func->value_types[op->results[k]];
+    if (!shlo_type_is_static(t))
+      return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                          "dynamic result shapes are not supported");
+  }
+  shlo_compile_fn fn = shlo__op_compile_fn((shlo_opcode)op->code);
+  bool quantized = op_is_quantized(cc, op);
+  shlo_status st = quantized ? shlo__compile_quantized(cc, op, s, fn)
+                             : fn(cc, op, s);
+  /* A quantized op's kernel wraps its float loop: never fuse it. */
+  if (quantized) s->range = NULL;
+  if (!st && !s->fn)
+    st = shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED, "no kernel for this op");
+  return st;
+}
+
+static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
+                                 const int *captures, int n_captures,
+                                 const char *name, shlo_plan **out) {
+  *out = NULL;
+  shlo_status st = SHLO_ENOMEM;
+  block_ctx bc = {0};
+  bc.outer = cc->cur;
+  bc.slot_of = malloc(((size_t)cc->func->n_values + 1) * sizeof(int));
+  shlo_plan *p = calloc(1, sizeof *p);
+  if (!bc.slot_of || !p) goto done;
+  for (int i = 0; i < cc->func->n_values; i++) bc.slot_of[i] = -1;
+  cc->cur = &bc;
+  p->name = name;
+  p->n_args = b->n_args + n_captures;
+  p->arg_slots = malloc((size_t)(p->n_args + 1) * sizeof(int));
+  p->steps = calloc((size_t)b->n_ops + 1, sizeof *p->steps);
+  if (!p->arg_slots || !p->steps) goto done;
+  for (int i = 0; i < b->n_args; i++) p->arg_slots[i] = new_slot(&bc, b->args[i]);
+  for (int i = 0; i < n_captures; i++)
+    p->arg_slots[b->n_args + i] = new_slot(&bc, captures[i]);
+  const shlo_op *term = NULL;
+  for (int i = 0; i < b->n_ops; i++) {
+    const shlo_op *op = b->ops[i];
+    if (is_terminator(op)) {
+      term = op;
+      break;
+    }
+    shlo_step *s = &p->steps[p->n_steps++];
+    st = compile_op(cc, &bc, op, s);
+    if (st) goto done;
+  }
+  st = SHLO_ENOMEM;
+  if (term) {
+    p->n_results = term->n_operands;
+    p->result_slots = malloc((size_t)(p->n_results + 1) * sizeof(int));
+    if (!p->result_slots) goto done;
+    for (int k = 0; k < term->n_operands; k++) {
+      p->result_slots[k] = bc.slot_of[term->operands[k]];
+      if (p->result_slots[k] < 0) {
+        st = shlo__cc_fail(cc, term, SHLO_EVERIFY, "returned value not in scope");
+        goto done;
+      }
+    }
+  }
+  p->n_slots = bc.n_slots;
+  st = fuse_block(cc, &bc, p);
+  if (!st) st = compute_releases(p);
+  p->max_io = 1;
+  for (int i = 0; i < p->n_steps; i++) {
+    if (p->steps[i].n_in > p->max_io) p->max_io = p->steps[i].n_in;
+    if (p->steps[i].n_out > p->max_io) p->max_io = p->steps[i].n_out;
+  }
+done:
+  cc->cur = bc.outer;
+  free(bc.slot_of);
+  if (st) {
+    if (st == SHLO_ENOMEM && cc->diag && !cc->diag->code)
+      shlo_diag_set(cc->diag, SHLO_ENOMEM, cc->m->filename, 0, 0,
+                    "out of memory while compiling");
+    shlo__plan_free(p);
+    return st;
+  }
+  *out = p;
+  return SHLO_OK;
+}
+
+static int func_index(const shlo_module *m, const char *name) {
+  for (int i = 0; i < m->n_funcs; i++)
+    if (!strcmp(m->funcs[i]->name, name)) return i;
+  return -1;
+}
+
+static shlo_status compile_func(shlo_compiler *cc, int idx) {
+  if (cc->func_plans[idx]) return SHLO_OK;
+  const shlo_func *f = cc->m->funcs[idx];
+  if (!f->body)
+    return shlo_diag_set(cc->diag, SHLO_EUNSUPPORTED, cc->m->filename,
+                         f->loc.line, f->loc.col,
+                         "function '@%s' has no body", f->name);
+  const shlo_func *saved_func = cc->func;
+  block_ctx *saved_cur = cc->cur;
+  const shlo_type **saved_override = cc->override;
+  cc->func = f;
+  cc->cur = NULL;
+  cc->override = NULL;
+  cc->compiling[idx] = 1;
+  shlo_status st = compile_block(cc, f->body, NULL, 0, f->name,
+                                 &cc->func_plans[idx]);
+  cc->compiling[idx] = 0;
+  free(cc->override);
+  cc->override = saved_override;
+  cc->func = saved_func;
+  cc->cur = saved_cur;
+  return st;
+}
+
+shlo_status shlo__cc_func_plan(shlo_compiler *cc, const shlo_op *op,
+                              const char *name, shlo_plan **out) {
+  int idx = func_index(cc->m, name);
+  if (idx < 0)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "no function named '@%s'", name);
+  if (cc->compiling[idx])
+    return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "recursive call to '@%s' is not supported", name);
+  shlo_status st = compile_func(cc, idx);
+  if (st) return st;
+  *out = cc->func_plans[idx];
+  return SHLO_OK;
+}
+
+shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
+                         shlo_executable **out, shlo_diag *diag) {
+  *out = NULL;
+  /* No unverified program reaches the executor. */
+  if (!opts || !opts->verified) {
+    shlo_verify_opts vo = {.require_entry = true,
+                           .entry = opts ? opts->entry : NULL};
+    shlo_status vst = shlo_verify_module_first(m, &vo, diag);
+    if (vst) return vst;
+  }
+  const shlo_func *entry = opts && opts->entry
+                               ? shlo_module_find_func(m, opts->entry)
+                               : shlo_module_entry(m);
+  if (!entry) {
+    if (opts && opts->entry)
+      return shlo_diag_set(diag, SHLO_EINPUT, m->filename, 0, 0,
+                           "no function named '@%s'", opts->entry);
+    return shlo_diag_set(diag, SHLO_EINPUT, m->filename, 0, 0,
+                         "no entry function: expected @main or a single "
+                         "function");
+  }
+  shlo_compiler cc = {0};
+  cc.m = m;
+  cc.diag = diag;
+  cc.no_fusion = (opts && opts->no_fusion) || getenv("SHLO_NO_FUSION");
+  shlo_executable *e = calloc(1, sizeof *e);
+  cc.func_plans = calloc((size_t)m->n_funcs + 1, sizeof *cc.func_plans);
+  cc.compiling = calloc((size_t)m->n_funcs + 1, 1);
+  if (!e || !cc.func_plans || !cc.compiling) {
+    free(e);
+    free(cc.func_plans);
+    free(cc.compiling);
+    return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0, "out of memory");
+  }
+  e->m = m;
+  e->n_funcs = m->n_funcs;
+  e->func_plans = cc.func_plans;
+  e->entry = entry;
+  e->entry_index = func_index(m, entry->name);
+  shlo_status st = compile_func(&cc, e->entry_index);
+  free(cc.compiling);
+  if (st) {
+    shlo_executable_free(e);
+    return st;
+  }
+  *out = e;
+  return SHLO_OK;
+}
+
+void shlo_executable_free(shlo_executable *e) {
+  if (!e) return;
+  for (int i = 0; i < e->n_funcs; i++) shlo__plan_free(e->func_plans[i]);
+  free(e->func_plans);
+  free(e);
+}
+
+const shlo_func *shlo_executable_entry(const shlo_executable *e) {
+  return e->entry;
+}
+
+int64_t shlo_executable_work(const shlo_executable *e) {
+  return e->func_plans[e->entry_index]->work;
+}
+
+const shlo_plan *shlo__executable_plan(const shlo_executable *e) {
+  return e->func_plans[e->entry_index];
+}
+
+const shlo_module *shlo__executable_module(const shlo_executable *e) {
+  return e->m;
+}
+
+static void explain_plan(const shlo_plan *p, FILE *f, int indent) {
+  fprintf(f, "%*splan %s: %d args, %d slots, %d steps, results [", indent, "",
+          p->name, p->n_args, p->n_slots, p->n_steps);
+  for (int k = 0; k < p->n_results; k++)
+    fprintf(f, "%s%d", k ? ", " : "", p->result_slots[k]);
+  fprintf(f, "]\n");
+  for (int i = 0; i < p->n_steps; i++) {
+    const shlo_step *s = &p->steps[i];
+    fprintf(f, "%*s%3d: %s (", indent + 2, "", i,
+            s->label ? s->label : s->op->name);
+    for (int k = 0; k < s->n_in; k++) fprintf(f, "%s%d", k ? ", " : "", s->in[k]);
+    fprintf(f, ") -> (");
+    for (int k = 0; k < s->n_out; k++)
+      fprintf(f, "%s%d", k ? ", " : "", s->out[k]);
+    fprintf(f, ")");
+    if (s->n_release) {
+      fprintf(f, " free [");
+      for (int k = 0; k < s->n_release; k++)
+        fprintf(f, "%s%d", k ? ", " : "", s->release[k]);
+      fprintf(f, "]");
+    }
+    fprintf(f, "\n");
+    for (int r = 0; r < s->n_plans; r++) explain_plan(s->plans[r], f, indent + 6);
+  }
+}
+
+void shlo_executable_explain(const shlo_executable *e, FILE *f) {
+  explain_plan(e->func_plans[e->entry_index], f, 0);
+}

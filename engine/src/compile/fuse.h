@@ -1,0 +1,14 @@
+/* Elementwise fusion, a pass of the compiler (see fuse.c). */
+#ifndef SHLO_FUSE_H
+#define SHLO_FUSE_H
+
+#include "compile/plan.h"
+
+/* Fuse runs of consecutive pure-loop steps of p in place.  types[slot] is
+ * the type of each slot's value.  Call before liveness is computed. */
+shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types);
+
+/* Free what a step owns (compile.c). */
+void shlo__step_free(shlo_step *s);
+
+#endif

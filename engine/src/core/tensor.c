@@ -1,0 +1,319 @@
+/* Runtime values: allocation, reference counting, slow accessors. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/floatfmt.h"
+#include "core/membudget.h"
+#include "shlo/tensor.h"
+
+#define SHLO_ALIGN 64
+
+static shlo_value *value_alloc(shlo_type_kind kind) {
+  shlo_value *v = calloc(1, sizeof *v);
+  if (!v) return NULL;
+  atomic_init(&v->refs, 1);
+  v->kind = kind;
+  return v;
+}
+
+/* Small tensors (scalars above all: loop counters, region arguments) live
+ * in the same allocation as their header, which halves the allocations of
+ * scalar-heavy code.  The header is padded so the data stays aligned. */
+#define SHLO_INLINE_MAX 256
+#define SHLO_HEADER ((sizeof(shlo_value) + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN)
+
+/* Large buffers freed by one step are wanted again by the next: glibc
+ * hands big blocks back to the kernel, so every reuse page-faults 4 KB at
+ * a time (a 2 MB elementwise op cost 850 us instead of 150).  A few freed
+ * buffers are kept here, by size, for the next allocation of that size. */
+#define BUF_CACHE_SLOTS 16
+#define BUF_CACHE_MIN ((size_t)64 << 10)
+#define BUF_CACHE_MAX_BYTES ((size_t)64 << 20)
+
+static struct {
+  pthread_mutex_t lock;
+  void *buf[BUF_CACHE_SLOTS];
+  size_t cap[BUF_CACHE_SLOTS];
+  size_t bytes;
+} buf_cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *buf_take(size_t cap) {
+  void *b = NULL;
+  if (cap < BUF_CACHE_MIN) return NULL;
+  pthread_mutex_lock(&buf_cache.lock);
+  for (int i = 0; i < BUF_CACHE_SLOTS && !b; i++)
+    if (buf_cache.buf[i] && buf_cache.cap[i] == cap) {
+      b = buf_cache.buf[i];
+      buf_cache.buf[i] = NULL;
+      buf_cache.bytes -= cap;
+    }
+  pthread_mutex_unlock(&buf_cache.lock);
+  return b;
+}
+
+/* Keep b for reuse if it is large and fits; otherwise free it. */
+static void buf_give(void *b, size_t cap) {
+  if (cap >= BUF_CACHE_MIN && cap <= BUF_CACHE_MAX_BYTES / 4) {
+    pthread_mutex_lock(&buf_cache.lock);
+    for (int i = 0; i < BUF_CACHE_SLOTS; i++)
+      if (!buf_cache.buf[i] && buf_cache.bytes + cap <= BUF_CACHE_MAX_BYTES) {
+        buf_cache.buf[i] = b;
+        buf_cache.cap[i] = cap;
+        buf_cache.bytes += cap;
+        b = NULL;
+        break;
+      }
+    pthread_mutex_unlock(&buf_cache.lock);
+  }
+  free(b);
+}
+
+static bool data_is_inline(const shlo_value *v) {
+  return v->data == (const char *)v + SHLO_HEADER;
+}
+
+shlo_value *shlo_tensor_new(shlo_elem_type elem, int rank,
+                            const int64_t *dims) {
+  if (rank < 0 || rank > SHLO_MAX_RANK || (unsigned)elem >= SHLO_ELEM_COUNT)
+    return NULL;
+  int64_t numel = 1;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0) return NULL;
+    if (dims[i] && numel > INT64_MAX / dims[i]) return NULL;
+    numel *= dims[i];
+  }
+  size_t esize = shlo_elem_size(elem);
+  if ((uint64_t)numel > SIZE_MAX / esize - SHLO_ALIGN - SHLO_HEADER)
+    return NULL;
+  size_t nbytes = (size_t)numel * esize;
+  /* Round up so aligned_alloc's size is a multiple of the alignment and a
+   * zero-element tensor still has a valid pointer. */
+  size_t cap = (nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
+  if (!cap) cap = SHLO_ALIGN;
+  shlo_mem_budget *budget;
+  if (!shlo__budget_charge((int64_t)cap, &budget)) return NULL;
+  shlo_value *v;
+  if (cap <= SHLO_INLINE_MAX) {
+    v = aligned_alloc(SHLO_ALIGN, SHLO_HEADER + cap);
+    if (!v) goto fail;
+    memset(v, 0, SHLO_HEADER + cap);
+    v->data = (char *)v + SHLO_HEADER;
+  } else {
+    v = calloc(1, sizeof *v);
+    if (!v) goto fail;
+    v->data = buf_take(cap);
+    if (!v->data) v->data = aligned_alloc(SHLO_ALIGN, cap);
+    if (!v->data) {
+      free(v);
+      goto fail;
+    }
+    memset(v->data, 0, cap);
+  }
+  v->budget = budget;
+  atomic_init(&v->refs, 1);
+  v->kind = SHLO_TYPE_TENSOR;
+  v->elem = elem;
+  v->rank = rank;
+  if (rank) memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
+  v->numel = numel;
+  v->nbytes = nbytes;
+  return v;
+fail:
+  shlo__budget_uncharge(budget, (int64_t)cap);
+  return NULL;
+}
+
+/* The bytes tensor_new charged for v. */
+static int64_t charged_bytes(const shlo_value *v) {
+  size_t cap = (v->nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
+  return (int64_t)(cap ? cap : SHLO_ALIGN);
+}
+
+shlo_value *shlo_tensor_new_like(const shlo_type *t) {
+  if (t->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(t)) return NULL;
+  shlo_value *v = shlo_tensor_new(t->elem, t->rank, t->dims);
+  if (v) v->quant = t->quant;
+  return v;
+}
+
+shlo_value *shlo_tensor_clone(const shlo_value *v) {
+  shlo_value *c = shlo_tensor_new(v->elem, v->rank, v->dims);
+  if (!c) return NULL;
+  memcpy(c->data, v->data, v->nbytes);
+  c->quant = v->quant;
+  return c;
+}
+
+shlo_value *shlo_tuple_new(int n, shlo_value **elems) {
+  shlo_value *v = value_alloc(SHLO_TYPE_TUPLE);
+  if (!v) goto fail;
+  v->n_elems = n;
+  if (n) {
+    v->elems = malloc((size_t)n * sizeof *v->elems);
+    if (!v->elems) goto fail;
+    memcpy(v->elems, elems, (size_t)n * sizeof *elems);
+  }
+  return v;
+fail:
+  for (int i = 0; i < n; i++) shlo_value_unref(elems[i]);
+  free(v);
+  return NULL;
+}
+
+shlo_value *shlo_token_new(void) { return value_alloc(SHLO_TYPE_TOKEN); }
+
+shlo_value *shlo_value_ref(shlo_value *v) {
+  if (v) atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
+  return v;
+}
+
+void shlo_value_unref(shlo_value *v) {
+  if (!v) return;
+  if (atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) != 1)
+    return;
+  for (int i = 0; i < v->n_elems; i++) shlo_value_unref(v->elems[i]);
+  free(v->elems);
+  if (v->budget) shlo__budget_uncharge(v->budget, charged_bytes(v));
+  if (!data_is_inline(v)) buf_give(v->data, (size_t)charged_bytes(v));
+  free(v);
+}
+
+void shlo_strides(int rank, const int64_t *dims, int64_t *strides) {
+  int64_t s = 1;
+  for (int i = rank - 1; i >= 0; i--) {
+    strides[i] = s;
+    s *= dims[i];
+  }
+}
+
+bool shlo_value_has_type(const shlo_value *v, const shlo_type *t) {
+  if (v->kind != t->kind) return false;
+  switch (t->kind) {
+  case SHLO_TYPE_TOKEN:
+    return true;
+  case SHLO_TYPE_ELEMENT:
+  case SHLO_TYPE_OPAQUE:
+    return false;
+  case SHLO_TYPE_TUPLE:
+    if (v->n_elems != t->n_elems) return false;
+    for (int i = 0; i < t->n_elems; i++)
+      if (!shlo_value_has_type(v->elems[i], t->elems[i])) return false;
+    return true;
+  case SHLO_TYPE_TENSOR:
+    if (v->elem != t->elem || v->rank != t->rank) return false;
+    for (int i = 0; i < t->rank; i++)
+      if (t->dims[i] >= 0 && t->dims[i] != v->dims[i]) return false;
+    return true;
+  }
+  return false;
+}
+
+int64_t shlo_int_wrap(shlo_elem_type t, int64_t x) {
+  int bits = shlo_elem_bits(t);
+  switch (shlo_elem_class_of(t)) {
+  case SHLO_CLASS_BOOL:
+    return x & 1;
+  case SHLO_CLASS_SINT:
+    if (bits >= 64) return x;
+    return (int64_t)((uint64_t)x << (64 - bits)) >> (64 - bits);
+  case SHLO_CLASS_UINT:
+    if (bits >= 64) return x;
+    return (int64_t)((uint64_t)x & (((uint64_t)1 << bits) - 1));
+  default:
+    return x;
+  }
+}
+
+int64_t shlo_tensor_get_i64(const shlo_value *v, int64_t i) {
+  const char *p = (const char *)v->data;
+  switch (v->elem) {
+  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8:
+    return ((const uint8_t *)p)[i];
+  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8:
+    return ((const int8_t *)p)[i];
+  case SHLO_SI16: return ((const int16_t *)p)[i];
+  case SHLO_SI32: return ((const int32_t *)p)[i];
+  case SHLO_SI64: case SHLO_INDEX: return ((const int64_t *)p)[i];
+  case SHLO_UI16: return ((const uint16_t *)p)[i];
+  case SHLO_UI32: return ((const uint32_t *)p)[i];
+  case SHLO_UI64: return (int64_t)((const uint64_t *)p)[i];
+  default:
+    return (int64_t)shlo_tensor_get_f64(v, i);
+  }
+}
+
+double shlo_tensor_get_f64(const shlo_value *v, int64_t i) {
+  size_t es = shlo_elem_size(v->elem);
+  const char *p = (const char *)v->data + (size_t)i * es;
+  switch (shlo_elem_class_of(v->elem)) {
+  case SHLO_CLASS_FLOAT:
+    return shlo__float_load(v->elem, p);
+  case SHLO_CLASS_COMPLEX:
+    return v->elem == SHLO_C64 ? ((const float *)p)[0] : ((const double *)p)[0];
+  case SHLO_CLASS_UINT:
+    if (v->elem == SHLO_UI64) return (double)((const uint64_t *)p)[0];
+    return (double)shlo_tensor_get_i64(v, i);
+  default:
+    return (double)shlo_tensor_get_i64(v, i);
+  }
+}
+
+void shlo_tensor_get_c128(const shlo_value *v, int64_t i, double *re,
+                          double *im) {
+  if (v->elem == SHLO_C64) {
+    const float *p = (const float *)v->data + 2 * i;
+    *re = p[0];
+    *im = p[1];
+  } else if (v->elem == SHLO_C128) {
+    const double *p = (const double *)v->data + 2 * i;
+    *re = p[0];
+    *im = p[1];
+  } else {
+    *re = shlo_tensor_get_f64(v, i);
+    *im = 0;
+  }
+}
+
+void shlo_tensor_set_i64(shlo_value *v, int64_t i, int64_t x) {
+  char *p = (char *)v->data;
+  x = shlo_int_wrap(v->elem, x);
+  switch (v->elem) {
+  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8:
+    ((uint8_t *)p)[i] = (uint8_t)x; return;
+  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8:
+    ((int8_t *)p)[i] = (int8_t)x; return;
+  case SHLO_SI16: ((int16_t *)p)[i] = (int16_t)x; return;
+  case SHLO_SI32: ((int32_t *)p)[i] = (int32_t)x; return;
+  case SHLO_SI64: case SHLO_INDEX: ((int64_t *)p)[i] = x; return;
+  case SHLO_UI16: ((uint16_t *)p)[i] = (uint16_t)x; return;
+  case SHLO_UI32: ((uint32_t *)p)[i] = (uint32_t)x; return;
+  case SHLO_UI64: ((uint64_t *)p)[i] = (uint64_t)x; return;
+  default:
+    shlo_tensor_set_f64(v, i, (double)x);
+  }
+}
+
+void shlo_tensor_set_f64(shlo_value *v, int64_t i, double x) {
+  size_t es = shlo_elem_size(v->elem);
+  char *p = (char *)v->data + (size_t)i * es;
+  switch (shlo_elem_class_of(v->elem)) {
+  case SHLO_CLASS_FLOAT:
+    shlo__float_store(v->elem, x, p);
+    return;
+  case SHLO_CLASS_COMPLEX:
+    if (v->elem == SHLO_C64) {
+      ((float *)p)[0] = (float)x;
+      ((float *)p)[1] = 0;
+    } else {
+      ((double *)p)[0] = x;
+      ((double *)p)[1] = 0;
+    }
+    return;
+  case SHLO_CLASS_BOOL:
+    shlo_tensor_set_i64(v, i, x != 0);
+    return;
+  default:
+    shlo_tensor_set_i64(v, i, (int64_t)x);
+  }
+}

@@ -1,0 +1,1338 @@
+/* gather, dynamic_gather and scatter: moving slices of a tensor picked by
+ * a tensor of start indices (spec: gather, scatter; dynamic_gather is
+ * gather with its slice sizes given as a third operand).
+ *
+ * Compile functions turn the dimension numbers into loop geometry kept in
+ * the step's params.  The gather kernel runs in two passes:
+ *
+ *   1. for every batch position (every start_indices index with the index
+ *      vector dimension left out) read the start index vector, clamp it so
+ *      the slice stays inside the operand, add the batching dimensions, and
+ *      keep the element offset of the slice's first element;
+ *   2. walk the result row-major as a box whose dimensions step either the
+ *      batch position (batch dims) or the operand offset (offset dims).
+ *      Extent-1 dimensions are dropped and neighbours that are contiguous in
+ *      both are merged, so when the offset dims are trailing the innermost
+ *      loop is one memcpy per slice row.
+ *
+ * The scatter kernel visits each scatter position once, clips its update
+ * window to the bounds of the inputs (elements outside are skipped, as the
+ * spec says) and applies the update computation along the window's
+ * innermost dimension: a memcpy when the body just returns the update, a
+ * native loop per element type when it is one known binary op, and the
+ * compiled region per element otherwise.
+ *
+ * Elements move by size whatever their type.  Index tensors may have any
+ * integer type: a loader for it is chosen at compile time. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/complex_mul.h"
+#include "kernels/float_minmax.h"
+#include "core/floatfmt.h"
+#include "compile/ops.h"
+
+#define MAXR SHLO_MAX_RANK
+
+/* ---- index loading ---- */
+
+/* Reads element i of an integer tensor at p as int64 (ui64 values past
+ * INT64_MAX saturate, which is out of bounds for every dimension anyway). */
+typedef int64_t (*idx_load_fn)(const void *p, int64_t i);
+
+#define IDX_LOADER(NAME, T)                                      \
+  static int64_t NAME(const void *p, int64_t i) {                \
+    return (int64_t)((const T *)p)[i];                           \
+  }
+IDX_LOADER(ld_s8, int8_t)
+IDX_LOADER(ld_s16, int16_t)
+IDX_LOADER(ld_s32, int32_t)
+IDX_LOADER(ld_s64, int64_t)
+IDX_LOADER(ld_u8, uint8_t)
+IDX_LOADER(ld_u16, uint16_t)
+IDX_LOADER(ld_u32, uint32_t)
+#undef IDX_LOADER
+
+static int64_t ld_u64(const void *p, int64_t i) {
+  uint64_t v = ((const uint64_t *)p)[i];
+  return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static idx_load_fn idx_loader(shlo_elem_type t) {
+  switch (t) {
+  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8: return ld_s8;
+  case SHLO_SI16: return ld_s16;
+  case SHLO_SI32: return ld_s32;
+  case SHLO_SI64: return ld_s64;
+  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8: return ld_u8;
+  case SHLO_UI16: return ld_u16;
+  case SHLO_UI32: return ld_u32;
+  case SHLO_UI64: return ld_u64;
+  default: return NULL;
+  }
+}
+
+/* ---- dimension numbers ---- */
+
+/* Field `name` of the dimension-numbers struct dn as a list of at most
+ * MAXR integers; a missing field is the empty list. */
+static shlo_status read_list(shlo_compiler *cc, const shlo_op *op,
+                             const shlo_attr *dn, const char *name,
+                             int64_t *out, int *n) {
+  const shlo_attr *f = shlo_attr_field(dn, name);
+  *n = 0;
+  if (!f) return SHLO_OK;
+  int k = shlo_attr_i64s(f, out, MAXR);
+  if (k < 0 || k > MAXR)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "'%s' must be a list of at most %d integers", name,
+                        MAXR);
+  *n = k;
+  return SHLO_OK;
+}
+
+static bool in_list(const int64_t *l, int n, int64_t v) {
+  for (int i = 0; i < n; i++)
+    if (l[i] == v) return true;
+  return false;
+}
+
+/* Every entry in [0, hi), no entry twice, and (if sorted) ascending. */
+static bool list_ok(const int64_t *l, int n, int64_t hi, bool sorted) {
+  for (int i = 0; i < n; i++) {
+    if (l[i] < 0 || l[i] >= hi) return false;
+    for (int j = 0; j < i; j++)
+      if (l[j] == l[i] || (sorted && l[j] > l[i])) return false;
+  }
+  return true;
+}
+
+/* ---- gather ---- */
+
+typedef struct gather_params {
+  shlo_elem_type elem;
+  size_t esz;
+  idx_load_fn load;
+  bool dynamic;                /* dynamic_gather: check in[2] at run time */
+  int rank;                    /* operand rank */
+  int64_t odims[MAXR];
+  int64_t slice[MAXR];         /* slice sizes (derived from the result) */
+  bool unit[MAXR];             /* collapsed or batching dim: slice <= 1 */
+  int n_map;                   /* start_index_map */
+  int64_t map[MAXR];
+  int64_t map_str[MAXR];       /* operand stride of map[k] */
+  int64_t hi[MAXR];            /* clamp bound of index k (static slices) */
+  int64_t iv_str;              /* start_indices stride of index_vector_dim */
+  int n_bd;                    /* start_indices dims other than ivd */
+  int64_t bd_cnt[MAXR], bd_istr[MAXR];
+  int64_t n_batch;
+  int n_bat;                   /* batching dims */
+  int bat_pos[MAXR];           /* position in the batch index */
+  int64_t bat_ostr[MAXR];      /* operand stride of the batching dim */
+  int n_loop;                  /* result walk after merging */
+  int64_t cnt[MAXR], bstr[MAXR], lstr[MAXR];
+  bool contig;                 /* innermost loop is one memcpy */
+  int out_rank;
+  int64_t out_dims[MAXR];
+} gather_params;
+
+/* Clamp bounds for the start indices from the slice sizes sz. */
+static void gather_bounds(const gather_params *p, const int64_t *sz,
+                          int64_t *hi) {
+  for (int k = 0; k < p->n_map; k++) {
+    int64_t d = p->map[k];
+    int64_t h = p->odims[d] - sz[d];
+    /* A collapsed dim of slice size 0 still reads one element. */
+    if (h > p->odims[d] - 1) h = p->odims[d] - 1;
+    hi[k] = h < 0 ? 0 : h;
+  }
+}
+
+/* Copy n elements whose source offsets are base[i*bs] + o + i*ls. */
+static void gather_row(char *dst, const char *src, const int64_t *base,
+                       int64_t bs, int64_t o, int64_t ls, int64_t n,
+                       size_t esz) {
+#define GATHER_ROW(T)                                                  \
+  {                                                                    \
+    T *d = (T *)(void *)dst;                                           \
+    const T *sp = (const T *)(const void *)src;                        \
+    if (bs)                                                            \
+      for (int64_t i = 0; i < n; i++) d[i] = sp[base[i * bs] + o];     \
+    else                                                               \
+      for (int64_t i = 0; i < n; i++) d[i] = sp[base[0] + o + i * ls]; \
+    return;                                                            \
+  }
+  switch (esz) {
+  case 1: GATHER_ROW(uint8_t)
+  case 2: GATHER_ROW(uint16_t)
+  case 4: GATHER_ROW(uint32_t)
+  case 8: GATHER_ROW(uint64_t)
+  default:
+    for (int64_t i = 0; i < n; i++)
+      memcpy(dst + (size_t)i * esz,
+             src + (size_t)(base[i * bs] + o + i * ls) * esz, esz);
+    return;
+  }
+#undef GATHER_ROW
+}
+
+/* dynamic_gather: the slice sizes operand must agree with the result type
+ * (which fixed every non-unit slice size at compile time). */
+static shlo_status gather_dynamic_sizes(const shlo_step *s,
+                                        const gather_params *p,
+                                        const shlo_value *v, int64_t *hi,
+                                        shlo_exec *ex) {
+  int64_t sz[MAXR];
+  if (v->kind != SHLO_TYPE_TENSOR || v->numel != p->rank ||
+      !shlo_elem_is_int(v->elem))
+    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                          "slice_sizes must be %d integers", p->rank);
+  for (int d = 0; d < p->rank; d++) {
+    sz[d] = shlo_tensor_get_i64(v, d);
+    bool ok = p->unit[d] ? (sz[d] == 0 || sz[d] == 1) : sz[d] == p->slice[d];
+    if (!ok)
+      return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                            "slice_sizes[%d] = %lld does not match the "
+                            "result type (expected %lld)",
+                            d, (long long)sz[d], (long long)p->slice[d]);
+  }
+  gather_bounds(p, sz, hi);
+  return SHLO_OK;
+}
+
+/* Pass 1 of a gather: the operand offset of each slice, from its clamped
+ * start index (bounds hi) and its batching dims. */
+static void gather_bases(const gather_params *p, const void *idx,
+                         const int64_t *hi, int64_t *base) {
+  int64_t bi[MAXR] = {0}, ioff = 0;
+  for (int64_t b = 0; b < p->n_batch; b++) {
+    int64_t o = 0;
+    for (int k = 0; k < p->n_map; k++) {
+      int64_t v = p->load(idx, ioff + k * p->iv_str);
+      v = v < 0 ? 0 : v > hi[k] ? hi[k] : v;
+      o += v * p->map_str[k];
+    }
+    for (int i = 0; i < p->n_bat; i++) o += bi[p->bat_pos[i]] * p->bat_ostr[i];
+    base[b] = o;
+    for (int j = p->n_bd - 1; j >= 0; j--) {
+      ioff += p->bd_istr[j];
+      if (++bi[j] < p->bd_cnt[j]) break;
+      ioff -= bi[j] * p->bd_istr[j];
+      bi[j] = 0;
+    }
+  }
+}
+
+/* Pass 2: walk the result res, a row of the innermost loop at a time. */
+static shlo_status gather_walk_result(const shlo_step *s,
+                                      const gather_params *p,
+                                      const int64_t *base, const char *src,
+                                      shlo_value *res, shlo_exec *ex) {
+  char *dst = res->data;
+  size_t esz = p->esz;
+  int nl = p->n_loop;
+  if (nl == 0) {
+    memcpy(dst, src + (size_t)base[0] * esz, esz);
+    return SHLO_OK;
+  }
+  int64_t inner = p->cnt[nl - 1], ib = p->bstr[nl - 1], il = p->lstr[nl - 1];
+  int64_t outer = res->numel / inner;
+  int64_t ctr[MAXR] = {0}, cb = 0, co = 0;
+  for (int64_t t = 0; t < outer; t++) {
+    if ((t & 1023) == 1023 && shlo__exec_should_stop(ex))
+      return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
+                            "stopped: the execution was canceled or "
+                            "exceeded its deadline");
+    if (p->contig)
+      memcpy(dst, src + (size_t)(base[cb] + co) * esz, (size_t)inner * esz);
+    else
+      gather_row(dst, src, base + cb, ib, co, il, inner, esz);
+    dst += (size_t)inner * esz;
+    for (int j = nl - 2; j >= 0; j--) {
+      cb += p->bstr[j];
+      co += p->lstr[j];
+      if (++ctr[j] < p->cnt[j]) break;
+      cb -= ctr[j] * p->bstr[j];
+      co -= ctr[j] * p->lstr[j];
+      ctr[j] = 0;
+    }
+  }
+  return SHLO_OK;
+}
+
+static shlo_status k_gather(const shlo_step *s, shlo_value *const *in,
+                            shlo_value **out, shlo_exec *ex) {
+  const gather_params *p = s->params;
+  int64_t hi[MAXR];
+  memcpy(hi, p->hi, sizeof hi);
+  if (p->dynamic) {
+    shlo_status st = gather_dynamic_sizes(s, p, in[2], hi, ex);
+    if (st) return st;
+  }
+  shlo_value *res = shlo_tensor_new(p->elem, p->out_rank, p->out_dims);
+  if (!res) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  /* An empty operand leaves nothing to read: only unit dims of slice
+   * size 0 get here with a non-empty result; it stays zero. */
+  if (res->numel == 0 || in[0]->numel == 0) {
+    out[0] = res;
+    return SHLO_OK;
+  }
+  int64_t *base = malloc((size_t)p->n_batch * sizeof *base);
+  if (!base) {
+    shlo_value_unref(res);
+    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  }
+  gather_bases(p, in[1]->data, hi, base);
+  shlo_status st = gather_walk_result(s, p, base, in[0]->data, res, ex);
+  free(base);
+  if (st) {
+    shlo_value_unref(res);
+    return st;
+  }
+  out[0] = res;
+  return SHLO_OK;
+}
+
+/* The dimension numbers gather and scatter share, under gather's names
+ * (scatter's in the comments).  Both ops check them with the same rules
+ * (spec gather C1-C14, scatter C1-C14); only the names in the messages
+ * differ, so the names come from an idx_names table. */
+typedef struct idx_dnums {
+  int64_t offd[MAXR]; /* offset_dims / update_window_dims */
+  int64_t coll[MAXR]; /* collapsed_slice_dims / inserted_window_dims */
+  int64_t obat[MAXR]; /* operand_batching_dims / input_batching_dims */
+  int64_t sbat[MAXR]; /* start_indices_batching_dims /
+                         scatter_indices_batching_dims */
+  int64_t map[MAXR];  /* start_index_map / scatter_dims_to_operand_dims */
+  int n_off, n_coll, n_obat, n_sbat, n_map;
+  int64_t ivd;        /* index_vector_dim */
+  int n_bd;           /* index dims other than ivd: batch / scatter dims */
+} idx_dnums;
+
+typedef struct idx_names {
+  const char *op;       /* "gather" */
+  const char *attr;     /* "dimension_numbers" */
+  const char *off, *coll, *obat, *sbat, *map; /* the fields */
+  const char *operand;  /* "operand": whose rank the fields split */
+  const char *operands; /* "operand": in the batching-size message */
+  const char *indices;  /* "start_indices" */
+  const char *result;   /* "result": whose rank adds offset + batch dims */
+  const char *off_word; /* "offset" */
+  const char *bd_word;  /* "batch" */
+  const char *collapsed; /* "collapsed" */
+} idx_names;
+
+static const idx_names gather_names = {
+    "gather", "dimension_numbers", "offset_dims", "collapsed_slice_dims",
+    "operand_batching_dims", "start_indices_batching_dims",
+    "start_index_map", "operand", "operand", "start_indices", "result",
+    "offset", "batch", "collapsed"};
+
+static const idx_names scatter_names = {
+    "scatter", "scatter_dimension_numbers", "update_window_dims",
+    "inserted_window_dims", "input_batching_dims",
+    "scatter_indices_batching_dims", "scatter_dims_to_operand_dims", "input",
+    "inputs", "scatter_indices", "updates", "window", "scatter", "inserted"};
+
+/* Read the struct attribute nm->attr into dn. */
+static shlo_status read_dnums(shlo_compiler *cc, const shlo_op *op,
+                              const idx_names *nm, idx_dnums *dn) {
+  const shlo_attr *a = shlo_op_attr(op, nm->attr);
+  if (!a || a->kind != SHLO_ATTR_STRUCT)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "needs a #stablehlo.%s '%s'",
+                        nm->op, nm->attr);
+  shlo_status st;
+  if ((st = read_list(cc, op, a, nm->off, dn->offd, &dn->n_off)) ||
+      (st = read_list(cc, op, a, nm->coll, dn->coll, &dn->n_coll)) ||
+      (st = read_list(cc, op, a, nm->obat, dn->obat, &dn->n_obat)) ||
+      (st = read_list(cc, op, a, nm->sbat, dn->sbat, &dn->n_sbat)) ||
+      (st = read_list(cc, op, a, nm->map, dn->map, &dn->n_map)))
+    return st;
+  dn->ivd = 0;
+  const shlo_attr *ivd_a = shlo_attr_field(a, "index_vector_dim");
+  if (ivd_a && !shlo_attr_get_i64(ivd_a, &dn->ivd))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "index_vector_dim must be an integer");
+  return SHLO_OK;
+}
+
+/* Check dn against the operand (input) type ot, the index type it and the
+ * rank of the result (updates), and set dn->n_bd. */
+static shlo_status check_dnums(shlo_compiler *cc, const shlo_op *op,
+                               const idx_names *nm, idx_dnums *dn,
+                               const shlo_type *ot, const shlo_type *it,
+                               int rrank) {
+  int orank = ot->rank, irank = it->rank;
+  int64_t ivd = dn->ivd;
+  if (ivd < 0 || ivd > irank)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "index_vector_dim %lld is out of range [0, %d]",
+                        (long long)ivd, irank);
+  int64_t iv_len = ivd < irank ? it->dims[ivd] : 1;
+  if (dn->n_map != iv_len)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "%s has %d entries but the index vector has %lld",
+                        nm->map, dn->n_map, (long long)iv_len);
+  if (orank != dn->n_off + dn->n_coll + dn->n_obat)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "%s rank %d is not size(%s) + size(%s) + size(%s)",
+                        nm->operand, orank, nm->off, nm->coll, nm->obat);
+  dn->n_bd = irank - (ivd < irank ? 1 : 0);
+  if (rrank != dn->n_off + dn->n_bd)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "%s rank %d is not %d %s dims + %d %s dims",
+                        nm->result, rrank, dn->n_off, nm->off_word, dn->n_bd,
+                        nm->bd_word);
+  if (!list_ok(dn->offd, dn->n_off, rrank, true))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "%s must be sorted, unique and in range", nm->off);
+  if (!list_ok(dn->coll, dn->n_coll, orank, true) ||
+      !list_ok(dn->obat, dn->n_obat, orank, true))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "%s and %s must be sorted and in range", nm->coll,
+                        nm->obat);
+  for (int i = 0; i < dn->n_obat; i++)
+    if (in_list(dn->coll, dn->n_coll, dn->obat[i]))
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "dim %lld is both %s and a batching dim",
+                          (long long)dn->obat[i], nm->collapsed);
+  if (!list_ok(dn->map, dn->n_map, orank, false))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "%s must be unique and in range", nm->map);
+  for (int i = 0; i < dn->n_map; i++)
+    if (in_list(dn->obat, dn->n_obat, dn->map[i]))
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY, "%s and %s share dim %lld",
+                          nm->map, nm->obat, (long long)dn->map[i]);
+  if (dn->n_sbat != dn->n_obat ||
+      !list_ok(dn->sbat, dn->n_sbat, irank, false) ||
+      in_list(dn->sbat, dn->n_sbat, ivd))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "%s must be unique, in range, not index_vector_dim, "
+                        "and as many as %s",
+                        nm->sbat, nm->obat);
+  for (int i = 0; i < dn->n_obat; i++)
+    if (ot->dims[dn->obat[i]] != it->dims[dn->sbat[i]])
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "batching dims %lld of %s and %lld of %s differ "
+                          "in size",
+                          (long long)dn->obat[i], nm->operands,
+                          (long long)dn->sbat[i], nm->indices);
+  return SHLO_OK;
+}
+
+/* Read and check the dimension numbers of a gather or scatter. */
+static shlo_status load_dnums(shlo_compiler *cc, const shlo_op *op,
+                              const idx_names *nm, idx_dnums *dn,
+                              const shlo_type *ot, const shlo_type *it,
+                              int rrank) {
+  shlo_status st = read_dnums(cc, op, nm, dn);
+  return st ? st : check_dnums(cc, op, nm, dn, ot, it, rrank);
+}
+
+/* The operand, start_indices and result types of a gather, checked; load
+ * reads one start index. */
+static shlo_status gather_types(shlo_compiler *cc, const shlo_op *op,
+                                bool dynamic, const shlo_type **ot,
+                                const shlo_type **it, const shlo_type **rt,
+                                idx_load_fn *load) {
+  if (op->n_operands != (dynamic ? 3 : 2) || op->n_results != 1)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs %s and one result",
+                        dynamic ? "operand, start_indices and slice_sizes"
+                                : "operand and start_indices");
+  *ot = shlo__cc_operand_type(cc, op, 0);
+  *it = shlo__cc_operand_type(cc, op, 1);
+  *rt = shlo__cc_result_type(cc, op, 0);
+  if ((*ot)->kind != SHLO_TYPE_TENSOR || (*it)->kind != SHLO_TYPE_TENSOR ||
+      (*rt)->kind != SHLO_TYPE_TENSOR)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "operands must be tensors");
+  if (!shlo_type_is_static(*ot) || !shlo_type_is_static(*it) ||
+      !shlo_type_is_static(*rt))
+    return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "dynamic shapes are not supported");
+  *load = idx_loader((*it)->elem);
+  if (!*load || (*it)->quant)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "start_indices must have an integer element type");
+  if ((*rt)->elem != (*ot)->elem)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C23) result and operand element types differ");
+  return SHLO_OK;
+}
+
+/* Slice sizes: the offset dims of the result give the window dims'
+ * (window_dim[k] is the operand dim of the k-th offset dim).  A static
+ * gather's slice_sizes attribute must agree; a dynamic one's are checked
+ * against the operand at run time. */
+static shlo_status gather_slices(shlo_compiler *cc, const shlo_op *op,
+                                 gather_params *p, const idx_dnums *dn,
+                                 const shlo_type *ot, const shlo_type *rt,
+                                 int *window_dim) {
+  int orank = ot->rank;
+  for (int d = 0, k = 0; d < orank; d++) {
+    p->unit[d] = in_list(dn->coll, dn->n_coll, d) ||
+                 in_list(dn->obat, dn->n_obat, d);
+    if (p->unit[d]) {
+      p->slice[d] = 1;
+    } else {
+      window_dim[k] = d;
+      p->slice[d] = rt->dims[dn->offd[k]];
+      k++;
+    }
+  }
+  if (p->dynamic) {
+    for (int d = 0; d < orank; d++)
+      if (p->slice[d] > ot->dims[d])
+        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                            "result implies slice size %lld > dim %d of "
+                            "the operand",
+                            (long long)p->slice[d], d);
+    gather_bounds(p, p->slice, p->hi);
+    return SHLO_OK;
+  }
+  int64_t ss[MAXR];
+  int n = shlo_attr_i64s(shlo_op_attr(op, "slice_sizes"), ss, MAXR);
+  if (n != orank)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "slice_sizes must have one entry per operand dim");
+  for (int d = 0; d < orank; d++) {
+    if (ss[d] < 0 || ss[d] > ot->dims[d])
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "slice_sizes[%d] = %lld is outside [0, %lld]", d,
+                          (long long)ss[d], (long long)ot->dims[d]);
+    if (p->unit[d] ? ss[d] > 1 : ss[d] != p->slice[d])
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "slice_sizes[%d] = %lld does not match the "
+                          "result type",
+                          d, (long long)ss[d]);
+  }
+  gather_bounds(p, ss, p->hi);
+  return SHLO_OK;
+}
+
+/* Batch dims: start_indices dims other than ivd, in order; they are the
+ * result dims not in offset_dims, in the same order.  Sets blin[j] (the
+ * linear stride of batch dim j) and bdim_of[j] (its start_indices dim). */
+static void gather_batch(gather_params *p, const idx_dnums *dn,
+                         const shlo_type *it, const int64_t *istr,
+                         const int64_t *ostr, int64_t *blin,
+                         int64_t *bdim_of) {
+  for (int d = 0, j = 0; d < it->rank; d++) {
+    if (d == dn->ivd) continue;
+    bdim_of[j] = d;
+    p->bd_cnt[j] = it->dims[d];
+    p->bd_istr[j] = istr[d];
+    j++;
+  }
+  p->n_bd = dn->n_bd;
+  p->n_batch = 1;
+  for (int j = dn->n_bd - 1; j >= 0; j--) {
+    blin[j] = p->n_batch;
+    p->n_batch *= p->bd_cnt[j];
+  }
+  p->n_bat = dn->n_obat;
+  for (int i = 0; i < dn->n_obat; i++) {
+    p->bat_pos[i] =
+        (int)(dn->sbat[i] < dn->ivd ? dn->sbat[i] : dn->sbat[i] - 1);
+    p->bat_ostr[i] = ostr[dn->obat[i]];
+  }
+}
+
+/* Store the result walk (counts, batch and operand strides per result
+ * dim) in p, dropping unit dims and merging dims that nest contiguously. */
+static void gather_merge_walk(gather_params *p, int rrank,
+                              const int64_t *cnt, const int64_t *bs,
+                              const int64_t *ls) {
+  int nl = 0;
+  for (int r = 0; r < rrank; r++) {
+    if (cnt[r] == 1) continue;
+    if (nl > 0 && p->bstr[nl - 1] == bs[r] * cnt[r] &&
+        p->lstr[nl - 1] == ls[r] * cnt[r]) {
+      p->cnt[nl - 1] *= cnt[r];
+      p->bstr[nl - 1] = bs[r];
+      p->lstr[nl - 1] = ls[r];
+      continue;
+    }
+    p->cnt[nl] = cnt[r];
+    p->bstr[nl] = bs[r];
+    p->lstr[nl] = ls[r];
+    nl++;
+  }
+  p->n_loop = nl;
+  p->contig = nl > 0 && p->bstr[nl - 1] == 0 && p->lstr[nl - 1] == 1;
+}
+
+/* The result walk, checking the result shape on the way. */
+static shlo_status gather_walk(shlo_compiler *cc, const shlo_op *op,
+                               gather_params *p, const idx_dnums *dn,
+                               const shlo_type *it, const shlo_type *rt,
+                               const int64_t *ostr, const int *window_dim,
+                               const int64_t *blin, const int64_t *bdim_of) {
+  int64_t cnt[MAXR], bs[MAXR], ls[MAXR];
+  for (int r = 0, k = 0, j = 0; r < rt->rank; r++) {
+    if (k < dn->n_off && dn->offd[k] == r) {
+      int d = window_dim[k++];
+      cnt[r] = rt->dims[r];
+      bs[r] = 0;
+      ls[r] = ostr[d];
+    } else {
+      if (rt->dims[r] != it->dims[bdim_of[j]])
+        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                            "result dim %d is %lld but start_indices dim "
+                            "%lld is %lld",
+                            r, (long long)rt->dims[r],
+                            (long long)bdim_of[j],
+                            (long long)it->dims[bdim_of[j]]);
+      cnt[r] = rt->dims[r];
+      bs[r] = blin[j++];
+      ls[r] = 0;
+    }
+  }
+  gather_merge_walk(p, rt->rank, cnt, bs, ls);
+  return SHLO_OK;
+}
+
+/* gather / dynamic_gather: result[result_index] = operand[operand_index]
+ * where, for the result's batch dims (those not in offset_dims) and
+ * offset dims,
+ *   start     = start_indices[batch index, : at index_vector_dim],
+ *   operand_index = clamp(start mapped by start_index_map, 0,
+ *                         dim - slice_sizes)
+ *                 + batch index at operand_batching_dims
+ *                 + offset index with 0 at collapsed and batching dims.
+ * dynamic_gather takes slice_sizes as a third operand; the result type
+ * fixes them all but the collapsed/batching ones (0 or 1), so they are
+ * derived from it here and checked against the operand at run time. */
+shlo_status shlo__compile_gather(shlo_compiler *cc, const shlo_op *op,
+                                shlo_step *step) {
+  bool dynamic = op->code == SHLO_OP_DYNAMIC_GATHER;
+  const shlo_type *ot = NULL, *it = NULL, *rt = NULL;
+  idx_load_fn load = NULL;
+  idx_dnums dn;
+  shlo_status st = gather_types(cc, op, dynamic, &ot, &it, &rt, &load);
+  if (st) return st;
+  st = load_dnums(cc, op, &gather_names, &dn, ot, it, rt->rank);
+  if (st) return st;
+
+  gather_params *p = shlo__params_alloc(step, sizeof *p);
+  if (!p) return SHLO_ENOMEM;
+  p->elem = ot->elem;
+  p->esz = shlo_elem_size(ot->elem);
+  p->load = load;
+  p->dynamic = dynamic;
+  p->rank = ot->rank;
+  p->n_map = dn.n_map;
+  p->out_rank = rt->rank;
+  int64_t ostr[MAXR], istr[MAXR];
+  shlo_strides(ot->rank, ot->dims, ostr);
+  shlo_strides(it->rank, it->dims, istr);
+  for (int d = 0; d < ot->rank; d++) p->odims[d] = ot->dims[d];
+  for (int d = 0; d < rt->rank; d++) p->out_dims[d] = rt->dims[d];
+  for (int k = 0; k < dn.n_map; k++) {
+    p->map[k] = dn.map[k];
+    p->map_str[k] = ostr[dn.map[k]];
+  }
+
+  int window_dim[MAXR];
+  st = gather_slices(cc, op, p, &dn, ot, rt, window_dim);
+  if (st) return st;
+  p->iv_str = dn.ivd < it->rank ? istr[dn.ivd] : 0;
+  int64_t blin[MAXR], bdim_of[MAXR];
+  gather_batch(p, &dn, it, istr, ostr, blin, bdim_of);
+  st = gather_walk(cc, op, p, &dn, it, rt, ostr, window_dim, blin, bdim_of);
+  if (st) return st;
+  step->fn = k_gather;
+  return SHLO_OK;
+}
+
+/* ---- scatter: native update computations ---- */
+
+/* Apply the body to n elements: d[i*ds] = body(d[i*ds], u[i*us]) (strides
+ * in elements).  et is the element type (for the generic flavours). */
+typedef void (*combine_fn)(char *d, const char *u, int64_t n, int64_t ds,
+                           int64_t us, shlo_elem_type et);
+
+/* Integers wrap at their width: arithmetic in uint64_t, truncated. */
+#define IC_add(T, U, a, b) (T)(U)((uint64_t)(U)(a) + (uint64_t)(U)(b))
+#define IC_mul(T, U, a, b) (T)(U)((uint64_t)(U)(a) * (uint64_t)(U)(b))
+#define IC_max(T, U, a, b) ((a) > (b) ? (a) : (b))
+#define IC_min(T, U, a, b) ((a) < (b) ? (a) : (b))
+#define IC_and(T, U, a, b) (T)((a) & (b))
+#define IC_or(T, U, a, b) (T)((a) | (b))
+#define IC_xor(T, U, a, b) (T)((a) ^ (b))
+#define IC_OPS(X) X(add) X(mul) X(max) X(min) X(and) X(or) X(xor)
+#define IC_TYPES(X, OP)                                            \
+  X(OP, s8, int8_t, uint8_t) X(OP, s16, int16_t, uint16_t)         \
+  X(OP, s32, int32_t, uint32_t) X(OP, s64, int64_t, uint64_t)      \
+  X(OP, u8, uint8_t, uint8_t) X(OP, u16, uint16_t, uint16_t)       \
+  X(OP, u32, uint32_t, uint32_t) X(OP, u64, uint64_t, uint64_t)
+enum { ICT_s8, ICT_s16, ICT_s32, ICT_s64, ICT_u8, ICT_u16, ICT_u32, ICT_u64,
+       ICT_COUNT };
+enum { ICO_add, ICO_mul, ICO_max, ICO_min, ICO_and, ICO_or, ICO_xor,
+       ICO_COUNT };
+
+#define DEF_IC(OP, TN, T, U)                                                \
+  static void ic_##OP##_##TN(char *d_, const char *u_, int64_t n,           \
+                             int64_t ds, int64_t us, shlo_elem_type et) {   \
+    (void)et;                                                               \
+    T *d = (T *)(void *)d_;                                                 \
+    const T *u = (const T *)(const void *)u_;                               \
+    for (int64_t i = 0; i < n; i++) {                                       \
+      T a = d[i * ds], b = u[i * us];                                       \
+      d[i * ds] = IC_##OP(T, U, a, b);                                      \
+    }                                                                       \
+  }
+#define DEF_IC_ALL(OP) IC_TYPES(DEF_IC, OP)
+IC_OPS(DEF_IC_ALL)
+#define IC_CELL(OP, TN, T, U) ic_##OP##_##TN,
+#define IC_ROW(OP) [ICO_##OP] = {IC_TYPES(IC_CELL, OP)},
+static const combine_fn ic_tab[ICO_COUNT][ICT_COUNT] = {IC_OPS(IC_ROW)};
+
+/* Integers narrower than their byte (i2, i4, ui2, ui4): wrap to the
+ * width after each operation. */
+#define DEF_ICN(OP)                                                         \
+  static void icn_##OP(char *d_, const char *u_, int64_t n, int64_t ds,     \
+                       int64_t us, shlo_elem_type et) {                     \
+    bool sg = shlo_elem_class_of(et) == SHLO_CLASS_SINT;                    \
+    uint8_t *d = (uint8_t *)d_;                                             \
+    const uint8_t *u = (const uint8_t *)u_;                                 \
+    for (int64_t i = 0; i < n; i++) {                                       \
+      int64_t a = sg ? (int8_t)d[i * ds] : d[i * ds];                       \
+      int64_t b = sg ? (int8_t)u[i * us] : u[i * us];                       \
+      int64_t r = IC_##OP(int64_t, uint64_t, a, b);                         \
+      d[i * ds] = (uint8_t)shlo_int_wrap(et, r);                            \
+    }                                                                       \
+  }
+IC_OPS(DEF_ICN)
+#define ICN_ROW(OP) [ICO_##OP] = icn_##OP,
+static const combine_fn icn_tab[ICO_COUNT] = {IC_OPS(ICN_ROW)};
+
+/* Floats: maximum/minimum propagate NaN and order -0 below +0, as the
+ * elementwise ops do. */
+#define FC_add(a, b) ((a) + (b))
+#define FC_mul(a, b) ((a) * (b))
+#define FC_max(a, b) SHLO_FMAX(a, b)
+#define FC_min(a, b) SHLO_FMIN(a, b)
+#define FC_OPS(X) X(add) X(mul) X(max) X(min)
+
+#define DEF_FC(OP)                                                          \
+  static void fc_##OP##_f32(char *d_, const char *u_, int64_t n,            \
+                            int64_t ds, int64_t us, shlo_elem_type et) {    \
+    (void)et;                                                               \
+    float *d = (float *)(void *)d_;                                         \
+    const float *u = (const float *)(const void *)u_;                       \
+    for (int64_t i = 0; i < n; i++) {                                       \
+      float a = d[i * ds], b = u[i * us];                                   \
+      d[i * ds] = FC_##OP(a, b);                                            \
+    }                                                                       \
+  }                                                                         \
+  static void fc_##OP##_f64(char *d_, const char *u_, int64_t n,            \
+                            int64_t ds, int64_t us, shlo_elem_type et) {    \
+    (void)et;                                                               \
+    double *d = (double *)(void *)d_;                                       \
+    const double *u = (const double *)(const void *)u_;                     \
+    for (int64_t i = 0; i < n; i++) {                                       \
+      double a = d[i * ds], b = u[i * us];                                  \
+      d[i * ds] = FC_##OP(a, b);                                            \
+    }                                                                       \
+  }                                                                         \
+  /* narrower than f32: exact in double, one rounding on store */           \
+  static void fc_##OP##_nar(char *d, const char *u, int64_t n, int64_t ds,  \
+                            int64_t us, shlo_elem_type et) {                \
+    size_t sz = shlo_elem_size(et);                                         \
+    for (int64_t i = 0; i < n; i++) {                                       \
+      char *dp = d + (size_t)(i * ds) * sz;                                 \
+      double a = shlo__float_load(et, dp);                                   \
+      double b = shlo__float_load(et, u + (size_t)(i * us) * sz);            \
+      shlo__float_store(et, FC_##OP(a, b), dp);                              \
+    }                                                                       \
+  }
+FC_OPS(DEF_FC)
+
+/* Complex add and multiply, in the part type (as the elementwise ops). */
+#define DEF_CC(TN, PT)                                                      \
+  static void cc_add_##TN(char *d_, const char *u_, int64_t n, int64_t ds,  \
+                          int64_t us, shlo_elem_type et) {                  \
+    (void)et;                                                               \
+    PT *d = (PT *)(void *)d_;                                               \
+    const PT *u = (const PT *)(const void *)u_;                             \
+    for (int64_t i = 0; i < n; i++) {                                       \
+      d[2 * i * ds] += u[2 * i * us];                                       \
+      d[2 * i * ds + 1] += u[2 * i * us + 1];                               \
+    }                                                                       \
+  }                                                                         \
+  static void cc_mul_##TN(char *d_, const char *u_, int64_t n, int64_t ds,  \
+                          int64_t us, shlo_elem_type et) {                  \
+    (void)et;                                                               \
+    PT *d = (PT *)(void *)d_;                                               \
+    const PT *u = (const PT *)(const void *)u_;                             \
+    for (int64_t i = 0; i < n; i++) {                                       \
+      PT ar = d[2 * i * ds], ai = d[2 * i * ds + 1];                        \
+      PT br = u[2 * i * us], bi = u[2 * i * us + 1];                        \
+      SHLO_CMUL(PT, ar, ai, br, bi, d[2 * i * ds], d[2 * i * ds + 1]);      \
+    }                                                                       \
+  }
+DEF_CC(c64, float)
+DEF_CC(c128, double)
+
+static int ic_type(shlo_elem_type t) {
+  switch (t) {
+  case SHLO_SI8: return ICT_s8;
+  case SHLO_SI16: return ICT_s16;
+  case SHLO_SI32: return ICT_s32;
+  case SHLO_SI64: return ICT_s64;
+  case SHLO_I1: case SHLO_UI8: return ICT_u8;
+  case SHLO_UI16: return ICT_u16;
+  case SHLO_UI32: return ICT_u32;
+  case SHLO_UI64: return ICT_u64;
+  default: return -1;
+  }
+}
+
+/* The native loop for body op `code` on element type t, or NULL. */
+static combine_fn native_combine(int code, shlo_elem_type t) {
+  int o;
+  switch (code) {
+  case SHLO_OP_ADD: o = ICO_add; break;
+  case SHLO_OP_MULTIPLY: o = ICO_mul; break;
+  case SHLO_OP_MAXIMUM: o = ICO_max; break;
+  case SHLO_OP_MINIMUM: o = ICO_min; break;
+  case SHLO_OP_AND: o = ICO_and; break;
+  case SHLO_OP_OR: o = ICO_or; break;
+  case SHLO_OP_XOR: o = ICO_xor; break;
+  default: return NULL;
+  }
+  if (t == SHLO_I1) {
+    /* i1: add is or, multiply is and; max/min on 0/1 are or/and. */
+    if (o == ICO_add) o = ICO_or;
+    if (o == ICO_mul) o = ICO_and;
+    return ic_tab[o][ICT_u8];
+  }
+  switch (shlo_elem_class_of(t)) {
+  case SHLO_CLASS_SINT:
+  case SHLO_CLASS_UINT:
+    if (shlo_elem_bits(t) < 8) return icn_tab[o];
+    return ic_type(t) < 0 ? NULL : ic_tab[o][ic_type(t)];
+  case SHLO_CLASS_FLOAT: {
+    static const combine_fn f32[] = {fc_add_f32, fc_mul_f32, fc_max_f32,
+                                     fc_min_f32};
+    static const combine_fn f64[] = {fc_add_f64, fc_mul_f64, fc_max_f64,
+                                     fc_min_f64};
+    static const combine_fn nar[] = {fc_add_nar, fc_mul_nar, fc_max_nar,
+                                     fc_min_nar};
+    if (o > ICO_min) return NULL;
+    return t == SHLO_F32 ? f32[o] : t == SHLO_F64 ? f64[o] : nar[o];
+  }
+  case SHLO_CLASS_COMPLEX:
+    if (o == ICO_add) return t == SHLO_C64 ? cc_add_c64 : cc_add_c128;
+    if (o == ICO_mul) return t == SHLO_C64 ? cc_mul_c64 : cc_mul_c128;
+    return NULL;
+  default:
+    return NULL;
+  }
+}
+
+/* ---- scatter ---- */
+
+typedef enum {
+  SC_REGION,  /* run the compiled body per element */
+  SC_REPLACE, /* the body returns the updates */
+  SC_NATIVE,  /* one known binary op on the two block arguments */
+} scatter_mode;
+
+typedef struct scatter_params {
+  int n;                   /* number of inputs (and of updates) */
+  scatter_mode mode;
+  combine_fn combine;      /* SC_NATIVE */
+  shlo_elem_type *elem;    /* per input (points into this block) */
+  size_t *esz;
+  idx_load_fn load;
+  int rank;                /* input rank */
+  int64_t idims[MAXR], istr[MAXR];
+  int n_map;               /* scatter_dims_to_operand_dims */
+  int64_t map[MAXR];
+  int64_t iv_str;          /* scatter_indices stride of index_vector_dim */
+  int n_sd;                /* update scatter dims */
+  int64_t sd_cnt[MAXR], sd_istr[MAXR], sd_ustr[MAXR];
+  int64_t n_pos;           /* scatter positions */
+  int n_bat;               /* batching dims */
+  int bat_pos[MAXR];       /* position in the update scatter index */
+  int64_t bat_dim[MAXR];   /* input dim */
+  int n_pt;                /* input dims the window covers once */
+  int64_t pt_dim[MAXR];
+  int n_w;                 /* window dims of extent > 1, in order */
+  int64_t w_dim[MAXR], w_cnt[MAXR], w_ustr[MAXR], w_istr[MAXR];
+} scatter_params;
+
+/* What a kernel run carries around. */
+typedef struct scatter_run {
+  const shlo_step *s;
+  const scatter_params *p;
+  shlo_value *const *in;
+  shlo_value **out;
+  shlo_exec *ex;
+  shlo_value **lead;       /* SC_REGION: 2n scalars */
+  shlo_value **res;        /* SC_REGION: n results */
+} scatter_run;
+
+static void copy_strided(char *d, const char *u, int64_t n, int64_t ds,
+                         int64_t us, size_t esz) {
+#define SCATTER_COPY(T)                                                \
+  {                                                                    \
+    T *dp = (T *)(void *)d;                                            \
+    const T *up = (const T *)(const void *)u;                          \
+    for (int64_t i = 0; i < n; i++) dp[i * ds] = up[i * us];           \
+    return;                                                            \
+  }
+  switch (esz) {
+  case 1: SCATTER_COPY(uint8_t)
+  case 2: SCATTER_COPY(uint16_t)
+  case 4: SCATTER_COPY(uint32_t)
+  case 8: SCATTER_COPY(uint64_t)
+  default:
+    for (int64_t i = 0; i < n; i++)
+      memcpy(d + (size_t)(i * ds) * esz, u + (size_t)(i * us) * esz, esz);
+    return;
+  }
+#undef SCATTER_COPY
+}
+
+/* Apply the update computation to a run of n elements: inputs from
+ * element io on (stride ds), updates from element uo on (stride us). */
+static shlo_status scatter_apply(const scatter_run *r, int64_t io, int64_t uo,
+                                 int64_t n, int64_t ds, int64_t us) {
+  const scatter_params *p = r->p;
+  int nin = p->n;
+  if (p->mode == SC_NATIVE) {
+    size_t esz = p->esz[0];
+    p->combine((char *)r->out[0]->data + (size_t)io * esz,
+               (const char *)r->in[2]->data + (size_t)uo * esz, n, ds, us,
+               p->elem[0]);
+    return SHLO_OK;
+  }
+  if (p->mode == SC_REPLACE) {
+    for (int i = 0; i < nin; i++) {
+      size_t esz = p->esz[i];
+      char *d = (char *)r->out[i]->data + (size_t)io * esz;
+      const char *u = (const char *)r->in[nin + 1 + i]->data + (size_t)uo * esz;
+      if (ds == 1 && us == 1)
+        memcpy(d, u, (size_t)n * esz);
+      else
+        copy_strided(d, u, n, ds, us, esz);
+    }
+    return SHLO_OK;
+  }
+  for (int64_t j = 0; j < n; j++) {
+    int64_t di = io + j * ds, ui = uo + j * us;
+    for (int i = 0; i < nin; i++) {
+      size_t esz = p->esz[i];
+      memcpy(r->lead[i]->data, (char *)r->out[i]->data + (size_t)di * esz,
+             esz);
+      memcpy(r->lead[nin + i]->data,
+             (const char *)r->in[nin + 1 + i]->data + (size_t)ui * esz, esz);
+    }
+    shlo_status st =
+        shlo__step_run_region(r->s, 0, r->in, r->lead, 2 * nin, r->res, r->ex);
+    if (st) return st;
+    for (int i = 0; i < nin; i++) {
+      shlo_value *v = r->res[i];
+      if (st == SHLO_OK &&
+          (v->kind != SHLO_TYPE_TENSOR || v->elem != p->elem[i] ||
+           v->numel != 1))
+        st = shlo__exec_fail(r->ex, r->s, SHLO_ERUNTIME,
+                            "update computation result %d is not a %s "
+                            "scalar",
+                            i, shlo_elem_name(p->elem[i]));
+      if (st == SHLO_OK)
+        memcpy((char *)r->out[i]->data + (size_t)di * p->esz[i], v->data,
+               p->esz[i]);
+      shlo_value_unref(v);
+      r->res[i] = NULL;
+    }
+    if (st) return st;
+  }
+  return SHLO_OK;
+}
+
+/* One scatter position: its start index (unclamped) is start[]; clip the
+ * window to the inputs and apply the body along its innermost dim. */
+static shlo_status scatter_window(const scatter_run *r, const int64_t *start,
+                                  int64_t uo) {
+  const scatter_params *p = r->p;
+  for (int j = 0; j < p->n_pt; j++) {
+    int64_t d = p->pt_dim[j];
+    if (start[d] < 0 || start[d] >= p->idims[d]) return SHLO_OK;
+  }
+  int64_t lo[MAXR], hi[MAXR], wi[MAXR];
+  for (int k = 0; k < p->n_w; k++) {
+    int64_t d = p->w_dim[k];
+    lo[k] = start[d] < 0 ? -start[d] : 0;
+    hi[k] = p->idims[d] - start[d];
+    if (hi[k] > p->w_cnt[k]) hi[k] = p->w_cnt[k];
+    if (lo[k] >= hi[k]) return SHLO_OK;
+  }
+  /* Every start is now within a window's extent of the input. */
+  int64_t io = 0;
+  for (int d = 0; d < p->rank; d++) io += start[d] * p->istr[d];
+  for (int k = 0; k < p->n_w; k++) {
+    io += lo[k] * p->w_istr[k];
+    uo += lo[k] * p->w_ustr[k];
+    wi[k] = lo[k];
+  }
+  if (p->n_w == 0) return scatter_apply(r, io, uo, 1, 1, 1);
+  int last = p->n_w - 1;
+  for (;;) {
+    shlo_status st = scatter_apply(r, io, uo, hi[last] - lo[last],
+                                   p->w_istr[last], p->w_ustr[last]);
+    if (st) return st;
+    int k = last - 1;
+    for (; k >= 0; k--) {
+      io += p->w_istr[k];
+      uo += p->w_ustr[k];
+      if (++wi[k] < hi[k]) break;
+      io -= (wi[k] - lo[k]) * p->w_istr[k];
+      uo -= (wi[k] - lo[k]) * p->w_ustr[k];
+      wi[k] = lo[k];
+    }
+    if (k < 0) return SHLO_OK;
+  }
+}
+
+/* Index values far outside any tensor are pinned so sums cannot overflow. */
+#define SCATTER_FAR ((int64_t)1 << 61)
+
+static shlo_status k_scatter(const shlo_step *s, shlo_value *const *in,
+                             shlo_value **out, shlo_exec *ex) {
+  const scatter_params *p = s->params;
+  int n = p->n;
+  shlo_status st = SHLO_OK;
+  scatter_run r = {s, p, in, out, ex, NULL, NULL};
+  for (int i = 0; i < n; i++) {
+    out[i] = shlo_tensor_clone(in[i]);
+    if (!out[i]) {
+      st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+      goto done;
+    }
+  }
+  if (p->n_pos == 0 || in[n + 1]->numel == 0 || in[0]->numel == 0)
+    goto done;
+  if (p->mode == SC_REGION) {
+    r.lead = calloc((size_t)(3 * n), sizeof *r.lead);
+    if (!r.lead) {
+      st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+      goto done;
+    }
+    r.res = r.lead + 2 * n;
+    for (int i = 0; i < 2 * n; i++) {
+      r.lead[i] = shlo_tensor_new(p->elem[i % n], 0, NULL);
+      if (!r.lead[i]) {
+        st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+        goto done;
+      }
+    }
+  }
+
+  const void *idx = in[n]->data;
+  int64_t pi[MAXR] = {0}, ioff = 0, uo = 0, start[MAXR];
+  for (int64_t b = 0; b < p->n_pos; b++) {
+    if ((b & 255) == 255 && shlo__exec_should_stop(ex)) {
+      st = shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
+                          "stopped: the execution was canceled or exceeded "
+                          "its deadline");
+      goto done;
+    }
+    memset(start, 0, sizeof start);
+    for (int k = 0; k < p->n_map; k++) {
+      int64_t v = p->load(idx, ioff + k * p->iv_str);
+      start[p->map[k]] = v < -SCATTER_FAR ? -SCATTER_FAR
+                         : v > SCATTER_FAR ? SCATTER_FAR : v;
+    }
+    for (int i = 0; i < p->n_bat; i++)
+      start[p->bat_dim[i]] += pi[p->bat_pos[i]];
+    st = scatter_window(&r, start, uo);
+    if (st) goto done;
+    for (int j = p->n_sd - 1; j >= 0; j--) {
+      ioff += p->sd_istr[j];
+      uo += p->sd_ustr[j];
+      if (++pi[j] < p->sd_cnt[j]) break;
+      ioff -= pi[j] * p->sd_istr[j];
+      uo -= pi[j] * p->sd_ustr[j];
+      pi[j] = 0;
+    }
+  }
+
+done:
+  if (r.lead) {
+    for (int i = 0; i < 3 * n; i++) shlo_value_unref(r.lead[i]);
+    free(r.lead);
+  }
+  if (st)
+    for (int i = 0; i < n; i++) {
+      shlo_value_unref(out[i]);
+      out[i] = NULL;
+    }
+  return st;
+}
+
+static bool same_shape(const shlo_type *a, const shlo_type *b) {
+  if (a->rank != b->rank) return false;
+  for (int d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d]) return false;
+  return true;
+}
+
+/* Whether value v has type tensor<elem> (rank 0, not quantized). */
+static bool scalar_of(shlo_compiler *cc, int v, shlo_elem_type elem) {
+  int ids[1] = {v};
+  shlo_op probe = {0};
+  probe.n_operands = 1;
+  probe.operands = ids;
+  const shlo_type *t = shlo__cc_operand_type(cc, &probe, 0);
+  return t && t->kind == SHLO_TYPE_TENSOR && t->rank == 0 &&
+         t->elem == elem && !t->quant;
+}
+
+/* Recognise a body that returns its update arguments, or (one input) that
+ * is a single known op on both block arguments. */
+static scatter_mode scatter_body(shlo_compiler *cc, const shlo_op *op, int n,
+                                 const shlo_type *const *types,
+                                 combine_fn *combine) {
+  const shlo_block *b = op->regions[0];
+  if (b->n_args != 2 * n || b->n_ops < 1) return SC_REGION;
+  for (int i = 0; i < 2 * n; i++)
+    if (!scalar_of(cc, b->args[i], types[i % n]->elem)) return SC_REGION;
+  const shlo_op *ret = b->ops[b->n_ops - 1];
+  if (ret->code != SHLO_OP_RETURN || ret->n_operands != n) return SC_REGION;
+  if (b->n_ops == 1) {
+    for (int i = 0; i < n; i++)
+      if (ret->operands[i] != b->args[n + i]) return SC_REGION;
+    return SC_REPLACE;
+  }
+  if (b->n_ops != 2 || n != 1 || types[0]->quant) return SC_REGION;
+  const shlo_op *f = b->ops[0];
+  if (f->n_operands != 2 || f->n_results != 1 || f->n_regions != 0 ||
+      ret->operands[0] != f->results[0])
+    return SC_REGION;
+  int a0 = f->operands[0], a1 = f->operands[1];
+  if (!((a0 == b->args[0] && a1 == b->args[1]) ||
+        (a0 == b->args[1] && a1 == b->args[0])))
+    return SC_REGION;
+  *combine = native_combine(f->code, types[0]->elem);
+  return *combine ? SC_NATIVE : SC_REGION;
+}
+
+/* The types of scatter's n inputs (ty[0..n)) and n updates (ty[n..2n)) and
+ * of its scatter_indices (*it), checked against each other and the
+ * results; load reads one scatter index. */
+static shlo_status scatter_types(shlo_compiler *cc, const shlo_op *op,
+                                 int n, const shlo_type **ty,
+                                 const shlo_type **it, idx_load_fn *load) {
+  for (int i = 0; i < n; i++) {
+    ty[i] = shlo__cc_operand_type(cc, op, i);
+    ty[n + i] = shlo__cc_operand_type(cc, op, n + 1 + i);
+  }
+  *it = shlo__cc_operand_type(cc, op, n);
+  const shlo_type *t0 = ty[0], *u0 = ty[n];
+  for (int i = 0; i < 2 * n; i++) {
+    if (ty[i]->kind != SHLO_TYPE_TENSOR)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY, "operands must be tensors");
+    if (!shlo_type_is_static(ty[i]))
+      return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                          "dynamic shapes are not supported");
+  }
+  if ((*it)->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(*it))
+    return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "scatter_indices must be a static tensor");
+  *load = idx_loader((*it)->elem);
+  if (!*load || (*it)->quant)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "scatter_indices must have an integer element type");
+  for (int i = 0; i < n; i++) {
+    const shlo_type *t = ty[i], *u = ty[n + i];
+    const shlo_type *rt = shlo__cc_result_type(cc, op, i);
+    if (!same_shape(t, t0) || !same_shape(u, u0))
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "inputs (and updates) must all have one shape");
+    if (u->elem != t->elem)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "updates %d and inputs %d element types differ", i,
+                          i);
+    if (rt->kind != SHLO_TYPE_TENSOR || rt->elem != t->elem ||
+        !same_shape(rt, t))
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "result %d and input %d types differ", i, i);
+  }
+  return SHLO_OK;
+}
+
+/* Decide how the update computation runs: natively (*mode SC_NATIVE, with
+ * *combine) or as a compiled region, whose signature is checked here. */
+static shlo_status scatter_update(shlo_compiler *cc, const shlo_op *op,
+                                  shlo_step *step, int n,
+                                  const shlo_type **ty, scatter_mode *mode,
+                                  combine_fn *combine) {
+  *combine = NULL;
+  *mode = scatter_body(cc, op, n, ty, combine);
+  if (*mode != SC_REGION) return SHLO_OK;
+  const shlo_block *b = op->regions[0];
+  if (b->n_args != 2 * n)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "the update computation takes %d arguments, not "
+                        "%d",
+                        b->n_args, 2 * n);
+  for (int i = 0; i < 2 * n; i++)
+    if (!scalar_of(cc, b->args[i], ty[i % n]->elem))
+      return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                          "update computation argument %d must be a "
+                          "tensor<%s> (promoted types are not supported)",
+                          i, shlo_elem_name(ty[i % n]->elem));
+  shlo_status st = shlo__cc_compile_regions(cc, op, step);
+  if (st) return st;
+  if (step->plans[0]->n_results != n)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "the update computation returns %d values, not %d",
+                        step->plans[0]->n_results, n);
+  return SHLO_OK;
+}
+
+/* The step's parameters, with room for n element types and sizes after
+ * them. */
+static scatter_params *scatter_alloc(shlo_step *step, int n,
+                                     const shlo_type **ty) {
+  size_t size = sizeof(scatter_params) + (size_t)n * sizeof(size_t) +
+                (size_t)n * sizeof(shlo_elem_type);
+  scatter_params *p = shlo__params_alloc(step, size);
+  if (!p) return NULL;
+  p->esz = (size_t *)(void *)(p + 1);
+  p->elem = (shlo_elem_type *)(void *)(p->esz + n);
+  p->n = n;
+  for (int i = 0; i < n; i++) {
+    p->elem[i] = ty[i]->elem;
+    p->esz[i] = shlo_elem_size(ty[i]->elem);
+  }
+  return p;
+}
+
+/* Update scatter dims <-> scatter_indices dims other than ivd, checking
+ * that they agree in size; then the batching dims. */
+static shlo_status scatter_dims(shlo_compiler *cc, const shlo_op *op,
+                                scatter_params *p, const idx_dnums *dn,
+                                const shlo_type *it, const shlo_type *u0,
+                                const int64_t *sstr, const int64_t *ustr) {
+  p->n_sd = dn->n_bd;
+  p->n_pos = 1;
+  for (int d = 0, j = 0, id = 0; d < u0->rank; d++) {
+    if (in_list(dn->offd, dn->n_off, d)) continue;
+    if (id == dn->ivd) id++;
+    if (u0->dims[d] != it->dims[id])
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "updates dim %d is %lld but scatter_indices dim %d "
+                          "is %lld",
+                          d, (long long)u0->dims[d], id,
+                          (long long)it->dims[id]);
+    p->sd_cnt[j] = u0->dims[d];
+    p->sd_istr[j] = sstr[id];
+    p->sd_ustr[j] = ustr[d];
+    p->n_pos *= u0->dims[d];
+    j++;
+    id++;
+  }
+  p->n_bat = dn->n_obat;
+  for (int i = 0; i < dn->n_obat; i++) {
+    p->bat_pos[i] =
+        (int)(dn->sbat[i] < dn->ivd ? dn->sbat[i] : dn->sbat[i] - 1);
+    p->bat_dim[i] = dn->obat[i];
+  }
+  return SHLO_OK;
+}
+
+/* Window dims: update_window_dims[k] <-> the k-th input dim that is
+ * neither inserted nor batching.  Those of extent 1, with the inserted and
+ * batching dims, are covered once (pt_dim); the rest are walked (w_*). */
+static shlo_status scatter_window_dims(shlo_compiler *cc,
+                                       const shlo_op *op, scatter_params *p,
+                                       const idx_dnums *dn,
+                                       const shlo_type *t0,
+                                       const shlo_type *u0,
+                                       const int64_t *ustr) {
+  for (int d = 0, k = 0; d < t0->rank; d++) {
+    if (in_list(dn->coll, dn->n_coll, d) ||
+        in_list(dn->obat, dn->n_obat, d)) {
+      p->pt_dim[p->n_pt++] = d;
+      continue;
+    }
+    int64_t uwd = dn->offd[k];
+    int64_t w = u0->dims[uwd];
+    if (w > t0->dims[d])
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "update window dim %lld (%lld) exceeds input dim "
+                          "%d (%lld)",
+                          (long long)uwd, (long long)w, d,
+                          (long long)t0->dims[d]);
+    if (w == 1) {
+      p->pt_dim[p->n_pt++] = d;
+    } else {
+      p->w_dim[p->n_w] = d;
+      p->w_cnt[p->n_w] = w;
+      p->w_ustr[p->n_w] = ustr[uwd];
+      p->w_istr[p->n_w] = p->istr[d];
+      p->n_w++;
+    }
+    k++;
+  }
+  return SHLO_OK;
+}
+
+/* scatter: results = inputs, then for every update_index of updates
+ *   start     = scatter_indices[update scatter index, : at index_vector_dim]
+ *   result_index = start mapped by scatter_dims_to_operand_dims
+ *                + update scatter index at input_batching_dims
+ *                + update window index with 0 at inserted and batching dims
+ * and, when result_index is in bounds, results[result_index] =
+ * update_computation(results[result_index], updates[update_index]).
+ * Operands: N inputs, scatter_indices, N updates; N results. */
+shlo_status shlo__compile_scatter(shlo_compiler *cc, const shlo_op *op,
+                                 shlo_step *step) {
+  int n = (op->n_operands - 1) / 2;
+  if (op->n_operands < 3 || op->n_operands != 2 * n + 1 ||
+      op->n_results != n || op->n_regions != 1)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs N inputs, scatter_indices, N updates, N "
+                        "results and one update computation");
+  if (n > MAXR)
+    return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "more than %d inputs are not supported", MAXR);
+  const shlo_type *ty[2 * MAXR + 2], *it = NULL;
+  idx_load_fn load = NULL;
+  shlo_status st = scatter_types(cc, op, n, ty, &it, &load);
+  if (st) return st;
+  const shlo_type *t0 = ty[0], *u0 = ty[n];
+  idx_dnums dn;
+  st = load_dnums(cc, op, &scatter_names, &dn, t0, it, u0->rank);
+  if (st) return st;
+  scatter_mode mode;
+  combine_fn combine;
+  st = scatter_update(cc, op, step, n, ty, &mode, &combine);
+  if (st) return st;
+
+  scatter_params *p = scatter_alloc(step, n, ty);
+  if (!p) return SHLO_ENOMEM;
+  p->mode = mode;
+  p->combine = combine;
+  p->load = load;
+  p->rank = t0->rank;
+  int64_t sstr[MAXR], ustr[MAXR];
+  shlo_strides(t0->rank, t0->dims, p->istr);
+  shlo_strides(it->rank, it->dims, sstr);
+  shlo_strides(u0->rank, u0->dims, ustr);
+  for (int d = 0; d < t0->rank; d++) p->idims[d] = t0->dims[d];
+  p->n_map = dn.n_map;
+  for (int k = 0; k < dn.n_map; k++) p->map[k] = dn.map[k];
+  p->iv_str = dn.ivd < it->rank ? sstr[dn.ivd] : 0;
+  st = scatter_dims(cc, op, p, &dn, it, u0, sstr, ustr);
+  if (!st) st = scatter_window_dims(cc, op, p, &dn, t0, u0, ustr);
+  if (st) return st;
+  step->fn = k_scatter;
+  return SHLO_OK;
+}

@@ -1,0 +1,853 @@
+/* Linear algebra: dot_general (and the legacy dot), triangular_solve,
+ * cholesky and the three batch_norm ops.
+ *
+ * dot_general packs each operand into [batch, M, K] x [batch, K, N] in the
+ * compute domain of the result (linalg_int.h) and runs one GEMM per batch
+ * element: OpenBLAS for f32/f64/complex (operands already in that layout,
+ * or its transpose, are used in place), native loops for integers (wrapping
+ * at the result's width) and i1 (and/or); narrow floats go through f64 and
+ * are rounded once.  triangular_solve uses cblas_?trsm per batch element
+ * (narrow floats through f64); cholesky is a plain per-matrix algorithm in
+ * f64 / complex<f64>; batch norm runs in f64.  All geometry is fixed at
+ * compile time. */
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "core/floatfmt.h"
+#include "kernels/linalg_int.h"
+#include "compile/ops.h"
+#include "compile/plan.h"
+
+/* ---- compile-time helpers ---- */
+
+static shlo_status no_mem(shlo_compiler *cc, const shlo_op *op) {
+  return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
+}
+
+static shlo_value *new_result(const shlo_step *s, shlo_exec *ex,
+                              shlo_elem_type t, int rank,
+                              const int64_t *dims) {
+  shlo_value *v = shlo_tensor_new(t, rank, dims);
+  if (!v) shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
+  return v;
+}
+
+static shlo_status oom(const shlo_step *s, shlo_exec *ex) {
+  return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
+}
+
+/* A list attribute field of a struct (missing = empty). */
+static int field_ints(const shlo_attr *st, const char *name, int64_t *out) {
+  const shlo_attr *f = st ? shlo_attr_field(st, name) : NULL;
+  if (!f) return 0;
+  return shlo_attr_i64s(f, out, SHLO_MAX_RANK);
+}
+
+/* ==== dot_general ==== */
+
+enum { DOT_PACK, DOT_DIRECT, DOT_DIRECT_T };
+
+typedef struct dot_params {
+  shlo__la_dom dom;
+  shlo_elem_type lt, rt, ot;
+  int64_t nb, m, n, k;
+  int out_rank;
+  int64_t out_dims[SHLO_MAX_RANK];
+  shlo__la_walk lw, rw; /* lhs -> [B][M][K], rhs -> [B][K][N] */
+  int lmode, rmode;     /* DOT_PACK or used in place (transposed or not) */
+} dot_params;
+
+static shlo_status k_dot(const shlo_step *s, shlo_value *const *in,
+                         shlo_value **out, shlo_exec *ex) {
+  const dot_params *p = s->params;
+  shlo_value *v = new_result(s, ex, p->ot, p->out_rank, p->out_dims);
+  if (!v) return SHLO_ENOMEM;
+  int64_t nb = p->nb, m = p->m, n = p->n, k = p->k;
+  if (nb == 0 || m == 0 || n == 0 || k == 0) { /* zeros (or empty) */
+    out[0] = v;
+    return SHLO_OK;
+  }
+  size_t es = shlo__la_dom_size(p->dom);
+  void *abuf = NULL, *bbuf = NULL, *cbuf = NULL;
+  const char *a = in[0]->data, *b = in[1]->data;
+  char *c = v->data;
+  if (p->lmode == DOT_PACK) {
+    abuf = malloc((size_t)(nb * m * k) * es);
+    if (!abuf) goto nomem;
+    shlo__la_gather(&p->lw, p->dom, p->lt, abuf, in[0]->data);
+    a = abuf;
+  }
+  if (p->rmode == DOT_PACK) {
+    bbuf = malloc((size_t)(nb * k * n) * es);
+    if (!bbuf) goto nomem;
+    shlo__la_gather(&p->rw, p->dom, p->rt, bbuf, in[1]->data);
+    b = bbuf;
+  }
+  bool direct_out = shlo__la_native(p->dom, p->ot);
+  if (!direct_out) {
+    cbuf = malloc((size_t)(nb * m * n) * es);
+    if (!cbuf) goto nomem;
+    c = cbuf;
+  }
+  bool ta = p->lmode == DOT_DIRECT_T, tb = p->rmode == DOT_DIRECT_T;
+  int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  for (int64_t i = 0; i < nb; i++) {
+    if ((i & 63) == 63 && shlo__exec_should_stop(ex)) {
+      free(abuf), free(bbuf), free(cbuf);
+      shlo_value_unref(v);
+      return shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+    }
+    shlo__la_gemm(p->dom, ta, tb, m, n, k, a + i * m * k * (int64_t)es, lda,
+                  b + i * k * n * (int64_t)es, ldb,
+                  c + i * m * n * (int64_t)es, n);
+  }
+  if (!direct_out)
+    shlo__la_store(p->dom, p->ot, v->data, (int64_t)shlo_elem_size(p->ot),
+                   cbuf, nb * m * n);
+  free(abuf), free(bbuf), free(cbuf);
+  out[0] = v;
+  return SHLO_OK;
+nomem:
+  free(abuf), free(bbuf), free(cbuf);
+  shlo_value_unref(v);
+  return oom(s, ex);
+}
+
+/* Whether dims order[0..r) is 0, 1, ..., r-1. */
+static bool is_identity(const int64_t *order, int r) {
+  for (int i = 0; i < r; i++)
+    if (order[i] != i) return false;
+  return true;
+}
+
+/* dot_general's dimension lists: batching, contracting and (derived) free
+ * dims of each side. */
+typedef struct dot_dims {
+  int64_t lb[SHLO_MAX_RANK], rb[SHLO_MAX_RANK];
+  int64_t lc[SHLO_MAX_RANK], rc[SHLO_MAX_RANK];
+  int64_t lfree[SHLO_MAX_RANK], rfree[SHLO_MAX_RANK];
+  int nlb, nrb, nlc, nrc, nlf, nrf;
+} dot_dims;
+
+/* Read the batching and contracting lists (legacy dot: lhs's last with
+ * rhs's first) and check (C1-C2) that the two sides' agree in size. */
+static shlo_status dot_read_dims(shlo_compiler *cc, const shlo_op *op,
+                                 const shlo_type *lt, const shlo_type *rt,
+                                 dot_dims *d) {
+  if (op->code == SHLO_OP_DOT) {
+    if (lt->rank < 1 || lt->rank > 2 || rt->rank < 1 || rt->rank > 2)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "dot needs operands of rank 1 or 2");
+    d->nlb = d->nrb = 0;
+    d->nlc = d->nrc = 1;
+    d->lc[0] = lt->rank - 1;
+    d->rc[0] = 0;
+  } else {
+    const shlo_attr *dn = shlo_op_attr(op, "dot_dimension_numbers");
+    d->nlb = field_ints(dn, "lhs_batching_dimensions", d->lb);
+    d->nrb = field_ints(dn, "rhs_batching_dimensions", d->rb);
+    d->nlc = field_ints(dn, "lhs_contracting_dimensions", d->lc);
+    d->nrc = field_ints(dn, "rhs_contracting_dimensions", d->rc);
+    if (d->nlb < 0 || d->nrb < 0 || d->nlc < 0 || d->nrc < 0 ||
+        d->nlb > SHLO_MAX_RANK || d->nrb > SHLO_MAX_RANK ||
+        d->nlc > SHLO_MAX_RANK || d->nrc > SHLO_MAX_RANK)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "malformed dot_dimension_numbers");
+  }
+  if (d->nlb != d->nrb)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C1) lhs and rhs batching dimensions differ in size");
+  if (d->nlc != d->nrc)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C2) lhs and rhs contracting dimensions differ in size");
+  return SHLO_OK;
+}
+
+/* (C3-C8) the lists in range, unique and matching in size; then the free
+ * dims of each side, in order. */
+static shlo_status dot_check_dims(shlo_compiler *cc, const shlo_op *op,
+                                  const shlo_type *lt, const shlo_type *rt,
+                                  dot_dims *d) {
+  /* role of each dim: 0 free, 1 batch, 2 contracting */
+  int lrole[SHLO_MAX_RANK] = {0}, rrole[SHLO_MAX_RANK] = {0};
+  int nlb = d->nlb, nlc = d->nlc;
+  for (int side = 0; side < 2; side++) {
+    const shlo_type *t = side ? rt : lt;
+    int *role = side ? rrole : lrole;
+    const int64_t *bd = side ? d->rb : d->lb, *cd = side ? d->rc : d->lc;
+    for (int i = 0; i < nlb + nlc; i++) {
+      int64_t x = i < nlb ? bd[i] : cd[i - nlb];
+      if (x < 0 || x >= t->rank)
+        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                            "(C5-C6) %s dimension %lld out of range",
+                            side ? "rhs" : "lhs", (long long)x);
+      if (role[x])
+        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                            "(C3-C4) %s dimension %lld repeated",
+                            side ? "rhs" : "lhs", (long long)x);
+      role[x] = i < nlb ? 1 : 2;
+    }
+  }
+  for (int i = 0; i < nlb; i++)
+    if (lt->dims[d->lb[i]] != rt->dims[d->rb[i]])
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C7) batching dimension sizes differ");
+  for (int i = 0; i < nlc; i++)
+    if (lt->dims[d->lc[i]] != rt->dims[d->rc[i]])
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C8) contracting dimension sizes differ");
+  d->nlf = d->nrf = 0;
+  for (int x = 0; x < lt->rank; x++)
+    if (!lrole[x]) d->lfree[d->nlf++] = x;
+  for (int x = 0; x < rt->rank; x++)
+    if (!rrole[x]) d->rfree[d->nrf++] = x;
+  return SHLO_OK;
+}
+
+/* (C13) the result is [batch..., lhs free..., rhs free...]. */
+static shlo_status dot_check_result(shlo_compiler *cc, const shlo_op *op,
+                                    const shlo_type *lt, const shlo_type *rt,
+                                    const shlo_type *ot, const dot_dims *d) {
+  int64_t want[SHLO_MAX_RANK];
+  int wr = 0;
+  if (d->nlb + d->nlf + d->nrf > SHLO_MAX_RANK)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "result rank too large");
+  for (int i = 0; i < d->nlb; i++) want[wr++] = lt->dims[d->lb[i]];
+  for (int i = 0; i < d->nlf; i++) want[wr++] = lt->dims[d->lfree[i]];
+  for (int i = 0; i < d->nrf; i++) want[wr++] = rt->dims[d->rfree[i]];
+  bool same = wr == ot->rank;
+  for (int i = 0; same && i < wr; i++) same = want[i] == ot->dims[i];
+  if (!same)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C13) result shape does not match batch, lhs free "
+                        "and rhs free dimensions");
+  return SHLO_OK;
+}
+
+/* order = the lists a (na), b (nb), c (nc) one after another; returns the
+ * total length. */
+static int concat3(int64_t *order, const int64_t *a, int na,
+                   const int64_t *b, int nb, const int64_t *c, int nc) {
+  int r = 0;
+  for (int i = 0; i < na; i++) order[r++] = a[i];
+  for (int i = 0; i < nb; i++) order[r++] = b[i];
+  for (int i = 0; i < nc; i++) order[r++] = c[i];
+  return r;
+}
+
+/* A walk of t's dims in order[0..r). */
+static void dot_walk(shlo__la_walk *w, const shlo_type *t,
+                     const int64_t *order, int r) {
+  int64_t tstr[SHLO_MAX_RANK], cnt[SHLO_MAX_RANK], str[SHLO_MAX_RANK];
+  shlo_strides(t->rank, t->dims, tstr);
+  for (int i = 0; i < r; i++) cnt[i] = t->dims[order[i]], str[i] = tstr[order[i]];
+  shlo__la_walk_init(w, r, cnt, str, 0, shlo_elem_size(t->elem));
+}
+
+/* How an operand of type t reaches the GEMM: in place when it is laid out
+ * as `order` (DOT_DIRECT) or as `alt` (its transposed form, DOT_DIRECT_T)
+ * and stored as the domain stores it; packed otherwise. */
+static int dot_operand_mode(const dot_params *p, const shlo_type *t,
+                            const int64_t *order, const int64_t *alt) {
+  if (!shlo__la_native(p->dom, t->elem)) return DOT_PACK;
+  if (is_identity(order, t->rank)) return DOT_DIRECT;
+  /* the native integer/bool loops take any layout too, but the transposed
+   * forms are only worth it for BLAS; keep them packed otherwise */
+  if (is_identity(alt, t->rank) && p->dom != LA_INT && p->dom != LA_BOOL)
+    return DOT_DIRECT_T;
+  return DOT_PACK;
+}
+
+/* stablehlo.dot_general: result[batch..., lhs free..., rhs free...] =
+ * sum over the contracting indices of lhs * rhs.  Constraints checked:
+ * (C1-C2) batching/contracting lists of equal size, (C3-C4) dims unique,
+ * (C5-C6) in range, (C7-C8) batching/contracting sizes match, (C13) the
+ * result shape.  Legacy stablehlo.dot contracts lhs's last dimension with
+ * rhs's first. */
+shlo_status shlo__compile_dot_general(shlo_compiler *cc, const shlo_op *op,
+                                     shlo_step *step) {
+  shlo_status st;
+  if (op->n_operands != 2 || op->n_results != 1)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "expects 2 operands, 1 result");
+  const shlo_type *lt = NULL, *rt = NULL, *ot = NULL;
+  dot_dims d;
+  if ((st = shlo__la_lhs_rhs_result(cc, op, &lt, &rt, &ot)) ||
+      (st = dot_read_dims(cc, op, lt, rt, &d)) ||
+      (st = dot_check_dims(cc, op, lt, rt, &d)) ||
+      (st = dot_check_result(cc, op, lt, rt, ot, &d)))
+    return st;
+  dot_params *p = shlo__params_alloc(step, sizeof *p);
+  if (!p) return no_mem(cc, op);
+  p->dom = shlo__la_dom_for(ot->elem);
+  p->lt = lt->elem;
+  p->rt = rt->elem;
+  p->ot = ot->elem;
+  p->out_rank = ot->rank;
+  memcpy(p->out_dims, ot->dims, sizeof p->out_dims);
+  p->nb = p->m = p->n = p->k = 1;
+  for (int i = 0; i < d.nlb; i++) p->nb *= lt->dims[d.lb[i]];
+  for (int i = 0; i < d.nlc; i++) p->k *= lt->dims[d.lc[i]];
+  for (int i = 0; i < d.nlf; i++) p->m *= lt->dims[d.lfree[i]];
+  for (int i = 0; i < d.nrf; i++) p->n *= rt->dims[d.rfree[i]];
+  /* lhs walks as [B, M, K], rhs as [B, K, N]; in place they may also be
+   * [B, K, M] and [B, N, K] */
+  int64_t order[SHLO_MAX_RANK], alt[SHLO_MAX_RANK];
+  int r = concat3(order, d.lb, d.nlb, d.lfree, d.nlf, d.lc, d.nlc);
+  concat3(alt, d.lb, d.nlb, d.lc, d.nlc, d.lfree, d.nlf);
+  dot_walk(&p->lw, lt, order, r);
+  p->lmode = dot_operand_mode(p, lt, order, alt);
+  r = concat3(order, d.rb, d.nrb, d.rc, d.nrc, d.rfree, d.nrf);
+  concat3(alt, d.rb, d.nrb, d.rfree, d.nrf, d.rc, d.nrc);
+  dot_walk(&p->rw, rt, order, r);
+  p->rmode = dot_operand_mode(p, rt, order, alt);
+  step->fn = k_dot;
+  return SHLO_OK;
+}
+
+/* ==== triangular_solve ==== */
+
+typedef struct tri_params {
+  shlo__la_dom dom; /* F32, F64, C64 or C128 */
+  shlo_elem_type at, bt, ot;
+  int rank;
+  int64_t dims[SHLO_MAX_RANK]; /* result (= b) shape */
+  int64_t batch, m, n, asz;    /* b is [batch, m, n]; a is [batch, asz, asz] */
+  bool left, lower, unit;
+  int trans; /* CblasNoTrans, CblasTrans, CblasConjTrans */
+} tri_params;
+
+static void trsm(const tri_params *p, const void *a, void *b) {
+  enum CBLAS_SIDE side = p->left ? CblasLeft : CblasRight;
+  enum CBLAS_UPLO uplo = p->lower ? CblasLower : CblasUpper;
+  enum CBLAS_TRANSPOSE tr = (enum CBLAS_TRANSPOSE)p->trans;
+  enum CBLAS_DIAG diag = p->unit ? CblasUnit : CblasNonUnit;
+  blasint m = (blasint)p->m, n = (blasint)p->n, lda = (blasint)p->asz,
+          ldb = (blasint)p->n;
+  switch (p->dom) {
+  case LA_F32:
+    cblas_strsm(CblasRowMajor, side, uplo, tr, diag, m, n, 1.0f, a, lda, b, ldb);
+    break;
+  case LA_F64:
+    cblas_dtrsm(CblasRowMajor, side, uplo, tr, diag, m, n, 1.0, a, lda, b, ldb);
+    break;
+  case LA_C64: {
+    const float one[2] = {1, 0};
+    cblas_ctrsm(CblasRowMajor, side, uplo, tr, diag, m, n, one, a, lda, b, ldb);
+    break;
+  }
+  case LA_C128: {
+    const double one[2] = {1, 0};
+    cblas_ztrsm(CblasRowMajor, side, uplo, tr, diag, m, n, one, a, lda, b, ldb);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+static shlo_status k_triangular_solve(const shlo_step *s,
+                                      shlo_value *const *in, shlo_value **out,
+                                      shlo_exec *ex) {
+  const tri_params *p = s->params;
+  shlo_value *v = new_result(s, ex, p->ot, p->rank, p->dims);
+  if (!v) return SHLO_ENOMEM;
+  int64_t bn = p->m * p->n, an = p->asz * p->asz, total = p->batch * bn;
+  if (total == 0) {
+    out[0] = v;
+    return SHLO_OK;
+  }
+  size_t es = shlo__la_dom_size(p->dom);
+  void *abuf = NULL, *bbuf = NULL;
+  const char *a = in[0]->data;
+  char *b = v->data;
+  bool native_b = shlo__la_native(p->dom, p->ot);
+  if (!shlo__la_native(p->dom, p->at)) {
+    abuf = malloc((size_t)(p->batch * an) * es);
+    if (!abuf) goto nomem;
+    shlo__la_load(p->dom, p->at, abuf, in[0]->data, p->batch * an,
+                  (int64_t)shlo_elem_size(p->at));
+    a = abuf;
+  }
+  if (!native_b) {
+    bbuf = malloc((size_t)total * es);
+    if (!bbuf) goto nomem;
+    b = bbuf;
+  }
+  shlo__la_load(p->dom, p->bt, b, in[1]->data, total,
+                (int64_t)shlo_elem_size(p->bt));
+  for (int64_t i = 0; i < p->batch; i++) {
+    if ((i & 63) == 63 && shlo__exec_should_stop(ex)) {
+      free(abuf), free(bbuf);
+      shlo_value_unref(v);
+      return shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+    }
+    trsm(p, a + i * an * (int64_t)es, b + i * bn * (int64_t)es);
+  }
+  if (!native_b)
+    shlo__la_store(p->dom, p->ot, v->data, (int64_t)shlo_elem_size(p->ot), b,
+                   total);
+  free(abuf), free(bbuf);
+  out[0] = v;
+  return SHLO_OK;
+nomem:
+  free(abuf), free(bbuf);
+  shlo_value_unref(v);
+  return oom(s, ex);
+}
+
+static bool attr_bool(const shlo_op *op, const char *name, bool dflt) {
+  int64_t v;
+  const shlo_attr *a = shlo_op_attr(op, name);
+  if (!a || !shlo_attr_get_i64(a, &v)) return dflt;
+  return v != 0;
+}
+
+/* stablehlo.triangular_solve: solves op(a) * x = b (left_side) or
+ * x * op(a) = b for x, batched over the leading dimensions; only the
+ * `lower` (or upper) triangle of a is read; unit_diagonal takes its
+ * diagonal as ones.  (C1) same element types, (C2) ranks >= 2 and equal,
+ * (C3) a's matrices square, (C4) batch and solve dimensions agree, (C5)
+ * result type = b's. */
+shlo_status shlo__compile_triangular_solve(shlo_compiler *cc, const shlo_op *op,
+                                          shlo_step *step) {
+  shlo_status st;
+  if (op->n_operands != 2 || op->n_results != 1)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "expects 2 operands, 1 result");
+  const shlo_type *at = shlo__cc_operand_type(cc, op, 0);
+  const shlo_type *bt = shlo__cc_operand_type(cc, op, 1);
+  const shlo_type *ot = shlo__cc_result_type(cc, op, 0);
+  if ((st = shlo__la_want_tensor(cc, op, at, "a")) ||
+      (st = shlo__la_want_tensor(cc, op, bt, "b")) ||
+      (st = shlo__la_want_tensor(cc, op, ot, "result")))
+    return st;
+  if (!shlo_elem_is_float(ot->elem) && !shlo_elem_is_complex(ot->elem))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "element type %s is not floating-point or complex",
+                        shlo_elem_name(ot->elem));
+  if (at->rank < 2 || at->rank != bt->rank)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C2) a and b must have equal ranks >= 2");
+  if (!shlo_type_equal(bt, ot))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "(C5) result type must be b's");
+  int r = at->rank;
+  if (at->dims[r - 1] != at->dims[r - 2])
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "(C3) a's matrices are not square");
+  for (int i = 0; i < r - 2; i++)
+    if (at->dims[i] != bt->dims[i])
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C4) batch dimensions of a and b differ");
+  tri_params *p = shlo__params_alloc(step, sizeof *p);
+  if (!p) return no_mem(cc, op);
+  p->left = attr_bool(op, "left_side", false);
+  p->lower = attr_bool(op, "lower", false);
+  p->unit = attr_bool(op, "unit_diagonal", false);
+  const char *tr = shlo_attr_get_str(shlo_op_attr(op, "transpose_a"));
+  if (!tr || !strcmp(tr, "NO_TRANSPOSE"))
+    p->trans = CblasNoTrans;
+  else if (!strcmp(tr, "TRANSPOSE"))
+    p->trans = CblasTrans;
+  else if (!strcmp(tr, "ADJOINT"))
+    p->trans = CblasConjTrans;
+  else
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "unknown transpose_a %s", tr);
+  p->asz = at->dims[r - 1];
+  p->m = bt->dims[r - 2];
+  p->n = bt->dims[r - 1];
+  if ((p->left ? p->m : p->n) != p->asz)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C4) a's size %lld does not match b's %s dimension",
+                        (long long)p->asz, p->left ? "row" : "column");
+  p->batch = shlo__la_prod(bt->dims, r - 2);
+  p->at = at->elem;
+  p->bt = bt->elem;
+  p->ot = ot->elem;
+  p->rank = r;
+  memcpy(p->dims, ot->dims, sizeof p->dims);
+  switch (ot->elem) {
+  case SHLO_F32: p->dom = LA_F32; break;
+  case SHLO_C64: p->dom = LA_C64; break;
+  case SHLO_C128: p->dom = LA_C128; break;
+  default: p->dom = LA_F64; break;
+  }
+  if (shlo_elem_is_complex(ot->elem) != shlo_elem_is_complex(at->elem))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "(C1) a and b element types differ");
+  if (p->trans == CblasConjTrans && !shlo_elem_is_complex(ot->elem))
+    p->trans = CblasTrans;
+  step->fn = k_triangular_solve;
+  return SHLO_OK;
+}
+
+/* ==== cholesky ==== */
+
+typedef struct chol_params {
+  bool cplx, lower;
+  shlo_elem_type t;
+  int rank;
+  int64_t dims[SHLO_MAX_RANK];
+  int64_t batch, n;
+} chol_params;
+
+/* Factor one n x n matrix in place (row-major), reading the lower
+ * triangle; the strict upper triangle is set to zero. */
+static void chol_real(double *a, int64_t n) {
+  for (int64_t j = 0; j < n; j++) {
+    double d = a[j * n + j];
+    for (int64_t k = 0; k < j; k++) d -= a[j * n + k] * a[j * n + k];
+    d = sqrt(d);
+    a[j * n + j] = d;
+    for (int64_t i = j + 1; i < n; i++) {
+      double x = a[i * n + j];
+      for (int64_t k = 0; k < j; k++) x -= a[i * n + k] * a[j * n + k];
+      a[i * n + j] = x / d;
+    }
+    for (int64_t i = 0; i < j; i++) a[i * n + j] = 0;
+  }
+}
+
+static void chol_complex(double complex *a, int64_t n) {
+  for (int64_t j = 0; j < n; j++) {
+    double d = creal(a[j * n + j]);
+    for (int64_t k = 0; k < j; k++) {
+      double complex l = a[j * n + k];
+      d -= creal(l) * creal(l) + cimag(l) * cimag(l);
+    }
+    d = sqrt(d);
+    a[j * n + j] = d;
+    for (int64_t i = j + 1; i < n; i++) {
+      double complex x = a[i * n + j];
+      for (int64_t k = 0; k < j; k++) x -= a[i * n + k] * conj(a[j * n + k]);
+      a[i * n + j] = x / d;
+    }
+    for (int64_t i = 0; i < j; i++) a[i * n + j] = 0;
+  }
+}
+
+/* Transpose (conjugating when complex) an n x n matrix in place. */
+static void adjoint_inplace(double *a, int64_t n, bool cplx) {
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t j = cplx ? i : i + 1; j < n; j++) {
+      if (cplx) {
+        double *x = a + 2 * (i * n + j), *y = a + 2 * (j * n + i);
+        double xr = x[0], xi = x[1];
+        x[0] = y[0], x[1] = -y[1];
+        y[0] = xr, y[1] = -xi;
+      } else {
+        double t = a[i * n + j];
+        a[i * n + j] = a[j * n + i];
+        a[j * n + i] = t;
+      }
+    }
+  }
+}
+
+static shlo_status k_cholesky(const shlo_step *s, shlo_value *const *in,
+                              shlo_value **out, shlo_exec *ex) {
+  const chol_params *p = s->params;
+  shlo_value *v = new_result(s, ex, p->t, p->rank, p->dims);
+  if (!v) return SHLO_ENOMEM;
+  int64_t nn = p->n * p->n, total = p->batch * nn;
+  if (total == 0) {
+    out[0] = v;
+    return SHLO_OK;
+  }
+  shlo__la_dom dom = p->cplx ? LA_C128 : LA_F64;
+  size_t es = shlo__la_dom_size(dom);
+  double *buf = malloc((size_t)total * es);
+  if (!buf) {
+    shlo_value_unref(v);
+    return oom(s, ex);
+  }
+  shlo__la_load(dom, p->t, buf, in[0]->data, total,
+                (int64_t)shlo_elem_size(p->t));
+  int64_t step = nn * (p->cplx ? 2 : 1);
+  for (int64_t b = 0; b < p->batch; b++) {
+    if (shlo__exec_should_stop(ex)) {
+      free(buf);
+      shlo_value_unref(v);
+      return shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+    }
+    double *a = buf + b * step;
+    /* upper: factor the adjoint's lower triangle, A = U^H U = L L^H with
+     * L = U^H; so work on adjoint(A) and take the adjoint back */
+    if (!p->lower) adjoint_inplace(a, p->n, p->cplx);
+    if (p->cplx)
+      chol_complex((double complex *)(void *)a, p->n);
+    else
+      chol_real(a, p->n);
+    if (!p->lower) adjoint_inplace(a, p->n, p->cplx);
+  }
+  shlo__la_store(dom, p->t, v->data, (int64_t)shlo_elem_size(p->t), buf,
+                 total);
+  free(buf);
+  out[0] = v;
+  return SHLO_OK;
+}
+
+/* stablehlo.cholesky: the Cholesky factor of each matrix in the batch,
+ * lower (A = L L^H) or upper (A = U^H U), reading only that triangle;
+ * the other triangle of the result is zero here (implementation-defined
+ * in the spec).  (C1) same type as the operand, (C2) rank >= 2, (C3)
+ * square matrices. */
+shlo_status shlo__compile_cholesky(shlo_compiler *cc, const shlo_op *op,
+                                  shlo_step *step) {
+  shlo_status st;
+  if (op->n_operands != 1 || op->n_results != 1)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "expects 1 operand, 1 result");
+  const shlo_type *at = shlo__cc_operand_type(cc, op, 0);
+  const shlo_type *ot = shlo__cc_result_type(cc, op, 0);
+  if ((st = shlo__la_want_tensor(cc, op, at, "a")) ||
+      (st = shlo__la_want_tensor(cc, op, ot, "result")))
+    return st;
+  if (!shlo_type_equal(at, ot))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "(C1) result type must be a's");
+  if (at->rank < 2 || at->dims[at->rank - 1] != at->dims[at->rank - 2])
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C2-C3) a must be a batch of square matrices");
+  if (!shlo_elem_is_float(at->elem) && !shlo_elem_is_complex(at->elem))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "element type %s is not floating-point or complex",
+                        shlo_elem_name(at->elem));
+  chol_params *p = shlo__params_alloc(step, sizeof *p);
+  if (!p) return no_mem(cc, op);
+  p->cplx = shlo_elem_is_complex(at->elem);
+  p->lower = attr_bool(op, "lower", false);
+  p->t = at->elem;
+  p->rank = at->rank;
+  memcpy(p->dims, at->dims, sizeof p->dims);
+  p->n = at->dims[at->rank - 1];
+  p->batch = shlo__la_prod(at->dims, at->rank - 2);
+  step->fn = k_cholesky;
+  return SHLO_OK;
+}
+
+/* ==== batch_norm_training / _inference / _grad ==== */
+
+typedef struct bn_params {
+  int code;
+  double eps;
+  shlo_elem_type t;
+  int rank;
+  int64_t dims[SHLO_MAX_RANK];
+  int64_t outer, nf, inner; /* operand viewed as [outer, nf, inner] */
+} bn_params;
+
+/* Load a tensor of n elements of type t into a new double array. */
+static double *load_f64(shlo_elem_type t, const shlo_value *v, int64_t n) {
+  double *d = malloc((size_t)(n ? n : 1) * sizeof *d);
+  if (d && n) shlo__la_load(LA_F64, t, d, v->data, n, (int64_t)shlo_elem_size(t));
+  return d;
+}
+
+/* Per-feature mean of x (or of x * y when y is not NULL). */
+static void feature_mean(const bn_params *p, const double *x, const double *y,
+                         double *out) {
+  int64_t cnt = p->outer * p->inner;
+  for (int64_t f = 0; f < p->nf; f++) out[f] = 0;
+  for (int64_t o = 0; o < p->outer; o++)
+    for (int64_t f = 0; f < p->nf; f++) {
+      const double *xr = x + (o * p->nf + f) * p->inner;
+      const double *yr = y ? y + (o * p->nf + f) * p->inner : NULL;
+      double acc = 0;
+      for (int64_t i = 0; i < p->inner; i++) acc += yr ? xr[i] * yr[i] : xr[i];
+      out[f] += acc;
+    }
+  for (int64_t f = 0; f < p->nf; f++) out[f] = cnt ? out[f] / (double)cnt : 0;
+}
+
+/* Per-feature mean and variance: computed from the operand xo (training)
+ * or taken from the mean and variance operands. */
+static void bn_stats(const bn_params *p, double *const *x, double *mean,
+                     double *var) {
+  int64_t nf = p->nf;
+  if (p->code == SHLO_OP_BATCH_NORM_TRAINING) {
+    feature_mean(p, x[0], NULL, mean);
+    feature_mean(p, x[0], x[0], var);
+    for (int64_t f = 0; f < nf; f++) {
+      var[f] -= mean[f] * mean[f];
+      if (var[f] < 0) var[f] = 0;
+    }
+  } else {
+    const double *mi = x[p->code == SHLO_OP_BATCH_NORM_GRAD ? 2 : 3];
+    const double *vi = x[p->code == SHLO_OP_BATCH_NORM_GRAD ? 3 : 4];
+    memcpy(mean, mi, (size_t)nf * sizeof *mean);
+    memcpy(var, vi, (size_t)nf * sizeof *var);
+  }
+}
+
+/* training / inference: res[0] = (x - mean) * scale / stddev + offset,
+ * and (training) res[1], res[2] = mean, variance. */
+static void bn_normalize(const bn_params *p, double *const *x,
+                         const double *mean, const double *var, double *work,
+                         shlo_value *const *res, int n_out) {
+  int64_t nf = p->nf, n = p->outer * nf * p->inner;
+  const double *xo = x[0], *scale = x[1], *offset = x[2];
+  for (int64_t o = 0; o < p->outer; o++)
+    for (int64_t f = 0; f < nf; f++) {
+      double k = scale[f] / sqrt(var[f] + p->eps);
+      int64_t base = (o * nf + f) * p->inner;
+      for (int64_t i = 0; i < p->inner; i++)
+        work[base + i] = (xo[base + i] - mean[f]) * k + offset[f];
+    }
+  shlo__la_store(LA_F64, p->t, res[0]->data, (int64_t)shlo_elem_size(p->t),
+                 work, n);
+  if (n_out == 3) {
+    shlo__la_store(LA_F64, p->t, res[1]->data,
+                   (int64_t)shlo_elem_size(p->t), mean, nf);
+    shlo__la_store(LA_F64, p->t, res[2]->data,
+                   (int64_t)shlo_elem_size(p->t), var, nf);
+  }
+}
+
+/* batch_norm_grad, as the spec (from XLA's batchnorm_expander):
+ * grad_operand = scale / stddev / N * (N * dy - sum(dy)
+ *                - (x - mean) * sum(dy * (x - mean)) / (var + eps)),
+ * grad_scale = sum(dy * centered / stddev), grad_offset = sum(dy).
+ * r1 holds the mean on entry and is reused; false when out of memory. */
+static bool bn_grad(const bn_params *p, double *const *x, double *r1,
+                    const double *var, double *r3, double *work,
+                    shlo_value *const *res) {
+  int64_t nf = p->nf, n = p->outer * nf * p->inner;
+  const double *xo = x[0], *scale = x[1], *dy = x[4];
+  double cnt = (double)(p->outer * p->inner);
+  double *sum_dy = r3, *sum_dyc = r1; /* r1 (mean) copied below */
+  double *mean_c = malloc((size_t)(nf ? nf : 1) * sizeof *mean_c);
+  double *gs = malloc((size_t)(nf ? nf : 1) * sizeof *gs);
+  if (!mean_c || !gs) {
+    free(mean_c);
+    free(gs);
+    return false;
+  }
+  memcpy(mean_c, r1, (size_t)nf * sizeof *mean_c);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t f = (i / p->inner) % nf;
+    work[i] = xo[i] - mean_c[f]; /* centered */
+  }
+  feature_mean(p, dy, NULL, sum_dy);
+  feature_mean(p, dy, work, sum_dyc);
+  for (int64_t f = 0; f < nf; f++) sum_dy[f] *= cnt, sum_dyc[f] *= cnt;
+  for (int64_t f = 0; f < nf; f++) gs[f] = sum_dyc[f] / sqrt(var[f] + p->eps);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t f = (i / p->inner) % nf;
+    double ve = var[f] + p->eps;
+    double i6 = dy[i] * cnt - sum_dy[f] - work[i] * sum_dyc[f] / ve;
+    work[i] = scale[f] / sqrt(ve) / cnt * i6;
+  }
+  size_t es = shlo_elem_size(p->t);
+  shlo__la_store(LA_F64, p->t, res[0]->data, (int64_t)es, work, n);
+  shlo__la_store(LA_F64, p->t, res[1]->data, (int64_t)es, gs, nf);
+  shlo__la_store(LA_F64, p->t, res[2]->data, (int64_t)es, sum_dy, nf);
+  free(gs);
+  free(mean_c);
+  return true;
+}
+
+static shlo_status k_batch_norm(const shlo_step *s, shlo_value *const *in,
+                                shlo_value **out, shlo_exec *ex) {
+  const bn_params *p = s->params;
+  int64_t n = p->outer * p->nf * p->inner, nf = p->nf;
+  int n_in = p->code == SHLO_OP_BATCH_NORM_TRAINING ? 3 : 5;
+  int n_out = p->code == SHLO_OP_BATCH_NORM_INFERENCE ? 1 : 3;
+  double *x[5] = {NULL}, *work = NULL, *r1 = NULL, *r2 = NULL, *r3 = NULL;
+  shlo_value *res[3] = {NULL};
+  shlo_status st = SHLO_OK;
+  for (int i = 0; i < n_in; i++) {
+    int64_t cnt = (i == 0 || (p->code == SHLO_OP_BATCH_NORM_GRAD && i == 4))
+                      ? n : nf;
+    if (!(x[i] = load_f64(p->t, in[i], cnt))) goto nomem;
+  }
+  work = malloc((size_t)(n ? n : 1) * sizeof *work);
+  r1 = malloc((size_t)(nf ? nf : 1) * sizeof *r1);
+  r2 = malloc((size_t)(nf ? nf : 1) * sizeof *r2);
+  r3 = malloc((size_t)(nf ? nf : 1) * sizeof *r3);
+  if (!work || !r1 || !r2 || !r3) goto nomem;
+  res[0] = new_result(s, ex, p->t, p->rank, p->dims);
+  for (int i = 1; i < n_out; i++) res[i] = new_result(s, ex, p->t, 1, &p->nf);
+  for (int i = 0; i < n_out; i++)
+    if (!res[i]) {
+      st = SHLO_ENOMEM;
+      goto done;
+    }
+  bn_stats(p, x, r1, r2); /* mean in r1, variance in r2 */
+  if (p->code != SHLO_OP_BATCH_NORM_GRAD)
+    bn_normalize(p, x, r1, r2, work, res, n_out);
+  else if (!bn_grad(p, x, r1, r2, r3, work, res))
+    goto nomem;
+  for (int i = 0; i < n_out; i++) out[i] = res[i], res[i] = NULL;
+  goto done;
+nomem:
+  st = oom(s, ex);
+done:
+  for (int i = 0; i < 3; i++)
+    if (res[i]) shlo_value_unref(res[i]);
+  for (int i = 0; i < 5; i++) free(x[i]);
+  free(work), free(r1), free(r2), free(r3);
+  return st;
+}
+
+/* stablehlo.batch_norm_training (operand, scale, offset -> output,
+ * batch_mean, batch_var), batch_norm_inference (operand, scale, offset,
+ * mean, variance -> result) and batch_norm_grad (operand, scale, mean,
+ * variance, grad_output -> grad_operand, grad_scale, grad_offset): per
+ * feature `feature_index` normalisation, computed in f64.  (C1)
+ * 0 <= feature_index < rank, (C2..) the 1-D operands have the feature
+ * dimension's size, same element type throughout. */
+shlo_status shlo__compile_batch_norm(shlo_compiler *cc, const shlo_op *op,
+                                    shlo_step *step) {
+  shlo_status st;
+  int n_in = op->code == SHLO_OP_BATCH_NORM_TRAINING ? 3 : 5;
+  int n_out = op->code == SHLO_OP_BATCH_NORM_INFERENCE ? 1 : 3;
+  if (op->n_operands != n_in || op->n_results != n_out)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "expects %d operands and %d results", n_in, n_out);
+  const shlo_type *xt = shlo__cc_operand_type(cc, op, 0);
+  if ((st = shlo__la_want_tensor(cc, op, xt, "operand"))) return st;
+  if (!shlo_elem_is_float(xt->elem))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "element type %s is not floating-point",
+                        shlo_elem_name(xt->elem));
+  int64_t fi;
+  double eps;
+  if (!shlo_attr_get_i64(shlo_op_attr(op, "feature_index"), &fi) ||
+      !shlo_attr_get_f64(shlo_op_attr(op, "epsilon"), &eps))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs feature_index and epsilon attributes");
+  if (fi < 0 || fi >= xt->rank)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C1) feature_index %lld out of range", (long long)fi);
+  int64_t nf = xt->dims[fi];
+  for (int i = 1; i < n_in; i++) {
+    const shlo_type *t = shlo__cc_operand_type(cc, op, i);
+    bool full = op->code == SHLO_OP_BATCH_NORM_GRAD && i == 4;
+    if ((st = shlo__la_want_tensor(cc, op, t, "operand"))) return st;
+    if (t->elem != xt->elem ||
+        (full ? !shlo_type_equal(t, xt) : (t->rank != 1 || t->dims[0] != nf)))
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "operand %d must be %s", i,
+                          full ? "of the operand's type"
+                               : "1-D of the feature dimension's size");
+  }
+  for (int i = 0; i < n_out; i++) {
+    const shlo_type *t = shlo__cc_result_type(cc, op, i);
+    if ((st = shlo__la_want_tensor(cc, op, t, "result"))) return st;
+    if (t->elem != xt->elem ||
+        (i == 0 ? !shlo_type_equal(t, xt) : (t->rank != 1 || t->dims[0] != nf)))
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY, "result %d has the wrong type",
+                          i);
+  }
+  bn_params *p = shlo__params_alloc(step, sizeof *p);
+  if (!p) return no_mem(cc, op);
+  p->code = op->code;
+  p->eps = eps;
+  p->t = xt->elem;
+  p->rank = xt->rank;
+  memcpy(p->dims, xt->dims, sizeof p->dims);
+  p->nf = nf;
+  p->outer = shlo__la_prod(xt->dims, (int)fi);
+  p->inner = shlo__la_prod(xt->dims + fi + 1, xt->rank - (int)fi - 1);
+  step->fn = k_batch_norm;
+  return SHLO_OK;
+}

@@ -1,0 +1,598 @@
+/* Region bodies of reduce-like ops (see reduce_int.h): recognising a body
+ * that is one known binary op or one compare, the native loops generated
+ * per (op, storage type) that replace such bodies, and the generic path
+ * that applies a compiled region to rank-0 scalars. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/complex_mul.h"
+#include "kernels/float_minmax.h"
+#include "core/floatfmt.h"
+#include "kernels/reduce_int.h"
+
+/* ---- native binary bodies ---- */
+
+enum { RB_ADD, RB_MUL, RB_MAX, RB_MIN, RB_AND, RB_OR, RB_XOR, RB_NOPS };
+
+/* Storage flavours. */
+enum {
+  FL_s8, FL_s16, FL_s32, FL_s64, FL_u8, FL_u16, FL_u32, FL_u64,
+  FL_f32, FL_f64, FL_nar, FL_c64, FL_c128, FL_COUNT
+};
+
+typedef struct { float re, im; } rb_c64;
+typedef struct { double re, im; } rb_c128;
+
+/* Re-wrap an integer result to the element width (only 8-bit storage can
+ * hold a narrower type; see elementwise.c). */
+#define RB_IWRAP(SG, T, U, x)                                             \
+  (sizeof(T) > 1 ? (T)(x)                                                 \
+   : (SG) ? (T)((T)(U)((U)(x) << b->wsh) >> b->wsh)                       \
+          : (T)((U)(x) & (U)b->mask))
+
+#define RB_DEF_INT(TN, T, U, SG)                                            \
+  static inline T ld_##TN(const void *p, int64_t i,                         \
+                          const shlo_rb_native *b) {                        \
+    (void)b;                                                                \
+    return ((const T *)p)[i];                                               \
+  }                                                                         \
+  static inline void st_##TN(void *p, int64_t i, T v,                       \
+                             const shlo_rb_native *b) {                     \
+    (void)b;                                                                \
+    ((T *)p)[i] = v;                                                        \
+  }                                                                         \
+  static inline T c_ADD_##TN(T a, T x, const shlo_rb_native *b) {           \
+    return RB_IWRAP(SG, T, U, (U)((uint64_t)(U)a + (uint64_t)(U)x));        \
+  }                                                                         \
+  static inline T c_MUL_##TN(T a, T x, const shlo_rb_native *b) {           \
+    return RB_IWRAP(SG, T, U, (U)((uint64_t)(U)a * (uint64_t)(U)x));        \
+  }                                                                         \
+  static inline T c_MAX_##TN(T a, T x, const shlo_rb_native *b) {           \
+    (void)b;                                                                \
+    return a > x ? a : x;                                                   \
+  }                                                                         \
+  static inline T c_MIN_##TN(T a, T x, const shlo_rb_native *b) {           \
+    (void)b;                                                                \
+    return a < x ? a : x;                                                   \
+  }                                                                         \
+  static inline T c_AND_##TN(T a, T x, const shlo_rb_native *b) {           \
+    (void)b;                                                                \
+    return (T)(a & x);                                                      \
+  }                                                                         \
+  static inline T c_OR_##TN(T a, T x, const shlo_rb_native *b) {            \
+    (void)b;                                                                \
+    return (T)(a | x);                                                      \
+  }                                                                         \
+  static inline T c_XOR_##TN(T a, T x, const shlo_rb_native *b) {           \
+    (void)b;                                                                \
+    return (T)(a ^ x);                                                      \
+  }
+
+RB_DEF_INT(s8, int8_t, uint8_t, 1)
+RB_DEF_INT(s16, int16_t, uint16_t, 1)
+RB_DEF_INT(s32, int32_t, uint32_t, 1)
+RB_DEF_INT(s64, int64_t, uint64_t, 1)
+RB_DEF_INT(u8, uint8_t, uint8_t, 0)
+RB_DEF_INT(u16, uint16_t, uint16_t, 0)
+RB_DEF_INT(u32, uint32_t, uint32_t, 0)
+RB_DEF_INT(u64, uint64_t, uint64_t, 0)
+
+/* maximum/minimum: NaN propagates (the first NaN wins), -0 < +0. */
+#define RB_FMAX(a, x) SHLO_FMAX_FOLD(a, x)
+#define RB_FMIN(a, x) SHLO_FMIN_FOLD(a, x)
+
+#define RB_DEF_FLOAT(TN, T)                                                 \
+  static inline T ld_##TN(const void *p, int64_t i,                         \
+                          const shlo_rb_native *b) {                        \
+    (void)b;                                                                \
+    return ((const T *)p)[i];                                               \
+  }                                                                         \
+  static inline void st_##TN(void *p, int64_t i, T v,                       \
+                             const shlo_rb_native *b) {                     \
+    (void)b;                                                                \
+    ((T *)p)[i] = v;                                                        \
+  }                                                                         \
+  static inline T c_ADD_##TN(T a, T x, const shlo_rb_native *b) {           \
+    (void)b;                                                                \
+    return a + x;                                                           \
+  }                                                                         \
+  static inline T c_MUL_##TN(T a, T x, const shlo_rb_native *b) {           \
+    (void)b;                                                                \
+    return a * x;                                                           \
+  }                                                                         \
+  static inline T c_MAX_##TN(T a, T x, const shlo_rb_native *b) {           \
+    (void)b;                                                                \
+    return RB_FMAX(a, x);                                                   \
+  }                                                                         \
+  static inline T c_MIN_##TN(T a, T x, const shlo_rb_native *b) {           \
+    (void)b;                                                                \
+    return RB_FMIN(a, x);                                                   \
+  }
+
+RB_DEF_FLOAT(f32, float)
+RB_DEF_FLOAT(f64, double)
+
+/* Narrow floats: values held in double, rounded to the type after each
+ * application. */
+static inline double rb_nround(const shlo_rb_native *b, double v) {
+  uint8_t buf[8];
+  shlo__float_store(b->et, v, buf);
+  return shlo__float_load(b->et, buf);
+}
+static inline double ld_nar(const void *p, int64_t i, const shlo_rb_native *b) {
+  return shlo__float_load(b->et, (const char *)p + (size_t)i * b->esz);
+}
+static inline void st_nar(void *p, int64_t i, double v,
+                          const shlo_rb_native *b) {
+  shlo__float_store(b->et, v, (char *)p + (size_t)i * b->esz);
+}
+static inline double c_ADD_nar(double a, double x, const shlo_rb_native *b) {
+  return rb_nround(b, a + x);
+}
+static inline double c_MUL_nar(double a, double x, const shlo_rb_native *b) {
+  return rb_nround(b, a * x);
+}
+static inline double c_MAX_nar(double a, double x, const shlo_rb_native *b) {
+  (void)b;
+  return RB_FMAX(a, x);
+}
+static inline double c_MIN_nar(double a, double x, const shlo_rb_native *b) {
+  (void)b;
+  return RB_FMIN(a, x);
+}
+
+/* Complex: add and multiply in the part type, maximum/minimum
+ * lexicographic on (real, imaginary), as elementwise.c. */
+#define RB_DEF_COMPLEX(TN, CT, PT)                                          \
+  static inline CT ld_##TN(const void *p, int64_t i,                        \
+                           const shlo_rb_native *b) {                       \
+    (void)b;                                                                \
+    return ((const CT *)p)[i];                                              \
+  }                                                                         \
+  static inline void st_##TN(void *p, int64_t i, CT v,                      \
+                             const shlo_rb_native *b) {                     \
+    (void)b;                                                                \
+    ((CT *)p)[i] = v;                                                       \
+  }                                                                         \
+  static inline CT c_ADD_##TN(CT a, CT x, const shlo_rb_native *b) {        \
+    (void)b;                                                                \
+    CT r = {a.re + x.re, a.im + x.im};                                      \
+    return r;                                                               \
+  }                                                                         \
+  static inline CT c_MUL_##TN(CT a, CT x, const shlo_rb_native *b) {        \
+    (void)b;                                                                \
+    CT r;                                                                   \
+    SHLO_CMUL(PT, a.re, a.im, x.re, x.im, r.re, r.im);                      \
+    return r;                                                               \
+  }                                                                         \
+  static inline CT c_MAX_##TN(CT a, CT x, const shlo_rb_native *b) {        \
+    (void)b;                                                                \
+    int g = a.re == x.re ? a.im > x.im : a.re > x.re;                       \
+    return g ? a : x;                                                       \
+  }                                                                         \
+  static inline CT c_MIN_##TN(CT a, CT x, const shlo_rb_native *b) {        \
+    (void)b;                                                                \
+    int g = a.re == x.re ? a.im < x.im : a.re < x.re;                       \
+    return g ? a : x;                                                       \
+  }
+
+RB_DEF_COMPLEX(c64, rb_c64, float)
+RB_DEF_COMPLEX(c128, rb_c128, double)
+
+/* The three loop shapes for one (op, flavour). */
+#define RB_LOOPS(OP, TN, T)                                                 \
+  static void fold_##OP##_##TN(void *acc, const void *src, int64_t n,       \
+                               int64_t stride, const shlo_rb_native *b) {   \
+    T a = ld_##TN(acc, 0, b);                                               \
+    for (int64_t i = 0; i < n; i++)                                         \
+      a = c_##OP##_##TN(a, ld_##TN(src, i * stride, b), b);                 \
+    st_##TN(acc, 0, a, b);                                                  \
+  }                                                                         \
+  static void gfold_##OP##_##TN(void *acc, const void *src,                 \
+                                const int64_t *offs, int64_t n,             \
+                                const void *init,                           \
+                                const shlo_rb_native *b) {                  \
+    T a = ld_##TN(acc, 0, b);                                               \
+    T iv = ld_##TN(init, 0, b);                                             \
+    for (int64_t i = 0; i < n; i++)                                         \
+      a = c_##OP##_##TN(a, offs[i] < 0 ? iv : ld_##TN(src, offs[i], b), b); \
+    st_##TN(acc, 0, a, b);                                                  \
+  }                                                                         \
+  static void accum_##OP##_##TN(void *dst, const void *src, int64_t n,      \
+                                const shlo_rb_native *b) {                  \
+    for (int64_t i = 0; i < n; i++)                                         \
+      st_##TN(dst, i,                                                       \
+              c_##OP##_##TN(ld_##TN(dst, i, b), ld_##TN(src, i, b), b), b); \
+  }
+
+#define RB_INT_TYPES(X, OP)                                                 \
+  X(OP, s8, int8_t) X(OP, s16, int16_t) X(OP, s32, int32_t)                 \
+  X(OP, s64, int64_t) X(OP, u8, uint8_t) X(OP, u16, uint16_t)               \
+  X(OP, u32, uint32_t) X(OP, u64, uint64_t)
+#define RB_FLOAT_TYPES(X, OP)                                               \
+  X(OP, f32, float) X(OP, f64, double) X(OP, nar, double)                   \
+  X(OP, c64, rb_c64) X(OP, c128, rb_c128)
+
+RB_INT_TYPES(RB_LOOPS, ADD)
+RB_INT_TYPES(RB_LOOPS, MUL)
+RB_INT_TYPES(RB_LOOPS, MAX)
+RB_INT_TYPES(RB_LOOPS, MIN)
+RB_INT_TYPES(RB_LOOPS, AND)
+RB_INT_TYPES(RB_LOOPS, OR)
+RB_INT_TYPES(RB_LOOPS, XOR)
+RB_FLOAT_TYPES(RB_LOOPS, ADD)
+RB_FLOAT_TYPES(RB_LOOPS, MUL)
+RB_FLOAT_TYPES(RB_LOOPS, MAX)
+RB_FLOAT_TYPES(RB_LOOPS, MIN)
+
+#define RB_CELL(OP, TN, T)                                                  \
+  [FL_##TN] = {fold_##OP##_##TN, gfold_##OP##_##TN, accum_##OP##_##TN},
+#define RB_ROW_ALL(OP)                                                      \
+  [RB_##OP] = {RB_INT_TYPES(RB_CELL, OP) RB_FLOAT_TYPES(RB_CELL, OP)},
+#define RB_ROW_INT(OP) [RB_##OP] = {RB_INT_TYPES(RB_CELL, OP)},
+
+typedef struct {
+  shlo_rb_fold_fn fold;
+  shlo_rb_gfold_fn gfold;
+  shlo_rb_accum_fn accum;
+} rb_loops;
+
+static const rb_loops rb_tab[RB_NOPS][FL_COUNT] = {
+    RB_ROW_ALL(ADD) RB_ROW_ALL(MUL) RB_ROW_ALL(MAX) RB_ROW_ALL(MIN)
+    RB_ROW_INT(AND) RB_ROW_INT(OR) RB_ROW_INT(XOR)};
+
+static int rb_flavour(shlo_elem_type t) {
+  switch (t) {
+  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8: return FL_s8;
+  case SHLO_SI16: return FL_s16;
+  case SHLO_SI32: return FL_s32;
+  case SHLO_SI64: return FL_s64;
+  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8: return FL_u8;
+  case SHLO_UI16: return FL_u16;
+  case SHLO_UI32: return FL_u32;
+  case SHLO_UI64: return FL_u64;
+  case SHLO_F32: return FL_f32;
+  case SHLO_F64: return FL_f64;
+  case SHLO_C64: return FL_c64;
+  case SHLO_C128: return FL_c128;
+  default: return shlo_elem_is_float(t) ? FL_nar : -1;
+  }
+}
+
+static int rb_op_index(int code, shlo_elem_type et) {
+  bool i1 = et == SHLO_I1;
+  switch (code) {
+  case SHLO_OP_ADD: return i1 ? RB_OR : RB_ADD;
+  case SHLO_OP_MULTIPLY: return i1 ? RB_AND : RB_MUL;
+  case SHLO_OP_MAXIMUM: return i1 ? RB_OR : RB_MAX;
+  case SHLO_OP_MINIMUM: return i1 ? RB_AND : RB_MIN;
+  case SHLO_OP_AND: return RB_AND;
+  case SHLO_OP_OR: return RB_OR;
+  case SHLO_OP_XOR: return RB_XOR;
+  default: return -1;
+  }
+}
+
+/* The type of value id v.  Block arguments and op results are numbered
+ * per function alike; plan.h reads types through an op's operands, so ask
+ * through a one-operand view. */
+static const shlo_type *vtype(shlo_compiler *cc, const shlo_op *op, int v) {
+  shlo_op view = *op;
+  view.n_operands = 1;
+  view.operands = &v;
+  return shlo__cc_operand_type(cc, &view, 0);
+}
+
+static bool scalar_any(const shlo_type *t, shlo_elem_type *et) {
+  if (!t || t->kind != SHLO_TYPE_TENSOR || t->rank != 0) return false;
+  *et = t->elem;
+  return true;
+}
+
+/* A rank-0 tensor type that native loops can handle (not quantized). */
+static bool scalar_of(const shlo_type *t, shlo_elem_type *et) {
+  return scalar_any(t, et) && !t->quant;
+}
+
+static bool is_return(const shlo_op *o) {
+  return o->code == SHLO_OP_RETURN || o->code == SHLO_OP_FUNC_RETURN;
+}
+
+bool shlo__rb_match(shlo_compiler *cc, const shlo_op *op, int r,
+                    shlo_rb_native *b) {
+  memset(b, 0, sizeof *b);
+  if (r >= op->n_regions) return false;
+  const shlo_block *blk = op->regions[r];
+  if (blk->n_args != 2 || blk->n_ops != 2) return false;
+  const shlo_op *o = blk->ops[0], *ret = blk->ops[1];
+  if (!is_return(ret) || ret->n_operands != 1 || o->n_operands != 2 ||
+      o->n_results != 1 || o->n_regions || ret->operands[0] != o->results[0])
+    return false;
+  int a0 = blk->args[0], a1 = blk->args[1];
+  if (!((o->operands[0] == a0 && o->operands[1] == a1) ||
+        (o->operands[0] == a1 && o->operands[1] == a0)))
+    return false;
+  shlo_elem_type e0, e1, er;
+  if (!scalar_of(vtype(cc, op, a0), &e0) || !scalar_of(vtype(cc, op, a1), &e1) ||
+      !scalar_of(vtype(cc, op, o->results[0]), &er) || e0 != e1 || e0 != er)
+    return false;
+  int k = rb_op_index(o->code, e0), fl = rb_flavour(e0);
+  if (k < 0 || fl < 0 || !rb_tab[k][fl].fold) return false;
+  b->opcode = o->code;
+  b->et = e0;
+  b->esz = shlo_elem_size(e0);
+  int bits = shlo_elem_bits(e0);
+  b->mask = bits >= 64 ? UINT64_MAX : ((1ull << bits) - 1);
+  b->wsh = b->esz == 1 && shlo_elem_class_of(e0) == SHLO_CLASS_SINT ? 8 - bits
+                                                                     : 0;
+  b->fold = rb_tab[k][fl].fold;
+  b->gfold = rb_tab[k][fl].gfold;
+  b->accum = rb_tab[k][fl].accum;
+  return true;
+}
+
+/* ---- native comparators ---- */
+
+static int dir_of(const char *s) {
+  if (!s) return -1;
+  if (!strcmp(s, "LT")) return SHLO_DIR_LT;
+  if (!strcmp(s, "LE")) return SHLO_DIR_LE;
+  if (!strcmp(s, "GT")) return SHLO_DIR_GT;
+  if (!strcmp(s, "GE")) return SHLO_DIR_GE;
+  return -1;
+}
+
+static shlo_dir dir_swap(shlo_dir d) {
+  switch (d) {
+  case SHLO_DIR_LT: return SHLO_DIR_GT;
+  case SHLO_DIR_LE: return SHLO_DIR_GE;
+  case SHLO_DIR_GT: return SHLO_DIR_LT;
+  default: return SHLO_DIR_LE;
+  }
+}
+
+bool shlo__rb_compare_of(shlo_compiler *cc, const shlo_op *op,
+                         const shlo_op *o, bool swapped, shlo_rb_compare *c) {
+  memset(c, 0, sizeof *c);
+  int d = dir_of(shlo_attr_get_str(shlo_op_attr(o, "comparison_direction")));
+  if (d < 0) return false;
+  shlo_elem_type ea, eb;
+  if (!scalar_of(vtype(cc, op, o->operands[0]), &ea) ||
+      !scalar_of(vtype(cc, op, o->operands[1]), &eb) || ea != eb)
+    return false;
+  const char *ct = shlo_attr_get_str(shlo_op_attr(o, "compare_type"));
+  c->total = ct && !strcmp(ct, "TOTALORDER");
+  c->et = ea;
+  switch (shlo_elem_class_of(ea)) {
+  case SHLO_CLASS_BOOL:
+  case SHLO_CLASS_UINT: c->kind = SHLO_KEY_U64; break;
+  case SHLO_CLASS_SINT: c->kind = SHLO_KEY_I64; break;
+  case SHLO_CLASS_FLOAT: c->kind = c->total ? SHLO_KEY_I64 : SHLO_KEY_F64; break;
+  default: return false;
+  }
+  c->dir = swapped ? dir_swap((shlo_dir)d) : (shlo_dir)d;
+  c->ok = true;
+  return true;
+}
+
+bool shlo__rb_match_compare(shlo_compiler *cc, const shlo_op *op, int r,
+                            shlo_rb_compare *c) {
+  memset(c, 0, sizeof *c);
+  if (r >= op->n_regions) return false;
+  const shlo_block *blk = op->regions[r];
+  if (blk->n_args < 2 || blk->n_args % 2 || blk->n_ops != 2) return false;
+  const shlo_op *o = blk->ops[0], *ret = blk->ops[1];
+  if (o->code != SHLO_OP_COMPARE || !is_return(ret) || ret->n_operands != 1 ||
+      o->n_operands != 2 || o->n_results != 1 ||
+      ret->operands[0] != o->results[0])
+    return false;
+  int ia = -1, ib = -1;
+  for (int i = 0; i < blk->n_args; i++) {
+    if (blk->args[i] == o->operands[0]) ia = i;
+    if (blk->args[i] == o->operands[1]) ib = i;
+  }
+  if (ia < 0 || ib < 0 || ia / 2 != ib / 2 || ia == ib) return false;
+  if (!shlo__rb_compare_of(cc, op, o, ia % 2 != 0, c)) return false;
+  c->arg_pair = ia / 2;
+  return true;
+}
+
+/* TOTALORDER: -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN. */
+static inline int64_t tkey64(double v) {
+  int64_t k;
+  memcpy(&k, &v, 8);
+  return k < 0 ? k ^ INT64_MAX : k;
+}
+
+shlo_key shlo__rb_key(const shlo_rb_compare *c, const void *p) {
+  shlo_key k;
+  switch (c->et) {
+  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8:
+    k.u = *(const uint8_t *)p; break;
+  case SHLO_UI16: k.u = *(const uint16_t *)p; break;
+  case SHLO_UI32: k.u = *(const uint32_t *)p; break;
+  case SHLO_UI64: k.u = *(const uint64_t *)p; break;
+  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8: k.i = *(const int8_t *)p; break;
+  case SHLO_SI16: k.i = *(const int16_t *)p; break;
+  case SHLO_SI32: k.i = *(const int32_t *)p; break;
+  case SHLO_SI64: k.i = *(const int64_t *)p; break;
+  case SHLO_F32: {
+    if (c->total) {
+      int32_t b;
+      memcpy(&b, p, 4);
+      k.i = b < 0 ? (int64_t)(b ^ INT32_MAX) : b;
+    } else {
+      k.f = *(const float *)p;
+    }
+    break;
+  }
+  case SHLO_F64:
+    k.f = *(const double *)p;
+    if (c->total) k.i = tkey64(k.f);
+    break;
+  default:
+    k.f = shlo__float_load(c->et, p);
+    if (c->total) k.i = tkey64(k.f);
+    break;
+  }
+  return k;
+}
+
+/* ---- the generic path ---- */
+
+shlo_status shlo__rb_call_init(shlo_rb_call *c, const shlo_elem_type *lead_et,
+                               int n_lead, const shlo_elem_type *res_et,
+                               int n_res, const shlo_step *s, shlo_exec *ex) {
+  memset(c, 0, sizeof *c);
+  c->n_lead = n_lead;
+  c->n_res = n_res;
+  for (int i = 0; i < n_lead; i++) {
+    c->lead_et[i] = lead_et[i];
+    c->lead[i] = shlo_tensor_new(lead_et[i], 0, NULL);
+    if (!c->lead[i]) {
+      shlo__rb_call_free(c);
+      return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+    }
+  }
+  for (int i = 0; i < n_res; i++) c->res_et[i] = res_et[i];
+  return SHLO_OK;
+}
+
+void shlo__rb_call_free(shlo_rb_call *c) {
+  for (int i = 0; i < c->n_lead; i++) {
+    shlo_value_unref(c->lead[i]);
+    c->lead[i] = NULL;
+  }
+  for (int i = 0; i < c->n_res; i++) {
+    shlo_value_unref(c->res[i]);
+    c->res[i] = NULL;
+  }
+}
+
+shlo_status shlo__rb_stopped(const shlo_step *s, shlo_exec *ex) {
+  return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
+                        "stopped: the execution was canceled or exceeded its "
+                        "deadline");
+}
+
+void shlo__rb_unref_n(shlo_value **v, int n) {
+  for (int i = 0; i < n; i++) {
+    shlo_value_unref(v[i]);
+    v[i] = NULL;
+  }
+}
+
+shlo_status shlo__rb_new_results(const shlo_step *s,
+                                 const shlo_type *const *t, int n,
+                                 shlo_value **out, shlo_exec *ex) {
+  for (int k = 0; k < n; k++) {
+    out[k] = shlo_tensor_new_like(t[k]);
+    if (!out[k]) {
+      shlo__rb_unref_n(out, k);
+      return shlo__exec_fail(ex, s, SHLO_ENOMEM,
+                            "out of memory allocating the result");
+    }
+  }
+  return SHLO_OK;
+}
+
+shlo_status shlo__rb_apply(shlo_rb_call *c, const shlo_step *s, int r,
+                           shlo_value *const *in, const void *const *src,
+                           void *const *dst, shlo_exec *ex) {
+  if ((++c->calls & 255) == 0 && shlo__exec_should_stop(ex))
+    return shlo__rb_stopped(s, ex);
+  if (shlo__step_region_is_scalar(s, r)) {
+    shlo__step_run_region_scalar(s, r, in, src, c->n_lead, dst);
+    return SHLO_OK;
+  }
+  for (int i = 0; i < c->n_lead; i++) {
+    /* Only write into a scalar nobody else holds (a probe in the body
+     * may have kept one). */
+    if (atomic_load(&c->lead[i]->refs) != 1) {
+      shlo_value_unref(c->lead[i]);
+      c->lead[i] = shlo_tensor_new(c->lead_et[i], 0, NULL);
+      if (!c->lead[i])
+        return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+    }
+    memcpy(c->lead[i]->data, src[i], shlo_elem_size(c->lead_et[i]));
+  }
+  shlo_status st = shlo__step_run_region(s, r, in, c->lead, c->n_lead, c->res, ex);
+  if (st) return st;
+  for (int k = 0; k < c->n_res; k++) {
+    shlo_value *v = c->res[k];
+    if (!v || v->kind != SHLO_TYPE_TENSOR || v->numel != 1 ||
+        v->elem != c->res_et[k]) {
+      for (int j = 0; j < c->n_res; j++) {
+        shlo_value_unref(c->res[j]);
+        c->res[j] = NULL;
+      }
+      return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                            "region result %d is not a scalar of type %s", k,
+                            shlo_elem_name(c->res_et[k]));
+    }
+  }
+  for (int k = 0; k < c->n_res; k++) {
+    memcpy(dst[k], c->res[k]->data, shlo_elem_size(c->res_et[k]));
+    shlo_value_unref(c->res[k]);
+    c->res[k] = NULL;
+  }
+  return SHLO_OK;
+}
+
+bool shlo__rb_region_types(shlo_compiler *cc, const shlo_op *op, int r,
+                           shlo_elem_type *args, int n_args,
+                           shlo_elem_type *res, int n_res) {
+  if (r >= op->n_regions) return false;
+  const shlo_block *blk = op->regions[r];
+  if (blk->n_args != n_args || blk->n_ops < 1) return false;
+  const shlo_op *ret = blk->ops[blk->n_ops - 1];
+  if (!is_return(ret) || ret->n_operands != n_res) return false;
+  for (int i = 0; i < n_args; i++)
+    if (!scalar_any(vtype(cc, op, blk->args[i]), &args[i])) return false;
+  for (int i = 0; i < n_res; i++)
+    if (!scalar_any(vtype(cc, op, ret->operands[i]), &res[i])) return false;
+  return true;
+}
+
+shlo_status shlo__rb_check_counts(shlo_compiler *cc, const shlo_op *op,
+                                  const char *label) {
+  int n = op->n_results;
+  if (n < 1 || op->n_operands != 2 * n || op->n_regions != 1)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(%s) needs N inputs, N init values and N results "
+                        "(N >= 1) and one body region",
+                        label);
+  if (n > SHLO_RB_MAX_N)
+    return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "more than %d inputs are not supported", SHLO_RB_MAX_N);
+  return SHLO_OK;
+}
+
+shlo_status shlo__rb_compile_body(shlo_compiler *cc, const shlo_op *op,
+                                  shlo_step *step, int n,
+                                  const shlo_elem_type *out_et,
+                                  const char *label) {
+  shlo_status st = shlo__cc_compile_regions(cc, op, step);
+  if (st) return st;
+  shlo_elem_type aet[2 * SHLO_RB_MAX_N], ret[SHLO_RB_MAX_N];
+  if (!shlo__rb_region_types(cc, op, 0, aet, 2 * n, ret, n) ||
+      step->plans[0]->n_results != n)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(%s) body must take 2*N scalars and return N", label);
+  for (int k = 0; k < n; k++)
+    if (ret[k] != out_et[k] || aet[k] != out_et[k])
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "(%s) body argument/result %d must be tensor<%s>",
+                          label, k, shlo_elem_name(out_et[k]));
+  return SHLO_OK;
+}
+
+shlo_status shlo__rb_first_input(shlo_compiler *cc, const shlo_op *op,
+                                 const shlo_type **t0) {
+  *t0 = shlo__cc_operand_type(cc, op, 0);
+  if (!shlo__rb_is_tensor(*t0))
+    return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "inputs must be statically shaped tensors");
+  return SHLO_OK;
+}

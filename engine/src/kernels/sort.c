@@ -1,0 +1,493 @@
+/* stablehlo.sort: variadic, stable or not, any comparator.
+ *
+ * Spec: sort.  Every 1-D slice along `dimension` (negative counts from the
+ * end) of all inputs is sorted together: a permutation of the slice is
+ * found with the comparator, then applied to every input.  The comparator
+ * gets 2*N scalars, (lhs_0, rhs_0, lhs_1, rhs_1, ...), and returns true
+ * when lhs sorts before rhs.  The sort is a merge sort (insertion-sorted
+ * runs, then bottom-up merges) that takes the right element only when it is
+ * strictly before the left one, so it is stable whether or not is_stable
+ * asks for it.
+ *
+ * A comparator that is one stablehlo.compare LT/LE/GT/GE of the two
+ * arguments of one input (often the first), with any compare_type, runs
+ * natively: that input's slice is turned into keys (signed, unsigned,
+ * IEEE double, or TOTALORDER ordered integers, where -NaN < -Inf < ... <
+ * -0 < +0 < ... < +Inf < +NaN) and sorted by a merge sort specialised per
+ * key kind and direction.  Other comparators run their region per
+ * comparison. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/reduce_int.h"
+
+typedef struct sort_params {
+  int n;
+  int rank;                   /* >= 1 */
+  int dim;
+  int64_t dims[SHLO_MAX_RANK], str[SHLO_MAX_RANK];
+  int64_t numel;
+  shlo_elem_type et[SHLO_RB_MAX_N];
+  const shlo_type *out_type[SHLO_RB_MAX_N];
+  shlo_rb_compare cmp;        /* cmp.ok: native comparator */
+  /* A keyed comparator, compare(f(a_k), f(b_k)) with the same pure scalar
+   * function f on both sides (JAX's float sort canonicalises -0 and NaN
+   * this way): keys f(x) come from the region's scalar program, one run
+   * per element, and the sort itself is native. */
+  bool keyed;
+  int key_slot;               /* register of f(a_k) in the scalar program */
+  size_t key_size;
+} sort_params;
+
+typedef struct sort_pair {
+  shlo_key k;
+  int64_t i;
+} sort_pair;
+
+#define SORT_RUN 16
+
+/* A stable merge sort of pairs by key, LESS(x, y) meaning x before y. */
+#define DEF_MSORT(NAME, LESS)                                               \
+  static void msort_##NAME(sort_pair *a, sort_pair *tmp, int64_t n) {       \
+    for (int64_t lo = 0; lo < n; lo += SORT_RUN) {                          \
+      int64_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;                   \
+      for (int64_t i = lo + 1; i < hi; i++) {                               \
+        sort_pair x = a[i];                                                 \
+        int64_t j = i;                                                      \
+        while (j > lo && LESS(x.k, a[j - 1].k)) {                           \
+          a[j] = a[j - 1];                                                  \
+          j--;                                                              \
+        }                                                                   \
+        a[j] = x;                                                           \
+      }                                                                     \
+    }                                                                       \
+    sort_pair *src = a, *dst = tmp;                                         \
+    for (int64_t w = SORT_RUN; w < n; w *= 2) {                             \
+      for (int64_t lo = 0; lo < n; lo += 2 * w) {                           \
+        int64_t mid = lo + w < n ? lo + w : n;                              \
+        int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;                       \
+        int64_t i = lo, j = mid, k = lo;                                    \
+        while (i < mid && j < hi)                                           \
+          dst[k++] = LESS(src[j].k, src[i].k) ? src[j++] : src[i++];        \
+        while (i < mid) dst[k++] = src[i++];                                \
+        while (j < hi) dst[k++] = src[j++];                                 \
+      }                                                                     \
+      sort_pair *t = src;                                                   \
+      src = dst;                                                            \
+      dst = t;                                                              \
+    }                                                                       \
+    if (src != a) memcpy(a, src, (size_t)n * sizeof *a);                    \
+  }
+
+#define L_I_LT(x, y) ((x).i < (y).i)
+#define L_I_LE(x, y) ((x).i <= (y).i)
+#define L_I_GT(x, y) ((x).i > (y).i)
+#define L_I_GE(x, y) ((x).i >= (y).i)
+#define L_U_LT(x, y) ((x).u < (y).u)
+#define L_U_LE(x, y) ((x).u <= (y).u)
+#define L_U_GT(x, y) ((x).u > (y).u)
+#define L_U_GE(x, y) ((x).u >= (y).u)
+#define L_F_LT(x, y) ((x).f < (y).f)
+#define L_F_LE(x, y) ((x).f <= (y).f)
+#define L_F_GT(x, y) ((x).f > (y).f)
+#define L_F_GE(x, y) ((x).f >= (y).f)
+DEF_MSORT(i_lt, L_I_LT)
+DEF_MSORT(i_le, L_I_LE)
+DEF_MSORT(i_gt, L_I_GT)
+DEF_MSORT(i_ge, L_I_GE)
+DEF_MSORT(u_lt, L_U_LT)
+DEF_MSORT(u_le, L_U_LE)
+DEF_MSORT(u_gt, L_U_GT)
+DEF_MSORT(u_ge, L_U_GE)
+DEF_MSORT(f_lt, L_F_LT)
+DEF_MSORT(f_le, L_F_LE)
+DEF_MSORT(f_gt, L_F_GT)
+DEF_MSORT(f_ge, L_F_GE)
+
+typedef void (*msort_fn)(sort_pair *, sort_pair *, int64_t);
+/* [key kind][direction] */
+static const msort_fn msort_tab[3][4] = {
+    [SHLO_KEY_I64] = {msort_i_lt, msort_i_le, msort_i_gt, msort_i_ge},
+    [SHLO_KEY_U64] = {msort_u_lt, msort_u_le, msort_u_gt, msort_u_ge},
+    [SHLO_KEY_F64] = {msort_f_lt, msort_f_le, msort_f_gt, msort_f_ge},
+};
+
+/* ---- the generic comparator ---- */
+
+typedef struct gsort_ctx {
+  const shlo_step *s;
+  shlo_value *const *in;
+  shlo_exec *ex;
+  shlo_rb_call call;
+  int n;
+  size_t esz[SHLO_RB_MAX_N];
+  const char *slice[SHLO_RB_MAX_N]; /* operand data at the slice start */
+  int64_t step;                     /* element stride along the dimension */
+  shlo_status st;
+} gsort_ctx;
+
+/* comparator(x, y): x sorts before y. */
+static bool gless(gsort_ctx *c, int64_t x, int64_t y) {
+  if (c->st) return false;
+  const void *src[2 * SHLO_RB_MAX_N];
+  for (int k = 0; k < c->n; k++) {
+    src[2 * k] = c->slice[k] + (size_t)(x * c->step) * c->esz[k];
+    src[2 * k + 1] = c->slice[k] + (size_t)(y * c->step) * c->esz[k];
+  }
+  uint8_t pred = 0;
+  void *dst = &pred;
+  c->st = shlo__rb_apply(&c->call, c->s, 0, c->in, src, &dst, c->ex);
+  return !c->st && pred != 0;
+}
+
+static void gsort(gsort_ctx *c, int64_t *a, int64_t *tmp, int64_t n) {
+  for (int64_t lo = 0; lo < n; lo += SORT_RUN) {
+    int64_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;
+    for (int64_t i = lo + 1; i < hi; i++) {
+      int64_t x = a[i], j = i;
+      while (j > lo && gless(c, x, a[j - 1])) {
+        a[j] = a[j - 1];
+        j--;
+      }
+      a[j] = x;
+    }
+  }
+  int64_t *src = a, *dst = tmp;
+  for (int64_t w = SORT_RUN; w < n; w *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * w) {
+      int64_t mid = lo + w < n ? lo + w : n;
+      int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        dst[k++] = gless(c, src[j], src[i]) ? src[j++] : src[i++];
+      while (i < mid) dst[k++] = src[i++];
+      while (j < hi) dst[k++] = src[j++];
+    }
+    int64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a) memcpy(a, src, (size_t)n * sizeof *a);
+}
+
+/* ---- the kernel ---- */
+
+/* What one run of k_sort works with. */
+typedef struct sort_run {
+  const shlo_step *s;
+  const sort_params *p;
+  shlo_value *const *in;
+  shlo_value **out;
+  size_t esz[SHLO_RB_MAX_N];
+  int64_t len, sd;   /* the sorted dimension: extent, element stride */
+  int64_t *perm;     /* the order of one slice, then as much scratch */
+  sort_pair *pairs;  /* native comparator: keys of one slice, and scratch */
+  msort_fn ms;       /* native comparator: the merge sort */
+  gsort_ctx *gc;     /* comparator region */
+} sort_run;
+
+/* Set up gc to apply the comparator region of s to pairs of elements
+ * `step` apart. */
+static shlo_status gsort_init(gsort_ctx *gc, const shlo_step *s,
+                              shlo_value *const *in, shlo_exec *ex,
+                              const size_t *esz, int64_t step) {
+  const sort_params *p = s->params;
+  int n = p->n;
+  shlo_elem_type lead[2 * SHLO_RB_MAX_N], i1 = SHLO_I1;
+  for (int k = 0; k < n; k++) lead[2 * k] = lead[2 * k + 1] = p->et[k];
+  shlo_status st = shlo__rb_call_init(&gc->call, lead, 2 * n, &i1, 1, s, ex);
+  if (st) return st;
+  gc->s = s;
+  gc->in = in;
+  gc->ex = ex;
+  gc->n = n;
+  gc->step = step;
+  for (int k = 0; k < n; k++) gc->esz[k] = esz[k];
+  return SHLO_OK;
+}
+
+/* r->perm = the sorted order of the slice that starts at element base. */
+static shlo_status sort_slice_order(sort_run *r, int64_t base) {
+  const sort_params *p = r->p;
+  int64_t len = r->len;
+  if (r->ms && p->keyed) {
+    _Alignas(16) unsigned char kb[16];
+    const void *lead[2 * SHLO_RB_MAX_N];
+    for (int64_t i = 0; i < len; i++) {
+      for (int k = 0; k < p->n; k++)
+        lead[2 * k] = lead[2 * k + 1] =
+            (const char *)r->in[k]->data +
+            (size_t)(base + i * r->sd) * r->esz[k];
+      shlo__step_run_region_scalar_slot(r->s, 0, r->in, lead, 2 * p->n,
+                                       p->key_slot, kb, p->key_size);
+      r->pairs[i].k = shlo__rb_key(&p->cmp, kb);
+      r->pairs[i].i = i;
+    }
+    r->ms(r->pairs, r->pairs + len, len);
+    for (int64_t i = 0; i < len; i++) r->perm[i] = r->pairs[i].i;
+    return SHLO_OK;
+  }
+  if (r->ms) {
+    int kk = p->cmp.arg_pair;
+    const char *key = (const char *)r->in[kk]->data + (size_t)base * r->esz[kk];
+    for (int64_t i = 0; i < len; i++) {
+      r->pairs[i].k =
+          shlo__rb_key(&p->cmp, key + (size_t)(i * r->sd) * r->esz[kk]);
+      r->pairs[i].i = i;
+    }
+    r->ms(r->pairs, r->pairs + len, len);
+    for (int64_t i = 0; i < len; i++) r->perm[i] = r->pairs[i].i;
+    return SHLO_OK;
+  }
+  gsort_ctx *gc = r->gc;
+  for (int k = 0; k < p->n; k++)
+    gc->slice[k] = (const char *)r->in[k]->data + (size_t)base * r->esz[k];
+  for (int64_t i = 0; i < len; i++) r->perm[i] = i;
+  gsort(gc, r->perm, r->perm + len, len);
+  return gc->st;
+}
+
+/* Every output's slice at base = its input's, in the order r->perm. */
+static void sort_permute_slice(const sort_run *r, int64_t base) {
+  int64_t sd = r->sd;
+  for (int k = 0; k < r->p->n; k++) {
+    size_t e = r->esz[k];
+    const char *src = (const char *)r->in[k]->data + (size_t)base * e;
+    char *dst = (char *)r->out[k]->data + (size_t)base * e;
+    for (int64_t i = 0; i < r->len; i++)
+      memcpy(dst + (size_t)(i * sd) * e, src + (size_t)(r->perm[i] * sd) * e,
+             e);
+  }
+}
+
+/* Sort every slice along the dimension, checking for a stop now and then. */
+static shlo_status sort_slices(const shlo_step *s, sort_run *r,
+                               shlo_exec *ex) {
+  const sort_params *p = r->p;
+  int64_t slices = p->numel / r->len;
+  int64_t idx[SHLO_MAX_RANK] = {0};
+  int64_t base = 0;
+  for (int64_t sl = 0; sl < slices; sl++) {
+    if ((sl & 255) == 255 && shlo__exec_should_stop(ex))
+      return shlo__rb_stopped(s, ex);
+    shlo_status st = sort_slice_order(r, base);
+    if (st) return st;
+    sort_permute_slice(r, base);
+    /* next slice: odometer over every dimension but the sorted one */
+    for (int d = p->rank - 1; d >= 0; d--) {
+      if (d == p->dim) continue;
+      base += p->str[d];
+      if (++idx[d] < p->dims[d]) break;
+      base -= p->str[d] * p->dims[d];
+      idx[d] = 0;
+    }
+  }
+  return SHLO_OK;
+}
+
+static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
+                          shlo_value **out, shlo_exec *ex) {
+  const sort_params *p = s->params;
+  int n = p->n;
+  shlo_status st = shlo__rb_new_results(s, p->out_type, n, out, ex);
+  if (st) return st;
+  int64_t len = p->dims[p->dim];
+  if (len == 0 || p->numel == 0) return SHLO_OK;
+  sort_run r = {s, p, in, out, {0}, len, p->str[p->dim], NULL, NULL, NULL,
+                NULL};
+  for (int k = 0; k < n; k++) r.esz[k] = shlo_elem_size(p->et[k]);
+  r.perm = malloc((size_t)len * 2 * sizeof *r.perm);
+  r.pairs = p->cmp.ok ? malloc((size_t)len * 2 * sizeof *r.pairs) : NULL;
+  r.gc = p->cmp.ok ? NULL : calloc(1, sizeof *r.gc);
+  bool call_ready = false;
+  if (!r.perm || (p->cmp.ok ? !r.pairs : !r.gc)) {
+    st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+    goto done;
+  }
+  if (r.gc) {
+    st = gsort_init(r.gc, s, in, ex, r.esz, r.sd);
+    if (st) goto done;
+    call_ready = true;
+  }
+  r.ms = p->cmp.ok ? msort_tab[p->cmp.kind][p->cmp.dir] : NULL;
+  st = sort_slices(s, &r, ex);
+done:
+  if (call_ready) shlo__rb_call_free(&r.gc->call);
+  free(r.gc);
+  free(r.pairs);
+  free(r.perm);
+  if (st) shlo__rb_unref_n(out, n);
+  return st;
+}
+
+/* ---- keyed comparators ---- */
+
+static int arg_index(const shlo_block *b, int v) {
+  for (int i = 0; i < b->n_args; i++)
+    if (b->args[i] == v) return i;
+  return -1;
+}
+
+static const shlo_op *producer(const shlo_block *b, int v) {
+  for (int i = 0; i < b->n_ops; i++)
+    for (int k = 0; k < b->ops[i]->n_results; k++)
+      if (b->ops[i]->results[k] == v) return b->ops[i];
+  return NULL;
+}
+
+static bool attr_same(const shlo_attr *a, const shlo_attr *b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind) return false;
+  switch (a->kind) {
+  case SHLO_ATTR_ENUM:
+  case SHLO_ATTR_STRING:
+    return !strcmp(a->str, b->str);
+  case SHLO_ATTR_INT:
+    return a->i == b->i;
+  case SHLO_ATTR_FLOAT:
+    return a->f == b->f;
+  case SHLO_ATTR_BOOL:
+    return a->b == b->b;
+  case SHLO_ATTR_DENSE:
+    return shlo_type_equal(a->type, b->type) &&
+           a->dense->nbytes == b->dense->nbytes &&
+           !memcmp(a->dense->data, b->dense->data, a->dense->nbytes);
+  default:
+    return false;
+  }
+}
+
+/* Whether value l (computed from block argument *la only) and value r
+ * (from *ra only) are the same pure function of their argument.  The
+ * first argument reached fixes *la and *ra. */
+static bool same_function(const shlo_block *b, int l, int r, int *la,
+                          int *ra, int depth) {
+  if (depth > 64) return false;
+  int il = arg_index(b, l), ir = arg_index(b, r);
+  if (il >= 0 || ir >= 0) {
+    if (il < 0 || ir < 0) return false;
+    if (*la < 0) {
+      *la = il;
+      *ra = ir;
+    }
+    return il == *la && ir == *ra;
+  }
+  const shlo_op *ol = producer(b, l), *orr = producer(b, r);
+  if (!ol || !orr || ol->code != orr->code || ol->code == SHLO_OP_UNKNOWN ||
+      ol->n_results != 1 || orr->n_results != 1 || ol->n_regions ||
+      orr->n_regions || ol->n_operands != orr->n_operands ||
+      ol->n_attrs != orr->n_attrs)
+    return false;
+  for (int i = 0; i < ol->n_attrs; i++)
+    if (strcmp(ol->attrs[i].name, orr->attrs[i].name) ||
+        !attr_same(ol->attrs[i].value, orr->attrs[i].value))
+      return false;
+  for (int i = 0; i < ol->n_operands; i++)
+    if (!same_function(b, ol->operands[i], orr->operands[i], la, ra,
+                       depth + 1))
+      return false;
+  return true;
+}
+
+/* Recognise `return compare(f(arg 2k), f(arg 2k+1))` (either order) whose
+ * region runs as a scalar program; set p->cmp, p->keyed and the slot of
+ * f(arg 2k). */
+static void match_keyed(shlo_compiler *cc, const shlo_op *op,
+                        const shlo_step *step, sort_params *p) {
+  const shlo_block *b = op->regions[0];
+  const shlo_plan *plan = step->plans[0];
+  if (!plan->scalar || b->n_ops < 2) return;
+  const shlo_op *ret = b->ops[b->n_ops - 1];
+  if (ret->n_operands != 1) return;
+  const shlo_op *c = producer(b, ret->operands[0]);
+  if (!c || c->code != SHLO_OP_COMPARE || c->n_operands != 2) return;
+  int la = -1, ra = -1;
+  if (!same_function(b, c->operands[0], c->operands[1], &la, &ra, 0) ||
+      la < 0 || la / 2 != ra / 2 || la == ra)
+    return;
+  shlo_rb_compare cmp;
+  if (!shlo__rb_compare_of(cc, op, c, la % 2 != 0, &cmp)) return;
+  /* The compare's step in the plan reads f(arg la) from its first input. */
+  for (int i = 0; i < plan->n_steps; i++)
+    if (plan->steps[i].op == c && plan->steps[i].n_in == 2) {
+      cmp.arg_pair = la / 2;
+      p->cmp = cmp;
+      p->keyed = true;
+      p->key_slot = plan->steps[i].in[la % 2 != 0 ? 1 : 0];
+      p->key_size = shlo_elem_size(cmp.et);
+      return;
+    }
+}
+
+shlo_status shlo__compile_sort(shlo_compiler *cc, const shlo_op *op,
+                              shlo_step *step) {
+  int n = op->n_operands;
+  if (n < 1 || op->n_results != n || op->n_regions != 1)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C1) needs at least one input, as many results and "
+                        "a comparator");
+  if (n > SHLO_RB_MAX_N)
+    return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "more than %d inputs are not supported", SHLO_RB_MAX_N);
+  sort_params *p = shlo__params_alloc(step, sizeof *p);
+  if (!p) return SHLO_ENOMEM;
+  const shlo_type *t0 = NULL;
+  shlo_status st = shlo__rb_first_input(cc, op, &t0);
+  if (st) return st;
+  for (int k = 0; k < n; k++) {
+    const shlo_type *t = shlo__cc_operand_type(cc, op, k);
+    const shlo_type *r = shlo__cc_result_type(cc, op, k);
+    bool same = t->kind == SHLO_TYPE_TENSOR && t->rank == t0->rank;
+    for (int d = 0; same && d < t0->rank; d++) same = t->dims[d] == t0->dims[d];
+    if (!same)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C3) all inputs must have the same shape");
+    if (!shlo_type_equal(t, r))
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C2) input %d and result %d types differ", k, k);
+    p->et[k] = t->elem;
+    p->out_type[k] = r;
+  }
+  int64_t dim = -1;
+  if (!shlo_attr_get_i64(shlo_op_attr(op, "dimension"), &dim)) dim = -1;
+  int rank = t0->rank;
+  if (rank == 0) {
+    /* C4 leaves no valid dimension; a scalar is already sorted */
+    p->rank = 1;
+    p->dims[0] = 1;
+    p->dim = 0;
+  } else {
+    if (dim < -rank || dim >= rank)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C4) dimension %lld is out of range for rank %d",
+                          (long long)dim, rank);
+    p->rank = rank;
+    for (int d = 0; d < rank; d++) p->dims[d] = t0->dims[d];
+    p->dim = (int)(dim < 0 ? dim + rank : dim);
+  }
+  shlo_strides(p->rank, p->dims, p->str);
+  p->numel = shlo_type_numel(t0);
+  p->n = n;
+  st = shlo__cc_compile_regions(cc, op, step);
+  if (st) return st;
+  shlo_elem_type aet[2 * SHLO_RB_MAX_N], ret;
+  if (!shlo__rb_region_types(cc, op, 0, aet, 2 * n, &ret, 1) ||
+      ret != SHLO_I1 || step->plans[0]->n_results != 1)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C5) comparator must take 2*N scalars and return "
+                        "tensor<i1>");
+  for (int k = 0; k < n; k++)
+    if (aet[2 * k] != p->et[k] || aet[2 * k + 1] != p->et[k])
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C5) comparator arguments %d and %d must be "
+                          "tensor<%s>",
+                          2 * k, 2 * k + 1, shlo_elem_name(p->et[k]));
+  if (!(shlo__rb_match_compare(cc, op, 0, &p->cmp) &&
+        p->cmp.et == p->et[p->cmp.arg_pair] &&
+        !p->out_type[p->cmp.arg_pair]->quant)) {
+    memset(&p->cmp, 0, sizeof p->cmp);
+    match_keyed(cc, op, step, p);
+  }
+  step->fn = k_sort;
+  return SHLO_OK;
+}

@@ -1,0 +1,1199 @@
+/* Collectives: process groups, the rendezvous, and the math of
+ * all_gather, all_reduce, all_to_all, reduce_scatter, collective_permute,
+ * collective_broadcast and collective_reduce.
+ *
+ * Each process computes its group from the op's attributes and the grid
+ * shape (spec "Collective ops": cross_replica, cross_partition,
+ * cross_replica_and_partition, flattened_ids), then meets the other
+ * members at a rendezvous record keyed by the sorted member set and the
+ * number of earlier rendezvous over that set.  Each member leaves its
+ * operands there; the last to arrive computes every member's results
+ * (outside the lock), marks the record ready and wakes the others. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/complex_mul.h"
+#include "kernels/float_minmax.h"
+#include "runtime/grid.h"
+
+typedef enum {
+  CROSS_REPLICA,
+  CROSS_PARTITION,
+  CROSS_REPLICA_AND_PARTITION,
+  FLATTENED_IDS,
+} strategy;
+
+static const char *strategy_name[] = {"cross_replica", "cross_partition",
+                                      "cross_replica_and_partition",
+                                      "flattened_ids"};
+
+typedef struct coll_params {
+  int code;
+  strategy strat;
+  int n_groups;        /* 0: one group of every id */
+  int *g_off, *g_len;
+  int64_t *ids;        /* ragged groups, -1 padding dropped */
+  int n_data;          /* data operands (a dynamic root comes after) */
+  bool dynamic_root;
+  int64_t dim;         /* all_gather_dim / scatter_dimension */
+  int64_t split_dim, concat_dim, split_count;
+  int n_pairs;
+  int64_t *pairs;      /* source_target_pairs, n_pairs x 2 */
+  int *reducer;        /* per data operand: native op code, 0 = region */
+  const shlo_type **rtypes; /* result types (module-owned) */
+} coll_params;
+
+static void coll_free(void *p) {
+  coll_params *cp = p;
+  if (!cp) return;
+  free(cp->g_off);
+  free(cp->g_len);
+  free(cp->ids);
+  free(cp->pairs);
+  free(cp->reducer);
+  free(cp->rtypes);
+  free(cp);
+}
+
+/* ---- tensor helpers ---- */
+
+/* Copy a box of extents ext from src (dims sd, at offset so) into dst
+ * (dims dd, at offset doff). */
+static void box_copy(int rank, const int64_t *ext, size_t esz, char *dst,
+                     const int64_t *dd, const int64_t *doff, const char *src,
+                     const int64_t *sd, const int64_t *so) {
+  if (rank == 0) {
+    memcpy(dst, src, esz);
+    return;
+  }
+  for (int i = 0; i < rank; i++)
+    if (ext[i] <= 0) return;
+  int64_t ds[SHLO_MAX_RANK], ss[SHLO_MAX_RANK], idx[SHLO_MAX_RANK] = {0};
+  shlo_strides(rank, dd, ds);
+  shlo_strides(rank, sd, ss);
+  size_t run = (size_t)ext[rank - 1] * esz;
+  for (;;) {
+    int64_t a = 0, b = 0;
+    for (int i = 0; i < rank; i++) {
+      a += (idx[i] + doff[i]) * ds[i];
+      b += (idx[i] + so[i]) * ss[i];
+    }
+    memcpy(dst + (size_t)a * esz, src + (size_t)b * esz, run);
+    int i = rank - 2;
+    for (; i >= 0; i--) {
+      if (++idx[i] < ext[i]) break;
+      idx[i] = 0;
+    }
+    if (i < 0) break;
+  }
+}
+
+static shlo_value *new_like(const shlo_type *t) {
+  return shlo_tensor_new(t->elem, t->rank, t->dims);
+}
+
+static void value_type_str(const shlo_value *v, char *buf, size_t cap) {
+  if (v->kind != SHLO_TYPE_TENSOR) {
+    snprintf(buf, cap, "a non-tensor value");
+    return;
+  }
+  shlo_type t;
+  memset(&t, 0, sizeof t);
+  t.kind = SHLO_TYPE_TENSOR;
+  t.elem = v->elem;
+  t.rank = v->rank;
+  memcpy(t.dims, v->dims, sizeof t.dims);
+  shlo_type_format(&t, buf, cap);
+}
+
+static bool same_shape(const shlo_value *a, const shlo_value *b) {
+  if (a->kind != b->kind) return false;
+  if (a->kind != SHLO_TYPE_TENSOR) return true;
+  return a->elem == b->elem && a->rank == b->rank &&
+         !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]);
+}
+
+/* ---- native reductions ---- */
+
+static bool native_ok(shlo_elem_type t, int op) {
+  switch (t) {
+  case SHLO_SI8: case SHLO_SI16: case SHLO_SI32: case SHLO_SI64:
+  case SHLO_UI8: case SHLO_UI16: case SHLO_UI32: case SHLO_UI64:
+  case SHLO_I1:
+    return true;
+  case SHLO_F32: case SHLO_F64:
+    return op == SHLO_OP_ADD || op == SHLO_OP_MULTIPLY ||
+           op == SHLO_OP_MAXIMUM || op == SHLO_OP_MINIMUM;
+  case SHLO_C64: case SHLO_C128:
+    return op == SHLO_OP_ADD || op == SHLO_OP_MULTIPLY;
+  default:
+    return false;
+  }
+}
+
+/* Integer combine on the unsigned type U (wraps like the signed type's
+ * two's complement), comparisons on the type T. */
+#define INT_COMBINE(T, U)                                              \
+  do {                                                                 \
+    T *a = acc;                                                        \
+    const T *b = x;                                                    \
+    for (int64_t i = 0; i < n; i++) switch (op) {                      \
+      case SHLO_OP_ADD: a[i] = (T)((U)a[i] + (U)b[i]); break;          \
+      case SHLO_OP_MULTIPLY: a[i] = (T)((U)a[i] * (U)b[i]); break;     \
+      case SHLO_OP_MAXIMUM: a[i] = a[i] > b[i] ? a[i] : b[i]; break;   \
+      case SHLO_OP_MINIMUM: a[i] = a[i] < b[i] ? a[i] : b[i]; break;   \
+      case SHLO_OP_AND: a[i] = a[i] & b[i]; break;                     \
+      case SHLO_OP_OR: a[i] = a[i] | b[i]; break;                      \
+      default: a[i] = a[i] ^ b[i]; break;                              \
+      }                                                                \
+  } while (0)
+
+/* maximum/minimum propagate NaN; +0 is above -0. */
+#define FLT_COMBINE(T)                                                 \
+  do {                                                                 \
+    T *a = acc;                                                        \
+    const T *b = x;                                                    \
+    for (int64_t i = 0; i < n; i++) {                                  \
+      T p = a[i], q = b[i];                                            \
+      switch (op) {                                                    \
+      case SHLO_OP_ADD: a[i] = p + q; break;                           \
+      case SHLO_OP_MULTIPLY: a[i] = p * q; break;                      \
+      case SHLO_OP_MAXIMUM: a[i] = SHLO_FMAX(p, q); break;             \
+      default: a[i] = SHLO_FMIN(p, q); break;                          \
+      }                                                                \
+    }                                                                  \
+  } while (0)
+
+#define CPLX_COMBINE(T)                                                \
+  do {                                                                 \
+    T *a = acc;                                                        \
+    const T *b = x;                                                    \
+    for (int64_t i = 0; i < n; i++) {                                  \
+      T pr = a[2 * i], pi = a[2 * i + 1], qr = b[2 * i], qi = b[2 * i + 1]; \
+      if (op == SHLO_OP_ADD) {                                         \
+        a[2 * i] = pr + qr;                                            \
+        a[2 * i + 1] = pi + qi;                                        \
+      } else {                                                         \
+        SHLO_CMUL(T, pr, pi, qr, qi, a[2 * i], a[2 * i + 1]);          \
+      }                                                                \
+    }                                                                  \
+  } while (0)
+
+static void combine(void *acc, const void *x, int64_t n, shlo_elem_type t,
+                    int op) {
+  switch (t) {
+  case SHLO_I1: {
+    uint8_t *a = acc;
+    const uint8_t *b = x;
+    for (int64_t i = 0; i < n; i++) switch (op) {
+      case SHLO_OP_ADD: case SHLO_OP_MAXIMUM: case SHLO_OP_OR:
+        a[i] = a[i] | b[i];
+        break;
+      case SHLO_OP_XOR: a[i] = a[i] ^ b[i]; break;
+      default: a[i] = a[i] & b[i]; break;
+      }
+    break;
+  }
+  case SHLO_SI8: INT_COMBINE(int8_t, uint8_t); break;
+  case SHLO_SI16: INT_COMBINE(int16_t, uint16_t); break;
+  case SHLO_SI32: INT_COMBINE(int32_t, uint32_t); break;
+  case SHLO_SI64: INT_COMBINE(int64_t, uint64_t); break;
+  case SHLO_UI8: INT_COMBINE(uint8_t, uint32_t); break;
+  case SHLO_UI16: INT_COMBINE(uint16_t, uint32_t); break;
+  case SHLO_UI32: INT_COMBINE(uint32_t, uint32_t); break;
+  case SHLO_UI64: INT_COMBINE(uint64_t, uint64_t); break;
+  case SHLO_F32: FLT_COMBINE(float); break;
+  case SHLO_F64: FLT_COMBINE(double); break;
+  case SHLO_C64: CPLX_COMBINE(float); break;
+  case SHLO_C128: CPLX_COMBINE(double); break;
+  default: break;
+  }
+}
+
+/* Reduce operand k over the group in group order into a new tensor. */
+static shlo_status reduce_group(const shlo_step *s, shlo_value *const *in,
+                                int k, int G, shlo_value **const *contrib,
+                                shlo_value **res, shlo_exec *ex) {
+  const coll_params *cp = s->params;
+  shlo_value *r = shlo_tensor_clone(contrib[0][k]);
+  if (!r) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  if (cp->reducer[k]) {
+    for (int g = 1; g < G; g++)
+      combine(r->data, contrib[g][k]->data, r->numel, r->elem, cp->reducer[k]);
+    *res = r;
+    return SHLO_OK;
+  }
+  /* Run the body per element: acc = body(acc, x_g) for g = 1..G-1. */
+  size_t esz = shlo_elem_size(r->elem);
+  shlo_status st = SHLO_OK;
+  for (int64_t e = 0; e < r->numel && !st; e++) {
+    shlo_value *acc = shlo_tensor_new(r->elem, 0, NULL);
+    if (!acc) {
+      st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+      break;
+    }
+    acc->quant = r->quant;
+    memcpy(acc->data, (char *)r->data + (size_t)e * esz, esz);
+    for (int g = 1; g < G && !st; g++) {
+      shlo_value *xv = shlo_tensor_new(r->elem, 0, NULL);
+      if (!xv) {
+        st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+        break;
+      }
+      xv->quant = r->quant;
+      memcpy(xv->data, (char *)contrib[g][k]->data + (size_t)e * esz, esz);
+      shlo_value *lead[2] = {acc, xv}, *out = NULL;
+      st = shlo__step_run_region(s, 0, in, lead, 2, &out, ex);
+      shlo_value_unref(xv);
+      shlo_value_unref(acc);
+      acc = out;
+      if (!st && (!out || out->kind != SHLO_TYPE_TENSOR ||
+                  out->elem != r->elem || out->numel != 1))
+        st = shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                            "the reduction body must return one scalar of "
+                            "the operand's element type");
+    }
+    if (!st) memcpy((char *)r->data + (size_t)e * esz, acc->data, esz);
+    shlo_value_unref(acc);
+  }
+  if (st) {
+    shlo_value_unref(r);
+    return st;
+  }
+  *res = r;
+  return SHLO_OK;
+}
+
+/* ---- the ops' math: fill results[g][0..n_data) for every member ---- */
+
+typedef shlo_status (*coll_fn)(const shlo_step *s, shlo_value *const *in,
+                               int G, shlo_value **const *contrib,
+                               shlo_value ***results, shlo_exec *ex);
+
+static shlo_status oom(shlo_exec *ex, const shlo_step *s) {
+  return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+}
+
+/* all_gather: result = concatenate(operand@group..., all_gather_dim). */
+static shlo_status f_all_gather(const shlo_step *s, shlo_value *const *in,
+                                int G, shlo_value **const *contrib,
+                                shlo_value ***results, shlo_exec *ex) {
+  (void)in;
+  const coll_params *cp = s->params;
+  int d = (int)cp->dim;
+  for (int k = 0; k < cp->n_data; k++) {
+    const shlo_type *rt = cp->rtypes[k];
+    const shlo_value *x0 = contrib[0][k];
+    if (rt->dims[d] != x0->dims[d] * G)
+      return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                            "result %d has dimension %d of size %lld but a "
+                            "group of %d processes gathers %lld",
+                            k, d, (long long)rt->dims[d], G,
+                            (long long)(x0->dims[d] * G));
+    shlo_value *r = new_like(rt);
+    if (!r) return oom(ex, s);
+    int64_t off[SHLO_MAX_RANK] = {0}, zero[SHLO_MAX_RANK] = {0};
+    for (int g = 0; g < G; g++) {
+      off[d] = g * x0->dims[d];
+      box_copy(rt->rank, x0->dims, shlo_elem_size(rt->elem), r->data, rt->dims,
+               off, contrib[g][k]->data, x0->dims, zero);
+    }
+    for (int g = 0; g < G; g++) results[g][k] = shlo_value_ref(r);
+    shlo_value_unref(r);
+  }
+  return SHLO_OK;
+}
+
+/* all_reduce: every member gets the reduction over the group. */
+static shlo_status f_all_reduce(const shlo_step *s, shlo_value *const *in,
+                                int G, shlo_value **const *contrib,
+                                shlo_value ***results, shlo_exec *ex) {
+  const coll_params *cp = s->params;
+  for (int k = 0; k < cp->n_data; k++) {
+    shlo_value *r;
+    shlo_status st = reduce_group(s, in, k, G, contrib, &r, ex);
+    if (st) return st;
+    for (int g = 0; g < G; g++) results[g][k] = shlo_value_ref(r);
+    shlo_value_unref(r);
+  }
+  return SHLO_OK;
+}
+
+/* collective_reduce (corpus): the group's first member gets the
+ * reduction, the others zeros. */
+static shlo_status f_collective_reduce(const shlo_step *s,
+                                       shlo_value *const *in, int G,
+                                       shlo_value **const *contrib,
+                                       shlo_value ***results, shlo_exec *ex) {
+  const coll_params *cp = s->params;
+  for (int k = 0; k < cp->n_data; k++) {
+    shlo_status st = reduce_group(s, in, k, G, contrib, &results[0][k], ex);
+    if (st) return st;
+    for (int g = 1; g < G; g++)
+      if (!(results[g][k] = new_like(cp->rtypes[k]))) return oom(ex, s);
+  }
+  return SHLO_OK;
+}
+
+/* reduce_scatter: member g gets part g (along scatter_dimension) of the
+ * reduction over the group. */
+static shlo_status f_reduce_scatter(const shlo_step *s, shlo_value *const *in,
+                                    int G, shlo_value **const *contrib,
+                                    shlo_value ***results, shlo_exec *ex) {
+  const coll_params *cp = s->params;
+  int d = (int)cp->dim;
+  for (int k = 0; k < cp->n_data; k++) {
+    const shlo_type *rt = cp->rtypes[k];
+    const shlo_value *x0 = contrib[0][k];
+    if (x0->dims[d] != rt->dims[d] * G)
+      return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                            "operand %d has dimension %d of size %lld, which "
+                            "a group of %d processes cannot scatter into "
+                            "parts of %lld",
+                            k, d, (long long)x0->dims[d], G,
+                            (long long)rt->dims[d]);
+    shlo_value *full;
+    shlo_status st = reduce_group(s, in, k, G, contrib, &full, ex);
+    if (st) return st;
+    int64_t off[SHLO_MAX_RANK] = {0}, zero[SHLO_MAX_RANK] = {0};
+    for (int g = 0; g < G; g++) {
+      shlo_value *r = new_like(rt);
+      if (!r) {
+        shlo_value_unref(full);
+        return oom(ex, s);
+      }
+      off[d] = g * rt->dims[d];
+      box_copy(rt->rank, rt->dims, shlo_elem_size(rt->elem), r->data,
+               rt->dims, zero, full->data, full->dims, off);
+      results[g][k] = r;
+    }
+    shlo_value_unref(full);
+  }
+  return SHLO_OK;
+}
+
+/* all_to_all: each sender splits its operand into G parts along
+ * split_dimension; receiver j concatenates part j of every sender, in
+ * group order, along concat_dimension. */
+static shlo_status f_all_to_all(const shlo_step *s, shlo_value *const *in,
+                                int G, shlo_value **const *contrib,
+                                shlo_value ***results, shlo_exec *ex) {
+  (void)in;
+  const coll_params *cp = s->params;
+  if (cp->split_count != G)
+    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                          "split_count is %lld but the process group has %d "
+                          "members",
+                          (long long)cp->split_count, G);
+  int sd = (int)cp->split_dim, cd = (int)cp->concat_dim;
+  for (int k = 0; k < cp->n_data; k++) {
+    const shlo_type *rt = cp->rtypes[k];
+    const shlo_value *x0 = contrib[0][k];
+    int64_t box[SHLO_MAX_RANK];
+    memcpy(box, x0->dims, sizeof box);
+    box[sd] /= G;
+    for (int j = 0; j < G; j++) {
+      shlo_value *r = new_like(rt);
+      if (!r) return oom(ex, s);
+      for (int i = 0; i < G; i++) {
+        int64_t so[SHLO_MAX_RANK] = {0}, doff[SHLO_MAX_RANK] = {0};
+        so[sd] = j * box[sd];
+        doff[cd] = i * box[cd];
+        box_copy(rt->rank, box, shlo_elem_size(rt->elem), r->data, rt->dims,
+                 doff, contrib[i][k]->data, x0->dims, so);
+      }
+      results[j][k] = r;
+    }
+  }
+  return SHLO_OK;
+}
+
+/* collective_broadcast: every member gets the first member's operand (or,
+ * with has_dynamic_root, operand k of the member its root[k] names). */
+static shlo_status f_broadcast(const shlo_step *s, shlo_value *const *in,
+                               int G, shlo_value **const *contrib,
+                               shlo_value ***results, shlo_exec *ex) {
+  (void)in;
+  const coll_params *cp = s->params;
+  for (int j = 0; j < G; j++)
+    for (int k = 0; k < cp->n_data; k++) {
+      int64_t src = 0;
+      if (cp->dynamic_root) {
+        const shlo_value *root = contrib[j][cp->n_data];
+        src = shlo_tensor_get_i64(root, root->numel > k ? k : 0);
+        if (src < 0 || src >= G)
+          return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                                "root %lld is outside the group of %d",
+                                (long long)src, G);
+      }
+      results[j][k] = shlo_value_ref(contrib[src][k]);
+    }
+  return SHLO_OK;
+}
+
+/* collective_permute over a whole replica (or partition) dimension:
+ * member t gets the operand of s for each pair (s, t), zeros otherwise. */
+static shlo_status f_permute(const shlo_step *s, shlo_value *const *in, int G,
+                             shlo_value **const *contrib,
+                             shlo_value ***results, shlo_exec *ex) {
+  (void)in;
+  const coll_params *cp = s->params;
+  for (int j = 0; j < G; j++) {
+    int src = -1;
+    for (int i = 0; i < cp->n_pairs; i++)
+      if (cp->pairs[2 * i + 1] == j) src = (int)cp->pairs[2 * i];
+    for (int k = 0; k < cp->n_data; k++) {
+      results[j][k] = src >= 0 ? shlo_value_ref(contrib[src][k])
+                               : new_like(cp->rtypes[k]);
+      if (!results[j][k]) return oom(ex, s);
+    }
+  }
+  return SHLO_OK;
+}
+
+/* ---- the rendezvous ---- */
+
+void shlo__rdv_free(grid_rdv *r) {
+  if (!r) return;
+  for (int i = 0; i < r->n; i++) {
+    if (r->contrib && r->contrib[i]) {
+      for (int k = 0; k < r->n_contrib[i]; k++)
+        shlo_value_unref(r->contrib[i][k]);
+      free(r->contrib[i]);
+    }
+    if (r->results && r->results[i]) {
+      int n_out = r->steps[i] ? r->steps[i]->n_out : 0;
+      for (int k = 0; k < n_out; k++) shlo_value_unref(r->results[i][k]);
+      free(r->results[i]);
+    }
+  }
+  free(r->set);
+  free(r->members);
+  free(r->steps);
+  free(r->contrib);
+  free(r->n_contrib);
+  free(r->results);
+  free(r);
+}
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* Under g->lock: the next sequence number of process k over `set`. */
+static bool next_seq(grid_proc *p, const int *set, int n, uint64_t *seq) {
+  for (int i = 0; i < p->n_seqs; i++)
+    if (p->seqs[i].n == n && !memcmp(p->seqs[i].set, set, (size_t)n * sizeof *set)) {
+      *seq = p->seqs[i].count++;
+      return true;
+    }
+  grid_seq *ns = realloc(p->seqs, (size_t)(p->n_seqs + 1) * sizeof *ns);
+  if (!ns) return false;
+  p->seqs = ns;
+  int *copy = malloc((size_t)n * sizeof *copy);
+  if (!copy) return false;
+  memcpy(copy, set, (size_t)n * sizeof *copy);
+  p->seqs[p->n_seqs++] = (grid_seq){n, copy, 1};
+  *seq = 0;
+  return true;
+}
+
+static grid_rdv *rdv_get(shlo_grid *g, const int *set, const int *members,
+                         int n, uint64_t seq) {
+  for (grid_rdv *r = g->rdvs; r; r = r->next)
+    if (r->seq == seq && r->n == n &&
+        !memcmp(r->set, set, (size_t)n * sizeof *set))
+      return r;
+  grid_rdv *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->n = n;
+  r->seq = seq;
+  r->set = malloc((size_t)n * sizeof *r->set);
+  r->members = malloc((size_t)n * sizeof *r->members);
+  r->steps = calloc((size_t)n, sizeof *r->steps);
+  r->contrib = calloc((size_t)n, sizeof *r->contrib);
+  r->n_contrib = calloc((size_t)n, sizeof *r->n_contrib);
+  r->results = calloc((size_t)n, sizeof *r->results);
+  if (!r->set || !r->members || !r->steps || !r->contrib || !r->n_contrib ||
+      !r->results) {
+    shlo__rdv_free(r);
+    return NULL;
+  }
+  memcpy(r->set, set, (size_t)n * sizeof *set);
+  memcpy(r->members, members, (size_t)n * sizeof *members);
+  r->next = g->rdvs;
+  g->rdvs = r;
+  return r;
+}
+
+static void rdv_unlink(shlo_grid *g, grid_rdv *r) {
+  for (grid_rdv **p = &g->rdvs; *p; p = &(*p)->next)
+    if (*p == r) {
+      *p = r->next;
+      return;
+    }
+}
+
+/* Check that every member runs the same kind of op with operands of the
+ * same types and the same result types; the last arriver runs it. */
+static shlo_status check_members(shlo_grid *g, grid_rdv *r, shlo_exec *ex,
+                                 const shlo_step *s) {
+  char a[64], b[64], ta[256], tb[256];
+  const coll_params *c0 = r->steps[0]->params;
+  for (int i = 1; i < r->n; i++) {
+    shlo__proc_name(g, r->members[0], a, sizeof a);
+    shlo__proc_name(g, r->members[i], b, sizeof b);
+    const coll_params *ci = r->steps[i]->params;
+    if (r->steps[i]->op->code != r->steps[0]->op->code ||
+        r->n_contrib[i] != r->n_contrib[0] || ci->n_data != c0->n_data)
+      return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                            "process %s runs %s at %d:%d but process %s runs "
+                            "%s at %d:%d in the same group",
+                            a, r->steps[0]->op->name,
+                            r->steps[0]->op->loc.line,
+                            r->steps[0]->op->loc.col, b,
+                            r->steps[i]->op->name, r->steps[i]->op->loc.line,
+                            r->steps[i]->op->loc.col);
+    for (int k = 0; k < r->n_contrib[0]; k++)
+      if (!same_shape(r->contrib[0][k], r->contrib[i][k])) {
+        value_type_str(r->contrib[0][k], ta, sizeof ta);
+        value_type_str(r->contrib[i][k], tb, sizeof tb);
+        return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                              "operand %d is %s in process %s but %s in "
+                              "process %s",
+                              k, ta, a, tb, b);
+      }
+    for (int k = 0; k < c0->n_data; k++)
+      if (!shlo_type_equal(c0->rtypes[k], ci->rtypes[k])) {
+        shlo_type_format(c0->rtypes[k], ta, sizeof ta);
+        shlo_type_format(ci->rtypes[k], tb, sizeof tb);
+        return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                              "result %d is %s in process %s but %s in "
+                              "process %s",
+                              k, ta, a, tb, b);
+      }
+  }
+  return SHLO_OK;
+}
+
+/* Why a rendezvous gave this process no results. */
+typedef enum {
+  RDV_OK,
+  RDV_ABORTED, /* the grid failed, or computing the results did */
+  RDV_NOMEM,
+  RDV_TIMEOUT, /* the grid's deadline passed first */
+  RDV_ORDER,   /* another member listed the group in another order */
+} rdv_why;
+
+/* Under g->lock: the rendezvous (*rp) for this process's next call with
+ * the group set (sorted; members in group order), and *pos, the process's
+ * place in it.  Anything but RDV_OK means it did not join. */
+static rdv_why rdv_join(shlo_grid *g, int proc, const int *set,
+                        const int *members, int G, grid_rdv **rp, int *pos) {
+  grid_proc *me = &g->procs[proc];
+  grid_rdv *r;
+  uint64_t seq;
+  if (g->failed) return RDV_ABORTED;
+  if (!next_seq(me, set, G, &seq) || !(r = rdv_get(g, set, members, G, seq)))
+    return RDV_NOMEM;
+  if (memcmp(r->members, members, (size_t)G * sizeof *members))
+    return RDV_ORDER;
+  for (*pos = 0; r->members[*pos] != proc; (*pos)++) {}
+  *rp = r;
+  return RDV_OK;
+}
+
+/* Under g->lock, as the last member to arrive: compute every member's
+ * results with the lock released, then wake the others. */
+static shlo_status rdv_compute(shlo_grid *g, grid_rdv *r, const shlo_step *s,
+                               shlo_value *const *in, int G, coll_fn fn,
+                               shlo_exec *ex) {
+  r->complete = true;
+  pthread_mutex_unlock(&g->lock);
+  shlo_status st = check_members(g, r, ex, s);
+  if (!st) st = fn(s, in, G, (shlo_value **const *)r->contrib, r->results, ex);
+  pthread_mutex_lock(&g->lock);
+  r->ready = true;
+  pthread_cond_broadcast(&g->cond);
+  return st;
+}
+
+/* The names of the members of r that have not arrived, comma separated,
+ * into missing[0..size). */
+static void rdv_missing(shlo_grid *g, const grid_rdv *r, int G,
+                        char *missing, size_t size) {
+  size_t len = 0;
+  for (int i = 0; i < G && len < size - 64; i++)
+    if (!r->contrib[i]) {
+      if (len) len += (size_t)snprintf(missing + len, size - len, ", ");
+      len += (size_t)shlo__proc_name(g, r->members[i], missing + len,
+                                     size - len);
+    }
+}
+
+/* Under g->lock: wait until the results of r are ready, the grid fails or
+ * its deadline passes (missing then names who did not come).  Meanwhile
+ * this process shows as blocked at s, for the deadlock check. */
+static rdv_why rdv_wait(shlo_grid *g, grid_proc *me, grid_rdv *r,
+                        const shlo_step *s, int G, char *missing,
+                        size_t size) {
+  rdv_why why = RDV_OK;
+  me->phase = PROC_BLOCKED;
+  me->at = s;
+  me->rdv = r;
+  shlo__grid_check_deadlock(g);
+  while (!r->ready && !g->failed) {
+    if (g->deadline > 0 && shlo__now() >= g->deadline) {
+      why = RDV_TIMEOUT;
+      rdv_missing(g, r, G, missing, size);
+      break;
+    }
+    struct timespec ts = shlo__abstime(g->deadline);
+    if (g->deadline > 0) pthread_cond_timedwait(&g->cond, &g->lock, &ts);
+    else pthread_cond_wait(&g->cond, &g->lock);
+  }
+  me->phase = PROC_RUNNING;
+  me->rdv = NULL;
+  if (why == RDV_OK && (!r->ready || g->failed)) why = RDV_ABORTED;
+  return why;
+}
+
+/* Under g->lock: take references to this process's results (place pos);
+ * a missing one means computing them failed. */
+static rdv_why rdv_take(const grid_rdv *r, int pos, int n_out,
+                        shlo_value **out) {
+  rdv_why why = RDV_OK;
+  for (int k = 0; k < n_out; k++) {
+    out[k] = shlo_value_ref(r->results[pos][k]);
+    if (!out[k]) why = RDV_ABORTED; /* computing failed */
+  }
+  return why;
+}
+
+/* The status a rendezvous that ended with why returns. */
+static shlo_status rdv_status(shlo_exec *ex, const shlo_step *s, rdv_why why,
+                              const char *missing) {
+  char who[64];
+  shlo__proc_name(ex->grid, ex->proc, who, sizeof who);
+  switch (why) {
+  case RDV_OK:
+    return SHLO_OK;
+  case RDV_NOMEM:
+    return oom(ex, s);
+  case RDV_ORDER:
+    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                          "process %s orders its group differently from "
+                          "another member",
+                          who);
+  case RDV_TIMEOUT:
+    return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
+                          "process %s timed out waiting for process%s %s to "
+                          "reach this collective",
+                          who, strchr(missing, ',') ? "es" : "", missing);
+  default:
+    return shlo__grid_aborted(ex, s);
+  }
+}
+
+/* Run one group: members[0..G) in group order, this process among them.
+ * out gets this process's results.  Every member leaves its operands in
+ * the group's rendezvous; the last to arrive computes all results. */
+static shlo_status rendezvous(const shlo_step *s, shlo_value *const *in,
+                              const int *members, int G, shlo_exec *ex,
+                              coll_fn fn, shlo_value **out) {
+  int n_ops = s->op->n_operands;
+  if (G == 1) {
+    shlo_value *const *contrib[1] = {in};
+    shlo_value **res[1] = {out};
+    return fn(s, in, 1, (shlo_value **const *)contrib, res, ex);
+  }
+  shlo_grid *g = ex->grid;
+  if (!g)
+    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                          "a group of %d processes needs a process grid", G);
+  int *set = malloc((size_t)G * sizeof *set);
+  if (!set) return oom(ex, s);
+  memcpy(set, members, (size_t)G * sizeof *set);
+  qsort(set, (size_t)G, sizeof *set, cmp_int);
+  shlo_value **mine = calloc((size_t)n_ops + 1, sizeof *mine);
+  shlo_value **res = calloc((size_t)s->n_out + 1, sizeof *res);
+  if (!mine || !res) {
+    free(set);
+    free(mine);
+    free(res);
+    return oom(ex, s);
+  }
+  for (int k = 0; k < n_ops; k++) mine[k] = shlo_value_ref(in[k]);
+  char missing[512] = "";
+  shlo_status st = SHLO_OK;
+  grid_rdv *r = NULL;
+  int pos = -1;
+
+  pthread_mutex_lock(&g->lock);
+  rdv_why why = rdv_join(g, ex->proc, set, members, G, &r, &pos);
+  if (why == RDV_OK) {
+    r->steps[pos] = s;
+    r->contrib[pos] = mine;
+    r->n_contrib[pos] = n_ops;
+    r->results[pos] = res;
+    mine = NULL;
+    res = NULL;
+    if (++r->n_arrived == G)
+      st = rdv_compute(g, r, s, in, G, fn, ex);
+    else
+      why = rdv_wait(g, &g->procs[ex->proc], r, s, G, missing,
+                     sizeof missing);
+    if (why == RDV_OK && !st) why = rdv_take(r, pos, s->n_out, out);
+    /* the last member to leave frees it */
+    if (++r->n_left == r->n_arrived && (r->ready || g->failed)) {
+      rdv_unlink(g, r);
+      shlo__rdv_free(r);
+    }
+  }
+  pthread_mutex_unlock(&g->lock);
+  free(set);
+  if (mine)
+    for (int k = 0; k < n_ops; k++) shlo_value_unref(mine[k]);
+  free(mine);
+  free(res);
+  if (st) return st;
+  return rdv_status(ex, s, why, missing);
+}
+
+/* ---- process groups ---- */
+
+/* The group of process me (members in group order); returns 0, or 1 when
+ * the process is in no group (msg set), or -1 on a bad id (msg set). */
+static int find_group(const coll_params *cp, strategy strat, int R, int P,
+                      int me, int *members, int *G, char *msg, size_t cap) {
+  int r = me / P, p = me % P;
+  int N = strat == CROSS_PARTITION ? P : strat == FLATTENED_IDS ? R * P : R;
+  int mine = strat == CROSS_PARTITION ? p : strat == FLATTENED_IDS ? me : r;
+  const char *what = strat == CROSS_PARTITION ? "partition"
+                     : strat == FLATTENED_IDS ? "flattened process"
+                                              : "replica";
+  for (int i = 0; i < cp->g_off[cp->n_groups]; i++)
+    if (cp->ids[i] >= N) {
+      snprintf(msg, cap,
+               "%s id %lld in replica_groups is out of range: the grid has "
+               "%d x %d processes (%s)",
+               what, (long long)cp->ids[i], R, P, strategy_name[strat]);
+      return -1;
+    }
+  int gi = -1;
+  for (int i = 0; i < cp->n_groups && gi < 0; i++)
+    for (int j = 0; j < cp->g_len[i]; j++)
+      if (cp->ids[cp->g_off[i] + j] == mine) gi = i;
+  const int64_t *ids = NULL;
+  int n = 0;
+  if (cp->n_groups == 0) {
+    n = N; /* no groups: one group of every id */
+  } else if (gi < 0) {
+    snprintf(msg, cap,
+             "process (%d, %d) is in none of the replica_groups (%s: its %s "
+             "id %d is not listed)",
+             r, p, strategy_name[strat], what, mine);
+    return 1;
+  } else {
+    ids = cp->ids + cp->g_off[gi];
+    n = cp->g_len[gi];
+  }
+  int m = 0;
+  if (strat == CROSS_REPLICA_AND_PARTITION) {
+    for (int pp = 0; pp < P; pp++)
+      for (int j = 0; j < n; j++)
+        members[m++] = (int)(ids ? ids[j] : j) * P + pp;
+  } else {
+    for (int j = 0; j < n; j++) {
+      int id = (int)(ids ? ids[j] : j);
+      members[m++] = strat == CROSS_REPLICA     ? id * P + p
+                     : strat == CROSS_PARTITION ? r * P + id
+                                                : id;
+    }
+  }
+  *G = m;
+  return 0;
+}
+
+static shlo_status k_collective(const shlo_step *s, shlo_value *const *in,
+                                shlo_value **out, shlo_exec *ex) {
+  const coll_params *cp = s->params;
+  shlo_grid *g = ex->grid;
+  int R = g ? g->n_replicas : 1, P = g ? g->n_partitions : 1;
+  int me = g ? ex->proc : 0;
+  int *members = malloc((size_t)(R * P + 1) * sizeof *members);
+  if (!members) return oom(ex, s);
+  char msg[512];
+  int G = 0;
+  shlo_status st = SHLO_OK;
+  coll_fn fn = NULL;
+  switch (cp->code) {
+  case SHLO_OP_ALL_GATHER: fn = f_all_gather; break;
+  case SHLO_OP_ALL_REDUCE: fn = f_all_reduce; break;
+  case SHLO_OP_ALL_TO_ALL: fn = f_all_to_all; break;
+  case SHLO_OP_REDUCE_SCATTER: fn = f_reduce_scatter; break;
+  case SHLO_OP_COLLECTIVE_REDUCE: fn = f_collective_reduce; break;
+  case SHLO_OP_COLLECTIVE_BROADCAST: fn = f_broadcast; break;
+  default: fn = f_permute; break;
+  }
+  if (cp->code == SHLO_OP_COLLECTIVE_PERMUTE) {
+    int N = cp->strat == CROSS_PARTITION ? P : R;
+    for (int i = 0; i < 2 * cp->n_pairs; i++)
+      if (cp->pairs[i] >= N) {
+        st = shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                            "source_target_pairs names id %lld but the grid "
+                            "has %d %s",
+                            (long long)cp->pairs[i], N,
+                            cp->strat == CROSS_PARTITION ? "partitions"
+                                                         : "replicas");
+        goto done;
+      }
+    for (int i = 0; i < N; i++)
+      members[G++] = cp->strat == CROSS_PARTITION ? (me / P) * P + i
+                                                  : i * P + me % P;
+  } else {
+    int found = find_group(cp, cp->strat, R, P, me, members, &G, msg,
+                           sizeof msg);
+    if (found == 1 && cp->code == SHLO_OP_COLLECTIVE_BROADCAST) {
+      /* Outside every group: zeros, no rendezvous. */
+      for (int k = 0; k < cp->n_data; k++)
+        if (!(out[k] = new_like(cp->rtypes[k]))) {
+          st = oom(ex, s);
+          goto done;
+        }
+      goto done;
+    }
+    if (found) {
+      st = shlo__exec_fail(ex, s, SHLO_ERUNTIME, "%s", msg);
+      goto done;
+    }
+  }
+  st = rendezvous(s, in, members, G, ex, fn, out);
+done:
+  free(members);
+  return st;
+}
+
+/* ---- compilation ---- */
+
+static bool flag_attr(const shlo_op *op, const char *name) {
+  const shlo_attr *a = shlo_op_attr(op, name);
+  if (!a) return false;
+  return a->kind == SHLO_ATTR_UNIT || (a->kind == SHLO_ATTR_BOOL && a->b);
+}
+
+/* The reduction body is one known commutative op on the two arguments. */
+static int native_reducer(const shlo_op *op) {
+  if (op->n_regions != 1) return 0;
+  const shlo_block *b = op->regions[0];
+  if (b->n_args != 2 || b->n_ops != 2) return 0;
+  const shlo_op *o = b->ops[0], *ret = b->ops[1];
+  if ((ret->code != SHLO_OP_RETURN && ret->code != SHLO_OP_FUNC_RETURN) ||
+      ret->n_operands != 1 || o->n_results != 1 || o->n_operands != 2 ||
+      ret->operands[0] != o->results[0])
+    return 0;
+  bool ab = o->operands[0] == b->args[0] && o->operands[1] == b->args[1];
+  bool ba = o->operands[0] == b->args[1] && o->operands[1] == b->args[0];
+  if (!ab && !ba) return 0;
+  switch (o->code) {
+  case SHLO_OP_ADD: case SHLO_OP_MULTIPLY: case SHLO_OP_MAXIMUM:
+  case SHLO_OP_MINIMUM: case SHLO_OP_AND: case SHLO_OP_OR: case SHLO_OP_XOR:
+    return o->code;
+  default:
+    return 0;
+  }
+}
+
+static shlo_status parse_groups(shlo_compiler *cc, const shlo_op *op,
+                                coll_params *cp) {
+  const shlo_attr *a = shlo_op_attr(op, "replica_groups");
+  int rows = 0, cols = 0;
+  if (a) {
+    if (a->kind != SHLO_ATTR_DENSE || !a->dense || a->dense->rank > 2)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "replica_groups must be a dense 2-d integer tensor");
+    rows = a->dense->rank == 2 ? (int)a->dense->dims[0] : 1;
+    cols = a->dense->rank == 2 ? (int)a->dense->dims[1]
+           : a->dense->rank == 1 ? (int)a->dense->dims[0] : 1;
+    if (a->dense->numel == 0) rows = cols = 0;
+  }
+  int64_t total = (int64_t)rows * cols;
+  cp->ids = malloc((size_t)(total + 1) * sizeof *cp->ids);
+  cp->g_off = calloc((size_t)rows + 1, sizeof *cp->g_off);
+  cp->g_len = calloc((size_t)rows + 1, sizeof *cp->g_len);
+  if (!cp->ids || !cp->g_off || !cp->g_len) return SHLO_ENOMEM;
+  if (total && shlo_attr_i64s(a, cp->ids, (int)total) != total)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "replica_groups must hold integers");
+  int n = 0;
+  for (int i = 0; i < rows; i++) {
+    cp->g_off[i] = n;
+    for (int j = 0; j < cols; j++) {
+      int64_t id = cp->ids[(int64_t)i * cols + j];
+      if (id == -1) continue;
+      if (id < 0)
+        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                            "replica_groups holds the negative id %lld",
+                            (long long)id);
+      for (int k = 0; k < n; k++)
+        if (cp->ids[k] == id)
+          return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                              "(C1) id %lld appears twice in replica_groups",
+                              (long long)id);
+      cp->ids[n++] = id;
+    }
+    cp->g_len[i] = n - cp->g_off[i];
+    if (!cp->g_len[i])
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "replica group %d is empty", i);
+  }
+  cp->g_off[rows] = n;
+  cp->n_groups = rows;
+  return SHLO_OK;
+}
+
+static shlo_status parse_pairs(shlo_compiler *cc, const shlo_op *op,
+                               coll_params *cp) {
+  const shlo_attr *a = shlo_op_attr(op, "source_target_pairs");
+  if (!a || a->kind != SHLO_ATTR_DENSE || !a->dense ||
+      (a->dense->numel && (a->dense->rank != 2 || a->dense->dims[1] != 2)))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "(C1) source_target_pairs must be a dense Nx2 tensor");
+  int n = (int)(a->dense->numel / 2);
+  cp->pairs = malloc((size_t)(2 * n + 1) * sizeof *cp->pairs);
+  if (!cp->pairs) return SHLO_ENOMEM;
+  if (n && shlo_attr_i64s(a, cp->pairs, 2 * n) != 2 * n)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "source_target_pairs must hold integers");
+  for (int i = 0; i < n; i++) {
+    if (cp->pairs[2 * i] < 0 || cp->pairs[2 * i + 1] < 0)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C4) source_target_pairs holds a negative id");
+    for (int j = 0; j < i; j++)
+      for (int c = 0; c < 2; c++)
+        if (cp->pairs[2 * i + c] == cp->pairs[2 * j + c])
+          return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                              "(C%d) %s %lld appears twice in "
+                              "source_target_pairs",
+                              2 + c, c ? "target" : "source",
+                              (long long)cp->pairs[2 * i + c]);
+  }
+  cp->n_pairs = n;
+  return SHLO_OK;
+}
+
+static shlo_status get_dim(shlo_compiler *cc, const shlo_op *op,
+                           const char *name, int rank, int64_t *out) {
+  if (!shlo_attr_get_i64(shlo_op_attr(op, name), out))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "needs an integer '%s'", name);
+  if (*out < 0 || *out >= rank)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "%s %lld is out of range for rank %d", name,
+                        (long long)*out, rank);
+  return SHLO_OK;
+}
+
+/* How process groups are formed (spec "collective ops"): from the channel
+ * handle (or legacy channel_id) and use_global_device_ids. */
+static shlo_status coll_strategy(shlo_compiler *cc, const shlo_op *op,
+                                 coll_params *cp) {
+  int64_t channel = 0;
+  const shlo_attr *ch = shlo_op_attr(op, "channel_handle");
+  if (ch && ch->kind == SHLO_ATTR_STRUCT)
+    shlo_attr_get_i64(shlo_attr_field(ch, "handle"), &channel);
+  else
+    shlo_attr_get_i64(shlo_op_attr(op, "channel_id"), &channel);
+  bool global = flag_attr(op, "use_global_device_ids");
+  switch (op->code) {
+  case SHLO_OP_ALL_GATHER: case SHLO_OP_ALL_REDUCE:
+  case SHLO_OP_REDUCE_SCATTER: case SHLO_OP_COLLECTIVE_REDUCE:
+    if (global && channel <= 0)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "use_global_device_ids needs a channel_handle with "
+                          "a positive handle");
+    cp->strat = channel <= 0 ? CROSS_REPLICA
+                : global     ? FLATTENED_IDS
+                             : CROSS_REPLICA_AND_PARTITION;
+    break;
+  default:
+    cp->strat = channel <= 0 ? CROSS_REPLICA : CROSS_PARTITION;
+    break;
+  }
+  return SHLO_OK;
+}
+
+/* The data operands (all but a dynamic root) and their results: one
+ * result each, static tensors of the same element type and rank.  Fills
+ * cp->n_data and cp->rtypes and allocates cp->reducer. */
+static shlo_status coll_data_types(shlo_compiler *cc, const shlo_op *op,
+                                   coll_params *cp) {
+  cp->n_data = op->n_operands - (cp->dynamic_root ? 1 : 0);
+  if (cp->n_data < 1 || op->n_results != cp->n_data)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs one result per data operand (%d operands, %d "
+                        "results)",
+                        op->n_operands, op->n_results);
+  if (cp->dynamic_root) {
+    const shlo_type *rt = shlo__cc_operand_type(cc, op, cp->n_data);
+    if (rt->kind != SHLO_TYPE_TENSOR || !shlo_elem_is_int(rt->elem) ||
+        shlo_type_numel(rt) < 1)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "has_dynamic_root needs an integer root tensor as "
+                          "the last operand");
+  }
+  cp->rtypes = calloc((size_t)cp->n_data + 1, sizeof *cp->rtypes);
+  cp->reducer = calloc((size_t)cp->n_data + 1, sizeof *cp->reducer);
+  if (!cp->rtypes || !cp->reducer) return SHLO_ENOMEM;
+  for (int k = 0; k < cp->n_data; k++) {
+    const shlo_type *t = shlo__cc_operand_type(cc, op, k);
+    const shlo_type *rt = shlo__cc_result_type(cc, op, k);
+    if (t->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(t) ||
+        rt->kind != SHLO_TYPE_TENSOR)
+      return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                          "operand %d must be a static tensor", k);
+    if (t->elem != rt->elem || t->rank != rt->rank)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "result %d must have the element type and rank of "
+                          "its operand",
+                          k);
+    cp->rtypes[k] = rt;
+  }
+  return SHLO_OK;
+}
+
+/* all_gather / reduce_scatter: each result is its operand grown (or
+ * shrunk) along cp->dim by a whole factor. */
+static shlo_status coll_check_gather_scatter(shlo_compiler *cc,
+                                             const shlo_op *op,
+                                             coll_params *cp, int rank) {
+  bool gather = op->code == SHLO_OP_ALL_GATHER;
+  shlo_status st = get_dim(cc, op, gather ? "all_gather_dim"
+                                          : "scatter_dimension",
+                           rank, &cp->dim);
+  if (st) return st;
+  for (int k = 0; k < cp->n_data; k++) {
+    const shlo_type *t = shlo__cc_operand_type(cc, op, k), *rt = cp->rtypes[k];
+    if (cp->dim >= t->rank)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "dimension %lld is out of range for operand %d",
+                          (long long)cp->dim, k);
+    for (int i = 0; i < t->rank; i++)
+      if (i != cp->dim && t->dims[i] != rt->dims[i])
+        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                            "result %d differs from its operand outside "
+                            "dimension %lld",
+                            k, (long long)cp->dim);
+    const shlo_type *big = gather ? rt : t, *small = gather ? t : rt;
+    if (small->dims[cp->dim] == 0 ||
+        big->dims[cp->dim] % small->dims[cp->dim])
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "dimension %lld of operand %d and result %d do "
+                          "not divide",
+                          (long long)cp->dim, k, k);
+  }
+  return SHLO_OK;
+}
+
+/* all_to_all: each result is its operand split split_count ways along
+ * split_dimension and concatenated along concat_dimension. */
+static shlo_status coll_check_all_to_all(shlo_compiler *cc, const shlo_op *op,
+                                         coll_params *cp, int rank) {
+  shlo_status st;
+  if ((st = get_dim(cc, op, "split_dimension", rank, &cp->split_dim)) ||
+      (st = get_dim(cc, op, "concat_dimension", rank, &cp->concat_dim)))
+    return st;
+  if (!shlo_attr_get_i64(shlo_op_attr(op, "split_count"), &cp->split_count) ||
+      cp->split_count < 1)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs a positive split_count");
+  for (int k = 0; k < cp->n_data; k++) {
+    const shlo_type *t = shlo__cc_operand_type(cc, op, k);
+    shlo_type want = *t;
+    if (t->dims[cp->split_dim] % cp->split_count)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "(C2) dimension %lld of operand %d is not a "
+                          "multiple of split_count %lld",
+                          (long long)cp->split_dim, k,
+                          (long long)cp->split_count);
+    want.dims[cp->split_dim] /= cp->split_count;
+    want.dims[cp->concat_dim] *= cp->split_count;
+    if (memcmp(want.dims, cp->rtypes[k]->dims,
+               (size_t)t->rank * sizeof want.dims[0]))
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "result %d has the wrong shape for split_count "
+                          "%lld",
+                          k, (long long)cp->split_count);
+  }
+  return SHLO_OK;
+}
+
+/* The result shapes each op asks for; rank is the first operand's. */
+static shlo_status coll_check_shapes(shlo_compiler *cc, const shlo_op *op,
+                                     coll_params *cp, int rank) {
+  switch (op->code) {
+  case SHLO_OP_ALL_GATHER:
+  case SHLO_OP_REDUCE_SCATTER:
+    return coll_check_gather_scatter(cc, op, cp, rank);
+  case SHLO_OP_ALL_TO_ALL:
+    return coll_check_all_to_all(cc, op, cp, rank);
+  default:
+    for (int k = 0; k < cp->n_data; k++)
+      if (!shlo_type_equal(shlo__cc_operand_type(cc, op, k), cp->rtypes[k]))
+        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                            "result %d must have its operand's type", k);
+    return SHLO_OK;
+  }
+}
+
+/* all_reduce, reduce_scatter, collective_reduce: compile the reduction
+ * body, and use a native reducer per operand where the body is one. */
+static shlo_status coll_reducer(shlo_compiler *cc, const shlo_op *op,
+                                shlo_step *step, coll_params *cp) {
+  if (op->n_regions != 1 || op->regions[0]->n_args != 2)
+    return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                        "needs a reduction body of two scalar arguments");
+  shlo_status st = shlo__cc_compile_regions(cc, op, step);
+  if (st) return st;
+  if (step->plans[0]->n_results != 1)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "the reduction body must return one value");
+  const shlo_type *at = shlo__cc_value_type(cc, op->regions[0]->args[0]);
+  int nat = native_reducer(op);
+  for (int k = 0; k < cp->n_data; k++) {
+    const shlo_type *t = shlo__cc_operand_type(cc, op, k);
+    if (at->kind != SHLO_TYPE_TENSOR || at->rank != 0 || at->elem != t->elem)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "the reduction body must take tensor<%s> "
+                          "scalars",
+                          shlo_elem_name(t->elem));
+    cp->reducer[k] = nat && !t->quant && native_ok(t->elem, nat) ? nat : 0;
+  }
+  return SHLO_OK;
+}
+
+shlo_status shlo__collective_compile(shlo_compiler *cc, const shlo_op *op,
+                                     shlo_step *step) {
+  coll_params *cp = calloc(1, sizeof *cp);
+  if (!cp) return SHLO_ENOMEM;
+  step->params = cp;
+  step->free_params = coll_free;
+  cp->code = op->code;
+  cp->dynamic_root = op->code == SHLO_OP_COLLECTIVE_BROADCAST &&
+                     flag_attr(op, "has_dynamic_root");
+  shlo_status st = coll_strategy(cc, op, cp);
+  if (st) return st;
+  st = op->code == SHLO_OP_COLLECTIVE_PERMUTE ? parse_pairs(cc, op, cp)
+                                              : parse_groups(cc, op, cp);
+  if (st) return st;
+  if ((st = coll_data_types(cc, op, cp))) return st;
+  int rank = shlo__cc_operand_type(cc, op, 0)->rank;
+  if ((st = coll_check_shapes(cc, op, cp, rank))) return st;
+  bool reduces = op->code == SHLO_OP_ALL_REDUCE ||
+                 op->code == SHLO_OP_REDUCE_SCATTER ||
+                 op->code == SHLO_OP_COLLECTIVE_REDUCE;
+  if (reduces && (st = coll_reducer(cc, op, step, cp))) return st;
+  step->fn = k_collective;
+  return SHLO_OK;
+}

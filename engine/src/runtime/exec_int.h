@@ -1,0 +1,48 @@
+/* The per-execution context behind shlo_exec (plan.h): diagnostics,
+ * deadline, cancel flag, print stream and probe records.  Shared by the
+ * threads of one execution; the lock guards the diagnostic and probes. */
+#ifndef SHLO_EXEC_INT_H
+#define SHLO_EXEC_INT_H
+
+#include <pthread.h>
+
+#include "compile/plan.h"
+#include "shlo/engine.h"
+
+typedef struct probe {
+  char *id;
+  int n;
+  shlo_value **values;
+} probe;
+
+struct shlo_exec {
+  pthread_mutex_t lock;
+  shlo_diag *diag;
+  const char *filename;
+  bool failed;
+  double deadline;   /* monotonic seconds; 0 = none */
+  atomic_int *cancel;
+  FILE *print;
+  unsigned ticks;    /* steps run, to pace deadline checks */
+  probe *probes;
+  int n_probes;
+  struct shlo_profile *profile; /* NULL unless profiling */
+  struct shlo_grid *grid; /* the process grid this execution is one process
+                             of (grid.h), or NULL: a lone 1x1 process */
+  int proc;               /* index in grid: replica * partitions + partition */
+};
+
+void shlo__exec_init(shlo_exec *ex, const shlo_exec_opts *opts,
+                     const char *filename, shlo_diag *diag);
+void shlo__exec_destroy(shlo_exec *ex);
+
+struct shlo_mem_budget;
+/* Turn a failed execution whose budget ran out into SHLO_ELIMIT with a
+ * message naming the limit (the original message says where). */
+shlo_status shlo__budget_refusal(const struct shlo_mem_budget *b,
+                                 shlo_diag *d);
+/* Called by shlo__exec_fail after the first failure of a grid process: makes
+ * it the grid's failure and wakes every process (grid.c). */
+void shlo__grid_process_failed(shlo_exec *ex);
+
+#endif

@@ -1,0 +1,1129 @@
+/* Process grids: feed queues, grid executions (one thread per process,
+ * a supervisor that joins them), shlo_execute_grid, and the ops that are
+ * not collectives: interpreter.run_parallel, replica_id, partition_id,
+ * after_all, infeed, outfeed, send, recv.  Collectives live in
+ * collective.c.
+ *
+ * A grid never hangs: every wait is a timed wait against the execution
+ * deadline that also wakes when the grid fails; a process that blocks or
+ * ends checks whether any live process can still make progress; the
+ * supervisor turns a cancel into a grid failure. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/grid.h"
+#include "core/membudget.h"
+
+double shlo__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+struct timespec shlo__abstime(double t) {
+  struct timespec ts;
+  if (t < 0) t = 0;
+  ts.tv_sec = (time_t)t;
+  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  return ts;
+}
+
+static void cond_init_monotonic(pthread_cond_t *c) {
+  pthread_condattr_t a;
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  pthread_cond_init(c, &a);
+  pthread_condattr_destroy(&a);
+}
+
+/* Wait on c until woken or until `until` (0: no limit).  Returns true
+ * when the limit passed. */
+static bool wait_until(pthread_cond_t *c, pthread_mutex_t *m, double until) {
+  if (until <= 0) {
+    pthread_cond_wait(c, m);
+    return false;
+  }
+  struct timespec ts = shlo__abstime(until);
+  pthread_cond_timedwait(c, m, &ts);
+  return shlo__now() >= until;
+}
+
+/* ---- feeds ---- */
+
+struct shlo_feed {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  shlo_value **items; /* ring buffer of owned refs */
+  int head, n, cap;
+  bool closed;
+};
+
+shlo_feed *shlo_feed_new(void) {
+  shlo_feed *q = calloc(1, sizeof *q);
+  if (!q) return NULL;
+  pthread_mutex_init(&q->lock, NULL);
+  cond_init_monotonic(&q->cond);
+  return q;
+}
+
+void shlo_feed_free(shlo_feed *q) {
+  if (!q) return;
+  for (int i = 0; i < q->n; i++)
+    shlo_value_unref(q->items[(q->head + i) % q->cap]);
+  free(q->items);
+  pthread_cond_destroy(&q->cond);
+  pthread_mutex_destroy(&q->lock);
+  free(q);
+}
+
+shlo_status shlo_feed_push(shlo_feed *q, shlo_value *v) {
+  shlo_status st = SHLO_OK;
+  pthread_mutex_lock(&q->lock);
+  if (q->closed) {
+    st = SHLO_EINPUT;
+    goto out;
+  }
+  if (q->n == q->cap) {
+    int cap = q->cap ? q->cap * 2 : 8;
+    shlo_value **items = malloc((size_t)cap * sizeof *items);
+    if (!items) {
+      st = SHLO_ENOMEM;
+      goto out;
+    }
+    for (int i = 0; i < q->n; i++) items[i] = q->items[(q->head + i) % q->cap];
+    free(q->items);
+    q->items = items;
+    q->cap = cap;
+    q->head = 0;
+  }
+  q->items[(q->head + q->n) % q->cap] = shlo_value_ref(v);
+  q->n++;
+  pthread_cond_broadcast(&q->cond);
+out:
+  pthread_mutex_unlock(&q->lock);
+  return st;
+}
+
+void shlo_feed_close(shlo_feed *q) {
+  pthread_mutex_lock(&q->lock);
+  q->closed = true;
+  pthread_cond_broadcast(&q->cond);
+  pthread_mutex_unlock(&q->lock);
+}
+
+bool shlo_feed_closed(shlo_feed *q) {
+  pthread_mutex_lock(&q->lock);
+  bool c = q->closed;
+  pthread_mutex_unlock(&q->lock);
+  return c;
+}
+
+int shlo_feed_size(shlo_feed *q) {
+  pthread_mutex_lock(&q->lock);
+  int n = q->n;
+  pthread_mutex_unlock(&q->lock);
+  return n;
+}
+
+/* Wait until k values are there, the queue is closed, *stop is set or the
+ * deadline passes; then take the k values (all or none). */
+static shlo_status feed_take(shlo_feed *q, int k, shlo_value **out,
+                             double deadline, atomic_int *stop) {
+  shlo_status st = SHLO_OK;
+  pthread_mutex_lock(&q->lock);
+  for (;;) {
+    if (q->n >= k) break;
+    if (stop && atomic_load(stop)) {
+      st = SHLO_ECANCELED;
+      goto out;
+    }
+    if (q->closed) {
+      st = SHLO_EINPUT;
+      goto out;
+    }
+    if (deadline > 0 && shlo__now() >= deadline) {
+      st = SHLO_ETIMEOUT;
+      goto out;
+    }
+    wait_until(&q->cond, &q->lock, deadline);
+  }
+  for (int i = 0; i < k; i++) {
+    out[i] = q->items[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->n--;
+  }
+out:
+  pthread_mutex_unlock(&q->lock);
+  return st;
+}
+
+shlo_status shlo_feed_pop(shlo_feed *q, double timeout_s, shlo_value **out) {
+  *out = NULL;
+  double deadline = timeout_s < 0 ? 0 : shlo__now() + timeout_s;
+  if (timeout_s == 0) deadline = shlo__now();
+  return feed_take(q, 1, out, deadline, NULL);
+}
+
+static void feed_wake(shlo_feed *q) {
+  pthread_mutex_lock(&q->lock);
+  pthread_cond_broadcast(&q->cond);
+  pthread_mutex_unlock(&q->lock);
+}
+
+/* ---- grid state ---- */
+
+int shlo__proc_name(const shlo_grid *g, int k, char *buf, size_t cap) {
+  return snprintf(buf, cap, "(%d, %d)", k / g->n_partitions,
+                  k % g->n_partitions);
+}
+
+static void grid_wake_all(shlo_grid *g) {
+  atomic_store(&g->stop, 1);
+  pthread_cond_broadcast(&g->cond);
+  for (int k = 0; k < g->n_procs; k++)
+    if (g->infeed && g->infeed[k]) feed_wake(g->infeed[k]);
+}
+
+void shlo__grid_fail_locked(shlo_grid *g, shlo_status code,
+                            const shlo_step *at, const char *fmt, ...) {
+  if (g->failed) return;
+  char msg[SHLO_DIAG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  g->failed = true;
+  if (at && at->op)
+    shlo_diag_set(&g->fail, code, g->filename, at->op->loc.line,
+                  at->op->loc.col, "%s: %s", at->op->name, msg);
+  else
+    shlo_diag_set(&g->fail, code, g->filename, 0, 0, "%s", msg);
+  grid_wake_all(g);
+}
+
+void shlo__grid_process_failed(shlo_exec *ex) {
+  shlo_grid *g = ex->grid;
+  pthread_mutex_lock(&g->lock);
+  if (!g->failed) {
+    char who[64];
+    shlo__proc_name(g, ex->proc, who, sizeof who);
+    const shlo_diag *d = ex->diag;
+    g->failed = true;
+    shlo_diag_set(&g->fail, d->code, d->file, d->line, d->col,
+                  "process %s: %s", who, d->message);
+    grid_wake_all(g);
+  }
+  pthread_mutex_unlock(&g->lock);
+}
+
+shlo_status shlo__grid_aborted(shlo_exec *ex, const shlo_step *s) {
+  return shlo__exec_fail(ex, s, SHLO_ECANCELED,
+                        "stopped because the execution failed elsewhere");
+}
+
+static bool proc_stuck(const shlo_grid *g, int k) {
+  const grid_proc *p = &g->procs[k];
+  if (p->phase != PROC_BLOCKED) return false;
+  if (p->rdv) return !p->rdv->complete;
+  if (p->chan) return p->chan->head == NULL;
+  return false;
+}
+
+void shlo__grid_check_deadlock(shlo_grid *g) {
+  if (g->failed) return;
+  int live = 0, stuck = 0, first = -1;
+  char who[64], peer[64];
+  for (int k = 0; k < g->n_procs; k++) {
+    const grid_proc *p = &g->procs[k];
+    if (p->phase == PROC_DONE) continue;
+    live++;
+    if (!proc_stuck(g, k)) continue;
+    stuck++;
+    if (first < 0) first = k;
+    if (!p->rdv) continue;
+    /* A member that ended can never arrive. */
+    for (int i = 0; i < p->rdv->n; i++) {
+      int m = p->rdv->members[i];
+      if (p->rdv->contrib[i] || g->procs[m].phase != PROC_DONE) continue;
+      shlo__proc_name(g, k, who, sizeof who);
+      shlo__proc_name(g, m, peer, sizeof peer);
+      shlo__grid_fail_locked(g, SHLO_ERUNTIME, p->at,
+                             "process %s waits for process %s, which ended "
+                             "without reaching this collective",
+                             who, peer);
+      return;
+    }
+  }
+  if (!live || stuck < live) return;
+  /* Every live process waits for another one: name them all. */
+  char msg[SHLO_DIAG_MAX];
+  size_t len = 0;
+  msg[0] = 0;
+  for (int k = 0; k < g->n_procs && len < sizeof msg - 100; k++) {
+    const grid_proc *p = &g->procs[k];
+    if (p->phase == PROC_DONE) continue;
+    shlo__proc_name(g, k, who, sizeof who);
+    len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s at %s %d:%d",
+                            len ? ", " : "", who, p->at->op->name,
+                            p->at->op->loc.line, p->at->op->loc.col);
+  }
+  shlo__grid_fail_locked(g, SHLO_ERUNTIME, g->procs[first].at,
+                         "deadlock: every running process waits for "
+                         "another: %s",
+                         msg);
+}
+
+static shlo_grid *grid_new(int R, int P, const char *filename,
+                           double deadline) {
+  shlo_grid *g = calloc(1, sizeof *g);
+  if (!g) return NULL;
+  g->n_replicas = R;
+  g->n_partitions = P;
+  g->n_procs = R * P;
+  g->filename = filename;
+  g->deadline = deadline;
+  g->procs = calloc((size_t)g->n_procs, sizeof *g->procs);
+  g->infeed = calloc((size_t)g->n_procs, sizeof *g->infeed);
+  g->outfeed = calloc((size_t)g->n_procs, sizeof *g->outfeed);
+  if (!g->procs || !g->infeed || !g->outfeed) {
+    free(g->procs);
+    free(g->infeed);
+    free(g->outfeed);
+    free(g);
+    return NULL;
+  }
+  pthread_mutex_init(&g->lock, NULL);
+  cond_init_monotonic(&g->cond);
+  shlo_diag_clear(&g->fail);
+  return g;
+}
+
+static void grid_free(shlo_grid *g) {
+  if (!g) return;
+  for (int k = 0; k < g->n_procs; k++) {
+    for (int i = 0; i < g->procs[k].n_seqs; i++) free(g->procs[k].seqs[i].set);
+    free(g->procs[k].seqs);
+  }
+  while (g->rdvs) {
+    grid_rdv *r = g->rdvs;
+    g->rdvs = r->next;
+    shlo__rdv_free(r);
+  }
+  while (g->chans) {
+    grid_chan *c = g->chans;
+    g->chans = c->next;
+    while (c->head) {
+      grid_msg *m = c->head;
+      c->head = m->next;
+      for (int i = 0; i < m->n; i++) shlo_value_unref(m->values[i]);
+      free(m->values);
+      free(m);
+    }
+    free(c);
+  }
+  free(g->procs);
+  free(g->infeed);
+  free(g->outfeed);
+  pthread_cond_destroy(&g->cond);
+  pthread_mutex_destroy(&g->lock);
+  free(g);
+}
+
+/* ---- running a grid ---- */
+
+typedef struct grid_job {
+  shlo_grid *g;
+  int k;
+  const shlo_plan *plan;
+  const char *filename;
+  shlo_value *const *args;
+  shlo_value **results;
+  FILE *print;
+  struct shlo_mem_budget *budget; /* charged by this process's tensors */
+  shlo_status st;
+  pthread_t thread;
+} grid_job;
+
+static void *proc_main(void *arg) {
+  grid_job *j = arg;
+  shlo_grid *g = j->g;
+  shlo_exec ex;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  shlo_exec_opts o = {.print_stream = j->print, .cancel = &g->stop};
+  shlo__exec_init(&ex, &o, j->filename, &d);
+  shlo__budget_swap(j->budget);
+  ex.deadline = g->deadline;
+  ex.grid = g;
+  ex.proc = j->k;
+  j->st = shlo__plan_run(j->plan, &ex, j->args, j->results);
+  shlo__exec_destroy(&ex);
+  if (g->outfeed[j->k]) shlo_feed_close(g->outfeed[j->k]);
+  pthread_mutex_lock(&g->lock);
+  if (j->st && !g->failed) {
+    char who[64];
+    shlo__proc_name(g, j->k, who, sizeof who);
+    shlo__grid_fail_locked(g, j->st, NULL, "process %s failed: %s", who,
+                           d.message[0] ? d.message
+                                        : shlo_status_message(j->st));
+  }
+  g->procs[j->k].phase = PROC_DONE;
+  g->n_done++;
+  shlo__grid_check_deadlock(g);
+  pthread_cond_broadcast(&g->cond);
+  pthread_mutex_unlock(&g->lock);
+  return NULL;
+}
+
+/* Under g->lock: "; process (r, p) waits at OP L:C, ..." for every
+ * process waiting at a collective, a recv or an infeed. */
+static void describe_waits(const shlo_grid *g, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (int k = 0; k < g->n_procs && len + 120 < cap; k++) {
+    const grid_proc *p = &g->procs[k];
+    const shlo_step *at = p->phase == PROC_BLOCKED ? p->at : p->feed_at;
+    if (p->phase == PROC_DONE || !at) continue;
+    char who[64];
+    shlo__proc_name(g, k, who, sizeof who);
+    len += (size_t)snprintf(buf + len, cap - len, "%s process %s waits at %s "
+                            "%d:%d",
+                            len ? "," : ";", who, at->op->name,
+                            at->op->loc.line, at->op->loc.col);
+  }
+}
+
+/* Run jobs[0..n) (one per process) and wait for all of them, turning
+ * *cancel into a grid failure.  Returns the grid's failure code. */
+static shlo_status grid_run(shlo_grid *g, grid_job *jobs, atomic_int *cancel) {
+  int started = 0;
+  /* Processes share the budget of the thread that starts them (an
+   * execution's run_parallel, or shlo_execute_grid's own). */
+  struct shlo_mem_budget *budget = shlo__budget_current();
+  for (; started < g->n_procs; started++) {
+    jobs[started].g = g;
+    jobs[started].k = started;
+    jobs[started].budget = budget;
+    if (pthread_create(&jobs[started].thread, NULL, proc_main,
+                       &jobs[started]))
+      break;
+  }
+  pthread_mutex_lock(&g->lock);
+  if (started < g->n_procs) {
+    for (int k = started; k < g->n_procs; k++) g->procs[k].phase = PROC_DONE;
+    g->n_done += g->n_procs - started;
+    shlo__grid_fail_locked(g, SHLO_ENOMEM, NULL,
+                           "cannot start a thread for process %d of %d",
+                           started, g->n_procs);
+  }
+  const double grace = 0.5; /* let processes report their own timeouts */
+  while (g->n_done < g->n_procs) {
+    double now = shlo__now();
+    if (!g->failed) {
+      bool canceled = cancel && atomic_load(cancel);
+      if (canceled || (g->deadline > 0 && now > g->deadline + grace)) {
+        char where[SHLO_DIAG_MAX / 2];
+        describe_waits(g, where, sizeof where);
+        shlo__grid_fail_locked(g, canceled ? SHLO_ECANCELED : SHLO_ETIMEOUT,
+                               NULL, "execution %s%s",
+                               canceled ? "canceled" : "exceeded its deadline",
+                               where);
+      }
+    }
+    double until = 0;
+    if (cancel) until = now + 0.01;
+    if (g->deadline > 0 && !g->failed &&
+        (!until || g->deadline + grace < until))
+      until = g->deadline + grace;
+    wait_until(&g->cond, &g->lock, until);
+  }
+  pthread_mutex_unlock(&g->lock);
+  for (int k = 0; k < started; k++) pthread_join(jobs[k].thread, NULL);
+  return g->failed ? (g->fail.code ? g->fail.code : SHLO_ERUNTIME) : SHLO_OK;
+}
+
+void shlo_module_grid(const shlo_module *m, int *num_replicas,
+                      int *num_partitions) {
+  int64_t r = 1, p = 1;
+  if (m->attrs) {
+    shlo_attr_get_i64(shlo_attr_field(m->attrs, "mhlo.num_replicas"), &r);
+    shlo_attr_get_i64(shlo_attr_field(m->attrs, "mhlo.num_partitions"), &p);
+  }
+  *num_replicas = r > 0 && r <= 1 << 20 ? (int)r : 1;
+  *num_partitions = p > 0 && p <= 1 << 20 ? (int)p : 1;
+}
+
+#define SHLO_GRID_MAX_PROCS 4096
+
+/* Every process's program (e, or opts->programs[k]) must take the n_args
+ * arguments given for it and all must return as many results (*n_res). */
+static shlo_status grid_check_programs(const shlo_executable *e,
+                                       const shlo_executable *const *progs,
+                                       int n, int P, shlo_value *const *args,
+                                       int n_args, int *n_res,
+                                       shlo_diag *diag) {
+  *n_res = -1;
+  for (int k = 0; k < n; k++) {
+    const shlo_executable *pe = progs && progs[k] ? progs[k] : e;
+    const shlo_func *f = shlo_executable_entry(pe);
+    const char *file = shlo__executable_module(pe)->filename;
+    if (f->n_args != n_args)
+      return shlo_diag_set(diag, SHLO_EINPUT, file, f->loc.line, f->loc.col,
+                           "@%s of process (%d, %d) takes %d arguments but "
+                           "%d were given",
+                           f->name, k / P, k % P, f->n_args, n_args);
+    for (int i = 0; i < n_args; i++)
+      if (!shlo_value_has_type(args[k * n_args + i], f->arg_types[i])) {
+        char want[256];
+        shlo_type_format(f->arg_types[i], want, sizeof want);
+        return shlo_diag_set(diag, SHLO_EINPUT, file, f->loc.line, f->loc.col,
+                             "argument %d of @%s of process (%d, %d) must be "
+                             "%s",
+                             i, f->name, k / P, k % P, want);
+      }
+    int nr = shlo__executable_plan(pe)->n_results;
+    if (*n_res >= 0 && nr != *n_res)
+      return shlo_diag_set(diag, SHLO_EINPUT, file, f->loc.line, f->loc.col,
+                           "@%s of process (%d, %d) returns %d results but "
+                           "process (0, 0) returns %d",
+                           f->name, k / P, k % P, nr, *n_res);
+    *n_res = nr;
+  }
+  return SHLO_OK;
+}
+
+/* Fill in each process's job: its plan, arguments, result slots and
+ * streams. */
+static void grid_init_jobs(shlo_grid *g, grid_job *jobs,
+                           const shlo_executable *e,
+                           const shlo_grid_opts *opts, int n,
+                           shlo_value *const *args, int n_args,
+                           shlo_value **res, int n_res) {
+  const shlo_executable *const *progs = opts ? opts->programs : NULL;
+  for (int k = 0; k < n; k++) {
+    const shlo_executable *pe = progs && progs[k] ? progs[k] : e;
+    jobs[k].plan = shlo__executable_plan(pe);
+    jobs[k].filename = shlo__executable_module(pe)->filename;
+    jobs[k].args = args + (size_t)k * (size_t)n_args;
+    jobs[k].results = res + (size_t)k * (size_t)n_res;
+    jobs[k].print = opts ? opts->exec.print_stream : NULL;
+    if (opts && opts->infeed) g->infeed[k] = opts->infeed[k];
+    if (opts && opts->outfeed) g->outfeed[k] = opts->outfeed[k];
+  }
+}
+
+/* Run the jobs under the memory budget opts asks for (if any). */
+static shlo_status grid_run_budgeted(shlo_grid *g, grid_job *jobs,
+                                     const shlo_grid_opts *opts) {
+  shlo_mem_budget *budget = NULL, *prev = NULL;
+  if (opts && opts->exec.max_bytes > 0 &&
+      (budget = shlo__budget_new(opts->exec.max_bytes)))
+    prev = shlo__budget_swap(budget);
+  shlo_status st = grid_run(g, jobs, opts ? opts->exec.cancel : NULL);
+  if (budget) shlo__budget_swap(prev);
+  if (st && shlo__budget_exceeded(budget))
+    st = shlo__budget_refusal(budget, &g->fail);
+  shlo__budget_release(budget);
+  return st;
+}
+
+shlo_status shlo_execute_grid(const shlo_executable *e,
+                              const shlo_grid_opts *opts,
+                              shlo_value *const *args, int n_args,
+                              shlo_value ***results, int *n_results,
+                              shlo_diag *diag) {
+  *results = NULL;
+  *n_results = 0;
+  const shlo_module *m = shlo__executable_module(e);
+  int R = 0, P = 0, mr, mp;
+  shlo_module_grid(m, &mr, &mp);
+  if (opts) {
+    R = opts->num_replicas;
+    P = opts->num_partitions;
+  }
+  if (R <= 0) R = mr;
+  if (P <= 0) P = mp;
+  if ((int64_t)R * P > SHLO_GRID_MAX_PROCS)
+    return shlo_diag_set(diag, SHLO_ELIMIT, m->filename, 0, 0,
+                         "a grid of %d x %d processes is over the limit of "
+                         "%d processes",
+                         R, P, SHLO_GRID_MAX_PROCS);
+  int n = R * P, n_res;
+  shlo_status st = grid_check_programs(e, opts ? opts->programs : NULL, n, P,
+                                       args, n_args, &n_res, diag);
+  if (st) return st;
+  double deadline = opts && opts->exec.timeout_s > 0
+                        ? shlo__now() + opts->exec.timeout_s
+                        : 0;
+  shlo_grid *g = grid_new(R, P, m->filename, deadline);
+  grid_job *jobs = calloc((unsigned)n, sizeof *jobs);
+  shlo_value **res = calloc((unsigned)n * (size_t)n_res + 1, sizeof *res);
+  if (!g || !jobs || !res) {
+    grid_free(g);
+    free(jobs);
+    free(res);
+    return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0,
+                         "out of memory");
+  }
+  grid_init_jobs(g, jobs, e, opts, n, args, n_args, res, n_res);
+  st = grid_run_budgeted(g, jobs, opts);
+  if (st) {
+    if (diag) *diag = g->fail;
+    for (int i = 0; i < n * n_res; i++) shlo_value_unref(res[i]);
+    free(res);
+  } else {
+    *results = res;
+    *n_results = n_res;
+  }
+  free(jobs);
+  grid_free(g);
+  return st;
+}
+
+/* ---- interpreter.run_parallel ---- */
+
+/* programs = [[@f, ...], ...] is programs[replica][partition]; process k
+ * takes the next plans[k]->n_args operands and gives the next n_results
+ * results.  infeed = [@q0, ...]: each function's results go, in order,
+ * into every process's infeed queue before the processes start. */
+typedef struct rp_params {
+  int R, P;
+  shlo_plan **plans; /* per process; owned by the executable */
+  int *arg_off, *res_off;
+  int n_infeed;
+  shlo_plan **infeed;
+} rp_params;
+
+static void rp_free(void *p) {
+  rp_params *rp = p;
+  if (!rp) return;
+  free(rp->plans);
+  free(rp->arg_off);
+  free(rp->res_off);
+  free(rp->infeed);
+  free(rp);
+}
+
+static shlo_status k_run_parallel(const shlo_step *s, shlo_value *const *in,
+                                  shlo_value **out, shlo_exec *ex) {
+  const rp_params *rp = s->params;
+  size_t n = (size_t)rp->R * (size_t)rp->P;
+  shlo_status st = SHLO_OK;
+  shlo_grid *g = grid_new(rp->R, rp->P, ex->filename, ex->deadline);
+  grid_job *jobs = calloc(n, sizeof *jobs);
+  if (!g || !jobs) {
+    st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t k = 0; k < n; k++) {
+    g->infeed[k] = shlo_feed_new();
+    if (!g->infeed[k]) {
+      st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+      goto done;
+    }
+  }
+  for (int i = 0; i < rp->n_infeed; i++) {
+    const shlo_plan *q = rp->infeed[i];
+    shlo_value **vals = calloc((size_t)q->n_results + 1, sizeof *vals);
+    if (!vals) {
+      st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+      goto done;
+    }
+    st = shlo__plan_run(q, ex, NULL, vals);
+    for (int v = 0; v < q->n_results; v++) {
+      for (size_t k = 0; k < n && !st; k++)
+        if (shlo_feed_push(g->infeed[k], vals[v]))
+          st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+      shlo_value_unref(vals[v]);
+    }
+    free(vals);
+    if (st) goto done;
+  }
+  for (size_t k = 0; k < n; k++) {
+    shlo_feed_close(g->infeed[k]);
+    jobs[k].plan = rp->plans[k];
+    jobs[k].filename = ex->filename;
+    jobs[k].args = in + rp->arg_off[k];
+    jobs[k].results = out + rp->res_off[k];
+    jobs[k].print = ex->print;
+  }
+  st = grid_run(g, jobs, ex->cancel);
+  if (st) {
+    const shlo_diag *d = &g->fail;
+    if (d->line)
+      shlo__exec_fail(ex, s, st, "at %d:%d: %s", d->line, d->col, d->message);
+    else
+      shlo__exec_fail(ex, s, st, "%s", d->message);
+  }
+done:
+  if (g)
+    for (size_t k = 0; k < n; k++) shlo_feed_free(g->infeed[k]);
+  grid_free(g);
+  free(jobs);
+  return st;
+}
+
+static const shlo_attr *symbol_list(const shlo_attr *a) {
+  return a && a->kind == SHLO_ATTR_ARRAY ? a : NULL;
+}
+
+shlo_status shlo__compile_run_parallel(shlo_compiler *cc, const shlo_op *op,
+                                      shlo_step *step) {
+  const shlo_attr *progs = symbol_list(shlo_op_attr(op, "programs"));
+  if (!progs || progs->n < 1 || !symbol_list(progs->items[0]) ||
+      progs->items[0]->n < 1)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "needs programs = [[@f, ...], ...] with at least one "
+                        "process");
+  int R = progs->n, P = progs->items[0]->n;
+  if ((int64_t)R * P > SHLO_GRID_MAX_PROCS)
+    return shlo__cc_fail(cc, op, SHLO_ELIMIT,
+                        "a grid of %d x %d processes is over the limit", R, P);
+  rp_params *rp = calloc(1, sizeof *rp);
+  if (!rp) return SHLO_ENOMEM;
+  step->params = rp;
+  step->free_params = rp_free;
+  rp->R = R;
+  rp->P = P;
+  int n = R * P;
+  rp->plans = calloc((size_t)n, sizeof *rp->plans);
+  rp->arg_off = calloc((size_t)n, sizeof *rp->arg_off);
+  rp->res_off = calloc((size_t)n, sizeof *rp->res_off);
+  if (!rp->plans || !rp->arg_off || !rp->res_off) return SHLO_ENOMEM;
+  int n_args = 0, n_res = 0;
+  for (int r = 0; r < R; r++) {
+    const shlo_attr *row = symbol_list(progs->items[r]);
+    if (!row || row->n != P)
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "programs row %d must list %d functions like row 0",
+                          r, P);
+    for (int p = 0; p < P; p++) {
+      const char *name = shlo_attr_get_str(row->items[p]);
+      if (!name || row->items[p]->kind != SHLO_ATTR_SYMBOL)
+        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                            "programs[%d][%d] must be a function symbol", r, p);
+      shlo_plan *plan;
+      shlo_status st = shlo__cc_func_plan(cc, op, name, &plan);
+      if (st) return st;
+      int k = r * P + p;
+      rp->plans[k] = plan;
+      rp->arg_off[k] = n_args;
+      rp->res_off[k] = n_res;
+      n_args += plan->n_args;
+      n_res += plan->n_results;
+    }
+  }
+  if (n_args != op->n_operands || n_res != op->n_results)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "the programs take %d inputs and give %d results in "
+                        "all, but the op has %d operands and %d results",
+                        n_args, n_res, op->n_operands, op->n_results);
+  const shlo_attr *inf = shlo_op_attr(op, "infeed");
+  if (inf) {
+    if (!symbol_list(inf))
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "infeed must be a list of function symbols");
+    rp->infeed = calloc((size_t)inf->n + 1, sizeof *rp->infeed);
+    if (!rp->infeed) return SHLO_ENOMEM;
+    for (int i = 0; i < inf->n; i++) {
+      const char *name = shlo_attr_get_str(inf->items[i]);
+      if (!name)
+        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                            "infeed[%d] must be a function symbol", i);
+      shlo_status st = shlo__cc_func_plan(cc, op, name, &rp->infeed[i]);
+      if (st) return st;
+      if (rp->infeed[i]->n_args)
+        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                            "infeed function '@%s' must take no arguments",
+                            name);
+      rp->n_infeed++;
+    }
+  }
+  step->fn = k_run_parallel;
+  return SHLO_OK;
+}
+
+/* ---- replica_id, partition_id ---- */
+
+/* stablehlo.replica_id / partition_id: the process's position in the
+ * grid as tensor<ui32>; 0 outside a grid. */
+static shlo_status k_process_id(const shlo_step *s, shlo_value *const *in,
+                                shlo_value **out, shlo_exec *ex) {
+  (void)in;
+  int64_t id = 0;
+  if (ex->grid) {
+    int P = ex->grid->n_partitions;
+    id = s->op->code == SHLO_OP_REPLICA_ID ? ex->proc / P : ex->proc % P;
+  }
+  out[0] = shlo_tensor_new(SHLO_UI32, 0, NULL);
+  if (!out[0]) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  *(uint32_t *)out[0]->data = (uint32_t)id;
+  return SHLO_OK;
+}
+
+shlo_status shlo__compile_process_id(shlo_compiler *cc, const shlo_op *op,
+                                    shlo_step *step) {
+  const shlo_type *t = op->n_results == 1 ? shlo__cc_result_type(cc, op, 0)
+                                          : NULL;
+  if (op->n_operands || !t || t->kind != SHLO_TYPE_TENSOR || t->rank != 0 ||
+      t->elem != SHLO_UI32)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "takes no operands and returns tensor<ui32>");
+  step->fn = k_process_id;
+  return SHLO_OK;
+}
+
+/* ---- after_all ---- */
+
+/* stablehlo.after_all: a token that follows all its operand tokens. */
+static shlo_status k_token(const shlo_step *s, shlo_value *const *in,
+                           shlo_value **out, shlo_exec *ex) {
+  (void)in;
+  out[s->n_out - 1] = shlo_token_new();
+  return out[s->n_out - 1] ? SHLO_OK
+                           : shlo__exec_fail(ex, s, SHLO_ENOMEM,
+                                            "out of memory");
+}
+
+static bool is_token(const shlo_type *t) {
+  return t && t->kind == SHLO_TYPE_TOKEN;
+}
+
+shlo_status shlo__compile_after_all(shlo_compiler *cc, const shlo_op *op,
+                                   shlo_step *step) {
+  for (int i = 0; i < op->n_operands; i++)
+    if (!is_token(shlo__cc_operand_type(cc, op, i)))
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY, "operand %d is not a token",
+                          i);
+  if (op->n_results != 1 || !is_token(shlo__cc_result_type(cc, op, 0)))
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "returns one token");
+  step->fn = k_token;
+  return SHLO_OK;
+}
+
+/* ---- helpers for feeds and channels ---- */
+
+static void value_type_str(const shlo_value *v, char *buf, size_t cap) {
+  if (!v) {
+    snprintf(buf, cap, "nothing");
+    return;
+  }
+  if (v->kind != SHLO_TYPE_TENSOR) {
+    snprintf(buf, cap, v->kind == SHLO_TYPE_TOKEN ? "!stablehlo.token"
+                                                  : "a tuple");
+    return;
+  }
+  shlo_type t;
+  memset(&t, 0, sizeof t);
+  t.kind = SHLO_TYPE_TENSOR;
+  t.elem = v->elem;
+  t.rank = v->rank;
+  memcpy(t.dims, v->dims, sizeof t.dims);
+  shlo_type_format(&t, buf, cap);
+}
+
+/* Types of the value results (all but the trailing token) of an op. */
+typedef struct io_params {
+  int64_t channel;
+  int n;
+  const shlo_type **types; /* borrowed from the module */
+} io_params;
+
+static void io_free(void *p) {
+  io_params *io = p;
+  if (io) free(io->types);
+  free(io);
+}
+
+static shlo_status compile_io(shlo_compiler *cc, const shlo_op *op,
+                              shlo_step *step, bool reads) {
+  io_params *io = calloc(1, sizeof *io);
+  if (!io) return SHLO_ENOMEM;
+  step->params = io;
+  step->free_params = io_free;
+  if (reads) {
+    if (op->n_operands != 1 || !is_token(shlo__cc_operand_type(cc, op, 0)) ||
+        op->n_results < 1 ||
+        !is_token(shlo__cc_result_type(cc, op, op->n_results - 1)))
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "takes a token and returns values and a token");
+    io->n = op->n_results - 1;
+    io->types = calloc((size_t)io->n + 1, sizeof *io->types);
+    if (!io->types) return SHLO_ENOMEM;
+    for (int i = 0; i < io->n; i++) {
+      io->types[i] = shlo__cc_result_type(cc, op, i);
+      if (io->types[i]->kind != SHLO_TYPE_TENSOR)
+        return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                            "result %d: only tensors can be received", i);
+    }
+  } else {
+    if (op->n_operands < 1 ||
+        !is_token(shlo__cc_operand_type(cc, op, op->n_operands - 1)) ||
+        op->n_results != 1 || !is_token(shlo__cc_result_type(cc, op, 0)))
+      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                          "takes values and a token and returns a token");
+    io->n = op->n_operands - 1;
+  }
+  const shlo_attr *ch = shlo_op_attr(op, "channel_handle");
+  if (ch && ch->kind == SHLO_ATTR_STRUCT)
+    shlo_attr_get_i64(shlo_attr_field(ch, "handle"), &io->channel);
+  else
+    shlo_attr_get_i64(shlo_op_attr(op, "channel_id"), &io->channel);
+  return SHLO_OK;
+}
+
+static shlo_status check_received(const shlo_step *s, shlo_value **vals,
+                                  const io_params *io, shlo_exec *ex,
+                                  const char *what) {
+  for (int i = 0; i < io->n; i++)
+    if (!shlo_value_has_type(vals[i], io->types[i])) {
+      char want[256], got[256];
+      shlo_type_format(io->types[i], want, sizeof want);
+      value_type_str(vals[i], got, sizeof got);
+      return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                            "result %d must be %s but %s gave %s", i, want,
+                            what, got);
+    }
+  return SHLO_OK;
+}
+
+/* ---- infeed, outfeed ---- */
+
+/* stablehlo.infeed: takes the next values of this process's infeed queue,
+ * one per tensor result; waits for them until the deadline or a cancel;
+ * fails at once on a closed queue that cannot supply them. */
+static shlo_status k_infeed(const shlo_step *s, shlo_value *const *in,
+                            shlo_value **out, shlo_exec *ex) {
+  (void)in;
+  const io_params *io = s->params;
+  shlo_grid *g = ex->grid;
+  shlo_feed *q = g ? g->infeed[ex->proc] : NULL;
+  char who[64] = "(0, 0)";
+  if (g) shlo__proc_name(g, ex->proc, who, sizeof who);
+  if (!q)
+    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                          "process %s has no infeed queue", who);
+  if (g) {
+    pthread_mutex_lock(&g->lock);
+    g->procs[ex->proc].feed_at = s;
+    pthread_mutex_unlock(&g->lock);
+  }
+  shlo_status st = feed_take(q, io->n, out, ex->deadline, ex->cancel);
+  if (g) {
+    pthread_mutex_lock(&g->lock);
+    g->procs[ex->proc].feed_at = NULL;
+    pthread_mutex_unlock(&g->lock);
+  }
+  switch (st) {
+  case SHLO_OK:
+    break;
+  case SHLO_ECANCELED:
+    return g ? shlo__grid_aborted(ex, s)
+             : shlo__exec_fail(ex, s, st, "execution canceled");
+  case SHLO_EINPUT:
+    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                          "the infeed queue of process %s is closed and "
+                          "holds fewer than the %d values this infeed reads",
+                          who, io->n);
+  default:
+    return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
+                          "process %s waited for infeed until the deadline",
+                          who);
+  }
+  st = check_received(s, out, io, ex, "the infeed queue");
+  if (!st) {
+    out[io->n] = shlo_token_new();
+    if (!out[io->n]) st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  }
+  return st; /* on error the executor drops the values already in out */
+}
+
+shlo_status shlo__compile_infeed(shlo_compiler *cc, const shlo_op *op,
+                                shlo_step *step) {
+  shlo_status st = compile_io(cc, op, step, true);
+  if (st) return st;
+  step->fn = k_infeed;
+  return SHLO_OK;
+}
+
+/* stablehlo.outfeed: appends each operand to this process's outfeed queue
+ * (dropped when the execution has none). */
+static shlo_status k_outfeed(const shlo_step *s, shlo_value *const *in,
+                             shlo_value **out, shlo_exec *ex) {
+  const io_params *io = s->params;
+  shlo_feed *q = ex->grid ? ex->grid->outfeed[ex->proc] : NULL;
+  for (int i = 0; q && i < io->n; i++)
+    if (shlo_feed_push(q, in[i]) == SHLO_ENOMEM)
+      return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  out[0] = shlo_token_new();
+  return out[0] ? SHLO_OK
+                : shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+}
+
+shlo_status shlo__compile_outfeed(shlo_compiler *cc, const shlo_op *op,
+                                 shlo_step *step) {
+  shlo_status st = compile_io(cc, op, step, false);
+  if (st) return st;
+  step->fn = k_outfeed;
+  return SHLO_OK;
+}
+
+/* ---- send, recv ---- */
+
+static grid_chan *chan_get(shlo_grid *g, int64_t id) {
+  for (grid_chan *c = g->chans; c; c = c->next)
+    if (c->id == id) return c;
+  grid_chan *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->id = id;
+  c->next = g->chans;
+  g->chans = c;
+  return c;
+}
+
+/* stablehlo.send: queues its values on the channel named by
+ * channel_handle.handle for the process that receives on it; does not
+ * wait for the receiver. */
+static shlo_status k_send(const shlo_step *s, shlo_value *const *in,
+                          shlo_value **out, shlo_exec *ex) {
+  const io_params *io = s->params;
+  shlo_grid *g = ex->grid;
+  if (!g)
+    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                          "send needs a process grid to receive it");
+  grid_msg *m = calloc(1, sizeof *m);
+  shlo_value **vals = calloc((size_t)io->n + 1, sizeof *vals);
+  if (!m || !vals) {
+    free(m);
+    free(vals);
+    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  }
+  for (int i = 0; i < io->n; i++) vals[i] = shlo_value_ref(in[i]);
+  m->values = vals;
+  m->n = io->n;
+  m->from = ex->proc;
+  pthread_mutex_lock(&g->lock);
+  grid_chan *c = chan_get(g, io->channel);
+  if (c) {
+    if (c->tail) c->tail->next = m;
+    else c->head = m;
+    c->tail = m;
+    pthread_cond_broadcast(&g->cond);
+  }
+  pthread_mutex_unlock(&g->lock);
+  if (!c) {
+    for (int i = 0; i < io->n; i++) shlo_value_unref(vals[i]);
+    free(vals);
+    free(m);
+    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  }
+  out[0] = shlo_token_new();
+  return out[0] ? SHLO_OK
+                : shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+}
+
+shlo_status shlo__compile_send(shlo_compiler *cc, const shlo_op *op,
+                              shlo_step *step) {
+  shlo_status st = compile_io(cc, op, step, false);
+  if (st) return st;
+  step->fn = k_send;
+  return SHLO_OK;
+}
+
+/* stablehlo.recv: takes the oldest message on its channel, waiting for
+ * one until the deadline, a failure elsewhere, or a deadlock. */
+static shlo_status k_recv(const shlo_step *s, shlo_value *const *in,
+                          shlo_value **out, shlo_exec *ex) {
+  (void)in;
+  const io_params *io = s->params;
+  shlo_grid *g = ex->grid;
+  if (!g)
+    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                          "recv needs a process grid to send to it");
+  grid_proc *me = &g->procs[ex->proc];
+  grid_msg *m = NULL;
+  bool timed_out = false, aborted = false, nomem = false;
+  pthread_mutex_lock(&g->lock);
+  grid_chan *c = chan_get(g, io->channel);
+  nomem = !c;
+  while (c) {
+    if (g->failed) {
+      aborted = true;
+      break;
+    }
+    if (c->head) {
+      m = c->head;
+      c->head = m->next;
+      if (!c->head) c->tail = NULL;
+      break;
+    }
+    if (g->deadline > 0 && shlo__now() >= g->deadline) {
+      timed_out = true;
+      break;
+    }
+    me->phase = PROC_BLOCKED;
+    me->at = s;
+    me->chan = c;
+    shlo__grid_check_deadlock(g);
+    if (!g->failed) wait_until(&g->cond, &g->lock, g->deadline);
+    me->phase = PROC_RUNNING;
+    me->chan = NULL;
+  }
+  pthread_mutex_unlock(&g->lock);
+  char who[64];
+  shlo__proc_name(g, ex->proc, who, sizeof who);
+  if (nomem) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  if (aborted) return shlo__grid_aborted(ex, s);
+  if (timed_out)
+    return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
+                          "process %s waited for a message on channel %lld "
+                          "until the deadline",
+                          who, (long long)io->channel);
+  shlo_status st = SHLO_OK;
+  if (m->n != io->n) {
+    char from[64];
+    shlo__proc_name(g, m->from, from, sizeof from);
+    st = shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                        "receives %d values on channel %lld but process %s "
+                        "sent %d",
+                        io->n, (long long)io->channel, from, m->n);
+  } else {
+    for (int i = 0; i < io->n; i++) {
+      out[i] = m->values[i];
+      m->values[i] = NULL;
+    }
+    char from[80];
+    snprintf(from, sizeof from, "process ");
+    shlo__proc_name(g, m->from, from + 8, sizeof from - 8);
+    st = check_received(s, out, io, ex, from);
+    if (!st) {
+      out[io->n] = shlo_token_new();
+      if (!out[io->n]) st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+    }
+  }
+  for (int i = 0; i < m->n; i++) shlo_value_unref(m->values[i]);
+  free(m->values);
+  free(m);
+  return st;
+}
+
+shlo_status shlo__compile_recv(shlo_compiler *cc, const shlo_op *op,
+                              shlo_step *step) {
+  shlo_status st = compile_io(cc, op, step, true);
+  if (st) return st;
+  step->fn = k_recv;
+  return SHLO_OK;
+}
+
+/* ---- collectives (collective.c) ---- */
+
+shlo_status shlo__compile_collective(shlo_compiler *cc, const shlo_op *op,
+                                    shlo_step *step) {
+  return shlo__collective_compile(cc, op, step);
+}

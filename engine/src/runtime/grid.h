@@ -1,0 +1,119 @@
+/* Process grids, internal: the state one grid execution shares between its
+ * process threads (grid.c), rendezvous and collectives (collective.c).
+ *
+ * One mutex and one condition variable guard and signal everything in a
+ * shlo_grid: process phases, rendezvous records, send/recv channels and
+ * the failure record.  Every wait is a timed wait against the execution
+ * deadline that also ends when the grid fails; every state change
+ * broadcasts.  A process that blocks, or ends, checks for a deadlock (no
+ * process can make progress), so a missing peer ends the run at once even
+ * without a deadline. */
+#ifndef SHLO_GRID_INT_H
+#define SHLO_GRID_INT_H
+
+#include <pthread.h>
+
+#include "runtime/exec_int.h"
+#include "compile/ops.h"
+#include "shlo/grid.h"
+
+typedef enum {
+  PROC_RUNNING,
+  PROC_BLOCKED, /* at a collective or a recv */
+  PROC_DONE,
+} grid_phase;
+
+/* One instance of a collective across one process group.  Processes are
+ * matched by the sorted set of members and the number of earlier
+ * rendezvous each had over the same set. */
+typedef struct grid_rdv {
+  struct grid_rdv *next;
+  int n;              /* group size */
+  int *set;           /* sorted member process indices */
+  int *members;       /* group order, as the first arriver computed it */
+  uint64_t seq;
+  int n_arrived, n_left;
+  bool complete;      /* everyone arrived; the last one computes */
+  bool ready;         /* results are there (or computing failed) */
+  const shlo_step **steps;  /* per position: the op each member runs */
+  shlo_value ***contrib;    /* per position: owned refs of its operands */
+  int *n_contrib;
+  shlo_value ***results;    /* per position: owned refs of its results */
+} grid_rdv;
+
+/* A send/recv channel: a FIFO of messages. */
+typedef struct grid_msg {
+  struct grid_msg *next;
+  int from;
+  int n;
+  shlo_value **values; /* owned */
+} grid_msg;
+
+typedef struct grid_chan {
+  struct grid_chan *next;
+  int64_t id;
+  grid_msg *head, *tail;
+} grid_chan;
+
+typedef struct grid_seq {
+  int n;
+  int *set;
+  uint64_t count;
+} grid_seq;
+
+typedef struct grid_proc {
+  grid_phase phase;
+  const shlo_step *at; /* BLOCKED: the op it waits at */
+  grid_rdv *rdv;       /* BLOCKED at a collective */
+  grid_chan *chan;     /* BLOCKED at a recv */
+  const shlo_step *feed_at; /* waiting at an infeed (not BLOCKED: a caller
+                               may still feed it) */
+  int n_seqs;
+  grid_seq *seqs;
+} grid_proc;
+
+typedef struct shlo_grid {
+  pthread_mutex_t lock;
+  pthread_cond_t cond; /* CLOCK_MONOTONIC */
+  int n_replicas, n_partitions, n_procs;
+  const char *filename;
+  double deadline;     /* monotonic seconds; 0 = none */
+  atomic_int stop;     /* the processes' cancel flag */
+  grid_proc *procs;
+  int n_done;
+  grid_rdv *rdvs;
+  grid_chan *chans;
+  bool failed;
+  shlo_diag fail;      /* the first failure */
+  shlo_feed **infeed;  /* per process (borrowed), entries may be NULL */
+  shlo_feed **outfeed;
+} shlo_grid;
+
+/* ---- grid.c ---- */
+double shlo__now(void);
+/* Absolute CLOCK_MONOTONIC time for pthread_cond_timedwait. */
+struct timespec shlo__abstime(double t);
+/* Under g->lock: record the grid's first failure (unless one is already
+ * recorded), stop every process and wake all waiters. */
+void shlo__grid_fail_locked(shlo_grid *g, shlo_status code,
+                            const shlo_step *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Under g->lock: fail the grid if no live process can make progress. */
+void shlo__grid_check_deadlock(shlo_grid *g);
+/* Write "(r, p)" for process k. */
+int shlo__proc_name(const shlo_grid *g, int k, char *buf, size_t cap);
+/* Status for a process that stops because another one failed. */
+shlo_status shlo__grid_aborted(shlo_exec *ex, const shlo_step *s);
+
+/* ---- collective.c ---- */
+void shlo__rdv_free(grid_rdv *r);
+/* Compile stablehlo.all_gather, all_reduce, all_to_all, reduce_scatter,
+ * collective_permute, collective_broadcast, collective_reduce. */
+shlo_status shlo__collective_compile(shlo_compiler *cc, const shlo_op *op,
+                                     shlo_step *step);
+
+/* ---- compile.c / exec.c ---- */
+const shlo_plan *shlo__executable_plan(const shlo_executable *e);
+const shlo_module *shlo__executable_module(const shlo_executable *e);
+
+#endif

@@ -1,0 +1,83 @@
+/* Per-step profiles: rows keyed by step, accumulated under one lock. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/plan.h"
+#include "runtime/profile_int.h"
+#include "shlo/profile.h"
+
+typedef struct row {
+  const shlo_step *step;
+  uint64_t ns, calls;
+} row;
+
+struct shlo_profile {
+  pthread_mutex_t lock;
+  row *rows;
+  int n, cap;
+};
+
+shlo_profile *shlo_profile_new(void) {
+  shlo_profile *p = calloc(1, sizeof *p);
+  if (p) pthread_mutex_init(&p->lock, NULL);
+  return p;
+}
+
+void shlo_profile_free(shlo_profile *p) {
+  if (!p) return;
+  pthread_mutex_destroy(&p->lock);
+  free(p->rows);
+  free(p);
+}
+
+void shlo__profile_add(shlo_profile *p, const shlo_step *s, uint64_t ns) {
+  pthread_mutex_lock(&p->lock);
+  row *r = NULL;
+  for (int i = 0; i < p->n && !r; i++)
+    if (p->rows[i].step == s) r = &p->rows[i];
+  if (!r && p->n == p->cap) {
+    int cap = p->cap ? p->cap * 2 : 64;
+    row *w = realloc(p->rows, (size_t)cap * sizeof *w);
+    if (w) {
+      p->rows = w;
+      p->cap = cap;
+    }
+  }
+  if (!r && p->n < p->cap) {
+    r = &p->rows[p->n++];
+    r->step = s;
+    r->ns = r->calls = 0;
+  }
+  if (r) {
+    r->ns += ns;
+    r->calls++;
+  }
+  pthread_mutex_unlock(&p->lock);
+}
+
+static int by_time(const void *a, const void *b) {
+  const row *x = a, *y = b;
+  return (x->ns < y->ns) - (x->ns > y->ns);
+}
+
+void shlo_profile_print(const shlo_profile *p, FILE *f, int top) {
+  shlo_profile *q = (shlo_profile *)p;
+  pthread_mutex_lock(&q->lock);
+  qsort(q->rows, (size_t)q->n, sizeof *q->rows, by_time);
+  uint64_t total = 0;
+  for (int i = 0; i < q->n; i++) total += q->rows[i].ns;
+  fprintf(f, "%-44s %6s %10s %12s %10s %6s\n", "step (regions count inside)",
+          "line", "calls", "total ms", "mean us", "share");
+  for (int i = 0; i < q->n && i < top; i++) {
+    const row *r = &q->rows[i];
+    const shlo_step *s = r->step;
+    const char *name = s->label ? s->label : s->op ? s->op->name : "?";
+    fprintf(f, "%-44.44s %6d %10llu %12.3f %10.2f %5.1f%%\n", name,
+            s->op ? s->op->loc.line : 0, (unsigned long long)r->calls,
+            (double)r->ns / 1e6, (double)r->ns / 1e3 / (double)r->calls,
+            total ? 100.0 * (double)r->ns / (double)total : 0.0);
+  }
+  pthread_mutex_unlock(&q->lock);
+}

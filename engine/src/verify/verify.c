@@ -1,0 +1,700 @@
+/* The verifier's core: module, function, region and type checks, the
+ * diagnostics list, shared helpers, and the dispatch table from op code to
+ * the op's verifier (defined in the verify_*.c family files).  Ops without a
+ * verifier pass. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify/verify_int.h"
+
+/* ---- diagnostics list ---- */
+
+void shlo_diag_list_init(shlo_diag_list *l) { memset(l, 0, sizeof *l); }
+
+void shlo_diag_list_free(shlo_diag_list *l) {
+  free(l->v);
+  memset(l, 0, sizeof *l);
+}
+
+static shlo_diag *diag_push(shlo__vctx *vc) {
+  shlo_diag_list *l = vc->out;
+  if (!l) return NULL;
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 8;
+    shlo_diag *v = realloc(l->v, (size_t)cap * sizeof *v);
+    if (!v) {
+      vc->oom = true;
+      return NULL;
+    }
+    l->v = v;
+    l->cap = cap;
+  }
+  shlo_diag *d = &l->v[l->n++];
+  shlo_diag_clear(d);
+  return d;
+}
+
+static void vreport(shlo__vctx *vc, shlo_loc loc, shlo_status code,
+                    const char *prefix, const char *fmt, va_list ap) {
+  if (code == SHLO_EUNSUPPORTED) vc->n_unsupported++;
+  else vc->n_errors++;
+  shlo_diag *d = diag_push(vc);
+  if (!d) return;
+  d->code = code;
+  d->file = vc->m->filename;
+  d->line = loc.line;
+  d->col = loc.col;
+  size_t n = 0;
+  if (prefix) {
+    snprintf(d->message, sizeof d->message, "%s", prefix);
+    n = strlen(d->message);
+  }
+  vsnprintf(d->message + n, sizeof d->message - n, fmt, ap);
+}
+
+bool shlo__verr(shlo__vctx *vc, const shlo_op *op, const char *label,
+                const char *fmt, ...) {
+  char prefix[160];
+  if (label)
+    snprintf(prefix, sizeof prefix, "%s (%s): ", op->name, label);
+  else
+    snprintf(prefix, sizeof prefix, "%s: ", op->name);
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(vc, op->loc, SHLO_EVERIFY, prefix, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+void shlo__verr_at(shlo__vctx *vc, shlo_loc loc, shlo_status code,
+                   const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(vc, loc, code, NULL, fmt, ap);
+  va_end(ap);
+}
+
+const char *shlo__tstr(shlo__vctx *vc, const shlo_type *t) {
+  char *b = vc->tbuf[vc->tnext++ & 7];
+  if (!t) snprintf(b, 256, "<no type>");
+  else shlo_type_format(t, b, 256);
+  return b;
+}
+
+const char *shlo__dstr(shlo__vctx *vc, const int64_t *v, int n) {
+  char *b = vc->tbuf[vc->tnext++ & 7];
+  size_t k = 0;
+  b[k++] = '[';
+  b[k] = 0;
+  for (int i = 0; i < n && k < 230; i++)
+    k += (size_t)snprintf(b + k, 256 - k, "%s%lld", i ? ", " : "",
+                          (long long)v[i]);
+  if (k < 254) {
+    b[k++] = ']';
+    b[k] = 0;
+  }
+  return b;
+}
+
+/* ---- type helpers ---- */
+
+const shlo_type *shlo__vtype(const shlo__vctx *vc, int id) {
+  if (id < 0 || id >= vc->f->n_values) return NULL;
+  return vc->f->value_types[id];
+}
+
+bool shlo__is_tensor(const shlo_type *t) {
+  return t && t->kind == SHLO_TYPE_TENSOR;
+}
+bool shlo__is_quant(const shlo_type *t) {
+  return shlo__is_tensor(t) && t->quant;
+}
+bool shlo__is_per_axis(const shlo_type *t) {
+  return shlo__is_quant(t) && t->quant->per_axis;
+}
+bool shlo__is_bool(const shlo_type *t) {
+  return shlo__is_tensor(t) && !t->quant && t->elem == SHLO_I1;
+}
+bool shlo__is_int(const shlo_type *t) {
+  return shlo__is_tensor(t) && !t->quant && shlo_elem_is_int(t->elem) &&
+         t->elem != SHLO_INDEX;
+}
+bool shlo__is_float(const shlo_type *t) {
+  return shlo__is_tensor(t) && !t->quant && shlo_elem_is_float(t->elem);
+}
+bool shlo__is_complex(const shlo_type *t) {
+  return shlo__is_tensor(t) && !t->quant && shlo_elem_is_complex(t->elem);
+}
+
+static bool quant_equal(const shlo_quant *a, const shlo_quant *b) {
+  if (!a || !b) return a == b;
+  if (a->storage != b->storage || a->expressed != b->expressed ||
+      a->storage_min != b->storage_min || a->storage_max != b->storage_max ||
+      a->per_axis != b->per_axis || a->n != b->n ||
+      (a->per_axis && a->axis != b->axis))
+    return false;
+  for (int i = 0; i < a->n; i++)
+    if (a->scales[i] != b->scales[i] || a->zero_points[i] != b->zero_points[i])
+      return false;
+  return true;
+}
+
+bool shlo__same_elem(const shlo_type *a, const shlo_type *b) {
+  if (!a || !b || a->kind != b->kind) return false;
+  if (a->kind != SHLO_TYPE_TENSOR) return shlo_type_equal(a, b);
+  return a->elem == b->elem && quant_equal(a->quant, b->quant);
+}
+
+bool shlo__same_baseline_elem(const shlo_type *a, const shlo_type *b) {
+  if (!a || !b || a->kind != b->kind) return false;
+  if (a->kind != SHLO_TYPE_TENSOR) return shlo_type_equal(a, b);
+  if (!a->quant || !b->quant) return !a->quant && !b->quant && a->elem == b->elem;
+  return a->quant->storage == b->quant->storage &&
+         a->quant->expressed == b->quant->expressed &&
+         a->quant->storage_min == b->quant->storage_min &&
+         a->quant->storage_max == b->quant->storage_max;
+}
+
+bool shlo__same_shape(const shlo_type *a, const shlo_type *b) {
+  if (!shlo__is_tensor(a) || !shlo__is_tensor(b) || a->rank != b->rank)
+    return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
+bool shlo__compat_shape(const shlo_type *a, const shlo_type *b) {
+  if (!shlo__is_tensor(a) || !shlo__is_tensor(b)) return false;
+  if (a->rank < 0 || b->rank < 0) return true;
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (!shlo__dim_eq(a->dims[i], b->dims[i])) return false;
+  return true;
+}
+
+bool shlo__compat_type(const shlo_type *a, const shlo_type *b) {
+  if (!a || !b) return false;
+  if (a->kind != SHLO_TYPE_TENSOR || b->kind != SHLO_TYPE_TENSOR) {
+    if (a->kind != b->kind) return false;
+    if (a->kind == SHLO_TYPE_TUPLE) {
+      if (a->n_elems != b->n_elems) return false;
+      for (int i = 0; i < a->n_elems; i++)
+        if (!shlo__compat_type(a->elems[i], b->elems[i])) return false;
+      return true;
+    }
+    return shlo_type_equal(a, b);
+  }
+  return shlo__same_elem(a, b) && shlo__compat_shape(a, b);
+}
+
+bool shlo__compat_baseline(const shlo_type *a, const shlo_type *b) {
+  if (!a || !b) return false;
+  if (a->kind != SHLO_TYPE_TENSOR || b->kind != SHLO_TYPE_TENSOR)
+    return shlo__compat_type(a, b);
+  return shlo__same_baseline_elem(a, b) && shlo__compat_shape(a, b);
+}
+
+/* ---- attribute helpers ---- */
+
+int shlo__attr_ints(const shlo_op *op, const char *name, int64_t *out,
+                    int cap) {
+  return shlo_attr_i64s(shlo_op_attr(op, name), out, cap);
+}
+
+int shlo__field_ints(const shlo_attr *s, const char *name, int64_t *out,
+                     int cap) {
+  const shlo_attr *a = shlo_attr_field(s, name);
+  if (!a) return 0;
+  int64_t v;
+  if (shlo_attr_get_i64(a, &v) && a->kind == SHLO_ATTR_INT) {
+    if (cap > 0) out[0] = v;
+    return 1;
+  }
+  return shlo_attr_i64s(a, out, cap);
+}
+
+bool shlo__has_dups(const int64_t *v, int n, int64_t *dup) {
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++)
+      if (v[i] == v[j]) {
+        if (dup) *dup = v[i];
+        return true;
+      }
+  return false;
+}
+
+bool shlo__is_permutation(const int64_t *v, int n) {
+  for (int i = 0; i < n; i++)
+    if (v[i] < 0 || v[i] >= n) return false;
+  return !shlo__has_dups(v, n, NULL);
+}
+
+const shlo_op *shlo__region_terminator(const shlo_block *b) {
+  if (!b || b->n_ops == 0) return NULL;
+  return b->ops[b->n_ops - 1];
+}
+
+/* ---- types ---- */
+
+/* Whether a type uses what the verifier does not support: dynamic
+ * dimensions, unranked tensors, bounds encodings.  Writes the reason. */
+static bool type_unsupported(const shlo_type *t, const char **why) {
+  if (!t) return false;
+  if (t->kind == SHLO_TYPE_TUPLE) {
+    for (int i = 0; i < t->n_elems; i++)
+      if (type_unsupported(t->elems[i], why)) return true;
+    return false;
+  }
+  if (t->kind != SHLO_TYPE_TENSOR) return false;
+  if (t->rank < 0) {
+    *why = "unranked tensor types";
+    return true;
+  }
+  if (t->encoding && strstr(t->encoding, "bounds")) {
+    *why = "bounded dynamic shapes";
+    return true;
+  }
+  for (int i = 0; i < t->rank; i++)
+    if (t->dims[i] < 0) {
+      *why = "dynamic shapes ('?')";
+      return true;
+    }
+  return false;
+}
+
+static bool storage_range(shlo_elem_type e, int64_t *lo, int64_t *hi) {
+  int bits = shlo_elem_bits(e);
+  switch (shlo_elem_class_of(e)) {
+  case SHLO_CLASS_SINT:
+    *lo = bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+    *hi = bits >= 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
+    return true;
+  case SHLO_CLASS_UINT:
+    *lo = 0;
+    *hi = bits >= 63 ? INT64_MAX : ((int64_t)1 << bits) - 1;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* Quantized element types (spec "Types": C1-C12 of quantized element
+ * types): storage is an integer type, expressed a float type, storage range
+ * within the storage type, scales positive and finite, zero points within
+ * the storage range, quantization dimension within the rank and with as
+ * many scales as the dimension's size. */
+static bool verify_quant_type(shlo__vctx *vc, shlo_loc loc, const char *who,
+                              const shlo_type *t) {
+  const shlo_quant *q = t->quant;
+  int64_t lo, hi;
+  if (!storage_range(q->storage, &lo, &hi)) {
+    shlo__verr_at(vc, loc, SHLO_EVERIFY,
+                  "%s: quantized type %s (C1): storage type %s is not an "
+                  "integer type", who, shlo__tstr(vc, t),
+                  shlo_elem_name(q->storage));
+    return false;
+  }
+  if (q->signed_storage) {
+    shlo__verr_at(vc, loc, SHLO_EVERIFY,
+                  "%s: quantized type %s (C1): storage type si%d must be a "
+                  "signless integer type (i%d)", who, shlo__tstr(vc, t),
+                  shlo_elem_bits(q->storage), shlo_elem_bits(q->storage));
+    return false;
+  }
+  if (q->storage_min < lo || q->storage_max > hi ||
+      q->storage_min > q->storage_max) {
+    shlo__verr_at(vc, loc, SHLO_EVERIFY,
+                  "%s: quantized type %s (C2, C3): storage range [%lld, %lld] "
+                  "is not within [%lld, %lld] of %s", who, shlo__tstr(vc, t),
+                  (long long)q->storage_min, (long long)q->storage_max,
+                  (long long)lo, (long long)hi, shlo_elem_name(q->storage));
+    return false;
+  }
+  if (!shlo_elem_is_float(q->expressed)) {
+    shlo__verr_at(vc, loc, SHLO_EVERIFY,
+                  "%s: quantized type %s (C4): expressed type %s is not a "
+                  "floating-point type", who, shlo__tstr(vc, t),
+                  shlo_elem_name(q->expressed));
+    return false;
+  }
+  for (int i = 0; i < q->n; i++) {
+    if (!(q->scales[i] > 0) || !isfinite(q->scales[i])) {
+      shlo__verr_at(vc, loc, SHLO_EVERIFY,
+                    "%s: quantized type %s (C5, C6): scale %g is not a "
+                    "positive finite number", who, shlo__tstr(vc, t),
+                    q->scales[i]);
+      return false;
+    }
+    if (q->zero_points[i] < q->storage_min ||
+        q->zero_points[i] > q->storage_max) {
+      shlo__verr_at(vc, loc, SHLO_EVERIFY,
+                    "%s: quantized type %s (C7): zero point %lld is outside "
+                    "the storage range [%lld, %lld]", who, shlo__tstr(vc, t),
+                    (long long)q->zero_points[i], (long long)q->storage_min,
+                    (long long)q->storage_max);
+      return false;
+    }
+  }
+  if (q->per_axis && t->rank >= 0) {
+    if (q->axis < 0 || q->axis >= t->rank) {
+      shlo__verr_at(vc, loc, SHLO_EVERIFY,
+                    "%s: quantized type %s (C11): quantization dimension %d "
+                    "is not within the rank %d", who, shlo__tstr(vc, t),
+                    q->axis, t->rank);
+      return false;
+    }
+    if (t->dims[q->axis] >= 0 && t->dims[q->axis] != q->n) {
+      shlo__verr_at(vc, loc, SHLO_EVERIFY,
+                    "%s: quantized type %s (C12): dimension %d has size %lld "
+                    "but there are %d scales", who, shlo__tstr(vc, t),
+                    q->axis, (long long)t->dims[q->axis], q->n);
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool verify_type(shlo__vctx *vc, shlo_loc loc, const char *who,
+                        const shlo_type *t) {
+  if (!t) return true;
+  if (t->kind == SHLO_TYPE_TUPLE) {
+    for (int i = 0; i < t->n_elems; i++)
+      if (!verify_type(vc, loc, who, t->elems[i])) return false;
+    return true;
+  }
+  if (t->kind != SHLO_TYPE_TENSOR) return true;
+  for (int i = 0; i < t->rank; i++)
+    if (t->dims[i] < 0 && t->dims[i] != SHLO_DYN) {
+      shlo__verr_at(vc, loc, SHLO_EVERIFY,
+                    "%s: type %s has a negative dimension size %lld", who,
+                    shlo__tstr(vc, t), (long long)t->dims[i]);
+      return false;
+    }
+  if (t->quant) return verify_quant_type(vc, loc, who, t);
+  return true;
+}
+
+/* ---- dispatch ---- */
+
+static const shlo__verify_fn verifiers[SHLO_OP_COUNT] = {
+#define EW(e) [SHLO_OP_##e] = shlo__verify_elementwise,
+    EW(ABS) EW(ADD) EW(AND) EW(ATAN2) EW(CBRT) EW(CEIL) EW(CLZ) EW(COSINE)
+    EW(DIVIDE) EW(EXPONENTIAL) EW(EXPM1) EW(FLOOR) EW(LOG) EW(LOG1P)
+    EW(LOGISTIC) EW(MAXIMUM) EW(MINIMUM) EW(MULTIPLY) EW(NEGATE) EW(NOT)
+    EW(OR) EW(POPCNT) EW(POWER) EW(REMAINDER) EW(ROUND_AFZ) EW(ROUND_EVEN)
+    EW(RSQRT) EW(SHIFT_LEFT) EW(SHIFT_RIGHT_ARITHMETIC)
+    EW(SHIFT_RIGHT_LOGICAL) EW(SIGN) EW(SINE) EW(SQRT) EW(SUBTRACT) EW(TAN)
+    EW(TANH) EW(XOR)
+#undef EW
+    [SHLO_OP_COMPARE] = shlo__verify_compare,
+    [SHLO_OP_SELECT] = shlo__verify_select,
+    [SHLO_OP_CLAMP] = shlo__verify_clamp,
+    [SHLO_OP_COMPLEX] = shlo__verify_complex,
+    [SHLO_OP_REAL] = shlo__verify_real_imag,
+    [SHLO_OP_IMAG] = shlo__verify_real_imag,
+    [SHLO_OP_CONVERT] = shlo__verify_convert,
+    [SHLO_OP_BITCAST_CONVERT] = shlo__verify_bitcast_convert,
+    [SHLO_OP_REDUCE_PRECISION] = shlo__verify_reduce_precision,
+    [SHLO_OP_IS_FINITE] = shlo__verify_is_finite,
+    [SHLO_OP_CONSTANT] = shlo__verify_constant,
+    [SHLO_OP_UNIFORM_QUANTIZE] = shlo__verify_uniform_quantize,
+    [SHLO_OP_UNIFORM_DEQUANTIZE] = shlo__verify_uniform_dequantize,
+
+    [SHLO_OP_BROADCAST_IN_DIM] = shlo__verify_broadcast_in_dim,
+    [SHLO_OP_BROADCAST] = shlo__verify_broadcast,
+    [SHLO_OP_CONCATENATE] = shlo__verify_concatenate,
+    [SHLO_OP_DYNAMIC_SLICE] = shlo__verify_dynamic_slice,
+    [SHLO_OP_DYNAMIC_UPDATE_SLICE] = shlo__verify_dynamic_update_slice,
+    [SHLO_OP_GET_DIMENSION_SIZE] = shlo__verify_get_dimension_size,
+    [SHLO_OP_IOTA] = shlo__verify_iota,
+    [SHLO_OP_PAD] = shlo__verify_pad,
+    [SHLO_OP_RESHAPE] = shlo__verify_reshape,
+    [SHLO_OP_REVERSE] = shlo__verify_reverse,
+    [SHLO_OP_SLICE] = shlo__verify_slice,
+    [SHLO_OP_TRANSPOSE] = shlo__verify_transpose,
+
+    [SHLO_OP_MAP] = shlo__verify_map,
+    [SHLO_OP_REDUCE] = shlo__verify_reduce,
+    [SHLO_OP_REDUCE_WINDOW] = shlo__verify_reduce_window,
+    [SHLO_OP_SELECT_AND_SCATTER] = shlo__verify_select_and_scatter,
+    [SHLO_OP_SORT] = shlo__verify_sort,
+
+    [SHLO_OP_GATHER] = shlo__verify_gather,
+    [SHLO_OP_DYNAMIC_GATHER] = shlo__verify_dynamic_gather,
+    [SHLO_OP_SCATTER] = shlo__verify_scatter,
+
+    [SHLO_OP_BATCH_NORM_GRAD] = shlo__verify_batch_norm_grad,
+    [SHLO_OP_BATCH_NORM_INFERENCE] = shlo__verify_batch_norm_inference,
+    [SHLO_OP_BATCH_NORM_TRAINING] = shlo__verify_batch_norm_training,
+    [SHLO_OP_CHOLESKY] = shlo__verify_cholesky,
+    [SHLO_OP_CONVOLUTION] = shlo__verify_convolution,
+    [SHLO_OP_DYNAMIC_CONV] = shlo__verify_convolution,
+    [SHLO_OP_DYNAMIC_BROADCAST_IN_DIM] = shlo__verify_dynamic_broadcast_in_dim,
+    [SHLO_OP_DYNAMIC_IOTA] = shlo__verify_dynamic_iota,
+    [SHLO_OP_DYNAMIC_PAD] = shlo__verify_dynamic_pad,
+    [SHLO_OP_DYNAMIC_RESHAPE] = shlo__verify_dynamic_reshape,
+    [SHLO_OP_DOT] = shlo__verify_dot,
+    [SHLO_OP_DOT_GENERAL] = shlo__verify_dot_general,
+    [SHLO_OP_FFT] = shlo__verify_fft,
+    [SHLO_OP_TRIANGULAR_SOLVE] = shlo__verify_triangular_solve,
+
+    [SHLO_OP_ALL_GATHER] = shlo__verify_all_gather,
+    [SHLO_OP_ALL_REDUCE] = shlo__verify_all_reduce,
+    [SHLO_OP_ALL_TO_ALL] = shlo__verify_all_to_all,
+    [SHLO_OP_COLLECTIVE_BROADCAST] = shlo__verify_collective_broadcast,
+    [SHLO_OP_COLLECTIVE_PERMUTE] = shlo__verify_collective_permute,
+    [SHLO_OP_COLLECTIVE_REDUCE] = shlo__verify_collective_reduce,
+    [SHLO_OP_REDUCE_SCATTER] = shlo__verify_reduce_scatter,
+    [SHLO_OP_INFEED] = shlo__verify_infeed,
+    [SHLO_OP_OUTFEED] = shlo__verify_outfeed,
+    [SHLO_OP_SEND] = shlo__verify_send,
+    [SHLO_OP_RECV] = shlo__verify_recv,
+    [SHLO_OP_AFTER_ALL] = shlo__verify_after_all,
+    [SHLO_OP_PARTITION_ID] = shlo__verify_process_id,
+    [SHLO_OP_REPLICA_ID] = shlo__verify_process_id,
+
+    [SHLO_OP_CALL] = shlo__verify_call,
+    [SHLO_OP_CASE] = shlo__verify_case,
+    [SHLO_OP_IF] = shlo__verify_if,
+    [SHLO_OP_WHILE] = shlo__verify_while,
+    [SHLO_OP_TUPLE] = shlo__verify_tuple,
+    [SHLO_OP_GET_TUPLE_ELEMENT] = shlo__verify_get_tuple_element,
+    [SHLO_OP_OPTIMIZATION_BARRIER] = shlo__verify_optimization_barrier,
+    [SHLO_OP_RNG] = shlo__verify_rng,
+    [SHLO_OP_RNG_BIT_GENERATOR] = shlo__verify_rng_bit_generator,
+    [SHLO_OP_CUSTOM_CALL] = shlo__verify_custom_call,
+    [SHLO_OP_COMPOSITE] = shlo__verify_composite,
+};
+
+/* ---- functions ---- */
+
+/* func.return: operand count and types match the function's results. */
+static bool verify_func_return(shlo__vctx *vc, const shlo_op *op) {
+  const shlo_func *f = vc->f;
+  if (op->n_operands != f->n_results)
+    return shlo__verr(vc, op, NULL,
+                      "returns %d values but @%s has %d results",
+                      op->n_operands, f->name, f->n_results);
+  for (int i = 0; i < op->n_operands; i++) {
+    const shlo_type *t = shlo__otype(vc, op, i);
+    if (!shlo__compat_type(t, f->result_types[i]))
+      return shlo__verr(vc, op, NULL,
+                        "result #%d has type %s but @%s returns %s", i,
+                        shlo__tstr(vc, t), f->name,
+                        shlo__tstr(vc, f->result_types[i]));
+  }
+  return true;
+}
+
+static void verify_block(shlo__vctx *vc, const shlo_block *b, bool is_body);
+
+/* Ops whose operands and results may be per-axis quantized; every other
+ * stablehlo op takes only per-tensor quantized tensors. */
+static bool allows_per_axis(int code) {
+  switch (code) {
+  case SHLO_OP_ADD: case SHLO_OP_BROADCAST_IN_DIM:
+  case SHLO_OP_DYNAMIC_BROADCAST_IN_DIM: case SHLO_OP_BITCAST_CONVERT:
+  case SHLO_OP_CUSTOM_CALL: case SHLO_OP_CONVOLUTION:
+  case SHLO_OP_DYNAMIC_CONV: case SHLO_OP_DOT_GENERAL: case SHLO_OP_DOT:
+  case SHLO_OP_OUTFEED: case SHLO_OP_INFEED: case SHLO_OP_SEND:
+  case SHLO_OP_RECV: case SHLO_OP_RESHAPE: case SHLO_OP_TRANSPOSE:
+  case SHLO_OP_TUPLE: case SHLO_OP_GET_TUPLE_ELEMENT:
+  case SHLO_OP_UNIFORM_QUANTIZE: case SHLO_OP_UNIFORM_DEQUANTIZE:
+  case SHLO_OP_GET_DIMENSION_SIZE: case SHLO_OP_CALL: case SHLO_OP_RETURN:
+  case SHLO_OP_FUNC_RETURN: case SHLO_OP_WHILE: case SHLO_OP_IF:
+  case SHLO_OP_CASE: case SHLO_OP_COMPOSITE: case SHLO_OP_CONSTANT:
+    return true;
+  default:
+    return code <= 0 || code >= SHLO_OP_CHLO_ACOS ||
+           (code >= SHLO_OP_CHECK_EXPECT_ALMOST_EQ &&
+            code <= SHLO_OP_INTERPRETER_PROBE);
+  }
+}
+
+static void verify_op(shlo__vctx *vc, const shlo_op *op) {
+  for (int i = 0; i < op->n_operands; i++) {
+    if (!shlo__otype(vc, op, i)) {
+      shlo__verr(vc, op, NULL, "operand #%d is not defined", i);
+      return;
+    }
+    /* Bad types are reported at their uses (function arguments have no
+     * location of their own). */
+    if (!verify_type(vc, op->loc, op->name, shlo__otype(vc, op, i))) return;
+  }
+  for (int i = 0; i < op->n_results; i++)
+    if (!verify_type(vc, op->loc, op->name, shlo__rtype(vc, op, i))) return;
+  for (int r = 0; r < op->n_regions; r++)
+    verify_block(vc, op->regions[r], false);
+  if (!allows_per_axis(op->code)) {
+    for (int i = 0; i < op->n_operands; i++)
+      if (shlo__is_per_axis(shlo__otype(vc, op, i))) {
+        shlo__verr(vc, op, NULL, "operand #%d %s must not be per-axis "
+                   "quantized", i, shlo__tstr(vc, shlo__otype(vc, op, i)));
+        return;
+      }
+    for (int i = 0; i < op->n_results; i++)
+      if (shlo__is_per_axis(shlo__rtype(vc, op, i))) {
+        shlo__verr(vc, op, NULL, "result #%d %s must not be per-axis "
+                   "quantized", i, shlo__tstr(vc, shlo__rtype(vc, op, i)));
+        return;
+      }
+  }
+  shlo__verify_fn fn = op->code > 0 && op->code < SHLO_OP_COUNT
+                           ? verifiers[op->code]
+                           : NULL;
+  /* Ops the engine does not run but whose constraints MLIR checks. */
+  if (op->code == SHLO_OP_UNKNOWN &&
+      !strcmp(op->name, "stablehlo.set_dimension_size"))
+    fn = shlo__verify_set_dimension_size;
+  if (fn) fn(vc, op);
+}
+
+static void verify_block(shlo__vctx *vc, const shlo_block *b, bool is_body) {
+  if (!b) return;
+  for (int i = 0; i < b->n_args; i++) {
+    shlo_loc loc = vc->f->loc;
+    if (b->n_ops) loc = b->ops[0]->loc;
+    if (!verify_type(vc, loc, "block argument", shlo__vtype(vc, b->args[i])))
+      return;
+  }
+  for (int i = 0; i < b->n_ops; i++) {
+    const shlo_op *op = b->ops[i];
+    bool last = i == b->n_ops - 1;
+    if (op->code == SHLO_OP_FUNC_RETURN || op->code == SHLO_OP_RETURN) {
+      if (!last) {
+        shlo__verr(vc, op, NULL, "must be the last op of its block");
+        continue;
+      }
+      if (is_body && op->code == SHLO_OP_FUNC_RETURN) {
+        verify_func_return(vc, op);
+        continue;
+      }
+    }
+    verify_op(vc, op);
+  }
+}
+
+int shlo__const_ints(const shlo__vctx *vc, int id, int64_t *out, int cap) {
+  if (!vc->defs || id < 0 || id >= vc->f->n_values) return -1;
+  const shlo_op *d = vc->defs[id];
+  if (!d || d->code != SHLO_OP_CONSTANT) return -1;
+  return shlo_attr_i64s(shlo_op_attr(d, "value"), out, cap);
+}
+
+static void record_defs(shlo__vctx *vc, const shlo_block *b) {
+  if (!b) return;
+  for (int i = 0; i < b->n_ops; i++) {
+    const shlo_op *op = b->ops[i];
+    for (int k = 0; k < op->n_results; k++)
+      if (op->results[k] >= 0 && op->results[k] < vc->f->n_values)
+        vc->defs[op->results[k]] = op;
+    for (int r = 0; r < op->n_regions; r++) record_defs(vc, op->regions[r]);
+  }
+}
+
+static void verify_func_body(shlo__vctx *vc, const shlo_func *f);
+
+static void verify_func(shlo__vctx *vc, const shlo_func *f) {
+  vc->f = f;
+  vc->defs = f->n_values ? calloc((size_t)f->n_values, sizeof *vc->defs)
+                         : NULL;
+  if (vc->defs) record_defs(vc, f->body);
+  verify_func_body(vc, f);
+  free(vc->defs);
+  vc->defs = NULL;
+}
+
+static void verify_func_body(shlo__vctx *vc, const shlo_func *f) {
+  const char *why = NULL;
+  for (int i = 0; i < f->n_args && !why; i++)
+    type_unsupported(f->arg_types[i], &why);
+  for (int i = 0; i < f->n_results && !why; i++)
+    type_unsupported(f->result_types[i], &why);
+  for (int i = 0; i < f->n_values && !why; i++)
+    type_unsupported(f->value_types[i], &why);
+  if (why) {
+    shlo__verr_at(vc, f->loc, SHLO_EUNSUPPORTED,
+                  "func @%s: the verifier does not support %s", f->name, why);
+    return;
+  }
+  if (!f->body) { /* a declaration: its signature is all there is */
+    for (int i = 0; i < f->n_args; i++)
+      if (!verify_type(vc, f->loc, "func argument", f->arg_types[i])) return;
+    for (int i = 0; i < f->n_results; i++)
+      if (!verify_type(vc, f->loc, "func result", f->result_types[i]))
+        return;
+    return;
+  }
+  const shlo_block *b = f->body;
+  if (b->n_ops == 0 || b->ops[b->n_ops - 1]->code != SHLO_OP_FUNC_RETURN) {
+    shlo__verr_at(vc, b->n_ops ? b->ops[b->n_ops - 1]->loc : f->loc,
+                  SHLO_EVERIFY,
+                  "func @%s: the body must end with func.return", f->name);
+  }
+  verify_block(vc, b, true);
+}
+
+shlo_status shlo_verify_module(const shlo_module *m,
+                               const shlo_verify_opts *opts,
+                               shlo_diag_list *out) {
+  shlo__vctx *vc = calloc(1, sizeof *vc);
+  if (!vc) return SHLO_ENOMEM;
+  vc->m = m;
+  vc->out = out;
+  /* Module: symbols are unique. */
+  for (int i = 0; i < m->n_funcs; i++)
+    for (int j = 0; j < i; j++)
+      if (!strcmp(m->funcs[i]->name, m->funcs[j]->name)) {
+        shlo__verr_at(vc, m->funcs[i]->loc, SHLO_EVERIFY,
+                      "redefinition of symbol @%s (first defined at %d:%d)",
+                      m->funcs[i]->name, m->funcs[j]->loc.line,
+                      m->funcs[j]->loc.col);
+        break;
+      }
+  if (opts && opts->require_entry) {
+    const shlo_func *e = opts->entry ? shlo_module_find_func(m, opts->entry)
+                                     : shlo_module_entry(m);
+    if (!e) {
+      shlo_loc nowhere = {0, 0};
+      if (opts->entry)
+        shlo__verr_at(vc, nowhere, SHLO_EVERIFY,
+                      "module: no entry function named @%s", opts->entry);
+      else
+        shlo__verr_at(vc, nowhere, SHLO_EVERIFY,
+                      "module: no entry function: expected @main or a single "
+                      "function");
+    } else if (!e->body) {
+      shlo__verr_at(vc, e->loc, SHLO_EVERIFY,
+                    "module: entry function @%s has no body", e->name);
+    }
+  }
+  for (int i = 0; i < m->n_funcs; i++) verify_func(vc, m->funcs[i]);
+  shlo_status st = vc->oom            ? SHLO_ENOMEM
+                   : vc->n_errors      ? SHLO_EVERIFY
+                   : vc->n_unsupported ? SHLO_EUNSUPPORTED
+                                       : SHLO_OK;
+  free(vc);
+  return st;
+}
+
+shlo_status shlo_verify_module_first(const shlo_module *m,
+                                     const shlo_verify_opts *opts,
+                                     shlo_diag *diag) {
+  shlo_diag_list l;
+  shlo_diag_list_init(&l);
+  shlo_status st = shlo_verify_module(m, opts, &l);
+  if (st && diag) {
+    const shlo_diag *pick = NULL;
+    for (int i = 0; i < l.n && !pick; i++)
+      if (l.v[i].code == st) pick = &l.v[i];
+    if (!pick && l.n) pick = &l.v[0];
+    if (pick) *diag = *pick;
+    else shlo_diag_set(diag, st, m->filename, 0, 0, "%s",
+                       shlo_status_message(st));
+  }
+  shlo_diag_list_free(&l);
+  return st;
+}

@@ -1,0 +1,158 @@
+/* Internals shared by the verifier's files: the context, error reporting
+ * and helpers for reading operand/result types and attributes.
+ *
+ * Each family file (verify_elementwise.c, verify_shape.c, verify_reduce.c,
+ * verify_indexing.c, verify_linalg.c, verify_collective.c, verify_misc.c)
+ * defines verifier functions of type shlo__verify_fn; verify.c dispatches to
+ * them from a table indexed by shlo_opcode.  A verifier returns false after
+ * reporting the first violated constraint of its op (one error per op, as
+ * MLIR's verifier does), true when the op is fine. */
+#ifndef SHLO_VERIFY_INT_H
+#define SHLO_VERIFY_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compile/ops.h"
+#include "shlo/ir.h"
+#include "shlo/verify.h"
+
+typedef struct shlo__vctx {
+  const shlo_module *m;
+  const shlo_func *f;
+  shlo_diag_list *out;
+  int n_errors, n_unsupported;
+  bool oom;
+  const shlo_op **defs; /* per value id of f: the defining op, or NULL */
+  /* Rotating buffers for formatted types in messages. */
+  char tbuf[8][256];
+  int tnext;
+} shlo__vctx;
+
+typedef bool (*shlo__verify_fn)(shlo__vctx *vc, const shlo_op *op);
+
+/* Report an error at op's location: "<op name> (<label>): <message>"; label
+ * may be NULL.  Always returns false. */
+bool shlo__verr(shlo__vctx *vc, const shlo_op *op, const char *label,
+                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Report at an explicit location (functions, modules). */
+void shlo__verr_at(shlo__vctx *vc, shlo_loc loc, shlo_status code,
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* A type as text, in one of 8 rotating buffers of vc. */
+const char *shlo__tstr(shlo__vctx *vc, const shlo_type *t);
+/* "[1, 2, 3]" in a rotating buffer. */
+const char *shlo__dstr(shlo__vctx *vc, const int64_t *v, int n);
+
+/* Integer values of a value defined by stablehlo.constant; -1 if it is
+ * not such a value. */
+int shlo__const_ints(const shlo__vctx *vc, int id, int64_t *out, int cap);
+
+/* Types of values. */
+const shlo_type *shlo__vtype(const shlo__vctx *vc, int id);
+static inline const shlo_type *shlo__otype(const shlo__vctx *vc,
+                                           const shlo_op *op, int i) {
+  return shlo__vtype(vc, op->operands[i]);
+}
+static inline const shlo_type *shlo__rtype(const shlo__vctx *vc,
+                                           const shlo_op *op, int i) {
+  return shlo__vtype(vc, op->results[i]);
+}
+
+/* Type predicates. */
+bool shlo__is_tensor(const shlo_type *t);
+bool shlo__is_quant(const shlo_type *t);
+bool shlo__is_per_axis(const shlo_type *t);
+/* Element kind tests on a tensor type (quantized: false for int/float). */
+bool shlo__is_bool(const shlo_type *t);
+bool shlo__is_int(const shlo_type *t);   /* si/ui, not i1 */
+bool shlo__is_float(const shlo_type *t);
+bool shlo__is_complex(const shlo_type *t);
+/* The type with the same shape and element/quant: compare element parts. */
+bool shlo__same_elem(const shlo_type *a, const shlo_type *b);
+/* Same element type ignoring quantization parameters (storage/expressed
+ * types only), as the spec's "baseline element type". */
+bool shlo__same_baseline_elem(const shlo_type *a, const shlo_type *b);
+bool shlo__same_shape(const shlo_type *a, const shlo_type *b);
+/* Shapes compatible: equal, with dynamic dims matching anything. */
+bool shlo__compat_shape(const shlo_type *a, const shlo_type *b);
+/* Types compatible: same element type (exact), compatible shapes. */
+bool shlo__compat_type(const shlo_type *a, const shlo_type *b);
+/* Baseline compatible: element types equal up to quantization params. */
+bool shlo__compat_baseline(const shlo_type *a, const shlo_type *b);
+/* Dimensions equal or either dynamic. */
+static inline bool shlo__dim_eq(int64_t a, int64_t b) {
+  return a == b || a < 0 || b < 0;
+}
+
+/* Attributes.  Reads an integer list attribute; returns count or -1. */
+int shlo__attr_ints(const shlo_op *op, const char *name, int64_t *out,
+                    int cap);
+/* Field of a STRUCT attribute as an int list (missing: 0). */
+int shlo__field_ints(const shlo_attr *s, const char *name, int64_t *out,
+                     int cap);
+bool shlo__has_dups(const int64_t *v, int n, int64_t *dup);
+bool shlo__is_permutation(const int64_t *v, int n);
+
+/* Checks that region r of op has n_args scalar-ish arguments and returns
+ * the types of its terminator operands; NULL when region is missing. */
+const shlo_op *shlo__region_terminator(const shlo_block *b);
+
+/* A reduction body (reduce, reduce_window, scatter, all_reduce, ...):
+ * block takes 2*n rank-0 tensors, arguments i and n+i of one type, returns
+ * n values of those types, and each inputs[i] element type is promotable to
+ * the body's.  Writes the body's accumulator types to acc (may be NULL).
+ * Reports under label and returns false on a violation. */
+bool shlo__check_reduction_body(shlo__vctx *vc, const shlo_op *op,
+                                const char *label, const shlo_block *b,
+                                int n, const shlo_type *const *inputs,
+                                const shlo_type **acc);
+/* Whether element type `from` may be widened to `to` in a reduction. */
+bool shlo__promotable(const shlo_type *from, const shlo_type *to);
+/* Types of a block's arguments (value types of its arg ids). */
+static inline const shlo_type *shlo__barg(const shlo__vctx *vc,
+                                          const shlo_block *b, int i) {
+  return shlo__vtype(vc, b->args[i]);
+}
+
+/* broadcast_in_dim's C6 (also dynamic_broadcast_in_dim's): a per-axis
+ * result quantizes along broadcast_dimensions[operand's axis], and a
+ * broadcast size-1 axis repeats the operand's scale and zero point. */
+bool shlo__check_broadcast_quant(shlo__vctx *vc, const shlo_op *op,
+                                 const shlo_type *a, const shlo_type *r,
+                                 const int64_t *bd);
+
+/* Family entry points (the dispatch table in verify.c names these). */
+#define SHLO__VERIFIERS(X)                                         \
+  /* verify_elementwise.c */                                       \
+  X(elementwise)                                                   \
+  X(compare) X(select) X(clamp) X(complex) X(real_imag)            \
+  X(convert) X(bitcast_convert) X(reduce_precision) X(is_finite)   \
+  X(constant) X(uniform_quantize) X(uniform_dequantize)            \
+  /* verify_shape.c */                                             \
+  X(broadcast_in_dim) X(concatenate) X(dynamic_slice)              \
+  X(dynamic_update_slice) X(get_dimension_size) X(set_dimension_size) X(iota) X(pad)     \
+  X(reshape) X(reverse) X(slice) X(transpose) X(broadcast)         \
+  /* verify_reduce.c */                                            \
+  X(map) X(reduce) X(reduce_window) X(select_and_scatter) X(sort)  \
+  /* verify_indexing.c */                                          \
+  X(gather) X(dynamic_gather) X(scatter)                           \
+  /* verify_linalg.c */                                            \
+  X(batch_norm_grad) X(batch_norm_inference) X(batch_norm_training) \
+  X(cholesky) X(convolution) X(dot) X(dot_general) X(fft)          \
+  X(triangular_solve)                                              \
+  /* verify_collective.c */                                        \
+  X(all_gather) X(all_reduce) X(all_to_all) X(collective_broadcast) \
+  X(collective_permute) X(reduce_scatter) X(infeed) X(outfeed)     \
+  X(send) X(recv) X(after_all) X(process_id) X(collective_reduce)  \
+  /* verify_misc.c */                                              \
+  X(call) X(case) X(dynamic_broadcast_in_dim) X(dynamic_iota) X(dynamic_pad) X(dynamic_reshape) X(if) X(while) X(tuple) X(get_tuple_element)     \
+  X(optimization_barrier) X(rng) X(rng_bit_generator) X(custom_call) \
+  X(composite)
+
+#define SHLO__VERIFY_DECL(n) \
+  bool shlo__verify_##n(shlo__vctx *vc, const shlo_op *op);
+SHLO__VERIFIERS(SHLO__VERIFY_DECL)
+#undef SHLO__VERIFY_DECL
+
+#endif
