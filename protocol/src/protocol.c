@@ -543,7 +543,10 @@ int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
   if (!v)
     return shlo_proto_fail(err, SHLO_PERR_LIMIT, "%s: out of memory for a "
                            "%lld-element tensor", path, (long long)h.numel);
-  if (want) v->quant = want->quant;
+  if (want && shlo_tensor_set_quant(v, want->quant) != SHLO_OK) {
+    shlo_value_unref(v);
+    return shlo_proto_fail(err, SHLO_PERR_LIMIT, "%s: out of memory", path);
+  }
   if (jb ? fill_from_b64(v, jb, path, err) : fill_from_data(v, jdata, path, err)) {
     shlo_value_unref(v);
     return -1;

@@ -27,8 +27,10 @@ struct shlo_value {
   int64_t numel;
   size_t nbytes;
   void *data;
-  const shlo_quant *quant; /* borrowed from the producing module; NULL if
-                              not quantized (only for printing/checks) */
+  const shlo_quant *quant; /* NULL unless quantized; owned by the value (a
+                              reference-counted copy shared with the values
+                              derived from it, freed with the last), never
+                              borrowed from a module */
   /* TUPLE */
   int n_elems;
   shlo_value **elems; /* owned references */
@@ -68,6 +70,11 @@ SHLO_API void shlo_tensor_set_i64(shlo_value *v, int64_t i, int64_t x);
 /* Wrap an integer to the range of an integer element type: sign-extend from
  * the type's width for signed types, mask for unsigned, 0/1 for i1. */
 SHLO_API int64_t shlo_int_wrap(shlo_elem_type t, int64_t x);
+
+/* Make v a quantized tensor with parameters q: v gets its own copy, so q
+ * (typically a module's type's) may be freed afterwards; NULL makes v
+ * unquantized.  SHLO_ENOMEM leaves v unquantized. */
+SHLO_API shlo_status shlo_tensor_set_quant(shlo_value *v, const shlo_quant *q);
 
 /* Print a value as `tensor<2xf32> { [1.0, 2.0] }`-style text (see
  * print.c for the exact format) into a malloc'd string; NULL on OOM. */

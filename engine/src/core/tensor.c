@@ -1,10 +1,12 @@
 /* Runtime values: allocation, reference counting, slow accessors. */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/floatfmt.h"
 #include "core/membudget.h"
+#include "core/value_quant.h"
 #include "shlo/tensor.h"
 
 #define SHLO_ALIGN 64
@@ -67,6 +69,54 @@ static void buf_give(void *b, size_t cap) {
     pthread_mutex_unlock(&buf_cache.lock);
   }
   free(b);
+}
+
+/* ---- quantization parameters (core/value_quant.h) ---- */
+
+/* The heap copy a value's `quant` points at: the parameters, their scales
+ * and zero points in one block, with the count of values sharing it. */
+typedef struct shared_quant {
+  atomic_int refs;
+  shlo_quant q;
+} shared_quant;
+
+static shared_quant *shared_of(const shlo_quant *q) {
+  return (shared_quant *)((char *)q - offsetof(shared_quant, q));
+}
+
+static void quant_release(const shlo_quant *q) {
+  if (!q) return;
+  shared_quant *sq = shared_of(q);
+  if (atomic_fetch_sub_explicit(&sq->refs, 1, memory_order_acq_rel) == 1)
+    free(sq);
+}
+
+shlo_status shlo_tensor_set_quant(shlo_value *v, const shlo_quant *q) {
+  quant_release(v->quant);
+  v->quant = NULL;
+  if (!q) return SHLO_OK;
+  size_t n = q->n > 0 ? (size_t)q->n : 0;
+  shared_quant *sq = malloc(sizeof *sq + n * (sizeof(double) + sizeof(int64_t)));
+  if (!sq) return SHLO_ENOMEM;
+  atomic_init(&sq->refs, 1);
+  sq->q = *q;
+  sq->q.scales = (double *)(sq + 1);
+  sq->q.zero_points = (int64_t *)(sq->q.scales + n);
+  if (n) {
+    memcpy(sq->q.scales, q->scales, n * sizeof(double));
+    memcpy(sq->q.zero_points, q->zero_points, n * sizeof(int64_t));
+  }
+  v->quant = &sq->q;
+  return SHLO_OK;
+}
+
+void shlo__value_share_quant(shlo_value *dst, const shlo_value *src) {
+  if (dst->quant == src->quant) return;
+  quant_release(dst->quant);
+  dst->quant = src->quant;
+  if (dst->quant)
+    atomic_fetch_add_explicit(&shared_of(dst->quant)->refs, 1,
+                              memory_order_relaxed);
 }
 
 static bool data_is_inline(const shlo_value *v) {
@@ -133,7 +183,10 @@ static int64_t charged_bytes(const shlo_value *v) {
 shlo_value *shlo_tensor_new_like(const shlo_type *t) {
   if (t->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(t)) return NULL;
   shlo_value *v = shlo_tensor_new(t->elem, t->rank, t->dims);
-  if (v) v->quant = t->quant;
+  if (v && shlo_tensor_set_quant(v, t->quant) != SHLO_OK) {
+    shlo_value_unref(v);
+    return NULL;
+  }
   return v;
 }
 
@@ -141,7 +194,7 @@ shlo_value *shlo_tensor_clone(const shlo_value *v) {
   shlo_value *c = shlo_tensor_new(v->elem, v->rank, v->dims);
   if (!c) return NULL;
   memcpy(c->data, v->data, v->nbytes);
-  c->quant = v->quant;
+  shlo__value_share_quant(c, v);
   return c;
 }
 
@@ -174,6 +227,7 @@ void shlo_value_unref(shlo_value *v) {
     return;
   for (int i = 0; i < v->n_elems; i++) shlo_value_unref(v->elems[i]);
   free(v->elems);
+  quant_release(v->quant);
   if (v->budget) shlo__budget_uncharge(v->budget, charged_bytes(v));
   if (!data_is_inline(v)) buf_give(v->data, (size_t)charged_bytes(v));
   free(v);

@@ -646,10 +646,9 @@ shlo_status shlo_parse_values(const char *text, size_t len,
     if (!out) {
       st = shlo_diag_set(P->diag, SHLO_ENOMEM, NULL, 0, 0, "out of memory");
     } else {
-      for (int i = 0; i < count; i++) {
-        out[i] = shlo_value_ref(items[i]->dense);
-        out[i]->quant = NULL; /* it pointed into the arena freed below */
-      }
+      /* Values own their quantization parameters: they outlive the
+       * arena freed below. */
+      for (int i = 0; i < count; i++) out[i] = shlo_value_ref(items[i]->dense);
       *values = out;
       *n = count;
     }

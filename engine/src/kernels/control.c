@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compile/ops.h"
+#include "core/value_quant.h"
 
 static shlo_status run_region(const shlo_step *s, int r, shlo_value *const *in,
                               shlo_value *const *lead, int n,
@@ -211,7 +212,7 @@ static shlo_status k_while_scalar(const shlo_step *s, shlo_value *const *in,
   for (int i = 0; i < n; i++) {
     out[i] = shlo_tensor_new(in[i]->elem, in[i]->rank, in[i]->dims);
     if (!out[i]) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-    out[i]->quant = in[i]->quant;
+    shlo__value_share_quant(out[i], in[i]);
     memcpy(out[i]->data, cur[i], in[i]->nbytes);
   }
   return SHLO_OK;

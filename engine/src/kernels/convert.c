@@ -28,6 +28,7 @@
 #include "core/floatfmt.h"
 #include "compile/ops.h"
 #include "compile/plan.h"
+#include "core/value_quant.h"
 
 typedef struct cv_params cv_params;
 typedef void (*cv_fn)(void *d, const void *a, int64_t n, const cv_params *p);
@@ -50,7 +51,8 @@ struct cv_params {
   cv_fn fn;
   bool bytewise;          /* bitcast: plain memcpy */
   const shlo_quant *out_quant; /* bitcast to a quantized type (borrowed
-                                  from the module) */
+                                  from the module, which outlives the plan;
+                                  results get their own copy) */
 };
 
 static shlo_status cv_begin(const shlo_step *s, shlo_value *const *in,
@@ -369,7 +371,10 @@ static shlo_status k_bitcast(const shlo_step *s, shlo_value *const *in,
   shlo_value *r;
   shlo_status st = cv_begin(s, in, ex, &r);
   if (st != SHLO_OK) return st;
-  r->quant = p->out_quant;
+  if (shlo_tensor_set_quant(r, p->out_quant) != SHLO_OK) {
+    shlo_value_unref(r);
+    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  }
   if (p->bytewise) {
     if (r->nbytes) memcpy(r->data, in[0]->data, r->nbytes);
     out[0] = r;

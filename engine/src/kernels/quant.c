@@ -29,6 +29,7 @@
 
 #include "core/floatfmt.h"
 #include "compile/ops.h"
+#include "core/value_quant.h"
 
 /* ---- element access chosen once per type ---- */
 
@@ -218,7 +219,10 @@ static shlo_value *q_quantize(const qinfo *q, const shlo_value *x,
                               shlo_elem_type xt) {
   shlo_value *r = shlo_tensor_new(q->storage, q->rank, q->dims);
   if (!r) return NULL;
-  r->quant = q->quant;
+  if (shlo_tensor_set_quant(r, q->quant) != SHLO_OK) {
+    shlo_value_unref(r);
+    return NULL;
+  }
   size_t xs = shlo_elem_size(xt);
   for (int64_t i = 0; i < q->numel; i++) {
     double v;

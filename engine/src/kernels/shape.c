@@ -18,6 +18,7 @@
 #include "core/floatfmt.h"
 #include "compile/ops.h"
 #include "compile/plan.h"
+#include "core/value_quant.h"
 
 /* ---- strided box copies ---- */
 
@@ -223,7 +224,11 @@ static shlo_value *result_new(const shape_params *p, const shlo_step *s,
     shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
     return NULL;
   }
-  v->quant = p->quant;
+  if (shlo_tensor_set_quant(v, p->quant) != SHLO_OK) {
+    shlo_value_unref(v);
+    shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
+    return NULL;
+  }
   return v;
 }
 

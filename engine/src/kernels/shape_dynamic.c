@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compile/ops.h"
+#include "core/value_quant.h"
 
 /* ---- shared ---- */
 
@@ -86,7 +87,7 @@ static shlo_status k_dynamic_pad(const shlo_step *s, shlo_value *const *in,
   }
   shlo_value *r = shlo_tensor_new(p->elem, p->rank, p->out_dims);
   if (!r) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-  r->quant = x->quant;
+  shlo__value_share_quant(r, x);
   char *dst = r->data;
   for (int64_t i = 0; i < r->numel; i++)
     memcpy(dst + (size_t)i * p->esz, in[1]->data, p->esz);
@@ -156,7 +157,7 @@ static shlo_status k_real_dynamic_slice(const shlo_step *s,
   }
   shlo_value *r = shlo_tensor_new(p->elem, p->rank, p->out_dims);
   if (!r) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-  r->quant = x->quant;
+  shlo__value_share_quant(r, x);
   int64_t xs[SHLO_MAX_RANK], idx[SHLO_MAX_RANK] = {0};
   shlo_strides(p->rank, x->dims, xs);
   if (r->numel > 0) {
@@ -192,7 +193,7 @@ static shlo_status k_broadcast(const shlo_step *s, shlo_value *const *in,
   const dyn_params *p = s->params;
   shlo_value *r = shlo_tensor_new(p->elem, p->rank, p->out_dims);
   if (!r) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-  r->quant = in[0]->quant;
+  shlo__value_share_quant(r, in[0]);
   /* The operand's dimensions are the result's trailing ones: the result
    * is the operand's bytes repeated. */
   for (int64_t t = 0; t < p->tile; t++)

@@ -16,6 +16,7 @@
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
 #include "runtime/grid.h"
+#include "core/value_quant.h"
 
 typedef enum {
   CROSS_REPLICA,
@@ -233,7 +234,7 @@ static shlo_status reduce_group(const shlo_step *s, shlo_value *const *in,
       st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
       break;
     }
-    acc->quant = r->quant;
+    shlo__value_share_quant(acc, r);
     memcpy(acc->data, (char *)r->data + (size_t)e * esz, esz);
     for (int g = 1; g < G && !st; g++) {
       shlo_value *xv = shlo_tensor_new(r->elem, 0, NULL);
@@ -241,7 +242,7 @@ static shlo_status reduce_group(const shlo_step *s, shlo_value *const *in,
         st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
         break;
       }
-      xv->quant = r->quant;
+      shlo__value_share_quant(xv, r);
       memcpy(xv->data, (char *)contrib[g][k]->data + (size_t)e * esz, esz);
       shlo_value *lead[2] = {acc, xv}, *out = NULL;
       st = shlo__step_run_region(s, 0, in, lead, 2, &out, ex);
