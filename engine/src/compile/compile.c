@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/executable.h"
 #include "compile/fuse.h"
 #include "compile/ops.h"
 #include "shlo/engine.h"
@@ -80,50 +81,11 @@ shlo_status shlo__cc_fail(shlo_compiler *cc, const shlo_op *op,
                        op->loc.col, "%s: %s", op->name, msg);
 }
 
-void *shlo__params_alloc(shlo_step *s, size_t size) {
-  if (s->params && s->free_params) s->free_params(s->params);
-  s->params = calloc(1, size ? size : 1);
-  s->free_params = free;
-  return s->params;
-}
-
 shlo_status shlo__compile_unimplemented(shlo_compiler *cc, const shlo_op *op,
                                        shlo_step *step) {
   (void)step;
   return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                       "op '%s' is not implemented in this build", op->name);
-}
-
-/* ---- plans ---- */
-
-void shlo__step_free(shlo_step *s) {
-  free(s->in);
-  free(s->out);
-  free(s->release);
-  if (s->free_params) s->free_params(s->params);
-  for (int i = 0; i < s->n_plans; i++) shlo__plan_free(s->plans[i]);
-  free(s->plans);
-  free(s->n_captures);
-  free(s->label);
-}
-
-static void scalar_prog_free(shlo_scalar_prog *sp) {
-  if (!sp) return;
-  free(sp->init);
-  free(sp->ops);
-  free(sp->arg_size);
-  free(sp->res_size);
-  free(sp);
-}
-
-void shlo__plan_free(shlo_plan *p) {
-  if (!p) return;
-  scalar_prog_free(p->scalar);
-  for (int i = 0; i < p->n_steps; i++) shlo__step_free(&p->steps[i]);
-  free(p->steps);
-  free(p->arg_slots);
-  free(p->result_slots);
-  free(p);
 }
 
 /* Values a block uses but does not define (its captures), in first-use
@@ -237,7 +199,7 @@ static shlo_status build_scalar_prog(const shlo_type *const *types,
   sp->arg_size = calloc((size_t)p->n_args + 1, sizeof *sp->arg_size);
   sp->res_size = calloc((size_t)p->n_results + 1, sizeof *sp->res_size);
   if (!sp->init || !sp->ops || !sp->arg_size || !sp->res_size) {
-    scalar_prog_free(sp);
+    shlo__scalar_prog_free(sp);
     return SHLO_ENOMEM;
   }
   for (int i = 0; i < p->n_steps; i++) {
@@ -548,6 +510,8 @@ const shlo_func *shlo_executable_entry(const shlo_executable *e) {
 int64_t shlo_executable_work(const shlo_executable *e) {
   return e->func_plans[e->entry_index]->work;
 }
+
+/* ---- the executable, as the runtime sees it (compile/compiler.h) ---- */
 
 const shlo_plan *shlo__executable_plan(const shlo_executable *e) {
   return e->func_plans[e->entry_index];

@@ -14,6 +14,7 @@
 
 #include "compile/fuse.h"
 #include "compile/ops.h"
+#include "runtime/exec.h"
 #include "runtime/pool.h"
 
 #define FUSE_MIN_NUMEL 4096 /* below this, separate steps are as fast */

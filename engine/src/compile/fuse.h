@@ -8,7 +8,4 @@
  * the type of each slot's value.  Call before liveness is computed. */
 shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types);
 
-/* Free what a step owns (compile.c). */
-void shlo__step_free(shlo_step *s);
-
 #endif

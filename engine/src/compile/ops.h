@@ -8,7 +8,7 @@
 #ifndef SHLO_OPS_H
 #define SHLO_OPS_H
 
-#include "compile/plan.h"
+#include "compile/compiler.h"
 
 #define SHLO_OPS_ELEMENTWISE(X)                                        \
   X(ABS, "stablehlo.abs", shlo__compile_elementwise)                    \

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 
 typedef enum { CMP_EQ, CMP_ALMOST, CMP_CLOSE, CMP_BITS } cmp_mode;
 

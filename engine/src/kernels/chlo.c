@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 
 /* ---- special functions (double) ---- */
 

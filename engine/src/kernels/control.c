@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 #include "core/value_quant.h"
 
 static shlo_status run_region(const shlo_step *s, int r, shlo_value *const *in,

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "kernels/linalg_int.h"
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 #include "compile/plan.h"
 
 #define CONV_MAX_SP (SHLO_MAX_RANK - 2)

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 #include "compile/plan.h"
 #include "core/value_quant.h"
 

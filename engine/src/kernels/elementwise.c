@@ -34,7 +34,7 @@
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
 #include "core/floatfmt.h"
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 #include "compile/plan.h"
 #include "runtime/pool.h"
 

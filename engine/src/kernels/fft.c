@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "kernels/linalg_int.h"
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 #include "compile/plan.h"
 
 typedef double complex cplx;

@@ -31,7 +31,7 @@
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
 #include "core/floatfmt.h"
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 
 #define MAXR SHLO_MAX_RANK
 

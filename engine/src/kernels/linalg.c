@@ -19,7 +19,7 @@
 
 #include "core/floatfmt.h"
 #include "kernels/linalg_int.h"
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 #include "compile/plan.h"
 
 /* ---- compile-time helpers ---- */

@@ -18,7 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "compile/plan.h"
+#include "compile/compiler.h"
+#include "runtime/exec.h"
 
 typedef enum {
   LA_F32,

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 #include "core/value_quant.h"
 
 /* ---- element access chosen once per type ---- */

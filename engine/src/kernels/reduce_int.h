@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 
 #define SHLO_RB_MAX_N 32 /* operands of one variadic reduce/sort/map */
 

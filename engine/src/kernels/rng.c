@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 
 /* ---- the generators ---- */
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/ops.h"
+#include "kernels/kernel.h"
 #include "core/value_quant.h"
 
 /* ---- shared ---- */

@@ -15,6 +15,7 @@
 
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
+#include "kernels/kernel.h"
 #include "runtime/grid.h"
 #include "core/value_quant.h"
 
@@ -455,28 +456,6 @@ static shlo_status f_permute(const shlo_step *s, shlo_value *const *in, int G,
 
 /* ---- the rendezvous ---- */
 
-void shlo__rdv_free(grid_rdv *r) {
-  if (!r) return;
-  for (int i = 0; i < r->n; i++) {
-    if (r->contrib && r->contrib[i]) {
-      for (int k = 0; k < r->n_contrib[i]; k++)
-        shlo_value_unref(r->contrib[i][k]);
-      free(r->contrib[i]);
-    }
-    if (r->results && r->results[i]) {
-      int n_out = r->steps[i] ? r->steps[i]->n_out : 0;
-      for (int k = 0; k < n_out; k++) shlo_value_unref(r->results[i][k]);
-      free(r->results[i]);
-    }
-  }
-  free(r->set);
-  free(r->members);
-  free(r->steps);
-  free(r->contrib);
-  free(r->n_contrib);
-  free(r->results);
-  free(r);
-}
 
 static int cmp_int(const void *a, const void *b) {
   int x = *(const int *)a, y = *(const int *)b;
@@ -1174,7 +1153,7 @@ static shlo_status coll_reducer(shlo_compiler *cc, const shlo_op *op,
   return SHLO_OK;
 }
 
-shlo_status shlo__collective_compile(shlo_compiler *cc, const shlo_op *op,
+shlo_status shlo__compile_collective(shlo_compiler *cc, const shlo_op *op,
                                      shlo_step *step) {
   coll_params *cp = calloc(1, sizeof *cp);
   if (!cp) return SHLO_ENOMEM;

@@ -10,13 +10,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "compile/executable.h"
 #include "runtime/exec_int.h"
 #include "core/membudget.h"
 #include "runtime/profile_int.h"
 #include "shlo/engine.h"
 
-const shlo_plan *shlo__executable_plan(const shlo_executable *e);
-const shlo_module *shlo__executable_module(const shlo_executable *e);
 
 static double now_s(void) {
   struct timespec ts;
@@ -42,7 +41,7 @@ shlo_status shlo__exec_fail(shlo_exec *ex, const shlo_step *s,
       shlo_diag_set(ex->diag, code, ex->filename, 0, 0, "%s", msg);
   }
   pthread_mutex_unlock(&ex->lock);
-  if (first && ex->grid) shlo__grid_process_failed(ex);
+  if (first && ex->on_failure) ex->on_failure(ex);
   return code;
 }
 

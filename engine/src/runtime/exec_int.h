@@ -6,7 +6,7 @@
 
 #include <pthread.h>
 
-#include "compile/plan.h"
+#include "runtime/exec.h"
 #include "shlo/engine.h"
 
 typedef struct probe {
@@ -30,6 +30,10 @@ struct shlo_exec {
   struct shlo_grid *grid; /* the process grid this execution is one process
                              of (grid.h), or NULL: a lone 1x1 process */
   int proc;               /* index in grid: replica * partitions + partition */
+  /* Called once, after this execution's first failure is recorded: a grid
+   * uses it to fail the whole grid and wake the other processes.  Set by
+   * whoever runs the execution (grid.c); the executor knows no more. */
+  void (*on_failure)(shlo_exec *ex);
 };
 
 void shlo__exec_init(shlo_exec *ex, const shlo_exec_opts *opts,
@@ -41,8 +45,5 @@ struct shlo_mem_budget;
  * message naming the limit (the original message says where). */
 shlo_status shlo__budget_refusal(const struct shlo_mem_budget *b,
                                  shlo_diag *d);
-/* Called by shlo__exec_fail after the first failure of a grid process: makes
- * it the grid's failure and wakes every process (grid.c). */
-void shlo__grid_process_failed(shlo_exec *ex);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernels/kernel.h"
 #include "runtime/grid.h"
 #include "core/membudget.h"
 
@@ -207,7 +208,9 @@ void shlo__grid_fail_locked(shlo_grid *g, shlo_status code,
   grid_wake_all(g);
 }
 
-void shlo__grid_process_failed(shlo_exec *ex) {
+/* The on_failure hook of every process's execution: its first failure
+ * becomes the grid's, and every process wakes to see it. */
+static void grid_process_failed(shlo_exec *ex) {
   shlo_grid *g = ex->grid;
   pthread_mutex_lock(&g->lock);
   if (!g->failed) {
@@ -277,6 +280,31 @@ void shlo__grid_check_deadlock(shlo_grid *g) {
                          "deadlock: every running process waits for "
                          "another: %s",
                          msg);
+}
+
+/* A rendezvous and the values it still holds (collective.c makes them;
+ * the grid frees those left when it ends). */
+void shlo__rdv_free(grid_rdv *r) {
+  if (!r) return;
+  for (int i = 0; i < r->n; i++) {
+    if (r->contrib && r->contrib[i]) {
+      for (int k = 0; k < r->n_contrib[i]; k++)
+        shlo_value_unref(r->contrib[i][k]);
+      free(r->contrib[i]);
+    }
+    if (r->results && r->results[i]) {
+      int n_out = r->steps[i] ? r->steps[i]->n_out : 0;
+      for (int k = 0; k < n_out; k++) shlo_value_unref(r->results[i][k]);
+      free(r->results[i]);
+    }
+  }
+  free(r->set);
+  free(r->members);
+  free(r->steps);
+  free(r->contrib);
+  free(r->n_contrib);
+  free(r->results);
+  free(r);
 }
 
 static shlo_grid *grid_new(int R, int P, const char *filename,
@@ -361,6 +389,7 @@ static void *proc_main(void *arg) {
   shlo__budget_swap(j->budget);
   ex.deadline = g->deadline;
   ex.grid = g;
+  ex.on_failure = grid_process_failed;
   ex.proc = j->k;
   j->st = shlo__plan_run(j->plan, &ex, j->args, j->results);
   shlo__exec_destroy(&ex);
@@ -1119,11 +1148,4 @@ shlo_status shlo__compile_recv(shlo_compiler *cc, const shlo_op *op,
   if (st) return st;
   step->fn = k_recv;
   return SHLO_OK;
-}
-
-/* ---- collectives (collective.c) ---- */
-
-shlo_status shlo__compile_collective(shlo_compiler *cc, const shlo_op *op,
-                                    shlo_step *step) {
-  return shlo__collective_compile(cc, op, step);
 }

@@ -13,8 +13,8 @@
 
 #include <pthread.h>
 
+#include "compile/executable.h"
 #include "runtime/exec_int.h"
-#include "compile/ops.h"
 #include "shlo/grid.h"
 
 typedef enum {
@@ -105,15 +105,5 @@ int shlo__proc_name(const shlo_grid *g, int k, char *buf, size_t cap);
 /* Status for a process that stops because another one failed. */
 shlo_status shlo__grid_aborted(shlo_exec *ex, const shlo_step *s);
 
-/* ---- collective.c ---- */
 void shlo__rdv_free(grid_rdv *r);
-/* Compile stablehlo.all_gather, all_reduce, all_to_all, reduce_scatter,
- * collective_permute, collective_broadcast, collective_reduce. */
-shlo_status shlo__collective_compile(shlo_compiler *cc, const shlo_op *op,
-                                     shlo_step *step);
-
-/* ---- compile.c / exec.c ---- */
-const shlo_plan *shlo__executable_plan(const shlo_executable *e);
-const shlo_module *shlo__executable_module(const shlo_executable *e);
-
 #endif
