@@ -235,6 +235,83 @@ static void dense_literals_decode_per_type(void **state) {
   shlo_module_free(m);
 }
 
+/* The first element of a one-constant program's literal, read as int64. */
+static int64_t const_elem(const char *literal, int64_t i) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "func.func @f() {\n  %%0 = stablehlo.constant %s\n"
+           "  func.return\n}\n", literal);
+  shlo_module *m;
+  shlo_diag d;
+  if (shlo_parse_module(text, strlen(text), "t", &m, &d) != SHLO_OK)
+    fail_msg("%s: %s", literal, d.message);
+  const shlo_value *v = shlo_op_attr(m->funcs[0]->body->ops[0], "value")->dense;
+  int64_t x = shlo_tensor_get_i64(v, i);
+  shlo_module_free(m);
+  return x;
+}
+
+/* MLIR reads integer literals in decimal whatever their leading zeros
+ * (`08` is eight: a C parser's octal reading made it 0, a silent wrong
+ * answer), in hex after 0x, and refuses values outside the type. */
+static void integer_literals_read_as_mlir_does(void **state) {
+  (void)state;
+  const char *grid = "dense<[[01, 02, 03, 04], [05, 06, 07, 08], "
+                     "[09, 10, 11, 12]]> : tensor<3x4xi32>";
+  for (int i = 0; i < 12; i++) assert_int_equal(const_elem(grid, i), i + 1);
+  assert_int_equal(const_elem("dense<[-007, +010, 0x1F, -0x10]> : "
+                              "tensor<4xi64>", 0), -7);
+  assert_int_equal(const_elem("dense<[-007, +010, 0x1F, -0x10]> : "
+                              "tensor<4xi64>", 1), 10);
+  assert_int_equal(const_elem("dense<[-007, +010, 0x1F, -0x10]> : "
+                              "tensor<4xi64>", 2), 31);
+  assert_int_equal(const_elem("dense<[-007, +010, 0x1F, -0x10]> : "
+                              "tensor<4xi64>", 3), -16);
+  /* Signless i8 takes its bits either way: 255 is -1. */
+  assert_int_equal(const_elem("dense<255> : tensor<i8>", 0), -1);
+  assert_int_equal(const_elem("dense<-128> : tensor<i8>", 0), -128);
+  assert_int_equal(const_elem("dense<255> : tensor<ui8>", 0), 255);
+  assert_int_equal(const_elem("dense<[0, 1]> : tensor<2xi1>", 1), 1);
+  assert_int_equal(const_elem("dense<09> : tensor<1xi32>", 0), 9);
+  /* array<i64: ...> attributes use the same reader. */
+  const char *slice =
+      "func.func @f(%a: tensor<10xf32>) -> tensor<2xf32> {\n"
+      "  %0 = stablehlo.slice %a [08:010] : (tensor<10xf32>) -> tensor<2xf32>\n"
+      "  func.return %0 : tensor<2xf32>\n}\n";
+  shlo_module *m;
+  shlo_diag d;
+  assert_int_equal(shlo_parse_module(slice, strlen(slice), "t", &m, &d),
+                   SHLO_OK);
+  const shlo_attr *start =
+      shlo_op_attr(m->funcs[0]->body->ops[0], "start_indices");
+  assert_non_null(start);
+  assert_int_equal(start->ints[0], 8);
+  shlo_module_free(m);
+}
+
+static void integer_literals_out_of_range_are_errors(void **state) {
+  (void)state;
+  expect_error("func.func @f() {\n"
+               "  %0 = stablehlo.constant dense<256> : tensor<i8>\n}\n",
+               2, 33, "256 is out of range for i8");
+  expect_error("func.func @f() {\n"
+               "  %0 = stablehlo.constant dense<-129> : tensor<i8>\n}\n",
+               2, 33, "-129 is out of range for i8");
+  expect_error("func.func @f() {\n"
+               "  %0 = stablehlo.constant dense<-1> : tensor<ui32>\n}\n",
+               2, 33, "-1 is out of range for ui32");
+  expect_error("func.func @f() {\n"
+               "  %0 = stablehlo.constant dense<[0, 2]> : tensor<2xi1>\n}\n",
+               2, 37, "2 is out of range for i1");
+  expect_error("func.func @f() {\n"
+               "  %0 = stablehlo.constant dense<16> : tensor<ui4>\n}\n",
+               2, 33, "16 is out of range for ui4");
+  expect_error("func.func @f() {\n"
+               "  %0 = stablehlo.constant dense<99999999999999999999> : "
+               "tensor<i64>\n}\n",
+               2, 33, "does not fit in 64 bits");
+}
+
 static void values_parse_for_run_args(void **state) {
   (void)state;
   shlo_value **v;
@@ -263,6 +340,8 @@ int main(void) {
       cmocka_unit_test(mutated_programs_never_crash),
       cmocka_unit_test(pretty_and_generic_forms_build_the_same_ir),
       cmocka_unit_test(dense_literals_decode_per_type),
+      cmocka_unit_test(integer_literals_read_as_mlir_does),
+      cmocka_unit_test(integer_literals_out_of_range_are_errors),
       cmocka_unit_test(values_parse_for_run_args),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

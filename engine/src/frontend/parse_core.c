@@ -233,6 +233,49 @@ static void numbuf(parser *P, const char *s, const char *e, char *buf,
   buf[n] = 0;
 }
 
+/* The integer literal [s, e) as MLIR reads it: an optional sign, then
+ * decimal digits (leading zeros are still decimal: `08` is eight, not a
+ * bad octal number as strtoll's base 0 would have it) or 0x and hex
+ * digits.  Values past 64 bits are an error.  *negative tells a negative
+ * literal from a large unsigned one that wraps into int64_t. */
+static int64_t int_literal(parser *P, const char *s, const char *e,
+                           bool *negative) {
+  char buf[80];
+  numbuf(P, s, e, buf, sizeof buf);
+  const char *d = buf;
+  bool neg = *d == '-';
+  if (*d == '-' || *d == '+') d++;
+  int base = 10;
+  if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) {
+    base = 16;
+    d += 2;
+  }
+  if (!*d || !isxdigit((unsigned char)*d))
+    shlo__perr_at(P, s, "malformed integer literal '%s'", buf);
+  errno = 0;
+  char *end;
+  unsigned long long mag = strtoull(d, &end, base);
+  if (*end) shlo__perr_at(P, s, "malformed integer literal '%s'", buf);
+  if (errno == ERANGE || (neg && mag > (unsigned long long)INT64_MAX + 1))
+    shlo__perr_at(P, s, "integer literal %s does not fit in 64 bits", buf);
+  if (negative) *negative = neg && mag != 0;
+  return neg ? (int64_t)(0 - mag) : (int64_t)mag;
+}
+
+/* Whether x (read by int_literal) is a value of integer type t, as MLIR's
+ * range rule has it: a signless or signed integer of width w takes
+ * -2^(w-1) .. 2^w - 1 (its bits either way), an unsigned one 0 .. 2^w - 1;
+ * i1 takes 0 and 1 (and -1, its one bit set). */
+static bool int_fits(shlo_elem_type t, int64_t x, bool negative) {
+  int w = shlo_elem_bits(t);
+  if (w >= 64) return !(negative && shlo_elem_class_of(t) == SHLO_CLASS_UINT);
+  if (negative) {
+    if (shlo_elem_class_of(t) == SHLO_CLASS_UINT) return false;
+    return x >= -((int64_t)1 << (w - 1));
+  }
+  return (uint64_t)x <= (((uint64_t)1 << w) - 1);
+}
+
 int64_t shlo__parse_int(parser *P) {
   bool is_float;
   const char *s = P->p, *e;
@@ -240,17 +283,7 @@ int64_t shlo__parse_int(parser *P) {
   s = P->p;
   e = scan_number(P, &is_float);
   if (is_float) shlo__perr_at(P, s, "expected an integer, found a float");
-  char buf[80];
-  numbuf(P, s, e, buf, sizeof buf);
-  errno = 0;
-  char *end;
-  int64_t v;
-  if (buf[0] == '-') {
-    v = strtoll(buf, &end, 0);
-  } else {
-    v = (int64_t)strtoull(buf, &end, 0);
-  }
-  if (errno == ERANGE) shlo__perr_at(P, s, "integer literal out of range");
+  int64_t v = int_literal(P, s, e, NULL);
   P->p = e;
   return v;
 }
@@ -706,12 +739,13 @@ static void store_lit(parser *P, shlo_value *v, int64_t i, const lit *l) {
     if (l->kind == 'b') {
       shlo_tensor_set_i64(v, i, *l->s == 't');
     } else if (l->kind == 'i' || l->kind == 'x') {
-      numbuf(P, l->s, l->e, buf, sizeof buf);
-      errno = 0;
-      int64_t x = buf[0] == '-' ? strtoll(buf, NULL, 0)
-                                : (int64_t)strtoull(buf, NULL, 0);
-      if (errno == ERANGE)
-        shlo__perr_at(P, l->s, "integer literal out of range");
+      bool negative;
+      int64_t x = int_literal(P, l->s, l->e, &negative);
+      if (!int_fits(t, x, negative)) {
+        numbuf(P, l->s, l->e, buf, sizeof buf);
+        shlo__perr_at(P, l->s, "integer literal %s is out of range for %s", buf,
+                      shlo_elem_name(t));
+      }
       shlo_tensor_set_i64(v, i, x);
     } else {
       shlo__perr_at(P, l->s, "expected an integer literal for element type %s",
@@ -854,8 +888,7 @@ static const shlo_attr *parse_dense_array(parser *P) {
         a->floats[a->n] = strtod(buf, NULL);
         a->ints[a->n] = (int64_t)a->floats[a->n];
       } else {
-        a->ints[a->n] = buf[0] == '-' ? strtoll(buf, NULL, 0)
-                                      : (int64_t)strtoull(buf, NULL, 0);
+        a->ints[a->n] = int_literal(P, l.s, l.e, NULL);
         a->floats[a->n] = (double)a->ints[a->n];
       }
       a->n++;
