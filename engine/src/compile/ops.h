@@ -280,6 +280,8 @@ enum {
       SHLO_CHLO(1, sf_acosh, 0, cacosh), 0)                                   \
   X(CHLO_ASIN, "chlo.asin", chlo, none, SHLO_OPF_PER_AXIS,                    \
       SHLO_CHLO(1, sf_asin, 0, casin), 0)                                     \
+  X(CHLO_ASIN_ACOS_KERNEL, "chlo.asin_acos_kernel", chlo, none,              \
+      SHLO_OPF_PER_AXIS, SHLO_CHLO(1, 0, 0, sc_asin_acos_kernel), 0)          \
   X(CHLO_ASINH, "chlo.asinh", chlo, none, SHLO_OPF_PER_AXIS,                  \
       SHLO_CHLO(1, sf_asinh, 0, casinh), 0)                                   \
   X(CHLO_ATAN, "chlo.atan", chlo, none, SHLO_OPF_PER_AXIS,                    \

@@ -370,6 +370,19 @@ DEF_CC(c128, double)
 
 static double complex sc_conj(double complex z) { return conj(z); }
 
+/* asin_acos_kernel(z) = w with asin(z) = atan2(x, Re w) + i sign(y) Im w
+ * and acos(z) = atan2(Re w, x) - i sign(y) Im w (z = x + iy).  With
+ * a = (|z + 1| + |z - 1|) / 2 (Hull et al.'s A), Re w = sqrt(a^2 - x^2)
+ * and Im w = acosh(a) >= 0; a >= |x| always, so the square root is real.
+ * (a - |x|)(a + |x|) avoids cancelling the two squares. */
+static double complex sc_asin_acos_kernel(double complex z) {
+  double x = fabs(creal(z)), y = cimag(z);
+  double a = 0.5 * (hypot(x + 1, y) + hypot(x - 1, y));
+  if (a < 1) a = 1; /* rounding on the real segment [-1, 1] */
+  double re = sqrt(fmax(0.0, (a - x) * (a + x)));
+  return CMPLX(re, acosh(a));
+}
+
 /* mulhi: the high half of the full-width product. */
 #define DEF_MULHI(NAME, T, W)                                                \
   static void mulhi_##NAME(void *d, const void *a, const void *b, int64_t n, \
