@@ -193,13 +193,22 @@ static void test_rng_bit_generator_vectors(void **state) {
          "(tensor<2xui64>) -> (tensor<2xui64>, tensor<2xui32>)\n"
          "  check.expect_eq_const %ns, dense<[247824715720788526, 9629550131187509897]> : tensor<2xui64>\n"
          "  check.expect_eq_const %o, dense<[3297917596, 1212020640]> : tensor<2xui32>\n");
-  /* a bad state size does not compile */
-  assert_int_not_equal(
-      run_text_q(PROG("  %s = stablehlo.constant dense<[1, 2, 3]> : tensor<3xui64>\n"
-                      "  %ns, %o = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : "
-                      "(tensor<3xui64>) -> (tensor<3xui64>, tensor<2xui32>)\n"),
-                 1),
-      SHLO_OK);
+  /* a bad state size is refused by the verifier (C2), before compiling */
+  shlo_module *m = NULL;
+  shlo_executable *e = NULL;
+  shlo_diag d;
+  const char *bad =
+      PROG("  %s = stablehlo.constant dense<[1, 2, 3]> : tensor<3xui64>\n"
+           "  %ns, %o = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : "
+           "(tensor<3xui64>) -> (tensor<3xui64>, tensor<2xui32>)\n");
+  shlo_diag_clear(&d);
+  assert_int_equal(shlo_parse_module(bad, strlen(bad), "test.mlir", &m, &d),
+                   SHLO_OK);
+  assert_int_equal(shlo_compile(m, NULL, &e, &d), SHLO_EVERIFY);
+  assert_null(e);
+  assert_non_null(strstr(d.message, "stablehlo.rng_bit_generator (C2)"));
+  assert_non_null(strstr(d.message, "wrong size for THREE_FRY"));
+  shlo_module_free(m);
 }
 
 static void test_rng_ranges(void **state) {
