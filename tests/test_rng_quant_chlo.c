@@ -193,13 +193,22 @@ static void test_rng_bit_generator_vectors(void **state) {
          "(tensor<2xui64>) -> (tensor<2xui64>, tensor<2xui32>)\n"
          "  check.expect_eq_const %ns, dense<[247824715720788526, 9629550131187509897]> : tensor<2xui64>\n"
          "  check.expect_eq_const %o, dense<[3297917596, 1212020640]> : tensor<2xui32>\n");
-  /* a bad state size does not compile */
-  assert_int_not_equal(
-      run_text_q(PROG("  %s = stablehlo.constant dense<[1, 2, 3]> : tensor<3xui64>\n"
-                      "  %ns, %o = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : "
-                      "(tensor<3xui64>) -> (tensor<3xui64>, tensor<2xui32>)\n"),
-                 1),
-      SHLO_OK);
+  /* a bad state size is refused by the verifier (C2), before compiling */
+  shlo_module *m = NULL;
+  shlo_executable *e = NULL;
+  shlo_diag d;
+  const char *bad =
+      PROG("  %s = stablehlo.constant dense<[1, 2, 3]> : tensor<3xui64>\n"
+           "  %ns, %o = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : "
+           "(tensor<3xui64>) -> (tensor<3xui64>, tensor<2xui32>)\n");
+  shlo_diag_clear(&d);
+  assert_int_equal(shlo_parse_module(bad, strlen(bad), "test.mlir", &m, &d),
+                   SHLO_OK);
+  assert_int_equal(shlo_compile(m, NULL, &e, &d), SHLO_EVERIFY);
+  assert_null(e);
+  assert_non_null(strstr(d.message, "stablehlo.rng_bit_generator (C2)"));
+  assert_non_null(strstr(d.message, "wrong size for THREE_FRY"));
+  shlo_module_free(m);
 }
 
 static void test_rng_ranges(void **state) {
@@ -338,6 +347,38 @@ static void test_chlo_binary(void **state) {
          "  check.expect_eq_const %j, dense<[(1.0, -2.0), (-3.0, 0.5)]> : tensor<2xcomplex<f32>>\n");
 }
 
+/* asin_acos_kernel(x + iy) = sqrt(a^2 - x^2) + i acosh(a) with
+ * a = (|z + 1| + |z - 1|) / 2, worked by hand:
+ *   0.5: a = (1.5 + 0.5) / 2 = 1, w = sqrt(0.75) = 0.8660254037844386;
+ *   i:   a = sqrt(2), w = sqrt(2) + i ln(1 + sqrt(2))
+ *        = 1.4142135623730951 + 0.881373587019543i;
+ *   2:   a = (3 + 1) / 2 = 2, w = 0 + i acosh(2) = 1.3169578969248166i;
+ *   3+4i: a = (4 sqrt(2) + sqrt(20)) / 2 = 5.06449510224598,
+ *        w = sqrt(a^2 - 9) + i acosh(a) = 4.080332172835138 + 2.305509031243477i,
+ *        and atan2(3, Re w) = 0.6339838656391767 = Re asin(3 + 4i). */
+static void test_chlo_asin_acos_kernel(void **state) {
+  (void)state;
+  RUN_OK("  %z = stablehlo.constant dense<[(0.5, 0.0), (0.0, 1.0), (2.0, 0.0), "
+         "(3.0, 4.0)]> : tensor<4xcomplex<f64>>\n"
+         "  %w = chlo.asin_acos_kernel %z : tensor<4xcomplex<f64>> -> "
+         "tensor<4xcomplex<f64>>\n"
+         "  check.expect_almost_eq_const %w, dense<[(0.8660254037844386, 0.0), "
+         "(1.4142135623730951, 0.881373587019543), (0.0, 1.3169578969248166), "
+         "(4.080332172835138, 2.305509031243477)]> : tensor<4xcomplex<f64>>\n"
+         "  %re = stablehlo.real %w : (tensor<4xcomplex<f64>>) -> tensor<4xf64>\n"
+         "  %x = stablehlo.constant dense<[0.5, 0.0, 2.0, 3.0]> : tensor<4xf64>\n"
+         "  %t = stablehlo.atan2 %x, %re : tensor<4xf64>\n"
+         "  check.expect_almost_eq_const %t, dense<[0.5235987755982989, 0.0, "
+         "1.5707963267948966, 0.6339838656391767]> : tensor<4xf64>\n");
+  /* Real operands are refused: the op is defined on complex numbers. */
+  assert_int_equal(
+      run_text_q(PROG("  %x = stablehlo.constant dense<0.5> : tensor<f32>\n"
+                      "  %w = chlo.asin_acos_kernel %x : tensor<f32> -> "
+                      "tensor<f32>\n"),
+                 1),
+      SHLO_EUNSUPPORTED);
+}
+
 static void test_chlo_top_k(void **state) {
   (void)state;
   /* ties: lower index first */
@@ -424,6 +465,7 @@ int main(void) {
       cmocka_unit_test(test_rng_ranges),
       cmocka_unit_test(test_chlo_edge_values),
       cmocka_unit_test(test_chlo_binary),
+      cmocka_unit_test(test_chlo_asin_acos_kernel),
       cmocka_unit_test(test_chlo_top_k),
       cmocka_unit_test(test_chlo_scan_and_ragged_dot),
       cmocka_unit_test(test_wrong_expectation_fails),

@@ -221,7 +221,7 @@ static shlo_status build_scalar_prog(const shlo_type *const *types,
 
 /* Ops whose cost is proportional to the elements they write. */
 static const bool op_is_linear[SHLO_OP_COUNT] = {
-#define LINEAR_ROW(e, name, fn) [SHLO_OP_##e] = true,
+#define LINEAR_ROW(e, name, c, v, fl, k, kw) [SHLO_OP_##e] = true,
     SHLO_OPS_ELEMENTWISE(LINEAR_ROW) SHLO_OPS_SHAPE(LINEAR_ROW)
 #undef LINEAR_ROW
     [SHLO_OP_CONSTANT] = true, [SHLO_OP_TUPLE] = true,

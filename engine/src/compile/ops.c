@@ -1,21 +1,48 @@
-/* The op table generated from SHLO_OP_LIST. */
+/* The op tables generated from SHLO_OP_LIST: names, compile dispatch,
+ * flags and pretty-form keywords.  The verifier's dispatch is generated in
+ * verify.c, the elementwise loops in elementwise.c, the CHLO functions in
+ * chlo.c, all from the same rows. */
 #include <string.h>
 
 #include "compile/ops.h"
 
-static const char *const op_names[SHLO_OP_COUNT] = {
+#define SHLO_OPS_CHECK_SIZE(tbl)                                              \
+  _Static_assert(sizeof tbl / sizeof tbl[0] == SHLO_OP_COUNT,                 \
+                 #tbl " must have one entry per op code")
+
+static const char *const op_names[] = {
     [SHLO_OP_UNKNOWN] = "<unknown>",
-#define SHLO_OP_NAME(e, name, fn) [SHLO_OP_##e] = name,
+#define SHLO_OP_NAME(e, name, c, v, fl, k, kw) [SHLO_OP_##e] = name,
     SHLO_OP_LIST(SHLO_OP_NAME)
 #undef SHLO_OP_NAME
 };
+SHLO_OPS_CHECK_SIZE(op_names);
 
-static const shlo_compile_fn op_compile[SHLO_OP_COUNT] = {
+static const shlo_compile_fn op_compile[] = {
     [SHLO_OP_UNKNOWN] = shlo__compile_unimplemented,
-#define SHLO_OP_FN(e, name, fn) [SHLO_OP_##e] = fn,
+#define SHLO_OP_FN(e, name, c, v, fl, k, kw) [SHLO_OP_##e] = shlo__compile_##c,
     SHLO_OP_LIST(SHLO_OP_FN)
 #undef SHLO_OP_FN
 };
+SHLO_OPS_CHECK_SIZE(op_compile);
+
+/* Unknown ops (a dialect the engine does not know) are not refused
+ * per-axis types here: the verifier has nothing to say about them. */
+static const unsigned char op_flags[] = {
+    [SHLO_OP_UNKNOWN] = SHLO_OPF_PER_AXIS,
+#define SHLO_OP_FLAGS(e, name, c, v, fl, k, kw) [SHLO_OP_##e] = (fl),
+    SHLO_OP_LIST(SHLO_OP_FLAGS)
+#undef SHLO_OP_FLAGS
+};
+SHLO_OPS_CHECK_SIZE(op_flags);
+
+static const char *const op_keywords[] = {
+    [SHLO_OP_UNKNOWN] = 0,
+#define SHLO_OP_KW(e, name, c, v, fl, k, kw) [SHLO_OP_##e] = (kw),
+    SHLO_OP_LIST(SHLO_OP_KW)
+#undef SHLO_OP_KW
+};
+SHLO_OPS_CHECK_SIZE(op_keywords);
 
 shlo_opcode shlo__op_lookup(const char *name, size_t len) {
   for (int i = 1; i < SHLO_OP_COUNT; i++)
@@ -31,4 +58,21 @@ const char *shlo__op_name(shlo_opcode code) {
 shlo_compile_fn shlo__op_compile_fn(shlo_opcode code) {
   return (unsigned)code < SHLO_OP_COUNT ? op_compile[code]
                                         : shlo__compile_unimplemented;
+}
+
+unsigned shlo__op_flags(shlo_opcode code) {
+  return (unsigned)code < SHLO_OP_COUNT ? op_flags[code] : SHLO_OPF_PER_AXIS;
+}
+
+/* The row's keywords are SHLO_KW pairs; a handful per op, so a scan is
+ * cheaper than any index. */
+const char *shlo__op_keyword_attr(shlo_opcode code, const char *kw,
+                                  size_t n) {
+  const char *s = (unsigned)code < SHLO_OP_COUNT ? op_keywords[code] : NULL;
+  while (s && *s) {
+    const char *attr = s + strlen(s) + 1;
+    if (strlen(s) == n && !memcmp(s, kw, n)) return attr;
+    s = attr + strlen(attr) + 1;
+  }
+  return NULL;
 }

@@ -10,32 +10,6 @@
 
 static bool is(const char *a, const char *b) { return !strcmp(a, b); }
 
-/* (op, pretty keyword) -> generic attribute name. */
-static const struct {
-  const char *op, *kw, *attr;
-} keyword_map[] = {
-    {"stablehlo.broadcast_in_dim", "dims", "broadcast_dimensions"},
-    {"stablehlo.transpose", "dims", "permutation"},
-    {"stablehlo.reverse", "dims", "dimensions"},
-    {"stablehlo.concatenate", "dim", "dimension"},
-    {"stablehlo.iota", "dim", "iota_dimension"},
-    {"stablehlo.dynamic_iota", "dim", "iota_dimension"},
-    {"stablehlo.get_dimension_size", "dim", "dimension"},
-    {"stablehlo.dynamic_slice", "sizes", "slice_sizes"},
-    {"stablehlo.pad", "low", "edge_padding_low"},
-    {"stablehlo.pad", "high", "edge_padding_high"},
-    {"stablehlo.pad", "interior", "interior_padding"},
-    {"stablehlo.fft", "type", "fft_type"},
-    {"stablehlo.fft", "length", "fft_length"},
-    {"stablehlo.rng_bit_generator", "algorithm", "rng_algorithm"},
-    {"stablehlo.rng", "distribution", "rng_distribution"},
-    {"stablehlo.dot_general", "precision", "precision_config"},
-    {"stablehlo.dot", "precision", "precision_config"},
-    {"stablehlo.convolution", "dim_numbers", "dimension_numbers"},
-    {"stablehlo.sort", "dim", "dimension"},
-    {"stablehlo.broadcast", "sizes", "broadcast_sizes"},
-};
-
 /* Generic attribute names whose enum values print as #stablehlo<kind V>. */
 static const struct {
   const char *attr, *kind;
@@ -55,13 +29,12 @@ static const char *const i64_list_attrs[] = {
     "broadcast_sizes",
 };
 
-static const char *canonical_name(parser *P, const char *op, const char *kw,
+/* The generic attribute a pretty keyword stands for: the op's row in the
+ * op table (SHLO_KW) says, else the keyword is the attribute's name. */
+static const char *canonical_name(parser *P, shlo_opcode code, const char *kw,
                                   size_t n) {
-  for (size_t i = 0; i < sizeof keyword_map / sizeof *keyword_map; i++)
-    if (is(keyword_map[i].op, op) && strlen(keyword_map[i].kw) == n &&
-        !memcmp(keyword_map[i].kw, kw, n))
-      return keyword_map[i].attr;
-  return shlo__pstrndup(P, kw, n);
+  const char *attr = shlo__op_keyword_attr(code, kw, n);
+  return attr ? attr : shlo__pstrndup(P, kw, n);
 }
 
 static const shlo_attr *with_enum_kind(parser *P, const char *attr,
@@ -201,9 +174,9 @@ static void parse_keyword(parser *P, op_builder *b, const char *kw, size_t n) {
     a->fields = shlo__parse_struct_fields(P, ">", &a->n, a->struct_name);
     if (!strcmp(a->struct_name, "dot_algorithm"))
       shlo__check_dot_algorithm(P, at, a);
-    shlo__ob_attr(P, b, canonical_name(P, op, kw, n), a);
+    shlo__ob_attr(P, b, canonical_name(P, b->op->code, kw, n), a);
   } else {
-    const char *name = canonical_name(P, op, kw, n);
+    const char *name = canonical_name(P, b->op->code, kw, n);
     P->untyped_scalars = true;
     const shlo_attr *a = shlo__parse_attr(P);
     P->untyped_scalars = false;

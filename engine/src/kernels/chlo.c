@@ -370,6 +370,19 @@ DEF_CC(c128, double)
 
 static double complex sc_conj(double complex z) { return conj(z); }
 
+/* asin_acos_kernel(z) = w with asin(z) = atan2(x, Re w) + i sign(y) Im w
+ * and acos(z) = atan2(Re w, x) - i sign(y) Im w (z = x + iy).  With
+ * a = (|z + 1| + |z - 1|) / 2 (Hull et al.'s A), Re w = sqrt(a^2 - x^2)
+ * and Im w = acosh(a) >= 0; a >= |x| always, so the square root is real.
+ * (a - |x|)(a + |x|) avoids cancelling the two squares. */
+static double complex sc_asin_acos_kernel(double complex z) {
+  double x = fabs(creal(z)), y = cimag(z);
+  double a = 0.5 * (hypot(x + 1, y) + hypot(x - 1, y));
+  if (a < 1) a = 1; /* rounding on the real segment [-1, 1] */
+  double re = sqrt(fmax(0.0, (a - x) * (a + x)));
+  return CMPLX(re, acosh(a));
+}
+
 /* mulhi: the high half of the full-width product. */
 #define DEF_MULHI(NAME, T, W)                                                \
   static void mulhi_##NAME(void *d, const void *a, const void *b, int64_t n, \
@@ -416,38 +429,24 @@ static shlo_status k_cew(const shlo_step *s, shlo_value *const *in,
   return SHLO_OK;
 }
 
+/* Per CHLO op: its arity and the double (and complex) function of its
+ * row's SHLO_CHLO column in the op table; arity 0 for ops without one. */
 typedef struct {
+  int arity;
   sf_un un;
   sf_bin bin;
   sf_cun cun;
 } chlo_fn;
 
+#define CHLO_FN_SHLO_CHLO(a, un, bin, cun) {a, un, bin, cun}
+#define CHLO_FN_0 {0, NULL, NULL, NULL}
+#define CHLO_ROW(e, name, c, v, fl, k, kw) [SHLO_OP_##e] = CHLO_FN_##k,
+static const chlo_fn chlo_fns[SHLO_OP_COUNT] = {SHLO_OPS_CHLO(CHLO_ROW)};
+#undef CHLO_ROW
+
 static chlo_fn chlo_fn_of(int code) {
-  chlo_fn f = {0};
-  switch (code) {
-  case SHLO_OP_CHLO_ACOS: f.un = sf_acos; f.cun = cacos; break;
-  case SHLO_OP_CHLO_ACOSH: f.un = sf_acosh; f.cun = cacosh; break;
-  case SHLO_OP_CHLO_ASIN: f.un = sf_asin; f.cun = casin; break;
-  case SHLO_OP_CHLO_ASINH: f.un = sf_asinh; f.cun = casinh; break;
-  case SHLO_OP_CHLO_ATAN: f.un = sf_atan; f.cun = catan; break;
-  case SHLO_OP_CHLO_ATANH: f.un = sf_atanh; f.cun = catanh; break;
-  case SHLO_OP_CHLO_BESSEL_I1E: f.un = sf_bessel_i1e; break;
-  case SHLO_OP_CHLO_CONJ: f.un = sf_ident; f.cun = sc_conj; break;
-  case SHLO_OP_CHLO_COSH: f.un = sf_cosh; f.cun = ccosh; break;
-  case SHLO_OP_CHLO_DIGAMMA: f.un = sf_digamma; break;
-  case SHLO_OP_CHLO_ERF: f.un = sf_erf; break;
-  case SHLO_OP_CHLO_ERF_INV: f.un = sf_erf_inv; break;
-  case SHLO_OP_CHLO_ERFC: f.un = sf_erfc; break;
-  case SHLO_OP_CHLO_LGAMMA: f.un = sf_lgamma; break;
-  case SHLO_OP_CHLO_SINH: f.un = sf_sinh; f.cun = csinh; break;
-  case SHLO_OP_CHLO_TAN: f.un = sf_tan; f.cun = ctan; break;
-  case SHLO_OP_CHLO_IGAMMA: f.bin = sf_igamma_p; break;
-  case SHLO_OP_CHLO_IGAMMAC: f.bin = sf_igamma_q; break;
-  case SHLO_OP_CHLO_POLYGAMMA: f.bin = sf_polygamma; break;
-  case SHLO_OP_CHLO_ZETA: f.bin = sf_zeta; break;
-  default: break;
-  }
-  return f;
+  chlo_fn none = {0, NULL, NULL, NULL};
+  return code > 0 && code < SHLO_OP_COUNT ? chlo_fns[code] : none;
 }
 
 static cew_loop mulhi_loop(shlo_elem_type t) {
@@ -530,10 +529,7 @@ static shlo_elem_type cew_pick_loop(int code, cew_params *p) {
 shlo_status shlo__compile_chlo(shlo_compiler *cc, const shlo_op *op,
                               shlo_step *step) {
   int code = op->code;
-  bool binary = code == SHLO_OP_CHLO_IGAMMA || code == SHLO_OP_CHLO_IGAMMAC ||
-                code == SHLO_OP_CHLO_POLYGAMMA || code == SHLO_OP_CHLO_ZETA ||
-                code == SHLO_OP_CHLO_NEXT_AFTER || code == SHLO_OP_CHLO_MULHI;
-  int n_in = binary ? 2 : 1;
+  int n_in = chlo_fn_of(code).arity;
   if (op->n_operands != n_in || op->n_results != 1)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "expects %d operand(s) and one result", n_in);

@@ -26,6 +26,7 @@
  *  - minimum/maximum propagate NaN and order -0 < +0;
  *  - complex<f32>/complex<f64>: add, subtract, multiply in the part type,
  *    everything else with C99 double complex functions. */
+#include <assert.h>
 #include <complex.h>
 #include <math.h>
 #include <stdint.h>
@@ -254,47 +255,58 @@ static inline uint64_t ew_ipow(int64_t base, uint64_t e, int neg) {
   return r;
 }
 
+/* ---- scalar functions and their loops ----
+ *
+ * Each op of the op table with an SHLO_EW column has one scalar function
+ * per element class its column marks Y: IB_<OP>/IU_<OP> (integer binary/
+ * unary), FB_<OP>/FU_<OP> (float), CB_<OP>/CU_<OP> (complex).  The loops
+ * and the per-op kernel tables below are generated from the rows, so an op
+ * is one row plus its scalar functions.  EW_IF<n>_<arity><Y|N>(x) keeps x
+ * when a row of that arity has the class, for the tables of arity n. */
+#define EW_IF1_0N(...)
+#define EW_IF1_1N(...)
+#define EW_IF1_1Y(...) __VA_ARGS__
+#define EW_IF1_2N(...)
+#define EW_IF1_2Y(...)
+#define EW_IF2_0N(...)
+#define EW_IF2_1N(...)
+#define EW_IF2_1Y(...)
+#define EW_IF2_2N(...)
+#define EW_IF2_2Y(...) __VA_ARGS__
+
 /* ---- integer ops: binary (SG, T, U, a, b) and unary (SG, T, U, a) ---- */
 
 #define IB_ADD(SG, T, U, a, b) (T)(U)((uint64_t)(U)(a) + (uint64_t)(U)(b))
-#define IB_SUB(SG, T, U, a, b) (T)(U)((uint64_t)(U)(a) - (uint64_t)(U)(b))
-#define IB_MUL(SG, T, U, a, b) (T)(U)((uint64_t)(U)(a) * (uint64_t)(U)(b))
+#define IB_SUBTRACT(SG, T, U, a, b) (T)(U)((uint64_t)(U)(a) - (uint64_t)(U)(b))
+#define IB_MULTIPLY(SG, T, U, a, b) (T)(U)((uint64_t)(U)(a) * (uint64_t)(U)(b))
 #define IB_AND(SG, T, U, a, b) (T)((a) & (b))
 #define IB_OR(SG, T, U, a, b) (T)((a) | (b))
 #define IB_XOR(SG, T, U, a, b) (T)((a) ^ (b))
-#define IB_MAX(SG, T, U, a, b) ((a) > (b) ? (a) : (b))
-#define IB_MIN(SG, T, U, a, b) ((a) < (b) ? (a) : (b))
-#define IB_DIV(SG, T, U, a, b)                                     \
+#define IB_MAXIMUM(SG, T, U, a, b) ((a) > (b) ? (a) : (b))
+#define IB_MINIMUM(SG, T, U, a, b) ((a) < (b) ? (a) : (b))
+#define IB_DIVIDE(SG, T, U, a, b)                                  \
   ((b) == 0 ? (T)-1                                                \
    : ((SG) && (b) == (T)-1) ? (T)(U)(0 - (uint64_t)(U)(a))         \
                             : (T)((a) / (b)))
-#define IB_REM(SG, T, U, a, b)                                     \
+#define IB_REMAINDER(SG, T, U, a, b)                                        \
   ((b) == 0 ? (a) : ((SG) && (b) == (T)-1) ? (T)0 : (T)((a) % (b)))
-#define IB_SHL(SG, T, U, a, b)                                     \
+#define IB_SHIFT_LEFT(SG, T, U, a, b)                                       \
   (T)(U)ew_shl((uint64_t)(U)(a), (uint64_t)(U)(b) & mask, bits)
-#define IB_SHRL(SG, T, U, a, b)                                    \
+#define IB_SHIFT_RIGHT_LOGICAL(SG, T, U, a, b)                              \
   (T)(U)ew_shrl((uint64_t)(U)(a) & mask, (uint64_t)(U)(b) & mask, bits)
-#define IB_SHRA(SG, T, U, a, b)                                    \
+#define IB_SHIFT_RIGHT_ARITHMETIC(SG, T, U, a, b)                           \
   (T)(U)ew_shra((uint64_t)(U)(a), (uint64_t)(U)(b) & mask, bits)
-#define IB_POW(SG, T, U, a, b)                                     \
+#define IB_POWER(SG, T, U, a, b)                                   \
   (T)(U)ew_ipow((int64_t)(a), (uint64_t)(int64_t)(b),              \
                 (SG) && ew_isneg((int64_t)(b)))
 
-#define IU_NEG(SG, T, U, a) (T)(U)(0 - (uint64_t)(U)(a))
-#define IU_ABS(SG, T, U, a) (((SG) && ew_isneg((int64_t)(a))) ? IU_NEG(SG, T, U, a) : (a))
+#define IU_NEGATE(SG, T, U, a) (T)(U)(0 - (uint64_t)(U)(a))
+#define IU_ABS(SG, T, U, a)                                       \
+  (((SG) && ew_isneg((int64_t)(a))) ? IU_NEGATE(SG, T, U, a) : (a))
 #define IU_SIGN(SG, T, U, a) (T)(ew_isneg((int64_t)(a)) ? -1 : (a) != 0)
 #define IU_NOT(SG, T, U, a) (T)~(a)
 #define IU_POPCNT(SG, T, U, a) (T)__builtin_popcountll((uint64_t)(U)(a) & mask)
 #define IU_CLZ(SG, T, U, a) (T)ew_clz((uint64_t)(U)(a) & mask, bits)
-
-#define EW_IBIN_OPS(X) X(ADD) X(SUB) X(MUL) X(AND) X(OR) X(XOR) X(MAX) \
-  X(MIN) X(DIV) X(REM) X(SHL) X(SHRL) X(SHRA) X(POW)
-#define EW_IUN_OPS(X) X(NEG) X(ABS) X(SIGN) X(NOT) X(POPCNT) X(CLZ)
-
-#define EW_ENUM_IB(OP) IB_##OP##_,
-#define EW_ENUM_IU(OP) IU_##OP##_,
-enum { IB_NONE_, EW_IBIN_OPS(EW_ENUM_IB) IB_COUNT_ };
-enum { IU_NONE_, EW_IUN_OPS(EW_ENUM_IU) IU_COUNT_ };
 
 #define DEF_IBIN(OP, TN, T, U, SG)                                          \
   static void ib_##OP##_##TN(void *d_, const void *a_, const void *b_,      \
@@ -320,17 +332,25 @@ enum { IU_NONE_, EW_IUN_OPS(EW_ENUM_IU) IU_COUNT_ };
       d[i] = IWRAP(SG, T, U, r);                                            \
     }                                                                       \
   }
-#define DEF_IBIN_ALL(OP) EW_ITYPES(DEF_IBIN, OP)
-#define DEF_IUN_ALL(OP) EW_ITYPES(DEF_IUN, OP)
-EW_IBIN_OPS(DEF_IBIN_ALL)
-EW_IUN_OPS(DEF_IUN_ALL)
+/* One loop per (op, storage type) for every row of the op table whose
+ * SHLO_EW column says I = Y; the op's arity picks unary or binary. */
+#define EW_ILOOPS(e, a, k, i, f, c, i1)                                     \
+  EW_IF1_##a##i(EW_ITYPES(DEF_IUN, e)) EW_IF2_##a##i(EW_ITYPES(DEF_IBIN, e))
+#define EW_ROW_ILOOPS(e, name, cf, v, fl, k, kw) SHLO_EW_ROW(EW_ILOOPS, e, k)
+SHLO_OPS_ELEMENTWISE(EW_ROW_ILOOPS)
 
 #define CELL_IB(OP, TN, T, U, SG) ib_##OP##_##TN,
 #define CELL_IU(OP, TN, T, U, SG) iu_##OP##_##TN,
-#define ROW_IB(OP) [IB_##OP##_] = {EW_ITYPES(CELL_IB, OP)},
-#define ROW_IU(OP) [IU_##OP##_] = {EW_ITYPES(CELL_IU, OP)},
-static const ew_bin_fn ew_ib_tab[IB_COUNT_][ITY_COUNT] = {EW_IBIN_OPS(ROW_IB)};
-static const ew_un_fn ew_iu_tab[IU_COUNT_][ITY_COUNT] = {EW_IUN_OPS(ROW_IU)};
+#define ROW_IB(OP) [SHLO_OP_##OP] = {EW_ITYPES(CELL_IB, OP)},
+#define ROW_IU(OP) [SHLO_OP_##OP] = {EW_ITYPES(CELL_IU, OP)},
+#define EW_IB_ROW(e, a, k, i, f, c, i1) EW_IF2_##a##i(ROW_IB(e))
+#define EW_IU_ROW(e, a, k, i, f, c, i1) EW_IF1_##a##i(ROW_IU(e))
+#define EW_ROW_IB(e, name, cf, v, fl, k, kw) SHLO_EW_ROW(EW_IB_ROW, e, k)
+#define EW_ROW_IU(e, name, cf, v, fl, k, kw) SHLO_EW_ROW(EW_IU_ROW, e, k)
+static const ew_bin_fn ew_ib_tab[SHLO_OP_COUNT][ITY_COUNT] = {
+    SHLO_OPS_ELEMENTWISE(EW_ROW_IB)};
+static const ew_un_fn ew_iu_tab[SHLO_OP_COUNT][ITY_COUNT] = {
+    SHLO_OPS_ELEMENTWISE(EW_ROW_IU)};
 
 /* ---- float flavours ---- */
 
@@ -378,46 +398,35 @@ static inline double ew_bf16_ld(uint16_t b) {
 /* ---- float ops: binary (a, b) and unary (x, R), R = round to type ---- */
 
 #define FB_ADD(a, b) ((a) + (b))
-#define FB_SUB(a, b) ((a) - (b))
-#define FB_MUL(a, b) ((a) * (b))
-#define FB_DIV(a, b) ((a) / (b))
-#define FB_REM(a, b) fmod((a), (b))
-#define FB_MAX(a, b) SHLO_FMAX(a, b)
-#define FB_MIN(a, b) SHLO_FMIN(a, b)
-#define FB_POW(a, b) pow((double)(a), (double)(b))
+#define FB_SUBTRACT(a, b) ((a) - (b))
+#define FB_MULTIPLY(a, b) ((a) * (b))
+#define FB_DIVIDE(a, b) ((a) / (b))
+#define FB_REMAINDER(a, b) fmod((a), (b))
+#define FB_MAXIMUM(a, b) SHLO_FMAX(a, b)
+#define FB_MINIMUM(a, b) SHLO_FMIN(a, b)
+#define FB_POWER(a, b) pow((double)(a), (double)(b))
 #define FB_ATAN2(a, b) atan2((double)(a), (double)(b))
 
-#define FU_NEG(x, R) (-(x))
+#define FU_NEGATE(x, R) (-(x))
 #define FU_ABS(x, R) fabs(x)
 #define FU_SIGN(x, R) ((x) != (x) ? (x) : (x) > 0 ? 1 : (x) < 0 ? -1 : (x))
 #define FU_CEIL(x, R) ceil(x)
 #define FU_FLOOR(x, R) floor(x)
-#define FU_RAFZ(x, R) round(x)
-#define FU_REVEN(x, R) nearbyint(x)
+#define FU_ROUND_AFZ(x, R) round(x)
+#define FU_ROUND_EVEN(x, R) nearbyint(x)
 #define FU_SQRT(x, R) sqrt((double)(x))
 #define FU_RSQRT(x, R) (1.0 / sqrt((double)(x)))
 #define FU_CBRT(x, R) cbrt((double)(x))
-#define FU_EXP(x, R) exp((double)(x))
+#define FU_EXPONENTIAL(x, R) exp((double)(x))
 #define FU_EXPM1(x, R) expm1((double)(x))
 #define FU_LOG(x, R) log((double)(x))
 #define FU_LOG1P(x, R) log1p((double)(x))
 #define FU_LOGISTIC(x, R) (1 / R(1 + R(exp(-(double)(x)))))
-#define FU_SIN(x, R) sin((double)(x))
-#define FU_COS(x, R) cos((double)(x))
+#define FU_SINE(x, R) sin((double)(x))
+#define FU_COSINE(x, R) cos((double)(x))
 #define FU_TAN(x, R) tan((double)(x))
 #define FU_TANH(x, R) tanh((double)(x))
 #define FU_REAL(x, R) (x)
-
-#define EW_FBIN_OPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(REM) X(MAX) X(MIN) \
-  X(POW) X(ATAN2)
-#define EW_FUN_OPS(X) X(NEG) X(ABS) X(SIGN) X(CEIL) X(FLOOR) X(RAFZ)     \
-  X(REVEN) X(SQRT) X(RSQRT) X(CBRT) X(EXP) X(EXPM1) X(LOG) X(LOG1P)     \
-  X(LOGISTIC) X(SIN) X(COS) X(TAN) X(TANH) X(REAL)
-
-#define EW_ENUM_FB(OP) FB_##OP##_,
-#define EW_ENUM_FU(OP) FU_##OP##_,
-enum { FB_NONE_, EW_FBIN_OPS(EW_ENUM_FB) FB_COUNT_ };
-enum { FU_NONE_, EW_FUN_OPS(EW_ENUM_FU) FU_COUNT_ };
 
 #define DEF_FBIN(OP, FN)                                                    \
   static void fb_##OP##_##FN(void *d, const void *x, const void *y,         \
@@ -437,17 +446,25 @@ enum { FU_NONE_, EW_FUN_OPS(EW_ENUM_FU) FU_COUNT_ };
       FST_##FN(d, i, FU_##OP(x, FRND_##FN));                                \
     }                                                                       \
   }
-#define DEF_FBIN_ALL(OP) EW_FTYPES(DEF_FBIN, OP)
-#define DEF_FUN_ALL(OP) EW_FTYPES(DEF_FUN, OP)
-EW_FBIN_OPS(DEF_FBIN_ALL)
-EW_FUN_OPS(DEF_FUN_ALL)
+#define EW_FLOOPS(e, a, k, i, f, c, i1)                                     \
+  EW_IF1_##a##f(EW_FTYPES(DEF_FUN, e)) EW_IF2_##a##f(EW_FTYPES(DEF_FBIN, e))
+#define EW_ROW_FLOOPS(e, name, cf, v, fl, k, kw) SHLO_EW_ROW(EW_FLOOPS, e, k)
+SHLO_OPS_ELEMENTWISE(EW_ROW_FLOOPS)
+EW_FTYPES(DEF_FUN, REAL) /* real of a float: a copy (not a table op) */
 
 #define CELL_FB(OP, FN) fb_##OP##_##FN,
 #define CELL_FU(OP, FN) fu_##OP##_##FN,
-#define ROW_FB(OP) [FB_##OP##_] = {EW_FTYPES(CELL_FB, OP)},
-#define ROW_FU(OP) [FU_##OP##_] = {EW_FTYPES(CELL_FU, OP)},
-static const ew_bin_fn ew_fb_tab[FB_COUNT_][FTY_COUNT] = {EW_FBIN_OPS(ROW_FB)};
-static const ew_un_fn ew_fu_tab[FU_COUNT_][FTY_COUNT] = {EW_FUN_OPS(ROW_FU)};
+#define ROW_FB(OP) [SHLO_OP_##OP] = {EW_FTYPES(CELL_FB, OP)},
+#define ROW_FU(OP) [SHLO_OP_##OP] = {EW_FTYPES(CELL_FU, OP)},
+#define EW_FB_ROW(e, a, k, i, f, c, i1) EW_IF2_##a##f(ROW_FB(e))
+#define EW_FU_ROW(e, a, k, i, f, c, i1) EW_IF1_##a##f(ROW_FU(e))
+#define EW_ROW_FB(e, name, cf, v, fl, k, kw) SHLO_EW_ROW(EW_FB_ROW, e, k)
+#define EW_ROW_FU(e, name, cf, v, fl, k, kw) SHLO_EW_ROW(EW_FU_ROW, e, k)
+static const ew_bin_fn ew_fb_tab[SHLO_OP_COUNT][FTY_COUNT] = {
+    SHLO_OPS_ELEMENTWISE(EW_ROW_FB)};
+static const ew_un_fn ew_fu_tab[SHLO_OP_COUNT][FTY_COUNT] = {
+    SHLO_OPS_ELEMENTWISE(EW_ROW_FU)};
+static const ew_un_fn ew_fu_real_tab[FTY_COUNT] = {EW_FTYPES(CELL_FU, REAL)};
 
 /* is_finite: float -> i1 */
 #define DEF_ISFIN(A, FN)                                                    \
@@ -597,8 +614,8 @@ static double complex ew_csign(double complex z, int part_is_float) {
 /* Binary complex ops on parts (ar, ai, br, bi) of part type PT, writing
  * rr, ri (PT lvalues). */
 #define CB_ADD(PT, ar, ai, br, bi, rr, ri) rr = ar + br; ri = ai + bi;
-#define CB_SUB(PT, ar, ai, br, bi, rr, ri) rr = ar - br; ri = ai - bi;
-#define CB_MUL(PT, ar, ai, br, bi, rr, ri)                                  \
+#define CB_SUBTRACT(PT, ar, ai, br, bi, rr, ri) rr = ar - br; ri = ai - bi;
+#define CB_MULTIPLY(PT, ar, ai, br, bi, rr, ri)                             \
   SHLO_CMUL(PT, ar, ai, br, bi, rr, ri);
 #define CB_VIA(PT, z, rr, ri)                                               \
   {                                                                         \
@@ -606,19 +623,19 @@ static double complex ew_csign(double complex z, int part_is_float) {
     rr = (PT)creal(z_);                                                     \
     ri = (PT)cimag(z_);                                                     \
   }
-#define CB_DIV(PT, ar, ai, br, bi, rr, ri)                                  \
+#define CB_DIVIDE(PT, ar, ai, br, bi, rr, ri)                               \
   CB_VIA(PT, CMPLX(ar, ai) / CMPLX(br, bi), rr, ri)
-#define CB_POW(PT, ar, ai, br, bi, rr, ri)                                  \
+#define CB_POWER(PT, ar, ai, br, bi, rr, ri)                                \
   CB_VIA(PT, cpow(CMPLX(ar, ai), CMPLX(br, bi)), rr, ri)
 #define CB_ATAN2(PT, ar, ai, br, bi, rr, ri)                                \
   CB_VIA(PT, ew_catan2(CMPLX(ar, ai), CMPLX(br, bi)), rr, ri)
-#define CB_MAX(PT, ar, ai, br, bi, rr, ri)                                  \
+#define CB_MAXIMUM(PT, ar, ai, br, bi, rr, ri)                              \
   {                                                                         \
     int g_ = ar == br ? ai > bi : ar > br;                                  \
     rr = g_ ? ar : br;                                                      \
     ri = g_ ? ai : bi;                                                      \
   }
-#define CB_MIN(PT, ar, ai, br, bi, rr, ri)                                  \
+#define CB_MINIMUM(PT, ar, ai, br, bi, rr, ri)                              \
   {                                                                         \
     int g_ = ar == br ? ai < bi : ar < br;                                  \
     rr = g_ ? ar : br;                                                      \
@@ -627,29 +644,20 @@ static double complex ew_csign(double complex z, int part_is_float) {
 
 /* Unary complex ops: double complex z -> double complex (PF: part is
  * float). */
-#define CU_NEG(z, PF) (-(z))
+#define CU_NEGATE(z, PF) (-(z))
 #define CU_SIGN(z, PF) ew_csign((z), PF)
 #define CU_SQRT(z, PF) csqrt(z)
 #define CU_RSQRT(z, PF) (1.0 / csqrt(z))
 #define CU_CBRT(z, PF) ew_ccbrt(z)
-#define CU_EXP(z, PF) cexp(z)
+#define CU_EXPONENTIAL(z, PF) cexp(z)
 #define CU_EXPM1(z, PF) (cexp(z) - 1.0)
 #define CU_LOG(z, PF) clog(z)
 #define CU_LOG1P(z, PF) clog((z) + 1.0)
 #define CU_LOGISTIC(z, PF) (1.0 / (1.0 + cexp(-(z))))
-#define CU_SIN(z, PF) csin(z)
-#define CU_COS(z, PF) ccos(z)
+#define CU_SINE(z, PF) csin(z)
+#define CU_COSINE(z, PF) ccos(z)
 #define CU_TAN(z, PF) ctan(z)
 #define CU_TANH(z, PF) ctanh(z)
-
-#define EW_CBIN_OPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(POW) X(ATAN2) X(MAX) X(MIN)
-#define EW_CUN_OPS(X) X(NEG) X(SIGN) X(SQRT) X(RSQRT) X(CBRT) X(EXP) X(EXPM1) \
-  X(LOG) X(LOG1P) X(LOGISTIC) X(SIN) X(COS) X(TAN) X(TANH)
-
-#define EW_ENUM_CB(OP) CB_##OP##_,
-#define EW_ENUM_CU(OP) CU_##OP##_,
-enum { CB_NONE_, EW_CBIN_OPS(EW_ENUM_CB) CB_COUNT_ };
-enum { CU_NONE_, EW_CUN_OPS(EW_ENUM_CU) CU_COUNT_ };
 
 #define DEF_CBIN(OP, CN, PT)                                                \
   static void cb_##OP##_##CN(void *d_, const void *a_, const void *b_,      \
@@ -674,17 +682,23 @@ enum { CU_NONE_, EW_CUN_OPS(EW_ENUM_CU) CU_COUNT_ };
       CST(PT, d, i, CU_##OP(z, sizeof(PT) == 4));                           \
     }                                                                       \
   }
-#define DEF_CBIN_ALL(OP) EW_CTYPES(DEF_CBIN, OP)
-#define DEF_CUN_ALL(OP) EW_CTYPES(DEF_CUN, OP)
-EW_CBIN_OPS(DEF_CBIN_ALL)
-EW_CUN_OPS(DEF_CUN_ALL)
+#define EW_CLOOPS(e, a, k, i, f, c, i1)                                     \
+  EW_IF1_##a##c(EW_CTYPES(DEF_CUN, e)) EW_IF2_##a##c(EW_CTYPES(DEF_CBIN, e))
+#define EW_ROW_CLOOPS(e, name, cf, v, fl, k, kw) SHLO_EW_ROW(EW_CLOOPS, e, k)
+SHLO_OPS_ELEMENTWISE(EW_ROW_CLOOPS)
 
 #define CELL_CB(OP, CN, PT) cb_##OP##_##CN,
 #define CELL_CU(OP, CN, PT) cu_##OP##_##CN,
-#define ROW_CB(OP) [CB_##OP##_] = {EW_CTYPES(CELL_CB, OP)},
-#define ROW_CU(OP) [CU_##OP##_] = {EW_CTYPES(CELL_CU, OP)},
-static const ew_bin_fn ew_cb_tab[CB_COUNT_][CTY_COUNT] = {EW_CBIN_OPS(ROW_CB)};
-static const ew_un_fn ew_cu_tab[CU_COUNT_][CTY_COUNT] = {EW_CUN_OPS(ROW_CU)};
+#define ROW_CB(OP) [SHLO_OP_##OP] = {EW_CTYPES(CELL_CB, OP)},
+#define ROW_CU(OP) [SHLO_OP_##OP] = {EW_CTYPES(CELL_CU, OP)},
+#define EW_CB_ROW(e, a, k, i, f, c, i1) EW_IF2_##a##c(ROW_CB(e))
+#define EW_CU_ROW(e, a, k, i, f, c, i1) EW_IF1_##a##c(ROW_CU(e))
+#define EW_ROW_CB(e, name, cf, v, fl, k, kw) SHLO_EW_ROW(EW_CB_ROW, e, k)
+#define EW_ROW_CU(e, name, cf, v, fl, k, kw) SHLO_EW_ROW(EW_CU_ROW, e, k)
+static const ew_bin_fn ew_cb_tab[SHLO_OP_COUNT][CTY_COUNT] = {
+    SHLO_OPS_ELEMENTWISE(EW_ROW_CB)};
+static const ew_un_fn ew_cu_tab[SHLO_OP_COUNT][CTY_COUNT] = {
+    SHLO_OPS_ELEMENTWISE(EW_ROW_CU)};
 
 /* complex -> part type: abs, real, imag; parts -> complex: complex */
 #define DEF_CPART(A, CN, PT)                                                \
@@ -857,8 +871,8 @@ EW_ITYPES(DEF_CLAMPI, _)
     for (int64_t i = 0; i < n; i++) {                                       \
       FCT_##FN v = FLD_##FN(a, i), l = FLD_##FN(lo, i * sl),                \
                h = FLD_##FN(hi, i * sh);                                    \
-      FCT_##FN m = FB_MAX(v, l);                                            \
-      FST_##FN(d, i, FB_MIN(m, h));                                         \
+      FCT_##FN m = FB_MAXIMUM(v, l);                                            \
+      FST_##FN(d, i, FB_MINIMUM(m, h));                                     \
     }                                                                       \
   }
 EW_FTYPES(DEF_CLAMPF, _)
@@ -870,51 +884,17 @@ static const ew_tern_fn ew_clampf_tab[FTY_COUNT] = {EW_FTYPES(CELL_CLAMPF, _)};
 
 /* ---- op table ---- */
 
-/* Per opcode: arity and the loop to use for each element class (0 = not
- * supported); bool_ib/bool_iu: the integer loop used for i1. */
+/* Per op of the table: its arity and the op whose integer loop runs it on
+ * i1 (SHLO_OP_UNKNOWN: none), from the rows' SHLO_EW column. */
 typedef struct {
-  uint8_t arity, ib, iu, fb, fu, cb, cu, bool_ib, bool_iu;
+  uint8_t arity, i1_op;
 } ew_desc;
 
+#define EW_DESC(e, a, k, i, f, c, i1) [SHLO_OP_##e] = {a, SHLO_OP_##i1},
+#define EW_ROW_DESC(e, name, cf, v, fl, k, kw) SHLO_EW_ROW(EW_DESC, e, k)
 static const ew_desc ew_descs[SHLO_OP_COUNT] = {
-    [SHLO_OP_ABS] = {1, 0, IU_ABS_, 0, FU_ABS_, 0, 0, 0, 0},
-    [SHLO_OP_ADD] = {2, IB_ADD_, 0, FB_ADD_, 0, CB_ADD_, 0, IB_OR_, 0},
-    [SHLO_OP_AND] = {2, IB_AND_, 0, 0, 0, 0, 0, IB_AND_, 0},
-    [SHLO_OP_ATAN2] = {2, 0, 0, FB_ATAN2_, 0, CB_ATAN2_, 0, 0, 0},
-    [SHLO_OP_CBRT] = {1, 0, 0, 0, FU_CBRT_, 0, CU_CBRT_, 0, 0},
-    [SHLO_OP_CEIL] = {1, 0, 0, 0, FU_CEIL_, 0, 0, 0, 0},
-    [SHLO_OP_CLZ] = {1, 0, IU_CLZ_, 0, 0, 0, 0, 0, 0},
-    [SHLO_OP_COSINE] = {1, 0, 0, 0, FU_COS_, 0, CU_COS_, 0, 0},
-    [SHLO_OP_DIVIDE] = {2, IB_DIV_, 0, FB_DIV_, 0, CB_DIV_, 0, 0, 0},
-    [SHLO_OP_EXPONENTIAL] = {1, 0, 0, 0, FU_EXP_, 0, CU_EXP_, 0, 0},
-    [SHLO_OP_EXPM1] = {1, 0, 0, 0, FU_EXPM1_, 0, CU_EXPM1_, 0, 0},
-    [SHLO_OP_FLOOR] = {1, 0, 0, 0, FU_FLOOR_, 0, 0, 0, 0},
-    [SHLO_OP_LOG] = {1, 0, 0, 0, FU_LOG_, 0, CU_LOG_, 0, 0},
-    [SHLO_OP_LOG1P] = {1, 0, 0, 0, FU_LOG1P_, 0, CU_LOG1P_, 0, 0},
-    [SHLO_OP_LOGISTIC] = {1, 0, 0, 0, FU_LOGISTIC_, 0, CU_LOGISTIC_, 0, 0},
-    [SHLO_OP_MAXIMUM] = {2, IB_MAX_, 0, FB_MAX_, 0, CB_MAX_, 0, IB_OR_, 0},
-    [SHLO_OP_MINIMUM] = {2, IB_MIN_, 0, FB_MIN_, 0, CB_MIN_, 0, IB_AND_, 0},
-    [SHLO_OP_MULTIPLY] = {2, IB_MUL_, 0, FB_MUL_, 0, CB_MUL_, 0, IB_AND_, 0},
-    [SHLO_OP_NEGATE] = {1, 0, IU_NEG_, 0, FU_NEG_, 0, CU_NEG_, 0, 0},
-    [SHLO_OP_NOT] = {1, 0, IU_NOT_, 0, 0, 0, 0, 0, IU_NOT_},
-    [SHLO_OP_OR] = {2, IB_OR_, 0, 0, 0, 0, 0, IB_OR_, 0},
-    [SHLO_OP_POPCNT] = {1, 0, IU_POPCNT_, 0, 0, 0, 0, 0, 0},
-    [SHLO_OP_POWER] = {2, IB_POW_, 0, FB_POW_, 0, CB_POW_, 0, 0, 0},
-    [SHLO_OP_REMAINDER] = {2, IB_REM_, 0, FB_REM_, 0, 0, 0, 0, 0},
-    [SHLO_OP_ROUND_AFZ] = {1, 0, 0, 0, FU_RAFZ_, 0, 0, 0, 0},
-    [SHLO_OP_ROUND_EVEN] = {1, 0, 0, 0, FU_REVEN_, 0, 0, 0, 0},
-    [SHLO_OP_RSQRT] = {1, 0, 0, 0, FU_RSQRT_, 0, CU_RSQRT_, 0, 0},
-    [SHLO_OP_SHIFT_LEFT] = {2, IB_SHL_, 0, 0, 0, 0, 0, 0, 0},
-    [SHLO_OP_SHIFT_RIGHT_ARITHMETIC] = {2, IB_SHRA_, 0, 0, 0, 0, 0, 0, 0},
-    [SHLO_OP_SHIFT_RIGHT_LOGICAL] = {2, IB_SHRL_, 0, 0, 0, 0, 0, 0, 0},
-    [SHLO_OP_SIGN] = {1, 0, IU_SIGN_, 0, FU_SIGN_, 0, CU_SIGN_, 0, 0},
-    [SHLO_OP_SINE] = {1, 0, 0, 0, FU_SIN_, 0, CU_SIN_, 0, 0},
-    [SHLO_OP_SQRT] = {1, 0, 0, 0, FU_SQRT_, 0, CU_SQRT_, 0, 0},
-    [SHLO_OP_SUBTRACT] = {2, IB_SUB_, 0, FB_SUB_, 0, CB_SUB_, 0, 0, 0},
-    [SHLO_OP_TAN] = {1, 0, 0, 0, FU_TAN_, 0, CU_TAN_, 0, 0},
-    [SHLO_OP_TANH] = {1, 0, 0, 0, FU_TANH_, 0, CU_TANH_, 0, 0},
-    [SHLO_OP_XOR] = {2, IB_XOR_, 0, 0, 0, 0, 0, IB_XOR_, 0},
-};
+    SHLO_OPS_ELEMENTWISE(EW_ROW_DESC)};
+_Static_assert(SHLO_OP_COUNT < 256, "ew_desc keeps op codes in a byte");
 
 /* ---- compilation ---- */
 
@@ -1030,11 +1010,11 @@ static void ew_pick_part(const shlo_op *op, ew_params *p, ew_kind k,
     else if (op->code == SHLO_OP_IMAG) p->un = k.cty == CTY_c64 ? cimag_c64 : cimag_c128;
     else p->un = k.cty == CTY_c64 ? cabs_c64 : cabs_c128;
   } else if (k.fty >= 0) {
-    if (op->code == SHLO_OP_REAL) p->un = ew_fu_tab[FU_REAL_][k.fty];
+    if (op->code == SHLO_OP_REAL) p->un = ew_fu_real_tab[k.fty];
     else if (op->code == SHLO_OP_IMAG) p->un = fimag_any;
-    else p->un = ew_fu_tab[FU_ABS_][k.fty];
+    else p->un = ew_fu_tab[SHLO_OP_ABS][k.fty];
   } else if (op->code == SHLO_OP_ABS && k.cls == SHLO_CLASS_SINT) {
-    p->un = ew_iu_tab[IU_ABS_][k.ity];
+    p->un = ew_iu_tab[SHLO_OP_ABS][k.ity];
   }
 }
 
@@ -1065,25 +1045,24 @@ static shlo_status ew_pick_table(shlo_compiler *cc, const shlo_op *op,
   if (!dsc || dsc->arity == 0)
     return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "not an elementwise op this file implements");
-  if (p->n_in != dsc->arity)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "expected %d operands, got %d",
-                        dsc->arity, p->n_in);
+  /* verify_elementwise checked the operand count against the row. */
+  assert(p->n_in == dsc->arity);
+  const int c = op->code, a = dsc->arity;
   if (k.cls == SHLO_CLASS_BOOL) {
-    if (dsc->arity == 2 && dsc->bool_ib) p->bin = ew_ib_tab[dsc->bool_ib][ITY_u8];
-    if (dsc->arity == 1 && dsc->bool_iu) p->un = ew_iu_tab[dsc->bool_iu][ITY_u8];
+    if (dsc->i1_op && a == 2) p->bin = ew_ib_tab[dsc->i1_op][ITY_u8];
+    if (dsc->i1_op && a == 1) p->un = ew_iu_tab[dsc->i1_op][ITY_u8];
   } else if (k.ity >= 0) {
-    /* abs and sign are defined on signed integers only */
-    bool signed_only = op->code == SHLO_OP_SIGN;
-    if (!(signed_only && k.cls != SHLO_CLASS_SINT)) {
-      if (dsc->arity == 2 && dsc->ib) p->bin = ew_ib_tab[dsc->ib][k.ity];
-      if (dsc->arity == 1 && dsc->iu) p->un = ew_iu_tab[dsc->iu][k.ity];
+    /* sign is defined on signed integers only */
+    if (!(c == SHLO_OP_SIGN && k.cls != SHLO_CLASS_SINT)) {
+      if (a == 2) p->bin = ew_ib_tab[c][k.ity];
+      if (a == 1) p->un = ew_iu_tab[c][k.ity];
     }
   } else if (k.fty >= 0) {
-    if (dsc->arity == 2 && dsc->fb) p->bin = ew_fb_tab[dsc->fb][k.fty];
-    if (dsc->arity == 1 && dsc->fu) p->un = ew_fu_tab[dsc->fu][k.fty];
+    if (a == 2) p->bin = ew_fb_tab[c][k.fty];
+    if (a == 1) p->un = ew_fu_tab[c][k.fty];
   } else if (k.cty >= 0) {
-    if (dsc->arity == 2 && dsc->cb) p->bin = ew_cb_tab[dsc->cb][k.cty];
-    if (dsc->arity == 1 && dsc->cu) p->un = ew_cu_tab[dsc->cu][k.cty];
+    if (a == 2) p->bin = ew_cb_tab[c][k.cty];
+    if (a == 1) p->un = ew_cu_tab[c][k.cty];
   }
   return SHLO_OK;
 }

@@ -11,6 +11,7 @@
  * so the innermost loop moves the largest contiguous run with one memcpy
  * wherever the layout allows.  Everything that does not depend on runtime
  * values is decided at compile time and kept in the step's params. */
+#include <assert.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,21 +396,12 @@ shlo_status shlo__compile_slice(shlo_compiler *cc, const shlo_op *op,
   shlo_strides(r, rt->dims, rstr);
   int64_t off = 0;
   for (int i = 0; i < r; i++) {
-    if (start[i] < 0 || start[i] > limit[i] || limit[i] > ot->dims[i])
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C3, C4) dimension %d: bad slice [%lld, %lld) of "
-                          "extent %lld",
-                          i, (long long)start[i], (long long)limit[i],
-                          (long long)ot->dims[i]);
-    if (strides[i] <= 0)
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C5) dimension %d: stride %lld is not positive", i,
-                          (long long)strides[i]);
+    /* verify_slice checked C3 (0 <= start <= limit <= dim), C4 (stride >
+     * 0) and C5 (the result's extent). */
+    assert(start[i] >= 0 && start[i] <= limit[i] && limit[i] <= ot->dims[i]);
+    assert(strides[i] > 0);
     int64_t want = (limit[i] - start[i] + strides[i] - 1) / strides[i];
-    if (rt->dims[i] != want)
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C6) result dimension %d is %lld, expected %lld", i,
-                          (long long)rt->dims[i], (long long)want);
+    assert(rt->dims[i] == want);
     sstr[i] = ostr[i] * strides[i];
     if (want > 0) off += start[i] * ostr[i];
   }
@@ -429,22 +421,20 @@ shlo_status shlo__compile_reverse(shlo_compiler *cc, const shlo_op *op,
   const shlo_type *ot, *rt;
   shlo_status st;
   if ((st = move_types(cc, op, &ot, &rt))) return st;
-  if (ot->rank != rt->rank ||
-      memcmp(ot->dims, rt->dims, (size_t)ot->rank * sizeof(int64_t)))
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C1) operand and result shapes differ");
+  /* verify_reverse checked C1 (the result has the operand's type). */
+  assert(ot->rank == rt->rank &&
+         !memcmp(ot->dims, rt->dims, (size_t)ot->rank * sizeof(int64_t)));
   int r = ot->rank;
   const shlo_attr *a = shlo_op_attr(op, "dimensions");
   int64_t dims[SHLO_MAX_RANK + 1];
   int n = a ? shlo_attr_i64s(a, dims, SHLO_MAX_RANK + 1) : 0;
-  if (n < 0 || n > r)
+  /* The verifier skips a `dimensions` that is not an integer list. */
+  if (n < 0)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY, "bad attribute `dimensions`");
   bool rev[SHLO_MAX_RANK] = {false};
   for (int i = 0; i < n; i++) {
-    if (dims[i] < 0 || dims[i] >= r || rev[dims[i]])
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C2, C3) dimension %lld is out of range or repeated",
-                          (long long)dims[i]);
+    /* verify_reverse checked C2 (unique) and C3 (in range). */
+    assert(dims[i] >= 0 && dims[i] < r && !rev[dims[i]]);
     rev[dims[i]] = true;
   }
   int64_t str[SHLO_MAX_RANK], sstr[SHLO_MAX_RANK];
@@ -475,20 +465,11 @@ shlo_status shlo__compile_transpose(shlo_compiler *cc, const shlo_op *op,
   int r = ot->rank;
   int64_t perm[SHLO_MAX_RANK];
   if ((st = get_ints(cc, op, "permutation", perm, r))) return st;
-  if ((st = same_rank(cc, op, ot, rt))) return st;
-  bool seen[SHLO_MAX_RANK] = {false};
-  for (int i = 0; i < r; i++) {
-    if (perm[i] < 0 || perm[i] >= r || seen[perm[i]])
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C2) permutation is not a permutation of 0..%d",
-                          r - 1);
-    seen[perm[i]] = true;
-    if (rt->dims[i] != ot->dims[perm[i]])
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C4) result dimension %d is %lld, expected %lld", i,
-                          (long long)rt->dims[i],
-                          (long long)ot->dims[perm[i]]);
-  }
+  /* verify_transpose checked C2 (a permutation of 0..rank-1) and C3 (the
+   * result is the operand permuted). */
+  assert(rt->rank == r);
+  for (int i = 0; i < r; i++)
+    assert(perm[i] >= 0 && perm[i] < r && rt->dims[i] == ot->dims[perm[i]]);
   int64_t ostr[SHLO_MAX_RANK], rstr[SHLO_MAX_RANK], sstr[SHLO_MAX_RANK];
   shlo_strides(r, ot->dims, ostr);
   shlo_strides(r, rt->dims, rstr);
@@ -576,15 +557,16 @@ static shlo_status k_concatenate(const shlo_step *s, shlo_value *const *in,
 shlo_status shlo__compile_concatenate(shlo_compiler *cc, const shlo_op *op,
                                      shlo_step *step) {
   shlo_status st;
-  if (op->n_operands < 1 || op->n_results < 1)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "(C1) needs at least one input");
+  /* verify_concatenate checked C1-C5: at least one input, element types,
+   * ranks and the other dimensions agree, `dimension` is in range and the
+   * result is the inputs joined along it. */
+  assert(op->n_operands >= 1 && op->n_results == 1);
   const shlo_type *rt = shlo__cc_result_type(cc, op, 0);
   if ((st = tensor_type(cc, op, rt, "result"))) return st;
   int64_t dim;
+  /* The verifier reads a missing `dimension` as 0; refuse it here. */
   if ((st = get_int(cc, op, "dimension", &dim))) return st;
-  if (dim < 0 || dim >= rt->rank)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C4) dimension %lld is out of range", (long long)dim);
+  assert(dim >= 0 && dim < rt->rank);
   int n = op->n_operands;
   shape_params *p = params_new(step, rt, (size_t)n * sizeof(int64_t));
   if (!p) return no_mem(cc, op);
@@ -595,27 +577,13 @@ shlo_status shlo__compile_concatenate(shlo_compiler *cc, const shlo_op *op,
   }
   for (int k = 0; k < n; k++) {
     const shlo_type *t = shlo__cc_operand_type(cc, op, k);
-    if ((st = tensor_type(cc, op, t, "input")) ||
-        (st = same_elem(cc, op, t, rt)))
-      return st;
-    if (t->rank != rt->rank)
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY, "(C2) input %d has rank %d",
-                          k, t->rank);
-    for (int i = 0; i < rt->rank; i++)
-      if (i != dim && t->dims[i] != rt->dims[i])
-        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                            "(C3) input %d dimension %d is %lld, expected %lld",
-                            k, i, (long long)t->dims[i],
-                            (long long)rt->dims[i]);
+    if ((st = tensor_type(cc, op, t, "input"))) return st;
+    assert(t->elem == rt->elem && t->rank == rt->rank);
     total += t->dims[dim];
     p->blk[k] = t->dims[dim] * inner * (int64_t)p->es;
   }
-  if (total != rt->dims[dim])
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C6) result dimension %lld is %lld, inputs sum to "
-                        "%lld",
-                        (long long)dim, (long long)rt->dims[dim],
-                        (long long)total);
+  assert(total == rt->dims[dim]);
+  (void)total;
   p->outer = outer;
   p->inner = inner;
   p->n_inputs = n;
@@ -810,21 +778,19 @@ shlo_status shlo__compile_get_dimension_size(shlo_compiler *cc,
                                             const shlo_op *op,
                                             shlo_step *step) {
   shlo_status st;
-  if (op->n_operands != 1 || op->n_results != 1)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "wrong number of operands");
+  /* verify_get_dimension_size checked one tensor operand, the tensor<i32>
+   * result (O1) and C1 (`dimension` in range). */
+  assert(op->n_operands == 1 && op->n_results == 1);
   const shlo_type *ot = shlo__cc_operand_type(cc, op, 0);
   const shlo_type *rt = shlo__cc_result_type(cc, op, 0);
-  if (!ot || ot->kind != SHLO_TYPE_TENSOR)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "operand is not a tensor");
+  assert(ot->kind == SHLO_TYPE_TENSOR && rt->rank == 0 &&
+         rt->elem == SHLO_SI32);
   if ((st = tensor_type(cc, op, rt, "result"))) return st;
-  if (rt->rank != 0 || rt->elem != SHLO_SI32)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "result must be tensor<i32>");
   int64_t dim;
+  /* The verifier reads a missing `dimension` as 0; refuse it here. */
   if ((st = get_int(cc, op, "dimension", &dim))) return st;
-  if (dim < 0 || dim >= ot->rank)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C1) dimension %lld is out of range for rank %d",
-                        (long long)dim, ot->rank);
+  assert(dim >= 0 && dim < ot->rank);
+  (void)ot;
   shape_params *p = params_new(step, rt, 0);
   if (!p) return no_mem(cc, op);
   p->dim = (int)dim;
@@ -936,15 +902,13 @@ shlo_status shlo__compile_pad(shlo_compiler *cc, const shlo_op *op,
   const shlo_type *ot, *rt, *vt;
   shlo_status st;
   if ((st = move_types(cc, op, &ot, &rt))) return st;
-  if (op->n_operands != 2)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "wrong number of operands");
+  /* verify_pad checked two operands, a rank-0 padding value (I2) of the
+   * operand's element type (C1), the attribute lengths (C2), interior >= 0
+   * (C3) and every result dimension (C4). */
+  assert(op->n_operands == 2);
   vt = shlo__cc_operand_type(cc, op, 1);
-  if ((st = tensor_type(cc, op, vt, "padding value")) ||
-      (st = same_elem(cc, op, vt, rt)))
-    return st;
-  if (vt->rank != 0)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C1) padding value is not a scalar");
+  if ((st = tensor_type(cc, op, vt, "padding value"))) return st;
+  assert(vt->rank == 0 && vt->elem == rt->elem);
   int r = ot->rank;
   int64_t lo[SHLO_MAX_RANK], hi[SHLO_MAX_RANK], inter[SHLO_MAX_RANK];
   if ((st = get_ints(cc, op, "edge_padding_low", lo, r)) ||
@@ -955,7 +919,7 @@ shlo_status shlo__compile_pad(shlo_compiler *cc, const shlo_op *op,
   } else {
     for (int i = 0; i < r; i++) inter[i] = 0;
   }
-  if ((st = same_rank(cc, op, ot, rt))) return st;
+  assert(rt->rank == r);
   int64_t ostr[SHLO_MAX_RANK], rstr[SHLO_MAX_RANK];
   int64_t cnt[SHLO_MAX_RANK], sstr[SHLO_MAX_RANK], dstr[SHLO_MAX_RANK];
   shlo_strides(r, ot->dims, ostr);
@@ -964,15 +928,8 @@ shlo_status shlo__compile_pad(shlo_compiler *cc, const shlo_op *op,
   bool empty = false;
   for (int i = 0; i < r; i++) {
     int64_t d = ot->dims[i], R = rt->dims[i];
-    if (inter[i] < 0)
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C3) interior padding %lld is negative",
-                          (long long)inter[i]);
-    int64_t want = lo[i] + hi[i] + d + (d > 0 ? (d - 1) * inter[i] : 0);
-    if (want != R || R < 0)
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C4) result dimension %d is %lld, expected %lld", i,
-                          (long long)R, (long long)want);
+    assert(inter[i] >= 0 && R >= 0 &&
+           R == lo[i] + hi[i] + d + (d > 0 ? (d - 1) * inter[i] : 0));
     /* operand indices j with 0 <= lo + j * step < R */
     int64_t step_ = inter[i] + 1;
     int64_t jmin = lo[i] >= 0 ? 0 : (-lo[i] + step_ - 1) / step_;

@@ -37,28 +37,20 @@ static int kind_of(const shlo_type *t) {
   return 0;
 }
 
-static int op_kinds(int code) {
-  switch (code) {
-  case SHLO_OP_ADD: case SHLO_OP_MAXIMUM: case SHLO_OP_MINIMUM:
-  case SHLO_OP_MULTIPLY:
-    return K_ANY;
-  case SHLO_OP_AND: case SHLO_OP_OR: case SHLO_OP_XOR: case SHLO_OP_NOT:
-    return K_BOOL | K_INT;
-  case SHLO_OP_ABS: case SHLO_OP_SIGN:
-    return K_SNUM;
-  case SHLO_OP_CEIL: case SHLO_OP_FLOOR: case SHLO_OP_ROUND_AFZ:
-  case SHLO_OP_ROUND_EVEN:
-    return K_FLOAT | K_QUANT;
-  case SHLO_OP_CLZ: case SHLO_OP_POPCNT: case SHLO_OP_SHIFT_LEFT:
-  case SHLO_OP_SHIFT_RIGHT_ARITHMETIC: case SHLO_OP_SHIFT_RIGHT_LOGICAL:
-    return K_INT;
-  case SHLO_OP_SUBTRACT: case SHLO_OP_DIVIDE: case SHLO_OP_POWER:
-  case SHLO_OP_REMAINDER: case SHLO_OP_NEGATE:
-    return K_NUM;
-  default: /* atan2, cbrt, cosine, exponential, log, logistic, rsqrt, ... */
-    return K_FC;
-  }
-}
+/* Arity and accepted element kinds of the ops verify_elementwise checks,
+ * from their rows' SHLO_EW column in the op table (ops.h). */
+enum { K_NONE = 0, K_BI = K_BOOL | K_INT, K_FQ = K_FLOAT | K_QUANT };
+static const struct {
+  signed char arity, kinds;
+} ew_facts[] = {
+    [SHLO_OP_UNKNOWN] = {0, 0},
+#define EW_FACT(e, arity, kinds, i, f, c, i1) \
+  [SHLO_OP_##e] = {arity, K_##kinds},
+#define EW_ROW(e, name, c, v, fl, k, kw) SHLO_EW_ROW(EW_FACT, e, k)
+    SHLO_OPS_ELEMENTWISE(EW_ROW)
+#undef EW_ROW
+#undef EW_FACT
+};
 
 /* result_accuracy (spec "ResultAccuracy", C1-C2 of the attribute): with a
  * mode other than TOLERANCE every tolerance is zero; tolerances are never
@@ -151,11 +143,13 @@ static bool quant_consistent(shlo__vctx *vc, const shlo_op *op) {
  * same shape and (non-quantized) the same element type; abs (C2): the
  * result of a complex operand is its part type; quantized add C2-C7. */
 bool shlo__verify_elementwise(shlo__vctx *vc, const shlo_op *op) {
-  bool unary = op->n_operands == 1;
-  if (op->n_operands < 1 || op->n_operands > 2 || op->n_results != 1)
-    return shlo__verr(vc, op, NULL, "expects 1 or 2 operands and 1 result, "
-                      "got %d and %d", op->n_operands, op->n_results);
-  int kinds = op_kinds(op->code);
+  int n_in = op->code < (int)(sizeof ew_facts / sizeof ew_facts[0])
+                 ? ew_facts[op->code].arity : 0;
+  if (n_in == 0) /* a row naming this verifier without an SHLO_EW column */
+    return shlo__verr(vc, op, NULL, "is not an elementwise op");
+  bool unary = n_in == 1;
+  if (!arity(vc, op, n_in, 1)) return false;
+  int kinds = ew_facts[op->code].kinds;
   if (op->code == SHLO_OP_ADD) kinds |= 64; /* per-axis allowed */
   const shlo_type *r = shlo__rtype(vc, op, 0);
   for (int i = 0; i < op->n_operands; i++) {
