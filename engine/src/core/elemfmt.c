@@ -74,13 +74,17 @@ static bool reads_back(double y, double x, shlo_elem_type t) {
   return shlo__float_load(t, p) == x;
 }
 
-/* The shortest "%.<p>g" that reads back.  p starts at 15 for f64 and 6
- * for the rest (DBL_DIG, FLT_DIG: fewer digits than that always give the
- * same text with trailing zeros dropped, as %g drops them). */
+/* The shortest "%.<p>g" that reads back.  For f64 and f32, p starts at
+ * DBL_DIG (15) and FLT_DIG (6): fewer digits than that give the same text
+ * with %g's trailing zeros dropped, so the exact-decimal fast path applies
+ * there.  Formats narrower than f32 have shorter texts than their exact
+ * decimals (f8E4M3's 0.9375 reads back from "0.9"), so they search from 1
+ * digit (a few snprintf calls: they are not bulk output). */
 static void put_shortest(strbuf *b, double x, shlo_elem_type t) {
-  int prec = t == SHLO_F64 ? 15 : 6;
+  bool wide = t == SHLO_F64 || t == SHLO_F32;
+  int prec = t == SHLO_F64 ? 15 : wide ? 6 : 1;
   char tmp[40];
-  size_t n = shlo__fmt_fixed_decimal(x, prec, tmp);
+  size_t n = wide ? shlo__fmt_fixed_decimal(x, prec, tmp) : 0;
   if (n) {
     shlo__sb_add(b, tmp, n);
     if (!memchr(tmp, '.', n)) shlo__sb_add(b, ".0", 2);
