@@ -94,6 +94,12 @@ static void put_shortest(strbuf *b, double x, shlo_elem_type t) {
     snprintf(tmp, sizeof tmp, "%.*g", prec, x);
     if (reads_back(strtod(tmp, NULL), x, t)) break;
   }
+  /* A narrow float that is a short exact decimal reads better as one
+   * (bf16 300 as "300.0", not "3e+02"). */
+  if (!wide && strchr(tmp, 'e')) {
+    char fixed[40];
+    if (shlo__fmt_fixed_decimal(x, 6, fixed)) memcpy(tmp, fixed, sizeof fixed);
+  }
   /* Keep floats visibly floats: "1e+30" is one, "1" gets ".0". */
   if (!strpbrk(tmp, ".eEn")) strcat(tmp, ".0");
   shlo__sb_puts(b, tmp);
