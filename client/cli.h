@@ -13,5 +13,8 @@ int cli_verify(int argc, char **argv);
 /* Read a whole file into a malloc'd buffer (NUL-terminated); NULL and a
  * message on stderr on failure. */
 char *cli_read_file(const char *path, size_t *len);
+/* A diagnostic as "file:line:col: error: message" on stderr. */
+struct shlo_diag;
+void cli_print_diag(const struct shlo_diag *d);
 
 #endif

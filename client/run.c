@@ -8,38 +8,14 @@
 #include "shlo/grid.h"
 
 char *cli_read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "shlo: cannot open %s\n", path);
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n - 1, f);
-    if (n < cap - 1) break;
-    char *w = realloc(buf, cap * 2);
-    if (!w) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = w;
-    cap *= 2;
-  }
-  bool err = ferror(f);
-  fclose(f);
-  if (!buf || err) {
-    fprintf(stderr, "shlo: cannot read %s\n", path);
-    free(buf);
-    return NULL;
-  }
-  buf[n] = 0;
-  *len = n;
-  return buf;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  char *text = shlo_read_file(path, len, &d);
+  if (!text) fprintf(stderr, "shlo: %s\n", d.message);
+  return text;
 }
 
-static void print_diag(const shlo_diag *d) {
+void cli_print_diag(const shlo_diag *d) {
   char msg[SHLO_DIAG_MAX + 256];
   shlo_diag_format(d, msg, sizeof msg);
   fprintf(stderr, "%s\n", msg);
@@ -93,7 +69,7 @@ static int read_infeed(const char *path, shlo_value ***vals, int *n,
   free(text);
   if (st) {
     fprintf(stderr, "shlo run: --infeed: ");
-    print_diag(d);
+    cli_print_diag(d);
     return 1;
   }
   return 0;
@@ -163,7 +139,7 @@ static int run_grid(shlo_executable *e, int R, int P, shlo_value **args,
                        .infeed = inq, .outfeed = outq};
   if (shlo_execute_grid(e, &go, dealt, f->n_args, &results, &n_results,
                         &d)) {
-    print_diag(&d);
+    cli_print_diag(&d);
     goto done;
   }
   rc = print_grid_results(R, P, results, n_results, outq);
@@ -233,7 +209,7 @@ static int run_single(shlo_executable *e, shlo_value **args, int n_args,
   shlo_value **results = NULL;
   int n_results = 0, rc = 1;
   if (shlo_execute(e, NULL, args, n_args, &results, &n_results, d)) {
-    print_diag(d);
+    cli_print_diag(d);
   } else {
     rc = 0;
     for (int i = 0; i < n_results && !rc; i++)
@@ -249,28 +225,21 @@ int cli_run(int argc, char **argv) {
   int rc = parse_run_opts(argc, argv, &o);
   if (rc) return rc;
   rc = 1;
-  size_t len;
-  char *text = cli_read_file(o.path, &len);
   shlo_module *m = NULL;
   shlo_executable *e = NULL;
   shlo_value **args = NULL;
   int n_args = 0;
   shlo_diag d;
   shlo_diag_clear(&d);
-  if (!text) goto done;
-  if (shlo_parse_module(text, len, o.path, &m, &d)) {
-    print_diag(&d);
+  shlo_compile_opts co = {.entry = o.entry};
+  if (shlo_load_file(o.path, &co, &m, &e, &d)) {
+    cli_print_diag(&d);
     goto done;
   }
   if (o.args_text && shlo_parse_values(o.args_text, strlen(o.args_text),
                                        &args, &n_args, &d)) {
     fprintf(stderr, "shlo run: --args: ");
-    print_diag(&d);
-    goto done;
-  }
-  shlo_compile_opts co = {.entry = o.entry};
-  if (shlo_compile(m, &co, &e, &d)) {
-    print_diag(&d);
+    cli_print_diag(&d);
     goto done;
   }
   if (o.explain) {
@@ -291,7 +260,6 @@ done:
   free(args);
   shlo_executable_free(e);
   shlo_module_free(m);
-  free(text);
   return rc;
 }
 
@@ -307,7 +275,7 @@ int cli_print(int argc, char **argv) {
   shlo_diag d;
   int rc = 1;
   if (shlo_parse_module(text, len, argv[0], &m, &d)) {
-    print_diag(&d);
+    cli_print_diag(&d);
   } else {
     char *out = shlo_module_print(m);
     if (out) {

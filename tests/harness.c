@@ -16,8 +16,8 @@ shlo_status harness_run(const char *text, bool quiet) {
   int n_res = 0;
   shlo_diag d;
   shlo_diag_clear(&d);
-  shlo_status st = shlo_parse_module(text, strlen(text), "test.mlir", &m, &d);
-  if (st == SHLO_OK) st = shlo_compile(m, NULL, &e, &d);
+  shlo_status st = shlo_load(text, strlen(text), "test.mlir", NULL, &m, &e,
+                             &d);
   if (st == SHLO_OK) st = shlo_execute(e, NULL, NULL, 0, &res, &n_res, &d);
   if (st != SHLO_OK && !quiet) {
     char buf[SHLO_DIAG_MAX + 256];

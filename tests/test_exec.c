@@ -219,7 +219,7 @@ static void failed_checks_say_which_element(void **state) {
   assert_int_equal(shlo_parse_module(text, strlen(text), "t.mlir", &m, &d), 0);
   assert_int_equal(shlo_compile(m, NULL, &e, &d), 0);
   assert_int_equal(shlo_execute(e, NULL, NULL, 0, &res, &n, &d), SHLO_ECHECK);
-  assert_non_null(strstr(d.message, "element 2: got 3, expected 3.5"));
+  assert_non_null(strstr(d.message, "element 2: got 3.0, expected 3.5"));
   shlo_executable_free(e);
   shlo_module_free(m);
 }

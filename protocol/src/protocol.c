@@ -1,6 +1,6 @@
 /* The JSON codec of PROTOCOL.md: errors, tensors, execution requests and
- * responses.  Parsing uses cJSON; numeric payloads are written as one raw
- * JSON text per tensor (exact 64-bit integers, shortest round-trip floats). */
+ * responses.  Parsing uses cJSON; writing uses json_write.h (exact 64-bit
+ * integers, shortest round-trip floats), never a cJSON tree. */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "shlo/protocol.h"
-#include "sbuf.h"
+#include "json_write.h"
 
 /* ---- errors ---- */
 
@@ -65,20 +65,21 @@ void shlo_proto_from_status(shlo_proto_error *e, int status,
 }
 
 char *shlo_proto_error_json(const shlo_proto_error *e) {
-  cJSON *root = cJSON_CreateObject(), *o = cJSON_CreateObject();
-  char *s = NULL;
-  if (!root || !o) goto done;
-  cJSON_AddItemToObject(root, "error", o);
-  cJSON_AddStringToObject(o, "kind", shlo_proto_err_name(e->kind));
-  cJSON_AddStringToObject(o, "message", e->message);
-  if (e->line > 0) cJSON_AddNumberToObject(o, "line", e->line);
-  if (e->column > 0) cJSON_AddNumberToObject(o, "column", e->column);
-  o = NULL;
-  s = cJSON_PrintUnformatted(root);
-done:
-  cJSON_Delete(o);
-  cJSON_Delete(root);
-  return s;
+  strbuf b = {0};
+  shlo__sb_puts(&b, "{\"error\":{\"kind\":");
+  shlo__json_str(&b, shlo_proto_err_name(e->kind));
+  shlo__json_key(&b, "message", false);
+  shlo__json_str(&b, e->message);
+  if (e->line > 0) {
+    shlo__json_key(&b, "line", false);
+    shlo__json_num(&b, e->line);
+  }
+  if (e->column > 0) {
+    shlo__json_key(&b, "column", false);
+    shlo__json_num(&b, e->column);
+  }
+  shlo__sb_puts(&b, "}}");
+  return shlo__sb_take(&b);
 }
 
 bool shlo_proto_error_parse(const char *body, size_t len,
@@ -557,261 +558,10 @@ int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
 
 /* ---- tensors: encoding ---- */
 
-static const double pow10_tab[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
-                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
-                                   1e15};
-
-/* Digits of n, backwards from end; returns the first. */
-static char *put_u64_rev(char *end, unsigned long long n) {
-  do *--end = (char)('0' + n % 10);
-  while (n /= 10);
-  return end;
-}
-
-static void put_int(sbuf *b, long long v) {
-  char tmp[24], *end = tmp + sizeof tmp;
-  unsigned long long u = v < 0 ? 0ull - (unsigned long long)v
-                               : (unsigned long long)v;
-  char *p = put_u64_rev(end, u);
-  if (v < 0) *--p = '-';
-  sbuf_add(b, p, (size_t)(end - p));
-}
-
-static void put_uint(sbuf *b, unsigned long long v) {
-  char tmp[24], *end = tmp + sizeof tmp;
-  char *p = put_u64_rev(end, v);
-  sbuf_add(b, p, (size_t)(end - p));
-}
-
-/* The fast path of "%.<prec>g" for x = +-m / 10^k exactly (as a double),
- * m < 10^prec, |x| >= 1e-4: then printf's prec-digit rounding of x is that
- * decimal, in fixed notation (prec <= 15 keeps half an ulp of x below half
- * a unit of the last digit).  Writes it to out (no ".0" added) and returns
- * its length, or 0 when x is not such a number. */
-static size_t fixed_decimal(double x, int prec, char out[40]) {
-  double a = fabs(x);
-  if (!(a >= 1e-4) || a >= pow10_tab[prec]) return 0;
-  for (int k = 0; k <= 8 && k <= prec; k++) {
-    double y = a * pow10_tab[k];
-    if (y >= pow10_tab[prec]) return 0;
-    if (y != floor(y)) continue;
-    unsigned long long m = (unsigned long long)y;
-    if ((double)m / pow10_tab[k] != a) continue;
-    while (k > 0 && m % 10 == 0) m /= 10, k--;
-    char tmp[40], *end = tmp + sizeof tmp, *p = end;
-    unsigned long long ip = m, fp = 0;
-    if (k) {
-      unsigned long long div = (unsigned long long)pow10_tab[k];
-      ip = m / div;
-      fp = m % div;
-      for (int d = 0; d < k; d++, fp /= 10) *--p = (char)('0' + fp % 10);
-      *--p = '.';
-    }
-    p = put_u64_rev(p, ip);
-    if (x < 0) *--p = '-';
-    size_t n = (size_t)(end - p);
-    memcpy(out, p, n);
-    out[n] = 0;
-    return n;
-  }
-  return 0;
-}
-
-static void put_float(sbuf *b, double x, bool single) {
-  if (isnan(x)) {
-    sbuf_puts(b, "\"NaN\"");
-    return;
-  }
-  if (isinf(x)) {
-    sbuf_puts(b, x > 0 ? "\"Infinity\"" : "\"-Infinity\"");
-    return;
-  }
-  if (x == 0) {
-    sbuf_puts(b, signbit(x) ? "-0.0" : "0.0");
-    return;
-  }
-  char tmp[40];
-  size_t n = fixed_decimal(x, single ? 6 : 15, tmp);
-  if (n) {
-    sbuf_add(b, tmp, n);
-    if (!memchr(tmp, '.', n)) sbuf_add(b, ".0", 2);
-    return;
-  }
-  /* Shortest text that reads back to the same value. */
-  for (int prec = single ? 6 : 15; prec <= 17; prec++) {
-    snprintf(tmp, sizeof tmp, "%.*g", prec, x);
-    double y = strtod(tmp, NULL);
-    if (single ? (float)y == (float)x : y == x) break;
-  }
-  /* Keep floats visibly floats: "1" -> "1.0". */
-  if (!strpbrk(tmp, ".eEn")) strcat(tmp, ".0");
-  sbuf_puts(b, tmp);
-}
-
-/* A number as cJSON prints it: "%1.15g" when that reads back within
- * DBL_EPSILON (relative), else "%1.17g"; NaN and infinities as null.
- * Integers and short decimals take a fast path with the same text. */
-static void put_json_number(sbuf *b, double d) {
-  if (isnan(d) || isinf(d)) {
-    sbuf_puts(b, "null");
-    return;
-  }
-  if (d == 0 && signbit(d)) {
-    sbuf_puts(b, "-0");
-    return;
-  }
-  if (d >= -2147483648.0 && d <= 2147483647.0 && d == (double)(int)d) {
-    put_int(b, (int)d);
-    return;
-  }
-  char tmp[40];
-  size_t n = fixed_decimal(d, 15, tmp);
-  if (n) {
-    sbuf_add(b, tmp, n);
-    return;
-  }
-  snprintf(tmp, sizeof tmp, "%1.15g", d);
-  double back = strtod(tmp, NULL);
-  double mag = fabs(back) > fabs(d) ? fabs(back) : fabs(d);
-  if (!(fabs(back - d) <= mag * DBL_EPSILON))
-    snprintf(tmp, sizeof tmp, "%1.17g", d);
-  sbuf_puts(b, tmp);
-}
-
-/* A JSON string with cJSON's escapes. */
-static void put_json_string(sbuf *b, const char *s) {
-  sbuf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    const char *esc = NULL;
-    switch (*p) {
-    case '"': esc = "\\\""; break;
-    case '\\': esc = "\\\\"; break;
-    case '\b': esc = "\\b"; break;
-    case '\f': esc = "\\f"; break;
-    case '\n': esc = "\\n"; break;
-    case '\r': esc = "\\r"; break;
-    case '\t': esc = "\\t"; break;
-    }
-    if (esc) sbuf_puts(b, esc);
-    else if (*p < 32) sbuf_printf(b, "\\u%04x", *p);
-    else sbuf_putc(b, (char)*p);
-  }
-  sbuf_putc(b, '"');
-}
-
-/* "data": the elements as a flat JSON array. */
-static void put_data(sbuf *b, const shlo_value *v) {
-  sbuf_putc(b, '[');
-  shlo_elem_type t = v->elem;
-  shlo_elem_class cls = shlo_elem_class_of(t);
-  for (int64_t i = 0; i < v->numel; i++) {
-    if (i) sbuf_putc(b, ',');
-    switch (cls) {
-    case SHLO_CLASS_FLOAT:
-      put_float(b, shlo_tensor_get_f64(v, i), t != SHLO_F64);
-      break;
-    case SHLO_CLASS_COMPLEX: {
-      double re, im;
-      shlo_tensor_get_c128(v, i, &re, &im);
-      sbuf_putc(b, '[');
-      put_float(b, re, t == SHLO_C64);
-      sbuf_putc(b, ',');
-      put_float(b, im, t == SHLO_C64);
-      sbuf_putc(b, ']');
-      break;
-    }
-    case SHLO_CLASS_BOOL:
-      sbuf_puts(b, shlo_tensor_get_i64(v, i) ? "true" : "false");
-      break;
-    case SHLO_CLASS_UINT:
-      put_uint(b, (unsigned long long)shlo_tensor_get_i64(v, i));
-      break;
-    default:
-      put_int(b, (long long)shlo_tensor_get_i64(v, i));
-    }
-  }
-  sbuf_putc(b, ']');
-}
-
-static char *data_text(const shlo_value *v) {
-  sbuf b;
-  sbuf_init(&b);
-  put_data(&b, v);
-  return sbuf_take(&b);
-}
-
-/* What cJSON_PrintUnformatted(shlo_proto_tensor_encode(v, b64)) prints,
- * written directly (no tree). */
-static void put_tensor(sbuf *b, const shlo_value *v, bool b64) {
-  if (v->kind == SHLO_TYPE_TOKEN) {
-    sbuf_puts(b, "{\"token\":true}");
-    return;
-  }
-  if (v->kind == SHLO_TYPE_TUPLE) {
-    sbuf_puts(b, "{\"tuple\":[");
-    for (int i = 0; i < v->n_elems; i++) {
-      if (i) sbuf_putc(b, ',');
-      put_tensor(b, v->elems[i], b64);
-    }
-    sbuf_puts(b, "]}");
-    return;
-  }
-  sbuf_puts(b, "{\"dtype\":");
-  put_json_string(b, shlo_elem_name(v->elem));
-  sbuf_puts(b, ",\"shape\":[");
-  for (int i = 0; i < v->rank; i++) {
-    if (i) sbuf_putc(b, ',');
-    put_json_number(b, (double)v->dims[i]);
-  }
-  sbuf_puts(b, "],");
-  if (b64) {
-    char *text = shlo_proto_b64_encode(v->data, v->nbytes);
-    if (!text) {
-      b->oom = true;
-      return;
-    }
-    sbuf_puts(b, "\"b64\":");
-    put_json_string(b, text);
-    free(text);
-  } else {
-    sbuf_puts(b, "\"data\":");
-    put_data(b, v);
-  }
-  sbuf_putc(b, '}');
-}
-
-cJSON *shlo_proto_tensor_encode(const shlo_value *v, bool b64) {
-  cJSON *o = cJSON_CreateObject();
-  if (!o) return NULL;
-  if (v->kind == SHLO_TYPE_TOKEN) {
-    cJSON_AddTrueToObject(o, "token");
-    return o;
-  }
-  if (v->kind == SHLO_TYPE_TUPLE) {
-    cJSON *a = cJSON_AddArrayToObject(o, "tuple");
-    for (int i = 0; a && i < v->n_elems; i++) {
-      cJSON *e = shlo_proto_tensor_encode(v->elems[i], b64);
-      if (!e) goto fail;
-      cJSON_AddItemToArray(a, e);
-    }
-    if (!a) goto fail;
-    return o;
-  }
-  cJSON_AddStringToObject(o, "dtype", shlo_elem_name(v->elem));
-  cJSON *shape = cJSON_AddArrayToObject(o, "shape");
-  if (!shape) goto fail;
-  for (int i = 0; i < v->rank; i++)
-    cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)v->dims[i]));
-  char *text = b64 ? shlo_proto_b64_encode(v->data, v->nbytes) : data_text(v);
-  if (!text) goto fail;
-  cJSON *item = b64 ? cJSON_CreateString(text) : cJSON_CreateRaw(text);
-  free(text);
-  if (!item) goto fail;
-  cJSON_AddItemToObject(o, b64 ? "b64" : "data", item);
-  return o;
-fail:
-  cJSON_Delete(o);
-  return NULL;
+char *shlo_proto_tensor_encode(const shlo_value *v, bool b64) {
+  strbuf b = {0};
+  shlo__json_tensor(&b, v, b64);
+  return shlo__sb_take(&b);
 }
 
 /* ---- execution requests and responses ---- */
@@ -957,24 +707,30 @@ char *shlo_proto_exec_req_build(const char *program, const char *entry,
                                 shlo_value *const *inputs, int n_inputs,
                                 double timeout_ms, bool b64_inputs,
                                 bool b64_outputs) {
-  cJSON *o = cJSON_CreateObject();
-  char *s = NULL;
-  if (!o) return NULL;
-  if (program) cJSON_AddStringToObject(o, "program", program);
-  if (entry) cJSON_AddStringToObject(o, "entry", entry);
-  cJSON *a = cJSON_AddArrayToObject(o, "inputs");
-  if (!a) goto done;
-  for (int i = 0; i < n_inputs; i++) {
-    cJSON *t = shlo_proto_tensor_encode(inputs[i], b64_inputs);
-    if (!t) goto done;
-    cJSON_AddItemToArray(a, t);
+  strbuf b = {0};
+  shlo__sb_putc(&b, '{');
+  if (program) {
+    shlo__json_key(&b, "program", true);
+    shlo__json_str(&b, program);
   }
-  if (timeout_ms > 0) cJSON_AddNumberToObject(o, "timeout_ms", timeout_ms);
-  if (b64_outputs) cJSON_AddStringToObject(o, "output_format", "b64");
-  s = cJSON_PrintUnformatted(o);
-done:
-  cJSON_Delete(o);
-  return s;
+  if (entry) {
+    shlo__json_key(&b, "entry", !program);
+    shlo__json_str(&b, entry);
+  }
+  shlo__json_key(&b, "inputs", !program && !entry);
+  shlo__sb_putc(&b, '[');
+  for (int i = 0; i < n_inputs; i++) {
+    if (i) shlo__sb_putc(&b, ',');
+    shlo__json_tensor(&b, inputs[i], b64_inputs);
+  }
+  shlo__sb_putc(&b, ']');
+  if (timeout_ms > 0) {
+    shlo__json_key(&b, "timeout_ms", false);
+    shlo__json_num(&b, timeout_ms);
+  }
+  if (b64_outputs) shlo__sb_puts(&b, ",\"output_format\":\"b64\"");
+  shlo__sb_putc(&b, '}');
+  return shlo__sb_take(&b);
 }
 
 char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
@@ -983,32 +739,31 @@ char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
                                  double compile_ms, double execute_ms,
                                  bool b64) {
   /* Written directly rather than through a cJSON tree: this is the hot
-   * path of every execution; the text is what cJSON would print. */
-  sbuf b;
-  sbuf_init(&b);
-  sbuf_reserve(&b, 192);
-  sbuf_puts(&b, "{\"outputs\":[");
+   * path of every execution. */
+  strbuf b = {0};
+  shlo__sb_reserve(&b, 192);
+  shlo__sb_puts(&b, "{\"outputs\":[");
   for (int p = 0; p < (n_procs > 1 ? n_procs : 1); p++) {
-    if (p) sbuf_putc(&b, ',');
-    if (n_procs > 1) sbuf_putc(&b, '[');
+    if (p) shlo__sb_putc(&b, ',');
+    if (n_procs > 1) shlo__sb_putc(&b, '[');
     for (int i = 0; i < n_outputs; i++) {
-      if (i) sbuf_putc(&b, ',');
-      put_tensor(&b, outputs[p * n_outputs + i], b64);
+      if (i) shlo__sb_putc(&b, ',');
+      shlo__json_tensor(&b, outputs[p * n_outputs + i], b64);
     }
-    if (n_procs > 1) sbuf_putc(&b, ']');
+    if (n_procs > 1) shlo__sb_putc(&b, ']');
   }
-  sbuf_putc(&b, ']');
+  shlo__sb_putc(&b, ']');
   if (module_id) {
-    sbuf_puts(&b, ",\"module\":");
-    put_json_string(&b, module_id);
+    shlo__json_key(&b, "module", false);
+    shlo__json_str(&b, module_id);
   }
-  sbuf_puts(&b, cached ? ",\"cached\":true" : ",\"cached\":false");
-  sbuf_puts(&b, ",\"timing\":{\"compile_ms\":");
-  put_json_number(&b, round(compile_ms * 1000) / 1000);
-  sbuf_puts(&b, ",\"execute_ms\":");
-  put_json_number(&b, round(execute_ms * 1000) / 1000);
-  sbuf_puts(&b, "}}");
-  return sbuf_take(&b);
+  shlo__sb_puts(&b, cached ? ",\"cached\":true" : ",\"cached\":false");
+  shlo__sb_puts(&b, ",\"timing\":{\"compile_ms\":");
+  shlo__json_num(&b, round(compile_ms * 1000) / 1000);
+  shlo__sb_puts(&b, ",\"execute_ms\":");
+  shlo__json_num(&b, round(execute_ms * 1000) / 1000);
+  shlo__sb_puts(&b, "}}");
+  return shlo__sb_take(&b);
 }
 
 int shlo_proto_exec_resp_parse(const char *body, size_t len,

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
 #include <openssl/evp.h>
 
 #include "cache.h"
+#include "json_write.h"
 #include "shlo/grid.h"
 
 void cache_init(srv_cache *c, size_t max_bytes) {
@@ -190,37 +190,56 @@ static size_t dense_bytes(const shlo_block *b) {
   return n;
 }
 
-static void type_list(cJSON *arr, int n, const shlo_type **types) {
+/* ,"key":["tensor<2xf32>", ...] */
+static void type_list(strbuf *b, const char *key, int n,
+                      const shlo_type **types) {
   char buf[512];
+  shlo__json_key(b, key, false);
+  shlo__sb_putc(b, '[');
   for (int i = 0; i < n; i++) {
+    if (i) shlo__sb_putc(b, ',');
     shlo_type_format(types[i], buf, sizeof buf);
-    cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+    shlo__json_str(b, buf);
   }
+  shlo__sb_putc(b, ']');
 }
 
+/* {"id","entry","functions":[{"name","visibility"?,"inputs","outputs"}],
+ * "replicas","partitions","bytes"}, malloc'd (NULL on OOM). */
 static char *build_info(const cache_entry *e) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "id", e->id);
+  strbuf b = {0};
+  shlo__sb_putc(&b, '{');
+  shlo__json_key(&b, "id", true);
+  shlo__json_str(&b, e->id);
   const shlo_func *entry = shlo_module_entry(e->m);
-  if (entry) cJSON_AddStringToObject(o, "entry", entry->name);
-  else cJSON_AddNullToObject(o, "entry");
-  cJSON *fs = cJSON_AddArrayToObject(o, "functions");
-  for (int i = 0; fs && i < e->m->n_funcs; i++) {
+  shlo__json_key(&b, "entry", false);
+  if (entry) shlo__json_str(&b, entry->name);
+  else shlo__sb_puts(&b, "null");
+  shlo__json_key(&b, "functions", false);
+  shlo__sb_putc(&b, '[');
+  for (int i = 0; i < e->m->n_funcs; i++) {
     const shlo_func *f = e->m->funcs[i];
-    cJSON *fo = cJSON_CreateObject();
-    cJSON_AddStringToObject(fo, "name", f->name);
-    if (f->visibility) cJSON_AddStringToObject(fo, "visibility", f->visibility);
-    type_list(cJSON_AddArrayToObject(fo, "inputs"), f->n_args, f->arg_types);
-    type_list(cJSON_AddArrayToObject(fo, "outputs"), f->n_results,
-              f->result_types);
-    cJSON_AddItemToArray(fs, fo);
+    if (i) shlo__sb_putc(&b, ',');
+    shlo__sb_putc(&b, '{');
+    shlo__json_key(&b, "name", true);
+    shlo__json_str(&b, f->name);
+    if (f->visibility) {
+      shlo__json_key(&b, "visibility", false);
+      shlo__json_str(&b, f->visibility);
+    }
+    type_list(&b, "inputs", f->n_args, f->arg_types);
+    type_list(&b, "outputs", f->n_results, f->result_types);
+    shlo__sb_putc(&b, '}');
   }
-  cJSON_AddNumberToObject(o, "replicas", e->replicas);
-  cJSON_AddNumberToObject(o, "partitions", e->partitions);
-  cJSON_AddNumberToObject(o, "bytes", (double)e->bytes);
-  char *s = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  return s;
+  shlo__sb_putc(&b, ']');
+  shlo__json_key(&b, "replicas", false);
+  shlo__json_num(&b, e->replicas);
+  shlo__json_key(&b, "partitions", false);
+  shlo__json_num(&b, e->partitions);
+  shlo__json_key(&b, "bytes", false);
+  shlo__json_num(&b, (double)e->bytes);
+  shlo__sb_putc(&b, '}');
+  return shlo__sb_take(&b);
 }
 
 cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
@@ -370,15 +389,14 @@ done:
 }
 
 char *cache_list_json(srv_cache *c) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON *a = cJSON_AddArrayToObject(o, "modules");
+  strbuf b = {0};
+  shlo__sb_puts(&b, "{\"modules\":[");
   pthread_mutex_lock(&c->lock);
-  for (cache_entry *e = c->head; a && e; e = e->next) {
-    cJSON *it = cJSON_Parse(e->info);
-    if (it) cJSON_AddItemToArray(a, it);
+  for (cache_entry *e = c->head; e; e = e->next) {
+    if (e != c->head) shlo__sb_putc(&b, ',');
+    shlo__sb_puts(&b, e->info);
   }
   pthread_mutex_unlock(&c->lock);
-  char *s = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  return s;
+  shlo__sb_puts(&b, "]}");
+  return shlo__sb_take(&b);
 }

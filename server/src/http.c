@@ -1,4 +1,3 @@
-#define _GNU_SOURCE /* vasprintf */
 /* HTTP on the loop: libmicrohttpd without threads of its own, its epoll
  * descriptor under a uv_poll_t and its timeout under a uv_timer_t.  Routes
  * that compute (execute, register) go to the worker pool with the
@@ -6,7 +5,6 @@
  * the loop. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -15,6 +13,7 @@
 #include <unistd.h>
 
 #include "server.h"
+#include "json_write.h"
 #include "shlo/protocol.h"
 
 uint64_t srv_now_ns(void) {
@@ -90,27 +89,17 @@ static bool method_ok(srv_route r, const char *m) {
 
 /* ---- answers ---- */
 
-static void reply_json(srv_request *r, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void reply_json(srv_request *r, int status, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *s = NULL;
-  int n = vasprintf(&s, fmt, ap);
-  va_end(ap);
-  free(r->resp);
-  r->resp = n < 0 ? NULL : s;
-  r->resp_len = n < 0 ? 0 : (size_t)n;
-  r->status = status;
-  r->resp_text = false;
-}
-
 static void set_body(srv_request *r, int status, char *body, bool text) {
   free(r->resp);
   r->resp = body;
   r->resp_len = body ? strlen(body) : 0;
   r->status = body ? status : 500;
   r->resp_text = text;
+}
+
+/* A constant JSON body. */
+static void reply_json(srv_request *r, int status, const char *json) {
+  set_body(r, status, strdup(json), false);
 }
 
 static enum MHD_Result send_reply(srv_request *r) {
@@ -230,7 +219,11 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
     snprintf(r->module, sizeof r->module, "%s", e->id);
     if (!strcmp(method, "DELETE")) {
       cache_remove(&s->cache, key);
-      reply_json(r, 200, "{\"deleted\":\"%s\"}", e->id);
+      strbuf b = {0};
+      shlo__sb_puts(&b, "{\"deleted\":");
+      shlo__json_str(&b, e->id);
+      shlo__sb_putc(&b, '}');
+      set_body(r, 200, shlo__sb_take(&b), false);
     } else {
       set_body(r, 200, strdup(e->info), false);
     }

@@ -9,6 +9,7 @@
 
 #include "server.h"
 #include "shlo/grid.h"
+#include "json_write.h"
 #include "shlo/protocol.h"
 #include "shlo/verify.h"
 
@@ -590,10 +591,11 @@ void srv_job_register(srv_job *j) {
       if (!e) goto done;
     }
   }
-  cJSON *info = cJSON_Parse(e->info);
-  if (info) cJSON_AddBoolToObject(info, "cached", cached);
-  reply_ok(r, info ? cJSON_PrintUnformatted(info) : NULL);
-  cJSON_Delete(info);
+  /* The entry's info object with "cached" as its last member. */
+  strbuf info = {0};
+  shlo__sb_add(&info, e->info, strlen(e->info) - 1); /* without its '}' */
+  shlo__sb_puts(&info, cached ? ",\"cached\":true}" : ",\"cached\":false}");
+  reply_ok(r, shlo__sb_take(&info));
 done:
   if (e) cache_release(&s->cache, e);
   shlo_proto_exec_req_free(&b.req);

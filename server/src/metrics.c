@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "server.h"
-#include "../../protocol/src/sbuf.h"
+#include "core/strbuf.h"
 
 static const char *const route_names[] = {
 #define R(e, s) s,
@@ -41,38 +41,37 @@ void srv_metrics_exec(srv_metrics *m, double seconds) {
 
 char *srv_metrics_text(srv_server *s) {
   srv_metrics *m = &s->metrics;
-  sbuf b;
-  sbuf_init(&b);
-  sbuf_puts(&b, "# HELP shlo_http_requests_total HTTP requests by route and "
+  strbuf b = {0};
+  shlo__sb_puts(&b, "# HELP shlo_http_requests_total HTTP requests by route and "
                 "status.\n# TYPE shlo_http_requests_total counter\n");
   for (int r = 0; r < R_COUNT; r++)
     for (int k = 0; k < SRV_N_STATUS; k++)
       if (m->requests[r][k]) {
         if (k < SRV_N_STATUS - 1)
-          sbuf_printf(&b, "shlo_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
+          shlo__sb_printf(&b, "shlo_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
                       route_names[r], statuses[k],
                       (unsigned long long)m->requests[r][k]);
         else
-          sbuf_printf(&b, "shlo_http_requests_total{route=\"%s\",status=\"other\"} %llu\n",
+          shlo__sb_printf(&b, "shlo_http_requests_total{route=\"%s\",status=\"other\"} %llu\n",
                       route_names[r], (unsigned long long)m->requests[r][k]);
       }
-  sbuf_puts(&b, "# HELP shlo_execution_seconds Engine execution time.\n"
+  shlo__sb_puts(&b, "# HELP shlo_execution_seconds Engine execution time.\n"
                 "# TYPE shlo_execution_seconds histogram\n");
   uint64_t cum = 0;
   for (int i = 0; i < SRV_LAT_BUCKETS; i++) {
     cum += m->exec_buckets[i];
-    sbuf_printf(&b, "shlo_execution_seconds_bucket{le=\"%g\"} %llu\n",
+    shlo__sb_printf(&b, "shlo_execution_seconds_bucket{le=\"%g\"} %llu\n",
                 lat_bounds[i], (unsigned long long)cum);
   }
   cum += m->exec_buckets[SRV_LAT_BUCKETS];
-  sbuf_printf(&b, "shlo_execution_seconds_bucket{le=\"+Inf\"} %llu\n",
+  shlo__sb_printf(&b, "shlo_execution_seconds_bucket{le=\"+Inf\"} %llu\n",
               (unsigned long long)cum);
-  sbuf_printf(&b, "shlo_execution_seconds_sum %.6f\n", m->exec_sum_s);
-  sbuf_printf(&b, "shlo_execution_seconds_count %llu\n",
+  shlo__sb_printf(&b, "shlo_execution_seconds_sum %.6f\n", m->exec_sum_s);
+  shlo__sb_printf(&b, "shlo_execution_seconds_count %llu\n",
               (unsigned long long)m->exec_count);
   int queued, running;
   pool_depth(&s->pool, &queued, &running);
-  sbuf_printf(&b, "# TYPE shlo_queue_depth gauge\nshlo_queue_depth %d\n"
+  shlo__sb_printf(&b, "# TYPE shlo_queue_depth gauge\nshlo_queue_depth %d\n"
                   "# TYPE shlo_executions_running gauge\n"
                   "shlo_executions_running %d\n"
                   "# TYPE shlo_workers gauge\nshlo_workers %d\n",
@@ -83,7 +82,7 @@ char *srv_metrics_text(srv_server *s) {
   size_t bytes = s->cache.bytes;
   int n = s->cache.n;
   pthread_mutex_unlock(&s->cache.lock);
-  sbuf_printf(&b,
+  shlo__sb_printf(&b,
               "# TYPE shlo_cache_hits_total counter\nshlo_cache_hits_total %llu\n"
               "# TYPE shlo_cache_misses_total counter\nshlo_cache_misses_total %llu\n"
               "# TYPE shlo_cache_evictions_total counter\n"
@@ -93,7 +92,7 @@ char *srv_metrics_text(srv_server *s) {
               "# TYPE shlo_cache_modules gauge\nshlo_cache_modules %d\n",
               (unsigned long long)hits, (unsigned long long)misses,
               (unsigned long long)ev, bytes, (long long)s->cfg.cache_bytes, n);
-  sbuf_printf(&b,
+  shlo__sb_printf(&b,
               "# TYPE shlo_http_bytes_in_total counter\n"
               "shlo_http_bytes_in_total %llu\n"
               "# TYPE shlo_http_bytes_out_total counter\n"
@@ -107,5 +106,5 @@ char *srv_metrics_text(srv_server *s) {
               s->n_conns, (unsigned long long)m->refused_queue,
               (unsigned long long)m->refused_connections,
               (double)(srv_now_ns() - s->started_ns) / 1e9);
-  return sbuf_take(&b);
+  return shlo__sb_take(&b);
 }

@@ -1,13 +1,29 @@
-/* The fast paths of protocol.c's number output against the slow ones they
- * replace: floats (shortest "%.<p>g" that reads back, p from 6 for single
- * and 15 for double), cJSON-style numbers ("%1.15g", else "%1.17g"), and
- * shlo_proto_exec_resp_build against the cJSON tree it used to print.
- * Includes protocol.c to reach its static functions. */
-#include "../../protocol/src/protocol.c"
+/* The fast paths of the JSON number output against the slow ones they
+ * replace: floats (engine/src/core/elemfmt.c: shortest "%.<p>g" that reads
+ * back, p from 6 for single and 15 for double), cJSON-style numbers
+ * (protocol/src/json_write.c: "%1.15g", else "%1.17g"), and
+ * shlo_proto_exec_resp_build against a cJSON tree of the same document,
+ * built here from printf-made numbers. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/elemfmt.h"
+#include "json_write.h"
+#include "shlo/protocol.h"
+
+static const double pow10_tab[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+                                   1e15};
 
 static int bad, n_checks;
 
-static void ref_float(char tmp[64], double x, bool single) {
+/* The shortest "%.<p>g" that reads back to x in type t, p from 15 for
+ * f64, 6 for f32 and 1 for narrower formats. */
+static void ref_float_t(char tmp[64], double x, shlo_elem_type t) {
   if (isnan(x)) {
     strcpy(tmp, "\"NaN\"");
     return;
@@ -16,34 +32,39 @@ static void ref_float(char tmp[64], double x, bool single) {
     strcpy(tmp, x > 0 ? "\"Infinity\"" : "\"-Infinity\"");
     return;
   }
-  for (int prec = single ? 6 : 15; prec <= 17; prec++) {
+  shlo_value *v = shlo_tensor_new(t, 0, NULL);
+  int prec = t == SHLO_F64 ? 15 : t == SHLO_F32 ? 6 : 1;
+  for (; prec <= 17; prec++) {
     snprintf(tmp, 64, "%.*g", prec, x);
-    double y = strtod(tmp, NULL);
-    if (single ? (float)y == (float)x : y == x) break;
+    shlo_tensor_set_f64(v, 0, strtod(tmp, NULL));
+    if (shlo_tensor_get_f64(v, 0) == x) break;
   }
+  shlo_value_unref(v);
   if (!strpbrk(tmp, ".eEn")) strcat(tmp, ".0");
+}
+
+static void ref_float(char tmp[64], double x, bool single) {
+  ref_float_t(tmp, x, single ? SHLO_F32 : SHLO_F64);
 }
 
 static void check(double x, bool single) {
   if (single) x = (float)x;
   char ref[64];
   ref_float(ref, x, single);
-  sbuf b;
-  sbuf_init(&b);
-  put_float(&b, x, single);
+  strbuf b = {0};
+  shlo__sb_put_float(&b, x, single ? SHLO_F32 : SHLO_F64, SHLO_ELEMFMT_JSON);
   n_checks++;
-  if (strcmp(ref, b.p) && bad++ < 20)
+  if (strcmp(ref, b.data) && bad++ < 20)
     printf("FAIL float %s %.17g: printf %s, fast %s\n", single ? "f32" : "f64",
-           x, ref, b.p);
-  sbuf_free(&b);
+           x, ref, b.data);
+  shlo__sb_free(&b);
   if (single) return;
   cJSON *c = cJSON_CreateNumber(x);
   char *r = cJSON_PrintUnformatted(c);
-  sbuf_init(&b);
-  put_json_number(&b, x);
-  if (strcmp(r, b.p) && bad++ < 20)
-    printf("FAIL number %.17g: cJSON %s, fast %s\n", x, r, b.p);
-  sbuf_free(&b);
+  shlo__json_num(&b, x);
+  if (strcmp(r, b.data) && bad++ < 20)
+    printf("FAIL number %.17g: cJSON %s, fast %s\n", x, r, b.data);
+  shlo__sb_free(&b);
   free(r);
   cJSON_Delete(c);
 }
@@ -54,6 +75,70 @@ static uint64_t next(void) {
   rng ^= rng >> 7;
   rng ^= rng << 17;
   return rng;
+}
+
+/* One element as the reference spells it: printf for integers, ref_float
+ * for floats, [re,im] for complex. */
+static void ref_elem(char *out, size_t cap, const shlo_value *v, int64_t i) {
+  char re[64], im[64];
+  switch (shlo_elem_class_of(v->elem)) {
+  case SHLO_CLASS_BOOL:
+    snprintf(out, cap, "%s", shlo_tensor_get_i64(v, i) ? "true" : "false");
+    break;
+  case SHLO_CLASS_SINT:
+    snprintf(out, cap, "%lld", (long long)shlo_tensor_get_i64(v, i));
+    break;
+  case SHLO_CLASS_UINT:
+    snprintf(out, cap, "%llu", (unsigned long long)shlo_tensor_get_i64(v, i));
+    break;
+  case SHLO_CLASS_FLOAT:
+    ref_float_t(out, shlo_tensor_get_f64(v, i), v->elem);
+    break;
+  case SHLO_CLASS_COMPLEX: {
+    double r, m;
+    shlo_tensor_get_c128(v, i, &r, &m);
+    ref_float(re, r, v->elem == SHLO_C64);
+    ref_float(im, m, v->elem == SHLO_C64);
+    snprintf(out, cap, "[%s,%s]", re, im);
+    break;
+  }
+  }
+}
+
+/* A value as a cJSON tree: what the tree-built responses were. */
+static cJSON *tree_value(const shlo_value *v, bool b64) {
+  cJSON *o = cJSON_CreateObject();
+  if (v->kind == SHLO_TYPE_TOKEN) {
+    cJSON_AddTrueToObject(o, "token");
+    return o;
+  }
+  if (v->kind == SHLO_TYPE_TUPLE) {
+    cJSON *a = cJSON_AddArrayToObject(o, "tuple");
+    for (int i = 0; i < v->n_elems; i++)
+      cJSON_AddItemToArray(a, tree_value(v->elems[i], b64));
+    return o;
+  }
+  cJSON_AddStringToObject(o, "dtype", shlo_elem_name(v->elem));
+  cJSON *shape = cJSON_AddArrayToObject(o, "shape");
+  for (int i = 0; i < v->rank; i++)
+    cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)v->dims[i]));
+  if (b64) {
+    char *text = shlo_proto_b64_encode(v->data, v->nbytes);
+    cJSON_AddStringToObject(o, "b64", text);
+    free(text);
+    return o;
+  }
+  char *data = malloc((size_t)v->numel * 160 + 3), *p = data;
+  *p++ = '[';
+  for (int64_t i = 0; i < v->numel; i++) {
+    if (i) *p++ = ',';
+    ref_elem(p, 160, v, i);
+    p += strlen(p);
+  }
+  strcpy(p, "]");
+  cJSON_AddItemToObject(o, "data", cJSON_CreateRaw(data));
+  free(data);
+  return o;
 }
 
 /* The old shlo_proto_exec_resp_build: a cJSON tree, printed. */
@@ -69,8 +154,7 @@ static char *tree_build(shlo_value *const *outs, int n_outs, int n_procs,
       cJSON_AddItemToArray(a, list);
     }
     for (int i = 0; i < n_outs; i++)
-      cJSON_AddItemToArray(list,
-                           shlo_proto_tensor_encode(outs[p * n_outs + i], b64));
+      cJSON_AddItemToArray(list, tree_value(outs[p * n_outs + i], b64));
   }
   cJSON_AddStringToObject(o, "module", id);
   cJSON_AddBoolToObject(o, "cached", cached);

@@ -15,12 +15,12 @@ else()
   message(WARNING "libcurl not found: the server's end-to-end tests are off")
 endif()
 
-# protocol.c's fast number and response writers against printf and cJSON.
+# The fast number and response writers against printf and cJSON.
 add_executable(test_server_proto_numbers
   ${CMAKE_SOURCE_DIR}/tests/server/test_proto_numbers.c)
 target_include_directories(test_server_proto_numbers PRIVATE
-  ${CMAKE_SOURCE_DIR}/protocol/include ${CMAKE_SOURCE_DIR}/protocol/src)
-target_link_libraries(test_server_proto_numbers PRIVATE shlo PkgConfig::CJSON m)
+  ${CMAKE_SOURCE_DIR}/engine/src ${CMAKE_SOURCE_DIR}/protocol/src)
+target_link_libraries(test_server_proto_numbers PRIVATE shlo_protocol)
 add_test(NAME test_server_proto_numbers COMMAND test_server_proto_numbers)
 
 get_filename_component(SHLO_SERVER_CONFORMANCE

@@ -4,6 +4,9 @@
  *   shlo_executable *e;  shlo_compile(m, NULL, &e, &diag);
  *   shlo_execute(e, NULL, args, n_args, &results, &n_results, &diag);
  *
+ * or the first two steps at once: shlo_load_file("prog.mlir", NULL, &m, &e,
+ * &diag).
+ *
  * An executable is immutable and may be executed from many threads at once.
  * It borrows the module, which must outlive it. */
 #ifndef SHLO_ENGINE_H
@@ -56,6 +59,23 @@ SHLO_API shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts
  * it has loops, regions, calls or ops of other cost.  The server uses it to
  * answer tiny cached programs without a thread hand-off. */
 SHLO_API int64_t shlo_executable_work(const shlo_executable *e);
+
+/* Parse, verify and compile in one call: text (len bytes) is parsed with
+ * name for diagnostics (file:line:col), then opts->entry (NULL: the entry
+ * function) is verified and compiled as shlo_compile does.  On success *m
+ * and *e are the caller's (free e, then m; the text may go at once); on
+ * failure both are NULL and diag says which stage failed and where. */
+SHLO_API shlo_status shlo_load(const char *text, size_t len, const char *name,
+                               const shlo_compile_opts *opts, shlo_module **m,
+                               shlo_executable **e, shlo_diag *diag);
+/* The same for the file at path (diagnostics name path). */
+SHLO_API shlo_status shlo_load_file(const char *path,
+                                    const shlo_compile_opts *opts,
+                                    shlo_module **m, shlo_executable **e,
+                                    shlo_diag *diag);
+/* A whole file as a malloc'd, NUL-terminated buffer of *len bytes (the
+ * caller frees it); NULL with diag set ("cannot open/read PATH"). */
+SHLO_API char *shlo_read_file(const char *path, size_t *len, shlo_diag *diag);
 
 /* Write a human-readable listing of the entry function's plan. */
 SHLO_API void shlo_executable_explain(const shlo_executable *e, FILE *f);

@@ -77,6 +77,27 @@ SHLO_API int shlo_elem_from_name(const char *s, size_t len);
 /* Element type of a complex type's parts, and the complex type of a float. */
 SHLO_API shlo_elem_type shlo_elem_complex_part(shlo_elem_type t);
 
+/* How an element is stored, the one mapping from element type to C type:
+ * X(STORAGE, C type of one element (of one part, for complex)).  Sub-byte
+ * integers and i1 share their byte type; narrow floats are NARROW (a bit
+ * pattern in a byte), f16/bf16 a uint16_t pattern. */
+#define SHLO_STORAGE_INTS(X)                                     \
+  X(S8, int8_t) X(S16, int16_t) X(S32, int32_t) X(S64, int64_t)  \
+  X(U8, uint8_t) X(U16, uint16_t) X(U32, uint32_t) X(U64, uint64_t)
+#define SHLO_STORAGE_TYPES(X)                                    \
+  SHLO_STORAGE_INTS(X)                                           \
+  X(NARROW, uint8_t) X(F16, uint16_t) X(BF16, uint16_t)          \
+  X(F32, float) X(F64, double) X(C64, float) X(C128, double)
+
+typedef enum {
+#define SHLO_ST_ENUM(s, c) SHLO_ST_##s,
+  SHLO_STORAGE_TYPES(SHLO_ST_ENUM)
+#undef SHLO_ST_ENUM
+  SHLO_ST_COUNT
+} shlo_storage;
+
+SHLO_API shlo_storage shlo_elem_storage(shlo_elem_type t);
+
 /* Uniform quantization parameters (!quant.uniform<...>). */
 typedef struct shlo_quant {
   shlo_elem_type storage;    /* integer storage type */

@@ -9,85 +9,12 @@
  *
  * Rank-0 tensors print on one line (`tensor<ui8> {1}`), floats as %e, i1 as
  * true/false, complex as [re, im]. */
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "shlo/tensor.h"
-#include "core/strbuf.h"
-
-void shlo__sb_printf(strbuf *b, const char *fmt, ...) {
-  if (b->failed) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = b->cap - b->len;
-    int n = vsnprintf(b->data ? b->data + b->len : NULL, b->data ? room : 0,
-                      fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      b->failed = true;
-      return;
-    }
-    if (b->data && (size_t)n < room) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->len <= (size_t)n) cap *= 2;
-    char *d = realloc(b->data, cap);
-    if (!d) {
-      b->failed = true;
-      return;
-    }
-    b->data = d;
-    b->cap = cap;
-  }
-}
-
-char *shlo__sb_take(strbuf *b) {
-  if (b->failed) {
-    free(b->data);
-    return NULL;
-  }
-  if (!b->data) shlo__sb_printf(b, "%s", "");
-  return b->data;
-}
-
-static void print_float(strbuf *b, double x) {
-  if (isnan(x)) shlo__sb_printf(b, "nan");
-  else if (isinf(x)) shlo__sb_printf(b, x < 0 ? "-inf" : "inf");
-  else shlo__sb_printf(b, "%e", x);
-}
-
-static void print_elem(strbuf *b, const shlo_value *v, int64_t i) {
-  switch (shlo_elem_class_of(v->elem)) {
-  case SHLO_CLASS_BOOL:
-    shlo__sb_printf(b, "%s", shlo_tensor_get_i64(v, i) ? "true" : "false");
-    break;
-  case SHLO_CLASS_SINT:
-    shlo__sb_printf(b, "%lld", (long long)shlo_tensor_get_i64(v, i));
-    break;
-  case SHLO_CLASS_UINT:
-    shlo__sb_printf(b, "%llu", (unsigned long long)shlo_tensor_get_i64(v, i));
-    break;
-  case SHLO_CLASS_FLOAT:
-    print_float(b, shlo_tensor_get_f64(v, i));
-    break;
-  case SHLO_CLASS_COMPLEX: {
-    double re, im;
-    shlo_tensor_get_c128(v, i, &re, &im);
-    shlo__sb_printf(b, "[");
-    print_float(b, re);
-    shlo__sb_printf(b, ", ");
-    print_float(b, im);
-    shlo__sb_printf(b, "]");
-    break;
-  }
-  }
-}
+#include "core/elemfmt.h"
 
 /* Dimension d of the tensor starting at flat index base, at indent. */
 static void print_dim(strbuf *b, const shlo_value *v, int d, int64_t base,
@@ -97,7 +24,7 @@ static void print_dim(strbuf *b, const shlo_value *v, int d, int64_t base,
     if (d == v->rank - 1)
       for (int64_t i = 0; i < v->dims[d]; i++) {
         if (i) shlo__sb_printf(b, ", ");
-        print_elem(b, v, base + i);
+        shlo__sb_put_elem(b, v, base + i, SHLO_ELEMFMT_MLIR);
       }
     shlo__sb_printf(b, "]");
     return;
@@ -147,7 +74,7 @@ static void print_value(strbuf *b, const shlo_value *v, int indent) {
   if (v->kind == SHLO_TYPE_TOKEN) return;
   if (v->rank == 0) {
     shlo__sb_printf(b, " {");
-    print_elem(b, v, 0);
+    shlo__sb_put_elem(b, v, 0, SHLO_ELEMFMT_MLIR);
     shlo__sb_printf(b, "}");
     return;
   }

@@ -280,18 +280,11 @@ int64_t shlo_int_wrap(shlo_elem_type t, int64_t x) {
 }
 
 int64_t shlo_tensor_get_i64(const shlo_value *v, int64_t i) {
-  const char *p = (const char *)v->data;
-  switch (v->elem) {
-  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8:
-    return ((const uint8_t *)p)[i];
-  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8:
-    return ((const int8_t *)p)[i];
-  case SHLO_SI16: return ((const int16_t *)p)[i];
-  case SHLO_SI32: return ((const int32_t *)p)[i];
-  case SHLO_SI64: case SHLO_INDEX: return ((const int64_t *)p)[i];
-  case SHLO_UI16: return ((const uint16_t *)p)[i];
-  case SHLO_UI32: return ((const uint32_t *)p)[i];
-  case SHLO_UI64: return (int64_t)((const uint64_t *)p)[i];
+  const void *p = v->data;
+  switch (shlo_elem_storage(v->elem)) {
+#define GET(st, ct) case SHLO_ST_##st: return (int64_t)((const ct *)p)[i];
+  SHLO_STORAGE_INTS(GET)
+#undef GET
   default:
     return (int64_t)shlo_tensor_get_f64(v, i);
   }
@@ -330,19 +323,12 @@ void shlo_tensor_get_c128(const shlo_value *v, int64_t i, double *re,
 }
 
 void shlo_tensor_set_i64(shlo_value *v, int64_t i, int64_t x) {
-  char *p = (char *)v->data;
+  void *p = v->data;
   x = shlo_int_wrap(v->elem, x);
-  switch (v->elem) {
-  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8:
-    ((uint8_t *)p)[i] = (uint8_t)x; return;
-  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8:
-    ((int8_t *)p)[i] = (int8_t)x; return;
-  case SHLO_SI16: ((int16_t *)p)[i] = (int16_t)x; return;
-  case SHLO_SI32: ((int32_t *)p)[i] = (int32_t)x; return;
-  case SHLO_SI64: case SHLO_INDEX: ((int64_t *)p)[i] = x; return;
-  case SHLO_UI16: ((uint16_t *)p)[i] = (uint16_t)x; return;
-  case SHLO_UI32: ((uint32_t *)p)[i] = (uint32_t)x; return;
-  case SHLO_UI64: ((uint64_t *)p)[i] = (uint64_t)x; return;
+  switch (shlo_elem_storage(v->elem)) {
+#define SET(st, ct) case SHLO_ST_##st: ((ct *)p)[i] = (ct)x; return;
+  SHLO_STORAGE_INTS(SET)
+#undef SET
   default:
     shlo_tensor_set_f64(v, i, (double)x);
   }

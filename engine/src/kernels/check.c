@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/elemfmt.h"
 #include "core/floatfmt.h"
 #include "kernels/kernel.h"
 
@@ -41,18 +42,14 @@ static bool ulp_ok(shlo_elem_type t, const void *a, const void *b,
   return d <= (uint64_t)p->max_ulp && d >= (uint64_t)p->min_ulp;
 }
 
+/* Element i of v, exactly (the shortest text that reads back), so that a
+ * failure never shows two equal-looking numbers. */
 static void describe(char *buf, size_t cap, const shlo_value *v, int64_t i) {
-  if (shlo_elem_is_complex(v->elem)) {
-    double re, im;
-    shlo_tensor_get_c128(v, i, &re, &im);
-    snprintf(buf, cap, "(%.9g, %.9g)", re, im);
-  } else if (shlo_elem_is_float(v->elem)) {
-    snprintf(buf, cap, "%.9g", shlo_tensor_get_f64(v, i));
-  } else if (shlo_elem_class_of(v->elem) == SHLO_CLASS_UINT) {
-    snprintf(buf, cap, "%llu", (unsigned long long)shlo_tensor_get_i64(v, i));
-  } else {
-    snprintf(buf, cap, "%lld", (long long)shlo_tensor_get_i64(v, i));
-  }
+  strbuf b = {0};
+  shlo__sb_put_elem(&b, v, i, SHLO_ELEMFMT_EXACT);
+  char *s = shlo__sb_take(&b);
+  snprintf(buf, cap, "%s", s ? s : "?");
+  free(s);
 }
 
 /* Index of the first element where got and want disagree, -1 if none. */

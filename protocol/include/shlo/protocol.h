@@ -1,6 +1,7 @@
 /* The wire format shared by shlo-server and its clients: tensors as JSON,
  * execution requests and responses, and the one error shape.  PROTOCOL.md
- * is the specification; this is its codec (cJSON underneath).
+ * is the specification; this is its codec (cJSON parses; the writer is
+ * protocol/src/json_write.h).
  *
  * Nothing here knows about sockets or libuv.  Every function is safe to
  * call from any thread (no shared state).  Ownership is stated per
@@ -82,10 +83,12 @@ const char *shlo_proto_dtype_name(shlo_elem_type t);
 int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
                              const shlo_proto_limits *lim, const char *path,
                              shlo_value **out, shlo_proto_error *err);
-/* Encode a value: a tensor as {"dtype","shape","data"} or, with b64,
- * {"dtype","shape","b64"}; a tuple as {"tuple": [...]}; a token as
- * {"token": true}.  NULL on OOM.  Caller owns the cJSON tree. */
-cJSON *shlo_proto_tensor_encode(const shlo_value *v, bool b64);
+/* Encode a value as JSON text: a tensor as {"dtype","shape","data"} or,
+ * with b64, {"dtype","shape","b64"}; a tuple as {"tuple": [...]}; a token
+ * as {"token": true}.  Floats are the shortest text that reads back to the
+ * same value of the dtype; NaN and infinities are the strings "NaN",
+ * "Infinity", "-Infinity".  malloc'd; NULL on OOM. */
+char *shlo_proto_tensor_encode(const shlo_value *v, bool b64);
 
 /* A parsed execution request (POST /execute or /v1/modules/{id}/execute).
  * Pointers point into root, which the request owns. */

@@ -1,0 +1,112 @@
+/* The JSON writer (see json_write.h). */
+#include "json_write.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/elemfmt.h"
+#include "shlo/protocol.h"
+
+void shlo__json_num(strbuf *b, double d) {
+  if (isnan(d) || isinf(d)) {
+    shlo__sb_puts(b, "null");
+    return;
+  }
+  if (d == 0 && signbit(d)) {
+    shlo__sb_puts(b, "-0");
+    return;
+  }
+  /* Integers and short decimals: the same text without printf. */
+  if (d >= -2147483648.0 && d <= 2147483647.0 && d == (double)(int)d) {
+    shlo__sb_put_i64(b, (int)d);
+    return;
+  }
+  char tmp[40];
+  size_t n = shlo__fmt_fixed_decimal(d, 15, tmp);
+  if (n) {
+    shlo__sb_add(b, tmp, n);
+    return;
+  }
+  snprintf(tmp, sizeof tmp, "%1.15g", d);
+  double back = strtod(tmp, NULL);
+  double mag = fabs(back) > fabs(d) ? fabs(back) : fabs(d);
+  if (!(fabs(back - d) <= mag * DBL_EPSILON))
+    snprintf(tmp, sizeof tmp, "%1.17g", d);
+  shlo__sb_puts(b, tmp);
+}
+
+void shlo__json_str(strbuf *b, const char *s) {
+  shlo__sb_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const char *esc = NULL;
+    switch (*p) {
+    case '"': esc = "\\\""; break;
+    case '\\': esc = "\\\\"; break;
+    case '\b': esc = "\\b"; break;
+    case '\f': esc = "\\f"; break;
+    case '\n': esc = "\\n"; break;
+    case '\r': esc = "\\r"; break;
+    case '\t': esc = "\\t"; break;
+    }
+    if (esc) shlo__sb_puts(b, esc);
+    else if (*p < 32) shlo__sb_printf(b, "\\u%04x", *p);
+    else shlo__sb_putc(b, (char)*p);
+  }
+  shlo__sb_putc(b, '"');
+}
+
+void shlo__json_key(strbuf *b, const char *key, bool first) {
+  if (!first) shlo__sb_putc(b, ',');
+  shlo__json_str(b, key);
+  shlo__sb_putc(b, ':');
+}
+
+/* "data": the elements as a flat JSON array. */
+static void put_data(strbuf *b, const shlo_value *v) {
+  shlo__sb_putc(b, '[');
+  for (int64_t i = 0; i < v->numel; i++) {
+    if (i) shlo__sb_putc(b, ',');
+    shlo__sb_put_elem(b, v, i, SHLO_ELEMFMT_JSON);
+  }
+  shlo__sb_putc(b, ']');
+}
+
+void shlo__json_tensor(strbuf *b, const shlo_value *v, bool b64) {
+  if (v->kind == SHLO_TYPE_TOKEN) {
+    shlo__sb_puts(b, "{\"token\":true}");
+    return;
+  }
+  if (v->kind == SHLO_TYPE_TUPLE) {
+    shlo__sb_puts(b, "{\"tuple\":[");
+    for (int i = 0; i < v->n_elems; i++) {
+      if (i) shlo__sb_putc(b, ',');
+      shlo__json_tensor(b, v->elems[i], b64);
+    }
+    shlo__sb_puts(b, "]}");
+    return;
+  }
+  shlo__sb_puts(b, "{\"dtype\":");
+  shlo__json_str(b, shlo_elem_name(v->elem));
+  shlo__sb_puts(b, ",\"shape\":[");
+  for (int i = 0; i < v->rank; i++) {
+    if (i) shlo__sb_putc(b, ',');
+    shlo__json_num(b, (double)v->dims[i]);
+  }
+  shlo__sb_puts(b, "],");
+  if (b64) {
+    char *text = shlo_proto_b64_encode(v->data, v->nbytes);
+    if (!text) {
+      b->failed = true;
+      return;
+    }
+    shlo__sb_puts(b, "\"b64\":");
+    shlo__json_str(b, text);
+    free(text);
+  } else {
+    shlo__sb_puts(b, "\"data\":");
+    put_data(b, v);
+  }
+  shlo__sb_putc(b, '}');
+}

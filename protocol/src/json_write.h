@@ -1,0 +1,26 @@
+/* The one JSON writer of protocol/ and server/: appends to the engine's
+ * string builder, with no tree in between (the response path writes every
+ * element of every output through here).  cJSON is for parsing only.
+ * What it writes is what cJSON_PrintUnformatted would print for the same
+ * document, so clients see the same bytes the tree-built bodies had. */
+#ifndef SHLO_JSON_WRITE_H
+#define SHLO_JSON_WRITE_H
+
+#include <stdbool.h>
+
+#include "core/strbuf.h"
+#include "shlo/tensor.h"
+
+/* s as a JSON string, with cJSON's escapes (\uXXXX below 0x20). */
+void shlo__json_str(strbuf *b, const char *s);
+/* A JSON number as cJSON prints it ("%1.15g" when that reads back within
+ * DBL_EPSILON, else "%1.17g"); NaN and infinities as null. */
+void shlo__json_num(strbuf *b, double d);
+/* ,"key": -- the member separator and name; first = no comma. */
+void shlo__json_key(strbuf *b, const char *key, bool first);
+/* A value as PROTOCOL.md spells it: a tensor {"dtype","shape","data"} (or
+ * "b64" for the raw bytes), a tuple {"tuple":[...]}, a token
+ * {"token":true}. */
+void shlo__json_tensor(strbuf *b, const shlo_value *v, bool b64);
+
+#endif

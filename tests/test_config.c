@@ -1,0 +1,222 @@
+/* The server's option table (server/src/config.c): every option parses
+ * from flags and from a config file, bounds are enforced, bad values are
+ * refused with a message naming the option, and the defaults are the ones
+ * --help documents. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+
+/* Run srv_config_load on the arguments with fd (1 or 2) captured; returns
+ * its result and leaves what it printed in out. */
+static int load_captured(srv_config *c, int fd, char *out, size_t cap,
+                         int argc, char **argv) {
+  fflush(NULL);
+  FILE *tmp = tmpfile();
+  assert_non_null(tmp);
+  int saved = dup(fd);
+  dup2(fileno(tmp), fd);
+  int rc = srv_config_load(c, argc, argv);
+  fflush(NULL);
+  dup2(saved, fd);
+  close(saved);
+  rewind(tmp);
+  size_t n = fread(out, 1, cap - 1, tmp);
+  out[n] = 0;
+  fclose(tmp);
+  return rc;
+}
+
+/* srv_config_load on defaults with one "--name=value" flag. */
+static int load_one(srv_config *c, const char *flag, char *err, size_t cap) {
+  srv_config_defaults(c);
+  char *argv[] = {"shlo-server", (char *)flag, NULL};
+  return load_captured(c, 2, err, cap, 2, argv);
+}
+
+static void every_option_parses(void **state) {
+  (void)state;
+  static const struct {
+    const char *flag;
+    size_t off;
+    int64_t want;
+  } ints[] = {
+      {"--port=9000", offsetof(srv_config, port), 9000},
+      {"--threads=3", offsetof(srv_config, threads), 3},
+      {"--worker-spin-us=50", offsetof(srv_config, worker_spin_us), 50},
+      {"--max-body-bytes=2k", offsetof(srv_config, max_body_bytes), 2048},
+      {"--max-tensor-elements=7", offsetof(srv_config, max_tensor_elements), 7},
+      {"--max-tensor-bytes=3MB", offsetof(srv_config, max_tensor_bytes),
+       3 << 20},
+      {"--max-inputs=0", offsetof(srv_config, max_inputs), 0},
+      {"--max-exec-memory=2g", offsetof(srv_config, max_exec_memory),
+       2LL << 30},
+      {"--default-timeout-ms=5", offsetof(srv_config, default_timeout_ms), 5},
+      {"--max-timeout-ms=6", offsetof(srv_config, max_timeout_ms), 6},
+      {"--max-queue=8", offsetof(srv_config, max_queue), 8},
+      {"--cache-bytes=0", offsetof(srv_config, cache_bytes), 0},
+      {"--max-connections=9", offsetof(srv_config, max_connections), 9},
+      {"--connection-timeout-s=10", offsetof(srv_config, connection_timeout_s),
+       10},
+      {"--shutdown-grace-ms=11", offsetof(srv_config, shutdown_grace_ms), 11},
+      {"--max_queue=12", offsetof(srv_config, max_queue), 12}, /* '_' = '-' */
+  };
+  char err[512];
+  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+    srv_config c;
+    if (load_one(&c, ints[i].flag, err, sizeof err))
+      fail_msg("%s refused: %s", ints[i].flag, err);
+    assert_int_equal(*(int64_t *)((char *)&c + ints[i].off), ints[i].want);
+    srv_config_free(&c);
+  }
+  srv_config c;
+  srv_config_defaults(&c);
+  char *argv[] = {"shlo-server", "--host", "0.0.0.0", "--tokens=t.txt",
+                  "--log", "off", NULL};
+  assert_int_equal(load_captured(&c, 2, err, sizeof err, 6, argv), 0);
+  assert_string_equal(c.host, "0.0.0.0");
+  assert_string_equal(c.tokens_file, "t.txt");
+  assert_string_equal(c.log, "off");
+  srv_config_free(&c);
+}
+
+static void expect_refused(const char *flag, const char *needle) {
+  srv_config c;
+  char err[512];
+  assert_int_equal(load_one(&c, flag, err, sizeof err), -1);
+  if (!strstr(err, needle)) fail_msg("%s: \"%s\" lacks \"%s\"", flag, err, needle);
+  srv_config_free(&c);
+}
+
+static void bounds_are_enforced(void **state) {
+  (void)state;
+  expect_refused("--port=65536", "port must be in [0, 65535], got 65536");
+  expect_refused("--port=-1", "port must be in [0, 65535]");
+  expect_refused("--threads=1025", "threads must be in [0, 1024]");
+  expect_refused("--max-body-bytes=0", "max-body-bytes must be in [1, ");
+  expect_refused("--max-tensor-bytes=65g", "max-tensor-bytes must be in");
+  expect_refused("--default-timeout-ms=0", "default-timeout-ms must be in");
+  /* the bounds themselves are accepted */
+  srv_config c;
+  char err[512];
+  assert_int_equal(load_one(&c, "--port=65535", err, sizeof err), 0);
+  assert_int_equal(c.port, 65535);
+  srv_config_free(&c);
+  assert_int_equal(load_one(&c, "--max-tensor-bytes=64g", err, sizeof err), 0);
+  assert_int_equal(c.max_tensor_bytes, 64LL << 30);
+  srv_config_free(&c);
+}
+
+static void bad_values_name_the_option(void **state) {
+  (void)state;
+  expect_refused("--port=abc", "port: bad value 'abc'");
+  expect_refused("--port=80x", "port: bad value '80x'");
+  expect_refused("--cache-bytes=12q", "cache-bytes: bad value '12q' (an "
+                 "integer, optional k/m/g)");
+  expect_refused("--cache-bytes=99999999999999999g", "cache-bytes: bad value");
+  expect_refused("--max-queue=", "max-queue: bad value ''");
+  expect_refused("--no-such=1", "unknown option '--no-such'");
+  expect_refused("--port", "--port needs a value");
+  expect_refused("port=1", "unexpected argument 'port=1'");
+}
+
+static void config_files_parse_and_flags_win(void **state) {
+  (void)state;
+  char path[] = "/tmp/shlo-test-config-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  const char *text = "# comment\n\n  port 9100\nmax_queue = 5\n"
+                     "host \"::1\"\ncache-bytes 1k\n";
+  assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  srv_config c;
+  srv_config_defaults(&c);
+  char err[512];
+  char *argv[] = {"shlo-server", "--max-queue=6", "--config", path, NULL};
+  assert_int_equal(load_captured(&c, 2, err, sizeof err, 4, argv), 0);
+  assert_int_equal(c.port, 9100);
+  assert_int_equal(c.max_queue, 6); /* the flag overrides the file */
+  assert_string_equal(c.host, "::1");
+  assert_int_equal(c.cache_bytes, 1024);
+  srv_config_free(&c);
+  /* An unknown key or a bad value names the file and line. */
+  FILE *f = fopen(path, "w");
+  fputs("port 1\nmax-queue lots\n", f);
+  fclose(f);
+  srv_config_defaults(&c);
+  char *argv2[] = {"shlo-server", "--config", path, NULL};
+  assert_int_equal(load_captured(&c, 2, err, sizeof err, 3, argv2), -1);
+  char want[128];
+  snprintf(want, sizeof want, "%s:2: max-queue: bad value 'lots'", path);
+  assert_non_null(strstr(err, want));
+  srv_config_free(&c);
+  unlink(path);
+}
+
+/* Every "--NAME ... (default: X)" line of --help, applied as a flag, must
+ * leave the defaults as they are; and the documented values are these. */
+static void defaults_are_as_documented(void **state) {
+  (void)state;
+  srv_config c;
+  srv_config_defaults(&c);
+  static char help[8192];
+  char *argv[] = {"shlo-server", "--help", NULL};
+  assert_int_equal(load_captured(&c, 1, help, sizeof help, 2, argv), 1);
+  int n = 0;
+  for (char *line = strtok(help, "\n"); line; line = strtok(NULL, "\n")) {
+    char name[64], *d = strstr(line, "(default: ");
+    if (sscanf(line, " --%63s", name) != 1 || !d) continue;
+    n++;
+    char val[64];
+    assert_int_equal(sscanf(d, "(default: %63[^)])", val), 1);
+    if (!strcmp(val, "none")) val[0] = 0;
+    if (!strcmp(name, "config")) continue; /* names a file to read */
+    char flag[160];
+    snprintf(flag, sizeof flag, "--%s=%s", name, val);
+    srv_config d2;
+    char err[256];
+    if (load_one(&d2, flag, err, sizeof err)) fail_msg("%s: %s", flag, err);
+    srv_config base;
+    load_one(&base, "--max-queue=64", err, sizeof err); /* the default */
+    assert_memory_equal((char *)&d2 + offsetof(srv_config, max_body_bytes),
+                        (char *)&base + offsetof(srv_config, max_body_bytes),
+                        sizeof d2 - offsetof(srv_config, max_body_bytes));
+    assert_int_equal(d2.port, base.port);
+    srv_config_free(&d2);
+    srv_config_free(&base);
+  }
+  assert_int_equal(n, 19);
+  srv_config_free(&c);
+  srv_config_defaults(&c);
+  assert_string_equal(c.host, "127.0.0.1");
+  assert_int_equal(c.port, 8080);
+  assert_int_equal(c.max_body_bytes, 64 << 20);
+  assert_int_equal(c.max_tensor_elements, 67108864);
+  assert_int_equal(c.max_tensor_bytes, 256 << 20);
+  assert_int_equal(c.max_inputs, 1024);
+  assert_int_equal(c.max_exec_memory, 1 << 30);
+  assert_int_equal(c.default_timeout_ms, 30000);
+  assert_int_equal(c.max_timeout_ms, 300000);
+  assert_int_equal(c.max_queue, 64);
+  assert_int_equal(c.cache_bytes, 256 << 20);
+  assert_int_equal(c.connection_timeout_s, 60);
+  srv_config_free(&c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_option_parses),
+      cmocka_unit_test(bounds_are_enforced),
+      cmocka_unit_test(bad_values_name_the_option),
+      cmocka_unit_test(config_files_parse_and_flags_win),
+      cmocka_unit_test(defaults_are_as_documented),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
