@@ -7,15 +7,28 @@
 # usage: conformance.sh SHLO_BINARY CONFORMANCE_DIR PASSING_LIST
 set -uo pipefail
 shlo=$(realpath "$1") dir=$2 list=$3
+# No corpus at all: SKIPPED (77), saying how to get one.  A corpus without
+# these two folders is broken: that fails.
+"$(dirname "$0")/need-corpus.sh" "$dir" || exit $?
 if [ ! -d "$dir/interpret" ] || [ ! -d "$dir/jax" ]; then
-  echo "conformance corpus not found at $dir" >&2
+  echo "conformance corpus at $dir lacks interpret/ or jax/" >&2
   exit 1
 fi
 out=$(mktemp)
 trap 'rm -f "$out" "$out.pass"' EXIT
 (cd "$dir" && "$shlo" test --timeout 60 interpret jax) >"$out"
+rc=$?
 grep -E '^(FAIL|SKIP)' "$out" | cut -c1-300
-grep -E '^[0-9]+ passed' "$out"
+# `shlo test` exits 0 when no case failed, 1 when some did (the comparison
+# below says whether they were expected to); anything else (a usage error, a
+# crash) or a missing summary line means the run itself went wrong.
+summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out")
+if [ -z "$summary" ] || { [ $rc != 0 ] && [ $rc != 1 ]; }; then
+  echo "shlo test did not finish (exit status $rc); its last lines:"
+  tail -5 "$out"
+  exit 1
+fi
+echo "$summary"
 grep '^PASS ' "$out" | cut -d' ' -f2 | sort >"$out.pass"
 if [ "${UPDATE:-0}" = 1 ]; then
   cp "$out.pass" "$list"

@@ -3,9 +3,16 @@
 # compare with what `shlo test` says of the same file, run here and now:
 #   PASS -> 200;  SKIP (an op or type this build lacks) -> 422 verify;
 #   FAIL -> an error answer (runtime, usually a failed check).
+# Fails when `shlo test` exits non-zero or when no program was compared;
+# without a corpus (DIR missing) it reports SKIPPED: exit status 77.
 # usage: conformance.sh SHLO_SERVER SHLO_CLI DIR
 set -uo pipefail
 server=$1 cli=$2 dir=$3
+if [ ! -e "$dir" ]; then
+  "$(dirname "$0")/../need-corpus.sh" "$(dirname "$dir")" || exit $?
+  echo "no folder $dir in the conformance corpus"
+  exit 1
+fi
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -14,6 +21,7 @@ pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.05; done
 
 "$cli" test "$dir" > "$tmp/expected.txt"
+cli_rc=$?
 pass=0 fail=0 n=0
 while read -r verdict loc _; do
   case $verdict in PASS|FAIL|SKIP) ;; *) continue ;; esac
@@ -38,4 +46,12 @@ curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "server unhealthy
 kill -TERM $pid; wait $pid; rc=$?
 [ $rc = 0 ] || { echo "server exit status $rc"; fail=$((fail + 1)); }
 echo "server conformance: $n programs, $pass agree with shlo test, $fail differ ($(grep -c ^PASS "$tmp/expected.txt") PASS, $(grep -c ^SKIP "$tmp/expected.txt") SKIP, $(grep -c ^FAIL "$tmp/expected.txt") FAIL under shlo test)"
+if [ $cli_rc != 0 ]; then
+  echo "shlo test $dir exited with status $cli_rc: $(tail -1 "$tmp/expected.txt")"
+  fail=$((fail + 1))
+fi
+if [ $n = 0 ]; then
+  echo "no program was compared: shlo test listed no case of $dir"
+  fail=$((fail + 1))
+fi
 [ $fail = 0 ]
