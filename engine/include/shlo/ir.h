@@ -79,7 +79,7 @@ typedef struct shlo_block {
 } shlo_block;
 
 struct shlo_op {
-  int code;          /* shlo_opcode (engine/src/compile/ops.h); SHLO_OP_UNKNOWN for
+  int code;          /* shlo_opcode (engine/src/ops/ops.h); SHLO_OP_UNKNOWN for
                         ops the engine does not know */
   const char *name;  /* "stablehlo.add" */
   int n_operands;

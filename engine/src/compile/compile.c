@@ -11,7 +11,7 @@
 
 #include "compile/executable.h"
 #include "compile/fuse.h"
-#include "compile/ops.h"
+#include "ops/ops.h"
 #include "shlo/engine.h"
 #include "shlo/verify.h"
 

@@ -1,7 +1,7 @@
 /* The compiler's interface to op compile functions.
  *
  * compile.c walks a verified function and, for each op, calls the compile
- * function its op-table row names (compile/ops.h) with a step whose slots
+ * function its op-table row names (ops/ops.h) with a step whose slots
  * are filled in.  This header is what those functions may ask of the
  * compiler; it knows nothing of how plans run (runtime/exec.h). */
 #ifndef SHLO_COMPILER_H

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "compile/fuse.h"
-#include "compile/ops.h"
+#include "ops/ops.h"
 #include "runtime/exec.h"
 #include "runtime/pool.h"
 

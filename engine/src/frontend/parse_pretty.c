@@ -5,7 +5,7 @@
  * generic attribute names, so both forms give the same IR. */
 #include <string.h>
 
-#include "compile/ops.h"
+#include "ops/ops.h"
 #include "frontend/parser_int.h"
 
 static bool is(const char *a, const char *b) { return !strcmp(a, b); }

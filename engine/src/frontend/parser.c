@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/ops.h"
+#include "ops/ops.h"
 #include "frontend/parser_int.h"
 
 /* ---- values and scopes ---- */

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "compile/ops.h"
+#include "ops/ops.h"
 #include "shlo/ir.h"
 #include "shlo/verify.h"
 

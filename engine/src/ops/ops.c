@@ -4,7 +4,7 @@
  * chlo.c, all from the same rows. */
 #include <string.h>
 
-#include "compile/ops.h"
+#include "ops/ops.h"
 
 #define SHLO_OPS_CHECK_SIZE(tbl)                                              \
   _Static_assert(sizeof tbl / sizeof tbl[0] == SHLO_OP_COUNT,                 \
