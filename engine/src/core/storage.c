@@ -1,5 +1,6 @@
 /* Element type -> storage (types.h): the one table every typed access
  * (shlo_tensor_get/set) goes through. */
+#include "core/storage.h"
 #include "shlo/types.h"
 
 static const unsigned char storage_of[SHLO_ELEM_COUNT] = {
@@ -28,4 +29,38 @@ _Static_assert(SHLO_ELEM_COUNT == 31,
 
 shlo_storage shlo_elem_storage(shlo_elem_type t) {
   return (shlo_storage)storage_of[t];
+}
+
+int shlo__int_storage(shlo_elem_type t) {
+  shlo_storage s = shlo_elem_storage(t);
+  return (int)s < SHLO__ST_INTS ? (int)s : -1;
+}
+
+static inline int64_t saturate_u64(uint64_t v) {
+  return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* (ct)-1 > 0 is a constant: unsigned storages go through saturate_u64
+ * (only ui64 can pass INT64_MAX), signed ones convert as they are. */
+int shlo__storage_loop(shlo_elem_type t) {
+  shlo_storage s = shlo_elem_storage(t);
+  return s == SHLO_ST_F16 || s == SHLO_ST_BF16 ? SHLO_ST_NARROW : (int)s;
+}
+
+#define INT_LOADER(st, ct)                                        \
+  static int64_t ld_##st(const void *p, int64_t i) {              \
+    ct v = ((const ct *)p)[i];                                    \
+    return (ct)-1 > 0 ? saturate_u64((uint64_t)v) : (int64_t)v;   \
+  }
+SHLO_STORAGE_INTS(INT_LOADER)
+#undef INT_LOADER
+
+shlo__int_load_fn shlo__int_loader(shlo_elem_type t) {
+  static const shlo__int_load_fn by_storage[SHLO__ST_INTS] = {
+#define INT_LOADER_CELL(st, ct) [SHLO_ST_##st] = ld_##st,
+      SHLO_STORAGE_INTS(INT_LOADER_CELL)
+#undef INT_LOADER_CELL
+  };
+  int s = shlo__int_storage(t);
+  return s < 0 ? NULL : by_storage[s];
 }

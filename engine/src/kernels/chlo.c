@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
+#include "core/storage.h"
 #include "kernels/kernel.h"
 
 /* ---- special functions (double) ---- */
@@ -449,19 +450,16 @@ static chlo_fn chlo_fn_of(int code) {
   return code > 0 && code < SHLO_OP_COUNT ? chlo_fns[code] : none;
 }
 
+/* Integers of a byte or wider by their storage (core/storage.h); the
+ * sub-byte ones through mulhi_sub; not i1. */
 static cew_loop mulhi_loop(shlo_elem_type t) {
-  switch (t) {
-  case SHLO_SI8: return mulhi_s8;
-  case SHLO_SI16: return mulhi_s16;
-  case SHLO_SI32: return mulhi_s32;
-  case SHLO_SI64: return mulhi_s64;
-  case SHLO_UI8: return mulhi_u8;
-  case SHLO_UI16: return mulhi_u16;
-  case SHLO_UI32: return mulhi_u32;
-  case SHLO_UI64: return mulhi_u64;
-  case SHLO_SI2: case SHLO_SI4: case SHLO_UI2: case SHLO_UI4: return mulhi_sub;
-  default: return NULL;
-  }
+  static const cew_loop by_storage[SHLO__ST_INTS] = {
+      [SHLO_ST_S8] = mulhi_s8,   [SHLO_ST_S16] = mulhi_s16,
+      [SHLO_ST_S32] = mulhi_s32, [SHLO_ST_S64] = mulhi_s64,
+      [SHLO_ST_U8] = mulhi_u8,   [SHLO_ST_U16] = mulhi_u16,
+      [SHLO_ST_U32] = mulhi_u32, [SHLO_ST_U64] = mulhi_u64};
+  if (!shlo_elem_is_int(t)) return NULL;
+  return shlo_elem_bits(t) < 8 ? mulhi_sub : by_storage[shlo__int_storage(t)];
 }
 
 /* Each operand: a static tensor of element type et that walks with the

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
+#include "core/storage.h"
 #include "kernels/kernel.h"
 #include "compile/plan.h"
 #include "core/value_quant.h"
@@ -104,8 +105,8 @@ static inline double cv_s2d(int64_t v) {
   X(DN, DK, s64, SI) X(DN, DK, u8, UI) X(DN, DK, u16, UI)                   \
   X(DN, DK, u32, UI) X(DN, DK, u64, UI) X(DN, DK, f32, F)                   \
   X(DN, DK, f64, F) X(DN, DK, nar, F) X(DN, DK, c64, C) X(DN, DK, c128, C)
-enum { SRC_s8, SRC_s16, SRC_s32, SRC_s64, SRC_u8, SRC_u16, SRC_u32, SRC_u64,
-       SRC_f32, SRC_f64, SRC_nar, SRC_c64, SRC_c128, SRC_COUNT };
+/* Sources are numbered by their storage (core/storage.h). */
+enum { SHLO__ST_LOOP_NAMES(SRC_), SRC_COUNT };
 
 #define SLD_s8(a, i) (((const int8_t *)(a))[i])
 #define SLD_s16(a, i) (((const int16_t *)(a))[i])
@@ -140,8 +141,7 @@ enum { SRC_s8, SRC_s16, SRC_s32, SRC_s64, SRC_u8, SRC_u16, SRC_u32, SRC_u64,
   X(s8, I) X(s16, I) X(s32, I) X(s64, I) X(u8, I) X(u16, I) X(u32, I)       \
   X(u64, I) X(b1, B) X(f32, F32) X(f64, F64) X(nar, NAR) X(c64, C64)        \
   X(c128, C128)
-enum { DST_s8, DST_s16, DST_s32, DST_s64, DST_u8, DST_u16, DST_u32, DST_u64,
-       DST_b1, DST_f32, DST_f64, DST_nar, DST_c64, DST_c128, DST_COUNT };
+enum { SHLO__ST_LOOP_NAMES(DST_), DST_b1, DST_COUNT };
 
 #define CVT_T_s8 int8_t
 #define CVT_T_s16 int16_t
@@ -230,47 +230,13 @@ enum { DST_s8, DST_s16, DST_s32, DST_s64, DST_u8, DST_u16, DST_u32, DST_u64,
 #define DEF_CVT_ROW(DN, DK) CV_SRCS(DEF_CVT, DN, DK)
 CV_DSTS(DEF_CVT_ROW)
 
-#define CELL_CVT(DN, DK, SN, SK) cvt_##SN##_##DN,
+#define CELL_CVT(DN, DK, SN, SK) [SRC_##SN] = cvt_##SN##_##DN,
 #define ROW_CVT(DN, DK) [DST_##DN] = {CV_SRCS(CELL_CVT, DN, DK)},
 static const cv_fn cv_tab[DST_COUNT][SRC_COUNT] = {CV_DSTS(ROW_CVT)};
 
-static int cv_int_index(shlo_elem_type t) {
-  switch (t) {
-  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8: return 0;
-  case SHLO_SI16: return 1;
-  case SHLO_SI32: return 2;
-  case SHLO_SI64: return 3;
-  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8: return 4;
-  case SHLO_UI16: return 5;
-  case SHLO_UI32: return 6;
-  case SHLO_UI64: return 7;
-  default: return -1;
-  }
-}
-
-static int cv_src_index(shlo_elem_type t) {
-  int i = cv_int_index(t);
-  if (i >= 0) return i;
-  switch (t) {
-  case SHLO_F32: return SRC_f32;
-  case SHLO_F64: return SRC_f64;
-  case SHLO_C64: return SRC_c64;
-  case SHLO_C128: return SRC_c128;
-  default: return shlo_elem_is_float(t) ? SRC_nar : -1;
-  }
-}
-
+/* i1 stores its 0/1 (b1); every other type by its storage. */
 static int cv_dst_index(shlo_elem_type t) {
-  if (t == SHLO_I1) return DST_b1;
-  int i = cv_int_index(t);
-  if (i >= 0) return i;
-  switch (t) {
-  case SHLO_F32: return DST_f32;
-  case SHLO_F64: return DST_f64;
-  case SHLO_C64: return DST_c64;
-  case SHLO_C128: return DST_c128;
-  default: return shlo_elem_is_float(t) ? DST_nar : -1;
-  }
+  return t == SHLO_I1 ? DST_b1 : shlo__storage_loop(t);
 }
 
 /* ---- compile-time checks shared by both ops ---- */
@@ -338,7 +304,7 @@ shlo_status shlo__compile_convert(shlo_compiler *cc, const shlo_op *op,
   if (p->numel != p->in_numel)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "operand and result shapes differ");
-  int si = cv_src_index(p->set), di = cv_dst_index(p->det);
+  int si = shlo__storage_loop(p->set), di = cv_dst_index(p->det);
   if (si < 0 || di < 0)
     return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "conversion from element type %s to %s is not "

@@ -35,6 +35,7 @@
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
 #include "core/floatfmt.h"
+#include "core/storage.h"
 #include "kernels/kernel.h"
 #include "compile/plan.h"
 #include "runtime/pool.h"
@@ -152,7 +153,8 @@ static shlo_status k_ternary(const shlo_step *s, shlo_value *const *in,
 
 /* ---- storage type lists ---- */
 
-/* X(A, name, C type, unsigned C type, signed?) */
+/* X(A, name, C type, unsigned C type, signed?); ITY_name is the storage
+ * (core/storage.h), so shlo__int_storage picks the loop. */
 #define EW_ITYPES(X, A)                      \
   X(A, s8, int8_t, uint8_t, 1)               \
   X(A, s16, int16_t, uint16_t, 1)            \
@@ -162,8 +164,7 @@ static shlo_status k_ternary(const shlo_step *s, shlo_value *const *in,
   X(A, u16, uint16_t, uint16_t, 0)           \
   X(A, u32, uint32_t, uint32_t, 0)           \
   X(A, u64, uint64_t, uint64_t, 0)
-enum { ITY_s8, ITY_s16, ITY_s32, ITY_s64, ITY_u8, ITY_u16, ITY_u32, ITY_u64,
-       ITY_COUNT };
+enum { SHLO__ST_INT_NAMES(ITY_), ITY_COUNT };
 
 /* Float storage flavours: f32 and f64 native; bf16 and f16 through their
  * bit-level helpers; nar = the other formats narrower than f32 (loaded to
@@ -174,20 +175,6 @@ enum { FTY_f32, FTY_f64, FTY_nar, FTY_bf16, FTY_f16, FTY_COUNT };
 /* Complex: X(A, name, part C type) */
 #define EW_CTYPES(X, A) X(A, c64, float) X(A, c128, double)
 enum { CTY_c64, CTY_c128, CTY_COUNT };
-
-static int ew_ity(shlo_elem_type t) {
-  switch (t) {
-  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8: return ITY_s8;
-  case SHLO_SI16: return ITY_s16;
-  case SHLO_SI32: return ITY_s32;
-  case SHLO_SI64: return ITY_s64;
-  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8: return ITY_u8;
-  case SHLO_UI16: return ITY_u16;
-  case SHLO_UI32: return ITY_u32;
-  case SHLO_UI64: return ITY_u64;
-  default: return -1;
-  }
-}
 
 static int ew_fty(shlo_elem_type t) {
   if (!shlo_elem_is_float(t)) return -1;
@@ -339,8 +326,8 @@ static inline uint64_t ew_ipow(int64_t base, uint64_t e, int neg) {
 #define EW_ROW_ILOOPS(e, name, cf, v, fl, k, kw) SHLO_EW_ROW(EW_ILOOPS, e, k)
 SHLO_OPS_ELEMENTWISE(EW_ROW_ILOOPS)
 
-#define CELL_IB(OP, TN, T, U, SG) ib_##OP##_##TN,
-#define CELL_IU(OP, TN, T, U, SG) iu_##OP##_##TN,
+#define CELL_IB(OP, TN, T, U, SG) [ITY_##TN] = ib_##OP##_##TN,
+#define CELL_IU(OP, TN, T, U, SG) [ITY_##TN] = iu_##OP##_##TN,
 #define ROW_IB(OP) [SHLO_OP_##OP] = {EW_ITYPES(CELL_IB, OP)},
 #define ROW_IU(OP) [SHLO_OP_##OP] = {EW_ITYPES(CELL_IU, OP)},
 #define EW_IB_ROW(e, a, k, i, f, c, i1) EW_IF2_##a##i(ROW_IB(e))
@@ -815,7 +802,7 @@ EW_DIRS(DEF_CMPT_ALL, _)
   }
 EW_CTYPES(DEF_CMPC, _)
 
-#define CELL_CMPI(DIR, TN, T, U, SG) cmpi_##DIR##_##TN,
+#define CELL_CMPI(DIR, TN, T, U, SG) [ITY_##TN] = cmpi_##DIR##_##TN,
 #define ROW_CMPI(A, DIR) [DIR_##DIR] = {EW_ITYPES(CELL_CMPI, DIR)},
 #define CELL_CMPF(DIR, FN) cmpf_##DIR##_##FN,
 #define ROW_CMPF(A, DIR) [DIR_##DIR] = {EW_FTYPES(CELL_CMPF, DIR)},
@@ -877,7 +864,7 @@ EW_ITYPES(DEF_CLAMPI, _)
   }
 EW_FTYPES(DEF_CLAMPF, _)
 
-#define CELL_CLAMPI(A, TN, T, U, SG) clampi_##TN,
+#define CELL_CLAMPI(A, TN, T, U, SG) [ITY_##TN] = clampi_##TN,
 static const ew_tern_fn ew_clampi_tab[ITY_COUNT] = {EW_ITYPES(CELL_CLAMPI, _)};
 #define CELL_CLAMPF(A, FN) clampf_##FN,
 static const ew_tern_fn ew_clampf_tab[FTY_COUNT] = {EW_FTYPES(CELL_CLAMPF, _)};
@@ -960,7 +947,7 @@ static shlo_status ew_strides(shlo_compiler *cc, const shlo_op *op,
 
 /* Element-type parameters of the loop, from the main operand's type. */
 static ew_kind ew_set_elem(ew_params *p, shlo_elem_type et) {
-  ew_kind k = {et, shlo_elem_class_of(et), ew_ity(et), ew_fty(et),
+  ew_kind k = {et, shlo_elem_class_of(et), shlo__int_storage(et), ew_fty(et),
                ew_cty(et)};
   p->et = et;
   p->esz = shlo_elem_size(et);

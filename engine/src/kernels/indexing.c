@@ -31,47 +31,12 @@
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
 #include "core/floatfmt.h"
+#include "core/storage.h"
 #include "kernels/kernel.h"
 
 #define MAXR SHLO_MAX_RANK
 
 /* ---- index loading ---- */
-
-/* Reads element i of an integer tensor at p as int64 (ui64 values past
- * INT64_MAX saturate, which is out of bounds for every dimension anyway). */
-typedef int64_t (*idx_load_fn)(const void *p, int64_t i);
-
-#define IDX_LOADER(NAME, T)                                      \
-  static int64_t NAME(const void *p, int64_t i) {                \
-    return (int64_t)((const T *)p)[i];                           \
-  }
-IDX_LOADER(ld_s8, int8_t)
-IDX_LOADER(ld_s16, int16_t)
-IDX_LOADER(ld_s32, int32_t)
-IDX_LOADER(ld_s64, int64_t)
-IDX_LOADER(ld_u8, uint8_t)
-IDX_LOADER(ld_u16, uint16_t)
-IDX_LOADER(ld_u32, uint32_t)
-#undef IDX_LOADER
-
-static int64_t ld_u64(const void *p, int64_t i) {
-  uint64_t v = ((const uint64_t *)p)[i];
-  return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
-}
-
-static idx_load_fn idx_loader(shlo_elem_type t) {
-  switch (t) {
-  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8: return ld_s8;
-  case SHLO_SI16: return ld_s16;
-  case SHLO_SI32: return ld_s32;
-  case SHLO_SI64: return ld_s64;
-  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8: return ld_u8;
-  case SHLO_UI16: return ld_u16;
-  case SHLO_UI32: return ld_u32;
-  case SHLO_UI64: return ld_u64;
-  default: return NULL;
-  }
-}
 
 /* ---- dimension numbers ---- */
 
@@ -113,7 +78,7 @@ static bool list_ok(const int64_t *l, int n, int64_t hi, bool sorted) {
 typedef struct gather_params {
   shlo_elem_type elem;
   size_t esz;
-  idx_load_fn load;
+  shlo__int_load_fn load;
   bool dynamic;                /* dynamic_gather: check in[2] at run time */
   int rank;                    /* operand rank */
   int64_t odims[MAXR];
@@ -435,7 +400,7 @@ static shlo_status load_dnums(shlo_compiler *cc, const shlo_op *op,
 static shlo_status gather_types(shlo_compiler *cc, const shlo_op *op,
                                 bool dynamic, const shlo_type **ot,
                                 const shlo_type **it, const shlo_type **rt,
-                                idx_load_fn *load) {
+                                shlo__int_load_fn *load) {
   if (op->n_operands != (dynamic ? 3 : 2) || op->n_results != 1)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "needs %s and one result",
@@ -451,7 +416,7 @@ static shlo_status gather_types(shlo_compiler *cc, const shlo_op *op,
       !shlo_type_is_static(*rt))
     return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "dynamic shapes are not supported");
-  *load = idx_loader((*it)->elem);
+  *load = shlo__int_loader((*it)->elem);
   if (!*load || (*it)->quant)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "start_indices must have an integer element type");
@@ -608,7 +573,7 @@ shlo_status shlo__compile_gather(shlo_compiler *cc, const shlo_op *op,
                                 shlo_step *step) {
   bool dynamic = op->code == SHLO_OP_DYNAMIC_GATHER;
   const shlo_type *ot = NULL, *it = NULL, *rt = NULL;
-  idx_load_fn load = NULL;
+  shlo__int_load_fn load = NULL;
   idx_dnums dn;
   shlo_status st = gather_types(cc, op, dynamic, &ot, &it, &rt, &load);
   if (st) return st;
@@ -667,8 +632,7 @@ typedef void (*combine_fn)(char *d, const char *u, int64_t n, int64_t ds,
   X(OP, s32, int32_t, uint32_t) X(OP, s64, int64_t, uint64_t)      \
   X(OP, u8, uint8_t, uint8_t) X(OP, u16, uint16_t, uint16_t)       \
   X(OP, u32, uint32_t, uint32_t) X(OP, u64, uint64_t, uint64_t)
-enum { ICT_s8, ICT_s16, ICT_s32, ICT_s64, ICT_u8, ICT_u16, ICT_u32, ICT_u64,
-       ICT_COUNT };
+enum { SHLO__ST_INT_NAMES(ICT_), ICT_COUNT };
 enum { ICO_add, ICO_mul, ICO_max, ICO_min, ICO_and, ICO_or, ICO_xor,
        ICO_COUNT };
 
@@ -685,7 +649,7 @@ enum { ICO_add, ICO_mul, ICO_max, ICO_min, ICO_and, ICO_or, ICO_xor,
   }
 #define DEF_IC_ALL(OP) IC_TYPES(DEF_IC, OP)
 IC_OPS(DEF_IC_ALL)
-#define IC_CELL(OP, TN, T, U) ic_##OP##_##TN,
+#define IC_CELL(OP, TN, T, U) [ICT_##TN] = ic_##OP##_##TN,
 #define IC_ROW(OP) [ICO_##OP] = {IC_TYPES(IC_CELL, OP)},
 static const combine_fn ic_tab[ICO_COUNT][ICT_COUNT] = {IC_OPS(IC_ROW)};
 
@@ -776,20 +740,6 @@ FC_OPS(DEF_FC)
 DEF_CC(c64, float)
 DEF_CC(c128, double)
 
-static int ic_type(shlo_elem_type t) {
-  switch (t) {
-  case SHLO_SI8: return ICT_s8;
-  case SHLO_SI16: return ICT_s16;
-  case SHLO_SI32: return ICT_s32;
-  case SHLO_SI64: return ICT_s64;
-  case SHLO_I1: case SHLO_UI8: return ICT_u8;
-  case SHLO_UI16: return ICT_u16;
-  case SHLO_UI32: return ICT_u32;
-  case SHLO_UI64: return ICT_u64;
-  default: return -1;
-  }
-}
-
 /* The native loop for body op `code` on element type t, or NULL. */
 static combine_fn native_combine(int code, shlo_elem_type t) {
   int o;
@@ -813,7 +763,7 @@ static combine_fn native_combine(int code, shlo_elem_type t) {
   case SHLO_CLASS_SINT:
   case SHLO_CLASS_UINT:
     if (shlo_elem_bits(t) < 8) return icn_tab[o];
-    return ic_type(t) < 0 ? NULL : ic_tab[o][ic_type(t)];
+    return ic_tab[o][shlo__int_storage(t)];
   case SHLO_CLASS_FLOAT: {
     static const combine_fn f32[] = {fc_add_f32, fc_mul_f32, fc_max_f32,
                                      fc_min_f32};
@@ -847,7 +797,7 @@ typedef struct scatter_params {
   combine_fn combine;      /* SC_NATIVE */
   shlo_elem_type *elem;    /* per input (points into this block) */
   size_t *esz;
-  idx_load_fn load;
+  shlo__int_load_fn load;
   int rank;                /* input rank */
   int64_t idims[MAXR], istr[MAXR];
   int n_map;               /* scatter_dims_to_operand_dims */
@@ -1127,7 +1077,8 @@ static scatter_mode scatter_body(shlo_compiler *cc, const shlo_op *op, int n,
  * results; load reads one scatter index. */
 static shlo_status scatter_types(shlo_compiler *cc, const shlo_op *op,
                                  int n, const shlo_type **ty,
-                                 const shlo_type **it, idx_load_fn *load) {
+                                 const shlo_type **it,
+                                 shlo__int_load_fn *load) {
   for (int i = 0; i < n; i++) {
     ty[i] = shlo__cc_operand_type(cc, op, i);
     ty[n + i] = shlo__cc_operand_type(cc, op, n + 1 + i);
@@ -1144,7 +1095,7 @@ static shlo_status scatter_types(shlo_compiler *cc, const shlo_op *op,
   if ((*it)->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(*it))
     return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "scatter_indices must be a static tensor");
-  *load = idx_loader((*it)->elem);
+  *load = shlo__int_loader((*it)->elem);
   if (!*load || (*it)->quant)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "scatter_indices must have an integer element type");
@@ -1304,7 +1255,7 @@ shlo_status shlo__compile_scatter(shlo_compiler *cc, const shlo_op *op,
     return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "more than %d inputs are not supported", MAXR);
   const shlo_type *ty[2 * MAXR + 2], *it = NULL;
-  idx_load_fn load = NULL;
+  shlo__int_load_fn load = NULL;
   shlo_status st = scatter_types(cc, op, n, ty, &it, &load);
   if (st) return st;
   const shlo_type *t0 = ty[0], *u0 = ty[n];

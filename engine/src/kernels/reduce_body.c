@@ -9,17 +9,15 @@
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
 #include "core/floatfmt.h"
+#include "core/storage.h"
 #include "kernels/reduce_int.h"
 
 /* ---- native binary bodies ---- */
 
 enum { RB_ADD, RB_MUL, RB_MAX, RB_MIN, RB_AND, RB_OR, RB_XOR, RB_NOPS };
 
-/* Storage flavours. */
-enum {
-  FL_s8, FL_s16, FL_s32, FL_s64, FL_u8, FL_u16, FL_u32, FL_u64,
-  FL_f32, FL_f64, FL_nar, FL_c64, FL_c128, FL_COUNT
-};
+/* Storage flavours, numbered by storage (core/storage.h). */
+enum { SHLO__ST_LOOP_NAMES(FL_), FL_COUNT };
 
 typedef struct { float re, im; } rb_c64;
 typedef struct { double re, im; } rb_c128;
@@ -242,24 +240,6 @@ static const rb_loops rb_tab[RB_NOPS][FL_COUNT] = {
     RB_ROW_ALL(ADD) RB_ROW_ALL(MUL) RB_ROW_ALL(MAX) RB_ROW_ALL(MIN)
     RB_ROW_INT(AND) RB_ROW_INT(OR) RB_ROW_INT(XOR)};
 
-static int rb_flavour(shlo_elem_type t) {
-  switch (t) {
-  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8: return FL_s8;
-  case SHLO_SI16: return FL_s16;
-  case SHLO_SI32: return FL_s32;
-  case SHLO_SI64: return FL_s64;
-  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8: return FL_u8;
-  case SHLO_UI16: return FL_u16;
-  case SHLO_UI32: return FL_u32;
-  case SHLO_UI64: return FL_u64;
-  case SHLO_F32: return FL_f32;
-  case SHLO_F64: return FL_f64;
-  case SHLO_C64: return FL_c64;
-  case SHLO_C128: return FL_c128;
-  default: return shlo_elem_is_float(t) ? FL_nar : -1;
-  }
-}
-
 static int rb_op_index(int code, shlo_elem_type et) {
   bool i1 = et == SHLO_I1;
   switch (code) {
@@ -317,7 +297,7 @@ bool shlo__rb_match(shlo_compiler *cc, const shlo_op *op, int r,
   if (!scalar_of(vtype(cc, op, a0), &e0) || !scalar_of(vtype(cc, op, a1), &e1) ||
       !scalar_of(vtype(cc, op, o->results[0]), &er) || e0 != e1 || e0 != er)
     return false;
-  int k = rb_op_index(o->code, e0), fl = rb_flavour(e0);
+  int k = rb_op_index(o->code, e0), fl = shlo__storage_loop(e0);
   if (k < 0 || fl < 0 || !rb_tab[k][fl].fold) return false;
   b->opcode = o->code;
   b->et = e0;

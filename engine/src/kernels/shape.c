@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
+#include "core/storage.h"
 #include "kernels/kernel.h"
 #include "compile/plan.h"
 #include "core/value_quant.h"
@@ -594,26 +595,12 @@ shlo_status shlo__compile_concatenate(shlo_compiler *cc, const shlo_op *op,
 
 /* ---- dynamic_slice / dynamic_update_slice ---- */
 
-/* Value of a start index: scalar integer tensor v, element i. */
+/* Value of a start index: integer tensor v (the verifier checks the
+ * type), element i. */
 static int64_t index_value(const shlo_value *v, int64_t i) {
-  const char *d = v->data;
-  switch (v->elem) {
-  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8:
-    return ((const int8_t *)d)[i];
-  case SHLO_SI16: return ((const int16_t *)d)[i];
-  case SHLO_SI32: return ((const int32_t *)d)[i];
-  case SHLO_SI64: return ((const int64_t *)d)[i];
-  case SHLO_I1: case SHLO_UI2: case SHLO_UI4: case SHLO_UI8:
-    return ((const uint8_t *)d)[i];
-  case SHLO_UI16: return ((const uint16_t *)d)[i];
-  case SHLO_UI32: return ((const uint32_t *)d)[i];
-  case SHLO_UI64: {
-    uint64_t u = ((const uint64_t *)d)[i];
-    return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
-  }
-  default:
-    return 0;
-  }
+  shlo__int_load_fn load = shlo__int_loader(v->elem);
+  assert(load);
+  return load(v->data, i);
 }
 
 /* Byte offset into the operand of the clamped start indices. */

@@ -118,19 +118,19 @@ static bool same_shape(const shlo_value *a, const shlo_value *b) {
 
 /* ---- native reductions ---- */
 
+/* Which reducers combine() runs natively: integers of a byte or wider and
+ * i1, float add/multiply/maximum/minimum, complex add/multiply.  Sub-byte
+ * integers would need wrapping to their width: theirs run as a region. */
 static bool native_ok(shlo_elem_type t, int op) {
-  switch (t) {
-  case SHLO_SI8: case SHLO_SI16: case SHLO_SI32: case SHLO_SI64:
-  case SHLO_UI8: case SHLO_UI16: case SHLO_UI32: case SHLO_UI64:
-  case SHLO_I1:
-    return true;
-  case SHLO_F32: case SHLO_F64:
+  if (t == SHLO_I1) return true;
+  switch (shlo_elem_storage(t)) {
+  case SHLO_ST_F32: case SHLO_ST_F64:
     return op == SHLO_OP_ADD || op == SHLO_OP_MULTIPLY ||
            op == SHLO_OP_MAXIMUM || op == SHLO_OP_MINIMUM;
-  case SHLO_C64: case SHLO_C128:
+  case SHLO_ST_C64: case SHLO_ST_C128:
     return op == SHLO_OP_ADD || op == SHLO_OP_MULTIPLY;
   default:
-    return false;
+    return shlo_elem_is_int(t) && shlo_elem_bits(t) >= 8;
   }
 }
 
@@ -182,33 +182,36 @@ static bool native_ok(shlo_elem_type t, int op) {
     }                                                                  \
   } while (0)
 
+static void combine_i1(uint8_t *a, const uint8_t *b, int64_t n, int op) {
+  for (int64_t i = 0; i < n; i++) switch (op) {
+    case SHLO_OP_ADD: case SHLO_OP_MAXIMUM: case SHLO_OP_OR:
+      a[i] = a[i] | b[i];
+      break;
+    case SHLO_OP_XOR: a[i] = a[i] ^ b[i]; break;
+    default: a[i] = a[i] & b[i]; break;
+    }
+}
+
+/* The loop by storage (shlo/types.h); native_ok chose which types come. */
 static void combine(void *acc, const void *x, int64_t n, shlo_elem_type t,
                     int op) {
-  switch (t) {
-  case SHLO_I1: {
-    uint8_t *a = acc;
-    const uint8_t *b = x;
-    for (int64_t i = 0; i < n; i++) switch (op) {
-      case SHLO_OP_ADD: case SHLO_OP_MAXIMUM: case SHLO_OP_OR:
-        a[i] = a[i] | b[i];
-        break;
-      case SHLO_OP_XOR: a[i] = a[i] ^ b[i]; break;
-      default: a[i] = a[i] & b[i]; break;
-      }
-    break;
+  if (t == SHLO_I1) {
+    combine_i1(acc, x, n, op);
+    return;
   }
-  case SHLO_SI8: INT_COMBINE(int8_t, uint8_t); break;
-  case SHLO_SI16: INT_COMBINE(int16_t, uint16_t); break;
-  case SHLO_SI32: INT_COMBINE(int32_t, uint32_t); break;
-  case SHLO_SI64: INT_COMBINE(int64_t, uint64_t); break;
-  case SHLO_UI8: INT_COMBINE(uint8_t, uint32_t); break;
-  case SHLO_UI16: INT_COMBINE(uint16_t, uint32_t); break;
-  case SHLO_UI32: INT_COMBINE(uint32_t, uint32_t); break;
-  case SHLO_UI64: INT_COMBINE(uint64_t, uint64_t); break;
-  case SHLO_F32: FLT_COMBINE(float); break;
-  case SHLO_F64: FLT_COMBINE(double); break;
-  case SHLO_C64: CPLX_COMBINE(float); break;
-  case SHLO_C128: CPLX_COMBINE(double); break;
+  switch (shlo_elem_storage(t)) {
+  case SHLO_ST_S8: INT_COMBINE(int8_t, uint8_t); break;
+  case SHLO_ST_S16: INT_COMBINE(int16_t, uint16_t); break;
+  case SHLO_ST_S32: INT_COMBINE(int32_t, uint32_t); break;
+  case SHLO_ST_S64: INT_COMBINE(int64_t, uint64_t); break;
+  case SHLO_ST_U8: INT_COMBINE(uint8_t, uint32_t); break;
+  case SHLO_ST_U16: INT_COMBINE(uint16_t, uint32_t); break;
+  case SHLO_ST_U32: INT_COMBINE(uint32_t, uint32_t); break;
+  case SHLO_ST_U64: INT_COMBINE(uint64_t, uint64_t); break;
+  case SHLO_ST_F32: FLT_COMBINE(float); break;
+  case SHLO_ST_F64: FLT_COMBINE(double); break;
+  case SHLO_ST_C64: CPLX_COMBINE(float); break;
+  case SHLO_ST_C128: CPLX_COMBINE(double); break;
   default: break;
   }
 }
