@@ -10,6 +10,7 @@
  * (narrow floats through f64); cholesky is a plain per-matrix algorithm in
  * f64 / complex<f64>; batch norm runs in f64.  All geometry is fixed at
  * compile time. */
+#include <assert.h>
 #include <complex.h>
 #include <math.h>
 #include <stdlib.h>
@@ -134,14 +135,11 @@ typedef struct dot_dims {
 } dot_dims;
 
 /* Read the batching and contracting lists (legacy dot: lhs's last with
- * rhs's first) and check (C1-C2) that the two sides' agree in size. */
-static shlo_status dot_read_dims(shlo_compiler *cc, const shlo_op *op,
-                                 const shlo_type *lt, const shlo_type *rt,
-                                 dot_dims *d) {
+ * rhs's first).  The verifier checked them (dot C1, dot_general C1-C2). */
+static void dot_read_dims(const shlo_op *op, const shlo_type *lt,
+                          dot_dims *d) {
   if (op->code == SHLO_OP_DOT) {
-    if (lt->rank < 1 || lt->rank > 2 || rt->rank < 1 || rt->rank > 2)
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "dot needs operands of rank 1 or 2");
+    assert(lt->rank >= 1 && lt->rank <= 2);
     d->nlb = d->nrb = 0;
     d->nlc = d->nrc = 1;
     d->lc[0] = lt->rank - 1;
@@ -152,80 +150,32 @@ static shlo_status dot_read_dims(shlo_compiler *cc, const shlo_op *op,
     d->nrb = field_ints(dn, "rhs_batching_dimensions", d->rb);
     d->nlc = field_ints(dn, "lhs_contracting_dimensions", d->lc);
     d->nrc = field_ints(dn, "rhs_contracting_dimensions", d->rc);
-    if (d->nlb < 0 || d->nrb < 0 || d->nlc < 0 || d->nrc < 0 ||
-        d->nlb > SHLO_MAX_RANK || d->nrb > SHLO_MAX_RANK ||
-        d->nlc > SHLO_MAX_RANK || d->nrc > SHLO_MAX_RANK)
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "malformed dot_dimension_numbers");
   }
-  if (d->nlb != d->nrb)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C1) lhs and rhs batching dimensions differ in size");
-  if (d->nlc != d->nrc)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C2) lhs and rhs contracting dimensions differ in size");
-  return SHLO_OK;
+  assert(d->nlb >= 0 && d->nlb <= SHLO_MAX_RANK && d->nlb == d->nrb);
+  assert(d->nlc >= 0 && d->nlc <= SHLO_MAX_RANK && d->nlc == d->nrc);
 }
 
-/* (C3-C8) the lists in range, unique and matching in size; then the free
- * dims of each side, in order. */
-static shlo_status dot_check_dims(shlo_compiler *cc, const shlo_op *op,
-                                  const shlo_type *lt, const shlo_type *rt,
-                                  dot_dims *d) {
+/* The free dims of each side, in order.  The verifier checked the lists
+ * (dot_general C3-C10, dot C2): in range, unique, sizes matching. */
+static void dot_free_dims(const shlo_type *lt, const shlo_type *rt,
+                          dot_dims *d) {
   /* role of each dim: 0 free, 1 batch, 2 contracting */
   int lrole[SHLO_MAX_RANK] = {0}, rrole[SHLO_MAX_RANK] = {0};
   int nlb = d->nlb, nlc = d->nlc;
   for (int side = 0; side < 2; side++) {
-    const shlo_type *t = side ? rt : lt;
     int *role = side ? rrole : lrole;
     const int64_t *bd = side ? d->rb : d->lb, *cd = side ? d->rc : d->lc;
     for (int i = 0; i < nlb + nlc; i++) {
       int64_t x = i < nlb ? bd[i] : cd[i - nlb];
-      if (x < 0 || x >= t->rank)
-        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                            "(C5-C6) %s dimension %lld out of range",
-                            side ? "rhs" : "lhs", (long long)x);
-      if (role[x])
-        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                            "(C3-C4) %s dimension %lld repeated",
-                            side ? "rhs" : "lhs", (long long)x);
+      assert(x >= 0 && x < (side ? rt : lt)->rank && !role[x]);
       role[x] = i < nlb ? 1 : 2;
     }
   }
-  for (int i = 0; i < nlb; i++)
-    if (lt->dims[d->lb[i]] != rt->dims[d->rb[i]])
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C7) batching dimension sizes differ");
-  for (int i = 0; i < nlc; i++)
-    if (lt->dims[d->lc[i]] != rt->dims[d->rc[i]])
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C8) contracting dimension sizes differ");
   d->nlf = d->nrf = 0;
   for (int x = 0; x < lt->rank; x++)
     if (!lrole[x]) d->lfree[d->nlf++] = x;
   for (int x = 0; x < rt->rank; x++)
     if (!rrole[x]) d->rfree[d->nrf++] = x;
-  return SHLO_OK;
-}
-
-/* (C13) the result is [batch..., lhs free..., rhs free...]. */
-static shlo_status dot_check_result(shlo_compiler *cc, const shlo_op *op,
-                                    const shlo_type *lt, const shlo_type *rt,
-                                    const shlo_type *ot, const dot_dims *d) {
-  int64_t want[SHLO_MAX_RANK];
-  int wr = 0;
-  if (d->nlb + d->nlf + d->nrf > SHLO_MAX_RANK)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "result rank too large");
-  for (int i = 0; i < d->nlb; i++) want[wr++] = lt->dims[d->lb[i]];
-  for (int i = 0; i < d->nlf; i++) want[wr++] = lt->dims[d->lfree[i]];
-  for (int i = 0; i < d->nrf; i++) want[wr++] = rt->dims[d->rfree[i]];
-  bool same = wr == ot->rank;
-  for (int i = 0; same && i < wr; i++) same = want[i] == ot->dims[i];
-  if (!same)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C13) result shape does not match batch, lhs free "
-                        "and rhs free dimensions");
-  return SHLO_OK;
 }
 
 /* order = the lists a (na), b (nb), c (nc) one after another; returns the
@@ -263,23 +213,19 @@ static int dot_operand_mode(const dot_params *p, const shlo_type *t,
 }
 
 /* stablehlo.dot_general: result[batch..., lhs free..., rhs free...] =
- * sum over the contracting indices of lhs * rhs.  Constraints checked:
- * (C1-C2) batching/contracting lists of equal size, (C3-C4) dims unique,
- * (C5-C6) in range, (C7-C8) batching/contracting sizes match, (C13) the
- * result shape.  Legacy stablehlo.dot contracts lhs's last dimension with
- * rhs's first. */
+ * sum over the contracting indices of lhs * rhs.  The verifier checked the
+ * dimension lists and the result shape (dot_general C1-C12).  Legacy
+ * stablehlo.dot contracts lhs's last dimension with rhs's first. */
 shlo_status shlo__compile_dot_general(shlo_compiler *cc, const shlo_op *op,
                                      shlo_step *step) {
   shlo_status st;
-  if (op->n_operands != 2 || op->n_results != 1)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "expects 2 operands, 1 result");
+  assert(op->n_operands == 2 && op->n_results == 1);
   const shlo_type *lt = NULL, *rt = NULL, *ot = NULL;
   dot_dims d;
-  if ((st = shlo__la_lhs_rhs_result(cc, op, &lt, &rt, &ot)) ||
-      (st = dot_read_dims(cc, op, lt, rt, &d)) ||
-      (st = dot_check_dims(cc, op, lt, rt, &d)) ||
-      (st = dot_check_result(cc, op, lt, rt, ot, &d)))
-    return st;
+  if ((st = shlo__la_lhs_rhs_result(cc, op, &lt, &rt, &ot))) return st;
+  dot_read_dims(op, lt, &d);
+  dot_free_dims(lt, rt, &d);
+  assert(d.nlb + d.nlf + d.nrf == ot->rank);
   dot_params *p = shlo__params_alloc(step, sizeof *p);
   if (!p) return no_mem(cc, op);
   p->dom = shlo__la_dom_for(ot->elem);
@@ -415,8 +361,7 @@ static bool attr_bool(const shlo_op *op, const char *name, bool dflt) {
 shlo_status shlo__compile_triangular_solve(shlo_compiler *cc, const shlo_op *op,
                                           shlo_step *step) {
   shlo_status st;
-  if (op->n_operands != 2 || op->n_results != 1)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "expects 2 operands, 1 result");
+  assert(op->n_operands == 2 && op->n_results == 1);
   const shlo_type *at = shlo__cc_operand_type(cc, op, 0);
   const shlo_type *bt = shlo__cc_operand_type(cc, op, 1);
   const shlo_type *ot = shlo__cc_result_type(cc, op, 0);
@@ -424,22 +369,14 @@ shlo_status shlo__compile_triangular_solve(shlo_compiler *cc, const shlo_op *op,
       (st = shlo__la_want_tensor(cc, op, bt, "b")) ||
       (st = shlo__la_want_tensor(cc, op, ot, "result")))
     return st;
+  /* the verifier does not look at the element type */
   if (!shlo_elem_is_float(ot->elem) && !shlo_elem_is_complex(ot->elem))
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "element type %s is not floating-point or complex",
                         shlo_elem_name(ot->elem));
-  if (at->rank < 2 || at->rank != bt->rank)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C2) a and b must have equal ranks >= 2");
-  if (!shlo_type_equal(bt, ot))
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "(C5) result type must be b's");
+  /* the verifier checked ranks, square a, batch dims and b's type (C1-C5) */
+  assert(at->rank >= 2 && at->rank == bt->rank && shlo_type_equal(bt, ot));
   int r = at->rank;
-  if (at->dims[r - 1] != at->dims[r - 2])
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "(C3) a's matrices are not square");
-  for (int i = 0; i < r - 2; i++)
-    if (at->dims[i] != bt->dims[i])
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "(C4) batch dimensions of a and b differ");
   tri_params *p = shlo__params_alloc(step, sizeof *p);
   if (!p) return no_mem(cc, op);
   p->left = attr_bool(op, "left_side", false);
@@ -450,17 +387,12 @@ shlo_status shlo__compile_triangular_solve(shlo_compiler *cc, const shlo_op *op,
     p->trans = CblasNoTrans;
   else if (!strcmp(tr, "TRANSPOSE"))
     p->trans = CblasTrans;
-  else if (!strcmp(tr, "ADJOINT"))
+  else /* ADJOINT: the verifier allows no other */
     p->trans = CblasConjTrans;
-  else
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "unknown transpose_a %s", tr);
   p->asz = at->dims[r - 1];
   p->m = bt->dims[r - 2];
   p->n = bt->dims[r - 1];
-  if ((p->left ? p->m : p->n) != p->asz)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C4) a's size %lld does not match b's %s dimension",
-                        (long long)p->asz, p->left ? "row" : "column");
+  assert((p->left ? p->m : p->n) == p->asz);
   p->batch = shlo__la_prod(bt->dims, r - 2);
   p->at = at->elem;
   p->bt = bt->elem;
@@ -473,6 +405,7 @@ shlo_status shlo__compile_triangular_solve(shlo_compiler *cc, const shlo_op *op,
   case SHLO_C128: p->dom = LA_C128; break;
   default: p->dom = LA_F64; break;
   }
+  /* the verifier does not compare a's element type with b's */
   if (shlo_elem_is_complex(ot->elem) != shlo_elem_is_complex(at->elem))
     return shlo__cc_fail(cc, op, SHLO_EVERIFY, "(C1) a and b element types differ");
   if (p->trans == CblasConjTrans && !shlo_elem_is_complex(ot->elem))
@@ -595,18 +528,16 @@ static shlo_status k_cholesky(const shlo_step *s, shlo_value *const *in,
 shlo_status shlo__compile_cholesky(shlo_compiler *cc, const shlo_op *op,
                                   shlo_step *step) {
   shlo_status st;
-  if (op->n_operands != 1 || op->n_results != 1)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "expects 1 operand, 1 result");
+  assert(op->n_operands == 1 && op->n_results == 1);
   const shlo_type *at = shlo__cc_operand_type(cc, op, 0);
   const shlo_type *ot = shlo__cc_result_type(cc, op, 0);
   if ((st = shlo__la_want_tensor(cc, op, at, "a")) ||
       (st = shlo__la_want_tensor(cc, op, ot, "result")))
     return st;
-  if (!shlo_type_equal(at, ot))
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "(C1) result type must be a's");
-  if (at->rank < 2 || at->dims[at->rank - 1] != at->dims[at->rank - 2])
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C2-C3) a must be a batch of square matrices");
+  /* the verifier checked the type and the square matrices (C1-C3) */
+  assert(shlo_type_equal(at, ot) && at->rank >= 2 &&
+         at->dims[at->rank - 1] == at->dims[at->rank - 2]);
+  /* the verifier does not look at the element type */
   if (!shlo_elem_is_float(at->elem) && !shlo_elem_is_complex(at->elem))
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "element type %s is not floating-point or complex",
@@ -800,43 +731,30 @@ shlo_status shlo__compile_batch_norm(shlo_compiler *cc, const shlo_op *op,
   shlo_status st;
   int n_in = op->code == SHLO_OP_BATCH_NORM_TRAINING ? 3 : 5;
   int n_out = op->code == SHLO_OP_BATCH_NORM_INFERENCE ? 1 : 3;
-  if (op->n_operands != n_in || op->n_results != n_out)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "expects %d operands and %d results", n_in, n_out);
+  assert(op->n_operands == n_in && op->n_results == n_out);
   const shlo_type *xt = shlo__cc_operand_type(cc, op, 0);
   if ((st = shlo__la_want_tensor(cc, op, xt, "operand"))) return st;
+  /* the verifier does not look at the element type */
   if (!shlo_elem_is_float(xt->elem))
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "element type %s is not floating-point",
                         shlo_elem_name(xt->elem));
   int64_t fi;
   double eps;
+  /* the verifier takes a missing feature_index for 0 */
   if (!shlo_attr_get_i64(shlo_op_attr(op, "feature_index"), &fi) ||
       !shlo_attr_get_f64(shlo_op_attr(op, "epsilon"), &eps))
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "needs feature_index and epsilon attributes");
-  if (fi < 0 || fi >= xt->rank)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C1) feature_index %lld out of range", (long long)fi);
-  int64_t nf = xt->dims[fi];
-  for (int i = 1; i < n_in; i++) {
-    const shlo_type *t = shlo__cc_operand_type(cc, op, i);
-    bool full = op->code == SHLO_OP_BATCH_NORM_GRAD && i == 4;
-    if ((st = shlo__la_want_tensor(cc, op, t, "operand"))) return st;
-    if (t->elem != xt->elem ||
-        (full ? !shlo_type_equal(t, xt) : (t->rank != 1 || t->dims[0] != nf)))
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "operand %d must be %s", i,
-                          full ? "of the operand's type"
-                               : "1-D of the feature dimension's size");
-  }
-  for (int i = 0; i < n_out; i++) {
-    const shlo_type *t = shlo__cc_result_type(cc, op, i);
-    if ((st = shlo__la_want_tensor(cc, op, t, "result"))) return st;
-    if (t->elem != xt->elem ||
-        (i == 0 ? !shlo_type_equal(t, xt) : (t->rank != 1 || t->dims[0] != nf)))
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY, "result %d has the wrong type",
-                          i);
+  /* the verifier checked feature_index and every operand's and result's
+   * type (C1-C7); what is left is what this build runs */
+  assert(fi >= 0 && fi < xt->rank);
+  for (int i = 1; i < n_in + n_out; i++) {
+    const shlo_type *t = i < n_in ? shlo__cc_operand_type(cc, op, i)
+                                  : shlo__cc_result_type(cc, op, i - n_in);
+    if ((st = shlo__la_want_tensor(cc, op, t, i < n_in ? "operand" : "result")))
+      return st;
+    assert(t->elem == xt->elem);
   }
   bn_params *p = shlo__params_alloc(step, sizeof *p);
   if (!p) return no_mem(cc, op);
@@ -845,7 +763,7 @@ shlo_status shlo__compile_batch_norm(shlo_compiler *cc, const shlo_op *op,
   p->t = xt->elem;
   p->rank = xt->rank;
   memcpy(p->dims, xt->dims, sizeof p->dims);
-  p->nf = nf;
+  p->nf = xt->dims[fi];
   p->outer = shlo__la_prod(xt->dims, (int)fi);
   p->inner = shlo__la_prod(xt->dims + fi + 1, xt->rank - (int)fi - 1);
   step->fn = k_batch_norm;
