@@ -24,6 +24,7 @@
  *
  * Elements move by size whatever their type.  Index tensors may have any
  * integer type: a loader for it is chosen at compile time. */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ static bool in_list(const int64_t *l, int n, int64_t v) {
   return false;
 }
 
+#ifndef NDEBUG
 /* Every entry in [0, hi), no entry twice, and (if sorted) ascending. */
 static bool list_ok(const int64_t *l, int n, int64_t hi, bool sorted) {
   for (int i = 0; i < n; i++) {
@@ -72,6 +74,7 @@ static bool list_ok(const int64_t *l, int n, int64_t hi, bool sorted) {
   }
   return true;
 }
+#endif
 
 /* ---- gather ---- */
 
@@ -300,7 +303,9 @@ static const idx_names scatter_names = {
     "scatter_indices_batching_dims", "scatter_dims_to_operand_dims", "input",
     "inputs", "scatter_indices", "updates", "window", "scatter", "inserted"};
 
-/* Read the struct attribute nm->attr into dn. */
+/* Read the struct attribute nm->attr into dn.  The verifier reads a
+ * missing or malformed attribute as empty lists, so its form is checked
+ * here. */
 static shlo_status read_dnums(shlo_compiler *cc, const shlo_op *op,
                               const idx_names *nm, idx_dnums *dn) {
   const shlo_attr *a = shlo_op_attr(op, nm->attr);
@@ -322,77 +327,48 @@ static shlo_status read_dnums(shlo_compiler *cc, const shlo_op *op,
   return SHLO_OK;
 }
 
-/* Check dn against the operand (input) type ot, the index type it and the
- * rank of the result (updates), and set dn->n_bd. */
-static shlo_status check_dnums(shlo_compiler *cc, const shlo_op *op,
-                               const idx_names *nm, idx_dnums *dn,
-                               const shlo_type *ot, const shlo_type *it,
-                               int rrank) {
+#ifndef NDEBUG
+/* Whether dn fits the operand (input) type ot, the index type it and the
+ * result (updates) rank: what the verifier checked (gather and
+ * dynamic_gather C1-C19 and C22's rank, scatter C2, C4's rank, C7-C22). */
+static bool dnums_ok(const idx_dnums *dn, const shlo_type *ot,
+                     const shlo_type *it, int rrank) {
   int orank = ot->rank, irank = it->rank;
   int64_t ivd = dn->ivd;
-  if (ivd < 0 || ivd > irank)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "index_vector_dim %lld is out of range [0, %d]",
-                        (long long)ivd, irank);
-  int64_t iv_len = ivd < irank ? it->dims[ivd] : 1;
-  if (dn->n_map != iv_len)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "%s has %d entries but the index vector has %lld",
-                        nm->map, dn->n_map, (long long)iv_len);
-  if (orank != dn->n_off + dn->n_coll + dn->n_obat)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "%s rank %d is not size(%s) + size(%s) + size(%s)",
-                        nm->operand, orank, nm->off, nm->coll, nm->obat);
-  dn->n_bd = irank - (ivd < irank ? 1 : 0);
-  if (rrank != dn->n_off + dn->n_bd)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "%s rank %d is not %d %s dims + %d %s dims",
-                        nm->result, rrank, dn->n_off, nm->off_word, dn->n_bd,
-                        nm->bd_word);
-  if (!list_ok(dn->offd, dn->n_off, rrank, true))
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "%s must be sorted, unique and in range", nm->off);
-  if (!list_ok(dn->coll, dn->n_coll, orank, true) ||
-      !list_ok(dn->obat, dn->n_obat, orank, true))
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "%s and %s must be sorted and in range", nm->coll,
-                        nm->obat);
-  for (int i = 0; i < dn->n_obat; i++)
-    if (in_list(dn->coll, dn->n_coll, dn->obat[i]))
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "dim %lld is both %s and a batching dim",
-                          (long long)dn->obat[i], nm->collapsed);
-  if (!list_ok(dn->map, dn->n_map, orank, false))
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "%s must be unique and in range", nm->map);
-  for (int i = 0; i < dn->n_map; i++)
-    if (in_list(dn->obat, dn->n_obat, dn->map[i]))
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY, "%s and %s share dim %lld",
-                          nm->map, nm->obat, (long long)dn->map[i]);
-  if (dn->n_sbat != dn->n_obat ||
+  if (ivd < 0 || ivd > irank) return false;
+  if (dn->n_map != (ivd < irank ? it->dims[ivd] : 1) ||
+      orank != dn->n_off + dn->n_coll + dn->n_obat ||
+      rrank != dn->n_off + dn->n_bd)
+    return false;
+  if (!list_ok(dn->offd, dn->n_off, rrank, true) ||
+      !list_ok(dn->coll, dn->n_coll, orank, true) ||
+      !list_ok(dn->obat, dn->n_obat, orank, true) ||
+      !list_ok(dn->map, dn->n_map, orank, false) ||
+      dn->n_sbat != dn->n_obat ||
       !list_ok(dn->sbat, dn->n_sbat, irank, false) ||
       in_list(dn->sbat, dn->n_sbat, ivd))
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "%s must be unique, in range, not index_vector_dim, "
-                        "and as many as %s",
-                        nm->sbat, nm->obat);
+    return false;
   for (int i = 0; i < dn->n_obat; i++)
-    if (ot->dims[dn->obat[i]] != it->dims[dn->sbat[i]])
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "batching dims %lld of %s and %lld of %s differ "
-                          "in size",
-                          (long long)dn->obat[i], nm->operands,
-                          (long long)dn->sbat[i], nm->indices);
-  return SHLO_OK;
+    if (in_list(dn->coll, dn->n_coll, dn->obat[i]) ||
+        ot->dims[dn->obat[i]] != it->dims[dn->sbat[i]])
+      return false;
+  for (int i = 0; i < dn->n_map; i++)
+    if (in_list(dn->obat, dn->n_obat, dn->map[i])) return false;
+  return true;
 }
+#endif
 
-/* Read and check the dimension numbers of a gather or scatter. */
+/* Read the dimension numbers of a gather or scatter, and set dn->n_bd. */
 static shlo_status load_dnums(shlo_compiler *cc, const shlo_op *op,
                               const idx_names *nm, idx_dnums *dn,
                               const shlo_type *ot, const shlo_type *it,
                               int rrank) {
   shlo_status st = read_dnums(cc, op, nm, dn);
-  return st ? st : check_dnums(cc, op, nm, dn, ot, it, rrank);
+  if (st) return st;
+  dn->n_bd = it->rank - (dn->ivd < it->rank ? 1 : 0);
+  assert(dnums_ok(dn, ot, it, rrank));
+  (void)ot, (void)rrank;
+  return SHLO_OK;
 }
 
 /* The operand, start_indices and result types of a gather, checked; load
@@ -401,11 +377,8 @@ static shlo_status gather_types(shlo_compiler *cc, const shlo_op *op,
                                 bool dynamic, const shlo_type **ot,
                                 const shlo_type **it, const shlo_type **rt,
                                 shlo__int_load_fn *load) {
-  if (op->n_operands != (dynamic ? 3 : 2) || op->n_results != 1)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "needs %s and one result",
-                        dynamic ? "operand, start_indices and slice_sizes"
-                                : "operand and start_indices");
+  assert(op->n_operands == (dynamic ? 3 : 2) && op->n_results == 1);
+  (void)dynamic;
   *ot = shlo__cc_operand_type(cc, op, 0);
   *it = shlo__cc_operand_type(cc, op, 1);
   *rt = shlo__cc_result_type(cc, op, 0);
@@ -416,13 +389,12 @@ static shlo_status gather_types(shlo_compiler *cc, const shlo_op *op,
       !shlo_type_is_static(*rt))
     return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "dynamic shapes are not supported");
+  /* dynamic_gather's verifier does not look at start_indices' type */
   *load = shlo__int_loader((*it)->elem);
   if (!*load || (*it)->quant)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "start_indices must have an integer element type");
-  if ((*rt)->elem != (*ot)->elem)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C23) result and operand element types differ");
+  assert((*rt)->elem == (*ot)->elem); /* C23 */
   return SHLO_OK;
 }
 
@@ -447,6 +419,7 @@ static shlo_status gather_slices(shlo_compiler *cc, const shlo_op *op,
     }
   }
   if (p->dynamic) {
+    /* the verifier cannot bound slice sizes it does not know (C21) */
     for (int d = 0; d < orank; d++)
       if (p->slice[d] > ot->dims[d])
         return shlo__cc_fail(cc, op, SHLO_EVERIFY,
@@ -458,20 +431,12 @@ static shlo_status gather_slices(shlo_compiler *cc, const shlo_op *op,
   }
   int64_t ss[MAXR];
   int n = shlo_attr_i64s(shlo_op_attr(op, "slice_sizes"), ss, MAXR);
-  if (n != orank)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "slice_sizes must have one entry per operand dim");
-  for (int d = 0; d < orank; d++) {
-    if (ss[d] < 0 || ss[d] > ot->dims[d])
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "slice_sizes[%d] = %lld is outside [0, %lld]", d,
-                          (long long)ss[d], (long long)ot->dims[d]);
-    if (p->unit[d] ? ss[d] > 1 : ss[d] != p->slice[d])
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "slice_sizes[%d] = %lld does not match the "
-                          "result type",
-                          d, (long long)ss[d]);
-  }
+  /* the verifier checked slice_sizes (C9, C12, C20-C22) */
+  assert(n == orank);
+  (void)n;
+  for (int d = 0; d < orank; d++)
+    assert(ss[d] >= 0 && ss[d] <= ot->dims[d] &&
+           (p->unit[d] ? ss[d] <= 1 : ss[d] == p->slice[d]));
   gather_bounds(p, ss, p->hi);
   return SHLO_OK;
 }
@@ -528,12 +493,11 @@ static void gather_merge_walk(gather_params *p, int rrank,
   p->contig = nl > 0 && p->bstr[nl - 1] == 0 && p->lstr[nl - 1] == 1;
 }
 
-/* The result walk, checking the result shape on the way. */
-static shlo_status gather_walk(shlo_compiler *cc, const shlo_op *op,
-                               gather_params *p, const idx_dnums *dn,
-                               const shlo_type *it, const shlo_type *rt,
-                               const int64_t *ostr, const int *window_dim,
-                               const int64_t *blin, const int64_t *bdim_of) {
+/* The result walk; the verifier checked the result shape (C22). */
+static void gather_walk(gather_params *p, const idx_dnums *dn,
+                        const shlo_type *it, const shlo_type *rt,
+                        const int64_t *ostr, const int *window_dim,
+                        const int64_t *blin, const int64_t *bdim_of) {
   int64_t cnt[MAXR], bs[MAXR], ls[MAXR];
   for (int r = 0, k = 0, j = 0; r < rt->rank; r++) {
     if (k < dn->n_off && dn->offd[k] == r) {
@@ -542,20 +506,14 @@ static shlo_status gather_walk(shlo_compiler *cc, const shlo_op *op,
       bs[r] = 0;
       ls[r] = ostr[d];
     } else {
-      if (rt->dims[r] != it->dims[bdim_of[j]])
-        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                            "result dim %d is %lld but start_indices dim "
-                            "%lld is %lld",
-                            r, (long long)rt->dims[r],
-                            (long long)bdim_of[j],
-                            (long long)it->dims[bdim_of[j]]);
+      assert(rt->dims[r] == it->dims[bdim_of[j]]);
       cnt[r] = rt->dims[r];
       bs[r] = blin[j++];
       ls[r] = 0;
     }
   }
   gather_merge_walk(p, rt->rank, cnt, bs, ls);
-  return SHLO_OK;
+  (void)it, (void)bdim_of;
 }
 
 /* gather / dynamic_gather: result[result_index] = operand[operand_index]
@@ -605,8 +563,7 @@ shlo_status shlo__compile_gather(shlo_compiler *cc, const shlo_op *op,
   p->iv_str = dn.ivd < it->rank ? istr[dn.ivd] : 0;
   int64_t blin[MAXR], bdim_of[MAXR];
   gather_batch(p, &dn, it, istr, ostr, blin, bdim_of);
-  st = gather_walk(cc, op, p, &dn, it, rt, ostr, window_dim, blin, bdim_of);
-  if (st) return st;
+  gather_walk(p, &dn, it, rt, ostr, window_dim, blin, bdim_of);
   step->fn = k_gather;
   return SHLO_OK;
 }
@@ -1025,12 +982,14 @@ done:
   return st;
 }
 
+#ifndef NDEBUG
 static bool same_shape(const shlo_type *a, const shlo_type *b) {
   if (a->rank != b->rank) return false;
   for (int d = 0; d < a->rank; d++)
     if (a->dims[d] != b->dims[d]) return false;
   return true;
 }
+#endif
 
 /* Whether value v has type tensor<elem> (rank 0, not quantized). */
 static bool scalar_of(shlo_compiler *cc, int v, shlo_elem_type elem) {
@@ -1084,7 +1043,6 @@ static shlo_status scatter_types(shlo_compiler *cc, const shlo_op *op,
     ty[n + i] = shlo__cc_operand_type(cc, op, n + 1 + i);
   }
   *it = shlo__cc_operand_type(cc, op, n);
-  const shlo_type *t0 = ty[0], *u0 = ty[n];
   for (int i = 0; i < 2 * n; i++) {
     if (ty[i]->kind != SHLO_TYPE_TENSOR)
       return shlo__cc_fail(cc, op, SHLO_EVERIFY, "operands must be tensors");
@@ -1096,21 +1054,16 @@ static shlo_status scatter_types(shlo_compiler *cc, const shlo_op *op,
     return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "scatter_indices must be a static tensor");
   *load = shlo__int_loader((*it)->elem);
-  if (!*load || (*it)->quant)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "scatter_indices must have an integer element type");
+  assert(*load); /* I2 */
   for (int i = 0; i < n; i++) {
-    const shlo_type *t = ty[i], *u = ty[n + i];
-    const shlo_type *rt = shlo__cc_result_type(cc, op, i);
-    if (!same_shape(t, t0) || !same_shape(u, u0))
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "inputs (and updates) must all have one shape");
-    if (u->elem != t->elem)
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "updates %d and inputs %d element types differ", i,
-                          i);
-    if (rt->kind != SHLO_TYPE_TENSOR || rt->elem != t->elem ||
-        !same_shape(rt, t))
+    const shlo_type *t = ty[i], *rt = shlo__cc_result_type(cc, op, i);
+    /* the verifier checked the shapes and the updates' types (C1, C3,
+     * C6, C24) */
+    assert(same_shape(t, ty[0]) && same_shape(ty[n + i], ty[n]) &&
+           ty[n + i]->elem == t->elem && same_shape(rt, t));
+    /* the spec lets the update computation promote the element type
+     * (C25); the verifier allows it, this build does not */
+    if (rt->elem != t->elem)
       return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                           "result %d and input %d types differ", i, i);
   }
@@ -1127,11 +1080,7 @@ static shlo_status scatter_update(shlo_compiler *cc, const shlo_op *op,
   *mode = scatter_body(cc, op, n, ty, combine);
   if (*mode != SC_REGION) return SHLO_OK;
   const shlo_block *b = op->regions[0];
-  if (b->n_args != 2 * n)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "the update computation takes %d arguments, not "
-                        "%d",
-                        b->n_args, 2 * n);
+  assert(b->n_args == 2 * n); /* C23 */
   for (int i = 0; i < 2 * n; i++)
     if (!scalar_of(cc, b->args[i], ty[i % n]->elem))
       return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
@@ -1140,10 +1089,7 @@ static shlo_status scatter_update(shlo_compiler *cc, const shlo_op *op,
                           i, shlo_elem_name(ty[i % n]->elem));
   shlo_status st = shlo__cc_compile_regions(cc, op, step);
   if (st) return st;
-  if (step->plans[0]->n_results != n)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "the update computation returns %d values, not %d",
-                        step->plans[0]->n_results, n);
+  assert(step->plans[0]->n_results == n); /* C23 */
   return SHLO_OK;
 }
 
@@ -1165,23 +1111,17 @@ static scatter_params *scatter_alloc(shlo_step *step, int n,
   return p;
 }
 
-/* Update scatter dims <-> scatter_indices dims other than ivd, checking
- * that they agree in size; then the batching dims. */
-static shlo_status scatter_dims(shlo_compiler *cc, const shlo_op *op,
-                                scatter_params *p, const idx_dnums *dn,
-                                const shlo_type *it, const shlo_type *u0,
-                                const int64_t *sstr, const int64_t *ustr) {
+/* Update scatter dims <-> scatter_indices dims other than ivd (the
+ * verifier checked that they agree in size, C4); then the batching dims. */
+static void scatter_dims(scatter_params *p, const idx_dnums *dn,
+                         const shlo_type *it, const shlo_type *u0,
+                         const int64_t *sstr, const int64_t *ustr) {
   p->n_sd = dn->n_bd;
   p->n_pos = 1;
   for (int d = 0, j = 0, id = 0; d < u0->rank; d++) {
     if (in_list(dn->offd, dn->n_off, d)) continue;
     if (id == dn->ivd) id++;
-    if (u0->dims[d] != it->dims[id])
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "updates dim %d is %lld but scatter_indices dim %d "
-                          "is %lld",
-                          d, (long long)u0->dims[d], id,
-                          (long long)it->dims[id]);
+    assert(u0->dims[d] == it->dims[id]);
     p->sd_cnt[j] = u0->dims[d];
     p->sd_istr[j] = sstr[id];
     p->sd_ustr[j] = ustr[d];
@@ -1195,18 +1135,16 @@ static shlo_status scatter_dims(shlo_compiler *cc, const shlo_op *op,
         (int)(dn->sbat[i] < dn->ivd ? dn->sbat[i] : dn->sbat[i] - 1);
     p->bat_dim[i] = dn->obat[i];
   }
-  return SHLO_OK;
+  (void)it;
 }
 
 /* Window dims: update_window_dims[k] <-> the k-th input dim that is
- * neither inserted nor batching.  Those of extent 1, with the inserted and
- * batching dims, are covered once (pt_dim); the rest are walked (w_*). */
-static shlo_status scatter_window_dims(shlo_compiler *cc,
-                                       const shlo_op *op, scatter_params *p,
-                                       const idx_dnums *dn,
-                                       const shlo_type *t0,
-                                       const shlo_type *u0,
-                                       const int64_t *ustr) {
+ * neither inserted nor batching (the verifier checked the window fits,
+ * C4).  Those of extent 1, with the inserted and batching dims, are
+ * covered once (pt_dim); the rest are walked (w_*). */
+static void scatter_window_dims(scatter_params *p, const idx_dnums *dn,
+                                const shlo_type *t0, const shlo_type *u0,
+                                const int64_t *ustr) {
   for (int d = 0, k = 0; d < t0->rank; d++) {
     if (in_list(dn->coll, dn->n_coll, d) ||
         in_list(dn->obat, dn->n_obat, d)) {
@@ -1215,12 +1153,7 @@ static shlo_status scatter_window_dims(shlo_compiler *cc,
     }
     int64_t uwd = dn->offd[k];
     int64_t w = u0->dims[uwd];
-    if (w > t0->dims[d])
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "update window dim %lld (%lld) exceeds input dim "
-                          "%d (%lld)",
-                          (long long)uwd, (long long)w, d,
-                          (long long)t0->dims[d]);
+    assert(w <= t0->dims[d]);
     if (w == 1) {
       p->pt_dim[p->n_pt++] = d;
     } else {
@@ -1232,7 +1165,6 @@ static shlo_status scatter_window_dims(shlo_compiler *cc,
     }
     k++;
   }
-  return SHLO_OK;
 }
 
 /* scatter: results = inputs, then for every update_index of updates
@@ -1246,11 +1178,9 @@ static shlo_status scatter_window_dims(shlo_compiler *cc,
 shlo_status shlo__compile_scatter(shlo_compiler *cc, const shlo_op *op,
                                  shlo_step *step) {
   int n = (op->n_operands - 1) / 2;
-  if (op->n_operands < 3 || op->n_operands != 2 * n + 1 ||
-      op->n_results != n || op->n_regions != 1)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "needs N inputs, scatter_indices, N updates, N "
-                        "results and one update computation");
+  /* C5, C23 */
+  assert(n >= 1 && op->n_operands == 2 * n + 1 && op->n_results == n &&
+         op->n_regions == 1);
   if (n > MAXR)
     return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "more than %d inputs are not supported", MAXR);
@@ -1281,9 +1211,8 @@ shlo_status shlo__compile_scatter(shlo_compiler *cc, const shlo_op *op,
   p->n_map = dn.n_map;
   for (int k = 0; k < dn.n_map; k++) p->map[k] = dn.map[k];
   p->iv_str = dn.ivd < it->rank ? sstr[dn.ivd] : 0;
-  st = scatter_dims(cc, op, p, &dn, it, u0, sstr, ustr);
-  if (!st) st = scatter_window_dims(cc, op, p, &dn, t0, u0, ustr);
-  if (st) return st;
+  scatter_dims(p, &dn, it, u0, sstr, ustr);
+  scatter_window_dims(p, &dn, t0, u0, ustr);
   step->fn = k_scatter;
   return SHLO_OK;
 }
