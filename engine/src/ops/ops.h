@@ -334,6 +334,8 @@ enum {
       SHLO_CHLO(2, 0, sf_zeta, 0), 0)                                         \
   X(COMPOSITE, "stablehlo.composite", composite, composite,                   \
       SHLO_OPF_PER_AXIS, 0, 0)                                                \
+  X(ATAN, "stablehlo.atan", chlo, float_unary, 0,                            \
+      SHLO_CHLO(1, sf_atan, 0, catan), 0)                                     \
   X(CHLO_SQUARE, "chlo.square", chlo, none, SHLO_OPF_PER_AXIS,               \
       SHLO_CHLO(1, sf_square, 0, sc_square), 0)                               \
   X(EINSUM, "stablehlo.einsum", einsum, einsum, 0, 0,                         \

@@ -199,8 +199,10 @@ bool shlo__verify_torch_index_select(shlo__vctx *vc, const shlo_op *op) {
  * "ab,bc->ac" (two operands) or "ab->a" (one); one letter per dimension
  * of each operand, a letter's sizes agree wherever it appears, and the
  * output letters (each from an operand, none repeated) give the result's
- * shape; one element type throughout.  MLIR's verifier checks none of it
- * (no verifier); shlo does not take "..." (broadcast dimensions). */
+ * shape.  Element types may differ (i8 operands, an i16 result), as MLIR
+ * allows; the sum is taken in the result's type.  MLIR's verifier checks
+ * none of the rest (no verifier); shlo does not take "..." (broadcast
+ * dimensions). */
 bool shlo__verify_einsum(shlo__vctx *vc, const shlo_op *op) {
   bool unary = op->code == SHLO_OP_UNARY_EINSUM;
   int n = unary ? 1 : 2;
@@ -217,11 +219,9 @@ bool shlo__verify_einsum(shlo__vctx *vc, const shlo_op *op) {
   const shlo_type *r = shlo__rtype(vc, op, 0);
   for (int k = 0; k <= n; k++) {
     const shlo_type *t = k < n ? shlo__otype(vc, op, k) : r;
-    if (!shlo__is_tensor(t) || t->quant ||
-        t->elem != shlo__otype(vc, op, 0)->elem)
+    if (!shlo__is_tensor(t) || t->quant)
       return shlo__verr(vc, op, "operands", "operands and result must be "
-                        "tensors of one element type: %s",
-                        shlo__tstr(vc, t));
+                        "non-quantized tensors: %s", shlo__tstr(vc, t));
     int d = 0;
     bool seen[128] = {0};
     for (; *p >= 'A' && *p <= 'z' && (*p <= 'Z' || *p >= 'a'); p++, d++) {
@@ -258,5 +258,22 @@ bool shlo__verify_trace(shlo__vctx *vc, const shlo_op *op) {
                       "results");
   if (!shlo_attr_get_str(shlo_op_attr(op, "tag")))
     return shlo__verr(vc, op, "tag", "requires a string tag");
+  return true;
+}
+
+/* stablehlo.atan (StablehloOps.td at the pinned revision; not yet in the
+ * spec's list): a float or complex operand and a result of its type, as
+ * the .td's HLO_CompatibleOperandsAndResultType over HLO_FpOrComplexTensor
+ * says. */
+bool shlo__verify_float_unary(shlo__vctx *vc, const shlo_op *op) {
+  if (op->n_operands != 1 || op->n_results != 1)
+    return shlo__verr(vc, op, NULL, "expects one operand and one result");
+  const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
+  if (!shlo__is_float(a) && !shlo__is_complex(a))
+    return shlo__verr(vc, op, "operand", "operand %s must be a tensor of "
+                      "floats or complex numbers", shlo__tstr(vc, a));
+  if (!shlo__compat_type(a, r))
+    return shlo__verr(vc, op, "result", "result %s must have the operand's "
+                      "type %s", shlo__tstr(vc, r), shlo__tstr(vc, a));
   return true;
 }
