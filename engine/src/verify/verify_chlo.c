@@ -136,15 +136,21 @@ bool shlo__verify_constant_like(shlo__vctx *vc, const shlo_op *op) {
   return true;
 }
 
-/* stablehlo.cross-replica-sum: all_reduce with an add body (the .td's
- * description): result has the operand's type, numeric elements. */
-bool shlo__verify_cross_replica_sum(shlo__vctx *vc, const shlo_op *op) {
+/* One operand and one result of its type. */
+static bool same_type_unary(shlo__vctx *vc, const shlo_op *op) {
   if (op->n_operands != 1 || op->n_results != 1)
     return shlo__verr(vc, op, NULL, "expects one operand and one result");
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
   if (!shlo__compat_type(a, r))
     return shlo__verr(vc, op, "result", "result %s must have the operand's "
                       "type %s", shlo__tstr(vc, r), shlo__tstr(vc, a));
+  return true;
+}
+
+/* stablehlo.cross-replica-sum: all_reduce with an add body (the .td's
+ * description): result has the operand's type. */
+bool shlo__verify_cross_replica_sum(shlo__vctx *vc, const shlo_op *op) {
+  if (!same_type_unary(vc, op)) return false;
   if (!shlo_op_attr(op, "replica_groups"))
     return shlo__verr(vc, op, "replica_groups", "requires replica_groups");
   return true;
@@ -266,14 +272,10 @@ bool shlo__verify_trace(shlo__vctx *vc, const shlo_op *op) {
  * the .td's HLO_CompatibleOperandsAndResultType over HLO_FpOrComplexTensor
  * says. */
 bool shlo__verify_float_unary(shlo__vctx *vc, const shlo_op *op) {
-  if (op->n_operands != 1 || op->n_results != 1)
-    return shlo__verr(vc, op, NULL, "expects one operand and one result");
-  const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
+  if (!same_type_unary(vc, op)) return false;
+  const shlo_type *a = shlo__otype(vc, op, 0);
   if (!shlo__is_float(a) && !shlo__is_complex(a))
     return shlo__verr(vc, op, "operand", "operand %s must be a tensor of "
                       "floats or complex numbers", shlo__tstr(vc, a));
-  if (!shlo__compat_type(a, r))
-    return shlo__verr(vc, op, "result", "result %s must have the operand's "
-                      "type %s", shlo__tstr(vc, r), shlo__tstr(vc, a));
   return true;
 }
