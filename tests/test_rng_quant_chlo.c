@@ -193,6 +193,25 @@ static void test_rng_bit_generator_vectors(void **state) {
          "(tensor<2xui64>) -> (tensor<2xui64>, tensor<2xui32>)\n"
          "  check.expect_eq_const %ns, dense<[247824715720788526, 9629550131187509897]> : tensor<2xui64>\n"
          "  check.expect_eq_const %o, dense<[3297917596, 1212020640]> : tensor<2xui32>\n");
+  /* Interoperability: a state of another integer type with the
+   * algorithm's bit width is the little-endian concatenation of its
+   * elements (struct.pack('<2Q', ...) unpacked as '<4i' gives the words
+   * below), so it draws what the equal ui64 state draws. */
+  RUN_OK("  %s = stablehlo.constant dense<[320440878, 57701188, 608135816, "
+         "-2052912941]> : tensor<4xi32>\n"
+         "  %ns, %o = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : "
+         "(tensor<4xi32>) -> (tensor<4xi32>, tensor<ui64>)\n"
+         "  check.expect_eq_const %ns, dense<[320440878, 57701188, 608135817, "
+         "-2052912941]> : tensor<4xi32>\n"
+         "  check.expect_eq_const %o, dense<5205589014174907036> : tensor<ui64>\n");
+  RUN_OK("  %s = stablehlo.constant dense<[2752067618, 698298832, 608135816, "
+         "2242054355, 320440878, 57701188]> : tensor<6xui32>\n"
+         "  %ns, %o = stablehlo.rng_bit_generator %s, algorithm = PHILOX : "
+         "(tensor<6xui32>) -> (tensor<6xui32>, tensor<4xui32>)\n"
+         "  check.expect_eq_const %ns, dense<[2752067618, 698298832, 608135817, "
+         "2242054355, 320440878, 57701188]> : tensor<6xui32>\n"
+         "  check.expect_eq_const %o, dense<[3513581065, 2499661035, 1342301216, 605187745]> "
+         ": tensor<4xui32>\n");
   /* a bad state size is refused by the verifier (C2), before compiling */
   shlo_module *m = NULL;
   shlo_executable *e = NULL;
@@ -207,7 +226,19 @@ static void test_rng_bit_generator_vectors(void **state) {
   assert_int_equal(shlo_compile(m, NULL, &e, &d), SHLO_EVERIFY);
   assert_null(e);
   assert_non_null(strstr(d.message, "stablehlo.rng_bit_generator (C2)"));
-  assert_non_null(strstr(d.message, "wrong size for THREE_FRY"));
+  assert_non_null(strstr(d.message, "has 192 bits; THREE_FRY needs 128"));
+  shlo_module_free(m);
+  /* 96 bits of i32 are no PHILOX state */
+  const char *bad32 =
+      PROG("  %s = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>\n"
+           "  %ns, %o = stablehlo.rng_bit_generator %s, algorithm = PHILOX : "
+           "(tensor<3xi32>) -> (tensor<3xi32>, tensor<2xui32>)\n");
+  m = NULL;
+  shlo_diag_clear(&d);
+  assert_int_equal(shlo_parse_module(bad32, strlen(bad32), "test.mlir", &m, &d),
+                   SHLO_OK);
+  assert_int_equal(shlo_compile(m, NULL, &e, &d), SHLO_EVERIFY);
+  assert_non_null(strstr(d.message, "has 96 bits; PHILOX needs 128 or 192"));
   shlo_module_free(m);
 }
 

@@ -32,7 +32,7 @@ static void dynamic_pad_disagreeing_with_its_type_fails(void **state) {
   (void)state;
   assert_int_equal(
       harness_run(PROG(
-          "  %x = stablehlo.constant dense<[1, 2]> : tensor<2xf32>\n"
+          "  %x = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>\n"
           "  %v = stablehlo.constant dense<0.0> : tensor<f32>\n"
           "  %z = stablehlo.constant dense<[0]> : tensor<1xi32>\n"
           /* Computed, not a constant, so that only the run time sees it

@@ -212,7 +212,9 @@ static const char *scan_number(parser *P, bool *is_float) {
     q++;
     while (q < P->end && isdigit((unsigned char)*q)) q++;
   }
-  if (q < P->end && (*q == 'e' || *q == 'E')) {
+  /* As MLIR's lexer: an exponent only follows a fraction (`1.e5`, `1.0e5`);
+   * `1e5` is the integer 1 followed by the word e5. */
+  if (*is_float && q < P->end && (*q == 'e' || *q == 'E')) {
     const char *r = q + 1;
     if (r < P->end && (*r == '+' || *r == '-')) r++;
     if (r < P->end && isdigit((unsigned char)*r)) {
@@ -634,11 +636,15 @@ int shlo__parse_i64_list(parser *P, int64_t *out, int cap) {
 }
 
 /* A scalar literal inside dense<...>, kept as text until the type is
- * known. */
+ * known.  The forms are MLIR's (TensorLiteralParser): decimal integers,
+ * 0x hex integers, float literals (digits, a dot, optional digits and an
+ * exponent: `1.`, `1.5e-3`; no `.5`, no `1e5`), true/false, and (re, im)
+ * pairs. */
 typedef struct lit {
   const char *s, *e;   /* the text; for complex, the real part */
   const char *is, *ie; /* complex imaginary part */
   char kind;           /* 'i' int, 'f' float, 'x' hex, 'b' bool, 'c' complex */
+  char rkind, ikind;   /* complex: kinds of the real and imaginary parts */
 } lit;
 
 typedef struct lits {
@@ -657,6 +663,27 @@ static void lit_push(parser *P, lits *L, lit l) {
   L->v[L->n++] = l;
 }
 
+/* Words MLIR does not take as element literals, with the hint a user
+ * needs: non-finite floats are written as their bit patterns. */
+static void reject_word_literal(parser *P) {
+  const char *at = P->p;
+  const char *w;
+  size_t n;
+  if (*at == '-' || *at == '+') P->p++;
+  if (shlo__peekc(P) == '.')
+    shlo__perr_at(P, at, "a float literal needs a digit before the dot "
+                  "(MLIR reads `0.5`, not `.5`)");
+  if (shlo__ident(P, &w, &n) &&
+      ((n == 3 && (!strncmp(w, "inf", 3) || !strncmp(w, "nan", 3))) ||
+       (n == 8 && !strncmp(w, "infinity", 8)) ||
+       (n == 3 && !strncmp(w, "NaN", 3))))
+    shlo__perr_at(P, at, "'%.*s' is not an MLIR element literal: write a "
+                  "non-finite float as its bit pattern in hex (f32: "
+                  "0x7F800000 is inf, 0xFF800000 -inf, 0x7FC00000 nan)",
+                  (int)n, w);
+  shlo__perr_at(P, at, "expected a number, true or false");
+}
+
 static lit scan_scalar(parser *P) {
   lit l = {0};
   shlo__skip_ws(P);
@@ -671,10 +698,11 @@ static lit scan_scalar(parser *P) {
                (digits[1] == 'x' || digits[1] == 'X');
     l.kind = hex ? 'x' : is_float ? 'f' : 'i';
     P->p = e;
-  } else if (shlo__accept_kw(P, "inf") || shlo__accept_kw(P, "nan")) {
-    l.kind = 'f';
+    if (l.kind == 'i' && e < P->end && (*e == 'e' || *e == 'E'))
+      shlo__perr_at(P, l.s, "an exponent needs a fraction before it (MLIR "
+                    "reads `1.0e5` or `1.e5`, not `1e5`)");
   } else {
-    shlo__perr(P, "expected a number, true or false");
+    reject_word_literal(P);
   }
   l.e = P->p;
   return l;
@@ -693,7 +721,7 @@ static void scan_elements(parser *P, lits *L) {
     shlo__expect(P, ",");
     lit im = scan_scalar(P);
     shlo__expect(P, ")");
-    lit c = {re.s, re.e, im.s, im.e, 'c'};
+    lit c = {re.s, re.e, im.s, im.e, 'c', re.kind, im.kind};
     lit_push(P, L, c);
   } else {
     lit_push(P, L, scan_scalar(P));
@@ -701,29 +729,76 @@ static void scan_elements(parser *P, lits *L) {
   shlo__leave(P);
 }
 
-/* Store the float literal [s, e) as element of type t at dst. */
+/* A hex literal [s, e) for float type t: the bit pattern of its storage,
+ * as MLIR reads it (no sign; no more active bits than the type has). */
+static void store_float_hex(parser *P, shlo_elem_type t, const char *buf,
+                            const char *at, void *dst) {
+  if (buf[0] == '-' || buf[0] == '+')
+    shlo__perr_at(P, at, "hexadecimal float literal %s should not have a "
+                  "sign", buf);
+  errno = 0;
+  uint64_t bits = strtoull(buf, NULL, 16);
+  int w = shlo_elem_bits(t);
+  if (errno == ERANGE || (w < 64 && (bits >> w) != 0))
+    shlo__perr_at(P, at, "hexadecimal float constant %s out of range for %s "
+                  "(%d bits)", buf, shlo_elem_name(t), w);
+  size_t size = shlo_elem_size(t);
+  memcpy(dst, &bits, size); /* little-endian host */
+}
+
+/* Store the float literal [s, e) of the given kind as element of type t
+ * at dst.  A decimal float is read to the nearest double and rounded once
+ * to t (MLIR: APFloat from the double, then convert with nearest-even), so
+ * a value past t's range becomes what t's format makes of it (inf, or NaN
+ * or the largest value for formats without inf), as MLIR has it. */
 static void store_float_lit(parser *P, shlo_elem_type t, const char *s,
                             const char *e, char kind, void *dst) {
   char buf[128];
   numbuf(P, s, e, buf, sizeof buf);
   if (kind == 'x') {
-    /* Hex spells the bit pattern of the storage. */
-    uint64_t bits = strtoull(buf, NULL, 16);
-    size_t size = shlo_elem_size(t);
-    if (size < 8 && (bits >> (8 * size)) != 0)
-      shlo__perr_at(P, s, "hex literal %s does not fit %s", buf, shlo_elem_name(t));
-    memcpy(dst, &bits, size); /* little-endian host */
+    store_float_hex(P, t, buf, s, dst);
     return;
   }
-  if (kind == 'b') {
-    shlo__float_store(t, buf[0] == 't' ? 1.0 : 0.0, dst);
-    return;
-  }
+  if (kind == 'b')
+    shlo__perr_at(P, s, "expected i1 type for 'true' or 'false' values, "
+                  "got %s", shlo_elem_name(t));
+  if (kind == 'i')
+    shlo__perr_at(P, s, "unexpected decimal integer literal %s for a "
+                  "floating point value of type %s (add a trailing dot to "
+                  "make it a float: %s.)", buf, shlo_elem_name(t), buf);
+  errno = 0;
+  double d = strtod(buf, NULL);
+  if (errno == ERANGE && isinf(d))
+    shlo__perr_at(P, s, "floating point value %s too large for %s", buf,
+                  shlo_elem_name(t));
   if (t == SHLO_F32) {
-    float f = strtof(buf, NULL);
+    float f = (float)d;
     memcpy(dst, &f, sizeof f);
   } else {
-    shlo__float_store(t, strtod(buf, NULL), dst);
+    shlo__float_store(t, d, dst);
+  }
+}
+
+static void store_int_lit(parser *P, shlo_value *v, int64_t i, const lit *l) {
+  shlo_elem_type t = v->elem;
+  char buf[128];
+  if (l->kind == 'b') {
+    if (t != SHLO_I1)
+      shlo__perr_at(P, l->s, "expected i1 type for 'true' or 'false' "
+                    "values, got %s", shlo_elem_name(t));
+    shlo_tensor_set_i64(v, i, *l->s == 't');
+  } else if (l->kind == 'i' || l->kind == 'x') {
+    bool negative;
+    int64_t x = int_literal(P, l->s, l->e, &negative);
+    if (!int_fits(t, x, negative)) {
+      numbuf(P, l->s, l->e, buf, sizeof buf);
+      shlo__perr_at(P, l->s, "integer literal %s is out of range for %s", buf,
+                    shlo_elem_name(t));
+    }
+    shlo_tensor_set_i64(v, i, x);
+  } else {
+    shlo__perr_at(P, l->s, "expected an integer literal for element type %s",
+                  shlo_elem_name(t));
   }
 }
 
@@ -731,26 +806,14 @@ static void store_lit(parser *P, shlo_value *v, int64_t i, const lit *l) {
   shlo_elem_type t = v->elem;
   size_t es = shlo_elem_size(t);
   char *dst = (char *)v->data + (size_t)i * es;
-  char buf[128];
   switch (shlo_elem_class_of(t)) {
   case SHLO_CLASS_BOOL:
   case SHLO_CLASS_SINT:
   case SHLO_CLASS_UINT:
-    if (l->kind == 'b') {
-      shlo_tensor_set_i64(v, i, *l->s == 't');
-    } else if (l->kind == 'i' || l->kind == 'x') {
-      bool negative;
-      int64_t x = int_literal(P, l->s, l->e, &negative);
-      if (!int_fits(t, x, negative)) {
-        numbuf(P, l->s, l->e, buf, sizeof buf);
-        shlo__perr_at(P, l->s, "integer literal %s is out of range for %s", buf,
-                      shlo_elem_name(t));
-      }
-      shlo_tensor_set_i64(v, i, x);
-    } else {
-      shlo__perr_at(P, l->s, "expected an integer literal for element type %s",
-              shlo_elem_name(t));
-    }
+    if (l->kind == 'c')
+      shlo__perr_at(P, l->s, "complex literal for element type %s",
+                    shlo_elem_name(t));
+    store_int_lit(P, v, i, l);
     return;
   case SHLO_CLASS_FLOAT:
     if (l->kind == 'c')
@@ -759,18 +822,14 @@ static void store_lit(parser *P, shlo_value *v, int64_t i, const lit *l) {
     store_float_lit(P, t, l->s, l->e, l->kind, dst);
     return;
   case SHLO_CLASS_COMPLEX: {
+    /* MLIR stores a complex element as a pair; a lone number is refused. */
+    if (l->kind != 'c')
+      shlo__perr_at(P, l->s, "expected a (real, imaginary) pair for element "
+                    "type %s", shlo_elem_name(t));
     shlo_elem_type part = shlo_elem_complex_part(t);
     size_t ps = shlo_elem_size(part);
-    if (l->kind == 'c') {
-      char ik = (l->ie - l->is > 2 && (l->is[1] == 'x' || l->is[2] == 'x'))
-                    ? 'x' : 'f';
-      char rk = (l->e - l->s > 2 && (l->s[1] == 'x' || l->s[2] == 'x'))
-                    ? 'x' : 'f';
-      store_float_lit(P, part, l->s, l->e, rk, dst);
-      store_float_lit(P, part, l->is, l->ie, ik, dst + ps);
-    } else {
-      store_float_lit(P, part, l->s, l->e, l->kind, dst);
-    }
+    store_float_lit(P, part, l->s, l->e, l->rkind, dst);
+    store_float_lit(P, part, l->is, l->ie, l->ikind, dst + ps);
     return;
   }
   }

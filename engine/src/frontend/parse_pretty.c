@@ -368,7 +368,9 @@ static bool pretty_item(parser *P, op_builder *b, pretty_state *ps) {
   } else if (c == '"') {
     shlo_attr *a = shlo__new_attr(P, SHLO_ATTR_STRING);
     a->str = shlo__parse_string(P, NULL);
-    shlo__ob_attr(P, b, "name", a);
+    /* composite's "name"; trace's "tag" (`stablehlo.trace %x, "tag"`) */
+    shlo__ob_attr(P, b, is(b->op->name, "stablehlo.trace") ? "tag" : "name",
+                  a);
   } else if (shlo__is_ident_start(c)) {
     pretty_word(P, b, ps);
   } else {

@@ -225,6 +225,9 @@ static double sf_tan(double x) { return tan(x); }
 static double sf_erf(double x) { return erf(x); }
 static double sf_erfc(double x) { return erfc(x); }
 static double sf_ident(double x) { return x; }
+/* square: x * x; of doubles from a narrower type it is exact before the
+ * one rounding to the result type. */
+static double sf_square(double x) { return x * x; }
 static double sf_igamma_p(double a, double x) { return sf_igamma(a, x, false); }
 static double sf_igamma_q(double a, double x) { return sf_igamma(a, x, true); }
 
@@ -370,6 +373,12 @@ DEF_CC(c64, float)
 DEF_CC(c128, double)
 
 static double complex sc_conj(double complex z) { return conj(z); }
+/* CHLO's square of a complex number: ((re - im)(re + im), 2 re im), which
+ * keeps re^2 - im^2 accurate where the two squares nearly cancel. */
+static double complex sc_square(double complex z) {
+  double re = creal(z), im = cimag(z);
+  return CMPLX((re - im) * (re + im), 2 * re * im);
+}
 
 /* asin_acos_kernel(z) = w with asin(z) = atan2(x, Re w) + i sign(y) Im w
  * and acos(z) = atan2(Re w, x) - i sign(y) Im w (z = x + iy).  With

@@ -16,6 +16,12 @@
  *    (w0 | w1 << 32, w2 | w3 << 32).  The output state keeps the key and
  *    stores the advanced counter (its low half only for u64[2]).
  *  - DEFAULT is PHILOX, as on XLA's CPU and GPU backends.
+ * A state of another integer or float type of the same total width (as
+ * StableHLO's verifier allows: tensor<4xi32> for THREE_FRY, tensor<6xui32>
+ * for PHILOX) is the little-endian concatenation of its elements' bits:
+ * u64 word k is elements k*64/w .. (k+1)*64/w - 1, the first in the low
+ * bits (for <4xi32>, word 0 = s[0] | s[1] << 32).  The output state is
+ * the new words split back the same way, in the state's own type.
  * Float outputs hold the generated bits of their width.
  *
  * rng (UNIFORM, NORMAL) is implementation-defined: Philox-4x32 keyed by
@@ -93,7 +99,9 @@ enum { ALG_THREE_FRY, ALG_PHILOX };
 
 typedef struct rbg_params {
   int alg;
-  int n_state;             /* 2 or 3 */
+  int n_state;             /* 64-bit words: 2 or 3 */
+  shlo_elem_type state_elem;
+  int64_t state_len;       /* elements of the state tensor */
   shlo_elem_type out_elem;
   int bits;                /* generated width: 32 or 64 */
   int store_bits;          /* element storage bits: 8, 16, 32, 64 */
@@ -197,20 +205,23 @@ static shlo_status k_rng_bit_generator(const shlo_step *s,
                                        shlo_value **out, shlo_exec *ex) {
   const rbg_params *p = s->params;
   const shlo_value *sv = in[0];
-  if (sv->kind != SHLO_TYPE_TENSOR || sv->numel != p->n_state)
+  size_t nb = (size_t)p->n_state * 8;
+  if (sv->kind != SHLO_TYPE_TENSOR || sv->numel != p->state_len ||
+      sv->nbytes != nb)
     return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
                           "initial_state does not have the compiled shape");
-  const uint64_t *st = sv->data;
-  int64_t dim1 = p->n_state;
-  shlo_value *ns = shlo_tensor_new(SHLO_UI64, 1, &dim1);
+  /* the state's bytes are its words, little-endian (see the top) */
+  uint64_t st[3], nst[3];
+  memcpy(st, sv->data, nb);
+  memcpy(nst, st, nb);
+  int64_t dim1 = p->state_len;
+  shlo_value *ns = shlo_tensor_new(p->state_elem, 1, &dim1);
   shlo_value *r = shlo_tensor_new(p->out_elem, p->rank, p->dims);
   if (!ns || !r) {
     shlo_value_unref(ns);
     shlo_value_unref(r);
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   }
-  uint64_t *nst = ns->data;
-  memcpy(nst, st, (size_t)p->n_state * 8);
   if (p->alg != ALG_THREE_FRY) {
     rbg_philox(p, st, nst, r);
   } else if (!rbg_three_fry(p, st, nst, r, ex)) {
@@ -218,6 +229,7 @@ static shlo_status k_rng_bit_generator(const shlo_step *s,
     shlo_value_unref(r);
     return shlo__exec_fail(ex, s, SHLO_ECANCELED, "execution stopped");
   }
+  memcpy(ns->data, nst, nb);
   out[0] = ns;
   out[1] = r;
   return SHLO_OK;
@@ -231,10 +243,11 @@ shlo_status shlo__compile_rng_bit_generator(shlo_compiler *cc, const shlo_op *op
   const shlo_type *it = shlo__cc_operand_type(cc, op, 0);
   const shlo_type *st = shlo__cc_result_type(cc, op, 0);
   const shlo_type *ot = shlo__cc_result_type(cc, op, 1);
-  if (it->kind != SHLO_TYPE_TENSOR || it->rank != 1 || it->elem != SHLO_UI64 ||
+  /* the verifier checked the element width; its total makes the words */
+  if (it->kind != SHLO_TYPE_TENSOR || it->rank != 1 || it->quant ||
       !shlo_type_is_static(it))
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "initial_state must be a static 1-dimensional ui64 "
+                        "initial_state must be a static 1-dimensional "
                         "tensor");
   if (!shlo_type_equal(it, st))
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
@@ -249,11 +262,14 @@ shlo_status shlo__compile_rng_bit_generator(shlo_compiler *cc, const shlo_op *op
     a = ALG_THREE_FRY;
   else
     return shlo__cc_fail(cc, op, SHLO_EVERIFY, "unknown rng_algorithm %s", alg);
-  int64_t n_state = it->dims[0];
+  int64_t n_state = it->dims[0] * shlo_elem_bits(it->elem) / 64;
+  if ((it->dims[0] * shlo_elem_bits(it->elem)) % 64 != 0 ||
+      it->dims[0] * (int64_t)shlo_elem_size(it->elem) != n_state * 8)
+    n_state = 0;
   if (a == ALG_THREE_FRY ? n_state != 2 : (n_state != 2 && n_state != 3))
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "(C2) initial_state of %s must have %s elements, has "
-                        "%lld", alg ? alg : "DEFAULT",
+                        "(C2) initial_state of %s must have %s 64-bit "
+                        "words, has %lld", alg ? alg : "DEFAULT",
                         a == ALG_THREE_FRY ? "2" : "2 or 3",
                         (long long)n_state);
   shlo_elem_class cls = shlo_elem_class_of(ot->elem);
@@ -266,6 +282,8 @@ shlo_status shlo__compile_rng_bit_generator(shlo_compiler *cc, const shlo_op *op
   if (!p) return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   p->alg = a;
   p->n_state = (int)n_state;
+  p->state_elem = it->elem;
+  p->state_len = it->dims[0];
   p->out_elem = ot->elem;
   p->rank = ot->rank;
   memcpy(p->dims, ot->dims, sizeof p->dims);

@@ -23,7 +23,9 @@
  *             CB_/CU_<ENUM>); i1_op = the op whose integer loop runs the op
  *             on i1 (UNKNOWN: none);
  *           SHLO_CHLO(arity, real_fn, real_bin_fn, complex_fn) for CHLO
- *             functions chlo.c evaluates in double (its static functions).
+ *             functions chlo.c evaluates in double (its static functions);
+ *           SHLO_BCAST(op, kinds, result) for CHLO's broadcasting ops
+ *             (ops/chlo_bcast.h).
  * keywords  pretty-form keywords and the generic attribute each stands for,
  *           SHLO_KW("kw", "attr") SHLO_KW(...) ..., or 0 (parse_pretty.c).
  *
@@ -332,7 +334,87 @@ enum {
       SHLO_CHLO(2, 0, sf_zeta, 0), 0)                                         \
   X(COMPOSITE, "stablehlo.composite", composite, composite,                   \
       SHLO_OPF_PER_AXIS, 0, 0)                                                \
-  X(EINSUM, "stablehlo.einsum", unimplemented, none, SHLO_OPF_PER_AXIS, 0, 0)
+  X(ATAN, "stablehlo.atan", chlo, float_unary, 0,                            \
+      SHLO_CHLO(1, sf_atan, 0, catan), 0)                                     \
+  X(CHLO_SQUARE, "chlo.square", chlo, none, SHLO_OPF_PER_AXIS,               \
+      SHLO_CHLO(1, sf_square, 0, sc_square), 0)                               \
+  X(EINSUM, "stablehlo.einsum", einsum, einsum, 0, 0,                         \
+      SHLO_KW("config", "einsum_config"))
+
+/* CHLO's implicitly broadcasting ops (kernels/chlo_broadcast.c): each
+ * broadcasts its operands to the result's shape (ops/chlo_bcast.h) and
+ * runs the same-shape op of its SHLO_BCAST(op, kinds, result) column:
+ * kinds = element classes it accepts, result = SAME element type as the
+ * operands, PRED (i1) or CPLX (complex of the float operands). */
+#define SHLO_OPS_CHLO_BROADCAST(X)                                     \
+  X(CHLO_BROADCAST_ADD, "chlo.broadcast_add", chlo_broadcast,                 \
+      chlo_broadcast, 0, SHLO_BCAST(ADD, ANY, SAME), 0)                       \
+  X(CHLO_BROADCAST_AND, "chlo.broadcast_and", chlo_broadcast,                 \
+      chlo_broadcast, 0, SHLO_BCAST(AND, BI, SAME), 0)                        \
+  X(CHLO_BROADCAST_ATAN2, "chlo.broadcast_atan2", chlo_broadcast,             \
+      chlo_broadcast, 0, SHLO_BCAST(ATAN2, FC, SAME), 0)                      \
+  X(CHLO_BROADCAST_COMPARE, "chlo.broadcast_compare", chlo_broadcast,         \
+      chlo_broadcast, 0, SHLO_BCAST(COMPARE, ANY, PRED), 0)                   \
+  X(CHLO_BROADCAST_COMPLEX, "chlo.broadcast_complex", chlo_broadcast,         \
+      chlo_broadcast, 0, SHLO_BCAST(COMPLEX, FQ, CPLX), 0)                    \
+  X(CHLO_BROADCAST_DIVIDE, "chlo.broadcast_divide", chlo_broadcast,           \
+      chlo_broadcast, 0, SHLO_BCAST(DIVIDE, NUM, SAME), 0)                    \
+  X(CHLO_BROADCAST_MAXIMUM, "chlo.broadcast_maximum", chlo_broadcast,         \
+      chlo_broadcast, 0, SHLO_BCAST(MAXIMUM, ANY, SAME), 0)                   \
+  X(CHLO_BROADCAST_MINIMUM, "chlo.broadcast_minimum", chlo_broadcast,         \
+      chlo_broadcast, 0, SHLO_BCAST(MINIMUM, ANY, SAME), 0)                   \
+  X(CHLO_BROADCAST_MULTIPLY, "chlo.broadcast_multiply", chlo_broadcast,       \
+      chlo_broadcast, 0, SHLO_BCAST(MULTIPLY, ANY, SAME), 0)                  \
+  X(CHLO_BROADCAST_NEXT_AFTER, "chlo.broadcast_next_after", chlo_broadcast,   \
+      chlo_broadcast, 0, SHLO_BCAST(CHLO_NEXT_AFTER, FQ, SAME), 0)            \
+  X(CHLO_BROADCAST_OR, "chlo.broadcast_or", chlo_broadcast, chlo_broadcast,   \
+      0, SHLO_BCAST(OR, BI, SAME), 0)                                         \
+  X(CHLO_BROADCAST_POLYGAMMA, "chlo.broadcast_polygamma", chlo_broadcast,     \
+      chlo_broadcast, 0, SHLO_BCAST(CHLO_POLYGAMMA, FQ, SAME), 0)             \
+  X(CHLO_BROADCAST_POWER, "chlo.broadcast_power", chlo_broadcast,             \
+      chlo_broadcast, 0, SHLO_BCAST(POWER, NUM, SAME), 0)                     \
+  X(CHLO_BROADCAST_REMAINDER, "chlo.broadcast_remainder", chlo_broadcast,     \
+      chlo_broadcast, 0, SHLO_BCAST(REMAINDER, NUM, SAME), 0)                 \
+  X(CHLO_BROADCAST_SELECT, "chlo.broadcast_select", chlo_broadcast,           \
+      chlo_broadcast, 0, SHLO_BCAST(SELECT, ANY, SAME), 0)                    \
+  X(CHLO_BROADCAST_SHIFT_LEFT, "chlo.broadcast_shift_left", chlo_broadcast,   \
+      chlo_broadcast, 0, SHLO_BCAST(SHIFT_LEFT, INT, SAME), 0)                \
+  X(CHLO_BROADCAST_SHIFT_RIGHT_ARITHMETIC,                                    \
+      "chlo.broadcast_shift_right_arithmetic", chlo_broadcast,                \
+      chlo_broadcast, 0, SHLO_BCAST(SHIFT_RIGHT_ARITHMETIC, INT, SAME), 0)    \
+  X(CHLO_BROADCAST_SHIFT_RIGHT_LOGICAL, "chlo.broadcast_shift_right_logical", \
+      chlo_broadcast, chlo_broadcast, 0,                                      \
+      SHLO_BCAST(SHIFT_RIGHT_LOGICAL, INT, SAME), 0)                          \
+  X(CHLO_BROADCAST_SUBTRACT, "chlo.broadcast_subtract", chlo_broadcast,       \
+      chlo_broadcast, 0, SHLO_BCAST(SUBTRACT, NUM, SAME), 0)                  \
+  X(CHLO_BROADCAST_XOR, "chlo.broadcast_xor", chlo_broadcast,                 \
+      chlo_broadcast, 0, SHLO_BCAST(XOR, BI, SAME), 0)                        \
+  X(CHLO_BROADCAST_ZETA, "chlo.broadcast_zeta", chlo_broadcast,               \
+      chlo_broadcast, 0, SHLO_BCAST(CHLO_ZETA, FQ, SAME), 0)
+
+/* The rest of StableHLO's and CHLO's op definitions (StablehloOps.td,
+ * ChloOps.td) outside the spec's list: ops on their way out that
+ * producers still emit (kernels/dialect.c, chlo_broadcast.c), and the few
+ * refused with their reason (the `removed` compile function). */
+#define SHLO_OPS_DIALECT(X)                                            \
+  X(CHLO_CONSTANT, "chlo.constant", constant, constant, 0, 0, 0)              \
+  X(CHLO_CONSTANT_LIKE, "chlo.constant_like", constant_like, constant_like,   \
+      0, 0, 0)                                                                \
+  X(CHLO_MINIMUM_BROADCAST_SHAPES, "chlo.minimum_broadcast_shapes", removed,  \
+      none, 0, 0, 0)                                                          \
+  X(COMPUTE_RESHAPE_SHAPE, "stablehlo.compute_reshape_shape", removed, none,  \
+      0, 0, 0)                                                                \
+  X(CREATE_TOKEN, "stablehlo.create_token", after_all, after_all, 0, 0, 0)    \
+  X(CROSS_REPLICA_SUM, "stablehlo.cross-replica-sum", collective,             \
+      cross_replica_sum, 0, 0, 0)                                             \
+  X(CSTR_RESHAPABLE, "stablehlo.cstr_reshapable", removed, none, 0, 0, 0)     \
+  X(SET_DIMENSION_SIZE, "stablehlo.set_dimension_size", set_dimension_size,   \
+      set_dimension_size, 0, 0, SHLO_KW("dim", "dimension"))                  \
+  X(TORCH_INDEX_SELECT, "stablehlo.torch_index_select", torch_index_select,   \
+      torch_index_select, 0, 0, 0)                                            \
+  X(TRACE, "stablehlo.trace", trace, trace, 0, 0, 0)                          \
+  X(UNARY_EINSUM, "stablehlo.unary_einsum", einsum, einsum, 0, 0,             \
+      SHLO_KW("config", "einsum_config"))
 
 #define SHLO_OP_LIST(X)   \
   SHLO_OPS_ELEMENTWISE(X) \
@@ -345,7 +427,9 @@ enum {
   SHLO_OPS_DYNAMIC(X)     \
   SHLO_OPS_RNG_QUANT(X)   \
   SHLO_OPS_GRID(X)        \
-  SHLO_OPS_CHLO(X)
+  SHLO_OPS_CHLO(X)        \
+  SHLO_OPS_CHLO_BROADCAST(X) \
+  SHLO_OPS_DIALECT(X)
 
 typedef enum {
   SHLO_OP_UNKNOWN = 0,
@@ -360,6 +444,9 @@ typedef enum {
                                 shlo_step *step);
 SHLO_OP_LIST(SHLO_OP_DECLARE)
 #undef SHLO_OP_DECLARE
+/* The compile function of ops the table does not know (compile.c). */
+shlo_status shlo__compile_unimplemented(shlo_compiler *cc, const shlo_op *op,
+                                        shlo_step *step);
 
 /* A row's SHLO_EW kernels column as its fields, for a consumer macro m:
  * SHLO_EW_ROW(m, e, kernels) is m(e, arity, kinds, I, F, C, i1_op); a row

@@ -814,7 +814,8 @@ static shlo_status k_collective(const shlo_step *s, shlo_value *const *in,
   coll_fn fn = NULL;
   switch (cp->code) {
   case SHLO_OP_ALL_GATHER: fn = f_all_gather; break;
-  case SHLO_OP_ALL_REDUCE: fn = f_all_reduce; break;
+  case SHLO_OP_ALL_REDUCE:
+  case SHLO_OP_CROSS_REPLICA_SUM: fn = f_all_reduce; break;
   case SHLO_OP_ALL_TO_ALL: fn = f_all_to_all; break;
   case SHLO_OP_REDUCE_SCATTER: fn = f_reduce_scatter; break;
   case SHLO_OP_COLLECTIVE_REDUCE: fn = f_collective_reduce; break;
@@ -1134,6 +1135,17 @@ static shlo_status coll_check_shapes(shlo_compiler *cc, const shlo_op *op,
  * body, and use a native reducer per operand where the body is one. */
 static shlo_status coll_reducer(shlo_compiler *cc, const shlo_op *op,
                                 shlo_step *step, coll_params *cp) {
+  /* cross-replica-sum is all_reduce with an add body: no region, the
+   * native adder (for the types it has one) */
+  if (op->code == SHLO_OP_CROSS_REPLICA_SUM) {
+    const shlo_type *t = shlo__cc_operand_type(cc, op, 0);
+    if (t->quant || !native_ok(t->elem, SHLO_OP_ADD))
+      return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                          "element type %s is not supported",
+                          shlo_elem_name(t->elem));
+    cp->reducer[0] = SHLO_OP_ADD;
+    return SHLO_OK;
+  }
   if (op->n_regions != 1 || op->regions[0]->n_args != 2)
     return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "needs a reduction body of two scalar arguments");
@@ -1174,6 +1186,7 @@ shlo_status shlo__compile_collective(shlo_compiler *cc, const shlo_op *op,
   int rank = shlo__cc_operand_type(cc, op, 0)->rank;
   if ((st = coll_check_shapes(cc, op, cp, rank))) return st;
   bool reduces = op->code == SHLO_OP_ALL_REDUCE ||
+                 op->code == SHLO_OP_CROSS_REPLICA_SUM ||
                  op->code == SHLO_OP_REDUCE_SCATTER ||
                  op->code == SHLO_OP_COLLECTIVE_REDUCE;
   if (reduces && (st = coll_reducer(cc, op, step, cp))) return st;

@@ -451,10 +451,6 @@ static void verify_op(shlo__vctx *vc, const shlo_op *op) {
   shlo__verify_fn fn = op->code > 0 && op->code < SHLO_OP_COUNT
                            ? verifiers[op->code]
                            : NULL;
-  /* Ops the engine does not run but whose constraints MLIR checks. */
-  if (op->code == SHLO_OP_UNKNOWN &&
-      !strcmp(op->name, "stablehlo.set_dimension_size"))
-    fn = shlo__verify_set_dimension_size;
   if (fn) fn(vc, op);
 }
 

@@ -130,8 +130,5 @@ bool shlo__check_broadcast_quant(shlo__vctx *vc, const shlo_op *op,
   bool shlo__verify_##v(shlo__vctx *vc, const shlo_op *op);
 SHLO_OP_LIST(SHLO__VERIFY_DECL)
 #undef SHLO__VERIFY_DECL
-/* set_dimension_size: an op the engine does not run (no row, so no op
- * code) whose constraints MLIR checks all the same. */
-bool shlo__verify_set_dimension_size(shlo__vctx *vc, const shlo_op *op);
 
 #endif

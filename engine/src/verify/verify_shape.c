@@ -266,8 +266,7 @@ bool shlo__verify_dynamic_update_slice(shlo__vctx *vc, const shlo_op *op) {
 
 /* get_dimension_size: C1 0 <= dimension < rank(operand); the result is
  * tensor<i32>. */
-/* set_dimension_size (not in the spec; MLIR's op, which the engine does
- * not run): operand, a rank-0 i32 size and one result; dimension is
+/* set_dimension_size (not in the spec; MLIR's op): operand, a rank-0 i32 size and one result; dimension is
  * non-negative and within the operand's rank; the result has the
  * operand's element type and rank, and its other dimensions. */
 bool shlo__verify_set_dimension_size(shlo__vctx *vc, const shlo_op *op) {
