@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages shlo needs that are missing, then configures
-# and builds it in build/.  Safe to run again: it installs nothing that is
+# and builds it in build/.  Beyond the build: curl, libcurl, valgrind, nginx
+# and python3 run tests; libgfortran-12-dev lets test_install link
+# statically (OpenBLAS's static library needs libgfortran).  deploy/
+# test-fresh.sh checks this list on a bare Debian 12.  Safe to run again: it installs nothing that is
 # already there and rebuilds only what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +11,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config
           libopenblas-dev libcjson-dev libuv1-dev
           libmicrohttpd-dev libcmocka-dev libssl-dev libcurl4-openssl-dev curl
-          valgrind)
+          valgrind nginx
+          python3 libgfortran-12-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -19,6 +23,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # nginx is here for the three-server test, which starts its own; the
+  # package would also start a web server on port 80 where systemd runs.
+  if [[ " ${missing[*]} " == *" nginx "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now nginx >/dev/null 2>&1 || true
+    echo "nginx: installed for the tests; its system service is disabled"
+  fi
 fi
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -1,7 +1,8 @@
 /* The server's option table (server/src/config.c): every option parses
  * from flags and from a config file, bounds are enforced, bad values are
- * refused with a message naming the option, and the defaults are the ones
- * --help documents. */
+ * refused with a message naming the option, the defaults are the ones
+ * --help documents, the environment sits between file and flags, and
+ * --print-config writes a file that reads back the same. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -210,6 +211,82 @@ static void defaults_are_as_documented(void **state) {
   srv_config_free(&c);
 }
 
+/* A temporary file holding text; its path in path (char[32]). */
+static void write_temp(char *path, const char *text) {
+  strcpy(path, "/tmp/shlo-test-config-XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+}
+
+/* Each option's SHLO_... variable sits between the file and the flags;
+ * SHLO_CONFIG names the file when no --config does; SHLO_THREADS stays the
+ * engine's and SHLO_SERVER_THREADS is the server's; a bad value names the
+ * variable. */
+static void environment_between_file_and_flags(void **state) {
+  (void)state;
+  char path[32], err[512];
+  write_temp(path, "port 1\nmax-queue 5\ncache-bytes 2k\n");
+  setenv("SHLO_CONFIG", path, 1);
+  setenv("SHLO_PORT", "2", 1);
+  setenv("SHLO_CACHE_BYTES", "1m", 1);
+  setenv("SHLO_TOKENS", "/etc/t", 1);
+  setenv("SHLO_THREADS", "7", 1);
+  setenv("SHLO_SERVER_THREADS", "3", 1);
+  srv_config c;
+  srv_config_defaults(&c);
+  char *argv[] = {"shlo-server", "--port=3", NULL};
+  assert_int_equal(load_captured(&c, 2, err, sizeof err, 2, argv), 0);
+  assert_int_equal(c.port, 3);              /* flag over environment */
+  assert_int_equal(c.cache_bytes, 1 << 20); /* environment over file */
+  assert_int_equal(c.max_queue, 5);         /* the file SHLO_CONFIG named */
+  assert_string_equal(c.tokens_file, "/etc/t");
+  assert_int_equal(c.threads, 3);
+  srv_config_free(&c);
+  setenv("SHLO_MAX_QUEUE", "many", 1);
+  srv_config_defaults(&c);
+  assert_int_equal(load_captured(&c, 2, err, sizeof err, 1, argv), -1);
+  assert_non_null(strstr(err, "environment SHLO_MAX_QUEUE: max-queue: bad "
+                              "value 'many'"));
+  srv_config_free(&c);
+  const char *vars[] = {"SHLO_CONFIG", "SHLO_PORT", "SHLO_CACHE_BYTES",
+                        "SHLO_TOKENS", "SHLO_THREADS", "SHLO_SERVER_THREADS",
+                        "SHLO_MAX_QUEUE"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) unsetenv(vars[i]);
+  unlink(path);
+}
+
+/* --print-config writes a config file that, read back, gives the same
+ * configuration (every option, strings and sizes included). */
+static void print_config_round_trips(void **state) {
+  (void)state;
+  static char text[16384];
+  char err[512], path[32];
+  srv_config a, b;
+  srv_config_defaults(&a);
+  char *argv[] = {"shlo-server", "--port=1234", "--tokens=/x y",
+                  "--max-body-bytes=3k", "--cache-bytes=1000",
+                  "--log=off", "--print-config", NULL};
+  assert_int_equal(load_captured(&a, 1, text, sizeof text, 7, argv), 1);
+  assert_non_null(strstr(text, "\nmax-body-bytes 3k\n"));
+  assert_non_null(strstr(text, "\ncache-bytes 1000\n"));
+  write_temp(path, text);
+  srv_config_defaults(&b);
+  char *argv2[] = {"shlo-server", "--config", path, NULL};
+  assert_int_equal(load_captured(&b, 2, err, sizeof err, 3, argv2), 0);
+  assert_int_equal(b.port, 1234);
+  assert_string_equal(b.tokens_file, "/x y");
+  assert_string_equal(b.log, "off");
+  assert_string_equal(b.host, a.host);
+  assert_memory_equal((char *)&a + offsetof(srv_config, max_body_bytes),
+                      (char *)&b + offsetof(srv_config, max_body_bytes),
+                      sizeof a - offsetof(srv_config, max_body_bytes));
+  srv_config_free(&a);
+  srv_config_free(&b);
+  unlink(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_option_parses),
@@ -217,6 +294,8 @@ int main(void) {
       cmocka_unit_test(bad_values_name_the_option),
       cmocka_unit_test(config_files_parse_and_flags_win),
       cmocka_unit_test(defaults_are_as_documented),
+      cmocka_unit_test(environment_between_file_and_flags),
+      cmocka_unit_test(print_config_round_trips),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -160,6 +160,12 @@ cache_entry *cache_find_text(srv_cache *c, const char *text, size_t len,
   return e;
 }
 
+void cache_count_hit(srv_cache *c) {
+  pthread_mutex_lock(&c->lock);
+  c->hits++;
+  pthread_mutex_unlock(&c->lock);
+}
+
 cache_entry *cache_get(srv_cache *c, const uint8_t key[32], bool count_stats) {
   pthread_mutex_lock(&c->lock);
   cache_entry *e = find(c, key);

@@ -63,6 +63,9 @@ bool cache_id_to_key(const char *id, uint8_t key[32]);
 
 /* A referenced entry (count_stats: count a hit or a miss), or NULL. */
 cache_entry *cache_get(srv_cache *c, const uint8_t key[32], bool count_stats);
+/* Count a hit found by a cache_get that did not count it (a lookup that
+ * could still have been declined). */
+void cache_count_hit(srv_cache *c);
 /* The fast path of cache_key + cache_get for a program's text: finds the
  * entry by a cheap hash of the text and grid, confirmed by comparing the
  * text itself, so SHA-256 runs only on a miss.  A hit is referenced and

@@ -175,33 +175,136 @@ static int load_file(srv_config *c, const char *path) {
   return rc;
 }
 
+/* The environment variable of an option: SHLO_ and the name in capitals
+ * with '_' for '-' (SHLO_PORT, SHLO_MAX_BODY_BYTES), so a container or a
+ * unit file configures the server without a file.  The engine reads
+ * SHLO_THREADS already (its own pool's size), so the option `threads`
+ * takes SHLO_SERVER_THREADS rather than change what that one means. */
+static void env_name(const opt *o, char *out, size_t cap) {
+  const char *prefix = strcmp(o->name, "threads") ? "SHLO_" : "SHLO_SERVER_";
+  size_t n = (size_t)snprintf(out, cap, "%s", prefix);
+  for (const char *p = o->name; *p && n + 1 < cap; p++)
+    out[n++] = *p == '-' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+  out[n] = 0;
+}
+
+/* Apply every option's environment variable that is set (the config file
+ * is read before, flags after: flags > environment > file > defaults).
+ * SHLO_CONFIG is read by srv_config_load itself, as --config is. */
+static int load_env(srv_config *c) {
+  char var[64], where[80];
+  for (size_t i = 0; i < N_OPTIONS; i++) {
+    if (!strcmp(options[i].name, "config")) continue;
+    env_name(&options[i], var, sizeof var);
+    const char *v = getenv(var);
+    if (!v) continue;
+    snprintf(where, sizeof where, "environment %s", var);
+    if (set_opt(c, &options[i], v, where)) return -1;
+  }
+  return 0;
+}
+
+/* text as # comment lines of at most ~76 columns. */
+static void print_comment(FILE *f, const char *text) {
+  const char *p = text;
+  while (*p) {
+    size_t n = strlen(p);
+    if (n > 74) {
+      n = 74;
+      while (n > 0 && p[n] != ' ') n--;
+      if (n == 0) n = strcspn(p, " ");
+    }
+    fprintf(f, "# %.*s\n", (int)n, p);
+    p += n;
+    while (*p == ' ') p++;
+  }
+}
+
+/* A size the way one would write it: 64m rather than 67108864. */
+static void print_size(FILE *f, long long v) {
+  static const struct { long long mul; char c; } units[] = {
+      {GB, 'g'}, {MB, 'm'}, {KB, 'k'}};
+  for (size_t i = 0; v && i < sizeof units / sizeof *units; i++)
+    if (v % units[i].mul == 0) {
+      fprintf(f, "%lld%c", v / units[i].mul, units[i].c);
+      return;
+    }
+  fprintf(f, "%lld", v);
+}
+
+/* A config file holding every option with the value c gives it, each
+ * under its help text: `shlo-server --print-config` writes
+ * deploy/shlo.conf from the table itself, so that file cannot drift. */
+static void print_config_file(const srv_config *c, FILE *f) {
+  char var[64], text[512];
+  fprintf(f, "# shlo-server configuration: `name value` per line, # comments.\n"
+             "# Written by `shlo-server --print-config` (every option, with "
+             "its default\n# unless flags or the environment changed it).  "
+             "Precedence: flags >\n# environment (the variable named with "
+             "each option) > this file > defaults.\n");
+  for (size_t i = 0; i < N_OPTIONS; i++) {
+    const opt *o = &options[i];
+    const void *field = (const char *)c + o->offset;
+    env_name(o, var, sizeof var);
+    snprintf(text, sizeof text, "%s [%s]", o->help, var);
+    fputc('\n', f);
+    print_comment(f, text);
+    if (!strcmp(o->name, "config")) {
+      fprintf(f, "# (config names this file: a flag or %s only)\n", var);
+    } else if (o->type == OPT_STR) {
+      const char *v = *(char *const *)field ? *(char *const *)field : "";
+      fprintf(f, *v ? "%s %s\n" : "%s \"%s\"\n", o->name, v);
+    } else {
+      fprintf(f, "%s ", o->name);
+      if (o->type == OPT_SIZE) print_size(f, (long long)*(const int64_t *)field);
+      else fprintf(f, "%lld", (long long)*(const int64_t *)field);
+      fputc('\n', f);
+    }
+  }
+}
+
 static void usage(void) {
-  printf("usage: shlo-server [--NAME VALUE]...\n\n"
-         "Every option is also a config-file key (`NAME VALUE`).\n\n");
-  for (size_t i = 0; i < N_OPTIONS; i++)
-    printf("  --%-22s %s (default: %s)\n", options[i].name, options[i].help,
-           *options[i].def ? options[i].def : "none");
+  char var[64];
+  printf("usage: shlo-server [--NAME VALUE]... [--print-config]\n\n"
+         "Every option is also a config-file key (`NAME VALUE`) and an\n"
+         "environment variable (in brackets); flags > environment > file.\n"
+         "--print-config writes the effective configuration as a file.\n\n");
+  for (size_t i = 0; i < N_OPTIONS; i++) {
+    env_name(&options[i], var, sizeof var);
+    printf("  --%-22s %s (default: %s) [%s]\n", options[i].name,
+           options[i].help, *options[i].def ? options[i].def : "none", var);
+  }
+}
+
+/* --config FILE, else $SHLO_CONFIG: read it first so the environment and
+ * flags override it. */
+static int load_config_file(srv_config *c, int argc, char **argv) {
+  const char *path = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--config") && i + 1 < argc) path = argv[++i];
+    else if (!strncmp(argv[i], "--config=", 9)) path = argv[i] + 9;
+  }
+  if (!path && (path = getenv("SHLO_CONFIG")) && !*path) path = NULL;
+  if (!path) return 0;
+  if (set_opt(c, find_opt("config", 6), path, "--config")) return -1;
+  return load_file(c, path);
 }
 
 int srv_config_load(srv_config *c, int argc, char **argv) {
-  /* The config file first, so flags override it. */
+  bool print = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage();
       return 1;
     }
-    if (!strcmp(argv[i], "--config") && i + 1 < argc) {
-      if (set_opt(c, find_opt("config", 6), argv[i + 1], "--config") ||
-          load_file(c, argv[i + 1]))
-        return -1;
-    } else if (!strncmp(argv[i], "--config=", 9)) {
-      if (set_opt(c, find_opt("config", 6), argv[i] + 9, "--config") ||
-          load_file(c, argv[i] + 9))
-        return -1;
-    }
   }
+  if (load_config_file(c, argc, argv) || load_env(c)) return -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    if (!strcmp(a, "--print-config")) {
+      print = true;
+      continue;
+    }
     if (strncmp(a, "--", 2)) {
       fprintf(stderr, "shlo-server: unexpected argument '%s' (see --help)\n", a);
       return -1;
@@ -225,6 +328,10 @@ int srv_config_load(srv_config *c, int argc, char **argv) {
     }
     if (!strcmp(o->name, "config")) continue; /* done above */
     if (set_opt(c, o, val, "command line")) return -1;
+  }
+  if (print) {
+    print_config_file(c, stdout);
+    return 1;
   }
   if (c->threads == 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -1,6 +1,7 @@
 /* shlo-server configuration: one table of options (name, type, bounds,
- * default, help), each settable as a command-line flag `--name VALUE` and
- * as a config-file line `name VALUE`.  Limits are options like any other. */
+ * default, help), each settable as a command-line flag `--name VALUE`, as
+ * a config-file line `name VALUE` and as an environment variable.
+ * Limits are options like any other. */
 #ifndef SHLO_SRV_CONFIG_H
 #define SHLO_SRV_CONFIG_H
 
@@ -32,9 +33,12 @@ typedef struct srv_config {
 
 /* Fill every option with its default. */
 void srv_config_defaults(srv_config *c);
-/* Apply argv (flags), reading --config FILE first so flags override the
- * file.  Returns 0, 1 after printing --help, or -1 after an error message
- * on stderr. */
+/* Apply the config file (--config FILE, else $SHLO_CONFIG), then each
+ * option's environment variable (SHLO_PORT, SHLO_TOKENS, ...: --help names
+ * them), then the flags: flags > environment > file > defaults.  Returns
+ * 0; 1 after printing --help or, for --print-config, the effective
+ * configuration as a config file on stdout; -1 after an error message on
+ * stderr. */
 int srv_config_load(srv_config *c, int argc, char **argv);
 void srv_config_free(srv_config *c);
 /* Print the effective configuration as config-file lines (for the log). */

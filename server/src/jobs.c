@@ -290,8 +290,12 @@ static bool inline_target(srv_request *r, const body *b, cache_entry **e,
   *x = cache_entry_peek(*e, b->req.entry);
   int64_t work = *x ? shlo_executable_work(*x) : -1;
   if (mr * mp == 1 && (*e)->replicas <= 1 && (*e)->partitions <= 1 &&
-      work >= 0 && work <= SRV_INLINE_MAX_WORK)
+      work >= 0 && work <= SRV_INLINE_MAX_WORK) {
+    /* by id, the lookup above did not count: a decline goes on to
+     * module_from_id, which counts it then */
+    if (r->route != R_EXECUTE) cache_count_hit(&s->cache);
     return true;
+  }
   cache_release(&s->cache, *e);
   *e = NULL;
   return false;

@@ -1,6 +1,6 @@
 /* shlo-server: the StableHLO execution service.  main wires the modules
  * together: config, auth, cache, workers, HTTP on one libuv loop, signals
- * for a graceful stop. */
+ * for a graceful stop (SIGINT/SIGTERM) and a reload (SIGHUP, service.c). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@ static void on_signal(uv_signal_t *h, int signum) {
     s->cfg.shutdown_grace_ms = 0;
     return;
   }
+  srv_service_notify("STOPPING=1");
   srv_begin_shutdown(s);
 }
 
@@ -57,11 +58,13 @@ int main(int argc, char **argv) {
   s.sig_int.data = s.sig_term.data = &s;
   uv_signal_start(&s.sig_int, on_signal, SIGINT);
   uv_signal_start(&s.sig_term, on_signal, SIGTERM);
+  srv_service_start(&s);
   if (srv_http_start(&s)) {
     pool_stop(&s.pool);
     uv_close((uv_handle_t *)&s.sig_int, NULL);
     uv_close((uv_handle_t *)&s.sig_term, NULL);
     uv_run(s.loop, UV_RUN_DEFAULT);
+    srv_service_stop(&s);
     goto out;
   }
   fprintf(stderr, "shlo-server: listening on http://%s%s%s:%d/ with %d "
@@ -70,7 +73,9 @@ int main(int argc, char **argv) {
           s.pool.n_threads);
   fprintf(stderr, "shlo-server: config: ");
   srv_config_print(&s.cfg, stderr);
+  srv_service_notify("READY=1\nSTATUS=serving HTTP");
   uv_run(s.loop, UV_RUN_DEFAULT);
+  srv_service_stop(&s);
   rc = uv_loop_close(s.loop) == 0 ? 0 : 1;
   if (rc) fprintf(stderr, "shlo-server: the loop did not close clean\n");
 out:

@@ -139,4 +139,13 @@ int srv_auth_load(srv_server *s, const char *path);
 const char *srv_auth_check(const srv_server *s, const char *authorization);
 void srv_auth_free(srv_server *s);
 
+/* service.c: the supervisor's view (systemd's notify protocol, SIGHUP) */
+/* Send `KEY=VALUE` lines to $NOTIFY_SOCKET; 0 also when there is none. */
+int srv_service_notify(const char *state);
+/* Watch SIGHUP: reload the tokens file, reopen the log file. */
+void srv_service_start(srv_server *s);
+/* After the loop has run out: close the SIGHUP handle, free what reloads
+ * replaced. */
+void srv_service_stop(srv_server *s);
+
 #endif

@@ -3,7 +3,8 @@
 # talks HTTP with libcurl.
 pkg_check_modules(LIBCURL IMPORTED_TARGET libcurl)
 if(LIBCURL_FOUND)
-  foreach(name test_server_api test_server_stress test_server_fuzz)
+  foreach(name test_server_api test_server_stress test_server_fuzz
+               test_server_service)
     add_executable(${name} ${CMAKE_SOURCE_DIR}/tests/server/${name}.c)
     target_compile_definitions(${name} PRIVATE
       SHLO_SERVER_BIN="$<TARGET_FILE:shlo-server>")
@@ -12,6 +13,23 @@ if(LIBCURL_FOUND)
     add_test(NAME ${name} COMMAND ${name})
     set_tests_properties(${name} PROPERTIES TIMEOUT 300)
   endforeach()
+  # Three servers behind nginx (deploy/nginx.conf.in); SKIPPED (77)
+  # without nginx, which deploy/bootstrap.sh installs.
+  find_program(SHLO_NGINX nginx PATHS /usr/sbin /usr/local/sbin)
+  if(NOT SHLO_NGINX)
+    set(SHLO_NGINX "")
+  endif()
+  add_executable(test_server_cluster
+    ${CMAKE_SOURCE_DIR}/tests/server/test_server_cluster.c)
+  target_compile_definitions(test_server_cluster PRIVATE
+    SHLO_SERVER_BIN="$<TARGET_FILE:shlo-server>"
+    SHLO_NGINX_BIN="${SHLO_NGINX}" SHLO_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+  target_link_libraries(test_server_cluster PRIVATE PkgConfig::LIBCURL
+    OpenSSL::Crypto)
+  add_dependencies(test_server_cluster shlo-server)
+  add_test(NAME test_server_cluster COMMAND test_server_cluster)
+  set_tests_properties(test_server_cluster PROPERTIES TIMEOUT 300
+    SKIP_RETURN_CODE 77)
 else()
   message(WARNING "libcurl not found: the server's end-to-end tests are off")
 endif()
@@ -34,3 +52,15 @@ if(TARGET shlo-cli)
   set_tests_properties(test_server_conformance PROPERTIES
     TIMEOUT 600 SKIP_RETURN_CODE 77)
 endif()
+
+# deploy/shlo.conf against the option table (--print-config and --help).
+add_test(NAME test_deploy_config
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/deploy_config.sh
+          $<TARGET_FILE:shlo-server> ${CMAKE_SOURCE_DIR}/deploy/shlo.conf)
+
+# deploy/shlo-server.service verifies and matches the server; SKIPPED (77)
+# without systemd-analyze.
+add_test(NAME test_deploy_unit
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/deploy_unit.sh
+          $<TARGET_FILE:shlo-server> ${CMAKE_SOURCE_DIR}/deploy/shlo-server.service)
+set_tests_properties(test_deploy_unit PROPERTIES SKIP_RETURN_CODE 77)

@@ -250,10 +250,13 @@ static shlo_status tensor_type(shlo_compiler *cc, const shlo_op *op,
   return SHLO_OK;
 }
 
-/* Check operand i and result 0 are static tensors; return their types. */
+/* Check operand i and result 0 are static tensors; return their types.
+ * Both outputs are set on every path (NULL on the early error), so no
+ * caller can read an indeterminate pointer whatever status it acts on. */
 static shlo_status io_types(shlo_compiler *cc, const shlo_op *op, int i,
                             const shlo_type **ot, const shlo_type **rt) {
   shlo_status st;
+  *ot = *rt = NULL;
   if (op->n_operands <= i || op->n_results < 1)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY, "wrong number of operands");
   *ot = shlo__cc_operand_type(cc, op, i);

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Make a Debian 12 (bookworm) minbase root in DIR with debootstrap, from the
+# Debian archive this machine's apt already uses, with that apt's sources
+# inside it and the official image's apt settings (no caches, no package
+# lists kept, no translations).  Used by test-container.sh (the base image)
+# and test-fresh.sh (the fresh machine).
+#
+# usage: bash deploy/mkroot.sh DIR
+#   SHLO_ROOT_CACHE=FILE  keep a tarball of the pristine root there and
+#                         unpack it next time instead of running debootstrap
+#                         again (debootstrap takes minutes on a slow link)
+set -euo pipefail
+dir=${1:?usage: mkroot.sh DIR}
+cache=${SHLO_ROOT_CACHE:-}
+
+# The first bookworm main archive apt knows (its sources may be deb822 or
+# one-line; apt-cache policy lists both the same way).
+mirror=$(apt-cache policy 2>/dev/null |
+         awk '$3 == "bookworm/main" && $2 !~ /security/ { print $2; exit }')
+mirror=${mirror:-http://deb.debian.org/debian}
+
+rm -rf "$dir"
+mkdir -p "$dir"
+if [ -n "$cache" ] && [ -s "$cache" ]; then
+  echo "mkroot: unpacking $cache"
+  tar -C "$dir" -xf "$cache"
+  exit 0
+fi
+
+command -v debootstrap >/dev/null || {
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap
+}
+echo "mkroot: debootstrap --variant=minbase bookworm from $mirror"
+t0=$(date +%s)
+debootstrap --variant=minbase bookworm "$dir" "$mirror" >"$dir.debootstrap.log" 2>&1 || {
+  tail -20 "$dir.debootstrap.log"
+  exit 1
+}
+echo "mkroot: debootstrap took $(( $(date +%s) - t0 )) s"
+
+# apt inside uses the same archive as apt outside.
+rm -f "$dir/etc/apt/sources.list"
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+         /etc/apt/sources.list.d/*.sources; do
+  [ -f "$f" ] || continue
+  mkdir -p "$dir$(dirname "$f")"
+  cp "$f" "$dir$f"
+done
+
+# What Debian's official image sets, so sizes compare with it.
+cat >"$dir/etc/apt/apt.conf.d/docker-clean" <<'EOF'
+DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+EOF
+echo 'Acquire::Languages "none";' >"$dir/etc/apt/apt.conf.d/docker-no-languages"
+echo 'Acquire::GzipIndexes "true";' >"$dir/etc/apt/apt.conf.d/docker-gzip-indexes"
+echo 'Apt::AutoRemove::SuggestsImportant "false";' \
+  >"$dir/etc/apt/apt.conf.d/docker-autoremove-suggests"
+rm -rf "$dir"/var/lib/apt/lists/* "$dir"/var/cache/apt/*.bin \
+       "$dir"/var/cache/apt/archives/*.deb
+
+if [ -n "$cache" ]; then
+  tar -C "$dir" -cf "$cache" .
+  echo "mkroot: cached the root in $cache"
+fi
