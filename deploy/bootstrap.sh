@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config
           libopenblas-dev libcjson-dev libuv1-dev
           libmicrohttpd-dev libcmocka-dev libssl-dev libcurl4-openssl-dev curl
-          valgrind)
+          valgrind python3 python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

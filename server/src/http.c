@@ -508,16 +508,18 @@ static void stop_all(srv_server *s) {
   uv_close((uv_handle_t *)&s->mhd_timer, NULL);
   uv_close((uv_handle_t *)&s->sig_int, NULL);
   uv_close((uv_handle_t *)&s->sig_term, NULL);
+  srv_binary_stop(s);
   pool_stop(&s->pool);
 }
 
 static void on_drain_tick(uv_timer_t *t) {
   srv_server *s = t->data;
   uint64_t ms = (srv_now_ns() - s->drain_t0_ns) / 1000000;
-  if (s->inflight && !s->canceled &&
+  bool running = s->inflight || srv_binary_busy(s);
+  if (running && !s->canceled &&
       ms >= (uint64_t)s->cfg.shutdown_grace_ms) {
     s->canceled = true;
-    int n = 0;
+    int n = srv_binary_cancel_all(s);
     for (srv_request *r = s->inflight; r; r = r->next, n++)
       atomic_store(&r->cancel, 1);
     fprintf(stderr, "shlo-server: grace period over, canceled %d "
@@ -526,7 +528,7 @@ static void on_drain_tick(uv_timer_t *t) {
   /* With nothing running, connections still open are idle keep-alives or
    * uploads in progress: they get a second to finish, not the whole grace
    * period, which is for executions. */
-  if (!s->inflight && (s->n_active == 0 || ms >= 1000)) {
+  if (!running && (s->n_active == 0 || ms >= 1000)) {
     fprintf(stderr, "shlo-server: stopped\n");
     stop_all(s);
   }
@@ -540,6 +542,7 @@ void srv_begin_shutdown(srv_server *s) {
           s->inflight ? "finishing running executions" : "nothing running");
   MHD_socket fd = MHD_quiesce_daemon(s->mhd);
   if (fd != MHD_INVALID_SOCKET) close(fd);
+  srv_binary_quiesce(s);
   uv_timer_init(s->loop, &s->drain_timer);
   s->drain_timer.data = s;
   uv_timer_start(&s->drain_timer, on_drain_tick, 0, 20);
