@@ -34,3 +34,14 @@ if(TARGET shlo-cli)
   set_tests_properties(test_server_conformance PROPERTIES
     TIMEOUT 600 SKIP_RETURN_CODE 77)
 endif()
+
+# `shlo test --server` (binary and HTTP) and the Python client agree with
+# the local `shlo test` over interpret/ and jax/; SKIPPED (77) without them.
+if(TARGET shlo-cli AND TARGET shlo-client)
+  add_test(NAME test_remote_conformance
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/remote_conformance.sh
+            $<TARGET_FILE:shlo-server> $<TARGET_FILE:shlo-cli>
+            ${SHLO_CONFORMANCE_DIR})
+  set_tests_properties(test_remote_conformance PROPERTIES
+    TIMEOUT 600 SKIP_RETURN_CODE 77)
+endif()
