@@ -45,3 +45,9 @@ if(TARGET shlo-cli AND TARGET shlo-client)
   set_tests_properties(test_remote_conformance PROPERTIES
     TIMEOUT 600 SKIP_RETURN_CODE 77)
 endif()
+
+# Hostile frames and peers at a live binary port (Python, numpy).
+add_test(NAME test_binary_hostile
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\"; else exec python3 \"$0\" \"$1\"; fi"
+          ${CMAKE_SOURCE_DIR}/tests/server/binary_hostile.py $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_binary_hostile PROPERTIES TIMEOUT 120)
