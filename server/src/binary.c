@@ -224,15 +224,11 @@ static void fatal(bin_conn *c, shlo_proto_err_kind kind, const char *msg) {
 
 static void log_job(srv_server *s, bin_job *b) {
   if (!s->log) return;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  struct tm tm;
-  gmtime_r(&ts.tv_sec, &tm);
-  char when[40];
-  strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-  fprintf(s->log, "time=%s.%03ldZ protocol=binary type=%s id=%llu "
+  char when[48];
+  srv_log_time(when);
+  fprintf(s->log, "time=%s protocol=binary type=%s id=%llu "
           "status=%s duration_ms=%.3f module=%s token=%s bytes_in=%llu "
-          "bytes_out=%llu\n", when, ts.tv_nsec / 1000000,
+          "bytes_out=%llu\n", when,
           shlo_bin_type_name(b->type), (unsigned long long)b->id,
           b->failed ? shlo_proto_err_name(b->err.kind) : "ok",
           (double)(srv_now_ns() - b->t0_ns) / 1e6,

@@ -386,18 +386,24 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
 
 /* ---- per-request bookkeeping ---- */
 
-static void log_request(srv_server *s, srv_request *r, bool completed) {
-  if (!s->log) return;
+void srv_log_time(char out[48]) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   struct tm tm;
   gmtime_r(&ts.tv_sec, &tm);
-  char when[40];
+  char when[24];
   strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(out, 48, "%.23s.%03dZ", when, (int)(ts.tv_nsec / 1000000));
+}
+
+static void log_request(srv_server *s, srv_request *r, bool completed) {
+  if (!s->log) return;
+  char when[48];
+  srv_log_time(when);
   fprintf(s->log,
-          "time=%s.%03ldZ method=%s path=%s status=%d duration_ms=%.3f "
+          "time=%s method=%s path=%s status=%d duration_ms=%.3f "
           "module=%s token=%s bytes_in=%zu bytes_out=%zu%s\n",
-          when, ts.tv_nsec / 1000000, r->method, r->path, r->status,
+          when, r->method, r->path, r->status,
           (double)(srv_now_ns() - r->t0_ns) / 1e6,
           r->module[0] ? r->module : "-",
           r->token_name ? r->token_name : "-", r->len, r->resp_len,

@@ -113,6 +113,8 @@ struct srv_server {
 };
 
 uint64_t srv_now_ns(void);
+/* The log lines' time stamp, "2025-01-31T12:00:00.123Z" (http.c). */
+void srv_log_time(char out[48]);
 
 /* http.c */
 int srv_http_start(srv_server *s);
