@@ -15,6 +15,7 @@
 
 #include "cases.h"
 #include "cli.h"
+#include "remote.h"
 #include "shlo/engine.h"
 
 typedef struct tally {
@@ -181,6 +182,7 @@ typedef struct file_run {
   const char *args_text;
   double timeout;
   bool in_process; /* no child per case: for leak checkers and debuggers */
+  struct shlo_client *server; /* --server: run every case there */
   tally *t;
 } file_run;
 
@@ -188,7 +190,11 @@ static int test_one(void *ctx, const test_case *c) {
   file_run *fr = ctx;
   char msg[SHLO_DIAG_MAX + 512];
   result_kind r =
-      fr->in_process
+      fr->server
+          ? (result_kind)remote_case(fr->server, fr->file, c->text, c->len,
+                                     fr->args_text, fr->timeout, msg,
+                                     sizeof msg)
+      : fr->in_process
           ? run_case(fr->file, c->text, c->len, fr->args_text, fr->timeout,
                      msg, sizeof msg)
           : run_isolated(fr->file, c->text, c->len, fr->args_text,
@@ -209,7 +215,7 @@ static int test_one(void *ctx, const test_case *c) {
 }
 
 static void test_file(const char *file, double timeout, bool in_process,
-                      tally *t) {
+                      struct shlo_client *server, tally *t) {
   size_t len;
   char *text = cli_read_file(file, &len);
   if (!text) {
@@ -218,7 +224,7 @@ static void test_file(const char *file, double timeout, bool in_process,
     return;
   }
   char *args_text = run_line_args(text);
-  file_run fr = {file, args_text, timeout, in_process, t};
+  file_run fr = {file, args_text, timeout, in_process, server, t};
   if (cases_split(text, len, test_one, &fr) < 0) {
     printf("FAIL %s:1: out of memory\n", file);
     t->fail++;
@@ -230,6 +236,7 @@ static void test_file(const char *file, double timeout, bool in_process,
 int cli_test(int argc, char **argv) {
   double timeout = 60;
   bool in_process = false;
+  const char *url = NULL;
   file_list files = {0};
   int rc = 0;
   for (int i = 0; i < argc && !rc; i++) {
@@ -242,6 +249,8 @@ int cli_test(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--in-process")) {
       in_process = true;
+    } else if (!strcmp(argv[i], "--server") && i + 1 < argc) {
+      url = argv[++i];
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "shlo test: unknown option '%s'\n", argv[i]);
       rc = 2;
@@ -251,11 +260,16 @@ int cli_test(int argc, char **argv) {
   }
   if (!rc && files.n == 0) {
     fprintf(stderr,
-            "usage: shlo test [--timeout SECONDS] [--in-process] PATH...\n");
+            "usage: shlo test [--timeout SECONDS] [--in-process] "
+            "[--server URL] PATH...\n");
     rc = 2;
   }
+  struct shlo_client *server = NULL;
+  if (!rc && url && !(server = remote_connect(url))) rc = 2;
   tally t = {0};
-  for (size_t i = 0; i < files.n && !rc; i++) test_file(files.v[i], timeout, in_process, &t);
+  for (size_t i = 0; i < files.n && !rc; i++)
+    test_file(files.v[i], timeout, in_process, server, &t);
+  if (server) remote_close(server);
   cases_free_files(&files);
   if (rc) return rc;
   printf("%d passed, %d failed, %d skipped\n", t.pass, t.fail, t.skip);

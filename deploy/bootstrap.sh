@@ -12,7 +12,7 @@ packages=(build-essential cmake ninja-build pkg-config
           libopenblas-dev libcjson-dev libuv1-dev
           libmicrohttpd-dev libcmocka-dev libssl-dev libcurl4-openssl-dev curl
           valgrind nginx
-          python3 libgfortran-12-dev)
+          python3 python3-numpy libgfortran-12-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -190,10 +190,11 @@ static void defaults_are_as_documented(void **state) {
                         (char *)&base + offsetof(srv_config, max_body_bytes),
                         sizeof d2 - offsetof(srv_config, max_body_bytes));
     assert_int_equal(d2.port, base.port);
+    assert_int_equal(d2.binary_port, base.binary_port);
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 19);
+  assert_int_equal(n, 20); /* with binary-port */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");

@@ -240,12 +240,25 @@ static bool special_float(const char *s, double *x) {
   return true;
 }
 
+/* A float element may be a decimal integer string: shlo_proto_json_parse
+ * turns integer tokens beyond 2^53 into such strings. */
+static bool decimal_integer(const char *s, double *x) {
+  const char *p = s + (*s == '-');
+  if (!*p) return false;
+  for (const char *q = p; *q; q++)
+    if (*q < '0' || *q > '9') return false;
+  *x = strtod(s, NULL);
+  return true;
+}
+
 static int leaf_float(filler *f, const cJSON *j, double *x) {
   if (cJSON_IsNumber(j)) {
     *x = j->valuedouble;
     return 0;
   }
-  if (cJSON_IsString(j) && special_float(j->valuestring, x)) return 0;
+  if (cJSON_IsString(j) &&
+      (special_float(j->valuestring, x) || decimal_integer(j->valuestring, x)))
+    return 0;
   return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
                          "%s.data[%lld]: expected a number or \"NaN\", "
                          "\"Infinity\", \"-Infinity\" for %s",
@@ -301,6 +314,15 @@ static int set_bool_leaf(filler *f, const cJSON *j) {
 static int int_from_number(filler *f, const cJSON *j, bool is_signed,
                            double lo, double hi, int64_t *x) {
   double d = j->valuedouble;
+  /* Integer tokens beyond 2^53 arrive as strings (shlo_proto_json_parse);
+   * a number this large was written with a fraction or an exponent, and
+   * its double may not be the integer meant. */
+  if (fabs(d) > 9007199254740992.0)
+    return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                           "%s.data[%lld]: %.17g is beyond 2^53, where a "
+                           "JSON number may not be exact: write the integer "
+                           "digit for digit, as a decimal string, or use "
+                           "\"b64\"", f->path, (long long)f->i, d);
   if (d != floor(d) || d < lo || d >= hi)
     return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
                            "%s.data[%lld]: %.17g is not a %s value", f->path,
@@ -596,18 +618,17 @@ static int positive_int(const cJSON *j, const char *name, int *out,
  * column. */
 static int parse_json_object(const char *body, size_t len,
                              shlo_proto_exec_req *req, shlo_proto_error *err) {
-  const char *end = NULL;
-  req->root = cJSON_ParseWithLengthOpts(body, len, &end, false);
+  size_t stop = 0;
+  req->root = shlo_proto_json_parse(body, len, &stop);
   if (!req->root) {
-    size_t off = end && end >= body && end <= body + len ? (size_t)(end - body)
-                                                         : 0;
+    size_t off = stop <= len ? stop : 0;
     shlo_proto_fail(err, SHLO_PERR_INPUT, "malformed JSON at byte %zu%s", off,
                     off + 1 >= len ? " (truncated?)" : "");
     offset_to_line_col(body, off, &err->line, &err->column);
     return -1;
   }
-  if (end)
-    for (const char *p = end; p < body + len; p++)
+  if (stop <= len)
+    for (const char *p = body + stop; p < body + len; p++)
       if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
         shlo_proto_fail(err, SHLO_PERR_INPUT,
                         "malformed JSON: trailing bytes at byte %zu",
@@ -772,7 +793,7 @@ int shlo_proto_exec_resp_parse(const char *body, size_t len,
                                shlo_proto_error *err) {
   *outs = NULL;
   *n_outs = 0;
-  cJSON *root = cJSON_ParseWithLength(body, len);
+  cJSON *root = shlo_proto_json_parse(body, len, NULL);
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "outputs");
   int rc = -1;
   if (!cJSON_IsArray(a)) {

@@ -29,6 +29,8 @@ static const opt options[] = {
     {"host", OPT_STR, OFF(host), 0, 0, "127.0.0.1",
      "address to listen on (loopback by default)"},
     {"port", OPT_INT, OFF(port), 0, 65535, "8080", "TCP port (0 = any free)"},
+    {"binary-port", OPT_INT, OFF(binary_port), 0, 65535, "0",
+     "TCP port of the binary protocol (PROTOCOL.md part 2; 0 = off)"},
     {"threads", OPT_INT, OFF(threads), 0, 1024, "0",
      "execution worker threads = concurrent executions (0 = one per core)"},
     {"worker-spin-us", OPT_INT, OFF(worker_spin_us), 0, 100000, "0",

@@ -11,6 +11,7 @@
 typedef struct srv_config {
   char *host;
   int64_t port;
+  int64_t binary_port;       /* 0 = off */
   int64_t threads;
   int64_t worker_spin_us;
   char *config_file;

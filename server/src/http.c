@@ -386,18 +386,24 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
 
 /* ---- per-request bookkeeping ---- */
 
-static void log_request(srv_server *s, srv_request *r, bool completed) {
-  if (!s->log) return;
+void srv_log_time(char out[48]) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   struct tm tm;
   gmtime_r(&ts.tv_sec, &tm);
-  char when[40];
+  char when[24];
   strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(out, 48, "%.23s.%03dZ", when, (int)(ts.tv_nsec / 1000000));
+}
+
+static void log_request(srv_server *s, srv_request *r, bool completed) {
+  if (!s->log) return;
+  char when[48];
+  srv_log_time(when);
   fprintf(s->log,
-          "time=%s.%03ldZ method=%s path=%s status=%d duration_ms=%.3f "
+          "time=%s method=%s path=%s status=%d duration_ms=%.3f "
           "module=%s token=%s bytes_in=%zu bytes_out=%zu%s\n",
-          when, ts.tv_nsec / 1000000, r->method, r->path, r->status,
+          when, r->method, r->path, r->status,
           (double)(srv_now_ns() - r->t0_ns) / 1e6,
           r->module[0] ? r->module : "-",
           r->token_name ? r->token_name : "-", r->len, r->resp_len,
@@ -508,16 +514,18 @@ static void stop_all(srv_server *s) {
   uv_close((uv_handle_t *)&s->mhd_timer, NULL);
   uv_close((uv_handle_t *)&s->sig_int, NULL);
   uv_close((uv_handle_t *)&s->sig_term, NULL);
+  srv_binary_stop(s);
   pool_stop(&s->pool);
 }
 
 static void on_drain_tick(uv_timer_t *t) {
   srv_server *s = t->data;
   uint64_t ms = (srv_now_ns() - s->drain_t0_ns) / 1000000;
-  if (s->inflight && !s->canceled &&
+  bool running = s->inflight || srv_binary_busy(s);
+  if (running && !s->canceled &&
       ms >= (uint64_t)s->cfg.shutdown_grace_ms) {
     s->canceled = true;
-    int n = 0;
+    int n = srv_binary_cancel_all(s);
     for (srv_request *r = s->inflight; r; r = r->next, n++)
       atomic_store(&r->cancel, 1);
     fprintf(stderr, "shlo-server: grace period over, canceled %d "
@@ -526,7 +534,7 @@ static void on_drain_tick(uv_timer_t *t) {
   /* With nothing running, connections still open are idle keep-alives or
    * uploads in progress: they get a second to finish, not the whole grace
    * period, which is for executions. */
-  if (!s->inflight && (s->n_active == 0 || ms >= 1000)) {
+  if (!running && (s->n_active == 0 || ms >= 1000)) {
     fprintf(stderr, "shlo-server: stopped\n");
     stop_all(s);
   }
@@ -540,6 +548,7 @@ void srv_begin_shutdown(srv_server *s) {
           s->inflight ? "finishing running executions" : "nothing running");
   MHD_socket fd = MHD_quiesce_daemon(s->mhd);
   if (fd != MHD_INVALID_SOCKET) close(fd);
+  srv_binary_quiesce(s);
   uv_timer_init(s->loop, &s->drain_timer);
   s->drain_timer.data = s;
   uv_timer_start(&s->drain_timer, on_drain_tick, 0, 20);

@@ -35,12 +35,17 @@ static void reply_proto(srv_request *r, const shlo_proto_error *e) {
   srv_reply_error(r, e->kind, e->http, e->line, e->column, "%s", e->message);
 }
 
+void srv_error_from_diag(shlo_proto_error *e, shlo_status st,
+                         const shlo_diag *d) {
+  shlo_proto_from_status(e, st, d->message, d->line, d->col);
+  if (st == SHLO_EUNSUPPORTED && !strstr(e->message, "not implemented") &&
+      !strstr(e->message, "unsupported"))
+    snprintf(e->message, sizeof e->message, "not implemented: %s", d->message);
+}
+
 static void reply_diag(srv_request *r, shlo_status st, const shlo_diag *d) {
   shlo_proto_error e;
-  shlo_proto_from_status(&e, st, d->message, d->line, d->col);
-  if (st == SHLO_EUNSUPPORTED && !strstr(e.message, "not implemented") &&
-      !strstr(e.message, "unsupported"))
-    snprintf(e.message, sizeof e.message, "not implemented: %s", d->message);
+  srv_error_from_diag(&e, st, d);
   reply_proto(r, &e);
 }
 
@@ -108,12 +113,9 @@ static bool read_body(srv_request *r, body *b) {
   return true;
 }
 
-/* Find the module in the cache or parse it and insert it.  On failure the
- * reply is set and NULL returned. */
-static cache_entry *get_module(srv_request *r, const char *text, size_t len,
-                               int replicas, int partitions, bool *cached,
-                               double *ms) {
-  srv_server *s = r->srv;
+cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
+                            int replicas, int partitions, bool *cached,
+                            double *ms, shlo_proto_error *err) {
   cache_entry *e = cache_find_text(&s->cache, text, len, replicas, partitions);
   *cached = e != NULL;
   if (e) return e;
@@ -128,7 +130,7 @@ static cache_entry *get_module(srv_request *r, const char *text, size_t len,
   shlo_diag_clear(&d);
   shlo_status st = shlo_parse_module(text, len, "program", &m, &d);
   if (st) {
-    reply_diag(r, st, &d);
+    srv_error_from_diag(err, st, &d);
     return NULL;
   }
   /* Verify once, before the module enters the cache.  Features the
@@ -136,25 +138,35 @@ static cache_entry *get_module(srv_request *r, const char *text, size_t len,
   st = shlo_verify_module_first(m, NULL, &d);
   if (st && st != SHLO_EUNSUPPORTED) {
     shlo_module_free(m);
-    reply_diag(r, st, &d);
+    srv_error_from_diag(err, st, &d);
     return NULL;
   }
   if (m->n_funcs == 0) {
     shlo_module_free(m);
-    srv_reply_error(r, SHLO_PERR_VERIFY, 422, 0, 0,
-                    "the program defines no function");
+    shlo_proto_fail(err, SHLO_PERR_VERIFY, "the program defines no function");
     return NULL;
   }
-  bool verified = st == SHLO_OK;
   e = cache_entry_new(m, key, replicas, partitions, text, len);
-  if (e) e->verified = verified; /* compiling need not verify again */
   if (!e) {
     shlo_module_free(m);
-    srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
+    shlo_proto_fail(err, SHLO_PERR_RUNTIME, "out of memory");
+    err->http = 500;
     return NULL;
   }
+  e->verified = st == SHLO_OK; /* compiling need not verify again */
   *ms += now_ms() - t0;
   return e;
+}
+
+/* srv_module_get with the failure as r's reply. */
+static cache_entry *get_module(srv_request *r, const char *text, size_t len,
+                               int replicas, int partitions, bool *cached,
+                               double *ms) {
+  shlo_proto_error e;
+  cache_entry *got = srv_module_get(r->srv, text, len, replicas, partitions,
+                                    cached, ms, &e);
+  if (!got) reply_proto(r, &e);
+  return got;
 }
 
 /* Link a freshly parsed (and compiled) entry; returns the entry to use. */
@@ -265,7 +277,6 @@ static bool decode_inputs(srv_request *r, const cJSON *inputs,
  * data-parallel and writes at most this many elements in all, running it
  * costs less than the two thread switches (DESIGN.md's "the loop never
  * blocks on compute" holds in spirit: a few microseconds, bounded). */
-#define SRV_INLINE_MAX_WORK 4096
 #define SRV_INLINE_MAX_BODY 16384
 
 /* Whether the request's program is cached, compiled and tiny; sets *e (a

@@ -67,6 +67,11 @@ int main(int argc, char **argv) {
     srv_service_stop(&s);
     goto out;
   }
+  if (srv_binary_start(&s)) {
+    srv_begin_shutdown(&s);
+    s.cfg.shutdown_grace_ms = 0;
+    rc = 2;
+  }
   fprintf(stderr, "shlo-server: listening on http://%s%s%s:%d/ with %d "
                   "worker(s)\n", strchr(s.cfg.host, ':') ? "[" : "",
           s.cfg.host, strchr(s.cfg.host, ':') ? "]" : "", s.port,
@@ -76,9 +81,11 @@ int main(int argc, char **argv) {
   srv_service_notify("READY=1\nSTATUS=serving HTTP");
   uv_run(s.loop, UV_RUN_DEFAULT);
   srv_service_stop(&s);
-  rc = uv_loop_close(s.loop) == 0 ? 0 : 1;
+  if (uv_loop_close(s.loop) != 0) rc = 1;
+  else if (rc != 2) rc = 0;
   if (rc) fprintf(stderr, "shlo-server: the loop did not close clean\n");
 out:
+  free(s.bin);
   cache_destroy(&s.cache);
   srv_auth_free(&s);
   if (s.log && s.log != stderr) fclose(s.log);

@@ -106,5 +106,6 @@ char *srv_metrics_text(srv_server *s) {
               s->n_conns, (unsigned long long)m->refused_queue,
               (unsigned long long)m->refused_connections,
               (double)(srv_now_ns() - s->started_ns) / 1e9);
+  srv_binary_metrics(s, &b);
   return shlo__sb_take(&b);
 }

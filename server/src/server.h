@@ -17,6 +17,7 @@
 #include "cache.h"
 #include "config.h"
 #include "pool.h"
+#include "shlo/protocol.h"
 
 /* X(ENUM, label in /metrics) */
 #define SRV_ROUTES(X)                                   \
@@ -108,9 +109,12 @@ struct srv_server {
   bool draining, canceled;
   uint64_t drain_t0_ns;
   uint64_t started_ns;
+  struct srv_binary *bin; /* NULL when --binary-port is 0 */
 };
 
 uint64_t srv_now_ns(void);
+/* The log lines' time stamp, "2025-01-31T12:00:00.123Z" (http.c). */
+void srv_log_time(char out[48]);
 
 /* http.c */
 int srv_http_start(srv_server *s);
@@ -127,6 +131,33 @@ void srv_job_register(srv_job *j);
 /* Set r's answer to an error (status = the kind's or http). */
 void srv_reply_error(srv_request *r, int kind, int http, int line, int col,
                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* A cached program whose every step is data-parallel and writes at most
+ * this many elements runs on the loop thread (jobs.c, binary_exec.c). */
+#define SRV_INLINE_MAX_WORK 4096
+
+/* jobs.c, shared with the binary protocol (binary_exec.c). */
+/* The cached module of a program's text, or a new unlinked entry parsed
+ * and verified now (*cached false; the caller publishes it with
+ * cache_insert once its entry compiled).  A reference; NULL with err set
+ * on failure.  *ms grows by the parse and verify time. */
+cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
+                            int replicas, int partitions, bool *cached,
+                            double *ms, shlo_proto_error *err);
+/* An engine failure as a wire error ("not implemented: ..." prefixed to
+ * SHLO_EUNSUPPORTED messages that do not say so). */
+void srv_error_from_diag(shlo_proto_error *e, shlo_status st,
+                         const shlo_diag *d);
+
+/* binary.c: the binary protocol listener (PROTOCOL.md part 2). */
+struct srv_binary;
+int srv_binary_start(srv_server *s);   /* 0 when off or listening */
+void srv_binary_quiesce(srv_server *s); /* shutdown begins: no new work */
+bool srv_binary_busy(srv_server *s);    /* requests still running */
+int srv_binary_cancel_all(srv_server *s); /* grace over: how many */
+void srv_binary_stop(srv_server *s);    /* close every handle */
+struct strbuf;
+void srv_binary_metrics(srv_server *s, struct strbuf *b);
 
 /* metrics.c */
 void srv_metrics_request(srv_metrics *m, srv_route route, int status);

@@ -64,3 +64,20 @@ add_test(NAME test_deploy_unit
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/deploy_unit.sh
           $<TARGET_FILE:shlo-server> ${CMAKE_SOURCE_DIR}/deploy/shlo-server.service)
 set_tests_properties(test_deploy_unit PROPERTIES SKIP_RETURN_CODE 77)
+
+# `shlo test --server` (binary and HTTP) and the Python client agree with
+# the local `shlo test` over interpret/ and jax/; SKIPPED (77) without them.
+if(TARGET shlo-cli AND TARGET shlo-client)
+  add_test(NAME test_remote_conformance
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/remote_conformance.sh
+            $<TARGET_FILE:shlo-server> $<TARGET_FILE:shlo-cli>
+            ${SHLO_CONFORMANCE_DIR})
+  set_tests_properties(test_remote_conformance PROPERTIES
+    TIMEOUT 600 SKIP_RETURN_CODE 77)
+endif()
+
+# Hostile frames and peers at a live binary port (Python, numpy).
+add_test(NAME test_binary_hostile
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\"; else exec python3 \"$0\" \"$1\"; fi"
+          ${CMAKE_SOURCE_DIR}/tests/server/binary_hostile.py $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_binary_hostile PROPERTIES TIMEOUT 120)

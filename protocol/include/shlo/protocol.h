@@ -75,6 +75,15 @@ typedef struct shlo_proto_limits {
 int shlo_proto_dtype_parse(const char *s);
 const char *shlo_proto_dtype_name(shlo_elem_type t);
 
+/* Parse JSON text (len bytes, no NUL needed) into a cJSON tree the caller
+ * frees with cJSON_Delete, reading every integer exactly: integer tokens
+ * beyond 2^53 in magnitude become decimal strings, which the tensor decoder
+ * reads exactly (a double would round them).  The value must be followed
+ * by nothing or by anything (the caller checks trailing bytes from
+ * *stop).  NULL when malformed or on OOM; *stop (may be NULL) is then the
+ * offset where parsing stopped, else the offset just past the value. */
+cJSON *shlo_proto_json_parse(const char *text, size_t len, size_t *stop);
+
 /* Decode one tensor object ({"dtype","shape","data"|"b64"}) into a new
  * value (caller owns the reference).  When want is non-NULL the tensor
  * must match it (element type, rank, static dims; a quantized type takes

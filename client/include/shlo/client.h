@@ -1,0 +1,98 @@
+/* libshlo-client: talk to shlo-server from C.
+ *
+ *   shlo_client_error err;
+ *   shlo_client *c = shlo_client_connect("shlo://127.0.0.1:9090", NULL, &err);
+ *   shlo_client_request rq = {.program = text, .program_len = len,
+ *                             .inputs = args, .n_inputs = n};
+ *   shlo_value **outs; int n_outs;
+ *   if (shlo_client_execute(c, &rq, &outs, &n_outs, &err)) ... err.message
+ *
+ * URLs: shlo://host:port speaks the binary protocol (PROTOCOL.md part 2)
+ * over one multiplexed TCP connection; http://host:port speaks HTTP/JSON
+ * (part 1, inputs and outputs as b64) through libcurl.  A client is
+ * thread-safe: any number of threads may call it at once.  Values are the
+ * engine's (shlo/tensor.h); outputs are new references the caller
+ * releases with shlo_value_unref and an array it frees with free().
+ * Functions return 0 or -1 with *err filled. */
+#ifndef SHLO_CLIENT_H
+#define SHLO_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shlo/tensor.h"
+
+#define SHLO_CLIENT_API __attribute__((visibility("default")))
+
+typedef struct shlo_client shlo_client;
+typedef struct shlo_call shlo_call;
+
+/* A failure: kind as the JSON errors spell it ("parse", "verify",
+ * "input", "limit", "runtime", "timeout", "auth", "not_found", or
+ * "connection" for a transport failure), the HTTP status the server gave
+ * it, the place (0 = absent), the engine's status when the server sent
+ * one (SHLO_EUNSUPPORTED: an op this build lacks), and the message. */
+typedef struct shlo_client_error {
+  char kind[16];
+  int status;
+  int line, column;
+  int engine_status;
+  char message[1200];
+} shlo_client_error;
+
+/* One execution: a program's text, or the id of a compiled module
+ * ("sha256:<hex>"); entry NULL = the module's entry function; replicas,
+ * partitions 0 = the module's grid; timeout_ms 0 = the server's default.
+ * Inputs are borrowed for the call. */
+typedef struct shlo_client_request {
+  const char *program;
+  size_t program_len;
+  const char *module_id;
+  const char *entry;
+  shlo_value *const *inputs;
+  int n_inputs;
+  int replicas, partitions;
+  double timeout_ms;
+} shlo_client_request;
+
+typedef struct shlo_client_module {
+  char id[80];         /* "sha256:<hex>" */
+  char entry[256];
+  char signature[4096];
+} shlo_client_module;
+
+/* Connect (the binary protocol says HELLO here; token may be NULL). */
+SHLO_CLIENT_API shlo_client *shlo_client_connect(const char *url,
+                                                 const char *token,
+                                                 shlo_client_error *err);
+/* Close; calls still running end with a "connection" error. */
+SHLO_CLIENT_API void shlo_client_close(shlo_client *c);
+
+SHLO_CLIENT_API int shlo_client_compile(shlo_client *c, const char *program,
+                                        size_t len, const char *entry,
+                                        shlo_client_module *out,
+                                        shlo_client_error *err);
+SHLO_CLIENT_API int shlo_client_execute(shlo_client *c,
+                                        const shlo_client_request *rq,
+                                        shlo_value ***outs, int *n_outs,
+                                        shlo_client_error *err);
+
+/* Asynchronous execution: returns a handle at once (NULL with *err on
+ * failure to send).  done, when not NULL, is called once on a client
+ * thread when the answer arrives (status 0 or -1; err valid during the
+ * call only); the handle must still be released by shlo_call_wait, which
+ * blocks until the answer and hands the outputs over (NULL outs: they are
+ * dropped), then frees the handle.  The request's inputs may be released
+ * as soon as this returns. */
+typedef void (*shlo_client_done)(void *user, int status,
+                                 const shlo_client_error *err);
+SHLO_CLIENT_API shlo_call *shlo_client_execute_async(
+    shlo_client *c, const shlo_client_request *rq, shlo_client_done done,
+    void *user, shlo_client_error *err);
+SHLO_CLIENT_API int shlo_call_wait(shlo_call *call, shlo_value ***outs,
+                                   int *n_outs, shlo_client_error *err);
+/* Ask the server to stop the call (it answers a "timeout" error unless it
+ * finished first).  The handle stays valid until shlo_call_wait. */
+SHLO_CLIENT_API void shlo_call_cancel(shlo_call *call);
+
+#endif

@@ -1,0 +1,420 @@
+/* libshlo-client over the binary protocol: one TCP connection, writes
+ * under a lock (a frame goes out whole, its tensors straight from the
+ * caller's buffers with writev), and one reader thread that routes each
+ * answer to its call by request id, so calls from many threads overlap. */
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "client_int.h"
+#include "shlo/binproto.h"
+
+typedef struct bin {
+  int fd;
+  int version;
+  pthread_mutex_t wlock;   /* one frame at a time on the socket */
+  pthread_mutex_t plock;   /* pending, next_id, dead */
+  shlo_call *pending;
+  uint64_t next_id;
+  bool dead;
+  char why[256];           /* why the connection ended */
+  pthread_t reader;
+} bin;
+
+static const char zeros[8];
+
+static int read_full(int fd, void *p, size_t n) {
+  char *b = p;
+  while (n) {
+    ssize_t r = recv(fd, b, n, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    b += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+/* Write every iovec (advancing through partial writes). */
+static int write_all(int fd, struct iovec *iov, int n) {
+  while (n > 0) {
+    ssize_t w = writev(fd, iov, n > 1024 ? 1024 : n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    while (n > 0 && (size_t)w >= iov->iov_len) {
+      w -= (ssize_t)iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (char *)iov->iov_base + w;
+      iov->iov_len -= (size_t)w;
+    }
+  }
+  return 0;
+}
+
+/* A frame of type/id whose payload is the n iovecs after iov[0], which
+ * this fills with the header. */
+static int send_frame(bin *b, int type, uint64_t id, struct iovec *iov,
+                      int n) {
+  uint64_t len = 0;
+  for (int i = 1; i < n; i++) len += iov[i].iov_len;
+  shlo_bin_header h;
+  shlo_bin_header_init(&h, b->version, type, id, len);
+  iov[0].iov_base = &h;
+  iov[0].iov_len = sizeof h;
+  pthread_mutex_lock(&b->wlock);
+  int rc = write_all(b->fd, iov, n);
+  pthread_mutex_unlock(&b->wlock);
+  return rc;
+}
+
+/* ---- the reader ---- */
+
+static shlo_call *take_pending(bin *b, uint64_t id) {
+  pthread_mutex_lock(&b->plock);
+  shlo_call **pp = &b->pending, *c = NULL;
+  for (; *pp; pp = &(*pp)->next)
+    if ((*pp)->id == id) {
+      c = *pp;
+      *pp = c->next;
+      break;
+    }
+  pthread_mutex_unlock(&b->plock);
+  return c;
+}
+
+/* The outputs of a RESULT payload into call->outs. */
+static int decode_result(shlo_call *call, const char *p, uint64_t len) {
+  shlo_bin_result r;
+  shlo_proto_error e;
+  if (len < sizeof r) return client_err_conn(&call->err, "short RESULT");
+  memcpy(&r, p, sizeof r);
+  uint64_t n = (uint64_t)r.n_procs * r.n_outputs, off = sizeof r;
+  if (n > len / sizeof(shlo_bin_value))
+    return client_err_conn(&call->err, "RESULT lists more values than fit");
+  call->outs = calloc((size_t)n + 1, sizeof *call->outs);
+  if (!call->outs) return client_err_conn(&call->err, "out of memory");
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t used;
+    if (shlo_bin_value_read(p + off, len - off, NULL, "outputs", &call->outs[i],
+                            &used, &e)) {
+      client_err_from_proto(&call->err, &e, 0);
+      return -1;
+    }
+    call->n_outs++;
+    off += used;
+  }
+  return 0;
+}
+
+static void deliver(shlo_call *call, int type, char *payload, uint64_t len) {
+  int status = 0;
+  if (type == SHLO_BIN_ERROR) {
+    shlo_proto_error e;
+    int es = 0;
+    if (shlo_bin_error_parse(payload, len, &e, &es))
+      status = client_err_conn(&call->err, "malformed ERROR frame");
+    else
+      client_err_from_proto(&call->err, &e, es), status = -1;
+  } else if (type == SHLO_BIN_RESULT) {
+    status = decode_result(call, payload, len);
+  }
+  call->type = type;
+  call->payload = payload;
+  call->payload_len = len;
+  client_call_finish(call, status);
+}
+
+/* The connection is over: every pending call fails. */
+static void fail_all(bin *b, const char *why) {
+  pthread_mutex_lock(&b->plock);
+  b->dead = true;
+  snprintf(b->why, sizeof b->why, "%s", why);
+  shlo_call *list = b->pending;
+  b->pending = NULL;
+  pthread_mutex_unlock(&b->plock);
+  while (list) {
+    shlo_call *n = list->next;
+    client_err_conn(&list->err, "connection lost: %s", why);
+    client_call_finish(list, -1);
+    list = n;
+  }
+}
+
+static void *reader_main(void *arg) {
+  bin *b = arg;
+  const char *why = "the server closed the connection";
+  for (;;) {
+    shlo_bin_header h;
+    shlo_proto_error e;
+    if (read_full(b->fd, &h, sizeof h)) break;
+    if (shlo_bin_header_check(&h, b->version, 0, &e)) {
+      why = "malformed frame from the server";
+      break;
+    }
+    char *p = malloc(h.length ? h.length : 1);
+    if (!p || read_full(b->fd, p, h.length)) {
+      free(p);
+      why = p ? "the server closed the connection" : "out of memory";
+      break;
+    }
+    shlo_call *call = take_pending(b, h.id);
+    if (call) {
+      deliver(call, h.type, p, h.length);
+    } else {
+      free(p);
+      if (h.type == SHLO_BIN_GOODBYE) {
+        why = "the server said goodbye (shutting down)";
+        break;
+      }
+    }
+  }
+  fail_all(b, why);
+  return NULL;
+}
+
+/* ---- calls ---- */
+
+/* Register call under a fresh id and send its frame. */
+static int start_call(bin *b, shlo_call *call, int type, struct iovec *iov,
+                      int n) {
+  pthread_mutex_lock(&b->plock);
+  if (b->dead) {
+    pthread_mutex_unlock(&b->plock);
+    return client_err_conn(&call->err, "connection lost: %s", b->why);
+  }
+  call->id = ++b->next_id;
+  call->next = b->pending;
+  b->pending = call;
+  pthread_mutex_unlock(&b->plock);
+  if (send_frame(b, type, call->id, iov, n)) {
+    /* The reader may still deliver the server's reason (a refused frame);
+     * otherwise it fails the call when the connection ends. */
+    shutdown(b->fd, SHUT_WR);
+  }
+  return 0;
+}
+
+static int parse_id(const char *s, uint8_t id[32]) {
+  if (!strncmp(s, "sha256:", 7)) s += 7;
+  if (strlen(s) != 64) return -1;
+  for (int i = 0; i < 32; i++) {
+    unsigned v;
+    if (sscanf(s + 2 * i, "%2x", &v) != 1) return -1;
+    id[i] = (uint8_t)v;
+  }
+  return 0;
+}
+
+static int bin_start(shlo_client *c, const shlo_client_request *rq,
+                     shlo_call *call) {
+  bin *b = c->impl;
+  shlo_bin_execute x = {0};
+  if (rq->program) {
+    x.flags = SHLO_BIN_EXEC_INLINE;
+    x.program_length = rq->program_len;
+  } else if (!rq->module_id || parse_id(rq->module_id, x.id)) {
+    return client_err_conn(&call->err, "a request needs a program or a "
+                                       "module id sha256:<64 hex>");
+  }
+  const char *entry = rq->entry ? rq->entry : "";
+  x.entry_length = (uint32_t)strlen(entry);
+  x.replicas = (uint32_t)rq->replicas;
+  x.partitions = (uint32_t)rq->partitions;
+  x.timeout_us = rq->timeout_ms > 0 ? (uint64_t)(rq->timeout_ms * 1000) : 0;
+  x.n_inputs = (uint32_t)rq->n_inputs;
+  int n_iov = 6 + 4 * rq->n_inputs;
+  struct iovec *iov = calloc((size_t)n_iov, sizeof *iov);
+  char *heads = calloc((size_t)rq->n_inputs + 1,
+                       sizeof(shlo_bin_value) + 8 * SHLO_MAX_RANK);
+  if (!iov || !heads) {
+    free(iov);
+    free(heads);
+    return client_err_conn(&call->err, "out of memory");
+  }
+  int k = 1;
+  iov[k++] = (struct iovec){&x, sizeof x};
+  iov[k++] = (struct iovec){(void *)entry, x.entry_length};
+  iov[k++] = (struct iovec){(void *)zeros, shlo_bin_pad8(x.entry_length) - x.entry_length};
+  iov[k++] = (struct iovec){(void *)rq->program, x.program_length};
+  iov[k++] = (struct iovec){(void *)zeros,
+                            shlo_bin_pad8(x.program_length) - x.program_length};
+  for (int i = 0; i < rq->n_inputs; i++) {
+    const shlo_value *v = rq->inputs[i];
+    char *h = heads + (size_t)i * (sizeof(shlo_bin_value) + 8 * SHLO_MAX_RANK);
+    iov[k++] = (struct iovec){h, shlo_bin_value_head(v, h)};
+    iov[k++] = (struct iovec){v->data, v->kind == SHLO_TYPE_TENSOR ? v->nbytes : 0};
+    size_t nb = v->kind == SHLO_TYPE_TENSOR ? v->nbytes : 0;
+    iov[k++] = (struct iovec){(void *)zeros, shlo_bin_pad8(nb) - nb};
+  }
+  int rc = start_call(b, call, SHLO_BIN_EXECUTE, iov, k);
+  free(iov);
+  free(heads);
+  return rc;
+}
+
+static void bin_cancel(shlo_call *call) {
+  bin *b = call->client->impl;
+  struct iovec iov[1];
+  if (send_frame(b, SHLO_BIN_CANCEL, call->id, iov, 1))
+    shutdown(b->fd, SHUT_WR);
+}
+
+/* MODULE's payload into out. */
+static int decode_module(shlo_call *call, shlo_client_module *out,
+                         shlo_client_error *err) {
+  shlo_bin_module m;
+  const char *p = call->payload;
+  uint64_t len = call->payload_len;
+  if (call->type != SHLO_BIN_MODULE || len < sizeof m)
+    return client_err_conn(err, "unexpected answer to COMPILE");
+  memcpy(&m, p, sizeof m);
+  uint64_t el = m.entry_length, sl = m.signature_length;
+  if (el >= sizeof out->entry || sl >= sizeof out->signature ||
+      sizeof m + shlo_bin_pad8(el) + sl > len)
+    return client_err_conn(err, "malformed MODULE frame");
+  strcpy(out->id, "sha256:");
+  for (int i = 0; i < 32; i++) sprintf(out->id + 7 + 2 * i, "%02x", m.id[i]);
+  memcpy(out->entry, p + sizeof m, el);
+  out->entry[el] = 0;
+  memcpy(out->signature, p + sizeof m + shlo_bin_pad8(el), sl);
+  out->signature[sl] = 0;
+  return 0;
+}
+
+static int bin_compile(shlo_client *c, const char *program, size_t len,
+                       const char *entry, shlo_client_module *out,
+                       shlo_client_error *err) {
+  bin *b = c->impl;
+  shlo_call *call = calloc(1, sizeof *call);
+  if (!call) return client_err_conn(err, "out of memory");
+  call->client = c;
+  pthread_mutex_init(&call->lock, NULL);
+  pthread_cond_init(&call->cond, NULL);
+  entry = entry ? entry : "";
+  shlo_bin_compile m = {.entry_length = (uint32_t)strlen(entry),
+                        .program_length = len};
+  struct iovec iov[6] = {{0}, {&m, sizeof m}, {(void *)entry, m.entry_length},
+                         {(void *)zeros, shlo_bin_pad8(m.entry_length) - m.entry_length},
+                         {(void *)program, len},
+                         {(void *)zeros, shlo_bin_pad8(len) - len}};
+  if (start_call(b, call, SHLO_BIN_COMPILE, iov, 6)) {
+    *err = call->err;
+    pthread_mutex_destroy(&call->lock);
+    pthread_cond_destroy(&call->cond);
+    free(call);
+    return -1;
+  }
+  pthread_mutex_lock(&call->lock);
+  while (!call->done) pthread_cond_wait(&call->cond, &call->lock);
+  pthread_mutex_unlock(&call->lock);
+  int rc = call->status ? (*err = call->err, -1) : decode_module(call, out, err);
+  free(call->payload);
+  pthread_mutex_destroy(&call->lock);
+  pthread_cond_destroy(&call->cond);
+  free(call);
+  return rc;
+}
+
+/* ---- connecting ---- */
+
+static int dial(const char *host, int port, shlo_client_error *err) {
+  struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai;
+  char ps[16];
+  snprintf(ps, sizeof ps, "%d", port);
+  int rc = getaddrinfo(host, ps, &hints, &ai);
+  if (rc)
+    return client_err_conn(err, "%s: %s", host, gai_strerror(rc));
+  int fd = -1;
+  for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen)) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(ai);
+  if (fd < 0)
+    return client_err_conn(err, "cannot connect to %s:%d: %s", host, port,
+                           strerror(errno));
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+/* HELLO, then WELCOME or the server's refusal. */
+static int hello(bin *b, const char *token, shlo_client_error *err) {
+  size_t tl = token ? strlen(token) : 0;
+  shlo_bin_hello h = {SHLO_BIN_VERSION_MIN, SHLO_BIN_VERSION_MAX,
+                      (uint32_t)tl, 0};
+  struct iovec iov[4] = {{0}, {&h, sizeof h}, {(void *)token, tl},
+                         {(void *)zeros, shlo_bin_pad8(tl) - tl}};
+  b->version = SHLO_BIN_VERSION_MAX;
+  if (send_frame(b, SHLO_BIN_HELLO, 0, iov, 4))
+    return client_err_conn(err, "cannot send HELLO");
+  shlo_bin_header fh;
+  shlo_proto_error e;
+  char p[2048];
+  if (read_full(b->fd, &fh, sizeof fh) ||
+      shlo_bin_header_check(&fh, 0, sizeof p, &e) ||
+      read_full(b->fd, p, fh.length))
+    return client_err_conn(err, "no answer to HELLO (is this a shlo binary "
+                                "port?)");
+  int es;
+  if (fh.type == SHLO_BIN_ERROR && !shlo_bin_error_parse(p, fh.length, &e, &es)) {
+    client_err_from_proto(err, &e, es);
+    return -1;
+  }
+  shlo_bin_welcome w;
+  if (fh.type != SHLO_BIN_WELCOME || fh.length < sizeof w)
+    return client_err_conn(err, "unexpected answer to HELLO");
+  memcpy(&w, p, sizeof w);
+  b->version = w.version;
+  return 0;
+}
+
+void *client_bin_connect(const char *host, int port, const char *token,
+                         shlo_client_error *err) {
+  bin *b = calloc(1, sizeof *b);
+  if (!b) {
+    client_err_conn(err, "out of memory");
+    return NULL;
+  }
+  b->fd = dial(host, port, err);
+  pthread_mutex_init(&b->wlock, NULL);
+  pthread_mutex_init(&b->plock, NULL);
+  if (b->fd < 0 || hello(b, token, err) ||
+      pthread_create(&b->reader, NULL, reader_main, b)) {
+    if (b->fd >= 0) close(b->fd);
+    pthread_mutex_destroy(&b->wlock);
+    pthread_mutex_destroy(&b->plock);
+    free(b);
+    return NULL;
+  }
+  return b;
+}
+
+static void bin_close(shlo_client *c) {
+  bin *b = c->impl;
+  struct iovec iov[1];
+  send_frame(b, SHLO_BIN_GOODBYE, 0, iov, 1);
+  shutdown(b->fd, SHUT_RDWR);
+  pthread_join(b->reader, NULL);
+  close(b->fd);
+  pthread_mutex_destroy(&b->wlock);
+  pthread_mutex_destroy(&b->plock);
+  free(b);
+}
+
+const client_ops client_bin_ops = {bin_compile, bin_start, bin_cancel,
+                                   bin_close};

@@ -1,0 +1,86 @@
+/* Remote runs for `shlo test` (and `shlo run`): the case's text and its
+ * RUN-line arguments go to the server; its answer is judged as the local
+ * run judges the engine's status, so the lines and the summary agree. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote.h"
+#include "shlo/engine.h"
+
+#ifdef SHLO_HAVE_CLIENT
+#include "shlo/client.h"
+
+struct shlo_client *remote_connect(const char *url) {
+  shlo_client_error err;
+  shlo_client *c = shlo_client_connect(url, getenv("SHLO_TOKEN"), &err);
+  if (!c) fprintf(stderr, "shlo: %s: %s\n", url, err.message);
+  return c;
+}
+
+void remote_close(struct shlo_client *c) { shlo_client_close(c); }
+
+/* The server's error as the engine's diagnostic would print it. */
+static void format_error(const shlo_client_error *e, const char *file,
+                         char *msg, size_t cap) {
+  const char *m = e->message;
+  /* The server adds this prefix; the engine's own message may lack it. */
+  if (e->engine_status == SHLO_EUNSUPPORTED &&
+      !strncmp(m, "not implemented: ", 17) && strstr(m + 17, "not implemented"))
+    m += 17;
+  if (e->line > 0)
+    snprintf(msg, cap, "%s:%d:%d: error: %s", file, e->line, e->column, m);
+  else
+    snprintf(msg, cap, "error: %s", m);
+}
+
+int remote_case(struct shlo_client *c, const char *file, const char *text,
+                size_t len, const char *args_text, double timeout, char *msg,
+                size_t cap) {
+  shlo_value **args = NULL;
+  int n_args = 0;
+  msg[0] = 0;
+  if (args_text) {
+    shlo_diag d;
+    shlo_diag_clear(&d);
+    if (shlo_parse_values(args_text, strlen(args_text), &args, &n_args, &d)) {
+      shlo_diag_format(&d, msg, cap);
+      return 'F';
+    }
+  }
+  shlo_client_request rq = {.program = text, .program_len = len,
+                            .inputs = args, .n_inputs = n_args,
+                            .timeout_ms = timeout * 1000};
+  shlo_value **outs = NULL;
+  int n = 0;
+  shlo_client_error err;
+  int rc = shlo_client_execute(c, &rq, &outs, &n, &err);
+  for (int i = 0; i < n_args; i++) shlo_value_unref(args[i]);
+  free(args);
+  for (int i = 0; i < n; i++) shlo_value_unref(outs[i]);
+  free(outs);
+  if (!rc) return 'P';
+  /* A case without functions passes locally: nothing to run. */
+  if (!strcmp(err.kind, "verify") &&
+      strstr(err.message, "defines no function"))
+    return 'P';
+  format_error(&err, file, msg, cap);
+  return err.engine_status == SHLO_EUNSUPPORTED ? 'S' : 'F';
+}
+
+#else /* built without libcurl: no libshlo-client */
+
+struct shlo_client *remote_connect(const char *url) {
+  fprintf(stderr, "shlo: --server %s: this build has no libshlo-client "
+                  "(libcurl was missing)\n", url);
+  return NULL;
+}
+void remote_close(struct shlo_client *c) { (void)c; }
+int remote_case(struct shlo_client *c, const char *file, const char *text,
+                size_t len, const char *args_text, double timeout, char *msg,
+                size_t cap) {
+  (void)c, (void)file, (void)text, (void)len, (void)args_text, (void)timeout;
+  snprintf(msg, cap, "no libshlo-client in this build");
+  return 'F';
+}
+#endif

@@ -1,0 +1,183 @@
+/* The binary protocol of PROTOCOL.md part 2: frame header, message
+ * structs, value headers, the dtype code table, and small helpers both
+ * ends use to build and check frames.  Structs are the wire layout
+ * (little-endian hosts only, checked at compile time); their sizes are
+ * pinned by _Static_assert.  No sockets, no allocation except where a
+ * function says malloc'd. */
+#ifndef SHLO_BINPROTO_H
+#define SHLO_BINPROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shlo/protocol.h"
+#include "shlo/tensor.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the binary protocol codec assumes a little-endian host"
+#endif
+
+#define SHLO_BIN_MAGIC 0x424C4853u /* "SHLB" read as a little-endian u32 */
+#define SHLO_BIN_VERSION_MIN 1
+#define SHLO_BIN_VERSION_MAX 1
+#define SHLO_BIN_MAX_PING 4096
+
+/* X(ENUM, value, name) -- message types. */
+#define SHLO_BIN_TYPES(X) \
+  X(HELLO, 1, "hello")     \
+  X(WELCOME, 2, "welcome") \
+  X(COMPILE, 3, "compile") \
+  X(MODULE, 4, "module")   \
+  X(EXECUTE, 5, "execute") \
+  X(RESULT, 6, "result")   \
+  X(ERROR, 7, "error")     \
+  X(CANCEL, 8, "cancel")   \
+  X(PING, 9, "ping")       \
+  X(PONG, 10, "pong")      \
+  X(GOODBYE, 11, "goodbye")
+
+typedef enum {
+#define SHLO_BIN_TYPE_ENUM(e, v, s) SHLO_BIN_##e = v,
+  SHLO_BIN_TYPES(SHLO_BIN_TYPE_ENUM)
+#undef SHLO_BIN_TYPE_ENUM
+  SHLO_BIN_TYPE_END
+} shlo_bin_type;
+
+const char *shlo_bin_type_name(int type); /* "execute"; "?" if unknown */
+
+typedef struct shlo_bin_header {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t type;
+  uint32_t flags;    /* reserved */
+  uint32_t reserved;
+  uint64_t id;
+  uint64_t length;   /* payload bytes, a multiple of 8 */
+} shlo_bin_header;
+_Static_assert(sizeof(shlo_bin_header) == 32, "frame header is 32 bytes");
+
+typedef struct shlo_bin_hello {
+  uint16_t min_version, max_version;
+  uint32_t token_length;
+  uint64_t reserved;
+} shlo_bin_hello;
+_Static_assert(sizeof(shlo_bin_hello) == 16, "HELLO is 16 bytes");
+
+typedef struct shlo_bin_welcome {
+  uint16_t version, reserved0;
+  uint32_t reserved1;
+  uint64_t max_payload;
+  uint64_t max_tensor_bytes;
+  uint64_t reserved2;
+} shlo_bin_welcome;
+_Static_assert(sizeof(shlo_bin_welcome) == 32, "WELCOME is 32 bytes");
+
+typedef struct shlo_bin_compile {
+  uint32_t replicas, partitions;
+  uint32_t entry_length, reserved;
+  uint64_t program_length;
+} shlo_bin_compile;
+_Static_assert(sizeof(shlo_bin_compile) == 24, "COMPILE is 24 bytes");
+
+#define SHLO_BIN_MODULE_CACHED 1u
+typedef struct shlo_bin_module {
+  uint8_t id[32];
+  uint32_t flags;
+  uint32_t replicas, partitions;
+  uint32_t entry_length, signature_length;
+  uint32_t reserved;
+} shlo_bin_module;
+_Static_assert(sizeof(shlo_bin_module) == 56, "MODULE is 56 bytes");
+
+#define SHLO_BIN_EXEC_INLINE 1u
+typedef struct shlo_bin_execute {
+  uint8_t id[32];
+  uint32_t flags;
+  uint32_t entry_length;
+  uint64_t program_length;
+  uint32_t replicas, partitions;
+  uint64_t timeout_us;
+  uint32_t n_inputs;
+  uint32_t reserved;
+} shlo_bin_execute;
+_Static_assert(sizeof(shlo_bin_execute) == 72, "EXECUTE is 72 bytes");
+
+#define SHLO_BIN_RESULT_CACHED 1u
+typedef struct shlo_bin_result {
+  uint8_t id[32];
+  uint32_t flags;
+  uint32_t n_procs, n_outputs;
+  uint32_t reserved;
+  double compile_ms, execute_ms;
+} shlo_bin_result;
+_Static_assert(sizeof(shlo_bin_result) == 64, "RESULT is 64 bytes");
+
+typedef struct shlo_bin_error {
+  uint32_t kind, status, line, column;
+  int32_t engine_status;
+  uint32_t message_length;
+} shlo_bin_error;
+_Static_assert(sizeof(shlo_bin_error) == 24, "ERROR is 24 bytes");
+
+enum { SHLO_BIN_TENSOR = 0, SHLO_BIN_TUPLE = 1, SHLO_BIN_TOKEN = 2 };
+typedef struct shlo_bin_value {
+  uint16_t dtype; /* wire code, 0 for tuple and token */
+  uint8_t rank;
+  uint8_t kind;
+  uint32_t reserved;
+  uint64_t length; /* data bytes (tensor), elements (tuple), 0 (token) */
+  /* followed by rank u64 dimensions */
+} shlo_bin_value;
+_Static_assert(sizeof(shlo_bin_value) == 16, "value header is 16 bytes");
+
+/* Bytes up to the next multiple of 8 (n itself when it is one). */
+static inline uint64_t shlo_bin_pad8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
+
+/* Wire dtype code <-> element type: -1 / 0 when there is none. */
+int shlo_bin_dtype_to_elem(unsigned code);
+unsigned shlo_bin_elem_to_dtype(int elem);
+
+/* Fill a header for a frame of the given type, id and payload length. */
+void shlo_bin_header_init(shlo_bin_header *h, int version, int type,
+                          uint64_t id, uint64_t length);
+/* Check a received header: magic, version (want; 0 = any supported),
+ * known type, reserved fields, length a multiple of 8 and <= max_payload.
+ * On failure fills err (kind input, or limit for the size) and returns -1. */
+int shlo_bin_header_check(const shlo_bin_header *h, int want_version,
+                          uint64_t max_payload, shlo_proto_error *err);
+
+/* Check a value header read from a peer (reserved zero, known kind and
+ * dtype, rank <= 16, dims given separately with product and byte length
+ * consistent, limits).  For a tensor, *elem receives the element type.
+ * Errors name `path`. */
+int shlo_bin_value_check(const shlo_bin_value *h, const uint64_t *dims,
+                         const shlo_proto_limits *lim, const char *path,
+                         int *elem, shlo_proto_error *err);
+
+/* Bytes a value takes on the wire (headers, dims, data, padding; tuples
+ * recursively). */
+uint64_t shlo_bin_value_size(const shlo_value *v);
+/* Write a value's header and dims at out (at most 16 + 8 * 16 bytes);
+ * returns the bytes written.  Its data (v->nbytes, then padding to 8)
+ * follows on the wire; for tuples, the elements follow. */
+size_t shlo_bin_value_head(const shlo_value *v, void *out);
+/* Serialize a value entirely into out (shlo_bin_value_size bytes). */
+size_t shlo_bin_value_write(const shlo_value *v, void *out);
+/* Parse one value from buf (at most len bytes) into a new owned value;
+ * *used = bytes consumed.  Errors are input or limit. */
+int shlo_bin_value_read(const void *buf, uint64_t len,
+                        const shlo_proto_limits *lim, const char *path,
+                        shlo_value **out, uint64_t *used,
+                        shlo_proto_error *err);
+
+/* A whole ERROR frame (header + payload) for request id: malloc'd, its
+ * length in *len; NULL on OOM. */
+void *shlo_bin_error_frame(int version, uint64_t id,
+                           const shlo_proto_error *e, int engine_status,
+                           size_t *len);
+/* Decode an ERROR payload; -1 when malformed. */
+int shlo_bin_error_parse(const void *payload, uint64_t len,
+                         shlo_proto_error *e, int *engine_status);
+
+#endif

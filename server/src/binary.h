@@ -1,0 +1,75 @@
+/* The binary protocol's server side, split in two: binary.c owns the
+ * sockets (loop thread: frames in, frames out, flow control, timeouts),
+ * binary_exec.c does a request's work (a worker thread, or the loop for a
+ * tiny cached program) and builds its answer.  A bin_job is what passes
+ * between them. */
+#ifndef SHLO_SRV_BINARY_H
+#define SHLO_SRV_BINARY_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "server.h"
+#include "shlo/binproto.h"
+
+typedef struct bin_conn bin_conn;
+typedef struct srv_binary srv_binary;
+
+enum { BIN_CANCEL_CLIENT = 1, BIN_CANCEL_SHUTDOWN = 2 };
+
+/* An answer as a list of pieces written in order: owned buffers (freed
+ * with the answer) and borrowed tensor data (the answer holds a reference
+ * to its values until the write completes). */
+typedef struct bin_answer {
+  uv_buf_t *bufs;
+  int n_bufs, cap_bufs;
+  void **owned;         /* malloc'd pieces */
+  int n_owned, cap_owned;
+  shlo_value **vals;    /* values whose data the pieces borrow */
+  int n_vals;
+  uint64_t bytes;
+} bin_answer;
+
+typedef struct bin_job {
+  srv_job job;           /* first: a job pointer is a bin_job pointer */
+  srv_server *srv;
+  bin_conn *conn;        /* NULL once the connection closed */
+  uint64_t id;
+  int type;              /* SHLO_BIN_COMPILE or SHLO_BIN_EXECUTE */
+  int version;
+  uint64_t t0_ns;
+  /* the request */
+  shlo_bin_execute ex;   /* EXECUTE's fixed part (COMPILE fills grid/entry) */
+  char *entry;           /* malloc'd, NUL-terminated; NULL = default */
+  char *program;         /* malloc'd, NUL-terminated, or NULL */
+  size_t program_len;
+  shlo_value **inputs;   /* ex.n_inputs owned references (some NULL while
+                            reading) */
+  uint64_t input_bytes;
+  atomic_int cancel;     /* BIN_CANCEL_*: the engine's cancel flag */
+  /* the answer */
+  bool failed;
+  shlo_proto_error err;
+  int engine_status;
+  bin_answer ans;
+  char module[SRV_ID_LEN];
+  bool executed;
+  double exec_s;
+  struct bin_job *prev, *next; /* the connection's running requests */
+} bin_job;
+
+/* binary_exec.c */
+/* The work of a COMPILE or EXECUTE job; sets failed+err or ans. */
+void bin_job_work(srv_job *j);
+/* Whether an EXECUTE names a cached, compiled, tiny program the loop may
+ * run itself (see jobs.c's SRV_INLINE_MAX_WORK). */
+bool bin_job_is_tiny(bin_job *b);
+void bin_job_free(bin_job *b);
+/* The ERROR frame of a failed job as its answer (replacing any other). */
+int bin_answer_error(bin_job *b);
+void bin_answer_free(bin_answer *a);
+
+#endif

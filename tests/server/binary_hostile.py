@@ -1,0 +1,122 @@
+"""Hostile peers against a live shlo-server's binary port: truncated,
+oversized, reserved-bits-set, wrong-version and random frames, a half-open
+peer and one that never reads its answers.  After each, a fresh client must
+still be served; the server's RSS must stay bounded.
+usage: binary_hostile.py SHLO_SERVER"""
+import os, random, socket, struct, subprocess, sys, time
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../client/python"))
+import numpy as np  # noqa: E402
+from shlo_client import Client  # noqa: E402
+
+H = struct.Struct("<IHHIIQQ")
+MAGIC = 0x424C4853
+PROG = "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = stablehlo.add %x, %x : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}"
+fails = 0
+
+
+def check(cond, what):
+    global fails
+    print(("ok   " if cond else "FAIL ") + what)
+    fails += not cond
+
+
+def free_port():
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+
+
+def hello():
+    return H.pack(MAGIC, 1, 1, 0, 0, 0, 16) + struct.pack("<HHIQ", 1, 1, 0, 0)
+
+
+def raw(port, data, read=True):
+    s = socket.create_connection(("127.0.0.1", port)); s.settimeout(5)
+    s.sendall(data)
+    got = b""
+    if read:
+        try:
+            while True:
+                k = s.recv(65536)
+                if not k: break
+                got += k
+        except socket.timeout:
+            pass
+    s.close()
+    return got
+
+
+def served(port):
+    with Client("shlo://127.0.0.1:%d" % port) as c:
+        y = c.execute(PROG, np.arange(4, dtype=np.float32))[0]
+        return (y == 2 * np.arange(4)).all()
+
+
+def rss(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS"):
+            return int(line.split()[1]) // 1024
+
+
+def main():
+    hp, bp = free_port(), free_port()
+    srv = subprocess.Popen([sys.argv[1], "--port", str(hp), "--binary-port", str(bp),
+                            "--log", "off", "--threads", "2", "--max-body-bytes", "1m",
+                            "--connection-timeout-s", "1"], stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", bp)).close(); break
+        except OSError:
+            time.sleep(0.05)
+    check(served(bp), "served at start")
+    def err(b):  # an ERROR frame among the answers (after any WELCOME)
+        off = 0
+        while off + 32 <= len(b):
+            t, n = struct.unpack_from("<H", b, off + 6)[0], struct.unpack_from("<Q", b, off + 24)[0]
+            if t == 7:
+                return True
+            off += 32 + n
+        return False
+    check(err(raw(bp, hello() + H.pack(MAGIC, 1, 5, 0, 0, 1, 1 << 40))), "oversized frame: error frame, close")
+    check(err(raw(bp, hello() + H.pack(MAGIC, 1, 9, 4, 0, 1, 0))), "reserved flag: error frame")
+    check(err(raw(bp, hello() + H.pack(MAGIC, 2, 9, 0, 0, 1, 0))), "wrong version: error frame")
+    check(err(raw(bp, H.pack(MAGIC, 1, 9, 0, 0, 1, 0))), "no HELLO first: error frame")
+    check(err(raw(bp, b"GET / HTTP/1.1\r\n\r\n" + bytes(14))), "HTTP on the binary port: error frame")
+    t = time.time(); raw(bp, hello() + H.pack(MAGIC, 1, 5, 0, 0, 1, 4096) + bytes(100))
+    check(time.time() - t < 4.5, "truncated frame: closed after the stall timeout")
+    t = time.time(); raw(bp, b"SHL")
+    check(time.time() - t < 4.5, "half-open peer without HELLO: timed out")
+    rnd = random.Random(11)
+    for i in range(200):
+        raw(bp, hello() + bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 300))), read=False)
+    for i in range(50):  # random bytes inside a valid header
+        body = bytes(rnd.randrange(256) for _ in range(8 * rnd.randrange(1, 40)))
+        raw(bp, hello() + H.pack(MAGIC, 1, rnd.choice([3, 5, 8, 9, 11]), 0, 0, 7, len(body)) + body, read=False)
+    check(served(bp), "served after 250 random frames")
+    # A peer that sends many executes and never reads its answers.
+    c = Client("shlo://127.0.0.1:%d" % bp)
+    m = c.compile(PROG.replace("4xf32", "65536xf32"))
+    c.close()
+    mid = bytes.fromhex(m.id.split(":")[1])
+    x = np.ones(65536, np.float32).tobytes()
+    ex = (mid + struct.pack("<IIQIIQII", 0, 0, 0, 0, 0, 0, 1, 0) +
+          struct.pack("<HBBIQ", 27, 1, 0, 0, len(x)) + struct.pack("<Q", 65536) + x)
+    s = socket.create_connection(("127.0.0.1", bp)); s.sendall(hello())
+    s.settimeout(0.2)
+    before = rss(srv.pid)
+    sent = 0
+    try:
+        for i in range(3000):
+            s.sendall(H.pack(MAGIC, 1, 5, 0, 0, i + 1, len(ex)) + ex); sent += 1
+    except (socket.timeout, OSError):
+        pass
+    time.sleep(1)
+    after = rss(srv.pid)
+    check(served(bp), "served while a peer does not read (%d requests sent)" % sent)
+    check(after - before < 400, "RSS bounded: %d MiB -> %d MiB" % (before, after))
+    s.close()
+    check(served(bp), "served after the non-reader left")
+    srv.terminate()
+    check(srv.wait(30) == 0, "server exits 0 on SIGTERM")
+    return 1 if fails else 0
+
+
+sys.exit(main())
