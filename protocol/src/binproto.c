@@ -218,7 +218,7 @@ static int value_read(const char *p, uint64_t len, const shlo_proto_limits *lim,
   } else if (h.rank <= SHLO_MAX_RANK) {
     return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s: truncated", path);
   }
-  int et;
+  int et = -1; /* set by shlo_bin_value_check for tensors */
   if (shlo_bin_value_check(&h, dims, lim, path, &et, err)) return -1;
   if (h.kind == SHLO_BIN_TOKEN) {
     *out = shlo_token_new();
