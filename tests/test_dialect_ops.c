@@ -6,8 +6,8 @@
  * ChloOps.td; the revision pinned in ../shared/conformance/SOURCE_REVISION
  * was not available) and the ops the pinned revision has besides (its
  * op list shows in the corpus's vhlo/stablehlo_legalize_to_vhlo.1_20_0
- * .mlir: atan, tan, composite, collective_broadcast ...; not
- * async_start/async_done, which shlo does not run), with one small
+ * .mlir: atan, tan, composite, collective_broadcast, async_start,
+ * async_done ...), with one small
  * program each whose check ops
  * state results worked out by hand.  CHLO's broadcasting ops have rows
  * with and without broadcast_dimensions; their expected values are
@@ -391,6 +391,38 @@ static const row rows[] = {
         "    \"stablehlo.return\"(%b) : (tensor<i32>) -> ()\n"
         "  }) : (tensor<i1>) -> tensor<i32>\n"
         "  check.expect_eq_const %r, dense<2> : tensor<i32>\n")),
+    F("stablehlo.async_start",
+      P("  %x = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>\n"
+        "  %k = stablehlo.constant dense<7> : tensor<i32>\n"
+        "  %f = \"stablehlo.async_start\"(%x) ({\n"
+        "    ^bb0(%a: tensor<2xf32>):\n"
+        "    %s = stablehlo.add %a, %a : tensor<2xf32>\n"
+        "    \"stablehlo.return\"(%s, %k) : (tensor<2xf32>, tensor<i32>) -> ()\n"
+        "  }) : (tensor<2xf32>) -> !stablehlo.future<tensor<2xf32>, "
+        "tensor<i32>>\n"
+        "  %r:2 = \"stablehlo.async_done\"(%f) : (!stablehlo.future<"
+        "tensor<2xf32>, tensor<i32>>) -> (tensor<2xf32>, tensor<i32>)\n"
+        "  check.expect_eq_const %r#0, dense<[3.0, -4.0]> : tensor<2xf32>\n"
+        "  check.expect_eq_const %r#1, dense<7> : tensor<i32>\n")),
+    F("stablehlo.async_done",
+      P("  %x = stablehlo.constant dense<5> : tensor<i64>\n"
+        "  %f = \"stablehlo.async_start\"(%x) ({\n"
+        "    ^bb0(%a: tensor<i64>):\n"
+        "    %s = stablehlo.multiply %a, %a : tensor<i64>\n"
+        "    \"stablehlo.return\"(%s) : (tensor<i64>) -> ()\n"
+        "  }) : (tensor<i64>) -> !stablehlo.future<tensor<i64>>\n"
+        "  %r = \"stablehlo.async_done\"(%f) : (!stablehlo.future<"
+        "tensor<i64>>) -> tensor<i64>\n"
+        "  check.expect_eq_const %r, dense<25> : tensor<i64>\n")),
+    X("stablehlo.async_done",
+      P("  %x = stablehlo.constant dense<5> : tensor<i64>\n"
+        "  %f = \"stablehlo.async_start\"(%x) ({\n"
+        "    ^bb0(%a: tensor<i64>):\n"
+        "    \"stablehlo.return\"(%a) : (tensor<i64>) -> ()\n"
+        "  }) : (tensor<i64>) -> !stablehlo.future<tensor<i64>>\n"
+        "  %r = \"stablehlo.async_done\"(%f) : (!stablehlo.future<"
+        "tensor<i64>>) -> tensor<i32>\n"),
+      "results must be the operand future's types"),
     F("stablehlo.tuple",
       P("  %a = stablehlo.constant dense<3> : tensor<i32>\n"
         "  %t = stablehlo.tuple %a, %a : tuple<tensor<i32>, tensor<i32>>\n"

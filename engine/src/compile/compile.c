@@ -322,7 +322,10 @@ static shlo_status compile_op(shlo_compiler *cc, block_ctx *bc,
     s->out[s->n_out++] = new_slot(bc, op->results[k]);
   for (int k = 0; k < op->n_results; k++) {
     const shlo_type *t = cc->func->value_types[op->results[k]];
-    if (!shlo_type_is_static(t))
+    /* async_start's future has no shape to be dynamic. */
+    bool future = t->kind == SHLO_TYPE_OPAQUE && t->encoding &&
+                  strstr(t->encoding, "stablehlo.future<");
+    if (!future && !shlo_type_is_static(t))
       return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                           "dynamic result shapes are not supported");
   }

@@ -160,6 +160,8 @@ enum {
       SHLO_OPF_PER_AXIS, 0, SHLO_KW("dims", "permutation"))
 
 #define SHLO_OPS_CONTROL(X)                                            \
+  X(ASYNC_DONE, "stablehlo.async_done", async_done, async_done, 0, 0, 0)     \
+  X(ASYNC_START, "stablehlo.async_start", async_start, async_start, 0, 0, 0) \
   X(CALL, "func.call", call, call, SHLO_OPF_PER_AXIS, 0, 0)                   \
   X(CASE, "stablehlo.case", case, case, SHLO_OPF_PER_AXIS, 0, 0)              \
   X(CONSTANT, "stablehlo.constant", constant, constant, SHLO_OPF_PER_AXIS, 0, \

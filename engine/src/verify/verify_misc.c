@@ -624,3 +624,72 @@ bool shlo__verify_dynamic_reshape(shlo__vctx *vc, const shlo_op *op) {
                       shlo__tstr(vc, r), (long long)s->dims[0]);
   return output_shape(vc, op, 1, "C4");
 }
+
+/* ---- async_start, async_done ----
+ *
+ * Not in the spec's op list; StableHLO's op definitions (StablehloOps.td)
+ * give them this meaning: async_start applies its region to its operands
+ * and yields a !stablehlo.future<T...> of the region's results; async_done
+ * takes that future and yields the T... .  The future's element types must
+ * be exactly the region's results (and async_done's results). */
+
+/* Whether the future type t spells exactly `n` types, types[i]. */
+static bool future_holds(const shlo_type *t, const shlo_type *const *types,
+                         int n) {
+  if (t->kind != SHLO_TYPE_OPAQUE || !t->encoding) return false;
+  char want[1024], got[1024];
+  size_t w = (size_t)snprintf(want, sizeof want, "stablehlo.future<");
+  for (int i = 0; i < n && w < sizeof want; i++) {
+    if (i) w += (size_t)snprintf(want + w, sizeof want - w, ",");
+    if (w < sizeof want)
+      w += (size_t)shlo_type_format(types[i], want + w, sizeof want - w);
+  }
+  if (w >= sizeof want - 1) return false;
+  want[w++] = '>';
+  want[w] = 0;
+  size_t g = 0;
+  for (const char *p = t->encoding; *p && g < sizeof got - 1; p++)
+    if (*p != ' ' && *p != '\n' && *p != '\t' && *p != '!') got[g++] = *p;
+  got[g] = 0;
+  size_t k = 0;
+  for (size_t i = 0; want[i]; i++)
+    if (want[i] != ' ') want[k++] = want[i];
+  want[k] = 0;
+  return strcmp(want, got) == 0;
+}
+
+bool shlo__verify_async_start(shlo__vctx *vc, const shlo_op *op) {
+  if (op->n_regions != 1 || op->n_results != 1)
+    return shlo__verr(vc, op, NULL, "needs one region and one result");
+  const shlo_block *b = op->regions[0];
+  if (b->n_args != op->n_operands)
+    return shlo__verr(vc, op, NULL, "region takes %d arguments for %d "
+                      "operands", b->n_args, op->n_operands);
+  for (int i = 0; i < b->n_args; i++)
+    if (!shlo_type_equal(shlo__vtype(vc, b->args[i]),
+                         shlo__vtype(vc, op->operands[i])))
+      return shlo__verr(vc, op, NULL, "region argument %d and operand %d "
+                        "differ in type", i, i);
+  const shlo_op *ret = b->n_ops ? b->ops[b->n_ops - 1] : NULL;
+  if (!ret || ret->n_operands > 16)
+    return shlo__verr(vc, op, NULL, "region must return at most 16 values");
+  const shlo_type *rt[16];
+  for (int i = 0; i < ret->n_operands; i++)
+    rt[i] = shlo__vtype(vc, ret->operands[i]);
+  if (!future_holds(shlo__vtype(vc, op->results[0]), rt, ret->n_operands))
+    return shlo__verr(vc, op, NULL, "result must be a !stablehlo.future of "
+                      "the region's result types");
+  return true;
+}
+
+bool shlo__verify_async_done(shlo__vctx *vc, const shlo_op *op) {
+  if (op->n_operands != 1 || op->n_results > 16)
+    return shlo__verr(vc, op, NULL, "needs one future operand");
+  const shlo_type *rt[16];
+  for (int i = 0; i < op->n_results; i++)
+    rt[i] = shlo__vtype(vc, op->results[i]);
+  if (!future_holds(shlo__vtype(vc, op->operands[0]), rt, op->n_results))
+    return shlo__verr(vc, op, NULL, "results must be the operand "
+                      "future's types");
+  return true;
+}
