@@ -633,16 +633,17 @@ bool shlo__verify_dynamic_reshape(shlo__vctx *vc, const shlo_op *op) {
  * takes that future and yields the T... .  The future's element types must
  * be exactly the region's results (and async_done's results). */
 
-/* Whether the future type t spells exactly `n` types, types[i]. */
-static bool future_holds(const shlo_type *t, const shlo_type *const *types,
-                         int n) {
+/* Whether the future type t spells exactly the types of values ids[0..n). */
+static bool future_holds(const shlo__vctx *vc, const shlo_type *t,
+                         const int *ids, int n) {
   if (t->kind != SHLO_TYPE_OPAQUE || !t->encoding) return false;
   char want[1024], got[1024];
   size_t w = (size_t)snprintf(want, sizeof want, "stablehlo.future<");
   for (int i = 0; i < n && w < sizeof want; i++) {
     if (i) w += (size_t)snprintf(want + w, sizeof want - w, ",");
     if (w < sizeof want)
-      w += (size_t)shlo_type_format(types[i], want + w, sizeof want - w);
+      w += (size_t)shlo_type_format(shlo__vtype(vc, ids[i]), want + w,
+                                      sizeof want - w);
   }
   if (w >= sizeof want - 1) return false;
   want[w++] = '>';
@@ -673,10 +674,8 @@ bool shlo__verify_async_start(shlo__vctx *vc, const shlo_op *op) {
   const shlo_op *ret = b->n_ops ? b->ops[b->n_ops - 1] : NULL;
   if (!ret || ret->n_operands > 16)
     return shlo__verr(vc, op, NULL, "region must return at most 16 values");
-  const shlo_type *rt[16];
-  for (int i = 0; i < ret->n_operands; i++)
-    rt[i] = shlo__vtype(vc, ret->operands[i]);
-  if (!future_holds(shlo__vtype(vc, op->results[0]), rt, ret->n_operands))
+  if (!future_holds(vc, shlo__vtype(vc, op->results[0]), ret->operands,
+                    ret->n_operands))
     return shlo__verr(vc, op, NULL, "result must be a !stablehlo.future of "
                       "the region's result types");
   return true;
@@ -685,10 +684,8 @@ bool shlo__verify_async_start(shlo__vctx *vc, const shlo_op *op) {
 bool shlo__verify_async_done(shlo__vctx *vc, const shlo_op *op) {
   if (op->n_operands != 1 || op->n_results > 16)
     return shlo__verr(vc, op, NULL, "needs one future operand");
-  const shlo_type *rt[16];
-  for (int i = 0; i < op->n_results; i++)
-    rt[i] = shlo__vtype(vc, op->results[i]);
-  if (!future_holds(shlo__vtype(vc, op->operands[0]), rt, op->n_results))
+  if (!future_holds(vc, shlo__vtype(vc, op->operands[0]), op->results,
+                    op->n_results))
     return shlo__verr(vc, op, NULL, "results must be the operand "
                       "future's types");
   return true;
