@@ -42,15 +42,18 @@ echo "pkg-config --static --libs libshlo: $(pkg-config --static --libs libshlo)"
 cd "$tmp"
 "$cc" -std=c11 -Wall -Werror "$consumer" -o consumer_shared \
   $(pkg-config --cflags --libs libshlo)
-LD_LIBRARY_PATH=$libdir ldd ./consumer_shared | grep -q "=> $libdir/$soname" ||
-  { echo "FAIL: consumer_shared does not load $libdir/$soname:"; LD_LIBRARY_PATH=$libdir ldd ./consumer_shared; status=1; }
+# ldd's output is taken whole first: under pipefail, `ldd | grep -q` fails
+# whenever grep's early exit makes ldd die of SIGPIPE.
+loads=$(LD_LIBRARY_PATH=$libdir ldd ./consumer_shared)
+grep -q "=> $libdir/$soname" <<<"$loads" ||
+  { echo "FAIL: consumer_shared does not load $libdir/$soname:"; echo "$loads"; status=1; }
 LD_LIBRARY_PATH=$libdir ./consumer_shared "$version" || { echo "FAIL: consumer_shared"; status=1; }
 
 # Against libshlo.a, with the private dependencies the .pc names.
 libs=$(pkg-config --static --libs libshlo | sed 's/-lshlo\( \|$\)/ /')
 "$cc" -std=c11 -Wall -Werror "$consumer" -o consumer_static \
   $(pkg-config --cflags libshlo) "$libdir/libshlo.a" $libs
-if ldd ./consumer_static | grep -q libshlo; then
+if grep -q libshlo <<<"$(ldd ./consumer_static)"; then
   echo "FAIL: consumer_static needs a shared libshlo"; status=1
 fi
 ./consumer_static "$version" || { echo "FAIL: consumer_static"; status=1; }
