@@ -264,17 +264,157 @@ shlo_status shlo__compile_set_dimension_size(shlo_compiler *cc,
   return SHLO_OK;
 }
 
+/* chlo.minimum_broadcast_shapes: the shapes after dropping the dimensions
+ * that are 1 in every shape and merging each run of adjacent dimensions in
+ * which the same shapes need broadcasting into one dimension (their
+ * product); shapes that do not broadcast together come back unchanged.
+ * Walking from the minor end keeps numpy's trailing alignment.  The result
+ * lengths depend on the operands' values, so the step runs only when the
+ * result types are static, and fails (never truncates) when the computed
+ * ranks differ from them. */
+typedef struct {
+  int k;                /* number of shapes */
+  int64_t *len;         /* static result lengths */
+} min_bcast_params;
+
+static void min_bcast_free(void *p) {
+  min_bcast_params *m = p;
+  if (m) free(m->len);
+  free(m);
+}
+
+/* The extent of shape s counted from its minor end (v = 1 is the last),
+ * 1 past its rank. */
+static int64_t extent_from_end(const shlo_value *s, int64_t v) {
+  return v > s->numel ? 1 : shlo_tensor_get_i64(s, s->numel - v);
+}
+
+/* Fills out[i] (s[i]->numel extents each, preset to 1) with the merged
+ * shapes; returns false when the shapes do not broadcast together. */
+static bool min_bcast_merge(shlo_value *const *s, int k, int64_t **out,
+                            bool *prev, bool *cur) {
+  int64_t max_rank = 0, running = 1, offset = 0;
+  for (int i = 0; i < k; i++) {
+    if (s[i]->numel > max_rank) max_rank = s[i]->numel;
+    prev[i] = false;
+  }
+  for (int64_t v = 1; v <= max_rank + 1; v++) {
+    int64_t same = 1;
+    for (int i = 0; i < k; i++) {
+      int64_t size = extent_from_end(s[i], v);
+      cur[i] = size != 1;
+      if (cur[i] && same != 1 && size != same) return false;
+      if (cur[i]) same = size;
+    }
+    bool changed = false;
+    for (int i = 0; i < k; i++) {
+      if (same == 1) cur[i] = prev[i]; /* an all-1 dimension is dropped */
+      changed |= cur[i] != prev[i];
+    }
+    if (v > max_rank || changed) {
+      if (running != 1) {
+        offset++;
+        for (int i = 0; i < k; i++) {
+          int64_t at = s[i]->numel - offset;
+          bool was_in_bounds = s[i]->numel - v >= -1;
+          if (!(was_in_bounds || prev[i])) continue;
+          /* Never expected; the unmerged shapes are a safe answer. */
+          if (at < 0) return false;
+          out[i][at] = prev[i] ? running : 1;
+        }
+      }
+      running = same;
+    } else {
+      running *= same;
+    }
+    memcpy(prev, cur, (size_t)k * sizeof *prev);
+  }
+  return true;
+}
+
+static shlo_status k_minimum_broadcast_shapes(const shlo_step *s,
+                                              shlo_value *const *in,
+                                              shlo_value **out,
+                                              shlo_exec *ex) {
+  const min_bcast_params *p = s->params;
+  int k = p->k;
+  int64_t **merged = calloc((size_t)k, sizeof *merged);
+  bool *flags = calloc(2 * (size_t)k, sizeof *flags);
+  shlo_status st = merged && flags ? SHLO_OK : SHLO_ENOMEM;
+  for (int i = 0; st == SHLO_OK && i < k; i++) {
+    merged[i] = malloc(((size_t)in[i]->numel + 1) * sizeof **merged);
+    if (!merged[i]) st = SHLO_ENOMEM;
+    for (int64_t j = 0; merged[i] && j < in[i]->numel; j++) merged[i][j] = 1;
+  }
+  if (st != SHLO_OK) {
+    st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  } else {
+    bool ok = min_bcast_merge(in, k, merged, flags, flags + k);
+    for (int i = 0; i < k && st == SHLO_OK; i++) {
+      const int64_t *src = merged[i];
+      int64_t n = in[i]->numel, lead = 0;
+      if (ok)
+        while (lead < n && src[lead] == 1) lead++;
+      if (n - lead != p->len[i]) {
+        st = shlo__exec_fail(ex, s, SHLO_EUNSUPPORTED,
+                            "result %d has %lld extents but its static "
+                            "type holds %lld: give the result type the "
+                            "computed rank", i, (long long)(n - lead),
+                            (long long)p->len[i]);
+        break;
+      }
+      out[i] = shlo_tensor_new(SHLO_INDEX, 1, &p->len[i]);
+      if (!out[i]) {
+        st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+        break;
+      }
+      for (int64_t j = 0; j < p->len[i]; j++)
+        shlo_tensor_set_i64(out[i], j,
+                            ok ? src[lead + j] : shlo_tensor_get_i64(in[i], j));
+    }
+    if (st != SHLO_OK)
+      for (int i = 0; i < k; i++) {
+        if (out[i]) shlo_value_unref(out[i]);
+        out[i] = NULL;
+      }
+  }
+  for (int i = 0; merged && i < k; i++) free(merged[i]);
+  free(merged);
+  free(flags);
+  return st;
+}
+
+shlo_status shlo__compile_minimum_broadcast_shapes(shlo_compiler *cc,
+                                                   const shlo_op *op,
+                                                   shlo_step *step) {
+  min_bcast_params *p = calloc(1, sizeof *p);
+  if (!p) return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
+  step->params = p;
+  step->free_params = min_bcast_free;
+  p->k = op->n_results;
+  p->len = calloc((size_t)p->k, sizeof *p->len);
+  if (!p->len) return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
+  for (int i = 0; i < p->k; i++) {
+    const shlo_type *rt = shlo__cc_result_type(cc, op, i);
+    if (!shlo_type_is_static(rt))
+      return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                          "runs only with static result types: the result "
+                          "lengths depend on the operands' values");
+    p->len[i] = rt->dims[0];
+  }
+  step->fn = k_minimum_broadcast_shapes;
+  return SHLO_OK;
+}
+
 /* Ops of the .td files that no StableHLO program can run: they compute on
  * `index` scalars and !shape.witness values (compute_reshape_shape,
- * cstr_reshapable: shape-dialect helpers, removed from StableHLO) or give
- * results whose sizes depend on operand values
- * (chlo.minimum_broadcast_shapes, a helper of dynamic-shape lowering). */
+ * cstr_reshapable: shape-dialect helpers, removed from StableHLO). */
 shlo_status shlo__compile_removed(shlo_compiler *cc, const shlo_op *op,
                                   shlo_step *step) {
   (void)step;
   return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                       "%s is not run: it is a shape-computation helper on "
-                      "`index` values (or value-dependent shapes) that "
+                      "`index` values that "
                       "StableHLO removed; lower it before sending the "
                       "program", op->name);
 }

@@ -402,8 +402,8 @@ enum {
   X(CHLO_CONSTANT, "chlo.constant", constant, constant, 0, 0, 0)              \
   X(CHLO_CONSTANT_LIKE, "chlo.constant_like", constant_like, constant_like,   \
       0, 0, 0)                                                                \
-  X(CHLO_MINIMUM_BROADCAST_SHAPES, "chlo.minimum_broadcast_shapes", removed,  \
-      none, 0, 0, 0)                                                          \
+  X(CHLO_MINIMUM_BROADCAST_SHAPES, "chlo.minimum_broadcast_shapes",           \
+      minimum_broadcast_shapes, minimum_broadcast_shapes, 0, 0, 0)            \
   X(COMPUTE_RESHAPE_SHAPE, "stablehlo.compute_reshape_shape", removed, none,  \
       0, 0, 0)                                                                \
   X(CREATE_TOKEN, "stablehlo.create_token", after_all, after_all, 0, 0, 0)    \

@@ -279,3 +279,27 @@ bool shlo__verify_float_unary(shlo__vctx *vc, const shlo_op *op) {
                       "floats or complex numbers", shlo__tstr(vc, a));
   return true;
 }
+
+/* chlo.minimum_broadcast_shapes: two or more shapes in, as many out, each
+ * a 1-D tensor of `index` extents (ChloOps.td's constraints). */
+bool shlo__verify_minimum_broadcast_shapes(shlo__vctx *vc, const shlo_op *op) {
+  if (op->n_operands != op->n_results)
+    return shlo__verr(vc, op, NULL, "number of operand shapes (%d) does not "
+                      "match number of result shapes (%d)", op->n_operands,
+                      op->n_results);
+  if (op->n_operands < 2)
+    return shlo__verr(vc, op, NULL, "number of operand shapes (%d) should "
+                      "be >= 2", op->n_operands);
+  for (int i = 0; i < 2 * op->n_operands; i++) {
+    bool is_operand = i < op->n_operands;
+    int k = is_operand ? i : i - op->n_operands;
+    const shlo_type *t = is_operand ? shlo__otype(vc, op, k)
+                                    : shlo__rtype(vc, op, k);
+    if (t->kind != SHLO_TYPE_TENSOR || t->rank != 1 || t->elem != SHLO_INDEX)
+      return shlo__verr(vc, op, is_operand ? "operand" : "result",
+                        "%s %d must be a 1-D tensor of index, not %s",
+                        is_operand ? "operand" : "result", k,
+                        shlo__tstr(vc, t));
+  }
+  return true;
+}
