@@ -111,12 +111,26 @@ static void *run_job(void *arg) {
   return NULL;
 }
 
+/* The body with "replicas" and "partitions" (0: the module's) added;
+ * body is taken over, NULL when out of memory. */
+static char *with_grid(char *body, int replicas, int partitions) {
+  size_t n = strlen(body);
+  char *b = realloc(body, n + 64);
+  if (!b) {
+    free(body);
+    return NULL;
+  }
+  char *end = strrchr(b, '}'); /* the body is one JSON object */
+  int k = 0;
+  if (replicas) k += sprintf(end + k, ", \"replicas\": %d", replicas);
+  if (partitions) k += sprintf(end + k, ", \"partitions\": %d", partitions);
+  strcpy(end + k, "}");
+  return b;
+}
+
 static int http_start(shlo_client *c, const shlo_client_request *rq,
                       shlo_call *call) {
   http *h = c->impl;
-  if (rq->replicas > 1 || rq->partitions > 1)
-    return client_err_conn(&call->err, "grids are not sent over http:// by "
-                                       "this client: use shlo://");
   char *program = NULL;
   if (rq->program && !(program = strndup(rq->program, rq->program_len)))
     return client_err_conn(&call->err, "out of memory");
@@ -126,6 +140,8 @@ static int http_start(shlo_client *c, const shlo_client_request *rq,
                                         rq->n_inputs, rq->timeout_ms, true,
                                         true);
   free(program);
+  if (j && j->body && (rq->replicas || rq->partitions))
+    j->body = with_grid(j->body, rq->replicas, rq->partitions);
   if (!j || !j->body) {
     free(j);
     return client_err_conn(&call->err, "out of memory");

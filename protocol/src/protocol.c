@@ -801,16 +801,23 @@ int shlo_proto_exec_resp_parse(const char *body, size_t len,
       shlo_proto_fail(err, SHLO_PERR_INPUT, "response has no \"outputs\"");
     goto done;
   }
-  int n = cJSON_GetArraySize(a), i = 0;
+  /* A grid's answer is a list per process: flattened, process-major. */
+  int n = 0, i = 0;
+  for (const cJSON *c = a->child; c; c = c->next)
+    n += cJSON_IsArray(c) ? cJSON_GetArraySize(c) : 1;
   shlo_value **v = calloc((size_t)n + 1, sizeof *v);
   if (!v) goto done;
-  for (const cJSON *c = a->child; c; c = c->next, i++) {
-    char path[32];
-    snprintf(path, sizeof path, "outputs[%d]", i);
-    if (shlo_proto_tensor_decode(c, NULL, lim, path, &v[i], err)) {
-      while (i--) shlo_value_unref(v[i]);
-      free(v);
-      goto done;
+  for (const cJSON *c = a->child; c; c = c->next) {
+    bool per_proc = cJSON_IsArray(c);
+    for (const cJSON *t = per_proc ? c->child : c; t;
+         t = per_proc ? t->next : NULL, i++) {
+      char path[48];
+      snprintf(path, sizeof path, "outputs[%d]", i);
+      if (shlo_proto_tensor_decode(t, NULL, lim, path, &v[i], err)) {
+        while (i--) shlo_value_unref(v[i]);
+        free(v);
+        goto done;
+      }
     }
   }
   *outs = v;

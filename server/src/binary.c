@@ -261,6 +261,8 @@ static void job_done(srv_job *j) {
   bin_conn *c = b->conn;
   if (b->executed) srv_metrics_exec(&s->metrics, b->exec_s);
   if (b->failed && bin_answer_error(b)) b->ans.bytes = 0;
+  /* Out of memory for the OUTPUT frame: the answer goes without it. */
+  if (b->ans.bytes) (void)bin_answer_output(b);
   if (c) count(c, b->type, b->failed ? &b->err : NULL);
   log_job(s, b);
   if (c) {
@@ -562,7 +564,8 @@ static void on_ex_fixed(bin_conn *c) {
   shlo_bin_execute *x = &b->ex;
   bool inl = x->flags & SHLO_BIN_EXEC_INLINE;
   uint64_t sl = shlo_bin_pad8(x->entry_length);
-  if (x->reserved || (x->flags & ~SHLO_BIN_EXEC_INLINE) ||
+  if (x->reserved ||
+      (x->flags & ~(SHLO_BIN_EXEC_INLINE | SHLO_BIN_EXEC_PRINT)) ||
       (!inl && x->program_length) || x->entry_length > 4096 ||
       x->program_length > c->left || sl + shlo_bin_pad8(x->program_length) > c->left ||
       x->n_inputs > c->left / sizeof(shlo_bin_value)) {

@@ -3,6 +3,8 @@
  * tensors against the entry's arguments, execute, and lay out the answer
  * as pieces that borrow the results' data, so a large output is written to
  * the socket straight from the tensor the engine filled. */
+#define _GNU_SOURCE /* fopencookie: interpreter.print into the job */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +101,71 @@ int bin_answer_error(bin_job *b) {
   void *f = shlo_bin_error_frame(b->version, b->id, &b->err, b->engine_status,
                                  &n);
   return f && ans_add(&b->ans, f, n, true) ? 0 : -1;
+}
+
+/* Prepend a whole frame (owned) to the answer's pieces. */
+static bool ans_prepend(bin_answer *a, void *frame, size_t n) {
+  if (!ans_grow(a)) {
+    free(frame);
+    return false;
+  }
+  memmove(a->bufs + 1, a->bufs, (size_t)a->n_bufs * sizeof *a->bufs);
+  a->bufs[0] = uv_buf_init(frame, (unsigned)n);
+  a->n_bufs++;
+  a->owned[a->n_owned++] = frame;
+  a->bytes += n;
+  return true;
+}
+
+int bin_answer_output(bin_job *b) {
+  if (!b->printed_len) return 0;
+  shlo_bin_output o = {.length = b->printed_len,
+                       .flags = b->print_truncated ? SHLO_BIN_OUTPUT_TRUNCATED
+                                                   : 0};
+  uint64_t len = sizeof o + shlo_bin_pad8(b->printed_len);
+  if (len + sizeof(shlo_bin_header) > (uint64_t)1 << 31) return -1;
+  char *f = calloc(1, sizeof(shlo_bin_header) + len);
+  if (!f) return -1;
+  shlo_bin_header h;
+  shlo_bin_header_init(&h, b->version, SHLO_BIN_OUTPUT, b->id, len);
+  memcpy(f, &h, sizeof h);
+  memcpy(f + sizeof h, &o, sizeof o);
+  memcpy(f + sizeof h + sizeof o, b->printed, b->printed_len);
+  return ans_prepend(&b->ans, f, sizeof h + len) ? 0 : -1;
+}
+
+/* ---- interpreter.print, kept for the client ---- */
+
+/* The stream's sink: appends to the job's text up to max-body-bytes (a
+ * client's frame limit; a printing loop cannot grow the server beyond
+ * it), then drops the rest and marks the text truncated.  Never fails, so
+ * a full buffer never fails the execution. */
+static ssize_t capture_write(void *cookie, const char *p, size_t n) {
+  bin_job *b = cookie;
+  size_t max = (size_t)b->srv->cfg.max_body_bytes / 2;
+  size_t k = b->printed_len + n > max ? max - b->printed_len : n;
+  if (k < n) b->print_truncated = true;
+  if (k) {
+    char *t = realloc(b->printed, b->printed_len + k);
+    if (!t) {
+      b->print_truncated = true;
+      return (ssize_t)n;
+    }
+    memcpy(t + b->printed_len, p, k);
+    b->printed = t;
+    b->printed_len += k;
+  }
+  return (ssize_t)n;
+}
+
+/* Where the execution's interpreter.print goes: the job's text when the
+ * client asked for it, else nowhere.  *own: a stream to fclose after. */
+static FILE *print_stream(bin_job *b, FILE **own) {
+  *own = NULL;
+  if (!(b->ex.flags & SHLO_BIN_EXEC_PRINT)) return b->srv->devnull;
+  cookie_io_functions_t io = {.write = capture_write};
+  *own = fopencookie(b, "w", io);
+  return *own ? *own : b->srv->devnull;
 }
 
 /* ---- the work ---- */
@@ -244,7 +311,6 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   if (timeout_ms > (double)cfg->max_timeout_ms)
     timeout_ms = (double)cfg->max_timeout_ms;
   shlo_exec_opts opts = {.timeout_s = timeout_ms / 1000.0,
-                         .print_stream = b->srv->devnull,
                          .cancel = &b->cancel,
                          .max_bytes = cfg->max_exec_memory};
   shlo_value **args = b->inputs, **res = NULL, **own = NULL;
@@ -262,6 +328,8 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   }
   shlo_diag d;
   shlo_diag_clear(&d);
+  FILE *own_print;
+  opts.print_stream = print_stream(b, &own_print);
   uint64_t t1 = srv_now_ns();
   shlo_status st;
   if (n_procs == 1) {
@@ -272,6 +340,7 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   }
   b->exec_s = (double)(srv_now_ns() - t1) / 1e9;
   b->executed = true;
+  if (own_print) fclose(own_print);
   if (own) {
     for (int k = 0; k < n_procs * f->n_args; k++) shlo_value_unref(own[k]);
     free(own);
@@ -385,6 +454,7 @@ void bin_job_free(bin_job *b) {
   free(b->inputs);
   free(b->entry);
   free(b->program);
+  free(b->printed);
   bin_answer_free(&b->ans);
   free(b);
 }

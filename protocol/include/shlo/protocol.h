@@ -134,7 +134,8 @@ char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
                                  double compile_ms, double execute_ms,
                                  bool b64);
 /* Client side: decode "outputs" of a success body into new values
- * (*outs malloc'd, each an owned reference). */
+ * (*outs malloc'd, each an owned reference); a grid's per-process lists
+ * are flattened, process-major. */
 int shlo_proto_exec_resp_parse(const char *body, size_t len,
                                const shlo_proto_limits *lim,
                                shlo_value ***outs, int *n_outs,
