@@ -11,7 +11,7 @@
 # build/client/shlo-loadgen) is the client of both.
 # usage: bash bench/binary_bench.sh [BUILD_DIR]  (default: build)
 # Environment: MIB (64), REPS (5), N (20000 latency samples), CONNS (32),
-# SECONDS (5), THREADS (server workers; 0 = one per core).
+# DURATION (5 seconds per protocol at CONNS), THREADS (server workers; 0 = one per core).
 set -euo pipefail
 build=${1:-build}
 server=$build/server/shlo-server loadgen=$build/client/shlo-loadgen
@@ -19,7 +19,7 @@ for f in "$server" "$loadgen"; do
   [ -x "$f" ] || { echo "no $f: build first (ninja -C $build)"; exit 1; }
 done
 MIB=${MIB:-64} REPS=${REPS:-5} N=${N:-20000} CONNS=${CONNS:-32}
-SECONDS_EACH=${SECONDS:-5} THREADS=${THREADS:-0}
+DURATION=${DURATION:-5} THREADS=${THREADS:-0}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 hport=$(free_port) bport=$(free_port)
 # Room for the JSON route's base64 body of the big tensor (4/3 of it).
@@ -35,5 +35,5 @@ echo "shlo-server pid $pid, HTTP :$hport, binary :$bport; $(nproc) cores;" \
      "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 "$loadgen" roundtrip "$bport" "$hport" "$MIB" "$REPS"
 "$loadgen" latency "$bport" "$hport" "$N"
-"$loadgen" rate "$bport" "$hport" "$CONNS" "$SECONDS_EACH"
+"$loadgen" rate "$bport" "$hport" "$CONNS" "$DURATION"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -132,13 +132,6 @@ static void print_outputs(shlo_value **res, int n_res) {
   free(res);
 }
 
-/* The function a server runs by default: @main, else the only one. */
-static const shlo_func *default_entry(const shlo_module *m) {
-  for (int i = 0; i < m->n_funcs; i++)
-    if (!strcmp(m->funcs[i]->name, "main")) return m->funcs[i];
-  return m->n_funcs == 1 ? m->funcs[0] : NULL;
-}
-
 /* The timed runs at the server, by module id: each time is a whole round
  * trip (inputs out, outputs back), as a client sees it. */
 static bool time_remote_runs(struct shlo_client *c, const remote_exec *rx,
@@ -176,7 +169,7 @@ static int bench_remote(const bench_opts *o, double *times) {
     cli_print_diag(&d);
     goto done;
   }
-  const shlo_func *f = default_entry(m);
+  const shlo_func *f = cli_default_entry(m);
   if (!f) goto done; /* the server compiled it: it has an entry */
   n_args = f->n_args;
   args = calloc((size_t)n_args + 1, sizeof *args);

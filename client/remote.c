@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "remote.h"
 #include "shlo/engine.h"
 
@@ -35,6 +36,23 @@ static void format_error(const shlo_client_error *e, const char *file,
     snprintf(msg, cap, "error: %s", m);
 }
 
+/* Whether the case's entry takes arguments, as the local run decides
+ * whether to read the RUN line's: -1 when the text does not parse here
+ * (the server reports that), else the count. */
+static int entry_args(const char *file, const char *text, size_t len,
+                      const char **name) {
+  shlo_module *m;
+  shlo_diag d;
+  if (shlo_parse_module(text, len, file, &m, &d)) return -1;
+  const shlo_func *f = cli_default_entry(m);
+  static _Thread_local char buf[256];
+  snprintf(buf, sizeof buf, "%s", f ? f->name : "");
+  *name = buf;
+  int n = f ? f->n_args : -1;
+  shlo_module_free(m);
+  return n;
+}
+
 int remote_case(struct shlo_client *c, const char *file, const char *text,
                 size_t len, const char *args_text, double timeout, char *msg,
                 size_t cap, char **printed) {
@@ -42,6 +60,9 @@ int remote_case(struct shlo_client *c, const char *file, const char *text,
   int n_args = 0;
   msg[0] = 0;
   *printed = NULL;
+  const char *entry = NULL;
+  int takes = entry_args(file, text, len, &entry);
+  if (takes == 0) args_text = NULL; /* the local run ignores them too */
   if (args_text) {
     shlo_diag d;
     shlo_diag_clear(&d);
@@ -67,6 +88,12 @@ int remote_case(struct shlo_client *c, const char *file, const char *text,
   if (!strcmp(err.kind, "verify") &&
       strstr(err.message, "defines no function"))
     return 'P';
+  if (takes > 0 && !args_text && !strcmp(err.kind, "input")) {
+    /* Compiled, then refused for want of inputs: the local words. */
+    snprintf(msg, cap, "entry function @%s takes arguments and the file "
+             "gives none (--args in a RUN line)", entry);
+    return 'F';
+  }
   format_error(&err, file, msg, cap);
   return err.engine_status == SHLO_EUNSUPPORTED ? 'S' : 'F';
 }

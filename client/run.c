@@ -22,6 +22,12 @@ void cli_print_diag(const shlo_diag *d) {
   fprintf(stderr, "%s\n", msg);
 }
 
+const shlo_func *cli_default_entry(const shlo_module *m) {
+  for (int i = 0; i < m->n_funcs; i++)
+    if (!strcmp(m->funcs[i]->name, "main")) return m->funcs[i];
+  return m->n_funcs == 1 ? m->funcs[0] : NULL;
+}
+
 /* A positive process count for --replicas / --partitions. */
 static int grid_count(const char *opt, const char *s) {
   char *end;

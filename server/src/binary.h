@@ -12,6 +12,7 @@
 
 #include <uv.h>
 
+#include "capture.h"
 #include "server.h"
 #include "shlo/binproto.h"
 
@@ -55,9 +56,7 @@ typedef struct bin_job {
   shlo_proto_error err;
   int engine_status;
   bin_answer ans;
-  char *printed;         /* interpreter.print's text (SHLO_BIN_EXEC_PRINT) */
-  size_t printed_len;
-  bool print_truncated;
+  srv_capture printed;   /* interpreter.print's text (SHLO_BIN_EXEC_PRINT) */
   char module[SRV_ID_LEN];
   bool executed;
   double exec_s;

@@ -3,8 +3,6 @@
  * tensors against the entry's arguments, execute, and lay out the answer
  * as pieces that borrow the results' data, so a large output is written to
  * the socket straight from the tensor the engine filled. */
-#define _GNU_SOURCE /* fopencookie: interpreter.print into the job */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,11 +116,11 @@ static bool ans_prepend(bin_answer *a, void *frame, size_t n) {
 }
 
 int bin_answer_output(bin_job *b) {
-  if (!b->printed_len) return 0;
-  shlo_bin_output o = {.length = b->printed_len,
-                       .flags = b->print_truncated ? SHLO_BIN_OUTPUT_TRUNCATED
-                                                   : 0};
-  uint64_t len = sizeof o + shlo_bin_pad8(b->printed_len);
+  const srv_capture *pc = &b->printed;
+  if (!pc->len) return 0;
+  shlo_bin_output o = {.length = pc->len,
+                       .flags = pc->truncated ? SHLO_BIN_OUTPUT_TRUNCATED : 0};
+  uint64_t len = sizeof o + shlo_bin_pad8(pc->len);
   if (len + sizeof(shlo_bin_header) > (uint64_t)1 << 31) return -1;
   char *f = calloc(1, sizeof(shlo_bin_header) + len);
   if (!f) return -1;
@@ -130,42 +128,18 @@ int bin_answer_output(bin_job *b) {
   shlo_bin_header_init(&h, b->version, SHLO_BIN_OUTPUT, b->id, len);
   memcpy(f, &h, sizeof h);
   memcpy(f + sizeof h, &o, sizeof o);
-  memcpy(f + sizeof h + sizeof o, b->printed, b->printed_len);
+  memcpy(f + sizeof h + sizeof o, pc->text, pc->len);
   return ans_prepend(&b->ans, f, sizeof h + len) ? 0 : -1;
 }
 
-/* ---- interpreter.print, kept for the client ---- */
-
-/* The stream's sink: appends to the job's text up to max-body-bytes (a
- * client's frame limit; a printing loop cannot grow the server beyond
- * it), then drops the rest and marks the text truncated.  Never fails, so
- * a full buffer never fails the execution. */
-static ssize_t capture_write(void *cookie, const char *p, size_t n) {
-  bin_job *b = cookie;
-  size_t max = (size_t)b->srv->cfg.max_body_bytes / 2;
-  size_t k = b->printed_len + n > max ? max - b->printed_len : n;
-  if (k < n) b->print_truncated = true;
-  if (k) {
-    char *t = realloc(b->printed, b->printed_len + k);
-    if (!t) {
-      b->print_truncated = true;
-      return (ssize_t)n;
-    }
-    memcpy(t + b->printed_len, p, k);
-    b->printed = t;
-    b->printed_len += k;
-  }
-  return (ssize_t)n;
-}
-
 /* Where the execution's interpreter.print goes: the job's text when the
- * client asked for it, else nowhere.  *own: a stream to fclose after. */
-static FILE *print_stream(bin_job *b, FILE **own) {
-  *own = NULL;
-  if (!(b->ex.flags & SHLO_BIN_EXEC_PRINT)) return b->srv->devnull;
-  cookie_io_functions_t io = {.write = capture_write};
-  *own = fopencookie(b, "w", io);
-  return *own ? *own : b->srv->devnull;
+ * client asked for it (at most half of max-body-bytes), else nowhere. */
+static FILE *print_stream(bin_job *b) {
+  FILE *f = NULL;
+  if (b->ex.flags & SHLO_BIN_EXEC_PRINT)
+    f = srv_capture_open(&b->printed,
+                         (size_t)b->srv->cfg.max_body_bytes / 2);
+  return f ? f : b->srv->devnull;
 }
 
 /* ---- the work ---- */
@@ -328,8 +302,7 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   }
   shlo_diag d;
   shlo_diag_clear(&d);
-  FILE *own_print;
-  opts.print_stream = print_stream(b, &own_print);
+  opts.print_stream = print_stream(b);
   uint64_t t1 = srv_now_ns();
   shlo_status st;
   if (n_procs == 1) {
@@ -340,7 +313,7 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   }
   b->exec_s = (double)(srv_now_ns() - t1) / 1e9;
   b->executed = true;
-  if (own_print) fclose(own_print);
+  srv_capture_close(&b->printed);
   if (own) {
     for (int k = 0; k < n_procs * f->n_args; k++) shlo_value_unref(own[k]);
     free(own);
@@ -454,7 +427,7 @@ void bin_job_free(bin_job *b) {
   free(b->inputs);
   free(b->entry);
   free(b->program);
-  free(b->printed);
+  srv_capture_free(&b->printed);
   bin_answer_free(&b->ans);
   free(b);
 }

@@ -5,8 +5,8 @@
 # and a parse, a verify and a runtime (failed check) error, each with its
 # kind, message, line and column.  `shlo bench --server` prints its line and
 # the same output sums as the local bench (the inputs are deterministic);
-# `shlo test --server shlo://` prints interpreter.print's lines as the
-# local `shlo test` does.
+# `shlo test --server` prints interpreter.print's lines as the local
+# `shlo test` does, also for a case whose check fails after its prints.
 # usage: remote_run.sh SHLO_SERVER SHLO_CLI SOURCE_DIR
 set -uo pipefail
 server=$1 cli=$2 src=$3
@@ -77,13 +77,6 @@ for c in "${cases[@]}"; do
   fi
   for url in "shlo://127.0.0.1:$bport" "http://127.0.0.1:$hport"; do
     "$cli" run "${args[@]}" --server "$url" >"$tmp/r.out" 2>"$tmp/r.err"; rrc=$?
-    if [[ $url == http* && $name == print ]]; then
-      # The JSON route does not carry interpreter.print's text back.
-      grep -v '^tensor<2xi32> {\|^  \[\|^}' "$tmp/l.out" > "$tmp/l2.out" || true
-      grep -v '^tensor<2xi32> {\|^  \[\|^}' "$tmp/r.out" > "$tmp/r2.out" || true
-      cmp -s "$tmp/l2.out" "$tmp/r2.out" || { echo "FAIL $name $url: results differ"; fail=1; }
-      continue
-    fi
     if [ $lrc != $rrc ] || ! cmp -s "$tmp/l.out" "$tmp/r.out" ||
        ! cmp -s "$tmp/l.err" "$tmp/r.err"; then
       echo "FAIL $name $url: status $lrc/$rrc"
@@ -111,17 +104,22 @@ for url in "shlo://127.0.0.1:$bport" "http://127.0.0.1:$hport"; do
   fi
 done
 
-# shlo test --server: interpreter.print's lines as in the local run.
-cp "$tmp/print.mlir" "$tmp/printcase.mlir"
-sed -i '1i // RUN: x --args="[dense<[3, -4]> : tensor<2xi32>]"' "$tmp/printcase.mlir"
+# shlo test --server: interpreter.print's lines as in the local run, for a
+# passing case and for one whose check fails after it printed.
+{ echo '// RUN: x --args="[dense<[3, -4]> : tensor<2xi32>]"'; cat "$tmp/print.mlir"
+  echo '// -----'
+  sed 's/check.expect_eq_const %1,/interpreter.print %1 : tensor<3xi32>\n  check.expect_eq_const %1,/' "$tmp/check.mlir"
+} > "$tmp/printcase.mlir"
 "$cli" test "$tmp/printcase.mlir" > "$tmp/lt.out"
-"$cli" test --server "shlo://127.0.0.1:$bport" "$tmp/printcase.mlir" > "$tmp/rt.out"
-if cmp -s "$tmp/lt.out" "$tmp/rt.out" && grep -q '^PASS' "$tmp/rt.out" &&
-   [ "$(wc -l < "$tmp/rt.out")" -gt 2 ]; then
-  echo "ok   shlo test --server prints what the case printed ($(wc -l < "$tmp/rt.out") lines)"
-else
-  echo "FAIL shlo test --server: output differs"; diff "$tmp/lt.out" "$tmp/rt.out"; fail=1
-fi
+for url in "shlo://127.0.0.1:$bport" "http://127.0.0.1:$hport"; do
+  "$cli" test --server "$url" "$tmp/printcase.mlir" > "$tmp/rt.out"
+  if cmp -s "$tmp/lt.out" "$tmp/rt.out" && grep -q '^PASS' "$tmp/rt.out" &&
+     grep -q '^FAIL' "$tmp/rt.out" && [ "$(wc -l < "$tmp/rt.out")" -gt 10 ]; then
+    echo "ok   shlo test --server $url prints what the cases printed ($(wc -l < "$tmp/rt.out") lines)"
+  else
+    echo "FAIL shlo test --server $url: output differs"; diff "$tmp/lt.out" "$tmp/rt.out"; fail=1
+  fi
+done
 
 kill -TERM $pid; wait $pid; rc=$?
 [ $rc = 0 ] || { echo "server exit status $rc"; cat "$tmp/server.log"; fail=1; }

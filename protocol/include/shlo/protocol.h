@@ -109,6 +109,8 @@ typedef struct shlo_proto_exec_req {
   int replicas, partitions; /* 0 = absent (the module's grid) */
   double timeout_ms;      /* <= 0: server default */
   bool b64_out;           /* "output_format": "b64" */
+  bool print;             /* "print": true -- answer interpreter.print's
+                             text as "printed" */
   const cJSON *inputs;    /* array, or NULL when absent */
 } shlo_proto_exec_req;
 
@@ -124,6 +126,12 @@ char *shlo_proto_exec_req_build(const char *program, const char *entry,
                                 shlo_value *const *inputs, int n_inputs,
                                 double timeout_ms, bool b64_inputs,
                                 bool b64_outputs);
+
+/* json (a malloc'd JSON object, taken over) with a member "printed":
+ * text (and "printed_truncated": true when truncated) added at its end;
+ * NULL when out of memory. */
+char *shlo_proto_json_add_printed(char *json, const char *text,
+                                  bool truncated);
 
 /* Server side: the success body (malloc'd).  outputs holds n_procs *
  * n_outputs values, process-major; with n_procs > 1 "outputs" is a list of
