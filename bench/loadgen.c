@@ -68,21 +68,12 @@ static void read_full(int fd, void *p, size_t n) {
   }
 }
 
+/* A blocking socket's writev returns once everything is written (no
+ * signal handlers here can cut it short). */
 static void write_all(int fd, struct iovec *iov, int n) {
-  while (n > 0) {
-    ssize_t w = writev(fd, iov, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) die("write");
-    while (n > 0 && (size_t)w >= iov->iov_len) {
-      w -= (ssize_t)iov->iov_len;
-      iov++;
-      n--;
-    }
-    if (n > 0) {
-      iov->iov_base = (char *)iov->iov_base + w;
-      iov->iov_len -= (size_t)w;
-    }
-  }
+  size_t total = 0;
+  for (int i = 0; i < n; i++) total += iov[i].iov_len;
+  if (writev(fd, iov, n) != (ssize_t)total) die("write");
 }
 
 /* ---- the binary protocol, raw ---- */

@@ -32,18 +32,23 @@ def hello():
     return H.pack(MAGIC, 1, 1, 0, 0, 0, 16) + struct.pack("<HHIQ", 1, 1, 0, 0)
 
 
+def drain(s):
+    """Everything s receives until the peer closes or goes quiet."""
+    got = b""
+    try:
+        while True:
+            k = s.recv(65536)
+            if not k: break
+            got += k
+    except socket.timeout:
+        pass
+    return got
+
+
 def raw(port, data, read=True):
     s = socket.create_connection(("127.0.0.1", port)); s.settimeout(5)
     s.sendall(data)
-    got = b""
-    if read:
-        try:
-            while True:
-                k = s.recv(65536)
-                if not k: break
-                got += k
-        except socket.timeout:
-            pass
+    got = drain(s) if read else b""
     s.close()
     return got
 
@@ -122,14 +127,7 @@ def session(port):
     kinds = [struct.unpack_from("<I", p)[0] for t, rid, p in got if t == 7 and rid == 3]
     check(kinds == [5] and time.time() - t0 < 10, "CANCEL: the long execution answers ERROR timeout")
     s.sendall(H.pack(MAGIC, 1, 11, 0, 0, 0, 0))
-    rest = b""
-    try:
-        while True:
-            k = s.recv(65536)
-            if not k: break
-            rest += k
-    except socket.timeout:
-        pass
+    rest = drain(s)
     check(len(rest) >= 32 and H.unpack_from(rest)[2] == 11, "GOODBYE answered with GOODBYE, then close")
     s.close()
 
