@@ -71,9 +71,12 @@ static void *buf_take(size_t cap) {
   return b;
 }
 
-/* Keep b for reuse if it is large and fits; otherwise free it. */
+/* Keep b for reuse if it is large and fits; otherwise free it.  One
+ * buffer may take the whole cache: a server receiving 64 MB inputs one
+ * after another then reuses the last one's pages instead of having the
+ * kernel zero fresh ones for each (the bound on what is kept is the same). */
 static void buf_give(void *b, size_t cap) {
-  if (cap >= BUF_CACHE_MIN && cap <= BUF_CACHE_MAX_BYTES / 4) {
+  if (cap >= BUF_CACHE_MIN && cap <= BUF_CACHE_MAX_BYTES) {
     pthread_mutex_lock(&buf_cache.lock);
     for (int i = 0; i < BUF_CACHE_SLOTS; i++)
       if (!buf_cache.buf[i] && buf_cache.bytes + cap <= BUF_CACHE_MAX_BYTES) {
