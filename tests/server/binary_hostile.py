@@ -73,6 +73,12 @@ LOOP = """func.func @main() -> tensor<i64> {
   }
   return %r : tensor<i64>
 }"""
+BIGPRINT = """func.func @main() -> tensor<i32> {
+  %c = stablehlo.constant dense<7> : tensor<i32>
+  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<300000xi32>
+  interpreter.print %b : tensor<300000xi32>
+  return %c : tensor<i32>
+}"""
 PRINTS = """func.func @main() -> tensor<2xi32> {
   %0 = stablehlo.constant dense<[7, 8]> : tensor<2xi32>
   interpreter.print %0 : tensor<2xi32>
@@ -119,6 +125,11 @@ def session(port):
           "OUTPUT before RESULT when asked for")
     check(text == "tensor<2xi32> {\n  [7, 8]\n}\n", "OUTPUT holds the printed tensor: %r" % text)
     check((12, 2) not in types and (6, 2) in types, "no OUTPUT unless asked for")
+    s.sendall(execute_inline(4, BIGPRINT, flags=3))  # prints ~900 KB
+    out = [p for t, rid, p in frames(s, {4}) if t == 12 and rid == 4]
+    n, fl = struct.unpack_from("<QI", out[0]) if out else (0, 0)
+    check(n == 512 * 1024 and fl == 1, "OUTPUT kept to half of max-body-bytes, "
+          "marked truncated (%d bytes, flags %d)" % (n, fl))
     s.sendall(execute_inline(3, LOOP, timeout_us=60 * 10**6))
     time.sleep(0.3)
     t0 = time.time()
