@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "remote.h"
 #include "shlo/engine.h"
 #include "shlo/profile.h"
 
@@ -52,6 +53,7 @@ typedef struct bench_opts {
   int runs, warmup;
   int64_t range; /* integers are drawn from [0, range) */
   shlo_profile *profile; /* --profile: time every step of the timed runs */
+  const char *server;    /* --server URL: compile and run there */
 } bench_opts;
 
 /* Returns 0, or the exit status 2 after printing the usage. */
@@ -66,12 +68,15 @@ static int parse_bench_opts(int argc, char **argv, bench_opts *o) {
       o->range = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--profile") && !o->profile)
       bad = !(o->profile = shlo_profile_new());
+    else if (!strcmp(argv[i], "--server") && i + 1 < argc)
+      o->server = argv[++i];
     else if (argv[i][0] != '-' && !o->path) o->path = argv[i];
     else bad = true;
   }
-  if (bad || !o->path || o->runs < 1 || o->warmup < 0 || o->range < 1) {
+  if (bad || !o->path || o->runs < 1 || o->warmup < 0 || o->range < 1 ||
+      (o->server && o->profile)) {
     fprintf(stderr, "usage: shlo bench FILE.mlir [--runs N] [--warmup N] "
-                    "[--int-range N] [--profile]\n");
+                    "[--int-range N] [--profile | --server URL]\n");
     shlo_profile_free(o->profile);
     o->profile = NULL;
     return 2;
@@ -127,10 +132,78 @@ static void print_outputs(shlo_value **res, int n_res) {
   free(res);
 }
 
+/* The timed runs at the server, by module id: each time is a whole round
+ * trip (inputs out, outputs back), as a client sees it. */
+static bool time_remote_runs(struct shlo_client *c, const remote_exec *rx,
+                             const bench_opts *o, double *times,
+                             shlo_value ***res, int *n_res) {
+  for (int r = 0; r < o->warmup + o->runs; r++) {
+    double s = now_ms();
+    if (remote_execute(c, rx, res, n_res)) return false;
+    if (r >= o->warmup) times[r - o->warmup] = now_ms() - s;
+    if (r + 1 < o->warmup + o->runs) {
+      for (int i = 0; i < *n_res; i++) shlo_value_unref((*res)[i]);
+      free(*res);
+    }
+  }
+  return true;
+}
+
+/* shlo bench --server: compile there (the time is the round trip), make
+ * the inputs here from the entry's types, time the runs there, and print
+ * what the local bench prints. */
+static int bench_remote(const bench_opts *o, double *times) {
+  size_t len;
+  char *text = cli_read_file(o->path, &len);
+  if (!text) return 1;
+  int rc = 1, n_args = 0;
+  char id[80];
+  shlo_value **args = NULL;
+  shlo_module *m = NULL;
+  shlo_diag d;
+  struct shlo_client *c = remote_connect(o->server);
+  double t0 = now_ms();
+  if (!c || remote_compile(c, o->path, text, len, id)) goto done;
+  double compile_ms = now_ms() - t0;
+  if (shlo_parse_module(text, len, o->path, &m, &d)) {
+    cli_print_diag(&d);
+    goto done;
+  }
+  const shlo_func *f = cli_default_entry(m);
+  if (!f) goto done; /* the server compiled it: it has an entry */
+  n_args = f->n_args;
+  args = calloc((size_t)n_args + 1, sizeof *args);
+  if (!args || !make_inputs(f, o->range, args)) goto done;
+  remote_exec rx = {.file = o->path, .module_id = id, .args = args,
+                    .n_args = n_args};
+  shlo_value **res = NULL;
+  int n_res = 0;
+  if (!time_remote_runs(c, &rx, o, times, &res, &n_res)) goto done;
+  qsort(times, (size_t)o->runs, sizeof *times, cmp_double);
+  printf("%s: compile %.2f ms, run min %.3f ms, median %.3f ms (%d runs, "
+         "at %s)\n", o->path, compile_ms, times[0], times[o->runs / 2],
+         o->runs, o->server);
+  print_outputs(res, n_res);
+  rc = 0;
+done:
+  for (int k = 0; k < n_args && args; k++) shlo_value_unref(args[k]);
+  free(args);
+  shlo_module_free(m);
+  if (c) remote_close(c);
+  free(text);
+  return rc;
+}
+
 int cli_bench(int argc, char **argv) {
   bench_opts o;
   int rc = parse_bench_opts(argc, argv, &o);
   if (rc) return rc;
+  if (o.server) {
+    double *times = calloc((size_t)o.runs, sizeof *times);
+    rc = times ? bench_remote(&o, times) : 1;
+    free(times);
+    return rc;
+  }
   rc = 1;
   shlo_module *m = NULL;
   shlo_executable *e = NULL;

@@ -13,6 +13,10 @@ int cli_verify(int argc, char **argv);
 /* Read a whole file into a malloc'd buffer (NUL-terminated); NULL and a
  * message on stderr on failure. */
 char *cli_read_file(const char *path, size_t *len);
+/* The function run by default (as the engine and the server choose it):
+ * @main, else the only one; NULL when there is none. */
+struct shlo_module;
+const struct shlo_func *cli_default_entry(const struct shlo_module *m);
 /* A diagnostic as "file:line:col: error: message" on stderr. */
 struct shlo_diag;
 void cli_print_diag(const struct shlo_diag *d);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "remote.h"
 #include "shlo/engine.h"
 #include "shlo/grid.h"
 
@@ -19,6 +20,12 @@ void cli_print_diag(const shlo_diag *d) {
   char msg[SHLO_DIAG_MAX + 256];
   shlo_diag_format(d, msg, sizeof msg);
   fprintf(stderr, "%s\n", msg);
+}
+
+const shlo_func *cli_default_entry(const shlo_module *m) {
+  for (int i = 0; i < m->n_funcs; i++)
+    if (!strcmp(m->funcs[i]->name, "main")) return m->funcs[i];
+  return m->n_funcs == 1 ? m->funcs[0] : NULL;
 }
 
 /* A positive process count for --replicas / --partitions. */
@@ -89,8 +96,8 @@ static bool make_feeds(shlo_feed **inq, shlo_feed **outq, int n,
   return true;
 }
 
-/* Each process's results, then its outfeed, under a "process (r, p):"
- * header when there is more than one process. */
+/* Each process's results, then its outfeed (outq NULL: none), under a
+ * "process (r, p):" header when there is more than one process. */
 static int print_grid_results(int R, int P, shlo_value **results,
                               int n_results, shlo_feed **outq) {
   int n = R * P, rc = 0;
@@ -99,7 +106,7 @@ static int print_grid_results(int R, int P, shlo_value **results,
     for (int i = 0; i < n_results && !rc; i++)
       rc = print_value("", results[k * n_results + i]);
     shlo_value *v;
-    while (!rc && shlo_feed_pop(outq[k], 0, &v) == SHLO_OK) {
+    while (!rc && outq && shlo_feed_pop(outq[k], 0, &v) == SHLO_OK) {
       rc = print_value("outfeed: ", v);
       shlo_value_unref(v);
     }
@@ -166,6 +173,7 @@ done:
 /* The command line of shlo run. */
 typedef struct run_opts {
   const char *path, *args_text, *entry, *infeed_path;
+  const char *server; /* --server URL: run there */
   int replicas, partitions; /* 0: the module's */
   bool explain;
 } run_opts;
@@ -177,6 +185,8 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     if (!strcmp(argv[i], "--args") && i + 1 < argc) o->args_text = argv[++i];
     else if (!strcmp(argv[i], "--entry") && i + 1 < argc) o->entry = argv[++i];
     else if (!strcmp(argv[i], "--explain")) o->explain = true;
+    else if (!strcmp(argv[i], "--server") && i + 1 < argc)
+      o->server = argv[++i];
     else if (!strcmp(argv[i], "--infeed") && i + 1 < argc)
       o->infeed_path = argv[++i];
     else if (!strcmp(argv[i], "--replicas") && i + 1 < argc) {
@@ -197,7 +207,12 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
   if (!o->path) {
     fprintf(stderr, "usage: shlo run FILE.mlir [--args \"[...]\"] [--entry "
                     "NAME] [--explain] [--replicas R] [--partitions P] "
-                    "[--infeed FILE]\n");
+                    "[--infeed FILE] [--server URL]\n");
+    return 2;
+  }
+  if (o->server && (o->explain || o->infeed_path)) {
+    fprintf(stderr, "shlo run: --explain and --infeed are local only (not "
+                    "with --server)\n");
     return 2;
   }
   return 0;
@@ -220,10 +235,67 @@ static int run_single(shlo_executable *e, shlo_value **args, int n_args,
   return rc;
 }
 
+/* The process grid the server will use: the options', else the module's
+ * (read here from the text; a text that does not parse is the server's
+ * to report). */
+static int grid_size(const run_opts *o, const char *text, size_t len,
+                     int *R, int *P) {
+  int mr = 1, mp = 1;
+  shlo_module *m = NULL;
+  shlo_diag d;
+  if (!shlo_parse_module(text, len, o->path, &m, &d)) {
+    shlo_module_grid(m, &mr, &mp);
+    shlo_module_free(m);
+  }
+  *R = o->replicas ? o->replicas : mr;
+  *P = o->partitions ? o->partitions : mp;
+  return *R * *P;
+}
+
+/* shlo run --server: the program and --args go to the server, its results
+ * (or its error) are printed as the local run prints the engine's. */
+static int run_remote(const run_opts *o) {
+  size_t len;
+  char *text = cli_read_file(o->path, &len);
+  if (!text) return 1;
+  int rc = 1, n_args = 0, n_outs = 0, R, P;
+  shlo_value **args = NULL, **outs = NULL;
+  struct shlo_client *c = NULL;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  if (o->args_text && shlo_parse_values(o->args_text, strlen(o->args_text),
+                                        &args, &n_args, &d)) {
+    fprintf(stderr, "shlo run: --args: ");
+    cli_print_diag(&d);
+    goto done;
+  }
+  int n = grid_size(o, text, len, &R, &P);
+  if (!(c = remote_connect(o->server))) goto done;
+  remote_exec rx = {.file = o->path, .text = text, .len = len,
+                    .entry = o->entry, .args = args, .n_args = n_args,
+                    .replicas = o->replicas, .partitions = o->partitions};
+  if (remote_execute(c, &rx, &outs, &n_outs)) goto done;
+  if (n > 1) {
+    rc = print_grid_results(R, P, outs, n_outs / n, NULL);
+  } else {
+    rc = 0;
+    for (int i = 0; i < n_outs && !rc; i++) rc = print_value("", outs[i]);
+  }
+done:
+  for (int i = 0; i < n_outs; i++) shlo_value_unref(outs[i]);
+  free(outs);
+  for (int i = 0; i < n_args; i++) shlo_value_unref(args[i]);
+  free(args);
+  if (c) remote_close(c);
+  free(text);
+  return rc;
+}
+
 int cli_run(int argc, char **argv) {
   run_opts o;
   int rc = parse_run_opts(argc, argv, &o);
   if (rc) return rc;
+  if (o.server) return run_remote(&o);
   rc = 1;
   shlo_module *m = NULL;
   shlo_executable *e = NULL;

@@ -189,11 +189,12 @@ typedef struct file_run {
 static int test_one(void *ctx, const test_case *c) {
   file_run *fr = ctx;
   char msg[SHLO_DIAG_MAX + 512];
+  char *printed = NULL; /* a remote case's interpreter.print output */
   result_kind r =
       fr->server
           ? (result_kind)remote_case(fr->server, fr->file, c->text, c->len,
                                      fr->args_text, fr->timeout, msg,
-                                     sizeof msg)
+                                     sizeof msg, &printed)
       : fr->in_process
           ? run_case(fr->file, c->text, c->len, fr->args_text, fr->timeout,
                      msg, sizeof msg)
@@ -201,6 +202,9 @@ static int test_one(void *ctx, const test_case *c) {
                          fr->timeout, msg, sizeof msg);
   for (char *p = msg; *p; p++)
     if (*p == '\n') *p = ' ';
+  /* Where a local case's child writes it: before the case's line. */
+  if (printed) fputs(printed, stdout);
+  free(printed);
   if (r == R_PASS) {
     printf("PASS %s:%d\n", fr->file, c->index);
     fr->t->pass++;

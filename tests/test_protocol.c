@@ -389,6 +389,46 @@ static void responses_read_back(void **state) {
   for (int i = 0; i < 3; i++) shlo_value_unref(out[i]);
 }
 
+/* "print": true is read; "printed" is added to success and error bodies
+ * alike, escaped, and a grid's per-process outputs read back flat. */
+static void printed_text_and_grids(void **state) {
+  (void)state;
+  shlo_proto_exec_req req;
+  shlo_proto_error err;
+  const char *on = "{\"program\": \"x\", \"print\": true}";
+  assert_int_equal(shlo_proto_exec_req_parse(on, strlen(on), &req, &err), 0);
+  assert_true(req.print);
+  shlo_proto_exec_req_free(&req);
+  const char *bad = "{\"program\": \"x\", \"print\": 1}";
+  assert_int_equal(shlo_proto_exec_req_parse(bad, strlen(bad), &req, &err), -1);
+  assert_int_equal(err.kind, SHLO_PERR_INPUT);
+  shlo_proto_fail(&err, SHLO_PERR_RUNTIME, "check failed");
+  char *body = shlo_proto_json_add_printed(shlo_proto_error_json(&err),
+                                           "tensor<i1> {\n  \"a\"\n}\n", true);
+  assert_string_equal(body, "{\"error\":{\"kind\":\"runtime\",\"message\":"
+                            "\"check failed\"},\"printed\":\"tensor<i1> "
+                            "{\\n  \\\"a\\\"\\n}\\n\",\"printed_truncated\":true}");
+  free(body);
+  body = shlo_proto_json_add_printed(strdup("{}"), "x", false);
+  assert_string_equal(body, "{\"printed\":\"x\"}");
+  free(body);
+  shlo_value *out[4] = {hard_cases(SHLO_F32), hard_cases(SHLO_SI8),
+                        hard_cases(SHLO_F32), hard_cases(SHLO_SI8)};
+  body = shlo_proto_exec_resp_build(out, 2, 2, NULL, false, 0, 0, false);
+  shlo_value **got;
+  int n;
+  assert_int_equal(shlo_proto_exec_resp_parse(body, strlen(body), NULL, &got,
+                                              &n, &err), 0);
+  assert_int_equal(n, 4);
+  for (int i = 0; i < 4; i++) {
+    assert_same_elems(out[i], got[i]);
+    shlo_value_unref(got[i]);
+    shlo_value_unref(out[i]);
+  }
+  free(got);
+  free(body);
+}
+
 static void errors_read_back(void **state) {
   (void)state;
   shlo_proto_error e, back;
@@ -438,6 +478,7 @@ int main(void) {
       cmocka_unit_test(requests_built_by_the_client_parse),
       cmocka_unit_test(responses_read_back),
       cmocka_unit_test(errors_read_back),
+      cmocka_unit_test(printed_text_and_grids),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,6 +106,8 @@ shlo_call *shlo_client_execute_async(shlo_client *c,
   call->client = c;
   call->cb = done;
   call->user = user;
+  call->printed_to = rq->printed;
+  if (rq->printed) *rq->printed = NULL;
   pthread_mutex_init(&call->lock, NULL);
   pthread_cond_init(&call->cond, NULL);
   if (c->ops->start(c, rq, call)) {
@@ -136,6 +138,8 @@ int shlo_call_wait(shlo_call *call, shlo_value ***outs, int *n_outs,
     if (n_outs) *n_outs = 0;
   }
   free(call->payload);
+  if (call->printed_to) *call->printed_to = call->printed;
+  else free(call->printed);
   pthread_mutex_destroy(&call->lock);
   pthread_cond_destroy(&call->cond);
   free(call);

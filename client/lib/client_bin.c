@@ -80,6 +80,26 @@ static int send_frame(bin *b, int type, uint64_t id, struct iovec *iov,
 
 /* ---- the reader ---- */
 
+/* OUTPUT for a pending call: its text is kept with the call (appended,
+ * should the server send more than one); the call stays pending. */
+static void keep_output(bin *b, uint64_t id, const char *p, uint64_t len) {
+  shlo_bin_output o;
+  if (len < sizeof o) return;
+  memcpy(&o, p, sizeof o);
+  if (o.length > len - sizeof o) return;
+  pthread_mutex_lock(&b->plock);
+  shlo_call *c = b->pending;
+  while (c && c->id != id) c = c->next;
+  char *t = c ? realloc(c->printed, c->printed_len + o.length + 1) : NULL;
+  if (t) {
+    memcpy(t + c->printed_len, p + sizeof o, o.length);
+    c->printed = t;
+    c->printed_len += o.length;
+    t[c->printed_len] = 0;
+  }
+  pthread_mutex_unlock(&b->plock);
+}
+
 static shlo_call *take_pending(bin *b, uint64_t id) {
   pthread_mutex_lock(&b->plock);
   shlo_call **pp = &b->pending, *c = NULL;
@@ -168,6 +188,11 @@ static void *reader_main(void *arg) {
       why = p ? "the server closed the connection" : "out of memory";
       break;
     }
+    if (h.type == SHLO_BIN_OUTPUT) {
+      keep_output(b, h.id, p, h.length);
+      free(p);
+      continue;
+    }
     shlo_call *call = take_pending(b, h.id);
     if (call) {
       deliver(call, h.type, p, h.length);
@@ -233,6 +258,7 @@ static int bin_start(shlo_client *c, const shlo_client_request *rq,
   x.partitions = (uint32_t)rq->partitions;
   x.timeout_us = rq->timeout_ms > 0 ? (uint64_t)(rq->timeout_ms * 1000) : 0;
   x.n_inputs = (uint32_t)rq->n_inputs;
+  if (rq->printed) x.flags |= SHLO_BIN_EXEC_PRINT;
   int n_iov = 6 + 4 * rq->n_inputs;
   struct iovec *iov = calloc((size_t)n_iov, sizeof *iov);
   char *heads = calloc((size_t)rq->n_inputs + 1,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 
 #include "client_int.h"
@@ -91,11 +92,22 @@ typedef struct job {
   char *body;
 } job;
 
+/* The answer's "printed" (success or error body) into the call. */
+static void keep_printed(shlo_call *call, const buf *out) {
+  if (!call->printed_to || !out->p) return;
+  cJSON *root = cJSON_ParseWithLength(out->p, out->n);
+  const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "printed");
+  if (cJSON_IsString(p) && p->valuestring[0])
+    call->printed = strdup(p->valuestring);
+  cJSON_Delete(root);
+}
+
 static void *run_job(void *arg) {
   job *j = arg;
   shlo_call *call = j->call;
   buf out = {0};
   int rc = post(j->h, j->path, j->body, call, &out, &call->err);
+  keep_printed(call, &out);
   if (!rc) {
     shlo_proto_error e;
     if (shlo_proto_exec_resp_parse(out.p, out.n, NULL, &call->outs,
@@ -111,12 +123,28 @@ static void *run_job(void *arg) {
   return NULL;
 }
 
+/* The body with "replicas" and "partitions" (0: the module's) and
+ * "print" added; body is taken over, NULL when out of memory. */
+static char *with_members(char *body, int replicas, int partitions,
+                          bool print) {
+  size_t n = strlen(body);
+  char *b = realloc(body, n + 80);
+  if (!b) {
+    free(body);
+    return NULL;
+  }
+  char *end = strrchr(b, '}'); /* the body is one JSON object */
+  int k = 0;
+  if (replicas) k += sprintf(end + k, ", \"replicas\": %d", replicas);
+  if (partitions) k += sprintf(end + k, ", \"partitions\": %d", partitions);
+  if (print) k += sprintf(end + k, ", \"print\": true");
+  strcpy(end + k, "}");
+  return b;
+}
+
 static int http_start(shlo_client *c, const shlo_client_request *rq,
                       shlo_call *call) {
   http *h = c->impl;
-  if (rq->replicas > 1 || rq->partitions > 1)
-    return client_err_conn(&call->err, "grids are not sent over http:// by "
-                                       "this client: use shlo://");
   char *program = NULL;
   if (rq->program && !(program = strndup(rq->program, rq->program_len)))
     return client_err_conn(&call->err, "out of memory");
@@ -126,6 +154,9 @@ static int http_start(shlo_client *c, const shlo_client_request *rq,
                                         rq->n_inputs, rq->timeout_ms, true,
                                         true);
   free(program);
+  if (j && j->body && (rq->replicas || rq->partitions || rq->printed))
+    j->body = with_members(j->body, rq->replicas, rq->partitions,
+                           rq->printed != NULL);
   if (!j || !j->body) {
     free(j);
     return client_err_conn(&call->err, "out of memory");

@@ -23,6 +23,9 @@ struct shlo_call {
   void *payload;          /* binary: the answer's payload (malloc'd) */
   uint64_t payload_len;
   int type;               /* binary: the answer's message type */
+  char *printed;          /* interpreter.print's text, NUL-terminated */
+  size_t printed_len;
+  char **printed_to;      /* the request's printed: where it goes */
   atomic_int cancel;
   shlo_client_done cb;
   void *user;

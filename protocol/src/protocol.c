@@ -684,6 +684,33 @@ static int parse_output_format(const cJSON *of, shlo_proto_exec_req *req,
   return 0;
 }
 
+static int parse_print(const cJSON *p, shlo_proto_exec_req *req,
+                       shlo_proto_error *err) {
+  if (!p) return 0;
+  if (!cJSON_IsBool(p))
+    return shlo_proto_fail(err, SHLO_PERR_INPUT, "\"print\" must be true "
+                           "or false");
+  req->print = cJSON_IsTrue(p);
+  return 0;
+}
+
+char *shlo_proto_json_add_printed(char *json, const char *text,
+                                  bool truncated) {
+  char *end = json ? strrchr(json, '}') : NULL;
+  if (!end) {
+    free(json);
+    return NULL;
+  }
+  strbuf b = {0};
+  shlo__sb_add(&b, json, (size_t)(end - json));
+  shlo__json_key(&b, "printed", end[-1] == '{');
+  shlo__json_str(&b, text);
+  if (truncated) shlo__sb_puts(&b, ",\"printed_truncated\":true");
+  shlo__sb_putc(&b, '}');
+  free(json);
+  return shlo__sb_take(&b);
+}
+
 /* "inputs" is only checked to be a list here: decoding its tensors needs
  * the entry function's types. */
 static int parse_inputs(const cJSON *in, shlo_proto_exec_req *req,
@@ -709,6 +736,7 @@ int shlo_proto_exec_req_parse(const char *body, size_t len,
       positive_int(FIELD("partitions"), "partitions", &req->partitions, err) ||
       parse_timeout(FIELD("timeout_ms"), req, err) ||
       parse_output_format(FIELD("output_format"), req, err) ||
+      parse_print(FIELD("print"), req, err) ||
       parse_inputs(FIELD("inputs"), req, err))
     goto fail;
 #undef FIELD
@@ -801,16 +829,23 @@ int shlo_proto_exec_resp_parse(const char *body, size_t len,
       shlo_proto_fail(err, SHLO_PERR_INPUT, "response has no \"outputs\"");
     goto done;
   }
-  int n = cJSON_GetArraySize(a), i = 0;
+  /* A grid's answer is a list per process: flattened, process-major. */
+  int n = 0, i = 0;
+  for (const cJSON *c = a->child; c; c = c->next)
+    n += cJSON_IsArray(c) ? cJSON_GetArraySize(c) : 1;
   shlo_value **v = calloc((size_t)n + 1, sizeof *v);
   if (!v) goto done;
-  for (const cJSON *c = a->child; c; c = c->next, i++) {
-    char path[32];
-    snprintf(path, sizeof path, "outputs[%d]", i);
-    if (shlo_proto_tensor_decode(c, NULL, lim, path, &v[i], err)) {
-      while (i--) shlo_value_unref(v[i]);
-      free(v);
-      goto done;
+  for (const cJSON *c = a->child; c; c = c->next) {
+    bool per_proc = cJSON_IsArray(c);
+    for (const cJSON *t = per_proc ? c->child : c; t;
+         t = per_proc ? t->next : NULL, i++) {
+      char path[48];
+      snprintf(path, sizeof path, "outputs[%d]", i);
+      if (shlo_proto_tensor_decode(t, NULL, lim, path, &v[i], err)) {
+        while (i--) shlo_value_unref(v[i]);
+        free(v);
+        goto done;
+      }
     }
   }
   *outs = v;

@@ -107,12 +107,43 @@ static void on_written(uv_write_t *req, int status) {
   conn_unref(c);
 }
 
+/* Write what the socket takes now, when nothing is queued before it (an
+ * answer must not overtake another): most answers fit the socket buffer
+ * and then need no write request, nor the poller change libuv makes when
+ * one completes.  Returns the bytes still to write (the pieces advanced
+ * past what went out), or -1 when the connection failed. */
+static int64_t write_now(bin_conn *c, bin_answer *a, int *first) {
+  uv_stream_t *st = (uv_stream_t *)&c->tcp;
+  *first = 0;
+  if (uv_stream_get_write_queue_size(st) > 0) return (int64_t)a->bytes;
+  int n = uv_try_write(st, a->bufs, (unsigned)a->n_bufs);
+  if (n == UV_EAGAIN) return (int64_t)a->bytes;
+  if (n < 0) return -1;
+  c->s->bin->bytes_out += (uint64_t)n;
+  size_t k = (size_t)n;
+  while (*first < a->n_bufs && k >= a->bufs[*first].len)
+    k -= a->bufs[(*first)++].len;
+  if (*first < a->n_bufs) {
+    a->bufs[*first].base += k;
+    a->bufs[*first].len -= (unsigned)k;
+  }
+  return (int64_t)(a->bytes - (uint64_t)n);
+}
+
 /* Queue an answer (taken over: *a is emptied). */
 static void send_answer(bin_conn *c, bin_answer *a) {
   if (c->closing || !a->n_bufs) {
     bin_answer_free(a);
     return;
   }
+  int first;
+  int64_t left = write_now(c, a, &first);
+  if (left <= 0) {
+    bin_answer_free(a);
+    if (left < 0) conn_close(c);
+    return;
+  }
+  a->bytes = (uint64_t)left;
   write_req *w = calloc(1, sizeof *w);
   if (!w) {
     bin_answer_free(a);
@@ -124,8 +155,8 @@ static void send_answer(bin_conn *c, bin_answer *a) {
   memset(a, 0, sizeof *a);
   c->refs++;
   c->out_bytes += w->ans.bytes;
-  if (uv_write(&w->req, (uv_stream_t *)&c->tcp, w->ans.bufs,
-               (unsigned)w->ans.n_bufs, on_written)) {
+  if (uv_write(&w->req, (uv_stream_t *)&c->tcp, w->ans.bufs + first,
+               (unsigned)(w->ans.n_bufs - first), on_written)) {
     c->out_bytes -= w->ans.bytes;
     bin_answer_free(&w->ans);
     free(w);
@@ -261,6 +292,8 @@ static void job_done(srv_job *j) {
   bin_conn *c = b->conn;
   if (b->executed) srv_metrics_exec(&s->metrics, b->exec_s);
   if (b->failed && bin_answer_error(b)) b->ans.bytes = 0;
+  /* Out of memory for the OUTPUT frame: the answer goes without it. */
+  if (b->ans.bytes) (void)bin_answer_output(b);
   if (c) count(c, b->type, b->failed ? &b->err : NULL);
   log_job(s, b);
   if (c) {
@@ -562,7 +595,8 @@ static void on_ex_fixed(bin_conn *c) {
   shlo_bin_execute *x = &b->ex;
   bool inl = x->flags & SHLO_BIN_EXEC_INLINE;
   uint64_t sl = shlo_bin_pad8(x->entry_length);
-  if (x->reserved || (x->flags & ~SHLO_BIN_EXEC_INLINE) ||
+  if (x->reserved ||
+      (x->flags & ~(SHLO_BIN_EXEC_INLINE | SHLO_BIN_EXEC_PRINT)) ||
       (!inl && x->program_length) || x->entry_length > 4096 ||
       x->program_length > c->left || sl + shlo_bin_pad8(x->program_length) > c->left ||
       x->n_inputs > c->left / sizeof(shlo_bin_value)) {

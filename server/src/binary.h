@@ -12,6 +12,7 @@
 
 #include <uv.h>
 
+#include "capture.h"
 #include "server.h"
 #include "shlo/binproto.h"
 
@@ -55,6 +56,7 @@ typedef struct bin_job {
   shlo_proto_error err;
   int engine_status;
   bin_answer ans;
+  srv_capture printed;   /* interpreter.print's text (SHLO_BIN_EXEC_PRINT) */
   char module[SRV_ID_LEN];
   bool executed;
   double exec_s;
@@ -71,5 +73,8 @@ void bin_job_free(bin_job *b);
 /* The ERROR frame of a failed job as its answer (replacing any other). */
 int bin_answer_error(bin_job *b);
 void bin_answer_free(bin_answer *a);
+/* Put an OUTPUT frame with the job's printed text before its answer, when
+ * it printed anything; -1 (the answer unchanged) when out of memory. */
+int bin_answer_output(bin_job *b);
 
 #endif

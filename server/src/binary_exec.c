@@ -101,6 +101,47 @@ int bin_answer_error(bin_job *b) {
   return f && ans_add(&b->ans, f, n, true) ? 0 : -1;
 }
 
+/* Prepend a whole frame (owned) to the answer's pieces. */
+static bool ans_prepend(bin_answer *a, void *frame, size_t n) {
+  if (!ans_grow(a)) {
+    free(frame);
+    return false;
+  }
+  memmove(a->bufs + 1, a->bufs, (size_t)a->n_bufs * sizeof *a->bufs);
+  a->bufs[0] = uv_buf_init(frame, (unsigned)n);
+  a->n_bufs++;
+  a->owned[a->n_owned++] = frame;
+  a->bytes += n;
+  return true;
+}
+
+int bin_answer_output(bin_job *b) {
+  const srv_capture *pc = &b->printed;
+  if (!pc->len) return 0;
+  shlo_bin_output o = {.length = pc->len,
+                       .flags = pc->truncated ? SHLO_BIN_OUTPUT_TRUNCATED : 0};
+  uint64_t len = sizeof o + shlo_bin_pad8(pc->len);
+  if (len + sizeof(shlo_bin_header) > (uint64_t)1 << 31) return -1;
+  char *f = calloc(1, sizeof(shlo_bin_header) + len);
+  if (!f) return -1;
+  shlo_bin_header h;
+  shlo_bin_header_init(&h, b->version, SHLO_BIN_OUTPUT, b->id, len);
+  memcpy(f, &h, sizeof h);
+  memcpy(f + sizeof h, &o, sizeof o);
+  memcpy(f + sizeof h + sizeof o, pc->text, pc->len);
+  return ans_prepend(&b->ans, f, sizeof h + len) ? 0 : -1;
+}
+
+/* Where the execution's interpreter.print goes: the job's text when the
+ * client asked for it (at most half of max-body-bytes), else nowhere. */
+static FILE *print_stream(bin_job *b) {
+  FILE *f = NULL;
+  if (b->ex.flags & SHLO_BIN_EXEC_PRINT)
+    f = srv_capture_open(&b->printed,
+                         (size_t)b->srv->cfg.max_body_bytes / 2);
+  return f ? f : b->srv->devnull;
+}
+
 /* ---- the work ---- */
 
 static bool fail(bin_job *b, shlo_proto_err_kind kind, int http,
@@ -244,7 +285,6 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   if (timeout_ms > (double)cfg->max_timeout_ms)
     timeout_ms = (double)cfg->max_timeout_ms;
   shlo_exec_opts opts = {.timeout_s = timeout_ms / 1000.0,
-                         .print_stream = b->srv->devnull,
                          .cancel = &b->cancel,
                          .max_bytes = cfg->max_exec_memory};
   shlo_value **args = b->inputs, **res = NULL, **own = NULL;
@@ -262,6 +302,7 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   }
   shlo_diag d;
   shlo_diag_clear(&d);
+  opts.print_stream = print_stream(b);
   uint64_t t1 = srv_now_ns();
   shlo_status st;
   if (n_procs == 1) {
@@ -272,6 +313,7 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   }
   b->exec_s = (double)(srv_now_ns() - t1) / 1e9;
   b->executed = true;
+  srv_capture_close(&b->printed);
   if (own) {
     for (int k = 0; k < n_procs * f->n_args; k++) shlo_value_unref(own[k]);
     free(own);
@@ -385,6 +427,7 @@ void bin_job_free(bin_job *b) {
   free(b->inputs);
   free(b->entry);
   free(b->program);
+  srv_capture_free(&b->printed);
   bin_answer_free(&b->ans);
   free(b);
 }

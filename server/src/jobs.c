@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "server.h"
 #include "shlo/grid.h"
 #include "json_write.h"
@@ -335,6 +336,7 @@ typedef struct exec_state {
   double compile_ms;
   bool cached; /* the module and its executable came from the cache */
   bool fresh;  /* parsed by this request and not yet published */
+  srv_capture printed; /* "print": true -- interpreter.print's text */
 } exec_state;
 
 static void reply_canceled(srv_request *r) {
@@ -485,8 +487,11 @@ static shlo_status run_entry(exec_state *ex, double timeout_ms,
                              shlo_diag *d) {
   srv_request *r = ex->r;
   srv_server *s = r->srv;
+  FILE *print = ex->b.req.print
+                    ? srv_capture_open(&ex->printed, s->cfg.max_body_bytes / 2)
+                    : NULL;
   shlo_exec_opts opts = {.timeout_s = timeout_ms / 1000.0,
-                         .print_stream = s->devnull,
+                         .print_stream = print ? print : s->devnull,
                          .cancel = &r->cancel,
                          .max_bytes = s->cfg.max_exec_memory};
   shlo_status st;
@@ -504,6 +509,7 @@ static shlo_status run_entry(exec_state *ex, double timeout_ms,
   }
   r->exec_s = (double)(srv_now_ns() - t1) / 1e9;
   r->executed = true;
+  srv_capture_close(&ex->printed);
   return st;
 }
 
@@ -533,12 +539,20 @@ static void execute_and_reply(exec_state *ex) {
   shlo_status st = run_entry(ex, timeout_ms, &d);
   if (st) {
     reply_exec_failure(r, st, &d, timeout_ms);
-    return;
+  } else {
+    reply_ok(r, shlo_proto_exec_resp_build(ex->res, ex->n_res, ex->n_procs,
+                                           ex->e->id, ex->cached,
+                                           ex->compile_ms, r->exec_s * 1000,
+                                           ex->b.req.b64_out));
+    ex->n_res *= ex->n_procs; /* res holds every process's results */
   }
-  reply_ok(r, shlo_proto_exec_resp_build(ex->res, ex->n_res, ex->n_procs,
-                                         ex->e->id, ex->cached, ex->compile_ms,
-                                         r->exec_s * 1000, ex->b.req.b64_out));
-  ex->n_res *= ex->n_procs; /* res holds every process's results */
+  if (ex->printed.len && r->resp && !r->resp_text) { /* success or error */
+    r->resp = shlo_proto_json_add_printed(r->resp, ex->printed.text,
+                                          ex->printed.truncated);
+    r->resp_len = r->resp ? strlen(r->resp) : 0;
+    if (!r->resp) srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0,
+                                  "out of memory");
+  }
 }
 
 static void exec_free(exec_state *ex) {
@@ -547,6 +561,7 @@ static void exec_free(exec_state *ex) {
   for (int k = 0; k < ex->n_args; k++) shlo_value_unref(ex->args[k]);
   free(ex->args);
   if (ex->e) cache_release(&ex->r->srv->cache, ex->e);
+  srv_capture_free(&ex->printed);
   shlo_proto_exec_req_free(&ex->b.req);
 }
 

@@ -1,8 +1,12 @@
 """Hostile peers against a live shlo-server's binary port: truncated,
 oversized, reserved-bits-set, wrong-version and random frames, a half-open
 peer and one that never reads its answers.  After each, a fresh client must
-still be served; the server's RSS must stay bounded.
-usage: binary_hostile.py SHLO_SERVER"""
+still be served; the server's RSS must stay bounded.  Then a session that
+executes with interpreter.print kept (an OUTPUT frame before the RESULT),
+cancels a long execution, and says goodbye.  SIGTERM must end the server
+with status 0.  With --sanitized (a server built with AddressSanitizer),
+its stderr must also hold no sanitizer report: no leak, no bad access.
+usage: binary_hostile.py SHLO_SERVER [--sanitized]"""
 import os, random, socket, struct, subprocess, sys, time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../client/python"))
 import numpy as np  # noqa: E402
@@ -28,18 +32,23 @@ def hello():
     return H.pack(MAGIC, 1, 1, 0, 0, 0, 16) + struct.pack("<HHIQ", 1, 1, 0, 0)
 
 
+def drain(s):
+    """Everything s receives until the peer closes or goes quiet."""
+    got = b""
+    try:
+        while True:
+            k = s.recv(65536)
+            if not k: break
+            got += k
+    except socket.timeout:
+        pass
+    return got
+
+
 def raw(port, data, read=True):
     s = socket.create_connection(("127.0.0.1", port)); s.settimeout(5)
     s.sendall(data)
-    got = b""
-    if read:
-        try:
-            while True:
-                k = s.recv(65536)
-                if not k: break
-                got += k
-        except socket.timeout:
-            pass
+    got = drain(s) if read else b""
     s.close()
     return got
 
@@ -50,6 +59,90 @@ def served(port):
         return (y == 2 * np.arange(4)).all()
 
 
+LOOP = """func.func @main() -> tensor<i64> {
+  %c0 = stablehlo.constant dense<0> : tensor<i64>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %big = stablehlo.constant dense<1000000000000> : tensor<i64>
+  %r = stablehlo.while(%i = %c0) : tensor<i64>
+  cond {
+    %p = stablehlo.compare LT, %i, %big : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %n = stablehlo.add %i, %one : tensor<i64>
+    stablehlo.return %n : tensor<i64>
+  }
+  return %r : tensor<i64>
+}"""
+BIGPRINT = """func.func @main() -> tensor<i32> {
+  %c = stablehlo.constant dense<7> : tensor<i32>
+  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<300000xi32>
+  interpreter.print %b : tensor<300000xi32>
+  return %c : tensor<i32>
+}"""
+PRINTS = """func.func @main() -> tensor<2xi32> {
+  %0 = stablehlo.constant dense<[7, 8]> : tensor<2xi32>
+  interpreter.print %0 : tensor<2xi32>
+  return %0 : tensor<2xi32>
+}"""
+
+
+def execute_inline(rid, program, flags=1, timeout_us=0):
+    """An EXECUTE frame of an inline program without inputs."""
+    text = program.encode()
+    body = (bytes(32) + struct.pack("<IIQIIQII", flags, 0, len(text), 0, 0, timeout_us, 0, 0)
+            + text + bytes(-len(text) % 8))
+    return H.pack(MAGIC, 1, 5, 0, 0, rid, len(body)) + body
+
+
+def frames(s, want):
+    """Read frames until one of type 6 or 7 (RESULT, ERROR) for each id in
+    want; returns [(type, id, payload)]."""
+    got, buf, done = [], b"", set()
+    while done != want:
+        k = s.recv(65536)
+        if not k:
+            break
+        buf += k
+        while len(buf) >= 32:
+            _, _, t, _, _, rid, n = H.unpack_from(buf)
+            if len(buf) < 32 + n:
+                break
+            got.append((t, rid, buf[32:32 + n])); buf = buf[32 + n:]
+            if t in (6, 7) and rid in want:
+                done.add(rid)
+    return got
+
+
+def session(port):
+    """interpreter.print kept, a cancel, goodbye: the frames a client sees."""
+    s = socket.create_connection(("127.0.0.1", port)); s.settimeout(20)
+    s.sendall(hello() + execute_inline(1, PRINTS, flags=3) + execute_inline(2, PRINTS))
+    got = frames(s, {1, 2})
+    types = [(t, rid) for t, rid, _ in got if rid]
+    out = [p for t, rid, p in got if t == 12 and rid == 1]
+    text = out[0][16:16 + struct.unpack_from("<Q", out[0])[0]].decode() if out else ""
+    check(types.index((12, 1)) < types.index((6, 1)) if (12, 1) in types and (6, 1) in types else False,
+          "OUTPUT before RESULT when asked for")
+    check(text == "tensor<2xi32> {\n  [7, 8]\n}\n", "OUTPUT holds the printed tensor: %r" % text)
+    check((12, 2) not in types and (6, 2) in types, "no OUTPUT unless asked for")
+    s.sendall(execute_inline(4, BIGPRINT, flags=3))  # prints ~900 KB
+    out = [p for t, rid, p in frames(s, {4}) if t == 12 and rid == 4]
+    n, fl = struct.unpack_from("<QI", out[0]) if out else (0, 0)
+    check(n == 512 * 1024 and fl == 1, "OUTPUT kept to half of max-body-bytes, "
+          "marked truncated (%d bytes, flags %d)" % (n, fl))
+    s.sendall(execute_inline(3, LOOP, timeout_us=60 * 10**6))
+    time.sleep(0.3)
+    t0 = time.time()
+    s.sendall(H.pack(MAGIC, 1, 8, 0, 0, 3, 0))
+    got = frames(s, {3})
+    kinds = [struct.unpack_from("<I", p)[0] for t, rid, p in got if t == 7 and rid == 3]
+    check(kinds == [5] and time.time() - t0 < 10, "CANCEL: the long execution answers ERROR timeout")
+    s.sendall(H.pack(MAGIC, 1, 11, 0, 0, 0, 0))
+    rest = drain(s)
+    check(len(rest) >= 32 and H.unpack_from(rest)[2] == 11, "GOODBYE answered with GOODBYE, then close")
+    s.close()
+
+
 def rss(pid):
     for line in open("/proc/%d/status" % pid):
         if line.startswith("VmRSS"):
@@ -57,11 +150,14 @@ def rss(pid):
 
 
 def main():
+    sanitized = sys.argv[2:] == ["--sanitized"]
     hp, bp = free_port(), free_port()
+    errlog = open(os.devnull, "w") if not sanitized else None
     srv = subprocess.Popen([sys.argv[1], "--port", str(hp), "--binary-port", str(bp),
                             "--log", "off", "--threads", "2", "--max-body-bytes", "1m",
-                            "--connection-timeout-s", "1"], stderr=subprocess.DEVNULL)
-    for _ in range(100):
+                            "--connection-timeout-s", "1"],
+                           stderr=errlog if errlog else subprocess.PIPE)
+    for _ in range(400):
         try:
             socket.create_connection(("127.0.0.1", bp)).close(); break
         except OSError:
@@ -114,8 +210,13 @@ def main():
     check(after - before < 400, "RSS bounded: %d MiB -> %d MiB" % (before, after))
     s.close()
     check(served(bp), "served after the non-reader left")
+    session(bp)
     srv.terminate()
-    check(srv.wait(30) == 0, "server exits 0 on SIGTERM")
+    if sanitized:
+        report = srv.stderr.read().decode(errors="replace")
+        check("Sanitizer" not in report, "no sanitizer report" + ("" if "Sanitizer" not in report
+                                                                else ":\n" + report[:6000]))
+    check(srv.wait(60) == 0, "server exits 0 on SIGTERM")
     return 1 if fails else 0
 
 

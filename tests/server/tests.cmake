@@ -81,3 +81,12 @@ add_test(NAME test_binary_hostile
   COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\"; else exec python3 \"$0\" \"$1\"; fi"
           ${CMAKE_SOURCE_DIR}/tests/server/binary_hostile.py $<TARGET_FILE:shlo-server>)
 set_tests_properties(test_binary_hostile PROPERTIES TIMEOUT 120)
+
+# `shlo run|bench|test --server` print what the local runs print.
+if(TARGET shlo-cli AND TARGET shlo-client)
+  add_test(NAME test_remote_run
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/remote_run.sh
+            $<TARGET_FILE:shlo-server> $<TARGET_FILE:shlo-cli>
+            ${CMAKE_SOURCE_DIR})
+  set_tests_properties(test_remote_run PROPERTIES TIMEOUT 300)
+endif()

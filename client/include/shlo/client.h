@@ -43,7 +43,11 @@ typedef struct shlo_client_error {
 /* One execution: a program's text, or the id of a compiled module
  * ("sha256:<hex>"); entry NULL = the module's entry function; replicas,
  * partitions 0 = the module's grid; timeout_ms 0 = the server's default.
- * Inputs are borrowed for the call. */
+ * Inputs are borrowed for the call.  printed, when not NULL, asks the
+ * server for what the program's interpreter.print ops wrote: when the
+ * call ends (success or failure) *printed is that text, malloc'd and
+ * NUL-terminated, for the caller to free, or NULL when nothing was
+ * printed. */
 typedef struct shlo_client_request {
   const char *program;
   size_t program_len;
@@ -53,6 +57,7 @@ typedef struct shlo_client_request {
   int n_inputs;
   int replicas, partitions;
   double timeout_ms;
+  char **printed;
 } shlo_client_request;
 
 typedef struct shlo_client_module {

@@ -35,7 +35,8 @@
   X(CANCEL, 8, "cancel")   \
   X(PING, 9, "ping")       \
   X(PONG, 10, "pong")      \
-  X(GOODBYE, 11, "goodbye")
+  X(GOODBYE, 11, "goodbye") \
+  X(OUTPUT, 12, "output")
 
 typedef enum {
 #define SHLO_BIN_TYPE_ENUM(e, v, s) SHLO_BIN_##e = v,
@@ -91,6 +92,7 @@ typedef struct shlo_bin_module {
 _Static_assert(sizeof(shlo_bin_module) == 56, "MODULE is 56 bytes");
 
 #define SHLO_BIN_EXEC_INLINE 1u
+#define SHLO_BIN_EXEC_PRINT 2u /* send what interpreter.print wrote (OUTPUT) */
 typedef struct shlo_bin_execute {
   uint8_t id[32];
   uint32_t flags;
@@ -119,6 +121,16 @@ typedef struct shlo_bin_error {
   uint32_t message_length;
 } shlo_bin_error;
 _Static_assert(sizeof(shlo_bin_error) == 24, "ERROR is 24 bytes");
+
+/* OUTPUT: what an execution's interpreter.print ops wrote, sent before
+ * its RESULT or ERROR when the EXECUTE set SHLO_BIN_EXEC_PRINT. */
+#define SHLO_BIN_OUTPUT_TRUNCATED 1u
+typedef struct shlo_bin_output {
+  uint64_t length; /* text bytes that follow (then padding) */
+  uint32_t flags;  /* SHLO_BIN_OUTPUT_TRUNCATED: the server kept a prefix */
+  uint32_t reserved;
+} shlo_bin_output;
+_Static_assert(sizeof(shlo_bin_output) == 16, "OUTPUT is 16 bytes");
 
 enum { SHLO_BIN_TENSOR = 0, SHLO_BIN_TUPLE = 1, SHLO_BIN_TOKEN = 2 };
 typedef struct shlo_bin_value {

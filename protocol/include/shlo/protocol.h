@@ -109,6 +109,8 @@ typedef struct shlo_proto_exec_req {
   int replicas, partitions; /* 0 = absent (the module's grid) */
   double timeout_ms;      /* <= 0: server default */
   bool b64_out;           /* "output_format": "b64" */
+  bool print;             /* "print": true -- answer interpreter.print's
+                             text as "printed" */
   const cJSON *inputs;    /* array, or NULL when absent */
 } shlo_proto_exec_req;
 
@@ -125,6 +127,12 @@ char *shlo_proto_exec_req_build(const char *program, const char *entry,
                                 double timeout_ms, bool b64_inputs,
                                 bool b64_outputs);
 
+/* json (a malloc'd JSON object, taken over) with a member "printed":
+ * text (and "printed_truncated": true when truncated) added at its end;
+ * NULL when out of memory. */
+char *shlo_proto_json_add_printed(char *json, const char *text,
+                                  bool truncated);
+
 /* Server side: the success body (malloc'd).  outputs holds n_procs *
  * n_outputs values, process-major; with n_procs > 1 "outputs" is a list of
  * per-process lists.  module_id may be NULL. */
@@ -134,7 +142,8 @@ char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
                                  double compile_ms, double execute_ms,
                                  bool b64);
 /* Client side: decode "outputs" of a success body into new values
- * (*outs malloc'd, each an owned reference). */
+ * (*outs malloc'd, each an owned reference); a grid's per-process lists
+ * are flattened, process-major. */
 int shlo_proto_exec_resp_parse(const char *body, size_t len,
                                const shlo_proto_limits *lim,
                                shlo_value ***outs, int *n_outs,

@@ -1,0 +1,28 @@
+# shlo-server built with AddressSanitizer (LeakSanitizer included) for
+# test_binary_leaks: the engine is the tests' shlo_asan; the server's and
+# the protocol's sources are compiled again here with the same flags.
+pkg_check_modules(ASAN_LIBUV REQUIRED IMPORTED_TARGET libuv)
+pkg_check_modules(ASAN_MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
+find_package(OpenSSL REQUIRED)
+file(GLOB shlo_asan_server_sources CONFIGURE_DEPENDS
+     ${CMAKE_SOURCE_DIR}/server/src/*.c)
+add_executable(shlo-server-asan ${shlo_asan_server_sources}
+  ${CMAKE_SOURCE_DIR}/protocol/src/protocol.c
+  ${CMAKE_SOURCE_DIR}/protocol/src/json_write.c
+  ${CMAKE_SOURCE_DIR}/protocol/src/json_exact.c
+  ${CMAKE_SOURCE_DIR}/protocol/src/binproto.c)
+target_include_directories(shlo-server-asan PRIVATE
+  ${CMAKE_SOURCE_DIR}/server/src ${CMAKE_SOURCE_DIR}/protocol/include
+  ${CMAKE_SOURCE_DIR}/protocol/src ${CMAKE_SOURCE_DIR}/engine/src)
+target_link_libraries(shlo-server-asan PRIVATE shlo_asan PkgConfig::ASAN_LIBUV
+  PkgConfig::ASAN_MHD PkgConfig::CJSON OpenSSL::Crypto Threads::Threads m)
+
+# The hostile frames and peers of test_binary_hostile, then a session that
+# compiles, executes (printing too), cancels and says goodbye, against the
+# sanitized server; SIGTERM must end it with status 0 and no report.
+add_test(NAME test_binary_leaks
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\" \"$2\"; else exec python3 \"$0\" \"$1\" \"$2\"; fi"
+          ${CMAKE_SOURCE_DIR}/tests/server/binary_hostile.py
+          $<TARGET_FILE:shlo-server-asan> --sanitized)
+set_tests_properties(test_binary_leaks PROPERTIES TIMEOUT 300
+  ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
