@@ -113,7 +113,7 @@ bool shlo__verify_map(shlo__vctx *vc, const shlo_op *op) {
                       "result");
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
   for (int i = 1; i < op->n_operands; i++)
-    if (!shlo__same_shape(a, shlo__otype(vc, op, i)))
+    if (!shlo__compat_shape(a, shlo__otype(vc, op, i)))
       return shlo__verr(vc, op, "C1", "input #%d %s and input #0 %s have "
                         "different shapes", i,
                         shlo__tstr(vc, shlo__otype(vc, op, i)),
@@ -140,7 +140,7 @@ bool shlo__verify_map(shlo__vctx *vc, const shlo_op *op) {
   if (!shlo__is_tensor(rt) || rt->rank != 0)
     return shlo__verr(vc, op, "C4", "computation must return a rank-0 "
                       "tensor, returns %s", shlo__tstr(vc, rt));
-  if (!shlo__same_shape(r, a))
+  if (!shlo__compat_shape(r, a))
     return shlo__verr(vc, op, "C5", "result %s must have the inputs' shape "
                       "(%s)", shlo__tstr(vc, r), shlo__tstr(vc, a));
   if (!shlo__same_elem(r, rt))
@@ -170,7 +170,7 @@ bool shlo__verify_reduce(shlo__vctx *vc, const shlo_op *op) {
     if (!shlo__is_tensor(ins[i]))
       return shlo__verr(vc, op, "I1", "input #%d %s must be a tensor", i,
                         shlo__tstr(vc, ins[i]));
-    if (!shlo__same_shape(ins[i], a))
+    if (!shlo__compat_shape(ins[i], a))
       return shlo__verr(vc, op, "C1", "input #%d %s and input #0 %s have "
                         "different shapes", i, shlo__tstr(vc, ins[i]),
                         shlo__tstr(vc, a));
@@ -274,7 +274,7 @@ bool shlo__verify_reduce_window(shlo__vctx *vc, const shlo_op *op) {
   const shlo_type *ins[64], *acc[64];
   for (int i = 0; i < n; i++) {
     ins[i] = shlo__otype(vc, op, i);
-    if (!shlo__same_shape(ins[i], a))
+    if (!shlo__compat_shape(ins[i], a))
       return shlo__verr(vc, op, "C2", "input #%d %s and input #0 %s have "
                         "different shapes", i, shlo__tstr(vc, ins[i]),
                         shlo__tstr(vc, a));
@@ -390,7 +390,7 @@ bool shlo__verify_sort(shlo__vctx *vc, const shlo_op *op) {
                       op->n_results);
   const shlo_type *a = shlo__otype(vc, op, 0);
   for (int i = 1; i < n; i++)
-    if (!shlo__same_shape(a, shlo__otype(vc, op, i)))
+    if (!shlo__compat_shape(a, shlo__otype(vc, op, i)))
       return shlo__verr(vc, op, "C2", "input #%d %s and input #0 %s have "
                         "different shapes", i,
                         shlo__tstr(vc, shlo__otype(vc, op, i)),
