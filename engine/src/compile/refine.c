@@ -15,6 +15,7 @@
 
 #include "compile/refine_int.h"
 #include "ops/ops.h"
+#include "verify/verify_int.h" /* shlo__dim_bound */
 
 struct shlo_refined {
   shlo_arena *a;
@@ -315,8 +316,11 @@ static shlo_status check_args(refiner *R, const shlo_func *f,
     bool ok = type_static(t) && d->kind == t->kind;
     if (ok && d->kind == SHLO_TYPE_TENSOR) {
       ok = d->elem == t->elem && (d->rank < 0 || d->rank == t->rank);
-      for (int k = 0; ok && d->rank >= 0 && k < d->rank; k++)
-        ok = d->dims[k] < 0 || d->dims[k] == t->dims[k];
+      for (int k = 0; ok && d->rank >= 0 && k < d->rank; k++) {
+        int64_t bound = shlo__dim_bound(d, k);
+        ok = d->dims[k] < 0 ? bound < 0 || t->dims[k] <= bound
+                            : d->dims[k] == t->dims[k];
+      }
     } else if (ok) {
       ok = type_static(d) && shlo_type_equal(d, t);
     }
@@ -325,7 +329,8 @@ static shlo_status check_args(refiner *R, const shlo_func *f,
       shlo_type_format(d, want, sizeof want);
       shlo_type_format(t, got, sizeof got);
       return shlo_diag_set(R->diag, SHLO_EINPUT, R->m->filename, f->loc.line,
-                           f->loc.col, "argument %d of @%s must be %s, got %s",
+                           f->loc.col, "argument %d of @%s must be %s (a "
+                           "size within each bound), got %s",
                            i, f->name, want, got);
     }
   }
