@@ -310,6 +310,46 @@ static void dynamic_shape_ops(void **state) {
   unload(l);
 }
 
+/* dynamic_gather with folded slice sizes and dynamic_conv with folded
+ * padding, on operands of dynamic size. */
+static void dynamic_gather_and_conv(void **state) {
+  (void)state;
+  loaded l = load(
+      "func.func @main(%x: tensor<?x2xi32>, %l: tensor<1x?x1xf32>) -> "
+      "(tensor<?x?xi32>, tensor<1x?x1xf32>) {\n"
+      "  %idx = stablehlo.constant dense<[[1]]> : tensor<1x1xi64>\n"
+      "  %ss = stablehlo.constant dense<[1, 2]> : tensor<2xi64>\n"
+      "  %g = \"stablehlo.dynamic_gather\"(%x, %idx, %ss) {dimension_numbers "
+      "= #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], "
+      "start_index_map = [0], index_vector_dim = 1>} : (tensor<?x2xi32>, "
+      "tensor<1x1xi64>, tensor<2xi64>) -> tensor<?x?xi32>\n"
+      "  %k = stablehlo.constant dense<[[[1.0]], [[1.0]]]> : "
+      "tensor<2x1x1xf32>\n"
+      "  %p = stablehlo.constant dense<[[0, 1]]> : tensor<1x2xi64>\n"
+      "  %c = \"stablehlo.dynamic_conv\"(%l, %k, %p) {dimension_numbers = "
+      "#stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, window_strides = "
+      "array<i64: 1>, feature_group_count = 1 : i64, batch_group_count = 1 "
+      ": i64} : (tensor<1x?x1xf32>, tensor<2x1x1xf32>, tensor<1x2xi64>) -> "
+      "tensor<1x?x1xf32>\n"
+      "  func.return %g, %c : tensor<?x?xi32>, tensor<1x?x1xf32>\n}\n");
+  /* Row 1 of x; sums of neighbours with one zero padded on the right. */
+  assert_int_equal(run(l, "[dense<[[1, 2], [3, 4], [5, 6]]> : "
+                          "tensor<3x2xi32>, dense<[[[1.0], [2.0], [3.0], "
+                          "[4.0]]]> : tensor<1x4x1xf32>]",
+                       "[dense<[[3, 4]]> : tensor<1x2xi32>, "
+                       "dense<[[[3.0], [5.0], [7.0], [4.0]]]> : "
+                       "tensor<1x4x1xf32>]",
+                       NULL, 0),
+                   SHLO_OK);
+  assert_int_equal(run(l, "[dense<[[7, 8], [9, 10]]> : tensor<2x2xi32>, "
+                          "dense<[[[1.0], [-1.0]]]> : tensor<1x2x1xf32>]",
+                       "[dense<[[9, 10]]> : tensor<1x2xi32>, "
+                       "dense<[[[0.0], [-1.0]]]> : tensor<1x2x1xf32>]",
+                       NULL, 0),
+                   SHLO_OK);
+  unload(l);
+}
+
 /* A bounded dimension takes any size up to its bound. */
 static void bounded_dimension(void **state) {
   (void)state;
@@ -348,6 +388,7 @@ int main(void) {
       cmocka_unit_test(matmul_with_symbolic_batch),
       cmocka_unit_test(reshape_and_broadcast_of_symbolic_dims),
       cmocka_unit_test(dynamic_shape_ops),
+      cmocka_unit_test(dynamic_gather_and_conv),
       cmocka_unit_test(bounded_dimension),
       cmocka_unit_test(static_module_has_one_plan),
   };
