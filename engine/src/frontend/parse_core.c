@@ -1212,9 +1212,10 @@ static void parse_conv_raw_field(parser *P, shlo_attr *a, int counts[3]) {
 
 /* The printer's raw form, used for dimension numbers the compact form
  * cannot show: #stablehlo.conv<raw input_batch_dimension = 0, ...>.  The
- * verifier checks what it says (ranges, uniqueness); spatial lists of
- * different lengths keep the longest, padded with -1, which no dimension
- * can be. */
+ * verifier checks what it says (ranges, uniqueness).  The input's spatial
+ * list sets the spatial count; a shorter kernel or output list is padded
+ * with -1 and a longer one marked by -2 after the count, values no
+ * dimension can have, which the verifier reports as wrong lengths. */
 static const shlo_attr *parse_conv_raw(parser *P) {
   shlo_attr *a = shlo__new_attr(P, SHLO_ATTR_CONV_DIMS);
   int counts[3] = {0, 0, 0};
@@ -1226,10 +1227,10 @@ static const shlo_attr *parse_conv_raw(parser *P) {
     do parse_conv_raw_field(P, a, counts);
     while (shlo__accept(P, ","));
   int n = counts[0];
-  for (int i = 1; i < 3; i++)
-    if (counts[i] > n) n = counts[i];
-  for (int i = 0; i < 3; i++)
+  for (int i = 1; i < 3; i++) {
     for (int k = counts[i]; k < n; k++) list_at[i][k] = -1;
+    if (counts[i] > n) list_at[i][n] = -2;
+  }
   a->conv_n_spatial = n;
   return a;
 }

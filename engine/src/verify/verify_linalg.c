@@ -355,6 +355,19 @@ static bool vconv_dims_ok(shlo__vctx *vc, const shlo_op *op,
     return shlo__verr(vc, op, "C12", "dimension_numbers have %d spatial "
                       "dimensions but the operands have %d",
                       d->conv_n_spatial, S);
+  /* The raw form's kernel and output lists of another length than the
+   * input's (marked by the parser with -1 / -2). */
+  for (int i = 0; i <= S && i < R; i++) {
+    bool pad = i < S, extra = i == S;
+    if ((pad && d->conv_k_spatial[i] == -1) ||
+        (extra && d->conv_k_spatial[i] == -2))
+      return shlo__verr(vc, op, "C17", "kernel_spatial_dimensions must have "
+                        "%d entries", S);
+    if ((pad && d->conv_out_spatial[i] == -1) ||
+        (extra && d->conv_out_spatial[i] == -2))
+      return shlo__verr(vc, op, "C19", "output_spatial_dimensions must have "
+                        "%d entries", S);
+  }
   in[0] = d->conv_in_batch;
   in[1] = d->conv_in_feature;
   kd[0] = d->conv_k_in;
