@@ -350,6 +350,42 @@ static void dynamic_gather_and_conv(void **state) {
   unload(l);
 }
 
+/* A composite's decomposition and a while loop carrying a dynamic
+ * tensor are refined with the shapes they are given. */
+static void composites_and_loops(void **state) {
+  (void)state;
+  loaded l = load(
+      "func.func @main(%x: tensor<?xi32>) -> tensor<?xi32> {\n"
+      "  %d = stablehlo.composite \"my.double\" %x {decomposition = @dbl} : "
+      "(tensor<?xi32>) -> tensor<?xi32>\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %r:2 = stablehlo.while(%i = %c0, %v = %d) : tensor<i32>, "
+      "tensor<?xi32>\n"
+      "  cond {\n"
+      "    %three = stablehlo.constant dense<3> : tensor<i32>\n"
+      "    %lt = stablehlo.compare LT, %i, %three : (tensor<i32>, "
+      "tensor<i32>) -> tensor<i1>\n"
+      "    stablehlo.return %lt : tensor<i1>\n"
+      "  } do {\n"
+      "    %one = stablehlo.constant dense<1> : tensor<i32>\n"
+      "    %j = stablehlo.add %i, %one : tensor<i32>\n"
+      "    %w = stablehlo.add %v, %x : tensor<?xi32>\n"
+      "    stablehlo.return %j, %w : tensor<i32>, tensor<?xi32>\n"
+      "  }\n"
+      "  func.return %r#1 : tensor<?xi32>\n}\n"
+      "func.func private @dbl(%x: tensor<?xi32>) -> tensor<?xi32> {\n"
+      "  %0 = stablehlo.add %x, %x : tensor<?xi32>\n"
+      "  func.return %0 : tensor<?xi32>\n}\n");
+  /* 2x plus 3 more x: 5x. */
+  assert_int_equal(run(l, "[dense<[1, -2, 3]> : tensor<3xi32>]",
+                       "[dense<[5, -10, 15]> : tensor<3xi32>]", NULL, 0),
+                   SHLO_OK);
+  assert_int_equal(run(l, "[dense<[7]> : tensor<1xi32>]",
+                       "[dense<[35]> : tensor<1xi32>]", NULL, 0),
+                   SHLO_OK);
+  unload(l);
+}
+
 /* A bounded dimension takes any size up to its bound. */
 static void bounded_dimension(void **state) {
   (void)state;
@@ -389,6 +425,7 @@ int main(void) {
       cmocka_unit_test(reshape_and_broadcast_of_symbolic_dims),
       cmocka_unit_test(dynamic_shape_ops),
       cmocka_unit_test(dynamic_gather_and_conv),
+      cmocka_unit_test(composites_and_loops),
       cmocka_unit_test(bounded_dimension),
       cmocka_unit_test(static_module_has_one_plan),
   };

@@ -449,8 +449,10 @@ static bool results_static(refine_func *F, const shlo_op *op) {
 }
 
 shlo_status shlo__refine_infer(refine_func *F, const shlo_op *op) {
-  if (op->code == SHLO_OP_CALL) {
-    const char *callee = shlo_attr_get_str(shlo_op_attr(op, "callee"));
+  if (op->code == SHLO_OP_CALL || op->code == SHLO_OP_COMPOSITE) {
+    /* A composite runs its decomposition as a call does. */
+    const char *callee = shlo_attr_get_str(shlo_op_attr(
+        op, op->code == SHLO_OP_CALL ? "callee" : "decomposition"));
     if (!callee) return unfolded(F, op, "the callee");
     return shlo__refine_call(F, op, callee);
   }
