@@ -144,6 +144,26 @@ static void shapes_that_do_not_refine_are_input_errors(void **state) {
                           "dense<[1, 2]> : tensor<2xi32>]",
                        NULL, msg, sizeof msg),
                    SHLO_EINPUT);
+  /* A shape computed from the argument that disagrees with a broadcast
+   * operand: caught on the refined copy (folding it must not read past
+   * the operand). */
+  loaded b = load(
+      "func.func @main(%x: tensor<?xi64>) -> tensor<?xi64> {\n"
+      "  %n = stablehlo.get_dimension_size %x, dim = 0 : (tensor<?xi64>) -> "
+      "tensor<i32>\n"
+      "  %s = stablehlo.reshape %n : (tensor<i32>) -> tensor<1xi32>\n"
+      "  %c = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi64>\n"
+      "  %r = stablehlo.dynamic_broadcast_in_dim %c, %s, dims = [0] : "
+      "(tensor<3xi64>, tensor<1xi32>) -> tensor<?xi64>\n"
+      "  func.return %r : tensor<?xi64>\n}\n");
+  assert_int_equal(run(b, "[dense<[9, 9, 9]> : tensor<3xi64>]",
+                       "[dense<[1, 2, 3]> : tensor<3xi64>]", NULL, 0),
+                   SHLO_OK);
+  assert_int_equal(run(b, "[dense<[9, 9, 9, 9, 9]> : tensor<5xi64>]", NULL,
+                       msg, sizeof msg),
+                   SHLO_EINPUT);
+  assert_non_null(strstr(msg, "t.mlir:5:8"));
+  unload(b);
   /* Failures compile nothing that is kept; a good call still works. */
   assert_int_equal(run(l, "[dense<[[1, 2]]> : tensor<1x2xi32>, "
                           "dense<[[1, 2]]> : tensor<1x2xi32>]",

@@ -28,9 +28,15 @@ static void unravel(int64_t i, const int64_t *dims, int r, int64_t *c) {
   }
 }
 
+/* The flat index of coordinates c in dims, or -1 when c is outside: the
+ * refined shapes are only verified after folding, so operands may not
+ * yet agree with the results they fold into. */
 static int64_t ravel(const int64_t *c, const int64_t *dims, int r) {
   int64_t i = 0;
-  for (int k = 0; k < r; k++) i = i * dims[k] + c[k];
+  for (int k = 0; k < r; k++) {
+    if (c[k] < 0 || c[k] >= dims[k]) return -1;
+    i = i * dims[k] + c[k];
+  }
   return i;
 }
 
@@ -43,8 +49,13 @@ static bool fold_broadcast(const shlo_op *op, const shlo_type *a,
   if (nb != a->rank) return false;
   for (int64_t i = 0; i < n; i++) {
     unravel(i, t->dims, t->rank, c);
-    for (int k = 0; k < nb; k++) ac[k] = a->dims[k] == 1 ? 0 : c[bd[k]];
-    out[i] = x[ravel(ac, a->dims, a->rank)];
+    for (int k = 0; k < nb; k++) {
+      if (bd[k] < 0 || bd[k] >= t->rank) return false;
+      ac[k] = a->dims[k] == 1 ? 0 : c[bd[k]];
+    }
+    int64_t at = ravel(ac, a->dims, a->rank);
+    if (at < 0) return false;
+    out[i] = x[at];
   }
   return true;
 }
@@ -64,7 +75,9 @@ static bool fold_concatenate(refine_func *F, const shlo_op *op,
       c[d] -= a->dims[d];
       a = F->types[op->operands[++j]];
     }
-    out[i] = F->known[op->operands[j]][ravel(c, a->dims, a->rank)];
+    int64_t at = a->rank == t->rank ? ravel(c, a->dims, a->rank) : -1;
+    if (at < 0) return false;
+    out[i] = F->known[op->operands[j]][at];
   }
   return true;
 }
@@ -82,7 +95,9 @@ static bool fold_slice(const shlo_op *op, const shlo_type *a,
   for (int64_t i = 0; i < n; i++) {
     unravel(i, t->dims, t->rank, c);
     for (int k = 0; k < ns; k++) c[k] = s[k] + c[k] * st[k];
-    out[i] = x[ravel(c, a->dims, a->rank)];
+    int64_t at = ns == t->rank ? ravel(c, a->dims, a->rank) : -1;
+    if (at < 0) return false;
+    out[i] = x[at];
   }
   return true;
 }
