@@ -195,6 +195,51 @@ static void convolution_constraints(void **state) {
   /* C25 the result's batch, feature and spatial sizes. */
   CONV_REJECTS("C25", .res = "tensor<2x4x2xf32>");
   CONV_REJECTS("C25", .res = "tensor<2x3x1xf32>");
+  /* C26 rank(result) = N. */
+  CONV_REJECTS("C26", .res = "tensor<2x3xf32>");
+  /* C27 unquantized: element_type(lhs) = element_type(rhs). */
+  CONV_REJECTS("C27", .rhs = "tensor<2x2x2xf64>");
+}
+
+/* Quantized convolution (C28-C34): per-tensor i8 operands, an i32
+ * result; a case changes one type. */
+#define QL "tensor<2x4x2x!quant.uniform<i8:f32, 5.000000e-01>>"
+#define QR "tensor<2x2x2x!quant.uniform<i8:f32, 5.000000e-01>>"
+#define QO "tensor<2x3x2x!quant.uniform<i32:f32, 2.500000e-01>>"
+
+static void convolution_quantized_constraints(void **state) {
+  (void)state;
+  accepts(conv_text((conv_case){.lhs = QL, .rhs = QR, .res = QO}));
+  /* C28 is_quantized(lhs) = is_quantized(result) and is_quantized(rhs). */
+  CONV_REJECTS("C28", .lhs = QL, .rhs = "tensor<2x2x2xf32>", .res = QO);
+  /* C29 a per-axis rhs is quantized along kernel_output_feature_dimension
+   * (2 here). */
+  CONV_REJECTS("C29", .lhs = QL,
+               .rhs = "tensor<2x2x2x!quant.uniform<i8:f32:0, "
+                      "{5.000000e-01, 5.000000e-01}>>",
+               .res = QO);
+  /* C30 a per-axis result is quantized along output_feature_dimension. */
+  CONV_REJECTS("C30", .lhs = QL,
+               .rhs = "tensor<2x2x2x!quant.uniform<i8:f32:2, "
+                      "{5.000000e-01, 5.000000e-01}>>",
+               .res = "tensor<2x3x2x!quant.uniform<i32:f32:0, "
+                      "{2.500000e-01, 2.500000e-01}>>");
+  /* C31 storage_type(lhs) = storage_type(rhs). */
+  CONV_REJECTS("C31", .lhs = QL,
+               .rhs = "tensor<2x2x2x!quant.uniform<i16:f32, 5.000000e-01>>",
+               .res = QO);
+  /* C32 expressed types of lhs, rhs and result agree. */
+  CONV_REJECTS("C32", .lhs = QL, .rhs = QR,
+               .res = "tensor<2x3x2x!quant.uniform<i32:f16, 2.500000e-01>>");
+  /* C33 a per-tensor rhs gives a per-tensor result. */
+  CONV_REJECTS("C33", .lhs = QL, .rhs = QR,
+               .res = "tensor<2x3x2x!quant.uniform<i32:f32:2, "
+                      "{2.500000e-01, 2.500000e-01}>>");
+  /* C34 hybrid (float lhs): element_type(lhs) = expressed_type(rhs) =
+   * element_type(result). */
+  CONV_REJECTS("C34", .lhs = "tensor<2x4x2xf32>",
+               .rhs = "tensor<2x2x2x!quant.uniform<i8:f16, 5.000000e-01>>",
+               .res = "tensor<2x3x2xf32>");
 }
 
 /* ---- reduce ----
@@ -628,6 +673,7 @@ static void scatter_constraints(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(convolution_constraints),
+      cmocka_unit_test(convolution_quantized_constraints),
       cmocka_unit_test(reduce_constraints),
       cmocka_unit_test(reduce_window_constraints),
       cmocka_unit_test(select_and_scatter_constraints),

@@ -481,7 +481,8 @@ static bool vconv_result_ok(shlo__vctx *vc, const shlo_op *op,
  * unique; C14 kernel input features = input features / groups; C15/C16
  * kernel output features divisible by the group counts; C21/C22 group
  * counts positive; C23 one of them is 1; C24 precision_config; C25 the
- * result shape. */
+ * result shape; C26 its rank; C27 unquantized operands share the element
+ * type; C28-C34 quantization. */
 bool shlo__verify_convolution(shlo__vctx *vc, const shlo_op *op) {
   if (op->n_operands < 2 || op->n_results != 1)
     return shlo__verr(vc, op, NULL, "expects lhs, rhs and one result");
@@ -491,6 +492,12 @@ bool shlo__verify_convolution(shlo__vctx *vc, const shlo_op *op) {
   if (b->rank != N)
     return shlo__verr(vc, op, "C1", "lhs %s and rhs %s must have the same "
                       "rank", shlo__tstr(vc, a), shlo__tstr(vc, b));
+  if (r->rank >= 0 && r->rank != N)
+    return shlo__verr(vc, op, "C26", "result %s must have rank %d, the "
+                      "operands'", shlo__tstr(vc, r), N);
+  if (!a->quant && !b->quant && !r->quant && a->elem != b->elem)
+    return shlo__verr(vc, op, "C27", "lhs %s and rhs %s must have the same "
+                      "element type", shlo__tstr(vc, a), shlo__tstr(vc, b));
   if (N < 2)
     return shlo__verr(vc, op, "C1", "lhs %s must have rank >= 2",
                       shlo__tstr(vc, a));
