@@ -427,6 +427,15 @@ static void test_chlo_top_k(void **state) {
          "  %v, %i = chlo.top_k(%x, k = 2) : tensor<3xui32> -> (tensor<2xui32>, tensor<2xi32>)\n"
          "  check.expect_eq_const %v, dense<[4294967295, 2147483648]> : tensor<2xui32>\n"
          "  check.expect_eq_const %i, dense<[1, 2]> : tensor<2xi32>\n");
+  /* i1: true above false, ties lower index first */
+  RUN_OK("  %x = stablehlo.constant dense<[[false, true, false, true], "
+         "[false, false, false, true]]> : tensor<2x4xi1>\n"
+         "  %v, %i = chlo.top_k(%x, k = 3) : tensor<2x4xi1> -> "
+         "(tensor<2x3xi1>, tensor<2x3xi32>)\n"
+         "  check.expect_eq_const %v, dense<[[true, true, false], "
+         "[true, false, false]]> : tensor<2x3xi1>\n"
+         "  check.expect_eq_const %i, dense<[[1, 3, 0], [3, 0, 1]]> : "
+         "tensor<2x3xi32>\n");
 }
 
 static void test_chlo_scan_and_ragged_dot(void **state) {

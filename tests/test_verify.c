@@ -430,10 +430,56 @@ static void test_module(void **state) {
   assert_non_null(strstr(d.message, "no entry function"));
   assert_int_equal(shlo_verify_module(m, NULL, NULL), SHLO_OK);
   shlo_module_free(m);
-  /* Dynamic shapes are reported as unsupported, not as errors. */
+  /* Dynamic shapes are verified, not set aside as unsupported. */
   shlo_status st;
   verify_text("func.func @main(%a: tensor<?xf32>) {\n  func.return\n}\n", &st);
-  assert_int_equal(st, SHLO_EUNSUPPORTED);
+  assert_int_equal(st, SHLO_OK);
+}
+
+/* Dynamic, bounded and unranked types: `?` is compatible with any size
+ * (within its bound), so what would be a mismatch between static sizes is
+ * fine, and a mismatch between known sizes still is not. */
+static void test_dynamic(void **state) {
+  (void)state;
+  expect_clean("func.func @main(%a: tensor<?x4xf32>, %b: tensor<3x?xf32>) "
+            "-> tensor<3x4xf32> {\n"
+            "  %0 = stablehlo.add %a, %b : (tensor<?x4xf32>, tensor<3x?xf32>) "
+            "-> tensor<3x4xf32>\n"
+            "  func.return %0 : tensor<3x4xf32>\n}\n");
+  expect_error("func.func @main(%a: tensor<?x4xf32>) -> tensor<3x5xf32> {\n"
+               "  %0 = stablehlo.abs %a : (tensor<?x4xf32>) -> "
+               "tensor<3x5xf32>\n"
+               "  func.return %0 : tensor<3x5xf32>\n}\n",
+               "t.mlir:2:8: error: stablehlo.abs", "(C1)", NULL);
+  /* A static size above the bound of a bounded dimension. */
+  expect_error("func.func @main(%a: tensor<?xf32, #stablehlo.bounds<4>>) "
+               "-> tensor<5xf32> {\n"
+               "  %0 = stablehlo.abs %a : (tensor<?xf32, #stablehlo.bounds<4>>)"
+               " -> tensor<5xf32>\n"
+               "  func.return %0 : tensor<5xf32>\n}\n",
+               "t.mlir:2:8: error: stablehlo.abs", "(C1)", NULL);
+  expect_clean("func.func @main(%a: tensor<?xf32, #stablehlo.bounds<4>>) "
+            "-> tensor<3xf32> {\n"
+            "  %0 = stablehlo.abs %a : (tensor<?xf32, #stablehlo.bounds<4>>)"
+            " -> tensor<3xf32>\n"
+            "  func.return %0 : tensor<3xf32>\n}\n");
+  /* broadcast_in_dim's result must be static; its operand need not be. */
+  expect_error("func.func @main(%a: tensor<3xf32>) -> tensor<?x3xf32> {\n"
+               "  %0 = stablehlo.broadcast_in_dim %a, dims = [1] : "
+               "(tensor<3xf32>) -> tensor<?x3xf32>\n"
+               "  func.return %0 : tensor<?x3xf32>\n}\n",
+               "t.mlir:2:8: error: stablehlo.broadcast_in_dim",
+               "statically shaped", NULL);
+  /* A constant shape operand is a static size. */
+  expect_error("func.func @main(%a: tensor<2x5xf32>) -> tensor<?x?xf32> {\n"
+               "  %s = stablehlo.constant dense<[3, 4]> : tensor<2xi64>\n"
+               "  %0 = stablehlo.dynamic_reshape %a, %s : (tensor<2x5xf32>, "
+               "tensor<2xi64>) -> tensor<?x?xf32>\n"
+               "  func.return %0 : tensor<?x?xf32>\n}\n",
+               "t.mlir:3:8: error: stablehlo.dynamic_reshape", "(C2)", "12");
+  expect_clean("func.func @main(%a: tensor<*xf32>) -> tensor<*xf32> {\n"
+            "  %0 = stablehlo.abs %a : (tensor<*xf32>) -> tensor<*xf32>\n"
+            "  func.return %0 : tensor<*xf32>\n}\n");
 }
 
 int main(void) {
@@ -443,6 +489,7 @@ int main(void) {
       cmocka_unit_test(test_linalg),      cmocka_unit_test(test_collective),
       cmocka_unit_test(test_misc),        cmocka_unit_test(test_module),
       cmocka_unit_test(test_quantized),   cmocka_unit_test(test_parse_time),
+      cmocka_unit_test(test_dynamic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

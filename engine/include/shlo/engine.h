@@ -77,6 +77,11 @@ SHLO_API shlo_status shlo_load_file(const char *path,
  * caller frees it); NULL with diag set ("cannot open/read PATH"). */
 SHLO_API char *shlo_read_file(const char *path, size_t *len, shlo_diag *diag);
 
+/* How many argument-shape signatures a module with dynamic shapes has been
+ * refined and compiled for (each a compile; a call with shapes seen before
+ * reuses its plan); 0 for a static module. */
+SHLO_API int64_t shlo_executable_refinements(const shlo_executable *e);
+
 /* Write a human-readable listing of the entry function's plan. */
 SHLO_API void shlo_executable_explain(const shlo_executable *e, FILE *f);
 

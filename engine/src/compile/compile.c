@@ -11,6 +11,8 @@
 
 #include "compile/executable.h"
 #include "compile/fuse.h"
+#include "compile/refine.h"
+#include "compile/refine_cache.h"
 #include "ops/ops.h"
 #include "shlo/engine.h"
 #include "shlo/verify.h"
@@ -40,6 +42,7 @@ struct shlo_executable {
   shlo_plan **func_plans;
   const shlo_func *entry;
   int entry_index;
+  shlo_refine_cache *refine; /* dynamic shapes: plans per signature */
 };
 
 /* ---- compile-time view for op compile functions ---- */
@@ -450,6 +453,35 @@ shlo_status shlo__cc_func_plan(shlo_compiler *cc, const shlo_op *op,
   return SHLO_OK;
 }
 
+/* A module with dynamic shapes has no plan of its own: it is refined and
+ * compiled per argument-shape signature when executed (refine_cache.h),
+ * and at once when the entry's own signature is static. */
+static shlo_status compile_refining(const shlo_module *m,
+                                    const shlo_func *entry, bool no_fusion,
+                                    shlo_executable **out, shlo_diag *diag) {
+  shlo_executable *e = calloc(1, sizeof *e);
+  if (e) e->refine = shlo__refine_cache_new(m, entry, no_fusion);
+  if (!e || !e->refine) {
+    free(e);
+    return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0, "out of memory");
+  }
+  e->m = m;
+  e->entry = entry;
+  e->entry_index = func_index(m, entry->name);
+  bool fixed = true;
+  for (int i = 0; i < entry->n_args; i++)
+    fixed = fixed && shlo__refine_static(entry->arg_types[i]);
+  shlo_status st = fixed ? shlo__refine_cache_prepare(
+                               e->refine, entry->arg_types, entry->n_args, diag)
+                         : SHLO_OK;
+  if (st) {
+    shlo_executable_free(e);
+    return st;
+  }
+  *out = e;
+  return SHLO_OK;
+}
+
 shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
                          shlo_executable **out, shlo_diag *diag) {
   *out = NULL;
@@ -471,10 +503,13 @@ shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
                          "no entry function: expected @main or a single "
                          "function");
   }
+  bool no_fusion = (opts && opts->no_fusion) || getenv("SHLO_NO_FUSION");
+  if (shlo__module_is_dynamic(m))
+    return compile_refining(m, entry, no_fusion, out, diag);
   shlo_compiler cc = {0};
   cc.m = m;
   cc.diag = diag;
-  cc.no_fusion = (opts && opts->no_fusion) || getenv("SHLO_NO_FUSION");
+  cc.no_fusion = no_fusion;
   shlo_executable *e = calloc(1, sizeof *e);
   cc.func_plans = calloc((size_t)m->n_funcs + 1, sizeof *cc.func_plans);
   cc.compiling = calloc((size_t)m->n_funcs + 1, 1);
@@ -503,6 +538,7 @@ void shlo_executable_free(shlo_executable *e) {
   if (!e) return;
   for (int i = 0; i < e->n_funcs; i++) shlo__plan_free(e->func_plans[i]);
   free(e->func_plans);
+  shlo__refine_cache_free(e->refine);
   free(e);
 }
 
@@ -511,13 +547,22 @@ const shlo_func *shlo_executable_entry(const shlo_executable *e) {
 }
 
 int64_t shlo_executable_work(const shlo_executable *e) {
+  if (e->refine) return -1; /* unknown until the shapes are */
   return e->func_plans[e->entry_index]->work;
+}
+
+int64_t shlo_executable_refinements(const shlo_executable *e) {
+  return e->refine ? shlo__refine_cache_compiles(e->refine) : 0;
 }
 
 /* ---- the executable, as the runtime sees it (compile/compiler.h) ---- */
 
 const shlo_plan *shlo__executable_plan(const shlo_executable *e) {
-  return e->func_plans[e->entry_index];
+  return e->refine ? NULL : e->func_plans[e->entry_index];
+}
+
+shlo_refine_cache *shlo__executable_refine(const shlo_executable *e) {
+  return e->refine;
 }
 
 const shlo_module *shlo__executable_module(const shlo_executable *e) {
@@ -551,5 +596,11 @@ static void explain_plan(const shlo_plan *p, FILE *f, int indent) {
 }
 
 void shlo_executable_explain(const shlo_executable *e, FILE *f) {
+  if (e->refine) {
+    fprintf(f, "plan %s: dynamic shapes, refined and compiled per argument "
+            "shapes when called (%lld so far)\n", e->entry->name,
+            (long long)shlo__refine_cache_compiles(e->refine));
+    return;
+  }
   explain_plan(e->func_plans[e->entry_index], f, 0);
 }

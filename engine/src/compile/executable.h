@@ -5,8 +5,13 @@
 #include "compile/plan.h"
 #include "shlo/engine.h"
 
-/* The entry function's plan, and the module the executable borrows. */
+/* The entry function's plan (NULL for an executable that refines), and
+ * the module the executable borrows. */
 const shlo_plan *shlo__executable_plan(const shlo_executable *e);
 const shlo_module *shlo__executable_module(const shlo_executable *e);
+/* The refined-plan cache of an executable whose module has dynamic
+ * shapes (refine_cache.h), or NULL: such executables have no plan of their
+ * own and shlo_execute goes through the cache. */
+struct shlo_refine_cache *shlo__executable_refine(const shlo_executable *e);
 
 #endif

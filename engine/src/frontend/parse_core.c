@@ -1170,6 +1170,71 @@ const shlo_attr *shlo__parse_conv_dims(parser *P) {
   return a;
 }
 
+/* One `name = value` of the raw form: an int or an int list. */
+static void parse_conv_raw_field(parser *P, shlo_attr *a, int counts[3]) {
+  static const char *const scalars[6] = {
+      "input_batch_dimension", "input_feature_dimension",
+      "kernel_input_feature_dimension", "kernel_output_feature_dimension",
+      "output_batch_dimension", "output_feature_dimension"};
+  static const char *const lists[3] = {"input_spatial_dimensions",
+                                       "kernel_spatial_dimensions",
+                                       "output_spatial_dimensions"};
+  int64_t *scalar_at[6] = {&a->conv_in_batch, &a->conv_in_feature,
+                           &a->conv_k_in,     &a->conv_k_out,
+                           &a->conv_out_batch, &a->conv_out_feature};
+  int64_t *list_at[3] = {a->conv_in_spatial, a->conv_k_spatial,
+                         a->conv_out_spatial};
+  size_t n;
+  const char *name = shlo__expect_ident(P, &n, "a dimension numbers field");
+  shlo__expect(P, "=");
+  for (int i = 0; i < 6; i++)
+    if (strlen(scalars[i]) == n && !strncmp(name, scalars[i], n)) {
+      *scalar_at[i] = shlo__parse_int(P);
+      return;
+    }
+  for (int i = 0; i < 3; i++)
+    if (strlen(lists[i]) == n && !strncmp(name, lists[i], n)) {
+      shlo__expect(P, "[");
+      counts[i] = 0;
+      if (!shlo__accept(P, "]")) {
+        do {
+          if (counts[i] == SHLO_MAX_RANK)
+            shlo__perr(P, "too many convolution dimensions");
+          list_at[i][counts[i]++] = shlo__parse_int(P);
+        } while (shlo__accept(P, ","));
+        shlo__expect(P, "]");
+      }
+      return;
+    }
+  shlo__perr(P, "unknown convolution dimension numbers field '%.*s'", (int)n,
+             name);
+}
+
+/* The printer's raw form, used for dimension numbers the compact form
+ * cannot show: #stablehlo.conv<raw input_batch_dimension = 0, ...>.  The
+ * verifier checks what it says (ranges, uniqueness).  The input's spatial
+ * list sets the spatial count; a shorter kernel or output list is padded
+ * with -1 and a longer one marked by -2 after the count, values no
+ * dimension can have, which the verifier reports as wrong lengths. */
+static const shlo_attr *parse_conv_raw(parser *P) {
+  shlo_attr *a = shlo__new_attr(P, SHLO_ATTR_CONV_DIMS);
+  int counts[3] = {0, 0, 0};
+  int64_t *list_at[3] = {a->conv_in_spatial, a->conv_k_spatial,
+                         a->conv_out_spatial};
+  a->conv_in_batch = a->conv_in_feature = a->conv_k_in = a->conv_k_out =
+      a->conv_out_batch = a->conv_out_feature = -1;
+  if (shlo__peekc(P) != '>')
+    do parse_conv_raw_field(P, a, counts);
+    while (shlo__accept(P, ","));
+  int n = counts[0];
+  for (int i = 1; i < 3; i++) {
+    for (int k = counts[i]; k < n; k++) list_at[i][k] = -1;
+    if (counts[i] > n) list_at[i][n] = -2;
+  }
+  a->conv_n_spatial = n;
+  return a;
+}
+
 static const shlo_attr *parse_hash_attr(parser *P) {
   const char *at = P->p;
   P->p++; /* '#' */
@@ -1192,6 +1257,11 @@ static const shlo_attr *parse_hash_attr(parser *P) {
     shlo_attr *a = shlo__new_attr(P, SHLO_ATTR_STRUCT);
     a->struct_name = sname;
     shlo__expect(P, "<");
+    if (!strcmp(sname, "conv") && shlo__accept_kw(P, "raw")) {
+      const shlo_attr *cd = parse_conv_raw(P);
+      shlo__expect(P, ">");
+      return cd;
+    }
     if (shlo__peekc(P) == '[') {
       /* #stablehlo.conv<[b, 0, 1, f]x[...]->[...]> */
       const shlo_attr *cd = shlo__parse_conv_dims(P);

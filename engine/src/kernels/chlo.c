@@ -592,8 +592,8 @@ static int topk_cmp(const void *a_, const void *b_) {
   return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-/* A key whose unsigned order is the element order: integers by value,
- * floats in total order (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN). */
+/* A key whose unsigned order is the element order: integers (and i1) by
+ * value, floats in total order (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN). */
 static uint64_t topk_key(const topk_params *p, const void *data, int64_t i) {
   const char *e = (const char *)data + (size_t)i * p->esz;
   switch (shlo_elem_class_of(p->et)) {
@@ -699,7 +699,9 @@ shlo_status shlo__compile_chlo_top_k(shlo_compiler *cc, const shlo_op *op,
                           "dimension k");
   }
   shlo_elem_class cls = shlo_elem_class_of(it->elem);
-  if (cls == SHLO_CLASS_COMPLEX || cls == SHLO_CLASS_BOOL)
+  /* i1 is stored a byte per element, 0 or 1: its key is the byte, so
+   * true sorts above false. */
+  if (cls == SHLO_CLASS_COMPLEX)
     return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "element type %s is not supported",
                         shlo_elem_name(it->elem));

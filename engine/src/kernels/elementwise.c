@@ -622,6 +622,15 @@ static double complex ew_csign(double complex z, int part_is_float) {
     rr = g_ ? ar : br;                                                      \
     ri = g_ ? ai : bi;                                                      \
   }
+/* log(1 + z) without forming 1 + z near 0, where it would lose the digits
+ * of z: |1 + z|^2 = 1 + (2x + x^2 + y^2), so the real part is half log1p of
+ * that sum; farther out (and for inf and NaN) clog's Annex G result. */
+static double complex ew_clog1p(double complex z) {
+  double x = creal(z), y = cimag(z);
+  if (!(fabs(x) < 0.5 && fabs(y) < 0.5)) return clog(z + 1.0);
+  return CMPLX(0.5 * log1p(x * (2.0 + x) + y * y), atan2(y, 1.0 + x));
+}
+
 #define CB_MINIMUM(PT, ar, ai, br, bi, rr, ri)                              \
   {                                                                         \
     int g_ = ar == br ? ai < bi : ar < br;                                  \
@@ -639,7 +648,7 @@ static double complex ew_csign(double complex z, int part_is_float) {
 #define CU_EXPONENTIAL(z, PF) cexp(z)
 #define CU_EXPM1(z, PF) (cexp(z) - 1.0)
 #define CU_LOG(z, PF) clog(z)
-#define CU_LOG1P(z, PF) clog((z) + 1.0)
+#define CU_LOG1P(z, PF) ew_clog1p(z)
 #define CU_LOGISTIC(z, PF) (1.0 / (1.0 + cexp(-(z))))
 #define CU_SINE(z, PF) csin(z)
 #define CU_COSINE(z, PF) ccos(z)

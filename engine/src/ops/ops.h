@@ -235,7 +235,8 @@ enum {
   X(BROADCAST, "stablehlo.broadcast", broadcast, broadcast, 0, 0,             \
       SHLO_KW("sizes", "broadcast_sizes"))                                    \
   X(DYNAMIC_BROADCAST_IN_DIM, "stablehlo.dynamic_broadcast_in_dim",           \
-      broadcast_in_dim, dynamic_broadcast_in_dim, SHLO_OPF_PER_AXIS, 0, 0)    \
+      broadcast_in_dim, dynamic_broadcast_in_dim, SHLO_OPF_PER_AXIS, 0,       \
+      SHLO_KW("dims", "broadcast_dimensions"))                                \
   X(DYNAMIC_IOTA, "stablehlo.dynamic_iota", iota, dynamic_iota, 0, 0,         \
       SHLO_KW("dim", "iota_dimension"))                                       \
   X(DYNAMIC_PAD, "stablehlo.dynamic_pad", dynamic_pad, dynamic_pad, 0, 0, 0)  \

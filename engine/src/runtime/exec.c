@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "compile/executable.h"
+#include "compile/refine_cache.h"
 #include "runtime/exec_int.h"
 #include "core/membudget.h"
 #include "runtime/profile_int.h"
@@ -272,6 +273,9 @@ shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
                          shlo_value *const *args, int n_args,
                          shlo_value ***results, int *n_results,
                          shlo_diag *diag) {
+  if (shlo__executable_refine(e)) /* dynamic shapes: plan per signature */
+    return shlo__refine_cache_execute(shlo__executable_refine(e), opts, args,
+                                      n_args, results, n_results, diag);
   *results = NULL;
   *n_results = 0;
   const shlo_module *m = shlo__executable_module(e);

@@ -502,6 +502,10 @@ static shlo_status grid_check_programs(const shlo_executable *e,
     const shlo_executable *pe = progs && progs[k] ? progs[k] : e;
     const shlo_func *f = shlo_executable_entry(pe);
     const char *file = shlo__executable_module(pe)->filename;
+    if (shlo__executable_refine(pe))
+      return shlo_diag_set(diag, SHLO_EUNSUPPORTED, file, f->loc.line,
+                           f->loc.col, "@%s has dynamic shapes, which run on "
+                           "one process only", f->name);
     if (f->n_args != n_args)
       return shlo_diag_set(diag, SHLO_EINPUT, file, f->loc.line, f->loc.col,
                            "@%s of process (%d, %d) takes %d arguments but "

@@ -158,11 +158,39 @@ bool shlo__same_baseline_elem(const shlo_type *a, const shlo_type *b) {
          a->quant->storage_max == b->quant->storage_max;
 }
 
-bool shlo__same_shape(const shlo_type *a, const shlo_type *b) {
-  if (!shlo__is_tensor(a) || !shlo__is_tensor(b) || a->rank != b->rank)
-    return false;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i]) return false;
+int64_t shlo__dim_bound(const shlo_type *t, int d) {
+  if (!t || !t->encoding || d < 0 || d >= t->rank || t->dims[d] >= 0)
+    return -1;
+  const char *p = strstr(t->encoding, "bounds");
+  if (!p) return -1;
+  /* "bounds = [4, ?]" (type_extensions) or "bounds<4, ?>" (the printer's
+   * short form): skip to the list and to the d-th entry. */
+  p += strlen("bounds");
+  while (*p && *p != '[' && *p != '<') p++;
+  if (!*p) return -1;
+  p++;
+  for (int i = 0; i < d; i++) {
+    while (*p && *p != ',' && *p != ']' && *p != '>') p++;
+    if (*p != ',') return -1;
+    p++;
+  }
+  while (*p == ' ') p++;
+  if (*p < '0' || *p > '9') return -1;
+  return strtoll(p, NULL, 10);
+}
+
+/* A static size fits a dynamic dimension unless it exceeds its bound. */
+static bool dims_compat(const shlo_type *a, const shlo_type *b, int i) {
+  int64_t x = a->dims[i], y = b->dims[i];
+  if (x >= 0 && y >= 0) return x == y;
+  if (x >= 0) {
+    int64_t bound = shlo__dim_bound(b, i);
+    return bound < 0 || x <= bound;
+  }
+  if (y >= 0) {
+    int64_t bound = shlo__dim_bound(a, i);
+    return bound < 0 || y <= bound;
+  }
   return true;
 }
 
@@ -171,8 +199,26 @@ bool shlo__compat_shape(const shlo_type *a, const shlo_type *b) {
   if (a->rank < 0 || b->rank < 0) return true;
   if (a->rank != b->rank) return false;
   for (int i = 0; i < a->rank; i++)
-    if (!shlo__dim_eq(a->dims[i], b->dims[i])) return false;
+    if (!dims_compat(a, b, i)) return false;
   return true;
+}
+
+bool shlo__is_static(const shlo_type *t) {
+  if (!shlo__is_tensor(t) || t->rank < 0) return false;
+  for (int i = 0; i < t->rank; i++)
+    if (t->dims[i] < 0) return false;
+  return true;
+}
+
+bool shlo__static_or_bounded(const shlo_type *t) {
+  if (!shlo__is_tensor(t) || t->rank < 0) return false;
+  int n_dyn = 0;
+  for (int i = 0; i < t->rank; i++)
+    if (t->dims[i] < 0) {
+      if (shlo__dim_bound(t, i) < 0) return false;
+      n_dyn++;
+    }
+  return n_dyn <= 1;
 }
 
 bool shlo__compat_type(const shlo_type *a, const shlo_type *b) {
@@ -238,32 +284,6 @@ const shlo_op *shlo__region_terminator(const shlo_block *b) {
 }
 
 /* ---- types ---- */
-
-/* Whether a type uses what the verifier does not support: dynamic
- * dimensions, unranked tensors, bounds encodings.  Writes the reason. */
-static bool type_unsupported(const shlo_type *t, const char **why) {
-  if (!t) return false;
-  if (t->kind == SHLO_TYPE_TUPLE) {
-    for (int i = 0; i < t->n_elems; i++)
-      if (type_unsupported(t->elems[i], why)) return true;
-    return false;
-  }
-  if (t->kind != SHLO_TYPE_TENSOR) return false;
-  if (t->rank < 0) {
-    *why = "unranked tensor types";
-    return true;
-  }
-  if (t->encoding && strstr(t->encoding, "bounds")) {
-    *why = "bounded dynamic shapes";
-    return true;
-  }
-  for (int i = 0; i < t->rank; i++)
-    if (t->dims[i] < 0) {
-      *why = "dynamic shapes ('?')";
-      return true;
-    }
-  return false;
-}
 
 static bool storage_range(shlo_elem_type e, int64_t *lo, int64_t *hi) {
   int bits = shlo_elem_bits(e);
@@ -510,18 +530,6 @@ static void verify_func(shlo__vctx *vc, const shlo_func *f) {
 }
 
 static void verify_func_body(shlo__vctx *vc, const shlo_func *f) {
-  const char *why = NULL;
-  for (int i = 0; i < f->n_args && !why; i++)
-    type_unsupported(f->arg_types[i], &why);
-  for (int i = 0; i < f->n_results && !why; i++)
-    type_unsupported(f->result_types[i], &why);
-  for (int i = 0; i < f->n_values && !why; i++)
-    type_unsupported(f->value_types[i], &why);
-  if (why) {
-    shlo__verr_at(vc, f->loc, SHLO_EUNSUPPORTED,
-                  "func @%s: the verifier does not support %s", f->name, why);
-    return;
-  }
   if (!f->body) { /* a declaration: its signature is all there is */
     for (int i = 0; i < f->n_args; i++)
       if (!verify_type(vc, f->loc, "func argument", f->arg_types[i])) return;

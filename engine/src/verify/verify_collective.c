@@ -152,7 +152,7 @@ bool shlo__verify_all_reduce(shlo__vctx *vc, const shlo_op *op) {
     const shlo_type *acc;
     if (!shlo__check_reduction_body(vc, op, "C5", b, 1, &a, &acc))
       return false;
-    if (!shlo__same_shape(a, r))
+    if (!shlo__compat_shape(a, r))
       return shlo__verr(vc, op, "C6", "result #%d %s must have the shape of "
                         "operand %s", i, shlo__tstr(vc, r), shlo__tstr(vc, a));
     if (!shlo__same_baseline_elem(r, acc))
@@ -186,7 +186,7 @@ bool shlo__verify_all_to_all(shlo__vctx *vc, const shlo_op *op) {
       return shlo__verr(vc, op, "C3", "concat_dimension %lld is out of "
                         "bounds for operand %s", (long long)cd,
                         shlo__tstr(vc, a));
-    if (a->dims[sd] % sc)
+    if (a->dims[sd] >= 0 && a->dims[sd] % sc)
       return shlo__verr(vc, op, "C2", "split dimension has size %lld, "
                         "expected a multiple of split_count %lld",
                         (long long)a->dims[sd], (long long)sc);
@@ -200,10 +200,11 @@ bool shlo__verify_all_to_all(shlo__vctx *vc, const shlo_op *op) {
                         shlo__tstr(vc, r), i);
     int64_t want[R];
     for (int k = 0; k < a->rank; k++) want[k] = a->dims[k];
-    want[sd] /= sc;
-    want[cd] *= sc;
+    if (want[sd] >= 0) want[sd] /= sc;
+    if (want[cd] >= 0) want[cd] *= sc;
     bool ok = r->rank == a->rank;
-    for (int k = 0; ok && k < a->rank; k++) ok = r->dims[k] == want[k];
+    for (int k = 0; ok && k < a->rank; k++)
+      ok = shlo__dim_eq(r->dims[k], want[k]);
     if (!ok)
       return shlo__verr(vc, op, "C7", "result #%d %s must have shape %s", i,
                         shlo__tstr(vc, r), shlo__dstr(vc, want, a->rank));

@@ -165,7 +165,7 @@ bool shlo__verify_elementwise(shlo__vctx *vc, const shlo_op *op) {
     return false;
   for (int i = 0; i < op->n_operands; i++) {
     const shlo_type *t = shlo__otype(vc, op, i);
-    if (!shlo__same_shape(t, r))
+    if (!shlo__compat_shape(t, r))
       return shlo__verr(vc, op, "C1", "operand #%d %s and result %s have "
                         "different shapes", i, shlo__tstr(vc, t),
                         shlo__tstr(vc, r));
@@ -204,7 +204,7 @@ bool shlo__verify_compare(shlo__vctx *vc, const shlo_op *op) {
   if (!shlo__is_bool(r))
     return shlo__verr(vc, op, "O1", "result %s must have element type i1",
                       shlo__tstr(vc, r));
-  if (!shlo__same_shape(a, b) || !shlo__same_shape(a, r))
+  if (!shlo__compat_shape(a, b) || !shlo__compat_shape(a, r))
     return shlo__verr(vc, op, "C2", "lhs %s, rhs %s and result %s must have "
                       "the same shape", shlo__tstr(vc, a), shlo__tstr(vc, b),
                       shlo__tstr(vc, r));
@@ -239,7 +239,7 @@ bool shlo__verify_select(shlo__vctx *vc, const shlo_op *op) {
                       shlo__tstr(vc, p));
   if (!check_kind(vc, op, "I2", "on_true", t, K_ANY)) return false;
   if (!check_kind(vc, op, "I3", "on_false", f, K_ANY)) return false;
-  if (p->rank != 0 && !shlo__same_shape(p, t))
+  if (p->rank != 0 && !shlo__compat_shape(p, t))
     return shlo__verr(vc, op, "C1", "pred %s must be rank 0 or have the "
                       "shape of on_true %s", shlo__tstr(vc, p),
                       shlo__tstr(vc, t));
@@ -259,11 +259,11 @@ bool shlo__verify_clamp(shlo__vctx *vc, const shlo_op *op) {
   if (!check_kind(vc, op, "I2", "operand", x, K_ANY)) return false;
   if (!check_kind(vc, op, "I1", "min", mn, K_ANY)) return false;
   if (!check_kind(vc, op, "I3", "max", mx, K_ANY)) return false;
-  if (mn->rank != 0 && !shlo__same_shape(mn, x))
+  if (mn->rank != 0 && !shlo__compat_shape(mn, x))
     return shlo__verr(vc, op, "C1", "min %s is not rank 0 and does not have "
                       "the operand's shape %s", shlo__tstr(vc, mn),
                       shlo__tstr(vc, x));
-  if (mx->rank != 0 && !shlo__same_shape(mx, x))
+  if (mx->rank != 0 && !shlo__compat_shape(mx, x))
     return shlo__verr(vc, op, "C2", "max %s is not rank 0 and does not have "
                       "the operand's shape %s", shlo__tstr(vc, mx),
                       shlo__tstr(vc, x));
@@ -290,7 +290,7 @@ bool shlo__verify_complex(shlo__vctx *vc, const shlo_op *op) {
   if (!shlo__compat_type(a, b))
     return shlo__verr(vc, op, "C1", "lhs %s and rhs %s must have the same "
                       "type", shlo__tstr(vc, a), shlo__tstr(vc, b));
-  if (!shlo__same_shape(a, r))
+  if (!shlo__compat_shape(a, r))
     return shlo__verr(vc, op, "C2", "result %s must have the shape of lhs "
                       "%s", shlo__tstr(vc, r), shlo__tstr(vc, a));
   shlo_elem_type want = a->elem == SHLO_F32 ? SHLO_C64 : SHLO_C128;
@@ -307,7 +307,7 @@ bool shlo__verify_real_imag(shlo__vctx *vc, const shlo_op *op) {
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
   if (!check_kind(vc, op, "I1", "operand", a, K_FLOAT | K_COMPLEX))
     return false;
-  if (!shlo__same_shape(a, r))
+  if (!shlo__compat_shape(a, r))
     return shlo__verr(vc, op, "C1", "operand %s and result %s must have the "
                       "same shape", shlo__tstr(vc, a), shlo__tstr(vc, r));
   shlo_elem_type want = shlo_elem_is_complex(a->elem)
@@ -328,7 +328,7 @@ bool shlo__verify_convert(shlo__vctx *vc, const shlo_op *op) {
   if (!shlo__is_tensor(a) || !shlo__is_tensor(r))
     return shlo__verr(vc, op, "I1", "operand %s and result %s must be "
                       "tensors", shlo__tstr(vc, a), shlo__tstr(vc, r));
-  if (!shlo__same_shape(a, r))
+  if (!shlo__compat_shape(a, r))
     return shlo__verr(vc, op, "C1", "operand %s and result %s must have the "
                       "same shape", shlo__tstr(vc, a), shlo__tstr(vc, r));
   return true;
@@ -354,7 +354,7 @@ bool shlo__verify_bitcast_convert(shlo__vctx *vc, const shlo_op *op) {
   const shlo_type *small = wa < wr ? a : r, *big = wa < wr ? r : a;
   int ws = wa < wr ? wa : wr, wb = wa < wr ? wr : wa;
   if (wa == wr) {
-    if (!shlo__same_shape(a, r))
+    if (!shlo__compat_shape(a, r))
       return shlo__verr(vc, op, "C1", "operand %s and result %s must have "
                         "the same shape", shlo__tstr(vc, a),
                         shlo__tstr(vc, r));
@@ -410,7 +410,7 @@ bool shlo__verify_is_finite(shlo__vctx *vc, const shlo_op *op) {
   if (!shlo__is_bool(r))
     return shlo__verr(vc, op, "O1", "result %s must have element type i1",
                       shlo__tstr(vc, r));
-  if (!shlo__same_shape(a, r))
+  if (!shlo__compat_shape(a, r))
     return shlo__verr(vc, op, "C1", "operand %s and result %s must have the "
                       "same shape", shlo__tstr(vc, a), shlo__tstr(vc, r));
   return true;
@@ -428,7 +428,7 @@ bool shlo__verify_constant(shlo__vctx *vc, const shlo_op *op) {
   const shlo_type *t = v->type;
   bool ok;
   if (shlo__is_tensor(r) && r->quant && !t->quant)
-    ok = t->kind == SHLO_TYPE_TENSOR && shlo__same_shape(t, r) &&
+    ok = t->kind == SHLO_TYPE_TENSOR && shlo__compat_shape(t, r) &&
          t->elem == r->quant->storage;
   else
     ok = shlo__compat_type(t, r);
@@ -450,7 +450,7 @@ bool shlo__verify_uniform_quantize(shlo__vctx *vc, const shlo_op *op) {
   if (!shlo__is_quant(r))
     return shlo__verr(vc, op, "O1", "result %s must be quantized",
                       shlo__tstr(vc, r));
-  if (!shlo__same_shape(a, r))
+  if (!shlo__compat_shape(a, r))
     return shlo__verr(vc, op, "C1", "operand %s and result %s must have the "
                       "same shape", shlo__tstr(vc, a), shlo__tstr(vc, r));
   shlo_elem_type ex = a->quant ? a->quant->expressed : a->elem;
@@ -473,7 +473,7 @@ bool shlo__verify_uniform_dequantize(shlo__vctx *vc, const shlo_op *op) {
     return shlo__verr(vc, op, "C1", "result %s must have the operand's "
                       "expressed type %s", shlo__tstr(vc, r),
                       shlo_elem_name(a->quant->expressed));
-  if (!shlo__same_shape(a, r))
+  if (!shlo__compat_shape(a, r))
     return shlo__verr(vc, op, "C2", "operand %s and result %s must have the "
                       "same shape", shlo__tstr(vc, a), shlo__tstr(vc, r));
   return true;

@@ -83,7 +83,7 @@ static bool gather_index_ok(shlo__vctx *vc, const shlo_op *op,
                       "[0, %d] (the rank of start_indices %s)",
                       (long long)g->ivd, sr, shlo__tstr(vc, si));
   int64_t want = g->ivd < sr ? si->dims[g->ivd] : 1;
-  if (g->n_map != want)
+  if (want >= 0 && g->n_map != want)
     return shlo__verr(vc, op, "C3", "start_index_map size (%d) is not equal "
                       "to the size of index dimension (%lld) of start_indices "
                       "(%lld)", g->n_map, (long long)g->ivd, (long long)want);
@@ -145,7 +145,7 @@ static bool gather_batching_ok(shlo__vctx *vc, const shlo_op *op,
                       "size", shlo__dstr(vc, g->obat, g->n_obat),
                       shlo__dstr(vc, g->sbat, g->n_sbat));
   for (int i = 0; i < g->n_obat; i++)
-    if (a->dims[g->obat[i]] != si->dims[g->sbat[i]])
+    if (!shlo__dim_eq(a->dims[g->obat[i]], si->dims[g->sbat[i]]))
       return shlo__verr(vc, op, "C17", "operand_batching_dims[%d] and "
                         "start_indices_batching_dims[%d] must have the same "
                         "sizes, got %lld and %lld", i, i,
@@ -215,7 +215,7 @@ bool shlo__verify_gather(shlo__vctx *vc, const shlo_op *op) {
     return shlo__verr(vc, op, "C20", "slice_sizes size (%d) is not equal to "
                       "the operand rank (%d)", n_ss, a->rank);
   for (int i = 0; i < n_ss; i++)
-    if (ss[i] < 0 || ss[i] > a->dims[i])
+    if (ss[i] < 0 || (a->dims[i] >= 0 && ss[i] > a->dims[i]))
       return shlo__verr(vc, op, "C21", "slice size %lld is out of bounds for "
                         "operand dimension %d of size %lld",
                         (long long)ss[i], i, (long long)a->dims[i]);
@@ -231,7 +231,7 @@ bool shlo__verify_gather(shlo__vctx *vc, const shlo_op *op) {
   for (int i = 0, bi = 0, oi = 0; i < nb + no && nr < 2 * R; i++)
     want[nr++] = contains(g.off, g.n_off, i) ? offs[oi++] : batch[bi++];
   bool ok = shlo__is_tensor(r) && r->rank == nr;
-  for (int i = 0; ok && i < nr; i++) ok = r->dims[i] == want[i];
+  for (int i = 0; ok && i < nr; i++) ok = shlo__dim_eq(r->dims[i], want[i]);
   if (!ok)
     return shlo__verr(vc, op, "C22", "result %s must have shape %s",
                       shlo__tstr(vc, r), shlo__dstr(vc, want, nr));
@@ -252,15 +252,22 @@ bool shlo__verify_dynamic_gather(shlo__vctx *vc, const shlo_op *op) {
                   *ss = shlo__otype(vc, op, 2), *r = shlo__rtype(vc, op, 0);
   gdims g;
   read_gdims(shlo_op_attr(op, "dimension_numbers"), &g);
-  if (!gather_common(vc, op, a, si, &g, NULL, 0)) return false;
+  /* A constant slice_sizes is checked as gather's attribute is. */
+  int64_t sv[R], want[2 * R], batch[R], offs[R];
+  bool known = shlo__const_ints(vc, op->operands[2], sv, R) == a->rank;
+  if (!gather_common(vc, op, a, si, &g, known ? sv : NULL, known ? a->rank : 0))
+    return false;
   if (ss->rank != 1 || ss->dims[0] != a->rank)
     return shlo__verr(vc, op, "C20", "slice_sizes %s must be 1-d with %d "
                       "elements (the operand's rank)", shlo__tstr(vc, ss),
                       a->rank);
+  for (int i = 0; known && i < a->rank; i++)
+    if (sv[i] < 0 || (a->dims[i] >= 0 && sv[i] > a->dims[i]))
+      return shlo__verr(vc, op, "C21", "slice size %lld is out of bounds for "
+                        "operand dimension %d of size %lld",
+                        (long long)sv[i], i, (long long)a->dims[i]);
   /* C22: batch dims of start_indices with the offset dims (sizes from a
    * constant slice_sizes, else any) at offset_dims. */
-  int64_t sv[R], want[2 * R], batch[R], offs[R];
-  bool known = shlo__const_ints(vc, op->operands[2], sv, R) == a->rank;
   int nb = 0, no = 0, nr = 0;
   for (int i = 0; i < si->rank; i++)
     if (i != g.ivd) batch[nb++] = si->dims[i];
@@ -296,12 +303,12 @@ static void read_sdims(const shlo_attr *dn, gdims *g) {
 static bool vscatter_shapes_ok(shlo__vctx *vc, const shlo_op *op, int n,
                                const shlo_type *a, const shlo_type *u0) {
   for (int i = 0; i < n; i++) {
-    if (!shlo__same_shape(shlo__otype(vc, op, i), a))
+    if (!shlo__compat_shape(shlo__otype(vc, op, i), a))
       return shlo__verr(vc, op, "C1", "input #%d %s and input #0 %s have "
                         "different shapes", i,
                         shlo__tstr(vc, shlo__otype(vc, op, i)),
                         shlo__tstr(vc, a));
-    if (!shlo__same_shape(shlo__otype(vc, op, n + 1 + i), u0))
+    if (!shlo__compat_shape(shlo__otype(vc, op, n + 1 + i), u0))
       return shlo__verr(vc, op, "C3", "update #%d %s and update #0 %s have "
                         "different shapes", i,
                         shlo__tstr(vc, shlo__otype(vc, op, n + 1 + i)),
@@ -352,7 +359,7 @@ static bool vscatter_index_ok(shlo__vctx *vc, const shlo_op *op,
                       "scatter_indices_batching_dims must have the same size, "
                       "got %d and %d", g->n_obat, g->n_sbat);
   for (int i = 0; i < g->n_obat; i++)
-    if (a->dims[g->obat[i]] != si->dims[g->sbat[i]])
+    if (!shlo__dim_eq(a->dims[g->obat[i]], si->dims[g->sbat[i]]))
       return shlo__verr(vc, op, "C18", "input_batching_dims[%d] and "
                         "scatter_indices_batching_dims[%d] must have the same "
                         "sizes, got %lld and %lld", i, i,
@@ -362,7 +369,7 @@ static bool vscatter_index_ok(shlo__vctx *vc, const shlo_op *op,
     return shlo__verr(vc, op, "C22", "index_vector_dim %lld must be in range "
                       "[0, %d]", (long long)g->ivd, sr);
   int64_t want = g->ivd < sr ? si->dims[g->ivd] : 1;
-  if (g->n_map != want)
+  if (want >= 0 && g->n_map != want)
     return shlo__verr(vc, op, "C19", "scatter_dims_to_operand_dims size (%d) "
                       "must be the size (%lld) of index_vector_dim of "
                       "scatter_indices", g->n_map, (long long)want);
@@ -395,13 +402,13 @@ static bool vscatter_updates_ok(shlo__vctx *vc, const shlo_op *op,
       wsz[nw++] = a->dims[i];
   for (int i = 0, si_i = 0, wi = 0; i < u0->rank; i++) {
     if (contains(g->off, g->n_off, i)) {
-      if (wi < nw && u0->dims[i] > wsz[wi])
+      if (wi < nw && wsz[wi] >= 0 && u0->dims[i] > wsz[wi])
         return shlo__verr(vc, op, "C4", "updates dimension %d has size %lld, "
                           "larger than the input window size %lld", i,
                           (long long)u0->dims[i], (long long)wsz[wi]);
       wi++;
     } else {
-      if (u0->dims[i] != sdims[si_i])
+      if (!shlo__dim_eq(u0->dims[i], sdims[si_i]))
         return shlo__verr(vc, op, "C4", "updates dimension %d has size %lld "
                           "but scatter_indices gives %lld", i,
                           (long long)u0->dims[i], (long long)sdims[si_i]);
@@ -429,7 +436,7 @@ static bool vscatter_body_ok(shlo__vctx *vc, const shlo_op *op, int n) {
     return false;
   for (int i = 0; i < n; i++) {
     const shlo_type *r = shlo__rtype(vc, op, i);
-    if (!shlo__same_shape(r, ins[i]))
+    if (!shlo__compat_shape(r, ins[i]))
       return shlo__verr(vc, op, "C24", "result #%d %s must have the shape of "
                         "input #%d %s", i, shlo__tstr(vc, r), i,
                         shlo__tstr(vc, ins[i]));

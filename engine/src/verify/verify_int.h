@@ -74,9 +74,18 @@ bool shlo__same_elem(const shlo_type *a, const shlo_type *b);
 /* Same element type ignoring quantization parameters (storage/expressed
  * types only), as the spec's "baseline element type". */
 bool shlo__same_baseline_elem(const shlo_type *a, const shlo_type *b);
-bool shlo__same_shape(const shlo_type *a, const shlo_type *b);
-/* Shapes compatible: equal, with dynamic dims matching anything. */
+/* Shapes compatible: equal, with dynamic dims matching anything within
+ * their bound, and unranked matching any rank. */
 bool shlo__compat_shape(const shlo_type *a, const shlo_type *b);
+/* The bound of dynamic dimension d from a bounds encoding
+ * (`#stablehlo.type_extensions<bounds = [4, ?]>`); -1 when unbounded or
+ * static. */
+int64_t shlo__dim_bound(const shlo_type *t, int d);
+/* A ranked tensor type without dynamic dimensions. */
+bool shlo__is_static(const shlo_type *t);
+/* Static, or with one dynamic dimension that has a bound (what ops whose
+ * result must be static accept). */
+bool shlo__static_or_bounded(const shlo_type *t);
 /* Types compatible: same element type (exact), compatible shapes. */
 bool shlo__compat_type(const shlo_type *a, const shlo_type *b);
 /* Baseline compatible: element types equal up to quantization params. */

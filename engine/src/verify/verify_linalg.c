@@ -44,7 +44,7 @@ bool shlo__verify_dot(shlo__vctx *vc, const shlo_op *op) {
   if (a->rank < 1 || a->rank > 2 || b->rank < 1 || b->rank > 2)
     return shlo__verr(vc, op, "C1", "expects lhs %s and rhs %s of rank 1 or "
                       "2", shlo__tstr(vc, a), shlo__tstr(vc, b));
-  if (a->dims[a->rank - 1] != b->dims[0])
+  if (!shlo__dim_eq(a->dims[a->rank - 1], b->dims[0]))
     return shlo__verr(vc, op, "C2", "lhs %s and rhs %s contracting dimension "
                       "sizes must match", shlo__tstr(vc, a),
                       shlo__tstr(vc, b));
@@ -54,7 +54,7 @@ bool shlo__verify_dot(shlo__vctx *vc, const shlo_op *op) {
   if (a->rank == 2) want[n++] = a->dims[0];
   if (b->rank == 2) want[n++] = b->dims[1];
   bool ok = r->rank == n;
-  for (int i = 0; ok && i < n; i++) ok = r->dims[i] == want[i];
+  for (int i = 0; ok && i < n; i++) ok = shlo__dim_eq(r->dims[i], want[i]);
   if (!ok)
     return shlo__verr(vc, op, "C4", "result %s must have shape %s",
                       shlo__tstr(vc, r), shlo__dstr(vc, want, n));
@@ -158,13 +158,13 @@ static bool vdot_dims_ok(shlo__vctx *vc, const shlo_op *op,
       !dims_in(vc, op, "C8", "rhs_contracting_dimensions", rc, nrc, b->rank))
     return false;
   for (int i = 0; i < nlb; i++)
-    if (a->dims[lb[i]] != b->dims[rb[i]])
+    if (!shlo__dim_eq(a->dims[lb[i]], b->dims[rb[i]]))
       return shlo__verr(vc, op, "C9", "lhs batching dimension %lld has size "
                         "%lld but rhs batching dimension %lld has size %lld",
                         (long long)lb[i], (long long)a->dims[lb[i]],
                         (long long)rb[i], (long long)b->dims[rb[i]]);
   for (int i = 0; i < nlc; i++)
-    if (a->dims[lc[i]] != b->dims[rc[i]])
+    if (!shlo__dim_eq(a->dims[lc[i]], b->dims[rc[i]]))
       return shlo__verr(vc, op, "C10", "lhs contracting dimension %lld has "
                         "size %lld but rhs contracting dimension %lld has "
                         "size %lld", (long long)lc[i],
@@ -232,7 +232,7 @@ static bool vdot_result_ok(shlo__vctx *vc, const shlo_op *op,
     if (!contains(d->rb, d->nrb, i) && !contains(d->rc, d->nrc, i))
       want[n++] = b->dims[i];
   bool ok = r->rank == n;
-  for (int i = 0; ok && i < n; i++) ok = r->dims[i] == want[i];
+  for (int i = 0; ok && i < n; i++) ok = shlo__dim_eq(r->dims[i], want[i]);
   if (!ok)
     return shlo__verr(vc, op, "C12", "result %s must have shape %s",
                       shlo__tstr(vc, r), shlo__dstr(vc, want, n));
@@ -355,6 +355,19 @@ static bool vconv_dims_ok(shlo__vctx *vc, const shlo_op *op,
     return shlo__verr(vc, op, "C12", "dimension_numbers have %d spatial "
                       "dimensions but the operands have %d",
                       d->conv_n_spatial, S);
+  /* The raw form's kernel and output lists of another length than the
+   * input's (marked by the parser with -1 / -2). */
+  for (int i = 0; i <= S && i < R; i++) {
+    bool pad = i < S, extra = i == S;
+    if ((pad && d->conv_k_spatial[i] == -1) ||
+        (extra && d->conv_k_spatial[i] == -2))
+      return shlo__verr(vc, op, "C17", "kernel_spatial_dimensions must have "
+                        "%d entries", S);
+    if ((pad && d->conv_out_spatial[i] == -1) ||
+        (extra && d->conv_out_spatial[i] == -2))
+      return shlo__verr(vc, op, "C19", "output_spatial_dimensions must have "
+                        "%d entries", S);
+  }
   in[0] = d->conv_in_batch;
   in[1] = d->conv_in_feature;
   kd[0] = d->conv_k_in;
@@ -385,24 +398,25 @@ static bool vconv_dims_ok(shlo__vctx *vc, const shlo_op *op,
 static bool vconv_features_ok(shlo__vctx *vc, const shlo_op *op,
                               int64_t batch, int64_t feat, int64_t kin,
                               int64_t kout, int64_t fgc, int64_t bgc) {
-  if (batch % bgc)
+  /* A dynamic size (-1) satisfies every divisibility constraint. */
+  if (batch >= 0 && batch % bgc)
     return shlo__verr(vc, op, "C10", "input batch dimension size %lld must be "
                       "divisible by batch_group_count %lld", (long long)batch,
                       (long long)bgc);
-  if (feat % fgc)
+  if (feat >= 0 && feat % fgc)
     return shlo__verr(vc, op, "C11", "input feature dimension size %lld must "
                       "be divisible by feature_group_count %lld",
                       (long long)feat, (long long)fgc);
-  if (kin != feat / fgc)
+  if (kin >= 0 && feat >= 0 && kin != feat / fgc)
     return shlo__verr(vc, op, "C14", "kernel input feature dimension size "
                       "%lld must be input features %lld / "
                       "feature_group_count %lld", (long long)kin,
                       (long long)feat, (long long)fgc);
-  if (kout % bgc)
+  if (kout >= 0 && kout % bgc)
     return shlo__verr(vc, op, "C15", "kernel output feature dimension size "
                       "%lld must be divisible by batch_group_count %lld",
                       (long long)kout, (long long)bgc);
-  if (kout % fgc)
+  if (kout >= 0 && kout % fgc)
     return shlo__verr(vc, op, "C16", "kernel output feature dimension size "
                       "%lld must be divisible by feature_group_count %lld",
                       (long long)kout, (long long)fgc);
@@ -438,10 +452,14 @@ static bool vconv_result_ok(shlo__vctx *vc, const shlo_op *op,
                             const int64_t *od, int64_t bgc) {
   int N = a->rank, S = N - 2;
   int64_t want[R];
-  want[od[0]] = a->dims[in[0]] / bgc;
+  want[od[0]] = a->dims[in[0]] < 0 ? SHLO_DYN : a->dims[in[0]] / bgc;
   want[od[1]] = b->dims[kd[1]];
   for (int i = 0; i < S; i++) {
     int64_t x = a->dims[in[2 + i]], k = b->dims[kd[2 + i]];
+    if (x < 0 || k < 0) { /* a dynamic window or input: any size */
+      want[od[2 + i]] = SHLO_DYN;
+      continue;
+    }
     int64_t padded = (x == 0 ? 0 : (x - 1) * w->ld[i] + 1) + w->lo[i] +
                      w->hi[i];
     int64_t win = k == 0 ? 0 : (k - 1) * w->rd[i] + 1;
@@ -449,7 +467,7 @@ static bool vconv_result_ok(shlo__vctx *vc, const shlo_op *op,
                           ? 0 : (padded - win) / w->ws[i] + 1;
   }
   bool ok = r->rank == N;
-  for (int i = 0; ok && i < N; i++) ok = r->dims[i] == want[i];
+  for (int i = 0; ok && i < N; i++) ok = shlo__dim_eq(r->dims[i], want[i]);
   if (!ok)
     return shlo__verr(vc, op, "C25", "result %s must have shape %s",
                       shlo__tstr(vc, r), shlo__dstr(vc, want, N));
@@ -463,7 +481,8 @@ static bool vconv_result_ok(shlo__vctx *vc, const shlo_op *op,
  * unique; C14 kernel input features = input features / groups; C15/C16
  * kernel output features divisible by the group counts; C21/C22 group
  * counts positive; C23 one of them is 1; C24 precision_config; C25 the
- * result shape. */
+ * result shape; C26 its rank; C27 unquantized operands share the element
+ * type; C28-C34 quantization. */
 bool shlo__verify_convolution(shlo__vctx *vc, const shlo_op *op) {
   if (op->n_operands < 2 || op->n_results != 1)
     return shlo__verr(vc, op, NULL, "expects lhs, rhs and one result");
@@ -473,6 +492,12 @@ bool shlo__verify_convolution(shlo__vctx *vc, const shlo_op *op) {
   if (b->rank != N)
     return shlo__verr(vc, op, "C1", "lhs %s and rhs %s must have the same "
                       "rank", shlo__tstr(vc, a), shlo__tstr(vc, b));
+  if (r->rank >= 0 && r->rank != N)
+    return shlo__verr(vc, op, "C26", "result %s must have rank %d, the "
+                      "operands'", shlo__tstr(vc, r), N);
+  if (!a->quant && !b->quant && !r->quant && a->elem != b->elem)
+    return shlo__verr(vc, op, "C27", "lhs %s and rhs %s must have the same "
+                      "element type", shlo__tstr(vc, a), shlo__tstr(vc, b));
   if (N < 2)
     return shlo__verr(vc, op, "C1", "lhs %s must have rank >= 2",
                       shlo__tstr(vc, a));
@@ -524,7 +549,7 @@ bool shlo__verify_fft(shlo__vctx *vc, const shlo_op *op) {
   for (int i = 0; i < n; i++) {
     int64_t want = L[i];
     if (irfft && i == n - 1) want = L[i] / 2 + 1;
-    if (a->dims[off + i] != want)
+    if (!shlo__dim_eq(a->dims[off + i], want))
       return shlo__verr(vc, op, "C4", "%s operand %s: dimension %d must be "
                         "%lld for fft_length %s", ty, shlo__tstr(vc, a),
                         off + i, (long long)want, shlo__dstr(vc, L, n));
@@ -534,7 +559,7 @@ bool shlo__verify_fft(shlo__vctx *vc, const shlo_op *op) {
   if (rfft) want[a->rank - 1] = L[n - 1] / 2 + 1;
   if (irfft) want[a->rank - 1] = L[n - 1];
   bool ok = r->rank == a->rank;
-  for (int i = 0; ok && i < a->rank; i++) ok = r->dims[i] == want[i];
+  for (int i = 0; ok && i < a->rank; i++) ok = shlo__dim_eq(r->dims[i], want[i]);
   shlo_elem_type we = rfft    ? (a->elem == SHLO_F32 ? SHLO_C64 : SHLO_C128)
                       : irfft ? shlo_elem_complex_part(a->elem)
                               : a->elem;
@@ -556,7 +581,7 @@ bool shlo__verify_triangular_solve(shlo__vctx *vc, const shlo_op *op) {
   if (a->rank < 2)
     return shlo__verr(vc, op, "C1", "operand a %s must have rank >= 2",
                       shlo__tstr(vc, a));
-  if (a->dims[a->rank - 1] != a->dims[a->rank - 2])
+  if (!shlo__dim_eq(a->dims[a->rank - 1], a->dims[a->rank - 2]))
     return shlo__verr(vc, op, "C1", "the two minor dimensions of a %s must "
                       "be equal", shlo__tstr(vc, a));
   const shlo_attr *ta = shlo_op_attr(op, "transpose_a");
@@ -574,11 +599,11 @@ bool shlo__verify_triangular_solve(shlo__vctx *vc, const shlo_op *op) {
   const shlo_attr *ls = shlo_op_attr(op, "left_side");
   bool left = ls && (ls->kind == SHLO_ATTR_UNIT || ls->b);
   int64_t shared = left ? b->dims[b->rank - 2] : b->dims[b->rank - 1];
-  if (shared != a->dims[a->rank - 1])
+  if (!shlo__dim_eq(shared, a->dims[a->rank - 1]))
     return shlo__verr(vc, op, "C3", "shared dimension of a %s and b %s must "
                       "agree", shlo__tstr(vc, a), shlo__tstr(vc, b));
   for (int i = 0; i < a->rank - 2; i++)
-    if (a->dims[i] != b->dims[i])
+    if (!shlo__dim_eq(a->dims[i], b->dims[i]))
       return shlo__verr(vc, op, "C4", "batch dimensions of a %s and b %s "
                         "must agree", shlo__tstr(vc, a), shlo__tstr(vc, b));
   if (!shlo__compat_baseline(r, b))
@@ -596,7 +621,7 @@ bool shlo__verify_cholesky(shlo__vctx *vc, const shlo_op *op) {
   if (a->rank < 2)
     return shlo__verr(vc, op, "I1", "a %s must have rank >= 2",
                       shlo__tstr(vc, a));
-  if (a->dims[a->rank - 1] != a->dims[a->rank - 2])
+  if (!shlo__dim_eq(a->dims[a->rank - 1], a->dims[a->rank - 2]))
     return shlo__verr(vc, op, "I1", "the two minor dimensions of a %s must "
                       "be equal", shlo__tstr(vc, a));
   if (!shlo__compat_baseline(r, a))
@@ -631,11 +656,11 @@ static bool batch_norm(shlo__vctx *vc, const shlo_op *op, int n_in, int n_out,
                         "element type", is_in ? "operand" : "result", i,
                         shlo__tstr(vc, t));
     if (multi) {
-      if (!shlo__same_shape(t, a))
+      if (!shlo__compat_shape(t, a))
         return shlo__verr(vc, op, "C2", "%s #%d %s must have the operand's "
                           "shape %s", is_in ? "operand" : "result", i,
                           shlo__tstr(vc, t), shlo__tstr(vc, a));
-    } else if (t->rank != 1 || t->dims[0] != nf) {
+    } else if (t->rank != 1 || !shlo__dim_eq(t->dims[0], nf)) {
       return shlo__verr(vc, op, "C3", "%s #%d %s must be 1-d with the "
                         "feature count %lld", is_in ? "operand" : "result", i,
                         shlo__tstr(vc, t), (long long)nf);

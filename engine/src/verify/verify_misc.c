@@ -229,10 +229,14 @@ bool shlo__verify_rng(shlo__vctx *vc, const shlo_op *op) {
   int n = shlo__const_ints(vc, op->operands[2], sh, R);
   if (n >= 0) {
     bool ok = r->rank == n;
-    for (int i = 0; ok && i < n; i++) ok = r->dims[i] == sh[i];
+    for (int i = 0; ok && i < n; i++) ok = shlo__dim_eq(r->dims[i], sh[i]);
     if (!ok)
       return shlo__verr(vc, op, "C3", "result %s must have shape %s",
                         shlo__tstr(vc, r), shlo__dstr(vc, sh, n));
+  } else if (s->dims[0] >= 0 && r->rank >= 0 && s->dims[0] != r->rank) {
+    return shlo__verr(vc, op, "C3", "result %s must have rank %lld, the size "
+                      "of shape %s", shlo__tstr(vc, r),
+                      (long long)s->dims[0], shlo__tstr(vc, s));
   }
   return true;
 }
@@ -475,6 +479,19 @@ bool shlo__verify_composite(shlo__vctx *vc, const shlo_op *op) {
 }
 
 /* A constant output shape operand against the result type. */
+/* A shape operand (output_dimensions, output_shape): a statically shaped
+ * 1-d integer tensor, as the ops' definitions require of the operand. */
+static bool shape_operand_ok(shlo__vctx *vc, const shlo_op *op, int operand,
+                             const char *what) {
+  const shlo_type *t = shlo__otype(vc, op, operand);
+  if (!shlo__is_static(t) || t->rank != 1 ||
+      !(shlo__is_int(t) || t->elem == SHLO_INDEX))
+    return shlo__verr(vc, op, NULL, "operand #%d (%s) %s must be a statically "
+                      "shaped 1-d integer or index tensor", operand, what,
+                      shlo__tstr(vc, t));
+  return true;
+}
+
 static bool output_shape(shlo__vctx *vc, const shlo_op *op, int operand,
                          const char *label) {
   int64_t sh[R];
@@ -482,7 +499,10 @@ static bool output_shape(shlo__vctx *vc, const shlo_op *op, int operand,
   const shlo_type *r = shlo__rtype(vc, op, 0);
   if (n < 0) return true;
   bool ok = r->rank == n;
-  for (int i = 0; ok && i < n; i++) ok = sh[i] == r->dims[i];
+  /* A constant size is a static size: it must be non-negative and fit
+   * the result's dimension. */
+  for (int i = 0; ok && i < n; i++)
+    ok = sh[i] >= 0 && shlo__dim_eq(sh[i], r->dims[i]);
   if (!ok)
     return shlo__verr(vc, op, label, "output shape %s is incompatible with "
                       "the result type %s", shlo__dstr(vc, sh, n),
@@ -498,6 +518,11 @@ bool shlo__verify_dynamic_broadcast_in_dim(shlo__vctx *vc, const shlo_op *op) {
     return shlo__verr(vc, op, NULL, "expects operand, output_dimensions and "
                       "one result");
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
+  if (!shape_operand_ok(vc, op, 1, "output_dimensions")) return false;
+  if (!shlo__same_baseline_elem(a, r))
+    return shlo__verr(vc, op, "C1", "expects operand and result to have "
+                      "compatible element types, got %s and %s",
+                      shlo__tstr(vc, a), shlo__tstr(vc, r));
   int64_t bd[R];
   int n = shlo__attr_ints(op, "broadcast_dimensions", bd, R);
   if (n < 0) n = shlo__attr_ints(op, "dims", bd, R);
@@ -513,11 +538,19 @@ bool shlo__verify_dynamic_broadcast_in_dim(shlo__vctx *vc, const shlo_op *op) {
     return shlo__verr(vc, op, "C4", "broadcast_dimensions %s have "
                       "duplicates", shlo__dstr(vc, bd, n));
   for (int i = 0; i < n; i++)
-    if (a->dims[i] != 1 && a->dims[i] != r->dims[bd[i]])
+    if (a->dims[i] != 1 && !shlo__dim_eq(a->dims[i], r->dims[bd[i]]))
       return shlo__verr(vc, op, "C5", "size of operand dimension %d (%lld) "
                         "is not 1 or the size of result dimension %lld "
                         "(%lld)", i, (long long)a->dims[i], (long long)bd[i],
                         (long long)r->dims[bd[i]]);
+  int64_t sh[R];
+  if (shlo__const_ints(vc, op->operands[1], sh, R) == r->rank)
+    for (int i = 0; i < n; i++)
+      if (a->dims[i] >= 0 && a->dims[i] != 1 && a->dims[i] != sh[bd[i]])
+        return shlo__verr(vc, op, "C5", "size of operand dimension %d "
+                          "(%lld) is not equal to 1 or value of shape at "
+                          "index %lld (%lld)", i, (long long)a->dims[i],
+                          (long long)bd[i], (long long)sh[bd[i]]);
   if (!shlo__check_broadcast_quant(vc, op, a, r, bd)) return false;
   if (!output_shape(vc, op, 1, "C7")) return false;
   int64_t ke[R * 2], kn[R * 2];
@@ -580,7 +613,7 @@ bool shlo__verify_dynamic_pad(shlo__vctx *vc, const shlo_op *op) {
     want[i] = d + v[0][i] + v[1][i] + (d > 0 ? d - 1 : 0) * v[2][i];
   }
   for (int i = 0; i < a->rank; i++)
-    if (r->dims[i] != want[i])
+    if (!shlo__dim_eq(r->dims[i], a->dims[i] < 0 ? SHLO_DYN : want[i]))
       return shlo__verr(vc, op, "C4", "result %s must have shape %s",
                         shlo__tstr(vc, r), shlo__dstr(vc, want, a->rank));
   return true;
@@ -592,6 +625,7 @@ bool shlo__verify_dynamic_iota(shlo__vctx *vc, const shlo_op *op) {
   if (op->n_operands != 1 || op->n_results != 1)
     return shlo__verr(vc, op, NULL, "expects output_shape and one result");
   const shlo_type *r = shlo__rtype(vc, op, 0);
+  if (!shape_operand_ok(vc, op, 0, "output_shape")) return false;
   int64_t d = 0;
   shlo_attr_get_i64(shlo_op_attr(op, "iota_dimension"), &d);
   if (d < 0 || d >= r->rank)
@@ -613,11 +647,24 @@ bool shlo__verify_dynamic_reshape(shlo__vctx *vc, const shlo_op *op) {
     return shlo__verr(vc, op, "C1", "operand %s and result %s must have "
                       "compatible element types", shlo__tstr(vc, a),
                       shlo__tstr(vc, r));
-  if (shlo_type_numel(a) != shlo_type_numel(r))
+  if (!shape_operand_ok(vc, op, 1, "output_shape")) return false;
+  if (shlo__is_static(a) && shlo__is_static(r) &&
+      shlo_type_numel(a) != shlo_type_numel(r))
     return shlo__verr(vc, op, "C2", "number of output elements (%lld) does "
                       "not match the operand's (%lld)",
                       (long long)shlo_type_numel(r),
                       (long long)shlo_type_numel(a));
+  int64_t sh[R];
+  int n = shlo__const_ints(vc, op->operands[1], sh, R);
+  if (n >= 0 && shlo__is_static(a)) {
+    int64_t numel = 1;
+    for (int i = 0; i < n; i++) numel *= sh[i];
+    if (numel != shlo_type_numel(a))
+      return shlo__verr(vc, op, "C2", "output_shape is incompatible with "
+                        "the operand: it has %lld elements, output_shape %s "
+                        "has %lld", (long long)shlo_type_numel(a),
+                        shlo__dstr(vc, sh, n), (long long)numel);
+  }
   if (s->rank == 1 && s->dims[0] != r->rank)
     return shlo__verr(vc, op, "C3", "result %s should have a rank equal to "
                       "the number of elements in output_shape (%lld)",

@@ -113,7 +113,7 @@ bool shlo__verify_map(shlo__vctx *vc, const shlo_op *op) {
                       "result");
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
   for (int i = 1; i < op->n_operands; i++)
-    if (!shlo__same_shape(a, shlo__otype(vc, op, i)))
+    if (!shlo__compat_shape(a, shlo__otype(vc, op, i)))
       return shlo__verr(vc, op, "C1", "input #%d %s and input #0 %s have "
                         "different shapes", i,
                         shlo__tstr(vc, shlo__otype(vc, op, i)),
@@ -140,7 +140,7 @@ bool shlo__verify_map(shlo__vctx *vc, const shlo_op *op) {
   if (!shlo__is_tensor(rt) || rt->rank != 0)
     return shlo__verr(vc, op, "C4", "computation must return a rank-0 "
                       "tensor, returns %s", shlo__tstr(vc, rt));
-  if (!shlo__same_shape(r, a))
+  if (!shlo__compat_shape(r, a))
     return shlo__verr(vc, op, "C5", "result %s must have the inputs' shape "
                       "(%s)", shlo__tstr(vc, r), shlo__tstr(vc, a));
   if (!shlo__same_elem(r, rt))
@@ -170,7 +170,7 @@ bool shlo__verify_reduce(shlo__vctx *vc, const shlo_op *op) {
     if (!shlo__is_tensor(ins[i]))
       return shlo__verr(vc, op, "I1", "input #%d %s must be a tensor", i,
                         shlo__tstr(vc, ins[i]));
-    if (!shlo__same_shape(ins[i], a))
+    if (!shlo__compat_shape(ins[i], a))
       return shlo__verr(vc, op, "C1", "input #%d %s and input #0 %s have "
                         "different shapes", i, shlo__tstr(vc, ins[i]),
                         shlo__tstr(vc, a));
@@ -261,9 +261,10 @@ static int64_t dilated(int64_t d, int64_t k) { return d == 0 ? 0 : (d - 1) * k +
 /* reduce_window: C1 0 < N inputs = N init values = N results; C2 inputs
  * share one shape; C4 size(window_dimensions) = rank; C5 > 0; C6/C7
  * window_strides; C8/C9 base_dilations; C10/C11 window_dilations; C12
- * padding is [rank, 2]; C13 body as reduce's; C14 init values rank-0 of
- * the body types; C15 result shape is the number of windows; C16 result
- * element types are the body's. */
+ * padding is [rank, 2]; C13 body as reduce's; C3 init values rank-0 of
+ * the inputs' (body's) element types; C14 results share one shape; C15
+ * that shape is the number of windows; C16 result element types are the
+ * body's. */
 bool shlo__verify_reduce_window(shlo__vctx *vc, const shlo_op *op) {
   int n = op->n_operands / 2;
   if (n < 1 || op->n_operands != 2 * n || op->n_results != n || n > 64)
@@ -274,7 +275,7 @@ bool shlo__verify_reduce_window(shlo__vctx *vc, const shlo_op *op) {
   const shlo_type *ins[64], *acc[64];
   for (int i = 0; i < n; i++) {
     ins[i] = shlo__otype(vc, op, i);
-    if (!shlo__same_shape(ins[i], a))
+    if (!shlo__compat_shape(ins[i], a))
       return shlo__verr(vc, op, "C2", "input #%d %s and input #0 %s have "
                         "different shapes", i, shlo__tstr(vc, ins[i]),
                         shlo__tstr(vc, a));
@@ -294,17 +295,25 @@ bool shlo__verify_reduce_window(shlo__vctx *vc, const shlo_op *op) {
                                   op->n_regions ? op->regions[0] : NULL, n,
                                   ins, acc))
     return false;
-  if (!init_values_ok(vc, op, "C14", n, acc)) return false;
+  if (!init_values_ok(vc, op, "C3", n, acc)) return false;
   int64_t want[R];
   for (int k = 0; k < rank; k++) {
     int64_t padded = dilated(a->dims[k], bd[k]) + lo[k] + hi[k];
     int64_t win = dilated(wd[k], wdl[k]);
-    want[k] = padded < win ? 0 : (padded - win) / ws[k] + 1;
+    want[k] = a->dims[k] < 0    ? SHLO_DYN
+              : padded < win ? 0 : (padded - win) / ws[k] + 1;
   }
+  for (int i = 1; i < n; i++)
+    if (!shlo__compat_shape(shlo__rtype(vc, op, i), shlo__rtype(vc, op, 0)))
+      return shlo__verr(vc, op, "C14", "result #%d %s and result #0 %s have "
+                        "different shapes", i,
+                        shlo__tstr(vc, shlo__rtype(vc, op, i)),
+                        shlo__tstr(vc, shlo__rtype(vc, op, 0)));
   for (int i = 0; i < n; i++) {
     const shlo_type *r = shlo__rtype(vc, op, i);
     bool ok = shlo__is_tensor(r) && r->rank == rank;
-    for (int k = 0; ok && k < rank; k++) ok = r->dims[k] == want[k];
+    for (int k = 0; ok && k < rank; k++)
+      ok = shlo__dim_eq(r->dims[k], want[k]);
     if (!ok)
       return shlo__verr(vc, op, "C15", "result #%d %s must have shape %s "
                         "(the number of windows)", i, shlo__tstr(vc, r),
@@ -321,7 +330,8 @@ bool shlo__verify_reduce_window(shlo__vctx *vc, const shlo_op *op) {
  * shape(source) is the number of windows; C3 init_value is rank 0 of that
  * element type; C4/C5 window_dimensions; C6/C7 window_strides; C8 padding
  * [rank, 2]; C9 select is (tensor<E>, tensor<E>) -> tensor<i1>; C10
- * scatter is a reduction body over E; C11 result type is operand's. */
+ * scatter is a reduction body over E; C11 result shape is operand's; C12
+ * its element type is the scatter body's E. */
 bool shlo__verify_select_and_scatter(shlo__vctx *vc, const shlo_op *op) {
   if (op->n_operands != 3 || op->n_results != 1 || op->n_regions != 2)
     return shlo__verr(vc, op, NULL, "expects operand, source, init_value, "
@@ -363,17 +373,22 @@ bool shlo__verify_select_and_scatter(shlo__vctx *vc, const shlo_op *op) {
   int64_t want[R];
   for (int k = 0; k < rank; k++) {
     int64_t padded = a->dims[k] + lo[k] + hi[k];
-    want[k] = padded < wd[k] ? 0 : (padded - wd[k]) / ws[k] + 1;
+    want[k] = a->dims[k] < 0     ? SHLO_DYN
+              : padded < wd[k] ? 0 : (padded - wd[k]) / ws[k] + 1;
   }
   bool ok = src->rank == rank;
-  for (int k = 0; ok && k < rank; k++) ok = src->dims[k] == want[k];
+  for (int k = 0; ok && k < rank; k++) ok = shlo__dim_eq(src->dims[k], want[k]);
   if (!ok)
     return shlo__verr(vc, op, "C2", "source %s must have shape %s (the "
                       "number of windows)", shlo__tstr(vc, src),
                       shlo__dstr(vc, want, rank));
-  if (!shlo__compat_baseline(r, a))
-    return shlo__verr(vc, op, "C11", "result %s must have the operand's type "
-                      "%s", shlo__tstr(vc, r), shlo__tstr(vc, a));
+  if (!shlo__compat_shape(r, a))
+    return shlo__verr(vc, op, "C11", "result %s must have the operand's "
+                      "shape %s", shlo__tstr(vc, r), shlo__tstr(vc, a));
+  if (!shlo__same_baseline_elem(r, acc[0]))
+    return shlo__verr(vc, op, "C12", "result %s must have the scatter "
+                      "body's element type %s", shlo__tstr(vc, r),
+                      shlo__tstr(vc, acc[0]));
   return true;
 }
 
@@ -390,7 +405,7 @@ bool shlo__verify_sort(shlo__vctx *vc, const shlo_op *op) {
                       op->n_results);
   const shlo_type *a = shlo__otype(vc, op, 0);
   for (int i = 1; i < n; i++)
-    if (!shlo__same_shape(a, shlo__otype(vc, op, i)))
+    if (!shlo__compat_shape(a, shlo__otype(vc, op, i)))
       return shlo__verr(vc, op, "C2", "input #%d %s and input #0 %s have "
                         "different shapes", i,
                         shlo__tstr(vc, shlo__otype(vc, op, i)),

@@ -82,8 +82,11 @@ bool shlo__verify_broadcast_in_dim(shlo__vctx *vc, const shlo_op *op) {
   if (shlo__has_dups(bd, n, &dup))
     return shlo__verr(vc, op, "C4", "broadcast_dimensions %s repeats %lld",
                       shlo__dstr(vc, bd, n), (long long)dup);
+  if (!shlo__static_or_bounded(r))
+    return shlo__verr(vc, op, NULL, "result %s must be statically shaped or "
+                      "single bounded dimension tensor", shlo__tstr(vc, r));
   for (int i = 0; i < n; i++)
-    if (a->dims[i] != 1 && a->dims[i] != r->dims[bd[i]])
+    if (a->dims[i] != 1 && !shlo__dim_eq(a->dims[i], r->dims[bd[i]]))
       return shlo__verr(vc, op, "C5", "operand dimension %d has size %lld, "
                         "which is neither 1 nor the size %lld of result "
                         "dimension %lld", i, (long long)a->dims[i],
@@ -169,15 +172,16 @@ bool shlo__verify_concatenate(shlo__vctx *vc, const shlo_op *op) {
                         "different ranks", i, shlo__tstr(vc, t),
                         shlo__tstr(vc, a));
     for (int k = 0; k < a->rank; k++)
-      if (k != d && t->dims[k] != a->dims[k])
+      if (k != d && !shlo__dim_eq(t->dims[k], a->dims[k]))
         return shlo__verr(vc, op, "C2", "input #%d %s and input #0 %s "
                           "differ at dimension %d", i, shlo__tstr(vc, t),
                           shlo__tstr(vc, a), k);
-    sum += t->dims[d];
+    /* A dynamic input makes the concatenated size dynamic. */
+    sum = sum < 0 || t->dims[d] < 0 ? SHLO_DYN : sum + t->dims[d];
   }
   bool ok = elem_ok(r, a) && r->rank == a->rank;
   for (int k = 0; ok && k < a->rank; k++)
-    ok = r->dims[k] == (k == d ? sum : a->dims[k]);
+    ok = shlo__dim_eq(r->dims[k], k == d ? sum : a->dims[k]);
   if (!ok)
     return shlo__verr(vc, op, "C5", "result %s does not match the inputs "
                       "concatenated along dimension %lld (size %lld)",
@@ -224,12 +228,12 @@ bool shlo__verify_dynamic_slice(shlo__vctx *vc, const shlo_op *op) {
                       shlo__dstr(vc, ss, n < 0 ? 0 : n), a->rank);
   if (!start_indices_ok(vc, op, 1, a->rank, "C2", "C3")) return false;
   for (int i = 0; i < n; i++)
-    if (ss[i] < 0 || ss[i] > a->dims[i])
+    if (ss[i] < 0 || (a->dims[i] >= 0 && ss[i] > a->dims[i]))
       return shlo__verr(vc, op, "C4", "slice size %lld of dimension %d is "
                         "not within [0, %lld]", (long long)ss[i], i,
                         (long long)a->dims[i]);
   bool ok = r->rank == n;
-  for (int i = 0; ok && i < n; i++) ok = r->dims[i] == ss[i];
+  for (int i = 0; ok && i < n; i++) ok = shlo__dim_eq(r->dims[i], ss[i]);
   if (!ok)
     return shlo__verr(vc, op, "C5", "result %s must have shape slice_sizes "
                       "%s", shlo__tstr(vc, r), shlo__dstr(vc, ss, n));
@@ -257,7 +261,7 @@ bool shlo__verify_dynamic_update_slice(shlo__vctx *vc, const shlo_op *op) {
                       shlo__tstr(vc, a));
   if (!start_indices_ok(vc, op, 2, a->rank, "C4", "C5")) return false;
   for (int i = 0; i < a->rank; i++)
-    if (u->dims[i] > a->dims[i])
+    if (a->dims[i] >= 0 && u->dims[i] > a->dims[i])
       return shlo__verr(vc, op, "C6", "update dimension %d has size %lld, "
                         "larger than the operand's %lld", i,
                         (long long)u->dims[i], (long long)a->dims[i]);
@@ -359,12 +363,13 @@ bool shlo__verify_pad(shlo__vctx *vc, const shlo_op *op) {
     return shlo__verr(vc, op, "C4", "result %s must have the operand's rank "
                       "%d", shlo__tstr(vc, r), a->rank);
   for (int i = 0; i < a->rank; i++) {
+    if (a->dims[i] < 0) continue; /* a dynamic operand pads to any size */
     int64_t want = lo[i] + hi[i] + a->dims[i] +
                    (a->dims[i] > 0 ? (a->dims[i] - 1) * in[i] : 0);
     if (want < 0)
       return shlo__verr(vc, op, "C4", "padding gives dimension %d a negative "
                         "size %lld", i, (long long)want);
-    if (r->dims[i] != want)
+    if (!shlo__dim_eq(r->dims[i], want))
       return shlo__verr(vc, op, "C4", "result dimension %d has size %lld but "
                         "padding gives %lld", i, (long long)r->dims[i],
                         (long long)want);
@@ -440,7 +445,7 @@ bool shlo__verify_slice(shlo__vctx *vc, const shlo_op *op) {
     if (s[i] < 0)
       return shlo__verr(vc, op, "C3", "negative start index %lld in "
                         "dimension %d", (long long)s[i], i);
-    if (l[i] > a->dims[i])
+    if (a->dims[i] >= 0 && l[i] > a->dims[i])
       return shlo__verr(vc, op, "C3", "limit index %lld is larger than "
                         "dimension %d's size %lld", (long long)l[i], i,
                         (long long)a->dims[i]);
@@ -454,7 +459,7 @@ bool shlo__verify_slice(shlo__vctx *vc, const shlo_op *op) {
   }
   bool ok = r->rank == a->rank;
   for (int i = 0; ok && i < ns; i++)
-    ok = r->dims[i] == (l[i] - s[i] + st[i] - 1) / st[i];
+    ok = shlo__dim_eq(r->dims[i], (l[i] - s[i] + st[i] - 1) / st[i]);
   if (!ok)
     return shlo__verr(vc, op, "C5", "result %s does not match slicing %s "
                       "with start %s, limit %s, strides %s",
