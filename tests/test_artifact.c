@@ -54,11 +54,8 @@ static bool default_accuracy(const shlo_attr *a) {
       strcmp(a->struct_name, "result_accuracy"))
     return false;
   const shlo_attr *mode = shlo_attr_field(a, "mode");
-  const char *m = mode ? shlo_attr_get_str(mode) : NULL;
-  if (!m && mode && mode->kind == SHLO_ATTR_STRUCT && mode->n == 1)
-    m = shlo_attr_get_str(mode->fields[0].value);
-  if (!m && mode && mode->kind == SHLO_ATTR_STRUCT && mode->n == 1)
-    m = mode->fields[0].name;
+  /* the parser keeps #stablehlo.result_accuracy_mode<...> as its text */
+  const char *m = mode && mode->kind == SHLO_ATTR_OPAQUE ? mode->str : NULL;
   return zero_field(a, "atol") && zero_field(a, "rtol") &&
          zero_field(a, "ulps") && m && strstr(m, "DEFAULT");
 }
@@ -123,9 +120,11 @@ static void first_difference(const char *a, const char *b) {
     a++;
     b++;
   }
-  print_message("    line %d differs:\n      text:     %.300s\n"
-                "      artifact: %.300s\n",
-                line, la, lb);
+  const char *ea = strchr(la, '\n'), *eb = strchr(lb, '\n');
+  print_message("    line %d differs:\n      text:     %.*s\n"
+                "      artifact: %.*s\n",
+                line, (int)(ea ? ea - la : 300), la, (int)(eb ? eb - lb : 300),
+                lb);
 }
 
 static bool ends_with(const char *s, const char *suffix) {

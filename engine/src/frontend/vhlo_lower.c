@@ -441,7 +441,7 @@ static bool is_default(lower_state *s, const char *op, const char *name,
     if (!strcmp(name, "precision_config")) return a->n == 0;
     if (!strcmp(name, "called_computations") ||
         !strcmp(name, "output_operand_aliases") ||
-        !strcmp(name, "operand_layouts") || !strcmp(name, "result_layouts"))
+        !strcmp(name, "layout"))
       return a->n == 0;
     return false;
   case VA_DICT:
@@ -494,6 +494,13 @@ static void lower_rest(lower_state *s, const char *op) {
     if ((!strcmp(name, "known_expanding_dimensions") ||
          !strcmp(name, "known_nonexpanding_dimensions")) &&
         a->kind == VA_TENSOR && vhlo_numel(a->type) == 0)
+      continue;
+    if ((!strcmp(op, "send") || !strcmp(op, "recv")) &&
+        !strcmp(name, "source_target_pairs") && a->kind == VA_TENSOR &&
+        vhlo_numel(a->type) == 0)
+      continue;
+    if (!strcmp(op, "sort") && !strcmp(name, "dimension") &&
+        a->kind == VA_INT && a->i == -1)
       continue;
     if (a->kind == VA_ACCURACY && !a->atol && !a->rtol && !a->i &&
         a->items[0]->kind == VA_ENUM && !a->items[0]->i)
@@ -583,6 +590,12 @@ void vhlo_lower_op(vhlo_ctx *v, bc_cursor *c, const char *vname, bool in_func,
   else if (!strcmp(base, "convolution") || !strcmp(base, "dynamic_conv"))
     lower_conv(&s);
   lower_channel(&s);
+  /* custom_call layouts come in pairs: both or neither */
+  const vattr *ol = take(&s, "operand_layouts"), *rl = take(&s, "result_layouts");
+  if ((ol && ol->kind == VA_ARRAY && ol->n) || (rl && rl->kind == VA_ARRAY && rl->n)) {
+    if (ol) emit_attr(&s, "operand_layouts", ol);
+    if (rl) emit_attr(&s, "result_layouts", rl);
+  }
   const vattr *pc = take(&s, "precision_config");
   if (pc && !all_of_kind(pc, "DEFAULT") && pc->n) emit_attr(&s, "precision_config", pc);
   lower_rest(&s, base);
