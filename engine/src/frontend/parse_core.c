@@ -529,6 +529,26 @@ static const alias *find_alias(parser *P, const char *s, size_t n) {
   return NULL;
 }
 
+/* memref<2x3xf32>: a buffer (StableHLO 1.13+, custom_call "Pin"/"Unpin").
+ * The engine carries buffers without computing on them: an opaque type
+ * whose text is the canonical spelling, its shape read as a tensor's. */
+static const shlo_type *parse_buffer_type(parser *P, const char *at) {
+  const shlo_type *shape = parse_tensor_type(P);
+  if (shape->rank < 0 || shape->quant || shape->encoding)
+    shlo__perr_at(P, at, "a memref needs a ranked shape and a plain element "
+                         "type");
+  char buf[512];
+  int n = shlo_type_format(shape, buf, sizeof buf);
+  if (n < 7 || (size_t)n >= sizeof buf)
+    shlo__perr_at(P, at, "memref type too long");
+  shlo_type *o = shlo__palloc(P, sizeof *o);
+  o->kind = SHLO_TYPE_OPAQUE;
+  char *text = shlo__palloc(P, (size_t)n + 1);
+  snprintf(text, (size_t)n + 1, "memref%s", buf + 6); /* after "tensor" */
+  o->encoding = text;
+  return o;
+}
+
 const shlo_type *shlo__parse_type(parser *P) {
   shlo__enter(P);
   shlo__skip_ws(P);
@@ -536,6 +556,8 @@ const shlo_type *shlo__parse_type(parser *P) {
   const shlo_type *t = NULL;
   if (shlo__accept_kw(P, "tensor")) {
     t = parse_tensor_type(P);
+  } else if (shlo__accept_kw(P, "memref")) {
+    t = parse_buffer_type(P, s);
   } else if (shlo__accept_kw(P, "tuple")) {
     shlo_type *tt = shlo__palloc(P, sizeof *tt);
     tt->kind = SHLO_TYPE_TUPLE;

@@ -303,6 +303,16 @@ static const vtype *read_vhlo_type(vhlo_ctx *v, bc_cursor *c) {
     t->text = "tf32";
     return t;
   case 41: return read_tensor(v, c, false, VT_BUFFER);
+  case 42: { /* future: the types an async_start's region yields */
+    t = new_type(f, VT_OTHER);
+    t->in = read_type_list(v, c, &t->n_in);
+    strbuf b = {0};
+    shlo__sb_printf(&b, "!stablehlo.future<");
+    type_list_text(&b, t->in, t->n_in);
+    shlo__sb_printf(&b, ">");
+    t->text = take_text(f, &b, c);
+    return t;
+  }
   default:
     bc_fail(c, "unknown vhlo type code %llu", (unsigned long long)code);
   }
