@@ -998,7 +998,11 @@ static const char *const *struct_keys(const char *sname) {
       "lhs_precision_type", "rhs_precision_type", "accumulation_type",
       "lhs_component_count", "rhs_component_count",
       "num_primitive_operations", "allow_imprecise_accumulation", NULL};
+  static const char *const mesh_axes[] = {"mesh", "axes", NULL};
+  static const char *const axis_ref[] = {"name", "sub_axis_info", NULL};
   if (!sname) return NULL;
+  if (!strcmp(sname, "replica_group_mesh_axes")) return mesh_axes;
+  if (!strcmp(sname, "axis_ref")) return axis_ref;
   if (!strcmp(sname, "dot")) return dot;
   if (!strcmp(sname, "gather")) return gather;
   if (!strcmp(sname, "scatter")) return scatter;
@@ -1072,6 +1076,25 @@ shlo_named_attr *shlo__parse_fields(parser *P, const char *close, int *n_out) {
   return shlo__parse_struct_fields(P, close, n_out, NULL);
 }
 
+/* `(pre_size)size` of a #stablehlo.axis_ref: which part of a mesh axis a
+ * replica group spans.  Kept as its canonical text. */
+static const shlo_attr *parse_sub_axis_info(parser *P) {
+  shlo__skip_ws(P);
+  const char *at = P->p;
+  shlo__expect(P, "(");
+  int64_t pre = shlo__parse_int(P);
+  shlo__expect(P, ")");
+  int64_t size = shlo__parse_int(P);
+  if (pre < 1 || size < 1)
+    shlo__perr_at(P, at, "sub_axis_info needs positive sizes, got (%lld)%lld",
+                  (long long)pre, (long long)size);
+  char buf[64];
+  snprintf(buf, sizeof buf, "(%lld)%lld", (long long)pre, (long long)size);
+  shlo_attr *o = shlo__new_attr(P, SHLO_ATTR_OPAQUE);
+  o->str = shlo__pstrndup(P, buf, strlen(buf));
+  return o;
+}
+
 shlo_named_attr *shlo__parse_struct_fields(parser *P, const char *close,
                                      int *n_out, const char *sname) {
   const char *const *keys = struct_keys(sname);
@@ -1114,7 +1137,11 @@ shlo_named_attr *shlo__parse_struct_fields(parser *P, const char *close,
         }
       }
       f[n].name = name;
-      if (shlo__accept(P, "=")) {
+      if (sname && !strcmp(sname, "axis_ref") &&
+          !strcmp(name, "sub_axis_info")) {
+        shlo__expect(P, "=");
+        f[n].value = parse_sub_axis_info(P);
+      } else if (shlo__accept(P, "=")) {
         f[n].value = shlo__parse_attr(P);
       } else {
         f[n].value = shlo__new_attr(P, SHLO_ATTR_UNIT);

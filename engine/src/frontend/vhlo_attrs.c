@@ -431,6 +431,60 @@ static vattr *read_number(vhlo_ctx *v, bc_cursor *c, bool is_float) {
   return a;
 }
 
+static void put_quoted(strbuf *b, const vattr *s) {
+  shlo__sb_putc(b, '"');
+  for (size_t i = 0; i < s->slen; i++) {
+    unsigned char ch = (unsigned char)s->s[i];
+    if (ch == '"' || ch == '\\') shlo__sb_printf(b, "\\%c", ch);
+    else if (ch < 0x20 || ch >= 0x7f) shlo__sb_printf(b, "\\%02X", ch);
+    else shlo__sb_putc(b, (char)ch);
+  }
+  shlo__sb_putc(b, '"');
+}
+
+/* Replica groups named by mesh axes (StableHLO 1.16+), kept as the text
+ * StableHLO spells them:
+ *   21 sub_axis_info {pre_size, size: svarint}      -> (1)2
+ *   22 axis_ref {name, present: varint, [sub_axis_info]}
+ *   23 replica_group_mesh_axes {mesh, axes: array of axis_ref} */
+static const vattr *read_mesh_attr(vhlo_ctx *v, bc_cursor *c, uint64_t code) {
+  bc_file *f = v->f;
+  strbuf b = {0};
+  if (code == 21) {
+    int64_t pre = bc_svarint(c), size = bc_svarint(c);
+    shlo__sb_printf(&b, "(%lld)%lld", (long long)pre, (long long)size);
+  } else if (code == 22) {
+    const vattr *name = read_attr_ref(v, c);
+    if (name->kind != VA_STRING) bc_fail(c, "axis name is not a string");
+    shlo__sb_printf(&b, "#stablehlo.axis_ref<name = ");
+    put_quoted(&b, name);
+    uint64_t has_sub = bc_varint(c);
+    if (has_sub > 1) bc_fail(c, "bad sub-axis flag");
+    if (has_sub) {
+      const vattr *sub = read_attr_ref(v, c);
+      if (sub->kind != VA_OTHER || !sub->text) bc_fail(c, "bad sub-axis info");
+      shlo__sb_printf(&b, ", sub_axis_info = %s", sub->text);
+    }
+    shlo__sb_printf(&b, ">");
+  } else {
+    const vattr *mesh = read_attr_ref(v, c), *axes = read_attr_ref(v, c);
+    if ((mesh->kind != VA_STRING && mesh->kind != VA_SYMBOL) ||
+        axes->kind != VA_ARRAY)
+      bc_fail(c, "malformed replica_group_mesh_axes");
+    shlo__sb_printf(&b, "#stablehlo.replica_group_mesh_axes<mesh = @%.*s, "
+                        "axes = [", (int)mesh->slen, mesh->s);
+    for (int i = 0; i < axes->n; i++) {
+      const vattr *ax = axes->items[i];
+      if (ax->kind != VA_OTHER || !ax->text) bc_fail(c, "bad axis reference");
+      shlo__sb_printf(&b, "%s%s", i ? ", " : "", ax->text);
+    }
+    shlo__sb_printf(&b, "]>");
+  }
+  vattr *a = new_attr(f, VA_OTHER);
+  a->text = take_text(f, &b, c);
+  return a;
+}
+
 static const char *const enum_kinds[] = {
     [3] = "comparison_direction", [4] = "comparison_type",
     [5] = "api_version",          [7] = "fft_type",
@@ -495,6 +549,7 @@ static const vattr *read_vhlo_attr(vhlo_ctx *v, bc_cursor *c) {
     a->items[0] = read_attr_ref(v, c);
     return a;
   }
+  case 21: case 22: case 23: return read_mesh_attr(v, c, code);
   default:
     bc_fail(c, "unknown vhlo attribute code %llu", (unsigned long long)code);
   }
