@@ -66,13 +66,17 @@ static int op_attrs(writer *w, const bc_op *op, const char *name,
   if (!def) unknown_op(w, op, name);
   char buf[1024];
   const char *names[VHLO_MAX_OP_ATTRS];
-  int k = vhlo_op_attr_names(def, buf, sizeof buf, names, VHLO_MAX_OP_ATTRS);
   bc_cursor pc = {op->props, op->props + op->props_n, "properties", w->f};
   int have = 0;
   while (!bc_at_end(&pc)) {
     bc_varint(&pc);
     have++;
   }
+  int k = vhlo_op_attr_names(def, true, buf, sizeof buf, names,
+                             VHLO_MAX_OP_ATTRS);
+  if (k != have)
+    k = vhlo_op_attr_names(def, false, buf, sizeof buf, names,
+                           VHLO_MAX_OP_ATTRS);
   if (have != k || k < 0)
     bc_fail(&c, "vhlo.%s has %d properties; this build expects %d", name,
             have, k);

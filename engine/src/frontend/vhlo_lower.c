@@ -441,7 +441,7 @@ static bool is_default(lower_state *s, const char *op, const char *name,
     if (!strcmp(name, "precision_config")) return a->n == 0;
     if (!strcmp(name, "called_computations") ||
         !strcmp(name, "output_operand_aliases") ||
-        !strcmp(name, "layout"))
+        !strcmp(name, "layout") || !strcmp(name, "result_tilings"))
       return a->n == 0;
     return false;
   case VA_DICT:
@@ -510,7 +510,8 @@ static void lower_rest(lower_state *s, const char *op) {
          (!strcmp(name, "composite_attributes") && a->kind == VA_DICT &&
           !a->n)))
       continue;
-    if (!strcmp(name, "use_global_device_ids")) {
+    if (!strcmp(name, "use_global_device_ids") ||
+        !strcmp(name, "has_dynamic_root")) { /* unit attributes when set */
       strbuf b = {0};
       shlo__sb_printf(&b, "unit");
       emit(s, name, &b);

@@ -4,7 +4,9 @@
  * attribute references in the order of the sorted names below, with no
  * names in the file, so this table is what gives them meaning (from
  * StableHLO's VhloOps.td).  An op missing here is from a newer StableHLO
- * than this build and is refused by name. */
+ * than this build and is refused by name.  Names after a '|' were added to
+ * an op in a later StableHLO without a new op version (custom_call_v2's
+ * result_tilings in 1.18): older artifacts lack them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,7 +73,7 @@ static const vhlo_op_def defs[] = {
     {"create_token_v1", ""},
     {"cross-replica-sum_v1", "replica_groups"},
     {"custom_call_v1", "api_version backend_config call_target_name called_computations has_side_effect operand_layouts output_operand_aliases result_layouts"},
-    {"custom_call_v2", "api_version backend_config call_target_name called_computations has_side_effect operand_layouts output_operand_aliases result_layouts"},
+    {"custom_call_v2", "api_version backend_config call_target_name called_computations has_side_effect operand_layouts output_operand_aliases result_layouts | result_tilings"},
     {"divide_v1", ""},
     {"dot_general_v1", "lhs_batching_dimensions lhs_contracting_dimensions precision_config rhs_batching_dimensions rhs_contracting_dimensions"},
     {"dot_general_v2", "accumulation_type allow_imprecise_accumulation lhs_batching_dimensions lhs_component_count lhs_contracting_dimensions lhs_precision_type num_primitive_operations precision_config rhs_batching_dimensions rhs_component_count rhs_contracting_dimensions rhs_precision_type"},
@@ -190,13 +192,18 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int vhlo_op_attr_names(const vhlo_op_def *d, char *buf, size_t cap,
-                       const char **names, int max) {
+int vhlo_op_attr_names(const vhlo_op_def *d, bool newer, char *buf,
+                       size_t cap, const char **names, int max) {
   size_t n = strlen(d->attrs);
   if (n + 1 > cap) return -1;
   memcpy(buf, d->attrs, n + 1);
   int k = 0;
-  for (char *p = strtok(buf, " "); p; p = strtok(NULL, " ")) {
+  char *save = NULL;
+  for (char *p = strtok_r(buf, " ", &save); p; p = strtok_r(NULL, " ", &save)) {
+    if (!strcmp(p, "|")) {
+      if (!newer) break;
+      continue;
+    }
     if (k == max) return -1;
     names[k++] = p;
   }

@@ -2,6 +2,7 @@
 #ifndef SHLO_VHLO_OPS_H
 #define SHLO_VHLO_OPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define VHLO_MAX_OP_ATTRS 32
@@ -15,8 +16,9 @@ typedef struct vhlo_op_def {
 const vhlo_op_def *vhlo_op_find(const char *name);
 
 /* d's attribute names sorted, the order of its properties, into names
- * (pointing into buf); returns the count, or -1 if buf/names are short. */
-int vhlo_op_attr_names(const vhlo_op_def *d, char *buf, size_t cap,
-                       const char **names, int max);
+ * (pointing into buf); newer: with the names a later StableHLO added.
+ * Returns the count, or -1 if buf/names are short. */
+int vhlo_op_attr_names(const vhlo_op_def *d, bool newer, char *buf,
+                       size_t cap, const char **names, int max);
 
 #endif
