@@ -334,6 +334,7 @@ char *shlo_artifact_to_text(const void *bytes, size_t len,
     if (!text)
       shlo_diag_set(diag, SHLO_ENOMEM, filename, 0, 0, "out of memory");
   }
+  vhlo_ctx_free_bufs(&w->v);
   shlo__sb_free(&w->b);
   free(w);
   bc_free(&f);

@@ -55,12 +55,24 @@ struct vtype {
   const vtype **in, **out;
 };
 
+#define VHLO_MAX_BUFS (2 * BC_MAX_DEPTH + 16)
+
 typedef struct vhlo_ctx {
   bc_file *f;
   const vattr **attrs; /* memo per attribute index */
   const vtype **types;
   int depth;
+  /* Text being built, innermost last: an error unwinds past them with
+   * longjmp, so they are the context's to free (vhlo_ctx_free_bufs). */
+  strbuf bufs[VHLO_MAX_BUFS];
+  int n_bufs;
 } vhlo_ctx;
+
+/* A fresh text buffer, and its text moved into the file's arena (the
+ * buffer must be the newest one open). */
+strbuf *vhlo_buf(vhlo_ctx *v, bc_cursor *c);
+char *vhlo_buf_take(vhlo_ctx *v, bc_cursor *c, strbuf *b);
+void vhlo_ctx_free_bufs(vhlo_ctx *v);
 
 void vhlo_ctx_init(vhlo_ctx *v, bc_file *f);
 const vattr *vhlo_attr(vhlo_ctx *v, int index);

@@ -98,12 +98,25 @@ static void shape_text(strbuf *b, const int64_t *dims, int rank) {
   }
 }
 
-static char *take_text(bc_file *f, strbuf *b, bc_cursor *c) {
+strbuf *vhlo_buf(vhlo_ctx *v, bc_cursor *c) {
+  if (v->n_bufs == VHLO_MAX_BUFS) bc_fail(c, "attributes nest too deeply");
+  strbuf *b = &v->bufs[v->n_bufs++];
+  *b = (strbuf){0};
+  return b;
+}
+
+char *vhlo_buf_take(vhlo_ctx *v, bc_cursor *c, strbuf *b) {
   char *s = shlo__sb_take(b);
+  v->n_bufs--; /* b is the newest buffer */
   if (!s) bc_fail(c, "out of memory");
-  char *r = dup_text(f, s);
+  char *r = dup_text(v->f, s);
   free(s);
   return r;
+}
+
+void vhlo_ctx_free_bufs(vhlo_ctx *v) {
+  for (int i = 0; i < v->n_bufs; i++) shlo__sb_free(&v->bufs[i]);
+  v->n_bufs = 0;
 }
 
 static const vtype *read_tensor(vhlo_ctx *v, bc_cursor *c, bool encoded,
@@ -120,23 +133,23 @@ static const vtype *read_tensor(vhlo_ctx *v, bc_cursor *c, bool encoded,
       bc_fail(c, "negative dimension %lld", (long long)t->dims[i]);
   }
   t->elem_t = read_type_ref(v, c);
-  strbuf b = {0};
-  shlo__sb_printf(&b, kind == VT_BUFFER ? "memref<" : "tensor<");
-  shape_text(&b, t->dims, t->rank);
-  shlo__sb_printf(&b, "%s", t->elem_t->text);
+  strbuf *b = vhlo_buf(v, c);
+  shlo__sb_printf(b, kind == VT_BUFFER ? "memref<" : "tensor<");
+  shape_text(b, t->dims, t->rank);
+  shlo__sb_printf(b, "%s", t->elem_t->text);
   if (enc && enc->kind == VA_BOUNDS) {
-    shlo__sb_printf(&b, ", #stablehlo.type_extensions<bounds = [");
+    shlo__sb_printf(b, ", #stablehlo.type_extensions<bounds = [");
     for (int i = 0; i < enc->n; i++) {
-      if (i) shlo__sb_printf(&b, ", ");
-      if (enc->ints[i] == KDYNAMIC) shlo__sb_printf(&b, "?");
-      else shlo__sb_printf(&b, "%lld", (long long)enc->ints[i]);
+      if (i) shlo__sb_printf(b, ", ");
+      if (enc->ints[i] == KDYNAMIC) shlo__sb_printf(b, "?");
+      else shlo__sb_printf(b, "%lld", (long long)enc->ints[i]);
     }
-    shlo__sb_printf(&b, "]>");
+    shlo__sb_printf(b, "]>");
   } else if (enc) {
     bc_fail(c, "unsupported tensor encoding");
   }
-  shlo__sb_printf(&b, ">");
-  t->text = take_text(f, &b, c);
+  shlo__sb_printf(b, ">");
+  t->text = vhlo_buf_take(v, c, b);
   return t;
 }
 
@@ -156,13 +169,13 @@ static const vtype *read_function(vhlo_ctx *v, bc_cursor *c) {
   vtype *t = new_type(v->f, VT_FUNCTION);
   t->in = read_type_list(v, c, &t->n_in);
   t->out = read_type_list(v, c, &t->n_out);
-  strbuf b = {0};
-  shlo__sb_printf(&b, "(");
-  type_list_text(&b, t->in, t->n_in);
-  shlo__sb_printf(&b, ") -> (");
-  type_list_text(&b, t->out, t->n_out);
-  shlo__sb_printf(&b, ")");
-  t->text = take_text(v->f, &b, c);
+  strbuf *b = vhlo_buf(v, c);
+  shlo__sb_printf(b, "(");
+  type_list_text(b, t->in, t->n_in);
+  shlo__sb_printf(b, ") -> (");
+  type_list_text(b, t->out, t->n_out);
+  shlo__sb_printf(b, ")");
+  t->text = vhlo_buf_take(v, c, b);
   return t;
 }
 
@@ -171,7 +184,7 @@ static const vtype *read_quant(vhlo_ctx *v, bc_cursor *c, bool per_axis) {
   bc_file *f = v->f;
   uint64_t flags = bc_varint(c);
   const vtype *st = read_type_ref(v, c), *et = read_type_ref(v, c);
-  strbuf b = {0};
+  strbuf *b = vhlo_buf(v, c);
   if (st->kind != VT_ELEM) bc_fail(c, "bad quantized storage type");
   shlo_elem_type se = st->elem;
   bool is_signed = flags & 1;
@@ -212,22 +225,22 @@ static const vtype *read_quant(vhlo_ctx *v, bc_cursor *c, bool per_axis) {
   int64_t dlo = is_signed ? -((int64_t)1 << (width - 1)) : 0;
   int64_t dhi = is_signed ? ((int64_t)1 << (width - 1)) - 1
                           : (int64_t)(((uint64_t)1 << width) - 1);
-  shlo__sb_printf(&b, "!quant.uniform<%s", sname);
+  shlo__sb_printf(b, "!quant.uniform<%s", sname);
   if (lo != dlo || hi != dhi)
-    shlo__sb_printf(&b, "<%lld:%lld>", (long long)lo, (long long)hi);
-  shlo__sb_printf(&b, ":%s", et->text);
+    shlo__sb_printf(b, "<%lld:%lld>", (long long)lo, (long long)hi);
+  shlo__sb_printf(b, ":%s", et->text);
   if (per_axis) {
-    shlo__sb_printf(&b, ":%lld, {", (long long)axis);
+    shlo__sb_printf(b, ":%lld, {", (long long)axis);
     for (int i = 0; i < n_scales; i++)
-      shlo__sb_printf(&b, "%s%.17g:%lld", i ? "," : "", scales[i],
+      shlo__sb_printf(b, "%s%.17g:%lld", i ? "," : "", scales[i],
                       (long long)zps[i]);
-    shlo__sb_printf(&b, "}>");
+    shlo__sb_printf(b, "}>");
   } else {
-    shlo__sb_printf(&b, ", %.17g:%lld>", scale, (long long)zp);
+    shlo__sb_printf(b, ", %.17g:%lld>", scale, (long long)zp);
   }
   vtype *t = new_type(f, VT_QUANT);
   t->elem_t = st;
-  t->text = take_text(f, &b, c);
+  t->text = vhlo_buf_take(v, c, b);
   return t;
 }
 
@@ -272,11 +285,11 @@ static const vtype *read_vhlo_type(vhlo_ctx *v, bc_cursor *c) {
   case 23: {
     t = new_type(f, VT_TUPLE);
     t->in = read_type_list(v, c, &t->n_in);
-    strbuf b = {0};
-    shlo__sb_printf(&b, "tuple<");
-    type_list_text(&b, t->in, t->n_in);
-    shlo__sb_printf(&b, ">");
-    t->text = take_text(f, &b, c);
+    strbuf *b = vhlo_buf(v, c);
+    shlo__sb_printf(b, "tuple<");
+    type_list_text(b, t->in, t->n_in);
+    shlo__sb_printf(b, ">");
+    t->text = vhlo_buf_take(v, c, b);
     return t;
   }
   case 24: return read_quant(v, c, false);
@@ -285,9 +298,9 @@ static const vtype *read_vhlo_type(vhlo_ctx *v, bc_cursor *c) {
     const vtype *e = read_type_ref(v, c);
     t = new_type(f, VT_UNRANKED);
     t->elem_t = e;
-    strbuf b = {0};
-    shlo__sb_printf(&b, "tensor<*x%s>", e->text);
-    t->text = take_text(f, &b, c);
+    strbuf *b = vhlo_buf(v, c);
+    shlo__sb_printf(b, "tensor<*x%s>", e->text);
+    t->text = vhlo_buf_take(v, c, b);
     return t;
   }
   case 26:
@@ -306,11 +319,11 @@ static const vtype *read_vhlo_type(vhlo_ctx *v, bc_cursor *c) {
   case 42: { /* future: the types an async_start's region yields */
     t = new_type(f, VT_OTHER);
     t->in = read_type_list(v, c, &t->n_in);
-    strbuf b = {0};
-    shlo__sb_printf(&b, "!stablehlo.future<");
-    type_list_text(&b, t->in, t->n_in);
-    shlo__sb_printf(&b, ">");
-    t->text = take_text(f, &b, c);
+    strbuf *b = vhlo_buf(v, c);
+    shlo__sb_printf(b, "!stablehlo.future<");
+    type_list_text(b, t->in, t->n_in);
+    shlo__sb_printf(b, ">");
+    t->text = vhlo_buf_take(v, c, b);
     return t;
   }
   default:
@@ -449,39 +462,39 @@ static void put_quoted(strbuf *b, const vattr *s) {
  *   23 replica_group_mesh_axes {mesh, axes: array of axis_ref} */
 static const vattr *read_mesh_attr(vhlo_ctx *v, bc_cursor *c, uint64_t code) {
   bc_file *f = v->f;
-  strbuf b = {0};
+  strbuf *b = vhlo_buf(v, c);
   if (code == 21) {
     int64_t pre = bc_svarint(c), size = bc_svarint(c);
-    shlo__sb_printf(&b, "(%lld)%lld", (long long)pre, (long long)size);
+    shlo__sb_printf(b, "(%lld)%lld", (long long)pre, (long long)size);
   } else if (code == 22) {
     const vattr *name = read_attr_ref(v, c);
     if (name->kind != VA_STRING) bc_fail(c, "axis name is not a string");
-    shlo__sb_printf(&b, "#stablehlo.axis_ref<name = ");
-    put_quoted(&b, name);
+    shlo__sb_printf(b, "#stablehlo.axis_ref<name = ");
+    put_quoted(b, name);
     uint64_t has_sub = bc_varint(c);
     if (has_sub > 1) bc_fail(c, "bad sub-axis flag");
     if (has_sub) {
       const vattr *sub = read_attr_ref(v, c);
       if (sub->kind != VA_OTHER || !sub->text) bc_fail(c, "bad sub-axis info");
-      shlo__sb_printf(&b, ", sub_axis_info = %s", sub->text);
+      shlo__sb_printf(b, ", sub_axis_info = %s", sub->text);
     }
-    shlo__sb_printf(&b, ">");
+    shlo__sb_printf(b, ">");
   } else {
     const vattr *mesh = read_attr_ref(v, c), *axes = read_attr_ref(v, c);
     if ((mesh->kind != VA_STRING && mesh->kind != VA_SYMBOL) ||
         axes->kind != VA_ARRAY)
       bc_fail(c, "malformed replica_group_mesh_axes");
-    shlo__sb_printf(&b, "#stablehlo.replica_group_mesh_axes<mesh = @%.*s, "
+    shlo__sb_printf(b, "#stablehlo.replica_group_mesh_axes<mesh = @%.*s, "
                         "axes = [", (int)mesh->slen, mesh->s);
     for (int i = 0; i < axes->n; i++) {
       const vattr *ax = axes->items[i];
       if (ax->kind != VA_OTHER || !ax->text) bc_fail(c, "bad axis reference");
-      shlo__sb_printf(&b, "%s%s", i ? ", " : "", ax->text);
+      shlo__sb_printf(b, "%s%s", i ? ", " : "", ax->text);
     }
-    shlo__sb_printf(&b, "]>");
+    shlo__sb_printf(b, "]>");
   }
   vattr *a = new_attr(f, VA_OTHER);
-  a->text = take_text(f, &b, c);
+  a->text = vhlo_buf_take(v, c, b);
   return a;
 }
 

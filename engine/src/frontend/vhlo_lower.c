@@ -213,26 +213,16 @@ static const vattr *take(lower_state *s, const char *name) {
   return NULL;
 }
 
-static char *text_of(lower_state *s, strbuf *b) {
-  char *t = shlo__sb_take(b);
-  if (!t) bc_fail(s->c, "out of memory");
-  size_t n = strlen(t);
-  char *r = bc_alloc(s->v->f, n + 1);
-  memcpy(r, t, n + 1);
-  free(t);
-  return r;
-}
-
 static void emit(lower_state *s, const char *name, strbuf *b) {
   if (s->out->n == VHLO_MAX_OP_ATTRS * 2) bc_fail(s->c, "too many attributes");
   s->out->names[s->out->n] = name;
-  s->out->texts[s->out->n++] = text_of(s, b);
+  s->out->texts[s->out->n++] = vhlo_buf_take(s->v, s->c, b);
 }
 
 static void emit_attr(lower_state *s, const char *name, const vattr *a) {
-  strbuf b = {0};
-  put_attr(s->v, s->c, &b, a);
-  emit(s, name, &b);
+  strbuf *b = vhlo_buf(s->v, s->c);
+  put_attr(s->v, s->c, b, a);
+  emit(s, name, b);
 }
 
 /* An i64 (or i1) tensor's values. */
@@ -302,23 +292,25 @@ static const char *const dense_array_attrs =
  * out, as StableHLO prints them. */
 static void emit_struct(lower_state *s, const char *attr, const char *sname,
                         const char *const *fields, int nf) {
-  strbuf b = {0};
-  shlo__sb_printf(&b, "#stablehlo.%s<", sname);
+  strbuf *b = vhlo_buf(s->v, s->c);
+  shlo__sb_printf(b, "#stablehlo.%s<", sname);
   int k = 0;
   for (int i = 0; i < nf; i++) {
     const vattr *a = take(s, fields[i]);
     if (!a) continue;
     if (a->kind == VA_INT) {
-      shlo__sb_printf(&b, "%s%s = %lld", k++ ? ", " : "", fields[i],
+      shlo__sb_printf(b, "%s%s = %lld", k++ ? ", " : "", fields[i],
                       (long long)a->i);
       continue;
     }
+    if (a->kind != VA_TENSOR)
+      bc_fail(s->c, "%s is neither an integer nor a tensor", fields[i]);
     if (vhlo_numel(a->type) == 0) continue;
-    shlo__sb_printf(&b, "%s%s = ", k++ ? ", " : "", fields[i]);
-    put_int_list(s, &b, a);
+    shlo__sb_printf(b, "%s%s = ", k++ ? ", " : "", fields[i]);
+    put_int_list(s, b, a);
   }
-  shlo__sb_printf(&b, ">");
-  emit(s, attr, &b);
+  shlo__sb_printf(b, ">");
+  emit(s, attr, b);
 }
 
 static void lower_gather(lower_state *s, bool scatter) {
@@ -349,8 +341,8 @@ static void lower_dot(lower_state *s) {
   if (!rp || !acc || !lc || !rc || !np || !ai || rp->kind != VA_TYPE ||
       acc->kind != VA_TYPE || ai->kind != VA_BOOL)
     bc_fail(s->c, "incomplete dot algorithm");
-  strbuf b = {0};
-  shlo__sb_printf(&b, "#stablehlo.dot_algorithm<lhs_precision_type = %s, "
+  strbuf *b = vhlo_buf(s->v, s->c);
+  shlo__sb_printf(b, "#stablehlo.dot_algorithm<lhs_precision_type = %s, "
                       "rhs_precision_type = %s, accumulation_type = %s, "
                       "lhs_component_count = %lld, rhs_component_count = "
                       "%lld, num_primitive_operations = %lld, "
@@ -358,7 +350,7 @@ static void lower_dot(lower_state *s) {
                   lp->type->text, rp->type->text, acc->type->text,
                   (long long)int_of(s, lc), (long long)int_of(s, rc),
                   (long long)int_of(s, np), ai->i ? "true" : "false");
-  emit(s, "algorithm", &b);
+  emit(s, "algorithm", b);
 }
 
 /* [b, 0, 1, f]: position p holds the batch/feature letter or its spatial
@@ -386,21 +378,21 @@ static void put_layout(lower_state *s, strbuf *b, const char *letters,
 }
 
 static void lower_conv(lower_state *s) {
-  strbuf b = {0};
-  shlo__sb_printf(&b, "#stablehlo.conv<");
-  put_layout(s, &b, "bf", take(s, "input_batch_dimension"),
+  strbuf *b = vhlo_buf(s->v, s->c);
+  shlo__sb_printf(b, "#stablehlo.conv<");
+  put_layout(s, b, "bf", take(s, "input_batch_dimension"),
              take(s, "input_feature_dimension"),
              take(s, "input_spatial_dimensions"));
-  shlo__sb_printf(&b, "x");
-  put_layout(s, &b, "io", take(s, "kernel_input_feature_dimension"),
+  shlo__sb_printf(b, "x");
+  put_layout(s, b, "io", take(s, "kernel_input_feature_dimension"),
              take(s, "kernel_output_feature_dimension"),
              take(s, "kernel_spatial_dimensions"));
-  shlo__sb_printf(&b, "->");
-  put_layout(s, &b, "bf", take(s, "output_batch_dimension"),
+  shlo__sb_printf(b, "->");
+  put_layout(s, b, "bf", take(s, "output_batch_dimension"),
              take(s, "output_feature_dimension"),
              take(s, "output_spatial_dimensions"));
-  shlo__sb_printf(&b, ">");
-  emit(s, "dimension_numbers", &b);
+  shlo__sb_printf(b, ">");
+  emit(s, "dimension_numbers", b);
 }
 
 /* channel_id (and channel_type for send/recv) -> channel_handle; 0 means
@@ -411,10 +403,10 @@ static void lower_channel(lower_state *s) {
   if (!id) return;
   int64_t h = int_of(s, id);
   if (!h && !ty) return;
-  strbuf b = {0};
-  shlo__sb_printf(&b, "#stablehlo.channel_handle<handle = %lld, type = %lld>",
+  strbuf *b = vhlo_buf(s->v, s->c);
+  shlo__sb_printf(b, "#stablehlo.channel_handle<handle = %lld, type = %lld>",
                   (long long)h, (long long)(ty ? int_of(s, ty) : 0));
-  emit(s, "channel_handle", &b);
+  emit(s, "channel_handle", b);
 }
 
 static bool all_of_kind(const vattr *a, const char *value) {
@@ -512,37 +504,37 @@ static void lower_rest(lower_state *s, const char *op) {
       continue;
     if (!strcmp(name, "use_global_device_ids") ||
         !strcmp(name, "has_dynamic_root")) { /* unit attributes when set */
-      strbuf b = {0};
-      shlo__sb_printf(&b, "unit");
-      emit(s, name, &b);
+      strbuf *b = vhlo_buf(s->v, s->c);
+      shlo__sb_printf(b, "unit");
+      emit(s, name, b);
       continue;
     }
     if (a->kind == VA_TENSOR && listed(dense_array_attrs, name)) {
-      strbuf b = {0};
-      put_array_from_tensor(s, &b, a);
-      emit(s, name, &b);
+      strbuf *b = vhlo_buf(s->v, s->c);
+      put_array_from_tensor(s, b, a);
+      emit(s, name, b);
       continue;
     }
     if ((!strcmp(name, "callee") || !strcmp(name, "decomposition")) &&
         a->kind == VA_STRING) {
-      strbuf b = {0};
-      shlo__sb_printf(&b, "@");
-      vhlo_put_string(&b, a->s, a->slen, true);
-      emit(s, name, &b);
+      strbuf *b = vhlo_buf(s->v, s->c);
+      shlo__sb_printf(b, "@");
+      vhlo_put_string(b, a->s, a->slen, true);
+      emit(s, name, b);
       continue;
     }
     if (!strcmp(name, "called_computations") && a->kind == VA_ARRAY) {
-      strbuf b = {0};
-      shlo__sb_printf(&b, "[");
+      strbuf *b = vhlo_buf(s->v, s->c);
+      shlo__sb_printf(b, "[");
       for (int k = 0; k < a->n; k++) {
         const vattr *e = a->items[k];
         if (e->kind != VA_STRING && e->kind != VA_SYMBOL)
           bc_fail(s->c, "called computation is not a name");
-        shlo__sb_printf(&b, "%s@", k ? ", " : "");
-        vhlo_put_string(&b, e->s, e->slen, true);
+        shlo__sb_printf(b, "%s@", k ? ", " : "");
+        vhlo_put_string(b, e->s, e->slen, true);
       }
-      shlo__sb_printf(&b, "]");
-      emit(s, name, &b);
+      shlo__sb_printf(b, "]");
+      emit(s, name, b);
       continue;
     }
     emit_attr(s, name, a);
