@@ -51,8 +51,10 @@ enum {
 };
 
 static const char *const section_names[SEC_COUNT] = {
-    "string", "dialect", "attribute/type", "attribute/type offset", "IR",
-    "resource", "resource offset", "dialect version", "properties"};
+    "string section", "dialect section", "attribute/type section",
+    "attribute/type offset section", "IR section", "resource section",
+    "resource offset section", "dialect version section",
+    "properties section"};
 
 /* Operand numbering: one scope per isolated-from-above region; inside it a
  * region reserves slots for the values it defines and releases them when
@@ -76,7 +78,7 @@ noreturn void bc_fail(bc_cursor *c, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   shlo_diag_set(f->diag, SHLO_EPARSE, f->filename, 0, 0,
-                "byte %zu (%s section): %s", (size_t)(c->p - f->base),
+                "byte %zu (%s): %s", (size_t)(c->p - f->base),
                 c->section, msg);
   longjmp(f->on_error, 1);
 }
@@ -193,7 +195,7 @@ static int read_section(bc_cursor *c, const uint8_t **data, size_t *n) {
       if (bc_byte(c) != 0xCB) bc_fail(c, "bad section padding byte");
   }
   if (len > (uint64_t)(c->end - c->p))
-    bc_fail(c, "%s section of %llu bytes runs past the end",
+    bc_fail(c, "%s of %llu bytes runs past the end",
             section_names[id], (unsigned long long)len);
   *data = bc_bytes(c, (size_t)len);
   *n = (size_t)len;
@@ -465,7 +467,7 @@ static void read_props_ref(bc_file *f, bc_cursor *c, bc_op *op,
     return;
   }
   int i = bc_index(c, f->n_props, "properties");
-  bc_cursor pc = {f->props[i], f->props_end, "properties", f};
+  bc_cursor pc = {f->props[i], f->props_end, "properties section", f};
   uint64_t n = bc_varint(&pc);
   op->props = bc_bytes(&pc, (size_t)n);
   op->props_n = (size_t)n;
@@ -561,7 +563,7 @@ static void read_header(bc_file *f, bc_cursor *c) {
 }
 
 static void read_all(bc_file *f, ir_state *s) {
-  bc_cursor c = {f->base, f->base + f->len, "header", f};
+  bc_cursor c = {f->base, f->base + f->len, "file header", f};
   read_header(f, &c);
   const uint8_t *data[SEC_COUNT] = {0};
   size_t size[SEC_COUNT] = {0};
@@ -569,11 +571,11 @@ static void read_all(bc_file *f, ir_state *s) {
     const uint8_t *at = c.p;
     const uint8_t *d;
     size_t n;
-    c.section = "section header";
+    c.section = "section headers";
     int id = read_section(&c, &d, &n);
     if (data[id]) {
       c.p = at;
-      bc_fail(&c, "the %s section appears twice", section_names[id]);
+      bc_fail(&c, "the %s appears twice", section_names[id]);
     }
     data[id] = d ? d : at;
     size[id] = n;
@@ -582,7 +584,7 @@ static void read_all(bc_file *f, ir_state *s) {
                                  SEC_ATTR_TYPE_OFFSET, SEC_IR};
   for (size_t i = 0; i < sizeof required / sizeof *required; i++)
     if (!data[required[i]])
-      bc_fail(&c, "missing the %s section", section_names[required[i]]);
+      bc_fail(&c, "missing the %s", section_names[required[i]]);
   bc_cursor sc = sub_cursor(f, data[SEC_STRING], size[SEC_STRING], SEC_STRING);
   read_strings(f, &sc);
   sc = sub_cursor(f, data[SEC_DIALECT], size[SEC_DIALECT], SEC_DIALECT);

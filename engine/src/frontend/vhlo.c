@@ -31,7 +31,7 @@ static const char *op_name(writer *w, const bc_op *op, const char **dialect) {
 }
 
 static bc_cursor op_cursor(writer *w, const bc_op *op) {
-  return (bc_cursor){w->f->base + op->offset, w->f->base + w->f->len, "IR",
+  return (bc_cursor){w->f->base + op->offset, w->f->base + w->f->len, "IR section",
                      w->f};
 }
 
@@ -66,7 +66,7 @@ static int op_attrs(writer *w, const bc_op *op, const char *name,
   if (!def) unknown_op(w, op, name);
   char buf[1024];
   const char *names[VHLO_MAX_OP_ATTRS];
-  bc_cursor pc = {op->props, op->props + op->props_n, "properties", w->f};
+  bc_cursor pc = {op->props, op->props + op->props_n, "properties section", w->f};
   int have = 0;
   while (!bc_at_end(&pc)) {
     bc_varint(&pc);
@@ -106,7 +106,7 @@ static void write_block(writer *w, const bc_block *blk, int indent,
 
 static void write_region_body(writer *w, const bc_region *r, int indent,
                               int depth) {
-  bc_cursor c = {w->f->base, w->f->base + w->f->len, "IR", w->f};
+  bc_cursor c = {w->f->base, w->f->base + w->f->len, "IR section", w->f};
   if (r->n_blocks != 1) bc_fail(&c, "regions must hold exactly one block");
   const bc_block *blk = &r->blocks[0];
   shlo__sb_printf(&w->b, "%*s^bb0(", indent - 2, "");
@@ -250,7 +250,7 @@ static void write_func(writer *w, const bc_op *op) {
  * (a reference with a presence flag). */
 static const vattr *module_name(writer *w, const bc_op *op) {
   if (!op->props) return NULL;
-  bc_cursor pc = {op->props, op->props + op->props_n, "properties", w->f};
+  bc_cursor pc = {op->props, op->props + op->props_n, "properties section", w->f};
   uint64_t v = bc_varint(&pc);
   if (!(v & 1)) return NULL;
   if ((v >> 1) >= (uint64_t)w->f->n_attrs)
@@ -259,7 +259,7 @@ static const vattr *module_name(writer *w, const bc_op *op) {
 }
 
 static void write_module(writer *w) {
-  bc_cursor c = {w->f->base, w->f->base + w->f->len, "IR", w->f};
+  bc_cursor c = {w->f->base, w->f->base + w->f->len, "IR section", w->f};
   const bc_block *top = &w->f->top;
   if (top->n_ops != 1) bc_fail(&c, "expected one top-level module op");
   const bc_op *m = top->ops[0];

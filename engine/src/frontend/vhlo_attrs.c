@@ -368,7 +368,7 @@ const vtype *vhlo_type(vhlo_ctx *v, int index) {
   if (v->types[index]) return v->types[index];
   bc_file *f = v->f;
   bc_entry *e = &f->types[index];
-  bc_cursor c = {e->data, e->data + e->n, "attribute/type", f};
+  bc_cursor c = {e->data, e->data + e->n, "attribute/type section", f};
   if (++v->depth > BC_MAX_DEPTH) bc_fail(&c, "types nest too deeply");
   const char *dialect = f->dialects[e->dialect];
   if (!e->custom)
@@ -615,7 +615,7 @@ const vattr *vhlo_attr(vhlo_ctx *v, int index) {
   if (v->attrs[index]) return v->attrs[index];
   bc_file *f = v->f;
   bc_entry *e = &f->attrs[index];
-  bc_cursor c = {e->data, e->data + e->n, "attribute/type", f};
+  bc_cursor c = {e->data, e->data + e->n, "attribute/type section", f};
   if (++v->depth > BC_MAX_DEPTH) bc_fail(&c, "attributes nest too deeply");
   const char *dialect = f->dialects[e->dialect];
   const vattr *a;
