@@ -571,7 +571,7 @@ static void read_all(bc_file *f, ir_state *s) {
     const uint8_t *at = c.p;
     const uint8_t *d;
     size_t n;
-    c.section = "section headers";
+    c.section = "section header";
     int id = read_section(&c, &d, &n);
     if (data[id]) {
       c.p = at;
