@@ -8,6 +8,7 @@
 
 #include "core/floatfmt.h"
 #include "frontend/vhlo.h"
+#include "frontend/vhlo_lower.h"
 
 #define KDYNAMIC INT64_MIN /* ShapedType::kDynamic */
 
@@ -444,17 +445,6 @@ static vattr *read_number(vhlo_ctx *v, bc_cursor *c, bool is_float) {
   return a;
 }
 
-static void put_quoted(strbuf *b, const vattr *s) {
-  shlo__sb_putc(b, '"');
-  for (size_t i = 0; i < s->slen; i++) {
-    unsigned char ch = (unsigned char)s->s[i];
-    if (ch == '"' || ch == '\\') shlo__sb_printf(b, "\\%c", ch);
-    else if (ch < 0x20 || ch >= 0x7f) shlo__sb_printf(b, "\\%02X", ch);
-    else shlo__sb_putc(b, (char)ch);
-  }
-  shlo__sb_putc(b, '"');
-}
-
 /* Replica groups named by mesh axes (StableHLO 1.16+), kept as the text
  * StableHLO spells them:
  *   21 sub_axis_info {pre_size, size: svarint}      -> (1)2
@@ -470,7 +460,7 @@ static const vattr *read_mesh_attr(vhlo_ctx *v, bc_cursor *c, uint64_t code) {
     const vattr *name = read_attr_ref(v, c);
     if (name->kind != VA_STRING) bc_fail(c, "axis name is not a string");
     shlo__sb_printf(b, "#stablehlo.axis_ref<name = ");
-    put_quoted(b, name);
+    vhlo_put_string(b, name->s, name->slen, false);
     uint64_t has_sub = bc_varint(c);
     if (has_sub > 1) bc_fail(c, "bad sub-axis flag");
     if (has_sub) {
