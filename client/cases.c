@@ -43,6 +43,10 @@ int cases_split(const char *text, size_t len,
                 int (*fn)(void *ctx, const test_case *c), void *ctx) {
   const char *end = text + len, *start = text, *p = text;
   int line = 1, first = 1, index = 0;
+  /* A portable artifact (MLIR bytecode) is one module: its bytes are not
+   * lines, and may hold anything, a separator too. */
+  if (len >= 4 && !memcmp(text, "ML\xefR", 4))
+    return emit(text, end, 1, 1, fn, ctx);
   while (p < end) {
     const char *eol = memchr(p, '\n', (size_t)(end - p));
     const char *stop = eol ? eol : end;
@@ -79,7 +83,8 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= k && !strcmp(s + n - k, suffix);
 }
 
-/* PATH itself if a file, else every *.mlir below it (sorted). */
+/* PATH itself if a file, else every *.mlir and *.mlir.bc (portable
+ * artifact) below it (sorted). */
 int cases_collect_files(const char *path, file_list *out) {
   struct stat st;
   if (stat(path, &st) != 0) {
@@ -101,7 +106,8 @@ int cases_collect_files(const char *path, file_list *out) {
     snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
     struct stat s2;
     if (stat(sub, &s2) != 0) continue;
-    if (S_ISDIR(s2.st_mode) || ends_with(e->d_name, ".mlir"))
+    if (S_ISDIR(s2.st_mode) || ends_with(e->d_name, ".mlir") ||
+        ends_with(e->d_name, ".mlir.bc"))
       rc = push_file(&here, sub);
   }
   closedir(d);

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "remote.h"
+#include "shlo/artifact.h"
 #include "shlo/engine.h"
 #include "shlo/grid.h"
 
@@ -335,18 +336,40 @@ done:
   return rc;
 }
 
+/* An artifact's StableHLO text as its VHLO lowers, before parsing: what
+ * `shlo print --lowered` shows when an artifact does not read back. */
+static int print_lowered(const char *path, const char *bytes, size_t len) {
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  char *text = shlo_artifact_to_text(bytes, len, path, NULL, &d);
+  if (!text) {
+    cli_print_diag(&d);
+    return 1;
+  }
+  fputs(text, stdout);
+  free(text);
+  return 0;
+}
+
 int cli_print(int argc, char **argv) {
-  if (argc != 1) {
-    fprintf(stderr, "usage: shlo print FILE.mlir\n");
+  bool lowered = argc == 2 && !strcmp(argv[0], "--lowered");
+  if (argc != 1 && !lowered) {
+    fprintf(stderr, "usage: shlo print [--lowered] FILE.mlir|FILE.mlir.bc\n");
     return 2;
   }
+  const char *path = argv[argc - 1];
   size_t len;
-  char *text = cli_read_file(argv[0], &len);
+  char *text = cli_read_file(path, &len);
   if (!text) return 1;
+  if (lowered) {
+    int rc = print_lowered(path, text, len);
+    free(text);
+    return rc;
+  }
   shlo_module *m;
   shlo_diag d;
   int rc = 1;
-  if (shlo_parse_module(text, len, argv[0], &m, &d)) {
+  if (shlo_parse_module(text, len, path, &m, &d)) {
     cli_print_diag(&d);
   } else {
     char *out = shlo_module_print(m);

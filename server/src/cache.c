@@ -211,7 +211,8 @@ static void type_list(strbuf *b, const char *key, int n,
 }
 
 /* {"id","entry","functions":[{"name","visibility"?,"inputs","outputs"}],
- * "replicas","partitions","bytes"}, malloc'd (NULL on OOM). */
+ * "replicas","partitions","bytes","artifact"?:{"stablehlo_version",
+ * "producer"}}, malloc'd (NULL on OOM). */
 static char *build_info(const cache_entry *e) {
   strbuf b = {0};
   shlo__sb_putc(&b, '{');
@@ -244,6 +245,15 @@ static char *build_info(const cache_entry *e) {
   shlo__json_num(&b, e->partitions);
   shlo__json_key(&b, "bytes", false);
   shlo__json_num(&b, (double)e->bytes);
+  if (e->m->producer) { /* read from a portable artifact */
+    shlo__json_key(&b, "artifact", false);
+    shlo__sb_putc(&b, '{');
+    shlo__json_key(&b, "stablehlo_version", true);
+    shlo__json_str(&b, e->m->stablehlo_version);
+    shlo__json_key(&b, "producer", false);
+    shlo__json_str(&b, e->m->producer);
+    shlo__sb_putc(&b, '}');
+  }
   shlo__sb_putc(&b, '}');
   return shlo__sb_take(&b);
 }

@@ -10,6 +10,7 @@
 #include "capture.h"
 #include "server.h"
 #include "shlo/grid.h"
+#include "artifact_body.h"
 #include "json_write.h"
 #include "shlo/protocol.h"
 #include "shlo/verify.h"
@@ -89,15 +90,28 @@ static bool check_utf8(srv_request *r) {
   return false;
 }
 
-/* A parsed request body: JSON, or the program alone as text. */
+/* A parsed request body: JSON, or the program alone as text or as a
+ * portable artifact's bytes (artifact_body.h). */
 typedef struct body {
   shlo_proto_exec_req req;
   const char *program;
   size_t program_len;
+  char *artifact; /* decoded from JSON "artifact", owned */
 } body;
+
+static void body_free(body *b) {
+  shlo_proto_exec_req_free(&b->req);
+  free(b->artifact);
+  b->artifact = NULL;
+}
 
 static bool read_body(srv_request *r, body *b) {
   memset(b, 0, sizeof *b);
+  if (srv_body_is_artifact(r->body, r->len)) { /* bytes, not UTF-8 text */
+    b->program = r->body;
+    b->program_len = r->len;
+    return true;
+  }
   if (!check_utf8(r)) return false;
   if (body_is_json(r)) {
     shlo_proto_error e;
@@ -107,6 +121,17 @@ static bool read_body(srv_request *r, body *b) {
     }
     b->program = b->req.program;
     b->program_len = b->req.program_len;
+    size_t n;
+    int got = srv_artifact_from_json(&b->req, &b->artifact, &n, &e);
+    if (got < 0) {
+      body_free(b);
+      reply_proto(r, &e);
+      return false;
+    }
+    if (got) {
+      b->program = b->artifact;
+      b->program_len = n;
+    }
   } else if (r->len) {
     b->program = r->body;
     b->program_len = r->len;
@@ -562,7 +587,7 @@ static void exec_free(exec_state *ex) {
   free(ex->args);
   if (ex->e) cache_release(&ex->r->srv->cache, ex->e);
   srv_capture_free(&ex->printed);
-  shlo_proto_exec_req_free(&ex->b.req);
+  body_free(&ex->b);
 }
 
 /* The execution job.  With inline_only, it declines (returns false, no
@@ -628,5 +653,5 @@ void srv_job_register(srv_job *j) {
   reply_ok(r, shlo__sb_take(&info));
 done:
   if (e) cache_release(&s->cache, e);
-  shlo_proto_exec_req_free(&b.req);
+  body_free(&b);
 }

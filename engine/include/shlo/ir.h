@@ -116,9 +116,15 @@ struct shlo_module {
   const shlo_attr *attrs;/* module attribute dictionary, or NULL */
   int n_funcs;
   shlo_func **funcs;
+  /* Read from a portable artifact (artifact.h): its producer string
+   * ("StableHLO_v1.20.0") and StableHLO version ("1.20.0"); NULL for text. */
+  const char *producer;
+  const char *stablehlo_version;
 };
 
 /* Parse MLIR text (len bytes, need not be NUL-terminated) into a module.
+ * Bytes that start with the MLIR bytecode magic are read as a portable
+ * artifact instead (shlo/artifact.h).
  * filename is copied and used in diagnostics.  On error returns SHLO_EPARSE
  * (or SHLO_ENOMEM), fills diag with file:line:col and sets *out to NULL.
  * Any byte sequence is accepted as input without crash or hang. */

@@ -529,6 +529,26 @@ static const alias *find_alias(parser *P, const char *s, size_t n) {
   return NULL;
 }
 
+/* memref<2x3xf32>: a buffer (StableHLO 1.13+, custom_call "Pin"/"Unpin").
+ * The engine carries buffers without computing on them: an opaque type
+ * whose text is the canonical spelling, its shape read as a tensor's. */
+static const shlo_type *parse_buffer_type(parser *P, const char *at) {
+  const shlo_type *shape = parse_tensor_type(P);
+  if (shape->rank < 0 || shape->quant || shape->encoding)
+    shlo__perr_at(P, at, "a memref needs a ranked shape and a plain element "
+                         "type");
+  char buf[512];
+  int n = shlo_type_format(shape, buf, sizeof buf);
+  if (n < 7 || (size_t)n >= sizeof buf)
+    shlo__perr_at(P, at, "memref type too long");
+  shlo_type *o = shlo__palloc(P, sizeof *o);
+  o->kind = SHLO_TYPE_OPAQUE;
+  char *text = shlo__palloc(P, (size_t)n + 1);
+  snprintf(text, (size_t)n + 1, "memref%s", buf + 6); /* after "tensor" */
+  o->encoding = text;
+  return o;
+}
+
 const shlo_type *shlo__parse_type(parser *P) {
   shlo__enter(P);
   shlo__skip_ws(P);
@@ -536,6 +556,8 @@ const shlo_type *shlo__parse_type(parser *P) {
   const shlo_type *t = NULL;
   if (shlo__accept_kw(P, "tensor")) {
     t = parse_tensor_type(P);
+  } else if (shlo__accept_kw(P, "memref")) {
+    t = parse_buffer_type(P, s);
   } else if (shlo__accept_kw(P, "tuple")) {
     shlo_type *tt = shlo__palloc(P, sizeof *tt);
     tt->kind = SHLO_TYPE_TUPLE;
@@ -976,7 +998,11 @@ static const char *const *struct_keys(const char *sname) {
       "lhs_precision_type", "rhs_precision_type", "accumulation_type",
       "lhs_component_count", "rhs_component_count",
       "num_primitive_operations", "allow_imprecise_accumulation", NULL};
+  static const char *const mesh_axes[] = {"mesh", "axes", NULL};
+  static const char *const axis_ref[] = {"name", "sub_axis_info", NULL};
   if (!sname) return NULL;
+  if (!strcmp(sname, "replica_group_mesh_axes")) return mesh_axes;
+  if (!strcmp(sname, "axis_ref")) return axis_ref;
   if (!strcmp(sname, "dot")) return dot;
   if (!strcmp(sname, "gather")) return gather;
   if (!strcmp(sname, "scatter")) return scatter;
@@ -1050,6 +1076,25 @@ shlo_named_attr *shlo__parse_fields(parser *P, const char *close, int *n_out) {
   return shlo__parse_struct_fields(P, close, n_out, NULL);
 }
 
+/* `(pre_size)size` of a #stablehlo.axis_ref: which part of a mesh axis a
+ * replica group spans.  Kept as its canonical text. */
+static const shlo_attr *parse_sub_axis_info(parser *P) {
+  shlo__skip_ws(P);
+  const char *at = P->p;
+  shlo__expect(P, "(");
+  int64_t pre = shlo__parse_int(P);
+  shlo__expect(P, ")");
+  int64_t size = shlo__parse_int(P);
+  if (pre < 1 || size < 1)
+    shlo__perr_at(P, at, "sub_axis_info needs positive sizes, got (%lld)%lld",
+                  (long long)pre, (long long)size);
+  char buf[64];
+  snprintf(buf, sizeof buf, "(%lld)%lld", (long long)pre, (long long)size);
+  shlo_attr *o = shlo__new_attr(P, SHLO_ATTR_OPAQUE);
+  o->str = shlo__pstrndup(P, buf, strlen(buf));
+  return o;
+}
+
 shlo_named_attr *shlo__parse_struct_fields(parser *P, const char *close,
                                      int *n_out, const char *sname) {
   const char *const *keys = struct_keys(sname);
@@ -1092,7 +1137,11 @@ shlo_named_attr *shlo__parse_struct_fields(parser *P, const char *close,
         }
       }
       f[n].name = name;
-      if (shlo__accept(P, "=")) {
+      if (sname && !strcmp(sname, "axis_ref") &&
+          !strcmp(name, "sub_axis_info")) {
+        shlo__expect(P, "=");
+        f[n].value = parse_sub_axis_info(P);
+      } else if (shlo__accept(P, "=")) {
         f[n].value = shlo__parse_attr(P);
       } else {
         f[n].value = shlo__new_attr(P, SHLO_ATTR_UNIT);

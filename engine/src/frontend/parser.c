@@ -6,6 +6,7 @@
 
 #include "ops/ops.h"
 #include "frontend/parser_int.h"
+#include "shlo/artifact.h"
 
 /* ---- values and scopes ---- */
 
@@ -561,6 +562,10 @@ shlo_status shlo_parse_module(const char *text, size_t len,
                               const char *filename, shlo_module **out,
                               shlo_diag *diag) {
   *out = NULL;
+  /* A portable artifact (MLIR bytecode) is recognised by its magic, so
+   * every caller of the parser reads artifacts as well as text. */
+  if (shlo_is_artifact(text, len))
+    return shlo_read_artifact(text, len, filename, out, NULL, diag);
   shlo_diag tmp;
   parser *P = parser_new(text, len, diag, &tmp);
   shlo_module *m = P ? shlo__arena_alloc(P->arena, sizeof *m) : NULL;

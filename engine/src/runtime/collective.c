@@ -894,6 +894,11 @@ static shlo_status parse_groups(shlo_compiler *cc, const shlo_op *op,
                                 coll_params *cp) {
   const shlo_attr *a = shlo_op_attr(op, "replica_groups");
   int rows = 0, cols = 0;
+  if (a && a->kind == SHLO_ATTR_STRUCT && a->struct_name &&
+      !strcmp(a->struct_name, "replica_group_mesh_axes"))
+    return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                         "replica groups given by mesh axes need the mesh's "
+                         "axis sizes, which this build does not read");
   if (a) {
     if (a->kind != SHLO_ATTR_DENSE || !a->dense || a->dense->rank > 2)
       return shlo__cc_fail(cc, op, SHLO_EVERIFY,

@@ -101,6 +101,9 @@ const char *shlo__dstr(shlo__vctx *vc, const int64_t *v, int n) {
 
 /* ---- type helpers ---- */
 
+const shlo_type shlo__missing_type = {.kind = SHLO_TYPE_OPAQUE,
+                                      .encoding = "<missing value>"};
+
 const shlo_type *shlo__vtype(const shlo__vctx *vc, int id) {
   if (id < 0 || id >= vc->f->n_values) return NULL;
   return vc->f->value_types[id];

@@ -14,11 +14,53 @@
  * non-negative (-1 pads groups where sizes may differ), 0..max all seen;
  * not empty with use_global_device_ids; with same_size, every group has
  * group_size ids when group_size > 0. */
+/* #stablehlo.replica_group_mesh_axes<mesh = @m, axes = [#stablehlo.axis_ref
+ * <name = "x", sub_axis_info = (pre)size>, ...]> (StableHLO 1.16+): the
+ * groups are the devices that differ only along the named axes of mesh @m.
+ * The mesh must be a symbol of the module; the axes a non-empty list of
+ * distinct axis references. */
+static bool mesh_axes_ok(shlo__vctx *vc, const shlo_op *op,
+                         const shlo_attr *a) {
+  const shlo_attr *mesh = shlo_attr_field(a, "mesh");
+  const shlo_attr *axes = shlo_attr_field(a, "axes");
+  if (!mesh || mesh->kind != SHLO_ATTR_SYMBOL ||
+      !shlo_module_find_func(vc->m, mesh->str))
+    return shlo__verr(vc, op, "replica_groups", "replica_group_mesh_axes "
+                      "needs mesh = @name of a symbol of the module");
+  if (!axes || axes->kind != SHLO_ATTR_ARRAY || !axes->n)
+    return shlo__verr(vc, op, "replica_groups", "replica_group_mesh_axes "
+                      "needs a non-empty list of axes");
+  for (int i = 0; i < axes->n; i++) {
+    const shlo_attr *ax = axes->items[i];
+    const char *name = ax->kind == SHLO_ATTR_STRUCT && ax->struct_name &&
+                               !strcmp(ax->struct_name, "axis_ref")
+                           ? shlo_attr_get_str(shlo_attr_field(ax, "name"))
+                           : NULL;
+    if (!name)
+      return shlo__verr(vc, op, "replica_groups", "axis %d must be a "
+                        "#stablehlo.axis_ref with a name", i);
+    for (int k = 0; k < i; k++) {
+      const char *other =
+          shlo_attr_get_str(shlo_attr_field(axes->items[k], "name"));
+      const shlo_attr *s1 = shlo_attr_field(ax, "sub_axis_info");
+      const shlo_attr *s2 = shlo_attr_field(axes->items[k], "sub_axis_info");
+      if (other && !strcmp(name, other) &&
+          (!s1 || !s2 || !strcmp(s1->str ? s1->str : "", s2->str ? s2->str : "")))
+        return shlo__verr(vc, op, "replica_groups", "axis \"%s\" appears "
+                          "twice", name);
+    }
+  }
+  return true;
+}
+
 static bool replica_groups_ok(shlo__vctx *vc, const shlo_op *op,
                               bool same_size, int64_t group_size) {
   bool all_seen = op->code != SHLO_OP_COLLECTIVE_BROADCAST;
   const shlo_attr *a = shlo_op_attr(op, "replica_groups");
   if (!a) return true;
+  if (a->kind == SHLO_ATTR_STRUCT && a->struct_name &&
+      !strcmp(a->struct_name, "replica_group_mesh_axes"))
+    return mesh_axes_ok(vc, op, a);
   int64_t ng = 0, gs = 0;
   if (a->kind == SHLO_ATTR_DENSE) {
     if (a->dense->rank != 2)

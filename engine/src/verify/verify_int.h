@@ -51,12 +51,18 @@ int shlo__const_ints(const shlo__vctx *vc, int id, int64_t *out, int cap);
 
 /* Types of values. */
 const shlo_type *shlo__vtype(const shlo__vctx *vc, int id);
+/* An operand or result the op does not have (a hostile program can give
+ * any op any number of them): a type no verifier accepts, so the op is
+ * refused for its types instead of read out of bounds. */
+extern const shlo_type shlo__missing_type;
 static inline const shlo_type *shlo__otype(const shlo__vctx *vc,
                                            const shlo_op *op, int i) {
+  if (i < 0 || i >= op->n_operands) return &shlo__missing_type;
   return shlo__vtype(vc, op->operands[i]);
 }
 static inline const shlo_type *shlo__rtype(const shlo__vctx *vc,
                                            const shlo_op *op, int i) {
+  if (i < 0 || i >= op->n_results) return &shlo__missing_type;
   return shlo__vtype(vc, op->results[i]);
 }
 

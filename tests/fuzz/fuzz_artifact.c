@@ -1,0 +1,15 @@
+/* libFuzzer target for the artifact reader (not built by the suite):
+ *   clang -g -O1 -fsanitize=fuzzer,address -Iengine/include -Itests \
+ *     tests/fuzz/fuzz_artifact.c build/engine/libshlo.a -lopenblas -lm \
+ *     -lpthread -o fuzz_artifact
+ *   ./fuzz_artifact -max_total_time=600 CORPUS_DIR ../shared/conformance/vhlo
+ * The suite runs the same harness on seeded mutations
+ * (tests/test_artifact_fuzz.c). */
+#include "artifact_fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  (void)artifact_fuzz_one(data, size);
+  return 0;
+}
