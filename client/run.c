@@ -168,6 +168,7 @@ typedef struct run_opts {
   const char *path, *args_text, *entry, *infeed_path;
   int replicas, partitions; /* 0: the module's */
   bool explain;
+  bool mpi; /* under mpirun: grids spread over the ranks */
 } run_opts;
 
 /* Returns 0, or the exit status 2 after saying what is wrong. */
@@ -177,6 +178,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     if (!strcmp(argv[i], "--args") && i + 1 < argc) o->args_text = argv[++i];
     else if (!strcmp(argv[i], "--entry") && i + 1 < argc) o->entry = argv[++i];
     else if (!strcmp(argv[i], "--explain")) o->explain = true;
+    else if (!strcmp(argv[i], "--mpi")) o->mpi = true;
     else if (!strcmp(argv[i], "--infeed") && i + 1 < argc)
       o->infeed_path = argv[++i];
     else if (!strcmp(argv[i], "--replicas") && i + 1 < argc) {
@@ -197,10 +199,23 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
   if (!o->path) {
     fprintf(stderr, "usage: shlo run FILE.mlir [--args \"[...]\"] [--entry "
                     "NAME] [--explain] [--replicas R] [--partitions P] "
-                    "[--infeed FILE]\n");
+                    "[--infeed FILE] [--mpi]\n");
     return 2;
   }
   return 0;
+}
+
+/* --mpi: rank 0 reads the program, every rank compiles the same bytes. */
+static shlo_status load_shared(const char *path, const shlo_compile_opts *co,
+                               shlo_module **m, shlo_executable **e,
+                               shlo_diag *d) {
+  size_t len;
+  char *text = cli_mpi_read_file(path, &len);
+  if (!text)
+    return shlo_diag_set(d, SHLO_EINPUT, path, 0, 0, "cannot read %s", path);
+  shlo_status st = shlo_load(text, len, path, co, m, e, d);
+  free(text);
+  return st;
 }
 
 /* Run on one process and print the results. */
@@ -232,7 +247,9 @@ int cli_run(int argc, char **argv) {
   shlo_diag d;
   shlo_diag_clear(&d);
   shlo_compile_opts co = {.entry = o.entry};
-  if (shlo_load_file(o.path, &co, &m, &e, &d)) {
+  if (o.mpi && cli_mpi_start()) return 1;
+  if (o.mpi ? load_shared(o.path, &co, &m, &e, &d)
+            : shlo_load_file(o.path, &co, &m, &e, &d)) {
     cli_print_diag(&d);
     goto done;
   }
@@ -260,7 +277,7 @@ done:
   free(args);
   shlo_executable_free(e);
   shlo_module_free(m);
-  return rc;
+  return o.mpi ? cli_mpi_finish(rc) : rc;
 }
 
 int cli_print(int argc, char **argv) {
