@@ -1060,7 +1060,7 @@ shlo_status shlo__compile_outfeed(shlo_compiler *cc, const shlo_op *op,
 
 /* ---- send, recv ---- */
 
-grid_chan *shlo__chan_get(shlo_grid *g, int64_t id) {
+static grid_chan *chan_get(shlo_grid *g, int64_t id) {
   for (grid_chan *c = g->chans; c; c = c->next)
     if (c->id == id) return c;
   grid_chan *c = calloc(1, sizeof *c);
@@ -1069,6 +1069,19 @@ grid_chan *shlo__chan_get(shlo_grid *g, int64_t id) {
   c->next = g->chans;
   g->chans = c;
   return c;
+}
+
+bool shlo__chan_put(shlo_grid *g, int64_t channel, grid_msg *m) {
+  pthread_mutex_lock(&g->lock);
+  grid_chan *c = chan_get(g, channel);
+  if (c) {
+    if (c->tail) c->tail->next = m;
+    else c->head = m;
+    c->tail = m;
+    pthread_cond_broadcast(&g->cond);
+  }
+  pthread_mutex_unlock(&g->lock);
+  return c != NULL;
 }
 
 /* stablehlo.send: queues its values on the channel named by
@@ -1092,16 +1105,7 @@ static shlo_status k_send(const shlo_step *s, shlo_value *const *in,
   m->values = vals;
   m->n = io->n;
   m->from = ex->proc;
-  pthread_mutex_lock(&g->lock);
-  grid_chan *c = shlo__chan_get(g, io->channel);
-  if (c) {
-    if (c->tail) c->tail->next = m;
-    else c->head = m;
-    c->tail = m;
-    pthread_cond_broadcast(&g->cond);
-  }
-  pthread_mutex_unlock(&g->lock);
-  if (!c) {
+  if (!shlo__chan_put(g, io->channel, m)) {
     for (int i = 0; i < io->n; i++) shlo_value_unref(vals[i]);
     free(vals);
     free(m);
@@ -1136,7 +1140,7 @@ static shlo_status k_recv(const shlo_step *s, shlo_value *const *in,
   grid_msg *m = NULL;
   bool timed_out = false, aborted = false, nomem = false;
   pthread_mutex_lock(&g->lock);
-  grid_chan *c = shlo__chan_get(g, io->channel);
+  grid_chan *c = chan_get(g, io->channel);
   nomem = !c;
   while (c) {
     if (g->failed) {

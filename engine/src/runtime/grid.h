@@ -119,9 +119,9 @@ shlo_status shlo__grid_aborted(shlo_exec *ex, const shlo_step *s);
 /* Under g->lock: record a failure that another rank reported (its
  * diagnostic as is), unless the grid already failed. */
 void shlo__grid_fail_diag_locked(shlo_grid *g, const shlo_diag *d);
-/* Under g->lock: the channel with this id, made on first use (NULL when
- * out of memory). */
-grid_chan *shlo__chan_get(shlo_grid *g, int64_t id);
+/* Append m to the channel (made on first use) and wake the receivers;
+ * false when out of memory (m stays the caller's). */
+bool shlo__chan_put(shlo_grid *g, int64_t channel, grid_msg *m);
 
 /* ---- collective.c ---- */
 /* Under g->lock: the rendezvous over the sorted member set `set` (members

@@ -264,21 +264,11 @@ static bool take_send(shlo_grid *g, wire_reader *rd) {
     return false;
   }
   *m = (grid_msg){NULL, (int)from, (int)n, v};
-  pthread_mutex_lock(&g->lock);
-  grid_chan *c = shlo__chan_get(g, channel);
-  if (c) {
-    if (c->tail) c->tail->next = m;
-    else c->head = m;
-    c->tail = m;
-    pthread_cond_broadcast(&g->cond);
-  }
-  pthread_mutex_unlock(&g->lock);
-  if (!c) {
-    for (int64_t i = 0; i < n; i++) shlo_value_unref(v[i]);
-    free(v);
-    free(m);
-  }
-  return c != NULL;
+  if (shlo__chan_put(g, channel, m)) return true;
+  for (int64_t i = 0; i < n; i++) shlo_value_unref(v[i]);
+  free(v);
+  free(m);
+  return false;
 }
 
 static void read_diag(wire_reader *rd, shlo_diag *d) {
