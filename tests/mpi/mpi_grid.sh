@@ -4,6 +4,10 @@
 #     every grid case of CORPUS/interpret (the files that hold
 #     interpreter.run_parallel) under `mpirun -n 2` and `-n 4
 #     --oversubscribe` gives the thread backend's summary line.
+#   mpi_grid.sh SHLO HAVE_MPI CORPUS remote-failure
+#     a process on rank 1 fails while one on rank 0 waits for it
+#     (tests/mpi/remote_failure.mlir): the run ends with the error the
+#     thread backend gives, not a hang.
 #   mpi_grid.sh SHLO HAVE_MPI CORPUS lost-rank
 #     rank 1 is killed while rank 0 waits for it in an all_reduce
 #     (tests/mpi/lost_rank.mlir): rank 0 reports a runtime error naming the
@@ -39,6 +43,21 @@ conformance() {
   done
 }
 
+remote_failure() {
+  local want got
+  "$shlo" run "$here/remote_failure.mlir" >/dev/null 2>"$tmp/want" &&
+    fail "the thread backend ran a failing program"
+  want=$(grep ': error: ' "$tmp/want")
+  echo "thread backend: $want"
+  [ -n "$want" ] || fail "no error from the thread backend"
+  timeout 60 mpirun -n 2 "$shlo" run --mpi "$here/remote_failure.mlir" \
+    >/dev/null 2>"$tmp/got"
+  [ $? != 124 ] || fail "mpirun hung"
+  got=$(grep ': error: ' "$tmp/got")
+  echo "mpirun -n 2:    $got"
+  [ "$got" = "$want" ] || fail "a different error across ranks"
+}
+
 lost_rank() {
   local start end
   start=$(date +%s%N)
@@ -70,6 +89,7 @@ lost_rank() {
 
 case $what in
   conformance) conformance ;;
+  remote-failure) remote_failure ;;
   lost-rank) lost_rank ;;
   *) fail "unknown check '$what'" ;;
 esac
