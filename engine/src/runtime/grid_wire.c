@@ -126,8 +126,14 @@ static shlo_value *read_tensor(wire_reader *r) {
     r->bad = true;
     return NULL;
   }
-  for (int i = 0; i < rank; i++)
-    if ((dims[i] = shlo__wire_read_i64(r)) < 0) r->bad = true;
+  /* The data must be in the message: bound the size before allocating. */
+  int64_t room = (r->end - r->p) /
+                 (int64_t)shlo_elem_size((shlo_elem_type)elem);
+  for (int i = 0; i < rank; i++) {
+    dims[i] = shlo__wire_read_i64(r);
+    if (dims[i] < 0 || (dims[i] && room / dims[i] < 1)) r->bad = true;
+    else if (dims[i]) room /= dims[i];
+  }
   if (r->bad) return NULL;
   shlo_value *v = shlo_tensor_new((shlo_elem_type)elem, (int)rank, dims);
   if (!v) {
