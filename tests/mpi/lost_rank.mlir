@@ -2,8 +2,11 @@
 // on a channel that nothing sends on, so it never gets there.  Under
 // `mpirun -n 2` the processes run on ranks 0 and 1: killing rank 1 leaves
 // rank 0 waiting mid-collective, and it must end with a runtime error.
+// Process (0, 0) prints its operand first: the test kills rank 1 once that
+// line is out, when rank 0 is surely in the grid.
 module @lost_rank {
   func.func @reduce(%x: tensor<2xf32>) -> tensor<2xf32> {
+    interpreter.print %x : tensor<2xf32>
     %s = "stablehlo.all_reduce"(%x) ({
       ^bb0(%a: tensor<f32>, %b: tensor<f32>):
         %c = stablehlo.add %a, %b : tensor<f32>

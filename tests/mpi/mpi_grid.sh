@@ -65,12 +65,14 @@ lost_rank() {
     sh -c 'echo $$ > "$0/pid.$OMPI_COMM_WORLD_RANK"; exec "$1" run --mpi "$2"' \
     "$tmp" "$shlo" "$here/lost_rank.mlir" >"$tmp/out" 2>&1 &
   local mpirun_pid=$!
-  for _ in $(seq 100); do # both ranks up and waiting
-    [ -s "$tmp/pid.1" ] && [ -s "$tmp/pid.0" ] && break
+  # Rank 0's process prints its operand just before the all_reduce: then
+  # both ranks are past MPI_Init and rank 0 is in the grid.
+  for _ in $(seq 600); do
+    [ -s "$tmp/pid.1" ] && grep -q 'tensor<2xf32>' "$tmp/out" && break
     sleep 0.1
   done
-  [ -s "$tmp/pid.1" ] || fail "the ranks did not start"
-  sleep 1
+  grep -q 'tensor<2xf32>' "$tmp/out" || fail "rank 0 did not reach the grid"
+  sleep 0.5
   kill -9 "$(cat "$tmp/pid.1")"
   local killed_at
   killed_at=$(date +%s%N)
