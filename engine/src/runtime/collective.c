@@ -535,6 +535,17 @@ static shlo_status check_members(shlo_grid *g, grid_rdv *r, shlo_exec *ex,
   for (int i = 0; i < r->n; i++) {
     shlo__proc_name(g, r->members[first], a, sizeof a);
     shlo__proc_name(g, r->members[i], b, sizeof b);
+    const shlo_step *si = r->steps[i];
+    const coll_params *ci = si ? si->params : NULL;
+    if (si && (si->op->code != s0->op->code ||
+               r->n_contrib[i] != r->n_contrib[first] ||
+               ci->n_data != c0->n_data))
+      return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                            "process %s runs %s at %d:%d but process %s runs "
+                            "%s at %d:%d in the same group",
+                            a, s0->op->name, s0->op->loc.line,
+                            s0->op->loc.col, b, si->op->name,
+                            si->op->loc.line, si->op->loc.col);
     if (r->n_contrib[i] != r->n_contrib[first])
       return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
                             "process %s passes %d operands at %s but process "
@@ -550,16 +561,7 @@ static shlo_status check_members(shlo_grid *g, grid_rdv *r, shlo_exec *ex,
                               "process %s",
                               k, ta, a, tb, b);
       }
-    if (!r->steps[i]) continue;
-    const coll_params *ci = r->steps[i]->params;
-    if (r->steps[i]->op->code != s0->op->code || ci->n_data != c0->n_data)
-      return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
-                            "process %s runs %s at %d:%d but process %s runs "
-                            "%s at %d:%d in the same group",
-                            a, s0->op->name, s0->op->loc.line,
-                            s0->op->loc.col, b, r->steps[i]->op->name,
-                            r->steps[i]->op->loc.line,
-                            r->steps[i]->op->loc.col);
+    if (!si) continue;
     for (int k = 0; k < c0->n_data; k++)
       if (!shlo_type_equal(c0->rtypes[k], ci->rtypes[k])) {
         shlo_type_format(c0->rtypes[k], ta, sizeof ta);
@@ -592,7 +594,8 @@ static rdv_why rdv_join(shlo_grid *g, int proc, const int *set,
   grid_rdv *r;
   uint64_t seq;
   if (g->failed) return RDV_ABORTED;
-  if (!next_seq(me, set, G, &seq) || !(r = shlo__rdv_get(g, set, members, G, seq)))
+  if (!next_seq(me, set, G, &seq) ||
+      !(r = shlo__rdv_get(g, set, members, G, seq)))
     return RDV_NOMEM;
   if (memcmp(r->members, members, (size_t)G * sizeof *members))
     return RDV_ORDER;
