@@ -12,7 +12,7 @@
  * a time (a grid started while one is spread runs on its own rank).
  * Every rank ends up with every process's results.
  *
- * A rank that stops answering (SHLO_MPI_PEER_TIMEOUT seconds, default 10,
+ * A rank that stops answering (SHLO_MPI_PEER_TIMEOUT seconds, default 60,
  * without a message from it while ranks wait for each other) fails the
  * grid execution in flight with SHLO_ERUNTIME; afterwards shlo_mpi_lost()
  * is true and shlo_mpi_stop() aborts the whole job.
