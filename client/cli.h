@@ -21,4 +21,15 @@ const struct shlo_func *cli_default_entry(const struct shlo_module *m);
 struct shlo_diag;
 void cli_print_diag(const struct shlo_diag *d);
 
+/* --mpi (mpi_cli.c).  Start MPI; on ranks other than 0, stdout and stderr
+ * go to /dev/null.  0, or the exit status 1 after a message. */
+int cli_mpi_start(void);
+/* Rank 0 reads the file, every rank gets its bytes (as cli_read_file). */
+char *cli_mpi_read_file(const char *path, size_t *len);
+/* Rank 0's text (a string, or NULL) to every rank: a malloc'd copy, or
+ * NULL when rank 0 had none or sharing failed. */
+char *cli_mpi_share_text(const char *text);
+/* Stop MPI (aborting the job when a rank was lost); returns rc. */
+int cli_mpi_finish(int rc);
+
 #endif

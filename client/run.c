@@ -177,6 +177,7 @@ typedef struct run_opts {
   const char *server; /* --server URL: run there */
   int replicas, partitions; /* 0: the module's */
   bool explain;
+  bool mpi; /* under mpirun: grids spread over the ranks */
 } run_opts;
 
 /* Returns 0, or the exit status 2 after saying what is wrong. */
@@ -188,6 +189,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     else if (!strcmp(argv[i], "--explain")) o->explain = true;
     else if (!strcmp(argv[i], "--server") && i + 1 < argc)
       o->server = argv[++i];
+    else if (!strcmp(argv[i], "--mpi")) o->mpi = true;
     else if (!strcmp(argv[i], "--infeed") && i + 1 < argc)
       o->infeed_path = argv[++i];
     else if (!strcmp(argv[i], "--replicas") && i + 1 < argc) {
@@ -208,15 +210,28 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
   if (!o->path) {
     fprintf(stderr, "usage: shlo run FILE.mlir [--args \"[...]\"] [--entry "
                     "NAME] [--explain] [--replicas R] [--partitions P] "
-                    "[--infeed FILE] [--server URL]\n");
+                    "[--infeed FILE] [--server URL | --mpi]\n");
     return 2;
   }
-  if (o->server && (o->explain || o->infeed_path)) {
-    fprintf(stderr, "shlo run: --explain and --infeed are local only (not "
-                    "with --server)\n");
+  if (o->server && (o->explain || o->infeed_path || o->mpi)) {
+    fprintf(stderr, "shlo run: --explain, --infeed and --mpi are local only "
+                    "(not with --server)\n");
     return 2;
   }
   return 0;
+}
+
+/* --mpi: rank 0 reads the program, every rank compiles the same bytes. */
+static shlo_status load_shared(const char *path, const shlo_compile_opts *co,
+                               shlo_module **m, shlo_executable **e,
+                               shlo_diag *d) {
+  size_t len;
+  char *text = cli_mpi_read_file(path, &len);
+  if (!text)
+    return shlo_diag_set(d, SHLO_EINPUT, path, 0, 0, "cannot read %s", path);
+  shlo_status st = shlo_load(text, len, path, co, m, e, d);
+  free(text);
+  return st;
 }
 
 /* Run on one process and print the results. */
@@ -305,7 +320,9 @@ int cli_run(int argc, char **argv) {
   shlo_diag d;
   shlo_diag_clear(&d);
   shlo_compile_opts co = {.entry = o.entry};
-  if (shlo_load_file(o.path, &co, &m, &e, &d)) {
+  if (o.mpi && cli_mpi_start()) return 1;
+  if (o.mpi ? load_shared(o.path, &co, &m, &e, &d)
+            : shlo_load_file(o.path, &co, &m, &e, &d)) {
     cli_print_diag(&d);
     goto done;
   }
@@ -333,7 +350,7 @@ done:
   free(args);
   shlo_executable_free(e);
   shlo_module_free(m);
-  return rc;
+  return o.mpi ? cli_mpi_finish(rc) : rc;
 }
 
 /* An artifact's StableHLO text as its VHLO lowers, before parsing: what

@@ -184,6 +184,7 @@ typedef struct file_run {
   bool in_process; /* no child per case: for leak checkers and debuggers */
   struct shlo_client *server; /* --server: run every case there */
   tally *t;
+  bool mpi; /* --mpi: in process, grids over the MPI ranks */
 } file_run;
 
 static int test_one(void *ctx, const test_case *c) {
@@ -195,7 +196,7 @@ static int test_one(void *ctx, const test_case *c) {
           ? (result_kind)remote_case(fr->server, fr->file, c->text, c->len,
                                      fr->args_text, fr->timeout, msg,
                                      sizeof msg, &printed)
-      : fr->in_process
+      : fr->in_process || fr->mpi
           ? run_case(fr->file, c->text, c->len, fr->args_text, fr->timeout,
                      msg, sizeof msg)
           : run_isolated(fr->file, c->text, c->len, fr->args_text,
@@ -219,16 +220,16 @@ static int test_one(void *ctx, const test_case *c) {
 }
 
 static void test_file(const char *file, double timeout, bool in_process,
-                      struct shlo_client *server, tally *t) {
+                      struct shlo_client *server, tally *t, bool mpi) {
   size_t len;
-  char *text = cli_read_file(file, &len);
+  char *text = mpi ? cli_mpi_read_file(file, &len) : cli_read_file(file, &len);
   if (!text) {
     printf("FAIL %s:1: cannot read the file\n", file);
     t->fail++;
     return;
   }
   char *args_text = run_line_args(text);
-  file_run fr = {file, args_text, timeout, in_process, server, t};
+  file_run fr = {file, args_text, timeout, in_process, server, t, mpi};
   if (cases_split(text, len, test_one, &fr) < 0) {
     printf("FAIL %s:1: out of memory\n", file);
     t->fail++;
@@ -237,9 +238,33 @@ static void test_file(const char *file, double timeout, bool in_process,
   free(text);
 }
 
+/* --mpi: every rank tests rank 0's list of files. */
+static int share_files(file_list *files) {
+  size_t len = 0;
+  for (size_t i = 0; i < files->n; i++) len += strlen(files->v[i]) + 1;
+  char *list = calloc(len + 1, 1), *at = list;
+  for (size_t i = 0; list && i < files->n; i++)
+    at += sprintf(at, "%s\n", files->v[i]);
+  char *shared = cli_mpi_share_text(list);
+  free(list);
+  if (!shared) return -1;
+  /* The names alone: the files need not exist on another host. */
+  cases_free_files(files);
+  int rc = 0;
+  for (char *p = shared, *nl; !rc && (nl = strchr(p, '\n')); p = nl + 1) {
+    *nl = 0;
+    char **v = realloc(files->v, (files->n + 1) * sizeof *v);
+    if (v) files->v = v;
+    if (!v || !(files->v[files->n] = strdup(p))) rc = -1;
+    else files->cap = ++files->n;
+  }
+  free(shared);
+  return rc;
+}
+
 int cli_test(int argc, char **argv) {
   double timeout = 60;
-  bool in_process = false;
+  bool in_process = false, mpi = false;
   const char *url = NULL;
   file_list files = {0};
   int rc = 0;
@@ -253,6 +278,8 @@ int cli_test(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--in-process")) {
       in_process = true;
+    } else if (!strcmp(argv[i], "--mpi")) {
+      mpi = true;
     } else if (!strcmp(argv[i], "--server") && i + 1 < argc) {
       url = argv[++i];
     } else if (argv[i][0] == '-') {
@@ -265,17 +292,24 @@ int cli_test(int argc, char **argv) {
   if (!rc && files.n == 0) {
     fprintf(stderr,
             "usage: shlo test [--timeout SECONDS] [--in-process] "
-            "[--server URL] PATH...\n");
+            "[--server URL] [--mpi] PATH...\n");
+    rc = 2;
+  }
+  if (!rc && url && mpi) {
+    fprintf(stderr, "shlo test: --server and --mpi do not go together\n");
     rc = 2;
   }
   struct shlo_client *server = NULL;
   if (!rc && url && !(server = remote_connect(url))) rc = 2;
+  if (!rc && mpi && (cli_mpi_start() || share_files(&files))) rc = 1;
   tally t = {0};
   for (size_t i = 0; i < files.n && !rc; i++)
-    test_file(files.v[i], timeout, in_process, server, &t);
+    test_file(files.v[i], timeout, in_process, server, &t, mpi);
   if (server) remote_close(server);
   cases_free_files(&files);
-  if (rc) return rc;
-  printf("%d passed, %d failed, %d skipped\n", t.pass, t.fail, t.skip);
-  return t.fail ? 1 : 0;
+  if (!rc) {
+    printf("%d passed, %d failed, %d skipped\n", t.pass, t.fail, t.skip);
+    rc = t.fail ? 1 : 0;
+  }
+  return mpi ? cli_mpi_finish(rc) : rc;
 }

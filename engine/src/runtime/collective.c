@@ -17,6 +17,7 @@
 #include "kernels/float_minmax.h"
 #include "kernels/kernel.h"
 #include "runtime/grid.h"
+#include "runtime/grid_net.h"
 #include "core/value_quant.h"
 
 typedef enum {
@@ -483,8 +484,8 @@ static bool next_seq(grid_proc *p, const int *set, int n, uint64_t *seq) {
   return true;
 }
 
-static grid_rdv *rdv_get(shlo_grid *g, const int *set, const int *members,
-                         int n, uint64_t seq) {
+grid_rdv *shlo__rdv_get(shlo_grid *g, const int *set, const int *members,
+                        int n, uint64_t seq) {
   for (grid_rdv *r = g->rdvs; r; r = r->next)
     if (r->seq == seq && r->n == n &&
         !memcmp(r->set, set, (size_t)n * sizeof *set))
@@ -506,6 +507,7 @@ static grid_rdv *rdv_get(shlo_grid *g, const int *set, const int *members,
   }
   memcpy(r->set, set, (size_t)n * sizeof *set);
   memcpy(r->members, members, (size_t)n * sizeof *members);
+  for (int i = 0; i < n; i++) r->n_local += shlo__grid_local(g, members[i]);
   r->next = g->rdvs;
   g->rdvs = r;
   return r;
@@ -524,30 +526,42 @@ static void rdv_unlink(shlo_grid *g, grid_rdv *r) {
 static shlo_status check_members(shlo_grid *g, grid_rdv *r, shlo_exec *ex,
                                  const shlo_step *s) {
   char a[64], b[64], ta[256], tb[256];
-  const coll_params *c0 = r->steps[0]->params;
-  for (int i = 1; i < r->n; i++) {
-    shlo__proc_name(g, r->members[0], a, sizeof a);
+  /* Members on other ranks (no step here) are checked by their operands,
+   * and by their own rank for the op. */
+  int first = 0;
+  while (!r->steps[first]) first++;
+  const shlo_step *s0 = r->steps[first];
+  const coll_params *c0 = s0->params;
+  for (int i = 0; i < r->n; i++) {
+    shlo__proc_name(g, r->members[first], a, sizeof a);
     shlo__proc_name(g, r->members[i], b, sizeof b);
-    const coll_params *ci = r->steps[i]->params;
-    if (r->steps[i]->op->code != r->steps[0]->op->code ||
-        r->n_contrib[i] != r->n_contrib[0] || ci->n_data != c0->n_data)
+    const shlo_step *si = r->steps[i];
+    const coll_params *ci = si ? si->params : NULL;
+    if (si && (si->op->code != s0->op->code ||
+               r->n_contrib[i] != r->n_contrib[first] ||
+               ci->n_data != c0->n_data))
       return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
                             "process %s runs %s at %d:%d but process %s runs "
                             "%s at %d:%d in the same group",
-                            a, r->steps[0]->op->name,
-                            r->steps[0]->op->loc.line,
-                            r->steps[0]->op->loc.col, b,
-                            r->steps[i]->op->name, r->steps[i]->op->loc.line,
-                            r->steps[i]->op->loc.col);
-    for (int k = 0; k < r->n_contrib[0]; k++)
-      if (!same_shape(r->contrib[0][k], r->contrib[i][k])) {
-        value_type_str(r->contrib[0][k], ta, sizeof ta);
+                            a, s0->op->name, s0->op->loc.line,
+                            s0->op->loc.col, b, si->op->name,
+                            si->op->loc.line, si->op->loc.col);
+    if (r->n_contrib[i] != r->n_contrib[first])
+      return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                            "process %s passes %d operands at %s but process "
+                            "%s passes %d in the same group",
+                            a, r->n_contrib[first], s0->op->name, b,
+                            r->n_contrib[i]);
+    for (int k = 0; k < r->n_contrib[first]; k++)
+      if (!same_shape(r->contrib[first][k], r->contrib[i][k])) {
+        value_type_str(r->contrib[first][k], ta, sizeof ta);
         value_type_str(r->contrib[i][k], tb, sizeof tb);
         return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
                               "operand %d is %s in process %s but %s in "
                               "process %s",
                               k, ta, a, tb, b);
       }
+    if (!si) continue;
     for (int k = 0; k < c0->n_data; k++)
       if (!shlo_type_equal(c0->rtypes[k], ci->rtypes[k])) {
         shlo_type_format(c0->rtypes[k], ta, sizeof ta);
@@ -568,6 +582,7 @@ typedef enum {
   RDV_NOMEM,
   RDV_TIMEOUT, /* the grid's deadline passed first */
   RDV_ORDER,   /* another member listed the group in another order */
+  RDV_COMPUTE, /* the last members came from other ranks: compute here */
 } rdv_why;
 
 /* Under g->lock: the rendezvous (*rp) for this process's next call with
@@ -579,7 +594,8 @@ static rdv_why rdv_join(shlo_grid *g, int proc, const int *set,
   grid_rdv *r;
   uint64_t seq;
   if (g->failed) return RDV_ABORTED;
-  if (!next_seq(me, set, G, &seq) || !(r = rdv_get(g, set, members, G, seq)))
+  if (!next_seq(me, set, G, &seq) ||
+      !(r = shlo__rdv_get(g, set, members, G, seq)))
     return RDV_NOMEM;
   if (memcmp(r->members, members, (size_t)G * sizeof *members))
     return RDV_ORDER;
@@ -596,6 +612,15 @@ static shlo_status rdv_compute(shlo_grid *g, grid_rdv *r, const shlo_step *s,
   r->complete = true;
   pthread_mutex_unlock(&g->lock);
   shlo_status st = check_members(g, r, ex, s);
+  /* Members on other ranks: their rank computes the same results for
+   * them; here they get slots that the rendezvous frees. */
+  for (int i = 0; i < G && !st; i++)
+    if (!r->steps[i]) {
+      r->steps[i] = s;
+      if (!(r->results[i] = calloc((size_t)s->n_out + 1,
+                                   sizeof *r->results[i])))
+        st = oom(ex, s);
+    }
   if (!st) st = fn(s, in, G, (shlo_value **const *)r->contrib, r->results, ex);
   pthread_mutex_lock(&g->lock);
   r->ready = true;
@@ -628,6 +653,10 @@ static rdv_why rdv_wait(shlo_grid *g, grid_proc *me, grid_rdv *r,
   me->rdv = r;
   shlo__grid_check_deadlock(g);
   while (!r->ready && !g->failed) {
+    if (r->n_arrived == G && !r->complete) {
+      why = RDV_COMPUTE;
+      break;
+    }
     if (g->deadline > 0 && shlo__now() >= g->deadline) {
       why = RDV_TIMEOUT;
       rdv_missing(g, r, G, missing, size);
@@ -723,14 +752,23 @@ static shlo_status rendezvous(const shlo_step *s, shlo_value *const *in,
     r->results[pos] = res;
     mine = NULL;
     res = NULL;
-    if (++r->n_arrived == G)
+    r->n_arrived++;
+    /* this rank's last member brings the others' operands too */
+    if (++r->n_local_arrived == r->n_local && r->n_local < G &&
+        shlo__net_contribute(g, r))
+      why = RDV_NOMEM;
+    else if (r->n_arrived == G)
       st = rdv_compute(g, r, s, in, G, fn, ex);
     else
       why = rdv_wait(g, &g->procs[ex->proc], r, s, G, missing,
                      sizeof missing);
+    if (why == RDV_COMPUTE) {
+      why = RDV_OK;
+      st = rdv_compute(g, r, s, in, G, fn, ex);
+    }
     if (why == RDV_OK && !st) why = rdv_take(r, pos, s->n_out, out);
-    /* the last member to leave frees it */
-    if (++r->n_left == r->n_arrived && (r->ready || g->failed)) {
+    /* the last member on this rank to leave frees it */
+    if (++r->n_left == r->n_local_arrived && (r->ready || g->failed)) {
       rdv_unlink(g, r);
       shlo__rdv_free(r);
     }

@@ -15,6 +15,7 @@
 
 #include "kernels/kernel.h"
 #include "runtime/grid.h"
+#include "runtime/grid_net.h"
 #include "core/membudget.h"
 
 double shlo__now(void) {
@@ -225,6 +226,13 @@ static void grid_process_failed(shlo_exec *ex) {
   pthread_mutex_unlock(&g->lock);
 }
 
+void shlo__grid_fail_diag_locked(shlo_grid *g, const shlo_diag *d) {
+  if (g->failed) return;
+  g->failed = true;
+  g->fail = *d;
+  grid_wake_all(g);
+}
+
 shlo_status shlo__grid_aborted(shlo_exec *ex, const shlo_step *s) {
   return shlo__exec_fail(ex, s, SHLO_ECANCELED,
                         "stopped because the execution failed elsewhere");
@@ -358,6 +366,7 @@ static void grid_free(shlo_grid *g) {
   free(g->procs);
   free(g->infeed);
   free(g->outfeed);
+  free(g->home);
   pthread_cond_destroy(&g->cond);
   pthread_mutex_destroy(&g->lock);
   free(g);
@@ -376,6 +385,7 @@ typedef struct grid_job {
   struct shlo_mem_budget *budget; /* charged by this process's tensors */
   shlo_status st;
   pthread_t thread;
+  bool running;      /* its thread started (on this rank) */
 } grid_job;
 
 static void *proc_main(void *arg) {
@@ -428,29 +438,72 @@ static void describe_waits(const shlo_grid *g, char *buf, size_t cap) {
   }
 }
 
-/* Run jobs[0..n) (one per process) and wait for all of them, turning
- * *cancel into a grid failure.  Returns the grid's failure code. */
-static shlo_status grid_run(shlo_grid *g, grid_job *jobs, atomic_int *cancel) {
-  int started = 0;
+/* Start a thread per process that runs on this rank; those on other
+ * ranks (g->home) count as done here, their rank runs them.  A thread
+ * that cannot start fails the grid. */
+static void grid_start(shlo_grid *g, grid_job *jobs) {
   /* Processes share the budget of the thread that starts them (an
    * execution's run_parallel, or shlo_execute_grid's own). */
   struct shlo_mem_budget *budget = shlo__budget_current();
-  for (; started < g->n_procs; started++) {
-    jobs[started].g = g;
-    jobs[started].k = started;
-    jobs[started].budget = budget;
-    if (pthread_create(&jobs[started].thread, NULL, proc_main,
-                       &jobs[started]))
-      break;
+  int k = 0;
+  for (; k < g->n_procs; k++) {
+    jobs[k].g = g;
+    jobs[k].k = k;
+    jobs[k].budget = budget;
+    if (!shlo__grid_local(g, k)) {
+      g->n_done++; /* another rank runs it */
+      continue;
+    }
+    if (pthread_create(&jobs[k].thread, NULL, proc_main, &jobs[k])) break;
+    jobs[k].running = true;
   }
+  if (k == g->n_procs) return;
   pthread_mutex_lock(&g->lock);
-  if (started < g->n_procs) {
-    for (int k = started; k < g->n_procs; k++) g->procs[k].phase = PROC_DONE;
-    g->n_done += g->n_procs - started;
-    shlo__grid_fail_locked(g, SHLO_ENOMEM, NULL,
-                           "cannot start a thread for process %d of %d",
-                           started, g->n_procs);
+  int failed_at = k;
+  for (; k < g->n_procs; k++)
+    if (shlo__grid_local(g, k)) {
+      g->procs[k].phase = PROC_DONE;
+      g->n_done++;
+    }
+  shlo__grid_fail_locked(g, SHLO_ENOMEM, NULL,
+                         "cannot start a thread for process %d of %d",
+                         failed_at, g->n_procs);
+  pthread_mutex_unlock(&g->lock);
+}
+
+/* Across ranks: trade results and status with the other ranks once this
+ * rank's processes ended (grid_net.h). */
+static shlo_status grid_net_finish(shlo_grid *g, grid_job *jobs) {
+  shlo_value ***res = calloc((size_t)g->n_procs, sizeof *res);
+  int *n_res = calloc((size_t)g->n_procs, sizeof *n_res);
+  shlo_status st;
+  if (!res || !n_res) {
+    pthread_mutex_lock(&g->lock);
+    shlo__grid_fail_locked(g, SHLO_ENOMEM, NULL, "out of memory");
+    pthread_mutex_unlock(&g->lock);
+  } else {
+    for (int k = 0; k < g->n_procs; k++) {
+      res[k] = jobs[k].results;
+      n_res[k] = jobs[k].plan->n_results;
+    }
   }
+  st = shlo__net_end(g, (shlo_value **const *)res, n_res);
+  free(res);
+  free(n_res);
+  return st;
+}
+
+/* Run jobs[0..n) (one per process) and wait for all of them, turning
+ * *cancel into a grid failure.  Returns the grid's failure code. */
+static shlo_status grid_run(shlo_grid *g, grid_job *jobs, atomic_int *cancel) {
+  shlo_status st = shlo__net_begin(g);
+  if (st) {
+    shlo_diag_set(&g->fail, st, g->filename, 0, 0,
+                  "cannot spread the grid over the MPI ranks");
+    return st;
+  }
+  grid_start(g, jobs);
+  pthread_mutex_lock(&g->lock);
   const double grace = 0.5; /* let processes report their own timeouts */
   while (g->n_done < g->n_procs) {
     double now = shlo__now();
@@ -473,7 +526,9 @@ static shlo_status grid_run(shlo_grid *g, grid_job *jobs, atomic_int *cancel) {
     wait_until(&g->cond, &g->lock, until);
   }
   pthread_mutex_unlock(&g->lock);
-  for (int k = 0; k < started; k++) pthread_join(jobs[k].thread, NULL);
+  for (int k = 0; k < g->n_procs; k++)
+    if (jobs[k].running) pthread_join(jobs[k].thread, NULL);
+  if (g->home) return grid_net_finish(g, jobs);
   return g->failed ? (g->fail.code ? g->fail.code : SHLO_ERUNTIME) : SHLO_OK;
 }
 
@@ -1020,6 +1075,19 @@ static grid_chan *chan_get(shlo_grid *g, int64_t id) {
   return c;
 }
 
+bool shlo__chan_put(shlo_grid *g, int64_t channel, grid_msg *m) {
+  pthread_mutex_lock(&g->lock);
+  grid_chan *c = chan_get(g, channel);
+  if (c) {
+    if (c->tail) c->tail->next = m;
+    else c->head = m;
+    c->tail = m;
+    pthread_cond_broadcast(&g->cond);
+  }
+  pthread_mutex_unlock(&g->lock);
+  return c != NULL;
+}
+
 /* stablehlo.send: queues its values on the channel named by
  * channel_handle.handle for the process that receives on it; does not
  * wait for the receiver. */
@@ -1041,21 +1109,14 @@ static shlo_status k_send(const shlo_step *s, shlo_value *const *in,
   m->values = vals;
   m->n = io->n;
   m->from = ex->proc;
-  pthread_mutex_lock(&g->lock);
-  grid_chan *c = chan_get(g, io->channel);
-  if (c) {
-    if (c->tail) c->tail->next = m;
-    else c->head = m;
-    c->tail = m;
-    pthread_cond_broadcast(&g->cond);
-  }
-  pthread_mutex_unlock(&g->lock);
-  if (!c) {
+  if (!shlo__chan_put(g, io->channel, m)) {
     for (int i = 0; i < io->n; i++) shlo_value_unref(vals[i]);
     free(vals);
     free(m);
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   }
+  if (g->home && shlo__net_send(g, io->channel, ex->proc, in, io->n))
+    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   out[0] = shlo_token_new();
   return out[0] ? SHLO_OK
                 : shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");

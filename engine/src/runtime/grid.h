@@ -33,6 +33,8 @@ typedef struct grid_rdv {
   int *members;       /* group order, as the first arriver computed it */
   uint64_t seq;
   int n_arrived, n_left;
+  int n_local;         /* members that run on this MPI rank (all: n) */
+  int n_local_arrived; /* of those, how many arrived */
   bool complete;      /* everyone arrived; the last one computes */
   bool ready;         /* results are there (or computing failed) */
   const shlo_step **steps;  /* per position: the op each member runs */
@@ -87,7 +89,16 @@ typedef struct shlo_grid {
   shlo_diag fail;      /* the first failure */
   shlo_feed **infeed;  /* per process (borrowed), entries may be NULL */
   shlo_feed **outfeed;
+  /* Across MPI ranks (grid_net.h): the rank each process runs on and this
+   * rank, or home == NULL when every process runs here. */
+  int *home;
+  int rank;
 } shlo_grid;
+
+/* Whether process k runs in this OS process (on this MPI rank). */
+static inline bool shlo__grid_local(const shlo_grid *g, int k) {
+  return !g->home || g->home[k] == g->rank;
+}
 
 /* ---- grid.c ---- */
 double shlo__now(void);
@@ -105,5 +116,18 @@ int shlo__proc_name(const shlo_grid *g, int k, char *buf, size_t cap);
 /* Status for a process that stops because another one failed. */
 shlo_status shlo__grid_aborted(shlo_exec *ex, const shlo_step *s);
 
+/* Under g->lock: record a failure that another rank reported (its
+ * diagnostic as is), unless the grid already failed. */
+void shlo__grid_fail_diag_locked(shlo_grid *g, const shlo_diag *d);
+/* Append m to the channel (made on first use) and wake the receivers;
+ * false when out of memory (m stays the caller's). */
+bool shlo__chan_put(shlo_grid *g, int64_t channel, grid_msg *m);
+
+/* ---- collective.c ---- */
+/* Under g->lock: the rendezvous over the sorted member set `set` (members
+ * in group order) with sequence number seq, made on first use; NULL when
+ * out of memory. */
+grid_rdv *shlo__rdv_get(shlo_grid *g, const int *set, const int *members,
+                        int n, uint64_t seq);
 void shlo__rdv_free(grid_rdv *r);
 #endif

@@ -1,0 +1,51 @@
+/* Process grids across the ranks of an MPI job.
+ *
+ * Started in every rank of `mpirun -n K prog`, the MPI backend spreads
+ * each grid execution's processes over the K ranks (several per rank run
+ * as threads, as without MPI); collectives, send/recv and the results
+ * travel between ranks as MPI messages, and every collective's results
+ * are computed by the same code, in the same order, as in one process.
+ *
+ * Every rank runs the same host program on the same inputs (rank 0 reads
+ * them and shares them with shlo_mpi_share), so every rank reaches the
+ * same grid executions in the same order; one grid execution is spread at
+ * a time (a grid started while one is spread runs on its own rank).
+ * Every rank ends up with every process's results.
+ *
+ * A rank that stops answering (SHLO_MPI_PEER_TIMEOUT seconds, default 60,
+ * without a message from it while ranks wait for each other) fails the
+ * grid execution in flight with SHLO_ERUNTIME; afterwards shlo_mpi_lost()
+ * is true and shlo_mpi_stop() aborts the whole job.
+ *
+ * In a build without MPI (SHLO_WITH_MPI off) shlo_mpi_start returns
+ * SHLO_EUNSUPPORTED and grids stay in one process. */
+#ifndef SHLO_GRID_MPI_H
+#define SHLO_GRID_MPI_H
+
+#include <stddef.h>
+
+#include "shlo/engine.h"
+
+/* Whether this build has the MPI backend. */
+SHLO_API bool shlo_mpi_built(void);
+/* Initialise MPI (threads: MPI_THREAD_MULTIPLE) and make grid executions
+ * of this process spread over its ranks from now on.  Call once, from
+ * the main thread, before any grid runs.  SHLO_EUNSUPPORTED without MPI;
+ * SHLO_ERUNTIME when MPI cannot start (diag says why). */
+SHLO_API shlo_status shlo_mpi_start(shlo_diag *diag);
+/* This process's rank and the number of ranks (0 and 1 before start). */
+SHLO_API int shlo_mpi_rank(void);
+SHLO_API int shlo_mpi_size(void);
+/* Rank 0's bytes to every rank: every rank calls it at the same point.
+ * On rank 0 *buf (len bytes, or NULL: "nothing", which every rank then
+ * gets) stays the caller's; on the others *buf becomes a malloc'd,
+ * NUL-terminated copy the caller frees.  SHLO_ERUNTIME when a rank was
+ * lost, SHLO_ENOMEM. */
+SHLO_API shlo_status shlo_mpi_share(char **buf, size_t *len);
+/* Whether a rank stopped answering; the job cannot go on. */
+SHLO_API bool shlo_mpi_lost(void);
+/* Finish MPI (after every rank's last grid); when a rank was lost, abort
+ * the whole job with exit status `code` (nonzero) instead. */
+SHLO_API void shlo_mpi_stop(int code);
+
+#endif
