@@ -1,0 +1,143 @@
+"""Issue #10, fairness: on a 2-worker server two long executions do not
+delay a registration or a 100x100 reduce by more than 50 ms (the long
+lane has one worker, the short lane the other); per-client caps answer
+429; /metrics shows the queue wait by lane and the compile time.  With
+--short-lane-workers 0 (one FIFO, as before the lanes) the same load does
+delay them, which shows the measure can fail.
+
+usage: robust_lanes.py SHLO_SERVER"""
+import json
+import os
+import random
+import statistics
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from srvtest import REDUCE_100, Server, check, finish, loop_program
+
+LONG = loop_program(30_000_000)  # a couple of seconds
+rnd = random.Random(7)
+A = [[rnd.randint(-3, 3) for _ in range(100)] for _ in range(100)]
+WANT = [float(sum(r)) for r in A]
+serial = [0]
+
+
+def reduce_once(srv, mid):
+    t0 = time.monotonic()
+    st, out = srv.post(f"/v1/modules/{mid}/execute", {
+        "inputs": [{"dtype": "f32", "shape": [100, 100], "data": A}]})
+    dt = time.monotonic() - t0
+    check(st == 200 and out["outputs"][0]["data"] == WANT, f"reduce: {st}")
+    return dt
+
+
+def register_once(srv):
+    serial[0] += 1
+    prog = (f"func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {{\n"
+            f"  %c = stablehlo.constant dense<{serial[0]}.0> : tensor<4xf32>\n"
+            f"  %r = stablehlo.add %a, %c : tensor<4xf32>\n"
+            f"  return %r : tensor<4xf32>\n}}\n")
+    t0 = time.monotonic()
+    st, out = srv.post("/v1/modules", {"program": prog})
+    dt = time.monotonic() - t0
+    check(st == 200 and out.get("cached") is False, f"register: {st} {out}")
+    return dt
+
+
+def measure(srv, mid, n=10):
+    red = [reduce_once(srv, mid) for _ in range(n)]
+    reg = [register_once(srv) for _ in range(n // 2)]
+    return red, reg
+
+
+def run(short_workers):
+    srv = Server(sys.argv[1], "--threads", "2", "--short-lane-workers",
+                 str(short_workers), "--log", "off")
+    st, info = srv.post("/v1/modules", {"program": REDUCE_100})
+    mid = info["id"]
+    st, linfo = srv.post("/v1/modules", {"program": LONG})
+    lid = linfo["id"]
+    base_red, base_reg = measure(srv, mid)
+    done = []
+
+    def long_client():
+        st, out = srv.post(f"/v1/modules/{lid}/execute", {"timeout_ms": 60000},
+                           timeout=120)
+        done.append((st, out))
+
+    longs = [threading.Thread(target=long_client) for _ in range(2)]
+    for t in longs:
+        t.start()
+    time.sleep(0.3)
+    m = srv.metrics()
+    busy = m["shlo_executions_running"] + m["shlo_queue_depth"]
+    load_red, load_reg = measure(srv, mid)
+    m2 = srv.metrics()
+    still = m2["shlo_executions_running"] + m2["shlo_queue_depth"]
+    for t in longs:
+        t.join()
+    check(all(st == 200 and out["outputs"][0]["data"] == [30_000_000]
+              for st, out in done), f"the long executions finish: {done}")
+    check(busy == 2, f"both long executions were there: {busy}")
+    check(short_workers == 0 or still >= 1,
+          f"the long executions ran throughout the measure: {still}")
+    m = srv.metrics()
+    srv.stop()
+    # the worst request under load against the typical one without
+    d_red = max(load_red) - statistics.median(base_red)
+    d_reg = max(load_reg) - statistics.median(base_reg)
+    print(f"short-lane-workers {short_workers}: reduce median "
+          f"{statistics.median(base_red) * 1000:.1f} -> "
+          f"{statistics.median(load_red) * 1000:.1f} ms (max "
+          f"{max(load_red) * 1000:.1f}), registration median "
+          f"{statistics.median(base_reg) * 1000:.1f} -> "
+          f"{statistics.median(load_reg) * 1000:.1f} ms (max "
+          f"{max(load_reg) * 1000:.1f}): worst delay {d_red * 1000:.1f} and "
+          f"{d_reg * 1000:.1f} ms", flush=True)
+    return d_red, d_reg, m
+
+
+d_red, d_reg, m = run(1)
+check(d_red <= 0.050, f"the reduce is delayed {d_red * 1000:.1f} ms > 50")
+check(d_reg <= 0.050, f"a registration is delayed {d_reg * 1000:.1f} ms > 50")
+check(m['shlo_queue_wait_seconds_count{lane="short"}'] >= 20,
+      "short-lane waits are in /metrics")
+check(m['shlo_queue_wait_seconds_count{lane="long"}'] >= 2,
+      "long-lane waits are in /metrics")
+check(m['shlo_compile_seconds_count{route="register"}'] >= 7,
+      "compile times are in /metrics")
+f_red, f_reg, _ = run(0)
+check(f_red > 0.050 or f_reg > 0.050,
+      "with one FIFO the same load delays them (the measure can fail)")
+
+# Per-client cap: the third job of a client capped at 2 gets 429.
+srv = Server(sys.argv[1], "--threads", "2", "--max-client-jobs", "2",
+             "--log", "off")
+res = []
+
+
+def one_long():
+    res.append(srv.post("/execute", {"program": loop_program(15_000_000)},
+                        timeout=60))
+
+
+ts = [threading.Thread(target=one_long) for _ in range(2)]
+for t in ts:
+    t.start()
+time.sleep(0.3)
+st, h, body = srv.request("POST", "/execute",
+                          {"program": loop_program(15_000_000)})
+check(st == 429 and h.get("retry-after") and b"max-client-jobs" in body and
+      json.loads(body)["error"]["kind"] == "limit",
+      f"third job of the client: 429: {st} {h} {body!r}")
+st, _, _ = srv.request("GET", "/healthz")
+check(st == 200, "health routes are not capped")
+for t in ts:
+    t.join()
+check([r[0] for r in res] == [200, 200], f"the first two ran: {res}")
+check(srv.metrics()['shlo_refused_total{limit="max-client-jobs"}'] == 1,
+      "the 429 is counted")
+srv.stop()
+finish("robust_lanes")
