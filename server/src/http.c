@@ -145,7 +145,9 @@ static void count_cancel(srv_server *s, srv_request *r) {
   if (why != SRV_CANCEL_CLIENT_GONE) return;
   s->metrics.canceled_client_gone++;
   double lat = (double)(srv_now_ns() - r->gone_ns) / 1e9;
-  if (lat > s->metrics.cancel_latency_max_s)
+  /* the latency of stopping a running job; a queued one just never runs */
+  bool was_running = r->job.start_ns && r->job.start_ns <= r->gone_ns;
+  if (was_running && lat > s->metrics.cancel_latency_max_s)
     s->metrics.cancel_latency_max_s = lat;
   if (s->log) {
     char when[48];
