@@ -75,7 +75,8 @@ class Server:
         args = [binary, "--port", str(self.port), "--log", "stderr"] + list(flags)
         self.proc = subprocess.Popen(args, stdout=self.logf, stderr=self.logf,
                                      env=env)
-        for _ in range(250):
+        # SHLO_TEST_START_S: more time to start, as under valgrind
+        for _ in range(int(50 * float(os.environ.get("SHLO_TEST_START_S", 5)))):
             time.sleep(0.02)
             try:
                 st, _, _ = self.request("GET", "/healthz", timeout=2)
