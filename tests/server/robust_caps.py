@@ -19,6 +19,15 @@ from srvtest import (Server, check, finish, is_json_error, raw_connect,
 RESERVED = 16  # SRV_RESERVED_CONNECTIONS
 
 
+def release(srv, held, what):
+    """Close the held connections; then a new one is served again."""
+    for s in held:
+        s.close()
+    time.sleep(0.3)
+    st, _, _ = srv.request("GET", "/healthz")
+    check(st == 200, what)
+
+
 def get_on(s, path):
     s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     return read_http_answer(s, timeout=3)
@@ -56,11 +65,7 @@ for i in range(3):
           f"connection beyond every slot: JSON 503: {st} {h} {body!r}")
     check(dt < 1.0, f"... at once ({dt * 1000:.0f} ms)")
     s.close()
-for s in held:
-    s.close()
-time.sleep(0.3)
-st, _, _ = srv.request("GET", "/healthz")
-check(st == 200, "served again once the connections closed")
+release(srv, held, "served again once the connections closed")
 m = srv.metrics()
 check(m['shlo_refused_total{limit="max-connections"}'] >= 3,
       "refusals are counted")
@@ -80,11 +85,7 @@ s = raw_connect(srv.port, src="127.0.0.2")
 st, h, body = get_on(s, "/healthz")
 check(st == 200, f"another address gets in: {st} {body!r}")
 s.close()
-for s in held:
-    s.close()
-time.sleep(0.2)
-st, _, _ = srv.request("GET", "/healthz")
-check(st == 200, "the address gets in again once its connections closed")
+release(srv, held, "the address gets in again once its connections closed")
 check(srv.stop() == 0, "stops cleanly")
 
 # ---- request-timeout-s: total, not per byte ----
