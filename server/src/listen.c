@@ -40,6 +40,8 @@
 /* Deadline of a connection admitted into the reserve. */
 #define RESERVE_DEADLINE_NS 2000000000ull
 #define SWEEP_MS 50
+/* How long accepting pauses when the process is out of descriptors. */
+#define ACCEPT_PAUSE_MS 100
 
 typedef struct lingering {
   int fd;
@@ -168,8 +170,15 @@ static void on_listen(uv_poll_t *h, int status, int events) {
     int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &len,
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EMFILE || errno == ENFILE)
-        fprintf(stderr, "shlo-server: accept: out of file descriptors\n");
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+          errno == ENOMEM) {
+        /* the pending connection stays readable: without a pause the
+         * loop would spin on it; the sweep resumes accepting */
+        fprintf(stderr, "shlo-server: accept: %s; pausing accepts for "
+                        "%d ms\n", strerror(errno), ACCEPT_PAUSE_MS);
+        uv_poll_stop(&s->listen_poll);
+        s->accept_paused_ns = srv_now_ns() + ACCEPT_PAUSE_MS * 1000000ull;
+      }
       break;
     }
     admit_socket(s, fd, &ss, len);
@@ -241,6 +250,10 @@ static void on_sweep(uv_timer_t *t) {
   uint64_t now = srv_now_ns();
   sweep_lingering(now);
   sweep_deadlines(s, now);
+  if (s->accept_paused_ns && now >= s->accept_paused_ns && s->listening) {
+    s->accept_paused_ns = 0;
+    uv_poll_start(&s->listen_poll, UV_READABLE, on_listen);
+  }
   srv_http_pump(s);
 }
 

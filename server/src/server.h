@@ -138,6 +138,7 @@ struct srv_server {
   bool listening;
   uv_poll_t listen_poll;
   uv_timer_t sweep_timer;
+  uint64_t accept_paused_ns; /* out of descriptors: accept again then */
   srv_conn *conns;
   srv_counts per_ip;     /* open connections by address */
   srv_counts per_client; /* requests in flight by client */

@@ -73,6 +73,7 @@ check(srv.stop() == 0, "stops cleanly")
 
 # ---- max-connections-per-ip ----
 srv = Server(sys.argv[1], "--max-connections-per-ip", "5", "--log", "off")
+time.sleep(0.3)  # the start-up check's connection has closed
 held = [raw_connect(srv.port) for _ in range(5)]
 time.sleep(0.2)
 s = raw_connect(srv.port)
@@ -86,6 +87,19 @@ st, h, body = get_on(s, "/healthz")
 check(st == 200, f"another address gets in: {st} {body!r}")
 s.close()
 release(srv, held, "the address gets in again once its connections closed")
+check(srv.stop() == 0, "stops cleanly")
+
+# ---- out of descriptors: no spinning, served again afterwards ----
+srv = Server(sys.argv[1], "--max-connections-per-ip", "0", "--log", "off",
+             max_files=64)
+held = [raw_connect(srv.port) for _ in range(100)]  # more than it can open
+time.sleep(0.3)
+c0 = srv.cpu_s()
+time.sleep(1.0)
+busy = srv.cpu_s() - c0
+check(busy < 0.3, f"out of descriptors, the server idles: {busy:.2f} s CPU in 1 s")
+check("pausing accepts" in srv.log(), "and says why")
+release(srv, held, "served again once descriptors are free")
 check(srv.stop() == 0, "stops cleanly")
 
 # ---- request-timeout-s: total, not per byte ----

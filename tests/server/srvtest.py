@@ -68,13 +68,19 @@ REDUCE_100 = """func.func @main(%a: tensor<100x100xf32>) -> tensor<100xf32> {
 
 
 class Server:
-    def __init__(self, binary, *flags, log_path=None, env=None):
+    def __init__(self, binary, *flags, log_path=None, env=None,
+                 max_files=None):
         self.port = free_port()
         self.log_path = log_path or f"/tmp/shlo-pytest-{os.getpid()}-{self.port}.log"
         self.logf = open(self.log_path, "w")
         args = [binary, "--port", str(self.port), "--log", "stderr"] + list(flags)
+        def limit_files():  # max_files: the server's hard RLIMIT_NOFILE
+            import resource
+            resource.setrlimit(resource.RLIMIT_NOFILE, (max_files, max_files))
+
         self.proc = subprocess.Popen(args, stdout=self.logf, stderr=self.logf,
-                                     env=env)
+                                     env=env,
+                                     preexec_fn=limit_files if max_files else None)
         # SHLO_TEST_START_S: more time to start, as under valgrind
         for _ in range(int(50 * float(os.environ.get("SHLO_TEST_START_S", 5)))):
             time.sleep(0.02)
@@ -113,6 +119,12 @@ class Server:
             return st, json.loads(data)
         except ValueError:
             return st, data
+
+    def cpu_s(self):
+        """The server's CPU time so far (user + system), seconds."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def metrics(self):
         _, _, data = self.request("GET", "/metrics")
