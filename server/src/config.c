@@ -82,6 +82,10 @@ static const opt options[] = {
     {"max-client-jobs", OPT_INT, OFF(max_client_jobs), 0, 1 << 20, "32",
      "executions and registrations one client (bearer token, else address) "
      "may have running or queued; more get 429 + Retry-After (0 = no cap)", false},
+    {"max-client-running", OPT_INT, OFF(max_client_running), 0, 1024, "0",
+     "of those, how many run at once: its others wait while other clients' "
+     "jobs run (0 = no cap; a shared server wants about half the threads)",
+     false},
     {"short-lane-workers", OPT_INT, OFF(short_lane_workers), 0, 1024, "1",
      "workers kept for the short lane (registrations, quick executions): "
      "long executions never occupy more than threads minus this", false},

@@ -32,6 +32,7 @@ typedef struct srv_config {
   int64_t request_timeout_s;      /* headers + body, total; 0 = off */
   int64_t connection_timeout_s;
   int64_t max_client_jobs;        /* per token (else address); 0 = off */
+  int64_t max_client_running;     /* of those, running at once; 0 = off */
   int64_t short_lane_workers;
   int64_t shutdown_grace_ms;
 } srv_config;

@@ -70,6 +70,7 @@ int counts_add(srv_counts *t, const char *key, int delta) {
   if (!s->key[0]) {
     memcpy(s->key, k, sizeof k);
     s->count = 0;
+    s->data = NULL;
     t->n++;
   }
   int c = s->count += delta;
@@ -78,6 +79,15 @@ int counts_add(srv_counts *t, const char *key, int delta) {
     return 0;
   }
   return c;
+}
+
+void **counts_data(srv_counts *t, const char *key) {
+  if (!t->cap) return NULL;
+  char k[SRV_COUNT_KEY];
+  strncpy(k, key[0] ? key : "-", sizeof k - 1);
+  k[sizeof k - 1] = 0;
+  srv_count_slot *s = &t->slots[probe(t, k)];
+  return s->key[0] ? &s->data : NULL;
 }
 
 void counts_free(srv_counts *t) {

@@ -14,6 +14,7 @@
 typedef struct srv_count_slot {
   char key[SRV_COUNT_KEY]; /* "" = empty */
   int count;
+  void *data; /* the caller's, kept with the key; NULL when it arrives */
 } srv_count_slot;
 
 typedef struct srv_counts {
@@ -24,8 +25,12 @@ typedef struct srv_counts {
 /* The count of key (0 when absent). */
 int counts_get(const srv_counts *t, const char *key);
 /* Add delta to key's count; returns the new count, or -1 when the table
- * cannot grow (nothing changed). */
+ * cannot grow (nothing changed).  A key that falls to 0 leaves with its
+ * data: take it (counts_data) before. */
 int counts_add(srv_counts *t, const char *key, int delta);
+/* The data slot of a key in the table (NULL when absent); valid until the
+ * table next changes. */
+void **counts_data(srv_counts *t, const char *key);
 void counts_free(srv_counts *t);
 
 #endif

@@ -137,6 +137,26 @@ static enum MHD_Result send_reply(srv_request *r) {
 
 /* ---- jobs ---- */
 
+/* Count r against its client: in flight (max-client-jobs) and as the
+ * owner of its job in the pool (max-client-running). */
+static void client_hold(srv_server *s, srv_request *r) {
+  r->client_counted = counts_add(&s->per_client, r->client, 1) > 0;
+  if (!r->client_counted) return;
+  void **d = counts_data(&s->per_client, r->client);
+  if (d && !*d) *d = calloc(1, sizeof(srv_job_owner));
+  srv_job_owner *o = d ? *d : NULL;
+  if (o) o->max_running = (int)s->cfg.max_client_running;
+  r->job.owner = o;
+}
+
+static void client_release(srv_server *s, srv_request *r) {
+  if (!r->client_counted) return;
+  r->client_counted = false;
+  void **d = counts_data(&s->per_client, r->client);
+  void *owner = d ? *d : NULL;
+  if (counts_add(&s->per_client, r->client, -1) == 0) free(owner);
+}
+
 /* A job that ended canceled: count it, and for a hang-up, how long the
  * worker took to let go. */
 static void count_cancel(srv_server *s, srv_request *r) {
@@ -166,8 +186,7 @@ static void job_done(srv_job *j) {
   r->prev = r->next = NULL;
   r->state = RS_DONE;
   srv_unwatch_gone(r);
-  if (r->client_counted) counts_add(&s->per_client, r->client, -1);
-  r->client_counted = false;
+  client_release(s, r);
   srv_metrics_job(&s->metrics, r);
   count_cancel(s, r);
   if (!r->conn) { /* its connection ended while it ran */
@@ -209,7 +228,10 @@ static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
   r->job.done = job_done;
   r->job.lane = lane;
   r->state = RS_QUEUED;
+  client_hold(s, r);
   if (pool_submit(&s->pool, &r->job)) {
+    client_release(s, r);
+    r->job.owner = NULL;
     r->state = RS_BODY;
     s->metrics.refused_queue++;
     srv_reply_error(r, SHLO_PERR_LIMIT, 503, 0, 0,
@@ -219,7 +241,6 @@ static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
     r->retry_after = true;
     return send_reply(r);
   }
-  r->client_counted = counts_add(&s->per_client, r->client, 1) > 0;
   r->next = s->inflight;
   if (s->inflight) s->inflight->prev = r;
   s->inflight = r;

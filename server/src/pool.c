@@ -45,19 +45,39 @@ static void push_done(srv_pool *p, srv_job *j) {
       &p->done, &old, j, memory_order_release, memory_order_relaxed));
 }
 
+static bool owner_full(const srv_job *j) {
+  return j->owner && j->owner->max_running > 0 &&
+         j->owner->running >= j->owner->max_running;
+}
+
+/* The first job of q whose owner may run one more, unlinked (lock held). */
+static srv_job *unlink_first_runnable(srv_lane_queue *q, bool stopping) {
+  srv_job *prev = NULL, *j = q->head;
+  while (j && owner_full(j) && !stopping) {
+    prev = j;
+    j = j->next;
+  }
+  if (!j) return NULL;
+  if (prev) prev->next = j->next;
+  else q->head = j->next;
+  if (q->tail == j) q->tail = prev;
+  return j;
+}
+
 /* The next job this worker may take (lock held): the short lane first,
  * then the long lane while it has a free worker; NULL when neither. */
 static srv_job *take_job(srv_pool *p) {
-  srv_lane_queue *q = &p->lanes[SRV_LANE_SHORT];
-  if (!q->head) {
-    q = &p->lanes[SRV_LANE_LONG];
-    if (!q->head || (p->running_long >= p->long_max && !p->stop)) return NULL;
-  }
-  srv_job *j = q->head;
-  q->head = j->next;
-  if (!q->head) q->tail = NULL;
+  srv_job *j = unlink_first_runnable(&p->lanes[SRV_LANE_SHORT], p->stop);
+  if (!j && (p->running_long < p->long_max || p->stop))
+    j = unlink_first_runnable(&p->lanes[SRV_LANE_LONG], p->stop);
+  if (!j) return NULL;
   if (j->lane == SRV_LANE_LONG) p->running_long++;
+  if (j->owner) j->owner->running++;
   return j;
+}
+
+static bool any_queued(const srv_pool *p) {
+  return p->lanes[SRV_LANE_SHORT].head || p->lanes[SRV_LANE_LONG].head;
 }
 
 static void *worker(void *arg) {
@@ -78,11 +98,12 @@ static void *worker(void *arg) {
     j->start_ns = mono_ns();
     j->work(j);
     atomic_fetch_sub_explicit(&p->running, 1, memory_order_relaxed);
-    if (j->lane == SRV_LANE_LONG) {
+    if (j->lane == SRV_LANE_LONG || j->owner) {
       pthread_mutex_lock(&p->lock);
-      p->running_long--;
-      /* a long job may wait for this slot while its worker sleeps */
-      if (p->lanes[SRV_LANE_LONG].head && p->sleeping > p->waking) {
+      if (j->lane == SRV_LANE_LONG) p->running_long--;
+      if (j->owner) j->owner->running--;
+      /* a job passed over for this slot may wait while workers sleep */
+      if (any_queued(p) && p->sleeping > p->waking) {
         pthread_cond_signal(&p->cond);
         p->waking++;
       }

@@ -16,7 +16,8 @@
  * run on any worker; one in the long lane (the default: anything whose
  * run time is unknown or long) only while fewer than `long_max` long jobs
  * run.  With long_max = n_threads - 1 one worker is always free for the
- * short lane within one short job's time.  Each lane is FIFO. */
+ * short lane within one short job's time.  Each lane is FIFO, except that
+ * a job whose owner is at its cap of running jobs is passed over. */
 #ifndef SHLO_SRV_POOL_H
 #define SHLO_SRV_POOL_H
 
@@ -30,12 +31,20 @@
 
 typedef enum { SRV_LANE_LONG, SRV_LANE_SHORT, SRV_N_LANES } srv_lane;
 
+/* Jobs of one owner (a client) run at most max_running at once (0 = no
+ * cap); its other jobs wait while later jobs of other owners run.  Guarded
+ * by the pool's lock; the owner outlives its jobs. */
+typedef struct srv_job_owner {
+  int running, max_running;
+} srv_job_owner;
+
 typedef struct srv_job srv_job;
 struct srv_job {
   void (*work)(srv_job *j); /* on a worker thread */
   void (*done)(srv_job *j); /* on the loop thread, after work */
   srv_job *next;
   srv_lane lane;            /* set before pool_submit; 0 = long */
+  srv_job_owner *owner;     /* NULL: no per-owner cap */
   uint64_t submit_ns, start_ns; /* CLOCK_MONOTONIC, set by the pool */
 };
 

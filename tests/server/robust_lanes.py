@@ -140,4 +140,44 @@ check([r[0] for r in res] == [200, 200], f"the first two ran: {res}")
 check(srv.metrics()['shlo_refused_total{limit="max-client-jobs"}'] == 1,
       "the 429 is counted")
 srv.stop()
+
+# Per-client running cap: client A (127.0.0.1) queues three long
+# executions, then client B (127.0.0.2) one; with max-client-running 1, B's
+# runs beside A's first instead of after all three.
+import http.client  # noqa: E402
+
+srv = Server(sys.argv[1], "--threads", "2", "--short-lane-workers", "0",
+             "--max-client-running", "1", "--log", "off")
+LONGISH = loop_program(12_000_000)
+done_at = {}
+
+
+def client(name, src, k):
+    c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60,
+                                   source_address=(src, 0))
+    c.request("POST", "/execute", json.dumps({"program": LONGISH}),
+              {"Content-Type": "application/json"})
+    st = c.getresponse().status
+    done_at[f"{name}{k}"] = (time.monotonic() - t0, st)
+    c.close()
+
+
+t0 = time.monotonic()
+ts = [threading.Thread(target=client, args=("A", "127.0.0.1", k))
+      for k in range(3)]
+for t in ts:
+    t.start()
+    time.sleep(0.05)
+time.sleep(0.1)
+tb = threading.Thread(target=client, args=("B", "127.0.0.2", 0))
+tb.start()
+for t in ts + [tb]:
+    t.join()
+print("max-client-running 1: finished at " + ", ".join(
+    f"{k} {v[0]:.2f} s" for k, v in sorted(done_at.items(), key=lambda x: x[1])),
+    flush=True)
+check(all(v[1] == 200 for v in done_at.values()), f"all ran: {done_at}")
+check(done_at["B0"][0] < done_at["A1"][0],
+      f"B's execution ran before A's second: {done_at}")
+srv.stop()
 finish("robust_lanes")
