@@ -553,6 +553,12 @@ int srv_http_start(srv_server *s) {
             s->cfg.host);
     return -1;
   }
+  socklen_t len = ss.ss_family == AF_INET6 ? sizeof *a6 : sizeof *a4;
+  if (srv_listen_start(s, (struct sockaddr *)&ss, len)) {
+    fprintf(stderr, "shlo-server: cannot listen on %s:%lld\n", s->cfg.host,
+            (long long)s->cfg.port);
+    return -1;
+  }
   /* listen.c caps the connections (max-connections can change on
    * SIGHUP); libmicrohttpd's own limit only has to stay out of the way. */
   s->mhd = MHD_start_daemon(
@@ -561,14 +567,13 @@ int srv_http_start(srv_server *s) {
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.connection_timeout_s,
       MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
       MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
-  if (!s->mhd) {
-    fprintf(stderr, "shlo-server: cannot start libmicrohttpd\n");
-    return -1;
-  }
   const union MHD_DaemonInfo *ei =
-      MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+      s->mhd ? MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
   if (!ei) {
-    fprintf(stderr, "shlo-server: libmicrohttpd has no epoll descriptor\n");
+    fprintf(stderr, "shlo-server: cannot start libmicrohttpd with epoll\n");
+    if (s->mhd) MHD_stop_daemon(s->mhd);
+    s->mhd = NULL;
+    srv_listen_stop(s);
     return -1;
   }
   uv_timer_init(s->loop, &s->mhd_timer);
@@ -576,12 +581,6 @@ int srv_http_start(srv_server *s) {
   uv_poll_init(s->loop, &s->mhd_poll, ei->epoll_fd);
   s->mhd_poll.data = s;
   uv_poll_start(&s->mhd_poll, UV_READABLE, on_mhd_poll);
-  socklen_t len = ss.ss_family == AF_INET6 ? sizeof *a6 : sizeof *a4;
-  if (srv_listen_start(s, (struct sockaddr *)&ss, len)) {
-    fprintf(stderr, "shlo-server: cannot listen on %s:%lld\n", s->cfg.host,
-            (long long)s->cfg.port);
-    return -1;
-  }
   srv_http_pump(s);
   return 0;
 }
