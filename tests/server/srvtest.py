@@ -92,6 +92,9 @@ class Server:
                 pass
             if self.proc.poll() is not None:
                 break
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
         raise SystemExit(f"shlo-server did not start: {self.log()}")
 
     def log(self):
