@@ -194,7 +194,7 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 20); /* with binary-port */
+  assert_int_equal(n, 25); /* with binary-port and issue #10's caps */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");
@@ -209,6 +209,12 @@ static void defaults_are_as_documented(void **state) {
   assert_int_equal(c.max_queue, 64);
   assert_int_equal(c.cache_bytes, 256 << 20);
   assert_int_equal(c.connection_timeout_s, 60);
+  assert_int_equal(c.max_connections, 4096);
+  assert_int_equal(c.max_connections_per_ip, 256);
+  assert_int_equal(c.request_timeout_s, 30);
+  assert_int_equal(c.max_client_jobs, 32);
+  assert_int_equal(c.short_lane_workers, 1);
+  assert_int_equal(c.max_client_running, 0);
   srv_config_free(&c);
 }
 

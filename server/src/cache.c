@@ -24,6 +24,7 @@ static void entry_free(cache_entry *e) {
   pthread_mutex_destroy(&e->lock);
   free(e->text);
   free(e->info);
+  free(e->entry);
   free(e);
 }
 
@@ -57,12 +58,24 @@ void cache_destroy(srv_cache *c) {
   pthread_mutex_destroy(&c->lock);
 }
 
+/* The grid as the key sees it: 1 x 1 (or unset) adds nothing; a
+ * dimension left out beside a named one is 1. */
+static void key_grid(int *replicas, int *partitions) {
+  if (!(*replicas > 1 || *partitions > 1)) {
+    *replicas = *partitions = 0;
+    return;
+  }
+  if (*replicas < 1) *replicas = 1;
+  if (*partitions < 1) *partitions = 1;
+}
+
 void cache_key(const char *text, size_t len, int replicas, int partitions,
                uint8_t key[32]) {
   EVP_MD_CTX *ctx = EVP_MD_CTX_new();
   unsigned int n = 32;
   EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
   EVP_DigestUpdate(ctx, text, len);
+  key_grid(&replicas, &partitions);
   if (replicas > 1 || partitions > 1) {
     char grid[64];
     int g = snprintf(grid, sizeof grid, "%cgrid=%dx%d", 0, replicas,
@@ -73,10 +86,6 @@ void cache_key(const char *text, size_t len, int replicas, int partitions,
   EVP_MD_CTX_free(ctx);
 }
 
-/* The grid as the key sees it: 1 x 1 (or unset) adds nothing. */
-static void key_grid(int *replicas, int *partitions) {
-  if (!(*replicas > 1 || *partitions > 1)) *replicas = *partitions = 0;
-}
 
 /* A cheap 64-bit hash (8 bytes a step, multiply-xorshift) of the text and
  * the key's grid: only to find candidates, which memcmp confirms. */
@@ -144,7 +153,7 @@ static void touch(srv_cache *c, cache_entry *e) {
 }
 
 cache_entry *cache_find_text(srv_cache *c, const char *text, size_t len,
-                             int replicas, int partitions) {
+                             int replicas, int partitions, bool count_hit) {
   uint64_t h = text_hash(text, len, replicas, partitions);
   pthread_mutex_lock(&c->lock);
   cache_entry *e = c->head;
@@ -154,7 +163,7 @@ cache_entry *cache_find_text(srv_cache *c, const char *text, size_t len,
       break;
   if (e) {
     touch(c, e);
-    c->hits++;
+    if (count_hit) c->hits++;
   }
   pthread_mutex_unlock(&c->lock);
   return e;
@@ -220,7 +229,8 @@ static char *build_info(const cache_entry *e) {
   shlo__json_str(&b, e->id);
   const shlo_func *entry = shlo_module_entry(e->m);
   shlo__json_key(&b, "entry", false);
-  if (entry) shlo__json_str(&b, entry->name);
+  if (e->entry) shlo__json_str(&b, e->entry);
+  else if (entry) shlo__json_str(&b, entry->name);
   else shlo__sb_puts(&b, "null");
   shlo__json_key(&b, "functions", false);
   shlo__sb_putc(&b, '[');
@@ -280,6 +290,7 @@ cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
   e->replicas = replicas > 0 ? replicas : mr;
   e->partitions = partitions > 0 ? partitions : mp;
   e->refs = 1;
+  atomic_init(&e->slow_us, -1);
   pthread_mutex_init(&e->lock, NULL);
   size_t dense = 0;
   for (int i = 0; i < m->n_funcs; i++) dense += dense_bytes(m->funcs[i]->body);
@@ -291,6 +302,33 @@ cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
     return NULL;
   }
   return e;
+}
+
+int cache_entry_set_entry(cache_entry *e, const char *entry) {
+  char *name = strdup(entry), *info;
+  if (!name) return -1;
+  char *old = e->entry;
+  e->entry = name;
+  if (!(info = build_info(e))) {
+    e->entry = old;
+    free(name);
+    return -1;
+  }
+  free(old);
+  free(e->info);
+  e->info = info;
+  return 0;
+}
+
+void cache_entry_ran(cache_entry *e, double seconds) {
+  double us = seconds * 1e6;
+  int v = us > 1e9 ? 1000000000 : (int)us;
+  /* the slowest of the recent runs: a slow run shows at once, and fades
+   * by a quarter a run */
+  int old = atomic_load_explicit(&e->slow_us, memory_order_relaxed);
+  int decayed = old < 0 ? 0 : old - old / 4;
+  atomic_store_explicit(&e->slow_us, v > decayed ? v : decayed,
+                        memory_order_relaxed);
 }
 
 cache_entry *cache_insert(srv_cache *c, cache_entry *e, bool *too_big) {
@@ -345,6 +383,7 @@ bool cache_remove(srv_cache *c, const uint8_t key[32]) {
 }
 
 const shlo_executable *cache_entry_peek(cache_entry *e, const char *entry) {
+  if (!entry) entry = e->entry;
   const shlo_func *f = entry ? shlo_module_find_func(e->m, entry)
                              : shlo_module_entry(e->m);
   if (!f) return NULL;
@@ -361,6 +400,7 @@ shlo_status cache_entry_exe(cache_entry *e, const char *entry,
                             shlo_diag *diag) {
   *out = NULL;
   *compiled = false;
+  if (!entry) entry = e->entry;
   const shlo_func *f = entry ? shlo_module_find_func(e->m, entry)
                              : shlo_module_entry(e->m);
   if (!f) {

@@ -7,6 +7,7 @@
 #define SHLO_SRV_CACHE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +35,11 @@ typedef struct cache_entry {
   int refs;             /* under the cache lock */
   bool linked;          /* in the table */
   uint64_t hits;
+  char *entry;          /* the entry function named when it was first
+                           posted (NULL: the module's); immutable once
+                           linked */
+  atomic_int slow_us;   /* recent slowest execution, -1 before the first
+                           (workers write, the loop reads: srv lanes) */
   pthread_mutex_t lock; /* guards exes (compiling another entry function) */
   int n_exes;
   srv_exe exes[SRV_MAX_EXES];
@@ -52,9 +58,11 @@ typedef struct srv_cache {
 void cache_init(srv_cache *c, size_t max_bytes);
 void cache_destroy(srv_cache *c);
 
-/* Key of a program: SHA-256 of the text, then for grids other than 1x1 of
- * "\0grid=RxP" when the request names a grid other than 1x1 (so without
- * one the id equals `sha256sum` of the file). */
+/* Key of a program: SHA-256 of the text, then "\0grid=RxP" when the
+ * request names a grid other than 1x1 (so without one the id equals
+ * `sha256sum` of the file).  A dimension the request leaves out (0) is 1
+ * when it names the other, so {"replicas": 2} and {"replicas": 2,
+ * "partitions": 1} are one module. */
 void cache_key(const char *text, size_t len, int replicas, int partitions,
                uint8_t key[32]);
 void cache_key_to_id(const uint8_t key[32], char id[SRV_ID_LEN]);
@@ -68,10 +76,17 @@ cache_entry *cache_get(srv_cache *c, const uint8_t key[32], bool count_stats);
 void cache_count_hit(srv_cache *c);
 /* The fast path of cache_key + cache_get for a program's text: finds the
  * entry by a cheap hash of the text and grid, confirmed by comparing the
- * text itself, so SHA-256 runs only on a miss.  A hit is referenced and
- * counted; a miss is not counted (the caller goes on to cache_get). */
+ * text itself, so SHA-256 runs only on a miss.  A hit is referenced, and
+ * counted when count_hit; a miss is not counted (the caller goes on to
+ * cache_get). */
 cache_entry *cache_find_text(srv_cache *c, const char *text, size_t len,
-                             int replicas, int partitions);
+                             int replicas, int partitions, bool count_hit);
+/* Make `entry` the function an unlinked entry runs when a request names
+ * none (its info says so too).  -1 on OOM. */
+int cache_entry_set_entry(cache_entry *e, const char *entry);
+/* Record an execution's run time (any thread): the lanes send a module
+ * whose recent runs were quick to the short lane. */
+void cache_entry_ran(cache_entry *e, double seconds);
 /* New unlinked entry owning m (refs = 1), keeping a copy of the program
  * text it was parsed from.  NULL on OOM (m not freed). */
 cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
@@ -85,11 +100,11 @@ cache_entry *cache_insert(srv_cache *c, cache_entry *e, bool *too_big);
 void cache_release(srv_cache *c, cache_entry *e);
 /* Unlink; false if absent. */
 bool cache_remove(srv_cache *c, const uint8_t key[32]);
-/* The executable for function `entry` (NULL = the module's entry),
- * compiling it on first use (*compiled set).  Borrowed from e. */
-/* The executable of `entry` (NULL: the module's entry function) if it is
- * compiled already; NULL otherwise.  Never compiles. */
+/* The executable of `entry` (NULL: e->entry, else the module's entry
+ * function) if it is compiled already; NULL otherwise.  Never compiles. */
 const shlo_executable *cache_entry_peek(cache_entry *e, const char *entry);
+/* The executable for function `entry` (NULL as for peek), compiling it on
+ * first use (*compiled set).  Borrowed from e. */
 shlo_status cache_entry_exe(cache_entry *e, const char *entry,
                             const shlo_executable **out, bool *compiled,
                             shlo_diag *diag);

@@ -18,6 +18,8 @@ typedef struct opt {
   int64_t min, max;
   const char *def;
   const char *help;
+  bool restart; /* SIGHUP cannot change it: sockets, threads, the files
+                   named at start */
 } opt;
 
 #define OFF(f) offsetof(srv_config, f)
@@ -27,47 +29,69 @@ typedef struct opt {
 
 static const opt options[] = {
     {"host", OPT_STR, OFF(host), 0, 0, "127.0.0.1",
-     "address to listen on (loopback by default)"},
-    {"port", OPT_INT, OFF(port), 0, 65535, "8080", "TCP port (0 = any free)"},
+     "address to listen on (loopback by default)", true},
+    {"port", OPT_INT, OFF(port), 0, 65535, "8080", "TCP port (0 = any free)",
+     true},
     {"binary-port", OPT_INT, OFF(binary_port), 0, 65535, "0",
-     "TCP port of the binary protocol (PROTOCOL.md part 2; 0 = off)"},
+     "TCP port of the binary protocol (PROTOCOL.md part 2; 0 = off)", true},
     {"threads", OPT_INT, OFF(threads), 0, 1024, "0",
-     "execution worker threads = concurrent executions (0 = one per core)"},
+     "execution worker threads = concurrent executions (0 = one per core)",
+     true},
     {"worker-spin-us", OPT_INT, OFF(worker_spin_us), 0, 100000, "0",
      "a worker that finished a job looks for the next one this long before "
-     "it sleeps (saves wakeups when cores are spare; burns CPU when not)"},
+     "it sleeps (saves wakeups when cores are spare; burns CPU when not)",
+     true},
     {"config", OPT_STR, OFF(config_file), 0, 0, "",
-     "config file: lines `name value`, # comments"},
+     "config file: lines `name value`, # comments", true},
     {"tokens", OPT_STR, OFF(tokens_file), 0, 0, "",
-     "bearer tokens file: lines `name token`; empty = open server"},
+     "bearer tokens file: lines `name token`; empty = open server", false},
     {"log", OPT_STR, OFF(log), 0, 0, "stderr",
-     "request log: stderr, off, or a file path"},
+     "request log: stderr, off, or a file path", false},
     {"max-body-bytes", OPT_SIZE, OFF(max_body_bytes), 1, 64 * GB, "64m",
-     "largest request body (413)"},
+     "largest request body (413)", false},
     {"max-tensor-elements", OPT_INT, OFF(max_tensor_elements), 1,
-     INT64_MAX, "67108864", "elements of one input tensor (413)"},
+     INT64_MAX, "67108864", "elements of one input tensor (413)", false},
     {"max-tensor-bytes", OPT_SIZE, OFF(max_tensor_bytes), 1, 64 * GB, "256m",
-     "bytes of one input tensor (413)"},
+     "bytes of one input tensor (413)", false},
     {"max-inputs", OPT_INT, OFF(max_inputs), 0, 1 << 20, "1024",
-     "inputs of one execution (413)"},
+     "inputs of one execution (413)", false},
     {"max-exec-memory", OPT_SIZE, OFF(max_exec_memory), 1, 1024 * GB, "1g",
      "memory of one execution: its inputs, results and every tensor alive "
-     "at once while it runs (413)"},
+     "at once while it runs (413)", false},
     {"default-timeout-ms", OPT_INT, OFF(default_timeout_ms), 1, 86400000,
-     "30000", "deadline of an execution that names none (504)"},
+     "30000", "deadline of an execution that names none (504)", false},
     {"max-timeout-ms", OPT_INT, OFF(max_timeout_ms), 1, 86400000, "300000",
-     "largest deadline a request may ask for (longer ones are capped)"},
+     "largest deadline a request may ask for (longer ones are capped)", false},
     {"max-queue", OPT_INT, OFF(max_queue), 0, 1 << 20, "64",
-     "executions waiting for a worker before 503 + Retry-After"},
+     "executions waiting for a worker before 503 + Retry-After", false},
     {"cache-bytes", OPT_SIZE, OFF(cache_bytes), 0, 1024 * GB, "256m",
-     "module cache budget (LRU; 413 for one module over it)"},
-    {"max-connections", OPT_INT, OFF(max_connections), 1, 1 << 20, "1024",
-     "open HTTP connections; more get 503"},
+     "module cache budget (LRU; 413 for one module over it)", true},
+    {"max-connections", OPT_INT, OFF(max_connections), 1, 1 << 20, "4096",
+     "open HTTP connections; more get 503 + Retry-After (16 more are kept "
+     "for /healthz, /readyz and /metrics)", false},
+    {"max-connections-per-ip", OPT_INT, OFF(max_connections_per_ip), 0,
+     1 << 20, "256", "open HTTP connections from one address; more get 503 "
+     "+ Retry-After (0 = no cap)", false},
+    {"request-timeout-s", OPT_INT, OFF(request_timeout_s), 0, 86400, "30",
+     "time a connection has to deliver a request's headers and body, "
+     "counted from its opening or its previous answer, not reset by each "
+     "byte (408, closed; 0 = none)", false},
     {"connection-timeout-s", OPT_INT, OFF(connection_timeout_s), 0, 86400,
-     "60", "idle connection timeout"},
+     "60", "a connection that sends or reads nothing this long is closed",
+     true},
+    {"max-client-jobs", OPT_INT, OFF(max_client_jobs), 0, 1 << 20, "32",
+     "executions and registrations one client (bearer token, else address) "
+     "may have running or queued; more get 429 + Retry-After (0 = no cap)", false},
+    {"max-client-running", OPT_INT, OFF(max_client_running), 0, 1024, "0",
+     "of those, how many run at once: its others wait while other clients' "
+     "jobs run (0 = no cap; a shared server wants about half the threads)",
+     false},
+    {"short-lane-workers", OPT_INT, OFF(short_lane_workers), 0, 1024, "1",
+     "workers kept for the short lane (registrations, quick executions): "
+     "long executions never occupy more than threads minus this", false},
     {"shutdown-grace-ms", OPT_INT, OFF(shutdown_grace_ms), 0, 3600000,
      "10000", "on SIGINT/SIGTERM, time running executions get before they "
-     "are canceled"},
+     "are canceled", false},
 };
 #define N_OPTIONS (sizeof options / sizeof *options)
 
@@ -354,4 +378,42 @@ void srv_config_print(const srv_config *c, void *file) {
               (long long)*(const int64_t *)field);
   }
   fputc('\n', f);
+}
+
+/* An option's value as text, for the reload log. */
+static void value_text(const srv_config *c, const opt *o, char *out,
+                       size_t cap) {
+  const void *field = (const char *)c + o->offset;
+  if (o->type == OPT_STR) {
+    const char *v = *(char *const *)field;
+    snprintf(out, cap, "%s", v ? v : "");
+  } else {
+    snprintf(out, cap, "%lld", (long long)*(const int64_t *)field);
+  }
+}
+
+int srv_config_reload(srv_config *cur, const srv_config *next, void *log) {
+  FILE *f = log;
+  int changed = 0;
+  char was[256], now[256];
+  for (size_t i = 0; i < N_OPTIONS; i++) {
+    const opt *o = &options[i];
+    value_text(cur, o, was, sizeof was);
+    value_text(next, o, now, sizeof now);
+    /* threads 0 means one per core: compare what it resolved to */
+    if (!strcmp(o->name, "threads") && next->threads == 0) continue;
+    if (!strcmp(was, now)) continue;
+    changed++;
+    if (o->restart) {
+      fprintf(f, "shlo-server: reload: %s %s -> %s needs a restart; kept %s\n",
+              o->name, was, now, was);
+      continue;
+    }
+    fprintf(f, "shlo-server: reload: %s %s -> %s\n", o->name, was, now);
+    if (o->type == OPT_STR) set_opt(cur, o, now, "reload");
+    else
+      *(int64_t *)((char *)cur + o->offset) =
+          *(const int64_t *)((const char *)next + o->offset);
+  }
+  return changed;
 }

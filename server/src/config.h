@@ -28,7 +28,12 @@ typedef struct srv_config {
   int64_t max_queue;
   int64_t cache_bytes;
   int64_t max_connections;
+  int64_t max_connections_per_ip; /* 0 = off */
+  int64_t request_timeout_s;      /* headers + body, total; 0 = off */
   int64_t connection_timeout_s;
+  int64_t max_client_jobs;        /* per token (else address); 0 = off */
+  int64_t max_client_running;     /* of those, running at once; 0 = off */
+  int64_t short_lane_workers;
   int64_t shutdown_grace_ms;
 } srv_config;
 
@@ -44,5 +49,10 @@ int srv_config_load(srv_config *c, int argc, char **argv);
 void srv_config_free(srv_config *c);
 /* Print the effective configuration as config-file lines (for the log). */
 void srv_config_print(const srv_config *c, void *file);
+/* SIGHUP: `next` is the configuration loaded again (srv_config_load with
+ * the same arguments).  Copies every reloadable option that changed into
+ * cur and logs it on `log` (a FILE *), logs the changed ones that need a
+ * restart and keeps their values.  Returns how many options changed. */
+int srv_config_reload(srv_config *cur, const srv_config *next, void *log);
 
 #endif

@@ -104,6 +104,7 @@ static void reply_json(srv_request *r, int status, const char *json) {
 
 static enum MHD_Result send_reply(srv_request *r) {
   r->state = RS_DONE;
+  if (r->conn_state) r->conn_state->busy = true;
   if (!r->resp) srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
   if (r->resp && !r->resp_text) { /* end JSON with a newline, for curl */
     char *b = realloc(r->resp, r->resp_len + 2);
@@ -136,6 +137,46 @@ static enum MHD_Result send_reply(srv_request *r) {
 
 /* ---- jobs ---- */
 
+/* Count r against its client: in flight (max-client-jobs) and as the
+ * owner of its job in the pool (max-client-running). */
+static void client_hold(srv_server *s, srv_request *r) {
+  r->client_counted = counts_add(&s->per_client, r->client, 1) > 0;
+  if (!r->client_counted) return;
+  void **d = counts_data(&s->per_client, r->client);
+  if (d && !*d) *d = calloc(1, sizeof(srv_job_owner));
+  srv_job_owner *o = d ? *d : NULL;
+  if (o) o->max_running = (int)s->cfg.max_client_running;
+  r->job.owner = o;
+}
+
+static void client_release(srv_server *s, srv_request *r) {
+  if (!r->client_counted) return;
+  r->client_counted = false;
+  void **d = counts_data(&s->per_client, r->client);
+  void *owner = d ? *d : NULL;
+  if (counts_add(&s->per_client, r->client, -1) == 0) free(owner);
+}
+
+/* A job that ended canceled: count it, and for a hang-up, how long the
+ * worker took to let go. */
+static void count_cancel(srv_server *s, srv_request *r) {
+  int why = atomic_load(&r->cancel);
+  if (why == SRV_CANCEL_SHUTDOWN) s->metrics.canceled_shutdown++;
+  if (why != SRV_CANCEL_CLIENT_GONE) return;
+  s->metrics.canceled_client_gone++;
+  double lat = (double)(srv_now_ns() - r->gone_ns) / 1e9;
+  /* the latency of stopping a running job; a queued one just never runs */
+  bool was_running = r->job.start_ns && r->job.start_ns <= r->gone_ns;
+  if (was_running && lat > s->metrics.cancel_latency_max_s)
+    s->metrics.cancel_latency_max_s = lat;
+  if (s->log) {
+    char when[48];
+    srv_log_time(when);
+    fprintf(s->log, "time=%s event=canceled reason=client_gone path=%s "
+                    "cancel_ms=%.3f\n", when, r->path, lat * 1000);
+  }
+}
+
 static void job_done(srv_job *j) {
   srv_request *r = (srv_request *)j;
   srv_server *s = r->srv;
@@ -144,7 +185,10 @@ static void job_done(srv_job *j) {
   if (r->next) r->next->prev = r->prev;
   r->prev = r->next = NULL;
   r->state = RS_DONE;
-  if (r->executed) srv_metrics_exec(&s->metrics, r->exec_s);
+  srv_unwatch_gone(r);
+  client_release(s, r);
+  srv_metrics_job(&s->metrics, r);
+  count_cancel(s, r);
   if (!r->conn) { /* its connection ended while it ran */
     free(r->body);
     free(r->resp);
@@ -166,14 +210,28 @@ static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
     r->retry_after = true;
     return send_reply(r);
   }
-  if (work == srv_job_execute && srv_job_execute_inline(r)) {
+  srv_lane lane = SRV_LANE_SHORT; /* registrations: compiles are bounded */
+  if (work == srv_job_execute && srv_job_execute_inline(r, &lane)) {
     if (r->executed) srv_metrics_exec(&s->metrics, r->exec_s);
+    return send_reply(r);
+  }
+  long long cap = s->cfg.max_client_jobs;
+  if (cap && counts_get(&s->per_client, r->client) >= cap) {
+    s->metrics.refused_client_jobs++;
+    srv_reply_error(r, SHLO_PERR_LIMIT, 429, 0, 0,
+                    "limit max-client-jobs (%lld) reached: this client has "
+                    "that many requests running or queued; retry later", cap);
+    r->retry_after = true;
     return send_reply(r);
   }
   r->job.work = work;
   r->job.done = job_done;
+  r->job.lane = lane;
   r->state = RS_QUEUED;
+  client_hold(s, r);
   if (pool_submit(&s->pool, &r->job)) {
+    client_release(s, r);
+    r->job.owner = NULL;
     r->state = RS_BODY;
     s->metrics.refused_queue++;
     srv_reply_error(r, SHLO_PERR_LIMIT, 503, 0, 0,
@@ -186,7 +244,9 @@ static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
   r->next = s->inflight;
   if (s->inflight) s->inflight->prev = r;
   s->inflight = r;
+  if (r->conn_state) r->conn_state->busy = true;
   MHD_suspend_connection(r->conn);
+  srv_watch_gone(r);
   return MHD_YES;
 }
 
@@ -260,10 +320,26 @@ static srv_request *request_new(srv_server *s, struct MHD_Connection *c,
   copy_trunc(r->method, sizeof r->method, method);
   copy_trunc(r->path, sizeof r->path, url);
   r->route = match(url, r->id);
+  r->conn_state = srv_conn_of(c);
+  if (r->conn_state) {
+    r->conn_state->in_request = true;
+    snprintf(r->client, sizeof r->client, "%s", r->conn_state->ip);
+  }
   const char *ct =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
   r->json_type = ct && !strncasecmp(ct, "application/json", 16);
   return r;
+}
+
+static bool health_route(srv_route r) {
+  return r == R_HEALTHZ || r == R_READYZ || r == R_METRICS;
+}
+
+/* An answer decided from the headers, sent once the body (if any) has
+ * been read and dropped, so that the connection stays usable. */
+static enum MHD_Result answer_after_body(srv_request *r) {
+  r->state = RS_DONE;
+  return MHD_YES;
 }
 
 /* Refuse what the headers alone condemn, before a body byte is read:
@@ -275,7 +351,7 @@ static enum MHD_Result admit(srv_request *r, const char *url,
   struct MHD_Connection *c = r->conn;
   const char *cl =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-  if (s->n_conns > s->cfg.max_connections) {
+  if (r->conn_state && r->conn_state->reserve && !health_route(r->route)) {
     s->metrics.refused_connections++;
     srv_reply_error(r, SHLO_PERR_LIMIT, 503, 0, 0,
                     "limit max-connections (%lld) reached",
@@ -285,13 +361,13 @@ static enum MHD_Result admit(srv_request *r, const char *url,
   }
   if (r->route == R_OTHER) {
     srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "no route %s", url);
-    return send_reply(r);
+    return answer_after_body(r);
   }
   if (!method_ok(r->route, method)) {
     srv_reply_error(r, SHLO_PERR_METHOD, 405, 0, 0,
                     "%s does not take %s (allowed: %s)", url, method,
                     allowed(r->route));
-    return send_reply(r);
+    return answer_after_body(r);
   }
   if (s->n_tokens && r->route != R_HEALTHZ && r->route != R_READYZ) {
     const char *auth =
@@ -302,8 +378,10 @@ static enum MHD_Result admit(srv_request *r, const char *url,
                       auth ? "unknown bearer token"
                            : "this server needs `Authorization: Bearer "
                              "<token>`");
-      return send_reply(r);
+      return answer_after_body(r);
     }
+    /* per-client caps count by token when there are tokens */
+    snprintf(r->client, sizeof r->client, "token:%s", r->token_name);
   }
   if (cl && strtoull(cl, NULL, 10) > (unsigned long long)s->cfg.max_body_bytes) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
@@ -320,6 +398,10 @@ static enum MHD_Result admit(srv_request *r, const char *url,
 static enum MHD_Result append_upload(srv_request *r, const char *upload,
                                      size_t n) {
   srv_server *s = r->srv;
+  if (r->state == RS_DONE) { /* answered from the headers: drop the body */
+    r->discarded += n;
+    return r->discarded > (size_t)s->cfg.max_body_bytes ? MHD_NO : MHD_YES;
+  }
   if (r->state != RS_BODY || r->over_limit) return MHD_YES;
   if (r->len + n > (size_t)s->cfg.max_body_bytes) {
     r->over_limit = true;
@@ -412,9 +494,13 @@ static void log_request(srv_server *s, srv_request *r, bool completed) {
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
-  (void)c;
   srv_server *s = cls;
   srv_request *r = *con_cls;
+  srv_conn *k = srv_conn_of(c);
+  if (k) { /* the next request's deadline starts now */
+    k->busy = k->in_request = false;
+    k->since_ns = srv_now_ns();
+  }
   if (!r) return;
   *con_cls = NULL;
   bool ok = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
@@ -437,11 +523,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 static void on_connection(void *cls, struct MHD_Connection *c,
                           void **socket_context,
                           enum MHD_ConnectionNotificationCode toe) {
-  (void)c;
-  (void)socket_context;
   srv_server *s = cls;
-  if (toe == MHD_CONNECTION_NOTIFY_STARTED) s->n_conns++;
-  else s->n_conns--;
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED) srv_conn_opened(s, c, socket_context);
+  else srv_conn_closed(s, socket_context);
 }
 
 /* ---- start and stop ---- */
@@ -453,7 +537,7 @@ int srv_http_start(srv_server *s) {
    * non-blocking), which saves an epoll round per request under load;
    * bare_mhd, the benchmark's baseline, uses it too. */
   unsigned flags = MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME |
-                   MHD_USE_ERROR_LOG;
+                   MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
   const char *host = s->cfg.host;
   if (!strcmp(host, "localhost")) host = "127.0.0.1";
   struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
@@ -464,34 +548,32 @@ int srv_http_start(srv_server *s) {
   } else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
     a6->sin6_family = AF_INET6;
     a6->sin6_port = htons((uint16_t)s->cfg.port);
-    flags |= MHD_USE_IPv6;
   } else {
     fprintf(stderr, "shlo-server: --host %s is not an IPv4 or IPv6 address\n",
             s->cfg.host);
     return -1;
   }
-  s->mhd = MHD_start_daemon(
-      flags, (uint16_t)s->cfg.port, NULL, NULL, on_access, s,
-      MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-      /* Room above max-connections, so that the surplus gets a JSON 503
-       * instead of a closed socket. */
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->cfg.max_connections + 64),
-      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.connection_timeout_s,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-      MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-      MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
-  if (!s->mhd) {
+  socklen_t len = ss.ss_family == AF_INET6 ? sizeof *a6 : sizeof *a4;
+  if (srv_listen_start(s, (struct sockaddr *)&ss, len)) {
     fprintf(stderr, "shlo-server: cannot listen on %s:%lld\n", s->cfg.host,
             (long long)s->cfg.port);
     return -1;
   }
-  const union MHD_DaemonInfo *pi =
-      MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
-  s->port = pi ? pi->port : (int)s->cfg.port;
+  /* listen.c caps the connections (max-connections can change on
+   * SIGHUP); libmicrohttpd's own limit only has to stay out of the way. */
+  s->mhd = MHD_start_daemon(
+      flags, 0, NULL, NULL, on_access, s,
+      MHD_OPTION_CONNECTION_LIMIT, 1u << 20,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.connection_timeout_s,
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+      MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
   const union MHD_DaemonInfo *ei =
-      MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+      s->mhd ? MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
   if (!ei) {
-    fprintf(stderr, "shlo-server: libmicrohttpd has no epoll descriptor\n");
+    fprintf(stderr, "shlo-server: cannot start libmicrohttpd with epoll\n");
+    if (s->mhd) MHD_stop_daemon(s->mhd);
+    s->mhd = NULL;
+    srv_listen_stop(s);
     return -1;
   }
   uv_timer_init(s->loop, &s->mhd_timer);
@@ -506,6 +588,7 @@ int srv_http_start(srv_server *s) {
 static void stop_all(srv_server *s) {
   uv_timer_stop(&s->drain_timer);
   uv_close((uv_handle_t *)&s->drain_timer, NULL);
+  srv_listen_stop(s);
   uv_poll_stop(&s->mhd_poll);
   uv_timer_stop(&s->mhd_timer);
   MHD_stop_daemon(s->mhd);
@@ -526,8 +609,10 @@ static void on_drain_tick(uv_timer_t *t) {
       ms >= (uint64_t)s->cfg.shutdown_grace_ms) {
     s->canceled = true;
     int n = srv_binary_cancel_all(s);
-    for (srv_request *r = s->inflight; r; r = r->next, n++)
-      atomic_store(&r->cancel, 1);
+    for (srv_request *r = s->inflight; r; r = r->next, n++) {
+      int none = 0; /* a hang-up seen before keeps its reason */
+      atomic_compare_exchange_strong(&r->cancel, &none, SRV_CANCEL_SHUTDOWN);
+    }
     fprintf(stderr, "shlo-server: grace period over, canceled %d "
                     "execution(s)\n", n);
   }
@@ -544,10 +629,10 @@ void srv_begin_shutdown(srv_server *s) {
   if (s->draining) return;
   s->draining = true;
   s->drain_t0_ns = srv_now_ns();
-  fprintf(stderr, "shlo-server: shutting down: no new connections, %s\n",
+  /* The listener stays open while it drains: a new connection gets /readyz's
+   * 503 (so a balancer takes the server out) and 503 for new work. */
+  fprintf(stderr, "shlo-server: shutting down: no new work, %s\n",
           s->inflight ? "finishing running executions" : "nothing running");
-  MHD_socket fd = MHD_quiesce_daemon(s->mhd);
-  if (fd != MHD_INVALID_SOCKET) close(fd);
   srv_binary_quiesce(s);
   uv_timer_init(s->loop, &s->drain_timer);
   s->drain_timer.data = s;

@@ -132,6 +132,11 @@ static bool read_body(srv_request *r, body *b) {
       b->program = b->artifact;
       b->program_len = n;
     }
+    /* a grid named by one dimension is 1 in the other (PROTOCOL.md) */
+    if (b->req.replicas > 0 || b->req.partitions > 0) {
+      if (b->req.replicas <= 0) b->req.replicas = 1;
+      if (b->req.partitions <= 0) b->req.partitions = 1;
+    }
   } else if (r->len) {
     b->program = r->body;
     b->program_len = r->len;
@@ -142,7 +147,8 @@ static bool read_body(srv_request *r, body *b) {
 cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
                             int replicas, int partitions, bool *cached,
                             double *ms, shlo_proto_error *err) {
-  cache_entry *e = cache_find_text(&s->cache, text, len, replicas, partitions);
+  cache_entry *e =
+      cache_find_text(&s->cache, text, len, replicas, partitions, true);
   *cached = e != NULL;
   if (e) return e;
   uint8_t key[32];
@@ -184,14 +190,23 @@ cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
   return e;
 }
 
-/* srv_module_get with the failure as r's reply. */
+/* srv_module_get with the failure as r's reply.  A module this request
+ * parsed remembers the entry function it names. */
 static cache_entry *get_module(srv_request *r, const char *text, size_t len,
-                               int replicas, int partitions, bool *cached,
+                               const shlo_proto_exec_req *req, bool *cached,
                                double *ms) {
   shlo_proto_error e;
-  cache_entry *got = srv_module_get(r->srv, text, len, replicas, partitions,
-                                    cached, ms, &e);
-  if (!got) reply_proto(r, &e);
+  cache_entry *got = srv_module_get(r->srv, text, len, req->replicas,
+                                    req->partitions, cached, ms, &e);
+  if (!got) {
+    reply_proto(r, &e);
+    return NULL;
+  }
+  if (!*cached && req->entry && cache_entry_set_entry(got, req->entry)) {
+    cache_release(&r->srv->cache, got);
+    srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
+    return NULL;
+  }
   return got;
 }
 
@@ -305,17 +320,33 @@ static bool decode_inputs(srv_request *r, const cJSON *inputs,
  * blocks on compute" holds in spirit: a few microseconds, bounded). */
 #define SRV_INLINE_MAX_BODY 16384
 
+/* Executions of a compiled module whose steps write at most this many
+ * elements, or whose recent runs took at most SRV_SHORT_EXEC_US, go to
+ * the short lane (pool.h); anything else, or unknown, to the long one. */
+#define SRV_SHORT_MAX_WORK (1 << 22)
+#define SRV_SHORT_EXEC_US 20000
+
+static srv_lane lane_of(cache_entry *e, const shlo_executable *x) {
+  if (!x) return SRV_LANE_LONG; /* still to compile: unknown run time */
+  int64_t work = shlo_executable_work(x);
+  if (work >= 0 && work <= SRV_SHORT_MAX_WORK) return SRV_LANE_SHORT;
+  int slow = atomic_load_explicit(&e->slow_us, memory_order_relaxed);
+  return slow >= 0 && slow <= SRV_SHORT_EXEC_US ? SRV_LANE_SHORT
+                                                : SRV_LANE_LONG;
+}
+
 /* Whether the request's program is cached, compiled and tiny; sets *e (a
- * reference) and *x when it is. */
+ * reference) and *x when it is, else *lane for the job. */
 static bool inline_target(srv_request *r, const body *b, cache_entry **e,
-                          const shlo_executable **x) {
+                          const shlo_executable **x, srv_lane *lane) {
   srv_server *s = r->srv;
   *e = NULL;
   if (r->route == R_EXECUTE) {
     if (!b->program || b->req.replicas > 1 || b->req.partitions > 1)
       return false;
+    /* not counted here: a decline goes on to the worker, which counts */
     *e = cache_find_text(&s->cache, b->program, b->program_len,
-                         b->req.replicas, b->req.partitions);
+                         b->req.replicas, b->req.partitions, false);
   } else {
     uint8_t key[32];
     if (b->program || !cache_id_to_key(r->id, key)) return false;
@@ -328,23 +359,41 @@ static bool inline_target(srv_request *r, const body *b, cache_entry **e,
   int64_t work = *x ? shlo_executable_work(*x) : -1;
   if (mr * mp == 1 && (*e)->replicas <= 1 && (*e)->partitions <= 1 &&
       work >= 0 && work <= SRV_INLINE_MAX_WORK) {
-    /* by id, the lookup above did not count: a decline goes on to
-     * module_from_id, which counts it then */
-    if (r->route != R_EXECUTE) cache_count_hit(&s->cache);
+    /* the lookup above did not count: a decline goes on to the worker,
+     * which counts it then */
+    cache_count_hit(&s->cache);
     return true;
   }
+  *lane = lane_of(*e, *x);
   cache_release(&s->cache, *e);
   *e = NULL;
   return false;
 }
 
-static bool run_execute(srv_request *r, bool inline_only);
+static bool run_execute(srv_request *r, srv_lane *lane);
 
-void srv_job_execute(srv_job *j) { run_execute((srv_request *)j, false); }
+void srv_job_execute(srv_job *j) { run_execute((srv_request *)j, NULL); }
 
-bool srv_job_execute_inline(srv_request *r) {
-  if (r->len > SRV_INLINE_MAX_BODY) return false;
-  return run_execute(r, true);
+/* The lane of an execution by id whose body is too large to parse on the
+ * loop: by its module's entry as posted. */
+static srv_lane lane_by_id(srv_request *r) {
+  uint8_t key[32];
+  cache_entry *e;
+  if (r->route != R_MODULE_EXEC || !cache_id_to_key(r->id, key) ||
+      !(e = cache_get(&r->srv->cache, key, false)))
+    return SRV_LANE_LONG;
+  srv_lane lane = lane_of(e, cache_entry_peek(e, NULL));
+  cache_release(&r->srv->cache, e);
+  return lane;
+}
+
+bool srv_job_execute_inline(srv_request *r, srv_lane *lane) {
+  *lane = SRV_LANE_LONG;
+  if (r->len > SRV_INLINE_MAX_BODY) {
+    *lane = lane_by_id(r);
+    return false;
+  }
+  return run_execute(r, lane);
 }
 
 /* One execution, from the parsed body to the results.  Holds a reference
@@ -365,8 +414,12 @@ typedef struct exec_state {
 } exec_state;
 
 static void reply_canceled(srv_request *r) {
-  srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
-                  "canceled: the server is shutting down");
+  if (atomic_load(&r->cancel) == SRV_CANCEL_CLIENT_GONE)
+    srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
+                    "canceled: the client went away");
+  else
+    srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
+                    "canceled: the server is shutting down");
 }
 
 /* POST /v1/execute: the program in the body, cached or parsed now. */
@@ -379,8 +432,8 @@ static bool module_from_program(exec_state *ex) {
                     "\"program\"");
     return false;
   }
-  ex->e = get_module(r, b->program, b->program_len, b->req.replicas,
-                     b->req.partitions, &ex->cached, &ex->compile_ms);
+  ex->e = get_module(r, b->program, b->program_len, &b->req, &ex->cached,
+                     &ex->compile_ms);
   if (!ex->e) return false;
   ex->fresh = !ex->cached;
   return true;
@@ -406,10 +459,10 @@ static bool module_from_id(exec_state *ex) {
   return true;
 }
 
-/* Find the request's module and its compiled entry; with inline_only,
- * only a tiny cached one (see inline_target). */
-static bool find_module(exec_state *ex, bool inline_only) {
-  if (inline_only) return inline_target(ex->r, &ex->b, &ex->e, &ex->x);
+/* Find the request's module and its compiled entry; with a lane (inline
+ * only), only a tiny cached one (see inline_target). */
+static bool find_module(exec_state *ex, srv_lane *lane) {
+  if (lane) return inline_target(ex->r, &ex->b, &ex->e, &ex->x, lane);
   return ex->r->route == R_EXECUTE ? module_from_program(ex)
                                    : module_from_id(ex);
 }
@@ -422,6 +475,14 @@ static bool compile_entry(exec_state *ex) {
   shlo_diag d;
   shlo_diag_clear(&d);
   double t0 = now_ms();
+  /* PART-B HOOK (issue #10 item 2): once the engine's compile takes a
+   * cancel flag and a deadline, pass &r->cancel here so that a client's
+   * hang-up or a shutdown stops a compile too.  Until then a request that
+   * was canceled while it waited does not start compiling. */
+  if (atomic_load(&r->cancel)) {
+    reply_canceled(r);
+    return false;
+  }
   shlo_status st = ex->x ? SHLO_OK
                          : cache_entry_exe(ex->e, ex->b.req.entry, &ex->x,
                                            &compiled, &d);
@@ -429,6 +490,7 @@ static bool compile_entry(exec_state *ex) {
     ex->compile_ms += now_ms() - t0;
     ex->cached = false;
   }
+  if (!ex->cached) r->compile_ms = ex->compile_ms;
   if (st) {
     reply_diag(r, st, &d);
     return false;
@@ -535,6 +597,7 @@ static shlo_status run_entry(exec_state *ex, double timeout_ms,
   r->exec_s = (double)(srv_now_ns() - t1) / 1e9;
   r->executed = true;
   srv_capture_close(&ex->printed);
+  if (st == SHLO_OK || st == SHLO_ETIMEOUT) cache_entry_ran(ex->e, r->exec_s);
   return st;
 }
 
@@ -590,19 +653,19 @@ static void exec_free(exec_state *ex) {
   body_free(&ex->b);
 }
 
-/* The execution job.  With inline_only, it declines (returns false, no
- * reply) unless the program is a tiny cached one; otherwise it always
- * sets the reply and returns true. */
-static bool run_execute(srv_request *r, bool inline_only) {
+/* The execution job.  With a lane (on the loop), it declines (returns
+ * false, no reply, *lane set) unless the program is a tiny cached one;
+ * otherwise it always sets the reply and returns true. */
+static bool run_execute(srv_request *r, srv_lane *lane) {
   if (atomic_load(&r->cancel)) {
     reply_canceled(r);
     return true;
   }
   exec_state ex = {.r = r, .n_procs = 1, .cached = true};
   if (!read_body(r, &ex.b)) return true;
-  if (!find_module(&ex, inline_only)) {
+  if (!find_module(&ex, lane)) {
     exec_free(&ex);
-    return !inline_only;
+    return !lane;
   }
   memcpy(r->module, ex.e->id, SRV_ID_LEN);
   if (compile_entry(&ex) && choose_grid(&ex) && decode_args(&ex))
@@ -625,8 +688,7 @@ void srv_job_register(srv_job *j) {
                     "\"program\"");
     goto done;
   }
-  e = get_module(r, b.program, b.program_len, b.req.replicas,
-                 b.req.partitions, &cached, &ms);
+  e = get_module(r, b.program, b.program_len, &b.req, &cached, &ms);
   if (!e) goto done;
   memcpy(r->module, e->id, SRV_ID_LEN);
   /* Verify and compile the entry function now, so errors show here. */
@@ -634,7 +696,9 @@ void srv_job_register(srv_job *j) {
   bool compiled;
   shlo_diag d;
   shlo_diag_clear(&d);
+  double t0 = now_ms();
   shlo_status st = cache_entry_exe(e, b.req.entry, &x, &compiled, &d);
+  if (compiled) r->compile_ms = ms + now_ms() - t0;
   if (st) {
     reply_diag(r, st, &d);
     goto done;

@@ -23,6 +23,9 @@ static void on_signal(uv_signal_t *h, int signum) {
 int main(int argc, char **argv) {
   static srv_server s;
   int rc = 1;
+  s.argc = argc;
+  s.argv = argv;
+  s.listen_fd = -1;
   srv_config_defaults(&s.cfg);
   int lr = srv_config_load(&s.cfg, argc, argv);
   if (lr) {
@@ -53,6 +56,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "shlo-server: cannot start worker threads\n");
     goto out;
   }
+  pool_set_short_reserved(&s.pool, (int)s.cfg.short_lane_workers);
   uv_signal_init(s.loop, &s.sig_int);
   uv_signal_init(s.loop, &s.sig_term);
   s.sig_int.data = s.sig_term.data = &s;
@@ -86,6 +90,8 @@ int main(int argc, char **argv) {
   if (rc) fprintf(stderr, "shlo-server: the loop did not close clean\n");
 out:
   free(s.bin);
+  counts_free(&s.per_ip);
+  counts_free(&s.per_client);
   cache_destroy(&s.cache);
   srv_auth_free(&s);
   if (s.log && s.log != stderr) fclose(s.log);

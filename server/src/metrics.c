@@ -31,12 +31,86 @@ void srv_metrics_request(srv_metrics *m, srv_route route, int status) {
   m->requests[route][status_index(status)]++;
 }
 
-void srv_metrics_exec(srv_metrics *m, double seconds) {
+void srv_histogram_add(srv_histogram *h, double seconds) {
   int i = 0;
   while (i < SRV_LAT_BUCKETS && seconds > lat_bounds[i]) i++;
-  m->exec_buckets[i]++;
-  m->exec_count++;
-  m->exec_sum_s += seconds;
+  h->buckets[i]++;
+  h->count++;
+  h->sum_s += seconds;
+}
+
+void srv_metrics_exec(srv_metrics *m, double seconds) {
+  srv_histogram_add(&m->exec, seconds);
+}
+
+void srv_metrics_job(srv_metrics *m, const srv_request *r) {
+  const srv_job *j = &r->job;
+  if (j->start_ns >= j->submit_ns && j->submit_ns)
+    srv_histogram_add(&m->queue_wait[j->lane],
+                      (double)(j->start_ns - j->submit_ns) / 1e9);
+  if (r->compile_ms > 0)
+    srv_histogram_add(&m->compile[r->route == R_MODULES ? SRV_COMPILE_REGISTER
+                                                         : SRV_COMPILE_EXECUTE],
+                      r->compile_ms / 1000);
+  if (r->executed) srv_metrics_exec(m, r->exec_s);
+}
+
+/* One histogram's series; labels is "" or `name="value"`. */
+static void put_histogram(strbuf *b, const char *name, const char *labels,
+                          const srv_histogram *h) {
+  const char *sep = labels[0] ? "," : "";
+  uint64_t cum = 0;
+  for (int i = 0; i <= SRV_LAT_BUCKETS; i++) {
+    cum += h->buckets[i];
+    if (i < SRV_LAT_BUCKETS)
+      shlo__sb_printf(b, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, sep,
+                      lat_bounds[i], (unsigned long long)cum);
+    else
+      shlo__sb_printf(b, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels,
+                      sep, (unsigned long long)cum);
+  }
+  const char *open = labels[0] ? "{" : "", *close = labels[0] ? "}" : "";
+  shlo__sb_printf(b, "%s_sum%s%s%s %.6f\n", name, open, labels, close, h->sum_s);
+  shlo__sb_printf(b, "%s_count%s%s%s %llu\n", name, open, labels, close,
+                  (unsigned long long)h->count);
+}
+
+/* The scheduling and guarding figures: lanes, compiles, cancels, refusals
+ * (PROTOCOL.md "Fairness"). */
+static void put_fairness(strbuf *b, const srv_metrics *m) {
+  static const char *const lanes[SRV_N_LANES] = {"lane=\"long\"",
+                                                 "lane=\"short\""};
+  static const char *const kinds[SRV_N_COMPILE] = {"route=\"register\"",
+                                                   "route=\"execute\""};
+  shlo__sb_puts(b, "# HELP shlo_queue_wait_seconds Time a job waited for a "
+                   "worker, by lane.\n# TYPE shlo_queue_wait_seconds "
+                   "histogram\n");
+  for (int l = 0; l < SRV_N_LANES; l++)
+    put_histogram(b, "shlo_queue_wait_seconds", lanes[l], &m->queue_wait[l]);
+  shlo__sb_puts(b, "# HELP shlo_compile_seconds Parse, verify and compile "
+                   "time of a module entry, by route.\n# TYPE "
+                   "shlo_compile_seconds histogram\n");
+  for (int k = 0; k < SRV_N_COMPILE; k++)
+    put_histogram(b, "shlo_compile_seconds", kinds[k], &m->compile[k]);
+  shlo__sb_printf(b,
+                  "# TYPE shlo_executions_canceled_total counter\n"
+                  "shlo_executions_canceled_total{reason=\"client_gone\"} %llu\n"
+                  "shlo_executions_canceled_total{reason=\"shutdown\"} %llu\n"
+                  "# HELP shlo_cancel_latency_max_seconds Worst time from a "
+                  "client's hang-up to its worker being free.\n"
+                  "# TYPE shlo_cancel_latency_max_seconds gauge\n"
+                  "shlo_cancel_latency_max_seconds %.6f\n"
+                  "# TYPE shlo_connections_closed_total counter\n"
+                  "shlo_connections_closed_total{reason=\"request-timeout\"} %llu\n"
+                  "# TYPE shlo_reloads_total counter\n"
+                  "shlo_reloads_total{result=\"ok\"} %llu\n"
+                  "shlo_reloads_total{result=\"failed\"} %llu\n",
+                  (unsigned long long)m->canceled_client_gone,
+                  (unsigned long long)m->canceled_shutdown,
+                  m->cancel_latency_max_s,
+                  (unsigned long long)m->deadline_closes,
+                  (unsigned long long)m->reloads,
+                  (unsigned long long)m->reload_failures);
 }
 
 char *srv_metrics_text(srv_server *s) {
@@ -57,18 +131,8 @@ char *srv_metrics_text(srv_server *s) {
       }
   shlo__sb_puts(&b, "# HELP shlo_execution_seconds Engine execution time.\n"
                 "# TYPE shlo_execution_seconds histogram\n");
-  uint64_t cum = 0;
-  for (int i = 0; i < SRV_LAT_BUCKETS; i++) {
-    cum += m->exec_buckets[i];
-    shlo__sb_printf(&b, "shlo_execution_seconds_bucket{le=\"%g\"} %llu\n",
-                lat_bounds[i], (unsigned long long)cum);
-  }
-  cum += m->exec_buckets[SRV_LAT_BUCKETS];
-  shlo__sb_printf(&b, "shlo_execution_seconds_bucket{le=\"+Inf\"} %llu\n",
-              (unsigned long long)cum);
-  shlo__sb_printf(&b, "shlo_execution_seconds_sum %.6f\n", m->exec_sum_s);
-  shlo__sb_printf(&b, "shlo_execution_seconds_count %llu\n",
-              (unsigned long long)m->exec_count);
+  put_histogram(&b, "shlo_execution_seconds", "", &m->exec);
+  put_fairness(&b, m);
   int queued, running;
   pool_depth(&s->pool, &queued, &running);
   shlo__sb_printf(&b, "# TYPE shlo_queue_depth gauge\nshlo_queue_depth %d\n"
@@ -101,10 +165,14 @@ char *srv_metrics_text(srv_server *s) {
               "# TYPE shlo_refused_total counter\n"
               "shlo_refused_total{limit=\"max-queue\"} %llu\n"
               "shlo_refused_total{limit=\"max-connections\"} %llu\n"
+              "shlo_refused_total{limit=\"max-connections-per-ip\"} %llu\n"
+              "shlo_refused_total{limit=\"max-client-jobs\"} %llu\n"
               "# TYPE shlo_uptime_seconds gauge\nshlo_uptime_seconds %.3f\n",
               (unsigned long long)m->bytes_in, (unsigned long long)m->bytes_out,
               s->n_conns, (unsigned long long)m->refused_queue,
               (unsigned long long)m->refused_connections,
+              (unsigned long long)m->refused_per_ip,
+              (unsigned long long)m->refused_client_jobs,
               (double)(srv_now_ns() - s->started_ns) / 1e9);
   srv_binary_metrics(s, &b);
   return shlo__sb_take(&b);

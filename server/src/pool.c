@@ -45,25 +45,70 @@ static void push_done(srv_pool *p, srv_job *j) {
       &p->done, &old, j, memory_order_release, memory_order_relaxed));
 }
 
+static bool owner_full(const srv_job *j) {
+  return j->owner && j->owner->max_running > 0 &&
+         j->owner->running >= j->owner->max_running;
+}
+
+/* The first job of q whose owner may run one more, unlinked (lock held). */
+static srv_job *unlink_first_runnable(srv_lane_queue *q, bool stopping) {
+  srv_job *prev = NULL, *j = q->head;
+  while (j && owner_full(j) && !stopping) {
+    prev = j;
+    j = j->next;
+  }
+  if (!j) return NULL;
+  if (prev) prev->next = j->next;
+  else q->head = j->next;
+  if (q->tail == j) q->tail = prev;
+  return j;
+}
+
+/* The next job this worker may take (lock held): the short lane first,
+ * then the long lane while it has a free worker; NULL when neither. */
+static srv_job *take_job(srv_pool *p) {
+  srv_job *j = unlink_first_runnable(&p->lanes[SRV_LANE_SHORT], p->stop);
+  if (!j && (p->running_long < p->long_max || p->stop))
+    j = unlink_first_runnable(&p->lanes[SRV_LANE_LONG], p->stop);
+  if (!j) return NULL;
+  if (j->lane == SRV_LANE_LONG) p->running_long++;
+  if (j->owner) j->owner->running++;
+  return j;
+}
+
+static bool any_queued(const srv_pool *p) {
+  return p->lanes[SRV_LANE_SHORT].head || p->lanes[SRV_LANE_LONG].head;
+}
+
 static void *worker(void *arg) {
   srv_pool *p = arg;
   pthread_mutex_lock(&p->lock);
   for (;;) {
-    while (!p->head && !p->stop) {
+    srv_job *j;
+    while (!(j = take_job(p)) && !p->stop) {
       p->sleeping++;
       pthread_cond_wait(&p->cond, &p->lock);
       p->sleeping--;
       if (p->waking > 0) p->waking--;
     }
-    if (!p->head) break; /* stopping and nothing left */
-    srv_job *j = p->head;
-    p->head = j->next;
-    if (!p->head) p->tail = NULL;
+    if (!j) break; /* stopping and nothing left */
     atomic_fetch_sub_explicit(&p->queued, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&p->running, 1, memory_order_relaxed);
     pthread_mutex_unlock(&p->lock);
+    j->start_ns = mono_ns();
     j->work(j);
     atomic_fetch_sub_explicit(&p->running, 1, memory_order_relaxed);
+    if (j->lane == SRV_LANE_LONG || j->owner) {
+      pthread_mutex_lock(&p->lock);
+      if (j->lane == SRV_LANE_LONG) p->running_long--;
+      if (j->owner) j->owner->running--;
+      /* a job passed over for this slot may wait while workers sleep */
+      if (any_queued(p) && p->sleeping > p->waking) {
+        pthread_cond_signal(&p->cond);
+        p->waking++;
+      }
+      pthread_mutex_unlock(&p->lock);
+    }
     push_done(p, j);
     uv_async_send(&p->async);
     spin_for_work(p);
@@ -102,6 +147,7 @@ int pool_init(srv_pool *p, uv_loop_t *loop, int n_threads, int max_queue,
   atomic_init(&p->running, 0);
   atomic_init(&p->done, NULL);
   p->max_queue = max_queue;
+  p->long_max = n_threads > 0 ? n_threads : 1;
   p->spin = spin_ns;
   p->drained = drained;
   p->drained_arg = drained_arg;
@@ -117,6 +163,13 @@ int pool_init(srv_pool *p, uv_loop_t *loop, int n_threads, int max_queue,
   return 0;
 }
 
+void pool_set_short_reserved(srv_pool *p, int short_reserved) {
+  int m = p->n_threads - (short_reserved > 0 ? short_reserved : 0);
+  pthread_mutex_lock(&p->lock);
+  p->long_max = m >= 1 ? m : 1;
+  pthread_mutex_unlock(&p->lock);
+}
+
 int pool_submit(srv_pool *p, srv_job *j) {
   /* Jobs an idle worker is about to take do not count against max_queue. */
   int queued = atomic_load_explicit(&p->queued, memory_order_relaxed);
@@ -124,6 +177,8 @@ int pool_submit(srv_pool *p, srv_job *j) {
   if (queued + p->n_local >= (p->n_threads - running) + p->max_queue)
     return -1;
   j->next = NULL;
+  j->submit_ns = mono_ns();
+  if (j->lane != SRV_LANE_SHORT) j->lane = SRV_LANE_LONG;
   if (p->local_tail) p->local_tail->next = j;
   else p->local = j;
   p->local_tail = j;
@@ -134,9 +189,14 @@ int pool_submit(srv_pool *p, srv_job *j) {
 void pool_flush(srv_pool *p) {
   if (!p->local) return;
   pthread_mutex_lock(&p->lock);
-  if (p->tail) p->tail->next = p->local;
-  else p->head = p->local;
-  p->tail = p->local_tail;
+  for (srv_job *j = p->local, *next; j; j = next) {
+    next = j->next;
+    j->next = NULL;
+    srv_lane_queue *q = &p->lanes[j->lane];
+    if (q->tail) q->tail->next = j;
+    else q->head = j;
+    q->tail = j;
+  }
   atomic_fetch_add_explicit(&p->queued, p->n_local, memory_order_relaxed);
   /* Wake sleepers that nobody is waking yet, one per job; busy or spinning
    * workers take the rest when they finish. */

@@ -16,6 +16,7 @@
 
 #include "cache.h"
 #include "config.h"
+#include "counts.h"
 #include "pool.h"
 #include "shlo/protocol.h"
 
@@ -42,14 +43,49 @@ typedef enum {
 enum { SRV_N_STATUS = 12 }; /* the list above + "other" */
 
 #define SRV_LAT_BUCKETS 12
+/* A Prometheus histogram over the latency buckets (metrics.c). */
+typedef struct srv_histogram {
+  uint64_t buckets[SRV_LAT_BUCKETS + 1]; /* last = +Inf */
+  uint64_t count;
+  double sum_s;
+} srv_histogram;
+
+typedef enum { SRV_COMPILE_REGISTER, SRV_COMPILE_EXECUTE, SRV_N_COMPILE } srv_compile_kind;
+
 typedef struct srv_metrics {
   uint64_t requests[R_COUNT][SRV_N_STATUS];
-  uint64_t exec_buckets[SRV_LAT_BUCKETS + 1]; /* last = +Inf */
-  uint64_t exec_count;
-  double exec_sum_s;
+  srv_histogram exec;
+  srv_histogram queue_wait[SRV_N_LANES];  /* by lane */
+  srv_histogram compile[SRV_N_COMPILE];   /* by route kind */
   uint64_t bytes_in, bytes_out;
-  uint64_t refused_queue, refused_connections;
+  uint64_t refused_queue, refused_connections, refused_per_ip;
+  uint64_t refused_client_jobs;  /* 429: max-client-jobs */
+  uint64_t deadline_closes;      /* request-timeout-s */
+  uint64_t canceled_client_gone, canceled_shutdown;
+  double cancel_latency_max_s;   /* client gone -> worker free, worst */
+  uint64_t reloads, reload_failures;
 } srv_metrics;
+
+/* Why an execution's cancel flag is set (srv_request.cancel). */
+enum { SRV_CANCEL_SHUTDOWN = 1, SRV_CANCEL_CLIENT_GONE = 2 };
+
+/* Connections admitted above max-connections, for the health routes only. */
+#define SRV_RESERVED_CONNECTIONS 16
+#define SRV_IP_LEN 48
+
+/* One HTTP connection's guard state (listen.c), libmicrohttpd's socket
+ * context. */
+typedef struct srv_conn {
+  struct srv_conn *prev, *next;
+  int fd;
+  char ip[SRV_IP_LEN];
+  uint64_t since_ns;  /* waiting for a request's headers and body since */
+  bool busy;          /* its request is complete: worked on or answered */
+  bool in_request;    /* its request's headers arrived */
+  bool reserve;       /* admitted above max-connections */
+  bool counted;       /* in the per-address counts */
+  bool expired;       /* closed for its deadline */
+} srv_conn;
 
 typedef struct srv_token {
   char *name, *token;
@@ -74,7 +110,15 @@ typedef struct srv_request {
   srv_req_state state;
   const char *token_name;
   uint64_t t0_ns;
-  atomic_int cancel;   /* set on shutdown past the grace period */
+  atomic_int cancel;   /* SRV_CANCEL_*: shutdown past the grace period, or
+                          the client hung up while the job waited or ran */
+  srv_conn *conn_state;
+  struct gone_watch *watch; /* listen.c, while suspended */
+  uint64_t gone_ns;    /* when the hang-up was seen */
+  char client[SRV_COUNT_KEY]; /* token name, else address: per-client caps */
+  bool client_counted; /* holds one of its client's max-client-jobs */
+  size_t discarded;    /* body bytes read past an early answer */
+  double compile_ms;   /* parse + verify + compile, when it compiled */
   /* the answer */
   int status;
   char *resp;          /* malloc'd */
@@ -90,6 +134,16 @@ typedef struct srv_request {
 struct srv_server {
   srv_config cfg;
   uv_loop_t *loop;
+  int listen_fd;       /* listen.c */
+  bool listening;
+  uv_poll_t listen_poll;
+  uv_timer_t sweep_timer;
+  uint64_t accept_paused_ns; /* out of descriptors: accept again then */
+  srv_conn *conns;
+  srv_counts per_ip;     /* open connections by address */
+  srv_counts per_client; /* requests in flight by client */
+  char **argv;           /* for SIGHUP's reload of the configuration */
+  int argc;
   struct MHD_Daemon *mhd;
   uv_poll_t mhd_poll;
   uv_timer_t mhd_timer;
@@ -122,11 +176,24 @@ void srv_http_pump(srv_server *s);     /* run MHD, re-arm its timer */
 void srv_http_drained(void *srv);      /* the pool delivered a batch */
 void srv_begin_shutdown(srv_server *s);
 
+/* listen.c (see there) */
+int srv_listen_start(srv_server *s, const struct sockaddr *addr,
+                     socklen_t len);
+void srv_listen_stop(srv_server *s);
+void srv_conn_opened(srv_server *s, struct MHD_Connection *c, void **ctx);
+void srv_conn_closed(srv_server *s, void **ctx);
+srv_conn *srv_conn_of(struct MHD_Connection *c);
+/* Watch a suspended request's socket: a hang-up sets its cancel flag. */
+void srv_watch_gone(srv_request *r);
+void srv_unwatch_gone(srv_request *r);
+
 /* jobs.c: work functions (worker threads) */
 void srv_job_execute(srv_job *j);
 /* On the loop thread: answer a tiny cached execution right away (true,
- * reply set) or decline (false, nothing changed but the parse). */
-bool srv_job_execute_inline(srv_request *r);
+ * reply set) or decline (false, nothing changed but the parse; *lane then
+ * says where the job belongs: short when its module is compiled and
+ * known to run quickly). */
+bool srv_job_execute_inline(srv_request *r, srv_lane *lane);
 void srv_job_register(srv_job *j);
 /* Set r's answer to an error (status = the kind's or http). */
 void srv_reply_error(srv_request *r, int kind, int http, int line, int col,
@@ -162,6 +229,9 @@ void srv_binary_metrics(srv_server *s, struct strbuf *b);
 /* metrics.c */
 void srv_metrics_request(srv_metrics *m, srv_route route, int status);
 void srv_metrics_exec(srv_metrics *m, double seconds);
+void srv_histogram_add(srv_histogram *h, double seconds);
+/* A finished job's queue wait, compile time and run time. */
+void srv_metrics_job(srv_metrics *m, const srv_request *r);
 char *srv_metrics_text(srv_server *s);
 
 /* auth.c */

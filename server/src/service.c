@@ -78,29 +78,53 @@ static void reload_tokens(srv_server *s) {
           s->n_tokens, s->cfg.tokens_file);
 }
 
-/* Reopen a log file (after logrotate moved it); keep the old one on error. */
+/* Open the log the configuration names now (a file is reopened, after
+ * logrotate moved it); keep the old one on error. */
 static void reopen_log(srv_server *s) {
-  if (!s->log || s->log == stderr) return;
-  FILE *f = fopen(s->cfg.log, "a");
-  if (!f) {
+  FILE *f = NULL;
+  if (!strcmp(s->cfg.log, "stderr")) f = stderr;
+  else if (strcmp(s->cfg.log, "off") && !(f = fopen(s->cfg.log, "a"))) {
     fprintf(stderr, "shlo-server: reload: cannot reopen log %s: %s\n",
             s->cfg.log, strerror(errno));
     return;
   }
-  setvbuf(f, NULL, _IOLBF, 0);
-  fclose(s->log);
+  if (f && f != stderr) setvbuf(f, NULL, _IOLBF, 0);
+  if (s->log && s->log != stderr) fclose(s->log);
   s->log = f;
 }
 
-/* SIGHUP: reload the tokens file and reopen the log.  Every other option
- * needs a restart (sockets, threads and limits are fixed at start). */
+/* Load the configuration again from the same flags, environment and file,
+ * and apply what may change while serving: limits, caps, deadlines, the
+ * tokens file, the log.  A file with errors changes nothing. */
+static bool reload_config(srv_server *s) {
+  srv_config next;
+  srv_config_defaults(&next);
+  int rc = srv_config_load(&next, s->argc, s->argv);
+  if (rc == 0) {
+    int n = srv_config_reload(&s->cfg, &next, stderr);
+    fprintf(stderr, "shlo-server: reload: %d option(s) changed\n", n);
+    s->pool.max_queue = (int)s->cfg.max_queue;
+    pool_set_short_reserved(&s->pool, (int)s->cfg.short_lane_workers);
+  } else {
+    fprintf(stderr, "shlo-server: reload: the configuration has errors; "
+                    "kept the one in force\n");
+  }
+  srv_config_free(&next);
+  return rc == 0;
+}
+
+/* SIGHUP: reload the configuration and the tokens file, reopen the log.
+ * Requests in flight keep running; what changed applies to what comes. */
 static void on_hup(uv_signal_t *h, int signum) {
   (void)signum;
   srv_server *s = h->data;
   if (s->draining) return;
   srv_service_notify("RELOADING=1");
+  bool ok = s->argv ? reload_config(s) : true;
   reload_tokens(s);
   reopen_log(s);
+  if (ok) s->metrics.reloads++;
+  else s->metrics.reload_failures++;
   srv_service_notify("READY=1\nSTATUS=reloaded");
 }
 

@@ -90,3 +90,17 @@ if(TARGET shlo-cli AND TARGET shlo-client)
             ${CMAKE_SOURCE_DIR})
   set_tests_properties(test_remote_run PROPERTIES TIMEOUT 300)
 endif()
+# Issue #10: the server under hostile or careless clients (Python, live
+# servers): connection floods and trickles, caps and deadlines, lanes and
+# per-client caps, cancellation on hang-up, the documented behaviours,
+# SIGHUP's reload.
+foreach(name flood caps lanes cancel docs reload)
+  add_test(NAME test_server_robust_${name}
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/robust_${name}.py
+            $<TARGET_FILE:shlo-server>)
+  set_tests_properties(test_server_robust_${name} PROPERTIES TIMEOUT 120)
+endforeach()
+# The flood opens 2,200 connections: it runs alone, so that its 1 s bound
+# measures the server rather than the tests beside it.
+set_tests_properties(test_server_robust_flood test_server_robust_lanes
+  test_server_robust_cancel PROPERTIES RUN_SERIAL TRUE)

@@ -1,0 +1,156 @@
+"""Issue #10, connection caps and the request deadline, each answered, never
+a hang: every connection beyond max-connections (plus the 16 kept for
+health checks) gets a JSON 503 with Retry-After at once; a full server
+still answers /healthz and /readyz; beyond max-connections-per-ip an
+address gets the same 503 while others get in; a request whose headers
+and body do not arrive within request-timeout-s is closed (408 once its
+headers came), however steadily it trickles.
+
+usage: robust_caps.py SHLO_SERVER"""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from srvtest import (Server, check, finish, is_json_error, raw_connect,
+                     read_http_answer)
+
+RESERVED = 16  # SRV_RESERVED_CONNECTIONS
+
+
+def release(srv, held, what):
+    """Close the held connections; then a new one is served again."""
+    for s in held:
+        s.close()
+    time.sleep(0.3)
+    st, _, _ = srv.request("GET", "/healthz")
+    check(st == 200, what)
+
+
+def get_on(s, path):
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    return read_http_answer(s, timeout=3)
+
+
+# ---- max-connections, the reserve for health checks ----
+srv = Server(sys.argv[1], "--max-connections", "20",
+             "--max-connections-per-ip", "0", "--log", "off")
+held = [raw_connect(srv.port) for _ in range(20)]
+time.sleep(0.2)
+s = raw_connect(srv.port)
+t0 = time.monotonic()
+st, h, body = get_on(s, "/healthz")
+check(st == 200 and json.loads(body) == {"status": "ok"},
+      f"/healthz on a full server: {st} {body!r}")
+st, h, body = get_on(s, "/readyz")
+check(st == 200, f"/readyz on a full server: {st} {body!r}")
+s.close()
+s = raw_connect(srv.port)
+st, h, body = get_on(s, "/v1/modules")
+check(st == 503 and h.get("retry-after") and is_json_error(body, "limit")
+      and b"max-connections" in body,
+      f"work on a reserve connection: 503 JSON: {st} {h} {body!r}")
+s.close()
+time.sleep(0.2)
+held += [raw_connect(srv.port) for _ in range(RESERVED)]
+time.sleep(0.2)
+for i in range(3):
+    s = raw_connect(srv.port)
+    t0 = time.monotonic()
+    st, h, body = read_http_answer(s, timeout=3)  # sent nothing: answered
+    dt = time.monotonic() - t0
+    check(st == 503 and h.get("retry-after") == "1" and
+          is_json_error(body, "limit") and b"max-connections" in body,
+          f"connection beyond every slot: JSON 503: {st} {h} {body!r}")
+    check(dt < 1.0, f"... at once ({dt * 1000:.0f} ms)")
+    s.close()
+release(srv, held, "served again once the connections closed")
+m = srv.metrics()
+check(m['shlo_refused_total{limit="max-connections"}'] >= 3,
+      "refusals are counted")
+check(srv.stop() == 0, "stops cleanly")
+
+# ---- max-connections-per-ip ----
+srv = Server(sys.argv[1], "--max-connections-per-ip", "5", "--log", "off")
+time.sleep(0.3)  # the start-up check's connection has closed
+held = [raw_connect(srv.port) for _ in range(5)]
+time.sleep(0.2)
+s = raw_connect(srv.port)
+st, h, body = read_http_answer(s, timeout=3)
+check(st == 503 and h.get("retry-after") and is_json_error(body, "limit") and
+      b"max-connections-per-ip" in body,
+      f"6th connection from one address: {st} {h} {body!r}")
+s.close()
+s = raw_connect(srv.port, src="127.0.0.2")
+st, h, body = get_on(s, "/healthz")
+check(st == 200, f"another address gets in: {st} {body!r}")
+s.close()
+release(srv, held, "the address gets in again once its connections closed")
+check(srv.stop() == 0, "stops cleanly")
+
+# ---- out of descriptors: no spinning, served again afterwards ----
+srv = Server(sys.argv[1], "--max-connections-per-ip", "0", "--log", "off",
+             max_files=64)
+held = [raw_connect(srv.port) for _ in range(100)]  # more than it can open
+time.sleep(0.3)
+c0 = srv.cpu_s()
+time.sleep(1.0)
+busy = srv.cpu_s() - c0
+check(busy < 0.3, f"out of descriptors, the server idles: {busy:.2f} s CPU in 1 s")
+check("pausing accepts" in srv.log(), "and says why")
+release(srv, held, "served again once descriptors are free")
+check(srv.stop() == 0, "stops cleanly")
+
+# ---- request-timeout-s: total, not per byte ----
+srv = Server(sys.argv[1], "--request-timeout-s", "2", "--log", "off")
+hdr = raw_connect(srv.port)   # trickles its headers
+hdr.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+body = raw_connect(srv.port)  # headers done, trickles its body
+body.sendall(b"POST /execute HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain"
+             b"\r\nContent-Length: 1000\r\n\r\nfunc")
+t0 = time.monotonic()
+hdr_closed = body_answer = None
+while time.monotonic() - t0 < 6 and (hdr_closed is None or body_answer is None):
+    time.sleep(0.25)
+    for name, s in (("hdr", hdr), ("body", body)):
+        try:
+            s.send(b"a")
+        except OSError:
+            pass
+    if hdr_closed is None:
+        hdr.setblocking(False)
+        try:
+            if hdr.recv(4096) == b"":
+                hdr_closed = time.monotonic() - t0
+        except BlockingIOError:
+            pass
+        except OSError:
+            hdr_closed = time.monotonic() - t0
+    if body_answer is None:
+        body.setblocking(False)
+        try:
+            data = body.recv(4096)
+            body_answer = (time.monotonic() - t0, data)
+        except BlockingIOError:
+            pass
+        except OSError as e:
+            body_answer = (time.monotonic() - t0, b"")
+check(hdr_closed is not None and 1.5 <= hdr_closed <= 3.0,
+      f"trickled headers closed at the 2 s deadline: {hdr_closed}")
+check(body_answer is not None and 1.5 <= body_answer[0] <= 3.0 and
+      body_answer[1].startswith(b"HTTP/1.1 408") and b'"kind":"timeout"' in
+      body_answer[1], f"trickled body: JSON 408 at the deadline: {body_answer}")
+print(f"deadline 2 s: trickled headers closed at {hdr_closed:.2f} s, "
+      f"trickled body answered 408 at {body_answer[0]:.2f} s")
+hdr.close()
+body.close()
+# a keep-alive connection: each request has its own deadline
+s = raw_connect(srv.port)
+for i in range(3):
+    time.sleep(1.2)
+    st, _, _ = get_on(s, "/healthz")
+    check(st == 200, f"keep-alive request {i} after 1.2 s idle: {st}")
+s.close()
+check(srv.stop() == 0, "stops cleanly")
+finish("robust_caps")

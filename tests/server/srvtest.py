@@ -1,0 +1,200 @@
+"""Helpers for the Python end-to-end tests of shlo-server: start a server
+on a free loopback port, talk HTTP over raw sockets or http.client, read
+/metrics, stop it.  Each test script imports this module; a failed check
+prints FAIL and the script exits 1 at the end."""
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what, file=sys.stderr, flush=True)
+    return cond
+
+
+def finish(name):
+    if FAILURES:
+        print(f"{name}: {len(FAILURES)} failure(s)", file=sys.stderr)
+        sys.exit(1)
+    print(f"{name}: ok")
+    sys.exit(0)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def loop_program(n):
+    """A program that counts to n in a while loop: its run time grows with
+    n (about 75 ms per million steps here) and its work is unknown to the
+    server before it ran."""
+    return f"""func.func @main() -> tensor<i64> {{
+  %c0 = stablehlo.constant dense<0> : tensor<i64>
+  %c1 = stablehlo.constant dense<1> : tensor<i64>
+  %cn = stablehlo.constant dense<{n}> : tensor<i64>
+  %r = stablehlo.while(%i = %c0) : tensor<i64>
+    cond {{
+      %t = stablehlo.compare LT, %i, %cn : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    }} do {{
+      %n = stablehlo.add %i, %c1 : tensor<i64>
+      stablehlo.return %n : tensor<i64>
+    }}
+  return %r : tensor<i64>
+}}
+"""
+
+
+REDUCE_100 = """func.func @main(%a: tensor<100x100xf32>) -> tensor<100xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<100x100xf32>, tensor<f32>) -> tensor<100xf32>
+  return %r : tensor<100xf32>
+}
+"""
+
+
+class Server:
+    def __init__(self, binary, *flags, log_path=None, env=None,
+                 max_files=None):
+        self.port = free_port()
+        self.log_path = log_path or f"/tmp/shlo-pytest-{os.getpid()}-{self.port}.log"
+        self.logf = open(self.log_path, "w")
+        args = [binary, "--port", str(self.port), "--log", "stderr"] + list(flags)
+        def limit_files():  # max_files: the server's hard RLIMIT_NOFILE
+            import resource
+            resource.setrlimit(resource.RLIMIT_NOFILE, (max_files, max_files))
+
+        self.proc = subprocess.Popen(args, stdout=self.logf, stderr=self.logf,
+                                     env=env,
+                                     preexec_fn=limit_files if max_files else None)
+        # SHLO_TEST_START_S: more time to start, as under valgrind
+        for _ in range(int(50 * float(os.environ.get("SHLO_TEST_START_S", 5)))):
+            time.sleep(0.02)
+            try:
+                st, _, _ = self.request("GET", "/healthz", timeout=2)
+                if st == 200:
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                break
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        raise SystemExit(f"shlo-server did not start: {self.log()}")
+
+    def log(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def request(self, method, path, body=None, headers=None, timeout=10):
+        """One request on a new connection: (status, headers dict, body)."""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            h = dict(headers or {})
+            if isinstance(body, (dict, list)):
+                body = json.dumps(body)
+                h.setdefault("Content-Type", "application/json")
+            c.request(method, path, body=body, headers=h)
+            r = c.getresponse()
+            data = r.read()
+            return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+        finally:
+            c.close()
+
+    def post(self, path, obj, timeout=30):
+        st, _, data = self.request("POST", path, obj, timeout=timeout)
+        try:
+            return st, json.loads(data)
+        except ValueError:
+            return st, data
+
+    def cpu_s(self):
+        """The server's CPU time so far (user + system), seconds."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def metrics(self):
+        _, _, data = self.request("GET", "/metrics")
+        out = {}
+        for line in data.decode().splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            m = re.match(r"^(\S+) (\S+)$", line)
+            if m:
+                out[m.group(1)] = float(m.group(2))
+        return out
+
+    def stop(self, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                check(False, "server did not stop within %ss" % timeout)
+        self.logf.close()
+        return self.proc.returncode
+
+
+def raw_connect(port, src="127.0.0.1"):
+    s = socket.socket()
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def read_http_answer(s, timeout=5):
+    """(status, headers dict, body) of one answer read off socket s, or
+    (None, {}, b'') when the connection closed first."""
+    s.settimeout(timeout)
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        try:
+            k = s.recv(65536)
+        except (ConnectionResetError, socket.timeout):
+            k = b""
+        if not k:
+            return None, {}, buf
+        buf += k
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    lines = head.decode(errors="replace").split("\r\n")
+    status = int(lines[0].split()[1])
+    hdrs = {}
+    for l in lines[1:]:
+        k, _, v = l.partition(":")
+        hdrs[k.strip().lower()] = v.strip()
+    n = int(hdrs.get("content-length", "0"))
+    while len(rest) < n:
+        try:
+            k = s.recv(65536)
+        except (ConnectionResetError, socket.timeout):
+            break
+        if not k:
+            break
+        rest += k
+    return status, hdrs, rest[:n]
+
+
+def is_json_error(body, kind=None):
+    try:
+        e = json.loads(body)["error"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    return kind is None or e.get("kind") == kind
