@@ -287,6 +287,12 @@ shlo_status shlo__compile_reduce(shlo_compiler *cc, const shlo_op *op,
   return SHLO_OK;
 }
 
+const shlo_rb_native *shlo__reduce_row_fold(const shlo_step *s) {
+  if (s->fn != k_reduce_native) return NULL;
+  const reduce_params *p = s->params;
+  return rows_are_outputs(p) ? &p->nat : NULL;
+}
+
 /* ---- map ---- */
 
 typedef struct map_params {

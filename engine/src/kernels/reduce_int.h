@@ -50,6 +50,13 @@ struct shlo_rb_native {
 bool shlo__rb_match(shlo_compiler *cc, const shlo_op *op, int r,
                     shlo_rb_native *b);
 
+/* For a compiled stablehlo.reduce step of one input that reduces exactly
+ * its last dimension with a native body: that body, whose fold gives each
+ * result element from its init value and its input row (what the step's
+ * kernel does, so the compiler can fuse the reduction, fuse.c).  NULL for
+ * any other step. */
+const shlo_rb_native *shlo__reduce_row_fold(const shlo_step *s);
+
 /* Comparison keys for native comparators (sort, select_and_scatter). */
 typedef enum {
   SHLO_KEY_I64,   /* signed integers; TOTALORDER floats as ordered ints */
