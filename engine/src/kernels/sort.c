@@ -184,8 +184,8 @@ typedef struct sort_run {
   int64_t len, sd;   /* the sorted dimension: extent, element stride */
   int64_t *perm;     /* the order of one slice, then as much scratch */
   sort_pair *pairs;  /* native comparator: keys of one slice, and scratch */
-  shlo_radix_item *items; /* instead of pairs where radix_applies */
-  int64_t *counts;        /* with items: the radix sort's table */
+  uint64_t *words;   /* radix_applies: keys and indices, and scratch */
+  int64_t *counts;   /* with words: the radix sort's table */
   msort_fn ms;       /* native comparator: the merge sort */
   gsort_ctx *gc;     /* comparator region */
 } sort_run;
@@ -245,18 +245,35 @@ static uint64_t radix_key(const shlo_rb_compare *c, shlo_key k) {
   return c->dir == SHLO_DIR_GT ? ~u : u;
 }
 
+static int bit_width(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
+/* The slice's order by radix: each key (ascending-unsigned, relative to
+ * the smallest) above its index in one word, sorted by the key bits.
+ * False when key and index do not fit in 64 bits together. */
+static bool radix_order(sort_run *r, int64_t base) {
+  int64_t len = r->len;
+  uint64_t *w = r->words, lo = UINT64_MAX, hi = 0;
+  for (int64_t i = 0; i < len; i++) {
+    w[i] = radix_key(&r->p->cmp, slice_key(r, base, i));
+    lo = w[i] < lo ? w[i] : lo;
+    hi = w[i] > hi ? w[i] : hi;
+  }
+  int ib = bit_width((uint64_t)len - 1), kb = bit_width(hi - lo);
+  if (ib + kb > 64) return false;
+  for (int64_t i = 0; i < len; i++) /* ib >= 9: len >= SORT_RADIX_MIN */
+    w[i] = (w[i] - lo) << ib | (uint64_t)i;
+  const uint64_t *sorted =
+      shlo__radix_sort(w, w + len, len, ib, ib + kb, r->counts);
+  uint64_t mask = (1ull << ib) - 1;
+  for (int64_t i = 0; i < len; i++) r->perm[i] = (int64_t)(sorted[i] & mask);
+  return true;
+}
+
 /* r->perm = the sorted order of the slice that starts at element base. */
 static shlo_status sort_slice_order(sort_run *r, int64_t base) {
   const sort_params *p = r->p;
   int64_t len = r->len;
-  if (r->items) {
-    for (int64_t i = 0; i < len; i++)
-      r->items[i] =
-          (shlo_radix_item){radix_key(&p->cmp, slice_key(r, base, i)), i};
-    shlo__radix_sort(r->items, r->items + len, len, r->counts);
-    for (int64_t i = 0; i < len; i++) r->perm[i] = r->items[i].idx;
-    return SHLO_OK;
-  }
+  if (r->words && radix_order(r, base)) return SHLO_OK;
   if (r->ms) {
     for (int64_t i = 0; i < len; i++)
       r->pairs[i] = (sort_pair){slice_key(r, base, i), i};
@@ -279,6 +296,11 @@ static void sort_permute_slice(const sort_run *r, int64_t base) {
     size_t e = r->esz[k];
     const char *src = (const char *)r->in[k]->data + (size_t)base * e;
     char *dst = (char *)r->out[k]->data + (size_t)base * e;
+    if (sd == 1 && e == 4) { /* the common case, without a call per element */
+      for (int64_t i = 0; i < r->len; i++)
+        ((uint32_t *)dst)[i] = ((const uint32_t *)src)[r->perm[i]];
+      continue;
+    }
     for (int64_t i = 0; i < r->len; i++)
       memcpy(dst + (size_t)(i * sd) * e, src + (size_t)(r->perm[i] * sd) * e,
              e);
@@ -310,6 +332,14 @@ static shlo_status sort_slices(const shlo_step *s, sort_run *r,
   return SHLO_OK;
 }
 
+/* Scratch of `bytes` as a tensor: counted against the execution's memory
+ * limit, and its pages recycled from one run to the next. */
+static void *scratch_new(shlo_value **holder, size_t bytes) {
+  int64_t n = (int64_t)bytes;
+  *holder = shlo_tensor_new(SHLO_UI8, 1, &n);
+  return *holder ? (*holder)->data : NULL;
+}
+
 static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
                           shlo_value **out, shlo_exec *ex) {
   const sort_params *p = s->params;
@@ -321,16 +351,18 @@ static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
   sort_run r = {.s = s, .p = p, .in = in, .out = out, .len = len,
                 .sd = p->str[p->dim]};
   for (int k = 0; k < n; k++) r.esz[k] = shlo_elem_size(p->et[k]);
-  r.perm = malloc((size_t)len * 2 * sizeof *r.perm);
+  shlo_value *perm_t = NULL, *words_t = NULL;
+  r.perm = scratch_new(&perm_t, (size_t)len * 2 * sizeof *r.perm);
   bool radix = radix_applies(p, len);
-  r.pairs = p->cmp.ok && !radix ? malloc((size_t)len * 2 * sizeof *r.pairs)
-                                : NULL;
-  r.items = radix ? malloc((size_t)len * 2 * sizeof *r.items) : NULL;
+  /* the merge sort's pairs stay for keys too wide to pack with an index */
+  r.pairs = p->cmp.ok ? malloc((size_t)len * 2 * sizeof *r.pairs) : NULL;
+  r.words = radix ? scratch_new(&words_t, (size_t)len * 2 * sizeof *r.words)
+                  : NULL;
   r.counts = radix ? malloc(SHLO_RADIX_COUNTS * sizeof *r.counts) : NULL;
   r.gc = p->cmp.ok ? NULL : calloc(1, sizeof *r.gc);
   bool call_ready = false;
-  bool have = radix ? r.items && r.counts : p->cmp.ok ? r.pairs != NULL
-                                                      : r.gc != NULL;
+  bool have = (!radix || (r.words && r.counts)) &&
+              (p->cmp.ok ? r.pairs != NULL : r.gc != NULL);
   if (!r.perm || !have) {
     st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
     goto done;
@@ -346,9 +378,9 @@ done:
   if (call_ready) shlo__rb_call_free(&r.gc->call);
   free(r.gc);
   free(r.pairs);
-  free(r.items);
   free(r.counts);
-  free(r.perm);
+  if (words_t) shlo_value_unref(words_t);
+  if (perm_t) shlo_value_unref(perm_t);
   if (st) shlo__rb_unref_n(out, n);
   return st;
 }
