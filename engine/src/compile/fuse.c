@@ -225,13 +225,10 @@ static void rows_member(const fused_run *r, const member *m, char *const *val,
   int64_t cols = r->f->cols;
   const void *x[3];
   for (int i = 0; i < m->n_in; i++) x[i] = rows_operand(r, m, i, val, r0);
-  if (m->fold) { /* the reduce kernel's loop, row by row */
-    for (int64_t j = 0; j < nr; j++) {
-      char *acc = d + (size_t)j * m->esz;
-      memcpy(acc, x[1], m->esz);
-      m->fold->fold(acc, (const char *)x[0] + (size_t)(j * cols) * m->esz,
-                    cols, 1, m->fold);
-    }
+  if (m->fold) { /* the reduce kernel's loop */
+    for (int64_t j = 0; j < nr; j++)
+      memcpy(d + (size_t)j * m->esz, x[1], m->esz);
+    m->fold->fold_rows(d, x[0], nr, cols, m->fold);
     return;
   }
   bool full = m->dom == DOM_FULL;
@@ -427,10 +424,10 @@ static int rows_group_end(const shlo_plan *p, int i,
   }
   /* rank >= 2 with rows to share out: a reduction of a whole vector is
    * better split across the pool as a run and a separate reduce */
-  if (!f || f->rank < 2 || shlo_type_numel(f) / f->dims[f->rank - 1] < 16 ||
-      f->dims[f->rank - 1] < 2 ||
+  if (!f || f->rank < 2 || f->dims[f->rank - 1] < 2 ||
       f->dims[f->rank - 1] > ROWS_MAX_COLS ||
-      shlo_type_numel(f) < FUSE_MIN_NUMEL)
+      shlo_type_numel(f) < FUSE_MIN_NUMEL ||
+      shlo_type_numel(f) / f->dims[f->rank - 1] < 16)
     return i;
   int j = i;
   bool reduces = false;
@@ -448,7 +445,10 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
                           const shlo_type *F) {
   f->cols = F->dims[F->rank - 1];
   f->rows = shlo_type_numel(F) / f->cols;
-  f->block = FUSE_CHUNK / f->cols > 0 ? FUSE_CHUNK / f->cols : 1;
+  /* at least 4 rows when they are short enough, for fold_rows */
+  int64_t block = FUSE_CHUNK / f->cols;
+  if (block < 4) block = 4 * f->cols <= 2 * FUSE_CHUNK ? 4 : 1;
+  f->block = block > 0 ? block : 1;
   for (int e = 0; e < fs->n_in; e++)
     f->ext_esz[e] = shlo_elem_size(types[fs->in[e]]->elem);
   for (int k = 0; k < f->n_members; k++) {

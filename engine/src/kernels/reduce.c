@@ -69,9 +69,8 @@ typedef struct row_fold_job {
 static void fold_rows(void *ctx, int64_t lo, int64_t hi) {
   const row_fold_job *j = ctx;
   size_t esz = j->b->esz;
-  for (int64_t r = lo; r < hi; r++)
-    j->b->fold(j->dst + (size_t)r * esz, j->src + (size_t)(r * j->len) * esz,
-               j->len, 1, j->b);
+  j->b->fold_rows(j->dst + (size_t)lo * esz,
+                  j->src + (size_t)(lo * j->len) * esz, hi - lo, j->len, j->b);
 }
 
 /* Rows per chunk: about 64K elements of work each. */

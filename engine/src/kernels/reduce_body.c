@@ -275,6 +275,51 @@ static const rb_loops rb_tab[RB_NOPS][FL_COUNT] = {
 RB_DEF_LANES(fold_MAX_f32_lanes, shlo_fmaxf, fold_MAX_f32)
 RB_DEF_LANES(fold_MIN_f32_lanes, shlo_fminf, fold_MIN_f32)
 
+/* Rows one at a time, with the body's fold. */
+static void fold_rows_each(void *acc, const void *src, int64_t rows,
+                           int64_t len, const shlo_rb_native *b) {
+  for (int64_t r = 0; r < rows; r++)
+    b->fold((char *)acc + (size_t)r * b->esz,
+            (const char *)src + (size_t)(r * len) * b->esz, len, 1, b);
+}
+
+/* f32/f64 add and multiply: R rows folded side by side, each still in its
+ * own order from its own accumulator, so every result is the sequential
+ * fold's while R additions are in flight instead of one. */
+#define RB_DEF_ROWS(NAME, T, OP)                                            \
+  static void NAME(void *acc_, const void *src_, int64_t rows, int64_t len, \
+                   const shlo_rb_native *b) {                               \
+    T *acc = acc_;                                                          \
+    const T *src = src_;                                                    \
+    int64_t r = 0;                                                          \
+    for (; r + 4 <= rows; r += 4) {                                         \
+      T a0 = acc[r], a1 = acc[r + 1], a2 = acc[r + 2], a3 = acc[r + 3];     \
+      const T *x0 = src + r * len, *x1 = x0 + len, *x2 = x1 + len,          \
+              *x3 = x2 + len;                                               \
+      for (int64_t i = 0; i < len; i++) {                                   \
+        a0 = a0 OP x0[i];                                                   \
+        a1 = a1 OP x1[i];                                                   \
+        a2 = a2 OP x2[i];                                                   \
+        a3 = a3 OP x3[i];                                                   \
+      }                                                                     \
+      acc[r] = a0, acc[r + 1] = a1, acc[r + 2] = a2, acc[r + 3] = a3;       \
+    }                                                                       \
+    for (; r + 2 <= rows; r += 2) {                                         \
+      T a0 = acc[r], a1 = acc[r + 1];                                       \
+      const T *x0 = src + r * len, *x1 = x0 + len;                          \
+      for (int64_t i = 0; i < len; i++) {                                   \
+        a0 = a0 OP x0[i];                                                   \
+        a1 = a1 OP x1[i];                                                   \
+      }                                                                     \
+      acc[r] = a0, acc[r + 1] = a1;                                         \
+    }                                                                       \
+    fold_rows_each(acc + r, src + r * len, rows - r, len, b);               \
+  }
+RB_DEF_ROWS(fold_rows_ADD_f32, float, +)
+RB_DEF_ROWS(fold_rows_MUL_f32, float, *)
+RB_DEF_ROWS(fold_rows_ADD_f64, double, +)
+RB_DEF_ROWS(fold_rows_MUL_f64, double, *)
+
 static int rb_op_index(int code, shlo_elem_type et) {
   bool i1 = et == SHLO_I1;
   switch (code) {
@@ -342,6 +387,11 @@ bool shlo__rb_match(shlo_compiler *cc, const shlo_op *op, int r,
   b->wsh = b->esz == 1 && shlo_elem_class_of(e0) == SHLO_CLASS_SINT ? 8 - bits
                                                                      : 0;
   b->fold = rb_tab[k][fl].fold;
+  b->fold_rows = fl == FL_f32 && k == RB_ADD   ? fold_rows_ADD_f32
+                 : fl == FL_f32 && k == RB_MUL ? fold_rows_MUL_f32
+                 : fl == FL_f64 && k == RB_ADD ? fold_rows_ADD_f64
+                 : fl == FL_f64 && k == RB_MUL ? fold_rows_MUL_f64
+                                               : fold_rows_each;
   if (fl == FL_f32 && k == RB_MAX) b->fold = fold_MAX_f32_lanes;
   if (fl == FL_f32 && k == RB_MIN) b->fold = fold_MIN_f32_lanes;
   b->gfold = rb_tab[k][fl].gfold;

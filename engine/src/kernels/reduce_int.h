@@ -30,6 +30,11 @@ typedef void (*shlo_rb_fold_fn)(void *acc, const void *src, int64_t n,
 typedef void (*shlo_rb_gfold_fn)(void *acc, const void *src,
                                  const int64_t *offs, int64_t n,
                                  const void *init, const shlo_rb_native *b);
+/* acc[r] = body(acc[r], src[r * len + i]) for i in [0, len), in order,
+ * for every r in [0, rows): several rows at a time, so that the latencies
+ * of their (sequential) folds overlap. */
+typedef void (*shlo_rb_fold_rows_fn)(void *acc, const void *src, int64_t rows,
+                                     int64_t len, const shlo_rb_native *b);
 /* dst[i] = body(dst[i], src[i]) for i in [0, n). */
 typedef void (*shlo_rb_accum_fn)(void *dst, const void *src, int64_t n,
                                  const shlo_rb_native *b);
@@ -43,6 +48,7 @@ struct shlo_rb_native {
   shlo_rb_fold_fn fold;
   shlo_rb_gfold_fn gfold;
   shlo_rb_accum_fn accum;
+  shlo_rb_fold_rows_fn fold_rows;
 };
 
 /* Whether region r of op is a native binary body over element type et;
