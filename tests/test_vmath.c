@@ -52,34 +52,34 @@ static void fill(float *x, unsigned seed) {
   x[17] = 1e-30f;     /* tanh x = x */
 }
 
-static void check(void (*fn)(float *, const float *, int64_t),
-                  float (*ref)(float), const char *name) {
+typedef void (*vec_fn)(float *, const float *, int64_t);
+
+/* d[0..n) must be ref(x[i]) bit for bit. */
+static void expect_ref(const float *d, const float *x, int n,
+                       float (*ref)(float), const char *name) {
+  for (int i = 0; i < n; i++) {
+    float r = ref(x[i]);
+    if (memcmp(&r, &d[i], 4))
+      print_error("%s %s(%a) = %a, want %a\n", shlo__vmath_isa(), name, x[i],
+                  d[i], r);
+    assert_memory_equal(&r, &d[i], 4);
+  }
+}
+
+static void check(vec_fn fn, float (*ref)(float), const char *name) {
   float *x = malloc(N * sizeof *x), *d = malloc(N * sizeof *d);
   assert_non_null(x);
   assert_non_null(d);
   fill(x, 7);
   for (int len = 0; len <= 19; len++) { /* every tail length, from 0 */
     fn(d, x, len);
-    for (int i = 0; i < len; i++) {
-      float r = ref(x[i]);
-      if (memcmp(&r, &d[i], 4)) print_error("%s %s(%a) = %a, want %a\n",
-                                            shlo__vmath_isa(), name, x[i], d[i], r);
-      assert_memory_equal(&r, &d[i], 4);
-    }
+    expect_ref(d, x, len, ref, name);
   }
   fn(d, x, N);
-  for (int i = 0; i < N; i++) {
-    float r = ref(x[i]);
-    if (memcmp(&r, &d[i], 4)) print_error("%s %s(%a) = %a, want %a\n",
-                                          shlo__vmath_isa(), name, x[i], d[i], r);
-    assert_memory_equal(&r, &d[i], 4);
-  }
+  expect_ref(d, x, N, ref, name);
   memcpy(d, x, N * sizeof *d); /* in place */
   fn(d, d, N);
-  for (int i = 0; i < N; i++) {
-    float r = ref(x[i]);
-    assert_memory_equal(&r, &d[i], 4);
-  }
+  expect_ref(d, x, N, ref, name);
   free(x);
   free(d);
 }
