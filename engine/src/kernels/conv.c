@@ -22,6 +22,7 @@
 #include "compile/plan.h"
 
 #define CONV_MAX_SP (SHLO_MAX_RANK - 2)
+#define CONV_SPLIT_MIN ((int64_t)1 << 20) /* multiply-adds worth threads */
 
 typedef struct conv_params {
   shlo__la_dom dom;
@@ -273,7 +274,11 @@ static shlo_status conv_run(const shlo_step *s, const conv_params *p,
     goto done;
   }
   conv_job j = {p, &w, v, 0};
-  shlo__parallel_for(p->groups * p->nb, 1, conv_items, &j);
+  /* small convolutions stay on one thread: one chunk for all pairs */
+  int64_t items = p->groups * p->nb;
+  int64_t macs = items * p->pcount * p->ci * p->kp * p->og;
+  int64_t grain = macs < CONV_SPLIT_MIN ? items : 1;
+  shlo__parallel_for(items, grain, conv_items, &j);
   if (atomic_load(&j.failed))
     st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
 done:
