@@ -51,6 +51,7 @@ static void same_results(const char *text, const char *expect_fused) {
   if (!strstr(a.plan, expect_fused))
     fail_msg("plan lacks '%s':\n%s", expect_fused, a.plan);
   assert_null(strstr(b.plan, "fused("));
+  assert_null(strstr(b.plan, "fused_rows("));
   assert_int_equal(a.n, b.n);
   for (int i = 0; i < a.n; i++) {
     assert_int_equal(a.v[i]->nbytes, b.v[i]->nbytes);
@@ -144,6 +145,149 @@ static void transposing_broadcasts_read_strided(void **state) {
       "fused(broadcast_in_dim, add, broadcast_in_dim, multiply)");
 }
 
+/* Pseudo-random f32 values of shape S (a string like "96x130") from two
+ * iotas: %x = 4 sin(1.3 i + 0.7 j + 0.01 i j). */
+#define WAVY(S)                                                              \
+  "  %i = stablehlo.iota dim = 0 : tensor<" S "xf32>\n"                      \
+  "  %j = stablehlo.iota dim = 1 : tensor<" S "xf32>\n"                      \
+  "  %ka = stablehlo.constant dense<1.3> : tensor<" S "xf32>\n"              \
+  "  %kb = stablehlo.constant dense<0.7> : tensor<" S "xf32>\n"              \
+  "  %kc = stablehlo.constant dense<0.01> : tensor<" S "xf32>\n"             \
+  "  %k4 = stablehlo.constant dense<4.0> : tensor<" S "xf32>\n"              \
+  "  %ia = stablehlo.multiply %i, %ka : tensor<" S "xf32>\n"                 \
+  "  %jb = stablehlo.multiply %j, %kb : tensor<" S "xf32>\n"                 \
+  "  %ij = stablehlo.multiply %i, %j : tensor<" S "xf32>\n"                  \
+  "  %ijc = stablehlo.multiply %ij, %kc : tensor<" S "xf32>\n"               \
+  "  %s1 = stablehlo.add %ia, %jb : tensor<" S "xf32>\n"                     \
+  "  %s2 = stablehlo.add %s1, %ijc : tensor<" S "xf32>\n"                    \
+  "  %sn = stablehlo.sine %s2 : tensor<" S "xf32>\n"                         \
+  "  %x0 = stablehlo.multiply %sn, %k4 : tensor<" S "xf32>\n"
+
+/* Softmax over rows, the row maximum returned too: one rows group whose
+ * row value is also a result. */
+static void softmax_rows_fuse_around_both_reductions(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<96x130xf32>, tensor<96xf32>) {\n"
+      WAVY("96x130")
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %m = stablehlo.reduce(%x0 init: %ninf) applies stablehlo.maximum "
+      "across dimensions = [1] : (tensor<96x130xf32>, tensor<f32>) -> "
+      "tensor<96xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<96xf32>) "
+      "-> tensor<96x130xf32>\n"
+      "  %d = stablehlo.subtract %x0, %mb : tensor<96x130xf32>\n"
+      "  %e = stablehlo.exponential %d : tensor<96x130xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<96x130xf32>, tensor<f32>) -> "
+      "tensor<96xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<96xf32>) "
+      "-> tensor<96x130xf32>\n"
+      "  %y = stablehlo.divide %e, %sb : tensor<96x130xf32>\n"
+      "  func.return %y, %m : tensor<96x130xf32>, tensor<96xf32>\n}\n",
+      "sine, multiply, reduce, broadcast_in_dim, subtract, exponential, "
+      "reduce, broadcast_in_dim, divide)");
+}
+
+/* Layernorm where rows and columns have the same length (64x64): the
+ * column vector gamma (broadcast along dims = [1]) and a row-shaped
+ * argument added to the row means must each be read as what they are. */
+static void square_layernorm_tells_rows_from_columns(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> tensor<64x64xf32> {\n"
+      WAVY("64x64")
+      "  %g = stablehlo.iota dim = 0 : tensor<64xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x0 init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<64x64xf32>, tensor<f32>) -> "
+      "tensor<64xf32>\n"
+      "  %n = stablehlo.constant dense<64.0> : tensor<64xf32>\n"
+      "  %mean = stablehlo.divide %s, %n : tensor<64xf32>\n"
+      "  %shift = stablehlo.add %mean, %g : tensor<64xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %shift, dims = [0] : "
+      "(tensor<64xf32>) -> tensor<64x64xf32>\n"
+      "  %c = stablehlo.subtract %x0, %mb : tensor<64x64xf32>\n"
+      "  %sq = stablehlo.multiply %c, %c : tensor<64x64xf32>\n"
+      "  %v = stablehlo.reduce(%sq init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<64x64xf32>, tensor<f32>) -> "
+      "tensor<64xf32>\n"
+      "  %r = stablehlo.rsqrt %v : tensor<64xf32>\n"
+      "  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<64xf32>) "
+      "-> tensor<64x64xf32>\n"
+      "  %y = stablehlo.multiply %c, %rb : tensor<64x64xf32>\n"
+      "  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<64xf32>) "
+      "-> tensor<64x64xf32>\n"
+      "  %o = stablehlo.multiply %y, %gb : tensor<64x64xf32>\n"
+      "  func.return %o : tensor<64x64xf32>\n}\n",
+      "fused_rows(");
+}
+
+/* A row value broadcast along the wrong dimension (dims = [1]: element r
+ * goes to column r) cannot be read block by block: the group must end
+ * before it, and the results stay the unfused ones. */
+static void a_row_value_broadcast_across_columns_ends_the_group(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> tensor<64x64xf32> {\n"
+      WAVY("64x64")
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x0 init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<64x64xf32>, tensor<f32>) -> "
+      "tensor<64xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<64xf32>) "
+      "-> tensor<64x64xf32>\n"
+      "  %y = stablehlo.subtract %x0, %sb : tensor<64x64xf32>\n"
+      "  func.return %y : tensor<64x64xf32>\n}\n",
+      "fused(");
+}
+
+/* Rank 3, the last dimension reduced by maximum and minimum, with NaNs
+ * (the first NaN of a row wins, payload and all) and signed zeros
+ * (maximum prefers +0, minimum -0) in some rows. */
+static void rank3_rows_keep_nan_and_signed_zero_rules(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<8x20x40xf32>, tensor<8x20xf32>) {\n"
+      "  %i = stablehlo.iota dim = 1 : tensor<8x20x40xf32>\n"
+      "  %j = stablehlo.iota dim = 2 : tensor<8x20x40xf32>\n"
+      "  %k = stablehlo.iota dim = 0 : tensor<8x20x40xf32>\n"
+      "  %a = stablehlo.multiply %i, %j : tensor<8x20x40xf32>\n"
+      "  %b = stablehlo.add %a, %k : tensor<8x20x40xf32>\n"
+      "  %x = stablehlo.cosine %b : tensor<8x20x40xf32>\n"
+      "  %c7 = stablehlo.constant dense<7.0> : tensor<8x20x40xf32>\n"
+      "  %c3 = stablehlo.constant dense<3.0> : tensor<8x20x40xf32>\n"
+      "  %nanpos = stablehlo.compare EQ, %i, %c7 : (tensor<8x20x40xf32>, "
+      "tensor<8x20x40xf32>) -> tensor<8x20x40xi1>\n"
+      "  %zpos = stablehlo.compare EQ, %i, %c3 : (tensor<8x20x40xf32>, "
+      "tensor<8x20x40xf32>) -> tensor<8x20x40xi1>\n"
+      "  %jpos = stablehlo.compare GT, %j, %c7 : (tensor<8x20x40xf32>, "
+      "tensor<8x20x40xf32>) -> tensor<8x20x40xi1>\n"
+      "  %nanat = stablehlo.and %nanpos, %jpos : tensor<8x20x40xi1>\n"
+      "  %nan1 = stablehlo.constant dense<0x7FC00001> : tensor<8x20x40xf32>\n"
+      "  %negz = stablehlo.constant dense<-0.0> : tensor<8x20x40xf32>\n"
+      "  %zz = stablehlo.multiply %x, %negz : tensor<8x20x40xf32>\n"
+      "  %x1 = stablehlo.select %nanat, %nan1, %x : tensor<8x20x40xi1>, "
+      "tensor<8x20x40xf32>\n"
+      "  %x2 = stablehlo.select %zpos, %zz, %x1 : tensor<8x20x40xi1>, "
+      "tensor<8x20x40xf32>\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %pinf = stablehlo.constant dense<0x7F800000> : tensor<f32>\n"
+      "  %mx = stablehlo.reduce(%x2 init: %ninf) applies stablehlo.maximum "
+      "across dimensions = [2] : (tensor<8x20x40xf32>, tensor<f32>) -> "
+      "tensor<8x20xf32>\n"
+      "  %mn = stablehlo.reduce(%x2 init: %pinf) applies stablehlo.minimum "
+      "across dimensions = [2] : (tensor<8x20x40xf32>, tensor<f32>) -> "
+      "tensor<8x20xf32>\n"
+      "  %d = stablehlo.subtract %mx, %mn : tensor<8x20xf32>\n"
+      "  %db = stablehlo.broadcast_in_dim %d, dims = [0, 1] : "
+      "(tensor<8x20xf32>) -> tensor<8x20x40xf32>\n"
+      "  %y = stablehlo.multiply %x2, %db : tensor<8x20x40xf32>\n"
+      "  func.return %y, %mx : tensor<8x20x40xf32>, tensor<8x20xf32>\n}\n",
+      "reduce, reduce, subtract, broadcast_in_dim, multiply)");
+}
+
 static void small_tensors_stay_unfused(void **state) {
   (void)state;
   run_result r = run(
@@ -163,6 +307,10 @@ int main(void) {
       cmocka_unit_test(select_convert_and_compare_fuse),
       cmocka_unit_test(broadcasts_of_rows_and_columns_read_in_place),
       cmocka_unit_test(transposing_broadcasts_read_strided),
+      cmocka_unit_test(softmax_rows_fuse_around_both_reductions),
+      cmocka_unit_test(square_layernorm_tells_rows_from_columns),
+      cmocka_unit_test(a_row_value_broadcast_across_columns_ends_the_group),
+      cmocka_unit_test(rank3_rows_keep_nan_and_signed_zero_rules),
       cmocka_unit_test(small_tensors_stay_unfused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

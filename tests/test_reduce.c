@@ -411,6 +411,129 @@ static void test_map(void **state) {
 
 /* ---- sort ---- */
 
+/* A slow comparator: the same compare, then a no-op and, which the native
+ * matcher does not take, so the region runs per comparison (merge sort). */
+#define SLOW_CMP_BODY2(DIR, T, T2, CT, S)                               \
+  "    ^bb0(%a" S ": tensor<" T ">, %b" S ": tensor<" T ">, %c" S        \
+  ": tensor<" T2 ">, %d" S ": tensor<" T2 ">):\n"                       \
+  "      %p" S " = stablehlo.compare " DIR ", %a" S ", %b" S CT " : (tensor<" T \
+  ">, tensor<" T ">) -> tensor<i1>\n"                                   \
+  "      %q" S " = stablehlo.and %p" S ", %p" S " : tensor<i1>\n"        \
+  "      stablehlo.return %q" S " : tensor<i1>\n"
+
+/* Slices long enough for the radix sort (>= 512): keys with many ties,
+ * carried indices, both directions, i32 and TOTALORDER f32 with NaNs of
+ * both signs, infinities and signed zeros; the native order must be the
+ * comparator region's, index for index. */
+static void test_long_sorts_match_the_region(void **state) {
+  (void)state;
+  RUN_OK("  %i = stablehlo.iota dim = 1 : tensor<2x1000xi32>\n"
+         "  %m = stablehlo.constant dense<7919> : tensor<2x1000xi32>\n"
+         "  %r = stablehlo.constant dense<37> : tensor<2x1000xi32>\n"
+         "  %h = stablehlo.constant dense<18> : tensor<2x1000xi32>\n"
+         "  %im = stablehlo.multiply %i, %m : tensor<2x1000xi32>\n"
+         "  %ir = stablehlo.remainder %im, %r : tensor<2x1000xi32>\n"
+         "  %k = stablehlo.subtract %ir, %h : tensor<2x1000xi32>\n"
+         "  %f0 = stablehlo.convert %k : (tensor<2x1000xi32>) -> tensor<2x1000xf32>\n"
+         "  %q = stablehlo.constant dense<0.25> : tensor<2x1000xf32>\n"
+         "  %f1 = stablehlo.multiply %f0, %q : tensor<2x1000xf32>\n"
+         /* the values -4.5 and 4.5 become NaNs of either sign, 0 sometimes -0 */
+         "  %c45 = stablehlo.constant dense<4.5> : tensor<2x1000xf32>\n"
+         "  %cn45 = stablehlo.constant dense<-4.5> : tensor<2x1000xf32>\n"
+         "  %c1 = stablehlo.constant dense<1.0> : tensor<2x1000xf32>\n"
+         "  %pnan = stablehlo.constant dense<0x7FC00001> : tensor<2x1000xf32>\n"
+         "  %nnan = stablehlo.constant dense<0xFFC00000> : tensor<2x1000xf32>\n"
+         "  %pinf = stablehlo.constant dense<0x7F800000> : tensor<2x1000xf32>\n"
+         "  %nz = stablehlo.constant dense<-0.0> : tensor<2x1000xf32>\n"
+         "  %e1 = stablehlo.compare EQ, %f1, %c45 : (tensor<2x1000xf32>, tensor<2x1000xf32>) -> tensor<2x1000xi1>\n"
+         "  %e2 = stablehlo.compare EQ, %f1, %cn45 : (tensor<2x1000xf32>, tensor<2x1000xf32>) -> tensor<2x1000xi1>\n"
+         "  %e3 = stablehlo.compare EQ, %f1, %c1 : (tensor<2x1000xf32>, tensor<2x1000xf32>) -> tensor<2x1000xi1>\n"
+         "  %g1 = stablehlo.select %e1, %pnan, %f1 : tensor<2x1000xi1>, tensor<2x1000xf32>\n"
+         "  %g2 = stablehlo.select %e2, %nnan, %g1 : tensor<2x1000xi1>, tensor<2x1000xf32>\n"
+         "  %g3 = stablehlo.select %e3, %pinf, %g2 : tensor<2x1000xi1>, tensor<2x1000xf32>\n"
+         "  %zero = stablehlo.constant dense<0.0> : tensor<2x1000xf32>\n"
+         "  %e4 = stablehlo.compare EQ, %g3, %zero : (tensor<2x1000xf32>, tensor<2x1000xf32>) -> tensor<2x1000xi1>\n"
+         "  %odd = stablehlo.remainder %i, %h : tensor<2x1000xi32>\n"
+         "  %zi = stablehlo.constant dense<0> : tensor<2x1000xi32>\n"
+         "  %e5 = stablehlo.compare GT, %odd, %zi : (tensor<2x1000xi32>, tensor<2x1000xi32>) -> tensor<2x1000xi1>\n"
+         "  %e6 = stablehlo.and %e4, %e5 : tensor<2x1000xi1>\n"
+         "  %f = stablehlo.select %e6, %nz, %g3 : tensor<2x1000xi1>, tensor<2x1000xf32>\n"
+         "  %a1, %a2 = \"stablehlo.sort\"(%k, %i) ({\n" CMP_BODY2("LT", "i32", "i32", "", "1")
+         "  }) {dimension = 1 : i64, is_stable = true} : (tensor<2x1000xi32>, tensor<2x1000xi32>) -> (tensor<2x1000xi32>, tensor<2x1000xi32>)\n"
+         "  %b1, %b2 = \"stablehlo.sort\"(%k, %i) ({\n" SLOW_CMP_BODY2("LT", "i32", "i32", "", "2")
+         "  }) {dimension = 1 : i64, is_stable = true} : (tensor<2x1000xi32>, tensor<2x1000xi32>) -> (tensor<2x1000xi32>, tensor<2x1000xi32>)\n"
+         "  check.expect_eq %a2, %b2 : tensor<2x1000xi32>\n"
+         "  %c1s, %c2 = \"stablehlo.sort\"(%k, %i) ({\n" CMP_BODY2("GT", "i32", "i32", "", "3")
+         "  }) {dimension = 1 : i64} : (tensor<2x1000xi32>, tensor<2x1000xi32>) -> (tensor<2x1000xi32>, tensor<2x1000xi32>)\n"
+         "  %d1, %d2 = \"stablehlo.sort\"(%k, %i) ({\n" SLOW_CMP_BODY2("GT", "i32", "i32", "", "4")
+         "  }) {dimension = 1 : i64} : (tensor<2x1000xi32>, tensor<2x1000xi32>) -> (tensor<2x1000xi32>, tensor<2x1000xi32>)\n"
+         "  check.expect_eq %c2, %d2 : tensor<2x1000xi32>\n"
+         "  %s1, %s2 = \"stablehlo.sort\"(%f, %i) ({\n" CMP_BODY2("LT", "f32", "i32", ", TOTALORDER", "5")
+         "  }) {dimension = 1 : i64} : (tensor<2x1000xf32>, tensor<2x1000xi32>) -> (tensor<2x1000xf32>, tensor<2x1000xi32>)\n"
+         "  %t1, %t2 = \"stablehlo.sort\"(%f, %i) ({\n" SLOW_CMP_BODY2("LT", "f32", "i32", ", TOTALORDER", "6")
+         "  }) {dimension = 1 : i64} : (tensor<2x1000xf32>, tensor<2x1000xi32>) -> (tensor<2x1000xf32>, tensor<2x1000xi32>)\n"
+         "  check.expect_eq %s2, %t2 : tensor<2x1000xi32>\n"
+         "  %u1, %u2 = \"stablehlo.sort\"(%f, %i) ({\n" CMP_BODY2("GT", "f32", "i32", ", TOTALORDER", "7")
+         "  }) {dimension = 1 : i64} : (tensor<2x1000xf32>, tensor<2x1000xi32>) -> (tensor<2x1000xf32>, tensor<2x1000xi32>)\n"
+         "  %v1, %v2 = \"stablehlo.sort\"(%f, %i) ({\n" SLOW_CMP_BODY2("GT", "f32", "i32", ", TOTALORDER", "8")
+         "  }) {dimension = 1 : i64} : (tensor<2x1000xf32>, tensor<2x1000xi32>) -> (tensor<2x1000xf32>, tensor<2x1000xi32>)\n"
+         "  check.expect_eq %u2, %v2 : tensor<2x1000xi32>\n");
+}
+
+/* Rows long enough for the lane folds and the side-by-side row folds
+ * (9 rows: groups of 4, 2 and one): native sums and products are the
+ * region's sequential ones bit for bit, and a NaN row keeps its first
+ * NaN through maximum. */
+static void test_long_rows_fold_like_the_region(void **state) {
+  (void)state;
+  RUN_OK("  %i = stablehlo.iota dim = 0 : tensor<9x301xf32>\n"
+         "  %j = stablehlo.iota dim = 1 : tensor<9x301xf32>\n"
+         "  %ij = stablehlo.multiply %i, %j : tensor<9x301xf32>\n"
+         "  %s = stablehlo.sine %ij : tensor<9x301xf32>\n"
+         "  %big = stablehlo.constant dense<1.0e4> : tensor<9x301xf32>\n"
+         "  %x = stablehlo.multiply %s, %big : tensor<9x301xf32>\n"
+         "  %tiny = stablehlo.constant dense<1.0e-3> : tensor<9x301xf32>\n"
+         "  %one = stablehlo.constant dense<1.0> : tensor<9x301xf32>\n"
+         "  %st = stablehlo.multiply %s, %tiny : tensor<9x301xf32>\n"
+         "  %y = stablehlo.add %one, %st : tensor<9x301xf32>\n"
+         "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+         "  %o = stablehlo.constant dense<1.0> : tensor<f32>\n"
+         "  %a = \"stablehlo.reduce\"(%x, %z) ({\n" BODY("add", "f32", "1")
+         "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf32>, tensor<f32>) -> tensor<9xf32>\n"
+         "  %b = \"stablehlo.reduce\"(%x, %z) ({\n" SLOW_BODY("add", "f32", "2")
+         "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf32>, tensor<f32>) -> tensor<9xf32>\n"
+         "  check.expect_eq %a, %b : tensor<9xf32>\n"
+         "  %c = \"stablehlo.reduce\"(%y, %o) ({\n" BODY("multiply", "f32", "3")
+         "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf32>, tensor<f32>) -> tensor<9xf32>\n"
+         "  %d = \"stablehlo.reduce\"(%y, %o) ({\n" SLOW_BODY("multiply", "f32", "4")
+         "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf32>, tensor<f32>) -> tensor<9xf32>\n"
+         "  check.expect_eq %c, %d : tensor<9xf32>\n"
+         "  %x64 = stablehlo.convert %x : (tensor<9x301xf32>) -> tensor<9x301xf64>\n"
+         "  %z64 = stablehlo.constant dense<0.0> : tensor<f64>\n"
+         "  %e = \"stablehlo.reduce\"(%x64, %z64) ({\n" BODY("add", "f64", "5")
+         "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf64>, tensor<f64>) -> tensor<9xf64>\n"
+         "  %f = \"stablehlo.reduce\"(%x64, %z64) ({\n" SLOW_BODY("add", "f64", "6")
+         "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf64>, tensor<f64>) -> tensor<9xf64>\n"
+         "  check.expect_eq %e, %f : tensor<9xf64>\n"
+         /* row 2 (i*j = 2j) gets NaNs at j = 100 (payload 1) and 200 */
+         "  %c200 = stablehlo.constant dense<200.0> : tensor<9x301xf32>\n"
+         "  %c400 = stablehlo.constant dense<400.0> : tensor<9x301xf32>\n"
+         "  %n1 = stablehlo.constant dense<0x7FC00001> : tensor<9x301xf32>\n"
+         "  %n2 = stablehlo.constant dense<0x7FC00002> : tensor<9x301xf32>\n"
+         "  %p1 = stablehlo.compare EQ, %ij, %c200 : (tensor<9x301xf32>, tensor<9x301xf32>) -> tensor<9x301xi1>\n"
+         "  %p2 = stablehlo.compare EQ, %ij, %c400 : (tensor<9x301xf32>, tensor<9x301xf32>) -> tensor<9x301xi1>\n"
+         "  %w1 = stablehlo.select %p1, %n1, %x : tensor<9x301xi1>, tensor<9x301xf32>\n"
+         "  %w = stablehlo.select %p2, %n2, %w1 : tensor<9x301xi1>, tensor<9x301xf32>\n"
+         "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+         "  %g = \"stablehlo.reduce\"(%w, %ninf) ({\n" BODY("maximum", "f32", "7")
+         "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf32>, tensor<f32>) -> tensor<9xf32>\n"
+         "  %h = \"stablehlo.reduce\"(%w, %ninf) ({\n" SLOW_BODY("maximum", "f32", "8")
+         "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf32>, tensor<f32>) -> tensor<9xf32>\n"
+         "  %gb = stablehlo.bitcast_convert %g : (tensor<9xf32>) -> tensor<9xi32>\n"
+         "  %hb = stablehlo.bitcast_convert %h : (tensor<9xf32>) -> tensor<9xi32>\n"
+         "  check.expect_eq %gb, %hb : tensor<9xi32>\n");
+}
+
 static void test_sort_spec_example(void **state) {
   (void)state;
   RUN_OK("  %x = stablehlo.constant dense<[[1, 2, 3], [3, 2, 1]]> : tensor<2x3xi64>\n"
@@ -510,6 +633,8 @@ int main(void) {
       cmocka_unit_test(test_sort_spec_example),
       cmocka_unit_test(test_sort_stable_ties),
       cmocka_unit_test(test_sort_nan_total_order),
+      cmocka_unit_test(test_long_sorts_match_the_region),
+      cmocka_unit_test(test_long_rows_fold_like_the_region),
       cmocka_unit_test(test_sort_unsigned_empty_rank),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,13 +6,30 @@
  * in cache-sized chunks, split across the pool, applying every member to
  * the chunk in turn; values used only inside the run live in per-chunk
  * scratch instead of whole tensors, so a chain of N ops reads and writes
- * memory once instead of N times. */
+ * memory once instead of N times.
+ *
+ * A rows group extends this across reductions of the last dimension (the
+ * shape of softmax, layernorm, norms and log-sum-exp): around a reduce
+ * over the last dimension of a shape F (R rows of C), consecutive steps
+ * join when they are elementwise over F ("full" values) or over F without
+ * its last dimension ("row" values: the reductions' results and what is
+ * computed from them), or broadcasts into either, a row value broadcast
+ * back along the last dimension among them.  The group runs a few rows at
+ * a time, split across the pool by rows: every member over those rows in
+ * turn, in scratch that stays in cache, each reduction folding its rows
+ * with the reduce kernel's own loop (so results are bit for bit the
+ * unfused ones).  Memory sees the group's inputs and results once. */
+/* -O2 leaves loops that need a remainder scalar: the broadcast fills
+ * below are worth vectorizing. */
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile/fuse.h"
+#include "kernels/reduce_int.h"
 #include "ops/ops.h"
 #include "runtime/exec.h"
 #include "runtime/pool.h"
@@ -21,6 +38,13 @@
 #define FUSE_CHUNK 2048     /* elements per pass: members' scratch fits L2 */
 #define FUSE_GRAIN (16 * FUSE_CHUNK)
 #define SCRATCH_ELEM 16     /* bytes: the largest element (complex<f64>) */
+#define ROWS_MAX_COLS (1 << 16) /* longer rows: scratch would leave cache */
+#define ROWS_LOOKAHEAD 64   /* steps searched for a reduce to group around */
+
+/* Rows groups: which elements of a value a member works on, and how far
+ * an external operand advances from one block of rows to the next. */
+enum { DOM_FULL, DOM_ROW };
+enum { ADV_NONE, ADV_FULL, ADV_ROW };
 
 /* How a broadcast_in_dim member reads its operand: the operand offset of
  * result element i follows i's multi-index with these strides (0 along
@@ -39,6 +63,11 @@ typedef struct member {
   int ref[3];     /* >= 0: external input; < 0: -(m + 1), member m's value */
   int out;        /* index among the fused step's outputs, or -1 */
   size_t esz;     /* element size of its result */
+  /* rows groups only: */
+  int dom;        /* DOM_FULL or DOM_ROW */
+  int adv[3];     /* per external operand: ADV_* */
+  const shlo_rb_native *fold; /* a reduce of the last dimension */
+  bool rel;       /* a broadcast of a row member (block-relative) */
 } member;
 
 typedef struct output {
@@ -55,6 +84,8 @@ typedef struct fused {
   int n_out;
   output *outs;
   int64_t numel;
+  int64_t rows, cols; /* a rows group: F is rows x cols; 0 for a run */
+  int64_t block;      /* rows group: rows per pass */
 } fused;
 
 static void fused_free(void *p) {
@@ -177,6 +208,62 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
   free(scratch);
 }
 
+/* Where member m's operand i starts for the block of rows at r0. */
+static const void *rows_operand(const fused_run *r, const member *m, int i,
+                                char *const *val, int64_t r0) {
+  int ref = m->ref[i];
+  if (ref < 0) return val[-ref - 1];
+  int64_t off = m->adv[i] == ADV_FULL  ? r0 * r->f->cols
+                : m->adv[i] == ADV_ROW ? r0
+                                       : 0;
+  return (const char *)r->in[ref]->data + (size_t)off * r->f->ext_esz[ref];
+}
+
+/* Member m over rows [r0, r0 + nr) into d. */
+static void rows_member(const fused_run *r, const member *m, char *const *val,
+                        int64_t r0, int64_t nr, char *d) {
+  int64_t cols = r->f->cols;
+  const void *x[3];
+  for (int i = 0; i < m->n_in; i++) x[i] = rows_operand(r, m, i, val, r0);
+  if (m->fold) { /* the reduce kernel's loop */
+    for (int64_t j = 0; j < nr; j++)
+      memcpy(d + (size_t)j * m->esz, x[1], m->esz);
+    m->fold->fold_rows(d, x[0], nr, cols, m->fold);
+    return;
+  }
+  bool full = m->dom == DOM_FULL;
+  int64_t b = full ? r0 * cols : r0, n = full ? nr * cols : nr;
+  if (m->bcast) bcast_fill(&m->map, x[0], d, m->rel ? 0 : b, n, m->esz);
+  else m->step.range(&m->step, d, x, n);
+}
+
+static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
+  fused_run *r = ctx;
+  const fused *f = r->f;
+  size_t per = (size_t)(f->block * f->cols) * SCRATCH_ELEM;
+  char *scratch = malloc((size_t)f->n_members * per);
+  char **val = malloc((size_t)f->n_members * sizeof *val);
+  if (!scratch || !val) {
+    free(scratch);
+    free(val);
+    atomic_store(&r->failed, 1);
+    return;
+  }
+  for (int64_t r0 = lo; r0 < hi; r0 += f->block) {
+    int64_t nr = hi - r0 < f->block ? hi - r0 : f->block;
+    for (int k = 0; k < f->n_members; k++) {
+      const member *m = &f->m[k];
+      int64_t b = m->dom == DOM_FULL ? r0 * f->cols : r0;
+      char *d = m->out >= 0 ? (char *)r->out[m->out]->data + (size_t)b * m->esz
+                            : scratch + (size_t)k * per;
+      rows_member(r, m, val, r0, nr, d);
+      val[k] = d;
+    }
+  }
+  free(val);
+  free(scratch);
+}
+
 static shlo_status k_fused(const shlo_step *s, shlo_value *const *in,
                            shlo_value **out, shlo_exec *ex) {
   const fused *f = s->params;
@@ -186,7 +273,13 @@ static shlo_status k_fused(const shlo_step *s, shlo_value *const *in,
       return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for a result");
   }
   fused_run r = {f, in, out, 0};
-  shlo__parallel_for(f->numel, FUSE_GRAIN, fused_chunk, &r);
+  if (f->cols) {
+    int64_t grain = FUSE_GRAIN / f->cols;
+    shlo__parallel_for(f->rows, grain > f->block ? grain : f->block,
+                       rows_chunk, &r);
+  } else {
+    shlo__parallel_for(f->numel, FUSE_GRAIN, fused_chunk, &r);
+  }
   if (atomic_load(&r.failed))
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
   return SHLO_OK;
@@ -247,6 +340,134 @@ static bool fusable(const shlo_step *s, const shlo_type *const *types,
   return s->n_in <= 3;
 }
 
+/* ---- finding rows groups ---- */
+
+/* DOM_FULL when slot's value has shape F, DOM_ROW when it has F's shape
+ * without the last dimension, else -1. */
+static int slot_dom(const shlo_type *const *types, int slot,
+                    const shlo_type *F) {
+  const shlo_type *t = types[slot];
+  if (!t || t->kind != SHLO_TYPE_TENSOR) return -1;
+  int lead = F->rank - 1;
+  if (t->rank != F->rank && t->rank != lead) return -1;
+  for (int d = 0; d < t->rank; d++)
+    if (t->dims[d] != F->dims[d]) return -1;
+  return t->rank == F->rank ? DOM_FULL : DOM_ROW;
+}
+
+/* Whether slot is written by one of steps [first, k). */
+static bool made_by_member(const shlo_plan *p, int first, int k, int slot) {
+  for (int j = first; j < k; j++)
+    if (p->steps[j].n_out == 1 && p->steps[j].out[0] == slot) return true;
+  return false;
+}
+
+/* A broadcast that puts element r of a row value at every column of row
+ * r: broadcast_dimensions = [0, ..., rank - 2]. */
+static bool is_row_bcast(const shlo_step *s, const shlo_type *const *types,
+                         const shlo_type *F) {
+  int64_t bd[SHLO_MAX_RANK];
+  int n = shlo_attr_i64s(shlo_op_attr(s->op, "broadcast_dimensions"), bd,
+                         SHLO_MAX_RANK);
+  if (n != F->rank - 1 || slot_dom(types, s->in[0], F) != DOM_ROW ||
+      slot_dom(types, s->out[0], F) != DOM_FULL)
+    return false;
+  for (int j = 0; j < n; j++)
+    if (bd[j] != j) return false;
+  return true;
+}
+
+/* The domain of step k in a rows group over F of steps [first, k), or -1
+ * when it cannot join: see the top of the file. */
+static int rows_member_dom(const shlo_plan *p, int first, int k,
+                           const shlo_type *const *types, const shlo_type *F) {
+  const shlo_step *s = &p->steps[k];
+  if (s->n_out != 1 || !s->op) return -1;
+  int dom = slot_dom(types, s->out[0], F);
+  if (dom < 0) return -1;
+  if (shlo__reduce_row_fold(s))
+    return dom == DOM_ROW && slot_dom(types, s->in[0], F) == DOM_FULL &&
+                   !made_by_member(p, first, k, s->in[1])
+               ? DOM_ROW
+               : -1;
+  if (s->n_plans) return -1;
+  if (is_bcast(s, types)) {
+    bcast_map m;
+    if (!bcast_map_of(s, types, &m)) return -1;
+    if (!made_by_member(p, first, k, s->in[0])) return dom;
+    return is_row_bcast(s, types, F) ? dom : -1;
+  }
+  if (!s->range || s->n_in > 3) return -1;
+  for (int i = 0; i < s->n_in; i++) {
+    if (slot_dom(types, s->in[i], F) == dom) continue;
+    /* a non-advancing select/clamp operand, from outside */
+    if (slot_numel(types, s->in[i]) == 1 && s->n_in == 3 &&
+        !made_by_member(p, first, k, s->in[i]))
+      continue;
+    return -1;
+  }
+  return dom;
+}
+
+/* The end of the rows group that starts at step i (i when none does),
+ * with its shape F in *F: around the first reduce of the last dimension
+ * among the next elementwise steps and broadcasts. */
+static int rows_group_end(const shlo_plan *p, int i,
+                          const shlo_type *const *types,
+                          const shlo_type **F) {
+  const shlo_type *f = NULL;
+  for (int j = i; j < p->n_steps && j < i + ROWS_LOOKAHEAD && !f; j++) {
+    const shlo_step *s = &p->steps[j];
+    if (shlo__reduce_row_fold(s)) f = types[s->in[0]];
+    else if (s->n_out != 1 || s->n_plans || !(s->range || is_bcast(s, types)))
+      return i;
+  }
+  /* rank >= 2 with rows to share out: a reduction of a whole vector is
+   * better split across the pool as a run and a separate reduce */
+  if (!f || f->rank < 2 || f->dims[f->rank - 1] < 2 ||
+      f->dims[f->rank - 1] > ROWS_MAX_COLS ||
+      shlo_type_numel(f) < FUSE_MIN_NUMEL ||
+      shlo_type_numel(f) / f->dims[f->rank - 1] < 16)
+    return i;
+  int j = i;
+  bool reduces = false;
+  while (j < p->n_steps && rows_member_dom(p, i, j, types, f) >= 0)
+    reduces |= shlo__reduce_row_fold(&p->steps[j++]) != NULL;
+  if (!reduces || j - i < 2) return i;
+  *F = f;
+  return j;
+}
+
+/* Rows group fields of f's members (steps first.. of p, already described
+ * as a run by fuse_member). */
+static void rows_describe(const shlo_plan *p, int first, fused *f,
+                          const shlo_step *fs, const shlo_type *const *types,
+                          const shlo_type *F) {
+  f->cols = F->dims[F->rank - 1];
+  f->rows = shlo_type_numel(F) / f->cols;
+  /* at least 4 rows when they are short enough, for fold_rows */
+  int64_t block = FUSE_CHUNK / f->cols;
+  if (block < 4) block = 4 * f->cols <= 2 * FUSE_CHUNK ? 4 : 1;
+  f->block = block > 0 ? block : 1;
+  for (int e = 0; e < fs->n_in; e++)
+    f->ext_esz[e] = shlo_elem_size(types[fs->in[e]]->elem);
+  for (int k = 0; k < f->n_members; k++) {
+    const shlo_step *s = &p->steps[first + k];
+    member *m = &f->m[k];
+    m->dom = slot_dom(types, s->out[0], F);
+    m->fold = shlo__reduce_row_fold(s);
+    if (m->fold) m->bcast = false;
+    m->rel = m->bcast && made_by_member(p, first, first + k, s->in[0]);
+    for (int i = 0; i < m->n_in; i++) {
+      int d = slot_dom(types, s->in[i], F);
+      m->adv[i] = m->bcast || (m->fold && i == 1) ? ADV_NONE
+                  : d == DOM_FULL                  ? ADV_FULL
+                  : d == DOM_ROW && m->dom == DOM_ROW ? ADV_ROW
+                                                      : ADV_NONE;
+    }
+  }
+}
+
 static bool used_outside(const shlo_plan *p, int first, int last, int slot) {
   for (int k = 0; k < p->n_results; k++)
     if (p->result_slots[k] == slot) return true;
@@ -260,7 +481,7 @@ static bool used_outside(const shlo_plan *p, int first, int last, int slot) {
 static void append_label(char *buf, size_t cap, const char *name) {
   size_t len = strlen(buf);
   const char *dot = strchr(name, '.');
-  snprintf(buf + len, cap - len, "%s%s", len > 6 ? ", " : "",
+  snprintf(buf + len, cap - len, "%s%s", buf[len - 1] != '(' ? ", " : "",
            dot ? dot + 1 : name);
 }
 
@@ -315,10 +536,11 @@ static void fuse_member(const shlo_plan *p, int first, int last, int k,
   append_label(fs->label, 512, s->op ? s->op->name : "?");
 }
 
-/* Replace steps [first, last) of p by one fused step written to *dst. */
+/* Replace steps [first, last) of p by one fused step written to *dst: a
+ * run of numel elements, or a rows group over F when F is not NULL. */
 static shlo_status fuse_run(shlo_plan *p, int first, int last,
                             const shlo_type *const *types, int64_t numel,
-                            shlo_step *dst) {
+                            const shlo_type *F, shlo_step *dst) {
   int n = last - first;
   fused *f = calloc(1, sizeof *f);
   shlo_step fs = {0};
@@ -337,7 +559,7 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
     free(fs.label);
     return SHLO_ENOMEM;
   }
-  snprintf(fs.label, 512, "fused(");
+  snprintf(fs.label, 512, F ? "fused_rows(" : "fused(");
   for (int k = 0; k < n; k++)
     fuse_member(p, first, last, k, types, numel, f, &fs);
   size_t len = strlen(fs.label);
@@ -345,6 +567,7 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
   f->n_members = n;
   f->n_ext = fs.n_in;
   f->n_out = fs.n_out;
+  if (F) rows_describe(p, first, f, &fs, types, F);
   /* The members move into the fused step; their slots stay as they are. */
   for (int k = 0; k < n; k++) {
     f->m[k].step = p->steps[first + k];
@@ -382,12 +605,13 @@ shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types) {
   for (int i = 0; i < p->n_steps;) {
     const shlo_step *s = &p->steps[i];
     int64_t numel = s->n_out == 1 ? slot_numel(types, s->out[0]) : -1;
-    int j = i;
-    if (numel >= FUSE_MIN_NUMEL)
+    const shlo_type *F = NULL;
+    int j = rows_group_end(p, i, types, &F);
+    if (j == i && numel >= FUSE_MIN_NUMEL)
       while (j < p->n_steps && fusable(&p->steps[j], types, numel)) j++;
     if (j - i >= 2) {
       shlo_step fs;
-      shlo_status st = fuse_run(p, i, j, types, numel, &fs);
+      shlo_status st = fuse_run(p, i, j, types, numel, F, &fs);
       if (st) return st;
       p->steps[w++] = fs;
       i = j;

@@ -4,8 +4,10 @@
 
 #include "compile/plan.h"
 
-/* Fuse runs of consecutive pure-loop steps of p in place.  types[slot] is
- * the type of each slot's value.  Call before liveness is computed. */
+/* Fuse runs of consecutive pure-loop steps of p in place, and rows groups
+ * (those steps around reductions of the last dimension, run a block of
+ * rows at a time).  types[slot] is the type of each slot's value.  Call
+ * before liveness is computed. */
 shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types);
 
 #endif

@@ -12,14 +12,17 @@
  * integers and i1 with the native loops, narrow floats in f64.  Strides,
  * lhs/rhs dilation, negative padding, feature_group_count and
  * batch_group_count are all handled by the index tables below. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/linalg_int.h"
+#include "runtime/pool.h"
 #include "kernels/kernel.h"
 #include "compile/plan.h"
 
 #define CONV_MAX_SP (SHLO_MAX_RANK - 2)
+#define CONV_SPLIT_MIN ((int64_t)1 << 20) /* multiply-adds worth threads */
 
 typedef struct conv_params {
   shlo__la_dom dom;
@@ -145,10 +148,17 @@ static bool conv_buffers(const conv_params *p, int64_t ck, size_t es,
   if (pb < 1) pb = 1;
   if (pb > p->pcount) pb = p->pcount;
   w->pb = pb;
-  w->xbuf = malloc((size_t)(pb * ck) * es);
-  w->ybuf = malloc((size_t)(pb * p->og + 1) * es);
+  return w->lbuf && w->wbuf;
+}
+
+/* Each thread's own im2col block, product and offsets (w->xbuf, ybuf,
+ * koff) for ck values per row. */
+static bool conv_thread_buffers(const conv_params *p, int64_t ck, size_t es,
+                                conv_scratch *w) {
+  w->xbuf = malloc((size_t)(w->pb * ck) * es);
+  w->ybuf = malloc((size_t)(w->pb * p->og + 1) * es);
   w->koff = malloc((size_t)ck * sizeof *w->koff);
-  return w->lbuf && w->wbuf && w->xbuf && w->ybuf && w->koff;
+  return w->xbuf && w->ybuf && w->koff;
 }
 
 /* The im2col row of output position pos: the in-feature x window values
@@ -223,6 +233,29 @@ static void conv_batch(const conv_params *p, const conv_scratch *w,
   }
 }
 
+/* (group, batch element) pairs are independent and write disjoint parts of
+ * the result: they are shared out over the pool, each thread with its own
+ * im2col buffers and the gathered operands in common. */
+typedef struct conv_job {
+  const conv_params *p;
+  const conv_scratch *w;
+  shlo_value *v;
+  atomic_int failed;
+} conv_job;
+
+static void conv_items(void *ctx, int64_t lo, int64_t hi) {
+  conv_job *j = ctx;
+  const conv_params *p = j->p;
+  size_t es = shlo__la_dom_size(p->dom);
+  conv_scratch w = *j->w; /* tables, lbuf and wbuf are shared, read-only */
+  if (conv_thread_buffers(p, p->ci * p->kp, es, &w))
+    for (int64_t it = lo; it < hi; it++)
+      conv_batch(p, &w, j->v, it / p->nb, it % p->nb);
+  else
+    atomic_store(&j->failed, 1);
+  free(w.xbuf), free(w.ybuf), free(w.koff);
+}
+
 /* The whole convolution of in[0] by in[1] into v, for padding pad. */
 static shlo_status conv_run(const shlo_step *s, const conv_params *p,
                             shlo_value *const *in, const int64_t *pad,
@@ -236,14 +269,18 @@ static shlo_status conv_run(const shlo_step *s, const conv_params *p,
   }
   shlo__la_gather(&p->lw, p->dom, p->lt, w.lbuf, in[0]->data);
   shlo__la_gather(&p->kw, p->dom, p->rt, w.wbuf, in[1]->data);
-  for (int64_t g = 0; g < p->groups; g++)
-    for (int64_t b = 0; b < p->nb; b++) {
-      if (shlo__exec_should_stop(ex)) {
-        st = shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
-        goto done;
-      }
-      conv_batch(p, &w, v, g, b);
-    }
+  if (shlo__exec_should_stop(ex)) {
+    st = shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+    goto done;
+  }
+  conv_job j = {p, &w, v, 0};
+  /* small convolutions stay on one thread: one chunk for all pairs */
+  int64_t items = p->groups * p->nb;
+  int64_t macs = items * p->pcount * p->ci * p->kp * p->og;
+  int64_t grain = macs < CONV_SPLIT_MIN ? items : 1;
+  shlo__parallel_for(items, grain, conv_items, &j);
+  if (atomic_load(&j.failed))
+    st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
 done:
   conv_scratch_free(&w, p->ns);
   return st;

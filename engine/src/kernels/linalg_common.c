@@ -5,12 +5,14 @@
  *
  * Conversions switch on the element type once per run, never per element. */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include <cblas.h>
 
 #include "core/floatfmt.h"
 #include "kernels/linalg_int.h"
+#include "runtime/pool.h"
 
 shlo__la_dom shlo__la_dom_for(shlo_elem_type t) {
   switch (t) {
@@ -456,6 +458,41 @@ LA_NAIVE_CPLX(naive_c128, double)
 /* Products up to this many multiply-adds run the plain loops. */
 #define LA_NAIVE_MAX 32768
 
+/* One BLAS call: c[m x n] = op(a) op(b). */
+static void blas_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
+                      int64_t k, const void *a, int64_t lda, const void *b,
+                      int64_t ldb, void *c, int64_t ldc);
+
+/* Large float GEMMs are split into blocks of rows or columns of c, one per
+ * thread of the engine's pool, each a single-threaded BLAS call: OpenBLAS's
+ * own threads would compete with the pool's (and, with two executions at
+ * once, with each other) for the same cores. */
+#define LA_SPLIT_MIN ((int64_t)1 << 18) /* multiply-adds worth a split */
+
+typedef struct gemm_job {
+  shlo__la_dom d;
+  bool ta, tb, by_cols;
+  int64_t m, n, k, lda, ldb, ldc;
+  const char *a, *b;
+  char *c;
+} gemm_job;
+
+static void gemm_block(void *ctx, int64_t lo, int64_t hi) {
+  const gemm_job *j = ctx;
+  size_t es = shlo__la_dom_size(j->d);
+  if (j->by_cols) /* columns [lo, hi) of c: those of op(b) */
+    blas_gemm(j->d, j->ta, j->tb, j->m, hi - lo, j->k, j->a, j->lda,
+              j->b + (size_t)(j->tb ? lo * j->ldb : lo) * es, j->ldb,
+              j->c + (size_t)lo * es, j->ldc);
+  else /* rows [lo, hi) of c: those of op(a) */
+    blas_gemm(j->d, j->ta, j->tb, hi - lo, j->n, j->k,
+              j->a + (size_t)(j->ta ? lo : lo * j->lda) * es, j->lda, j->b,
+              j->ldb, j->c + (size_t)(lo * j->ldc) * es, j->ldc);
+}
+
+static pthread_once_t blas_threads_once = PTHREAD_ONCE_INIT;
+static void blas_single_threaded(void) { openblas_set_num_threads(1); }
+
 void shlo__la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
                    int64_t k, const void *a, int64_t lda, const void *b,
                    int64_t ldb, void *c, int64_t ldc) {
@@ -475,6 +512,23 @@ void shlo__la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
     default: break;
     }
   }
+  int threads = shlo__pool_threads();
+  bool is_float = d == LA_F32 || d == LA_F64 || d == LA_C64 || d == LA_C128;
+  if (is_float) pthread_once(&blas_threads_once, blas_single_threaded);
+  if (is_float && threads > 1 && m * n * k >= LA_SPLIT_MIN) {
+    gemm_job j = {d, ta, tb, n >= m, m, n, k, lda, ldb, ldc, a, b, c};
+    int64_t len = j.by_cols ? n : m;
+    /* one block per thread, a multiple of 16 rows or columns */
+    int64_t grain = ((len + threads - 1) / threads + 15) / 16 * 16;
+    shlo__parallel_for(len, grain, gemm_block, &j);
+    return;
+  }
+  blas_gemm(d, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+static void blas_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
+                      int64_t k, const void *a, int64_t lda, const void *b,
+                      int64_t ldb, void *c, int64_t ldc) {
   enum CBLAS_TRANSPOSE tra = ta ? CblasTrans : CblasNoTrans;
   enum CBLAS_TRANSPOSE trb = tb ? CblasTrans : CblasNoTrans;
   switch (d) {

@@ -69,9 +69,8 @@ typedef struct row_fold_job {
 static void fold_rows(void *ctx, int64_t lo, int64_t hi) {
   const row_fold_job *j = ctx;
   size_t esz = j->b->esz;
-  for (int64_t r = lo; r < hi; r++)
-    j->b->fold(j->dst + (size_t)r * esz, j->src + (size_t)(r * j->len) * esz,
-               j->len, 1, j->b);
+  j->b->fold_rows(j->dst + (size_t)lo * esz,
+                  j->src + (size_t)(lo * j->len) * esz, hi - lo, j->len, j->b);
 }
 
 /* Rows per chunk: about 64K elements of work each. */
@@ -285,6 +284,12 @@ shlo_status shlo__compile_reduce(shlo_compiler *cc, const shlo_op *op,
     step->fn = k_reduce_generic;
   }
   return SHLO_OK;
+}
+
+const shlo_rb_native *shlo__reduce_row_fold(const shlo_step *s) {
+  if (s->fn != k_reduce_native) return NULL;
+  const reduce_params *p = s->params;
+  return rows_are_outputs(p) ? &p->nat : NULL;
 }
 
 /* ---- map ---- */

@@ -2,6 +2,10 @@
  * that is one known binary op or one compare, the native loops generated
  * per (op, storage type) that replace such bodies, and the generic path
  * that applies a compiled region to rank-0 scalars. */
+/* -O2 leaves loops that need a remainder scalar; the lane folds below
+ * are written to be vectorized. */
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +244,82 @@ static const rb_loops rb_tab[RB_NOPS][FL_COUNT] = {
     RB_ROW_ALL(ADD) RB_ROW_ALL(MUL) RB_ROW_ALL(MAX) RB_ROW_ALL(MIN)
     RB_ROW_INT(AND) RB_ROW_INT(OR) RB_ROW_INT(XOR)};
 
+/* f32 maximum/minimum over a contiguous row in 16 independent lanes (the
+ * compiler vectorizes the mask form of float_minmax.h): without NaNs the
+ * result does not depend on the order (max and min are exact, and -0/+0
+ * merge by bits in any order), so it is the sequential fold's.  A NaN in
+ * the row sends it back to the sequential fold, which finds the first. */
+#define RB_LANES 16
+#define RB_DEF_LANES(NAME, FN, SEQ)                                         \
+  static void NAME(void *acc, const void *src, int64_t n, int64_t stride,   \
+                   const shlo_rb_native *b) {                               \
+    const float *x = src;                                                   \
+    float a = *(float *)acc;                                                \
+    if (stride != 1 || n < 4 * RB_LANES || a != a) {                        \
+      SEQ(acc, src, n, stride, b);                                          \
+      return;                                                               \
+    }                                                                       \
+    float lane[RB_LANES];                                                   \
+    memcpy(lane, x, sizeof lane);                                           \
+    int64_t i = RB_LANES;                                                   \
+    for (; i + RB_LANES <= n; i += RB_LANES)                                \
+      for (int j = 0; j < RB_LANES; j++) lane[j] = FN(lane[j], x[i + j]);   \
+    for (; i < n; i++) lane[0] = FN(lane[0], x[i]);                         \
+    for (int j = 0; j < RB_LANES; j++) a = FN(a, lane[j]);                  \
+    if (a != a) {                                                           \
+      SEQ(acc, src, n, stride, b);                                          \
+      return;                                                               \
+    }                                                                       \
+    *(float *)acc = a;                                                      \
+  }
+RB_DEF_LANES(fold_MAX_f32_lanes, shlo_fmaxf, fold_MAX_f32)
+RB_DEF_LANES(fold_MIN_f32_lanes, shlo_fminf, fold_MIN_f32)
+
+/* Rows one at a time, with the body's fold. */
+static void fold_rows_each(void *acc, const void *src, int64_t rows,
+                           int64_t len, const shlo_rb_native *b) {
+  for (int64_t r = 0; r < rows; r++)
+    b->fold((char *)acc + (size_t)r * b->esz,
+            (const char *)src + (size_t)(r * len) * b->esz, len, 1, b);
+}
+
+/* f32/f64 add and multiply: R rows folded side by side, each still in its
+ * own order from its own accumulator, so every result is the sequential
+ * fold's while R additions are in flight instead of one. */
+#define RB_DEF_ROWS(NAME, T, OP)                                            \
+  static void NAME(void *acc_, const void *src_, int64_t rows, int64_t len, \
+                   const shlo_rb_native *b) {                               \
+    T *acc = acc_;                                                          \
+    const T *src = src_;                                                    \
+    int64_t r = 0;                                                          \
+    for (; r + 4 <= rows; r += 4) {                                         \
+      T a0 = acc[r], a1 = acc[r + 1], a2 = acc[r + 2], a3 = acc[r + 3];     \
+      const T *x0 = src + r * len, *x1 = x0 + len, *x2 = x1 + len,          \
+              *x3 = x2 + len;                                               \
+      for (int64_t i = 0; i < len; i++) {                                   \
+        a0 = a0 OP x0[i];                                                   \
+        a1 = a1 OP x1[i];                                                   \
+        a2 = a2 OP x2[i];                                                   \
+        a3 = a3 OP x3[i];                                                   \
+      }                                                                     \
+      acc[r] = a0, acc[r + 1] = a1, acc[r + 2] = a2, acc[r + 3] = a3;       \
+    }                                                                       \
+    for (; r + 2 <= rows; r += 2) {                                         \
+      T a0 = acc[r], a1 = acc[r + 1];                                       \
+      const T *x0 = src + r * len, *x1 = x0 + len;                          \
+      for (int64_t i = 0; i < len; i++) {                                   \
+        a0 = a0 OP x0[i];                                                   \
+        a1 = a1 OP x1[i];                                                   \
+      }                                                                     \
+      acc[r] = a0, acc[r + 1] = a1;                                         \
+    }                                                                       \
+    fold_rows_each(acc + r, src + r * len, rows - r, len, b);               \
+  }
+RB_DEF_ROWS(fold_rows_ADD_f32, float, +)
+RB_DEF_ROWS(fold_rows_MUL_f32, float, *)
+RB_DEF_ROWS(fold_rows_ADD_f64, double, +)
+RB_DEF_ROWS(fold_rows_MUL_f64, double, *)
+
 static int rb_op_index(int code, shlo_elem_type et) {
   bool i1 = et == SHLO_I1;
   switch (code) {
@@ -307,6 +387,13 @@ bool shlo__rb_match(shlo_compiler *cc, const shlo_op *op, int r,
   b->wsh = b->esz == 1 && shlo_elem_class_of(e0) == SHLO_CLASS_SINT ? 8 - bits
                                                                      : 0;
   b->fold = rb_tab[k][fl].fold;
+  b->fold_rows = fl == FL_f32 && k == RB_ADD   ? fold_rows_ADD_f32
+                 : fl == FL_f32 && k == RB_MUL ? fold_rows_MUL_f32
+                 : fl == FL_f64 && k == RB_ADD ? fold_rows_ADD_f64
+                 : fl == FL_f64 && k == RB_MUL ? fold_rows_MUL_f64
+                                               : fold_rows_each;
+  if (fl == FL_f32 && k == RB_MAX) b->fold = fold_MAX_f32_lanes;
+  if (fl == FL_f32 && k == RB_MIN) b->fold = fold_MIN_f32_lanes;
   b->gfold = rb_tab[k][fl].gfold;
   b->accum = rb_tab[k][fl].accum;
   return true;

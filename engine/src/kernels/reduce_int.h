@@ -30,6 +30,11 @@ typedef void (*shlo_rb_fold_fn)(void *acc, const void *src, int64_t n,
 typedef void (*shlo_rb_gfold_fn)(void *acc, const void *src,
                                  const int64_t *offs, int64_t n,
                                  const void *init, const shlo_rb_native *b);
+/* acc[r] = body(acc[r], src[r * len + i]) for i in [0, len), in order,
+ * for every r in [0, rows): several rows at a time, so that the latencies
+ * of their (sequential) folds overlap. */
+typedef void (*shlo_rb_fold_rows_fn)(void *acc, const void *src, int64_t rows,
+                                     int64_t len, const shlo_rb_native *b);
 /* dst[i] = body(dst[i], src[i]) for i in [0, n). */
 typedef void (*shlo_rb_accum_fn)(void *dst, const void *src, int64_t n,
                                  const shlo_rb_native *b);
@@ -43,12 +48,20 @@ struct shlo_rb_native {
   shlo_rb_fold_fn fold;
   shlo_rb_gfold_fn gfold;
   shlo_rb_accum_fn accum;
+  shlo_rb_fold_rows_fn fold_rows;
 };
 
 /* Whether region r of op is a native binary body over element type et;
  * fills *b when it is (b->opcode != 0), zeroes it otherwise. */
 bool shlo__rb_match(shlo_compiler *cc, const shlo_op *op, int r,
                     shlo_rb_native *b);
+
+/* For a compiled stablehlo.reduce step of one input that reduces exactly
+ * its last dimension with a native body: that body, whose fold gives each
+ * result element from its init value and its input row (what the step's
+ * kernel does, so the compiler can fuse the reduction, fuse.c).  NULL for
+ * any other step. */
+const shlo_rb_native *shlo__reduce_row_fold(const shlo_step *s);
 
 /* Comparison keys for native comparators (sort, select_and_scatter). */
 typedef enum {

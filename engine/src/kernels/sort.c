@@ -14,11 +14,13 @@
  * natively: that input's slice is turned into keys (signed, unsigned,
  * IEEE double, or TOTALORDER ordered integers, where -NaN < -Inf < ... <
  * -0 < +0 < ... < +Inf < +NaN) and sorted by a merge sort specialised per
- * key kind and direction.  Other comparators run their region per
- * comparison. */
+ * key kind and direction, or, for integer keys compared LT or GT in long
+ * slices, by a stable radix sort (radix.h), which gives the same order.
+ * Other comparators run their region per comparison. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/radix.h"
 #include "kernels/reduce_int.h"
 
 typedef struct sort_params {
@@ -182,6 +184,8 @@ typedef struct sort_run {
   int64_t len, sd;   /* the sorted dimension: extent, element stride */
   int64_t *perm;     /* the order of one slice, then as much scratch */
   sort_pair *pairs;  /* native comparator: keys of one slice, and scratch */
+  uint64_t *words;   /* radix_applies: keys and indices, and scratch */
+  int64_t *counts;   /* with words: the radix sort's table */
   msort_fn ms;       /* native comparator: the merge sort */
   gsort_ctx *gc;     /* comparator region */
 } sort_run;
@@ -206,35 +210,73 @@ static shlo_status gsort_init(gsort_ctx *gc, const shlo_step *s,
   return SHLO_OK;
 }
 
+/* The native comparator's key of element i of the slice at base. */
+static shlo_key slice_key(const sort_run *r, int64_t base, int64_t i) {
+  const sort_params *p = r->p;
+  if (p->keyed) {
+    _Alignas(16) unsigned char kb[16];
+    const void *lead[2 * SHLO_RB_MAX_N];
+    for (int k = 0; k < p->n; k++)
+      lead[2 * k] = lead[2 * k + 1] =
+          (const char *)r->in[k]->data + (size_t)(base + i * r->sd) * r->esz[k];
+    shlo__step_run_region_scalar_slot(r->s, 0, r->in, lead, 2 * p->n,
+                                     p->key_slot, kb, p->key_size);
+    return shlo__rb_key(&p->cmp, kb);
+  }
+  int kk = p->cmp.arg_pair;
+  const char *key = (const char *)r->in[kk]->data + (size_t)base * r->esz[kk];
+  return shlo__rb_key(&p->cmp, key + (size_t)(i * r->sd) * r->esz[kk]);
+}
+
+/* Integer keys compared LT or GT sort by radix (radix.h) once a slice is
+ * this long; the merge sort does the rest. */
+#define SORT_RADIX_MIN 512
+
+static bool radix_applies(const sort_params *p, int64_t len) {
+  return p->cmp.ok && p->cmp.kind != SHLO_KEY_F64 && len >= SORT_RADIX_MIN &&
+         (p->cmp.dir == SHLO_DIR_LT || p->cmp.dir == SHLO_DIR_GT);
+}
+
+/* The key in ascending unsigned order: a strict LT/GT order on keys is
+ * the same order on these, and equal keys stay equal (so a stable sort of
+ * either is the comparator's stable sort). */
+static uint64_t radix_key(const shlo_rb_compare *c, shlo_key k) {
+  uint64_t u = c->kind == SHLO_KEY_I64 ? (uint64_t)k.i ^ (1ull << 63) : k.u;
+  return c->dir == SHLO_DIR_GT ? ~u : u;
+}
+
+static int bit_width(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
+/* The slice's order by radix: each key (ascending-unsigned, relative to
+ * the smallest) above its index in one word, sorted by the key bits.
+ * False when key and index do not fit in 64 bits together. */
+static bool radix_order(sort_run *r, int64_t base) {
+  int64_t len = r->len;
+  uint64_t *w = r->words, lo = UINT64_MAX, hi = 0;
+  for (int64_t i = 0; i < len; i++) {
+    w[i] = radix_key(&r->p->cmp, slice_key(r, base, i));
+    lo = w[i] < lo ? w[i] : lo;
+    hi = w[i] > hi ? w[i] : hi;
+  }
+  int ib = bit_width((uint64_t)len - 1), kb = bit_width(hi - lo);
+  if (ib + kb > 64) return false;
+  for (int64_t i = 0; i < len; i++) /* ib >= 9: len >= SORT_RADIX_MIN */
+    w[i] = (w[i] - lo) << ib | (uint64_t)i;
+  const uint64_t *sorted =
+      shlo__radix_sort(w, w + len, len, ib, ib + kb, r->counts);
+  uint64_t mask = (1ull << ib) - 1;
+  for (int64_t i = 0; i < len; i++) r->perm[i] = (int64_t)(sorted[i] & mask);
+  return true;
+}
+
 /* r->perm = the sorted order of the slice that starts at element base. */
 static shlo_status sort_slice_order(sort_run *r, int64_t base) {
   const sort_params *p = r->p;
   int64_t len = r->len;
-  if (r->ms && p->keyed) {
-    _Alignas(16) unsigned char kb[16];
-    const void *lead[2 * SHLO_RB_MAX_N];
-    for (int64_t i = 0; i < len; i++) {
-      for (int k = 0; k < p->n; k++)
-        lead[2 * k] = lead[2 * k + 1] =
-            (const char *)r->in[k]->data +
-            (size_t)(base + i * r->sd) * r->esz[k];
-      shlo__step_run_region_scalar_slot(r->s, 0, r->in, lead, 2 * p->n,
-                                       p->key_slot, kb, p->key_size);
-      r->pairs[i].k = shlo__rb_key(&p->cmp, kb);
-      r->pairs[i].i = i;
-    }
-    r->ms(r->pairs, r->pairs + len, len);
-    for (int64_t i = 0; i < len; i++) r->perm[i] = r->pairs[i].i;
-    return SHLO_OK;
-  }
+  if (r->words && radix_order(r, base)) return SHLO_OK;
   if (r->ms) {
-    int kk = p->cmp.arg_pair;
-    const char *key = (const char *)r->in[kk]->data + (size_t)base * r->esz[kk];
-    for (int64_t i = 0; i < len; i++) {
-      r->pairs[i].k =
-          shlo__rb_key(&p->cmp, key + (size_t)(i * r->sd) * r->esz[kk]);
-      r->pairs[i].i = i;
-    }
+    for (int64_t i = 0; i < len; i++)
+      r->pairs[i] = (sort_pair){slice_key(r, base, i), i};
     r->ms(r->pairs, r->pairs + len, len);
     for (int64_t i = 0; i < len; i++) r->perm[i] = r->pairs[i].i;
     return SHLO_OK;
@@ -254,6 +296,11 @@ static void sort_permute_slice(const sort_run *r, int64_t base) {
     size_t e = r->esz[k];
     const char *src = (const char *)r->in[k]->data + (size_t)base * e;
     char *dst = (char *)r->out[k]->data + (size_t)base * e;
+    if (sd == 1 && e == 4) { /* the common case, without a call per element */
+      for (int64_t i = 0; i < r->len; i++)
+        ((uint32_t *)dst)[i] = ((const uint32_t *)src)[r->perm[i]];
+      continue;
+    }
     for (int64_t i = 0; i < r->len; i++)
       memcpy(dst + (size_t)(i * sd) * e, src + (size_t)(r->perm[i] * sd) * e,
              e);
@@ -285,6 +332,14 @@ static shlo_status sort_slices(const shlo_step *s, sort_run *r,
   return SHLO_OK;
 }
 
+/* Scratch of `bytes` as a tensor: counted against the execution's memory
+ * limit, and its pages recycled from one run to the next. */
+static void *scratch_new(shlo_value **holder, size_t bytes) {
+  int64_t n = (int64_t)bytes;
+  *holder = shlo_tensor_new(SHLO_UI8, 1, &n);
+  return *holder ? (*holder)->data : NULL;
+}
+
 static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
                           shlo_value **out, shlo_exec *ex) {
   const sort_params *p = s->params;
@@ -293,14 +348,22 @@ static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
   if (st) return st;
   int64_t len = p->dims[p->dim];
   if (len == 0 || p->numel == 0) return SHLO_OK;
-  sort_run r = {s, p, in, out, {0}, len, p->str[p->dim], NULL, NULL, NULL,
-                NULL};
+  sort_run r = {.s = s, .p = p, .in = in, .out = out, .len = len,
+                .sd = p->str[p->dim]};
   for (int k = 0; k < n; k++) r.esz[k] = shlo_elem_size(p->et[k]);
-  r.perm = malloc((size_t)len * 2 * sizeof *r.perm);
+  shlo_value *perm_t = NULL, *words_t = NULL;
+  r.perm = scratch_new(&perm_t, (size_t)len * 2 * sizeof *r.perm);
+  bool radix = radix_applies(p, len);
+  /* the merge sort's pairs stay for keys too wide to pack with an index */
   r.pairs = p->cmp.ok ? malloc((size_t)len * 2 * sizeof *r.pairs) : NULL;
+  r.words = radix ? scratch_new(&words_t, (size_t)len * 2 * sizeof *r.words)
+                  : NULL;
+  r.counts = radix ? malloc(SHLO_RADIX_COUNTS * sizeof *r.counts) : NULL;
   r.gc = p->cmp.ok ? NULL : calloc(1, sizeof *r.gc);
   bool call_ready = false;
-  if (!r.perm || (p->cmp.ok ? !r.pairs : !r.gc)) {
+  bool have = (!radix || (r.words && r.counts)) &&
+              (p->cmp.ok ? r.pairs != NULL : r.gc != NULL);
+  if (!r.perm || !have) {
     st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
     goto done;
   }
@@ -315,7 +378,9 @@ done:
   if (call_ready) shlo__rb_call_free(&r.gc->call);
   free(r.gc);
   free(r.pairs);
-  free(r.perm);
+  free(r.counts);
+  if (words_t) shlo_value_unref(words_t);
+  if (perm_t) shlo_value_unref(perm_t);
   if (st) shlo__rb_unref_n(out, n);
   return st;
 }
