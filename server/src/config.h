@@ -30,6 +30,8 @@ typedef struct srv_config {
   int64_t max_connections;
   int64_t connection_timeout_s;
   int64_t shutdown_grace_ms;
+  int64_t max_program_ops;    /* 0 = no limit */
+  int64_t compile_timeout_ms; /* 0 = no limit */
 } srv_config;
 
 /* Fill every option with its default. */

@@ -9,6 +9,7 @@
 #ifndef SHLO_IR_H
 #define SHLO_IR_H
 
+#include "shlo/limits.h"
 #include "shlo/status.h"
 #include "shlo/tensor.h"
 #include "shlo/types.h"
@@ -125,6 +126,13 @@ struct shlo_module {
 SHLO_API shlo_status shlo_parse_module(const char *text, size_t len,
                               const char *filename, shlo_module **out,
                               shlo_diag *diag);
+/* The same within limits (shlo/limits.h; NULL = none): SHLO_ELIMIT for
+ * too many ops or a passed deadline, SHLO_ECANCELED when canceled, with
+ * the place the parser had reached. */
+SHLO_API shlo_status shlo_parse_module_limited(const char *text, size_t len,
+                                      const char *filename,
+                                      const shlo_compile_limits *limits,
+                                      shlo_module **out, shlo_diag *diag);
 SHLO_API void shlo_module_free(shlo_module *m);
 
 /* Parse `[dense<...> : tensor<...>, ...]` (or a single dense literal) into

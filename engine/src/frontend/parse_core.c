@@ -43,6 +43,16 @@ noreturn void shlo__perr(parser *P, const char *fmt, ...) {
   longjmp(P->on_error, 1);
 }
 
+noreturn void shlo__pstop(parser *P, shlo_status st, const char *fmt, ...) {
+  shlo__skip_ws(P);
+  va_list ap;
+  va_start(ap, fmt);
+  set_error(P, P->p, fmt, ap);
+  va_end(ap);
+  P->diag->code = st;
+  longjmp(P->on_error, 1);
+}
+
 void *shlo__palloc(parser *P, size_t size) {
   void *p = shlo__arena_alloc(P->arena, size);
   if (!p) {

@@ -6,6 +6,7 @@
 
 #include "ops/ops.h"
 #include "frontend/parser_int.h"
+#include "core/limits.h"
 
 /* ---- values and scopes ---- */
 
@@ -160,6 +161,14 @@ static void ob_merge_dict(parser *P, op_builder *b, const shlo_attr *d) {
 
 static shlo_op *parse_op(parser *P);
 
+/* One more op parsed: within the caller's limits? */
+static void count_op(parser *P) {
+  char msg[160];
+  shlo_status st = shlo__limits_check(P->limits, ++P->n_ops, "parsing", msg,
+                                      sizeof msg);
+  if (st) shlo__pstop(P, st, "%s", msg);
+}
+
 shlo_block *shlo__parse_region(parser *P, const pre_arg *pre, int n_pre) {
   shlo__enter(P);
   int mark = shlo__scope_mark(P);
@@ -204,6 +213,7 @@ shlo_block *shlo__parse_region(parser *P, const pre_arg *pre, int n_pre) {
   while (!shlo__accept(P, "}")) {
     if (shlo__peekc(P) < 0) shlo__perr(P, "expected '}' to close the region");
     shlo_op *op = parse_op(P);
+    count_op(P);
     if (blk->n_ops == cap_ops) {
       int cap = cap_ops ? cap_ops * 2 : 8;
       shlo_op **w = shlo__palloc(P, (size_t)cap * sizeof *w);
@@ -560,9 +570,17 @@ static void parser_free(parser *P) {
 shlo_status shlo_parse_module(const char *text, size_t len,
                               const char *filename, shlo_module **out,
                               shlo_diag *diag) {
+  return shlo_parse_module_limited(text, len, filename, NULL, out, diag);
+}
+
+shlo_status shlo_parse_module_limited(const char *text, size_t len,
+                                      const char *filename,
+                                      const shlo_compile_limits *limits,
+                                      shlo_module **out, shlo_diag *diag) {
   *out = NULL;
   shlo_diag tmp;
   parser *P = parser_new(text, len, diag, &tmp);
+  if (P) P->limits = limits;
   shlo_module *m = P ? shlo__arena_alloc(P->arena, sizeof *m) : NULL;
   if (!m) {
     if (P) {

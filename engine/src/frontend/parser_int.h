@@ -14,6 +14,7 @@
 
 #include "core/arena.h"
 #include "shlo/ir.h"
+#include "shlo/limits.h"
 
 #define PARSE_MAX_DEPTH 200
 /* Splat literals (dense<1.0> : tensor<...>) expand at parse time. */
@@ -48,6 +49,8 @@ typedef struct parser {
    * not the value's (`dim = 0 : tensor<4xi32>`). */
   bool untyped_scalars;
   int64_t splat_bytes; /* bytes splat literals have expanded to so far */
+  const shlo_compile_limits *limits; /* may be NULL */
+  int64_t n_ops;       /* ops parsed so far, for limits */
   /* the function being parsed */
   const shlo_type **vtypes;
   int n_values, cap_values;
@@ -65,6 +68,9 @@ typedef struct parser {
 noreturn void shlo__perr(parser *P, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 noreturn void shlo__perr_at(parser *P, const char *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Stop at the cursor with status st, not a syntax error (a limit). */
+noreturn void shlo__pstop(parser *P, shlo_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void *shlo__palloc(parser *P, size_t size);
 char *shlo__pstrndup(parser *P, const char *s, size_t n);
