@@ -27,7 +27,7 @@
  *  - complex<f32>/complex<f64>: add, subtract, multiply in the part type,
  *    everything else with C99 double complex functions. */
 #include <assert.h>
-#include <complex.h>
+#include "core/cmplx.h"
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
