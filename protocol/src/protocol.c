@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "shlo/protocol.h"
+#include "json_read.h"
 #include "json_write.h"
 
 /* ---- errors ---- */
@@ -231,6 +232,24 @@ typedef struct filler {
   shlo_proto_error *err;
 } filler;
 
+/* One element as the request wrote it -- a tree node's, or a token read
+ * from a span's text -- which the set_*_leaf functions judge. */
+typedef enum { LEAF_NUMBER, LEAF_STRING, LEAF_BOOL, LEAF_OTHER } leaf_kind;
+typedef struct leaf {
+  leaf_kind kind;
+  double num;      /* NUMBER */
+  bool truth;      /* BOOL */
+  const char *str; /* STRING, NUL-terminated */
+} leaf;
+
+static leaf leaf_of_node(const cJSON *j) {
+  leaf l = {LEAF_OTHER, 0, false, NULL};
+  if (cJSON_IsNumber(j)) l.kind = LEAF_NUMBER, l.num = j->valuedouble;
+  else if (cJSON_IsString(j)) l.kind = LEAF_STRING, l.str = j->valuestring;
+  else if (cJSON_IsBool(j)) l.kind = LEAF_BOOL, l.truth = cJSON_IsTrue(j);
+  return l;
+}
+
 static bool special_float(const char *s, double *x) {
   if (!strcmp(s, "NaN") || !strcmp(s, "nan")) *x = NAN;
   else if (!strcmp(s, "Infinity") || !strcmp(s, "inf") || !strcmp(s, "+inf"))
@@ -251,13 +270,13 @@ static bool decimal_integer(const char *s, double *x) {
   return true;
 }
 
-static int leaf_float(filler *f, const cJSON *j, double *x) {
-  if (cJSON_IsNumber(j)) {
-    *x = j->valuedouble;
+static int leaf_float(filler *f, const leaf *l, double *x) {
+  if (l->kind == LEAF_NUMBER) {
+    *x = l->num;
     return 0;
   }
-  if (cJSON_IsString(j) &&
-      (special_float(j->valuestring, x) || decimal_integer(j->valuestring, x)))
+  if (l->kind == LEAF_STRING &&
+      (special_float(l->str, x) || decimal_integer(l->str, x)))
     return 0;
   return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
                          "%s.data[%lld]: expected a number or \"NaN\", "
@@ -265,27 +284,19 @@ static int leaf_float(filler *f, const cJSON *j, double *x) {
                          f->path, (long long)f->i, shlo_elem_name(f->v->elem));
 }
 
-static int set_float_leaf(filler *f, const cJSON *j) {
+static int set_float_leaf(filler *f, const leaf *l) {
   double x;
-  if (leaf_float(f, j, &x)) return -1;
+  if (leaf_float(f, l, &x)) return -1;
   shlo_tensor_set_f64(f->v, f->i, x);
   return 0;
 }
 
-/* A complex element is [re, im], or a bare real part. */
-static int set_complex_leaf(filler *f, const cJSON *j) {
+/* A complex element: [re, im] (im given), or a bare real part. */
+static int set_complex_leaf(filler *f, const leaf *re_l, const leaf *im_l) {
   shlo_value *v = f->v;
   double re, im = 0;
-  if (cJSON_IsArray(j)) {
-    if (cJSON_GetArraySize(j) != 2)
-      return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
-                             "%s.data[%lld]: a complex element is [re, im]",
-                             f->path, (long long)f->i);
-    if (leaf_float(f, j->child, &re) || leaf_float(f, j->child->next, &im))
-      return -1;
-  } else if (leaf_float(f, j, &re)) {
+  if (leaf_float(f, re_l, &re) || (im_l && leaf_float(f, im_l, &im)))
     return -1;
-  }
   char *p = (char *)v->data + (size_t)f->i * shlo_elem_size(v->elem);
   if (v->elem == SHLO_C64) {
     float pr[2] = {(float)re, (float)im};
@@ -297,11 +308,17 @@ static int set_complex_leaf(filler *f, const cJSON *j) {
   return 0;
 }
 
-static int set_bool_leaf(filler *f, const cJSON *j) {
-  if (cJSON_IsBool(j)) {
-    shlo_tensor_set_i64(f->v, f->i, cJSON_IsTrue(j));
-  } else if (cJSON_IsNumber(j) && (j->valuedouble == 0 || j->valuedouble == 1)) {
-    shlo_tensor_set_i64(f->v, f->i, (int64_t)j->valuedouble);
+static int not_a_pair(filler *f) {
+  return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                         "%s.data[%lld]: a complex element is [re, im]",
+                         f->path, (long long)f->i);
+}
+
+static int set_bool_leaf(filler *f, const leaf *l) {
+  if (l->kind == LEAF_BOOL) {
+    shlo_tensor_set_i64(f->v, f->i, l->truth);
+  } else if (l->kind == LEAF_NUMBER && (l->num == 0 || l->num == 1)) {
+    shlo_tensor_set_i64(f->v, f->i, (int64_t)l->num);
   } else {
     return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
                            "%s.data[%lld]: expected true, false, 0 or 1 "
@@ -311,9 +328,8 @@ static int set_bool_leaf(filler *f, const cJSON *j) {
 }
 
 /* An integer element given as a JSON number: whole and in [lo, hi). */
-static int int_from_number(filler *f, const cJSON *j, bool is_signed,
-                           double lo, double hi, int64_t *x) {
-  double d = j->valuedouble;
+static int int_from_number(filler *f, double d, bool is_signed, double lo,
+                           double hi, int64_t *x) {
   /* Integer tokens beyond 2^53 arrive as strings (shlo_proto_json_parse);
    * a number this large was written with a fraction or an exponent, and
    * its double may not be the integer meant. */
@@ -333,37 +349,37 @@ static int int_from_number(filler *f, const cJSON *j, bool is_signed,
 
 /* An integer element given as a decimal string, which carries 64-bit
  * integers exactly (a JSON number, read as a double, may not). */
-static int int_from_string(filler *f, const cJSON *j, bool is_signed,
+static int int_from_string(filler *f, const char *s, bool is_signed,
                            double lo, double hi, int64_t *x) {
   int bits = shlo_elem_bits(f->v->elem);
   char *end;
   errno = 0;
-  if (is_signed) *x = strtoll(j->valuestring, &end, 10);
-  else *x = (int64_t)strtoull(j->valuestring, &end, 10);
-  bool bad = *end || errno || (!is_signed && j->valuestring[0] == '-');
+  if (is_signed) *x = strtoll(s, &end, 10);
+  else *x = (int64_t)strtoull(s, &end, 10);
+  bool bad = *end || errno || (!is_signed && s[0] == '-');
   if (!bad && bits < 64)
     bad = is_signed ? ((double)*x < lo || (double)*x >= hi)
                     : (uint64_t)*x >= ((uint64_t)1 << bits);
   if (bad)
     return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
                            "%s.data[%lld]: \"%.40s\" is not a %s value",
-                           f->path, (long long)f->i, j->valuestring,
+                           f->path, (long long)f->i, s,
                            shlo_elem_name(f->v->elem));
   return 0;
 }
 
 /* A signed or unsigned integer element, range-checked for its type. */
-static int set_int_leaf(filler *f, const cJSON *j) {
+static int set_int_leaf(filler *f, const leaf *l) {
   shlo_elem_type t = f->v->elem;
   int bits = shlo_elem_bits(t);
   bool is_signed = shlo_elem_class_of(t) == SHLO_CLASS_SINT;
   double lo = is_signed ? -ldexp(1, bits - 1) : 0;
   double hi = is_signed ? ldexp(1, bits - 1) : ldexp(1, bits); /* exclusive */
   int64_t x = 0;
-  if (cJSON_IsNumber(j)) {
-    if (int_from_number(f, j, is_signed, lo, hi, &x)) return -1;
-  } else if (cJSON_IsString(j) && j->valuestring[0]) {
-    if (int_from_string(f, j, is_signed, lo, hi, &x)) return -1;
+  if (l->kind == LEAF_NUMBER) {
+    if (int_from_number(f, l->num, is_signed, lo, hi, &x)) return -1;
+  } else if (l->kind == LEAF_STRING && l->str[0]) {
+    if (int_from_string(f, l->str, is_signed, lo, hi, &x)) return -1;
   } else {
     return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
                            "%s.data[%lld]: expected an integer for %s",
@@ -373,40 +389,148 @@ static int set_int_leaf(filler *f, const cJSON *j) {
   return 0;
 }
 
-/* Store one JSON leaf as the next element of f->v. */
-static int set_leaf(filler *f, const cJSON *j) {
+static int too_many(filler *f) {
+  return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                         "%s.data: more elements than the shape's %lld",
+                         f->path, (long long)f->v->numel);
+}
+
+/* Store one element (for complex: re, and im or NULL) as the next element
+ * of f->v. */
+static int set_leaf(filler *f, const leaf *l, const leaf *im) {
   shlo_value *v = f->v;
-  if (f->i >= v->numel)
-    return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
-                           "%s.data: more elements than the shape's %lld",
-                           f->path, (long long)v->numel);
+  if (f->i >= v->numel) return too_many(f);
   int rc;
   switch (shlo_elem_class_of(v->elem)) {
-  case SHLO_CLASS_FLOAT: rc = set_float_leaf(f, j); break;
-  case SHLO_CLASS_COMPLEX: rc = set_complex_leaf(f, j); break;
-  case SHLO_CLASS_BOOL: rc = set_bool_leaf(f, j); break;
-  default: rc = set_int_leaf(f, j); break; /* SINT, UINT */
+  case SHLO_CLASS_FLOAT: rc = set_float_leaf(f, l); break;
+  case SHLO_CLASS_COMPLEX: rc = set_complex_leaf(f, l, im); break;
+  case SHLO_CLASS_BOOL: rc = set_bool_leaf(f, l); break;
+  default: rc = set_int_leaf(f, l); break; /* SINT, UINT */
   }
   if (rc) return -1;
   f->i++;
   return 0;
 }
 
-static int fill(filler *f, const cJSON *j, int depth) {
-  if (depth > SHLO_MAX_RANK + 2)
-    return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
-                           "%s.data: nested deeper than any shape", f->path);
-  bool complex = shlo_elem_is_complex(f->v->elem);
-  if (cJSON_IsArray(j)) {
-    /* For complex types, an array without arrays inside is one element. */
-    bool leaf = complex && j->child && !cJSON_IsArray(j->child);
-    if (!leaf) {
-      for (const cJSON *c = j->child; c; c = c->next)
-        if (fill(f, c, depth + 1)) return -1;
-      return 0;
+static int too_deep(filler *f) {
+  return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                         "%s.data: nested deeper than any shape", f->path);
+}
+
+/* ---- elements from the text of a span (json_read.h) ---- */
+
+typedef struct cursor {
+  const char *p, *end;
+  char buf[80]; /* the token of the last leaf read */
+} cursor;
+
+static void cursor_ws(cursor *c) {
+  while (c->p < c->end && (*c->p == ' ' || *c->p == '\n' || *c->p == '\r' ||
+                           *c->p == '\t'))
+    c->p++;
+}
+
+/* The scalar (or, as LEAF_OTHER, any other value) at c->p; steps past it.
+ * The span was checked when it was parsed, so the value is well-formed. */
+static leaf read_leaf(cursor *c) {
+  leaf l = {LEAF_OTHER, 0, false, NULL};
+  cursor_ws(c);
+  const char *a = c->p, *b = shlo__json_skip_value(a, c->end);
+  c->p = b ? b : c->end;
+  size_t n = (size_t)(c->p - a);
+  if (!b || !n) return l;
+  if (*a == 't' || *a == 'f') {
+    l.kind = LEAF_BOOL;
+    l.truth = *a == 't';
+  } else if (*a == '"') {
+    if (n - 2 < sizeof c->buf && !memchr(a, '\\', n)) {
+      memcpy(c->buf, a + 1, n - 2);
+      c->buf[n - 2] = 0;
+      l.kind = LEAF_STRING;
+      l.str = c->buf;
+    }
+  } else if (*a == '-' || (*a >= '0' && *a <= '9')) {
+    if (n >= sizeof c->buf) return l;
+    memcpy(c->buf, a, n);
+    c->buf[n] = 0;
+    size_t digits = strspn(c->buf + (*a == '-'), "0123456789");
+    bool integral = digits == n - (*a == '-');
+    if (shlo__json_big_integer(a, n, integral, digits)) {
+      l.kind = LEAF_STRING;
+      l.str = c->buf;
+    } else {
+      l.kind = LEAF_NUMBER;
+      l.num = strtod(c->buf, NULL);
     }
   }
-  return set_leaf(f, j);
+  return l;
+}
+
+/* A complex element [re, im] at c->p (just past its '['). */
+static int fill_text_pair(filler *f, cursor *c) {
+  leaf re = read_leaf(c);
+  char re_buf[sizeof c->buf];
+  if (re.kind == LEAF_STRING) { /* the next read reuses c->buf */
+    memcpy(re_buf, c->buf, sizeof re_buf);
+    re.str = re_buf;
+  }
+  cursor_ws(c);
+  if (c->p >= c->end || *c->p++ != ',') return not_a_pair(f);
+  leaf im = read_leaf(c);
+  cursor_ws(c);
+  if (c->p >= c->end || *c->p++ != ']') return not_a_pair(f);
+  return set_leaf(f, &re, &im);
+}
+
+static int fill_text(filler *f, cursor *c, int depth) {
+  if (depth > SHLO_MAX_RANK + 2) return too_deep(f);
+  cursor_ws(c);
+  if (c->p >= c->end || *c->p != '[') {
+    leaf l = read_leaf(c);
+    return set_leaf(f, &l, NULL);
+  }
+  c->p++;
+  cursor_ws(c);
+  if (c->p < c->end && *c->p == ']') {
+    c->p++;
+    return 0;
+  }
+  /* For complex types, an array without arrays inside is one element. */
+  if (shlo_elem_is_complex(f->v->elem) && c->p < c->end && *c->p != '[')
+    return fill_text_pair(f, c);
+  for (;;) {
+    if (fill_text(f, c, depth + 1)) return -1;
+    cursor_ws(c);
+    if (c->p >= c->end) return too_deep(f); /* not reached: checked JSON */
+    if (*c->p++ == ']') return 0;
+  }
+}
+
+/* ---- elements from a tree ---- */
+
+static int fill(filler *f, const cJSON *j, int depth) {
+  if (depth > SHLO_MAX_RANK + 2) return too_deep(f);
+  if (shlo__json_is_span(j)) {
+    cursor c;
+    size_t n;
+    c.p = shlo__json_span(j, &n);
+    c.end = c.p + n;
+    return fill_text(f, &c, depth);
+  }
+  if (cJSON_IsArray(j)) {
+    /* For complex types, an array without arrays inside is one element. */
+    if (shlo_elem_is_complex(f->v->elem) && j->child &&
+        !cJSON_IsArray(j->child)) {
+      if (cJSON_GetArraySize(j) != 2) return not_a_pair(f);
+      leaf re = leaf_of_node(j->child), im = leaf_of_node(j->child->next);
+      return set_leaf(f, &re, &im);
+    }
+    for (const cJSON *c = j->child; c; c = c->next)
+      if (fill(f, c, depth + 1)) return -1;
+    return 0;
+  }
+  leaf l = leaf_of_node(j);
+  return set_leaf(f, &l, NULL);
 }
 
 static void normalize_ints(shlo_value *v) {
@@ -509,12 +633,18 @@ static int check_wanted_type(const tensor_head *h, const shlo_type *want,
 /* Fill v from "b64": exactly v->nbytes bytes, native byte order. */
 static int fill_from_b64(shlo_value *v, const cJSON *jb, const char *path,
                          shlo_proto_error *err) {
-  if (!cJSON_IsString(jb))
+  const char *text;
+  size_t blen;
+  if (shlo__json_is_span(jb)) { /* straight from the request's text */
+    text = shlo__json_span(jb, &blen);
+  } else if (cJSON_IsString(jb)) {
+    text = jb->valuestring;
+    blen = strlen(text);
+  } else {
     return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.b64: not a string",
                            path);
-  size_t blen = strlen(jb->valuestring);
-  int64_t n = shlo_proto_b64_decode(jb->valuestring, blen, v->data,
-                                    v->nbytes);
+  }
+  int64_t n = shlo_proto_b64_decode(text, blen, v->data, v->nbytes);
   if (n != (int64_t)v->nbytes) {
     /* A decode that ran out of room is a size mismatch, not bad base64. */
     if (n < 0 && blen / 4 * 3 <= v->nbytes + 3)

@@ -426,12 +426,13 @@ static shlo_status compile_steps(shlo_compiler *cc, block_ctx *bc,
   const shlo_op *term = NULL;
   for (int i = 0; i < b->n_ops; i++) {
     const shlo_op *op = b->ops[i];
+    shlo_status st = compile_check(cc, op); /* counts what the parser did */
+    if (st) return st;
     if (is_terminator(op)) {
       term = op;
       break;
     }
-    shlo_status st = compile_check(cc, op);
-    if (!st) st = compile_op(cc, bc, op, &p->steps[p->n_steps++]);
+    st = compile_op(cc, bc, op, &p->steps[p->n_steps++]);
     if (st) return st;
   }
   if (!term) return SHLO_OK;

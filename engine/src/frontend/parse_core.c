@@ -679,7 +679,7 @@ static void reject_word_literal(parser *P) {
   const char *at = P->p;
   const char *w;
   size_t n;
-  if (*at == '-' || *at == '+') P->p++;
+  if (at < P->end && (*at == '-' || *at == '+')) P->p++; /* text may end here */
   if (shlo__peekc(P) == '.')
     shlo__perr_at(P, at, "a float literal needs a digit before the dot "
                   "(MLIR reads `0.5`, not `.5`)");

@@ -161,7 +161,7 @@ static void ob_merge_dict(parser *P, op_builder *b, const shlo_attr *d) {
 
 static shlo_op *parse_op(parser *P);
 
-/* One more op parsed: within the caller's limits? */
+/* One more op to parse: within the caller's limits? */
 static void count_op(parser *P) {
   char msg[160];
   shlo_status st = shlo__limits_check(P->limits, ++P->n_ops, "parsing", msg,
@@ -212,8 +212,8 @@ shlo_block *shlo__parse_region(parser *P, const pre_arg *pre, int n_pre) {
   int cap_ops = 0;
   while (!shlo__accept(P, "}")) {
     if (shlo__peekc(P) < 0) shlo__perr(P, "expected '}' to close the region");
+    count_op(P); /* before it, so an error points at its start */
     shlo_op *op = parse_op(P);
-    count_op(P);
     if (blk->n_ops == cap_ops) {
       int cap = cap_ops ? cap_ops * 2 : 8;
       shlo_op **w = shlo__palloc(P, (size_t)cap * sizeof *w);
