@@ -16,7 +16,7 @@ bash fuzz/build.sh
 [ -d "$work/seeds" ] || python3 fuzz/seed-corpus.py "$corpus_src" "$work/seeds"
 for t in "${targets[@]}"; do
   mkdir -p "$work/corpus-$t" "$work/crashes-$t"
-  nice -n 19 build/fuzz/fuzz/fuzz_$t -max_total_time="$secs" -timeout=10 \
+  nice -n 19 build/fuzz/fuzz/fuzz_$t -max_total_time="$secs" -timeout=60 \
     -rss_limit_mb=4096 -max_len=262144 -print_final_stats=1 \
     -artifact_prefix="$work/crashes-$t/" \
     "$work/corpus-$t" "$work/seeds/$t" > "$work/fuzz_$t.log" 2>&1 || true

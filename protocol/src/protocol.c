@@ -134,10 +134,9 @@ const char *shlo_proto_dtype_name(shlo_elem_type t) {
 static const char b64_chars[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-char *shlo_proto_b64_encode(const void *data, size_t len) {
+size_t shlo__b64_encode_to(const void *data, size_t len, char *out) {
   const unsigned char *p = data;
-  char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
-  if (!out) return NULL;
+  char *o = out;
   size_t i = 0;
   for (; i + 2 < len; i += 3) {
     uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
@@ -154,34 +153,68 @@ char *shlo_proto_b64_encode(const void *data, size_t len) {
     *o++ = i + 1 < len ? b64_chars[(v >> 6) & 63] : '=';
     *o++ = '=';
   }
-  *o = 0;
+  return (size_t)(o - out);
+}
+
+char *shlo_proto_b64_encode(const void *data, size_t len) {
+  char *out = malloc((len + 2) / 3 * 4 + 1);
+  if (!out) return NULL;
+  out[shlo__b64_encode_to(data, len, out)] = 0;
   return out;
 }
 
-static int b64_val(unsigned char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+' || c == '-') return 62;
-  if (c == '/' || c == '_') return 63;
-  return -1;
-}
+/* Sextet of each byte: the standard and the URL-safe alphabets; -1 for
+ * anything else (padding and white space included). */
+static const signed char b64_sextet[256] = {
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 62, -1, 62, -1, 63,
+    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, -1, -1, -1, -1, -1, -1,
+    -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, -1, -1, -1, -1, 63,
+    -1, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+    41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
 
 int64_t shlo_proto_b64_decode(const char *s, size_t len, void *out,
                               size_t cap) {
+  const unsigned char *u = (const unsigned char *)s;
   unsigned char *o = out;
-  size_t n = 0;
+  size_t n = 0, i = 0;
+  /* Fast path: whole groups of four alphabet characters, three bytes
+   * each; anything else (padding, white space, a bad byte, the end of
+   * room) goes to the careful loop below, which starts on a group. */
+  while (i + 4 <= len && n + 3 <= cap) {
+    int a = b64_sextet[u[i]], b = b64_sextet[u[i + 1]];
+    int c = b64_sextet[u[i + 2]], d = b64_sextet[u[i + 3]];
+    if ((a | b | c | d) < 0) break;
+    uint32_t v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 |
+                 (uint32_t)d;
+    o[n] = (unsigned char)(v >> 16);
+    o[n + 1] = (unsigned char)(v >> 8);
+    o[n + 2] = (unsigned char)v;
+    n += 3;
+    i += 4;
+  }
   uint32_t acc = 0;
   int bits = 0;
   bool pad = false;
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i];
+  for (; i < len; i++) {
+    unsigned char c = u[i];
     if (c == '=') {
       pad = true;
       continue;
     }
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    int v = b64_val(c);
+    int v = b64_sextet[c];
     if (v < 0 || pad) return -1;
     acc = acc << 6 | (uint32_t)v;
     bits += 6;
@@ -202,6 +235,11 @@ int64_t shlo_proto_utf8_check(const char *str, size_t len) {
     unsigned char c = s[i];
     if (c < 0x80) {
       i++;
+      /* Bodies are mostly ASCII: skip it a word at a time. */
+      for (uint64_t w; i + 8 <= len; i += 8) {
+        memcpy(&w, s + i, 8);
+        if (w & 0x8080808080808080ull) break;
+      }
       continue;
     }
     int n;
