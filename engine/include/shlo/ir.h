@@ -117,6 +117,8 @@ struct shlo_module {
   const shlo_attr *attrs;/* module attribute dictionary, or NULL */
   int n_funcs;
   shlo_func **funcs;
+  shlo_func **by_name;   /* funcs sorted by name, for shlo_module_find_func
+                            (set by the parser; NULL: it searches funcs) */
 };
 
 /* Parse MLIR text (len bytes, need not be NUL-terminated) into a module.

@@ -11,6 +11,7 @@
 
 #include "compile/executable.h"
 #include "core/limits.h"
+#include "core/namemap.h"
 #include "compile/fuse.h"
 #include "ops/ops.h"
 #include "shlo/engine.h"
@@ -42,6 +43,7 @@ struct shlo_compiler {
   char *mark;             /* per value id of func: zeroed scratch */
   const shlo_compile_limits *limits; /* may be NULL */
   int64_t n_ops;          /* ops compiled so far, for limits */
+  shlo_name_map func_index; /* function name -> index in m->funcs */
   bool no_fusion;
 };
 
@@ -493,10 +495,19 @@ done:
   return SHLO_OK;
 }
 
-static int func_index(const shlo_module *m, const char *name) {
-  for (int i = 0; i < m->n_funcs; i++)
-    if (!strcmp(m->funcs[i]->name, name)) return i;
-  return -1;
+static int func_index(const shlo_compiler *cc, const char *name) {
+  return shlo__name_map_get(&cc->func_index, name, strlen(name));
+}
+
+/* cc->func_index over every function (the first of a repeated name, as a
+ * linear search would find). */
+static bool index_funcs(shlo_compiler *cc) {
+  for (int i = 0; i < cc->m->n_funcs; i++) {
+    const char *name = cc->m->funcs[i]->name;
+    if (!shlo__name_map_put(&cc->func_index, name, strlen(name), i))
+      return false;
+  }
+  return true;
 }
 
 static shlo_status compile_func(shlo_compiler *cc, int idx) {
@@ -539,7 +550,7 @@ static shlo_status compile_func(shlo_compiler *cc, int idx) {
 
 shlo_status shlo__cc_func_plan(shlo_compiler *cc, const shlo_op *op,
                               const char *name, shlo_plan **out) {
-  int idx = func_index(cc->m, name);
+  int idx = func_index(cc, name);
   if (idx < 0)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY, "no function named '@%s'", name);
   if (cc->compiling[idx])
@@ -581,19 +592,21 @@ shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
   shlo_executable *e = calloc(1, sizeof *e);
   cc.func_plans = calloc((size_t)m->n_funcs + 1, sizeof *cc.func_plans);
   cc.compiling = calloc((size_t)m->n_funcs + 1, 1);
-  if (!e || !cc.func_plans || !cc.compiling) {
+  if (!e || !cc.func_plans || !cc.compiling || !index_funcs(&cc)) {
     free(e);
     free(cc.func_plans);
     free(cc.compiling);
+    shlo__name_map_free(&cc.func_index);
     return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0, "out of memory");
   }
   e->m = m;
   e->n_funcs = m->n_funcs;
   e->func_plans = cc.func_plans;
   e->entry = entry;
-  e->entry_index = func_index(m, entry->name);
+  e->entry_index = func_index(&cc, entry->name);
   shlo_status st = compile_func(&cc, e->entry_index);
   free(cc.compiling);
+  shlo__name_map_free(&cc.func_index);
   if (st) {
     shlo_executable_free(e);
     return st;

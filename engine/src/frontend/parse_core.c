@@ -53,13 +53,15 @@ noreturn void shlo__pstop(parser *P, shlo_status st, const char *fmt, ...) {
   longjmp(P->on_error, 1);
 }
 
+noreturn void shlo__poom(parser *P) {
+  shlo_diag_set(P->diag, SHLO_ENOMEM, P->filename, 0, 0,
+                "out of memory while parsing");
+  longjmp(P->on_error, 2);
+}
+
 void *shlo__palloc(parser *P, size_t size) {
   void *p = shlo__arena_alloc(P->arena, size);
-  if (!p) {
-    shlo_diag_set(P->diag, SHLO_ENOMEM, P->filename, 0, 0,
-                  "out of memory while parsing");
-    longjmp(P->on_error, 2);
-  }
+  if (!p) shlo__poom(P);
   return p;
 }
 
@@ -533,9 +535,8 @@ bool shlo__at_type(parser *P) {
 }
 
 static const alias *find_alias(parser *P, const char *s, size_t n) {
-  for (int i = 0; i < P->n_aliases; i++)
-    if (P->aliases[i].len == n && !memcmp(P->aliases[i].name, s, n))
-      return &P->aliases[i];
+  int i = shlo__name_map_get(&P->alias_index, s, n);
+  if (i >= 0) return &P->aliases[i];
   return NULL;
 }
 
