@@ -162,9 +162,15 @@ static void big_json_body_is_bounded(void) {
   fprintf(stderr, "%.1f MB body: RSS %ld KiB before, peak %ld KiB (%.2fx the "
           "body), %ld KiB after\n", (double)len / 1e6, base, peak,
           peak * 1024.0 / (double)len, after);
+#ifdef __SANITIZE_ADDRESS__
+  /* ASan's allocator (shadow memory, a quarantine of freed blocks) is not
+   * the one these bounds are about; the sum above still checks the data. */
+  fprintf(stderr, "built with ASan: memory bounds not checked\n");
+#else
   CHECK(peak * 1024.0 < 4.0 * (double)len, "peak %ld KiB for a %zu-byte body",
         peak, len);
   CHECK(after < base * 1.1, "RSS %ld KiB after, %ld KiB before", after, base);
+#endif
   CHECK(server_stop(&s, 30) == 0, "exit status");
   free(small);
   free(prog);
