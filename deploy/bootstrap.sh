@@ -3,7 +3,8 @@
 # and builds it in build/.  Beyond the build: curl, libcurl, valgrind, nginx
 # and python3 run tests; libgfortran-12-dev lets test_install link
 # statically (OpenBLAS's static library needs libgfortran); Open MPI gives
-# grids across ranks (shlo run/test --mpi) and their tests.  deploy/
+# grids across ranks (shlo run/test --mpi) and their tests; clang builds
+# the libFuzzer targets of fuzz/ (fuzz/run.sh, not part of the test run).  deploy/
 # test-fresh.sh checks this list on a bare Debian 12.  Safe to run again: it installs nothing that is
 # already there and rebuilds only what changed.
 set -euo pipefail
@@ -14,7 +15,7 @@ packages=(build-essential cmake ninja-build pkg-config
           libmicrohttpd-dev libcmocka-dev libssl-dev libcurl4-openssl-dev curl
           valgrind nginx
           python3 python3-numpy libgfortran-12-dev
-          openmpi-bin libopenmpi-dev)
+          openmpi-bin libopenmpi-dev clang)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -194,12 +194,12 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 25); /* with binary-port and issue #10's caps */
+  assert_int_equal(n, 27); /* binary-port, issue #10's caps, compile bounds */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");
   assert_int_equal(c.port, 8080);
-  assert_int_equal(c.max_body_bytes, 64 << 20);
+  assert_int_equal(c.max_body_bytes, 96 << 20); /* a 64 MiB tensor as b64 */
   assert_int_equal(c.max_tensor_elements, 67108864);
   assert_int_equal(c.max_tensor_bytes, 256 << 20);
   assert_int_equal(c.max_inputs, 1024);
@@ -215,6 +215,8 @@ static void defaults_are_as_documented(void **state) {
   assert_int_equal(c.max_client_jobs, 32);
   assert_int_equal(c.short_lane_workers, 1);
   assert_int_equal(c.max_client_running, 0);
+  assert_int_equal(c.max_program_ops, 1000000);
+  assert_int_equal(c.compile_timeout_ms, 10000);
   srv_config_free(&c);
 }
 

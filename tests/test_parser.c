@@ -10,7 +10,9 @@
 
 #include <cmocka.h>
 
+#include "shlo/engine.h"
 #include "shlo/ir.h"
+#include "shlo/verify.h"
 
 static shlo_status parse(const char *text, size_t len, shlo_diag *d) {
   shlo_module *m = NULL;
@@ -330,6 +332,77 @@ static void values_parse_for_run_args(void **state) {
   assert_non_null(strstr(d.message, "dense"));
 }
 
+/* Text that ends inside a dense literal, right after a comma, is an error
+ * and reads nothing past its end (the text need not be NUL-terminated:
+ * the copy here has no byte after it; fuzz_mlir found the overread). */
+static void text_ending_in_a_literal_is_an_error(void **state) {
+  (void)state;
+  const char *src = "func.func @main() -> tensor<2xi64> {\n"
+                    "  %0 = stablehlo.constant dense<[[0, ";
+  size_t n = strlen(src);
+  char *text = malloc(n);
+  assert_non_null(text);
+  memcpy(text, src, n);
+  shlo_module *m = NULL;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  assert_int_equal(shlo_parse_module(text, n, "t.mlir", &m, &d), SHLO_EPARSE);
+  assert_null(m);
+  free(text);
+}
+
+/* A parse within limits: more ops than max_ops is SHLO_ELIMIT, naming the
+ * place; a canceled parse is SHLO_ECANCELED; no limits parse as before. */
+static void parse_limits_refuse_big_programs(void **state) {
+  (void)state;
+  const char *src = "func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
+                    "  %0 = stablehlo.add %a, %a : tensor<f32>\n"
+                    "  %1 = stablehlo.add %0, %a : tensor<f32>\n"
+                    "  %2 = stablehlo.add %1, %a : tensor<f32>\n"
+                    "  return %2 : tensor<f32>\n}\n";
+  shlo_module *m = NULL;
+  shlo_diag d;
+  shlo_compile_limits lim = {.max_ops = 3};
+  shlo_diag_clear(&d);
+  assert_int_equal(shlo_parse_module_limited(src, strlen(src), "t", &lim, &m,
+                                             &d), SHLO_ELIMIT);
+  assert_null(m);
+  assert_int_equal(d.line, 5); /* the fourth op, the return */
+  assert_non_null(strstr(d.message, "more than 3 ops"));
+  lim.max_ops = 4;
+  assert_int_equal(shlo_parse_module_limited(src, strlen(src), "t", &lim, &m,
+                                             &d), SHLO_OK);
+  /* The verifier and the compiler count the same ops. */
+  shlo_compile_limits three = {.max_ops = 3};
+  shlo_verify_opts vo = {.limits = &three};
+  assert_int_equal(shlo_verify_module_first(m, &vo, &d), SHLO_ELIMIT);
+  shlo_compile_opts co = {.verified = true, .limits = &three};
+  shlo_executable *e = NULL;
+  assert_int_equal(shlo_compile(m, &co, &e, &d), SHLO_ELIMIT);
+  assert_null(e);
+  co.limits = &lim;
+  assert_int_equal(shlo_compile(m, &co, &e, &d), SHLO_OK);
+  shlo_executable_free(e);
+  shlo_module_free(m);
+  /* Past the deadline or canceled: checked every SHLO_LIMITS_EVERY ops, so
+   * a program of that many ops sees it. */
+  char *big = malloc(64 * 300 + 200), *w = big;
+  assert_non_null(big);
+  w += sprintf(w, "func.func @main(%%a: tensor<f32>) -> tensor<f32> {\n");
+  for (int i = 0; i < 300; i++)
+    w += sprintf(w, "  %%%d = stablehlo.negate %%a : tensor<f32>\n", i);
+  w += sprintf(w, "  return %%a : tensor<f32>\n}\n");
+  shlo_compile_limits late = {.deadline_ns = shlo_monotonic_ns() - 1};
+  assert_int_equal(shlo_parse_module_limited(big, strlen(big), "t", &late,
+                                             &m, &d), SHLO_ELIMIT);
+  assert_non_null(strstr(d.message, "deadline"));
+  atomic_int cancel = 1;
+  shlo_compile_limits stop = {.cancel = &cancel};
+  assert_int_equal(shlo_parse_module_limited(big, strlen(big), "t", &stop,
+                                             &m, &d), SHLO_ECANCELED);
+  free(big);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(empty_and_comment_only_inputs_are_empty_modules),
@@ -343,6 +416,8 @@ int main(void) {
       cmocka_unit_test(integer_literals_read_as_mlir_does),
       cmocka_unit_test(integer_literals_out_of_range_are_errors),
       cmocka_unit_test(values_parse_for_run_args),
+      cmocka_unit_test(text_ending_in_a_literal_is_an_error),
+      cmocka_unit_test(parse_limits_refuse_big_programs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,14 +96,12 @@ void shlo__json_tensor(strbuf *b, const shlo_value *v, bool b64) {
   }
   shlo__sb_puts(b, "],");
   if (b64) {
-    char *text = shlo_proto_b64_encode(v->data, v->nbytes);
-    if (!text) {
-      b->failed = true;
-      return;
-    }
-    shlo__sb_puts(b, "\"b64\":");
-    shlo__json_str(b, text);
-    free(text);
+    /* Straight into the buffer: base64 needs no JSON escapes. */
+    size_t n = (v->nbytes + 2) / 3 * 4;
+    shlo__sb_puts(b, "\"b64\":\"");
+    if (!shlo__sb_reserve(b, n + 1)) return;
+    b->len += shlo__b64_encode_to(v->data, v->nbytes, b->data + b->len);
+    shlo__sb_add(b, "\"", 1);
   } else {
     shlo__sb_puts(b, "\"data\":");
     put_data(b, v);

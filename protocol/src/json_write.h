@@ -22,5 +22,8 @@ void shlo__json_key(strbuf *b, const char *key, bool first);
  * "b64" for the raw bytes), a tuple {"tuple":[...]}, a token
  * {"token":true}. */
 void shlo__json_tensor(strbuf *b, const shlo_value *v, bool b64);
+/* Base64 of data[0..len) written to out, which has room for
+ * (len + 2) / 3 * 4 bytes; returns that count, no NUL (protocol.c). */
+size_t shlo__b64_encode_to(const void *data, size_t len, char *out);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "shlo/protocol.h"
+#include "json_read.h"
 #include "json_write.h"
 
 /* ---- errors ---- */
@@ -133,10 +134,9 @@ const char *shlo_proto_dtype_name(shlo_elem_type t) {
 static const char b64_chars[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-char *shlo_proto_b64_encode(const void *data, size_t len) {
+size_t shlo__b64_encode_to(const void *data, size_t len, char *out) {
   const unsigned char *p = data;
-  char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
-  if (!out) return NULL;
+  char *o = out;
   size_t i = 0;
   for (; i + 2 < len; i += 3) {
     uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
@@ -153,34 +153,68 @@ char *shlo_proto_b64_encode(const void *data, size_t len) {
     *o++ = i + 1 < len ? b64_chars[(v >> 6) & 63] : '=';
     *o++ = '=';
   }
-  *o = 0;
+  return (size_t)(o - out);
+}
+
+char *shlo_proto_b64_encode(const void *data, size_t len) {
+  char *out = malloc((len + 2) / 3 * 4 + 1);
+  if (!out) return NULL;
+  out[shlo__b64_encode_to(data, len, out)] = 0;
   return out;
 }
 
-static int b64_val(unsigned char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+' || c == '-') return 62;
-  if (c == '/' || c == '_') return 63;
-  return -1;
-}
+/* Sextet of each byte: the standard and the URL-safe alphabets; -1 for
+ * anything else (padding and white space included). */
+static const signed char b64_sextet[256] = {
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 62, -1, 62, -1, 63,
+    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, -1, -1, -1, -1, -1, -1,
+    -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, -1, -1, -1, -1, 63,
+    -1, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+    41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
 
 int64_t shlo_proto_b64_decode(const char *s, size_t len, void *out,
                               size_t cap) {
+  const unsigned char *u = (const unsigned char *)s;
   unsigned char *o = out;
-  size_t n = 0;
+  size_t n = 0, i = 0;
+  /* Fast path: whole groups of four alphabet characters, three bytes
+   * each; anything else (padding, white space, a bad byte, the end of
+   * room) goes to the careful loop below, which starts on a group. */
+  while (i + 4 <= len && n + 3 <= cap) {
+    int a = b64_sextet[u[i]], b = b64_sextet[u[i + 1]];
+    int c = b64_sextet[u[i + 2]], d = b64_sextet[u[i + 3]];
+    if ((a | b | c | d) < 0) break;
+    uint32_t v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 |
+                 (uint32_t)d;
+    o[n] = (unsigned char)(v >> 16);
+    o[n + 1] = (unsigned char)(v >> 8);
+    o[n + 2] = (unsigned char)v;
+    n += 3;
+    i += 4;
+  }
   uint32_t acc = 0;
   int bits = 0;
   bool pad = false;
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i];
+  for (; i < len; i++) {
+    unsigned char c = u[i];
     if (c == '=') {
       pad = true;
       continue;
     }
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    int v = b64_val(c);
+    int v = b64_sextet[c];
     if (v < 0 || pad) return -1;
     acc = acc << 6 | (uint32_t)v;
     bits += 6;
@@ -201,6 +235,11 @@ int64_t shlo_proto_utf8_check(const char *str, size_t len) {
     unsigned char c = s[i];
     if (c < 0x80) {
       i++;
+      /* Bodies are mostly ASCII: skip it a word at a time. */
+      for (uint64_t w; i + 8 <= len; i += 8) {
+        memcpy(&w, s + i, 8);
+        if (w & 0x8080808080808080ull) break;
+      }
       continue;
     }
     int n;
@@ -231,6 +270,24 @@ typedef struct filler {
   shlo_proto_error *err;
 } filler;
 
+/* One element as the request wrote it -- a tree node's, or a token read
+ * from a span's text -- which the set_*_leaf functions judge. */
+typedef enum { LEAF_NUMBER, LEAF_STRING, LEAF_BOOL, LEAF_OTHER } leaf_kind;
+typedef struct leaf {
+  leaf_kind kind;
+  double num;      /* NUMBER */
+  bool truth;      /* BOOL */
+  const char *str; /* STRING, NUL-terminated */
+} leaf;
+
+static leaf leaf_of_node(const cJSON *j) {
+  leaf l = {LEAF_OTHER, 0, false, NULL};
+  if (cJSON_IsNumber(j)) l.kind = LEAF_NUMBER, l.num = j->valuedouble;
+  else if (cJSON_IsString(j)) l.kind = LEAF_STRING, l.str = j->valuestring;
+  else if (cJSON_IsBool(j)) l.kind = LEAF_BOOL, l.truth = cJSON_IsTrue(j);
+  return l;
+}
+
 static bool special_float(const char *s, double *x) {
   if (!strcmp(s, "NaN") || !strcmp(s, "nan")) *x = NAN;
   else if (!strcmp(s, "Infinity") || !strcmp(s, "inf") || !strcmp(s, "+inf"))
@@ -251,13 +308,13 @@ static bool decimal_integer(const char *s, double *x) {
   return true;
 }
 
-static int leaf_float(filler *f, const cJSON *j, double *x) {
-  if (cJSON_IsNumber(j)) {
-    *x = j->valuedouble;
+static int leaf_float(filler *f, const leaf *l, double *x) {
+  if (l->kind == LEAF_NUMBER) {
+    *x = l->num;
     return 0;
   }
-  if (cJSON_IsString(j) &&
-      (special_float(j->valuestring, x) || decimal_integer(j->valuestring, x)))
+  if (l->kind == LEAF_STRING &&
+      (special_float(l->str, x) || decimal_integer(l->str, x)))
     return 0;
   return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
                          "%s.data[%lld]: expected a number or \"NaN\", "
@@ -265,27 +322,19 @@ static int leaf_float(filler *f, const cJSON *j, double *x) {
                          f->path, (long long)f->i, shlo_elem_name(f->v->elem));
 }
 
-static int set_float_leaf(filler *f, const cJSON *j) {
+static int set_float_leaf(filler *f, const leaf *l) {
   double x;
-  if (leaf_float(f, j, &x)) return -1;
+  if (leaf_float(f, l, &x)) return -1;
   shlo_tensor_set_f64(f->v, f->i, x);
   return 0;
 }
 
-/* A complex element is [re, im], or a bare real part. */
-static int set_complex_leaf(filler *f, const cJSON *j) {
+/* A complex element: [re, im] (im given), or a bare real part. */
+static int set_complex_leaf(filler *f, const leaf *re_l, const leaf *im_l) {
   shlo_value *v = f->v;
   double re, im = 0;
-  if (cJSON_IsArray(j)) {
-    if (cJSON_GetArraySize(j) != 2)
-      return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
-                             "%s.data[%lld]: a complex element is [re, im]",
-                             f->path, (long long)f->i);
-    if (leaf_float(f, j->child, &re) || leaf_float(f, j->child->next, &im))
-      return -1;
-  } else if (leaf_float(f, j, &re)) {
+  if (leaf_float(f, re_l, &re) || (im_l && leaf_float(f, im_l, &im)))
     return -1;
-  }
   char *p = (char *)v->data + (size_t)f->i * shlo_elem_size(v->elem);
   if (v->elem == SHLO_C64) {
     float pr[2] = {(float)re, (float)im};
@@ -297,11 +346,17 @@ static int set_complex_leaf(filler *f, const cJSON *j) {
   return 0;
 }
 
-static int set_bool_leaf(filler *f, const cJSON *j) {
-  if (cJSON_IsBool(j)) {
-    shlo_tensor_set_i64(f->v, f->i, cJSON_IsTrue(j));
-  } else if (cJSON_IsNumber(j) && (j->valuedouble == 0 || j->valuedouble == 1)) {
-    shlo_tensor_set_i64(f->v, f->i, (int64_t)j->valuedouble);
+static int not_a_pair(filler *f) {
+  return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                         "%s.data[%lld]: a complex element is [re, im]",
+                         f->path, (long long)f->i);
+}
+
+static int set_bool_leaf(filler *f, const leaf *l) {
+  if (l->kind == LEAF_BOOL) {
+    shlo_tensor_set_i64(f->v, f->i, l->truth);
+  } else if (l->kind == LEAF_NUMBER && (l->num == 0 || l->num == 1)) {
+    shlo_tensor_set_i64(f->v, f->i, (int64_t)l->num);
   } else {
     return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
                            "%s.data[%lld]: expected true, false, 0 or 1 "
@@ -311,9 +366,8 @@ static int set_bool_leaf(filler *f, const cJSON *j) {
 }
 
 /* An integer element given as a JSON number: whole and in [lo, hi). */
-static int int_from_number(filler *f, const cJSON *j, bool is_signed,
-                           double lo, double hi, int64_t *x) {
-  double d = j->valuedouble;
+static int int_from_number(filler *f, double d, bool is_signed, double lo,
+                           double hi, int64_t *x) {
   /* Integer tokens beyond 2^53 arrive as strings (shlo_proto_json_parse);
    * a number this large was written with a fraction or an exponent, and
    * its double may not be the integer meant. */
@@ -333,37 +387,37 @@ static int int_from_number(filler *f, const cJSON *j, bool is_signed,
 
 /* An integer element given as a decimal string, which carries 64-bit
  * integers exactly (a JSON number, read as a double, may not). */
-static int int_from_string(filler *f, const cJSON *j, bool is_signed,
+static int int_from_string(filler *f, const char *s, bool is_signed,
                            double lo, double hi, int64_t *x) {
   int bits = shlo_elem_bits(f->v->elem);
   char *end;
   errno = 0;
-  if (is_signed) *x = strtoll(j->valuestring, &end, 10);
-  else *x = (int64_t)strtoull(j->valuestring, &end, 10);
-  bool bad = *end || errno || (!is_signed && j->valuestring[0] == '-');
+  if (is_signed) *x = strtoll(s, &end, 10);
+  else *x = (int64_t)strtoull(s, &end, 10);
+  bool bad = *end || errno || (!is_signed && s[0] == '-');
   if (!bad && bits < 64)
     bad = is_signed ? ((double)*x < lo || (double)*x >= hi)
                     : (uint64_t)*x >= ((uint64_t)1 << bits);
   if (bad)
     return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
                            "%s.data[%lld]: \"%.40s\" is not a %s value",
-                           f->path, (long long)f->i, j->valuestring,
+                           f->path, (long long)f->i, s,
                            shlo_elem_name(f->v->elem));
   return 0;
 }
 
 /* A signed or unsigned integer element, range-checked for its type. */
-static int set_int_leaf(filler *f, const cJSON *j) {
+static int set_int_leaf(filler *f, const leaf *l) {
   shlo_elem_type t = f->v->elem;
   int bits = shlo_elem_bits(t);
   bool is_signed = shlo_elem_class_of(t) == SHLO_CLASS_SINT;
   double lo = is_signed ? -ldexp(1, bits - 1) : 0;
   double hi = is_signed ? ldexp(1, bits - 1) : ldexp(1, bits); /* exclusive */
   int64_t x = 0;
-  if (cJSON_IsNumber(j)) {
-    if (int_from_number(f, j, is_signed, lo, hi, &x)) return -1;
-  } else if (cJSON_IsString(j) && j->valuestring[0]) {
-    if (int_from_string(f, j, is_signed, lo, hi, &x)) return -1;
+  if (l->kind == LEAF_NUMBER) {
+    if (int_from_number(f, l->num, is_signed, lo, hi, &x)) return -1;
+  } else if (l->kind == LEAF_STRING && l->str[0]) {
+    if (int_from_string(f, l->str, is_signed, lo, hi, &x)) return -1;
   } else {
     return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
                            "%s.data[%lld]: expected an integer for %s",
@@ -373,40 +427,148 @@ static int set_int_leaf(filler *f, const cJSON *j) {
   return 0;
 }
 
-/* Store one JSON leaf as the next element of f->v. */
-static int set_leaf(filler *f, const cJSON *j) {
+static int too_many(filler *f) {
+  return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                         "%s.data: more elements than the shape's %lld",
+                         f->path, (long long)f->v->numel);
+}
+
+/* Store one element (for complex: re, and im or NULL) as the next element
+ * of f->v. */
+static int set_leaf(filler *f, const leaf *l, const leaf *im) {
   shlo_value *v = f->v;
-  if (f->i >= v->numel)
-    return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
-                           "%s.data: more elements than the shape's %lld",
-                           f->path, (long long)v->numel);
+  if (f->i >= v->numel) return too_many(f);
   int rc;
   switch (shlo_elem_class_of(v->elem)) {
-  case SHLO_CLASS_FLOAT: rc = set_float_leaf(f, j); break;
-  case SHLO_CLASS_COMPLEX: rc = set_complex_leaf(f, j); break;
-  case SHLO_CLASS_BOOL: rc = set_bool_leaf(f, j); break;
-  default: rc = set_int_leaf(f, j); break; /* SINT, UINT */
+  case SHLO_CLASS_FLOAT: rc = set_float_leaf(f, l); break;
+  case SHLO_CLASS_COMPLEX: rc = set_complex_leaf(f, l, im); break;
+  case SHLO_CLASS_BOOL: rc = set_bool_leaf(f, l); break;
+  default: rc = set_int_leaf(f, l); break; /* SINT, UINT */
   }
   if (rc) return -1;
   f->i++;
   return 0;
 }
 
-static int fill(filler *f, const cJSON *j, int depth) {
-  if (depth > SHLO_MAX_RANK + 2)
-    return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
-                           "%s.data: nested deeper than any shape", f->path);
-  bool complex = shlo_elem_is_complex(f->v->elem);
-  if (cJSON_IsArray(j)) {
-    /* For complex types, an array without arrays inside is one element. */
-    bool leaf = complex && j->child && !cJSON_IsArray(j->child);
-    if (!leaf) {
-      for (const cJSON *c = j->child; c; c = c->next)
-        if (fill(f, c, depth + 1)) return -1;
-      return 0;
+static int too_deep(filler *f) {
+  return shlo_proto_fail(f->err, SHLO_PERR_INPUT,
+                         "%s.data: nested deeper than any shape", f->path);
+}
+
+/* ---- elements from the text of a span (json_read.h) ---- */
+
+typedef struct cursor {
+  const char *p, *end;
+  char buf[80]; /* the token of the last leaf read */
+} cursor;
+
+static void cursor_ws(cursor *c) {
+  while (c->p < c->end && (*c->p == ' ' || *c->p == '\n' || *c->p == '\r' ||
+                           *c->p == '\t'))
+    c->p++;
+}
+
+/* The scalar (or, as LEAF_OTHER, any other value) at c->p; steps past it.
+ * The span was checked when it was parsed, so the value is well-formed. */
+static leaf read_leaf(cursor *c) {
+  leaf l = {LEAF_OTHER, 0, false, NULL};
+  cursor_ws(c);
+  const char *a = c->p, *b = shlo__json_skip_value(a, c->end);
+  c->p = b ? b : c->end;
+  size_t n = (size_t)(c->p - a);
+  if (!b || !n) return l;
+  if (*a == 't' || *a == 'f') {
+    l.kind = LEAF_BOOL;
+    l.truth = *a == 't';
+  } else if (*a == '"') {
+    if (n - 2 < sizeof c->buf && !memchr(a, '\\', n)) {
+      memcpy(c->buf, a + 1, n - 2);
+      c->buf[n - 2] = 0;
+      l.kind = LEAF_STRING;
+      l.str = c->buf;
+    }
+  } else if (*a == '-' || (*a >= '0' && *a <= '9')) {
+    if (n >= sizeof c->buf) return l;
+    memcpy(c->buf, a, n);
+    c->buf[n] = 0;
+    size_t digits = strspn(c->buf + (*a == '-'), "0123456789");
+    bool integral = digits == n - (*a == '-');
+    if (shlo__json_big_integer(a, n, integral, digits)) {
+      l.kind = LEAF_STRING;
+      l.str = c->buf;
+    } else {
+      l.kind = LEAF_NUMBER;
+      l.num = strtod(c->buf, NULL);
     }
   }
-  return set_leaf(f, j);
+  return l;
+}
+
+/* A complex element [re, im] at c->p (just past its '['). */
+static int fill_text_pair(filler *f, cursor *c) {
+  leaf re = read_leaf(c);
+  char re_buf[sizeof c->buf];
+  if (re.kind == LEAF_STRING) { /* the next read reuses c->buf */
+    memcpy(re_buf, c->buf, sizeof re_buf);
+    re.str = re_buf;
+  }
+  cursor_ws(c);
+  if (c->p >= c->end || *c->p++ != ',') return not_a_pair(f);
+  leaf im = read_leaf(c);
+  cursor_ws(c);
+  if (c->p >= c->end || *c->p++ != ']') return not_a_pair(f);
+  return set_leaf(f, &re, &im);
+}
+
+static int fill_text(filler *f, cursor *c, int depth) {
+  if (depth > SHLO_MAX_RANK + 2) return too_deep(f);
+  cursor_ws(c);
+  if (c->p >= c->end || *c->p != '[') {
+    leaf l = read_leaf(c);
+    return set_leaf(f, &l, NULL);
+  }
+  c->p++;
+  cursor_ws(c);
+  if (c->p < c->end && *c->p == ']') {
+    c->p++;
+    return 0;
+  }
+  /* For complex types, an array without arrays inside is one element. */
+  if (shlo_elem_is_complex(f->v->elem) && c->p < c->end && *c->p != '[')
+    return fill_text_pair(f, c);
+  for (;;) {
+    if (fill_text(f, c, depth + 1)) return -1;
+    cursor_ws(c);
+    if (c->p >= c->end) return too_deep(f); /* not reached: checked JSON */
+    if (*c->p++ == ']') return 0;
+  }
+}
+
+/* ---- elements from a tree ---- */
+
+static int fill(filler *f, const cJSON *j, int depth) {
+  if (depth > SHLO_MAX_RANK + 2) return too_deep(f);
+  if (shlo__json_is_span(j)) {
+    cursor c;
+    size_t n;
+    c.p = shlo__json_span(j, &n);
+    c.end = c.p + n;
+    return fill_text(f, &c, depth);
+  }
+  if (cJSON_IsArray(j)) {
+    /* For complex types, an array without arrays inside is one element. */
+    if (shlo_elem_is_complex(f->v->elem) && j->child &&
+        !cJSON_IsArray(j->child)) {
+      if (cJSON_GetArraySize(j) != 2) return not_a_pair(f);
+      leaf re = leaf_of_node(j->child), im = leaf_of_node(j->child->next);
+      return set_leaf(f, &re, &im);
+    }
+    for (const cJSON *c = j->child; c; c = c->next)
+      if (fill(f, c, depth + 1)) return -1;
+    return 0;
+  }
+  leaf l = leaf_of_node(j);
+  return set_leaf(f, &l, NULL);
 }
 
 static void normalize_ints(shlo_value *v) {
@@ -509,12 +671,18 @@ static int check_wanted_type(const tensor_head *h, const shlo_type *want,
 /* Fill v from "b64": exactly v->nbytes bytes, native byte order. */
 static int fill_from_b64(shlo_value *v, const cJSON *jb, const char *path,
                          shlo_proto_error *err) {
-  if (!cJSON_IsString(jb))
+  const char *text;
+  size_t blen;
+  if (shlo__json_is_span(jb)) { /* straight from the request's text */
+    text = shlo__json_span(jb, &blen);
+  } else if (cJSON_IsString(jb)) {
+    text = jb->valuestring;
+    blen = strlen(text);
+  } else {
     return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.b64: not a string",
                            path);
-  size_t blen = strlen(jb->valuestring);
-  int64_t n = shlo_proto_b64_decode(jb->valuestring, blen, v->data,
-                                    v->nbytes);
+  }
+  int64_t n = shlo_proto_b64_decode(text, blen, v->data, v->nbytes);
   if (n != (int64_t)v->nbytes) {
     /* A decode that ran out of room is a size mismatch, not bad base64. */
     if (n < 0 && blen / 4 * 3 <= v->nbytes + 3)

@@ -15,6 +15,26 @@ void cache_init(srv_cache *c, size_t max_bytes) {
   c->max_bytes = max_bytes;
 }
 
+void cache_bounds_start(const cache_bounds *b, shlo_compile_limits *out) {
+  *out = (shlo_compile_limits){.max_ops = b->max_ops, .cancel = b->cancel};
+  if (b->timeout_ms > 0)
+    out->deadline_ns = shlo_monotonic_ns() + b->timeout_ms * 1000000;
+}
+
+void cache_bounds_explain(const cache_bounds *b, const shlo_compile_limits *l,
+                          shlo_status st, shlo_diag *d) {
+  if (st != SHLO_ELIMIT) return;
+  /* The engine says which bound in words; the client wants the option. */
+  bool late = l->deadline_ns > 0 && shlo_monotonic_ns() > l->deadline_ns;
+  if (!late && !(b->max_ops > 0 && strstr(d->message, "ops, the most")))
+    return; /* another limit (an entry-function count, say) */
+  char msg[sizeof d->message];
+  snprintf(msg, sizeof msg, "limit %s (%lld) exceeded: %.900s",
+           late ? "compile-timeout-ms" : "max-program-ops",
+           (long long)(late ? b->timeout_ms : b->max_ops), d->message);
+  memcpy(d->message, msg, sizeof msg);
+}
+
 static void entry_free(cache_entry *e) {
   for (int i = 0; i < e->n_exes; i++) {
     shlo_executable_free(e->exes[i].e);
@@ -388,10 +408,9 @@ const shlo_executable *cache_entry_peek(cache_entry *e, const char *entry) {
                              : shlo_module_entry(e->m);
   if (!f) return NULL;
   const shlo_executable *x = NULL;
-  pthread_mutex_lock(&e->lock);
-  for (int i = 0; i < e->n_exes && !x; i++)
+  int n = atomic_load_explicit(&e->n_exes, memory_order_acquire);
+  for (int i = 0; i < n && !x; i++)
     if (!strcmp(e->exes[i].entry, f->name)) x = e->exes[i].e;
-  pthread_mutex_unlock(&e->lock);
   return x;
 }
 
@@ -426,17 +445,25 @@ shlo_status cache_entry_exe(cache_entry *e, const char *entry,
   }
   /* An entry whose module passed the verifier in full is not verified
    * again (get_module sets e->verified). */
-  shlo_compile_opts co = {.entry = f->name, .verified = e->verified};
+  shlo_compile_limits lim;
+  cache_bounds_start(&e->bounds, &lim);
+  shlo_compile_opts co = {.entry = f->name, .verified = e->verified,
+                          .limits = &lim};
   shlo_executable *x = NULL;
   st = shlo_compile(e->m, &co, &x, diag);
-  if (st) goto done;
+  if (st) {
+    cache_bounds_explain(&e->bounds, &lim, st, diag);
+    goto done;
+  }
   char *name = strdup(f->name);
   if (!name) {
     shlo_executable_free(x);
     st = shlo_diag_set(diag, SHLO_ENOMEM, NULL, 0, 0, "out of memory");
     goto done;
   }
-  e->exes[e->n_exes++] = (srv_exe){name, x};
+  int n = atomic_load_explicit(&e->n_exes, memory_order_relaxed);
+  e->exes[n] = (srv_exe){name, x};
+  atomic_store_explicit(&e->n_exes, n + 1, memory_order_release);
   *out = x;
   *compiled = true;
 done:

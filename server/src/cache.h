@@ -22,6 +22,22 @@ typedef struct srv_exe {
   shlo_executable *e;
 } srv_exe;
 
+/* Bounds on turning a program's text into executables, from the server's
+ * configuration: max-program-ops, compile-timeout-ms (each 0 = none) and a
+ * flag that cancels (the server's shutdown; may be NULL). */
+typedef struct cache_bounds {
+  int64_t max_ops;
+  int64_t timeout_ms;
+  const atomic_int *cancel;
+} cache_bounds;
+
+/* The engine's limits for one stage of work that starts now. */
+void cache_bounds_start(const cache_bounds *b, shlo_compile_limits *out);
+/* After a stage under l failed with st: a limit's message names the
+ * option that refused it ("limit compile-timeout-ms (10000) exceeded: "). */
+void cache_bounds_explain(const cache_bounds *b, const shlo_compile_limits *l,
+                          shlo_status st, shlo_diag *d);
+
 typedef struct cache_entry {
   uint8_t key[32];
   char *text;           /* the program text (a copy), for cache_find_text */
@@ -40,8 +56,12 @@ typedef struct cache_entry {
                            linked */
   atomic_int slow_us;   /* recent slowest execution, -1 before the first
                            (workers write, the loop reads: srv lanes) */
-  pthread_mutex_t lock; /* guards exes (compiling another entry function) */
-  int n_exes;
+  cache_bounds bounds;  /* for compiling its functions; set by its creator */
+  /* Compiling takes lock (one compile of an entry at a time); reading
+   * never does: exes[i] is complete before n_exes counts it (a release
+   * store), so the loop thread never waits on a compile (cache_entry_peek). */
+  pthread_mutex_t lock;
+  atomic_int n_exes;
   srv_exe exes[SRV_MAX_EXES];
   char *info;           /* JSON {"id", "functions", ...}, built at creation */
   struct cache_entry *prev, *next; /* LRU list, most recent first */
@@ -101,10 +121,11 @@ void cache_release(srv_cache *c, cache_entry *e);
 /* Unlink; false if absent. */
 bool cache_remove(srv_cache *c, const uint8_t key[32]);
 /* The executable of `entry` (NULL: e->entry, else the module's entry
- * function) if it is compiled already; NULL otherwise.  Never compiles. */
+ * function) if it is compiled already; NULL otherwise.  Never compiles,
+ * never blocks: the loop thread calls it. */
 const shlo_executable *cache_entry_peek(cache_entry *e, const char *entry);
 /* The executable for function `entry` (NULL as for peek), compiling it on
- * first use (*compiled set).  Borrowed from e. */
+ * first use (*compiled set) within e->bounds.  Borrowed from e. */
 shlo_status cache_entry_exe(cache_entry *e, const char *entry,
                             const shlo_executable **out, bool *compiled,
                             shlo_diag *diag);

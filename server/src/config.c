@@ -47,8 +47,9 @@ static const opt options[] = {
      "bearer tokens file: lines `name token`; empty = open server", false},
     {"log", OPT_STR, OFF(log), 0, 0, "stderr",
      "request log: stderr, off, or a file path", false},
-    {"max-body-bytes", OPT_SIZE, OFF(max_body_bytes), 1, 64 * GB, "64m",
-     "largest request body (413)", false},
+    {"max-body-bytes", OPT_SIZE, OFF(max_body_bytes), 1, 64 * GB, "96m",
+     "largest request body (413); the default carries a 64 MiB tensor as "
+     "b64 (4/3 of its bytes) with room to spare", false},
     {"max-tensor-elements", OPT_INT, OFF(max_tensor_elements), 1,
      INT64_MAX, "67108864", "elements of one input tensor (413)", false},
     {"max-tensor-bytes", OPT_SIZE, OFF(max_tensor_bytes), 1, 64 * GB, "256m",
@@ -89,6 +90,14 @@ static const opt options[] = {
     {"short-lane-workers", OPT_INT, OFF(short_lane_workers), 0, 1024, "1",
      "workers kept for the short lane (registrations, quick executions): "
      "long executions never occupy more than threads minus this", false},
+    /* Compiling: a program's text is parsed, verified and compiled within
+     * these bounds (shlo_compile_limits), each refusal a 413 `limit`. */
+    {"max-program-ops", OPT_INT, OFF(max_program_ops), 0, INT64_MAX,
+     "1000000", "ops of one program, regions included (413; 0 = no limit)",
+     true},
+    {"compile-timeout-ms", OPT_INT, OFF(compile_timeout_ms), 0, 86400000,
+     "10000", "time to parse and verify a program, and again to compile "
+     "an entry function of it (413; 0 = no limit)", true},
     {"shutdown-grace-ms", OPT_INT, OFF(shutdown_grace_ms), 0, 3600000,
      "10000", "on SIGINT/SIGTERM, time running executions get before they "
      "are canceled", false},

@@ -35,6 +35,8 @@ typedef struct srv_config {
   int64_t max_client_running;     /* of those, running at once; 0 = off */
   int64_t short_lane_workers;
   int64_t shutdown_grace_ms;
+  int64_t max_program_ops;    /* 0 = no limit */
+  int64_t compile_timeout_ms; /* 0 = no limit */
 } srv_config;
 
 /* Fill every option with its default. */

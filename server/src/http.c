@@ -515,9 +515,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     r->conn = NULL;
     return;
   }
+  size_t bytes = r->len + r->resp_len;
   free(r->body);
   free(r->resp);
   free(r);
+  srv_memory_after_request(bytes);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c,

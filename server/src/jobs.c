@@ -160,14 +160,24 @@ cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
   shlo_module *m = NULL;
   shlo_diag d;
   shlo_diag_clear(&d);
-  shlo_status st = shlo_parse_module(text, len, "program", &m, &d);
+  /* Parsing and verifying share one compile-timeout-ms.  (No cancel flag
+   * yet: this function does not know the request it works for.) */
+  cache_bounds bounds = {s->cfg.max_program_ops, s->cfg.compile_timeout_ms,
+                         NULL};
+  shlo_compile_limits lim;
+  cache_bounds_start(&bounds, &lim);
+  shlo_status st = shlo_parse_module_limited(text, len, "program", &lim, &m,
+                                             &d);
   if (st) {
+    cache_bounds_explain(&bounds, &lim, st, &d);
     srv_error_from_diag(err, st, &d);
     return NULL;
   }
   /* Verify once, before the module enters the cache.  Features the
    * verifier cannot judge (dynamic shapes) are left to the compiler. */
-  st = shlo_verify_module_first(m, NULL, &d);
+  shlo_verify_opts vo = {.limits = &lim};
+  st = shlo_verify_module_first(m, &vo, &d);
+  cache_bounds_explain(&bounds, &lim, st, &d);
   if (st && st != SHLO_EUNSUPPORTED) {
     shlo_module_free(m);
     srv_error_from_diag(err, st, &d);
@@ -186,6 +196,7 @@ cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
     return NULL;
   }
   e->verified = st == SHLO_OK; /* compiling need not verify again */
+  e->bounds = bounds;
   *ms += now_ms() - t0;
   return e;
 }

@@ -170,6 +170,11 @@ uint64_t srv_now_ns(void);
 /* The log lines' time stamp, "2025-01-31T12:00:00.123Z" (http.c). */
 void srv_log_time(char out[48]);
 
+/* memory.c: after a request of this many bytes (body + reply) is freed,
+ * return free memory to the system, so RSS comes back to its baseline. */
+#define SRV_TRIM_AFTER_BYTES ((size_t)8 << 20)
+void srv_memory_after_request(size_t bytes);
+
 /* http.c */
 int srv_http_start(srv_server *s);
 void srv_http_pump(srv_server *s);     /* run MHD, re-arm its timer */

@@ -9,7 +9,7 @@ file(GLOB shlo_asan_server_sources CONFIGURE_DEPENDS
 add_executable(shlo-server-asan ${shlo_asan_server_sources}
   ${CMAKE_SOURCE_DIR}/protocol/src/protocol.c
   ${CMAKE_SOURCE_DIR}/protocol/src/json_write.c
-  ${CMAKE_SOURCE_DIR}/protocol/src/json_exact.c
+  ${CMAKE_SOURCE_DIR}/protocol/src/json_read.c
   ${CMAKE_SOURCE_DIR}/protocol/src/binproto.c)
 target_include_directories(shlo-server-asan PRIVATE
   ${CMAKE_SOURCE_DIR}/server/src ${CMAKE_SOURCE_DIR}/protocol/include

@@ -26,6 +26,9 @@ typedef struct shlo_compile_opts {
                         the SHLO_NO_FUSION environment variable is set) */
   bool verified;     /* the caller has already run shlo_verify_module on
                         this module: do not verify it again */
+  /* Bounds on the verifying and compiling (shlo/limits.h); NULL = none.
+   * Exceeding one fails with SHLO_ELIMIT (or SHLO_ECANCELED) in diag. */
+  const shlo_compile_limits *limits;
 } shlo_compile_opts;
 
 /* Compile every function of m that the entry reaches.  On failure returns

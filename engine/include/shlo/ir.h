@@ -9,6 +9,7 @@
 #ifndef SHLO_IR_H
 #define SHLO_IR_H
 
+#include "shlo/limits.h"
 #include "shlo/status.h"
 #include "shlo/tensor.h"
 #include "shlo/types.h"
@@ -120,6 +121,8 @@ struct shlo_module {
    * ("StableHLO_v1.20.0") and StableHLO version ("1.20.0"); NULL for text. */
   const char *producer;
   const char *stablehlo_version;
+  shlo_func **by_name;   /* funcs sorted by name, for shlo_module_find_func
+                            (set by the parser; NULL: it searches funcs) */
 };
 
 /* Parse MLIR text (len bytes, need not be NUL-terminated) into a module.
@@ -131,6 +134,13 @@ struct shlo_module {
 SHLO_API shlo_status shlo_parse_module(const char *text, size_t len,
                               const char *filename, shlo_module **out,
                               shlo_diag *diag);
+/* The same within limits (shlo/limits.h; NULL = none): SHLO_ELIMIT for
+ * too many ops or a passed deadline, SHLO_ECANCELED when canceled, with
+ * the place the parser had reached. */
+SHLO_API shlo_status shlo_parse_module_limited(const char *text, size_t len,
+                                      const char *filename,
+                                      const shlo_compile_limits *limits,
+                                      shlo_module **out, shlo_diag *diag);
 SHLO_API void shlo_module_free(shlo_module *m);
 
 /* Parse `[dense<...> : tensor<...>, ...]` (or a single dense literal) into

@@ -38,6 +38,9 @@ typedef struct shlo_verify_opts {
    * function (as shlo_compile picks it). */
   bool require_entry;
   const char *entry;
+  /* Bounds on the work (shlo/limits.h); NULL = none.  A limit stops the
+   * walk with SHLO_ELIMIT or SHLO_ECANCELED and its diagnostic. */
+  const shlo_compile_limits *limits;
 } shlo_verify_opts;
 
 /* Verify every function of m; opts may be NULL (no entry required).

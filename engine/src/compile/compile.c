@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "compile/executable.h"
+#include "core/limits.h"
+#include "core/namemap.h"
 #include "compile/fuse.h"
 #include "compile/refine.h"
 #include "compile/refine_cache.h"
@@ -17,10 +19,16 @@
 #include "shlo/engine.h"
 #include "shlo/verify.h"
 
-/* The plan being built for one block. */
+/* The plan being built for one block.  slot_of is the function's one
+ * value -> slot map (cc->slot_of), shared by its nested blocks: a block
+ * sets the entries of the values it defines and of its captures, and on
+ * leaving puts back what it found, so each block costs its own size, not
+ * the function's. */
 typedef struct block_ctx {
   int *slot_of;   /* value id -> slot, -1 if not in this plan */
   int n_slots;
+  int *value_of;  /* slot -> value id, n_slots of them */
+  int cap;
   struct block_ctx *outer;
 } block_ctx;
 
@@ -33,6 +41,11 @@ struct shlo_compiler {
   block_ctx *cur;
   shlo_plan **func_plans; /* per module function; NULL until compiled */
   char *compiling;        /* per module function: on the call stack now */
+  int *slot_of;           /* per value id of func: see block_ctx */
+  char *mark;             /* per value id of func: zeroed scratch */
+  const shlo_compile_limits *limits; /* may be NULL */
+  int64_t n_ops;          /* ops compiled so far, for limits */
+  shlo_name_map func_index; /* function name -> index in m->funcs */
   bool no_fusion;
 };
 
@@ -91,8 +104,15 @@ shlo_status shlo__compile_unimplemented(shlo_compiler *cc, const shlo_op *op,
                       "op '%s' is not implemented in this build", op->name);
 }
 
-/* Values a block uses but does not define (its captures), in first-use
- * order.  mark[] is scratch of n_values zeros, left zeroed. */
+static void clear_defs(const shlo_block *b, char *mark) {
+  for (int i = 0; i < b->n_args; i++) mark[b->args[i]] = 0;
+  for (int i = 0; i < b->n_ops; i++) {
+    const shlo_op *op = b->ops[i];
+    for (int j = 0; j < op->n_results; j++) mark[op->results[j]] = 0;
+    for (int r = 0; r < op->n_regions; r++) clear_defs(op->regions[r], mark);
+  }
+}
+
 static void mark_defs(const shlo_block *b, char *mark, char bit) {
   for (int i = 0; i < b->n_args; i++) mark[b->args[i]] |= bit;
   for (int i = 0; i < b->n_ops; i++) {
@@ -102,38 +122,66 @@ static void mark_defs(const shlo_block *b, char *mark, char bit) {
   }
 }
 
-static void collect_uses(const shlo_block *b, char *mark, int *out, int *n) {
+typedef struct int_vec {
+  int *v;
+  int n, cap;
+} int_vec;
+
+static bool int_vec_push(int_vec *a, int x) {
+  if (a->n == a->cap) {
+    int cap = a->cap ? 2 * a->cap : 16;
+    int *v = realloc(a->v, (size_t)cap * sizeof *v);
+    if (!v) return false;
+    a->v = v;
+    a->cap = cap;
+  }
+  a->v[a->n++] = x;
+  return true;
+}
+
+static bool collect_uses(const shlo_block *b, char *mark, int_vec *out) {
   for (int i = 0; i < b->n_ops; i++) {
     const shlo_op *op = b->ops[i];
     for (int j = 0; j < op->n_operands; j++) {
       int v = op->operands[j];
       if (!(mark[v] & 1) && !(mark[v] & 2)) {
         mark[v] |= 2;
-        out[(*n)++] = v;
+        if (!int_vec_push(out, v)) return false;
       }
     }
     for (int r = 0; r < op->n_regions; r++)
-      collect_uses(op->regions[r], mark, out, n);
+      if (!collect_uses(op->regions[r], mark, out)) return false;
   }
+  return true;
 }
 
+/* Values a block uses but does not define (its captures), in first-use
+ * order, as a malloc'd array (NULL on OOM).  cc->mark is left zeroed. */
 static int *block_captures(shlo_compiler *cc, const shlo_block *b, int *n) {
-  int nv = cc->func->n_values;
-  char *mark = calloc((size_t)nv + 1, 1);
-  int *out = malloc(((size_t)nv + 1) * sizeof *out);
-  if (!mark || !out) {
-    free(mark);
-    free(out);
+  int_vec out = {0};
+  mark_defs(b, cc->mark, 1);
+  bool ok = collect_uses(b, cc->mark, &out) && int_vec_push(&out, -1);
+  clear_defs(b, cc->mark);
+  for (int i = 0; i < out.n; i++)
+    if (out.v[i] >= 0) cc->mark[out.v[i]] = 0;
+  if (!ok) {
+    free(out.v);
     return NULL;
   }
-  *n = 0;
-  mark_defs(b, mark, 1);
-  collect_uses(b, mark, out, n);
-  free(mark);
-  return out;
+  *n = out.n - 1;
+  return out.v;
 }
 
+/* A new slot for value; -1 on OOM. */
 static int new_slot(block_ctx *bc, int value) {
+  if (bc->n_slots == bc->cap) {
+    int cap = bc->cap ? 2 * bc->cap : 16;
+    int *v = realloc(bc->value_of, (size_t)cap * sizeof *v);
+    if (!v) return -1;
+    bc->value_of = v;
+    bc->cap = cap;
+  }
+  bc->value_of[bc->n_slots] = value;
   bc->slot_of[value] = bc->n_slots;
   return bc->n_slots++;
 }
@@ -144,7 +192,8 @@ static bool is_terminator(const shlo_op *op) {
 
 /* Release lists: each slot dies after the step that uses it last; slots
  * that are never read die right after they are written.  Results of the
- * plan live to the end. */
+ * plan live to the end.  Linear: one pass finds each slot's last step, a
+ * counting pass sizes each step's list, a third fills them in slot order. */
 static shlo_status compute_releases(shlo_plan *p) {
   int *last = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *last);
   if (!last) return SHLO_ENOMEM;
@@ -154,21 +203,23 @@ static shlo_status compute_releases(shlo_plan *p) {
     for (int k = 0; k < p->steps[i].n_in; k++) last[p->steps[i].in[k]] = i;
   }
   for (int k = 0; k < p->n_results; k++) last[p->result_slots[k]] = -2;
+  for (int slot = 0; slot < p->n_slots; slot++)
+    if (last[slot] >= 0) p->steps[last[slot]].n_release++;
+  shlo_status st = SHLO_OK;
   for (int i = 0; i < p->n_steps; i++) {
     shlo_step *s = &p->steps[i];
-    int n = 0;
-    for (int slot = 0; slot < p->n_slots; slot++) n += last[slot] == i;
-    if (!n) continue;
-    s->release = malloc((size_t)n * sizeof *s->release);
-    if (!s->release) {
-      free(last);
-      return SHLO_ENOMEM;
-    }
-    for (int slot = 0; slot < p->n_slots; slot++)
-      if (last[slot] == i) s->release[s->n_release++] = slot;
+    if (!s->n_release) continue;
+    s->release = malloc((size_t)s->n_release * sizeof *s->release);
+    s->n_release = 0; /* refilled below; shlo__step_free needs no count */
+    if (!s->release) st = SHLO_ENOMEM;
+  }
+  for (int slot = 0; !st && slot < p->n_slots; slot++) {
+    if (last[slot] < 0) continue;
+    shlo_step *s = &p->steps[last[slot]];
+    s->release[s->n_release++] = slot;
   }
   free(last);
-  return SHLO_OK;
+  return st;
 }
 
 static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
@@ -254,8 +305,8 @@ static shlo_status fuse_block(shlo_compiler *cc, const block_ctx *bc,
                               shlo_plan *p) {
   const shlo_type **types = calloc((size_t)bc->n_slots + 1, sizeof *types);
   if (!types) return SHLO_ENOMEM;
-  for (int v = 0; v < cc->func->n_values; v++)
-    if (bc->slot_of[v] >= 0) types[bc->slot_of[v]] = cc->func->value_types[v];
+  for (int slot = 0; slot < bc->n_slots; slot++)
+    types[slot] = cc->func->value_types[bc->value_of[slot]];
   p->work = plan_work(p, types);
   shlo_status st = cc->no_fusion ? SHLO_OK : shlo__fuse_plan(p, types);
   if (!st && bc->outer) st = build_scalar_prog(types, p);
@@ -321,8 +372,11 @@ static shlo_status compile_op(shlo_compiler *cc, block_ctx *bc,
       return shlo__cc_fail(cc, op, SHLO_EVERIFY, "operand %d is not in scope", k);
     s->in[s->n_in++] = slot;
   }
-  for (int k = 0; k < op->n_results; k++)
-    s->out[s->n_out++] = new_slot(bc, op->results[k]);
+  for (int k = 0; k < op->n_results; k++) {
+    int slot = new_slot(bc, op->results[k]);
+    if (slot < 0) return SHLO_ENOMEM;
+    s->out[s->n_out++] = slot;
+  }
   for (int k = 0; k < op->n_results; k++) {
     const shlo_type *t = cc->func->value_types[op->results[k]];
     /* async_start's future has no shape to be dynamic. */
@@ -343,6 +397,61 @@ static shlo_status compile_op(shlo_compiler *cc, block_ctx *bc,
   return st;
 }
 
+/* Give the block's arguments, then its captures, their slots in p. */
+static shlo_status block_enter(block_ctx *bc, const shlo_block *b,
+                               const int *captures, int n_captures,
+                               shlo_plan *p) {
+  for (int i = 0; i < b->n_args; i++)
+    if ((p->arg_slots[i] = new_slot(bc, b->args[i])) < 0) return SHLO_ENOMEM;
+  for (int i = 0; i < n_captures; i++)
+    if ((p->arg_slots[b->n_args + i] = new_slot(bc, captures[i])) < 0)
+      return SHLO_ENOMEM;
+  return SHLO_OK;
+}
+
+/* Undo block_enter and every new_slot since: the block's values leave
+ * scope, its captures get their outer slots back. */
+static void block_leave(block_ctx *bc, const int *captures, int n_captures,
+                        const int *saved) {
+  for (int s = 0; s < bc->n_slots; s++) bc->slot_of[bc->value_of[s]] = -1;
+  for (int i = 0; i < n_captures; i++) bc->slot_of[captures[i]] = saved[i];
+  free(bc->value_of);
+}
+
+/* One more op to compile: within the caller's limits? */
+static shlo_status compile_check(shlo_compiler *cc, const shlo_op *op) {
+  char msg[160];
+  shlo_status st = shlo__limits_check(cc->limits, ++cc->n_ops, "compiling",
+                                      msg, sizeof msg);
+  return st ? shlo__cc_fail(cc, op, st, "%s", msg) : SHLO_OK;
+}
+
+static shlo_status compile_steps(shlo_compiler *cc, block_ctx *bc,
+                                 const shlo_block *b, shlo_plan *p) {
+  const shlo_op *term = NULL;
+  for (int i = 0; i < b->n_ops; i++) {
+    const shlo_op *op = b->ops[i];
+    shlo_status st = compile_check(cc, op); /* counts what the parser did */
+    if (st) return st;
+    if (is_terminator(op)) {
+      term = op;
+      break;
+    }
+    st = compile_op(cc, bc, op, &p->steps[p->n_steps++]);
+    if (st) return st;
+  }
+  if (!term) return SHLO_OK;
+  p->n_results = term->n_operands;
+  p->result_slots = malloc((size_t)(p->n_results + 1) * sizeof(int));
+  if (!p->result_slots) return SHLO_ENOMEM;
+  for (int k = 0; k < term->n_operands; k++) {
+    p->result_slots[k] = bc->slot_of[term->operands[k]];
+    if (p->result_slots[k] < 0)
+      return shlo__cc_fail(cc, term, SHLO_EVERIFY, "returned value not in scope");
+  }
+  return SHLO_OK;
+}
+
 static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
                                  const int *captures, int n_captures,
                                  const char *name, shlo_plan **out) {
@@ -350,43 +459,21 @@ static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
   shlo_status st = SHLO_ENOMEM;
   block_ctx bc = {0};
   bc.outer = cc->cur;
-  bc.slot_of = malloc(((size_t)cc->func->n_values + 1) * sizeof(int));
+  bc.slot_of = cc->slot_of;
+  int *saved = malloc((size_t)(n_captures + 1) * sizeof *saved);
   shlo_plan *p = calloc(1, sizeof *p);
-  if (!bc.slot_of || !p) goto done;
-  for (int i = 0; i < cc->func->n_values; i++) bc.slot_of[i] = -1;
+  if (saved) /* what slot_of says of each capture outside the block */
+    for (int i = 0; i < n_captures; i++) saved[i] = bc.slot_of[captures[i]];
+  if (!saved || !p) goto done;
   cc->cur = &bc;
   p->name = name;
   p->n_args = b->n_args + n_captures;
   p->arg_slots = malloc((size_t)(p->n_args + 1) * sizeof(int));
   p->steps = calloc((size_t)b->n_ops + 1, sizeof *p->steps);
   if (!p->arg_slots || !p->steps) goto done;
-  for (int i = 0; i < b->n_args; i++) p->arg_slots[i] = new_slot(&bc, b->args[i]);
-  for (int i = 0; i < n_captures; i++)
-    p->arg_slots[b->n_args + i] = new_slot(&bc, captures[i]);
-  const shlo_op *term = NULL;
-  for (int i = 0; i < b->n_ops; i++) {
-    const shlo_op *op = b->ops[i];
-    if (is_terminator(op)) {
-      term = op;
-      break;
-    }
-    shlo_step *s = &p->steps[p->n_steps++];
-    st = compile_op(cc, &bc, op, s);
-    if (st) goto done;
-  }
-  st = SHLO_ENOMEM;
-  if (term) {
-    p->n_results = term->n_operands;
-    p->result_slots = malloc((size_t)(p->n_results + 1) * sizeof(int));
-    if (!p->result_slots) goto done;
-    for (int k = 0; k < term->n_operands; k++) {
-      p->result_slots[k] = bc.slot_of[term->operands[k]];
-      if (p->result_slots[k] < 0) {
-        st = shlo__cc_fail(cc, term, SHLO_EVERIFY, "returned value not in scope");
-        goto done;
-      }
-    }
-  }
+  st = block_enter(&bc, b, captures, n_captures, p);
+  if (!st) st = compile_steps(cc, &bc, b, p);
+  if (st) goto done;
   p->n_slots = bc.n_slots;
   st = fuse_block(cc, &bc, p);
   if (!st) st = compute_releases(p);
@@ -397,7 +484,9 @@ static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
   }
 done:
   cc->cur = bc.outer;
-  free(bc.slot_of);
+  if (saved) block_leave(&bc, captures, n_captures, saved);
+  else free(bc.value_of);
+  free(saved);
   if (st) {
     if (st == SHLO_ENOMEM && cc->diag && !cc->diag->code)
       shlo_diag_set(cc->diag, SHLO_ENOMEM, cc->m->filename, 0, 0,
@@ -409,10 +498,19 @@ done:
   return SHLO_OK;
 }
 
-static int func_index(const shlo_module *m, const char *name) {
-  for (int i = 0; i < m->n_funcs; i++)
-    if (!strcmp(m->funcs[i]->name, name)) return i;
-  return -1;
+static int func_index(const shlo_compiler *cc, const char *name) {
+  return shlo__name_map_get(&cc->func_index, name, strlen(name));
+}
+
+/* cc->func_index over every function (the first of a repeated name, as a
+ * linear search would find). */
+static bool index_funcs(shlo_compiler *cc) {
+  for (int i = 0; i < cc->m->n_funcs; i++) {
+    const char *name = cc->m->funcs[i]->name;
+    if (!shlo__name_map_put(&cc->func_index, name, strlen(name), i))
+      return false;
+  }
+  return true;
 }
 
 static shlo_status compile_func(shlo_compiler *cc, int idx) {
@@ -425,13 +523,27 @@ static shlo_status compile_func(shlo_compiler *cc, int idx) {
   const shlo_func *saved_func = cc->func;
   block_ctx *saved_cur = cc->cur;
   const shlo_type **saved_override = cc->override;
+  int *saved_slot_of = cc->slot_of;
+  char *saved_mark = cc->mark;
   cc->func = f;
   cc->cur = NULL;
   cc->override = NULL;
-  cc->compiling[idx] = 1;
-  shlo_status st = compile_block(cc, f->body, NULL, 0, f->name,
-                                 &cc->func_plans[idx]);
-  cc->compiling[idx] = 0;
+  cc->slot_of = malloc(((size_t)f->n_values + 1) * sizeof *cc->slot_of);
+  cc->mark = calloc((size_t)f->n_values + 1, 1);
+  shlo_status st = SHLO_ENOMEM;
+  if (cc->slot_of && cc->mark) {
+    for (int v = 0; v < f->n_values; v++) cc->slot_of[v] = -1;
+    cc->compiling[idx] = 1;
+    st = compile_block(cc, f->body, NULL, 0, f->name, &cc->func_plans[idx]);
+    cc->compiling[idx] = 0;
+  } else {
+    shlo_diag_set(cc->diag, SHLO_ENOMEM, cc->m->filename, 0, 0,
+                  "out of memory while compiling");
+  }
+  free(cc->slot_of);
+  free(cc->mark);
+  cc->slot_of = saved_slot_of;
+  cc->mark = saved_mark;
   free(cc->override);
   cc->override = saved_override;
   cc->func = saved_func;
@@ -441,7 +553,7 @@ static shlo_status compile_func(shlo_compiler *cc, int idx) {
 
 shlo_status shlo__cc_func_plan(shlo_compiler *cc, const shlo_op *op,
                               const char *name, shlo_plan **out) {
-  int idx = func_index(cc->m, name);
+  int idx = func_index(cc, name);
   if (idx < 0)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY, "no function named '@%s'", name);
   if (cc->compiling[idx])
@@ -467,7 +579,9 @@ static shlo_status compile_refining(const shlo_module *m,
   }
   e->m = m;
   e->entry = entry;
-  e->entry_index = func_index(m, entry->name);
+  e->entry_index = -1;
+  for (int i = 0; i < m->n_funcs && e->entry_index < 0; i++)
+    if (m->funcs[i] == entry) e->entry_index = i;
   bool fixed = true;
   for (int i = 0; i < entry->n_args; i++)
     fixed = fixed && shlo__refine_static(entry->arg_types[i]);
@@ -488,7 +602,8 @@ shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
   /* No unverified program reaches the executor. */
   if (!opts || !opts->verified) {
     shlo_verify_opts vo = {.require_entry = true,
-                           .entry = opts ? opts->entry : NULL};
+                           .entry = opts ? opts->entry : NULL,
+                           .limits = opts ? opts->limits : NULL};
     shlo_status vst = shlo_verify_module_first(m, &vo, diag);
     if (vst) return vst;
   }
@@ -509,23 +624,26 @@ shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
   shlo_compiler cc = {0};
   cc.m = m;
   cc.diag = diag;
+  cc.limits = opts ? opts->limits : NULL;
   cc.no_fusion = no_fusion;
   shlo_executable *e = calloc(1, sizeof *e);
   cc.func_plans = calloc((size_t)m->n_funcs + 1, sizeof *cc.func_plans);
   cc.compiling = calloc((size_t)m->n_funcs + 1, 1);
-  if (!e || !cc.func_plans || !cc.compiling) {
+  if (!e || !cc.func_plans || !cc.compiling || !index_funcs(&cc)) {
     free(e);
     free(cc.func_plans);
     free(cc.compiling);
+    shlo__name_map_free(&cc.func_index);
     return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0, "out of memory");
   }
   e->m = m;
   e->n_funcs = m->n_funcs;
   e->func_plans = cc.func_plans;
   e->entry = entry;
-  e->entry_index = func_index(m, entry->name);
+  e->entry_index = func_index(&cc, entry->name);
   shlo_status st = compile_func(&cc, e->entry_index);
   free(cc.compiling);
+  shlo__name_map_free(&cc.func_index);
   if (st) {
     shlo_executable_free(e);
     return st;

@@ -24,6 +24,7 @@
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 
 #include <stdatomic.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,9 @@
 #define FUSE_CHUNK 2048     /* elements per pass: members' scratch fits L2 */
 #define FUSE_GRAIN (16 * FUSE_CHUNK)
 #define SCRATCH_ELEM 16     /* bytes: the largest element (complex<f64>) */
+/* Longest run or group: each member has FUSE_CHUNK * SCRATCH_ELEM bytes of
+ * scratch per worker, so an endless chain may not make it endless (2 MiB). */
+#define FUSE_MAX_MEMBERS 64
 #define ROWS_MAX_COLS (1 << 16) /* longer rows: scratch would leave cache */
 #define ROWS_LOOKAHEAD 64   /* steps searched for a reduce to group around */
 
@@ -431,7 +435,8 @@ static int rows_group_end(const shlo_plan *p, int i,
     return i;
   int j = i;
   bool reduces = false;
-  while (j < p->n_steps && rows_member_dom(p, i, j, types, f) >= 0)
+  while (j < p->n_steps && j - i < FUSE_MAX_MEMBERS &&
+         rows_member_dom(p, i, j, types, f) >= 0)
     reduces |= shlo__reduce_row_fold(&p->steps[j++]) != NULL;
   if (!reduces || j - i < 2) return i;
   *F = f;
@@ -468,14 +473,19 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
   }
 }
 
-static bool used_outside(const shlo_plan *p, int first, int last, int slot) {
-  for (int k = 0; k < p->n_results; k++)
-    if (p->result_slots[k] == slot) return true;
-  for (int i = last; i < p->n_steps; i++)
-    for (int k = 0; k < p->steps[i].n_in; k++)
-      if (p->steps[i].in[k] == slot) return true;
-  (void)first;
-  return false;
+/* Per-slot lookups that keep fusion linear in the plan's size.  last_read
+ * holds, for each slot, the last step that reads it (INT_MAX for a
+ * result); member_of and ext_of map a slot to its writer in the run being
+ * built (+1) and to its place among the run's external inputs (+1), and
+ * are zeroed again once the run is built. */
+typedef struct fuse_index {
+  int *last_read;
+  int *member_of;
+  int *ext_of;
+} fuse_index;
+
+static bool used_outside(const fuse_index *x, int last, int slot) {
+  return x->last_read[slot] >= last;
 }
 
 static void append_label(char *buf, size_t cap, const char *name) {
@@ -489,21 +499,14 @@ static void append_label(char *buf, size_t cap, const char *name) {
  * output, else its index among the fused step's external inputs (added to
  * fs->in when new, with its element size when it has numel elements, 0
  * for a broadcast scalar). */
-static int fuse_input_ref(const shlo_plan *p, int first, int k, int slot,
+static int fuse_input_ref(fuse_index *x, int slot,
                           const shlo_type *const *types, int64_t numel,
                           fused *f, shlo_step *fs) {
-  int ref = 0;
-  bool found = false;
-  for (int j = 0; j < k; j++)
-    if (p->steps[first + j].out[0] == slot) {
-      ref = -(j + 1);
-      found = true;
-    }
-  if (found) return ref;
-  for (int e = 0; e < fs->n_in; e++)
-    if (fs->in[e] == slot) return e;
-  ref = fs->n_in;
+  if (x->member_of[slot]) return -x->member_of[slot];
+  if (x->ext_of[slot]) return x->ext_of[slot] - 1;
+  int ref = fs->n_in;
   fs->in[fs->n_in++] = slot;
+  x->ext_of[slot] = ref + 1;
   f->ext_esz[ref] = slot_numel(types, slot) == numel
                         ? shlo_elem_size(types[slot]->elem)
                         : 0;
@@ -513,19 +516,20 @@ static int fuse_input_ref(const shlo_plan *p, int first, int k, int slot,
 /* Describe member k (step first + k of p) in f; its output becomes one of
  * the fused step's outputs when a step outside [first, last) reads it. */
 static void fuse_member(const shlo_plan *p, int first, int last, int k,
-                        const shlo_type *const *types, int64_t numel,
-                        fused *f, shlo_step *fs) {
+                        fuse_index *x, const shlo_type *const *types,
+                        int64_t numel, fused *f, shlo_step *fs) {
   const shlo_step *s = &p->steps[first + k];
   member *m = &f->m[k];
   m->bcast = !s->range;
   if (m->bcast) bcast_map_of(s, types, &m->map);
   m->n_in = s->n_in;
   for (int i = 0; i < s->n_in; i++)
-    m->ref[i] = fuse_input_ref(p, first, k, s->in[i], types, numel, f, fs);
+    m->ref[i] = fuse_input_ref(x, s->in[i], types, numel, f, fs);
+  x->member_of[s->out[0]] = k + 1;
   const shlo_type *rt = types[s->out[0]];
   m->esz = shlo_elem_size(rt->elem);
   m->out = -1;
-  if (used_outside(p, first, last, s->out[0])) {
+  if (used_outside(x, last, s->out[0])) {
     m->out = fs->n_out;
     output *o = &f->outs[fs->n_out];
     o->elem = rt->elem;
@@ -539,8 +543,9 @@ static void fuse_member(const shlo_plan *p, int first, int last, int k,
 /* Replace steps [first, last) of p by one fused step written to *dst: a
  * run of numel elements, or a rows group over F when F is not NULL. */
 static shlo_status fuse_run(shlo_plan *p, int first, int last,
-                            const shlo_type *const *types, int64_t numel,
-                            const shlo_type *F, shlo_step *dst) {
+                            fuse_index *x, const shlo_type *const *types,
+                            int64_t numel, const shlo_type *F,
+                            shlo_step *dst) {
   int n = last - first;
   fused *f = calloc(1, sizeof *f);
   shlo_step fs = {0};
@@ -561,7 +566,9 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
   }
   snprintf(fs.label, 512, F ? "fused_rows(" : "fused(");
   for (int k = 0; k < n; k++)
-    fuse_member(p, first, last, k, types, numel, f, &fs);
+    fuse_member(p, first, last, k, x, types, numel, f, &fs);
+  for (int k = 0; k < n; k++) x->member_of[p->steps[first + k].out[0]] = 0;
+  for (int e = 0; e < fs.n_in; e++) x->ext_of[fs.in[e]] = 0;
   size_t len = strlen(fs.label);
   snprintf(fs.label + len, 512 - len, ")");
   f->n_members = n;
@@ -598,8 +605,36 @@ static shlo_status hoist_constants(shlo_plan *p) {
   return SHLO_OK;
 }
 
+static void fuse_index_free(fuse_index *x) {
+  free(x->last_read);
+  free(x->member_of);
+  free(x->ext_of);
+}
+
+/* last_read over the plan as it stands (after hoisting), zeroed maps. */
+static shlo_status fuse_index_init(fuse_index *x, const shlo_plan *p) {
+  size_t n = (size_t)p->n_slots + 1;
+  x->last_read = malloc(n * sizeof *x->last_read);
+  x->member_of = calloc(n, sizeof *x->member_of);
+  x->ext_of = calloc(n, sizeof *x->ext_of);
+  if (!x->last_read || !x->member_of || !x->ext_of) {
+    fuse_index_free(x);
+    return SHLO_ENOMEM;
+  }
+  for (int s = 0; s < p->n_slots; s++) x->last_read[s] = -1;
+  for (int i = 0; i < p->n_steps; i++)
+    for (int k = 0; k < p->steps[i].n_in; k++)
+      x->last_read[p->steps[i].in[k]] = i;
+  for (int k = 0; k < p->n_results; k++)
+    x->last_read[p->result_slots[k]] = INT_MAX;
+  return SHLO_OK;
+}
+
 shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types) {
   shlo_status st0 = hoist_constants(p);
+  if (st0) return st0;
+  fuse_index x = {0};
+  st0 = fuse_index_init(&x, p);
   if (st0) return st0;
   int w = 0;
   for (int i = 0; i < p->n_steps;) {
@@ -608,11 +643,16 @@ shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types) {
     const shlo_type *F = NULL;
     int j = rows_group_end(p, i, types, &F);
     if (j == i && numel >= FUSE_MIN_NUMEL)
-      while (j < p->n_steps && fusable(&p->steps[j], types, numel)) j++;
+      while (j < p->n_steps && j - i < FUSE_MAX_MEMBERS &&
+             fusable(&p->steps[j], types, numel))
+        j++;
     if (j - i >= 2) {
       shlo_step fs;
-      shlo_status st = fuse_run(p, i, j, types, numel, F, &fs);
-      if (st) return st;
+      shlo_status st = fuse_run(p, i, j, &x, types, numel, F, &fs);
+      if (st) {
+        fuse_index_free(&x);
+        return st;
+      }
       p->steps[w++] = fs;
       i = j;
     } else {
@@ -622,5 +662,6 @@ shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types) {
     }
   }
   p->n_steps = w;
+  fuse_index_free(&x);
   return SHLO_OK;
 }

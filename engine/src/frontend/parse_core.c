@@ -43,13 +43,25 @@ noreturn void shlo__perr(parser *P, const char *fmt, ...) {
   longjmp(P->on_error, 1);
 }
 
+noreturn void shlo__pstop(parser *P, shlo_status st, const char *fmt, ...) {
+  shlo__skip_ws(P);
+  va_list ap;
+  va_start(ap, fmt);
+  set_error(P, P->p, fmt, ap);
+  va_end(ap);
+  P->diag->code = st;
+  longjmp(P->on_error, 1);
+}
+
+noreturn void shlo__poom(parser *P) {
+  shlo_diag_set(P->diag, SHLO_ENOMEM, P->filename, 0, 0,
+                "out of memory while parsing");
+  longjmp(P->on_error, 2);
+}
+
 void *shlo__palloc(parser *P, size_t size) {
   void *p = shlo__arena_alloc(P->arena, size);
-  if (!p) {
-    shlo_diag_set(P->diag, SHLO_ENOMEM, P->filename, 0, 0,
-                  "out of memory while parsing");
-    longjmp(P->on_error, 2);
-  }
+  if (!p) shlo__poom(P);
   return p;
 }
 
@@ -523,9 +535,8 @@ bool shlo__at_type(parser *P) {
 }
 
 static const alias *find_alias(parser *P, const char *s, size_t n) {
-  for (int i = 0; i < P->n_aliases; i++)
-    if (P->aliases[i].len == n && !memcmp(P->aliases[i].name, s, n))
-      return &P->aliases[i];
+  int i = shlo__name_map_get(&P->alias_index, s, n);
+  if (i >= 0) return &P->aliases[i];
   return NULL;
 }
 
@@ -691,7 +702,7 @@ static void reject_word_literal(parser *P) {
   const char *at = P->p;
   const char *w;
   size_t n;
-  if (*at == '-' || *at == '+') P->p++;
+  if (at < P->end && (*at == '-' || *at == '+')) P->p++; /* text may end here */
   if (shlo__peekc(P) == '.')
     shlo__perr_at(P, at, "a float literal needs a digit before the dot "
                   "(MLIR reads `0.5`, not `.5`)");

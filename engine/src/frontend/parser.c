@@ -7,6 +7,7 @@
 #include "ops/ops.h"
 #include "frontend/parser_int.h"
 #include "shlo/artifact.h"
+#include "core/limits.h"
 
 /* ---- values and scopes ---- */
 
@@ -34,16 +35,33 @@ int shlo__new_value(parser *P, const shlo_type *t) {
   return P->n_values++;
 }
 
-static unsigned name_hash(const char *s, size_t n) {
-  unsigned h = 2166136261u;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-  return h % SCOPE_BUCKETS;
+static unsigned name_hash(const parser *P, const char *s, size_t n) {
+  return shlo__name_hash(s, n) & (unsigned)(P->n_buckets - 1);
+}
+
+/* Twice the buckets, the chains rebuilt in definition order (so a later
+ * name still shadows an earlier one): lookups stay O(1) however many
+ * values a function has. */
+static void more_buckets(parser *P) {
+  int n = P->n_buckets * 2;
+  int *b = malloc((size_t)n * sizeof *b);
+  if (!b) return; /* slower lookups, still correct */
+  free(P->buckets);
+  P->buckets = b;
+  P->n_buckets = n;
+  for (int i = 0; i < n; i++) b[i] = -1;
+  for (int i = 0; i < P->n_scope; i++) {
+    unsigned h = name_hash(P, P->scope[i].name, P->scope[i].len);
+    P->scope[i].prev = b[h];
+    b[h] = i;
+  }
 }
 
 void shlo__bind_name(parser *P, const char *name, size_t len, int id, int count) {
   P->scope = grow(P, P->scope, &P->cap_scope, sizeof *P->scope,
                   P->n_scope + 1);
-  unsigned h = name_hash(name, len);
+  if (P->n_scope >= 2 * P->n_buckets) more_buckets(P);
+  unsigned h = name_hash(P, name, len);
   scope_entry *e = &P->scope[P->n_scope];
   e->name = name;
   e->len = len;
@@ -58,12 +76,13 @@ int shlo__scope_mark(parser *P) { return P->n_scope; }
 void shlo__scope_pop(parser *P, int mark) {
   while (P->n_scope > mark) {
     scope_entry *e = &P->scope[--P->n_scope];
-    P->buckets[name_hash(e->name, e->len)] = e->prev;
+    P->buckets[name_hash(P, e->name, e->len)] = e->prev;
   }
 }
 
 static const scope_entry *lookup(parser *P, const char *name, size_t len) {
-  for (int i = P->buckets[name_hash(name, len)]; i >= 0; i = P->scope[i].prev)
+  for (int i = P->buckets[name_hash(P, name, len)]; i >= 0;
+       i = P->scope[i].prev)
     if (P->scope[i].len == len && !memcmp(P->scope[i].name, name, len))
       return &P->scope[i];
   return NULL;
@@ -161,6 +180,14 @@ static void ob_merge_dict(parser *P, op_builder *b, const shlo_attr *d) {
 
 static shlo_op *parse_op(parser *P);
 
+/* One more op to parse: within the caller's limits? */
+static void count_op(parser *P) {
+  char msg[160];
+  shlo_status st = shlo__limits_check(P->limits, ++P->n_ops, "parsing", msg,
+                                      sizeof msg);
+  if (st) shlo__pstop(P, st, "%s", msg);
+}
+
 shlo_block *shlo__parse_region(parser *P, const pre_arg *pre, int n_pre) {
   shlo__enter(P);
   int mark = shlo__scope_mark(P);
@@ -204,6 +231,7 @@ shlo_block *shlo__parse_region(parser *P, const pre_arg *pre, int n_pre) {
   int cap_ops = 0;
   while (!shlo__accept(P, "}")) {
     if (shlo__peekc(P) < 0) shlo__perr(P, "expected '}' to close the region");
+    count_op(P); /* before it, so an error points at its start */
     shlo_op *op = parse_op(P);
     if (blk->n_ops == cap_ops) {
       int cap = cap_ops ? cap_ops * 2 : 8;
@@ -369,6 +397,9 @@ static void add_func(parser *P, int *cap, shlo_func *f) {
     m->funcs = w;
     *cap = nc;
   }
+  if (!shlo__name_map_put(&P->func_index, f->name, strlen(f->name),
+                          m->n_funcs))
+    shlo__poom(P);
   m->funcs[m->n_funcs++] = f;
 }
 
@@ -457,11 +488,10 @@ static shlo_func *parse_func(parser *P) {
     const char *s = shlo__expect_ident(P, &n, "a function name");
     f->name = shlo__pstrndup(P, s, n);
   }
-  if (shlo_module_find_func(P->m, f->name))
+  if (shlo__name_map_get(&P->func_index, f->name, strlen(f->name)) >= 0)
     shlo__perr_at(P, name_at, "function '@%s' is defined twice", f->name);
   P->n_values = 0;
-  P->n_scope = 0;
-  for (int i = 0; i < SCOPE_BUCKETS; i++) P->buckets[i] = -1;
+  shlo__scope_pop(P, 0); /* empties every chain, whatever their number */
   pre_arg *args = parse_func_args(P, f);
   parse_func_results(P, f);
   if (shlo__accept_kw(P, "attributes")) f->attrs = shlo__parse_attr_dict(P);
@@ -494,6 +524,9 @@ static void parse_alias_def(parser *P) {
     a->attr = shlo__parse_attr(P);
   }
   (void)at;
+  /* Indexed once defined: a definition does not see itself. */
+  if (!shlo__name_map_put(&P->alias_index, a->name, n, P->n_aliases))
+    shlo__poom(P);
   P->n_aliases++;
 }
 
@@ -536,6 +569,9 @@ static parser *parser_new(const char *text, size_t len, shlo_diag *diag,
   if (!P) return NULL;
   P->arena = shlo__arena_new();
   P->buckets = malloc(SCOPE_BUCKETS * sizeof(int));
+  P->n_buckets = SCOPE_BUCKETS;
+  if (P->buckets)
+    for (int i = 0; i < SCOPE_BUCKETS; i++) P->buckets[i] = -1;
   if (!P->arena || !P->buckets) {
     shlo__arena_free(P->arena);
     free(P->buckets);
@@ -555,12 +591,33 @@ static void parser_free(parser *P) {
   free(P->scope);
   free(P->aliases);
   free(P->buckets);
+  shlo__name_map_free(&P->alias_index);
+  shlo__name_map_free(&P->func_index);
   free(P);
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp((*(shlo_func *const *)a)->name, (*(shlo_func *const *)b)->name);
+}
+
+/* m->by_name: the functions sorted by name (the parser refused repeats). */
+static void index_funcs(parser *P, shlo_module *m) {
+  if (!m->n_funcs) return;
+  m->by_name = shlo__palloc(P, (size_t)m->n_funcs * sizeof *m->by_name);
+  memcpy(m->by_name, m->funcs, (size_t)m->n_funcs * sizeof *m->by_name);
+  qsort(m->by_name, (size_t)m->n_funcs, sizeof *m->by_name, by_name);
 }
 
 shlo_status shlo_parse_module(const char *text, size_t len,
                               const char *filename, shlo_module **out,
                               shlo_diag *diag) {
+  return shlo_parse_module_limited(text, len, filename, NULL, out, diag);
+}
+
+shlo_status shlo_parse_module_limited(const char *text, size_t len,
+                                      const char *filename,
+                                      const shlo_compile_limits *limits,
+                                      shlo_module **out, shlo_diag *diag) {
   *out = NULL;
   /* A portable artifact (MLIR bytecode) is recognised by its magic, so
    * every caller of the parser reads artifacts as well as text. */
@@ -568,6 +625,7 @@ shlo_status shlo_parse_module(const char *text, size_t len,
     return shlo_read_artifact(text, len, filename, out, NULL, diag);
   shlo_diag tmp;
   parser *P = parser_new(text, len, diag, &tmp);
+  if (P) P->limits = limits;
   shlo_module *m = P ? shlo__arena_alloc(P->arena, sizeof *m) : NULL;
   if (!m) {
     if (P) {
@@ -589,6 +647,7 @@ shlo_status shlo_parse_module(const char *text, size_t len,
       shlo__perr_at(P, (const char *)memchr(P->src, 0, len),
               "NUL byte in program text");
     parse_items(P, false, &cap);
+    index_funcs(P, m);
     *out = m;
   } else {
     st = P->diag->code ? P->diag->code : SHLO_EPARSE;
@@ -605,6 +664,16 @@ void shlo_module_free(shlo_module *m) {
 }
 
 shlo_func *shlo_module_find_func(const shlo_module *m, const char *name) {
+  if (m->by_name) { /* binary search: calls cost log n, not n, each */
+    int lo = 0, hi = m->n_funcs;
+    while (lo < hi) {
+      int mid = lo + (hi - lo) / 2, c = strcmp(m->by_name[mid]->name, name);
+      if (!c) return m->by_name[mid];
+      if (c < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return NULL;
+  }
   for (int i = 0; i < m->n_funcs; i++)
     if (!strcmp(m->funcs[i]->name, name)) return m->funcs[i];
   return NULL;

@@ -13,7 +13,9 @@
 #include <stdnoreturn.h>
 
 #include "core/arena.h"
+#include "core/namemap.h"
 #include "shlo/ir.h"
+#include "shlo/limits.h"
 
 #define PARSE_MAX_DEPTH 200
 /* Splat literals (dense<1.0> : tensor<...>) expand at parse time. */
@@ -48,24 +50,33 @@ typedef struct parser {
    * not the value's (`dim = 0 : tensor<4xi32>`). */
   bool untyped_scalars;
   int64_t splat_bytes; /* bytes splat literals have expanded to so far */
+  const shlo_compile_limits *limits; /* may be NULL */
+  int64_t n_ops;       /* ops parsed so far, for limits */
   /* the function being parsed */
   const shlo_type **vtypes;
   int n_values, cap_values;
   scope_entry *scope;
   int n_scope, cap_scope;
-  int *buckets; /* SCOPE_BUCKETS heads into scope[], -1 = empty */
+  int *buckets; /* n_buckets heads into scope[], -1 = empty */
+  int n_buckets; /* a power of two, grown with the scope */
   /* top-level #name = ... and !name = ... definitions */
   alias *aliases;
   int n_aliases, cap_aliases;
+  shlo_name_map alias_index; /* alias name -> index in aliases */
+  shlo_name_map func_index;  /* function name -> index in m->funcs */
 } parser;
 
-#define SCOPE_BUCKETS 4096
+#define SCOPE_BUCKETS 4096 /* to start with */
 
 /* ---- errors (parse_core.c) ---- */
 noreturn void shlo__perr(parser *P, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 noreturn void shlo__perr_at(parser *P, const char *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Stop at the cursor with status st, not a syntax error (a limit). */
+noreturn void shlo__pstop(parser *P, shlo_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+noreturn void shlo__poom(parser *P); /* out of memory: unwind */
 void *shlo__palloc(parser *P, size_t size);
 char *shlo__pstrndup(parser *P, const char *s, size_t n);
 void shlo__enter(parser *P); /* depth guard */

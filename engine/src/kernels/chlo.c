@@ -16,7 +16,7 @@
  * asymptotic expansion above).  Complex operands of acos ... tanh use C99
  * complex functions in double.  Binary functions take operands of the
  * result's shape, or rank-0 operands, which broadcast. */
-#include <complex.h>
+#include "core/cmplx.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

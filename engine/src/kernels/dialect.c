@@ -13,7 +13,7 @@
  * complex.  trace: a no-op (its semantics are undocumented).
  * set_dimension_size: on static shapes the size must be the dimension's
  * own (shlo has no bounded dynamic shapes); the data is unchanged. */
-#include <complex.h>
+#include "core/cmplx.h"
 #include <stdlib.h>
 #include <string.h>
 

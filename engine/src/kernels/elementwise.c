@@ -33,7 +33,7 @@
  * result. */
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 #include <assert.h>
-#include <complex.h>
+#include "core/cmplx.h"
 #include <math.h>
 #include <stdint.h>
 #include <string.h>

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/limits.h"
 #include "verify/verify_int.h"
 
 /* ---- diagnostics list ---- */
@@ -477,6 +478,19 @@ static void verify_op(shlo__vctx *vc, const shlo_op *op) {
   if (fn) fn(vc, op);
 }
 
+/* One more op visited: within the caller's limits?  When not, the walk
+ * stops with the limit's status and diagnostic. */
+static bool count_op(shlo__vctx *vc, const shlo_op *op) {
+  char msg[160];
+  if (vc->stopped) return false;
+  shlo_status st = shlo__limits_check(vc->limits, ++vc->n_ops, "verifying",
+                                      msg, sizeof msg);
+  if (!st) return true;
+  shlo__verr_at(vc, op->loc, st, "%s", msg);
+  vc->stopped = st;
+  return false;
+}
+
 static void verify_block(shlo__vctx *vc, const shlo_block *b, bool is_body) {
   if (!b) return;
   for (int i = 0; i < b->n_args; i++) {
@@ -487,6 +501,7 @@ static void verify_block(shlo__vctx *vc, const shlo_block *b, bool is_body) {
   }
   for (int i = 0; i < b->n_ops; i++) {
     const shlo_op *op = b->ops[i];
+    if (!count_op(vc, op)) return;
     bool last = i == b->n_ops - 1;
     if (op->code == SHLO_OP_FUNC_RETURN || op->code == SHLO_OP_RETURN) {
       if (!last) {
@@ -550,6 +565,50 @@ static void verify_func_body(shlo__vctx *vc, const shlo_func *f) {
   verify_block(vc, b, true);
 }
 
+typedef struct named_index {
+  const char *name;
+  int index;
+} named_index;
+
+static int by_name_then_index(const void *a, const void *b) {
+  const named_index *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* Module: symbols are unique.  Sorted by name, so n log n in the number
+ * of functions; each repeat is reported in module order, naming the
+ * first definition.  False on OOM. */
+static bool verify_unique_symbols(shlo__vctx *vc) {
+  const shlo_module *m = vc->m;
+  named_index *order = malloc((size_t)(m->n_funcs + 1) * sizeof *order);
+  int *first = malloc((size_t)(m->n_funcs + 1) * sizeof *first);
+  if (!order || !first) {
+    free(order);
+    free(first);
+    return false;
+  }
+  for (int i = 0; i < m->n_funcs; i++) {
+    order[i] = (named_index){m->funcs[i]->name, i};
+    first[i] = -1;
+  }
+  qsort(order, (size_t)m->n_funcs, sizeof *order, by_name_then_index);
+  for (int k = 1; k < m->n_funcs; k++) {
+    int prev = order[k - 1].index, cur = order[k].index;
+    if (!strcmp(order[k - 1].name, order[k].name))
+      first[cur] = first[prev] >= 0 ? first[prev] : prev;
+  }
+  for (int i = 0; i < m->n_funcs; i++)
+    if (first[i] >= 0)
+      shlo__verr_at(vc, m->funcs[i]->loc, SHLO_EVERIFY,
+                    "redefinition of symbol @%s (first defined at %d:%d)",
+                    m->funcs[i]->name, m->funcs[first[i]]->loc.line,
+                    m->funcs[first[i]]->loc.col);
+  free(order);
+  free(first);
+  return true;
+}
+
 shlo_status shlo_verify_module(const shlo_module *m,
                                const shlo_verify_opts *opts,
                                shlo_diag_list *out) {
@@ -557,16 +616,8 @@ shlo_status shlo_verify_module(const shlo_module *m,
   if (!vc) return SHLO_ENOMEM;
   vc->m = m;
   vc->out = out;
-  /* Module: symbols are unique. */
-  for (int i = 0; i < m->n_funcs; i++)
-    for (int j = 0; j < i; j++)
-      if (!strcmp(m->funcs[i]->name, m->funcs[j]->name)) {
-        shlo__verr_at(vc, m->funcs[i]->loc, SHLO_EVERIFY,
-                      "redefinition of symbol @%s (first defined at %d:%d)",
-                      m->funcs[i]->name, m->funcs[j]->loc.line,
-                      m->funcs[j]->loc.col);
-        break;
-      }
+  vc->limits = opts ? opts->limits : NULL;
+  if (!verify_unique_symbols(vc)) vc->oom = true;
   if (opts && opts->require_entry) {
     const shlo_func *e = opts->entry ? shlo_module_find_func(m, opts->entry)
                                      : shlo_module_entry(m);
@@ -584,8 +635,10 @@ shlo_status shlo_verify_module(const shlo_module *m,
                     "module: entry function @%s has no body", e->name);
     }
   }
-  for (int i = 0; i < m->n_funcs; i++) verify_func(vc, m->funcs[i]);
+  for (int i = 0; i < m->n_funcs && !vc->stopped; i++)
+    verify_func(vc, m->funcs[i]);
   shlo_status st = vc->oom            ? SHLO_ENOMEM
+                   : vc->stopped       ? vc->stopped
                    : vc->n_errors      ? SHLO_EVERIFY
                    : vc->n_unsupported ? SHLO_EUNSUPPORTED
                                        : SHLO_OK;

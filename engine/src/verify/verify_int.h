@@ -25,6 +25,9 @@ typedef struct shlo__vctx {
   int n_errors, n_unsupported;
   bool oom;
   const shlo_op **defs; /* per value id of f: the defining op, or NULL */
+  const shlo_compile_limits *limits; /* may be NULL */
+  int64_t n_ops;        /* ops visited, for limits */
+  shlo_status stopped;  /* a limit's status once one stopped the walk */
   /* Rotating buffers for formatted types in messages. */
   char tbuf[8][256];
   int tnext;

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# A 64 MiB f32 tensor's round trip as b64 through shlo-server with its
+# default limits: curl POSTs {"program", "inputs": [{"b64": ...}],
+# "output_format": "b64"} (an 89.5 MB body) to /execute on loopback and
+# reads back the negated tensor (as long again).  Prints each run's wall
+# time (curl's time_total) and the median.
+#
+#   bash bench/b64_roundtrip.sh [RUNS]     (default 5)
+# A benchmark, not a test: the figures depend on the machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+build=${BUILD_DIR:-build}
+[ -f "$build/build.ninja" ] || cmake -S . -B "$build" -G Ninja >/dev/null
+ninja -C "$build" shlo-server >/dev/null
+tmp=$(mktemp -d /tmp/shlo-b64-bench.XXXXXX)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+env -i "$build/server/shlo-server" --port "$port" --log off 2>"$tmp/server.log" &
+pid=$!
+for _ in $(seq 100); do curl -sf "localhost:$port/healthz" >/dev/null && break; sleep 0.05; done
+python3 - "$tmp/req.json" <<'PY'
+import base64, json, os, sys
+n = 16 * 1024 * 1024                      # 64 MiB of f32
+prog = (f"func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{\n"
+        f"  %0 = stablehlo.negate %x : tensor<{n}xf32>\n"
+        f"  return %0 : tensor<{n}xf32>\n}}\n")
+data = bytearray(os.urandom(4 * n))
+for i in range(3, len(data), 4):          # finite floats: clear the top
+    data[i] &= 0x3F                       # exponent bit
+with open(sys.argv[1], "w") as f:
+    json.dump({"program": prog, "output_format": "b64",
+               "inputs": [{"dtype": "f32", "shape": [n],
+                           "b64": base64.b64encode(data).decode()}]}, f)
+PY
+size=$(stat -c %s "$tmp/req.json")
+post() {
+  curl -s -o "$tmp/out.json" -w '%{http_code} %{time_total}\n' \
+    -H 'Content-Type: application/json' --data-binary @"$tmp/req.json" \
+    "localhost:$port/execute"
+}
+read -r code _ < <(post)          # compiles and caches the module
+[ "$code" = 200 ] || { echo "first request: HTTP $code"; head -c 300 "$tmp/out.json"; exit 1; }
+echo "request body $size bytes, response $(stat -c %s "$tmp/out.json") bytes"
+times=()
+for i in $(seq "$runs"); do
+  read -r code t < <(post)
+  [ "$code" = 200 ] || { echo "run $i: HTTP $code"; exit 1; }
+  echo "run $i: ${t} s"
+  times+=("$t")
+done
+printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "median of %d: %.3f s\n", NR, a[int((NR+1)/2)]}'

@@ -1,0 +1,32 @@
+/* Compile limits: an op count, a deadline, a cancel flag (shlo/limits.h). */
+#include "core/limits.h"
+
+#include <stdio.h>
+#include <time.h>
+
+int64_t shlo_monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+shlo_status shlo__limits_check(const shlo_compile_limits *l, int64_t n_ops,
+                               const char *stage, char *msg, size_t cap) {
+  if (!l) return SHLO_OK;
+  if (l->max_ops > 0 && n_ops > l->max_ops) {
+    snprintf(msg, cap, "the program has more than %lld ops, the most this "
+             "server compiles", (long long)l->max_ops);
+    return SHLO_ELIMIT;
+  }
+  if (n_ops % SHLO_LIMITS_EVERY) return SHLO_OK;
+  if (l->cancel && atomic_load_explicit(l->cancel, memory_order_relaxed)) {
+    snprintf(msg, cap, "canceled while %s", stage);
+    return SHLO_ECANCELED;
+  }
+  if (l->deadline_ns > 0 && shlo_monotonic_ns() > l->deadline_ns) {
+    snprintf(msg, cap, "the compile deadline passed while %s (after %lld "
+             "ops)", stage, (long long)n_ops);
+    return SHLO_ELIMIT;
+  }
+  return SHLO_OK;
+}

@@ -1,0 +1,21 @@
+/* Checking shlo_compile_limits (shlo/limits.h) from the parser, the
+ * verifier and the compiler. */
+#ifndef SHLO_CORE_LIMITS_H
+#define SHLO_CORE_LIMITS_H
+
+#include <stddef.h>
+
+#include "shlo/limits.h"
+#include "shlo/status.h"
+
+/* How often (in ops) the clock and the cancel flag are looked at. */
+#define SHLO_LIMITS_EVERY 256
+
+/* Whether work that has now visited n_ops ops (counted from 1) may go on:
+ * SHLO_OK, else SHLO_ELIMIT (too many ops, deadline passed) or
+ * SHLO_ECANCELED with a message in msg[cap].  `stage` ("parsing",
+ * "verifying", "compiling") goes into the message.  l may be NULL. */
+shlo_status shlo__limits_check(const shlo_compile_limits *l, int64_t n_ops,
+                               const char *stage, char *msg, size_t cap);
+
+#endif
