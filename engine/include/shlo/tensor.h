@@ -53,6 +53,12 @@ SHLO_API shlo_value *shlo_token_new(void);
 SHLO_API shlo_value *shlo_value_ref(shlo_value *v);
 SHLO_API void shlo_value_unref(shlo_value *v);
 
+/* Free the large tensor buffers the engine keeps for reuse (at most 64 MiB:
+ * a freed buffer is handed to the next tensor of its size instead of the
+ * kernel faulting in fresh pages).  For a server returning its memory after
+ * a big request; safe at any time, from any thread. */
+SHLO_API void shlo_buffer_cache_release(void);
+
 /* Row-major strides in elements for a shape (strides[rank-1] = 1). */
 SHLO_API void shlo_strides(int rank, const int64_t *dims, int64_t *strides);
 

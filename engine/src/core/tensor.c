@@ -91,6 +91,18 @@ static void buf_give(void *b, size_t cap) {
   free(b);
 }
 
+void shlo_buffer_cache_release(void) {
+  void *keep[BUF_CACHE_SLOTS];
+  pthread_mutex_lock(&buf_cache.lock);
+  for (int i = 0; i < BUF_CACHE_SLOTS; i++) {
+    keep[i] = buf_cache.buf[i];
+    buf_cache.buf[i] = NULL;
+  }
+  buf_cache.bytes = 0;
+  pthread_mutex_unlock(&buf_cache.lock);
+  for (int i = 0; i < BUF_CACHE_SLOTS; i++) free(keep[i]);
+}
+
 /* ---- quantization parameters (core/value_quant.h) ---- */
 
 /* The heap copy a value's `quant` points at: the parameters, their scales
