@@ -34,7 +34,8 @@ static int cmp_named(const void *a, const void *b) {
 static void sort_attr(const shlo_attr *a) {
   if (!a) return;
   if (a->kind == SHLO_ATTR_STRUCT) {
-    qsort(a->fields, (size_t)a->n, sizeof *a->fields, cmp_named);
+    if (a->n > 1)
+      qsort(a->fields, (size_t)a->n, sizeof *a->fields, cmp_named);
     for (int i = 0; i < a->n; i++) sort_attr(a->fields[i].value);
   } else if (a->kind == SHLO_ATTR_ARRAY) {
     for (int i = 0; i < a->n; i++) sort_attr(a->items[i]);
@@ -78,7 +79,8 @@ static void sort_block(const shlo_block *b) {
   for (int i = 0; i < b->n_ops; i++) {
     shlo_op *op = b->ops[i];
     drop_defaults(op);
-    qsort(op->attrs, (size_t)op->n_attrs, sizeof *op->attrs, cmp_named);
+    if (op->n_attrs > 1) /* qsort of NULL, 0 is undefined */
+      qsort(op->attrs, (size_t)op->n_attrs, sizeof *op->attrs, cmp_named);
     for (int k = 0; k < op->n_attrs; k++) sort_attr(op->attrs[k].value);
     for (int r = 0; r < op->n_regions; r++) sort_block(op->regions[r]);
   }

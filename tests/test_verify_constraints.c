@@ -364,6 +364,10 @@ static char *rw2_text(const char *b, const char *r0, const char *r1) {
 static void reduce_window_constraints(void **state) {
   (void)state;
   accepts(rw_text((rw_case){0}));
+  /* C15 with sizes a hostile client wrote: (4 - 1) * 2^62 does not fit in
+   * 64 bits; refused, never computed with a wrapped (undefined) product. */
+  RW_REJECTS("C15", .attrs = "2, 2>, base_dilations = array<i64: "
+                             "4611686018427387904, 1>");
   accepts(rw2_text("tensor<4x6xf32>", "tensor<3x5xf32>", "tensor<3x5xf32>"));
   /* C1 0 < size(inputs) = size(init_values) = size(results) = N. */
   rejects("stablehlo.reduce_window", "C1",

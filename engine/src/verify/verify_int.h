@@ -149,4 +149,24 @@ bool shlo__check_broadcast_quant(shlo__vctx *vc, const shlo_op *op,
 SHLO_OP_LIST(SHLO__VERIFY_DECL)
 #undef SHLO__VERIFY_DECL
 
+/* Size arithmetic on sizes a client wrote: each is false when the result
+ * does not fit in 64 bits (signed overflow is undefined behaviour, and a
+ * wrapped size would verify a wrong shape).  shlo__dilate: d elements with
+ * k - 1 holes between neighbours, (d - 1) * k + 1 (0 for d <= 0). */
+static inline bool shlo__dilate(int64_t d, int64_t k, int64_t *out) {
+  int64_t t;
+  if (d <= 0) {
+    *out = 0;
+    return true;
+  }
+  return !__builtin_mul_overflow(d - 1, k, &t) &&
+         !__builtin_add_overflow(t, 1, out);
+}
+
+/* a + b + c */
+static inline bool shlo__add3(int64_t a, int64_t b, int64_t c, int64_t *out) {
+  return !__builtin_add_overflow(a, b, out) &&
+         !__builtin_add_overflow(*out, c, out);
+}
+
 #endif

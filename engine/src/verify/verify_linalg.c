@@ -460,9 +460,13 @@ static bool vconv_result_ok(shlo__vctx *vc, const shlo_op *op,
       want[od[2 + i]] = SHLO_DYN;
       continue;
     }
-    int64_t padded = (x == 0 ? 0 : (x - 1) * w->ld[i] + 1) + w->lo[i] +
-                     w->hi[i];
-    int64_t win = k == 0 ? 0 : (k - 1) * w->rd[i] + 1;
+    int64_t base, padded, win;
+    if (!shlo__dilate(x, w->ld[i], &base) ||
+        !shlo__add3(base, w->lo[i], w->hi[i], &padded) ||
+        !shlo__dilate(k, w->rd[i], &win))
+      return shlo__verr(vc, op, "C25", "spatial dimension %d: the padded, "
+                        "dilated size or window overflows 64-bit integers",
+                        i);
     want[od[2 + i]] = padded < win || padded <= 0
                           ? 0 : (padded - win) / w->ws[i] + 1;
   }

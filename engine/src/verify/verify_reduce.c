@@ -256,7 +256,6 @@ static bool padding_attr(shlo__vctx *vc, const shlo_op *op, int rank,
   return true;
 }
 
-static int64_t dilated(int64_t d, int64_t k) { return d == 0 ? 0 : (d - 1) * k + 1; }
 
 /* reduce_window: C1 0 < N inputs = N init values = N results; C2 inputs
  * share one shape; C4 size(window_dimensions) = rank; C5 > 0; C6/C7
@@ -298,10 +297,17 @@ bool shlo__verify_reduce_window(shlo__vctx *vc, const shlo_op *op) {
   if (!init_values_ok(vc, op, "C3", n, acc)) return false;
   int64_t want[R];
   for (int k = 0; k < rank; k++) {
-    int64_t padded = dilated(a->dims[k], bd[k]) + lo[k] + hi[k];
-    int64_t win = dilated(wd[k], wdl[k]);
-    want[k] = a->dims[k] < 0    ? SHLO_DYN
-              : padded < win ? 0 : (padded - win) / ws[k] + 1;
+    int64_t base, padded, win;
+    if (a->dims[k] < 0) {
+      want[k] = SHLO_DYN;
+      continue;
+    }
+    if (!shlo__dilate(a->dims[k], bd[k], &base) ||
+        !shlo__add3(base, lo[k], hi[k], &padded) ||
+        !shlo__dilate(wd[k], wdl[k], &win))
+      return shlo__verr(vc, op, "C15", "dimension %d: the padded, dilated "
+                        "size or window overflows 64-bit integers", k);
+    want[k] = padded < win ? 0 : (padded - win) / ws[k] + 1;
   }
   for (int i = 1; i < n; i++)
     if (!shlo__compat_shape(shlo__rtype(vc, op, i), shlo__rtype(vc, op, 0)))
@@ -372,9 +378,15 @@ bool shlo__verify_select_and_scatter(shlo__vctx *vc, const shlo_op *op) {
                       "of the operand's element type", shlo__tstr(vc, iv));
   int64_t want[R];
   for (int k = 0; k < rank; k++) {
-    int64_t padded = a->dims[k] + lo[k] + hi[k];
-    want[k] = a->dims[k] < 0     ? SHLO_DYN
-              : padded < wd[k] ? 0 : (padded - wd[k]) / ws[k] + 1;
+    int64_t padded;
+    if (a->dims[k] < 0) {
+      want[k] = SHLO_DYN;
+      continue;
+    }
+    if (!shlo__add3(a->dims[k], lo[k], hi[k], &padded))
+      return shlo__verr(vc, op, "C2", "dimension %d: the padded size "
+                        "overflows 64-bit integers", k);
+    want[k] = padded < wd[k] ? 0 : (padded - wd[k]) / ws[k] + 1;
   }
   bool ok = src->rank == rank;
   for (int k = 0; ok && k < rank; k++) ok = shlo__dim_eq(src->dims[k], want[k]);

@@ -364,8 +364,13 @@ bool shlo__verify_pad(shlo__vctx *vc, const shlo_op *op) {
                       "%d", shlo__tstr(vc, r), a->rank);
   for (int i = 0; i < a->rank; i++) {
     if (a->dims[i] < 0) continue; /* a dynamic operand pads to any size */
-    int64_t want = lo[i] + hi[i] + a->dims[i] +
-                   (a->dims[i] > 0 ? (a->dims[i] - 1) * in[i] : 0);
+    int64_t inner = 0, want;
+    if ((a->dims[i] > 0 &&
+         __builtin_mul_overflow(a->dims[i] - 1, in[i], &inner)) ||
+        !shlo__add3(lo[i], hi[i], a->dims[i], &want) ||
+        __builtin_add_overflow(want, inner, &want))
+      return shlo__verr(vc, op, "C4", "padding gives dimension %d a size "
+                        "that overflows 64-bit integers", i);
     if (want < 0)
       return shlo__verr(vc, op, "C4", "padding gives dimension %d a negative "
                         "size %lld", i, (long long)want);
