@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compile/executable.h"
+#include "core/diag.h"
 #include "core/limits.h"
 #include "core/namemap.h"
 #include "compile/fuse.h"
@@ -88,13 +89,12 @@ shlo_status shlo__cc_override_type(shlo_compiler *cc, int value,
 
 shlo_status shlo__cc_fail(shlo_compiler *cc, const shlo_op *op,
                          shlo_status code, const char *fmt, ...) {
-  char msg[SHLO_DIAG_MAX];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  shlo__diag_vset_named(cc->diag, code, cc->m->filename, op->loc.line,
+                        op->loc.col, op->name, fmt, ap);
   va_end(ap);
-  return shlo_diag_set(cc->diag, code, cc->m->filename, op->loc.line,
-                       op->loc.col, "%s: %s", op->name, msg);
+  return code;
 }
 
 shlo_status shlo__compile_unimplemented(shlo_compiler *cc, const shlo_op *op,

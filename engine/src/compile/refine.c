@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "compile/refine_int.h"
+#include "core/diag.h"
 #include "ops/ops.h"
 #include "verify/verify_int.h" /* shlo__dim_bound */
 
@@ -24,14 +25,13 @@ struct shlo_refined {
 
 shlo_status shlo__refine_fail(refine_func *F, const shlo_op *op,
                               shlo_status code, const char *fmt, ...) {
-  char msg[SHLO_DIAG_MAX];
+  shlo_loc loc = op ? op->loc : F->f->loc;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  shlo__diag_vset_named(F->R->diag, code, F->R->m->filename, loc.line,
+                        loc.col, op ? op->name : F->f->name, fmt, ap);
   va_end(ap);
-  shlo_loc loc = op ? op->loc : F->f->loc;
-  return shlo_diag_set(F->R->diag, code, F->R->m->filename, loc.line, loc.col,
-                       "%s: %s", op ? op->name : F->f->name, msg);
+  return code;
 }
 
 static bool type_static(const shlo_type *t) {

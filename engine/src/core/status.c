@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/diag.h"
 #include "shlo/status.h"
 
 const char *shlo_status_name(shlo_status s) {
@@ -49,6 +50,15 @@ shlo_status shlo_diag_set(shlo_diag *d, shlo_status code, const char *file,
   shlo_diag_vset(d, code, file, line, col, fmt, ap);
   va_end(ap);
   return code;
+}
+
+shlo_status shlo__diag_vset_named(shlo_diag *d, shlo_status code,
+                                  const char *file, int line, int col,
+                                  const char *name, const char *fmt,
+                                  va_list ap) {
+  char msg[SHLO_DIAG_MAX];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  return shlo_diag_set(d, code, file, line, col, "%s: %s", name, msg);
 }
 
 void shlo_diag_format(const shlo_diag *d, char *buf, size_t cap) {
