@@ -4,9 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "shlo/grid_mpi.h"
+
+static int report_fd = STDERR_FILENO;
 
 int cli_mpi_start(void) {
   shlo_diag d;
@@ -15,10 +18,15 @@ int cli_mpi_start(void) {
     cli_print_diag(&d);
     return 1;
   }
-  /* The other ranks compute the same things: one copy of the output. */
-  if (shlo_mpi_rank() != 0 && (!freopen("/dev/null", "w", stdout) ||
-                               !freopen("/dev/null", "w", stderr)))
-    return 1;
+  /* The other ranks compute the same things: one copy of the output.
+   * Their own stderr stays open for one thing only: why this rank gives
+   * up on the job (cli_mpi_finish), which rank 0 may not live to say. */
+  if (shlo_mpi_rank() != 0) {
+    report_fd = dup(STDERR_FILENO);
+    if (!freopen("/dev/null", "w", stdout) ||
+        !freopen("/dev/null", "w", stderr))
+      return 1;
+  }
   return 0;
 }
 
@@ -52,6 +60,10 @@ char *cli_mpi_share_text(const char *text) {
 int cli_mpi_finish(int rc) {
   fflush(stdout);
   fflush(stderr);
+  const char *why = shlo_mpi_lost_reason();
+  if (why && report_fd >= 0)
+    dprintf(report_fd, "shlo: MPI rank %d aborts the job: %s\n",
+            shlo_mpi_rank(), why);
   shlo_mpi_stop(rc ? rc : 1);
   return rc;
 }

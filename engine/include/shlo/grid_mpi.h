@@ -44,6 +44,10 @@ SHLO_API int shlo_mpi_size(void);
 SHLO_API shlo_status shlo_mpi_share(char **buf, size_t *len);
 /* Whether a rank stopped answering; the job cannot go on. */
 SHLO_API bool shlo_mpi_lost(void);
+/* Why (the first lost rank and how long it was silent, or the deadline
+ * the others missed); NULL while no rank is lost.  Stays valid until
+ * shlo_mpi_stop. */
+SHLO_API const char *shlo_mpi_lost_reason(void);
 /* Finish MPI (after every rank's last grid); when a rank was lost, abort
  * the whole job with exit status `code` (nonzero) instead. */
 SHLO_API void shlo_mpi_stop(int code);

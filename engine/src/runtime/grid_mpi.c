@@ -149,8 +149,19 @@ static void buf_release(net_buf *nb) {
   }
 }
 
+static void grid_fail_msg(shlo_grid *g, const char *fmt, int r);
+
+/* Under S.lock: a message that MPI would not deliver.  Its rank waits for
+ * it in vain, so the grid in flight fails here, with the reason, instead
+ * of both sides running into their deadlines. */
+static void send_failed(int dest) {
+  if (S.active)
+    grid_fail_msg(S.active, "cannot send a message to MPI rank %d", dest);
+}
+
 /* Network thread, under S.lock: post the queue, reap completed sends.  A
- * send that fails (its rank is gone) counts as complete. */
+ * send that fails (its rank is gone) counts as complete and fails the
+ * grid in flight. */
 static void net_post_and_reap(void) {
   pthread_mutex_lock(&S.out_lock);
   net_out *q = S.queue;
@@ -161,6 +172,7 @@ static void net_post_and_reap(void) {
     q = q->next;
     if (MPI_Isend(o->buf->data, (int)o->buf->len, MPI_BYTE, o->dest, o->tag,
                   S.comm, &o->req) != MPI_SUCCESS) {
+      send_failed(o->dest);
       buf_release(o->buf);
       free(o);
       continue;
@@ -171,7 +183,10 @@ static void net_post_and_reap(void) {
   for (net_out **p = &S.sending; *p;) {
     net_out *o = *p;
     int done = 0;
-    if (MPI_Test(&o->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) done = 1;
+    if (MPI_Test(&o->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      send_failed(o->dest);
+      done = 1;
+    }
     if (!done) {
       p = &o->next;
       continue;
@@ -700,6 +715,13 @@ shlo_status shlo_mpi_start(shlo_diag *diag) {
 
 int shlo_mpi_rank(void) { return S.rank; }
 int shlo_mpi_size(void) { return S.inited ? S.size : 1; }
+const char *shlo_mpi_lost_reason(void) {
+  pthread_mutex_lock(&S.lock);
+  const char *why = S.lost ? S.lost_msg : NULL;
+  pthread_mutex_unlock(&S.lock);
+  return why;
+}
+
 bool shlo_mpi_lost(void) {
   pthread_mutex_lock(&S.lock);
   bool lost = S.lost;

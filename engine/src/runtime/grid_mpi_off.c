@@ -20,6 +20,7 @@ shlo_status shlo_mpi_share(char **buf, size_t *len) {
   return SHLO_OK;
 }
 bool shlo_mpi_lost(void) { return false; }
+const char *shlo_mpi_lost_reason(void) { return NULL; }
 void shlo_mpi_stop(int code) { (void)code; }
 
 shlo_status shlo__net_begin(shlo_grid *g) {
