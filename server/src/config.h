@@ -37,6 +37,8 @@ typedef struct srv_config {
   int64_t shutdown_grace_ms;
   int64_t max_program_ops;    /* 0 = no limit */
   int64_t compile_timeout_ms; /* 0 = no limit */
+  char *grid_backend;         /* "threads" or "mpi" */
+  int64_t mpi_min_procs;
 } srv_config;
 
 /* Fill every option with its default. */
