@@ -17,6 +17,7 @@ typedef struct srv_config {
   char *config_file;
   char *tokens_file;
   char *log;                 /* "stderr", "off" or a file path */
+  char *grid_backend;        /* "threads" or "mpi" */
   /* limits */
   int64_t max_body_bytes;
   int64_t max_tensor_elements;
@@ -37,6 +38,7 @@ typedef struct srv_config {
   int64_t shutdown_grace_ms;
   int64_t max_program_ops;    /* 0 = no limit */
   int64_t compile_timeout_ms; /* 0 = no limit */
+  int64_t mpi_min_procs;
 } srv_config;
 
 /* Fill every option with its default. */
