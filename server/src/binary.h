@@ -51,6 +51,9 @@ typedef struct bin_job {
                             reading) */
   uint64_t input_bytes;
   atomic_int cancel;     /* BIN_CANCEL_*: the engine's cancel flag */
+  srv_team *team;        /* the connection's team and scopes */
+  unsigned scopes;
+  bool team_held;        /* counted in the team's in-flight jobs */
   /* the answer */
   bool failed;
   shlo_proto_error err;

@@ -159,6 +159,10 @@ static bool fail_diag(bin_job *b, shlo_status st, const shlo_diag *d) {
   return false;
 }
 
+static const void *bin_visible(const bin_job *b) {
+  return b->scopes & SRV_SCOPE_ADMIN ? NULL : b->team;
+}
+
 /* The module: the inline program (cached now if new) or the cached id. */
 static cache_entry *find_module(bin_job *b, bool *cached, bool *fresh,
                                 double *ms) {
@@ -172,7 +176,8 @@ static cache_entry *find_module(bin_job *b, bool *cached, bool *fresh,
     *fresh = e && !*cached;
     return e;
   }
-  cache_entry *e = cache_get(&s->cache, b->ex.id, true);
+  /* another team's module is a miss, as an unknown id */
+  cache_entry *e = cache_get_for(&s->cache, b->ex.id, bin_visible(b), true);
   *cached = true;
   if (!e) {
     char id[SRV_ID_LEN];
@@ -203,14 +208,27 @@ static const shlo_executable *compile(bin_job *b, cache_entry **e, bool fresh,
     fail_diag(b, st, &d);
     return NULL;
   }
-  if (!fresh) return x;
-  bool too_big;
-  cache_entry *p = cache_insert(&b->srv->cache, *e, &too_big);
-  if (p == *e) return x;
-  *e = p; /* another request published the same program first */
-  st = cache_entry_exe(*e, b->entry, &x, &compiled, &d);
-  if (st) fail_diag(b, st, &d);
-  return st ? NULL : x;
+  if (fresh) {
+    int no_room;
+    (*e)->cost_ms = *ms;
+    cache_entry *p = cache_insert_for(&b->srv->cache, *e, b->team, &no_room);
+    if (p != *e) {
+      *e = p; /* another request published the same program first */
+      st = cache_entry_exe(*e, b->entry, &x, &compiled, &d);
+      if (st) {
+        fail_diag(b, st, &d);
+        return NULL;
+      }
+    }
+  }
+  /* A program sent in full becomes the team's; "cached" is the team's. */
+  if (b->program &&
+      cache_adopt(&b->srv->cache, *e, b->team, true) != CACHE_HAD &&
+      *cached) {
+    *cached = false;
+    *ms = (*e)->cost_ms;
+  }
+  return x;
 }
 
 /* Each input against the entry's argument types (a quantized argument
@@ -409,7 +427,8 @@ void bin_job_work(srv_job *j) {
 
 bool bin_job_is_tiny(bin_job *b) {
   if (b->program || b->ex.replicas > 1 || b->ex.partitions > 1) return false;
-  cache_entry *e = cache_get(&b->srv->cache, b->ex.id, false);
+  cache_entry *e = cache_get_for(&b->srv->cache, b->ex.id, bin_visible(b),
+                                 false);
   if (!e) return false;
   int mr, mp;
   shlo_module_grid(e->m, &mr, &mp);

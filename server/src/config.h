@@ -37,6 +37,15 @@ typedef struct srv_config {
   int64_t shutdown_grace_ms;
   int64_t max_program_ops;    /* 0 = no limit */
   int64_t compile_timeout_ms; /* 0 = no limit */
+  int64_t insecure;          /* 1: serve beyond loopback without tokens */
+  char *audit_log;           /* "off", "stderr" or a file path */
+  /* per-team quota defaults (teams.h; 0 = none) */
+  int64_t team_max_running;
+  int64_t team_max_queued;
+  int64_t team_rate;
+  int64_t team_burst;
+  int64_t team_cache_bytes;  /* 0 = an equal share of cache-bytes */
+  int64_t team_exec_memory;
 } srv_config;
 
 /* Fill every option with its default. */

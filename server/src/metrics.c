@@ -113,6 +113,56 @@ static void put_fairness(strbuf *b, const srv_metrics *m) {
                   (unsigned long long)m->reload_failures);
 }
 
+/* Per-team figures (teams.h): requests by class, execution seconds,
+ * bytes, cache bytes, refusals by quota, jobs in flight. */
+static void put_teams(strbuf *b, srv_server *s) {
+  static const char *const classes[SRV_TEAM_N_CLASS] = {"2xx", "4xx", "429",
+                                                        "5xx"};
+  shlo__sb_puts(b, "# HELP shlo_team_requests_total Requests by team and "
+                   "status class (HTTP and binary).
+"
+                   "# TYPE shlo_team_requests_total counter
+"
+                   "# TYPE shlo_team_execution_seconds_total counter
+"
+                   "# TYPE shlo_team_bytes_in_total counter
+"
+                   "# TYPE shlo_team_bytes_out_total counter
+"
+                   "# TYPE shlo_team_cache_bytes gauge
+"
+                   "# TYPE shlo_team_cache_share_bytes gauge
+"
+                   "# TYPE shlo_team_in_flight gauge
+"
+                   "# TYPE shlo_team_refused_total counter
+");
+  for (const srv_team *t = s->teams.list; t; t = t->next) {
+    const char *n = t->name;
+    for (int c = 0; c < SRV_TEAM_N_CLASS; c++)
+      shlo__sb_printf(b, "shlo_team_requests_total{team=\"%s\",status=\"%s\"}"
+                      " %llu\n", n, classes[c],
+                      (unsigned long long)t->requests[c]);
+    shlo__sb_printf(b,
+                    "shlo_team_execution_seconds_total{team=\"%s\"} %.6f\n"
+                    "shlo_team_bytes_in_total{team=\"%s\"} %llu\n"
+                    "shlo_team_bytes_out_total{team=\"%s\"} %llu\n"
+                    "shlo_team_cache_bytes{team=\"%s\"} %zu\n"
+                    "shlo_team_cache_share_bytes{team=\"%s\"} %lld\n"
+                    "shlo_team_in_flight{team=\"%s\"} %d\n",
+                    n, t->exec_s, n, (unsigned long long)t->bytes_in, n,
+                    (unsigned long long)t->bytes_out, n,
+                    cache_owner_bytes(&s->cache, t), n,
+                    (long long)t->quota.v[SRV_QUOTA_CACHE_BYTES], n,
+                    t->in_flight);
+    for (int q = 0; q < SRV_N_QUOTAS; q++)
+      if (q != SRV_QUOTA_BURST)
+        shlo__sb_printf(b, "shlo_team_refused_total{team=\"%s\",quota=\"%s\"}"
+                        " %llu\n", n, srv_quota_name(q),
+                        (unsigned long long)t->refused[q]);
+  }
+}
+
 char *srv_metrics_text(srv_server *s) {
   srv_metrics *m = &s->metrics;
   strbuf b = {0};
@@ -175,5 +225,6 @@ char *srv_metrics_text(srv_server *s) {
               (unsigned long long)m->refused_client_jobs,
               (double)(srv_now_ns() - s->started_ns) / 1e9);
   srv_binary_metrics(s, &b);
+  put_teams(&b, s);
   return shlo__sb_take(&b);
 }
