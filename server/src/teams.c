@@ -118,7 +118,7 @@ unsigned srv_scopes_parse(const char *list) {
       {"admin", SRV_SCOPE_ADMIN}};
   unsigned out = 0;
   const char *p = list;
-  while (*p) {
+  for (;;) { /* an empty item (",,", a trailing ',', "") refuses the list */
     size_t n = strcspn(p, ",");
     unsigned bit = 0;
     for (size_t i = 0; i < sizeof scopes / sizeof *scopes; i++)
@@ -127,7 +127,7 @@ unsigned srv_scopes_parse(const char *list) {
     if (!bit) return 0;
     out |= bit;
     p += n;
-    if (*p == ',') p++;
+    if (!*p) return out;
+    p++;
   }
-  return out;
 }

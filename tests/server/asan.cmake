@@ -26,3 +26,11 @@ add_test(NAME test_binary_leaks
           $<TARGET_FILE:shlo-server-asan> --sanitized)
 set_tests_properties(test_binary_leaks PROPERTIES TIMEOUT 300
   ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
+
+# Issue #14's teams test against the sanitized server: every SIGTERM must
+# end it with status 0 and no report.
+add_test(NAME test_server_teams_asan
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/teams.py
+          $<TARGET_FILE:shlo-server-asan> --sanitized)
+set_tests_properties(test_server_teams_asan PROPERTIES TIMEOUT 300
+  ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
