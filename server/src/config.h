@@ -17,6 +17,8 @@ typedef struct srv_config {
   char *config_file;
   char *tokens_file;
   char *log;                 /* "stderr", "off" or a file path */
+  char *audit_log;           /* the same, for the audit log (audit.c);
+                                strings stay before the limits */
   /* limits */
   int64_t max_body_bytes;
   int64_t max_tensor_elements;
@@ -38,7 +40,6 @@ typedef struct srv_config {
   int64_t max_program_ops;    /* 0 = no limit */
   int64_t compile_timeout_ms; /* 0 = no limit */
   int64_t insecure;          /* 1: serve beyond loopback without tokens */
-  char *audit_log;           /* "off", "stderr" or a file path */
   /* per-team quota defaults (teams.h; 0 = none) */
   int64_t team_max_running;
   int64_t team_max_queued;
