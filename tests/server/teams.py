@@ -348,6 +348,64 @@ def quotas():
     os.unlink(tokens)
 
 
+def binary_protocol():
+    """The HELLO's token gives a binary connection its team: the same
+    isolation and the same "cached" on COMPILE and EXECUTE."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "client", "python"))
+    try:
+        import struct
+        import shlo_client as sc
+    except ImportError as e:  # numpy: deploy/bootstrap.sh installs it
+        check(False, f"binary: the Python client needs numpy ({e})")
+        return
+    from srvtest import free_port
+    tokens = TMP + ".btokens"
+    # 24-byte tokens: shlo_client.py sends the HELLO token unpadded, which
+    # the server refuses unless its length is a multiple of 8
+    ta, tb = "alpha-binary-token-0a1b2", "beta-binary-token-3c4d5e"
+    ta = ta[:24]
+    write(tokens, f"alice {ta} team=alpha\nbob {tb} team=beta\n")
+    port = free_port()
+    srv = Server(BIN, "--tokens", tokens, "--binary-port", str(port))
+    url = f"shlo://127.0.0.1:{port}"
+    a = sc.Client(url, token=ta)
+    b = sc.Client(url, token=tb)
+
+    def compile_flags(c, program):
+        """COMPILE -> (id, cached flag) (the client hides the flag)."""
+        p = program.encode()
+        parts = [struct.pack("<IIIIQ", 0, 0, 0, 0, len(p)),
+                 p, b"\0" * (sc._pad8(len(p)) - len(p))]
+        _, pl = c._conn._call(sc.T_COMPILE, parts)
+        flags = struct.unpack_from("<I", pl, 32)[0]
+        return "sha256:" + bytes(pl[:32]).hex(), bool(flags & 1)
+
+    p1 = const_program(40)
+    mid, cached = compile_flags(a, p1)
+    check(not cached, "binary: alpha's first COMPILE is not cached")
+    check(compile_flags(a, p1)[1], "binary: alpha's second COMPILE is cached")
+    errs = []
+    for id_ in (mid, "sha256:" + "cd" * 32):
+        try:
+            b._conn.execute(None, id_, [], None, None)
+            errs.append(None)
+        except sc.ShloError as e:
+            errs.append((e.kind, e.message.replace(id_, "ID")))
+    check(errs[0] is not None and errs[0] == errs[1] and
+          errs[0][0] == "not_found",
+          f"binary: beta's EXECUTE of alpha's id is an unknown id's: {errs}")
+    _, cached = compile_flags(b, p1)
+    check(not cached, "binary: beta's COMPILE of alpha's text is not cached")
+    check(compile_flags(b, p1)[1], "binary: beta's second COMPILE is cached")
+    out = a.compile(p1).execute()
+    check(list(out[0]) == [40.0, 41.0], f"binary: alpha runs its module {out}")
+    a.close()
+    b.close()
+    stop(srv, "binary")
+    os.unlink(tokens)
+
+
 def secure_default():
     """Beyond loopback without tokens the server refuses to start."""
     import subprocess
@@ -360,5 +418,6 @@ def secure_default():
 
 isolation()
 quotas()
+binary_protocol()
 secure_default()
 finish("teams")
