@@ -74,7 +74,9 @@ void srv_audit_request(srv_server *s, const srv_request *r) {
   const srv_job *j = &r->job;
   srv_audit_rec a = {
       .protocol = "http",
-      .team = r->team ? r->team->name : NULL,
+      /* with tokens, a request without a valid one has no team */
+      .team = r->team && (r->token_name || !s->n_tokens) ? r->team->name
+                                                         : NULL,
       .token_name = r->token_name,
       .method = r->method,
       .route = routes[r->route],

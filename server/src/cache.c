@@ -383,13 +383,11 @@ static bool evictable(srv_cache *c, const cache_entry *v, const void *owner) {
 }
 
 /* Evict from the least recently used end until `need` more bytes fit;
- * false when the evictable entries are not enough (nothing evicted). */
+ * false when the evictable entries were not enough.  (What it evicted on
+ * the way was over its owners' shares, or ownerless: no loss to anyone.
+ * Each eviction is judged when reached, since it lowers its owners'
+ * charges.) */
 static bool make_room(srv_cache *c, size_t need, const void *owner) {
-  size_t freeable = 0;
-  for (cache_entry *v = c->tail; v && c->bytes - freeable + need > c->max_bytes;
-       v = v->prev)
-    if (evictable(c, v, owner)) freeable += v->bytes;
-  if (c->bytes - freeable + need > c->max_bytes) return false;
   for (cache_entry *v = c->tail; v && c->bytes + need > c->max_bytes;) {
     cache_entry *prev = v->prev;
     if (evictable(c, v, owner)) {
@@ -399,7 +397,7 @@ static bool make_room(srv_cache *c, size_t need, const void *owner) {
     }
     v = prev;
   }
-  return true;
+  return c->bytes + need <= c->max_bytes;
 }
 
 cache_entry *cache_insert_for(srv_cache *c, cache_entry *e, const void *owner,
