@@ -49,6 +49,11 @@ add_executable(test_tokens_parse
   ${CMAKE_SOURCE_DIR}/tests/server/test_tokens_parse.c)
 target_link_libraries(test_tokens_parse PRIVATE shlo_server_core PkgConfig::SRV_CMOCKA)
 add_test(NAME test_tokens_parse COMMAND test_tokens_parse)
+# The cache's owners: visibility, adoption, shares and eviction.
+add_executable(test_cache_owners
+  ${CMAKE_SOURCE_DIR}/tests/server/test_cache_owners.c)
+target_link_libraries(test_cache_owners PRIVATE shlo_server_core PkgConfig::SRV_CMOCKA)
+add_test(NAME test_cache_owners COMMAND test_cache_owners)
 
 # Issue #14: two teams on one server (scopes, modules per team, "cached",
 # quotas and 429s, the audit log, SIGHUP with a request in flight).
