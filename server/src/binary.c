@@ -277,6 +277,7 @@ static void account_job(srv_server *s, bin_job *b) {
   int status = b->failed ? (b->err.http ? b->err.http : 500) : 200;
   srv_team *t = b->team;
   if (t) {
+    if (b->refused_quota) t->refused[b->refused_quota - 1]++;
     srv_team_count_status(t, status);
     t->bytes_in += b->input_bytes;
     t->bytes_out += b->ans.bytes;

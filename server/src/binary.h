@@ -54,6 +54,7 @@ typedef struct bin_job {
   srv_team *team;        /* the connection's team and scopes */
   unsigned scopes;
   bool team_held;        /* counted in the team's in-flight jobs */
+  int refused_quota;     /* SRV_QUOTA_* + 1 of a worker's refusal, 0: none */
   /* the answer */
   bool failed;
   shlo_proto_error err;

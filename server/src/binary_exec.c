@@ -291,6 +291,13 @@ static void exec_failed(bin_job *b, shlo_status st, const shlo_diag *d,
   if (st) b->engine_status = st;
 }
 
+/* The references run() took for a grid that shares one input list. */
+static void release_own(shlo_value **own, int n) {
+  if (!own) return;
+  for (int k = 0; k < n; k++) shlo_value_unref(own[k]);
+  free(own);
+}
+
 /* Run on one process or the grid, then lay out RESULT. */
 static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
                 int R, int P, bool cached, double compile_ms) {
@@ -318,6 +325,21 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
       own[k] = shlo_value_ref(b->inputs[k % f->n_args]);
     args = own;
   }
+  /* the team's exec-memory: inputs and results, as HTTP counts them */
+  int64_t mem = (int64_t)b->input_bytes;
+  for (int k = 0; k < f->n_results; k++)
+    mem += (int64_t)srv_type_bytes(f->result_types[k]) * n_procs;
+  if (!srv_team_reserve_memory(b->team, mem)) {
+    shlo_proto_fail(&b->err, SHLO_PERR_LIMIT, "quota exec-memory (%lld) of "
+                    "team %s reached; retry later",
+                    (long long)b->team->quota.v[SRV_QUOTA_EXEC_MEMORY],
+                    b->team->name);
+    b->err.http = 429;
+    b->failed = true;
+    b->refused_quota = SRV_QUOTA_EXEC_MEMORY + 1;
+    release_own(own, n_procs * f->n_args);
+    return;
+  }
   shlo_diag d;
   shlo_diag_clear(&d);
   opts.print_stream = print_stream(b);
@@ -332,10 +354,8 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   b->exec_s = (double)(srv_now_ns() - t1) / 1e9;
   b->executed = true;
   srv_capture_close(&b->printed);
-  if (own) {
-    for (int k = 0; k < n_procs * f->n_args; k++) shlo_value_unref(own[k]);
-    free(own);
-  }
+  srv_team_release_memory(b->team, mem);
+  release_own(own, n_procs * f->n_args);
   if (st) {
     exec_failed(b, st, &d, timeout_ms);
     return;

@@ -243,10 +243,10 @@ static cache_entry *publish(srv_request *r, cache_entry *e, bool must_fit) {
   return got;
 }
 
-static size_t type_bytes(const shlo_type *t) {
+size_t srv_type_bytes(const shlo_type *t) {
   if (t->kind == SHLO_TYPE_TUPLE) {
     size_t n = 0;
-    for (int i = 0; i < t->n_elems; i++) n += type_bytes(t->elems[i]);
+    for (int i = 0; i < t->n_elems; i++) n += srv_type_bytes(t->elems[i]);
     return n;
   }
   if (t->kind != SHLO_TYPE_TENSOR) return 0;
@@ -588,7 +588,7 @@ static bool decode_args(exec_state *ex) {
     ex->n_args++;
   if (!ok) return false;
   for (int k = 0; k < f->n_results; k++)
-    mem += type_bytes(f->result_types[k]) * (size_t)ex->n_procs;
+    mem += srv_type_bytes(f->result_types[k]) * (size_t)ex->n_procs;
   if (mem > (size_t)cfg->max_exec_memory) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
                     "limit max-exec-memory (%lld) exceeded: inputs and "

@@ -211,6 +211,9 @@ void srv_job_register(srv_job *j);
 void srv_reply_error(srv_request *r, int kind, int http, int line, int col,
                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* Bytes of a value of type t (tuples summed; 0 for what is no tensor). */
+size_t srv_type_bytes(const shlo_type *t);
+
 /* A cached program whose every step is data-parallel and writes at most
  * this many elements runs on the loop thread (jobs.c, binary_exec.c). */
 #define SRV_INLINE_MAX_WORK 4096

@@ -365,7 +365,8 @@ def binary_protocol():
     # the server refuses unless its length is a multiple of 8
     ta, tb = "alpha-binary-token-0a1b2", "beta-binary-token-3c4d5e"
     ta = ta[:24]
-    write(tokens, f"alice {ta} team=alpha\nbob {tb} team=beta\n")
+    write(tokens, f"alice {ta} team=alpha\nbob {tb} team=beta\n"
+                  "@beta exec-memory=1k\n")
     port = free_port()
     srv = Server(BIN, "--tokens", tokens, "--binary-port", str(port))
     url = f"shlo://127.0.0.1:{port}"
@@ -400,6 +401,19 @@ def binary_protocol():
     check(compile_flags(b, p1)[1], "binary: beta's second COMPILE is cached")
     out = a.compile(p1).execute()
     check(list(out[0]) == [40.0, 41.0], f"binary: alpha runs its module {out}")
+    # exec-memory on the binary protocol: an ERROR of kind limit naming it
+    import numpy as np
+    echo = ("func.func @main(%a: tensor<512xf32>) -> tensor<512xf32> {\n"
+            "  return %a : tensor<512xf32>\n}\n")
+    try:
+        b.execute(echo, np.ones(512, np.float32))
+        check(False, "binary: 4 KiB past beta's exec-memory of 1 KiB ran")
+    except sc.ShloError as e:
+        check(e.kind == "limit" and "exec-memory" in e.message,
+              f"binary: exec-memory refusal: {e}")
+    small = echo.replace("512", "16")
+    out = b.execute(small, np.ones(16, np.float32))
+    check(len(out[0]) == 16, "binary: a small execution of beta passes")
     a.close()
     b.close()
     stop(srv, "binary")
