@@ -37,6 +37,9 @@ struct bin_conn {
   bool closing, hello, reading, draining, goodbye_sent;
   int version;
   const char *token;     /* name of the HELLO's token */
+  srv_team *team;        /* its team (the anonymous one without tokens) */
+  unsigned scopes;
+  char ip[SRV_IP_LEN];   /* the peer's address, for the audit log */
   /* the frame being read */
   rd_state st;
   char *dst;             /* where the current piece goes (NULL: discard) */
@@ -269,6 +272,37 @@ static void log_job(srv_server *s, bin_job *b) {
           (unsigned long long)b->ans.bytes);
 }
 
+/* The team's figures and the audit line of a finished request. */
+static void account_job(srv_server *s, bin_job *b) {
+  int status = b->failed ? (b->err.http ? b->err.http : 500) : 200;
+  srv_team *t = b->team;
+  if (t) {
+    if (b->refused_quota) t->refused[b->refused_quota - 1]++;
+    srv_team_count_status(t, status);
+    t->bytes_in += b->input_bytes;
+    t->bytes_out += b->ans.bytes;
+    if (b->executed) t->exec_s += b->exec_s;
+  }
+  srv_audit_rec a = {
+      .protocol = "binary",
+      .team = t ? t->name : NULL,
+      .token_name = b->conn ? b->conn->token : NULL,
+      .method = shlo_bin_type_name(b->type),
+      .route = shlo_bin_type_name(b->type),
+      .module = b->module[0] ? b->module : NULL,
+      .client = b->conn && b->conn->ip[0] ? b->conn->ip : NULL,
+      .status = status,
+      .err_kind = b->failed ? (int)b->err.kind : -1,
+      .queue_ms = b->job.start_ns > b->job.submit_ns && b->job.submit_ns
+                      ? (double)(b->job.start_ns - b->job.submit_ns) / 1e6
+                      : 0,
+      .exec_ms = b->executed ? b->exec_s * 1000 : 0,
+      .total_ms = (double)(srv_now_ns() - b->t0_ns) / 1e6,
+      .bytes_in = b->input_bytes,
+      .bytes_out = b->ans.bytes};
+  srv_audit_write(s, &a);
+}
+
 static void unlink_job(bin_conn *c, bin_job *b) {
   if (b->prev) b->prev->next = b->next;
   else c->jobs = b->next;
@@ -291,11 +325,14 @@ static void job_done(srv_job *j) {
   srv_server *s = b->srv;
   bin_conn *c = b->conn;
   if (b->executed) srv_metrics_exec(&s->metrics, b->exec_s);
+  if (b->team_held) b->team->in_flight--;
+  b->team_held = false;
   if (b->failed && bin_answer_error(b)) b->ans.bytes = 0;
   /* Out of memory for the OUTPUT frame: the answer goes without it. */
   if (b->ans.bytes) (void)bin_answer_output(b);
   if (c) count(c, b->type, b->failed ? &b->err : NULL);
   log_job(s, b);
+  account_job(s, b);
   if (c) {
     unlink_job(c, b);
     send_answer(c, &b->ans);
@@ -317,6 +354,8 @@ static bin_job *job_new(bin_conn *c, int type) {
   b->type = type;
   b->version = c->version;
   b->t0_ns = srv_now_ns();
+  b->team = c->team;
+  b->scopes = c->scopes;
   atomic_init(&b->cancel, 0);
   return b;
 }
@@ -325,6 +364,39 @@ static bool id_in_use(bin_conn *c, uint64_t id) {
   for (bin_job *b = c->jobs; b; b = b->next)
     if (b->id == id) return true;
   return false;
+}
+
+/* The team's say on a request: its token's scopes (EXECUTE needs
+ * execute, COMPILE either scope), its rate and its jobs in flight; a
+ * refusal is an ERROR frame of kind limit (quota) or auth (scope). */
+static void team_admit(bin_job *b) {
+  srv_team *t = b->team;
+  unsigned need = b->type == SHLO_BIN_EXECUTE
+                      ? SRV_SCOPE_EXECUTE
+                      : SRV_SCOPE_EXECUTE | SRV_SCOPE_REGISTER;
+  int q = -1, retry = 1;
+  if (!(b->scopes & (need | SRV_SCOPE_ADMIN))) {
+    shlo_proto_fail(&b->err, SHLO_PERR_AUTH, "this token's scopes do not "
+                    "include %s", b->type == SHLO_BIN_EXECUTE ? "execute"
+                                                              : "register");
+    b->err.http = 403;
+    b->failed = true;
+    return;
+  }
+  if (!srv_team_take(t, srv_now_ns(), &retry)) q = SRV_QUOTA_RATE;
+  else q = srv_team_admit_job(t);
+  if (q >= 0) {
+    t->refused[q]++;
+    shlo_proto_fail(&b->err, SHLO_PERR_LIMIT, "quota %s (%lld) of team %s "
+                    "reached; retry in %d s", srv_quota_name(q),
+                    (long long)t->quota.v[q], t->name, retry);
+    b->err.http = 429;
+    b->failed = true;
+    return;
+  }
+  t->in_flight++;
+  b->team_held = true;
+  if (t->quota.v[SRV_QUOTA_RUNNING]) b->job.owner = &t->owner;
 }
 
 /* Hand a complete request to a worker (or run a tiny one right here). */
@@ -339,6 +411,8 @@ static void dispatch(bin_conn *c, bin_job *b) {
                     (unsigned long long)b->id,
                     b->id ? "still running" : "reserved (use a nonzero id)");
     b->failed = true;
+  } else {
+    team_admit(b);
   }
   c->refs++;
   c->running++;
@@ -393,8 +467,13 @@ static void on_hello(bin_conn *c) {
     char auth[MAX_HELLO + 8] = "Bearer ";
     memcpy(auth + 7, c->payload + sizeof h, h.token_length);
     auth[7 + h.token_length] = 0;
-    c->token = memchr(auth + 7, 0, h.token_length) ? NULL
-                                                   : srv_auth_check(s, auth);
+    const srv_token *t =
+        memchr(auth + 7, 0, h.token_length) ? NULL : srv_auth_find(s, auth);
+    c->token = t ? t->name : NULL;
+    if (t) {
+      c->team = t->team;
+      c->scopes = t->scopes;
+    }
     if (!c->token) {
       fatal(c, SHLO_PERR_AUTH, "missing or unknown bearer token");
       return;
@@ -849,6 +928,8 @@ static void on_connection(uv_stream_t *server, int status) {
   bin_conn *c = calloc(1, sizeof *c);
   if (!c) return;
   c->s = s;
+  c->team = s->anonymous;
+  c->scopes = SRV_SCOPE_ALL;
   c->refs = 1;
   uv_tcp_init(s->loop, &c->tcp);
   c->tcp.data = c;
@@ -862,6 +943,10 @@ static void on_connection(uv_stream_t *server, int status) {
     return;
   }
   uv_tcp_nodelay(&c->tcp, 1);
+  struct sockaddr_storage peer;
+  int plen = sizeof peer;
+  if (!uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&peer, &plen))
+    uv_ip_name((struct sockaddr *)&peer, c->ip, sizeof c->ip);
   c->next = s->bin->conns;
   if (c->next) c->next->prev = c;
   s->bin->conns = c;

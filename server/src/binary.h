@@ -51,6 +51,10 @@ typedef struct bin_job {
                             reading) */
   uint64_t input_bytes;
   atomic_int cancel;     /* BIN_CANCEL_*: the engine's cancel flag */
+  srv_team *team;        /* the connection's team and scopes */
+  unsigned scopes;
+  bool team_held;        /* counted in the team's in-flight jobs */
+  int refused_quota;     /* SRV_QUOTA_* + 1 of a worker's refusal, 0: none */
   /* the answer */
   bool failed;
   shlo_proto_error err;

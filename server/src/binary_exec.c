@@ -160,6 +160,10 @@ static bool fail_diag(bin_job *b, shlo_status st, const shlo_diag *d) {
   return false;
 }
 
+static const void *bin_visible(const bin_job *b) {
+  return b->scopes & SRV_SCOPE_ADMIN ? NULL : b->team;
+}
+
 /* The module: the inline program (cached now if new) or the cached id. */
 static cache_entry *find_module(bin_job *b, bool *cached, bool *fresh,
                                 double *ms) {
@@ -173,7 +177,8 @@ static cache_entry *find_module(bin_job *b, bool *cached, bool *fresh,
     *fresh = e && !*cached;
     return e;
   }
-  cache_entry *e = cache_get(&s->cache, b->ex.id, true);
+  /* another team's module is a miss, as an unknown id */
+  cache_entry *e = cache_get_for(&s->cache, b->ex.id, bin_visible(b), true);
   *cached = true;
   if (!e) {
     char id[SRV_ID_LEN];
@@ -204,14 +209,27 @@ static const shlo_executable *compile(bin_job *b, cache_entry **e, bool fresh,
     fail_diag(b, st, &d);
     return NULL;
   }
-  if (!fresh) return x;
-  bool too_big;
-  cache_entry *p = cache_insert(&b->srv->cache, *e, &too_big);
-  if (p == *e) return x;
-  *e = p; /* another request published the same program first */
-  st = cache_entry_exe(*e, b->entry, &x, &compiled, &d);
-  if (st) fail_diag(b, st, &d);
-  return st ? NULL : x;
+  if (fresh) {
+    int no_room;
+    (*e)->cost_ms = *ms;
+    cache_entry *p = cache_insert_for(&b->srv->cache, *e, b->team, &no_room);
+    if (p != *e) {
+      *e = p; /* another request published the same program first */
+      st = cache_entry_exe(*e, b->entry, &x, &compiled, &d);
+      if (st) {
+        fail_diag(b, st, &d);
+        return NULL;
+      }
+    }
+  }
+  /* A program sent in full becomes the team's; "cached" is the team's. */
+  if (b->program &&
+      cache_adopt(&b->srv->cache, *e, b->team, true) != CACHE_HAD &&
+      *cached) {
+    *cached = false;
+    *ms = (*e)->cost_ms;
+  }
+  return x;
 }
 
 /* Each input against the entry's argument types (a quantized argument
@@ -274,6 +292,13 @@ static void exec_failed(bin_job *b, shlo_status st, const shlo_diag *d,
   if (st) b->engine_status = st;
 }
 
+/* The references run() took for a grid that shares one input list. */
+static void release_own(shlo_value **own, int n) {
+  if (!own) return;
+  for (int k = 0; k < n; k++) shlo_value_unref(own[k]);
+  free(own);
+}
+
 /* Run on one process or the grid, then lay out RESULT. */
 static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
                 int R, int P, bool cached, double compile_ms) {
@@ -301,6 +326,21 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
       own[k] = shlo_value_ref(b->inputs[k % f->n_args]);
     args = own;
   }
+  /* the team's exec-memory: inputs and results, as HTTP counts them */
+  int64_t mem = (int64_t)b->input_bytes;
+  for (int k = 0; k < f->n_results; k++)
+    mem += (int64_t)srv_type_bytes(f->result_types[k]) * n_procs;
+  if (!srv_team_reserve_memory(b->team, mem)) {
+    shlo_proto_fail(&b->err, SHLO_PERR_LIMIT, "quota exec-memory (%lld) of "
+                    "team %s reached; retry later",
+                    (long long)b->team->quota.v[SRV_QUOTA_EXEC_MEMORY],
+                    b->team->name);
+    b->err.http = 429;
+    b->failed = true;
+    b->refused_quota = SRV_QUOTA_EXEC_MEMORY + 1;
+    release_own(own, n_procs * f->n_args);
+    return;
+  }
   shlo_diag d;
   shlo_diag_clear(&d);
   opts.print_stream = print_stream(b);
@@ -319,10 +359,8 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   b->exec_s = (double)(srv_now_ns() - t1) / 1e9;
   b->executed = true;
   srv_capture_close(&b->printed);
-  if (own) {
-    for (int k = 0; k < n_procs * f->n_args; k++) shlo_value_unref(own[k]);
-    free(own);
-  }
+  srv_team_release_memory(b->team, mem);
+  release_own(own, n_procs * f->n_args);
   if (st) {
     exec_failed(b, st, &d, timeout_ms);
     return;
@@ -414,7 +452,8 @@ void bin_job_work(srv_job *j) {
 
 bool bin_job_is_tiny(bin_job *b) {
   if (b->program || b->ex.replicas > 1 || b->ex.partitions > 1) return false;
-  cache_entry *e = cache_get(&b->srv->cache, b->ex.id, false);
+  cache_entry *e = cache_get_for(&b->srv->cache, b->ex.id, bin_visible(b),
+                                 false);
   if (!e) return false;
   int mr, mp;
   shlo_module_grid(e->m, &mr, &mp);

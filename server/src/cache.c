@@ -45,7 +45,22 @@ static void entry_free(cache_entry *e) {
   free(e->text);
   free(e->info);
   free(e->entry);
+  free(e->owners);
   free(e);
+}
+
+static cache_use *use_of(srv_cache *c, const void *owner) {
+  for (int i = 0; i < c->n_uses; i++)
+    if (c->uses[i].owner == owner) return &c->uses[i];
+  return NULL;
+}
+
+/* Charge (+1) or refund (-1) e's bytes to each of its owners. */
+static void charge_owners(srv_cache *c, const cache_entry *e, int sign) {
+  for (int i = 0; i < e->n_owners; i++) {
+    cache_use *u = use_of(c, e->owners[i]);
+    if (u) u->bytes = sign > 0 ? u->bytes + e->bytes : u->bytes - e->bytes;
+  }
 }
 
 static void unlink_entry(srv_cache *c, cache_entry *e) {
@@ -57,6 +72,7 @@ static void unlink_entry(srv_cache *c, cache_entry *e) {
   e->linked = false;
   c->bytes -= e->bytes;
   c->n--;
+  charge_owners(c, e, -1);
 }
 
 static void push_front(srv_cache *c, cache_entry *e) {
@@ -76,6 +92,9 @@ void cache_destroy(srv_cache *c) {
   }
   pthread_mutex_unlock(&c->lock);
   pthread_mutex_destroy(&c->lock);
+  free(c->uses);
+  c->uses = NULL;
+  c->n_uses = 0;
 }
 
 /* The grid as the key sees it: 1 x 1 (or unset) adds nothing; a
@@ -169,6 +188,7 @@ static void touch(srv_cache *c, cache_entry *e) {
     e->linked = true;
     c->bytes += e->bytes;
     c->n++;
+    charge_owners(c, e, +1);
   }
 }
 
@@ -351,8 +371,38 @@ void cache_entry_ran(cache_entry *e, double seconds) {
                         memory_order_relaxed);
 }
 
-cache_entry *cache_insert(srv_cache *c, cache_entry *e, bool *too_big) {
-  *too_big = false;
+/* May an insert by owner evict v?  When each of v's owners is owner
+ * itself or holds more than its share (lock held). */
+static bool evictable(srv_cache *c, const cache_entry *v, const void *owner) {
+  for (int i = 0; i < v->n_owners; i++) {
+    if (v->owners[i] == owner) continue;
+    const cache_use *u = use_of(c, v->owners[i]);
+    if (u && u->share && u->bytes <= u->share) return false;
+  }
+  return true;
+}
+
+/* Evict from the least recently used end until `need` more bytes fit;
+ * false when the evictable entries were not enough.  (What it evicted on
+ * the way was over its owners' shares, or ownerless: no loss to anyone.
+ * Each eviction is judged when reached, since it lowers its owners'
+ * charges.) */
+static bool make_room(srv_cache *c, size_t need, const void *owner) {
+  for (cache_entry *v = c->tail; v && c->bytes + need > c->max_bytes;) {
+    cache_entry *prev = v->prev;
+    if (evictable(c, v, owner)) {
+      unlink_entry(c, v);
+      c->evictions++;
+      if (--v->refs == 0) entry_free(v);
+    }
+    v = prev;
+  }
+  return c->bytes + need <= c->max_bytes;
+}
+
+cache_entry *cache_insert_for(srv_cache *c, cache_entry *e, const void *owner,
+                              int *no_room) {
+  *no_room = CACHE_FITS;
   pthread_mutex_lock(&c->lock);
   cache_entry *old = find(c, e->key);
   if (old) {
@@ -361,16 +411,10 @@ cache_entry *cache_insert(srv_cache *c, cache_entry *e, bool *too_big) {
     cache_release(c, e);
     return old;
   }
-  if (e->bytes > c->max_bytes) {
-    *too_big = true;
+  if (e->bytes > c->max_bytes || !make_room(c, e->bytes, owner)) {
+    *no_room = e->bytes > c->max_bytes ? CACHE_TOO_BIG : CACHE_NO_ROOM;
     pthread_mutex_unlock(&c->lock);
     return e;
-  }
-  while (c->tail && c->bytes + e->bytes > c->max_bytes) {
-    cache_entry *v = c->tail;
-    unlink_entry(c, v);
-    c->evictions++;
-    if (--v->refs == 0) entry_free(v);
   }
   e->refs++; /* the table's reference */
   push_front(c, e);
@@ -379,6 +423,13 @@ cache_entry *cache_insert(srv_cache *c, cache_entry *e, bool *too_big) {
   c->n++;
   pthread_mutex_unlock(&c->lock);
   return e;
+}
+
+cache_entry *cache_insert(srv_cache *c, cache_entry *e, bool *too_big) {
+  int no_room;
+  cache_entry *got = cache_insert_for(c, e, NULL, &no_room);
+  *too_big = no_room != CACHE_FITS;
+  return got;
 }
 
 void cache_release(srv_cache *c, cache_entry *e) {
@@ -471,12 +522,148 @@ done:
   return st;
 }
 
-char *cache_list_json(srv_cache *c) {
+char *cache_list_json(srv_cache *c) { return cache_list_for(c, NULL); }
+
+/* ---- owners ---- */
+
+/* The owner's record, created when missing (lock held); NULL on OOM. */
+static cache_use *use_make(srv_cache *c, const void *owner) {
+  cache_use *u = use_of(c, owner);
+  if (u) return u;
+  cache_use *g = realloc(c->uses, (size_t)(c->n_uses + 1) * sizeof *g);
+  if (!g) return NULL;
+  c->uses = g;
+  g[c->n_uses] = (cache_use){owner, 0, 0};
+  return &g[c->n_uses++];
+}
+
+int cache_set_share(srv_cache *c, const void *owner, size_t share) {
+  pthread_mutex_lock(&c->lock);
+  cache_use *u = use_make(c, owner);
+  if (u) u->share = share;
+  pthread_mutex_unlock(&c->lock);
+  return u ? 0 : -1;
+}
+
+size_t cache_owner_bytes(srv_cache *c, const void *owner) {
+  pthread_mutex_lock(&c->lock);
+  const cache_use *u = use_of(c, owner);
+  size_t n = u ? u->bytes : 0;
+  pthread_mutex_unlock(&c->lock);
+  return n;
+}
+
+static bool owned_by(const cache_entry *e, const void *owner) {
+  if (!owner) return true;
+  for (int i = 0; i < e->n_owners; i++)
+    if (e->owners[i] == owner) return true;
+  return false;
+}
+
+bool cache_owns(srv_cache *c, const cache_entry *e, const void *owner) {
+  pthread_mutex_lock(&c->lock);
+  bool yes = owned_by(e, owner);
+  pthread_mutex_unlock(&c->lock);
+  return yes;
+}
+
+cache_entry *cache_get_for(srv_cache *c, const uint8_t key[32],
+                           const void *owner, bool count_stats) {
+  pthread_mutex_lock(&c->lock);
+  cache_entry *e = find(c, key);
+  if (e && !owned_by(e, owner)) e = NULL;
+  if (e) touch(c, e);
+  if (count_stats) {
+    if (e) c->hits++;
+    else c->misses++;
+  }
+  pthread_mutex_unlock(&c->lock);
+  return e;
+}
+
+/* Remove owner from e's owners; an entry nobody owns leaves the table.
+ * Returns true when that dropped the table's reference to the last one
+ * (the caller frees e after unlocking).  Lock held. */
+static bool drop_owner(srv_cache *c, cache_entry *e, const void *owner) {
+  cache_use *u = use_of(c, owner);
+  for (int i = 0; i < e->n_owners; i++)
+    if (e->owners[i] == owner) {
+      e->owners[i] = e->owners[--e->n_owners];
+      if (u && e->linked) u->bytes -= e->bytes;
+      break;
+    }
+  if (e->n_owners || !e->linked) return false;
+  unlink_entry(c, e);
+  return --e->refs == 0;
+}
+
+/* Owner gives up its least recently used entries (not keep) until `need`
+ * more bytes fit in its share (lock held); false if they cannot. */
+static bool shrink_owner(srv_cache *c, cache_use *u, size_t need,
+                         const cache_entry *keep) {
+  for (cache_entry *v = c->tail; v && u->bytes + need > u->share;) {
+    cache_entry *prev = v->prev;
+    if (v != keep && owned_by(v, u->owner) && drop_owner(c, v, u->owner))
+      entry_free(v); /* nobody held it: freeing under the lock is safe */
+    v = prev;
+  }
+  return u->bytes + need <= u->share;
+}
+
+cache_adopt_result cache_adopt(srv_cache *c, cache_entry *e,
+                               const void *owner, bool evict_own) {
+  cache_adopt_result res = CACHE_ADOPTED;
+  pthread_mutex_lock(&c->lock);
+  cache_use *u = owner ? use_make(c, owner) : NULL;
+  if (!owner || !e->linked) goto out;
+  if (owned_by(e, owner)) {
+    res = CACHE_HAD;
+    goto out;
+  }
+  if (!u) goto out; /* out of memory: used, not remembered */
+  if (u->share && u->bytes + e->bytes > u->share &&
+      (!evict_own || !shrink_owner(c, u, e->bytes, e))) {
+    res = CACHE_OVER_SHARE;
+    goto out;
+  }
+  if (e->n_owners == e->cap_owners) {
+    int cap = e->cap_owners ? 2 * e->cap_owners : 2;
+    const void **g = realloc(e->owners, (size_t)cap * sizeof *g);
+    if (!g) goto out;
+    e->owners = g;
+    e->cap_owners = cap;
+  }
+  e->owners[e->n_owners++] = owner;
+  u->bytes += e->bytes;
+out:
+  pthread_mutex_unlock(&c->lock);
+  return res;
+}
+
+bool cache_disown(srv_cache *c, const uint8_t key[32], const void *owner) {
+  pthread_mutex_lock(&c->lock);
+  cache_entry *e = find(c, key);
+  bool found = e && owned_by(e, owner), last = false;
+  if (found && !owner) {
+    unlink_entry(c, e);
+    last = --e->refs == 0;
+  } else if (found) {
+    last = drop_owner(c, e, owner);
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (last) entry_free(e);
+  return found;
+}
+
+char *cache_list_for(srv_cache *c, const void *owner) {
   strbuf b = {0};
   shlo__sb_puts(&b, "{\"modules\":[");
   pthread_mutex_lock(&c->lock);
+  bool first = true;
   for (cache_entry *e = c->head; e; e = e->next) {
-    if (e != c->head) shlo__sb_putc(&b, ',');
+    if (!owned_by(e, owner)) continue;
+    if (!first) shlo__sb_putc(&b, ',');
+    first = false;
     shlo__sb_puts(&b, e->info);
   }
   pthread_mutex_unlock(&c->lock);

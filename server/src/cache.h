@@ -64,11 +64,26 @@ typedef struct cache_entry {
   atomic_int n_exes;
   srv_exe exes[SRV_MAX_EXES];
   char *info;           /* JSON {"id", "functions", ...}, built at creation */
+  /* The teams that registered or ran it (opaque pointers, cache lock):
+   * each sees it and is charged its bytes.  Empty: nobody's yet. */
+  const void **owners;
+  int n_owners, cap_owners;
+  double cost_ms;       /* what its first parse + compile took */
   struct cache_entry *prev, *next; /* LRU list, most recent first */
 } cache_entry;
 
+/* One owner's charge: the bytes of the entries it owns, and its share,
+ * below which other owners' inserts do not evict its entries (0 = no
+ * share: not protected, not capped). */
+typedef struct cache_use {
+  const void *owner;
+  size_t bytes, share;
+} cache_use;
+
 typedef struct srv_cache {
   pthread_mutex_t lock;
+  cache_use *uses;
+  int n_uses;
   size_t max_bytes, bytes;
   int n;
   uint64_t hits, misses, evictions;
@@ -131,5 +146,44 @@ shlo_status cache_entry_exe(cache_entry *e, const char *entry,
                             shlo_diag *diag);
 /* {"modules": [info...]} (malloc'd). */
 char *cache_list_json(srv_cache *c);
+
+/* ---- owners (teams) ----
+ * A module belongs to the owners that adopted it; the compiled code is
+ * shared.  owner NULL in a lookup means "any owner" (an admin). */
+
+/* Set an owner's share (creating its record); -1 on OOM. */
+int cache_set_share(srv_cache *c, const void *owner, size_t share);
+/* The bytes charged to an owner now. */
+size_t cache_owner_bytes(srv_cache *c, const void *owner);
+/* cache_get that finds only an entry the owner owns: another owner's
+ * entry is a miss, exactly as an unknown key. */
+cache_entry *cache_get_for(srv_cache *c, const uint8_t key[32],
+                           const void *owner, bool count_stats);
+bool cache_owns(srv_cache *c, const cache_entry *e, const void *owner);
+
+typedef enum {
+  CACHE_ADOPTED,    /* now owned (or unlinked: nothing to own) */
+  CACHE_HAD,        /* the owner had it already */
+  CACHE_OVER_SHARE  /* it would take the owner past its share */
+} cache_adopt_result;
+/* Make owner an owner of e and charge it e's bytes.  Past its share, with
+ * evict_own the owner gives up its least recently used entries first;
+ * without, nothing changes and CACHE_OVER_SHARE says why. */
+cache_adopt_result cache_adopt(srv_cache *c, cache_entry *e,
+                               const void *owner, bool evict_own);
+
+enum { CACHE_FITS, CACHE_TOO_BIG, CACHE_NO_ROOM };
+/* cache_insert on behalf of owner: evicts least recently used entries
+ * only where each of their owners is owner itself or over its share.
+ * *no_room: CACHE_TOO_BIG (over the whole budget) or CACHE_NO_ROOM (the
+ * rest is other owners' shares); then e is not linked. */
+cache_entry *cache_insert_for(srv_cache *c, cache_entry *e, const void *owner,
+                              int *no_room);
+/* Give up owner's claim on the entry of key (owner NULL: every claim);
+ * an entry nobody owns any more leaves the cache.  False if the owner did
+ * not own it. */
+bool cache_disown(srv_cache *c, const uint8_t key[32], const void *owner);
+/* {"modules": [info...]} of the entries owner owns (NULL: all). */
+char *cache_list_for(srv_cache *c, const void *owner);
 
 #endif

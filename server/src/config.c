@@ -9,7 +9,7 @@
 
 #include "config.h"
 
-typedef enum { OPT_INT, OPT_SIZE, OPT_STR } opt_type;
+typedef enum { OPT_INT, OPT_SIZE, OPT_STR, OPT_BOOL } opt_type;
 
 typedef struct opt {
   const char *name;
@@ -29,7 +29,11 @@ typedef struct opt {
 
 static const opt options[] = {
     {"host", OPT_STR, OFF(host), 0, 0, "127.0.0.1",
-     "address to listen on (loopback by default)", true},
+     "address to listen on (loopback by default; any other address needs "
+     "tokens, or insecure)", true},
+    {"insecure", OPT_BOOL, OFF(insecure), 0, 1, "0",
+     "serve an address beyond loopback without tokens (1; `--insecure` "
+     "alone as a flag): anyone who reaches the port may run programs", true},
     {"port", OPT_INT, OFF(port), 0, 65535, "8080", "TCP port (0 = any free)",
      true},
     {"binary-port", OPT_INT, OFF(binary_port), 0, 65535, "0",
@@ -44,9 +48,15 @@ static const opt options[] = {
     {"config", OPT_STR, OFF(config_file), 0, 0, "",
      "config file: lines `name value`, # comments", true},
     {"tokens", OPT_STR, OFF(tokens_file), 0, 0, "",
-     "bearer tokens file: lines `name token`; empty = open server", false},
+     "bearer tokens file: lines `name token [team=T] [scopes=execute,"
+     "register,admin]` and `@TEAM quota=value...`; empty = open server "
+     "(loopback only unless insecure)", false},
     {"log", OPT_STR, OFF(log), 0, 0, "stderr",
      "request log: stderr, off, or a file path", false},
+    {"audit-log", OPT_STR, OFF(audit_log), 0, 0, "off",
+     "audit log, one JSON line per request (team, token name, route, "
+     "status, times, bytes): off, stderr, or a file path (reopened on "
+     "SIGHUP)", false},
     {"max-body-bytes", OPT_SIZE, OFF(max_body_bytes), 1, 64 * GB, "96m",
      "largest request body (413); the default carries a 64 MiB tensor as "
      "b64 (4/3 of its bytes) with room to spare", false},
@@ -107,6 +117,27 @@ static const opt options[] = {
     {"mpi-min-procs", OPT_INT, OFF(mpi_min_procs), 1, 1 << 20, "2",
      "with grid-backend mpi: the smallest grid (replicas x partitions) "
      "that runs across the ranks; smaller ones stay on rank 0", false},
+    /* Per-team quotas: defaults for every team; a tokens-file line
+     * `@TEAM running=2 rate=5` overrides them for one team. */
+    {"team-max-running", OPT_INT, OFF(team_max_running), 0, 1 << 20, "0",
+     "executions and registrations of one team running at once; more "
+     "wait in the queue (0 = no cap)", false},
+    {"team-max-queued", OPT_INT, OFF(team_max_queued), 0, 1 << 20, "0",
+     "requests of one team waiting beyond team-max-running; more get 429 "
+     "quota queued (needs team-max-running)", false},
+    {"team-rate", OPT_INT, OFF(team_rate), 0, 1 << 20, "0",
+     "requests per second of one team (a token bucket); more get 429 "
+     "quota rate (0 = no cap)", false},
+    {"team-burst", OPT_INT, OFF(team_burst), 0, 1 << 20, "0",
+     "requests one team may send at once above team-rate (0 = one "
+     "second's worth)", false},
+    {"team-cache-bytes", OPT_SIZE, OFF(team_cache_bytes), 0, 1024 * GB, "0",
+     "module cache bytes of one team: other teams cannot evict its modules "
+     "below it, a registration past it gets 429 quota cache-bytes (0 = "
+     "cache-bytes divided by the number of teams)", false},
+    {"team-exec-memory", OPT_SIZE, OFF(team_exec_memory), 0, 1024 * GB, "0",
+     "inputs and results of one team's executions at once; more get 429 "
+     "quota exec-memory (0 = no cap)", false},
     {"shutdown-grace-ms", OPT_INT, OFF(shutdown_grace_ms), 0, 3600000,
      "10000", "on SIGINT/SIGTERM, time running executions get before they "
      "are canceled", false},
@@ -137,6 +168,11 @@ static int set_opt(srv_config *c, const opt *o, const char *val,
     *(char **)field = s;
     return 0;
   }
+  if (o->type == OPT_BOOL) {
+    if (strcmp(val, "0") && strcmp(val, "1")) goto bad;
+    *(int64_t *)field = val[0] == '1';
+    return 0;
+  }
   errno = 0;
   char *end;
   long long v = strtoll(val, &end, 10);
@@ -162,7 +198,9 @@ static int set_opt(srv_config *c, const opt *o, const char *val,
   return 0;
 bad:
   fprintf(stderr, "shlo-server: %s: %s: bad value '%s'%s\n", where, o->name,
-          val, o->type == OPT_SIZE ? " (an integer, optional k/m/g)" : "");
+          val, o->type == OPT_SIZE   ? " (an integer, optional k/m/g)"
+               : o->type == OPT_BOOL ? " (0 or 1)"
+                                     : "");
   return -1;
 }
 
@@ -363,6 +401,7 @@ int srv_config_load(srv_config *c, int argc, char **argv) {
       return -1;
     }
     const char *val = eq ? eq + 1 : NULL;
+    if (!val && o->type == OPT_BOOL) val = "1"; /* `--insecure` */
     if (!val) {
       if (i + 1 >= argc) {
         fprintf(stderr, "shlo-server: --%s needs a value\n", o->name);

@@ -18,6 +18,8 @@ typedef struct srv_config {
   char *tokens_file;
   char *log;                 /* "stderr", "off" or a file path */
   char *grid_backend;        /* "threads" or "mpi" */
+  char *audit_log;           /* the same, for the audit log (audit.c);
+                                strings stay before the limits */
   /* limits */
   int64_t max_body_bytes;
   int64_t max_tensor_elements;
@@ -39,6 +41,14 @@ typedef struct srv_config {
   int64_t max_program_ops;    /* 0 = no limit */
   int64_t compile_timeout_ms; /* 0 = no limit */
   int64_t mpi_min_procs;
+  int64_t insecure;          /* 1: serve beyond loopback without tokens */
+  /* per-team quota defaults (teams.h; 0 = none) */
+  int64_t team_max_running;
+  int64_t team_max_queued;
+  int64_t team_rate;
+  int64_t team_burst;
+  int64_t team_cache_bytes;  /* 0 = an equal share of cache-bytes */
+  int64_t team_exec_memory;
 } srv_config;
 
 /* Fill every option with its default. */

@@ -122,7 +122,11 @@ static enum MHD_Result send_reply(srv_request *r) {
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
                           r->resp_text ? "text/plain; version=0.0.4"
                                        : "application/json");
-  if (r->retry_after) MHD_add_response_header(resp, "Retry-After", "1");
+  if (r->retry_after) {
+    char secs[16];
+    snprintf(secs, sizeof secs, "%d", r->retry_s > 0 ? r->retry_s : 1);
+    MHD_add_response_header(resp, "Retry-After", secs);
+  }
   if (r->status == 405)
     MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allowed(r->route));
   if (r->status == 401)
@@ -187,6 +191,7 @@ static void job_done(srv_job *j) {
   r->state = RS_DONE;
   srv_unwatch_gone(r);
   client_release(s, r);
+  srv_quota_release(r);
   srv_metrics_job(&s->metrics, r);
   count_cancel(s, r);
   if (!r->conn) { /* its connection ended while it ran */
@@ -227,10 +232,16 @@ static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
   r->job.work = work;
   r->job.done = job_done;
   r->job.lane = lane;
-  r->state = RS_QUEUED;
   client_hold(s, r);
+  if (!srv_quota_hold(r)) {
+    client_release(s, r);
+    r->job.owner = NULL;
+    return send_reply(r);
+  }
+  r->state = RS_QUEUED;
   if (pool_submit(&s->pool, &r->job)) {
     client_release(s, r);
+    srv_quota_release(r);
     r->job.owner = NULL;
     r->state = RS_BODY;
     s->metrics.refused_queue++;
@@ -265,12 +276,14 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
     break;
   case R_MODULES:
     if (!strcmp(method, "POST")) return submit(r, srv_job_register);
-    set_body(r, 200, cache_list_json(&s->cache), false);
+    set_body(r, 200, cache_list_for(&s->cache, srv_visible_owner(r)), false);
     break;
   case R_MODULE: {
     uint8_t key[32];
     bool ok = cache_id_to_key(r->id, key);
-    cache_entry *e = ok ? cache_get(&s->cache, key, false) : NULL;
+    const void *owner = srv_visible_owner(r);
+    /* another team's module answers as an unknown one */
+    cache_entry *e = ok ? cache_get_for(&s->cache, key, owner, false) : NULL;
     if (!e) {
       srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "no module %s%s",
                       r->id, ok ? "" : " (an id is sha256:<64 hex digits>)");
@@ -278,7 +291,7 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
     }
     snprintf(r->module, sizeof r->module, "%s", e->id);
     if (!strcmp(method, "DELETE")) {
-      cache_remove(&s->cache, key);
+      cache_disown(&s->cache, key, owner);
       strbuf b = {0};
       shlo__sb_puts(&b, "{\"deleted\":");
       shlo__json_str(&b, e->id);
@@ -320,6 +333,9 @@ static srv_request *request_new(srv_server *s, struct MHD_Connection *c,
   copy_trunc(r->method, sizeof r->method, method);
   copy_trunc(r->path, sizeof r->path, url);
   r->route = match(url, r->id);
+  r->err_kind = r->quota = -1;
+  r->team = s->anonymous;
+  r->scopes = SRV_SCOPE_ALL; /* no tokens: one team, every scope */
   r->conn_state = srv_conn_of(c);
   if (r->conn_state) {
     r->conn_state->in_request = true;
@@ -333,6 +349,37 @@ static srv_request *request_new(srv_server *s, struct MHD_Connection *c,
 
 static bool health_route(srv_route r) {
   return r == R_HEALTHZ || r == R_READYZ || r == R_METRICS;
+}
+
+/* Registering and deleting modules needs the register scope. */
+static bool needs_register(srv_route route, const char *method) {
+  return (route == R_MODULES && !strcmp(method, "POST")) ||
+         (route == R_MODULE && !strcmp(method, "DELETE"));
+}
+
+/* What a token's scopes allow: admin everything; /metrics only admin;
+ * reading modules either scope; the rest as its route needs. */
+static bool scope_allows(unsigned scopes, srv_route route,
+                         const char *method) {
+  if (scopes & SRV_SCOPE_ADMIN) return true;
+  if (route == R_METRICS) return false;
+  if (needs_register(route, method)) return scopes & SRV_SCOPE_REGISTER;
+  if (route == R_MODULES || route == R_MODULE)
+    return scopes & (SRV_SCOPE_EXECUTE | SRV_SCOPE_REGISTER);
+  return scopes & SRV_SCOPE_EXECUTE;
+}
+
+static const char *allowed_path(srv_route route) {
+  static const char *const names[] = {
+#define R(e, str) str,
+      SRV_ROUTES(R)
+#undef R
+  };
+  return names[route];
+}
+
+const void *srv_visible_owner(const srv_request *r) {
+  return r->scopes & SRV_SCOPE_ADMIN ? NULL : r->team;
 }
 
 /* An answer decided from the headers, sent once the body (if any) has
@@ -372,7 +419,8 @@ static enum MHD_Result admit(srv_request *r, const char *url,
   if (s->n_tokens && r->route != R_HEALTHZ && r->route != R_READYZ) {
     const char *auth =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    r->token_name = srv_auth_check(s, auth);
+    const srv_token *t = srv_auth_find(s, auth);
+    r->token_name = t ? t->name : NULL;
     if (!r->token_name) {
       srv_reply_error(r, SHLO_PERR_AUTH, 401, 0, 0,
                       auth ? "unknown bearer token"
@@ -382,7 +430,20 @@ static enum MHD_Result admit(srv_request *r, const char *url,
     }
     /* per-client caps count by token when there are tokens */
     snprintf(r->client, sizeof r->client, "token:%s", r->token_name);
+    r->team = t->team;
+    r->scopes = t->scopes;
+    if (!scope_allows(r->scopes, r->route, method)) {
+      srv_reply_error(r, SHLO_PERR_AUTH, 403, 0, 0,
+                      "token %s may not %s %s (its scopes do not include %s)",
+                      r->token_name, method, allowed_path(r->route),
+                      r->route == R_METRICS ? "admin"
+                      : needs_register(r->route, method) ? "register"
+                                                         : "execute");
+      return answer_after_body(r);
+    }
   }
+  if (!health_route(r->route) && !srv_quota_rate(r))
+    return answer_after_body(r);
   if (cl && strtoull(cl, NULL, 10) > (unsigned long long)s->cfg.max_body_bytes) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
                     "limit max-body-bytes (%lld) exceeded: Content-Length "
@@ -508,6 +569,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   srv_metrics_request(&s->metrics, r->route, r->status);
   if (ok) s->metrics.bytes_out += r->resp_len;
   log_request(s, r, ok);
+  srv_team_finished(r, ok);
+  srv_audit_request(s, r);
   s->n_active--;
   if (r->state == RS_QUEUED) {
     /* Not expected (a suspended connection does not end), but a worker may

@@ -32,6 +32,7 @@ void srv_reply_error(srv_request *r, int kind, int http, int line, int col,
   r->resp_len = r->resp ? strlen(r->resp) : 0;
   r->status = e.http;
   r->resp_text = false;
+  r->err_kind = e.kind;
 }
 
 static void reply_proto(srv_request *r, const shlo_proto_error *e) {
@@ -224,10 +225,15 @@ static cache_entry *get_module(srv_request *r, const char *text, size_t len,
 
 /* Link a freshly parsed (and compiled) entry; returns the entry to use. */
 static cache_entry *publish(srv_request *r, cache_entry *e, bool must_fit) {
-  bool too_big;
+  int no_room;
   srv_server *s = r->srv;
-  cache_entry *got = cache_insert(&s->cache, e, &too_big);
-  if (too_big && must_fit) {
+  cache_entry *got = cache_insert_for(&s->cache, e, r->team, &no_room);
+  if (no_room == CACHE_NO_ROOM && must_fit) { /* the rest: others' shares */
+    srv_quota_refuse(r, SRV_QUOTA_CACHE_BYTES, 1);
+    cache_release(&s->cache, e);
+    return NULL;
+  }
+  if (no_room && must_fit) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
                     "limit cache-bytes (%lld) exceeded: the module needs "
                     "about %zu bytes", (long long)s->cfg.cache_bytes,
@@ -238,10 +244,10 @@ static cache_entry *publish(srv_request *r, cache_entry *e, bool must_fit) {
   return got;
 }
 
-static size_t type_bytes(const shlo_type *t) {
+size_t srv_type_bytes(const shlo_type *t) {
   if (t->kind == SHLO_TYPE_TUPLE) {
     size_t n = 0;
-    for (int i = 0; i < t->n_elems; i++) n += type_bytes(t->elems[i]);
+    for (int i = 0; i < t->n_elems; i++) n += srv_type_bytes(t->elems[i]);
     return n;
   }
   if (t->kind != SHLO_TYPE_TENSOR) return 0;
@@ -359,10 +365,15 @@ static bool inline_target(srv_request *r, const body *b, cache_entry **e,
     /* not counted here: a decline goes on to the worker, which counts */
     *e = cache_find_text(&s->cache, b->program, b->program_len,
                          b->req.replicas, b->req.partitions, false);
+    /* another team's program: the worker adopts it, answers cached false */
+    if (*e && !cache_owns(&s->cache, *e, r->team)) {
+      cache_release(&s->cache, *e);
+      *e = NULL;
+    }
   } else {
     uint8_t key[32];
     if (b->program || !cache_id_to_key(r->id, key)) return false;
-    *e = cache_get(&s->cache, key, false);
+    *e = cache_get_for(&s->cache, key, srv_visible_owner(r), false);
   }
   if (!*e) return false;
   int mr, mp;
@@ -392,7 +403,7 @@ static srv_lane lane_by_id(srv_request *r) {
   uint8_t key[32];
   cache_entry *e;
   if (r->route != R_MODULE_EXEC || !cache_id_to_key(r->id, key) ||
-      !(e = cache_get(&r->srv->cache, key, false)))
+      !(e = cache_get_for(&r->srv->cache, key, srv_visible_owner(r), false)))
     return SRV_LANE_LONG;
   srv_lane lane = lane_of(e, cache_entry_peek(e, NULL));
   cache_release(&r->srv->cache, e);
@@ -462,7 +473,8 @@ static bool module_from_id(exec_state *ex) {
     return false;
   }
   if (!cache_id_to_key(r->id, key) ||
-      !(ex->e = cache_get(&r->srv->cache, key, true))) {
+      !(ex->e = cache_get_for(&r->srv->cache, key, srv_visible_owner(r),
+                              true))) {
     srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0,
                     "no module %s (never registered, deleted, or evicted "
                     "from the cache: POST it to /v1/modules again)", r->id);
@@ -477,6 +489,19 @@ static bool find_module(exec_state *ex, srv_lane *lane) {
   if (lane) return inline_target(ex->r, &ex->b, &ex->e, &ex->x, lane);
   return ex->r->route == R_EXECUTE ? module_from_program(ex)
                                    : module_from_id(ex);
+}
+
+/* The program becomes the team's (making room in its own share); what
+ * the answer says is the team's story: "cached" only if the team had it,
+ * and a first use costs what compiling it did, whoever compiled it. */
+static void adopt_for_execute(exec_state *ex) {
+  srv_request *r = ex->r;
+  if (cache_adopt(&r->srv->cache, ex->e, r->team, true) == CACHE_HAD) return;
+  if (ex->cached) {
+    ex->cached = false;
+    ex->compile_ms = ex->e->cost_ms;
+    r->compile_ms = 0; /* nothing compiled for this request */
+  }
 }
 
 /* Compile the entry function unless the inline path found it compiled,
@@ -510,6 +535,7 @@ static bool compile_entry(exec_state *ex) {
   if (ex->fresh) {
     /* Another worker may have published the same program meanwhile: then
      * use its entry (ours is freed by publish). */
+    ex->e->cost_ms = ex->compile_ms;
     cache_entry *p = publish(r, ex->e, false);
     if (p != ex->e) {
       ex->e = p;
@@ -520,6 +546,7 @@ static bool compile_entry(exec_state *ex) {
       }
     }
   }
+  if (r->route == R_EXECUTE) adopt_for_execute(ex);
   return true;
 }
 
@@ -562,7 +589,7 @@ static bool decode_args(exec_state *ex) {
     ex->n_args++;
   if (!ok) return false;
   for (int k = 0; k < f->n_results; k++)
-    mem += type_bytes(f->result_types[k]) * (size_t)ex->n_procs;
+    mem += srv_type_bytes(f->result_types[k]) * (size_t)ex->n_procs;
   if (mem > (size_t)cfg->max_exec_memory) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
                     "limit max-exec-memory (%lld) exceeded: inputs and "
@@ -570,6 +597,11 @@ static bool decode_args(exec_state *ex) {
                     mem);
     return false;
   }
+  if (!srv_team_reserve_memory(r->team, (int64_t)mem)) {
+    srv_quota_refuse(r, SRV_QUOTA_EXEC_MEMORY, 1);
+    return false;
+  }
+  r->exec_mem = (int64_t)mem;
   return true;
 }
 
@@ -688,6 +720,8 @@ static bool run_execute(srv_request *r, srv_lane *lane) {
   if (compile_entry(&ex) && choose_grid(&ex) && decode_args(&ex))
     execute_and_reply(&ex);
   exec_free(&ex);
+  if (r->exec_mem) srv_team_release_memory(r->team, r->exec_mem);
+  r->exec_mem = 0;
   return true;
 }
 
@@ -721,12 +755,21 @@ void srv_job_register(srv_job *j) {
     goto done;
   }
   if (!cached) {
+    e->cost_ms = r->compile_ms;
     cache_entry *p = publish(r, e, true);
     if (p != e) {
       e = p; /* NULL when too big; else someone published it first */
       if (!e) goto done;
     }
   }
+  /* The module is the team's now, within its share of the cache; cached
+   * says whether the team had it already. */
+  cache_adopt_result a = cache_adopt(&s->cache, e, r->team, false);
+  if (a == CACHE_OVER_SHARE) {
+    srv_quota_refuse(r, SRV_QUOTA_CACHE_BYTES, 1);
+    goto done;
+  }
+  cached = a == CACHE_HAD;
   /* The entry's info object with "cached" as its last member. */
   strbuf info = {0};
   shlo__sb_add(&info, e->info, strlen(e->info) - 1); /* without its '}' */

@@ -54,6 +54,12 @@ static bool mpi_start(srv_server *s, int *exit_code) {
   return true;
 }
 
+/* An address only this machine reaches: 127.0.0.0/8, ::1, localhost. */
+static bool loopback(const char *host) {
+  return !strncmp(host, "127.", 4) || !strcmp(host, "::1") ||
+         !strcmp(host, "localhost");
+}
+
 int main(int argc, char **argv) {
   static srv_server s;
   int rc = 1;
@@ -83,12 +89,24 @@ int main(int argc, char **argv) {
     if (srv_auth_load(&s, s.cfg.tokens_file)) goto out;
     fprintf(stderr, "shlo-server: auth on: %d bearer token(s) from %s\n",
             s.n_tokens, s.cfg.tokens_file);
+  } else if (!loopback(s.cfg.host) && !s.cfg.insecure) {
+    fprintf(stderr, "shlo-server: refusing to serve %s without tokens: "
+                    "anyone who reaches it could run programs.  Give "
+                    "--tokens FILE, or --insecure to serve it open\n",
+            s.cfg.host);
+    rc = 2;
+    goto out;
   } else {
     fprintf(stderr, "shlo-server: auth off (no --tokens): anyone who can "
                     "reach the port may execute programs\n");
   }
+  if (srv_audit_open(&s)) goto out;
   s.loop = uv_default_loop();
   cache_init(&s.cache, (size_t)s.cfg.cache_bytes);
+  if (srv_quota_setup(&s)) {
+    fprintf(stderr, "shlo-server: out of memory\n");
+    goto out;
+  }
   if (pool_init(&s.pool, s.loop, (int)s.cfg.threads, (int)s.cfg.max_queue,
                 (int)s.cfg.worker_spin_us * 1000, srv_http_drained, &s)) {
     fprintf(stderr, "shlo-server: cannot start worker threads\n");
@@ -132,6 +150,8 @@ out:
   counts_free(&s.per_client);
   cache_destroy(&s.cache);
   srv_auth_free(&s);
+  srv_teams_free(&s.teams);
+  srv_audit_close(&s);
   if (s.log && s.log != stderr) fclose(s.log);
   if (s.devnull) fclose(s.devnull);
   srv_config_free(&s.cfg);

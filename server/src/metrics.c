@@ -1,5 +1,6 @@
 /* Counters and the Prometheus text of /metrics.  Loop thread only. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "server.h"
 #include "core/strbuf.h"
@@ -113,6 +114,48 @@ static void put_fairness(strbuf *b, const srv_metrics *m) {
                   (unsigned long long)m->reload_failures);
 }
 
+/* Per-team figures (teams.h): requests by class, execution seconds,
+ * bytes, cache bytes, refusals by quota, jobs in flight.  Each family's
+ * samples together, as the text format wants them. */
+static void put_teams(strbuf *b, srv_server *s) {
+  static const char *const classes[SRV_TEAM_N_CLASS] = {"2xx", "4xx", "429",
+                                                        "5xx"};
+  static const char *const gauges[] = {
+      "shlo_team_execution_seconds_total counter",
+      "shlo_team_bytes_in_total counter", "shlo_team_bytes_out_total counter",
+      "shlo_team_cache_bytes gauge", "shlo_team_cache_share_bytes gauge",
+      "shlo_team_in_flight gauge"};
+  shlo__sb_puts(b, "# HELP shlo_team_requests_total Requests by team and "
+                   "status class (HTTP and binary).\n"
+                   "# TYPE shlo_team_requests_total counter\n");
+  for (const srv_team *t = s->teams.list; t; t = t->next)
+    for (int c = 0; c < SRV_TEAM_N_CLASS; c++)
+      shlo__sb_printf(b, "shlo_team_requests_total{team=\"%s\",status=\"%s\"}"
+                      " %llu\n", t->name, classes[c],
+                      (unsigned long long)t->requests[c]);
+  for (size_t g = 0; g < sizeof gauges / sizeof *gauges; g++) {
+    int n = (int)strcspn(gauges[g], " ");
+    shlo__sb_printf(b, "# TYPE %s\n", gauges[g]);
+    for (const srv_team *t = s->teams.list; t; t = t->next) {
+      double v = g == 0   ? t->exec_s
+                 : g == 1 ? (double)t->bytes_in
+                 : g == 2 ? (double)t->bytes_out
+                 : g == 3 ? (double)cache_owner_bytes(&s->cache, t)
+                 : g == 4 ? (double)t->quota.v[SRV_QUOTA_CACHE_BYTES]
+                          : (double)t->in_flight;
+      shlo__sb_printf(b, "%.*s{team=\"%s\"} %.17g\n", n, gauges[g], t->name,
+                      v);
+    }
+  }
+  shlo__sb_puts(b, "# TYPE shlo_team_refused_total counter\n");
+  for (const srv_team *t = s->teams.list; t; t = t->next)
+    for (int q = 0; q < SRV_N_QUOTAS; q++)
+      if (q != SRV_QUOTA_BURST)
+        shlo__sb_printf(b, "shlo_team_refused_total{team=\"%s\",quota=\"%s\"}"
+                        " %llu\n", t->name, srv_quota_name(q),
+                        (unsigned long long)t->refused[q]);
+}
+
 char *srv_metrics_text(srv_server *s) {
   srv_metrics *m = &s->metrics;
   strbuf b = {0};
@@ -175,5 +218,6 @@ char *srv_metrics_text(srv_server *s) {
               (unsigned long long)m->refused_client_jobs,
               (double)(srv_now_ns() - s->started_ns) / 1e9);
   srv_binary_metrics(s, &b);
+  put_teams(&b, s);
   return shlo__sb_take(&b);
 }

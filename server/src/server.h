@@ -19,6 +19,7 @@
 #include "counts.h"
 #include "pool.h"
 #include "shlo/protocol.h"
+#include "teams.h"
 
 /* X(ENUM, label in /metrics) */
 #define SRV_ROUTES(X)                                   \
@@ -39,8 +40,8 @@ typedef enum {
 } srv_route;
 
 #define SRV_STATUSES(X) \
-  X(200) X(400) X(401) X(404) X(405) X(413) X(422) X(429) X(500) X(503) X(504)
-enum { SRV_N_STATUS = 12 }; /* the list above + "other" */
+  X(200) X(400) X(401) X(403) X(404) X(405) X(413) X(422) X(429) X(500) X(503) X(504)
+enum { SRV_N_STATUS = 13 }; /* the list above + "other" */
 
 #define SRV_LAT_BUCKETS 12
 /* A Prometheus histogram over the latency buckets (metrics.c). */
@@ -87,10 +88,6 @@ typedef struct srv_conn {
   bool expired;       /* closed for its deadline */
 } srv_conn;
 
-typedef struct srv_token {
-  char *name, *token;
-} srv_token;
-
 typedef enum { RS_BODY, RS_QUEUED, RS_DONE } srv_req_state;
 
 typedef struct srv_server srv_server;
@@ -109,6 +106,13 @@ typedef struct srv_request {
   bool over_limit;     /* body grew past max-body-bytes */
   srv_req_state state;
   const char *token_name;
+  srv_team *team;      /* the token's team (the anonymous one without tokens) */
+  unsigned scopes;     /* SRV_SCOPE_* */
+  int err_kind;        /* the answer's error kind, -1 for none */
+  int quota;           /* SRV_QUOTA_* that refused it (429), or -1 */
+  int retry_s;         /* Retry-After, seconds (0 = 1 when retry_after) */
+  int64_t exec_mem;    /* reserved from its team's exec-memory */
+  bool team_held;      /* counted in its team's in-flight jobs */
   uint64_t t0_ns;
   atomic_int cancel;   /* SRV_CANCEL_*: shutdown past the grace period, or
                           the client hung up while the job waited or ran */
@@ -154,7 +158,10 @@ struct srv_server {
   srv_metrics metrics;
   srv_token *tokens;
   int n_tokens;
+  srv_teams teams;
+  srv_team *anonymous;   /* every request's team when there are no tokens */
   FILE *log;
+  FILE *audit;           /* audit.c; NULL when off */
   FILE *devnull;       /* interpreter.print output of executions */
   bool mpi;            /* grid-backend mpi: big grids go across the ranks */
   int port;
@@ -205,6 +212,9 @@ void srv_job_register(srv_job *j);
 void srv_reply_error(srv_request *r, int kind, int http, int line, int col,
                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* Bytes of a value of type t (tuples summed; 0 for what is no tensor). */
+size_t srv_type_bytes(const shlo_type *t);
+
 /* A cached program whose every step is data-parallel and writes at most
  * this many elements runs on the loop thread (jobs.c, binary_exec.c). */
 #define SRV_INLINE_MAX_WORK 4096
@@ -244,6 +254,40 @@ char *srv_metrics_text(srv_server *s);
 int srv_auth_load(srv_server *s, const char *path);
 /* The token's name, or NULL if the header carries no known token. */
 const char *srv_auth_check(const srv_server *s, const char *authorization);
+/* The token an Authorization header carries, or NULL. */
+const srv_token *srv_auth_find(const srv_server *s, const char *authorization);
+
+/* quota.c: team quotas at the HTTP door (loop thread) */
+/* Set up the teams: defaults from the config, the anonymous team, the
+ * cache shares; again after a reload.  -1 on OOM. */
+int srv_quota_setup(srv_server *s);
+/* Refuse r with 429 naming quota q (and Retry-After retry_s). */
+void srv_quota_refuse(srv_request *r, int q, int retry_s);
+/* The rate quota for a request just authenticated: false = refused. */
+bool srv_quota_rate(srv_request *r);
+/* Hold r against its team's in-flight jobs (false = refused) / let go. */
+bool srv_quota_hold(srv_request *r);
+void srv_quota_release(srv_request *r);
+/* Count a finished request in its team's figures (on_completed). */
+void srv_team_finished(srv_request *r, bool completed);
+/* The owner whose modules r may see: its team, NULL (all) for admin. */
+const void *srv_visible_owner(const srv_request *r);
+
+/* audit.c: one JSON line per request */
+typedef struct srv_audit_rec {
+  const char *protocol;   /* "http" or "binary" */
+  const char *team, *token_name, *method, *route, *module, *client;
+  int status;             /* HTTP status (binary: the error kind's) */
+  int err_kind;           /* -1: none */
+  double queue_ms, compile_ms, exec_ms, total_ms;
+  uint64_t bytes_in, bytes_out;
+} srv_audit_rec;
+/* (Re)open the audit log the config names; keeps the old one on error. */
+int srv_audit_open(srv_server *s);
+void srv_audit_close(srv_server *s);
+void srv_audit_write(srv_server *s, const srv_audit_rec *a);
+/* The record of a finished HTTP request. */
+void srv_audit_request(srv_server *s, const srv_request *r);
 void srv_auth_free(srv_server *s);
 
 /* service.c: the supervisor's view (systemd's notify protocol, SIGHUP) */

@@ -122,7 +122,13 @@ static void on_hup(uv_signal_t *h, int signum) {
   srv_service_notify("RELOADING=1");
   bool ok = s->argv ? reload_config(s) : true;
   reload_tokens(s);
+  /* new quotas, teams and shares apply to what comes; on OOM the old
+   * quotas stay */
+  if (srv_quota_setup(s))
+    fprintf(stderr, "shlo-server: reload: out of memory for the teams\n");
   reopen_log(s);
+  if (srv_audit_open(s))
+    fprintf(stderr, "shlo-server: reload: kept the audit log open\n");
   if (ok) s->metrics.reloads++;
   else s->metrics.reload_failures++;
   srv_service_notify("READY=1\nSTATUS=reloaded");

@@ -26,3 +26,12 @@ add_test(NAME test_binary_leaks
           $<TARGET_FILE:shlo-server-asan> --sanitized)
 set_tests_properties(test_binary_leaks PROPERTIES TIMEOUT 300
   ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
+
+# Issue #14's teams test against the sanitized server: every SIGTERM must
+# end it with status 0 and no report.
+add_test(NAME test_server_teams_asan
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\" \"$2\"; else exec python3 \"$0\" \"$1\" \"$2\"; fi"
+          ${CMAKE_SOURCE_DIR}/tests/server/teams.py
+          $<TARGET_FILE:shlo-server-asan> --sanitized)
+set_tests_properties(test_server_teams_asan PROPERTIES TIMEOUT 300
+  ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")

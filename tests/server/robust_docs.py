@@ -152,7 +152,7 @@ check(srv.stop() == 0, "stops")
 # ---- 401 keeps the connection ----
 tokens = f"/tmp/shlo-docs-tokens-{os.getpid()}"
 with open(tokens, "w") as f:
-    f.write("alice s3cret\n")
+    f.write("alice s3cret scopes=admin\n")  # /metrics needs admin
 srv = Server(BIN, "--tokens", tokens, "--log", "off")
 s = raw_connect(srv.port)
 s.sendall(b"POST /execute HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nfunc")

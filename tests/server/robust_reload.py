@@ -25,7 +25,7 @@ def write(path, text):
 # three workers: the long lane has two, so the small uncached execution
 # below does not wait for the long one (PROTOCOL.md, "Lanes")
 write(conf, "threads 3\nmax-body-bytes 1000\n")
-write(tokens, "alice a-token\n")
+write(tokens, "alice a-token scopes=admin\n")  # admin: /metrics
 srv = Server(sys.argv[1], "--config", conf, "--tokens", tokens)
 A = {"Authorization": "Bearer a-token"}
 B = {"Authorization": "Bearer b-token"}
@@ -41,7 +41,7 @@ t = threading.Thread(target=lambda: out.append(srv.request(
 t.start()
 time.sleep(0.4)
 write(conf, "threads 4\nmax-body-bytes 4000\n")
-write(tokens, "alice a-token\nbob b-token\n")
+write(tokens, "alice a-token scopes=admin\nbob b-token\n")
 srv.proc.send_signal(signal.SIGHUP)
 time.sleep(0.3)
 check(srv.proc.poll() is None, "SIGHUP does not stop the server")

@@ -43,6 +43,25 @@ target_include_directories(test_server_proto_numbers PRIVATE
 target_link_libraries(test_server_proto_numbers PRIVATE shlo_protocol)
 add_test(NAME test_server_proto_numbers COMMAND test_server_proto_numbers)
 
+# The tokens-file line parser (teams, scopes, quotas, hostile lines).
+pkg_check_modules(SRV_CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+add_executable(test_tokens_parse
+  ${CMAKE_SOURCE_DIR}/tests/server/test_tokens_parse.c)
+target_link_libraries(test_tokens_parse PRIVATE shlo_server_core PkgConfig::SRV_CMOCKA)
+add_test(NAME test_tokens_parse COMMAND test_tokens_parse)
+# The cache's owners: visibility, adoption, shares and eviction.
+add_executable(test_cache_owners
+  ${CMAKE_SOURCE_DIR}/tests/server/test_cache_owners.c)
+target_link_libraries(test_cache_owners PRIVATE shlo_server_core PkgConfig::SRV_CMOCKA)
+add_test(NAME test_cache_owners COMMAND test_cache_owners)
+
+# Issue #14: two teams on one server (scopes, modules per team, "cached",
+# quotas and 429s, the audit log, SIGHUP with a request in flight).
+add_test(NAME test_server_teams
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\"; else exec python3 \"$0\" \"$1\"; fi"
+          ${CMAKE_SOURCE_DIR}/tests/server/teams.py $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_server_teams PROPERTIES TIMEOUT 180)
+
 # Every JAX program of the corpus through the server agrees with `shlo test`;
 # SKIPPED (77) without a corpus.
 if(TARGET shlo-cli)

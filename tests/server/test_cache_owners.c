@@ -1,0 +1,132 @@
+/* The module cache's owners (server/src/cache.c, issue #14): an entry is
+ * seen only by the teams that adopted it; adopting says whether the team
+ * had it; a team's share caps what it registers and protects its entries
+ * from other teams' inserts; disowning leaves other teams' claims; the
+ * per-owner charges always add up. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cache.h"
+
+static const char alpha[] = "alpha", beta[] = "beta"; /* two owners */
+
+/* A new unlinked entry for a small program (tag makes it unique). */
+static cache_entry *make_entry(int tag) {
+  char text[256];
+  int n = snprintf(text, sizeof text,
+                   "// %d\nfunc.func @main() {\n  func.return\n}\n", tag);
+  shlo_module *m;
+  shlo_diag d;
+  assert_int_equal(shlo_parse_module(text, (size_t)n, "t", &m, &d), 0);
+  uint8_t key[32];
+  cache_key(text, (size_t)n, 0, 0, key);
+  cache_entry *e = cache_entry_new(m, key, 0, 0, text, (size_t)n);
+  assert_non_null(e);
+  return e;
+}
+
+/* Insert for owner and adopt; returns the linked entry's key. */
+static cache_adopt_result put(srv_cache *c, int tag, const void *owner,
+                              bool evict_own, uint8_t key[32]) {
+  cache_entry *e = make_entry(tag);
+  int no_room;
+  memcpy(key, e->key, 32);
+  cache_entry *got = cache_insert_for(c, e, owner, &no_room);
+  cache_adopt_result r = cache_adopt(c, got, owner, evict_own);
+  cache_release(c, got);
+  return r;
+}
+
+/* Each owner's charge is the sum of the linked entries it owns. */
+static void check_charges(srv_cache *c) {
+  for (int i = 0; i < c->n_uses; i++) {
+    size_t sum = 0;
+    for (const cache_entry *e = c->head; e; e = e->next)
+      for (int k = 0; k < e->n_owners; k++)
+        if (e->owners[k] == c->uses[i].owner) sum += e->bytes;
+    assert_int_equal(sum, c->uses[i].bytes);
+  }
+  assert_true(c->bytes <= c->max_bytes);
+}
+
+static void visibility_and_adoption(void **state) {
+  (void)state;
+  srv_cache c;
+  cache_init(&c, 1 << 20);
+  uint8_t k[32];
+  assert_int_equal(put(&c, 1, alpha, true, k), CACHE_ADOPTED);
+  cache_entry *e = cache_get_for(&c, k, beta, true);
+  assert_null(e); /* beta does not see it */
+  e = cache_get_for(&c, k, alpha, true);
+  assert_non_null(e);
+  assert_true(cache_owns(&c, e, alpha));
+  assert_false(cache_owns(&c, e, beta));
+  assert_int_equal(cache_adopt(&c, e, alpha, false), CACHE_HAD);
+  assert_int_equal(cache_adopt(&c, e, beta, false), CACHE_ADOPTED);
+  assert_int_equal(cache_adopt(&c, e, beta, false), CACHE_HAD);
+  cache_release(&c, e);
+  char *list = cache_list_for(&c, beta);
+  assert_non_null(strstr(list, "sha256:"));
+  free(list);
+  check_charges(&c);
+  /* alpha lets go: beta keeps it; beta lets go: it leaves */
+  assert_true(cache_disown(&c, k, alpha));
+  assert_false(cache_disown(&c, k, alpha));
+  assert_null(cache_get_for(&c, k, alpha, false));
+  assert_int_equal(c.n, 1);
+  assert_true(cache_disown(&c, k, beta));
+  assert_int_equal(c.n, 0);
+  check_charges(&c);
+  list = cache_list_for(&c, NULL);
+  assert_string_equal(list, "{\"modules\":[]}");
+  free(list);
+  cache_destroy(&c);
+}
+
+static void shares(void **state) {
+  (void)state;
+  srv_cache c;
+  cache_entry *probe = make_entry(0);
+  size_t one = probe->bytes; /* the entries below differ by a byte or two */
+  cache_init(&c, 4 * one + one / 2);
+  cache_release(&c, probe); /* unlinked, one reference: freed */
+  assert_int_equal(cache_set_share(&c, alpha, 2 * one + one / 2), 0);
+  assert_int_equal(cache_set_share(&c, beta, 2 * one + one / 2), 0);
+  uint8_t a1[32], a2[32], k[32];
+  assert_int_equal(put(&c, 10, alpha, false, a1), CACHE_ADOPTED);
+  assert_int_equal(put(&c, 11, alpha, false, a2), CACHE_ADOPTED);
+  /* a third would pass alpha's share: refused when it may not evict */
+  assert_int_equal(put(&c, 12, alpha, false, k), CACHE_OVER_SHARE);
+  check_charges(&c);
+  /* beta runs many programs: it evicts its own, never alpha's */
+  for (int i = 0; i < 20; i++) {
+    put(&c, 100 + i, beta, true, k);
+    check_charges(&c);
+  }
+  cache_entry *e = cache_get_for(&c, a1, alpha, false);
+  assert_non_null(e);
+  cache_release(&c, e);
+  assert_non_null(e = cache_get_for(&c, a2, alpha, false));
+  cache_release(&c, e);
+  assert_true(cache_owner_bytes(&c, beta) <= 2 * one + one / 2);
+  /* with evict_own, alpha's third pushes out alpha's least recent (a1:
+   * a2 was touched last) */
+  assert_int_equal(put(&c, 13, alpha, true, k), CACHE_ADOPTED);
+  assert_null(cache_get_for(&c, a1, alpha, false));
+  check_charges(&c);
+  cache_destroy(&c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(visibility_and_adoption),
+      cmocka_unit_test(shares),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
