@@ -37,6 +37,12 @@ typedef struct srv_config {
   int64_t shutdown_grace_ms;
   int64_t max_program_ops;    /* 0 = no limit */
   int64_t compile_timeout_ms; /* 0 = no limit */
+  int64_t max_executions;        /* streaming executions (executions.c) */
+  int64_t max_client_executions;
+  int64_t execution_keep_s;
+  int64_t execution_idle_ms;
+  int64_t stream_queue_bytes;
+  int64_t stream_queue_values;
 } srv_config;
 
 /* Fill every option with its default. */

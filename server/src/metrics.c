@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "server.h"
+#include "executions.h"
 #include "core/strbuf.h"
 
 static const char *const route_names[] = {
@@ -174,6 +175,7 @@ char *srv_metrics_text(srv_server *s) {
               (unsigned long long)m->refused_per_ip,
               (unsigned long long)m->refused_client_jobs,
               (double)(srv_now_ns() - s->started_ns) / 1e9);
+  srv_execs_metrics(s, &b);
   srv_binary_metrics(s, &b);
   return shlo__sb_take(&b);
 }
