@@ -114,3 +114,11 @@ add_test(NAME test_stream_http
           $<TARGET_FILE:shlo-server>)
 set_tests_properties(test_stream_http PROPERTIES TIMEOUT 120
   SKIP_RETURN_CODE 77)
+# The same running sum through the Python client (Client.start,
+# Execution.feed / outfeed); SKIPPED (77) without numpy.
+add_test(NAME test_stream_python
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\"; else exec python3 \"$0\" \"$1\"; fi"
+          ${CMAKE_SOURCE_DIR}/tests/server/stream_python.py
+          $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_stream_python PROPERTIES TIMEOUT 120
+  SKIP_RETURN_CODE 77)
