@@ -167,12 +167,21 @@ static bool upload_begin(srv_request *r) {
   return true;
 }
 
+static bool blank(const char *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!strchr(" \t\r\n", p[i])) return false;
+  return true;
+}
+
 /* Is the upload over before its end: answered already, or the execution
- * ended (409)? */
-static bool upload_stopped(srv_request *r) {
+ * ended with values of it (a pending one, or the n bytes at p, or its
+ * unfinished line) not queued (409)? */
+static bool upload_stopped(srv_request *r, const char *p, size_t n) {
   srv_stream *st = r->stream;
   if (st->failed) return true;
   if (!x_final(r->exe)) return false;
+  if (!st->pending && blank(p, n) && blank(st->line.data, st->line.len))
+    return false; /* all it sent is queued: the end is no error */
   srv_reply_error(r, SHLO_PERR_INPUT, 409, 0, 0,
                   "execution %s has ended (%s) after %lld value(s) of this "
                   "upload", r->exe->id,
@@ -199,8 +208,8 @@ static size_t take_lines(srv_request *r, shlo_feed *q, const char *p,
     shlo__sb_add(&st->line, p + used, take);
     used += take;
     if (!nl) break;
-    bool blank = strspn(st->line.data, " \t\r\n") == st->line.len;
-    if (!blank && decode_line(r, st->line.data, st->line.len))
+    if (!blank(st->line.data, st->line.len) &&
+        decode_line(r, st->line.data, st->line.len))
       push_pending(r, q);
     st->line.len = 0;
   }
@@ -212,8 +221,10 @@ enum MHD_Result srv_execs_upload(srv_request *r, const char *upload,
                                  size_t *upload_size) {
   if (!r->stream && !upload_begin(r) && r->stream) r->stream->failed = true;
   srv_stream *st = r->stream;
-  if (!st || st->failed || upload_stopped(r)) {
-    *upload_size = 0; /* read and dropped; the answer goes out at the end */
+  if (!st || st->failed || upload_stopped(r, upload, *upload_size) ||
+      x_final(r->exe)) {
+    *upload_size = 0; /* read and dropped (or blank, after the end); the
+                         answer goes out at the end */
     return st ? MHD_YES : MHD_NO;
   }
   shlo_feed *q = upload_queue(r);
@@ -227,17 +238,27 @@ enum MHD_Result srv_execs_upload(srv_request *r, const char *upload,
   return x_wait(r->exe, r, false) ? MHD_YES : MHD_NO;
 }
 
+static char *answer_queued(const srv_stream *st) {
+  char *json = malloc(48);
+  if (json) snprintf(json, 48, "{\"queued\":%lld}", (long long)st->queued);
+  return json;
+}
+
 /* The upload is complete (also after each resume): queue its last value,
  * close the queue if asked, answer {"queued": n}. */
 enum MHD_Result x_upload_end(srv_request *r) {
   if (!r->stream && !upload_begin(r)) return srv_http_reply(r);
   srv_stream *st = r->stream;
-  if (upload_stopped(r)) return srv_http_reply(r);
-  shlo_feed *q = upload_queue(r);
+  if (upload_stopped(r, "", 0)) return srv_http_reply(r);
+  shlo_feed *q = x_final(r->exe) ? NULL : upload_queue(r);
+  if (!q && !st->failed && x_final(r->exe)) {
+    x_reply(r, 200, answer_queued(st)); /* all it sent was queued */
+    return srv_http_reply(r);
+  }
   if (st->failed) return srv_http_reply(r);
   if (q && push_pending(r, q) && st->line.len) {
-    bool blank = strspn(st->line.data, " \t\r\n") == st->line.len;
-    if (!blank && decode_line(r, st->line.data, st->line.len))
+    if (!blank(st->line.data, st->line.len) &&
+        decode_line(r, st->line.data, st->line.len))
       push_pending(r, q);
     st->line.len = 0;
     if (st->failed) return srv_http_reply(r);
@@ -245,9 +266,7 @@ enum MHD_Result x_upload_end(srv_request *r) {
   if (!q || st->pending)
     return x_wait(r->exe, r, false) ? MHD_YES : MHD_NO;
   if (st->close_after) shlo_feed_close(q);
-  char *json = malloc(48);
-  if (json) snprintf(json, 48, "{\"queued\":%lld}", (long long)st->queued);
-  x_reply(r, 200, json);
+  x_reply(r, 200, answer_queued(st));
   return srv_http_reply(r);
 }
 
