@@ -86,7 +86,9 @@ typedef struct shlo_grid_opts {
   /* Host transfers: send (to_host) and recv ops with is_host_transfer =
    * true use the feed this returns for their channel id (called from the
    * process's thread; the same feed for the same arguments; borrowed, it
-   * must outlive the call).  NULL function or result: such an op fails. */
+   * must outlive the call); a NULL result fails the op.  NULL function:
+   * host transfers travel between the processes like other send / recv
+   * (the reference interpreter's run_parallel). */
   shlo_feed *(*host_channel)(void *ctx, int64_t channel, bool to_host);
   void *host_ctx;
 } shlo_grid_opts;

@@ -1225,8 +1225,11 @@ static shlo_feed *host_feed(shlo_grid *g, int64_t channel, bool to_host) {
   return known ? q : NULL; /* more channels than a failure could wake */
 }
 
-/* send / recv with is_host_transfer = true: the values go to (come from)
- * the caller's feed for the channel, one value per operand (result). */
+/* send / recv with is_host_transfer = true on a grid whose caller serves
+ * host channels: the values go to (come from) the caller's feed for the
+ * channel, one value per operand (result).  Without such a caller they
+ * travel between the processes like any send / recv (the reference
+ * interpreter's run_parallel plays the host that way). */
 static shlo_status host_transfer(const shlo_step *s, shlo_value *const *in,
                                  shlo_value **out, shlo_exec *ex, bool send) {
   const io_params *io = s->params;
@@ -1255,7 +1258,8 @@ static shlo_status k_send(const shlo_step *s, shlo_value *const *in,
                           shlo_value **out, shlo_exec *ex) {
   const io_params *io = s->params;
   shlo_grid *g = ex->grid;
-  if (io->host) return host_transfer(s, in, out, ex, true);
+  if (io->host && g && g->host_channel)
+    return host_transfer(s, in, out, ex, true);
   if (!g)
     return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
                           "send needs a process grid to receive it");
@@ -1297,7 +1301,8 @@ static shlo_status k_recv(const shlo_step *s, shlo_value *const *in,
                           shlo_value **out, shlo_exec *ex) {
   const io_params *io = s->params;
   shlo_grid *g = ex->grid;
-  if (io->host) return host_transfer(s, in, out, ex, false);
+  if (io->host && g && g->host_channel)
+    return host_transfer(s, in, out, ex, false);
   if (!g)
     return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
                           "recv needs a process grid to send to it");
