@@ -194,9 +194,10 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 37); /* binary-port, issue #10's caps, compile bounds,
+  assert_int_equal(n, 43); /* binary-port, issue #10's caps, compile bounds,
                             issue #14: insecure, audit-log, six team-*,
-                            issue #18: grid-backend, mpi-min-procs */
+                            issue #18: grid-backend, mpi-min-procs,
+                            issue #13: executions and stream queues (6) */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");

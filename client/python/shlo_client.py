@@ -8,6 +8,17 @@ PROTOCOL.md part 2) and HTTP/JSON (http://host:port, part 1).
     out = m.execute(x, y, entry=None)
     c.close()
 
+Streaming (HTTP only for now; PROTOCOL.md "Executions"): start a program
+that loops on infeed / outfeed, feed it and drain it while it runs:
+
+    c = Client("http://127.0.0.1:8080")
+    ex = c.start(program_text, numpy.int64(100))   # Execution
+    threading.Thread(target=lambda: [ex.feed(a) for a in arrays]).start()
+    for v in ex.outfeed():                         # numpy arrays, live
+        ...
+    ex.state()        # {"id", "state": "succeeded", "outputs": ...}
+    ex.cancel()       # DELETE: answers once it has ended
+
 Standard library and numpy only.  A Client may be used from many threads
 (one lock per connection; binary requests carry ids, so answers may come
 in any order).  Every failure the server reports raises ShloError with
@@ -34,7 +45,8 @@ import urllib.parse
 
 import numpy as np
 
-__all__ = ["Client", "Module", "ShloError", "Raw", "RawArray"]
+__all__ = ["Client", "Module", "Execution", "ShloError", "Raw",
+           "RawArray"]
 
 KINDS = ["parse", "verify", "input", "limit", "runtime", "timeout", "auth",
          "not_found", "method"]
@@ -105,7 +117,8 @@ def _as_input(a):
             raise ShloError("input", "numpy dtype %s has no StableHLO type"
                             % arr.dtype)
         arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
-    return code, np.ascontiguousarray(arr)
+    # ascontiguousarray makes a 0-d array 1-d: keep the scalar's shape
+    return code, np.ascontiguousarray(arr).reshape(arr.shape)
 
 
 def _output(code, shape, data):
@@ -154,6 +167,17 @@ class Client:
         id, ent, sig = self._conn.compile(program, entry)
         return Module(self, id, ent, sig, program)
 
+    def start(self, program, *arrays, entry=None, timeout_ms=None):
+        """Run program asynchronously (POST /v1/executions): an Execution
+        to feed, drain, poll or cancel while it runs.  HTTP only."""
+        if not isinstance(self._conn, _Http):
+            raise ShloError("input", "streaming executions need an http:// "
+                            "URL (the binary protocol has no frames for "
+                            "them yet)")
+        body = self._conn.exec_body(program, arrays, entry, timeout_ms)
+        doc = self._conn._post("/v1/executions", body)
+        return Execution(self._conn, doc["id"])
+
     def close(self):
         self._conn.close()
 
@@ -162,6 +186,133 @@ class Client:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _json_tensor(a):
+    """An input as the JSON tensor form with b64 data."""
+    code, arr = _as_input(a)
+    return {"dtype": DTYPES[code][0], "shape": list(arr.shape),
+            "b64": base64.b64encode(arr.tobytes()).decode()}
+
+
+def _json_output(t):
+    if "tuple" in t:
+        return [_json_output(x) for x in t["tuple"]]
+    if "token" in t:
+        return None
+    return _output(CODE_OF_NAME[t["dtype"]], t["shape"],
+                   base64.b64decode(t["b64"]))
+
+
+def _raise_for(status, data):
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        raise ShloError("runtime", "HTTP %d: %r" % (status, data[:200]),
+                        status=status)
+    if status >= 400 and isinstance(doc, dict) and "error" in doc:
+        e = doc["error"]
+        raise ShloError(e.get("kind", "runtime"), e.get("message", ""),
+                        e.get("line", 0), e.get("column", 0), status)
+    return doc
+
+
+class Execution:
+    """An asynchronous execution on the server (Client.start).  feed() and
+    outfeed() may run in different threads at once; each uses its own HTTP
+    connection.  The outfeed is one queue: with several readers each value
+    goes to one of them."""
+
+    def __init__(self, http_conn, id):
+        self._http, self.id = http_conn, id
+        self.final = None  # the final state object, once outfeed() ended
+        self._feed_conn = None
+
+    def _request(self, method, path, body=None, conn=None, headers=None):
+        c = conn or self._http.connection()
+        try:
+            h = dict(self._http.headers)
+            h.update(headers or {})
+            c.request(method, path, body, h)
+            r = c.getresponse()
+            return _raise_for(r.status, r.read())
+        finally:
+            if conn is None:
+                c.close()
+
+    def state(self, wait_ms=0):
+        """GET the state object; with wait_ms, long-poll for a change."""
+        q = "?wait_ms=%d" % wait_ms if wait_ms else ""
+        return self._request("GET", "/v1/executions/%s%s" % (self.id, q))
+
+    def feed(self, array, replica=None, partition=None, channel=None):
+        """Queue one value on the infeed (or host channel `channel`); blocks
+        while the server's queue is full."""
+        if self._feed_conn is None:
+            self._feed_conn = self._http.connection()
+        line = json.dumps(_json_tensor(array)) + "\n"
+        try:
+            return self._request("POST", self._path("infeed", replica,
+                                                    partition, channel),
+                                 line, self._feed_conn,
+                                 {"Content-Type": "application/x-ndjson"})
+        except (OSError, http.client.HTTPException):
+            self._feed_conn.close()
+            self._feed_conn = None
+            raise
+
+    def _path(self, what, replica, partition, channel):
+        if channel is not None:
+            what = "channels/%d" % channel
+        q = ["b64=1"] if what != "infeed" else []
+        if replica is not None:
+            q.append("replica=%d" % replica)
+        if partition is not None:
+            q.append("partition=%d" % partition)
+        return "/v1/executions/%s/%s%s" % (self.id, what,
+                                           "?" + "&".join(q) if q else "")
+
+    def outfeed(self, replica=None, partition=None, channel=None):
+        """The values the program outfeeds (or sends on host channel
+        `channel`), as they come; ends when the execution has ended (then
+        self.final holds its final state)."""
+        c = self._http.connection()
+        try:
+            c.request("GET", self._path("outfeed", replica, partition,
+                                        channel), headers=self._http.headers)
+            r = c.getresponse()
+            if r.status != 200:
+                _raise_for(r.status, r.read())
+            for line in r:
+                doc = json.loads(line)
+                if "state" in doc:
+                    self.final = doc
+                    return
+                yield _json_output(doc)
+        finally:
+            c.close()
+
+    def result(self):
+        """Wait for the end: the outputs, or ShloError for a failure."""
+        while True:
+            doc = self.state(wait_ms=10000)
+            if doc["state"] in ("succeeded", "failed", "canceled"):
+                break
+        if doc["state"] != "succeeded":
+            e = doc.get("error", {})
+            raise ShloError(e.get("kind", "runtime"),
+                            e.get("message", doc["state"]),
+                            status=doc.get("status", 0))
+        return [_json_output(t) for t in doc["outputs"]]
+
+    def cancel(self):
+        """DELETE: stop it; answers its final state once it has ended."""
+        return self._request("DELETE", "/v1/executions/%s" % self.id)
+
+    def close(self):
+        if self._feed_conn:
+            self._feed_conn.close()
+            self._feed_conn = None
 
 
 class _Http:
@@ -192,31 +343,32 @@ class _Http:
                             e.get("line", 0), e.get("column", 0), r.status)
         return doc
 
-    def execute(self, program, module_id, arrays, entry, timeout_ms):
-        inputs = []
-        for a in arrays:
-            code, arr = _as_input(a)
-            inputs.append({"dtype": DTYPES[code][0], "shape": list(arr.shape),
-                           "b64": base64.b64encode(arr.tobytes()).decode()})
-        body = {"inputs": inputs, "output_format": "b64"}
+    def exec_body(self, program, arrays, entry, timeout_ms):
+        body = {"inputs": [_json_tensor(a) for a in arrays],
+                "output_format": "b64"}
         if entry:
             body["entry"] = entry
         if timeout_ms:
             body["timeout_ms"] = timeout_ms
         if program is not None:
             body["program"] = program
+        return body
+
+    def connection(self):
+        """A new HTTP connection (a stream holds its own)."""
+        return http.client.HTTPConnection(self.host, self.port,
+                                          timeout=self.timeout)
+
+    def execute(self, program, module_id, arrays, entry, timeout_ms):
+        body = self.exec_body(program, arrays, entry, timeout_ms)
+        if program is not None:
             doc = self._post("/execute", body)
         else:
             doc = self._post("/v1/modules/%s/execute" % module_id, body)
         return [self._tensor(t) for t in doc["outputs"]]
 
     def _tensor(self, t):
-        if "tuple" in t:
-            return [self._tensor(x) for x in t["tuple"]]
-        if "token" in t:
-            return None
-        return _output(CODE_OF_NAME[t["dtype"]], t["shape"],
-                       base64.b64decode(t["b64"]))
+        return _json_output(t)
 
     def compile(self, program, entry):
         body = {"program": program}

@@ -138,6 +138,25 @@ static const opt options[] = {
     {"team-exec-memory", OPT_SIZE, OFF(team_exec_memory), 0, 1024 * GB, "0",
      "inputs and results of one team's executions at once; more get 429 "
      "quota exec-memory (0 = no cap)", false},
+    /* Streaming executions (executions.c, PROTOCOL.md "Executions"). */
+    {"max-executions", OPT_INT, OFF(max_executions), 0, 1 << 20, "64",
+     "asynchronous executions running at once (429; 0 = none allowed)",
+     false},
+    {"max-client-executions", OPT_INT, OFF(max_client_executions), 0,
+     1 << 20, "8", "of those, per client (bearer token, else address; 429)",
+     false},
+    {"execution-keep-s", OPT_INT, OFF(execution_keep_s), 0, 86400, "300",
+     "a finished execution's state and outputs are kept this long, then "
+     "its id answers 404", false},
+    {"execution-idle-ms", OPT_INT, OFF(execution_idle_ms), 1, 86400000,
+     "30000", "a running execution with no infeed writer and no outfeed "
+     "reader connected this long is canceled (state \"canceled\")", false},
+    {"stream-queue-bytes", OPT_SIZE, OFF(stream_queue_bytes), 1, 64 * GB,
+     "64m", "tensor bytes one infeed, outfeed or host channel queue holds; "
+     "a full infeed stops reading the upload, a full outfeed pauses the "
+     "program", false},
+    {"stream-queue-values", OPT_INT, OFF(stream_queue_values), 1, 1 << 24,
+     "1024", "values one such queue holds", false},
     {"shutdown-grace-ms", OPT_INT, OFF(shutdown_grace_ms), 0, 3600000,
      "10000", "on SIGINT/SIGTERM, time running executions get before they "
      "are canceled", false},

@@ -49,6 +49,12 @@ typedef struct srv_config {
   int64_t team_burst;
   int64_t team_cache_bytes;  /* 0 = an equal share of cache-bytes */
   int64_t team_exec_memory;
+  int64_t max_executions;        /* streaming executions (executions.c) */
+  int64_t max_client_executions;
+  int64_t execution_keep_s;
+  int64_t execution_idle_ms;
+  int64_t stream_queue_bytes;
+  int64_t stream_queue_values;
 } srv_config;
 
 /* Fill every option with its default. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "server.h"
+#include "executions.h"
 #include "json_write.h"
 #include "shlo/protocol.h"
 
@@ -48,6 +49,7 @@ void srv_http_pump(srv_server *s) {
 
 static srv_route match(const char *url, char *id) {
   if (!strcmp(url, "/execute")) return R_EXECUTE;
+  if (!strncmp(url, "/v1/executions", 14)) return srv_execs_match(url, id);
   if (!strcmp(url, "/healthz")) return R_HEALTHZ;
   if (!strcmp(url, "/readyz")) return R_READYZ;
   if (!strcmp(url, "/metrics")) return R_METRICS;
@@ -74,7 +76,7 @@ static const char *allowed(srv_route r) {
   case R_HEALTHZ:
   case R_READYZ:
   case R_METRICS: return "GET, HEAD";
-  default: return "";
+  default: return srv_execs_allowed(r);
   }
 }
 
@@ -102,7 +104,7 @@ static void reply_json(srv_request *r, int status, const char *json) {
   set_body(r, status, strdup(json), false);
 }
 
-static enum MHD_Result send_reply(srv_request *r) {
+enum MHD_Result srv_http_reply(srv_request *r) {
   r->state = RS_DONE;
   if (r->conn_state) r->conn_state->busy = true;
   if (!r->resp) srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
@@ -213,12 +215,12 @@ static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 503, 0, 0,
                     "the server is shutting down");
     r->retry_after = true;
-    return send_reply(r);
+    return srv_http_reply(r);
   }
   srv_lane lane = SRV_LANE_SHORT; /* registrations: compiles are bounded */
   if (work == srv_job_execute && srv_job_execute_inline(r, &lane)) {
     if (r->executed) srv_metrics_exec(&s->metrics, r->exec_s);
-    return send_reply(r);
+    return srv_http_reply(r);
   }
   long long cap = s->cfg.max_client_jobs;
   if (cap && counts_get(&s->per_client, r->client) >= cap) {
@@ -227,7 +229,7 @@ static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
                     "limit max-client-jobs (%lld) reached: this client has "
                     "that many requests running or queued; retry later", cap);
     r->retry_after = true;
-    return send_reply(r);
+    return srv_http_reply(r);
   }
   r->job.work = work;
   r->job.done = job_done;
@@ -236,7 +238,7 @@ static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
   if (!srv_quota_hold(r)) {
     client_release(s, r);
     r->job.owner = NULL;
-    return send_reply(r);
+    return srv_http_reply(r);
   }
   r->state = RS_QUEUED;
   if (pool_submit(&s->pool, &r->job)) {
@@ -250,7 +252,7 @@ static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
                     "and the queue is full; retry later",
                     (long long)s->cfg.max_queue, s->pool.n_threads);
     r->retry_after = true;
-    return send_reply(r);
+    return srv_http_reply(r);
   }
   r->next = s->inflight;
   if (s->inflight) s->inflight->prev = r;
@@ -306,11 +308,17 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
   case R_EXECUTE:
   case R_MODULE_EXEC:
     return submit(r, srv_job_execute);
+  case R_EXECS:
+  case R_EXEC:
+  case R_EXEC_INFEED:
+  case R_EXEC_OUTFEED:
+  case R_EXEC_CHANNEL:
+    return srv_execs_dispatch(r, method);
   default:
     srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "no route %s",
                     r->path);
   }
-  return send_reply(r);
+  return srv_http_reply(r);
 }
 
 /* snprintf(dst, cap, "%s", src) without printf's cost. */
@@ -345,6 +353,12 @@ static srv_request *request_new(srv_server *s, struct MHD_Connection *c,
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
   r->json_type = ct && !strncasecmp(ct, "application/json", 16);
   return r;
+}
+
+/* An upload that executions.c reads as it comes (infeed, host channel). */
+static bool is_stream_upload(const srv_request *r) {
+  return r->route == R_EXEC_INFEED ||
+         (r->route == R_EXEC_CHANNEL && !strcmp(r->method, "POST"));
 }
 
 static bool health_route(srv_route r) {
@@ -404,7 +418,7 @@ static enum MHD_Result admit(srv_request *r, const char *url,
                     "limit max-connections (%lld) reached",
                     (long long)s->cfg.max_connections);
     r->retry_after = true;
-    return send_reply(r);
+    return srv_http_reply(r);
   }
   if (r->route == R_OTHER) {
     srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "no route %s", url);
@@ -444,11 +458,12 @@ static enum MHD_Result admit(srv_request *r, const char *url,
   }
   if (!health_route(r->route) && !srv_quota_rate(r))
     return answer_after_body(r);
-  if (cl && strtoull(cl, NULL, 10) > (unsigned long long)s->cfg.max_body_bytes) {
+  if (cl && !is_stream_upload(r) &&
+      strtoull(cl, NULL, 10) > (unsigned long long)s->cfg.max_body_bytes) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
                     "limit max-body-bytes (%lld) exceeded: Content-Length "
                     "is %s", (long long)s->cfg.max_body_bytes, cl);
-    return send_reply(r);
+    return srv_http_reply(r);
   }
   return MHD_YES;
 }
@@ -490,13 +505,13 @@ static enum MHD_Result append_upload(srv_request *r, const char *upload,
 static enum MHD_Result body_complete(srv_request *r, const char *method) {
   srv_server *s = r->srv;
   if (r->state == RS_QUEUED) return MHD_YES; /* not reached: suspended */
-  if (r->state == RS_DONE) return send_reply(r);
+  if (r->state == RS_DONE) return srv_http_reply(r);
   s->metrics.bytes_in += r->len;
   if (r->over_limit) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
                     "limit max-body-bytes (%lld) exceeded",
                     (long long)s->cfg.max_body_bytes);
-    return send_reply(r);
+    return srv_http_reply(r);
   }
   if (!r->body) {
     r->body = calloc(1, 1);
@@ -519,6 +534,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
     *con_cls = r;
     return admit(r, url, method);
   }
+  if (*upload_size && r->state == RS_BODY && is_stream_upload(r))
+    return srv_execs_upload(r, upload, upload_size);
   if (*upload_size) {
     size_t n = *upload_size;
     *upload_size = 0;
@@ -564,6 +581,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   }
   if (!r) return;
   *con_cls = NULL;
+  srv_execs_request_ended(r);
   bool ok = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
   if (!ok && r->state != RS_DONE) r->status = 0; /* client went away */
   srv_metrics_request(&s->metrics, r->route, r->status);
@@ -646,6 +664,10 @@ int srv_http_start(srv_server *s) {
   uv_poll_init(s->loop, &s->mhd_poll, ei->epoll_fd);
   s->mhd_poll.data = s;
   uv_poll_start(&s->mhd_poll, UV_READABLE, on_mhd_poll);
+  if (srv_execs_start(s)) {
+    fprintf(stderr, "shlo-server: out of memory\n");
+    return -1;
+  }
   srv_http_pump(s);
   return 0;
 }
@@ -656,6 +678,7 @@ static void stop_all(srv_server *s) {
   srv_listen_stop(s);
   uv_poll_stop(&s->mhd_poll);
   uv_timer_stop(&s->mhd_timer);
+  srv_execs_stop(s); /* resumes what it suspended, as MHD_stop_daemon needs */
   MHD_stop_daemon(s->mhd);
   s->mhd = NULL;
   uv_close((uv_handle_t *)&s->mhd_poll, NULL);
@@ -669,11 +692,12 @@ static void stop_all(srv_server *s) {
 static void on_drain_tick(uv_timer_t *t) {
   srv_server *s = t->data;
   uint64_t ms = (srv_now_ns() - s->drain_t0_ns) / 1000000;
-  bool running = s->inflight || srv_binary_busy(s);
+  bool running = s->inflight || srv_binary_busy(s) || srv_execs_busy(s);
   if (running && !s->canceled &&
       ms >= (uint64_t)s->cfg.shutdown_grace_ms) {
     s->canceled = true;
-    int n = srv_binary_cancel_all(s);
+    int n = srv_binary_cancel_all(s) +
+            srv_execs_cancel_all(s, SRV_CANCEL_SHUTDOWN);
     for (srv_request *r = s->inflight; r; r = r->next, n++) {
       int none = 0; /* a hang-up seen before keeps its reason */
       atomic_compare_exchange_strong(&r->cancel, &none, SRV_CANCEL_SHUTDOWN);

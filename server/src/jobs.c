@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "executions.h"
 #include "server.h"
 #include "shlo/grid.h"
 #include "shlo/grid_mpi.h"
@@ -437,9 +438,16 @@ typedef struct exec_state {
 } exec_state;
 
 static void reply_canceled(srv_request *r) {
-  if (atomic_load(&r->cancel) == SRV_CANCEL_CLIENT_GONE)
+  int why = atomic_load(&r->cancel);
+  if (why == SRV_CANCEL_CLIENT_GONE)
     srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
                     "canceled: the client went away");
+  else if (why == SRV_CANCEL_DELETE || why == SRV_CANCEL_IDLE)
+    srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0, "canceled: %s",
+                    why == SRV_CANCEL_DELETE
+                        ? "DELETE /v1/executions/{id}"
+                        : "no client fed or drained it for "
+                          "execution-idle-ms");
   else
     srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
                     "canceled: the server is shutting down");
@@ -628,7 +636,15 @@ static shlo_status run_entry(exec_state *ex, double timeout_ms,
   shlo_status st;
   shlo_diag_clear(d);
   uint64_t t1 = srv_now_ns();
-  if (ex->n_procs == 1) {
+  if (r->exe) { /* an asynchronous execution: its queues are streams */
+    shlo_grid_opts g = {.num_replicas = ex->replicas,
+                        .num_partitions = ex->partitions,
+                        .exec = opts};
+    st = srv_exec_bind(r->exe, ex->replicas, ex->partitions, &g);
+    if (st) shlo_diag_set(d, st, NULL, 0, 0, "out of memory for the stream queues");
+    else st = shlo_execute_grid(ex->x, &g, ex->args, ex->f->n_args,
+                                &ex->res, &ex->n_res, d);
+  } else if (ex->n_procs == 1) {
     st = shlo_execute(ex->x, &opts, ex->args, ex->f->n_args, &ex->res,
                       &ex->n_res, d);
   } else {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "executions.h"
 #include "core/strbuf.h"
 
 static const char *const route_names[] = {
@@ -217,6 +218,7 @@ char *srv_metrics_text(srv_server *s) {
               (unsigned long long)m->refused_per_ip,
               (unsigned long long)m->refused_client_jobs,
               (double)(srv_now_ns() - s->started_ns) / 1e9);
+  srv_execs_metrics(s, &b);
   srv_binary_metrics(s, &b);
   put_teams(&b, s);
   return shlo__sb_take(&b);

@@ -30,6 +30,11 @@
   X(HEALTHZ, "/healthz")                                \
   X(READYZ, "/readyz")                                  \
   X(METRICS, "/metrics")                                \
+  X(EXECS, "/v1/executions")                            \
+  X(EXEC, "/v1/executions/{id}")                        \
+  X(EXEC_INFEED, "/v1/executions/{id}/infeed")          \
+  X(EXEC_OUTFEED, "/v1/executions/{id}/outfeed")        \
+  X(EXEC_CHANNEL, "/v1/executions/{id}/channels/{c}")   \
   X(OTHER, "other")
 
 typedef enum {
@@ -68,7 +73,9 @@ typedef struct srv_metrics {
 } srv_metrics;
 
 /* Why an execution's cancel flag is set (srv_request.cancel). */
-enum { SRV_CANCEL_SHUTDOWN = 1, SRV_CANCEL_CLIENT_GONE = 2 };
+enum { SRV_CANCEL_SHUTDOWN = 1, SRV_CANCEL_CLIENT_GONE = 2,
+       SRV_CANCEL_DELETE = 3,   /* DELETE /v1/executions/{id} */
+       SRV_CANCEL_IDLE = 4 };   /* execution-idle-ms without a client */
 
 /* Connections admitted above max-connections, for the health routes only. */
 #define SRV_RESERVED_CONNECTIONS 16
@@ -133,6 +140,10 @@ typedef struct srv_request {
   bool executed;
   double exec_s;
   struct srv_request *prev, *next; /* in-flight jobs */
+  /* executions.c: the execution this job runs, or this request streams
+   * into or out of, and the request's streaming state */
+  struct srv_execution *exe;
+  struct srv_stream *stream;
 } srv_request;
 
 struct srv_server {
@@ -172,6 +183,7 @@ struct srv_server {
   uint64_t drain_t0_ns;
   uint64_t started_ns;
   struct srv_binary *bin; /* NULL when --binary-port is 0 */
+  struct srv_execs *execs; /* executions.c */
 };
 
 uint64_t srv_now_ns(void);
@@ -188,6 +200,8 @@ int srv_http_start(srv_server *s);
 void srv_http_pump(srv_server *s);     /* run MHD, re-arm its timer */
 void srv_http_drained(void *srv);      /* the pool delivered a batch */
 void srv_begin_shutdown(srv_server *s);
+/* Queue r's answer (status, resp) on its connection; r->state = RS_DONE. */
+enum MHD_Result srv_http_reply(srv_request *r);
 
 /* listen.c (see there) */
 int srv_listen_start(srv_server *s, const struct sockaddr *addr,

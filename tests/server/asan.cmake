@@ -35,3 +35,12 @@ add_test(NAME test_server_teams_asan
           $<TARGET_FILE:shlo-server-asan> --sanitized)
 set_tests_properties(test_server_teams_asan PROPERTIES TIMEOUT 300
   ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
+
+# The streaming executions' test against the sanitized server: suspended
+# uploads and readers, cancels and idle ends leak nothing.
+add_test(NAME test_stream_http_asan
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/stream_http.py
+          $<TARGET_FILE:shlo-server-asan> --sanitized)
+set_tests_properties(test_stream_http_asan PROPERTIES TIMEOUT 300
+  SKIP_RETURN_CODE 77
+  ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")

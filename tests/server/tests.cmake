@@ -124,3 +124,20 @@ endforeach()
 # measures the server rather than the tests beside it.
 set_tests_properties(test_server_robust_flood test_server_robust_lanes
   test_server_robust_cancel PROPERTIES RUN_SERIAL TRUE)
+
+# Issue #13: streaming executions over HTTP (curl feeds and drains a running
+# program; cancel, disconnect, full and unread queues); SKIPPED (77)
+# without curl.
+add_test(NAME test_stream_http
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/stream_http.py
+          $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_stream_http PROPERTIES TIMEOUT 120
+  SKIP_RETURN_CODE 77)
+# The same running sum through the Python client (Client.start,
+# Execution.feed / outfeed); SKIPPED (77) without numpy.
+add_test(NAME test_stream_python
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\"; else exec python3 \"$0\" \"$1\"; fi"
+          ${CMAKE_SOURCE_DIR}/tests/server/stream_python.py
+          $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_stream_python PROPERTIES TIMEOUT 120
+  SKIP_RETURN_CODE 77)

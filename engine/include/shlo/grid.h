@@ -45,8 +45,28 @@ SHLO_API bool shlo_feed_closed(shlo_feed *q);
  * value.  Returns SHLO_OK, SHLO_ETIMEOUT when nothing came in time, or
  * SHLO_EINPUT when the queue is closed and empty. */
 SHLO_API shlo_status shlo_feed_pop(shlo_feed *q, double timeout_s, shlo_value **out);
-/* Values waiting in the queue now. */
+/* Values waiting in the queue now, and their tensor bytes. */
 SHLO_API int shlo_feed_size(shlo_feed *q);
+SHLO_API size_t shlo_feed_bytes(shlo_feed *q);
+
+/* Bound the queue: at most max_values values and max_bytes tensor bytes
+ * (<= 0 / 0: no bound), except that an empty queue always takes one value.
+ * An execution's outfeed and host sends wait for room in a full queue
+ * (until the deadline or a cancel); shlo_feed_push ignores the bounds. */
+SHLO_API void shlo_feed_set_bounds(shlo_feed *q, int max_values,
+                                   size_t max_bytes);
+/* Append v only if the bounds leave room: SHLO_ELIMIT when full (nothing
+ * queued), SHLO_EINPUT when closed, SHLO_ENOMEM.  For a producer that must
+ * not block (a server's event loop): it retries after a notify. */
+SHLO_API shlo_status shlo_feed_try_push(shlo_feed *q, shlo_value *v);
+
+/* Called after every push, pop and close, on the thread that did it and
+ * without the queue's lock held (it may call shlo_feed_size and the like,
+ * not block).  A server uses it to wake the connection that feeds or
+ * drains the queue.  ctx is borrowed. */
+typedef void (*shlo_feed_notify)(void *ctx);
+SHLO_API void shlo_feed_set_notify(shlo_feed *q, shlo_feed_notify fn,
+                                   void *ctx);
 
 /* ---- grid execution ---- */
 
@@ -63,6 +83,14 @@ typedef struct shlo_grid_opts {
    * entries: an empty closed infeed, a discarded outfeed. */
   shlo_feed *const *infeed;
   shlo_feed *const *outfeed;
+  /* Host transfers: send (to_host) and recv ops with is_host_transfer =
+   * true use the feed this returns for their channel id (called from the
+   * process's thread; the same feed for the same arguments; borrowed, it
+   * must outlive the call); a NULL result fails the op.  NULL function:
+   * host transfers travel between the processes like other send / recv
+   * (the reference interpreter's run_parallel). */
+  shlo_feed *(*host_channel)(void *ctx, int64_t channel, bool to_host);
+  void *host_ctx;
 } shlo_grid_opts;
 
 /* The grid shape a module asks for (its mhlo.num_replicas and

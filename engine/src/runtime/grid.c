@@ -64,7 +64,28 @@ struct shlo_feed {
   shlo_value **items; /* ring buffer of owned refs */
   int head, n, cap;
   bool closed;
+  int max_values;     /* > 0: bounded (shlo_feed_set_bounds) */
+  size_t max_bytes, bytes;
+  shlo_feed_notify notify;
+  void *notify_ctx;
 };
+
+static size_t value_bytes(const shlo_value *v) {
+  return v && v->kind == SHLO_TYPE_TENSOR ? v->nbytes : 0;
+}
+
+/* Room for v under the bounds?  An empty queue always takes one value, so
+ * that a value larger than max_bytes cannot wedge the queue. */
+static bool feed_has_room(const shlo_feed *q, const shlo_value *v) {
+  if (q->n == 0) return true;
+  if (q->max_values > 0 && q->n >= q->max_values) return false;
+  return !q->max_bytes || q->bytes + value_bytes(v) <= q->max_bytes;
+}
+
+/* Tell the owner the queue changed; called without the lock held. */
+static void feed_notify(shlo_feed *q) {
+  if (q->notify) q->notify(q->notify_ctx);
+}
 
 shlo_feed *shlo_feed_new(void) {
   shlo_feed *q = calloc(1, sizeof *q);
@@ -84,20 +105,12 @@ void shlo_feed_free(shlo_feed *q) {
   free(q);
 }
 
-shlo_status shlo_feed_push(shlo_feed *q, shlo_value *v) {
-  shlo_status st = SHLO_OK;
-  pthread_mutex_lock(&q->lock);
-  if (q->closed) {
-    st = SHLO_EINPUT;
-    goto out;
-  }
+/* Under q->lock: append a new reference to v, growing the ring. */
+static shlo_status feed_append_locked(shlo_feed *q, shlo_value *v) {
   if (q->n == q->cap) {
     int cap = q->cap ? q->cap * 2 : 8;
     shlo_value **items = malloc((size_t)cap * sizeof *items);
-    if (!items) {
-      st = SHLO_ENOMEM;
-      goto out;
-    }
+    if (!items) return SHLO_ENOMEM;
     for (int i = 0; i < q->n; i++) items[i] = q->items[(q->head + i) % q->cap];
     free(q->items);
     q->items = items;
@@ -106,10 +119,78 @@ shlo_status shlo_feed_push(shlo_feed *q, shlo_value *v) {
   }
   q->items[(q->head + q->n) % q->cap] = shlo_value_ref(v);
   q->n++;
+  q->bytes += value_bytes(v);
   pthread_cond_broadcast(&q->cond);
+  return SHLO_OK;
+}
+
+shlo_status shlo_feed_push(shlo_feed *q, shlo_value *v) {
+  pthread_mutex_lock(&q->lock);
+  shlo_status st = q->closed ? SHLO_EINPUT : feed_append_locked(q, v);
+  pthread_mutex_unlock(&q->lock);
+  if (!st) feed_notify(q);
+  return st;
+}
+
+shlo_status shlo_feed_try_push(shlo_feed *q, shlo_value *v) {
+  pthread_mutex_lock(&q->lock);
+  shlo_status st = q->closed            ? SHLO_EINPUT
+                   : !feed_has_room(q, v) ? SHLO_ELIMIT
+                                          : feed_append_locked(q, v);
+  pthread_mutex_unlock(&q->lock);
+  if (!st) feed_notify(q);
+  return st;
+}
+
+/* Append v, waiting while the bounded queue is full until there is room,
+ * *stop is set or the deadline passes (the outfeed and host sends of a
+ * program whose reader is slow). */
+static shlo_status feed_put_wait(shlo_feed *q, shlo_value *v, double deadline,
+                                 atomic_int *stop) {
+  shlo_status st = SHLO_OK;
+  pthread_mutex_lock(&q->lock);
+  for (;;) {
+    if (q->closed) {
+      st = SHLO_EINPUT;
+      goto out;
+    }
+    if (feed_has_room(q, v)) break;
+    if (stop && atomic_load(stop)) {
+      st = SHLO_ECANCELED;
+      goto out;
+    }
+    if (deadline > 0 && shlo__now() >= deadline) {
+      st = SHLO_ETIMEOUT;
+      goto out;
+    }
+    wait_until(&q->cond, &q->lock, deadline);
+  }
+  st = feed_append_locked(q, v);
 out:
   pthread_mutex_unlock(&q->lock);
+  if (!st) feed_notify(q);
   return st;
+}
+
+void shlo_feed_set_bounds(shlo_feed *q, int max_values, size_t max_bytes) {
+  pthread_mutex_lock(&q->lock);
+  q->max_values = max_values;
+  q->max_bytes = max_bytes;
+  pthread_mutex_unlock(&q->lock);
+}
+
+void shlo_feed_set_notify(shlo_feed *q, shlo_feed_notify fn, void *ctx) {
+  pthread_mutex_lock(&q->lock);
+  q->notify = fn;
+  q->notify_ctx = ctx;
+  pthread_mutex_unlock(&q->lock);
+}
+
+size_t shlo_feed_bytes(shlo_feed *q) {
+  pthread_mutex_lock(&q->lock);
+  size_t n = q->bytes;
+  pthread_mutex_unlock(&q->lock);
+  return n;
 }
 
 void shlo_feed_close(shlo_feed *q) {
@@ -117,6 +198,7 @@ void shlo_feed_close(shlo_feed *q) {
   q->closed = true;
   pthread_cond_broadcast(&q->cond);
   pthread_mutex_unlock(&q->lock);
+  feed_notify(q);
 }
 
 bool shlo_feed_closed(shlo_feed *q) {
@@ -157,11 +239,14 @@ static shlo_status feed_take(shlo_feed *q, int k, shlo_value **out,
   }
   for (int i = 0; i < k; i++) {
     out[i] = q->items[q->head];
+    q->bytes -= value_bytes(out[i]);
     q->head = (q->head + 1) % q->cap;
     q->n--;
   }
+  pthread_cond_broadcast(&q->cond); /* a waiting feed_put_wait has room */
 out:
   pthread_mutex_unlock(&q->lock);
+  if (!st) feed_notify(q);
   return st;
 }
 
@@ -188,8 +273,11 @@ int shlo__proc_name(const shlo_grid *g, int k, char *buf, size_t cap) {
 static void grid_wake_all(shlo_grid *g) {
   atomic_store(&g->stop, 1);
   pthread_cond_broadcast(&g->cond);
-  for (int k = 0; k < g->n_procs; k++)
+  for (int k = 0; k < g->n_procs; k++) {
     if (g->infeed && g->infeed[k]) feed_wake(g->infeed[k]);
+    if (g->outfeed && g->outfeed[k]) feed_wake(g->outfeed[k]);
+  }
+  for (int i = 0; i < g->n_host; i++) feed_wake(g->host[i]);
 }
 
 void shlo__grid_fail_locked(shlo_grid *g, shlo_status code,
@@ -604,6 +692,10 @@ static void grid_init_jobs(shlo_grid *g, grid_job *jobs,
     if (opts && opts->infeed) g->infeed[k] = opts->infeed[k];
     if (opts && opts->outfeed) g->outfeed[k] = opts->outfeed[k];
   }
+  if (opts) {
+    g->host_channel = opts->host_channel;
+    g->host_ctx = opts->host_ctx;
+  }
 }
 
 /* Run the jobs under the memory budget opts asks for (if any). */
@@ -919,6 +1011,7 @@ static void value_type_str(const shlo_value *v, char *buf, size_t cap) {
 /* Types of the value results (all but the trailing token) of an op. */
 typedef struct io_params {
   int64_t channel;
+  bool host;  /* is_host_transfer: the caller's host channel feeds */
   int n;
   const shlo_type **types; /* borrowed from the module */
 } io_params;
@@ -963,6 +1056,8 @@ static shlo_status compile_io(shlo_compiler *cc, const shlo_op *op,
     shlo_attr_get_i64(shlo_attr_field(ch, "handle"), &io->channel);
   else
     shlo_attr_get_i64(shlo_op_attr(op, "channel_id"), &io->channel);
+  const shlo_attr *h = shlo_op_attr(op, "is_host_transfer");
+  io->host = h && (h->kind == SHLO_ATTR_UNIT || h->b);
   return SHLO_OK;
 }
 
@@ -1040,15 +1135,39 @@ shlo_status shlo__compile_infeed(shlo_compiler *cc, const shlo_op *op,
   return SHLO_OK;
 }
 
+/* A failed wait of a feed_put_wait or feed_take by process ex->proc at s,
+ * as the step's failure; what names the queue for the message. */
+static shlo_status feed_wait_failed(shlo_exec *ex, const shlo_step *s,
+                                    shlo_status st, const char *what) {
+  char who[64] = "(0, 0)";
+  if (ex->grid) shlo__proc_name(ex->grid, ex->proc, who, sizeof who);
+  switch (st) {
+  case SHLO_ECANCELED:
+    return ex->grid ? shlo__grid_aborted(ex, s)
+                    : shlo__exec_fail(ex, s, st, "execution canceled");
+  case SHLO_ENOMEM:
+    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  case SHLO_EINPUT:
+    return shlo__exec_fail(ex, s, SHLO_ERUNTIME, "%s of process %s is closed",
+                          what, who);
+  default:
+    return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
+                          "process %s waited on %s until the deadline", who,
+                          what);
+  }
+}
+
 /* stablehlo.outfeed: appends each operand to this process's outfeed queue
- * (dropped when the execution has none). */
+ * (dropped when the execution has none), waiting while a bounded queue is
+ * full. */
 static shlo_status k_outfeed(const shlo_step *s, shlo_value *const *in,
                              shlo_value **out, shlo_exec *ex) {
   const io_params *io = s->params;
   shlo_feed *q = ex->grid ? ex->grid->outfeed[ex->proc] : NULL;
-  for (int i = 0; q && i < io->n; i++)
-    if (shlo_feed_push(q, in[i]) == SHLO_ENOMEM)
-      return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  for (int i = 0; q && i < io->n; i++) {
+    shlo_status st = feed_put_wait(q, in[i], ex->deadline, ex->cancel);
+    if (st) return feed_wait_failed(ex, s, st, "the outfeed queue");
+  }
   out[0] = shlo_token_new();
   return out[0] ? SHLO_OK
                 : shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
@@ -1088,6 +1207,50 @@ bool shlo__chan_put(shlo_grid *g, int64_t channel, grid_msg *m) {
   return c != NULL;
 }
 
+/* The caller's feed for host channel `channel` (to_host: a send's), or
+ * NULL when it gives none.  Remembered in g->host so that a failure wakes
+ * a process waiting on it. */
+static shlo_feed *host_feed(shlo_grid *g, int64_t channel, bool to_host) {
+  if (!g->host_channel) return NULL;
+  shlo_feed *q = g->host_channel(g->host_ctx, channel, to_host);
+  if (!q) return NULL;
+  pthread_mutex_lock(&g->lock);
+  bool known = false;
+  for (int i = 0; i < g->n_host && !known; i++) known = g->host[i] == q;
+  if (!known && g->n_host < SHLO_GRID_MAX_HOST_FEEDS) {
+    g->host[g->n_host++] = q;
+    known = true;
+  }
+  pthread_mutex_unlock(&g->lock);
+  return known ? q : NULL; /* more channels than a failure could wake */
+}
+
+/* send / recv with is_host_transfer = true on a grid whose caller serves
+ * host channels: the values go to (come from) the caller's feed for the
+ * channel, one value per operand (result).  Without such a caller they
+ * travel between the processes like any send / recv (the reference
+ * interpreter's run_parallel plays the host that way). */
+static shlo_status host_transfer(const shlo_step *s, shlo_value *const *in,
+                                 shlo_value **out, shlo_exec *ex, bool send) {
+  const io_params *io = s->params;
+  shlo_feed *q = ex->grid ? host_feed(ex->grid, io->channel, send) : NULL;
+  if (!q)
+    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
+                          "no host serves channel %lld of this %s",
+                          (long long)io->channel, send ? "send" : "recv");
+  shlo_status st = SHLO_OK;
+  if (send)
+    for (int i = 0; i < io->n && !st; i++)
+      st = feed_put_wait(q, in[i], ex->deadline, ex->cancel);
+  else
+    st = feed_take(q, io->n, out, ex->deadline, ex->cancel);
+  if (st) return feed_wait_failed(ex, s, st, "the host channel");
+  if (!send && (st = check_received(s, out, io, ex, "the host"))) return st;
+  shlo_value **tok = send ? &out[0] : &out[io->n];
+  *tok = shlo_token_new();
+  return *tok ? SHLO_OK : shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+}
+
 /* stablehlo.send: queues its values on the channel named by
  * channel_handle.handle for the process that receives on it; does not
  * wait for the receiver. */
@@ -1095,6 +1258,8 @@ static shlo_status k_send(const shlo_step *s, shlo_value *const *in,
                           shlo_value **out, shlo_exec *ex) {
   const io_params *io = s->params;
   shlo_grid *g = ex->grid;
+  if (io->host && g && g->host_channel)
+    return host_transfer(s, in, out, ex, true);
   if (!g)
     return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
                           "send needs a process grid to receive it");
@@ -1134,9 +1299,10 @@ shlo_status shlo__compile_send(shlo_compiler *cc, const shlo_op *op,
  * one until the deadline, a failure elsewhere, or a deadlock. */
 static shlo_status k_recv(const shlo_step *s, shlo_value *const *in,
                           shlo_value **out, shlo_exec *ex) {
-  (void)in;
   const io_params *io = s->params;
   shlo_grid *g = ex->grid;
+  if (io->host && g && g->host_channel)
+    return host_transfer(s, in, out, ex, false);
   if (!g)
     return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
                           "recv needs a process grid to send to it");

@@ -74,6 +74,9 @@ typedef struct grid_proc {
   grid_seq *seqs;
 } grid_proc;
 
+/* Host channels one execution may use (send/recv with is_host_transfer). */
+#define SHLO_GRID_MAX_HOST_FEEDS 64
+
 typedef struct shlo_grid {
   pthread_mutex_t lock;
   pthread_cond_t cond; /* CLOCK_MONOTONIC */
@@ -89,6 +92,12 @@ typedef struct shlo_grid {
   shlo_diag fail;      /* the first failure */
   shlo_feed **infeed;  /* per process (borrowed), entries may be NULL */
   shlo_feed **outfeed;
+  /* Host transfers (shlo_grid_opts.host_channel) and the feeds they have
+   * used so far, which a failure wakes (g->lock). */
+  shlo_feed *(*host_channel)(void *ctx, int64_t channel, bool to_host);
+  void *host_ctx;
+  shlo_feed *host[SHLO_GRID_MAX_HOST_FEEDS];
+  int n_host;
   /* Across MPI ranks (grid_net.h): the rank each process runs on and this
    * rank, or home == NULL when every process runs here. */
   int *home;
