@@ -226,6 +226,8 @@ static srv_request *job_new(srv_request *r, srv_execution *x) {
   r->body = NULL;
   r->len = r->cap = 0;
   memcpy(job->client, r->client, sizeof job->client);
+  job->team = r->team; /* quotas and module visibility, as for r */
+  job->scopes = r->scopes;
   job->job.work = srv_job_execute;
   job->job.done = job_done;
   job->job.lane = SRV_LANE_LONG;
@@ -300,6 +302,7 @@ static enum MHD_Result create(srv_request *r) {
     pthread_mutex_init(&x->lock, NULL);
     new_id(x->id);
     memcpy(x->client, r->client, sizeof x->client);
+    x->team = r->team;
     x->created_ns = x->activity_ns = srv_now_ns();
     job = job_new(r, x);
   }
@@ -391,6 +394,8 @@ bool x_attach(srv_request *r) {
   }
   r->stream->proc = -1;
   srv_execution *x = x_find(r->srv->execs, r->id);
+  /* Another team's execution is as unknown as one never started. */
+  if (x && x->team != r->team && !(r->scopes & SRV_SCOPE_ADMIN)) x = NULL;
   if (!x) {
     srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0,
                     "no execution %s (never started, or ended more than "

@@ -38,6 +38,7 @@ typedef struct srv_execution {
   srv_execs *owner;
   char id[X_ID_LEN];
   char client[SRV_COUNT_KEY];
+  struct srv_team *team; /* its creator's: other teams get a 404 */
   srv_request *job;         /* the running job (loop); NULL once ended */
   _Atomic int state;        /* x_state; the worker sets X_RUNNING */
   atomic_int dirty;         /* x_wake since the loop last looked */
