@@ -37,6 +37,7 @@ typedef struct srv_config {
   int64_t shutdown_grace_ms;
   int64_t max_program_ops;    /* 0 = no limit */
   int64_t compile_timeout_ms; /* 0 = no limit */
+  int64_t console;            /* serve the web console under /console/ */
 } srv_config;
 
 /* Fill every option with its default. */
