@@ -165,6 +165,14 @@ const Shlo = (function () {
         pen = true;
       });
       g.stroke();
+      /* the newest value as a dot, so that a chart just begun shows too */
+      const last = s.values.length - 1;
+      if (last >= 0 && s.values[last] !== null) {
+        g.fillStyle = s.color;
+        g.beginPath();
+        g.arc(right, bottom - (s.values[last] / max) * (bottom - top), 2.5, 0, 2 * Math.PI);
+        g.fill();
+      }
     }
   }
 

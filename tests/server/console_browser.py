@@ -19,6 +19,7 @@ import shutil
 import struct
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -199,6 +200,59 @@ def test_overview(s):
           "overview: workers busy 'N / 2' for --threads 2: %r" % text(s.d, "#v-workers"))
     check("hit ratio" in text(s.d, "#v-hits"), "overview: cache hit ratio shown")
     s.shot("overview")
+
+
+def ms_of(label):
+    """'52 µs' / '1.23 ms' / '2.00 s' as milliseconds (None if not one)."""
+    m = re.search(r"([\d.]+) (µs|ms|s)\b", label)
+    if not m:
+        return None
+    return float(m.group(1)) * {"µs": 1e-3, "ms": 1, "s": 1e3}[m.group(2)]
+
+
+def test_overview_live(s):
+    """Executions while the overview polls: rates and percentiles appear,
+    the percentiles within the slowest round trip seen here."""
+    stop, worst = threading.Event(), [0.0]
+
+    def load():
+        while not stop.is_set():
+            t0 = time.monotonic()
+            st, _ = s.srv.post("/execute", {"program": SCALE, "inputs": [
+                {"dtype": "f32", "shape": [3], "data": [1, 2, 3]}]})
+            worst[0] = max(worst[0], (time.monotonic() - t0) * 1000)
+            check(st == 200, "overview load: execute answered %d" % st)
+            time.sleep(0.02)
+    th = threading.Thread(target=load)
+    th.start()
+    try:
+        s.open("overview")
+        wait(s.d, "overview: latency percentiles under load",
+             lambda: text(s.d, "#v-p50").startswith("p50"))
+        wait(s.d, "overview: a request rate under load",
+             lambda: float(text(s.d, "#v-rps") or 0) > 1)
+        p50, pct = text(s.d, "#v-p50"), text(s.d, "#v-pct")
+        # each chart's first series colour (overview.js) is on its canvas
+        for c, rgb in (("chart-rps", (0x24, 0x57, 0xc5)),
+                       ("chart-latency", (0x1b, 0x7f, 0x3b))):
+            inked = s.d.execute_script(
+                "const [c, r, g, b] = arguments;"
+                "const cv = document.getElementById(c);"
+                "const d = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;"
+                "let n = 0; for (let i = 0; i < d.length; i += 4)"
+                "  if (d[i + 3] > 200 && Math.abs(d[i] - r) < 30 &&"
+                "      Math.abs(d[i + 1] - g) < 30 && Math.abs(d[i + 2] - b) < 30) n++;"
+                "return n;", c, *rgb)
+            check(inked > 10, "overview: %s has a coloured line (%d pixels)" % (c, inked))
+        s.shot("overview-live")
+    finally:
+        stop.set()
+        th.join()
+    p99 = ms_of(pct.split("p99")[-1]) if "p99" in pct else None
+    check(ms_of(p50) is not None and 0 < ms_of(p50) <= worst[0],
+          "overview: p50 %r within (0, %.2f ms]" % (p50, worst[0]))
+    check(p99 is not None and ms_of(p50) <= p99 <= worst[0],
+          "overview: p50 <= p99 <= worst round trip: %r, %.2f ms" % (pct, worst[0]))
 
 
 def run_playground(s):
@@ -438,6 +492,7 @@ def main():
             test_playground(s)
             test_modules(s)
             test_executions(s)
+            test_overview_live(s)
             s.check_origin()
         finally:
             s.close()
