@@ -184,13 +184,19 @@ const Shlo = (function () {
     return btoa(s);
   }
 
-  function markNav() {
+  /* The bar above every page: its links, the current one marked. */
+  function header() {
     const page = document.body.dataset.page;
-    for (const a of document.querySelectorAll('nav a'))
-      if (a.dataset.nav === page) a.className = 'current';
+    const nav = el('nav', {}, [['overview', 'Overview'], ['modules', 'Modules'],
+      ['playground', 'Playground'], ['executions', 'Executions']].map(([name, label]) =>
+      el('a', { href: '/console/' + name + '.html', className: name === page ? 'current' : '',
+                dataset: { nav: name } }, label)));
+    document.body.prepend(el('header', { className: 'top' },
+      el('span', { className: 'brand' }, 'shlo'), nav,
+      el('span', { className: 'auth', id: 'auth-state' })));
     showAuthState();
   }
-  document.addEventListener('DOMContentLoaded', markNav);
+  document.addEventListener('DOMContentLoaded', header);
 
   return { el, byId, setText, call, errorText, authHeaders, askToken,
            fmtBytes, fmtMs, chart, base64 };
