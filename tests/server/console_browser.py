@@ -414,6 +414,9 @@ def test_headers(srv):
     check(re.match(r'^"[0-9a-f]{32}"$', etag), "ETag: %r" % etag)
     st, _, b2 = srv.request("GET", "/console/overview.html", headers={"If-None-Match": etag})
     check(st == 304 and not b2, "If-None-Match -> 304: %d" % st)
+    st, h, b1 = srv.request("HEAD", "/console/overview.html")
+    check(st == 200 and not b1 and h.get("content-length") == str(len(body)),
+          "HEAD: %d, length %s of %d" % (st, h.get("content-length"), len(body)))
     st, h, _ = srv.request("GET", "/console/common.js")
     check(st == 200 and h.get("content-type", "").startswith("text/javascript"), "GET common.js")
     st, h, _ = srv.request("GET", "/console/console.css")
