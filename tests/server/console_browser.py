@@ -9,7 +9,8 @@ and a token-protected server's prompt.  Every request must stay on the
 server's origin and the browser log must hold no console error.  A
 screenshot of each page goes to the artifact folder (argv[2]).
 
-usage: console_browser.py SHLO_SERVER ARTIFACT_DIR
+usage: console_browser.py SHLO_SERVER ARTIFACT_DIR [CONFORMANCE_DIR]
+(with the corpus, a bytecode artifact from it is uploaded too)
 Exit 77 (skipped) only when no chromium is installed."""
 import hashlib
 import json
@@ -26,6 +27,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from srvtest import Server, check, finish  # noqa: E402
 
 SERVER, SHOTS = sys.argv[1], sys.argv[2]
+ARTIFACT = os.path.join(sys.argv[3] if len(sys.argv) > 3 else "",
+                        "vhlo", "vhlo_emit_version_api.1_1_0.mlir.bc")
 PAGES = ["overview", "modules", "playground", "executions"]
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -375,6 +378,19 @@ def test_modules(s):
     up = "sha256:" + hashlib.sha256(SCALE.encode()).hexdigest()
     wait(s.d, "modules: uploaded file registered", lambda: up in module_ids(s))
     check(module_ids(s)[:1] == [up], "modules: most recently used first")
+    set_value(s.d, "#module-text", "")
+    # a bytecode artifact, sent as its bytes: its id is their SHA-256
+    if os.path.exists(ARTIFACT):
+        with open(ARTIFACT, "rb") as f:
+            art = "sha256:" + hashlib.sha256(f.read()).hexdigest()
+        s.d.find_element(By.ID, "module-file").send_keys(os.path.abspath(ARTIFACT))
+        s.d.find_element(By.ID, "module-register").click()
+        wait(s.d, "modules: artifact registered", lambda: art in module_ids(s))
+        row = s.d.find_elements(By.CSS_SELECTOR, '#modules-body tr[data-id="%s"]' % art)
+        check(row and "artifact, StableHLO 1.1.0" in row[0].text,
+              "modules: the artifact's row names its version")
+    else:
+        print("note: no corpus artifact at %s; bytecode upload not tried" % ARTIFACT)
     s.shot("modules")
     # delete: two clicks
     btn = s.d.find_element(By.CSS_SELECTOR, '#modules-body tr[data-id="%s"] button[data-action=delete]' % want)

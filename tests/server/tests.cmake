@@ -112,8 +112,9 @@ set_tests_properties(test_server_robust_flood test_server_robust_lanes
 # prompt, no request off the server.  Screenshots of each page go to
 # build/.../console-screenshots/.  SKIPPED (77) only without chromium.
 add_test(NAME test_server_console
-  COMMAND sh -c "if /usr/bin/python3 -c 'import selenium' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\" \"$2\"; else exec python3 \"$0\" \"$1\" \"$2\"; fi"
+  COMMAND sh -c "if /usr/bin/python3 -c 'import selenium' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\" \"$2\" \"$3\"; else exec python3 \"$0\" \"$1\" \"$2\" \"$3\"; fi"
           ${CMAKE_SOURCE_DIR}/tests/server/console_browser.py
-          $<TARGET_FILE:shlo-server> ${CMAKE_CURRENT_BINARY_DIR}/console-screenshots)
+          $<TARGET_FILE:shlo-server> ${CMAKE_CURRENT_BINARY_DIR}/console-screenshots
+          ${SHLO_CONFORMANCE_DIR})
 set_tests_properties(test_server_console PROPERTIES TIMEOUT 300
   SKIP_RETURN_CODE 77)
