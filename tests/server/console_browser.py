@@ -460,6 +460,15 @@ def test_headers(srv):
                       "%s names an outside URL" % ref)
 
 
+def stop(srv):
+    """Stop a server: status 0, and no sanitizer report in its log (the
+    suite also runs against an ASan+UBSan build)."""
+    rc = srv.stop()
+    log = srv.log()
+    check(rc == 0 and "Sanitizer" not in log and "runtime error" not in log,
+          "server exit status %s, log:\n%s" % (rc, log[-3000:]))
+
+
 def test_token_server(tmpdir):
     tokens = os.path.join(tmpdir, "tokens")
     with open(tokens, "w") as f:
@@ -498,7 +507,7 @@ def test_token_server(tmpdir):
         s.check_origin()
     finally:
         s.close()
-        srv.stop()
+        stop(srv)
 
 
 def main():
@@ -516,13 +525,13 @@ def main():
         finally:
             s.close()
     finally:
-        srv.stop()
+        stop(srv)
     off = Server(SERVER, "--console", "0")
     try:
         st, _, _ = off.request("GET", "/console/overview.html")
         check(st == 404, "--console 0: the pages answer 404, got %d" % st)
     finally:
-        off.stop()
+        stop(off)
     with tempfile.TemporaryDirectory() as tmp:
         test_token_server(tmp)
     finish("console_browser")
