@@ -4,7 +4,9 @@
 # and python3 run tests; libgfortran-12-dev lets test_install link
 # statically (OpenBLAS's static library needs libgfortran); Open MPI gives
 # grids across ranks (shlo run/test --mpi) and their tests; clang builds
-# the libFuzzer targets of fuzz/ (fuzz/run.sh, not part of the test run).  deploy/
+# the libFuzzer targets of fuzz/ (fuzz/run.sh, not part of the test run);
+# chromium, chromium-driver and python3-selenium run the web console's
+# browser test (tests/server/console_browser.py).  deploy/
 # test-fresh.sh checks this list on a bare Debian 12.  Safe to run again: it installs nothing that is
 # already there and rebuilds only what changed.
 set -euo pipefail
@@ -15,7 +17,8 @@ packages=(build-essential cmake ninja-build pkg-config
           libmicrohttpd-dev libcmocka-dev libssl-dev libcurl4-openssl-dev curl
           valgrind nginx
           python3 python3-numpy libgfortran-12-dev
-          openmpi-bin libopenmpi-dev clang)
+          openmpi-bin libopenmpi-dev clang
+          chromium chromium-driver python3-selenium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

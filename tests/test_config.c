@@ -194,10 +194,11 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 43); /* binary-port, issue #10's caps, compile bounds,
+  assert_int_equal(n, 44); /* binary-port, issue #10's caps, compile bounds,
                             issue #14: insecure, audit-log, six team-*,
                             issue #18: grid-backend, mpi-min-procs,
-                            issue #13: executions and stream queues (6) */
+                            issue #13: executions and stream queues (6),
+                            issue #20: console */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");
@@ -220,6 +221,7 @@ static void defaults_are_as_documented(void **state) {
   assert_int_equal(c.max_client_running, 0);
   assert_int_equal(c.max_program_ops, 1000000);
   assert_int_equal(c.compile_timeout_ms, 10000);
+  assert_int_equal(c.console, 1); /* the web console is on by default */
   srv_config_free(&c);
 }
 

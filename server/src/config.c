@@ -160,6 +160,9 @@ static const opt options[] = {
     {"shutdown-grace-ms", OPT_INT, OFF(shutdown_grace_ms), 0, 3600000,
      "10000", "on SIGINT/SIGTERM, time running executions get before they "
      "are canceled", false},
+    {"console", OPT_INT, OFF(console), 0, 1, "1",
+     "serve the web console under /console/ (0 = off: those paths answer "
+     "404)", false},
 };
 #define N_OPTIONS (sizeof options / sizeof *options)
 

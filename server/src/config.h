@@ -55,6 +55,7 @@ typedef struct srv_config {
   int64_t execution_idle_ms;
   int64_t stream_queue_bytes;
   int64_t stream_queue_values;
+  int64_t console;            /* serve the web console under /console/ */
 } srv_config;
 
 /* Fill every option with its default. */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "console.h"
 #include "server.h"
 #include "executions.h"
 #include "json_write.h"
@@ -529,6 +530,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
   (void)version;
   srv_request *r = *con_cls;
   if (!r) {
+    /* The console's static files: answered at once, no request state (a
+     * connection over max-connections goes the usual way, to its 503). */
+    srv_conn *k = srv_conn_of(c);
+    if (srv_console_route(cls, url) && !(k && k->reserve))
+      return srv_console_answer(c, url, method);
     r = request_new(cls, c, url, method);
     if (!r) return MHD_NO;
     *con_cls = r;

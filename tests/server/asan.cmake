@@ -6,11 +6,15 @@ pkg_check_modules(ASAN_MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
 find_package(OpenSSL REQUIRED)
 file(GLOB shlo_asan_server_sources CONFIGURE_DEPENDS
      ${CMAKE_SOURCE_DIR}/server/src/*.c)
+# the web console's generated asset table (server/CMakeLists.txt)
+set_source_files_properties(${SHLO_CONSOLE_ASSETS_C} PROPERTIES GENERATED TRUE)
 add_executable(shlo-server-asan ${shlo_asan_server_sources}
+  ${SHLO_CONSOLE_ASSETS_C}
   ${CMAKE_SOURCE_DIR}/protocol/src/protocol.c
   ${CMAKE_SOURCE_DIR}/protocol/src/json_write.c
   ${CMAKE_SOURCE_DIR}/protocol/src/json_read.c
   ${CMAKE_SOURCE_DIR}/protocol/src/binproto.c)
+add_dependencies(shlo-server-asan shlo_console_assets)
 target_include_directories(shlo-server-asan PRIVATE
   ${CMAKE_SOURCE_DIR}/server/src ${CMAKE_SOURCE_DIR}/protocol/include
   ${CMAKE_SOURCE_DIR}/protocol/src ${CMAKE_SOURCE_DIR}/engine/src)
