@@ -311,6 +311,7 @@ cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
   e->partitions = partitions > 0 ? partitions : mp;
   e->refs = 1;
   atomic_init(&e->slow_us, -1);
+  atomic_init(&e->compile_stop, 0);
   pthread_mutex_init(&e->lock, NULL);
   size_t dense = 0;
   for (int i = 0; i < m->n_funcs; i++) dense += dense_bytes(m->funcs[i]->body);
@@ -414,7 +415,82 @@ const shlo_executable *cache_entry_peek(cache_entry *e, const char *entry) {
   return x;
 }
 
-shlo_status cache_entry_exe(cache_entry *e, const char *entry,
+/* ---- who waits for a compile ---- */
+
+/* Set the flag of w's work: the cache stops, or every waiter of the work
+ * is gone (lock held).  Cleared again when a new waiter comes. */
+static void recheck_locked(srv_cache *c, cache_waiter *w) {
+  bool stop = atomic_load(&c->stopping);
+  if (!stop) {
+    stop = true;
+    for (cache_waiter *o = c->waiters; o && stop; o = o->next)
+      if (o->work == w->work && !(o->gone && atomic_load(o->gone)))
+        stop = false;
+  }
+  atomic_store(w->stop, stop);
+}
+
+void cache_wait_begin(srv_cache *c, cache_waiter *w, const void *work,
+                      const atomic_int *gone) {
+  const cache_entry *e = work;
+  w->work = work ? work : w;
+  w->gone = gone;
+  atomic_init(&w->own_stop, 0);
+  w->stop = work ? (atomic_int *)&e->compile_stop : &w->own_stop;
+  pthread_mutex_lock(&c->lock);
+  w->prev = NULL;
+  w->next = c->waiters;
+  if (c->waiters) c->waiters->prev = w;
+  c->waiters = w;
+  recheck_locked(c, w);
+  pthread_mutex_unlock(&c->lock);
+}
+
+void cache_wait_end(srv_cache *c, cache_waiter *w) {
+  pthread_mutex_lock(&c->lock);
+  if (w->prev) w->prev->next = w->next;
+  else c->waiters = w->next;
+  if (w->next) w->next->prev = w->prev;
+  w->prev = w->next = NULL;
+  pthread_mutex_unlock(&c->lock);
+}
+
+void cache_recheck_waits(srv_cache *c) {
+  pthread_mutex_lock(&c->lock);
+  for (cache_waiter *w = c->waiters; w; w = w->next) recheck_locked(c, w);
+  pthread_mutex_unlock(&c->lock);
+}
+
+void cache_stop_compiles(srv_cache *c) {
+  atomic_store(&c->stopping, true);
+  cache_recheck_waits(c);
+}
+
+bool cache_stopping(srv_cache *c) { return atomic_load(&c->stopping); }
+
+/* Compile f of e within e's bounds, stopped by e->compile_stop. */
+static shlo_status compile_one(srv_cache *c, cache_entry *e,
+                               const shlo_func *f, cache_waiter *w,
+                               shlo_executable **x, shlo_diag *diag) {
+  /* The flag may be left set by a compile that stopped before: say again
+   * whether anyone still waits (a new waiter clears it too). */
+  pthread_mutex_lock(&c->lock);
+  recheck_locked(c, w);
+  pthread_mutex_unlock(&c->lock);
+  if (atomic_load(&e->compile_stop)) /* the engine looks only every 256 ops */
+    return shlo_diag_set(diag, SHLO_ECANCELED, NULL, 0, 0, "canceled");
+  shlo_compile_limits lim;
+  cache_bounds_start(&e->bounds, &lim);
+  lim.cancel = &e->compile_stop;
+  shlo_compile_opts co = {.entry = f->name, .verified = e->verified,
+                          .limits = &lim};
+  shlo_status st = shlo_compile(e->m, &co, x, diag);
+  if (st) cache_bounds_explain(&e->bounds, &lim, st, diag);
+  return st;
+}
+
+shlo_status cache_entry_exe(srv_cache *c, cache_entry *e, const char *entry,
+                            const atomic_int *gone,
                             const shlo_executable **out, bool *compiled,
                             shlo_diag *diag) {
   *out = NULL;
@@ -431,6 +507,10 @@ shlo_status cache_entry_exe(cache_entry *e, const char *entry,
                          "name one with \"entry\"");
   }
   shlo_status st = SHLO_OK;
+  /* Counted as waiting before the lock: a request blocked here while
+   * another compiles keeps that compile alive. */
+  cache_waiter w;
+  cache_wait_begin(c, &w, e, gone);
   pthread_mutex_lock(&e->lock);
   for (int i = 0; i < e->n_exes; i++)
     if (!strcmp(e->exes[i].entry, f->name)) {
@@ -443,18 +523,15 @@ shlo_status cache_entry_exe(cache_entry *e, const char *entry,
                        "entry functions", SRV_MAX_EXES);
     goto done;
   }
-  /* An entry whose module passed the verifier in full is not verified
-   * again (get_module sets e->verified). */
-  shlo_compile_limits lim;
-  cache_bounds_start(&e->bounds, &lim);
-  shlo_compile_opts co = {.entry = f->name, .verified = e->verified,
-                          .limits = &lim};
-  shlo_executable *x = NULL;
-  st = shlo_compile(e->m, &co, &x, diag);
-  if (st) {
-    cache_bounds_explain(&e->bounds, &lim, st, diag);
+  if (gone && atomic_load(gone)) { /* gone while it waited for the lock */
+    st = shlo_diag_set(diag, SHLO_ECANCELED, NULL, 0, 0, "canceled");
     goto done;
   }
+  /* An entry whose module passed the verifier in full is not verified
+   * again (get_module sets e->verified). */
+  shlo_executable *x = NULL;
+  st = compile_one(c, e, f, &w, &x, diag);
+  if (st) goto done;
   char *name = strdup(f->name);
   if (!name) {
     shlo_executable_free(x);
@@ -468,6 +545,7 @@ shlo_status cache_entry_exe(cache_entry *e, const char *entry,
   *compiled = true;
 done:
   pthread_mutex_unlock(&e->lock);
+  cache_wait_end(c, &w);
   return st;
 }
 
