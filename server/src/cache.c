@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 
 #include "cache.h"
+#include "core/arena.h"
 #include "json_write.h"
 #include "shlo/grid.h"
 
@@ -207,9 +208,21 @@ cache_entry *cache_get(srv_cache *c, const uint8_t key[32], bool count_stats) {
   return e;
 }
 
-/* What an entry costs: the engine has no size query for a module or a
- * plan, so this estimates: the IR at ~8 bytes per byte of text, plus every
- * dense constant twice (in the IR and materialised in the plan). */
+/* What an entry costs: the engine has no size query for a plan, so this
+ * estimates: its plans at ~8 bytes per byte of text, every dense constant
+ * twice (in the IR and materialised in the plan), and the IR as its arena
+ * holds it: in 64 KiB chunks, so a small module costs at least one.  (A
+ * long soak showed it: with the IR counted as 8 bytes per byte of text, a
+ * 4 MiB cache of small modules grew towards ~75 MiB of heap, the chunks'
+ * untouched pages filling in as the heap was reused.) */
+#define ARENA_CHUNK_BYTES ((size_t)64 << 10)
+
+static size_t ir_bytes(const shlo_module *m) {
+  size_t used = m->arena ? shlo__arena_used(m->arena) : 0;
+  size_t chunks = (used + ARENA_CHUNK_BYTES - 1) / ARENA_CHUNK_BYTES;
+  return (chunks ? chunks : 1) * ARENA_CHUNK_BYTES;
+}
+
 static size_t dense_bytes(const shlo_block *b) {
   size_t n = 0;
   if (!b) return 0;
@@ -315,7 +328,7 @@ cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
   pthread_mutex_init(&e->lock, NULL);
   size_t dense = 0;
   for (int i = 0; i < m->n_funcs; i++) dense += dense_bytes(m->funcs[i]->body);
-  e->bytes = sizeof *e + 8 * text_len + 2 * dense;
+  e->bytes = sizeof *e + 8 * text_len + 2 * dense + ir_bytes(m);
   e->info = build_info(e);
   if (!e->info) {
     e->m = NULL;

@@ -174,6 +174,9 @@ void srv_log_time(char out[48]);
  * return free memory to the system, so RSS comes back to its baseline. */
 #define SRV_TRIM_AFTER_BYTES ((size_t)8 << 20)
 void srv_memory_after_request(size_t bytes);
+/* At start: at most one malloc arena per worker, plus the main one
+ * (unless MALLOC_ARENA_MAX says otherwise). */
+void srv_memory_init(int workers);
 
 /* http.c */
 int srv_http_start(srv_server *s);
