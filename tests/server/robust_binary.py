@@ -21,8 +21,9 @@ HERE = os.path.dirname(__file__)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "client", "python"))
 import shlo_client  # noqa: E402
-from srvtest import (REDUCE_100, Server, check, finish, free_port,  # noqa: E402
-                     loop_program, raw_connect, read_http_answer)
+from srvtest import (REDUCE_100, Server, chain_program, check,  # noqa: E402
+                     finish, free_port, loop_program, ms_until_idle,
+                     raw_connect, read_http_answer, wait_metrics)
 
 BIN = sys.argv[1]
 LONG = loop_program(30_000_000)  # a couple of seconds
@@ -246,13 +247,10 @@ srv.stop()
 srv = start("--threads", "2", "--compile-timeout-ms", "120000")
 
 
-def wait_running(n, limit_s):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < limit_s:
-        if srv.metrics()["shlo_executions_running"] == n:
-            return time.monotonic() - t0
-        time.sleep(0.001)
-    return None
+def started(limit_s):
+    dt, _ = wait_metrics(srv, lambda m: m["shlo_executions_running"] == 1,
+                         limit_s, step=0.001)
+    return dt is not None
 
 
 def ignore(f):
@@ -262,33 +260,23 @@ def ignore(f):
         pass
 
 
-cl = connect(srv)
-mod = cl.compile(loop_program(400_000_000))
-th = threading.Thread(target=ignore, args=(lambda: mod.execute(
-    timeout_ms=120000),))
-th.start()
-check(wait_running(1, 10) is not None, "the execution started")
-time.sleep(0.3)
-t0 = time.monotonic()
-drop(cl)
-dt = wait_running(0, 5)
-exec_ms = (time.monotonic() - t0) * 1000 if dt is not None else -1
-th.join()
-big = "".join(["func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n",
-               "  %0 = stablehlo.add %a, %a : tensor<4xf32>\n"] +
-              [f"  %{k} = stablehlo.add %{k - 1}, %a : tensor<4xf32>\n"
-               for k in range(1, 300_000)] +
-              ["  return %299999 : tensor<4xf32>\n}\n"])
-cl = connect(srv)
-th = threading.Thread(target=ignore, args=(lambda: cl.compile(big),))
-th.start()
-check(wait_running(1, 20) is not None, "the compile started")
-time.sleep(0.2)
-t0 = time.monotonic()
-drop(cl)
-dt = wait_running(0, 10)
-compile_ms = (time.monotonic() - t0) * 1000 if dt is not None else -1
-th.join()
+def dropped_ms(work, limit_s):
+    """Start work on a new connection in a thread, wait until it runs, drop
+    the connection: the milliseconds until the worker is free."""
+    cl = connect(srv)
+    th = threading.Thread(target=ignore, args=(lambda: work(cl),))
+    th.start()
+    check(started(limit_s), "the work started")
+    time.sleep(0.3)
+    ms = ms_until_idle(srv, lambda: drop(cl))
+    th.join()
+    return ms
+
+
+exec_ms = dropped_ms(lambda cl: cl.compile(loop_program(400_000_000)).execute(
+    timeout_ms=120000), 10)
+big = chain_program(300_000)
+compile_ms = dropped_ms(lambda cl: cl.compile(big), 20)
 print(f"binary drop to free worker: execution {exec_ms:.1f} ms, 300k-op "
       f"compile {compile_ms:.1f} ms (seen through /metrics)", flush=True)
 check(0 <= exec_ms <= 100, f"execution canceled within 100 ms: {exec_ms}")
