@@ -508,6 +508,9 @@ shlo_status cache_entry_exe(srv_cache *c, cache_entry *e, const char *entry,
                             shlo_diag *diag) {
   *out = NULL;
   *compiled = false;
+  /* Compiled already: no lock (the loop thread comes here for a tiny
+   * binary execution, and must not wait for another entry's compile). */
+  if ((*out = cache_entry_peek(e, entry))) return SHLO_OK;
   if (!entry) entry = e->entry;
   const shlo_func *f = entry ? shlo_module_find_func(e->m, entry)
                              : shlo_module_entry(e->m);
