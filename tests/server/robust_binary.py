@@ -280,7 +280,7 @@ compile_ms = dropped_ms(lambda cl: cl.compile(big), 20)
 print(f"binary drop to free worker: execution {exec_ms:.1f} ms, 300k-op "
       f"compile {compile_ms:.1f} ms (seen through /metrics)", flush=True)
 check(0 <= exec_ms <= 100, f"execution canceled within 100 ms: {exec_ms}")
-check(0 <= compile_ms <= 1000, f"compile canceled: {compile_ms}")
+check(0 <= compile_ms <= 2000, f"compile canceled: {compile_ms}")
 m = srv.metrics()
 check(m["shlo_execution_seconds_count"] <= 1, "nothing else ran")
 check(srv.stop() == 0, "stops cleanly")

@@ -54,7 +54,7 @@ time.sleep(float(os.environ.get("HANG_UP_AFTER_S", "0.3")))
 parse_ms = ms_until_idle(srv, lambda: hang_up(a))
 print(f"hang-up during a 300k-op compile: worker free after {parse_ms:.1f} ms"
       f" (seen through /metrics)", flush=True)
-check(0 <= parse_ms <= 1000,
+check(0 <= parse_ms <= 2000,
       f"the hang-up stops the compile: {parse_ms:.1f} ms")
 GONE = 'shlo_executions_canceled_total{reason="client_gone"}'
 check(srv.metrics()[GONE] == 1, "it was canceled, not finished")
@@ -87,7 +87,7 @@ check(m["shlo_executions_running"] == 2,
 shared_ms = ms_until_idle(srv, lambda: hang_up(y))
 print(f"shared compile: worker free {shared_ms:.1f} ms after its last "
       f"request hung up", flush=True)
-check(0 <= shared_ms <= 1000,
+check(0 <= shared_ms <= 2000,
       f"the compile stops when its last request is gone: {shared_ms:.1f} ms")
 check(srv.metrics()[GONE] == 2, "both were canceled")
 # Canceled compiles leave nothing behind: the same entry compiles later.
