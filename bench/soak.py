@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests",
 from srvtest import REDUCE_100, Server, loop_program, raw_connect  # noqa
 
 binary, minutes, threads = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+sample_s = float(sys.argv[4]) if len(sys.argv) > 4 else 30
 # A small cache, so that registrations of new modules evict old ones and
 # the run reaches a steady state; the clients share one address, so the
 # per-client cap is off.
@@ -179,6 +180,35 @@ def rss_kib():
     return -1
 
 
+def heap_kib():
+    """Resident KiB of the main heap and of the other malloc arenas (the
+    anonymous mappings inside 64 MiB-aligned arena reservations), and the
+    number of those arenas: what to look at when RSS grows."""
+    main = arenas = 0
+    seen = set()
+    try:
+        with open(f"/proc/{srv.proc.pid}/smaps") as f:
+            cur = None
+            for line in f:
+                head = line.split()
+                if "-" in head[0] and len(head) >= 5:
+                    lo = int(head[0].split("-")[0], 16)
+                    name = head[5] if len(head) > 5 else ""
+                    cur = ("main" if name == "[heap]" else
+                           "arena" if not name and lo % (64 << 20) == 0 else
+                           None)
+                    if cur == "arena":
+                        seen.add(lo)
+                elif head[0] == "Rss:" and cur:
+                    if cur == "main":
+                        main += int(head[1])
+                    else:
+                        arenas += int(head[1])
+    except OSError:
+        pass
+    return main, arenas, len(seen)
+
+
 workers = ([threading.Thread(target=valid_client, args=(i,)) for i in range(6)] +
            [threading.Thread(target=invalid_client, args=(100 + i,)) for i in range(3)] +
            [threading.Thread(target=slow_client, args=(200 + i,)) for i in range(8)] +
@@ -201,15 +231,24 @@ def report(final=False):
     last_total, last_t = answered, now
     r = rss_kib()
     rss.append((now - t_start, r))
+    main, arenas, n_arenas = heap_kib()
+    try:
+        m = srv.metrics()
+        cache = (f", cache {m['shlo_cache_modules']:g} modules "
+                 f"{m['shlo_cache_bytes'] / 1024:.0f} KiB, "
+                 f"{m.get('shlo_http_connections', 0):g} connections")
+    except (OSError, KeyError, ValueError):
+        cache = ""
     print(f"[{now - t_start:7.1f} s] {answered} answered ({rate:.0f}/s lately), "
-          f"RSS {r} KiB", flush=True)
+          f"RSS {r} KiB (heap {main}, {n_arenas} arenas {arenas}){cache}",
+          flush=True)
     if final:
         for k in sorted(snap):
             print(f"  {k}: {snap[k]}")
 
 
 while time.monotonic() < end:
-    time.sleep(min(30, max(0.1, end - time.monotonic())))
+    time.sleep(min(sample_s, max(0.1, end - time.monotonic())))
     report()
 for w in workers:
     w.join()

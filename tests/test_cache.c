@@ -139,7 +139,8 @@ static void held_entries_outlive_eviction(void **state) {
   const shlo_executable *x;
   bool compiled;
   shlo_diag d;
-  assert_int_equal(cache_entry_exe(held, NULL, &x, &compiled, &d), SHLO_OK);
+  assert_int_equal(cache_entry_exe(&c, held, NULL, NULL, &x, &compiled, &d),
+                   SHLO_OK);
   assert_true(compiled);
   cache_release(&c, held);
   /* The same key twice gives the entry already there. */
@@ -228,12 +229,64 @@ static void concurrent_use_keeps_the_invariants(void **state) {
   cache_destroy(&c);
 }
 
+/* A compile shared by several requests stops only when all of them are
+ * gone; a new waiter revives it; shutdown stops everything; work done for
+ * one waiter alone stops with it. */
+static void compiles_stop_when_no_one_waits(void **state) {
+  (void)state;
+  srv_cache c;
+  cache_init(&c, 1 << 20);
+  cache_entry *e = make_entry(1, 100);
+  atomic_int gone_a = 0, gone_b = 0, gone_c = 0;
+  cache_waiter a, b, w;
+  cache_wait_begin(&c, &a, e, &gone_a);
+  cache_wait_begin(&c, &b, e, &gone_b);
+  assert_int_equal(atomic_load(&e->compile_stop), 0);
+  atomic_store(&gone_a, 1);
+  cache_recheck_waits(&c);
+  assert_int_equal(atomic_load(&e->compile_stop), 0); /* b still waits */
+  atomic_store(&gone_b, 1);
+  cache_recheck_waits(&c);
+  assert_int_equal(atomic_load(&e->compile_stop), 1);
+  cache_waiter late;
+  cache_wait_begin(&c, &late, e, &gone_c); /* wants the result after all */
+  assert_int_equal(atomic_load(&e->compile_stop), 0);
+  /* one waiter alone: its own flag, untouched by the entry's */
+  atomic_int gone_w = 0;
+  cache_wait_begin(&c, &w, NULL, &gone_w);
+  assert_ptr_equal(w.stop, &w.own_stop);
+  assert_int_equal(atomic_load(&w.own_stop), 0);
+  atomic_store(&gone_w, 1);
+  cache_recheck_waits(&c);
+  assert_int_equal(atomic_load(&w.own_stop), 1);
+  assert_int_equal(atomic_load(&e->compile_stop), 0);
+  cache_wait_end(&c, &w);
+  assert_false(cache_stopping(&c));
+  cache_stop_compiles(&c);
+  assert_true(cache_stopping(&c));
+  assert_int_equal(atomic_load(&e->compile_stop), 1);
+  cache_wait_end(&c, &a);
+  cache_wait_end(&c, &b);
+  cache_wait_end(&c, &late);
+  assert_null(c.waiters);
+  /* stopping: a compile refuses to start */
+  const shlo_executable *x;
+  bool compiled;
+  shlo_diag d;
+  assert_int_equal(cache_entry_exe(&c, e, NULL, NULL, &x, &compiled, &d),
+                   SHLO_ECANCELED);
+  assert_false(compiled);
+  cache_release(&c, e);
+  cache_destroy(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(lookups_move_entries_to_the_front),
       cmocka_unit_test(the_byte_bound_evicts_least_recent),
       cmocka_unit_test(held_entries_outlive_eviction),
       cmocka_unit_test(concurrent_use_keeps_the_invariants),
+      cmocka_unit_test(compiles_stop_when_no_one_waits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

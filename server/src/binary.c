@@ -39,7 +39,9 @@ struct bin_conn {
   const char *token;     /* name of the HELLO's token */
   srv_team *team;        /* its team (the anonymous one without tokens) */
   unsigned scopes;
-  char ip[SRV_IP_LEN];   /* the peer's address, for the audit log */
+  char ip[SRV_IP_LEN];   /* the peer's address */
+  bool ip_counted;       /* in s->per_ip */
+  bool ip_refused;       /* over max-connections-per-ip: HELLO gets ERROR */
   /* the frame being read */
   rd_state st;
   char *dst;             /* where the current piece goes (NULL: discard) */
@@ -327,6 +329,9 @@ static void job_done(srv_job *j) {
   if (b->executed) srv_metrics_exec(&s->metrics, b->exec_s);
   if (b->team_held) b->team->in_flight--;
   b->team_held = false;
+  srv_metrics_queue_wait(&s->metrics, &b->job);
+  if (b->client_counted) srv_client_release(s, b->client);
+  b->client_counted = false;
   if (b->failed && bin_answer_error(b)) b->ans.bytes = 0;
   /* Out of memory for the OUTPUT frame: the answer goes without it. */
   if (b->ans.bytes) (void)bin_answer_output(b);
@@ -357,6 +362,9 @@ static bin_job *job_new(bin_conn *c, int type) {
   b->team = c->team;
   b->scopes = c->scopes;
   atomic_init(&b->cancel, 0);
+  /* per-client caps count by token when there are tokens, as HTTP does */
+  if (c->token) snprintf(b->client, sizeof b->client, "token:%s", c->token);
+  else snprintf(b->client, sizeof b->client, "%s", c->ip);
   return b;
 }
 
@@ -399,6 +407,31 @@ static void team_admit(bin_job *b) {
   if (t->quota.v[SRV_QUOTA_RUNNING]) b->job.owner = &t->owner;
 }
 
+/* Queue a job for a worker in its lane, counted against its client's
+ * caps as HTTP's are: false with b->err set when refused. */
+static bool submit(srv_server *s, bin_job *b) {
+  if (srv_client_full(s, b->client, &b->err)) {
+    b->failed = true;
+    return false;
+  }
+  b->client_counted = srv_client_hold(s, b->client, &b->job);
+  /* A job has one owner for the pool's running caps: as on HTTP, the
+   * team's running quota, when it has one, rules over the client's. */
+  if (b->team_held && b->team->quota.v[SRV_QUOTA_RUNNING])
+    b->job.owner = &b->team->owner;
+  b->job.lane = bin_job_lane(b);
+  if (!pool_submit(&s->pool, &b->job)) return true;
+  if (b->client_counted) srv_client_release(s, b->client);
+  b->client_counted = false;
+  b->job.owner = NULL;
+  s->metrics.refused_queue++;
+  shlo_proto_fail(&b->err, SHLO_PERR_LIMIT, "limit max-queue (%lld): every "
+                  "worker is busy; retry later", (long long)s->cfg.max_queue);
+  b->err.http = 503;
+  b->failed = true;
+  return false;
+}
+
 /* Hand a complete request to a worker (or run a tiny one right here). */
 static void dispatch(bin_conn *c, bin_job *b) {
   srv_server *s = c->s;
@@ -422,12 +455,7 @@ static void dispatch(bin_conn *c, bin_job *b) {
   if (b->failed || (b->type == SHLO_BIN_EXECUTE && bin_job_is_tiny(b))) {
     if (!b->failed) bin_job_work(&b->job);
     job_done(&b->job);
-  } else if (pool_submit(&s->pool, &b->job)) {
-    s->metrics.refused_queue++;
-    shlo_proto_fail(&b->err, SHLO_PERR_LIMIT, "limit max-queue (%lld): every "
-                    "worker is busy; retry later", (long long)s->cfg.max_queue);
-    b->err.http = 503;
-    b->failed = true;
+  } else if (!submit(s, b)) {
     job_done(&b->job);
   } else {
     pool_flush(&s->pool);
@@ -449,6 +477,16 @@ static void on_hello(bin_conn *c) {
     return;
   }
   memcpy(&h, c->payload, sizeof h);
+  if (c->ip_refused) { /* answered here, once its HELLO is read */
+    shlo_proto_error e;
+    shlo_proto_fail(&e, SHLO_PERR_LIMIT, "limit max-connections-per-ip "
+                    "(%lld) reached; retry later",
+                    (long long)s->cfg.max_connections_per_ip);
+    e.http = 503;
+    send_error(c, 0, SHLO_BIN_HELLO, &e);
+    close_after_writes(c);
+    return;
+  }
   if (h.reserved || h.token_length > c->hdr.length - sizeof h) {
     fatal(c, SHLO_PERR_INPUT, "HELLO: reserved field set or token longer "
                               "than the payload");
@@ -539,6 +577,7 @@ static void on_compile(bin_conn *c) {
 static void on_cancel(bin_conn *c) {
   for (bin_job *b = c->jobs; b; b = b->next)
     if (b->id == c->hdr.id) atomic_store(&b->cancel, BIN_CANCEL_CLIENT);
+  cache_recheck_waits(&c->s->cache); /* a compile no one waits for stops */
   count(c, SHLO_BIN_CANCEL, NULL);
 }
 
@@ -911,6 +950,8 @@ static void conn_close(bin_conn *c) {
   else bn->conns = c->next;
   if (c->next) c->next->prev = c->prev;
   bn->n_conns--;
+  if (c->ip_counted) counts_add(&c->s->per_ip, c->ip, -1);
+  c->ip_counted = false;
   /* Running jobs answer to no one now: stop them. */
   for (bin_job *b = c->jobs; b; b = b->next) {
     atomic_store(&b->cancel, BIN_CANCEL_CLIENT);
@@ -919,6 +960,7 @@ static void conn_close(bin_conn *c) {
   }
   c->jobs = NULL;
   c->running = 0;
+  cache_recheck_waits(&c->s->cache);
   uv_close((uv_handle_t *)&c->tcp, on_closed);
 }
 
@@ -943,10 +985,13 @@ static void on_connection(uv_stream_t *server, int status) {
     return;
   }
   uv_tcp_nodelay(&c->tcp, 1);
-  struct sockaddr_storage peer;
-  int plen = sizeof peer;
-  if (!uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&peer, &plen))
-    uv_ip_name((struct sockaddr *)&peer, c->ip, sizeof c->ip);
+  /* One address's connections count with its HTTP ones (listen.c). */
+  struct sockaddr_storage ss;
+  int len = sizeof ss;
+  if (!uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len))
+    srv_addr_text((struct sockaddr *)&ss, c->ip);
+  c->ip_refused = srv_ip_full(s, c->ip);
+  c->ip_counted = !c->ip_refused && counts_add(&s->per_ip, c->ip, 1) > 0;
   c->next = s->bin->conns;
   if (c->next) c->next->prev = c;
   s->bin->conns = c;
@@ -1028,6 +1073,7 @@ int srv_binary_cancel_all(srv_server *s) {
   for (bin_conn *c = s->bin->conns; c; c = c->next)
     for (bin_job *b = c->jobs; b; b = b->next, n++)
       atomic_store(&b->cancel, BIN_CANCEL_SHUTDOWN);
+  cache_recheck_waits(&s->cache);
   return n;
 }
 

@@ -55,6 +55,8 @@ typedef struct bin_job {
   unsigned scopes;
   bool team_held;        /* counted in the team's in-flight jobs */
   int refused_quota;     /* SRV_QUOTA_* + 1 of a worker's refusal, 0: none */
+  char client[SRV_COUNT_KEY]; /* token name, else address: per-client caps */
+  bool client_counted;   /* holds one of its client's max-client-jobs */
   /* the answer */
   bool failed;
   shlo_proto_error err;
@@ -73,6 +75,9 @@ void bin_job_work(srv_job *j);
 /* Whether an EXECUTE names a cached, compiled, tiny program the loop may
  * run itself (see jobs.c's SRV_INLINE_MAX_WORK). */
 bool bin_job_is_tiny(bin_job *b);
+/* The lane of a job going to a worker: COMPILE short (compiles are
+ * bounded, like HTTP registrations); EXECUTE by its module (srv_lane_of). */
+srv_lane bin_job_lane(bin_job *b);
 void bin_job_free(bin_job *b);
 /* The ERROR frame of a failed job as its answer (replacing any other). */
 int bin_answer_error(bin_job *b);

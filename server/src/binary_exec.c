@@ -154,7 +154,8 @@ static bool fail(bin_job *b, shlo_proto_err_kind kind, int http,
 }
 
 static bool fail_diag(bin_job *b, shlo_status st, const shlo_diag *d) {
-  srv_error_from_diag(&b->err, st, d);
+  if (st == SHLO_ECANCELED) srv_compile_canceled(b->srv, &b->err);
+  else srv_error_from_diag(&b->err, st, d);
   b->engine_status = st;
   b->failed = true;
   return false;
@@ -172,7 +173,7 @@ static cache_entry *find_module(bin_job *b, bool *cached, bool *fresh,
   if (b->program) {
     cache_entry *e = srv_module_get(s, b->program, b->program_len,
                                     (int)b->ex.replicas, (int)b->ex.partitions,
-                                    cached, ms, &b->err);
+                                    &b->cancel, cached, ms, &b->err);
     if (!e) b->failed = true;
     *fresh = e && !*cached;
     return e;
@@ -200,7 +201,9 @@ static const shlo_executable *compile(bin_job *b, cache_entry **e, bool fresh,
   shlo_diag d;
   shlo_diag_clear(&d);
   uint64_t t0 = srv_now_ns();
-  shlo_status st = cache_entry_exe(*e, b->entry, &x, &compiled, &d);
+  srv_cache *c = &b->srv->cache;
+  shlo_status st = cache_entry_exe(c, *e, b->entry, &b->cancel, &x,
+                                   &compiled, &d);
   if (compiled) {
     *ms += (double)(srv_now_ns() - t0) / 1e6;
     *cached = false;
@@ -215,7 +218,7 @@ static const shlo_executable *compile(bin_job *b, cache_entry **e, bool fresh,
     cache_entry *p = cache_insert_for(&b->srv->cache, *e, b->team, &no_room);
     if (p != *e) {
       *e = p; /* another request published the same program first */
-      st = cache_entry_exe(*e, b->entry, &x, &compiled, &d);
+      st = cache_entry_exe(c, *e, b->entry, &b->cancel, &x, &compiled, &d);
       if (st) {
         fail_diag(b, st, &d);
         return NULL;
@@ -358,6 +361,8 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   }
   b->exec_s = (double)(srv_now_ns() - t1) / 1e9;
   b->executed = true;
+  /* its run time places the module's next executions in a lane */
+  if (st == SHLO_OK || st == SHLO_ETIMEOUT) cache_entry_ran(e, b->exec_s);
   srv_capture_close(&b->printed);
   srv_team_release_memory(b->team, mem);
   release_own(own, n_procs * f->n_args);
@@ -463,6 +468,20 @@ bool bin_job_is_tiny(bin_job *b) {
               work >= 0 && work <= SRV_INLINE_MAX_WORK;
   cache_release(&b->srv->cache, e);
   return tiny;
+}
+
+srv_lane bin_job_lane(bin_job *b) {
+  srv_cache *c = &b->srv->cache;
+  if (b->type == SHLO_BIN_COMPILE) return SRV_LANE_SHORT;
+  cache_entry *e = b->program
+                       ? cache_find_text(c, b->program, b->program_len,
+                                         (int)b->ex.replicas,
+                                         (int)b->ex.partitions, false)
+                       : cache_get(c, b->ex.id, false);
+  if (!e) return SRV_LANE_LONG;
+  srv_lane lane = srv_lane_of(e, cache_entry_peek(e, b->entry));
+  cache_release(c, e);
+  return lane;
 }
 
 void bin_job_free(bin_job *b) {

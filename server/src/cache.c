@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 
 #include "cache.h"
+#include "core/arena.h"
 #include "json_write.h"
 #include "shlo/grid.h"
 
@@ -227,9 +228,21 @@ cache_entry *cache_get(srv_cache *c, const uint8_t key[32], bool count_stats) {
   return e;
 }
 
-/* What an entry costs: the engine has no size query for a module or a
- * plan, so this estimates: the IR at ~8 bytes per byte of text, plus every
- * dense constant twice (in the IR and materialised in the plan). */
+/* What an entry costs: the engine has no size query for a plan, so this
+ * estimates: its plans at ~8 bytes per byte of text, every dense constant
+ * twice (in the IR and materialised in the plan), and the IR as its arena
+ * holds it: in 64 KiB chunks, so a small module costs at least one.  (A
+ * long soak showed it: with the IR counted as 8 bytes per byte of text, a
+ * 4 MiB cache of small modules grew towards ~75 MiB of heap, the chunks'
+ * untouched pages filling in as the heap was reused.) */
+#define ARENA_CHUNK_BYTES ((size_t)64 << 10)
+
+static size_t ir_bytes(const shlo_module *m) {
+  size_t used = m->arena ? shlo__arena_used(m->arena) : 0;
+  size_t chunks = (used + ARENA_CHUNK_BYTES - 1) / ARENA_CHUNK_BYTES;
+  return (chunks ? chunks : 1) * ARENA_CHUNK_BYTES;
+}
+
 static size_t dense_bytes(const shlo_block *b) {
   size_t n = 0;
   if (!b) return 0;
@@ -331,10 +344,11 @@ cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
   e->partitions = partitions > 0 ? partitions : mp;
   e->refs = 1;
   atomic_init(&e->slow_us, -1);
+  atomic_init(&e->compile_stop, 0);
   pthread_mutex_init(&e->lock, NULL);
   size_t dense = 0;
   for (int i = 0; i < m->n_funcs; i++) dense += dense_bytes(m->funcs[i]->body);
-  e->bytes = sizeof *e + 8 * text_len + 2 * dense;
+  e->bytes = sizeof *e + 8 * text_len + 2 * dense + ir_bytes(m);
   e->info = build_info(e);
   if (!e->info) {
     e->m = NULL;
@@ -465,11 +479,89 @@ const shlo_executable *cache_entry_peek(cache_entry *e, const char *entry) {
   return x;
 }
 
-shlo_status cache_entry_exe(cache_entry *e, const char *entry,
+/* ---- who waits for a compile ---- */
+
+/* Set the flag of w's work: the cache stops, or every waiter of the work
+ * is gone (lock held).  Cleared again when a new waiter comes. */
+static void recheck_locked(srv_cache *c, cache_waiter *w) {
+  bool stop = atomic_load(&c->stopping);
+  if (!stop) {
+    stop = true;
+    for (cache_waiter *o = c->waiters; o && stop; o = o->next)
+      if (o->work == w->work && !(o->gone && atomic_load(o->gone)))
+        stop = false;
+  }
+  atomic_store(w->stop, stop);
+}
+
+void cache_wait_begin(srv_cache *c, cache_waiter *w, const void *work,
+                      const atomic_int *gone) {
+  const cache_entry *e = work;
+  w->work = work ? work : w;
+  w->gone = gone;
+  atomic_init(&w->own_stop, 0);
+  w->stop = work ? (atomic_int *)&e->compile_stop : &w->own_stop;
+  pthread_mutex_lock(&c->lock);
+  w->prev = NULL;
+  w->next = c->waiters;
+  if (c->waiters) c->waiters->prev = w;
+  c->waiters = w;
+  recheck_locked(c, w);
+  pthread_mutex_unlock(&c->lock);
+}
+
+void cache_wait_end(srv_cache *c, cache_waiter *w) {
+  pthread_mutex_lock(&c->lock);
+  if (w->prev) w->prev->next = w->next;
+  else c->waiters = w->next;
+  if (w->next) w->next->prev = w->prev;
+  w->prev = w->next = NULL;
+  pthread_mutex_unlock(&c->lock);
+}
+
+void cache_recheck_waits(srv_cache *c) {
+  pthread_mutex_lock(&c->lock);
+  for (cache_waiter *w = c->waiters; w; w = w->next) recheck_locked(c, w);
+  pthread_mutex_unlock(&c->lock);
+}
+
+void cache_stop_compiles(srv_cache *c) {
+  atomic_store(&c->stopping, true);
+  cache_recheck_waits(c);
+}
+
+bool cache_stopping(srv_cache *c) { return atomic_load(&c->stopping); }
+
+/* Compile f of e within e's bounds, stopped by e->compile_stop. */
+static shlo_status compile_one(srv_cache *c, cache_entry *e,
+                               const shlo_func *f, cache_waiter *w,
+                               shlo_executable **x, shlo_diag *diag) {
+  /* The flag may be left set by a compile that stopped before: say again
+   * whether anyone still waits (a new waiter clears it too). */
+  pthread_mutex_lock(&c->lock);
+  recheck_locked(c, w);
+  pthread_mutex_unlock(&c->lock);
+  if (atomic_load(&e->compile_stop)) /* the engine looks only every 256 ops */
+    return shlo_diag_set(diag, SHLO_ECANCELED, NULL, 0, 0, "canceled");
+  shlo_compile_limits lim;
+  cache_bounds_start(&e->bounds, &lim);
+  lim.cancel = &e->compile_stop;
+  shlo_compile_opts co = {.entry = f->name, .verified = e->verified,
+                          .limits = &lim};
+  shlo_status st = shlo_compile(e->m, &co, x, diag);
+  if (st) cache_bounds_explain(&e->bounds, &lim, st, diag);
+  return st;
+}
+
+shlo_status cache_entry_exe(srv_cache *c, cache_entry *e, const char *entry,
+                            const atomic_int *gone,
                             const shlo_executable **out, bool *compiled,
                             shlo_diag *diag) {
   *out = NULL;
   *compiled = false;
+  /* Compiled already: no lock (the loop thread comes here for a tiny
+   * binary execution, and must not wait for another entry's compile). */
+  if ((*out = cache_entry_peek(e, entry))) return SHLO_OK;
   if (!entry) entry = e->entry;
   const shlo_func *f = entry ? shlo_module_find_func(e->m, entry)
                              : shlo_module_entry(e->m);
@@ -482,6 +574,10 @@ shlo_status cache_entry_exe(cache_entry *e, const char *entry,
                          "name one with \"entry\"");
   }
   shlo_status st = SHLO_OK;
+  /* Counted as waiting before the lock: a request blocked here while
+   * another compiles keeps that compile alive. */
+  cache_waiter w;
+  cache_wait_begin(c, &w, e, gone);
   pthread_mutex_lock(&e->lock);
   for (int i = 0; i < e->n_exes; i++)
     if (!strcmp(e->exes[i].entry, f->name)) {
@@ -494,18 +590,15 @@ shlo_status cache_entry_exe(cache_entry *e, const char *entry,
                        "entry functions", SRV_MAX_EXES);
     goto done;
   }
-  /* An entry whose module passed the verifier in full is not verified
-   * again (get_module sets e->verified). */
-  shlo_compile_limits lim;
-  cache_bounds_start(&e->bounds, &lim);
-  shlo_compile_opts co = {.entry = f->name, .verified = e->verified,
-                          .limits = &lim};
-  shlo_executable *x = NULL;
-  st = shlo_compile(e->m, &co, &x, diag);
-  if (st) {
-    cache_bounds_explain(&e->bounds, &lim, st, diag);
+  if (gone && atomic_load(gone)) { /* gone while it waited for the lock */
+    st = shlo_diag_set(diag, SHLO_ECANCELED, NULL, 0, 0, "canceled");
     goto done;
   }
+  /* An entry whose module passed the verifier in full is not verified
+   * again (get_module sets e->verified). */
+  shlo_executable *x = NULL;
+  st = compile_one(c, e, f, &w, &x, diag);
+  if (st) goto done;
   char *name = strdup(f->name);
   if (!name) {
     shlo_executable_free(x);
@@ -519,6 +612,7 @@ shlo_status cache_entry_exe(cache_entry *e, const char *entry,
   *compiled = true;
 done:
   pthread_mutex_unlock(&e->lock);
+  cache_wait_end(c, &w);
   return st;
 }
 

@@ -24,7 +24,8 @@ typedef struct srv_exe {
 
 /* Bounds on turning a program's text into executables, from the server's
  * configuration: max-program-ops, compile-timeout-ms (each 0 = none) and a
- * flag that cancels (the server's shutdown; may be NULL). */
+ * flag that cancels (may be NULL; a compile's own comes from its
+ * cache_waiter). */
 typedef struct cache_bounds {
   int64_t max_ops;
   int64_t timeout_ms;
@@ -57,6 +58,9 @@ typedef struct cache_entry {
   atomic_int slow_us;   /* recent slowest execution, -1 before the first
                            (workers write, the loop reads: srv lanes) */
   cache_bounds bounds;  /* for compiling its functions; set by its creator */
+  atomic_int compile_stop; /* the engine's cancel flag while one compiles:
+                              set when every request waiting for it is
+                              gone (cache_waiter), or at shutdown */
   /* Compiling takes lock (one compile of an entry at a time); reading
    * never does: exes[i] is complete before n_exes counts it (a release
    * store), so the loop thread never waits on a compile (cache_entry_peek). */
@@ -80,6 +84,18 @@ typedef struct cache_use {
   size_t bytes, share;
 } cache_use;
 
+/* A request that waits for a compile, or does it: a compile shared by
+ * several requests (an entry's function) stops only when every one of
+ * them is gone; one that only its request waits for (parsing a new
+ * program) when that request is gone; every compile at shutdown. */
+typedef struct cache_waiter {
+  const void *work;       /* the entry compiled, or this waiter alone */
+  const atomic_int *gone; /* the request's cancel flag: nonzero = gone */
+  atomic_int *stop;       /* the engine's cancel flag of work */
+  atomic_int own_stop;    /* stop, for work done for this waiter alone */
+  struct cache_waiter *prev, *next;
+} cache_waiter;
+
 typedef struct srv_cache {
   pthread_mutex_t lock;
   cache_use *uses;
@@ -88,6 +104,8 @@ typedef struct srv_cache {
   int n;
   uint64_t hits, misses, evictions;
   cache_entry *head, *tail;
+  cache_waiter *waiters; /* under lock */
+  atomic_bool stopping;  /* shutdown: every compile stops, none starts */
 } srv_cache;
 
 void cache_init(srv_cache *c, size_t max_bytes);
@@ -140,10 +158,27 @@ bool cache_remove(srv_cache *c, const uint8_t key[32]);
  * never blocks: the loop thread calls it. */
 const shlo_executable *cache_entry_peek(cache_entry *e, const char *entry);
 /* The executable for function `entry` (NULL as for peek), compiling it on
- * first use (*compiled set) within e->bounds.  Borrowed from e. */
-shlo_status cache_entry_exe(cache_entry *e, const char *entry,
+ * first use (*compiled set) within e->bounds.  Borrowed from e.  gone
+ * (may be NULL) is the asking request's cancel flag: the compile stops
+ * (SHLO_ECANCELED) once every request that waits for it is gone, or the
+ * cache is stopping. */
+shlo_status cache_entry_exe(srv_cache *c, cache_entry *e, const char *entry,
+                            const atomic_int *gone,
                             const shlo_executable **out, bool *compiled,
                             shlo_diag *diag);
+/* Count w (caller's storage, until cache_wait_end) as waiting for work
+ * (an entry; NULL: w alone, with w->own_stop as its flag) on behalf of a
+ * request whose cancel flag is gone.  Sets the work's flag at once when
+ * that is already all gone, or the cache is stopping. */
+void cache_wait_begin(srv_cache *c, cache_waiter *w, const void *work,
+                      const atomic_int *gone);
+void cache_wait_end(srv_cache *c, cache_waiter *w);
+/* After setting requests' cancel flags (any thread): stop the compiles
+ * that no one waits for any more. */
+void cache_recheck_waits(srv_cache *c);
+/* Shutdown: stop every compile now and refuse new ones (ECANCELED). */
+void cache_stop_compiles(srv_cache *c);
+bool cache_stopping(srv_cache *c);
 /* {"modules": [info...]} (malloc'd). */
 char *cache_list_json(srv_cache *c);
 

@@ -144,24 +144,14 @@ enum MHD_Result srv_http_reply(srv_request *r) {
 
 /* ---- jobs ---- */
 
-/* Count r against its client: in flight (max-client-jobs) and as the
- * owner of its job in the pool (max-client-running). */
 static void client_hold(srv_server *s, srv_request *r) {
-  r->client_counted = counts_add(&s->per_client, r->client, 1) > 0;
-  if (!r->client_counted) return;
-  void **d = counts_data(&s->per_client, r->client);
-  if (d && !*d) *d = calloc(1, sizeof(srv_job_owner));
-  srv_job_owner *o = d ? *d : NULL;
-  if (o) o->max_running = (int)s->cfg.max_client_running;
-  r->job.owner = o;
+  r->client_counted = srv_client_hold(s, r->client, &r->job);
 }
 
 static void client_release(srv_server *s, srv_request *r) {
   if (!r->client_counted) return;
   r->client_counted = false;
-  void **d = counts_data(&s->per_client, r->client);
-  void *owner = d ? *d : NULL;
-  if (counts_add(&s->per_client, r->client, -1) == 0) free(owner);
+  srv_client_release(s, r->client);
 }
 
 /* A job that ended canceled: count it, and for a hang-up, how long the
@@ -223,12 +213,9 @@ static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
     if (r->executed) srv_metrics_exec(&s->metrics, r->exec_s);
     return srv_http_reply(r);
   }
-  long long cap = s->cfg.max_client_jobs;
-  if (cap && counts_get(&s->per_client, r->client) >= cap) {
-    s->metrics.refused_client_jobs++;
-    srv_reply_error(r, SHLO_PERR_LIMIT, 429, 0, 0,
-                    "limit max-client-jobs (%lld) reached: this client has "
-                    "that many requests running or queued; retry later", cap);
+  shlo_proto_error full;
+  if (srv_client_full(s, r->client, &full)) {
+    srv_reply_error(r, full.kind, full.http, 0, 0, "%s", full.message);
     r->retry_after = true;
     return srv_http_reply(r);
   }
@@ -708,6 +695,7 @@ static void on_drain_tick(uv_timer_t *t) {
       int none = 0; /* a hang-up seen before keeps its reason */
       atomic_compare_exchange_strong(&r->cancel, &none, SRV_CANCEL_SHUTDOWN);
     }
+    cache_recheck_waits(&s->cache);
     fprintf(stderr, "shlo-server: grace period over, canceled %d "
                     "execution(s)\n", n);
   }
@@ -729,6 +717,9 @@ void srv_begin_shutdown(srv_server *s) {
   fprintf(stderr, "shlo-server: shutting down: no new work, %s\n",
           s->inflight ? "finishing running executions" : "nothing running");
   srv_binary_quiesce(s);
+  /* Compiles stop now: the grace period is for executions, and a compile
+   * (up to compile-timeout-ms) would only lead to one. */
+  cache_stop_compiles(&s->cache);
   uv_timer_init(s->loop, &s->drain_timer);
   s->drain_timer.data = s;
   uv_timer_start(&s->drain_timer, on_drain_tick, 0, 20);

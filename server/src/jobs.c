@@ -50,7 +50,8 @@ void srv_error_from_diag(shlo_proto_error *e, shlo_status st,
 
 static void reply_diag(srv_request *r, shlo_status st, const shlo_diag *d) {
   shlo_proto_error e;
-  srv_error_from_diag(&e, st, d);
+  if (st == SHLO_ECANCELED) srv_compile_canceled(r->srv, &e);
+  else srv_error_from_diag(&e, st, d);
   reply_proto(r, &e);
 }
 
@@ -147,8 +148,44 @@ static bool read_body(srv_request *r, body *b) {
   return true;
 }
 
+/* A compile stopped by its cancel flag, as the reply's error. */
+void srv_compile_canceled(srv_server *s, shlo_proto_error *err) {
+  shlo_proto_fail(err, SHLO_PERR_TIMEOUT, "%s",
+                  cache_stopping(&s->cache)
+                      ? "canceled: the server is shutting down"
+                      : "canceled: the client went away");
+  err->http = 503;
+}
+
+/* Parse and verify a new program within the server's bounds; stops when
+ * the request is gone or the server stops. */
+static shlo_status parse_and_verify(srv_server *s, const char *text,
+                                    size_t len, const atomic_int *gone,
+                                    cache_bounds *bounds, shlo_module **m,
+                                    shlo_diag *d) {
+  cache_waiter w;
+  cache_wait_begin(&s->cache, &w, NULL, gone);
+  /* Parsing and verifying share one compile-timeout-ms. */
+  bounds->cancel = &w.own_stop;
+  shlo_compile_limits lim;
+  cache_bounds_start(bounds, &lim);
+  shlo_status st = shlo_parse_module_limited(text, len, "program", &lim, m,
+                                             d);
+  if (!st) {
+    /* Verify once, before the module enters the cache.  Features the
+     * verifier cannot judge (dynamic shapes) are left to the compiler. */
+    shlo_verify_opts vo = {.limits = &lim};
+    st = shlo_verify_module_first(*m, &vo, d);
+  }
+  cache_bounds_explain(bounds, &lim, st, d);
+  cache_wait_end(&s->cache, &w);
+  bounds->cancel = NULL; /* w is gone; the entry's compiles have their own */
+  return st;
+}
+
 cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
-                            int replicas, int partitions, bool *cached,
+                            int replicas, int partitions,
+                            const atomic_int *gone, bool *cached,
                             double *ms, shlo_proto_error *err) {
   cache_entry *e =
       cache_find_text(&s->cache, text, len, replicas, partitions, true);
@@ -163,27 +200,13 @@ cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
   shlo_module *m = NULL;
   shlo_diag d;
   shlo_diag_clear(&d);
-  /* Parsing and verifying share one compile-timeout-ms.  (No cancel flag
-   * yet: this function does not know the request it works for.) */
   cache_bounds bounds = {s->cfg.max_program_ops, s->cfg.compile_timeout_ms,
                          NULL};
-  shlo_compile_limits lim;
-  cache_bounds_start(&bounds, &lim);
-  shlo_status st = shlo_parse_module_limited(text, len, "program", &lim, &m,
-                                             &d);
-  if (st) {
-    cache_bounds_explain(&bounds, &lim, st, &d);
-    srv_error_from_diag(err, st, &d);
-    return NULL;
-  }
-  /* Verify once, before the module enters the cache.  Features the
-   * verifier cannot judge (dynamic shapes) are left to the compiler. */
-  shlo_verify_opts vo = {.limits = &lim};
-  st = shlo_verify_module_first(m, &vo, &d);
-  cache_bounds_explain(&bounds, &lim, st, &d);
+  shlo_status st = parse_and_verify(s, text, len, gone, &bounds, &m, &d);
   if (st && st != SHLO_EUNSUPPORTED) {
     shlo_module_free(m);
-    srv_error_from_diag(err, st, &d);
+    if (st == SHLO_ECANCELED) srv_compile_canceled(s, err);
+    else srv_error_from_diag(err, st, &d);
     return NULL;
   }
   if (m->n_funcs == 0) {
@@ -211,7 +234,8 @@ static cache_entry *get_module(srv_request *r, const char *text, size_t len,
                                double *ms) {
   shlo_proto_error e;
   cache_entry *got = srv_module_get(r->srv, text, len, req->replicas,
-                                    req->partitions, cached, ms, &e);
+                                    req->partitions, &r->cancel, cached, ms,
+                                    &e);
   if (!got) {
     reply_proto(r, &e);
     return NULL;
@@ -345,7 +369,7 @@ static bool decode_inputs(srv_request *r, const cJSON *inputs,
 #define SRV_SHORT_MAX_WORK (1 << 22)
 #define SRV_SHORT_EXEC_US 20000
 
-static srv_lane lane_of(cache_entry *e, const shlo_executable *x) {
+srv_lane srv_lane_of(cache_entry *e, const shlo_executable *x) {
   if (!x) return SRV_LANE_LONG; /* still to compile: unknown run time */
   int64_t work = shlo_executable_work(x);
   if (work >= 0 && work <= SRV_SHORT_MAX_WORK) return SRV_LANE_SHORT;
@@ -388,7 +412,7 @@ static bool inline_target(srv_request *r, const body *b, cache_entry **e,
     cache_count_hit(&s->cache);
     return true;
   }
-  *lane = lane_of(*e, *x);
+  *lane = srv_lane_of(*e, *x);
   cache_release(&s->cache, *e);
   *e = NULL;
   return false;
@@ -406,7 +430,7 @@ static srv_lane lane_by_id(srv_request *r) {
   if (r->route != R_MODULE_EXEC || !cache_id_to_key(r->id, key) ||
       !(e = cache_get_for(&r->srv->cache, key, srv_visible_owner(r), false)))
     return SRV_LANE_LONG;
-  srv_lane lane = lane_of(e, cache_entry_peek(e, NULL));
+  srv_lane lane = srv_lane_of(e, cache_entry_peek(e, NULL));
   cache_release(&r->srv->cache, e);
   return lane;
 }
@@ -520,17 +544,16 @@ static bool compile_entry(exec_state *ex) {
   shlo_diag d;
   shlo_diag_clear(&d);
   double t0 = now_ms();
-  /* PART-B HOOK (issue #10 item 2): once the engine's compile takes a
-   * cancel flag and a deadline, pass &r->cancel here so that a client's
-   * hang-up or a shutdown stops a compile too.  Until then a request that
-   * was canceled while it waited does not start compiling. */
+  /* A client's hang-up stops the compile once no other request waits
+   * for it; a shutdown stops it at once (cache_entry_exe). */
   if (atomic_load(&r->cancel)) {
     reply_canceled(r);
     return false;
   }
+  srv_cache *c = &r->srv->cache;
   shlo_status st = ex->x ? SHLO_OK
-                         : cache_entry_exe(ex->e, ex->b.req.entry, &ex->x,
-                                           &compiled, &d);
+                         : cache_entry_exe(c, ex->e, ex->b.req.entry,
+                                           &r->cancel, &ex->x, &compiled, &d);
   if (compiled) {
     ex->compile_ms += now_ms() - t0;
     ex->cached = false;
@@ -547,7 +570,8 @@ static bool compile_entry(exec_state *ex) {
     cache_entry *p = publish(r, ex->e, false);
     if (p != ex->e) {
       ex->e = p;
-      st = cache_entry_exe(ex->e, ex->b.req.entry, &ex->x, &compiled, &d);
+      st = cache_entry_exe(c, ex->e, ex->b.req.entry, &r->cancel, &ex->x,
+                           &compiled, &d);
       if (st) {
         reply_diag(r, st, &d);
         return false;
@@ -764,7 +788,8 @@ void srv_job_register(srv_job *j) {
   shlo_diag d;
   shlo_diag_clear(&d);
   double t0 = now_ms();
-  shlo_status st = cache_entry_exe(e, b.req.entry, &x, &compiled, &d);
+  shlo_status st = cache_entry_exe(&s->cache, e, b.req.entry, &r->cancel,
+                                   &x, &compiled, &d);
   if (compiled) r->compile_ms = ms + now_ms() - t0;
   if (st) {
     reply_diag(r, st, &d);

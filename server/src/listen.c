@@ -128,7 +128,7 @@ static void sweep_lingering(uint64_t now) {
   }
 }
 
-static void addr_text(const struct sockaddr *a, char out[SRV_IP_LEN]) {
+void srv_addr_text(const struct sockaddr *a, char out[SRV_IP_LEN]) {
   out[0] = 0;
   if (a->sa_family == AF_INET)
     inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr, out,
@@ -142,16 +142,14 @@ static void addr_text(const struct sockaddr *a, char out[SRV_IP_LEN]) {
 static void admit_socket(srv_server *s, int fd, struct sockaddr_storage *ss,
                          socklen_t len) {
   char ip[SRV_IP_LEN];
-  addr_text((struct sockaddr *)ss, ip);
+  srv_addr_text((struct sockaddr *)ss, ip);
   long long cap = s->cfg.max_connections;
   if (s->n_conns >= cap + SRV_RESERVED_CONNECTIONS) {
     refuse(s, fd, "max-connections", cap);
     return;
   }
-  long long per_ip = s->cfg.max_connections_per_ip;
-  if (per_ip && counts_get(&s->per_ip, ip) >= per_ip) {
-    s->metrics.refused_per_ip++;
-    refuse(s, fd, "max-connections-per-ip", per_ip);
+  if (srv_ip_full(s, ip)) {
+    refuse(s, fd, "max-connections-per-ip", s->cfg.max_connections_per_ip);
     return;
   }
   /* on_connection_open runs inside and finds the socket's state */
@@ -198,7 +196,7 @@ void srv_conn_opened(srv_server *s, struct MHD_Connection *c, void **ctx) {
   const union MHD_ConnectionInfo *ai =
       MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   k->fd = fi ? fi->connect_fd : -1;
-  if (ai && ai->client_addr) addr_text(ai->client_addr, k->ip);
+  if (ai && ai->client_addr) srv_addr_text(ai->client_addr, k->ip);
   k->since_ns = srv_now_ns();
   k->reserve = s->n_conns > s->cfg.max_connections;
   if (counts_add(&s->per_ip, k->ip, 1) > 0) k->counted = true;
@@ -257,6 +255,44 @@ static void on_sweep(uv_timer_t *t) {
   srv_http_pump(s);
 }
 
+/* ---- per-client caps (both protocols) ---- */
+
+bool srv_ip_full(srv_server *s, const char *ip) {
+  long long per_ip = s->cfg.max_connections_per_ip;
+  if (!per_ip || counts_get(&s->per_ip, ip) < per_ip) return false;
+  s->metrics.refused_per_ip++;
+  return true;
+}
+
+bool srv_client_full(srv_server *s, const char *client,
+                     shlo_proto_error *err) {
+  long long cap = s->cfg.max_client_jobs;
+  if (!cap || counts_get(&s->per_client, client) < cap) return false;
+  s->metrics.refused_client_jobs++;
+  shlo_proto_fail(err, SHLO_PERR_LIMIT, "limit max-client-jobs (%lld) "
+                  "reached: this client has that many requests running or "
+                  "queued; retry later", cap);
+  err->http = 429;
+  return true;
+}
+
+bool srv_client_hold(srv_server *s, const char *client, srv_job *job) {
+  job->owner = NULL;
+  if (counts_add(&s->per_client, client, 1) <= 0) return false;
+  void **d = counts_data(&s->per_client, client);
+  if (d && !*d) *d = calloc(1, sizeof(srv_job_owner));
+  srv_job_owner *o = d ? *d : NULL;
+  if (o) o->max_running = (int)s->cfg.max_client_running;
+  job->owner = o;
+  return true;
+}
+
+void srv_client_release(srv_server *s, const char *client) {
+  void **d = counts_data(&s->per_client, client);
+  void *owner = d ? *d : NULL;
+  if (counts_add(&s->per_client, client, -1) == 0) free(owner);
+}
+
 /* ---- a suspended request's client hanging up ---- */
 
 typedef struct gone_watch {
@@ -283,6 +319,7 @@ static void on_gone(uv_poll_t *h, int status, int events) {
   if (k <= 0) { /* the end of the stream, or an error: the client left */
     r->gone_ns = srv_now_ns();
     atomic_store(&r->cancel, SRV_CANCEL_CLIENT_GONE);
+    cache_recheck_waits(&r->srv->cache); /* and its compile, if alone */
   }
   /* else: the client sent more (a pipelined request) and is there */
   r->watch = NULL;

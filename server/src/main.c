@@ -113,6 +113,7 @@ int main(int argc, char **argv) {
     goto out;
   }
   pool_set_short_reserved(&s.pool, (int)s.cfg.short_lane_workers);
+  srv_memory_init(s.pool.n_threads);
   uv_signal_init(s.loop, &s.sig_int);
   uv_signal_init(s.loop, &s.sig_term);
   s.sig_int.data = s.sig_term.data = &s;

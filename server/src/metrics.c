@@ -45,11 +45,14 @@ void srv_metrics_exec(srv_metrics *m, double seconds) {
   srv_histogram_add(&m->exec, seconds);
 }
 
-void srv_metrics_job(srv_metrics *m, const srv_request *r) {
-  const srv_job *j = &r->job;
+void srv_metrics_queue_wait(srv_metrics *m, const srv_job *j) {
   if (j->start_ns >= j->submit_ns && j->submit_ns)
     srv_histogram_add(&m->queue_wait[j->lane],
                       (double)(j->start_ns - j->submit_ns) / 1e9);
+}
+
+void srv_metrics_job(srv_metrics *m, const srv_request *r) {
+  srv_metrics_queue_wait(m, &r->job);
   if (r->compile_ms > 0)
     srv_histogram_add(&m->compile[r->route == R_MODULES ? SRV_COMPILE_REGISTER
                                                          : SRV_COMPILE_EXECUTE],

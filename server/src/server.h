@@ -194,6 +194,9 @@ void srv_log_time(char out[48]);
  * return free memory to the system, so RSS comes back to its baseline. */
 #define SRV_TRIM_AFTER_BYTES ((size_t)8 << 20)
 void srv_memory_after_request(size_t bytes);
+/* At start: at most one malloc arena per worker, plus the main one
+ * (unless MALLOC_ARENA_MAX says otherwise). */
+void srv_memory_init(int workers);
 
 /* http.c */
 int srv_http_start(srv_server *s);
@@ -210,6 +213,20 @@ void srv_listen_stop(srv_server *s);
 void srv_conn_opened(srv_server *s, struct MHD_Connection *c, void **ctx);
 void srv_conn_closed(srv_server *s, void **ctx);
 srv_conn *srv_conn_of(struct MHD_Connection *c);
+void srv_addr_text(const struct sockaddr *a, char out[SRV_IP_LEN]);
+/* Per-client caps, shared by HTTP and the binary protocol.  Connections
+ * per address are counted in s->per_ip; srv_ip_full: the address holds
+ * max-connections-per-ip already (the refusal is counted). */
+bool srv_ip_full(srv_server *s, const char *ip);
+/* The client (token name, else address) has max-client-jobs jobs running
+ * or queued: true with err set (limit, 429; the refusal is counted). */
+bool srv_client_full(srv_server *s, const char *client,
+                     shlo_proto_error *err);
+/* Count one more job of client and make it the owner of job in the pool
+ * (max-client-running); false, nothing counted, when the table cannot
+ * grow.  Release each held job once, on the loop. */
+bool srv_client_hold(srv_server *s, const char *client, srv_job *job);
+void srv_client_release(srv_server *s, const char *client);
 /* Watch a suspended request's socket: a hang-up sets its cancel flag. */
 void srv_watch_gone(srv_request *r);
 void srv_unwatch_gone(srv_request *r);
@@ -237,10 +254,21 @@ size_t srv_type_bytes(const shlo_type *t);
 /* The cached module of a program's text, or a new unlinked entry parsed
  * and verified now (*cached false; the caller publishes it with
  * cache_insert once its entry compiled).  A reference; NULL with err set
- * on failure.  *ms grows by the parse and verify time. */
+ * on failure.  *ms grows by the parse and verify time.  gone: the
+ * request's cancel flag (nonzero: gone), which stops the parse. */
 cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
-                            int replicas, int partitions, bool *cached,
+                            int replicas, int partitions,
+                            const atomic_int *gone, bool *cached,
                             double *ms, shlo_proto_error *err);
+/* The error of a compile its cancel flag stopped: kind timeout, 503,
+ * "canceled: the server is shutting down" or "...: the client went away"
+ * (a compile stops only when all who wait for it are gone, or at
+ * shutdown; see cache_waiter). */
+void srv_compile_canceled(srv_server *s, shlo_proto_error *err);
+/* The lane of an execution of e's compiled entry x (NULL: not compiled
+ * yet, so long): short when x's work is small or e's recent runs were
+ * quick (PROTOCOL.md, "Lanes"). */
+srv_lane srv_lane_of(cache_entry *e, const shlo_executable *x);
 /* An engine failure as a wire error ("not implemented: ..." prefixed to
  * SHLO_EUNSUPPORTED messages that do not say so). */
 void srv_error_from_diag(shlo_proto_error *e, shlo_status st,
@@ -260,6 +288,8 @@ void srv_binary_metrics(srv_server *s, struct strbuf *b);
 void srv_metrics_request(srv_metrics *m, srv_route route, int status);
 void srv_metrics_exec(srv_metrics *m, double seconds);
 void srv_histogram_add(srv_histogram *h, double seconds);
+/* A job's wait in its lane's queue, when it went through one. */
+void srv_metrics_queue_wait(srv_metrics *m, const srv_job *j);
 /* A finished job's queue wait, compile time and run time. */
 void srv_metrics_job(srv_metrics *m, const srv_request *r);
 char *srv_metrics_text(srv_server *s);

@@ -10,7 +10,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from srvtest import Server, check, finish, loop_program, raw_connect
+from srvtest import (Server, check, finish, loop_program, raw_connect,
+                     wait_metrics as wait_metric)
 
 LONG = loop_program(400_000_000)  # about 30 s: far past the test's bounds
 
@@ -22,16 +23,6 @@ def send_execute(port):
               b"application/json\r\nContent-Length: %d\r\n\r\n" % len(body) +
               body)
     return s
-
-
-def wait_metric(srv, pred, limit_s, step=0.002):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < limit_s:
-        m = srv.metrics()
-        if pred(m):
-            return time.monotonic() - t0, m
-        time.sleep(step)
-    return None, srv.metrics()
 
 
 GONE = 'shlo_executions_canceled_total{reason="client_gone"}'

@@ -59,6 +59,18 @@ def loop_program(n):
 """
 
 
+def chain_program(n, name="main"):
+    """@name: n chained adds over tensor<4xf32> (%k = %k-1 + %a, so it
+    returns (n + 1) * a): every compile pass walks it op by op."""
+    t = "tensor<4xf32>"
+    lines = [f"func.func @{name}(%a: {t}) -> {t} {{\n",
+             f"  %0 = stablehlo.add %a, %a : {t}\n"]
+    lines += [f"  %{k} = stablehlo.add %{k - 1}, %a : {t}\n"
+              for k in range(1, n)]
+    lines.append(f"  return %{n - 1} : {t}\n}}\n")
+    return "".join(lines)
+
+
 REDUCE_100 = """func.func @main(%a: tensor<100x100xf32>) -> tensor<100xf32> {
   %z = stablehlo.constant dense<0.0> : tensor<f32>
   %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<100x100xf32>, tensor<f32>) -> tensor<100xf32>
@@ -151,6 +163,28 @@ class Server:
                 check(False, "server did not stop within %ss" % timeout)
         self.logf.close()
         return self.proc.returncode
+
+
+def wait_metrics(srv, pred, limit_s, step=0.002):
+    """Poll /metrics until pred(metrics) holds: (seconds waited, metrics),
+    or (None, the last metrics) after limit_s."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit_s:
+        m = srv.metrics()
+        if pred(m):
+            return time.monotonic() - t0, m
+        time.sleep(step)
+    return None, srv.metrics()
+
+
+def ms_until_idle(srv, hang_up, limit_s=10):
+    """Call hang_up(), then wait until no job runs: the milliseconds that
+    took as the client sees it through /metrics, or -1 past limit_s."""
+    t0 = time.monotonic()
+    hang_up()
+    dt, _ = wait_metrics(srv, lambda m: m["shlo_executions_running"] == 0,
+                         limit_s, step=0.001)
+    return (time.monotonic() - t0) * 1000 if dt is not None else -1
 
 
 def raw_connect(port, src="127.0.0.1"):

@@ -1,0 +1,287 @@
+"""Issue #10 over the binary protocol: the same fairness as HTTP.  On a
+2-worker server two long executions do not delay a 100x100 reduce or a
+COMPILE by more than 50 ms (the short lane; with --short-lane-workers 0 the
+same load does delay them); max-client-jobs answers ERROR `limit` with
+status 429; max-client-running lets another client's job run before a
+capped client's queued ones; max-connections-per-ip counts binary and HTTP
+connections of one address together; a dropped connection cancels its
+execution within 100 ms and its compile at the next cancellation point.
+
+usage: robust_binary.py SHLO_SERVER"""
+import os
+import socket
+import statistics
+import sys
+import threading
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "client", "python"))
+import shlo_client  # noqa: E402
+from srvtest import (REDUCE_100, Server, chain_program, check,  # noqa: E402
+                     finish, free_port, loop_program, ms_until_idle,
+                     raw_connect, read_http_answer, wait_metrics)
+
+BIN = sys.argv[1]
+LONG = loop_program(30_000_000)  # a couple of seconds
+A = np.random.default_rng(7).integers(-3, 4, (100, 100)).astype(np.float32)
+WANT = A.sum(axis=1)
+serial = [0]
+
+
+ORIG_CONNECT = socket.create_connection
+connect_lock = threading.Lock()
+
+
+def connect(srv, src="127.0.0.1"):
+    """A binary client whose connection comes from address src (the
+    client opens its socket with socket.create_connection: that is
+    replaced for the call, one call at a time)."""
+    def from_src(addr, timeout=None, source_address=None):
+        return ORIG_CONNECT(addr, timeout, source_address=(src, 0))
+    with connect_lock:
+        shlo_client.socket.create_connection = from_src
+        try:
+            return shlo_client.Client(f"shlo://127.0.0.1:{srv.bport}")
+        finally:
+            shlo_client.socket.create_connection = ORIG_CONNECT
+
+
+def drop(cl):
+    """Close the connection as a crashed client would: no GOODBYE."""
+    cl._conn.sock.shutdown(socket.SHUT_RDWR)
+    cl._conn.sock.close()
+
+
+def start(*flags):
+    bport = free_port()
+    srv = Server(BIN, "--binary-port", str(bport), "--log", "off", *flags)
+    srv.bport = bport
+    return srv
+
+
+def timed(f):
+    t0 = time.monotonic()
+    f()
+    return time.monotonic() - t0
+
+
+def reduce_once(mod):
+    out = mod.execute(A)
+    check(np.array_equal(out[0], WANT), "reduce answer")
+
+
+def compile_once(cl):
+    serial[0] += 1
+    prog = (f"func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {{\n"
+            f"  %c = stablehlo.constant dense<{serial[0]}.0> : tensor<4xf32>\n"
+            f"  %r = stablehlo.add %a, %c : tensor<4xf32>\n"
+            f"  return %r : tensor<4xf32>\n}}\n")
+    cl.compile(prog)
+
+
+def p90(xs):
+    return sorted(xs)[int(0.9 * (len(xs) - 1))]
+
+
+def lanes(short_workers, n_reduce, n_compile):
+    srv = start("--threads", "2", "--short-lane-workers", str(short_workers))
+    cl = connect(srv)
+    red = cl.compile(REDUCE_100)
+    lng = cl.compile(LONG)
+    base_red = [timed(lambda: reduce_once(red)) for _ in range(10)]
+    base_cmp = [timed(lambda: compile_once(cl)) for _ in range(6)]
+    stop = threading.Event()
+    done = []
+
+    def long_client():
+        c = connect(srv)
+        m = c.compile(LONG)
+        while not stop.is_set():
+            done.append(int(m.execute(timeout_ms=60000)[0]) == 30_000_000)
+        c.close()
+
+    longs = [threading.Thread(target=long_client) for _ in range(2)]
+    for t in longs:
+        t.start()
+    time.sleep(0.4)
+    m = srv.metrics()
+    busy = m["shlo_executions_running"] + m["shlo_queue_depth"]
+    load_red = [timed(lambda: reduce_once(red)) for _ in range(n_reduce)]
+    load_cmp = [timed(lambda: compile_once(cl)) for _ in range(n_compile)]
+    stop.set()
+    for t in longs:
+        t.join()
+    check(done and all(done), f"the long executions finish right: {done}")
+    check(busy == 2, f"two long executions were running: {busy}")
+    m = srv.metrics()
+    cl.close()
+    srv.stop()
+    b_red, b_cmp = statistics.median(base_red), statistics.median(base_cmp)
+    print(f"binary, short-lane-workers {short_workers}: reduce median "
+          f"{b_red * 1000:.1f} -> {statistics.median(load_red) * 1000:.1f} ms"
+          f" (p90 {p90(load_red) * 1000:.1f}, max {max(load_red) * 1000:.1f})"
+          f", COMPILE median {b_cmp * 1000:.1f} -> "
+          f"{statistics.median(load_cmp) * 1000:.1f} ms (p90 "
+          f"{p90(load_cmp) * 1000:.1f}, max {max(load_cmp) * 1000:.1f})",
+          flush=True)
+    return (p90(load_red) - b_red, p90(load_cmp) - b_cmp, m,
+            max(load_red) - b_red, max(load_cmp) - b_cmp)
+
+
+# 1. Lanes.
+d_red, d_cmp, m, _, _ = lanes(1, 20, 10)
+check(d_red <= 0.050, f"the reduce is delayed {d_red * 1000:.1f} ms > 50")
+check(d_cmp <= 0.050, f"a COMPILE is delayed {d_cmp * 1000:.1f} ms > 50")
+check(m['shlo_queue_wait_seconds_count{lane="short"}'] >= 20,
+      "binary jobs wait in the short lane")
+_, _, _, w_red, w_cmp = lanes(0, 2, 1)
+check(w_red > 0.050 or w_cmp > 0.050,
+      "with one FIFO the same load delays them (the measure can fail)")
+
+# 2. max-client-jobs: the third job of a client capped at 2.
+srv = start("--threads", "2", "--max-client-jobs", "2")
+cl = connect(srv)
+mod = cl.compile(loop_program(15_000_000))
+res = []
+
+
+def one_long(c, m):
+    try:
+        res.append(int(m.execute(timeout_ms=60000)[0]))
+    except shlo_client.ShloError as e:
+        res.append(e)
+
+
+ts = [threading.Thread(target=one_long, args=(cl, mod)) for _ in range(2)]
+for t in ts:
+    t.start()
+time.sleep(0.3)
+try:
+    mod.execute(timeout_ms=60000)
+    check(False, "the third job of the client ran")
+except shlo_client.ShloError as e:
+    check(e.kind == "limit" and e.status == 429 and
+          "max-client-jobs" in e.message, f"third job: {e.kind} {e.status} "
+          f"{e.message}")
+other = connect(srv, "127.0.0.2")  # another client is not capped by it
+check(other.compile(REDUCE_100).execute(A)[0].shape == (100,),
+      "another client's job runs")
+for t in ts:
+    t.join()
+check(res == [15_000_000] * 2, f"the first two ran: {res}")
+check(srv.metrics()['shlo_refused_total{limit="max-client-jobs"}'] == 1,
+      "the refusal is counted")
+cl.close()
+other.close()
+srv.stop()
+
+# 3. max-client-running 1: client A queues three long executions, then
+# client B one; B's runs beside A's first, not after A's queue.
+srv = start("--threads", "2", "--short-lane-workers", "0",
+            "--max-client-running", "1")
+LONGISH = loop_program(12_000_000)
+ca, cb = connect(srv, "127.0.0.1"), connect(srv, "127.0.0.2")
+ma, mb = ca.compile(LONGISH), cb.compile(LONGISH)
+t0 = time.monotonic()
+done_at = {}
+
+
+def run(name, m):
+    m.execute(timeout_ms=60000)
+    done_at[name] = time.monotonic() - t0
+
+
+ts = []
+for k in range(3):
+    ts.append(threading.Thread(target=run, args=(f"A{k}", ma)))
+    ts[-1].start()
+    time.sleep(0.05)
+time.sleep(0.1)
+ts.append(threading.Thread(target=run, args=("B0", mb)))
+ts[-1].start()
+for t in ts:
+    t.join()
+order = sorted(done_at, key=done_at.get)
+print("binary, max-client-running 1: finished at " +
+      ", ".join(f"{k} {done_at[k]:.2f} s" for k in order), flush=True)
+check(done_at["B0"] < min(done_at["A1"], done_at["A2"]),
+      f"B's job ran before A's queued ones: {order}")
+ca.close()
+cb.close()
+srv.stop()
+
+# 4. max-connections-per-ip: binary and HTTP connections of one address
+# count together; the one over the cap gets ERROR limit (503).
+srv = start("--max-connections-per-ip", "2")
+c1 = connect(srv, "127.0.0.3")
+h1 = raw_connect(srv.port, "127.0.0.3")
+time.sleep(0.1)
+try:
+    connect(srv, "127.0.0.3")
+    check(False, "a third connection from one address was admitted")
+except shlo_client.ShloError as e:
+    check(e.kind == "limit" and e.status == 503 and
+          "max-connections-per-ip" in e.message,
+          f"over the cap: {e.kind} {e.status} {e.message}")
+h2 = raw_connect(srv.port, "127.0.0.3")
+st, _, _ = read_http_answer(h2)
+check(st == 503, f"HTTP over the cap with a binary connection open: {st}")
+h2.close()
+c4 = connect(srv, "127.0.0.4")  # another address is not affected
+c1.close()
+h1.close()
+time.sleep(0.2)
+c5 = connect(srv, "127.0.0.3")  # the closed ones left the count
+check(c5.compile(REDUCE_100).execute(A)[0].shape == (100,),
+      "admitted again once the others closed")
+c4.close()
+c5.close()
+srv.stop()
+
+# 5. A dropped connection cancels its execution (within 100 ms) and its
+# compile.
+srv = start("--threads", "2", "--compile-timeout-ms", "120000")
+
+
+def started(limit_s):
+    dt, _ = wait_metrics(srv, lambda m: m["shlo_executions_running"] == 1,
+                         limit_s, step=0.001)
+    return dt is not None
+
+
+def ignore(f):
+    try:
+        f()
+    except (shlo_client.ShloError, OSError):
+        pass
+
+
+def dropped_ms(work, limit_s):
+    """Start work on a new connection in a thread, wait until it runs, drop
+    the connection: the milliseconds until the worker is free."""
+    cl = connect(srv)
+    th = threading.Thread(target=ignore, args=(lambda: work(cl),))
+    th.start()
+    check(started(limit_s), "the work started")
+    time.sleep(0.3)
+    ms = ms_until_idle(srv, lambda: drop(cl))
+    th.join()
+    return ms
+
+
+exec_ms = dropped_ms(lambda cl: cl.compile(loop_program(400_000_000)).execute(
+    timeout_ms=120000), 10)
+big = chain_program(300_000)
+compile_ms = dropped_ms(lambda cl: cl.compile(big), 20)
+print(f"binary drop to free worker: execution {exec_ms:.1f} ms, 300k-op "
+      f"compile {compile_ms:.1f} ms (seen through /metrics)", flush=True)
+check(0 <= exec_ms <= 100, f"execution canceled within 100 ms: {exec_ms}")
+check(0 <= compile_ms <= 2000, f"compile canceled: {compile_ms}")
+m = srv.metrics()
+check(m["shlo_execution_seconds_count"] <= 1, "nothing else ran")
+check(srv.stop() == 0, "stops cleanly")
+finish("robust_binary")
