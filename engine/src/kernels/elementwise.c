@@ -42,6 +42,7 @@
 #include "kernels/float_minmax.h"
 #include "core/floatfmt.h"
 #include "core/storage.h"
+#include "core/tensor_uninit.h"
 #include "kernels/kernel.h"
 #include "kernels/lanes.h"
 #include "kernels/vmath.h"
@@ -87,7 +88,8 @@ static shlo_status ew_begin(const shlo_step *s, shlo_value *const *in,
       return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
                             "operand %d does not have the compiled shape", k);
   }
-  *res = shlo_tensor_new(p->out_elem, p->rank, p->dims);
+  /* every element is written by the loop: no zeroing first */
+  *res = shlo__tensor_new_uninit(p->out_elem, p->rank, p->dims);
   if (!*res)
     return shlo__exec_fail(ex, s, SHLO_ENOMEM,
                           "out of memory allocating the result");
