@@ -287,6 +287,20 @@ static void fold_rows_each(void *acc, const void *src, int64_t rows,
  * own order from its own accumulator, so every result is the sequential
  * fold's while R additions are in flight instead of one (8 hide the add's
  * latency on current cores; 4 left it the bound of layernorm's rows). */
+/* Four rows from row R: accumulators A0..A3 and row pointers X0..X3 set
+ * up, folded over the row, and stored back. */
+#define RB_ROWS4_IN(T, A, X, R)                                             \
+  T A##0 = acc[R], A##1 = acc[R + 1], A##2 = acc[R + 2], A##3 = acc[R + 3]; \
+  const T *X##0 = src + (R) * len, *X##1 = X##0 + len, *X##2 = X##1 + len,  \
+          *X##3 = X##2 + len;
+#define RB_ROWS4_FOLD(OP, A, X, I)                                          \
+  A##0 = A##0 OP X##0[I];                                                   \
+  A##1 = A##1 OP X##1[I];                                                   \
+  A##2 = A##2 OP X##2[I];                                                   \
+  A##3 = A##3 OP X##3[I];
+#define RB_ROWS4_OUT(A, R)                                                  \
+  acc[R] = A##0, acc[R + 1] = A##1, acc[R + 2] = A##2, acc[R + 3] = A##3;
+
 #define RB_DEF_ROWS(NAME, T, OP)                                            \
   static void NAME(void *acc_, const void *src_, int64_t rows, int64_t len, \
                    const shlo_rb_native *b) {                               \
@@ -294,35 +308,21 @@ static void fold_rows_each(void *acc, const void *src, int64_t rows,
     const T *src = src_;                                                    \
     int64_t r = 0;                                                          \
     for (; r + 8 <= rows; r += 8) {                                         \
-      T a0 = acc[r], a1 = acc[r + 1], a2 = acc[r + 2], a3 = acc[r + 3];     \
-      T a4 = acc[r + 4], a5 = acc[r + 5], a6 = acc[r + 6], a7 = acc[r + 7]; \
-      const T *x0 = src + r * len, *x1 = x0 + len, *x2 = x1 + len,          \
-              *x3 = x2 + len, *x4 = x3 + len, *x5 = x4 + len,               \
-              *x6 = x5 + len, *x7 = x6 + len;                               \
+      RB_ROWS4_IN(T, a, x, r)                                               \
+      RB_ROWS4_IN(T, c, y, r + 4)                                           \
       for (int64_t i = 0; i < len; i++) {                                   \
-        a0 = a0 OP x0[i];                                                   \
-        a1 = a1 OP x1[i];                                                   \
-        a2 = a2 OP x2[i];                                                   \
-        a3 = a3 OP x3[i];                                                   \
-        a4 = a4 OP x4[i];                                                   \
-        a5 = a5 OP x5[i];                                                   \
-        a6 = a6 OP x6[i];                                                   \
-        a7 = a7 OP x7[i];                                                   \
+        RB_ROWS4_FOLD(OP, a, x, i)                                          \
+        RB_ROWS4_FOLD(OP, c, y, i)                                          \
       }                                                                     \
-      acc[r] = a0, acc[r + 1] = a1, acc[r + 2] = a2, acc[r + 3] = a3;       \
-      acc[r + 4] = a4, acc[r + 5] = a5, acc[r + 6] = a6, acc[r + 7] = a7;   \
+      RB_ROWS4_OUT(a, r)                                                    \
+      RB_ROWS4_OUT(c, r + 4)                                                \
     }                                                                       \
     for (; r + 4 <= rows; r += 4) {                                         \
-      T a0 = acc[r], a1 = acc[r + 1], a2 = acc[r + 2], a3 = acc[r + 3];     \
-      const T *x0 = src + r * len, *x1 = x0 + len, *x2 = x1 + len,          \
-              *x3 = x2 + len;                                               \
+      RB_ROWS4_IN(T, a, x, r)                                               \
       for (int64_t i = 0; i < len; i++) {                                   \
-        a0 = a0 OP x0[i];                                                   \
-        a1 = a1 OP x1[i];                                                   \
-        a2 = a2 OP x2[i];                                                   \
-        a3 = a3 OP x3[i];                                                   \
+        RB_ROWS4_FOLD(OP, a, x, i)                                          \
       }                                                                     \
-      acc[r] = a0, acc[r + 1] = a1, acc[r + 2] = a2, acc[r + 3] = a3;       \
+      RB_ROWS4_OUT(a, r)                                                    \
     }                                                                       \
     for (; r + 2 <= rows; r += 2) {                                         \
       T a0 = acc[r], a1 = acc[r + 1];                                       \
