@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "compile/fuse.h"
+#include "core/tensor_uninit.h"
 #include "kernels/reduce_int.h"
 #include "ops/ops.h"
 #include "runtime/exec.h"
@@ -272,7 +273,9 @@ static shlo_status k_fused(const shlo_step *s, shlo_value *const *in,
                            shlo_value **out, shlo_exec *ex) {
   const fused *f = s->params;
   for (int k = 0; k < f->n_out; k++) {
-    out[k] = shlo_tensor_new(f->outs[k].elem, f->outs[k].rank, f->outs[k].dims);
+    /* a run or group writes every element of its results */
+    out[k] = shlo__tensor_new_uninit(f->outs[k].elem, f->outs[k].rank,
+                                     f->outs[k].dims);
     if (!out[k])
       return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for a result");
   }
@@ -450,8 +453,10 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
                           const shlo_type *F) {
   f->cols = F->dims[F->rank - 1];
   f->rows = shlo_type_numel(F) / f->cols;
-  /* at least 4 rows when they are short enough, for fold_rows */
+  /* at least 8 rows when they are short enough: fold_rows folds 8 side
+   * by side */
   int64_t block = FUSE_CHUNK / f->cols;
+  if (block < 8) block = 8 * f->cols <= 4 * FUSE_CHUNK ? 8 : block;
   if (block < 4) block = 4 * f->cols <= 2 * FUSE_CHUNK ? 4 : 1;
   f->block = block > 0 ? block : 1;
   for (int e = 0; e < fs->n_in; e++)

@@ -7,6 +7,7 @@
 
 #include "core/floatfmt.h"
 #include "core/membudget.h"
+#include "core/tensor_uninit.h"
 #include "core/value_quant.h"
 #include "shlo/tensor.h"
 
@@ -155,8 +156,10 @@ static bool data_is_inline(const shlo_value *v) {
   return v->data == (const char *)v + SHLO_HEADER;
 }
 
-shlo_value *shlo_tensor_new(shlo_elem_type elem, int rank,
-                            const int64_t *dims) {
+/* A new tensor; its data zeroed when `zero`, else only the padding past
+ * its last element is. */
+static shlo_value *tensor_new(shlo_elem_type elem, int rank,
+                              const int64_t *dims, bool zero) {
   if (rank < 0 || rank > SHLO_MAX_RANK || (unsigned)elem >= SHLO_ELEM_COUNT)
     return NULL;
   int64_t numel = 1;
@@ -190,7 +193,8 @@ shlo_value *shlo_tensor_new(shlo_elem_type elem, int rank,
       free(v);
       goto fail;
     }
-    memset(v->data, 0, cap);
+    if (zero) memset(v->data, 0, cap);
+    else memset((char *)v->data + nbytes, 0, cap - nbytes);
   }
   v->budget = budget;
   atomic_init(&v->refs, 1);
@@ -204,6 +208,16 @@ shlo_value *shlo_tensor_new(shlo_elem_type elem, int rank,
 fail:
   shlo__budget_uncharge(budget, (int64_t)cap);
   return NULL;
+}
+
+shlo_value *shlo_tensor_new(shlo_elem_type elem, int rank,
+                            const int64_t *dims) {
+  return tensor_new(elem, rank, dims, true);
+}
+
+shlo_value *shlo__tensor_new_uninit(shlo_elem_type elem, int rank,
+                                    const int64_t *dims) {
+  return tensor_new(elem, rank, dims, false);
 }
 
 /* The bytes tensor_new charged for v. */

@@ -42,7 +42,9 @@
 #include "kernels/float_minmax.h"
 #include "core/floatfmt.h"
 #include "core/storage.h"
+#include "core/tensor_uninit.h"
 #include "kernels/kernel.h"
+#include "kernels/lanes.h"
 #include "kernels/vmath.h"
 #include "compile/plan.h"
 #include "runtime/pool.h"
@@ -86,7 +88,8 @@ static shlo_status ew_begin(const shlo_step *s, shlo_value *const *in,
       return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
                             "operand %d does not have the compiled shape", k);
   }
-  *res = shlo_tensor_new(p->out_elem, p->rank, p->dims);
+  /* every element is written by the loop: no zeroing first */
+  *res = shlo__tensor_new_uninit(p->out_elem, p->rank, p->dims);
   if (!*res)
     return shlo__exec_fail(ex, s, SHLO_ENOMEM,
                           "out of memory allocating the result");
@@ -141,6 +144,21 @@ static void ew_range(const shlo_step *s, void *d, const void *const *x,
   if (p->n_in == 1) p->un(d, x[0], n, p);
   else if (p->n_in == 2) p->bin(d, x[0], x[1], n, p);
   else p->tern(d, x[0], x[1], x[2], n, p);
+}
+
+/* lanes.h: a scalar region's select or clamp holds its rank-0 operands
+ * still (stride 0); over lanes every operand has one element per lane. */
+void shlo__range_lanes(const shlo_step *s, void *d, const void *const *x,
+                       int64_t n) {
+  if (s->range != ew_range) {
+    s->range(s, d, x, n);
+    return;
+  }
+  ew_params p = *(const ew_params *)s->params;
+  for (int k = 0; k < 3; k++) p.stride[k] = 1;
+  shlo_step t = *s;
+  t.params = &p;
+  ew_range(&t, d, x, n);
 }
 
 static shlo_status k_unary(const shlo_step *s, shlo_value *const *in,

@@ -20,6 +20,7 @@
 
 #include "core/floatfmt.h"
 #include "kernels/linalg_int.h"
+#include "core/tensor_uninit.h"
 #include "kernels/kernel.h"
 #include "compile/plan.h"
 
@@ -65,10 +66,15 @@ typedef struct dot_params {
 static shlo_status k_dot(const shlo_step *s, shlo_value *const *in,
                          shlo_value **out, shlo_exec *ex) {
   const dot_params *p = s->params;
-  shlo_value *v = new_result(s, ex, p->ot, p->out_rank, p->out_dims);
-  if (!v) return SHLO_ENOMEM;
   int64_t nb = p->nb, m = p->m, n = p->n, k = p->k;
-  if (nb == 0 || m == 0 || n == 0 || k == 0) { /* zeros (or empty) */
+  bool zeros = nb == 0 || m == 0 || n == 0 || k == 0;
+  /* otherwise every GEMM (BLAS with beta 0 too) writes all of its C */
+  shlo_value *v =
+      zeros ? shlo_tensor_new(p->ot, p->out_rank, p->out_dims)
+            : shlo__tensor_new_uninit(p->ot, p->out_rank, p->out_dims);
+  if (!v)
+    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
+  if (zeros) { /* zeros (or empty) */
     out[0] = v;
     return SHLO_OK;
   }

@@ -16,10 +16,14 @@
  * -0 < +0 < ... < +Inf < +NaN) and sorted by a merge sort specialised per
  * key kind and direction, or, for integer keys compared LT or GT in long
  * slices, by a stable radix sort (radix.h), which gives the same order.
+ * A keyed comparator, compare(f(a), f(b)) with one pure f (jnp.sort's
+ * -0/NaN canonicalisation), gets its keys f(x) from the region's scalar
+ * program run over blocks of elements (lanes.h) and then sorts natively.
  * Other comparators run their region per comparison. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/lanes.h"
 #include "kernels/radix.h"
 #include "kernels/reduce_int.h"
 
@@ -187,6 +191,11 @@ typedef struct sort_run {
   uint64_t *words;   /* radix_applies: keys and indices, and scratch */
   int64_t *counts;   /* with words: the radix sort's table */
   msort_fn ms;       /* native comparator: the merge sort */
+  shlo_key *keys;    /* native comparator: the keys of one slice */
+  shlo_lanes lanes;  /* keyed comparator: its key program over lanes */
+  char *gather;      /* keyed, strided slices: operands' lanes gathered */
+  shlo_value *perm_t, *words_t, *keys_t; /* the tensors scratch lives in */
+  bool lanes_ready, call_ready;
   gsort_ctx *gc;     /* comparator region */
 } sort_run;
 
@@ -210,22 +219,47 @@ static shlo_status gsort_init(gsort_ctx *gc, const shlo_step *s,
   return SHLO_OK;
 }
 
-/* The native comparator's key of element i of the slice at base. */
-static shlo_key slice_key(const sort_run *r, int64_t base, int64_t i) {
+/* keys[0..len) = the native comparator's keys of the slice at base. */
+static void plain_keys(const sort_run *r, int64_t base, shlo_key *keys) {
   const sort_params *p = r->p;
-  if (p->keyed) {
-    _Alignas(16) unsigned char kb[16];
-    const void *lead[2 * SHLO_RB_MAX_N];
-    for (int k = 0; k < p->n; k++)
-      lead[2 * k] = lead[2 * k + 1] =
-          (const char *)r->in[k]->data + (size_t)(base + i * r->sd) * r->esz[k];
-    shlo__step_run_region_scalar_slot(r->s, 0, r->in, lead, 2 * p->n,
-                                     p->key_slot, kb, p->key_size);
-    return shlo__rb_key(&p->cmp, kb);
-  }
   int kk = p->cmp.arg_pair;
-  const char *key = (const char *)r->in[kk]->data + (size_t)base * r->esz[kk];
-  return shlo__rb_key(&p->cmp, key + (size_t)(i * r->sd) * r->esz[kk]);
+  size_t e = r->esz[kk];
+  const char *key = (const char *)r->in[kk]->data + (size_t)base * e;
+  for (int64_t i = 0; i < r->len; i++)
+    keys[i] = shlo__rb_key(&p->cmp, key + (size_t)(i * r->sd) * e);
+}
+
+/* The same for a keyed comparator: the region's scalar program runs on
+ * SHLO_LANES elements at a time (lanes.h), both arguments of each pair
+ * being the element itself, and its key register gives the keys.  A
+ * strided slice is gathered into r->gather first. */
+static void keyed_keys(sort_run *r, int64_t base, shlo_key *keys) {
+  const sort_params *p = r->p;
+  for (int64_t i0 = 0; i0 < r->len; i0 += SHLO_LANES) {
+    int64_t cnt = r->len - i0 < SHLO_LANES ? r->len - i0 : SHLO_LANES;
+    const void *lead[2 * SHLO_RB_MAX_N];
+    for (int k = 0; k < p->n; k++) {
+      size_t e = r->esz[k];
+      const char *src =
+          (const char *)r->in[k]->data + (size_t)(base + i0 * r->sd) * e;
+      if (r->sd != 1) {
+        char *g = r->gather + (size_t)k * SHLO_LANES * 16;
+        for (int64_t j = 0; j < cnt; j++)
+          memcpy(g + (size_t)j * e, src + (size_t)(j * r->sd) * e, e);
+        src = g;
+      }
+      lead[2 * k] = lead[2 * k + 1] = src;
+    }
+    shlo__lanes_run(&r->lanes, r->s, 0, r->in, lead, 2 * p->n, cnt);
+    const char *kv = r->lanes.at[p->key_slot];
+    for (int64_t j = 0; j < cnt; j++)
+      keys[i0 + j] = shlo__rb_key(&p->cmp, kv + (size_t)j * p->key_size);
+  }
+}
+
+static void slice_keys(sort_run *r, int64_t base, shlo_key *keys) {
+  if (r->p->keyed) keyed_keys(r, base, keys);
+  else plain_keys(r, base, keys);
 }
 
 /* Integer keys compared LT or GT sort by radix (radix.h) once a slice is
@@ -253,8 +287,10 @@ static int bit_width(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
 static bool radix_order(sort_run *r, int64_t base) {
   int64_t len = r->len;
   uint64_t *w = r->words, lo = UINT64_MAX, hi = 0;
+  shlo_key *keys = r->keys;
+  slice_keys(r, base, keys);
   for (int64_t i = 0; i < len; i++) {
-    w[i] = radix_key(&r->p->cmp, slice_key(r, base, i));
+    w[i] = radix_key(&r->p->cmp, keys[i]);
     lo = w[i] < lo ? w[i] : lo;
     hi = w[i] > hi ? w[i] : hi;
   }
@@ -275,8 +311,9 @@ static shlo_status sort_slice_order(sort_run *r, int64_t base) {
   int64_t len = r->len;
   if (r->words && radix_order(r, base)) return SHLO_OK;
   if (r->ms) {
+    slice_keys(r, base, r->keys);
     for (int64_t i = 0; i < len; i++)
-      r->pairs[i] = (sort_pair){slice_key(r, base, i), i};
+      r->pairs[i] = (sort_pair){r->keys[i], i};
     r->ms(r->pairs, r->pairs + len, len);
     for (int64_t i = 0; i < len; i++) r->perm[i] = r->pairs[i].i;
     return SHLO_OK;
@@ -340,6 +377,44 @@ static void *scratch_new(shlo_value **holder, size_t bytes) {
   return *holder ? (*holder)->data : NULL;
 }
 
+/* The scratch a run needs, by the path it takes; false when out of
+ * memory (sort_run_free releases what was had). */
+static bool sort_run_alloc(sort_run *r) {
+  const sort_params *p = r->p;
+  int64_t len = r->len;
+  r->perm = scratch_new(&r->perm_t, (size_t)len * 2 * sizeof *r->perm);
+  bool radix = radix_applies(p, len);
+  /* the merge sort's pairs stay for keys too wide to pack with an index */
+  r->pairs = p->cmp.ok ? malloc((size_t)len * 2 * sizeof *r->pairs) : NULL;
+  r->keys = p->cmp.ok ? scratch_new(&r->keys_t, (size_t)len * sizeof *r->keys)
+                      : NULL;
+  r->words = radix ? scratch_new(&r->words_t,
+                                 (size_t)len * 2 * sizeof *r->words)
+                   : NULL;
+  r->counts = radix ? malloc(SHLO_RADIX_COUNTS * sizeof *r->counts) : NULL;
+  r->gc = p->cmp.ok ? NULL : calloc(1, sizeof *r->gc);
+  bool keyed_ok = true;
+  if (p->keyed) {
+    r->lanes_ready = shlo__lanes_init(&r->lanes, r->s, 0);
+    r->gather = malloc((size_t)p->n * SHLO_LANES * 16);
+    keyed_ok = r->lanes_ready && r->gather;
+  }
+  return r->perm && keyed_ok && (!radix || (r->words && r->counts)) &&
+         (p->cmp.ok ? r->pairs && r->keys : r->gc != NULL);
+}
+
+static void sort_run_free(sort_run *r) {
+  if (r->call_ready) shlo__rb_call_free(&r->gc->call);
+  if (r->lanes_ready) shlo__lanes_free(&r->lanes);
+  free(r->gather);
+  free(r->gc);
+  free(r->pairs);
+  if (r->keys_t) shlo_value_unref(r->keys_t);
+  free(r->counts);
+  if (r->words_t) shlo_value_unref(r->words_t);
+  if (r->perm_t) shlo_value_unref(r->perm_t);
+}
+
 static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
                           shlo_value **out, shlo_exec *ex) {
   const sort_params *p = s->params;
@@ -351,36 +426,19 @@ static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
   sort_run r = {.s = s, .p = p, .in = in, .out = out, .len = len,
                 .sd = p->str[p->dim]};
   for (int k = 0; k < n; k++) r.esz[k] = shlo_elem_size(p->et[k]);
-  shlo_value *perm_t = NULL, *words_t = NULL;
-  r.perm = scratch_new(&perm_t, (size_t)len * 2 * sizeof *r.perm);
-  bool radix = radix_applies(p, len);
-  /* the merge sort's pairs stay for keys too wide to pack with an index */
-  r.pairs = p->cmp.ok ? malloc((size_t)len * 2 * sizeof *r.pairs) : NULL;
-  r.words = radix ? scratch_new(&words_t, (size_t)len * 2 * sizeof *r.words)
-                  : NULL;
-  r.counts = radix ? malloc(SHLO_RADIX_COUNTS * sizeof *r.counts) : NULL;
-  r.gc = p->cmp.ok ? NULL : calloc(1, sizeof *r.gc);
-  bool call_ready = false;
-  bool have = (!radix || (r.words && r.counts)) &&
-              (p->cmp.ok ? r.pairs != NULL : r.gc != NULL);
-  if (!r.perm || !have) {
+  if (!sort_run_alloc(&r)) {
     st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
     goto done;
   }
   if (r.gc) {
     st = gsort_init(r.gc, s, in, ex, r.esz, r.sd);
     if (st) goto done;
-    call_ready = true;
+    r.call_ready = true;
   }
   r.ms = p->cmp.ok ? msort_tab[p->cmp.kind][p->cmp.dir] : NULL;
   st = sort_slices(s, &r, ex);
 done:
-  if (call_ready) shlo__rb_call_free(&r.gc->call);
-  free(r.gc);
-  free(r.pairs);
-  free(r.counts);
-  if (words_t) shlo_value_unref(words_t);
-  if (perm_t) shlo_value_unref(perm_t);
+  sort_run_free(&r);
   if (st) shlo__rb_unref_n(out, n);
   return st;
 }
