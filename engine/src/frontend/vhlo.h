@@ -81,4 +81,12 @@ const vtype *vhlo_type(vhlo_ctx *v, int index);
 void vhlo_print_float(strbuf *b, shlo_elem_type t, uint64_t bits);
 int64_t vhlo_numel(const vtype *t); /* -1 when not static */
 
+/* The shared encoding tables, for the writer too: VHLO's type code of an
+ * element type (-1 if VHLO has none), the attribute code of an enum kind
+ * ("comparison_direction" -> 3, -1 if unknown), and an enum value's
+ * number from its name ("LT" -> 5; -1 if unknown). */
+int vhlo_scalar_code(shlo_elem_type e);
+int vhlo_enum_attr_code(const char *kind);
+int vhlo_enum_value(const char *kind, const char *name);
+
 #endif
