@@ -57,8 +57,8 @@ static int round_trip(const shlo_module *m, const char *target,
     const char *a = want, *b = got;
     while (*a && *a == *b) a++, b++;
     while (a > want && a[-1] != '\n') a--, b--;
-    print_message("  %s at %s: differs:\n    text:     %.200s\n"
-                  "    artifact: %.200s\n", what, target ? target : "newest",
+    print_message("  %s at %s: differs:\n    text:     %.700s\n"
+                  "    artifact: %.700s\n", what, target ? target : "newest",
                   a, b);
     rc = -1;
   }

@@ -204,6 +204,12 @@ int bw_attr(bw *w, const char *dialect, bw_buf *b) {
   return entry(w, &w->attrs, dialect, b);
 }
 
+int bw_attr_text(bw *w, const char *dialect, const char *text) {
+  int d = bw_dialect(w, dialect);
+  return intern(w, &w->attrs, d | BW_TEXT, (const uint8_t *)text,
+                strlen(text) + 1);
+}
+
 int bw_type(bw *w, const char *dialect, bw_buf *b) {
   return entry(w, &w->types, dialect, b);
 }
@@ -250,9 +256,10 @@ static void offset_groups(bw *w, bw_buf *b, const bw_table *t) {
   for (int i = 0; i < t->n;) {
     int d = t->dialect[i], k = i;
     while (k < t->n && t->dialect[k] == d) k++;
-    bw_varint(w, b, (uint64_t)d);
+    bw_varint(w, b, (uint64_t)(d & ~BW_TEXT));
     bw_varint(w, b, (uint64_t)(k - i));
-    for (; i < k; i++) bw_varint(w, b, (uint64_t)t->len[i] << 1 | 1);
+    for (; i < k; i++)
+      bw_varint(w, b, (uint64_t)t->len[i] << 1 | (d & BW_TEXT ? 0 : 1));
   }
 }
 

@@ -22,6 +22,7 @@
 #include "shlo/status.h"
 
 #define BW_FORMAT_VERSION 6
+#define BW_TEXT (1 << 30)
 
 /* A growable byte buffer. */
 typedef struct bw_buf {
@@ -33,7 +34,8 @@ typedef struct bw_buf {
 typedef struct bw_table {
   bw_buf data;        /* the entries, back to back */
   size_t *off, *len;  /* per index */
-  int *dialect;       /* per index (attributes, types), else 0 */
+  int *dialect;       /* per index (attributes, types), else 0; with
+                         BW_TEXT set for an entry kept as text */
   int n, cap;
   int *slots;         /* open addressing: index + 1, 0 = empty */
   int n_slots;
@@ -76,6 +78,8 @@ int bw_opname(bw *w, const char *dialect, const char *name, bool registered);
  * emptied for reuse). */
 int bw_attr(bw *w, const char *dialect, bw_buf *b);
 int bw_type(bw *w, const char *dialect, bw_buf *b);
+/* An attribute kept as its assembly text (MLIR parses it when reading). */
+int bw_attr_text(bw *w, const char *dialect, const char *text);
 /* A properties entry (its bytes in b, emptied). */
 int bw_props(bw *w, bw_buf *b);
 

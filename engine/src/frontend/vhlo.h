@@ -9,6 +9,7 @@
 
 #include "core/strbuf.h"
 #include "frontend/bytecode.h"
+#include "shlo/ir.h"
 #include "shlo/types.h"
 
 typedef enum {
@@ -88,5 +89,9 @@ int64_t vhlo_numel(const vtype *t); /* -1 when not static */
 int vhlo_scalar_code(shlo_elem_type e);
 int vhlo_enum_attr_code(const char *kind);
 int vhlo_enum_value(const char *kind, const char *name);
+
+/* print_ir.c's printer of one attribute in generic form: the writer keeps
+ * an attribute VHLO has no form for as this text (unregistered ops). */
+void shlo__print_attr(strbuf *b, const shlo_attr *a);
 
 #endif

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
+#include "core/strbuf.h"
 #include "frontend/bytecode_write.h"
 #include "frontend/vhlo.h"
 #include "frontend/vhlo_ops.h"
@@ -142,8 +143,42 @@ static int type_list(raiser *r, bw_buf *b, const shlo_type *const *ts,
   return 0;
 }
 
+/* #stablehlo.type_extensions<bounds = [16, ?]> (or #stablehlo.bounds<16,
+ * ?>) as VHLO's type_extensions_v1: the bounds, ? as kDynamic. */
+static int bounds_attr(raiser *r, const char *enc) {
+  const char *p = strchr(enc, '[');
+  if (!p && !strncmp(enc, "#stablehlo.bounds<", 18)) p = enc + 17;
+  if (!p || (strncmp(enc, "#stablehlo.type_extensions<", 27) &&
+             strncmp(enc, "#stablehlo.bounds<", 18)))
+    bw_fail(&r->w, SHLO_EUNSUPPORTED,
+            "tensor encoding %s is not supported in artifacts", enc);
+  int64_t xs[SHLO_MAX_RANK];
+  int n = 0;
+  for (p++; *p && *p != ']' && *p != '>';) {
+    while (*p == ' ' || *p == ',') p++;
+    if (*p == ']' || *p == '>') break;
+    if (n == SHLO_MAX_RANK) bw_fail(&r->w, SHLO_EUNSUPPORTED, "bounds too long");
+    char *end;
+    if (*p == '?') {
+      xs[n++] = KDYNAMIC;
+      p++;
+    } else {
+      xs[n++] = strtoll(p, &end, 10);
+      if (end == p)
+        bw_fail(&r->w, SHLO_EUNSUPPORTED, "bad bounds in %s", enc);
+      p = end;
+    }
+  }
+  bw_buf b = {0};
+  bw_varint(&r->w, &b, 18);
+  bw_varint(&r->w, &b, (uint64_t)n);
+  for (int i = 0; i < n; i++) bw_svarint(&r->w, &b, xs[i]);
+  return bw_attr(&r->w, "vhlo", &b);
+}
+
 static int tensor_type(raiser *r, const shlo_type *t) {
-  if (t->encoding)
+  int enc = t->encoding && t->rank >= 0 ? bounds_attr(r, t->encoding) : -1;
+  if (t->encoding && t->rank < 0)
     bw_fail(&r->w, SHLO_EUNSUPPORTED,
             "tensor encoding %s is not supported in artifacts", t->encoding);
   int e = t->quant ? quant_type(r, t->quant) : elem_type(r, t->elem);
@@ -151,7 +186,8 @@ static int tensor_type(raiser *r, const shlo_type *t) {
   if (t->rank < 0) {
     bw_varint(&r->w, &b, 25);
   } else {
-    bw_varint(&r->w, &b, 20);
+    bw_varint(&r->w, &b, enc >= 0 ? 21 : 20);
+    if (enc >= 0) bw_varint(&r->w, &b, (uint64_t)enc);
     bw_varint(&r->w, &b, (uint64_t)t->rank);
     for (int i = 0; i < t->rank; i++)
       bw_svarint(&r->w, &b, t->dims[i] == SHLO_DYN ? KDYNAMIC : t->dims[i]);
@@ -450,6 +486,19 @@ static int struct_attr(raiser *r, const char *name, const shlo_attr *a,
           a->struct_name);
 }
 
+/* An attribute of an unregistered op that VHLO has no form for, as its
+ * generic text (MLIR bytecode's fallback for any attribute). */
+static int text_attr(raiser *r, const shlo_attr *a) {
+  strbuf b = {0};
+  shlo__print_attr(&b, a);
+  char *text = shlo__sb_take(&b);
+  if (!text) bw_fail(&r->w, SHLO_ENOMEM, "out of memory");
+  char *kept = bw_alloc(&r->w, strlen(text) + 1);
+  strcpy(kept, text);
+  free(text);
+  return bw_attr_text(&r->w, "builtin", kept);
+}
+
 static int generic_attr(raiser *r, const char *name, const shlo_attr *a,
                         bool in_vhlo) {
   if (++r->depth > BC_MAX_DEPTH)
@@ -497,8 +546,16 @@ static int generic_attr(raiser *r, const char *name, const shlo_attr *a,
                     a->dense->numel);
     break;
   case SHLO_ATTR_ENUM: i = enum_attr(r, enum_kind_of(name, a), a->str); break;
-  case SHLO_ATTR_STRUCT: i = struct_attr(r, name, a, in_vhlo); break;
+  case SHLO_ATTR_STRUCT:
+    i = !in_vhlo && a->struct_name && strcmp(a->struct_name, "result_accuracy")
+            ? text_attr(r, a)
+            : struct_attr(r, name, a, in_vhlo);
+    break;
   default:
+    if (!in_vhlo) {
+      i = text_attr(r, a);
+      break;
+    }
     bw_fail(&r->w, SHLO_EUNSUPPORTED,
             "attribute %s = %s has no VHLO form in this writer", name,
             a->kind == SHLO_ATTR_OPAQUE ? a->str : "(dimension numbers)");
@@ -552,6 +609,23 @@ static void flatten_conv(raiser *r, vattrs *out, const shlo_attr *a) {
       ints_attr(r, a->conv_out_spatial, a->conv_n_spatial, false));
 }
 
+/* A dot algorithm's precision type: a type, or a bare name ("tf32",
+ * which has no element type of its own here). */
+static int algorithm_type(raiser *r, const shlo_attr *s, const char *field) {
+  const shlo_attr *t = shlo_attr_field(s, field);
+  if (t && t->kind == SHLO_ATTR_TYPE) return vtype_of(r, t->type);
+  const char *name = t ? shlo_attr_get_str(t) : NULL;
+  if (name && !strcmp(name, "tf32")) {
+    bw_buf b = {0};
+    bw_varint(&r->w, &b, 34);
+    return bw_type(&r->w, "vhlo", &b);
+  }
+  int e = name ? shlo_elem_from_name(name, strlen(name)) : -1;
+  if (e < 0)
+    bw_fail(&r->w, SHLO_EUNSUPPORTED, "dot algorithm without %s", field);
+  return elem_type(r, (shlo_elem_type)e);
+}
+
 static void flatten_algorithm(raiser *r, vattrs *out, const shlo_attr *s) {
   static const char *const types[] = {"lhs_precision_type",
                                       "rhs_precision_type",
@@ -560,10 +634,7 @@ static void flatten_algorithm(raiser *r, vattrs *out, const shlo_attr *s) {
                                      "rhs_component_count",
                                      "num_primitive_operations"};
   for (int i = 0; i < 3; i++) {
-    const shlo_attr *t = shlo_attr_field(s, types[i]);
-    if (!t || t->kind != SHLO_ATTR_TYPE)
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "dot algorithm without %s", types[i]);
-    put(r, out, types[i], type_attr(r, vtype_of(r, t->type)));
+    put(r, out, types[i], type_attr(r, algorithm_type(r, s, types[i])));
   }
   for (int i = 0; i < 3; i++)
     put(r, out, ints[i], int_attr(r, SHLO_SI64, field_int(s, ints[i])));
@@ -601,7 +672,13 @@ static void raise_attr(raiser *r, vattrs *out, const char *base,
       put(r, out, "channel_type", int_attr(r, SHLO_SI64, field_int(a, "type")));
   } else if (a->kind == SHLO_ATTR_UNIT)
     put(r, out, name, bool_attr(r, true)); /* use_global_device_ids, ... */
-  else if (!strcmp(name, "api_version")) {
+  else if (!strcmp(name, "padding") && a->kind == SHLO_ATTR_DENSE_ARRAY &&
+           !(a->n % 2) && a->n <= 2 * SHLO_MAX_RANK) {
+    shlo_type t = {.kind = SHLO_TYPE_TENSOR, .elem = SHLO_SI64, .rank = 2,
+                   .dims = {a->n / 2, 2}};
+    put(r, out, name, tensor_attr(r, &t, a->ints, sizeof(int64_t) *
+                                                      (size_t)a->n, a->n));
+  } else if (!strcmp(name, "api_version")) {
     uint64_t v = (uint64_t)a->i;
     put(r, out, name, simple_attr(r, 5, 1, &v));
   } else if (!strcmp(name, "result_accuracy") && is_default_accuracy(a))
