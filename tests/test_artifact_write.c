@@ -42,7 +42,7 @@ static int round_trip(const shlo_module *m, const char *target,
   if (st != SHLO_OK) {
     bool absent = target && st == SHLO_EUNSUPPORTED &&
                   strstr(d.message, "does not exist");
-    if (!absent) print_message("  %s at %s: not written: %s\n", what,
+    if (!absent || getenv("SHLO_ARTIFACT_VERBOSE")) print_message("  %s at %s: not written: %s\n", what,
                                target ? target : "newest", d.message);
     return absent ? 0 : -1;
   }

@@ -198,6 +198,79 @@ static int tensor_type(raiser *r, const shlo_type *t) {
   return i;
 }
 
+/* memref<2x?xf32>, kept by the parser as its text: VHLO's buffer_v1. */
+static int buffer_type(raiser *r, const char *text) {
+  int64_t dims[SHLO_MAX_RANK];
+  int rank = 0;
+  const char *p = text + 7;
+  for (;;) {
+    char *end;
+    long long d = strtoll(p, &end, 10);
+    if (*p == '?') end = (char *)p + 1, d = KDYNAMIC;
+    if (end == p || *end != 'x') break;
+    if (rank == SHLO_MAX_RANK)
+      bw_fail(&r->w, SHLO_EUNSUPPORTED, "%s: rank too large", text);
+    dims[rank++] = d;
+    p = end + 1;
+  }
+  const char *close = strchr(p, '>');
+  int e = close ? shlo_elem_from_name(p, (size_t)(close - p)) : -1;
+  if (e < 0 || close[1])
+    bw_fail(&r->w, SHLO_EUNSUPPORTED, "type %s is not supported in artifacts",
+            text);
+  int et = elem_type(r, (shlo_elem_type)e);
+  bw_buf b = {0};
+  bw_varint(&r->w, &b, 41);
+  bw_varint(&r->w, &b, (uint64_t)rank);
+  for (int i = 0; i < rank; i++) bw_svarint(&r->w, &b, dims[i]);
+  bw_varint(&r->w, &b, (uint64_t)et);
+  return bw_type(&r->w, "vhlo", &b);
+}
+
+static int vtype_of(raiser *r, const shlo_type *t);
+
+/* !stablehlo.future<T, ...>, kept by the parser as its text: VHLO's
+ * future_v1 of the types, which the parser reads as a function's
+ * argument types. */
+static int future_type(raiser *r, const char *text) {
+  size_t n = strlen(text);
+  if (n < 19 || text[n - 1] != '>')
+    bw_fail(&r->w, SHLO_EUNSUPPORTED, "bad type %s", text);
+  strbuf f = {0};
+  shlo__sb_puts(&f, "func.func @f(%a0: ");
+  int depth = 0, k = 1;
+  for (const char *p = text + 18; p < text + n - 1; p++) {
+    if (*p == '<' || *p == '(') depth++;
+    if (*p == '>' || *p == ')') depth--;
+    if (*p == ',' && !depth) shlo__sb_printf(&f, ", %%a%d: ", k++);
+    else shlo__sb_putc(&f, *p);
+  }
+  shlo__sb_puts(&f, ") {\n  func.return\n}\n");
+  char *src = shlo__sb_take(&f);
+  if (!src) bw_fail(&r->w, SHLO_ENOMEM, "out of memory");
+  shlo_module *m = NULL;
+  shlo_diag d;
+  shlo_status st = shlo_parse_module(src, strlen(src), "future", &m, &d);
+  free(src);
+  if (st) bw_fail(&r->w, SHLO_EUNSUPPORTED, "type %s: %s", text, d.message);
+  const shlo_func *fn = m->funcs[0];
+  int refs[64], count = fn->n_args < 64 ? fn->n_args : 64;
+  for (int i = 0; i < count; i++) {
+    shlo_type copy = *fn->arg_types[i];
+    if (copy.kind != SHLO_TYPE_TENSOR || copy.quant || copy.encoding) {
+      shlo_module_free(m);
+      bw_fail(&r->w, SHLO_EUNSUPPORTED, "type %s is not supported", text);
+    }
+    refs[i] = vtype_of(r, &copy);
+  }
+  shlo_module_free(m);
+  bw_buf b = {0};
+  bw_varint(&r->w, &b, 42);
+  bw_varint(&r->w, &b, (uint64_t)count);
+  for (int i = 0; i < count; i++) bw_varint(&r->w, &b, (uint64_t)refs[i]);
+  return bw_type(&r->w, "vhlo", &b);
+}
+
 static int vtype_of(raiser *r, const shlo_type *t) {
   if (++r->depth > BC_MAX_DEPTH)
     bw_fail(&r->w, SHLO_EUNSUPPORTED, "types nest too deeply");
@@ -219,7 +292,14 @@ static int vtype_of(raiser *r, const shlo_type *t) {
     i = bw_type(&r->w, "vhlo", &b);
     break;
   default:
-    bw_buf_free(&b);
+    if (t->encoding && !strncmp(t->encoding, "memref<", 7)) {
+      i = buffer_type(r, t->encoding);
+      break;
+    }
+    if (t->encoding && !strncmp(t->encoding, "!stablehlo.future<", 18)) {
+      i = future_type(r, t->encoding);
+      break;
+    }
     bw_fail(&r->w, SHLO_EUNSUPPORTED, "type %s is not supported in artifacts",
             t->encoding ? t->encoding : "(opaque)");
   }
@@ -239,6 +319,19 @@ static int function_type(raiser *r, const shlo_type *const *in, int n_in,
   int i = bw_type(&r->w, "vhlo", &b);
   bw_buf_free(&b);
   return i;
+}
+
+/* An element type the parser kept as a bare name ("tf32", which has no
+ * element type of its own here, or "f32"). */
+static int named_type(raiser *r, const char *name) {
+  if (!strcmp(name, "tf32") || !strcmp(name, "none")) {
+    bw_buf b = {0};
+    bw_varint(&r->w, &b, name[0] == 't' ? 34 : 33);
+    return bw_type(&r->w, "vhlo", &b);
+  }
+  int e = shlo_elem_from_name(name, strlen(name));
+  if (e < 0) bw_fail(&r->w, SHLO_EUNSUPPORTED, "unknown type or value %s", name);
+  return elem_type(r, (shlo_elem_type)e);
 }
 
 /* ---- attributes ---- */
@@ -469,9 +562,62 @@ static const char *accuracy_mode(const shlo_attr *a) {
   return "DEFAULT";
 }
 
+/* #stablehlo.axis_ref<name = "x"[, sub_axis_info = (1)2]>: VHLO code 22,
+ * its sub-axis info code 21. */
+static int axis_ref_attr(raiser *r, const shlo_attr *a) {
+  const shlo_attr *nm = shlo_attr_field(a, "name");
+  const shlo_attr *sub = shlo_attr_field(a, "sub_axis_info");
+  if (!nm || !shlo_attr_get_str(nm))
+    bw_fail(&r->w, SHLO_EUNSUPPORTED, "axis_ref without a name");
+  int name = string_attr(r, shlo_attr_get_str(nm));
+  int sub_ref = -1;
+  if (sub) {
+    long long pre, size;
+    const char *text = sub->kind == SHLO_ATTR_OPAQUE ? sub->str
+                                                      : shlo_attr_get_str(sub);
+    if (!text || sscanf(text, " (%lld)%lld", &pre, &size) != 2)
+      bw_fail(&r->w, SHLO_EUNSUPPORTED, "bad sub_axis_info");
+    bw_buf b = {0};
+    bw_varint(&r->w, &b, 21);
+    bw_svarint(&r->w, &b, pre);
+    bw_svarint(&r->w, &b, size);
+    sub_ref = bw_attr(&r->w, "vhlo", &b);
+  }
+  bw_buf b = {0};
+  bw_varint(&r->w, &b, 22);
+  bw_varint(&r->w, &b, (uint64_t)name);
+  bw_varint(&r->w, &b, sub_ref >= 0);
+  if (sub_ref >= 0) bw_varint(&r->w, &b, (uint64_t)sub_ref);
+  return bw_attr(&r->w, "vhlo", &b);
+}
+
+/* #stablehlo.replica_group_mesh_axes<mesh = @m, axes = [...]>: code 23. */
+static int mesh_axes_attr(raiser *r, const shlo_attr *a) {
+  const shlo_attr *mesh = shlo_attr_field(a, "mesh");
+  const shlo_attr *axes = shlo_attr_field(a, "axes");
+  if (!mesh || !shlo_attr_get_str(mesh) || !axes ||
+      axes->kind != SHLO_ATTR_ARRAY || axes->n > 64)
+    bw_fail(&r->w, SHLO_EUNSUPPORTED, "malformed replica_group_mesh_axes");
+  int m = string_attr(r, shlo_attr_get_str(mesh)), items[64];
+  for (int i = 0; i < axes->n; i++) {
+    const shlo_attr *ax = axes->items[i];
+    if (ax->kind != SHLO_ATTR_STRUCT)
+      bw_fail(&r->w, SHLO_EUNSUPPORTED, "bad axis reference");
+    items[i] = axis_ref_attr(r, ax);
+  }
+  int arr = array_attr(r, items, axes->n);
+  bw_buf b = {0};
+  bw_varint(&r->w, &b, 23);
+  bw_varint(&r->w, &b, (uint64_t)m);
+  bw_varint(&r->w, &b, (uint64_t)arr);
+  return bw_attr(&r->w, "vhlo", &b);
+}
+
 static int struct_attr(raiser *r, const char *name, const shlo_attr *a,
                        bool in_vhlo) {
   if (!a->struct_name) return dict_attr(r, a, in_vhlo);
+  if (!strcmp(a->struct_name, "replica_group_mesh_axes"))
+    return mesh_axes_attr(r, a);
   if (!strcmp(a->struct_name, "output_operand_alias"))
     return alias_attr(r, a);
   if (!strcmp(a->struct_name, "result_accuracy")) {
@@ -545,7 +691,13 @@ static int generic_attr(raiser *r, const char *name, const shlo_attr *a,
     i = tensor_attr(r, a->type, a->dense->data, a->dense->nbytes,
                     a->dense->numel);
     break;
-  case SHLO_ATTR_ENUM: i = enum_attr(r, enum_kind_of(name, a), a->str); break;
+  case SHLO_ATTR_ENUM:
+    if (!a->enum_kind && vhlo_enum_attr_code(enum_kind_of(name, a)) < 0) {
+      i = type_attr(r, named_type(r, a->str)); /* a bare type: tf32, f32 */
+      break;
+    }
+    i = enum_attr(r, enum_kind_of(name, a), a->str);
+    break;
   case SHLO_ATTR_STRUCT:
     i = !in_vhlo && a->struct_name && strcmp(a->struct_name, "result_accuracy")
             ? text_attr(r, a)
@@ -609,21 +761,14 @@ static void flatten_conv(raiser *r, vattrs *out, const shlo_attr *a) {
       ints_attr(r, a->conv_out_spatial, a->conv_n_spatial, false));
 }
 
-/* A dot algorithm's precision type: a type, or a bare name ("tf32",
- * which has no element type of its own here). */
+/* A dot algorithm's precision type: a type, or a bare name. */
 static int algorithm_type(raiser *r, const shlo_attr *s, const char *field) {
   const shlo_attr *t = shlo_attr_field(s, field);
   if (t && t->kind == SHLO_ATTR_TYPE) return vtype_of(r, t->type);
   const char *name = t ? shlo_attr_get_str(t) : NULL;
-  if (name && !strcmp(name, "tf32")) {
-    bw_buf b = {0};
-    bw_varint(&r->w, &b, 34);
-    return bw_type(&r->w, "vhlo", &b);
-  }
-  int e = name ? shlo_elem_from_name(name, strlen(name)) : -1;
-  if (e < 0)
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "dot algorithm without %s", field);
-  return elem_type(r, (shlo_elem_type)e);
+  if (!name) bw_fail(&r->w, SHLO_EUNSUPPORTED, "dot algorithm without %s",
+                     field);
+  return named_type(r, name);
 }
 
 static void flatten_algorithm(raiser *r, vattrs *out, const shlo_attr *s) {
@@ -786,14 +931,30 @@ static int default_attr(raiser *r, const shlo_op *op, const char *base,
 
 /* ---- the IR ---- */
 
+static int attr_dict(raiser *r, const shlo_named_attr *a, int n,
+                     bool in_vhlo);
+
 static void write_region(raiser *r, bw_buf *ir, const shlo_block *blk,
                          bool in_func);
+
+/* Discardable attributes (named dialect.name, e.g. mhlo.sharding) are not
+ * the op's own: VHLO keeps them in the op's attribute dictionary. */
+static bool discardable(const char *name) { return strchr(name, '.'); }
+
+static int op_dict(raiser *r, const shlo_op *op) {
+  shlo_named_attr *d = bw_alloc(&r->w, sizeof *d * ((size_t)op->n_attrs + 1));
+  int n = 0;
+  for (int i = 0; i < op->n_attrs; i++)
+    if (discardable(op->attrs[i].name)) d[n++] = op->attrs[i];
+  return n ? attr_dict(r, d, n, true) : -1;
+}
 
 static int op_props(raiser *r, const shlo_op *op, const char *base,
                     const vhlo_op_def *def) {
   vattrs have = {0};
   for (int i = 0; i < op->n_attrs; i++)
-    raise_attr(r, &have, base, op->attrs[i].name, op->attrs[i].value);
+    if (!discardable(op->attrs[i].name))
+      raise_attr(r, &have, base, op->attrs[i].name, op->attrs[i].value);
   char buf[1024];
   const char *names[VHLO_MAX_OP_ATTRS];
   int k = vhlo_op_attr_names(def, true, buf, sizeof buf, names,
@@ -855,6 +1016,7 @@ static void write_op(raiser *r, bw_buf *ir, const shlo_op *op) {
     }
     name = bw_opname(&r->w, "vhlo", def->name, true);
     if (*def->attrs) props = op_props(r, op, base, def);
+    attrs = op_dict(r, op);
   } else {
     const char *dot = strchr(op->name, '.');
     if (!dot || dot == op->name || !dot[1])
