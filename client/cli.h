@@ -9,6 +9,7 @@ int cli_test(int argc, char **argv);
 int cli_print(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_verify(int argc, char **argv);
+int cli_serialize(int argc, char **argv);
 
 /* Read a whole file into a malloc'd buffer (NUL-terminated); NULL and a
  * message on stderr on failure. */

@@ -40,7 +40,11 @@ static void usage(FILE *f) {
           "      runs at a shlo-server and prints what the local run "
           "prints\n"
           "  print FILE.mlir\n"
-          "      parse FILE and print it back in generic form\n");
+          "      parse FILE and print it back in generic form\n"
+          "  serialize [--target VERSION] FILE.mlir -o FILE.mlir.bc\n"
+          "      write FILE as a portable artifact (VHLO bytecode) for "
+          "StableHLO VERSION\n"
+          "      (1.0.0 up to the newest this build reads, the default)\n");
 }
 
 int main(int argc, char **argv) {
@@ -54,6 +58,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "verify")) return cli_verify(argc - 2, argv + 2);
   if (!strcmp(cmd, "print")) return cli_print(argc - 2, argv + 2);
   if (!strcmp(cmd, "bench")) return cli_bench(argc - 2, argv + 2);
+  if (!strcmp(cmd, "serialize")) return cli_serialize(argc - 2, argv + 2);
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
     usage(stdout);
     return 0;

@@ -4,6 +4,8 @@
  * input must come back as a module or a refusal with a message, within the
  * test's time limit; the suite also runs this under AddressSanitizer
  * (test_artifact_fuzz_asan), where a stray read or a leak fails it.
+ * Whatever reads is also written again by the artifact writer and must
+ * read back the same (artifact_fuzz.h).
  * Deterministic: the same seed gives the same inputs (SHLO_FUZZ_SEED in
  * the environment picks another, for exploring by hand). */
 #include <dirent.h>
@@ -129,7 +131,11 @@ static void test_mutated_artifacts(void **state) {
     int k = (int)(next_rand() % (uint32_t)s.n);
     size_t n = mutate(s.data[k], s.len[k], buf, cap);
     int r = artifact_fuzz_one(buf, n);
-    if (r < 0) fail_msg("iteration %d: refused without a message", it);
+    if (r == -1) fail_msg("iteration %d: refused without a message", it);
+    if (r < -1)
+      fail_msg("iteration %d: the writer %s", it,
+               r == -2 ? "wrote what reads back different"
+                       : "refused without a message");
     if (r) read_ok++;
     else refused++;
   }

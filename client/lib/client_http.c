@@ -142,11 +142,36 @@ static char *with_members(char *body, int replicas, int partitions,
   return b;
 }
 
+/* Whether a program is a portable artifact (MLIR bytecode), by its magic
+ * (the library does not link the engine's shlo_is_artifact). */
+static bool is_artifact(const char *p, size_t len) {
+  return len >= 4 && !memcmp(p, "ML\xefR", 4);
+}
+
+/* A portable artifact's bytes are not JSON text: they go as base64 in an
+ * "artifact" member (body is taken over; NULL when out of memory). */
+static char *with_artifact(char *body, const char *bytes, size_t len) {
+  char *b64 = body ? shlo_proto_b64_encode(bytes, len) : NULL;
+  size_t n = body ? strlen(body) : 0;
+  char *b = b64 ? realloc(body, n + strlen(b64) + 32) : NULL;
+  if (!b) {
+    free(b64);
+    free(body);
+    return NULL;
+  }
+  char *end = strrchr(b, '}'); /* the body is one JSON object */
+  sprintf(end, "%s\"artifact\": \"%s\"}", end > b + 1 ? ", " : "", b64);
+  free(b64);
+  return b;
+}
+
 static int http_start(shlo_client *c, const shlo_client_request *rq,
                       shlo_call *call) {
   http *h = c->impl;
   char *program = NULL;
-  if (rq->program && !(program = strndup(rq->program, rq->program_len)))
+  bool artifact = rq->program && is_artifact(rq->program, rq->program_len);
+  if (rq->program && !artifact &&
+      !(program = strndup(rq->program, rq->program_len)))
     return client_err_conn(&call->err, "out of memory");
   job *j = calloc(1, sizeof *j);
   if (j)
@@ -154,6 +179,8 @@ static int http_start(shlo_client *c, const shlo_client_request *rq,
                                         rq->n_inputs, rq->timeout_ms, true,
                                         true);
   free(program);
+  if (j && artifact)
+    j->body = with_artifact(j->body, rq->program, rq->program_len);
   if (j && j->body && (rq->replicas || rq->partitions || rq->printed))
     j->body = with_members(j->body, rq->replicas, rq->partitions,
                            rq->printed != NULL);
@@ -209,8 +236,11 @@ static int http_compile(shlo_client *c, const char *program, size_t len,
                         shlo_client_error *err) {
   http *h = c->impl;
   cJSON *req = cJSON_CreateObject();
-  char *text = strndup(program, len);
-  if (!req || !text || !cJSON_AddStringToObject(req, "program", text) ||
+  bool artifact = is_artifact(program, len);
+  char *text = artifact ? shlo_proto_b64_encode(program, len)
+                        : strndup(program, len);
+  if (!req || !text ||
+      !cJSON_AddStringToObject(req, artifact ? "artifact" : "program", text) ||
       (entry && !cJSON_AddStringToObject(req, "entry", entry))) {
     cJSON_Delete(req);
     free(text);

@@ -1,4 +1,5 @@
-/* libFuzzer target for the artifact reader (not built by the suite):
+/* libFuzzer target for the artifact reader and writer (not built by the
+ * suite):
  *   clang -g -O1 -fsanitize=fuzzer,address -Iengine/include -Itests \
  *     tests/fuzz/fuzz_artifact.c build/engine/libshlo.a -lopenblas -lm \
  *     -lpthread -o fuzz_artifact
@@ -10,6 +11,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  (void)artifact_fuzz_one(data, size);
+  if (artifact_fuzz_one(data, size) < -1)
+    __builtin_trap(); /* the writer failed on what the reader accepted */
   return 0;
 }

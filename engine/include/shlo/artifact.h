@@ -40,4 +40,21 @@ SHLO_API char *shlo_artifact_to_text(const void *bytes, size_t len,
                                      shlo_artifact_info *info,
                                      shlo_diag *diag);
 
+/* The oldest StableHLO version shlo_write_artifact targets. */
+#define SHLO_ARTIFACT_MIN_WRITE_VERSION "1.0.0"
+
+/* Write m as a portable artifact for StableHLO target_version ("1.0.0"
+ * through SHLO_ARTIFACT_MAX_VERSION; NULL: the newest): MLIR bytecode
+ * (format 6) of the VHLO dialect, each op in the newest version the target
+ * has, as StableHLO's serializer writes it.  Ops of other dialects (the
+ * interpreter's check.* ops, chlo) go in as unregistered ops with their
+ * attributes in VHLO's encoding.  On success *out is malloc'd (caller
+ * frees) with *len bytes.  An op or attribute the target does not have is
+ * refused with SHLO_EUNSUPPORTED, naming it and the version; *out is then
+ * NULL. */
+SHLO_API shlo_status shlo_write_artifact(const shlo_module *m,
+                                         const char *target_version,
+                                         void **out, size_t *len,
+                                         shlo_diag *diag);
+
 #endif

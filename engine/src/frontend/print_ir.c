@@ -190,6 +190,8 @@ static void print_attr(strbuf *b, const shlo_attr *a) {
   }
 }
 
+void shlo__print_attr(strbuf *b, const shlo_attr *a) { print_attr(b, a); }
+
 static void print_block(strbuf *b, const shlo_func *f, const shlo_block *blk,
                         int indent, bool label);
 

@@ -124,15 +124,26 @@ static void write_op(writer *w, const bc_op *op, int indent, bool in_func,
                      int depth) {
   const char *dialect, *name = op_name(w, op, &dialect);
   bc_cursor c = op_cursor(w, op);
-  if (strcmp(dialect, "vhlo"))
-    bc_fail(&c, "op %s.%s inside a function is not VHLO", dialect, name);
-  if (!vhlo_op_find(name)) unknown_op(w, op, name);
-  nattr in[VHLO_MAX_OP_ATTRS * 2];
-  int n_in = op_attrs(w, op, name, in, VHLO_MAX_OP_ATTRS * 2);
+  bool is_vhlo = !strcmp(dialect, "vhlo");
+  if (is_vhlo && !vhlo_op_find(name)) unknown_op(w, op, name);
   for (int i = 0; i < op->n_results; i++)
     w->value_types[op->result_values[i]] = vhlo_type(&w->v, op->result_types[i]);
   lowered lo;
-  vhlo_lower_op(&w->v, &c, name, in_func, in, n_in, &lo);
+  const vattr *generic_attrs = NULL;
+  if (is_vhlo) {
+    nattr in[VHLO_MAX_OP_ATTRS * 2];
+    int n_in = op_attrs(w, op, name, in, VHLO_MAX_OP_ATTRS * 2);
+    vhlo_lower_op(&w->v, &c, name, in_func, in, n_in, &lo);
+  } else { /* an unregistered op (check.*, chlo.*): kept as it is */
+    if (op->props || op->props_attr >= 0)
+      bc_fail(&c, "op %s.%s has properties; only its attribute dictionary "
+                  "is read", dialect, name);
+    memset(&lo, 0, sizeof lo);
+    snprintf(lo.name, sizeof lo.name, "%s.%s", dialect, name);
+    if (op->attr_dict >= 0) generic_attrs = vhlo_attr(&w->v, op->attr_dict);
+    if (generic_attrs && generic_attrs->kind != VA_DICT)
+      bc_fail(&c, "op attributes are not a dictionary");
+  }
   shlo__sb_printf(&w->b, "%*s", indent, "");
   for (int i = 0; i < op->n_results; i++) {
     if (i) shlo__sb_printf(&w->b, ", ");
@@ -155,6 +166,8 @@ static void write_op(writer *w, const bc_op *op, int indent, bool in_func,
     }
     shlo__sb_printf(&w->b, ")");
   }
+  if (generic_attrs && generic_attrs->n)
+    vhlo_put_dict(&w->v, &c, &w->b, generic_attrs);
   if (lo.n) {
     shlo__sb_printf(&w->b, " {");
     for (int i = 0; i < lo.n; i++)

@@ -9,6 +9,7 @@
 
 #include "core/strbuf.h"
 #include "frontend/bytecode.h"
+#include "shlo/ir.h"
 #include "shlo/types.h"
 
 typedef enum {
@@ -80,5 +81,17 @@ const vtype *vhlo_type(vhlo_ctx *v, int index);
 /* Shortest decimal that reads back to the same value of type t. */
 void vhlo_print_float(strbuf *b, shlo_elem_type t, uint64_t bits);
 int64_t vhlo_numel(const vtype *t); /* -1 when not static */
+
+/* The shared encoding tables, for the writer too: VHLO's type code of an
+ * element type (-1 if VHLO has none), the attribute code of an enum kind
+ * ("comparison_direction" -> 3, -1 if unknown), and an enum value's
+ * number from its name ("LT" -> 5; -1 if unknown). */
+int vhlo_scalar_code(shlo_elem_type e);
+int vhlo_enum_attr_code(const char *kind);
+int vhlo_enum_value(const char *kind, const char *name);
+
+/* print_ir.c's printer of one attribute in generic form: the writer keeps
+ * an attribute VHLO has no form for as this text (unregistered ops). */
+void shlo__print_attr(strbuf *b, const shlo_attr *a);
 
 #endif

@@ -262,6 +262,12 @@ static const bool vhlo_scalar_set[41] = {
     [17] = 1, [18] = 1, [19] = 1, [27] = 1, [28] = 1, [29] = 1, [31] = 1,
     [32] = 1, [35] = 1, [36] = 1, [37] = 1, [38] = 1, [39] = 1, [40] = 1};
 
+int vhlo_scalar_code(shlo_elem_type e) {
+  for (int code = 0; code < 41; code++)
+    if (vhlo_scalar_set[code] && vhlo_scalar[code] == e) return code;
+  return -1;
+}
+
 static const vtype *read_vhlo_type(vhlo_ctx *v, bc_cursor *c) {
   bc_file *f = v->f;
   uint64_t code = bc_varint(c);
@@ -494,6 +500,13 @@ static const char *const enum_kinds[] = {
     [11] = "precision",           [12] = "rng_algorithm",
     [13] = "rng_distribution",    [16] = "transpose",
     [19] = "result_accuracy_mode"};
+
+int vhlo_enum_attr_code(const char *kind) {
+  for (int code = 0; code < (int)(sizeof enum_kinds / sizeof *enum_kinds);
+       code++)
+    if (enum_kinds[code] && !strcmp(enum_kinds[code], kind)) return code;
+  return -1;
+}
 
 static const vattr *read_vhlo_attr(vhlo_ctx *v, bc_cursor *c) {
   bc_file *f = v->f;

@@ -33,31 +33,40 @@ void vhlo_put_string(strbuf *b, const char *s, size_t n, bool symbol) {
   shlo__sb_putc(b, '"');
 }
 
+static const char *const cmp_dir[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
+static const char *const cmp_type[] = {"NOTYPE", "FLOAT", "TOTALORDER",
+                                       "SIGNED", "UNSIGNED"};
+static const char *const fft[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+static const char *const precision[] = {"DEFAULT", "HIGH", "HIGHEST"};
+static const char *const rng_alg[] = {"DEFAULT", "THREE_FRY", "PHILOX"};
+static const char *const rng_dist[] = {"INVALID", "UNIFORM", "NORMAL"};
+static const char *const transpose[] = {"TRANSPOSE_INVALID", "NO_TRANSPOSE",
+                                        "TRANSPOSE", "ADJOINT"};
+static const char *const accuracy[] = {"DEFAULT", "HIGHEST", "TOLERANCE"};
+static const struct {
+  const char *kind;
+  const char *const *names;
+  int n;
+} enums[] = {
+    {"comparison_direction", cmp_dir, 6}, {"comparison_type", cmp_type, 5},
+    {"fft_type", fft, 4},                 {"precision", precision, 3},
+    {"rng_algorithm", rng_alg, 3},        {"rng_distribution", rng_dist, 3},
+    {"transpose", transpose, 4},          {"result_accuracy_mode", accuracy, 3},
+};
+
 static const char *enum_name(const vattr *a) {
-  static const char *const cmp_dir[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
-  static const char *const cmp_type[] = {"NOTYPE", "FLOAT", "TOTALORDER",
-                                         "SIGNED", "UNSIGNED"};
-  static const char *const fft[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
-  static const char *const precision[] = {"DEFAULT", "HIGH", "HIGHEST"};
-  static const char *const rng_alg[] = {"DEFAULT", "THREE_FRY", "PHILOX"};
-  static const char *const rng_dist[] = {"INVALID", "UNIFORM", "NORMAL"};
-  static const char *const transpose[] = {"TRANSPOSE_INVALID", "NO_TRANSPOSE",
-                                          "TRANSPOSE", "ADJOINT"};
-  static const char *const accuracy[] = {"DEFAULT", "HIGHEST", "TOLERANCE"};
-  static const struct {
-    const char *kind;
-    const char *const *names;
-    int n;
-  } enums[] = {
-      {"comparison_direction", cmp_dir, 6}, {"comparison_type", cmp_type, 5},
-      {"fft_type", fft, 4},                 {"precision", precision, 3},
-      {"rng_algorithm", rng_alg, 3},        {"rng_distribution", rng_dist, 3},
-      {"transpose", transpose, 4},          {"result_accuracy_mode", accuracy, 3},
-  };
   for (size_t i = 0; i < sizeof enums / sizeof *enums; i++)
     if (!strcmp(enums[i].kind, a->enum_kind))
       return a->i >= 0 && a->i < enums[i].n ? enums[i].names[a->i] : NULL;
   return NULL;
+}
+
+int vhlo_enum_value(const char *kind, const char *name) {
+  for (size_t i = 0; i < sizeof enums / sizeof *enums; i++)
+    if (!strcmp(enums[i].kind, kind))
+      for (int k = 0; k < enums[i].n; k++)
+        if (!strcmp(enums[i].names[k], name)) return k;
+  return -1;
 }
 
 static void put_attr(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *a);

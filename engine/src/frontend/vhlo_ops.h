@@ -7,10 +7,24 @@
 
 #define VHLO_MAX_OP_ATTRS 32
 
+/* A StableHLO version as a number: 1.20.0 is 12000. */
+typedef int vhlo_version;
+
 typedef struct vhlo_op_def {
-  const char *name;  /* "compare_v1" (without "vhlo.") */
-  const char *attrs; /* its attribute names, space-separated */
+  const char *name;   /* "compare_v1" (without "vhlo.") */
+  vhlo_version since; /* the first StableHLO with this op version */
+  const char *attrs;  /* its attribute names, space-separated */
 } vhlo_op_def;
+
+/* The newest op version of base ("gather") that StableHLO `at` has, or
+ * NULL; *oldest then gets the first version that has any (0 if none). */
+const vhlo_op_def *vhlo_op_at(const char *base, vhlo_version at,
+                              vhlo_version *oldest);
+
+/* "1.20.0" -> 12000; -1 when not MAJOR.MINOR.PATCH within range. */
+vhlo_version vhlo_version_parse(const char *s);
+/* 12000 -> "1.20.0" into buf. */
+void vhlo_version_format(vhlo_version v, char *buf, size_t cap);
 
 /* The op named name, or NULL when this build does not know it. */
 const vhlo_op_def *vhlo_op_find(const char *name);
