@@ -403,7 +403,9 @@ class _Binary:
         self.version = 1
         self.dead = None
         tok = (token or "").encode()
-        self._send(T_HELLO, 0, [struct.pack("<HHIQ", 1, 1, len(tok), 0), tok])
+        pad = b"\0" * (-len(tok) % 8)  # payloads end on 8 bytes
+        self._send(T_HELLO, 0,
+                   [struct.pack("<HHIQ", 1, 1, len(tok), 0), tok, pad])
         t, _, payload = self._read_frame()
         if t == T_ERROR:
             raise self._error(payload)
