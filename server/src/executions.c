@@ -374,7 +374,7 @@ srv_route srv_execs_match(const char *url, char *id) {
 
 const char *srv_execs_allowed(srv_route r) {
   switch (r) {
-  case R_EXECS: return "POST";
+  case R_EXECS: return "GET, POST";
   case R_EXEC: return "GET, DELETE";
   case R_EXEC_INFEED: return "POST";
   case R_EXEC_OUTFEED: return "GET";
@@ -408,8 +408,34 @@ bool x_attach(srv_request *r) {
   return true;
 }
 
+/* GET /v1/executions: the caller's team's executions (every one for
+ * admin), newest first (creation prepends), as {"executions":[{"id","state"}...]}. */
+static enum MHD_Result list_route(srv_request *r) {
+  strbuf b = {0};
+  shlo__sb_puts(&b, "{\"executions\":[");
+  bool first = true;
+  for (srv_execution *x = r->srv->execs->list; x; x = x->next) {
+    if (x->team != r->team && !(r->scopes & SRV_SCOPE_ADMIN)) continue;
+    shlo__sb_puts(&b, first ? "{\"id\":" : ",{\"id\":");
+    first = false;
+    shlo__json_str(&b, x->id);
+    shlo__sb_puts(&b, ",\"state\":");
+    shlo__json_str(&b, state_names[atomic_load(&x->state)]);
+    shlo__sb_putc(&b, '}');
+  }
+  shlo__sb_puts(&b, "]}");
+  char *json = shlo__sb_take(&b);
+  if (!json) {
+    srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
+    return srv_http_reply(r);
+  }
+  x_reply(r, 200, json);
+  return srv_http_reply(r);
+}
+
 enum MHD_Result srv_execs_dispatch(srv_request *r, const char *method) {
-  if (r->route == R_EXECS) return create(r);
+  if (r->route == R_EXECS)
+    return strcmp(method, "GET") ? create(r) : list_route(r);
   if (!x_attach(r)) return srv_http_reply(r);
   switch (r->route) {
   case R_EXEC:

@@ -472,7 +472,8 @@ def stop(srv):
 def test_token_server(tmpdir):
     tokens = os.path.join(tmpdir, "tokens")
     with open(tokens, "w") as f:
-        f.write("team-a secret-token-a\n")
+        # admin: the overview reads /metrics, which only admin tokens may
+        f.write("team-a secret-token-a scopes=execute,register,admin\n")
     srv = Server(SERVER, "--threads", "2", "--tokens", tokens)
     s = Session(srv, "token server")
     try:
