@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "binary.h"
+#include "store.h"
 #include "shlo/grid.h"
 
 /* ---- answers ---- */
@@ -172,7 +173,7 @@ static cache_entry *find_module(bin_job *b, bool *cached, bool *fresh,
     *fresh = e && !*cached;
     return e;
   }
-  cache_entry *e = cache_get(&s->cache, b->ex.id, true);
+  cache_entry *e = srv_module_by_id(s, b->ex.id, true);
   *cached = true;
   if (!e) {
     char id[SRV_ID_LEN];

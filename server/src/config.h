@@ -37,6 +37,8 @@ typedef struct srv_config {
   int64_t shutdown_grace_ms;
   int64_t max_program_ops;    /* 0 = no limit */
   int64_t compile_timeout_ms; /* 0 = no limit */
+  char *store;               /* module store directory; "" = none */
+  char *tls_cert, *tls_key;  /* PEM files: HTTPS when both are set */
 } srv_config;
 
 /* Fill every option with its default. */

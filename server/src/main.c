@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "store.h"
 
 static void on_signal(uv_signal_t *h, int signum) {
   srv_server *s = h->data;
@@ -51,6 +52,7 @@ int main(int argc, char **argv) {
   }
   s.loop = uv_default_loop();
   cache_init(&s.cache, (size_t)s.cfg.cache_bytes);
+  if (srv_store_start(&s)) goto out;
   if (pool_init(&s.pool, s.loop, (int)s.cfg.threads, (int)s.cfg.max_queue,
                 (int)s.cfg.worker_spin_us * 1000, srv_http_drained, &s)) {
     fprintf(stderr, "shlo-server: cannot start worker threads\n");
@@ -76,8 +78,9 @@ int main(int argc, char **argv) {
     s.cfg.shutdown_grace_ms = 0;
     rc = 2;
   }
-  fprintf(stderr, "shlo-server: listening on http://%s%s%s:%d/ with %d "
-                  "worker(s)\n", strchr(s.cfg.host, ':') ? "[" : "",
+  fprintf(stderr, "shlo-server: listening on %s://%s%s%s:%d/ with %d "
+                  "worker(s)\n", s.cfg.tls_cert[0] ? "https" : "http",
+          strchr(s.cfg.host, ':') ? "[" : "",
           s.cfg.host, strchr(s.cfg.host, ':') ? "]" : "", s.port,
           s.pool.n_threads);
   fprintf(stderr, "shlo-server: config: ");
@@ -93,6 +96,7 @@ out:
   counts_free(&s.per_ip);
   counts_free(&s.per_client);
   cache_destroy(&s.cache);
+  srv_store_stop(&s);
   srv_auth_free(&s);
   if (s.log && s.log != stderr) fclose(s.log);
   if (s.devnull) fclose(s.devnull);
