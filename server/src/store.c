@@ -444,9 +444,14 @@ int srv_store_registered(srv_server *s, cache_entry *e, const char *name,
     if (rc == 0) store_record_free(&old);
     /* a module already stored is written again only for a new name */
     if (rc != 0 || renamed) {
-      int r = e->replicas > 1 || e->partitions > 1 ? e->replicas : 0;
-      int p = e->replicas > 1 || e->partitions > 1 ? e->partitions : 0;
-      store_record rec = {.entry = e->entry, .replicas = r, .partitions = p,
+      /* the grid as the id has it: none when the id is the text's hash
+       * alone, even for a module whose own attributes name a grid */
+      uint8_t plain[32];
+      cache_key(e->text, e->text_len, 0, 0, plain);
+      bool gridless = !memcmp(plain, e->key, 32);
+      store_record rec = {.entry = e->entry,
+                          .replicas = gridless ? 0 : e->replicas,
+                          .partitions = gridless ? 0 : e->partitions,
                           .registered_ns = now, .program = e->text,
                           .program_len = e->text_len};
       memcpy(rec.id, e->id, SRV_ID_LEN);

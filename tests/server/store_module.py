@@ -41,6 +41,15 @@ NEG = """func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
 }
 """
 X = {"dtype": "f32", "shape": [3], "data": [1.0, 2.0, 3.0]}
+# A module whose own attributes name a 2 x 1 grid (its id is the text's
+# hash alone), answering each process's replica id.
+OWN_GRID = """module @g attributes {mhlo.num_replicas = 2 : i64} {
+func.func @main() -> tensor<ui32> {
+  %r = stablehlo.replica_id : tensor<ui32>
+  return %r : tensor<ui32>
+}
+}
+"""
 
 
 def register(srv, program, **extra):
@@ -67,7 +76,12 @@ def restart_and_skips(d):
            "twice": register(a, TWICE, entry="twice"),
            "neg": register(a, NEG),
            "trunc": register(a, NEG.replace("negate", "abs")),
-           "alter": register(a, ADD1.replace("1.0", "5.0"))}
+           "alter": register(a, ADD1.replace("1.0", "5.0")),
+           "owngrid": register(a, OWN_GRID),
+           # the grid named by the request: in the id
+           "reqgrid": register(a, OWN_GRID.replace("num_replicas = 2",
+                                                   "num_replicas = 1"),
+                               replicas=3)}
     check(run(a, ids["twice"]) == (200, [2.0, 4.0, 6.0]), "twice before")
     for mid in ids.values():
         check(os.path.isfile(record(d, mid)), f"no record file for {mid}")
@@ -93,7 +107,7 @@ def restart_and_skips(d):
 
     b = Server(SERVER, "--store", d)
     log = b.log()
-    check(re.search(r"store .*: 3 module\(s\) loaded, 4 skipped", log),
+    check(re.search(r"store .*: 5 module\(s\) loaded, 4 skipped", log),
           f"start summary: {log[:600]}")
     trunc = ids["trunc"].split(":")[1]
     check(re.search(rf"event=store_skipped file={trunc}\.module reason=\"\d+ "
@@ -117,7 +131,12 @@ def restart_and_skips(d):
     check(run(b, ids["alter"])[0] == 404, "altered module is not served")
     st, _, listing = b.request("GET", "/v1/modules")
     listed = {m["id"] for m in json.loads(listing)["modules"]}
-    check(listed == {ids["add1"], ids["twice"], ids["neg"]},
+    for key, n in (("owngrid", 2), ("reqgrid", 3)):
+        st, body = b.post(f"/v1/modules/{ids[key]}/execute", {})
+        check(st == 200 and [p[0]["data"] for p in body.get("outputs", [])]
+              == [[i] for i in range(n)], f"{key} after restart: {st} {body}")
+    check(listed == {ids[k] for k in ("add1", "twice", "neg", "owngrid",
+                                      "reqgrid")},
           f"listing after restart: {listed}")
     # The name came back with its module.
     st, _, meta = b.request("GET", "/v2/models/plus-one")
