@@ -17,6 +17,8 @@ typedef struct srv_config {
   char *config_file;
   char *tokens_file;
   char *log;                 /* "stderr", "off" or a file path */
+  char *store;               /* module store directory; "" = none */
+  char *tls_cert, *tls_key;  /* PEM files: HTTPS when both are set */
   /* limits */
   int64_t max_body_bytes;
   int64_t max_tensor_elements;
@@ -37,8 +39,6 @@ typedef struct srv_config {
   int64_t shutdown_grace_ms;
   int64_t max_program_ops;    /* 0 = no limit */
   int64_t compile_timeout_ms; /* 0 = no limit */
-  char *store;               /* module store directory; "" = none */
-  char *tls_cert, *tls_key;  /* PEM files: HTTPS when both are set */
 } srv_config;
 
 /* Fill every option with its default. */
