@@ -205,8 +205,10 @@ static int64_t binary_size(const cJSON *t) {
   const cJSON *s = p ? cJSON_GetObjectItemCaseSensitive(p, "binary_data_size")
                      : NULL;
   if (!s) return -1;
-  return cJSON_IsNumber(s) && s->valuedouble >= 0 ? (int64_t)s->valuedouble
-                                                  : -2;
+  /* (a double past int64_t would not convert: refused as malformed) */
+  return cJSON_IsNumber(s) && s->valuedouble >= 0 && s->valuedouble < 9e18
+             ? (int64_t)s->valuedouble
+             : -2;
 }
 
 /* Check the datatype and shape a request gives for input i. */
@@ -500,7 +502,8 @@ static bool read_request(infer *in) {
   in->root = shlo_proto_json_parse(r->body, json_len, &stop);
   bool trailing = false;
   for (size_t i = stop; in->root && i < json_len; i++)
-    trailing |= !strchr(" \t\r\n", r->body[i]);
+    trailing |= r->body[i] != ' ' && r->body[i] != '\t' &&
+                r->body[i] != '\r' && r->body[i] != '\n';
   if (!cJSON_IsObject(in->root) || trailing) {
     oip_error(r, 400, "the inference request is not one JSON object%s",
               r->oip_header_len < 0 && r->len != strlen(r->body)

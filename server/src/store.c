@@ -376,7 +376,7 @@ static bool load_file(srv_server *s, const char *file) {
   char id[SRV_ID_LEN], why[1400];
   size_t n = strlen(file), sl = strlen(STORE_SUFFIX);
   if (n != 64 + sl || strcmp(file + 64, STORE_SUFFIX)) {
-    if (!strstr(file, ".tmp-")) store_log(s, "skipped", file, "not a module file");
+    store_log(s, "skipped", file, "not a module file");
     return false;
   }
   snprintf(id, sizeof id, "sha256:%.64s", file);
@@ -413,7 +413,9 @@ int srv_store_start(srv_server *s) {
   }
   int loaded = 0, skipped = 0;
   for (struct dirent *de; (de = readdir(d));) {
-    if (de->d_name[0] == '.') continue;
+    /* a temporary name is a write in progress (here or in another
+     * server) or one a crash cut short: never a record */
+    if (de->d_name[0] == '.' || strstr(de->d_name, ".tmp-")) continue;
     if (load_file(s, de->d_name)) loaded++;
     else skipped++;
   }

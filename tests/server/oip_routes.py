@@ -198,6 +198,14 @@ def binary_infer(srv):
                              {"Inference-Header-Content-Length": str(len(head))})
     check(st == 400 and "binary_data_size" in (error_of(raw) or ""),
           f"short binary_data_size: {st} {raw}")
+    for size in (1e300, -16, "16"):
+        bad["inputs"][0]["parameters"]["binary_data_size"] = size
+        head = json.dumps(bad).encode()
+        st, _, raw = srv.request("POST", "/v2/models/mymodel/infer",
+                                 head + b"\0" * 16,
+                                 {"Inference-Header-Content-Length": str(len(head))})
+        check(st == 400 and "binary_data_size" in (error_of(raw) or ""),
+              f"binary_data_size {size!r}: {st} {raw}")
     head = json.dumps(SPEC_BINARY).encode()
     st, _, raw = srv.request("POST", "/v2/models/mymodel/infer",
                              head + b"\0" * 20,

@@ -104,6 +104,9 @@ def restart_and_skips(d):
         f.write("not a module")
     with open(os.path.join(d, "f" * 64 + ".module"), "wb") as f:
         f.write(b"\x00\xff" * 10)
+    # a write a crash cut short: neither loaded nor counted
+    with open(record(d, ids["neg"]) + ".tmp-1-0", "wb") as f:
+        f.write(b"shlo-module 1\nid ")
 
     b = Server(SERVER, "--store", d)
     log = b.log()
@@ -119,6 +122,7 @@ def restart_and_skips(d):
           "altered record: log line")
     check("file=junk.module reason=\"not a module file\"" in log,
           "foreign file: log line")
+    check(".tmp-" not in log, "a temporary file is not mentioned")
     check(re.search(r"file=f{64}\.module reason=\"no shlo-module 1 header\"",
                     log), "garbage record: log line")
     # Executed by the ids of before, with nothing registered again.
