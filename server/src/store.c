@@ -73,6 +73,7 @@ static int write_all(int fd, const char *p, size_t n) {
 
 /* The header of r: "key value" lines, then a blank line. */
 static int format_header(const store_record *r, char *out, size_t cap) {
+  if (r->entry && strpbrk(r->entry, "\n\r")) return -1; /* a quoted name */
   int n = snprintf(out, cap,
                    STORE_MAGIC "\nid %s\nteam %s\nname %s\nentry %s\n"
                    "replicas %d\npartitions %d\nregistered %lld\n"
@@ -171,8 +172,7 @@ static bool parse_header(char *buf, size_t n, store_record *r,
     next = strchr(line, '\n');
     if (next) *next++ = 0;
     char *sp = strchr(line, ' ');
-    if (!sp || memchr(line, 0, (size_t)(sp - line)) ||
-        !(*sp = 0, header_field(r, line, sp + 1, program_len, &seen))) {
+    if (!sp || !(*sp = 0, header_field(r, line, sp + 1, program_len, &seen))) {
       snprintf(why, cap, "bad header line \"%.40s\"", line);
       return false;
     }
