@@ -6,7 +6,11 @@ serves what the first registered; DELETE removes the record; a module
 evicted from a small cache still executes by id; names survive a
 restart.
 
-usage: store_module.py SHLO_SERVER"""
+usage: store_module.py SHLO_SERVER
+       store_module.py SHLO_SERVER --artifact CORPUS_DIR
+The second form stores a portable artifact (the corpus's
+vhlo_emit_version_api.1_1_0.mlir.bc, bytes that are not text) and runs it
+after a restart; SKIPPED (77) without the corpus."""
 import json
 import os
 import re
@@ -201,7 +205,41 @@ def refusals(d):
           f"--store on a file: rc {p.returncode} {p.stderr[-300:]}")
 
 
+def artifact(corpus):
+    path = os.path.join(corpus, "vhlo", "vhlo_emit_version_api.1_1_0.mlir.bc")
+    if not os.path.isfile(path):
+        print(f"SKIP: no {path}")
+        sys.exit(77)
+    with open(path, "rb") as f:
+        art = f.read()
+    d = tempfile.mkdtemp(prefix="shlo-store-art-")
+    try:
+        a = Server(SERVER, "--store", d)
+        st, _, raw = a.request("POST", "/v1/modules", art,
+                               {"Content-Type": "application/octet-stream"})
+        body = json.loads(raw)
+        check(st == 200 and "artifact" in body, f"register artifact: {st} {raw[:200]}")
+        mid = body.get("id")
+        check(a.stop() == 0, "artifact server stopped cleanly")
+        with open(record(d, mid), "rb") as f:
+            check(f.read().endswith(art), "the record ends with the artifact's bytes")
+        b = Server(SERVER, "--store", d)
+        st, body = b.post(f"/v1/modules/{mid}/execute",
+                          {"inputs": [{"dtype": "f32", "shape": [], "data": [1.5]}]})
+        check(st == 200 and body["outputs"][0]["data"] == [3.0],
+              f"artifact after restart: {st} {body}")
+        st, _, info = b.request("GET", f"/v1/modules/{mid}")
+        check(st == 200 and json.loads(info)["artifact"]["stablehlo_version"] == "1.1.0",
+              f"artifact info after restart: {info[:300]}")
+        check(b.stop() == 0, "second artifact server stopped cleanly")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    finish("store_module --artifact")
+
+
 def main():
+    if len(sys.argv) > 3 and sys.argv[2] == "--artifact":
+        artifact(sys.argv[3])
     d = tempfile.mkdtemp(prefix="shlo-store-")
     try:
         b, ids = restart_and_skips(os.path.join(d, "s1"))

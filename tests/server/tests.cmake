@@ -110,6 +110,12 @@ foreach(name store_module oip_routes)
             $<TARGET_FILE:shlo-server>)
   set_tests_properties(test_server_${name} PROPERTIES TIMEOUT 120)
 endforeach()
+# A portable artifact through the store; SKIPPED (77) without a corpus.
+add_test(NAME test_server_store_artifact
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/store_module.py
+          $<TARGET_FILE:shlo-server> --artifact ${SHLO_CONFORMANCE_DIR})
+set_tests_properties(test_server_store_artifact PROPERTIES TIMEOUT 120
+  SKIP_RETURN_CODE 77)
 add_test(NAME test_server_tls
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/tls.sh $<TARGET_FILE:shlo-server>)
 set_tests_properties(test_server_tls PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
