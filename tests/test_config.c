@@ -194,8 +194,9 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 30); /* binary-port, issue #10's caps, compile bounds,
-                            issue #14's store and tls-cert/key */
+  assert_int_equal(n, 32); /* binary-port, issue #10's caps, compile bounds,
+                            grid-backend and mpi-min-procs, issue #14's
+                            store and tls-cert/key */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");

@@ -9,6 +9,7 @@
 #include "binary.h"
 #include "store.h"
 #include "shlo/grid.h"
+#include "shlo/grid_mpi.h"
 
 /* ---- answers ---- */
 
@@ -310,7 +311,11 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
     st = shlo_execute(x, &opts, args, f->n_args, &res, &n_res, &d);
   } else {
     shlo_grid_opts g = {.num_replicas = R, .num_partitions = P, .exec = opts};
-    st = shlo_execute_grid(x, &g, args, f->n_args, &res, &n_res, &d);
+    if (b->srv->mpi && n_procs >= cfg->mpi_min_procs)
+      st = shlo_mpi_execute_grid(e->text, e->text_len, f->name, x, &g, args,
+                                 f->n_args, &res, &n_res, &d);
+    else
+      st = shlo_execute_grid(x, &g, args, f->n_args, &res, &n_res, &d);
   }
   b->exec_s = (double)(srv_now_ns() - t1) / 1e9;
   b->executed = true;

@@ -106,6 +106,15 @@ static const opt options[] = {
      "PEM certificate (chain) file: with tls-key, HTTP becomes HTTPS", true},
     {"tls-key", OPT_STR, OFF(tls_key), 0, 0, "",
      "PEM private key file of tls-cert", true},
+    /* Grids across machines: `mpirun -n K shlo-server --grid-backend mpi`
+     * (README "Grids across machines"). */
+    {"grid-backend", OPT_STR, OFF(grid_backend), 0, 0, "threads",
+     "where grid executions run: threads (one process) or mpi (rank 0 "
+     "serves, grids of mpi-min-procs processes or more spread over every "
+     "rank of the mpirun job)", true},
+    {"mpi-min-procs", OPT_INT, OFF(mpi_min_procs), 1, 1 << 20, "2",
+     "with grid-backend mpi: the smallest grid (replicas x partitions) "
+     "that runs across the ranks; smaller ones stay on rank 0", false},
     {"shutdown-grace-ms", OPT_INT, OFF(shutdown_grace_ms), 0, 3600000,
      "10000", "on SIGINT/SIGTERM, time running executions get before they "
      "are canceled", false},

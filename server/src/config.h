@@ -19,6 +19,7 @@ typedef struct srv_config {
   char *log;                 /* "stderr", "off" or a file path */
   char *store;               /* module store directory; "" = none */
   char *tls_cert, *tls_key;  /* PEM files: HTTPS when both are set */
+  char *grid_backend;        /* "threads" or "mpi" */
   /* limits */
   int64_t max_body_bytes;
   int64_t max_tensor_elements;
@@ -39,6 +40,7 @@ typedef struct srv_config {
   int64_t shutdown_grace_ms;
   int64_t max_program_ops;    /* 0 = no limit */
   int64_t compile_timeout_ms; /* 0 = no limit */
+  int64_t mpi_min_procs;
 } srv_config;
 
 /* Fill every option with its default. */

@@ -10,6 +10,7 @@
 #include "capture.h"
 #include "server.h"
 #include "shlo/grid.h"
+#include "shlo/grid_mpi.h"
 #include "artifact_body.h"
 #include "json_write.h"
 #include "shlo/protocol.h"
@@ -603,8 +604,13 @@ static shlo_status run_entry(exec_state *ex, double timeout_ms,
     shlo_grid_opts g = {.num_replicas = ex->replicas,
                         .num_partitions = ex->partitions,
                         .exec = opts};
-    st = shlo_execute_grid(ex->x, &g, ex->args, ex->f->n_args, &ex->res,
-                           &ex->n_res, d);
+    if (s->mpi && ex->n_procs >= s->cfg.mpi_min_procs)
+      st = shlo_mpi_execute_grid(ex->e->text, ex->e->text_len, ex->f->name,
+                                 ex->x, &g, ex->args, ex->f->n_args,
+                                 &ex->res, &ex->n_res, d);
+    else
+      st = shlo_execute_grid(ex->x, &g, ex->args, ex->f->n_args, &ex->res,
+                             &ex->n_res, d);
   }
   r->exec_s = (double)(srv_now_ns() - t1) / 1e9;
   r->executed = true;

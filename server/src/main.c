@@ -8,6 +8,7 @@
 
 #include "server.h"
 #include "store.h"
+#include "shlo/grid_mpi.h"
 
 static void on_signal(uv_signal_t *h, int signum) {
   srv_server *s = h->data;
@@ -19,6 +20,39 @@ static void on_signal(uv_signal_t *h, int signum) {
   }
   srv_service_notify("STOPPING=1");
   srv_begin_shutdown(s);
+}
+
+/* grid-backend mpi: start MPI in every rank.  Ranks other than 0 hold no
+ * socket: they run their share of rank 0's grids until it stops, and
+ * *exit_code says how they end (returns true: main returns it). */
+static bool mpi_start(srv_server *s, int *exit_code) {
+  if (!strcmp(s->cfg.grid_backend, "threads")) return false;
+  if (strcmp(s->cfg.grid_backend, "mpi")) {
+    fprintf(stderr, "shlo-server: grid-backend must be threads or mpi, not "
+                    "'%s'\n", s->cfg.grid_backend);
+    *exit_code = 2;
+    return true;
+  }
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  if (shlo_mpi_start(&d)) {
+    fprintf(stderr, "shlo-server: grid-backend mpi: %s\n", d.message);
+    *exit_code = 2;
+    return true;
+  }
+  s->mpi = true;
+  shlo_mpi_spread_every_grid(false);
+  if (shlo_mpi_rank() == 0) return false;
+  /* Rank 0 decides when to stop; mpirun's signals reach every rank. */
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  shlo_status st = shlo_mpi_follow(&d);
+  if (st)
+    fprintf(stderr, "shlo-server (MPI rank %d): %s\n", shlo_mpi_rank(),
+            d.message);
+  *exit_code = st ? 1 : 0;
+  shlo_mpi_stop(*exit_code);
+  return true;
 }
 
 int main(int argc, char **argv) {
@@ -34,6 +68,10 @@ int main(int argc, char **argv) {
     return lr > 0 ? 0 : 2;
   }
   signal(SIGPIPE, SIG_IGN);
+  if (mpi_start(&s, &rc)) {
+    srv_config_free(&s.cfg);
+    return rc;
+  }
   s.started_ns = srv_now_ns();
   if (!strcmp(s.cfg.log, "stderr")) s.log = stderr;
   else if (strcmp(s.cfg.log, "off") && !(s.log = fopen(s.cfg.log, "a"))) {
@@ -101,5 +139,9 @@ out:
   if (s.log && s.log != stderr) fclose(s.log);
   if (s.devnull) fclose(s.devnull);
   srv_config_free(&s.cfg);
+  if (s.mpi) {
+    shlo_mpi_follow_end();
+    shlo_mpi_stop(rc ? rc : 1);
+  }
   return rc;
 }

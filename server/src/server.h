@@ -164,6 +164,7 @@ struct srv_server {
   int n_tokens;
   FILE *log;
   FILE *devnull;       /* interpreter.print output of executions */
+  bool mpi;            /* grid-backend mpi: big grids go across the ranks */
   int port;
   int n_conns;         /* open TCP connections */
   int n_active;        /* requests between first byte and completion */

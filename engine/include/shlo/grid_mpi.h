@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include "shlo/engine.h"
+#include "shlo/grid.h"
 
 /* Whether this build has the MPI backend. */
 SHLO_API bool shlo_mpi_built(void);
@@ -51,5 +52,42 @@ SHLO_API const char *shlo_mpi_lost_reason(void);
 /* Finish MPI (after every rank's last grid); when a rank was lost, abort
  * the whole job with exit status `code` (nonzero) instead. */
 SHLO_API void shlo_mpi_stop(int code);
+
+/* ---- a server's grids across the ranks ----
+ *
+ * `mpirun -n K shlo-server --grid-backend mpi`: rank 0 serves clients;
+ * ranks 1..K-1 hold no sockets and sit in shlo_mpi_follow.  Rank 0 runs
+ * the grid executions it wants spread with shlo_mpi_execute_grid: the
+ * followers receive the program, entry, grid shape, deadline and
+ * arguments, compile the program (once: they keep the last few), and run
+ * their share of the processes.  Every other grid of rank 0 stays in its
+ * process (shlo_mpi_spread_every_grid(false)).  One grid at a time goes
+ * across the ranks; a second caller waits for the first. */
+
+/* Whether every grid this process runs spreads over the ranks (true
+ * after shlo_mpi_start: shlo run/test --mpi) or only those run through
+ * shlo_mpi_execute_grid and shlo_mpi_follow (false: a server). */
+SHLO_API void shlo_mpi_spread_every_grid(bool on);
+
+/* Rank 0: shlo_execute_grid of e across every rank.  program[0..len) is
+ * the text (or portable artifact) e was compiled from, entry the
+ * function e runs (NULL: the module's entry).  Infeed, outfeed and
+ * per-process programs (opts->programs) are not supported across ranks:
+ * SHLO_EUNSUPPORTED.  Without MPI, or with one rank, it is
+ * shlo_execute_grid. */
+SHLO_API shlo_status shlo_mpi_execute_grid(
+    const char *program, size_t len, const char *entry,
+    const shlo_executable *e, const shlo_grid_opts *opts,
+    shlo_value *const *args, int n_args, shlo_value ***results,
+    int *n_results, shlo_diag *diag);
+
+/* Ranks other than 0: run rank 0's shlo_mpi_execute_grid calls until
+ * rank 0 calls shlo_mpi_follow_end (SHLO_OK) or is lost (SHLO_ERUNTIME,
+ * diag says why).  A job this rank cannot compile or run fails that grid
+ * on every rank, and the follower goes on. */
+SHLO_API shlo_status shlo_mpi_follow(shlo_diag *diag);
+
+/* Rank 0: release the followers (call once, after the last grid). */
+SHLO_API void shlo_mpi_follow_end(void);
 
 #endif

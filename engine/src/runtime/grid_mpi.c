@@ -471,8 +471,37 @@ static void *net_main(void *arg) {
 
 /* ---- the grid seam ---- */
 
+/* Grids spread by default (shlo run/test --mpi); a server spreads only
+ * the ones it announced to the other ranks. */
+static atomic_bool spread_only_announced;
+static _Thread_local bool spread_here;
+
+void shlo_mpi_spread_every_grid(bool on) {
+  atomic_store(&spread_only_announced, !on);
+}
+
+void shlo__net_spread_here(bool on) { spread_here = on; }
+
+bool shlo__net_peer_alive(int r) {
+  if (!S.on || r < 0 || r >= S.size) return r == S.rank;
+  pthread_mutex_lock(&S.lock);
+  bool alive = r == S.rank || now() - S.heard[r] <= S.peer_timeout;
+  pthread_mutex_unlock(&S.lock);
+  return alive;
+}
+
+void shlo__net_give_up(const char *why) {
+  pthread_mutex_lock(&S.lock);
+  if (!S.lost) {
+    S.lost = true;
+    snprintf(S.lost_msg, sizeof S.lost_msg, "%s", why);
+  }
+  pthread_mutex_unlock(&S.lock);
+}
+
 shlo_status shlo__net_begin(shlo_grid *g) {
   if (!S.on) return SHLO_OK;
+  if (atomic_load(&spread_only_announced) && !spread_here) return SHLO_OK;
   pthread_mutex_lock(&S.lock);
   shlo_status st = SHLO_OK;
   if (S.active) goto out; /* a grid inside a grid process: stays here */
@@ -737,12 +766,15 @@ static shlo_status bcast_polled(void *data, int n) {
   S.waiting++;
   pthread_mutex_unlock(&S.lock);
   shlo_status st = rc == MPI_SUCCESS ? SHLO_OK : SHLO_ERUNTIME;
+  /* Quick polls first; a follower waiting for a server's next grid may
+   * wait for hours, and should not spin meanwhile. */
+  double t0 = now();
   for (int done = 0; !st && !done;) {
     pthread_mutex_lock(&S.lock);
     if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || S.lost)
       st = SHLO_ERUNTIME;
     pthread_mutex_unlock(&S.lock);
-    if (!done && !st) nap(100);
+    if (!done && !st) nap(now() - t0 < 0.05 ? 100 : 2000);
   }
   pthread_mutex_lock(&S.lock);
   S.waiting--;

@@ -15,6 +15,21 @@
 
 #include "runtime/grid.h"
 
+/* Whether this thread's next grids may spread over the ranks: always,
+ * unless shlo_mpi_spread_every_grid(false); then only between
+ * shlo__net_spread_here(true) and (false) on the thread that runs them
+ * (shlo_mpi_execute_grid, shlo_mpi_follow). */
+void shlo__net_spread_here(bool on);
+
+/* This rank cannot go on with the job (a follower that could not take
+ * its share of a grid): as if a rank were lost, so shlo_mpi_stop aborts
+ * every rank with `why`. */
+void shlo__net_give_up(const char *why);
+
+/* Whether rank r was heard from within the peer timeout (always true
+ * without MPI). */
+bool shlo__net_peer_alive(int r);
+
 /* Place g's processes on the ranks (g->home, g->rank) when MPI runs
  * grids in this process and no other grid of this process is spread
  * now (a grid inside a grid process stays on its rank); otherwise leave
