@@ -155,6 +155,13 @@ def json_infer(srv):
               f"output1: {j['outputs'][1]}")
 
 
+def infer_bin(srv, obj, tail):
+    """POST obj as the JSON part, tail as the binary part after it."""
+    head = json.dumps(obj).encode()
+    return srv.request("POST", "/v2/models/mymodel/infer", head + tail,
+                       {"Inference-Header-Content-Length": str(len(head))})
+
+
 def binary_infer(srv):
     head = json.dumps(SPEC_BINARY).encode()
     body = head + struct.pack("<4I", 1, 2, 3, 4)
@@ -180,10 +187,7 @@ def binary_infer(srv):
     req = json.loads(json.dumps(SPEC_BINARY))
     req["parameters"] = {"binary_data_output": True}
     del req["outputs"]
-    head = json.dumps(req).encode()
-    st, h, raw = srv.request("POST", "/v2/models/mymodel/infer",
-                             head + struct.pack("<4I", 5, 6, 7, 8),
-                             {"Inference-Header-Content-Length": str(len(head))})
+    st, h, raw = infer_bin(srv, req, struct.pack("<4I", 5, 6, 7, 8))
     n = int(h.get("inference-header-content-length", "-1"))
     check(st == 200 and len(raw) == n + 24 + 16, f"all binary: {st} {len(raw)} {n}")
     if st == 200:
@@ -192,24 +196,16 @@ def binary_infer(srv):
     # Refusals: sizes that disagree, a BOOL byte that is not 0 or 1.
     bad = json.loads(json.dumps(SPEC_BINARY))
     bad["inputs"][0]["parameters"]["binary_data_size"] = 12
-    head = json.dumps(bad).encode()
-    st, _, raw = srv.request("POST", "/v2/models/mymodel/infer",
-                             head + b"\0" * 12,
-                             {"Inference-Header-Content-Length": str(len(head))})
+    st, _, raw = infer_bin(srv, bad, b"\0" * 12)
     check(st == 400 and "binary_data_size" in (error_of(raw) or ""),
           f"short binary_data_size: {st} {raw}")
     for size in (1e300, -16, "16"):
         bad["inputs"][0]["parameters"]["binary_data_size"] = size
-        head = json.dumps(bad).encode()
-        st, _, raw = srv.request("POST", "/v2/models/mymodel/infer",
-                                 head + b"\0" * 16,
-                                 {"Inference-Header-Content-Length": str(len(head))})
+        st, _, raw = infer_bin(srv, bad, b"\0" * 16)
         check(st == 400 and "binary_data_size" in (error_of(raw) or ""),
               f"binary_data_size {size!r}: {st} {raw}")
+    st, _, raw = infer_bin(srv, SPEC_BINARY, b"\0" * 20)
     head = json.dumps(SPEC_BINARY).encode()
-    st, _, raw = srv.request("POST", "/v2/models/mymodel/infer",
-                             head + b"\0" * 20,
-                             {"Inference-Header-Content-Length": str(len(head))})
     check(st == 400 and error_of(raw), f"extra binary bytes: {st} {raw}")
     st, _, raw = srv.request("POST", "/v2/models/mymodel/infer", head + b"\0" * 16)
     check(st == 400 and "Inference-Header-Content-Length" in (error_of(raw) or ""),
@@ -220,10 +216,7 @@ def binary_infer(srv):
     b2 = json.loads(json.dumps(SPEC_BINARY))
     b2["inputs"][1] = {"name": "input1", "shape": [3], "datatype": "BOOL",
                        "parameters": {"binary_data_size": 3}}
-    head = json.dumps(b2).encode()
-    st, _, raw = srv.request("POST", "/v2/models/mymodel/infer",
-                             head + struct.pack("<4I", 1, 2, 3, 4) + b"\1\2\0",
-                             {"Inference-Header-Content-Length": str(len(head))})
+    st, _, raw = infer_bin(srv, b2, struct.pack("<4I", 1, 2, 3, 4) + b"\1\2\0")
     check(st == 400 and "BOOL" in (error_of(raw) or ""), f"BOOL byte 2: {st} {raw}")
 
 
