@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages shlo needs that are missing, then configures
 # and builds it in build/.  Beyond the build: curl, libcurl, valgrind, nginx
-# and python3 run tests; libgfortran-12-dev lets test_install link
+# and python3 run tests (openssl makes test_server_tls its certificate); libgfortran-12-dev lets test_install link
 # statically (OpenBLAS's static library needs libgfortran); Open MPI gives
 # grids across ranks (shlo run/test --mpi) and their tests; clang builds
 # the libFuzzer targets of fuzz/ (fuzz/run.sh, not part of the test run);
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config
           libopenblas-dev libcjson-dev libuv1-dev
           libmicrohttpd-dev libcmocka-dev libssl-dev libcurl4-openssl-dev curl
-          valgrind nginx
+          valgrind nginx openssl
           python3 python3-numpy libgfortran-12-dev
           openmpi-bin libopenmpi-dev clang
           chromium chromium-driver python3-selenium)

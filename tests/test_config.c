@@ -194,8 +194,9 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 44); /* binary-port, issue #10's caps, compile bounds,
+  assert_int_equal(n, 47); /* binary-port, issue #10's caps, compile bounds,
                             issue #14: insecure, audit-log, six team-*,
+                            store, tls-cert, tls-key,
                             issue #18: grid-backend, mpi-min-procs,
                             issue #13: executions and stream queues (6),
                             issue #20: console */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "binary.h"
+#include "store.h"
 #include "shlo/grid.h"
 #include "shlo/grid_mpi.h"
 
@@ -179,7 +180,7 @@ static cache_entry *find_module(bin_job *b, bool *cached, bool *fresh,
     return e;
   }
   /* another team's module is a miss, as an unknown id */
-  cache_entry *e = cache_get_for(&s->cache, b->ex.id, bin_visible(b), true);
+  cache_entry *e = srv_module_by_id(s, b->ex.id, bin_visible(b), true);
   *cached = true;
   if (!e) {
     char id[SRV_ID_LEN];

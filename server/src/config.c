@@ -108,6 +108,14 @@ static const opt options[] = {
     {"compile-timeout-ms", OPT_INT, OFF(compile_timeout_ms), 0, 86400000,
      "10000", "time to parse and verify a program, and again to compile "
      "an entry function of it (413; 0 = no limit)", true},
+    {"store", OPT_STR, OFF(store), 0, 0, "",
+     "module store directory: registered modules (and their names) are "
+     "kept there and known again after a restart; empty = memory only",
+     true},
+    {"tls-cert", OPT_STR, OFF(tls_cert), 0, 0, "",
+     "PEM certificate (chain) file: with tls-key, HTTP becomes HTTPS", true},
+    {"tls-key", OPT_STR, OFF(tls_key), 0, 0, "",
+     "PEM private key file of tls-cert", true},
     /* Grids across machines: `mpirun -n K shlo-server --grid-backend mpi`
      * (README "Grids across machines"). */
     {"grid-backend", OPT_STR, OFF(grid_backend), 0, 0, "threads",

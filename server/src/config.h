@@ -17,6 +17,8 @@ typedef struct srv_config {
   char *config_file;
   char *tokens_file;
   char *log;                 /* "stderr", "off" or a file path */
+  char *store;               /* module store directory; "" = none */
+  char *tls_cert, *tls_key;  /* PEM files: HTTPS when both are set */
   char *grid_backend;        /* "threads" or "mpi" */
   char *audit_log;           /* the same, for the audit log (audit.c);
                                 strings stay before the limits */

@@ -4,6 +4,8 @@
  * connection suspended, and resume when the job's done callback runs on
  * the loop. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,8 @@
 #include "executions.h"
 #include "json_write.h"
 #include "shlo/protocol.h"
+#include "oip.h"
+#include "store.h"
 
 uint64_t srv_now_ns(void) {
   struct timespec t;
@@ -54,6 +58,8 @@ static srv_route match(const char *url, char *id) {
   if (!strcmp(url, "/healthz")) return R_HEALTHZ;
   if (!strcmp(url, "/readyz")) return R_READYZ;
   if (!strcmp(url, "/metrics")) return R_METRICS;
+  if (!strncmp(url, "/v2", 3) && (!url[3] || url[3] == '/'))
+    return srv_oip_match(url);
   if (!strcmp(url, "/v1/modules") || !strcmp(url, "/v1/modules/"))
     return R_MODULES;
   if (!strncmp(url, "/v1/modules/", 12)) {
@@ -71,11 +77,14 @@ static srv_route match(const char *url, char *id) {
 static const char *allowed(srv_route r) {
   switch (r) {
   case R_EXECUTE:
+  case R_OIP_INFER:
   case R_MODULE_EXEC: return "POST";
   case R_MODULES: return "GET, POST";
   case R_MODULE: return "GET, DELETE";
   case R_HEALTHZ:
   case R_READYZ:
+  case R_OIP_HEALTH:
+  case R_OIP:
   case R_METRICS: return "GET, HEAD";
   default: return srv_execs_allowed(r);
   }
@@ -109,7 +118,11 @@ enum MHD_Result srv_http_reply(srv_request *r) {
   r->state = RS_DONE;
   if (r->conn_state) r->conn_state->busy = true;
   if (!r->resp) srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
-  if (r->resp && !r->resp_text) { /* end JSON with a newline, for curl */
+  bool oip = r->route == R_OIP || r->route == R_OIP_HEALTH ||
+             r->route == R_OIP_INFER;
+  if (oip && r->status >= 400) srv_oip_error_shape(r);
+  if (r->resp && !r->resp_text && !r->oip_json_len) { /* end JSON with a
+                                                          newline, for curl */
     char *b = realloc(r->resp, r->resp_len + 2);
     if (b) {
       b[r->resp_len++] = '\n';
@@ -123,8 +136,14 @@ enum MHD_Result srv_http_reply(srv_request *r) {
   if (!resp) return MHD_NO;
   r->resp = NULL; /* MHD frees it */
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                          r->resp_text ? "text/plain; version=0.0.4"
-                                       : "application/json");
+                          r->resp_text      ? "text/plain; version=0.0.4"
+                          : r->oip_json_len ? "application/octet-stream"
+                                            : "application/json");
+  if (r->oip_json_len) {
+    char n[24];
+    snprintf(n, sizeof n, "%zu", r->oip_json_len);
+    MHD_add_response_header(resp, "Inference-Header-Content-Length", n);
+  }
   if (r->retry_after) {
     char secs[16];
     snprintf(secs, sizeof secs, "%d", r->retry_s > 0 ? r->retry_s : 1);
@@ -273,7 +292,7 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
     bool ok = cache_id_to_key(r->id, key);
     const void *owner = srv_visible_owner(r);
     /* another team's module answers as an unknown one */
-    cache_entry *e = ok ? cache_get_for(&s->cache, key, owner, false) : NULL;
+    cache_entry *e = ok ? srv_module_by_id(s, key, owner, false) : NULL;
     if (!e) {
       srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "no module %s%s",
                       r->id, ok ? "" : " (an id is sha256:<64 hex digits>)");
@@ -282,6 +301,7 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
     snprintf(r->module, sizeof r->module, "%s", e->id);
     if (!strcmp(method, "DELETE")) {
       cache_disown(&s->cache, key, owner);
+      srv_store_deleted(s, e->id);
       strbuf b = {0};
       shlo__sb_puts(&b, "{\"deleted\":");
       shlo__json_str(&b, e->id);
@@ -302,6 +322,11 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
   case R_EXEC_OUTFEED:
   case R_EXEC_CHANNEL:
     return srv_execs_dispatch(r, method);
+  case R_OIP_HEALTH:
+  case R_OIP:
+  case R_OIP_INFER:
+    if (srv_oip_answer_inline(r)) break;
+    return submit(r, srv_job_oip);
   default:
     srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "no route %s",
                     r->path);
@@ -340,6 +365,12 @@ static srv_request *request_new(srv_server *s, struct MHD_Connection *c,
   const char *ct =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
   r->json_type = ct && !strncasecmp(ct, "application/json", 16);
+  const char *ih = MHD_lookup_connection_value(
+      c, MHD_HEADER_KIND, "Inference-Header-Content-Length");
+  char *end = NULL;
+  r->oip_header_len = ih ? strtoll(ih, &end, 10) : -1;
+  if (ih && (end == ih || *end || r->oip_header_len < 0))
+    r->oip_header_len = INT64_MAX; /* malformed: oip.c refuses it */
   return r;
 }
 
@@ -350,7 +381,8 @@ static bool is_stream_upload(const srv_request *r) {
 }
 
 static bool health_route(srv_route r) {
-  return r == R_HEALTHZ || r == R_READYZ || r == R_METRICS;
+  return r == R_HEALTHZ || r == R_READYZ || r == R_METRICS ||
+         r == R_OIP_HEALTH;
 }
 
 /* Registering and deleting modules needs the register scope. */
@@ -418,7 +450,8 @@ static enum MHD_Result admit(srv_request *r, const char *url,
                     allowed(r->route));
     return answer_after_body(r);
   }
-  if (s->n_tokens && r->route != R_HEALTHZ && r->route != R_READYZ) {
+  if (s->n_tokens && r->route != R_HEALTHZ && r->route != R_READYZ &&
+      r->route != R_OIP_HEALTH) {
     const char *auth =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     const srv_token *t = srv_auth_find(s, auth);
@@ -606,6 +639,68 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 
 /* ---- start and stop ---- */
 
+/* The PEM text of tls-cert and tls-key while the daemon runs. */
+static char *tls_pem[2];
+
+static void free_tls(void) {
+  free(tls_pem[0]);
+  free(tls_pem[1]);
+  tls_pem[0] = tls_pem[1] = NULL;
+}
+
+/* A PEM file's text (malloc'd), or NULL after a message on stderr. */
+static char *read_pem(const char *option, const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *text = NULL;
+  size_t n = 0;
+  if (f) {
+    text = malloc(1 << 20);
+    n = text ? fread(text, 1, (1 << 20) - 1, f) : 0;
+    bool whole = text && feof(f) && !ferror(f);
+    fclose(f);
+    if (whole) text[n] = 0;
+    if (!whole || !strstr(text, "-----BEGIN ")) {
+      fprintf(stderr, "shlo-server: --%s %s: %s\n", option, path,
+              whole ? "not a PEM file" : "unreadable or over 1 MiB");
+      free(text);
+      return NULL;
+    }
+    return text;
+  }
+  fprintf(stderr, "shlo-server: --%s %s: %s\n", option, path,
+          strerror(errno));
+  return NULL;
+}
+
+/* HTTPS: both tls-cert and tls-key, read now; 0 when off or loaded. */
+static int load_tls(srv_server *s, char **cert, char **key) {
+  *cert = *key = NULL;
+  const srv_config *c = &s->cfg;
+  if (!c->tls_cert[0] && !c->tls_key[0]) return 0;
+  if (!c->tls_cert[0] || !c->tls_key[0]) {
+    fprintf(stderr, "shlo-server: HTTPS needs both --tls-cert and "
+                    "--tls-key\n");
+    return -1;
+  }
+  if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+    fprintf(stderr, "shlo-server: this libmicrohttpd was built without TLS\n");
+    return -1;
+  }
+  if (c->binary_port) {
+    fprintf(stderr, "shlo-server: --binary-port has no TLS (yet): it would "
+                    "carry programs and tensors in the clear next to the "
+                    "HTTPS port; leave it off (0) with --tls-cert\n");
+    return -1;
+  }
+  if (!(*cert = read_pem("tls-cert", c->tls_cert)) ||
+      !(*key = read_pem("tls-key", c->tls_key))) {
+    free(*cert);
+    *cert = NULL;
+    return -1;
+  }
+  return 0;
+}
+
 int srv_http_start(srv_server *s) {
   struct sockaddr_storage ss;
   memset(&ss, 0, sizeof ss);
@@ -630,23 +725,42 @@ int srv_http_start(srv_server *s) {
     return -1;
   }
   socklen_t len = ss.ss_family == AF_INET6 ? sizeof *a6 : sizeof *a4;
+  char *cert, *key;
+  if (load_tls(s, &cert, &key)) return -1;
   if (srv_listen_start(s, (struct sockaddr *)&ss, len)) {
+    free(cert);
+    free(key);
     fprintf(stderr, "shlo-server: cannot listen on %s:%lld\n", s->cfg.host,
             (long long)s->cfg.port);
     return -1;
   }
   /* listen.c caps the connections (max-connections can change on
    * SIGHUP); libmicrohttpd's own limit only has to stay out of the way. */
+  /* With TLS the certificate and key go in as the first options (an
+   * empty key with no TLS flag is ignored by libmicrohttpd's option
+   * list: MHD_OPTION_ARRAY of one or none). */
+  struct MHD_OptionItem tls[] = {
+      {MHD_OPTION_HTTPS_MEM_CERT, 0, cert},
+      {MHD_OPTION_HTTPS_MEM_KEY, 0, key},
+      {MHD_OPTION_END, 0, NULL}};
+  if (cert) flags |= MHD_USE_TLS;
+  else tls[0].option = MHD_OPTION_END;
   s->mhd = MHD_start_daemon(
       flags, 0, NULL, NULL, on_access, s,
+      MHD_OPTION_ARRAY, tls,
       MHD_OPTION_CONNECTION_LIMIT, 1u << 20,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.connection_timeout_s,
       MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
       MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+  /* kept until the daemon stops: libmicrohttpd borrows them */
+  tls_pem[0] = cert;
+  tls_pem[1] = key;
   const union MHD_DaemonInfo *ei =
       s->mhd ? MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
   if (!ei) {
-    fprintf(stderr, "shlo-server: cannot start libmicrohttpd with epoll\n");
+    fprintf(stderr, "shlo-server: cannot start libmicrohttpd with epoll%s\n",
+            cert ? " and TLS (is --tls-key the key of --tls-cert?)" : "");
+    free_tls();
     if (s->mhd) MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
     srv_listen_stop(s);
@@ -674,6 +788,7 @@ static void stop_all(srv_server *s) {
   srv_execs_stop(s); /* resumes what it suspended, as MHD_stop_daemon needs */
   MHD_stop_daemon(s->mhd);
   s->mhd = NULL;
+  free_tls();
   uv_close((uv_handle_t *)&s->mhd_poll, NULL);
   uv_close((uv_handle_t *)&s->mhd_timer, NULL);
   uv_close((uv_handle_t *)&s->sig_int, NULL);

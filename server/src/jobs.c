@@ -16,6 +16,7 @@
 #include "json_write.h"
 #include "shlo/protocol.h"
 #include "shlo/verify.h"
+#include "store.h"
 
 void srv_reply_error(srv_request *r, int kind, int http, int line, int col,
                      const char *fmt, ...) {
@@ -505,8 +506,8 @@ static bool module_from_id(exec_state *ex) {
     return false;
   }
   if (!cache_id_to_key(r->id, key) ||
-      !(ex->e = cache_get_for(&r->srv->cache, key, srv_visible_owner(r),
-                              true))) {
+      !(ex->e = srv_module_by_id(r->srv, key, srv_visible_owner(r),
+                                 true))) {
     srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0,
                     "no module %s (never registered, deleted, or evicted "
                     "from the cache: POST it to /v1/modules again)", r->id);
@@ -765,6 +766,24 @@ static bool run_execute(srv_request *r, srv_lane *lane) {
   return true;
 }
 
+/* The optional "name" of a registration (store.h); false after an error
+ * reply. */
+static bool register_name(srv_request *r, const shlo_proto_exec_req *req,
+                          const char **name) {
+  const cJSON *n =
+      req->root ? cJSON_GetObjectItemCaseSensitive(req->root, "name") : NULL;
+  *name = NULL;
+  if (!n || cJSON_IsNull(n)) return true;
+  if (!cJSON_IsString(n) || !store_name_ok(n->valuestring)) {
+    srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
+                    "\"name\" must be 1 to %d letters, digits, '_', '-' or "
+                    "'.'", STORE_NAME_LEN - 1);
+    return false;
+  }
+  *name = n->valuestring;
+  return true;
+}
+
 void srv_job_register(srv_job *j) {
   srv_request *r = (srv_request *)j;
   srv_server *s = r->srv;
@@ -779,6 +798,8 @@ void srv_job_register(srv_job *j) {
                     "\"program\"");
     goto done;
   }
+  const char *name = NULL;
+  if (!register_name(r, &b.req, &name)) goto done;
   e = get_module(r, b.program, b.program_len, &b.req, &cached, &ms);
   if (!e) goto done;
   memcpy(r->module, e->id, SRV_ID_LEN);
@@ -811,9 +832,18 @@ void srv_job_register(srv_job *j) {
     goto done;
   }
   cached = a == CACHE_HAD;
-  /* The entry's info object with "cached" as its last member. */
+  char why[1200];
+  if (srv_store_registered(s, e, r->team->name, name, why, sizeof why)) {
+    srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "store: %s", why);
+    goto done;
+  }
+  /* The entry's info object with "name" (if any) and "cached" last. */
   strbuf info = {0};
   shlo__sb_add(&info, e->info, strlen(e->info) - 1); /* without its '}' */
+  if (name) {
+    shlo__json_key(&info, "name", false);
+    shlo__json_str(&info, name);
+  }
   shlo__sb_puts(&info, cached ? ",\"cached\":true}" : ",\"cached\":false}");
   reply_ok(r, shlo__sb_take(&info));
 done:

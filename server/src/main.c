@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "store.h"
 #include "shlo/grid_mpi.h"
 
 static void on_signal(uv_signal_t *h, int signum) {
@@ -107,6 +108,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "shlo-server: out of memory\n");
     goto out;
   }
+  if (srv_store_start(&s)) goto out;
   if (pool_init(&s.pool, s.loop, (int)s.cfg.threads, (int)s.cfg.max_queue,
                 (int)s.cfg.worker_spin_us * 1000, srv_http_drained, &s)) {
     fprintf(stderr, "shlo-server: cannot start worker threads\n");
@@ -133,8 +135,9 @@ int main(int argc, char **argv) {
     s.cfg.shutdown_grace_ms = 0;
     rc = 2;
   }
-  fprintf(stderr, "shlo-server: listening on http://%s%s%s:%d/ with %d "
-                  "worker(s)\n", strchr(s.cfg.host, ':') ? "[" : "",
+  fprintf(stderr, "shlo-server: listening on %s://%s%s%s:%d/ with %d "
+                  "worker(s)\n", s.cfg.tls_cert[0] ? "https" : "http",
+          strchr(s.cfg.host, ':') ? "[" : "",
           s.cfg.host, strchr(s.cfg.host, ':') ? "]" : "", s.port,
           s.pool.n_threads);
   fprintf(stderr, "shlo-server: config: ");
@@ -150,6 +153,7 @@ out:
   counts_free(&s.per_ip);
   counts_free(&s.per_client);
   cache_destroy(&s.cache);
+  srv_store_stop(&s);
   srv_auth_free(&s);
   srv_teams_free(&s.teams);
   srv_audit_close(&s);

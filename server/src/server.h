@@ -35,6 +35,9 @@
   X(EXEC_INFEED, "/v1/executions/{id}/infeed")          \
   X(EXEC_OUTFEED, "/v1/executions/{id}/outfeed")        \
   X(EXEC_CHANNEL, "/v1/executions/{id}/channels/{c}")   \
+  X(OIP_HEALTH, "/v2/health/{live,ready}")              \
+  X(OIP, "/v2/models/{name}")                           \
+  X(OIP_INFER, "/v2/models/{name}/infer")               \
   X(OTHER, "other")
 
 typedef enum {
@@ -139,6 +142,11 @@ typedef struct srv_request {
   char module[SRV_ID_LEN];
   bool executed;
   double exec_s;
+  /* Open Inference Protocol (oip.c): the request's
+   * Inference-Header-Content-Length (-1 none), and the JSON part of a
+   * binary answer (0: the answer is all JSON) */
+  int64_t oip_header_len;
+  size_t oip_json_len;
   struct srv_request *prev, *next; /* in-flight jobs */
   /* executions.c: the execution this job runs, or this request streams
    * into or out of, and the request's streaming state */

@@ -48,3 +48,17 @@ add_test(NAME test_stream_http_asan
 set_tests_properties(test_stream_http_asan PROPERTIES TIMEOUT 300
   SKIP_RETURN_CODE 77
   ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
+# Issue #14's store, Open Inference Protocol and HTTPS tests against the
+# sanitized server: any stray read or leak there fails them.
+foreach(name store_module oip_routes)
+  add_test(NAME test_server_${name}_asan
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/${name}.py
+            $<TARGET_FILE:shlo-server-asan>)
+  set_tests_properties(test_server_${name}_asan PROPERTIES TIMEOUT 300
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;SHLO_TEST_START_S=30")
+endforeach()
+add_test(NAME test_server_tls_asan
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/tls.sh
+          $<TARGET_FILE:shlo-server-asan>)
+set_tests_properties(test_server_tls_asan PROPERTIES TIMEOUT 300
+  SKIP_RETURN_CODE 77 ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0")

@@ -1,0 +1,552 @@
+/* The module store and module names (see store.h). */
+#define _GNU_SOURCE /* memmem */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server.h"
+#include "store.h"
+
+#define STORE_MAGIC "shlo-module 1"
+#define STORE_SUFFIX ".module"
+#define STORE_HEADER_MAX 4096
+
+void store_record_free(store_record *r) {
+  free(r->entry);
+  free(r->program);
+  r->entry = r->program = NULL;
+}
+
+bool store_name_ok(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n >= STORE_NAME_LEN) return false;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return strcmp(s, ".") && strcmp(s, "..");
+}
+
+/* dir/<64 hex><suffix> for id "sha256:<hex>" (or bare hex); false if the
+ * id is malformed. */
+static bool record_path(const char *dir, const char *id, const char *suffix,
+                        char *out, size_t cap) {
+  uint8_t key[32];
+  if (!cache_id_to_key(id, key)) return false;
+  char canon[SRV_ID_LEN];
+  cache_key_to_id(key, canon);
+  int n = snprintf(out, cap, "%s/%s%s", dir, canon + 7, suffix);
+  return n > 0 && (size_t)n < cap;
+}
+
+int store_open_dir(const char *dir, char *why, size_t cap) {
+  if (mkdir(dir, 0700) && errno != EEXIST) {
+    snprintf(why, cap, "cannot create %s: %s", dir, strerror(errno));
+    return -1;
+  }
+  struct stat st;
+  if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK)) {
+    snprintf(why, cap, "%s is not a writable directory", dir);
+    return -1;
+  }
+  return 0;
+}
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+/* The header of r: "key value" lines, then a blank line. */
+static int format_header(const store_record *r, char *out, size_t cap) {
+  if (r->entry && strpbrk(r->entry, "\n\r")) return -1; /* a quoted name */
+  int n = snprintf(out, cap,
+                   STORE_MAGIC "\nid %s\nteam %s\nname %s\nentry %s\n"
+                   "replicas %d\npartitions %d\nregistered %lld\n"
+                   "program-bytes %zu\n\n",
+                   r->id, r->team, r->name, r->entry ? r->entry : "",
+                   r->replicas, r->partitions, (long long)r->registered_ns,
+                   r->program_len);
+  return n > 0 && (size_t)n < cap ? n : -1;
+}
+
+int store_write(const char *dir, const store_record *r, char *why,
+                size_t cap) {
+  char path[4096], tmp[4160], head[STORE_HEADER_MAX];
+  static atomic_uint seq;
+  int hn = format_header(r, head, sizeof head);
+  if (hn < 0 || !record_path(dir, r->id, STORE_SUFFIX, path, sizeof path)) {
+    snprintf(why, cap, "the record of %s does not fit the format", r->id);
+    return -1;
+  }
+  snprintf(tmp, sizeof tmp, "%s.tmp-%d-%u", path, (int)getpid(),
+           atomic_fetch_add(&seq, 1));
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    snprintf(why, cap, "cannot create %s: %s", tmp, strerror(errno));
+    return -1;
+  }
+  /* the data reaches the disk before the name does: a crash leaves the
+   * old record or the new one, never a torn one under the final name */
+  bool ok = !write_all(fd, head, (size_t)hn) &&
+            !write_all(fd, r->program, r->program_len) && !fsync(fd);
+  int err = errno;
+  ok = !close(fd) && ok;
+  if (ok && rename(tmp, path)) err = errno, ok = false;
+  if (!ok) {
+    unlink(tmp);
+    snprintf(why, cap, "cannot write %s: %s", path, strerror(err));
+    return -1;
+  }
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) { /* make the rename itself durable */
+    fsync(dfd);
+    close(dfd);
+  }
+  return 0;
+}
+
+/* One "key value" header line into r; false for anything unexpected. */
+static bool header_field(store_record *r, const char *key, const char *val,
+                         size_t *program_len, int *seen) {
+  char *end;
+  if (!strcmp(key, "id") && strlen(val) < SRV_ID_LEN) {
+    strcpy(r->id, val);
+    *seen |= 1;
+  } else if (!strcmp(key, "team") && strlen(val) < STORE_TEAM_LEN) {
+    strcpy(r->team, val);
+  } else if (!strcmp(key, "name") && strlen(val) < STORE_NAME_LEN) {
+    if (*val && !store_name_ok(val)) return false;
+    strcpy(r->name, val);
+  } else if (!strcmp(key, "entry")) {
+    free(r->entry);
+    r->entry = *val ? strdup(val) : NULL;
+    if (*val && !r->entry) return false;
+  } else if (!strcmp(key, "replicas") || !strcmp(key, "partitions")) {
+    long v = strtol(val, &end, 10);
+    if (*end || end == val || v < 0 || v > 4096) return false;
+    *(key[0] == 'r' ? &r->replicas : &r->partitions) = (int)v;
+  } else if (!strcmp(key, "registered")) {
+    r->registered_ns = strtoll(val, &end, 10);
+    if (*end || end == val) return false;
+  } else if (!strcmp(key, "program-bytes")) {
+    unsigned long long v = strtoull(val, &end, 10);
+    if (*end || end == val || val[0] == '-') return false;
+    *program_len = (size_t)v;
+    *seen |= 2;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/* Parse the header in buf (n bytes read); *body is where the program
+ * starts.  false with why set when malformed. */
+static bool parse_header(char *buf, size_t n, store_record *r,
+                         size_t *program_len, size_t *body, char *why,
+                         size_t cap) {
+  char *stop = memmem(buf, n, "\n\n", 2);
+  size_t ml = strlen(STORE_MAGIC);
+  if (!stop || n < ml + 1 || memcmp(buf, STORE_MAGIC "\n", ml + 1)) {
+    snprintf(why, cap, "no " STORE_MAGIC " header");
+    return false;
+  }
+  *stop = 0;
+  *body = (size_t)(stop - buf) + 2;
+  int seen = 0;
+  for (char *line = buf + ml + 1, *next; line && *line; line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    char *sp = strchr(line, ' ');
+    if (!sp || !(*sp = 0, header_field(r, line, sp + 1, program_len, &seen))) {
+      snprintf(why, cap, "bad header line \"%.40s\"", line);
+      return false;
+    }
+  }
+  if (seen != 3) {
+    snprintf(why, cap, "the header lacks id or program-bytes");
+    return false;
+  }
+  return true;
+}
+
+/* The program that follows the header, and the check that its SHA-256
+ * (with the grid) is the id the file is named by. */
+static int read_program(int fd, store_record *r, const char *buf, size_t got,
+                        size_t body, size_t want, const char *id, char *why,
+                        size_t cap) {
+  r->program = malloc(want + 1);
+  if (!r->program) {
+    snprintf(why, cap, "out of memory for %zu bytes", want);
+    return -1;
+  }
+  size_t have = got - body < want ? got - body : want;
+  memcpy(r->program, buf + body, have);
+  while (have < want) {
+    ssize_t k = read(fd, r->program + have, want - have);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    have += (size_t)k;
+  }
+  char extra;
+  if (have != want || read(fd, &extra, 1) != 0) {
+    snprintf(why, cap, "the program is %s than its header's %zu bytes",
+             have != want ? "shorter" : "longer", want);
+    return -1;
+  }
+  r->program[want] = 0;
+  r->program_len = want;
+  uint8_t key[32], named[32];
+  cache_key(r->program, want, r->replicas, r->partitions, key);
+  if (!cache_id_to_key(id, named) || memcmp(key, named, 32)) {
+    snprintf(why, cap, "the program does not hash to its id");
+    return -1;
+  }
+  return 0;
+}
+
+int store_read(const char *dir, const char *id, bool header_only,
+               store_record *out, char *why, size_t cap) {
+  memset(out, 0, sizeof *out);
+  char path[4096], buf[STORE_HEADER_MAX];
+  if (!record_path(dir, id, STORE_SUFFIX, path, sizeof path)) {
+    snprintf(why, cap, "malformed id");
+    return -1;
+  }
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    snprintf(why, cap, "%s", strerror(errno));
+    return errno == ENOENT ? 1 : -1;
+  }
+  size_t got = 0;
+  while (got < sizeof buf - 1) {
+    ssize_t k = read(fd, buf + got, sizeof buf - 1 - got);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    got += (size_t)k;
+  }
+  buf[got] = 0;
+  size_t want = 0, body = 0;
+  struct stat st;
+  int rc = 0;
+  if (!parse_header(buf, got, out, &want, &body, why, cap)) rc = -1;
+  else if (strlen(out->id) != SRV_ID_LEN - 1 ||
+           strncmp(out->id, "sha256:", 7) ||
+           strncmp(out->id + 7, strrchr(path, '/') + 1, 64))
+    rc = -1, snprintf(why, cap, "the header's id is not the file's name");
+  else if (fstat(fd, &st) || (uint64_t)st.st_size != body + want)
+    rc = -1, snprintf(why, cap, "%lld bytes, the header says %zu",
+                      (long long)st.st_size, body + want);
+  else if (!header_only)
+    rc = read_program(fd, out, buf, got, body, want, id, why, cap);
+  close(fd);
+  if (rc) store_record_free(out);
+  return rc;
+}
+
+int store_remove(const char *dir, const char *id) {
+  char path[4096];
+  if (!record_path(dir, id, STORE_SUFFIX, path, sizeof path)) return -1;
+  return unlink(path) && errno != ENOENT ? -1 : 0;
+}
+
+/* ---- names: name -> id, newest registration first ---- */
+
+typedef struct name_row {
+  char name[STORE_NAME_LEN];
+  char id[SRV_ID_LEN];
+  int64_t registered_ns;
+} name_row;
+
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static name_row *names;
+static int n_names, cap_names;
+
+/* Give name to id unless a newer registration holds it (lock held).  A
+ * module has one name: its older one goes. */
+static void name_set_locked(const char *name, const char *id, int64_t t) {
+  int at = -1;
+  for (int i = 0; i < n_names; i++) {
+    if (!strcmp(names[i].name, name)) at = i;
+    else if (!strcmp(names[i].id, id) && names[i].registered_ns <= t)
+      names[i--] = names[--n_names]; /* its older name */
+  }
+  if (at >= 0) {
+    if (names[at].registered_ns > t) return;
+  } else {
+    if (n_names == cap_names) {
+      int cap = cap_names ? 2 * cap_names : 16;
+      name_row *g = realloc(names, (size_t)cap * sizeof *g);
+      if (!g) return;
+      names = g;
+      cap_names = cap;
+    }
+    at = n_names++;
+  }
+  snprintf(names[at].name, sizeof names[at].name, "%s", name);
+  snprintf(names[at].id, sizeof names[at].id, "%s", id);
+  names[at].registered_ns = t;
+}
+
+static bool name_find(const char *name, char id[SRV_ID_LEN]) {
+  bool found = false;
+  pthread_mutex_lock(&names_lock);
+  for (int i = 0; i < n_names && !found; i++)
+    if (!strcmp(names[i].name, name)) {
+      memcpy(id, names[i].id, SRV_ID_LEN);
+      found = true;
+    }
+  pthread_mutex_unlock(&names_lock);
+  return found;
+}
+
+void srv_module_name_of(srv_server *s, const char *id,
+                        char out[STORE_NAME_LEN]) {
+  (void)s;
+  out[0] = 0;
+  pthread_mutex_lock(&names_lock);
+  for (int i = 0; i < n_names; i++)
+    if (!strcmp(names[i].id, id)) {
+      memcpy(out, names[i].name, STORE_NAME_LEN);
+      break;
+    }
+  pthread_mutex_unlock(&names_lock);
+}
+
+/* ---- the server's store ---- */
+
+static bool store_on(const srv_server *s) { return s->cfg.store[0] != 0; }
+
+static int64_t wall_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void store_log(srv_server *s, const char *what, const char *file,
+                      const char *why) {
+  char when[48];
+  srv_log_time(when);
+  fprintf(stderr, "time=%s event=store_%s file=%s reason=\"%s\"\n", when,
+          what, file, why);
+  if (s->log && s->log != stderr)
+    fprintf(s->log, "time=%s event=store_%s file=%s reason=\"%s\"\n", when,
+            what, file, why);
+}
+
+/* Parse a record's program into a new unlinked cache entry. */
+static cache_entry *entry_of_record(srv_server *s, const store_record *rec,
+                                    char *why, size_t cap) {
+  bool cached;
+  double ms = 0;
+  shlo_proto_error err;
+  cache_entry *e = srv_module_get(s, rec->program, rec->program_len,
+                                  rec->replicas, rec->partitions, NULL,
+                                  &cached, &ms, &err);
+  if (!e) {
+    snprintf(why, cap, "%s: %s", shlo_proto_err_name(err.kind), err.message);
+    return NULL;
+  }
+  if (!cached && rec->entry && cache_entry_set_entry(e, rec->entry)) {
+    cache_release(&s->cache, e);
+    snprintf(why, cap, "out of memory");
+    return NULL;
+  }
+  if (cached) return e;
+  bool too_big;
+  return cache_insert(&s->cache, e, &too_big); /* too big: lives unlinked */
+}
+
+/* Load one file of the directory into the cache; false when skipped. */
+static bool load_file(srv_server *s, const char *file) {
+  char id[SRV_ID_LEN], why[1400];
+  size_t n = strlen(file), sl = strlen(STORE_SUFFIX);
+  if (n != 64 + sl || strcmp(file + 64, STORE_SUFFIX)) {
+    store_log(s, "skipped", file, "not a module file");
+    return false;
+  }
+  snprintf(id, sizeof id, "sha256:%.64s", file);
+  store_record rec;
+  int rc = store_read(s->cfg.store, id, false, &rec, why, sizeof why);
+  if (rc) {
+    store_log(s, "skipped", file, why);
+    return false;
+  }
+  cache_entry *e = entry_of_record(s, &rec, why, sizeof why);
+  /* the module is its team's again (teams persist across reloads) */
+  srv_team *team = e ? srv_team_get(&s->teams, rec.team) : NULL;
+  if (team) cache_adopt(&s->cache, e, team, false);
+  if (!e) store_log(s, "skipped", file, why);
+  else if (rec.name[0]) {
+    pthread_mutex_lock(&names_lock);
+    name_set_locked(rec.name, rec.id, rec.registered_ns);
+    pthread_mutex_unlock(&names_lock);
+  }
+  cache_release(&s->cache, e);
+  store_record_free(&rec);
+  return e != NULL;
+}
+
+int srv_store_start(srv_server *s) {
+  if (!store_on(s)) return 0;
+  char why[512];
+  if (store_open_dir(s->cfg.store, why, sizeof why)) {
+    fprintf(stderr, "shlo-server: --store: %s\n", why);
+    return -1;
+  }
+  DIR *d = opendir(s->cfg.store);
+  if (!d) {
+    fprintf(stderr, "shlo-server: --store %s: %s\n", s->cfg.store,
+            strerror(errno));
+    return -1;
+  }
+  int loaded = 0, skipped = 0;
+  for (struct dirent *de; (de = readdir(d));) {
+    /* a temporary name is a write in progress (here or in another
+     * server) or one a crash cut short: never a record */
+    if (de->d_name[0] == '.' || strstr(de->d_name, ".tmp-")) continue;
+    if (load_file(s, de->d_name)) loaded++;
+    else skipped++;
+  }
+  closedir(d);
+  fprintf(stderr, "shlo-server: store %s: %d module(s) loaded, %d skipped\n",
+          s->cfg.store, loaded, skipped);
+  return 0;
+}
+
+void srv_store_stop(srv_server *s) {
+  (void)s;
+  pthread_mutex_lock(&names_lock);
+  free(names);
+  names = NULL;
+  n_names = cap_names = 0;
+  pthread_mutex_unlock(&names_lock);
+}
+
+int srv_store_registered(srv_server *s, cache_entry *e, const char *team,
+                         const char *name, char *why, size_t cap) {
+  int64_t now = wall_ns();
+  char had[STORE_NAME_LEN];
+  srv_module_name_of(s, e->id, had);
+  bool renamed = name && strcmp(had, name);
+  if (store_on(s)) {
+    store_record old;
+    int rc = store_read(s->cfg.store, e->id, true, &old, why, cap);
+    if (rc == 0) store_record_free(&old);
+    /* a module already stored is written again only for a new name */
+    if (rc != 0 || renamed) {
+      /* the grid as the id has it: none when the id is the text's hash
+       * alone, even for a module whose own attributes name a grid */
+      uint8_t plain[32];
+      cache_key(e->text, e->text_len, 0, 0, plain);
+      bool gridless = !memcmp(plain, e->key, 32);
+      store_record rec = {.entry = e->entry,
+                          .replicas = gridless ? 0 : e->replicas,
+                          .partitions = gridless ? 0 : e->partitions,
+                          .registered_ns = now, .program = e->text,
+                          .program_len = e->text_len};
+      memcpy(rec.id, e->id, SRV_ID_LEN);
+      snprintf(rec.team, sizeof rec.team, "%s", team);
+      snprintf(rec.name, sizeof rec.name, "%s", name ? name : had);
+      if (store_write(s->cfg.store, &rec, why, cap)) return -1;
+    }
+  }
+  if (name) {
+    pthread_mutex_lock(&names_lock);
+    name_set_locked(name, e->id, now);
+    pthread_mutex_unlock(&names_lock);
+  }
+  return 0;
+}
+
+cache_entry *srv_module_by_id(srv_server *s, const uint8_t key[32],
+                              const void *owner, bool count_stats) {
+  cache_entry *e = cache_get_for(&s->cache, key, owner, count_stats);
+  if (e || !store_on(s)) return e;
+  char id[SRV_ID_LEN], why[1400];
+  cache_key_to_id(key, id);
+  store_record rec;
+  int rc = store_read(s->cfg.store, id, false, &rec, why, sizeof why);
+  if (rc) {
+    if (rc < 0) store_log(s, "skipped", id + 7, why);
+    return NULL;
+  }
+  /* another team's record is as absent as no record */
+  if (owner && strcmp(rec.team, ((const srv_team *)owner)->name)) {
+    store_record_free(&rec);
+    return NULL;
+  }
+  e = entry_of_record(s, &rec, why, sizeof why);
+  if (e && owner) cache_adopt(&s->cache, e, owner, true);
+  if (!e) store_log(s, "skipped", id + 7, why);
+  else if (rec.name[0]) {
+    pthread_mutex_lock(&names_lock);
+    name_set_locked(rec.name, rec.id, rec.registered_ns);
+    pthread_mutex_unlock(&names_lock);
+  }
+  store_record_free(&rec);
+  return e;
+}
+
+/* Another server may have named a module since this one started: the
+ * newest record under name in the directory. */
+static bool name_in_store(srv_server *s, const char *name,
+                          char id[SRV_ID_LEN]) {
+  DIR *d = opendir(s->cfg.store);
+  if (!d) return false;
+  int64_t best = INT64_MIN;
+  size_t sl = strlen(STORE_SUFFIX);
+  for (struct dirent *de; (de = readdir(d));) {
+    size_t n = strlen(de->d_name);
+    if (n != 64 + sl || strcmp(de->d_name + 64, STORE_SUFFIX)) continue;
+    char fid[SRV_ID_LEN], why[256];
+    snprintf(fid, sizeof fid, "sha256:%.64s", de->d_name);
+    store_record rec;
+    if (store_read(s->cfg.store, fid, true, &rec, why, sizeof why)) continue;
+    if (!strcmp(rec.name, name) && rec.registered_ns > best) {
+      best = rec.registered_ns;
+      memcpy(id, rec.id, SRV_ID_LEN);
+    }
+    store_record_free(&rec);
+  }
+  closedir(d);
+  if (best == INT64_MIN) return false;
+  pthread_mutex_lock(&names_lock);
+  name_set_locked(name, id, best);
+  pthread_mutex_unlock(&names_lock);
+  return true;
+}
+
+cache_entry *srv_module_by_name(srv_server *s, const char *name) {
+  char id[SRV_ID_LEN];
+  uint8_t key[32];
+  if (cache_id_to_key(name, key)) return srv_module_by_id(s, key, NULL, true);
+  if (!store_name_ok(name)) return NULL;
+  if (!name_find(name, id) && !(store_on(s) && name_in_store(s, name, id)))
+    return NULL;
+  if (!cache_id_to_key(id, key)) return NULL;
+  return srv_module_by_id(s, key, NULL, true);
+}
+
+void srv_store_deleted(srv_server *s, const char *id) {
+  pthread_mutex_lock(&names_lock);
+  for (int i = 0; i < n_names; i++)
+    if (!strcmp(names[i].id, id)) names[i--] = names[--n_names];
+  pthread_mutex_unlock(&names_lock);
+  if (store_on(s) && store_remove(s->cfg.store, id))
+    store_log(s, "remove_failed", id + 7, strerror(errno));
+}

@@ -1,0 +1,91 @@
+/* The module store (--store DIR) and module names.
+ *
+ * Every registered module is one file DIR/<64 hex digits>.module, named by
+ * its id: a short text header (the format's version, id, team, name, entry
+ * function, grid, registration time, program size), a blank line, then
+ * the program exactly as it was posted (StableHLO text or a portable
+ * artifact's bytes).  A file is written to a temporary name, fsync'd and
+ * renamed, so a reader sees a whole record or none.  A file that fails any
+ * check (its header, its size, or the SHA-256 of its program and grid
+ * against its id) is skipped with a log line, never trusted.
+ *
+ * At start the store's modules are parsed into the cache (no compile: an
+ * entry function compiles on first use); a module missing from the cache
+ * (evicted, or registered by another server on the same directory) is read
+ * back on lookup.  Without --store the names live in memory only.
+ *
+ * Names: a module may be registered with "name" (letters, digits, '_',
+ * '-', '.', 1..63 bytes); the newest registration under a name owns it. */
+#ifndef SHLO_SRV_STORE_H
+#define SHLO_SRV_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cache.h"
+
+#define STORE_NAME_LEN 64
+#define STORE_TEAM_LEN 64
+
+/* One stored module. */
+typedef struct store_record {
+  char id[SRV_ID_LEN];
+  char team[STORE_TEAM_LEN];   /* "default" until teams exist */
+  char name[STORE_NAME_LEN];   /* "" = none */
+  char *entry;                 /* malloc'd; NULL = the module's own */
+  int replicas, partitions;    /* as the key saw them (0 = 1x1) */
+  int64_t registered_ns;       /* CLOCK_REALTIME: the newest name wins */
+  char *program;               /* malloc'd, program_len bytes + NUL */
+  size_t program_len;
+} store_record;
+
+void store_record_free(store_record *r);
+
+/* Whether s is a usable module name. */
+bool store_name_ok(const char *s);
+
+/* ---- the files (any thread; no state) ---- */
+
+/* Create dir if absent; -1 with why set when it is unusable. */
+int store_open_dir(const char *dir, char *why, size_t cap);
+/* Write r atomically as dir/<hex>.module (replacing one with that id).
+ * -1 with why set on any failure (nothing half-written is left). */
+int store_write(const char *dir, const store_record *r, char *why, size_t cap);
+/* Read the record of id.  0 ok; 1 no such file; -1 corrupt (why says
+ * how).  With header_only, program stays NULL (the size is checked). */
+int store_read(const char *dir, const char *id, bool header_only,
+               store_record *out, char *why, size_t cap);
+/* Remove the record of id; 0 also when there was none. */
+int store_remove(const char *dir, const char *id);
+
+/* ---- the server's view (server.h's srv_server) ---- */
+struct srv_server;
+
+/* Open --store and load its modules into the cache (log lines for the
+ * skipped ones and a summary on stderr).  0 also without --store; -1 when
+ * the directory is unusable. */
+int srv_store_start(struct srv_server *s);
+void srv_store_stop(struct srv_server *s);
+/* After team registered e: write its record (a new module, or a new
+ * name for it) and give it `name` (may be NULL).  -1 with why set when
+ * the record could not be written. */
+int srv_store_registered(struct srv_server *s, cache_entry *e,
+                         const char *team, const char *name, char *why,
+                         size_t cap);
+/* The module of key that owner (a team; NULL: any) may see: cached, else
+ * read back from the store when its record is owner's team's, parsed and
+ * adopted by owner (the read is published to the cache).  A reference,
+ * or NULL. */
+cache_entry *srv_module_by_id(struct srv_server *s, const uint8_t key[32],
+                              const void *owner, bool count_stats);
+/* The module called name, or whose id is name.  A reference, or NULL. */
+cache_entry *srv_module_by_name(struct srv_server *s, const char *name);
+/* The name of module id ("" if none) into out. */
+void srv_module_name_of(struct srv_server *s, const char *id,
+                        char out[STORE_NAME_LEN]);
+/* A DELETE of id: its record and its names go. */
+void srv_store_deleted(struct srv_server *s, const char *id);
+
+#endif
