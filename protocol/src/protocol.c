@@ -823,9 +823,20 @@ char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
                                  bool cached,
                                  double compile_ms, double execute_ms,
                                  bool b64) {
+  return shlo_proto_exec_resp_build_into(NULL, 0, outputs, n_outputs, n_procs,
+                                         module_id, cached, compile_ms,
+                                         execute_ms, b64);
+}
+
+char *shlo_proto_exec_resp_build_into(char *spare, size_t spare_cap,
+                                      shlo_value *const *outputs,
+                                      int n_outputs, int n_procs,
+                                      const char *module_id, bool cached,
+                                      double compile_ms, double execute_ms,
+                                      bool b64) {
   /* Written directly rather than through a cJSON tree: this is the hot
    * path of every execution. */
-  strbuf b = {0};
+  strbuf b = {.data = spare, .cap = spare ? spare_cap : 0};
   shlo__sb_reserve(&b, 192);
   shlo__sb_puts(&b, "{\"outputs\":[");
   for (int p = 0; p < (n_procs > 1 ? n_procs : 1); p++) {

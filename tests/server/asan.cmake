@@ -8,6 +8,7 @@ file(GLOB shlo_asan_server_sources CONFIGURE_DEPENDS
      ${CMAKE_SOURCE_DIR}/server/src/*.c)
 add_executable(shlo-server-asan ${shlo_asan_server_sources}
   ${CMAKE_SOURCE_DIR}/protocol/src/protocol.c
+  ${CMAKE_SOURCE_DIR}/protocol/src/b64.c
   ${CMAKE_SOURCE_DIR}/protocol/src/json_write.c
   ${CMAKE_SOURCE_DIR}/protocol/src/json_read.c
   ${CMAKE_SOURCE_DIR}/protocol/src/binproto.c)

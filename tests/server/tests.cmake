@@ -4,7 +4,7 @@
 pkg_check_modules(LIBCURL IMPORTED_TARGET libcurl)
 if(LIBCURL_FOUND)
   foreach(name test_server_api test_server_stress test_server_fuzz
-               test_server_service test_server_bounds)
+               test_server_service test_server_bounds test_server_b64)
     add_executable(${name} ${CMAKE_SOURCE_DIR}/tests/server/${name}.c)
     target_compile_definitions(${name} PRIVATE
       SHLO_SERVER_BIN="$<TARGET_FILE:shlo-server>")
@@ -14,6 +14,7 @@ if(LIBCURL_FOUND)
     set_tests_properties(${name} PROPERTIES TIMEOUT 300)
   endforeach()
   target_link_libraries(test_server_bounds PRIVATE Threads::Threads)
+  target_link_libraries(test_server_b64 PRIVATE shlo_protocol)
   # Three servers behind nginx (deploy/nginx.conf.in); SKIPPED (77)
   # without nginx, which deploy/bootstrap.sh installs.
   find_program(SHLO_NGINX nginx PATHS /usr/sbin /usr/local/sbin)
