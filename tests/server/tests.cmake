@@ -91,6 +91,11 @@ if(TARGET shlo-cli AND TARGET shlo-client)
             $<TARGET_FILE:shlo-server> $<TARGET_FILE:shlo-cli>
             ${CMAKE_SOURCE_DIR})
   set_tests_properties(test_remote_run PROPERTIES TIMEOUT 300)
+  # libshlo-client's RESULT reader against a fake server's frames.
+  add_test(NAME test_client_result
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/client_result.py
+            $<TARGET_FILE:shlo-cli>)
+  set_tests_properties(test_client_result PROPERTIES TIMEOUT 120)
 endif()
 # Issue #10: the server under hostile or careless clients (Python, live
 # servers): connection floods and trickles, caps and deadlines, lanes and
