@@ -64,12 +64,7 @@ static resp post_chunked(const server *s, const char *body) {
   curl_easy_setopt(c, CURLOPT_POST, 1L);
   curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
   curl_easy_setopt(c, CURLOPT_READDATA, &rd);
-  CURLcode rc = curl_easy_perform(c);
-  if (rc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
-  else r.status = -(long)rc;
-  if (!r.body) r.body = calloc(1, 1);
-  curl_easy_cleanup(c);
-  curl_slist_free_all(h);
+  req_perform(c, h, &r);
   return r;
 }
 
