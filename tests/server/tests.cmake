@@ -15,6 +15,7 @@ if(LIBCURL_FOUND)
   endforeach()
   target_link_libraries(test_server_bounds PRIVATE Threads::Threads)
   target_link_libraries(test_server_b64 PRIVATE shlo_protocol)
+  set_tests_properties(test_server_b64 PROPERTIES TIMEOUT 900)
   # Three servers behind nginx (deploy/nginx.conf.in); SKIPPED (77)
   # without nginx, which deploy/bootstrap.sh installs.
   find_program(SHLO_NGINX nginx PATHS /usr/sbin /usr/local/sbin)
