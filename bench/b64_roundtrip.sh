@@ -3,7 +3,10 @@
 # default limits: curl POSTs {"program", "inputs": [{"b64": ...}],
 # "output_format": "b64"} (an 89.5 MB body) to /execute on loopback and
 # reads back the negated tensor (as long again).  Prints each run's wall
-# time (curl's time_total) and the median.
+# time (curl's time_total), the median, and the server's CPU time per run
+# (which a loaded machine does not inflate as it does wall time); then
+# the floor: the same body echoed back by server/bare_mhd (HTTP and curl
+# alone, no decoding, executing or encoding).
 #
 #   bash bench/b64_roundtrip.sh [RUNS]     (default 5)
 # A benchmark, not a test: the figures depend on the machine.
@@ -12,10 +15,14 @@ cd "$(dirname "$0")/.."
 runs=${1:-5}
 build=${BUILD_DIR:-build}
 [ -f "$build/build.ninja" ] || cmake -S . -B "$build" -G Ninja >/dev/null
-ninja -C "$build" shlo-server >/dev/null
+ninja -C "$build" shlo-server bare_mhd >/dev/null
 tmp=$(mktemp -d /tmp/shlo-b64-bench.XXXXXX)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+pid= bpid=
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null
+  [ -n "$bpid" ] && kill "$bpid" 2>/dev/null
+  wait 2>/dev/null; rm -rf "$tmp"
+}
 trap cleanup EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 env -i "$build/server/shlo-server" --port "$port" --log off 2>"$tmp/server.log" &
@@ -36,19 +43,44 @@ with open(sys.argv[1], "w") as f:
                            "b64": base64.b64encode(data).decode()}]}, f)
 PY
 size=$(stat -c %s "$tmp/req.json")
-post() {
+post() { # [PORT]
   curl -s -o "$tmp/out.json" -w '%{http_code} %{time_total}\n' \
     -H 'Content-Type: application/json' --data-binary @"$tmp/req.json" \
-    "localhost:$port/execute"
+    "localhost:${1:-$port}/execute"
+}
+# CPU seconds the server's threads have used (utime + stime).
+cpu_s() {
+  awk -v hz="$(getconf CLK_TCK)" '{t += $14 + $15} END {printf "%.3f", t / hz}' \
+    /proc/"$1"/task/*/stat
+}
+median() {
+  sort -n | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]}'
 }
 read -r code _ < <(post)          # compiles and caches the module
 [ "$code" = 200 ] || { echo "first request: HTTP $code"; head -c 300 "$tmp/out.json"; exit 1; }
 echo "request body $size bytes, response $(stat -c %s "$tmp/out.json") bytes"
-times=()
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+times=() cpus=()
 for i in $(seq "$runs"); do
+  c0=$(cpu_s "$pid")
   read -r code t < <(post)
+  c1=$(cpu_s "$pid")
   [ "$code" = 200 ] || { echo "run $i: HTTP $code"; exit 1; }
-  echo "run $i: ${t} s"
-  times+=("$t")
+  c=$(awk -v a="$c0" -v b="$c1" 'BEGIN {printf "%.3f", b - a}')
+  echo "run $i: ${t} s (server CPU ${c} s)"
+  times+=("$t") cpus+=("$c")
 done
-printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "median of %d: %.3f s\n", NR, a[int((NR+1)/2)]}'
+echo "median of $runs: $(printf '%s\n' "${times[@]}" | median) s," \
+     "server CPU $(printf '%s\n' "${cpus[@]}" | median) s"
+bport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$build/server/bare_mhd" "$bport" echo &
+bpid=$!
+for _ in $(seq 100); do curl -s -o /dev/null "localhost:$bport/" && break; sleep 0.05; done
+floor=()
+for i in $(seq "$runs"); do
+  read -r code t < <(post "$bport")
+  [ "$code" = 200 ] || { echo "floor run $i: HTTP $code"; exit 1; }
+  floor+=("$t")
+done
+echo "floor, the body echoed by bare_mhd: median of $runs" \
+     "$(printf '%s\n' "${floor[@]}" | median) s"

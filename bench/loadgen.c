@@ -6,7 +6,8 @@
  *       through an identity program: send and receive GB/s of the tensor's
  *       bytes, best of REPS, each protocol
  *   shlo-loadgen latency BPORT HPORT N            a small cached program,
- *       N requests one after another on one connection: p50, p99
+ *       N requests one after another on one connection: p50, p99; and the
+ *       floor under both, the same bytes bounced off a bare echo thread
  *   shlo-loadgen rate BPORT HPORT CONNS SECONDS   the same program from
  *       CONNS connections (one thread each, one request in flight each):
  *       requests/s
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -323,6 +325,14 @@ static void roundtrip(int bport, int hport, uint64_t mib, int reps) {
   free(x);
 }
 
+/* The binary EXECUTE of small_x, and the RESULT last seen, in bytes:
+ * what the floor bounces. */
+static size_t small_request_bytes(void) {
+  return sizeof(shlo_bin_header) + sizeof(shlo_bin_execute) +
+         sizeof(shlo_bin_value) + 8 + shlo_bin_pad8(sizeof small_x);
+}
+static atomic_size_t small_answer_bytes = 136; /* written by rate threads too */
+
 /* One small request on fd (binary or JSON), answered. */
 typedef struct small_target {
   bool binary;
@@ -335,7 +345,9 @@ static void small_once(const small_target *t, int fd, uint64_t rid,
                        char **buf, size_t *cap) {
   if (t->binary) {
     bin_execute(fd, rid, t->id, small_x, 4);
-    if (bin_recv(fd, buf, cap).type != SHLO_BIN_RESULT) die("no RESULT");
+    shlo_bin_header h = bin_recv(fd, buf, cap);
+    if (h.type != SHLO_BIN_RESULT) die("no RESULT");
+    small_answer_bytes = sizeof h + h.length;
   } else {
     http_post(fd, t->port, t->path, small_json, sizeof small_json - 1, buf,
               cap, NULL);
@@ -354,6 +366,66 @@ static void small_targets(int bport, int hport, small_target t[2]) {
   close(fd);
   t[1] = (small_target){.binary = false, .port = hport};
   snprintf(t[1].path, sizeof t[1].path, "/v1/modules/%s/execute", hex);
+}
+
+/* ---- the floor: loopback TCP alone ---- */
+
+typedef struct echo {
+  int listen_fd;
+  size_t answer; /* bytes to send back per request */
+} echo;
+
+/* Answer each read with e->answer bytes: epoll, read, write, as an event
+ * loop does, and nothing else (the request fits one read). */
+static void *echo_main(void *arg) {
+  echo *e = arg;
+  int fd = accept(e->listen_fd, NULL, NULL), ep = epoll_create1(0);
+  struct epoll_event ev = {.events = EPOLLIN};
+  if (fd < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev)) die("echo");
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  char buf[65536];
+  static char answer[4096];
+  for (;;) {
+    if (epoll_wait(ep, &ev, 1, -1) < 0 && errno != EINTR) break;
+    ssize_t r = read(fd, buf, sizeof buf);
+    if (r <= 0 || write(fd, answer, e->answer) != (ssize_t)e->answer) break;
+  }
+  close(ep);
+  close(fd);
+  return NULL;
+}
+
+/* p50 and p99 (us) of n round trips of `request` bytes out and `answer`
+ * bytes back through a bare echo thread on loopback. */
+static void tcp_floor(size_t request, size_t answer, int n, double *ms) {
+  echo e = {socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0),
+            answer < 4096 ? answer : 4096};
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t al = sizeof a;
+  if (e.listen_fd < 0 || bind(e.listen_fd, (struct sockaddr *)&a, al) ||
+      getsockname(e.listen_fd, (struct sockaddr *)&a, &al) ||
+      listen(e.listen_fd, 1))
+    die("echo listen");
+  pthread_t th;
+  if (pthread_create(&th, NULL, echo_main, &e)) die("thread");
+  int fd = dial(ntohs(a.sin_port));
+  char out[4096] = {0}, in[4096];
+  if (request > sizeof out) request = sizeof out;
+  for (int i = -n / 10; i < n; i++) {
+    double t0 = now_s();
+    if (write(fd, out, request) != (ssize_t)request) die("write");
+    read_full(fd, in, e.answer);
+    if (i >= 0) ms[i] = (now_s() - t0) * 1e3;
+  }
+  close(fd);
+  pthread_join(th, NULL);
+  close(e.listen_fd);
+  qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+  printf("  floor  p50 %.1f us, p99 %.1f us (loopback TCP alone: the same "
+         "%zu bytes out and %zu back through a bare echo thread)\n",
+         ms[n / 2] * 1e3, ms[(size_t)n * 99 / 100] * 1e3, request, e.answer);
 }
 
 static void latency(int bport, int hport, int n) {
@@ -378,6 +450,7 @@ static void latency(int bport, int hport, int n) {
     free(buf);
     close(fd);
   }
+  tcp_floor(small_request_bytes(), atomic_load(&small_answer_bytes), n, ms);
   free(ms);
 }
 

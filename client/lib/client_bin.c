@@ -113,30 +113,6 @@ static shlo_call *take_pending(bin *b, uint64_t id) {
   return c;
 }
 
-/* The outputs of a RESULT payload into call->outs. */
-static int decode_result(shlo_call *call, const char *p, uint64_t len) {
-  shlo_bin_result r;
-  shlo_proto_error e;
-  if (len < sizeof r) return client_err_conn(&call->err, "short RESULT");
-  memcpy(&r, p, sizeof r);
-  uint64_t n = (uint64_t)r.n_procs * r.n_outputs, off = sizeof r;
-  if (n > len / sizeof(shlo_bin_value))
-    return client_err_conn(&call->err, "RESULT lists more values than fit");
-  call->outs = calloc((size_t)n + 1, sizeof *call->outs);
-  if (!call->outs) return client_err_conn(&call->err, "out of memory");
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t used;
-    if (shlo_bin_value_read(p + off, len - off, NULL, "outputs", &call->outs[i],
-                            &used, &e)) {
-      client_err_from_proto(&call->err, &e, 0);
-      return -1;
-    }
-    call->n_outs++;
-    off += used;
-  }
-  return 0;
-}
-
 static void deliver(shlo_call *call, int type, char *payload, uint64_t len) {
   int status = 0;
   if (type == SHLO_BIN_ERROR) {
@@ -146,8 +122,6 @@ static void deliver(shlo_call *call, int type, char *payload, uint64_t len) {
       status = client_err_conn(&call->err, "malformed ERROR frame");
     else
       client_err_from_proto(&call->err, &e, es), status = -1;
-  } else if (type == SHLO_BIN_RESULT) {
-    status = decode_result(call, payload, len);
   }
   call->type = type;
   call->payload = payload;
@@ -171,6 +145,136 @@ static void fail_all(bin *b, const char *why) {
   }
 }
 
+/* ---- RESULT, read straight into its tensors ---- */
+
+/* A RESULT being read from the socket: left = payload bytes not yet
+ * read.  Each tensor's data goes from the socket into the tensor, so a
+ * large output is neither held twice nor copied (the frame's payload is
+ * never in one buffer). */
+typedef struct result_in {
+  int fd;
+  uint64_t left;
+  bool broken; /* the socket failed: the connection is over */
+  shlo_proto_error err;
+} result_in;
+
+static bool take_bytes(result_in *r, void *p, uint64_t n) {
+  if (n > r->left) {
+    shlo_proto_fail(&r->err, SHLO_PERR_INPUT, "RESULT: truncated value");
+    return false;
+  }
+  r->left -= n;
+  if (read_full(r->fd, p, n) == 0) return true;
+  r->broken = true;
+  return false;
+}
+
+/* One value (a tuple's elements recursively), as shlo_bin_value_read
+ * would decode it from a buffer. */
+static shlo_value *read_value(result_in *r, int depth) {
+  shlo_bin_value h;
+  uint64_t dims[SHLO_MAX_RANK];
+  int et = -1;
+  if (depth > 16) {
+    shlo_proto_fail(&r->err, SHLO_PERR_INPUT, "outputs: nested too deep");
+    return NULL;
+  }
+  if (!take_bytes(r, &h, sizeof h)) return NULL;
+  if (h.rank <= SHLO_MAX_RANK && !take_bytes(r, dims, 8 * (uint64_t)h.rank))
+    return NULL;
+  if (shlo_bin_value_check(&h, dims, NULL, "outputs", &et, &r->err))
+    return NULL;
+  if (h.kind == SHLO_BIN_TOKEN) return shlo_token_new();
+  if (h.kind == SHLO_BIN_TUPLE) {
+    if (h.length > r->left / sizeof h) {
+      shlo_proto_fail(&r->err, SHLO_PERR_INPUT, "RESULT: truncated tuple");
+      return NULL;
+    }
+    shlo_value **el = calloc((size_t)h.length + 1, sizeof *el);
+    if (!el) return NULL;
+    for (uint64_t i = 0; i < h.length; i++)
+      if (!(el[i] = read_value(r, depth + 1))) {
+        while (i--) shlo_value_unref(el[i]);
+        free(el);
+        return NULL;
+      }
+    shlo_value *t = shlo_tuple_new((int)h.length, el);
+    free(el);
+    return t;
+  }
+  if (shlo_bin_pad8(h.length) > r->left) {
+    shlo_proto_fail(&r->err, SHLO_PERR_INPUT, "RESULT: truncated tensor");
+    return NULL;
+  }
+  int64_t d[SHLO_MAX_RANK];
+  for (int i = 0; i < h.rank; i++) d[i] = (int64_t)dims[i];
+  shlo_value *v = shlo_tensor_new((shlo_elem_type)et, h.rank, d);
+  char pad[8];
+  if (!v) {
+    shlo_proto_fail(&r->err, SHLO_PERR_LIMIT, "out of memory");
+  } else if (!take_bytes(r, v->data, h.length) ||
+             !take_bytes(r, pad, shlo_bin_pad8(h.length) - h.length)) {
+    shlo_value_unref(v);
+    v = NULL;
+  }
+  return v;
+}
+
+/* The RESULT whose header h was just read: its outputs to the pending
+ * call (dropped when none waits).  A malformed value fails that call and
+ * the rest of the payload is skipped; -1 only when the socket failed. */
+static int read_result(bin *b, const shlo_bin_header *h) {
+  result_in r = {b->fd, h->length, false, {0}};
+  shlo_bin_result rh;
+  shlo_value **outs = NULL;
+  uint64_t n = 0, got = 0;
+  if (!take_bytes(&r, &rh, sizeof rh)) goto bad;
+  n = (uint64_t)rh.n_procs * rh.n_outputs;
+  if (n > r.left / sizeof(shlo_bin_value)) {
+    shlo_proto_fail(&r.err, SHLO_PERR_INPUT, "RESULT lists more values "
+                    "than fit");
+    goto bad;
+  }
+  if (!(outs = calloc((size_t)n + 1, sizeof *outs))) {
+    shlo_proto_fail(&r.err, SHLO_PERR_LIMIT, "out of memory");
+    goto bad;
+  }
+  for (; got < n; got++)
+    if (!(outs[got] = read_value(&r, 0))) goto bad;
+  if (r.left) {
+    shlo_proto_fail(&r.err, SHLO_PERR_INPUT, "RESULT: bytes after the last "
+                    "value");
+    goto bad;
+  }
+  shlo_call *call = take_pending(b, h->id);
+  if (!call) { /* canceled and forgotten: nobody wants them */
+    for (uint64_t i = 0; i < n; i++) shlo_value_unref(outs[i]);
+    free(outs);
+    return 0;
+  }
+  call->outs = outs;
+  call->n_outs = (int)n;
+  call->type = SHLO_BIN_RESULT;
+  client_call_finish(call, 0);
+  return 0;
+bad:
+  for (uint64_t i = 0; i < got; i++) shlo_value_unref(outs[i]);
+  free(outs);
+  char skip[4096];
+  while (!r.broken && r.left)
+    take_bytes(&r, skip, r.left < sizeof skip ? r.left : sizeof skip);
+  if (r.broken) return -1;
+  if (!r.err.message[0]) /* an allocation that failed without a word */
+    shlo_proto_fail(&r.err, SHLO_PERR_LIMIT, "out of memory");
+  shlo_call *failed = take_pending(b, h->id);
+  if (failed) { /* malformed or out of memory: that call fails */
+    client_err_from_proto(&failed->err, &r.err, 0);
+    failed->type = SHLO_BIN_RESULT;
+    client_call_finish(failed, -1);
+  }
+  return 0;
+}
+
 static void *reader_main(void *arg) {
   bin *b = arg;
   const char *why = "the server closed the connection";
@@ -181,6 +285,10 @@ static void *reader_main(void *arg) {
     if (shlo_bin_header_check(&h, b->version, 0, &e)) {
       why = "malformed frame from the server";
       break;
+    }
+    if (h.type == SHLO_BIN_RESULT) {
+      if (read_result(b, &h)) break;
+      continue;
     }
     char *p = malloc(h.length ? h.length : 1);
     if (!p || read_full(b->fd, p, h.length)) {

@@ -4,10 +4,34 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "core/elemfmt.h"
 #include "shlo/protocol.h"
+
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+void shlo__advise_huge(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  if (n < 2 * HUGE_PAGE) return;
+  uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+  uintptr_t e = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
+  if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* a hint */
+#else
+  (void)p, (void)n;
+#endif
+}
+
+/* Room for n more bytes of a tensor's text, on huge pages when large: a
+ * 89 MB answer filled 4 KB page by page took ~0.5 s of page faults on a
+ * virtual machine, against ~25 ms on 2 MB pages. */
+static bool reserve_big(strbuf *b, size_t n) {
+  if (!shlo__sb_reserve(b, n)) return false;
+  shlo__advise_huge(b->data + b->len, b->cap - b->len);
+  return true;
+}
 
 void shlo__json_num(strbuf *b, double d) {
   if (isnan(d) || isinf(d)) {
@@ -65,6 +89,10 @@ void shlo__json_key(strbuf *b, const char *key, bool first) {
 
 /* "data": the elements as a flat JSON array. */
 static void put_data(strbuf *b, const shlo_value *v) {
+  /* A guess at the text's size (most elements print in under 8 bytes
+   * with their comma); the builder grows past it if need be. */
+  if (v->numel > 4096 && (uint64_t)v->numel < SIZE_MAX / 16)
+    reserve_big(b, (size_t)v->numel * 8);
   shlo__sb_putc(b, '[');
   for (int64_t i = 0; i < v->numel; i++) {
     if (i) shlo__sb_putc(b, ',');
@@ -99,7 +127,7 @@ void shlo__json_tensor(strbuf *b, const shlo_value *v, bool b64) {
     /* Straight into the buffer: base64 needs no JSON escapes. */
     size_t n = (v->nbytes + 2) / 3 * 4;
     shlo__sb_puts(b, "\"b64\":\"");
-    if (!shlo__sb_reserve(b, n + 1)) return;
+    if (!reserve_big(b, n + 1)) return;
     b->len += shlo__b64_encode_to(v->data, v->nbytes, b->data + b->len);
     shlo__sb_add(b, "\"", 1);
   } else {

@@ -23,7 +23,11 @@ void shlo__json_key(strbuf *b, const char *key, bool first);
  * {"token":true}. */
 void shlo__json_tensor(strbuf *b, const shlo_value *v, bool b64);
 /* Base64 of data[0..len) written to out, which has room for
- * (len + 2) / 3 * 4 bytes; returns that count, no NUL (protocol.c). */
+ * (len + 2) / 3 * 4 bytes; returns that count, no NUL (b64.c). */
 size_t shlo__b64_encode_to(const void *data, size_t len, char *out);
+/* Ask the kernel for 2 MB pages under the aligned part of p[0..n) (a
+ * hint, for buffers of several MB about to be filled: a virtual machine
+ * pays dearly for each 4 KB page fault); smaller buffers are left be. */
+void shlo__advise_huge(void *p, size_t n);
 
 #endif

@@ -129,138 +129,6 @@ const char *shlo_proto_dtype_name(shlo_elem_type t) {
   return shlo_elem_name(t);
 }
 
-/* ---- base64 and UTF-8 ---- */
-
-static const char b64_chars[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-size_t shlo__b64_encode_to(const void *data, size_t len, char *out) {
-  const unsigned char *p = data;
-  char *o = out;
-  size_t i = 0;
-  for (; i + 2 < len; i += 3) {
-    uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-    *o++ = b64_chars[v >> 18];
-    *o++ = b64_chars[(v >> 12) & 63];
-    *o++ = b64_chars[(v >> 6) & 63];
-    *o++ = b64_chars[v & 63];
-  }
-  if (i < len) {
-    uint32_t v = (uint32_t)p[i] << 16;
-    if (i + 1 < len) v |= (uint32_t)p[i + 1] << 8;
-    *o++ = b64_chars[v >> 18];
-    *o++ = b64_chars[(v >> 12) & 63];
-    *o++ = i + 1 < len ? b64_chars[(v >> 6) & 63] : '=';
-    *o++ = '=';
-  }
-  return (size_t)(o - out);
-}
-
-char *shlo_proto_b64_encode(const void *data, size_t len) {
-  char *out = malloc((len + 2) / 3 * 4 + 1);
-  if (!out) return NULL;
-  out[shlo__b64_encode_to(data, len, out)] = 0;
-  return out;
-}
-
-/* Sextet of each byte: the standard and the URL-safe alphabets; -1 for
- * anything else (padding and white space included). */
-static const signed char b64_sextet[256] = {
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 62, -1, 62, -1, 63,
-    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, -1, -1, -1, -1, -1, -1,
-    -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, -1, -1, -1, -1, 63,
-    -1, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
-    41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-};
-
-int64_t shlo_proto_b64_decode(const char *s, size_t len, void *out,
-                              size_t cap) {
-  const unsigned char *u = (const unsigned char *)s;
-  unsigned char *o = out;
-  size_t n = 0, i = 0;
-  /* Fast path: whole groups of four alphabet characters, three bytes
-   * each; anything else (padding, white space, a bad byte, the end of
-   * room) goes to the careful loop below, which starts on a group. */
-  while (i + 4 <= len && n + 3 <= cap) {
-    int a = b64_sextet[u[i]], b = b64_sextet[u[i + 1]];
-    int c = b64_sextet[u[i + 2]], d = b64_sextet[u[i + 3]];
-    if ((a | b | c | d) < 0) break;
-    uint32_t v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 |
-                 (uint32_t)d;
-    o[n] = (unsigned char)(v >> 16);
-    o[n + 1] = (unsigned char)(v >> 8);
-    o[n + 2] = (unsigned char)v;
-    n += 3;
-    i += 4;
-  }
-  uint32_t acc = 0;
-  int bits = 0;
-  bool pad = false;
-  for (; i < len; i++) {
-    unsigned char c = u[i];
-    if (c == '=') {
-      pad = true;
-      continue;
-    }
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    int v = b64_sextet[c];
-    if (v < 0 || pad) return -1;
-    acc = acc << 6 | (uint32_t)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      if (n >= cap) return -1;
-      o[n++] = (unsigned char)(acc >> bits);
-    }
-  }
-  if (bits >= 6) return -1; /* a dangling sextet */
-  return (int64_t)n;
-}
-
-int64_t shlo_proto_utf8_check(const char *str, size_t len) {
-  const unsigned char *s = (const unsigned char *)str;
-  size_t i = 0;
-  while (i < len) {
-    unsigned char c = s[i];
-    if (c < 0x80) {
-      i++;
-      /* Bodies are mostly ASCII: skip it a word at a time. */
-      for (uint64_t w; i + 8 <= len; i += 8) {
-        memcpy(&w, s + i, 8);
-        if (w & 0x8080808080808080ull) break;
-      }
-      continue;
-    }
-    int n;
-    uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) n = 1, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF) n = 2, cp = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4) n = 3, cp = c & 0x07;
-    else return (int64_t)i;
-    if (i + (size_t)n >= len) return (int64_t)i;
-    for (int k = 1; k <= n; k++) {
-      if ((s[i + k] & 0xC0) != 0x80) return (int64_t)i;
-      cp = cp << 6 | (s[i + k] & 0x3F);
-    }
-    if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-        (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
-      return (int64_t)i;
-    i += (size_t)n + 1;
-  }
-  return -1;
-}
-
 /* ---- tensors: decoding ---- */
 
 typedef struct filler {
@@ -955,9 +823,20 @@ char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
                                  bool cached,
                                  double compile_ms, double execute_ms,
                                  bool b64) {
+  return shlo_proto_exec_resp_build_into(NULL, 0, outputs, n_outputs, n_procs,
+                                         module_id, cached, compile_ms,
+                                         execute_ms, b64);
+}
+
+char *shlo_proto_exec_resp_build_into(char *spare, size_t spare_cap,
+                                      shlo_value *const *outputs,
+                                      int n_outputs, int n_procs,
+                                      const char *module_id, bool cached,
+                                      double compile_ms, double execute_ms,
+                                      bool b64) {
   /* Written directly rather than through a cJSON tree: this is the hot
    * path of every execution. */
-  strbuf b = {0};
+  strbuf b = {.data = spare, .cap = spare ? spare_cap : 0};
   shlo__sb_reserve(&b, 192);
   shlo__sb_puts(&b, "{\"outputs\":[");
   for (int p = 0; p < (n_procs > 1 ? n_procs : 1); p++) {

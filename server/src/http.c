@@ -479,14 +479,33 @@ static enum MHD_Result admit(srv_request *r, const char *url,
   }
   if (!health_route(r->route) && !srv_quota_rate(r))
     return answer_after_body(r);
-  if (cl && !is_stream_upload(r) &&
-      strtoull(cl, NULL, 10) > (unsigned long long)s->cfg.max_body_bytes) {
+  unsigned long long cl_n = cl ? strtoull(cl, NULL, 10) : 0;
+  bool stream = is_stream_upload(r); /* read as it comes, never whole */
+  if (!stream && cl_n > (unsigned long long)s->cfg.max_body_bytes) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
                     "limit max-body-bytes (%lld) exceeded: Content-Length "
                     "is %s", (long long)s->cfg.max_body_bytes, cl);
     return srv_http_reply(r);
   }
+  r->content_length = stream ? 0 : (size_t)cl_n;
   return MHD_YES;
+}
+
+/* Room for need bytes of body.  The first piece allocates what the
+ * Content-Length announced (checked against max-body-bytes in admit), so
+ * a large body is neither copied by regrowth nor faulted in 4 KB at a
+ * time: several MB go on huge pages (json_write.h). */
+static bool body_reserve(srv_request *r, size_t need) {
+  if (need <= r->cap) return true;
+  size_t cap = r->cap ? r->cap : 4096;
+  if (!r->body && r->content_length >= need) cap = r->content_length + 1;
+  while (cap < need) cap *= 2;
+  char *b = realloc(r->body, cap);
+  if (!b) return false;
+  shlo__advise_huge(b + r->len, cap - r->len);
+  r->body = b;
+  r->cap = cap;
+  return true;
 }
 
 /* Append n uploaded bytes to the body, kept NUL-terminated.  A body over
@@ -508,14 +527,7 @@ static enum MHD_Result append_upload(srv_request *r, const char *upload,
     r->len = r->cap = 0;
     return MHD_YES;
   }
-  if (r->len + n + 1 > r->cap) {
-    size_t cap = r->cap ? r->cap : 4096;
-    while (cap < r->len + n + 1) cap *= 2;
-    char *b = realloc(r->body, cap);
-    if (!b) return MHD_NO;
-    r->body = b;
-    r->cap = cap;
-  }
+  if (!body_reserve(r, r->len + n + 1)) return MHD_NO;
   memcpy(r->body + r->len, upload, n);
   r->len += n;
   r->body[r->len] = 0;

@@ -718,10 +718,21 @@ static void execute_and_reply(exec_state *ex) {
   if (st) {
     reply_exec_failure(r, st, &d, timeout_ms);
   } else {
-    reply_ok(r, shlo_proto_exec_resp_build(ex->res, ex->n_res, ex->n_procs,
-                                           ex->e->id, ex->cached,
-                                           ex->compile_ms, r->exec_s * 1000,
-                                           ex->b.req.b64_out));
+    /* A large body was decoded into the inputs and is dead now (a b64
+     * answer implies a JSON body, whose program was copied out): its
+     * memory, already faulted in, takes the answer. */
+    char *spare = NULL;
+    size_t spare_cap = 0;
+    if (ex->b.req.b64_out && r->cap >= SRV_TRIM_AFTER_BYTES) {
+      spare = r->body;
+      spare_cap = r->cap;
+      r->body = NULL;
+      r->cap = 0;
+    }
+    reply_ok(r, shlo_proto_exec_resp_build_into(
+                    spare, spare_cap, ex->res, ex->n_res, ex->n_procs,
+                    ex->e->id, ex->cached, ex->compile_ms, r->exec_s * 1000,
+                    ex->b.req.b64_out));
     ex->n_res *= ex->n_procs; /* res holds every process's results */
   }
   if (ex->printed.len && r->resp && !r->resp_text) { /* success or error */

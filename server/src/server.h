@@ -113,6 +113,7 @@ typedef struct srv_request {
   bool json_type;      /* Content-Type: application/json */
   char *body;
   size_t len, cap;
+  size_t content_length; /* the header's, when it gave one (<= the limit) */
   bool over_limit;     /* body grew past max-body-bytes */
   srv_req_state state;
   const char *token_name;

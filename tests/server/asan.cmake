@@ -11,6 +11,7 @@ set_source_files_properties(${SHLO_CONSOLE_ASSETS_C} PROPERTIES GENERATED TRUE)
 add_executable(shlo-server-asan ${shlo_asan_server_sources}
   ${SHLO_CONSOLE_ASSETS_C}
   ${CMAKE_SOURCE_DIR}/protocol/src/protocol.c
+  ${CMAKE_SOURCE_DIR}/protocol/src/b64.c
   ${CMAKE_SOURCE_DIR}/protocol/src/json_write.c
   ${CMAKE_SOURCE_DIR}/protocol/src/json_read.c
   ${CMAKE_SOURCE_DIR}/protocol/src/binproto.c)

@@ -126,18 +126,24 @@ static CURL *req_prepare(const server *s, const char *method, const char *path,
   return c;
 }
 
+/* Run a prepared request (its status, or minus curl's error code) and
+ * free the handle and its headers. */
+static void req_perform(CURL *c, struct curl_slist *h, resp *r) {
+  CURLcode rc = curl_easy_perform(c);
+  if (rc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+  else r->status = -(long)rc;
+  if (!r->body) r->body = calloc(1, 1);
+  curl_easy_cleanup(c);
+  curl_slist_free_all(h);
+}
+
 static resp http(const server *s, const char *method, const char *path,
                  const char *ctype, const char *body, const char *token) {
   resp r;
   struct curl_slist *h;
   CURL *c = req_prepare(s, method, path, ctype, body, body ? strlen(body) : 0,
                         token, &r, &h);
-  CURLcode rc = curl_easy_perform(c);
-  if (rc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
-  else r.status = -(long)rc;
-  if (!r.body) r.body = calloc(1, 1);
-  curl_easy_cleanup(c);
-  curl_slist_free_all(h);
+  req_perform(c, h, &r);
   return r;
 }
 

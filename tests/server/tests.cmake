@@ -4,7 +4,7 @@
 pkg_check_modules(LIBCURL IMPORTED_TARGET libcurl)
 if(LIBCURL_FOUND)
   foreach(name test_server_api test_server_stress test_server_fuzz
-               test_server_service test_server_bounds)
+               test_server_service test_server_bounds test_server_b64)
     add_executable(${name} ${CMAKE_SOURCE_DIR}/tests/server/${name}.c)
     target_compile_definitions(${name} PRIVATE
       SHLO_SERVER_BIN="$<TARGET_FILE:shlo-server>")
@@ -14,6 +14,8 @@ if(LIBCURL_FOUND)
     set_tests_properties(${name} PROPERTIES TIMEOUT 300)
   endforeach()
   target_link_libraries(test_server_bounds PRIVATE Threads::Threads)
+  target_link_libraries(test_server_b64 PRIVATE shlo_protocol)
+  set_tests_properties(test_server_b64 PROPERTIES TIMEOUT 900)
   # Three servers behind nginx (deploy/nginx.conf.in); SKIPPED (77)
   # without nginx, which deploy/bootstrap.sh installs.
   find_program(SHLO_NGINX nginx PATHS /usr/sbin /usr/local/sbin)
@@ -109,6 +111,11 @@ if(TARGET shlo-cli AND TARGET shlo-client)
             $<TARGET_FILE:shlo-server> $<TARGET_FILE:shlo-cli>
             ${CMAKE_SOURCE_DIR})
   set_tests_properties(test_remote_run PROPERTIES TIMEOUT 300)
+  # libshlo-client's RESULT reader against a fake server's frames.
+  add_test(NAME test_client_result
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/client_result.py
+            $<TARGET_FILE:shlo-cli>)
+  set_tests_properties(test_client_result PROPERTIES TIMEOUT 120)
 endif()
 # Issue #10: the server under hostile or careless clients (Python, live
 # servers): connection floods and trickles, caps and deadlines, lanes and
