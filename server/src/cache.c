@@ -217,15 +217,7 @@ void cache_count_hit(srv_cache *c) {
 }
 
 cache_entry *cache_get(srv_cache *c, const uint8_t key[32], bool count_stats) {
-  pthread_mutex_lock(&c->lock);
-  cache_entry *e = find(c, key);
-  if (e) touch(c, e);
-  if (count_stats) {
-    if (e) c->hits++;
-    else c->misses++;
-  }
-  pthread_mutex_unlock(&c->lock);
-  return e;
+  return cache_get_for(c, key, NULL, count_stats); /* NULL: any owner */
 }
 
 /* What an entry costs: the engine has no size query for a plan, so this
