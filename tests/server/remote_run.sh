@@ -12,12 +12,7 @@ set -uo pipefail
 server=$1 cli=$2 src=$3
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-free() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-hport=$(free) bport=$(free)
-"$server" --port "$hport" --binary-port "$bport" --log off --threads 2 \
-  2>"$tmp/server.log" &
-pid=$!
-for _ in $(seq 200); do curl -sf "http://127.0.0.1:$hport/healthz" >/dev/null && break; sleep 0.05; done
+. "$src/tests/server/start_server.sh"
 fail=0
 
 cat > "$tmp/print.mlir" <<'MLIR'

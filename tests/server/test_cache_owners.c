@@ -13,23 +13,11 @@
 #include <cmocka.h>
 
 #include "cache.h"
+#include "../cache_test_entry.h"
 
 static const char alpha[] = "alpha", beta[] = "beta"; /* two owners */
 
-/* A new unlinked entry for a small program (tag makes it unique). */
-static cache_entry *make_entry(int tag) {
-  char text[256];
-  int n = snprintf(text, sizeof text,
-                   "// %d\nfunc.func @main() {\n  func.return\n}\n", tag);
-  shlo_module *m;
-  shlo_diag d;
-  assert_int_equal(shlo_parse_module(text, (size_t)n, "t", &m, &d), 0);
-  uint8_t key[32];
-  cache_key(text, (size_t)n, 0, 0, key);
-  cache_entry *e = cache_entry_new(m, key, 0, 0, text, (size_t)n);
-  assert_non_null(e);
-  return e;
-}
+static cache_entry *make_entry(int tag) { return make_padded_entry(tag, 0); }
 
 /* Insert for owner and adopt; returns the linked entry's key. */
 static cache_adopt_result put(srv_cache *c, int tag, const void *owner,
