@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the libFuzzer targets (fuzz_mlir, fuzz_json, fuzz_http) with clang,
+# Build the libFuzzer targets (fuzz_mlir, fuzz_json, fuzz_http,
+# fuzz_artifact) with clang,
 # ASan and UBSan into build/fuzz.  Not part of the default build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,4 +8,4 @@ dir=${FUZZ_BUILD_DIR:-build/fuzz}
 [ -f "$dir/build.ninja" ] ||
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang -DSHLO_FUZZ=ON >/dev/null
-ninja -C "$dir" -j"${JOBS:-2}" fuzz_mlir fuzz_json fuzz_http
+ninja -C "$dir" -j"${JOBS:-2}" fuzz_mlir fuzz_json fuzz_http fuzz_artifact

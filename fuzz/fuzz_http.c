@@ -29,6 +29,7 @@ static srv_server *server(void) {
   s.cfg.max_program_ops = 20000;
   s.cfg.compile_timeout_ms = 2000;
   cache_init(&s.cache, 16 << 20);
+  if (srv_quota_setup(&s)) abort(); /* the anonymous team, as without tokens */
   s.devnull = fopen("/dev/null", "w");
   ready = true;
   return &s;
@@ -41,6 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   srv_request *r = calloc(1, sizeof *r);
   if (!r) return 0;
   r->srv = s;
+  r->team = s->anonymous;
   r->body = malloc(size);
   if (!r->body) {
     free(r);
@@ -56,7 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   case 1: r->route = R_MODULES; srv_job_register(&r->job); break;
   case 2:
     r->route = R_EXECUTE;
-    if (!srv_job_execute_inline(r)) srv_job_execute(&r->job);
+    srv_lane lane;
+    if (!srv_job_execute_inline(r, &lane)) srv_job_execute(&r->job);
     break;
   default:
     r->route = R_MODULE_EXEC;

@@ -3,13 +3,13 @@
 # each for SECONDS (default 600), one after another; libFuzzer's last
 # status line (executions, cov, ft) and any crash go to /tmp/shlo-fuzz/.
 #
-#   bash fuzz/run.sh [SECONDS] [TARGET...]    (targets: mlir json http)
+#   bash fuzz/run.sh [SECONDS] [TARGET...]    (targets: mlir json http artifact)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(mlir json http)
+[ ${#targets[@]} -gt 0 ] || targets=(mlir json http artifact)
 corpus_src=${SHLO_CONFORMANCE_DIR:-../shared/conformance}
 work=${FUZZ_WORK:-/tmp/shlo-fuzz}
 bash fuzz/build.sh

@@ -6,7 +6,8 @@
 Writes OUT_DIR/mlir (each `// -----` case of every .mlir file, up to 64 KiB),
 OUT_DIR/json (execution requests carrying those programs, with tensors of
 every dtype as data and b64, and a few responses and errors) and
-OUT_DIR/http (the same bodies behind fuzz_http's route byte).
+OUT_DIR/http (the same bodies behind fuzz_http's route byte) and
+OUT_DIR/artifact (the portable artifacts, *.mlir.bc, as they are).
 """
 import base64
 import hashlib
@@ -17,7 +18,7 @@ import struct
 import sys
 
 src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-for d in ("mlir", "json", "http"):
+for d in ("mlir", "json", "http", "artifact"):
     (out / d).mkdir(parents=True, exist_ok=True)
 
 
@@ -69,6 +70,9 @@ for i, c in enumerate(cases[::max(1, len(cases) // 400)]):
     put("http", bytes([i % 4]) + c.encode())
 put("http", bytes([1]) + add.encode())
 put("http", bytes([4 | 3]) + bodies[1].encode())
+for f in sorted(src.rglob("*.mlir.bc")):
+    put("artifact", f.read_bytes())
 print(f"{out}: {len(list((out / 'mlir').iterdir()))} mlir, "
       f"{len(list((out / 'json').iterdir()))} json, "
-      f"{len(list((out / 'http').iterdir()))} http seeds")
+      f"{len(list((out / 'http').iterdir()))} http, "
+      f"{len(list((out / 'artifact').iterdir()))} artifact seeds")

@@ -1,0 +1,53 @@
+/* libFuzzer target: the portable-artifact (MLIR bytecode) reader, then the
+ * verifier and compiler on whatever it accepts, bounded as the server
+ * bounds a program; and the writer's round trip on an accepted module:
+ * writing it at the newest version and reading that back must give the
+ * same printed module, or the writer and reader disagree (a finding). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shlo/artifact.h"
+#include "shlo/engine.h"
+#include "shlo/verify.h"
+
+static void compile_bounded(shlo_module *m) {
+  shlo_compile_limits lim = {.max_ops = 20000,
+                             .deadline_ns = shlo_monotonic_ns() + 2000000000};
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  shlo_verify_opts vo = {.limits = &lim};
+  if (shlo_verify_module_first(m, &vo, &d) || !m->n_funcs) return;
+  shlo_compile_opts co = {.verified = true, .limits = &lim};
+  shlo_executable *e = NULL;
+  if (shlo_compile(m, &co, &e, &d) == SHLO_OK) shlo_executable_free(e);
+}
+
+/* Write m and read it back: the two must print alike. */
+static void check_round_trip(const shlo_module *m) {
+  void *bytes = NULL;
+  size_t len = 0;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  if (shlo_write_artifact(m, NULL, &bytes, &len, &d) != SHLO_OK) return;
+  shlo_module *back = NULL;
+  if (shlo_read_artifact(bytes, len, "fuzz-rewrite", &back, NULL, &d))
+    __builtin_trap(); /* the reader refuses what the writer wrote */
+  char *a = shlo_module_print(m), *b = shlo_module_print(back);
+  if (a && b && strcmp(a, b) != 0) __builtin_trap();
+  free(a);
+  free(b);
+  shlo_module_free(back);
+  free(bytes);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  shlo_module *m = NULL;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  if (shlo_read_artifact(data, size, "fuzz", &m, NULL, &d)) return 0;
+  check_round_trip(m);
+  compile_bounded(m);
+  shlo_module_free(m);
+  return 0;
+}
