@@ -20,6 +20,6 @@ for t in "${targets[@]}"; do
     -rss_limit_mb=4096 -max_len=262144 -print_final_stats=1 \
     -artifact_prefix="$work/crashes-$t/" \
     "$work/corpus-$t" "$work/seeds/$t" > "$work/fuzz_$t.log" 2>&1 || true
-  grep -E "^#[0-9]+ +(DONE|pulse|NEW|REDUCE)" "$work/fuzz_$t.log" | tail -1
+  { grep -E "^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE)" "$work/fuzz_$t.log" || true; } | tail -1
   grep -E "ERROR|SUMMARY|stat::" "$work/fuzz_$t.log" || true
 done
