@@ -491,9 +491,8 @@ bool bin_job_is_tiny(bin_job *b) {
   int mr, mp;
   shlo_module_grid(e->m, &mr, &mp);
   const shlo_executable *x = cache_entry_peek(e, b->entry);
-  int64_t work = x ? shlo_executable_work(x) : -1;
   bool tiny = mr * mp == 1 && e->replicas <= 1 && e->partitions <= 1 &&
-              work >= 0 && work <= SRV_INLINE_MAX_WORK;
+              srv_inline_ok(b->srv, x);
   cache_release(&b->srv->cache, e);
   return tiny;
 }
