@@ -11,7 +11,10 @@
 # build/client/shlo-loadgen) is the client of both.
 # usage: bash bench/binary_bench.sh [BUILD_DIR]  (default: build)
 # Environment: MIB (64), REPS (5), N (20000 latency samples), CONNS (32),
-# DURATION (5 seconds per protocol at CONNS), THREADS (server workers; 0 = one per core).
+# DURATION (5 seconds per protocol at CONNS), THREADS (server workers; 0 = one per core),
+# INLINE (the server's inline-max-work; unset = its default).
+# The latency's two floors: a bare echo thread of the load generator, and a
+# bare echo process (what a server in its own process stands on).
 set -euo pipefail
 build=${1:-build}
 server=$build/server/shlo-server loadgen=$build/client/shlo-loadgen
@@ -19,13 +22,14 @@ for f in "$server" "$loadgen"; do
   [ -x "$f" ] || { echo "no $f: build first (ninja -C $build)"; exit 1; }
 done
 MIB=${MIB:-64} REPS=${REPS:-5} N=${N:-20000} CONNS=${CONNS:-32}
-DURATION=${DURATION:-5} THREADS=${THREADS:-0}
+DURATION=${DURATION:-5} THREADS=${THREADS:-0} INLINE=${INLINE:-}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 hport=$(free_port) bport=$(free_port)
 # Room for the JSON route's base64 body of the big tensor (4/3 of it).
 "$server" --host 127.0.0.1 --port "$hport" --binary-port "$bport" --log off \
   --threads "$THREADS" --max-body-bytes "$((MIB * 2 + 16))m" \
-  --max-connections 4096 --max-queue 1024 2>/dev/null &
+  --max-connections 4096 --max-queue 1024 \
+  ${INLINE:+--inline-max-work "$INLINE"} 2>/dev/null &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 for _ in $(seq 200); do

@@ -8,6 +8,7 @@
  *   shlo-loadgen latency BPORT HPORT N            a small cached program,
  *       N requests one after another on one connection: p50, p99; and the
  *       floor under both, the same bytes bounced off a bare echo thread
+ *       and off a bare echo process
  *   shlo-loadgen rate BPORT HPORT CONNS SECONDS   the same program from
  *       CONNS connections (one thread each, one request in flight each):
  *       requests/s
@@ -29,6 +30,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -397,8 +399,13 @@ static void *echo_main(void *arg) {
 }
 
 /* p50 and p99 (us) of n round trips of `request` bytes out and `answer`
- * bytes back through a bare echo thread on loopback. */
-static void tcp_floor(size_t request, size_t answer, int n, double *ms) {
+ * bytes back through a bare echo on loopback: a thread of this process,
+ * or (in_process false) a child process, as the server is.  Switching
+ * between two processes costs more than between two threads of one (an
+ * address-space switch; in a paravirtual guest much more), so the second
+ * is the floor a server in its own process stands on. */
+static void tcp_floor(size_t request, size_t answer, int n, bool in_process,
+                      double *ms) {
   echo e = {socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0),
             answer < 4096 ? answer : 4096};
   struct sockaddr_in a = {.sin_family = AF_INET,
@@ -409,7 +416,17 @@ static void tcp_floor(size_t request, size_t answer, int n, double *ms) {
       listen(e.listen_fd, 1))
     die("echo listen");
   pthread_t th;
-  if (pthread_create(&th, NULL, echo_main, &e)) die("thread");
+  pid_t child = 0;
+  if (in_process) {
+    if (pthread_create(&th, NULL, echo_main, &e)) die("thread");
+  } else {
+    fflush(stdout);
+    if ((child = fork()) < 0) die("fork");
+    if (!child) {
+      echo_main(&e);
+      _exit(0);
+    }
+  }
   int fd = dial(ntohs(a.sin_port));
   char out[4096] = {0}, in[4096];
   if (request > sizeof out) request = sizeof out;
@@ -420,12 +437,14 @@ static void tcp_floor(size_t request, size_t answer, int n, double *ms) {
     if (i >= 0) ms[i] = (now_s() - t0) * 1e3;
   }
   close(fd);
-  pthread_join(th, NULL);
+  if (in_process) pthread_join(th, NULL);
+  else if (waitpid(child, NULL, 0) < 0) die("waitpid");
   close(e.listen_fd);
   qsort(ms, (size_t)n, sizeof *ms, cmp_double);
   printf("  floor  p50 %.1f us, p99 %.1f us (loopback TCP alone: the same "
-         "%zu bytes out and %zu back through a bare echo thread)\n",
-         ms[n / 2] * 1e3, ms[(size_t)n * 99 / 100] * 1e3, request, e.answer);
+         "%zu bytes out and %zu back through a bare echo %s)\n",
+         ms[n / 2] * 1e3, ms[(size_t)n * 99 / 100] * 1e3, request, e.answer,
+         in_process ? "thread" : "process");
 }
 
 static void latency(int bport, int hport, int n) {
@@ -450,7 +469,10 @@ static void latency(int bport, int hport, int n) {
     free(buf);
     close(fd);
   }
-  tcp_floor(small_request_bytes(), atomic_load(&small_answer_bytes), n, ms);
+  tcp_floor(small_request_bytes(), atomic_load(&small_answer_bytes), n, true,
+            ms);
+  tcp_floor(small_request_bytes(), atomic_load(&small_answer_bytes), n, false,
+            ms);
   free(ms);
 }
 

@@ -52,6 +52,7 @@ static void every_option_parses(void **state) {
       {"--port=9000", offsetof(srv_config, port), 9000},
       {"--threads=3", offsetof(srv_config, threads), 3},
       {"--worker-spin-us=50", offsetof(srv_config, worker_spin_us), 50},
+      {"--inline-max-work=0", offsetof(srv_config, inline_max_work), 0},
       {"--max-body-bytes=2k", offsetof(srv_config, max_body_bytes), 2048},
       {"--max-tensor-elements=7", offsetof(srv_config, max_tensor_elements), 7},
       {"--max-tensor-bytes=3MB", offsetof(srv_config, max_tensor_bytes),
@@ -194,12 +195,13 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 47); /* binary-port, issue #10's caps, compile bounds,
+  assert_int_equal(n, 48); /* binary-port, issue #10's caps, compile bounds,
                             issue #14: insecure, audit-log, six team-*,
                             store, tls-cert, tls-key,
                             issue #18: grid-backend, mpi-min-procs,
                             issue #13: executions and stream queues (6),
-                            issue #20: console */
+                            issue #20: console,
+                            issue #11: inline-max-work */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");

@@ -17,6 +17,7 @@
 #define MAX_OUT_BYTES (64u << 20) /* unwritten answers before reads pause */
 #define MAX_RUNNING 256           /* running requests before reads pause */
 #define MAX_HELLO 65536
+#define GATHER_BYTES 4096         /* answers this small go in one write */
 
 typedef enum {
   RD_HEADER,   /* the 32-byte frame header */
@@ -40,6 +41,7 @@ struct bin_conn {
   srv_team *team;        /* its team (the anonymous one without tokens) */
   unsigned scopes;
   char ip[SRV_IP_LEN];   /* the peer's address */
+  char client[SRV_COUNT_KEY]; /* its key for the per-client caps */
   bool ip_counted;       /* in s->per_ip */
   bool ip_refused;       /* over max-connections-per-ip: HELLO gets ERROR */
   /* the frame being read */
@@ -121,7 +123,22 @@ static int64_t write_now(bin_conn *c, bin_answer *a, int *first) {
   uv_stream_t *st = (uv_stream_t *)&c->tcp;
   *first = 0;
   if (uv_stream_get_write_queue_size(st) > 0) return (int64_t)a->bytes;
-  int n = uv_try_write(st, a->bufs, (unsigned)a->n_bufs);
+  /* A small answer's pieces (header, result, value header, data) go as one
+   * buffer: copying a few hundred bytes costs less than the kernel's walk
+   * of an iovec per piece. */
+  char flat[GATHER_BYTES];
+  uv_buf_t one;
+  bool gather = a->n_bufs > 1 && a->bytes <= sizeof flat;
+  if (gather) {
+    size_t off = 0;
+    for (int i = 0; i < a->n_bufs; i++) {
+      memcpy(flat + off, a->bufs[i].base, a->bufs[i].len);
+      off += a->bufs[i].len;
+    }
+    one = uv_buf_init(flat, (unsigned)off);
+  }
+  int n = gather ? uv_try_write(st, &one, 1)
+                 : uv_try_write(st, a->bufs, (unsigned)a->n_bufs);
   if (n == UV_EAGAIN) return (int64_t)a->bytes;
   if (n < 0) return -1;
   c->s->bin->bytes_out += (uint64_t)n;
@@ -362,9 +379,7 @@ static bin_job *job_new(bin_conn *c, int type) {
   b->team = c->team;
   b->scopes = c->scopes;
   atomic_init(&b->cancel, 0);
-  /* per-client caps count by token when there are tokens, as HTTP does */
-  if (c->token) snprintf(b->client, sizeof b->client, "token:%s", c->token);
-  else snprintf(b->client, sizeof b->client, "%s", c->ip);
+  memcpy(b->client, c->client, sizeof b->client);
   return b;
 }
 
@@ -517,6 +532,8 @@ static void on_hello(bin_conn *c) {
       return;
     }
   }
+  /* per-client caps count by token when there are tokens, as HTTP does */
+  if (c->token) snprintf(c->client, sizeof c->client, "token:%s", c->token);
   c->hello = true;
   c->version = v;
   shlo_bin_welcome w = {.version = (uint16_t)v,
@@ -799,6 +816,19 @@ static void on_ex_vhead(bin_conn *c) {
   expect(c, RD_EX_DIMS, c->dims, 8 * (uint64_t)c->vh.rank);
 }
 
+/* "inputs[K]" for messages (by hand: glibc's printf takes its slow
+ * positional path in this process, and this runs for every input). */
+static void input_path(char path[32], uint32_t k) {
+  char digits[10];
+  int n = 0;
+  do digits[n++] = (char)('0' + k % 10);
+  while ((k /= 10) && n < 10);
+  memcpy(path, "inputs[", 7);
+  for (int i = 0; i < n; i++) path[7 + i] = digits[n - 1 - i];
+  path[7 + n] = ']';
+  path[8 + n] = 0;
+}
+
 /* An input's header is complete: check it, make its tensor, read into it. */
 static void on_ex_dims(bin_conn *c) {
   bin_job *b = c->job;
@@ -806,7 +836,7 @@ static void on_ex_dims(bin_conn *c) {
   shlo_proto_limits lim = {cfg->max_tensor_elements, cfg->max_tensor_bytes,
                            (int)cfg->max_inputs};
   char path[32];
-  snprintf(path, sizeof path, "inputs[%u]", c->in_i);
+  input_path(path, c->in_i);
   int et;
   if (shlo_bin_value_check(&c->vh, c->dims, &lim, path, &et, &b->err)) {
     refuse_execute(c);
@@ -990,6 +1020,8 @@ static void on_connection(uv_stream_t *server, int status) {
   int len = sizeof ss;
   if (!uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len))
     srv_addr_text((struct sockaddr *)&ss, c->ip);
+  _Static_assert(SRV_COUNT_KEY >= SRV_IP_LEN, "an address is a client key");
+  memcpy(c->client, c->ip, sizeof c->ip);
   c->ip_refused = srv_ip_full(s, c->ip);
   c->ip_counted = !c->ip_refused && counts_add(&s->per_ip, c->ip, 1) > 0;
   c->next = s->bin->conns;

@@ -73,7 +73,7 @@ typedef struct bin_job {
 /* The work of a COMPILE or EXECUTE job; sets failed+err or ans. */
 void bin_job_work(srv_job *j);
 /* Whether an EXECUTE names a cached, compiled, tiny program the loop may
- * run itself (see jobs.c's SRV_INLINE_MAX_WORK). */
+ * run itself (srv_inline_ok: config inline-max-work). */
 bool bin_job_is_tiny(bin_job *b);
 /* The lane of a job going to a worker: COMPILE short (compiles are
  * bounded, like HTTP registrations); EXECUTE by its module (srv_lane_of). */

@@ -78,6 +78,25 @@ static bool ans_value(bin_answer *a, const shlo_value *v) {
   return !pad || ans_add(a, (void *)zeros, pad, false);
 }
 
+/* A RESULT this small is laid out whole in one buffer: one allocation
+ * instead of one per piece, and one buffer for the socket. */
+#define FLAT_RESULT_BYTES 4096
+
+/* RESULT in one owned buffer (the values copied in); false when out of
+ * memory. */
+static bool ans_flat_result(bin_job *b, const shlo_bin_result *rh,
+                            shlo_value **res, int total, uint64_t len) {
+  shlo_bin_header h;
+  shlo_bin_header_init(&h, b->version, SHLO_BIN_RESULT, b->id, len);
+  char *f = malloc(sizeof h + len);
+  if (!f) return false;
+  memcpy(f, &h, sizeof h);
+  memcpy(f + sizeof h, rh, sizeof *rh);
+  size_t off = sizeof h + sizeof *rh;
+  for (int k = 0; k < total; k++) off += shlo_bin_value_write(res[k], f + off);
+  return ans_add(&b->ans, f, off, true);
+}
+
 /* The frame header as the first piece, once the payload size is known. */
 static bool ans_finish(bin_job *b, int type) {
   bin_answer *a = &b->ans;
@@ -380,6 +399,14 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   memcpy(rh.id, e->key, 32);
   b->ans.vals = res; /* the answer owns the results now */
   b->ans.n_vals = total;
+  uint64_t len = sizeof rh;
+  for (int k = 0; k < total && len <= FLAT_RESULT_BYTES; k++)
+    len += shlo_bin_value_size(res[k]);
+  if (len <= FLAT_RESULT_BYTES) {
+    if (!ans_flat_result(b, &rh, res, total, len))
+      fail(b, SHLO_PERR_RUNTIME, 500, "out of memory");
+    return;
+  }
   bool ok = ans_copy(&b->ans, &rh, sizeof rh);
   for (int k = 0; ok && k < total; k++) ok = ans_value(&b->ans, res[k]);
   if (!ok || !ans_finish(b, SHLO_BIN_RESULT))
@@ -464,9 +491,8 @@ bool bin_job_is_tiny(bin_job *b) {
   int mr, mp;
   shlo_module_grid(e->m, &mr, &mp);
   const shlo_executable *x = cache_entry_peek(e, b->entry);
-  int64_t work = x ? shlo_executable_work(x) : -1;
   bool tiny = mr * mp == 1 && e->replicas <= 1 && e->partitions <= 1 &&
-              work >= 0 && work <= SRV_INLINE_MAX_WORK;
+              srv_inline_ok(b->srv, x);
   cache_release(&b->srv->cache, e);
   return tiny;
 }

@@ -100,6 +100,12 @@ static const opt options[] = {
     {"short-lane-workers", OPT_INT, OFF(short_lane_workers), 0, 1024, "1",
      "workers kept for the short lane (registrations, quick executions): "
      "long executions never occupy more than threads minus this", false},
+    {"inline-max-work", OPT_INT, OFF(inline_max_work), 0, 1 << 20, "4096",
+     "a cached execution whose every step is elementwise or a reshape, "
+     "writing at most this many elements in all (no loops, calls or "
+     "reductions), runs on the server's loop thread instead of a worker: "
+     "two thread hand-offs fewer for tiny programs (0 = always a worker)",
+     false},
     /* Compiling: a program's text is parsed, verified and compiled within
      * these bounds (shlo_compile_limits), each refusal a 413 `limit`. */
     {"max-program-ops", OPT_INT, OFF(max_program_ops), 0, INT64_MAX,

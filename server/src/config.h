@@ -39,6 +39,7 @@ typedef struct srv_config {
   int64_t max_client_jobs;        /* per token (else address); 0 = off */
   int64_t max_client_running;     /* of those, running at once; 0 = off */
   int64_t short_lane_workers;
+  int64_t inline_max_work;   /* 0 = every execution goes to a worker */
   int64_t shutdown_grace_ms;
   int64_t max_program_ops;    /* 0 = no limit */
   int64_t compile_timeout_ms; /* 0 = no limit */

@@ -359,9 +359,10 @@ static bool decode_inputs(srv_request *r, const cJSON *inputs,
 
 /* Tiny cached programs are answered on the loop thread, without the
  * hand-off to a worker and back: for a program whose every step is
- * data-parallel and writes at most this many elements in all, running it
- * costs less than the two thread switches (DESIGN.md's "the loop never
- * blocks on compute" holds in spirit: a few microseconds, bounded). */
+ * data-parallel and writes at most inline-max-work elements in all,
+ * running it costs less than the two thread switches (DESIGN.md's "the
+ * loop never blocks on compute" holds in spirit: a few microseconds,
+ * bounded).  A body over this many bytes is not even parsed on the loop. */
 #define SRV_INLINE_MAX_BODY 16384
 
 /* Executions of a compiled module whose steps write at most this many
@@ -405,9 +406,8 @@ static bool inline_target(srv_request *r, const body *b, cache_entry **e,
   int mr, mp;
   shlo_module_grid((*e)->m, &mr, &mp);
   *x = cache_entry_peek(*e, b->req.entry);
-  int64_t work = *x ? shlo_executable_work(*x) : -1;
   if (mr * mp == 1 && (*e)->replicas <= 1 && (*e)->partitions <= 1 &&
-      work >= 0 && work <= SRV_INLINE_MAX_WORK) {
+      srv_inline_ok(s, *x)) {
     /* the lookup above did not count: a decline goes on to the worker,
      * which counts it then */
     cache_count_hit(&s->cache);
@@ -417,6 +417,12 @@ static bool inline_target(srv_request *r, const body *b, cache_entry **e,
   cache_release(&s->cache, *e);
   *e = NULL;
   return false;
+}
+
+bool srv_inline_ok(const srv_server *s, const shlo_executable *x) {
+  int64_t work = x ? shlo_executable_work(x) : -1;
+  return work >= 0 && work <= s->cfg.inline_max_work &&
+         s->cfg.inline_max_work > 0;
 }
 
 static bool run_execute(srv_request *r, srv_lane *lane);

@@ -255,9 +255,10 @@ void srv_reply_error(srv_request *r, int kind, int http, int line, int col,
 /* Bytes of a value of type t (tuples summed; 0 for what is no tensor). */
 size_t srv_type_bytes(const shlo_type *t);
 
-/* A cached program whose every step is data-parallel and writes at most
- * this many elements runs on the loop thread (jobs.c, binary_exec.c). */
-#define SRV_INLINE_MAX_WORK 4096
+/* Whether a compiled entry is tiny enough for the loop thread to run
+ * (config inline-max-work; jobs.c, binary_exec.c): every step
+ * data-parallel, at most that many elements written in all. */
+bool srv_inline_ok(const srv_server *s, const shlo_executable *x);
 
 /* jobs.c, shared with the binary protocol (binary_exec.c). */
 /* The cached module of a program's text, or a new unlinked entry parsed

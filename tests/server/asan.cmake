@@ -41,6 +41,16 @@ add_test(NAME test_server_teams_asan
 set_tests_properties(test_server_teams_asan PROPERTIES TIMEOUT 300
   ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
 
+# Issue #11's inline executions against the sanitized server: the loop
+# thread's path and the worker's leak nothing and read nothing stray.
+add_test(NAME test_server_binary_inline_asan
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\"; else exec python3 \"$0\" \"$1\"; fi"
+          ${CMAKE_SOURCE_DIR}/tests/server/binary_inline.py
+          $<TARGET_FILE:shlo-server-asan>)
+set_tests_properties(test_server_binary_inline_asan PROPERTIES TIMEOUT 300
+  RUN_SERIAL TRUE ENVIRONMENT
+  "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16;SHLO_TEST_START_S=30")
+
 # The streaming executions' test against the sanitized server: suspended
 # uploads and readers, cancels and idle ends leak nothing.
 add_test(NAME test_stream_http_asan

@@ -134,6 +134,13 @@ add_test(NAME test_server_robust_binary
   COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\"; else exec python3 \"$0\" \"$1\"; fi"
           ${CMAKE_SOURCE_DIR}/tests/server/robust_binary.py $<TARGET_FILE:shlo-server>)
 set_tests_properties(test_server_robust_binary PROPERTIES TIMEOUT 400)
+# Issue #11: tiny cached executions on the loop thread, the same answers
+# as a worker's; loops and large programs never there.
+add_test(NAME test_server_binary_inline
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\"; else exec python3 \"$0\" \"$1\"; fi"
+          ${CMAKE_SOURCE_DIR}/tests/server/binary_inline.py $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_server_binary_inline PROPERTIES TIMEOUT 300
+  RUN_SERIAL TRUE ENVIRONMENT "SHLO_TEST_START_S=30")
 # Issue #14: the module store across restarts and servers, the Open
 # Inference Protocol routes with the protocol's own examples, and HTTPS
 # with a certificate made by openssl (SKIPPED (77) without openssl/curl).
