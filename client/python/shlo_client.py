@@ -302,13 +302,7 @@ class Execution:
         while True:
             doc = self.state(wait_ms=10000)
             if doc["state"] in ("succeeded", "failed", "canceled"):
-                break
-        if doc["state"] != "succeeded":
-            e = doc.get("error", {})
-            raise ShloError(e.get("kind", "runtime"),
-                            e.get("message", doc["state"]),
-                            status=doc.get("status", 0))
-        return [_json_output(t) for t in doc["outputs"]]
+                return _outputs_of(doc)
 
     def cancel(self):
         """DELETE: stop it; answers its final state once it has ended."""
@@ -380,13 +374,7 @@ class BinaryExecution:
 
     def result(self):
         """Wait for the end: the outputs, or ShloError for a failure."""
-        doc = self.state(wait_ms=1)
-        if doc["state"] != "succeeded":
-            e = doc.get("error", {})
-            raise ShloError(e.get("kind", "runtime"),
-                            e.get("message", doc["state"]),
-                            status=doc.get("status", 0))
-        return [_json_output(t) for t in doc["outputs"]]
+        return _outputs_of(self.state(wait_ms=1))
 
     def cancel(self):
         """STOP: cancel it; answers its final state once it has ended."""
@@ -395,6 +383,17 @@ class BinaryExecution:
 
     def close(self):
         pass
+
+
+def _outputs_of(doc):
+    """An ended execution's state object: its outputs, or the ShloError
+    of its failure or cancel."""
+    if doc["state"] != "succeeded":
+        e = doc.get("error", {})
+        raise ShloError(e.get("kind", "runtime"),
+                        e.get("message", doc["state"]),
+                        status=doc.get("status", 0))
+    return [_json_output(t) for t in doc["outputs"]]
 
 
 def _state_doc(pl):
