@@ -19,7 +19,7 @@ set -euo pipefail
 build=${1:-build}
 mode=${2:-both}
 server=$build/server/shlo-server
-bench=$build/bench/shlo_stream_bench
+bench=$build/client/shlo_stream_bench
 [ -x "$server" ] || { echo "no $server: build first (ninja -C $build)"; exit 1; }
 py=python3
 /usr/bin/python3 -c 'import numpy' 2>/dev/null && py=/usr/bin/python3

@@ -9,11 +9,16 @@ raw socket, each answered with an ERROR frame, the connection kept or
 closed as the spec says.  With --sanitized the server must also stop
 cleanly (status 0, no sanitizer report).
 
-usage: stream_binary.py SHLO_SERVER [--sanitized]"""
+With --c-client PATH (bench/stream_bench.c's program) the same server
+also streams 1 MiB values through libshlo-client's streaming calls, every
+value checked by that program.
+
+usage: stream_binary.py SHLO_SERVER [--sanitized] [--c-client PATH]"""
 import json
 import os
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -30,6 +35,8 @@ from shlo_client import Client, ShloError
 from srvtest import Server, check, finish, free_port, loop_program
 
 SANITIZED = "--sanitized" in sys.argv
+C_CLIENT = (sys.argv[sys.argv.index("--c-client") + 1]
+            if "--c-client" in sys.argv else None)
 HERE = os.path.dirname(__file__)
 with open(os.path.join(HERE, "stream_http.py")) as f:
     RUNNING_SUM = f.read().split('RUNNING_SUM = """')[1].split('"""')[0]
@@ -125,6 +132,14 @@ check(len(got) == 3 and all(np.array_equal(g, sums[i]) for i, g in enumerate(got
       f"an HTTP-started execution fed and drained over binary: {got}")
 check(hx.final.get("state") == "succeeded", f"its end: {hx.final}")
 c.close()
+
+# libshlo-client: 40 values of 1 MiB in and out, each checked by the program
+if C_CLIENT:
+    p = subprocess.run([C_CLIENT, f"shlo://127.0.0.1:{bport}", "40", "1"],
+                       capture_output=True, text=True, timeout=120)
+    print(p.stdout.strip())
+    check(p.returncode == 0 and "(succeeded, 40 values checked, 0 wrong)"
+          in p.stdout, f"libshlo-client streams 40 MiB: {p.stdout} {p.stderr}")
 STOPS.append((srv.stop(), srv.log()))
 
 # ---- endings, on a server with a short idle time ----
