@@ -32,7 +32,8 @@ except ImportError:
     print("stream_binary: numpy not found; skipped")
     sys.exit(77)
 from shlo_client import Client, ShloError
-from srvtest import Server, check, finish, free_port, loop_program
+from srvtest import (Server, check, check_clean_stops, finish, free_port,
+                     loop_program)
 
 SANITIZED = "--sanitized" in sys.argv
 C_CLIENT = (sys.argv[sys.argv.index("--c-client") + 1]
@@ -365,9 +366,6 @@ m = srv.metrics()
 check(m.get('shlo_binary_requests_total{type="infeed",kind="ok"}', 0) >= 8,
       "/metrics counts binary INFEEDs")
 STOPS.append((srv.stop(), srv.log()))
-for rc, log in STOPS if SANITIZED else []:
-    check(rc == 0, f"the sanitized server stops with status 0: {rc}")
-    check("ERROR: AddressSanitizer" not in log and
-          "ERROR: LeakSanitizer" not in log and "runtime error" not in log,
-          "no sanitizer report: " + log[-2000:])
+if SANITIZED:
+    check_clean_stops(STOPS)
 finish("stream_binary")
