@@ -3,23 +3,34 @@
 # here passes or fails on a timing): COUNT values of MIB MiB (f32) go into
 # a running program's infeed and come back out of its outfeed (the program
 # outfeeds each value it takes), fed and drained at once.  Prints MB/s of
-# tensor data through the program (each byte in and out once).
-#
-# Issue #13 asks for this over the binary protocol (target >= 500 MB/s);
-# the binary protocol has no streaming frames yet, so this measures the
-# HTTP route (NDJSON lines with b64 data, client/python/shlo_client.py
-# Execution.feed / outfeed), which pays for base64 and JSON both ways.
-# usage: bash bench/stream_bench.sh [BUILD_DIR]  (default: build)
+# tensor data through the program (each byte in and out once), for each
+# route in one run:
+#   binary  the binary protocol (PROTOCOL.md part 2, "Streaming
+#           executions") through libshlo-client (bench/stream_bench.c:
+#           raw tensor bytes, written with writev from the value's buffer);
+#           issue #13's target is >= 500 MB/s here;
+#   http    the HTTP route (NDJSON lines with b64 data, the Python client's
+#           Execution.feed / outfeed), which pays for base64 and JSON both
+#           ways.
+# usage: bash bench/stream_bench.sh [BUILD_DIR] [binary|http|both]
+#        (default: build, both -- binary first)
 # Environment: COUNT (1000), MIB (1), THREADS (server workers; 0 = per core)
 set -euo pipefail
 build=${1:-build}
+mode=${2:-both}
 server=$build/server/shlo-server
+bench=$build/client/shlo_stream_bench
 [ -x "$server" ] || { echo "no $server: build first (ninja -C $build)"; exit 1; }
 py=python3
 /usr/bin/python3 -c 'import numpy' 2>/dev/null && py=/usr/bin/python3
 COUNT=${COUNT:-1000} MIB=${MIB:-1} THREADS=${THREADS:-0}
-port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$server" --host 127.0.0.1 --port "$port" --log off --threads "$THREADS" \
+free_port() {
+  $py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+port=$(free_port)
+bport=$(free_port)
+"$server" --host 127.0.0.1 --port "$port" --binary-port "$bport" \
+  --log off --threads "$THREADS" \
   --max-timeout-ms 3600000 --stream-queue-values 16 2>/dev/null &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
@@ -27,6 +38,12 @@ for _ in $(seq 100); do
   curl -sf "localhost:$port/healthz" >/dev/null 2>&1 && break
   sleep 0.05
 done
+echo "load: $(uptime)"
+if [ "$mode" != http ]; then
+  [ -x "$bench" ] || { echo "no $bench: build first (ninja -C $build)"; exit 1; }
+  "$bench" "shlo://127.0.0.1:$bport" "$COUNT" "$MIB"
+fi
+[ "$mode" = binary ] && exit 0
 root=$(cd "$(dirname "$0")/.." && pwd)
 COUNT=$COUNT MIB=$MIB PORT=$port ROOT=$root $py - <<'PY'
 import os, sys, threading, time

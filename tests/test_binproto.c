@@ -58,7 +58,7 @@ static void headers_are_checked(void **state) {
   h.magic ^= 1;
   assert_int_equal(shlo_bin_header_check(&h, 1, 1024, &err), -1);
   assert_non_null(strstr(err.message, "magic"));
-  shlo_bin_header_init(&h, 2, SHLO_BIN_EXECUTE, 7, 64);
+  shlo_bin_header_init(&h, SHLO_BIN_VERSION_MAX + 1, SHLO_BIN_EXECUTE, 7, 64);
   assert_int_equal(shlo_bin_header_check(&h, 0, 1024, &err), -1);
   assert_non_null(strstr(err.message, "version"));
   shlo_bin_header_init(&h, 1, 99, 7, 64);

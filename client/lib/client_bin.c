@@ -17,6 +17,8 @@
 #include "client_int.h"
 #include "shlo/binproto.h"
 
+typedef struct xsub xsub;
+
 typedef struct bin {
   int fd;
   int version;
@@ -26,6 +28,7 @@ typedef struct bin {
   uint64_t next_id;
   bool dead;
   char why[256];           /* why the connection ended */
+  xsub *subs;              /* SUBSCRIBEs not yet ended (plock) */
   pthread_t reader;
 } bin;
 
@@ -129,6 +132,8 @@ static void deliver(shlo_call *call, int type, char *payload, uint64_t len) {
   client_call_finish(call, status);
 }
 
+static void subs_fail(bin *b, const char *why);
+
 /* The connection is over: every pending call fails. */
 static void fail_all(bin *b, const char *why) {
   pthread_mutex_lock(&b->plock);
@@ -143,6 +148,7 @@ static void fail_all(bin *b, const char *why) {
     client_call_finish(list, -1);
     list = n;
   }
+  subs_fail(b, why);
 }
 
 /* ---- RESULT, read straight into its tensors ---- */
@@ -275,6 +281,109 @@ bad:
   return 0;
 }
 
+/* ---- subscriptions: OUTFEED values to shlo_execution_next ---- */
+
+#define SUB_MAX_VALUES 256 /* taken-not-yet values before the reader waits */
+
+struct xsub {
+  uint64_t id;
+  pthread_cond_t cond;     /* with bin.plock */
+  shlo_value **vals;       /* a ring of n values from head */
+  size_t head, n;
+  bool ended, abandoned;   /* abandoned: its execution was freed */
+  int status;              /* once ended: 0 (STATE) or -1 */
+  shlo_client_error err;
+  xsub *next;
+};
+
+static void sub_free(xsub *u) {
+  for (size_t i = 0; i < u->n; i++)
+    shlo_value_unref(u->vals[(u->head + i) % SUB_MAX_VALUES]);
+  free(u->vals);
+  pthread_cond_destroy(&u->cond);
+  free(u);
+}
+
+static xsub *sub_find(bin *b, uint64_t id) {
+  xsub *u = b->subs;
+  while (u && u->id != id) u = u->next;
+  return u;
+}
+
+/* Unlink u (plock held); an abandoned one is freed. */
+static void sub_finish(bin *b, xsub *u, int status) {
+  for (xsub **pp = &b->subs; *pp; pp = &(*pp)->next)
+    if (*pp == u) {
+      *pp = u->next;
+      break;
+    }
+  u->ended = true;
+  u->status = status;
+  if (u->abandoned) sub_free(u);
+  else pthread_cond_broadcast(&u->cond);
+}
+
+/* An OUTFEED frame: its value, read from the socket into its tensor, goes
+ * to its subscription's ring (the reader waits while the ring is full:
+ * the server then stops sending, and the program waits).  -1 only when
+ * the socket failed. */
+static int read_outfeed(bin *b, const shlo_bin_header *h) {
+  result_in r = {b->fd, h->length, false, {0}};
+  shlo_bin_outfeed m;
+  shlo_value *v = take_bytes(&r, &m, sizeof m) ? read_value(&r, 0) : NULL;
+  char skip[4096];
+  while (!r.broken && r.left)
+    take_bytes(&r, skip, r.left < sizeof skip ? r.left : sizeof skip);
+  if (r.broken) {
+    shlo_value_unref(v);
+    return -1;
+  }
+  pthread_mutex_lock(&b->plock);
+  xsub *u = sub_find(b, h->id);
+  while (u && !u->abandoned && u->n == SUB_MAX_VALUES)
+    pthread_cond_wait(&u->cond, &b->plock);
+  if (u && !u->abandoned && v) {
+    u->vals[(u->head + u->n++) % SUB_MAX_VALUES] = v;
+    v = NULL;
+    pthread_cond_broadcast(&u->cond);
+  } else if (u && !v) { /* malformed or out of memory: the stream fails */
+    client_err_from_proto(&u->err, &r.err, 0);
+    sub_finish(b, u, -1);
+  }
+  pthread_mutex_unlock(&b->plock);
+  shlo_value_unref(v);
+  return 0;
+}
+
+/* STATE or ERROR for a subscription: it ends.  False when id is none. */
+static bool sub_end(bin *b, uint64_t id, int type, char *p, uint64_t len) {
+  pthread_mutex_lock(&b->plock);
+  xsub *u = sub_find(b, id);
+  if (u) {
+    int status = 0;
+    shlo_proto_error e;
+    int es = 0;
+    if (type == SHLO_BIN_ERROR && !shlo_bin_error_parse(p, len, &e, &es))
+      client_err_from_proto(&u->err, &e, es), status = -1;
+    else if (type != SHLO_BIN_STATE)
+      status = client_err_conn(&u->err, "unexpected answer to SUBSCRIBE");
+    sub_finish(b, u, status);
+  }
+  pthread_mutex_unlock(&b->plock);
+  if (u) free(p);
+  return u != NULL;
+}
+
+static void subs_fail(bin *b, const char *why) {
+  pthread_mutex_lock(&b->plock);
+  while (b->subs) {
+    xsub *u = b->subs;
+    client_err_conn(&u->err, "connection lost: %s", why);
+    sub_finish(b, u, -1);
+  }
+  pthread_mutex_unlock(&b->plock);
+}
+
 static void *reader_main(void *arg) {
   bin *b = arg;
   const char *why = "the server closed the connection";
@@ -288,6 +397,10 @@ static void *reader_main(void *arg) {
     }
     if (h.type == SHLO_BIN_RESULT) {
       if (read_result(b, &h)) break;
+      continue;
+    }
+    if (h.type == SHLO_BIN_OUTFEED) {
+      if (read_outfeed(b, &h)) break;
       continue;
     }
     char *p = malloc(h.length ? h.length : 1);
@@ -304,6 +417,8 @@ static void *reader_main(void *arg) {
     shlo_call *call = take_pending(b, h.id);
     if (call) {
       deliver(call, h.type, p, h.length);
+    } else if (sub_end(b, h.id, h.type, p, h.length)) {
+      continue;
     } else {
       free(p);
       if (h.type == SHLO_BIN_GOODBYE) {
@@ -349,12 +464,12 @@ static int parse_id(const char *s, uint8_t id[32]) {
   return 0;
 }
 
-static int bin_start(shlo_client *c, const shlo_client_request *rq,
-                     shlo_call *call) {
+static int send_execute(shlo_client *c, const shlo_client_request *rq,
+                        shlo_call *call, uint32_t flags) {
   bin *b = c->impl;
-  shlo_bin_execute x = {0};
+  shlo_bin_execute x = {.flags = flags};
   if (rq->program) {
-    x.flags = SHLO_BIN_EXEC_INLINE;
+    x.flags |= SHLO_BIN_EXEC_INLINE;
     x.program_length = rq->program_len;
   } else if (!rq->module_id || parse_id(rq->module_id, x.id)) {
     return client_err_conn(&call->err, "a request needs a program or a "
@@ -395,6 +510,11 @@ static int bin_start(shlo_client *c, const shlo_client_request *rq,
   free(iov);
   free(heads);
   return rc;
+}
+
+static int bin_start(shlo_client *c, const shlo_client_request *rq,
+                     shlo_call *call) {
+  return send_execute(c, rq, call, 0);
 }
 
 static void bin_cancel(shlo_call *call) {
@@ -552,3 +672,305 @@ static void bin_close(shlo_client *c) {
 
 const client_ops client_bin_ops = {bin_compile, bin_start, bin_cancel,
                                    bin_close};
+
+/* ---- streaming executions ---- */
+
+/* INFEEDs in flight per execution before feed waits for the oldest's
+ * answer: the values stream without a round trip each. */
+#define FEED_WINDOW 8
+
+struct shlo_execution {
+  shlo_client *c;
+  char id[SHLO_BIN_EXEC_ID_LEN + 1];
+  xsub *sub; /* after the first shlo_execution_next */
+  pthread_mutex_t feed_lock;
+  shlo_call *fed[FEED_WINDOW]; /* a ring of unanswered INFEEDs */
+  int fed_head, fed_n;
+  int feed_failed;             /* a refused INFEED: later feeds fail */
+  shlo_client_error feed_err;
+};
+
+static shlo_call *call_new(shlo_client *c) {
+  shlo_call *call = calloc(1, sizeof *call);
+  if (!call) return NULL;
+  call->client = c;
+  pthread_mutex_init(&call->lock, NULL);
+  pthread_cond_init(&call->cond, NULL);
+  return call;
+}
+
+static void call_free(shlo_call *call) {
+  free(call->payload);
+  pthread_mutex_destroy(&call->lock);
+  pthread_cond_destroy(&call->cond);
+  free(call);
+}
+
+/* Send a frame as a call and wait for its answer: the call (payload and
+ * type in it), or NULL with *err (the server's ERROR, or the transport). */
+static shlo_call *round_trip(shlo_client *c, int type, struct iovec *iov,
+                             int n, shlo_client_error *err) {
+  shlo_call *call = call_new(c);
+  if (!call) {
+    client_err_conn(err, "out of memory");
+    return NULL;
+  }
+  if (start_call(c->impl, call, type, iov, n)) {
+    *err = call->err;
+    call_free(call);
+    return NULL;
+  }
+  pthread_mutex_lock(&call->lock);
+  while (!call->done) pthread_cond_wait(&call->cond, &call->lock);
+  pthread_mutex_unlock(&call->lock);
+  if (call->status) {
+    *err = call->err;
+    call_free(call);
+    return NULL;
+  }
+  return call;
+}
+
+static bool streams_ok(shlo_client *c, shlo_client_error *err) {
+  if (c->ops != &client_bin_ops) {
+    snprintf(err->kind, sizeof err->kind, "input");
+    err->status = 400;
+    snprintf(err->message, sizeof err->message, "streaming executions in "
+             "libshlo-client need a shlo:// URL (over HTTP use the "
+             "/v1/executions routes)");
+    return false;
+  }
+  if (((bin *)c->impl)->version < SHLO_BIN_VERSION_STREAMS)
+    return client_err_conn(err, "the server's binary protocol has no "
+                                "streaming executions (version 1)") == 0;
+  return true;
+}
+
+shlo_execution *shlo_client_start(shlo_client *c,
+                                  const shlo_client_request *rq,
+                                  shlo_client_error *err) {
+  if (!streams_ok(c, err)) return NULL;
+  shlo_call *call = call_new(c);
+  shlo_execution *x = calloc(1, sizeof *x);
+  if (!call || !x) {
+    free(x);
+    if (call) call_free(call);
+    client_err_conn(err, "out of memory");
+    return NULL;
+  }
+  if (send_execute(c, rq, call, SHLO_BIN_EXEC_ASYNC)) {
+    *err = call->err;
+    goto fail;
+  }
+  pthread_mutex_lock(&call->lock);
+  while (!call->done) pthread_cond_wait(&call->cond, &call->lock);
+  pthread_mutex_unlock(&call->lock);
+  for (int i = 0; i < call->n_outs; i++) shlo_value_unref(call->outs[i]);
+  free(call->outs);
+  shlo_bin_started m;
+  if (call->status) {
+    *err = call->err;
+    goto fail;
+  }
+  if (call->type != SHLO_BIN_STARTED || call->payload_len < sizeof m) {
+    client_err_conn(err, "unexpected answer to an asynchronous EXECUTE");
+    goto fail;
+  }
+  memcpy(&m, call->payload, sizeof m);
+  memcpy(x->id, m.exec_id, SHLO_BIN_EXEC_ID_LEN);
+  x->c = c;
+  pthread_mutex_init(&x->feed_lock, NULL);
+  call_free(call);
+  return x;
+fail:
+  call_free(call);
+  free(x);
+  return NULL;
+}
+
+const char *shlo_execution_id(const shlo_execution *x) { return x->id; }
+
+static void stream_of(const shlo_execution *x, shlo_bin_stream *at) {
+  memset(at, 0, sizeof *at);
+  memcpy(at->exec_id, x->id, strlen(x->id));
+}
+
+/* Wait for the oldest INFEED in flight (feed_lock held); its refusal
+ * fails this and every later feed. */
+static void feed_settle(shlo_execution *x) {
+  shlo_call *call = x->fed[x->fed_head];
+  x->fed_head = (x->fed_head + 1) % FEED_WINDOW;
+  x->fed_n--;
+  pthread_mutex_lock(&call->lock);
+  while (!call->done) pthread_cond_wait(&call->cond, &call->lock);
+  pthread_mutex_unlock(&call->lock);
+  if (!x->feed_failed && (call->status || call->type != SHLO_BIN_QUEUED)) {
+    x->feed_failed = 1;
+    x->feed_err = call->err;
+    if (!call->status)
+      client_err_conn(&x->feed_err, "unexpected answer to INFEED");
+  }
+  call_free(call);
+}
+
+int shlo_execution_feed(shlo_execution *x, const shlo_value *v, int replica,
+                        int partition, shlo_client_error *err) {
+  if (v->kind != SHLO_TYPE_TENSOR || replica < 0 || partition < 0)
+    return client_err_conn(err, "feed: one tensor, to a process >= 0");
+  shlo_bin_stream at;
+  stream_of(x, &at);
+  at.replica = (uint32_t)replica;
+  at.partition = (uint32_t)partition;
+  char head[sizeof(shlo_bin_value) + 8 * SHLO_MAX_RANK];
+  struct iovec iov[5] = {{0}, {&at, sizeof at},
+                         {head, shlo_bin_value_head(v, head)},
+                         {v->data, v->nbytes},
+                         {(void *)zeros, shlo_bin_pad8(v->nbytes) - v->nbytes}};
+  pthread_mutex_lock(&x->feed_lock);
+  if (x->fed_n == FEED_WINDOW) feed_settle(x);
+  shlo_call *call = x->feed_failed ? NULL : call_new(x->c);
+  if (call && start_call(x->c->impl, call, SHLO_BIN_INFEED, iov, 5)) {
+    x->feed_failed = 1;
+    x->feed_err = call->err;
+    call_free(call);
+    call = NULL;
+  } else if (call) {
+    x->fed[(x->fed_head + x->fed_n++) % FEED_WINDOW] = call;
+  } else if (!x->feed_failed) {
+    x->feed_failed = 1;
+    client_err_conn(&x->feed_err, "out of memory");
+  }
+  int rc = x->feed_failed ? -1 : 0;
+  if (rc) *err = x->feed_err;
+  pthread_mutex_unlock(&x->feed_lock);
+  return rc;
+}
+
+int shlo_execution_feed_flush(shlo_execution *x, shlo_client_error *err) {
+  pthread_mutex_lock(&x->feed_lock);
+  while (x->fed_n) feed_settle(x);
+  int rc = x->feed_failed ? -1 : 0;
+  if (rc) *err = x->feed_err;
+  pthread_mutex_unlock(&x->feed_lock);
+  return rc;
+}
+
+/* SUBSCRIBE to every process's outfeed: the subscription, registered
+ * before the frame goes out (its values may come at once). */
+static xsub *subscribe(shlo_execution *x, shlo_client_error *err) {
+  bin *b = x->c->impl;
+  xsub *u = calloc(1, sizeof *u);
+  if (u) u->vals = calloc(SUB_MAX_VALUES, sizeof *u->vals);
+  if (!u || !u->vals) {
+    free(u);
+    client_err_conn(err, "out of memory");
+    return NULL;
+  }
+  pthread_cond_init(&u->cond, NULL);
+  pthread_mutex_lock(&b->plock);
+  if (b->dead) {
+    pthread_mutex_unlock(&b->plock);
+    sub_free(u);
+    client_err_conn(err, "connection lost: %s", b->why);
+    return NULL;
+  }
+  u->id = ++b->next_id;
+  u->next = b->subs;
+  b->subs = u;
+  pthread_mutex_unlock(&b->plock);
+  shlo_bin_stream at;
+  stream_of(x, &at);
+  at.replica = at.partition = SHLO_BIN_STREAM_ALL;
+  struct iovec iov[2] = {{0}, {&at, sizeof at}};
+  if (send_frame(b, SHLO_BIN_SUBSCRIBE, u->id, iov, 2))
+    shutdown(b->fd, SHUT_WR); /* the reader ends it with the connection */
+  return u;
+}
+
+int shlo_execution_next(shlo_execution *x, shlo_value **out,
+                        shlo_client_error *err) {
+  bin *b = x->c->impl;
+  *out = NULL;
+  if (!x->sub && !(x->sub = subscribe(x, err))) return -1;
+  xsub *u = x->sub;
+  pthread_mutex_lock(&b->plock);
+  while (!u->n && !u->ended) pthread_cond_wait(&u->cond, &b->plock);
+  int rc = 0;
+  if (u->n) {
+    *out = u->vals[u->head];
+    u->head = (u->head + 1) % SUB_MAX_VALUES;
+    u->n--;
+    pthread_cond_broadcast(&u->cond); /* room for the reader */
+    rc = 1;
+  } else if (u->status) {
+    *err = u->err;
+    rc = -1;
+  }
+  pthread_mutex_unlock(&b->plock);
+  return rc;
+}
+
+/* WAIT (until the end) or STOP: the STATE's JSON, 0 when it succeeded. */
+static int state_call(shlo_execution *x, int type, char **state_json,
+                      shlo_client_error *err) {
+  shlo_bin_exec_ref m = {.flags = type == SHLO_BIN_WAIT ? SHLO_BIN_WAIT_END
+                                                        : 0};
+  memcpy(m.exec_id, x->id, strlen(x->id));
+  struct iovec iov[2] = {{0}, {&m, sizeof m}};
+  if (state_json) *state_json = NULL;
+  shlo_call *call = round_trip(x->c, type, iov, 2, err);
+  if (!call) return -1;
+  shlo_bin_state st;
+  int rc = 0;
+  if (call->type != SHLO_BIN_STATE || call->payload_len < sizeof st) {
+    rc = client_err_conn(err, "unexpected answer to WAIT or STOP");
+  } else {
+    memcpy(&st, call->payload, sizeof st);
+    uint64_t n = st.json_length <= call->payload_len - sizeof st
+                     ? st.json_length : 0;
+    if (state_json && (*state_json = malloc(n + 1))) {
+      memcpy(*state_json, (char *)call->payload + sizeof st, n);
+      (*state_json)[n] = 0;
+    }
+    if (st.state != SHLO_BIN_X_SUCCEEDED) {
+      snprintf(err->kind, sizeof err->kind, "%s",
+               st.state == SHLO_BIN_X_CANCELED ? "timeout" : "runtime");
+      err->status = (int)st.status;
+      err->line = err->column = err->engine_status = 0;
+      snprintf(err->message, sizeof err->message, "execution %s %s", x->id,
+               st.state == SHLO_BIN_X_CANCELED ? "was canceled" : "failed");
+      rc = -1;
+    }
+  }
+  call_free(call);
+  return rc;
+}
+
+int shlo_execution_wait(shlo_execution *x, char **state_json,
+                        shlo_client_error *err) {
+  return state_call(x, SHLO_BIN_WAIT, state_json, err);
+}
+
+int shlo_execution_cancel(shlo_execution *x, shlo_client_error *err) {
+  int rc = state_call(x, SHLO_BIN_STOP, NULL, err);
+  return rc && !strcmp(err->kind, "timeout") ? 0 : rc;
+}
+
+void shlo_execution_free(shlo_execution *x) {
+  if (!x) return;
+  shlo_client_error ignored;
+  shlo_execution_feed_flush(x, &ignored);
+  pthread_mutex_destroy(&x->feed_lock);
+  if (x->sub) {
+    bin *b = x->c->impl;
+    pthread_mutex_lock(&b->plock);
+    if (x->sub->ended) {
+      sub_free(x->sub);
+    } else { /* the reader frees it when its stream ends */
+      x->sub->abandoned = true;
+      pthread_cond_broadcast(&x->sub->cond);
+    }
+    pthread_mutex_unlock(&b->plock);
+  }
+  free(x);
+}

@@ -8,10 +8,11 @@ PROTOCOL.md part 2) and HTTP/JSON (http://host:port, part 1).
     out = m.execute(x, y, entry=None)
     c.close()
 
-Streaming (HTTP only for now; PROTOCOL.md "Executions"): start a program
-that loops on infeed / outfeed, feed it and drain it while it runs:
+Streaming (PROTOCOL.md "Executions", and part 2 "Streaming executions"):
+start a program that loops on infeed / outfeed, feed it and drain it while
+it runs; the same code over HTTP and over the binary protocol:
 
-    c = Client("http://127.0.0.1:8080")
+    c = Client("http://127.0.0.1:8080")   # or "shlo://127.0.0.1:9090"
     ex = c.start(program_text, numpy.int64(100))   # Execution
     threading.Thread(target=lambda: [ex.feed(a) for a in arrays]).start()
     for v in ex.outfeed():                         # numpy arrays, live
@@ -38,6 +39,7 @@ dtype mapping (numpy <-> StableHLO):
 import base64
 import http.client
 import json
+import queue
 import socket
 import struct
 import threading
@@ -45,8 +47,8 @@ import urllib.parse
 
 import numpy as np
 
-__all__ = ["Client", "Module", "Execution", "ShloError", "Raw",
-           "RawArray"]
+__all__ = ["Client", "Module", "Execution", "BinaryExecution", "ShloError",
+           "Raw", "RawArray"]
 
 KINDS = ["parse", "verify", "input", "limit", "runtime", "timeout", "auth",
          "not_found", "method"]
@@ -77,6 +79,10 @@ MAGIC = 0x424C4853
 HEADER = struct.Struct("<IHHIIQQ")
 T_HELLO, T_WELCOME, T_COMPILE, T_MODULE, T_EXECUTE, T_RESULT, T_ERROR, \
     T_CANCEL, T_PING, T_PONG, T_GOODBYE = range(1, 12)
+T_STARTED, T_INFEED, T_QUEUED, T_SUBSCRIBE, T_OUTFEED, T_STATE, T_WAIT, \
+    T_STOP = range(13, 21)
+EXEC_ASYNC = 4
+STREAM_ALL = 0xFFFFFFFF
 
 
 class ShloError(Exception):
@@ -168,12 +174,11 @@ class Client:
         return Module(self, id, ent, sig, program)
 
     def start(self, program, *arrays, entry=None, timeout_ms=None):
-        """Run program asynchronously (POST /v1/executions): an Execution
-        to feed, drain, poll or cancel while it runs.  HTTP only."""
-        if not isinstance(self._conn, _Http):
-            raise ShloError("input", "streaming executions need an http:// "
-                            "URL (the binary protocol has no frames for "
-                            "them yet)")
+        """Run program asynchronously (POST /v1/executions, or an
+        asynchronous EXECUTE): an Execution (HTTP) or BinaryExecution, with
+        the same methods, to feed, drain, poll or cancel while it runs."""
+        if isinstance(self._conn, _Binary):
+            return self._conn.start(program, arrays, entry, timeout_ms)
         body = self._conn.exec_body(program, arrays, entry, timeout_ms)
         doc = self._conn._post("/v1/executions", body)
         return Execution(self._conn, doc["id"])
@@ -297,13 +302,7 @@ class Execution:
         while True:
             doc = self.state(wait_ms=10000)
             if doc["state"] in ("succeeded", "failed", "canceled"):
-                break
-        if doc["state"] != "succeeded":
-            e = doc.get("error", {})
-            raise ShloError(e.get("kind", "runtime"),
-                            e.get("message", doc["state"]),
-                            status=doc.get("status", 0))
-        return [_json_output(t) for t in doc["outputs"]]
+                return _outputs_of(doc)
 
     def cancel(self):
         """DELETE: stop it; answers its final state once it has ended."""
@@ -313,6 +312,100 @@ class Execution:
         if self._feed_conn:
             self._feed_conn.close()
             self._feed_conn = None
+
+
+class BinaryExecution:
+    """An asynchronous execution started over the binary protocol: the
+    same methods as Execution, as frames on the client's one connection
+    (PROTOCOL.md part 2, "Streaming executions").  Closing that connection
+    cancels the executions it started."""
+
+    def __init__(self, conn, id):
+        self._conn, self.id = conn, id
+        self.final = None
+
+    def _ref(self, flags=0):
+        return [self.id.encode().ljust(24, b"\0"), struct.pack("<II", flags, 0)]
+
+    @staticmethod
+    def _stream(eid, flags, replica, partition, channel):
+        if channel is not None:
+            flags |= 1
+        r = STREAM_ALL if replica is None else replica
+        p = STREAM_ALL if partition is None else partition
+        return [eid.encode().ljust(24, b"\0"),
+                struct.pack("<IIIIq", flags, r, p, 0, channel or 0)]
+
+    def state(self, wait_ms=0):
+        """The state object, as HTTP's GET; with wait_ms, once it ended
+        (the binary WAIT does not time out)."""
+        _, pl = self._conn._call(T_WAIT, self._ref(1 if wait_ms else 0))
+        return _state_doc(pl)
+
+    def feed(self, array, replica=None, partition=None, channel=None,
+             close=False):
+        """Queue one value; returns once the server queued it (blocks
+        while the queue is full)."""
+        code, arr = _as_input(array)
+        parts = self._stream(self.id, 2 if close else 0, replica or 0,
+                             partition or 0, channel)
+        parts += _value_parts(code, arr)
+        self._conn._call(T_INFEED, parts)
+
+    def outfeed(self, replica=None, partition=None, channel=None):
+        """The values the program outfeeds (or sends on host channel
+        `channel`), as they come; ends when the execution has ended (then
+        self.final holds its final state)."""
+        q = self._conn._subscribe(self._stream(self.id, 0, replica, partition,
+                                               channel))
+        while True:
+            t, pl = q.get()
+            if t == T_OUTFEED:
+                v, _ = self._conn._value(pl, 16)
+                yield v
+            elif t == T_STATE:
+                self.final = _state_doc(pl)
+                return
+            elif t == T_ERROR:
+                raise self._conn._error(pl)
+            else:
+                raise ShloError("runtime", "connection lost: %s"
+                                % self._conn.dead)
+
+    def result(self):
+        """Wait for the end: the outputs, or ShloError for a failure."""
+        return _outputs_of(self.state(wait_ms=1))
+
+    def cancel(self):
+        """STOP: cancel it; answers its final state once it has ended."""
+        _, pl = self._conn._call(T_STOP, self._ref())
+        return _state_doc(pl)
+
+    def close(self):
+        pass
+
+
+def _outputs_of(doc):
+    """An ended execution's state object: its outputs, or the ShloError
+    of its failure or cancel."""
+    if doc["state"] != "succeeded":
+        e = doc.get("error", {})
+        raise ShloError(e.get("kind", "runtime"),
+                        e.get("message", doc["state"]),
+                        status=doc.get("status", 0))
+    return [_json_output(t) for t in doc["outputs"]]
+
+
+def _state_doc(pl):
+    n = struct.unpack_from("<Q", pl, 48)[0]
+    return json.loads(bytes(pl[56:56 + n]))
+
+
+def _value_parts(code, arr):
+    return [struct.pack("<HBBIQ", code, arr.ndim, 0, 0, arr.nbytes),
+            struct.pack("<%dQ" % arr.ndim, *arr.shape),
+            memoryview(arr.reshape(-1)).cast("B"),
+            b"\0" * (_pad8(arr.nbytes) - arr.nbytes)]
 
 
 class _Http:
@@ -399,13 +492,14 @@ class _Binary:
         self.wlock = threading.Lock()
         self.plock = threading.Lock()
         self.pending = {}  # id -> [event, (type, payload)]
+        self.streams = {}  # SUBSCRIBE id -> queue of (type, payload)
         self.next_id = 1
         self.version = 1
         self.dead = None
         tok = (token or "").encode()
         pad = b"\0" * (-len(tok) % 8)  # payloads end on 8 bytes
         self._send(T_HELLO, 0,
-                   [struct.pack("<HHIQ", 1, 1, len(tok), 0), tok, pad])
+                   [struct.pack("<HHIQ", 1, 2, len(tok), 0), tok, pad])
         t, _, payload = self._read_frame()
         if t == T_ERROR:
             raise self._error(payload)
@@ -440,7 +534,13 @@ class _Binary:
                 if typ == T_GOODBYE:
                     raise ConnectionError("the server said goodbye")
                 with self.plock:
-                    slot = self.pending.pop(rid, None)
+                    sq = self.streams.get(rid)
+                    if sq is not None and typ != T_OUTFEED:
+                        del self.streams[rid]  # STATE or ERROR ends it
+                    slot = self.pending.pop(rid, None) if sq is None else None
+                if sq is not None:
+                    sq.put((typ, payload))
+                    continue
                 if slot is None and typ == T_ERROR and rid == 0:
                     raise self._error(payload)
                 if slot:
@@ -452,6 +552,9 @@ class _Binary:
                 for slot in self.pending.values():
                     slot[0].set()
                 self.pending.clear()
+                for sq in self.streams.values():
+                    sq.put((None, None))
+                self.streams.clear()
 
     def _send(self, typ, rid, parts):
         n = sum(len(p) for p in parts)
@@ -484,6 +587,28 @@ class _Binary:
             raise self._error(payload)
         return t, payload
 
+    def _subscribe(self, parts):
+        """SUBSCRIBE: a queue that gets its OUTFEED frames, then its STATE
+        or ERROR (or (None, None) when the connection is lost)."""
+        sq = queue.Queue()
+        with self.plock:
+            if self.dead:
+                raise ShloError("runtime", "connection lost: %s" % self.dead)
+            rid = self.next_id
+            self.next_id += 1
+            self.streams[rid] = sq
+        self._send(T_SUBSCRIBE, rid, parts)
+        return sq
+
+    def start(self, program, arrays, entry, timeout_ms):
+        if self.version < 2:
+            raise ShloError("input", "the server's binary protocol has no "
+                            "streaming executions (version 1)")
+        _, pl = self._call(T_EXECUTE, self._execute_parts(
+            program, None, arrays, entry, timeout_ms, EXEC_ASYNC))
+        eid = bytes(pl[:24]).rstrip(b"\0").decode()
+        return BinaryExecution(self, eid)
+
     @staticmethod
     def _error(p):
         kind, status, line, col, _es, ml = struct.unpack_from("<IIIIiI", p)
@@ -509,12 +634,12 @@ class _Binary:
         sig = bytes(pl[off:off + sl]).decode()
         return "sha256:" + mid.hex(), ent, sig
 
-    def execute(self, program, module_id, arrays, entry, timeout_ms):
+    def _execute_parts(self, program, module_id, arrays, entry, timeout_ms,
+                       flags=0):
         mid = bytes(32)
         prog = b""
-        flags = 0
         if program is not None:
-            prog, flags = program.encode(), 1
+            prog, flags = program.encode(), flags | 1
         else:
             mid = bytes.fromhex(module_id.split(":")[-1])
         e = (entry or "").encode()
@@ -524,13 +649,12 @@ class _Binary:
         parts += self._str(entry)
         parts += [prog, b"\0" * (_pad8(len(prog)) - len(prog))]
         for a in arrays:
-            code, arr = _as_input(a)
-            parts.append(struct.pack("<HBBIQ", code, arr.ndim, 0, 0,
-                                     arr.nbytes))
-            parts.append(struct.pack("<%dQ" % arr.ndim, *arr.shape))
-            parts.append(memoryview(arr.reshape(-1)).cast("B"))
-            parts.append(b"\0" * (_pad8(arr.nbytes) - arr.nbytes))
-        _, pl = self._call(T_EXECUTE, parts)
+            parts += _value_parts(*_as_input(a))
+        return parts
+
+    def execute(self, program, module_id, arrays, entry, timeout_ms):
+        _, pl = self._call(T_EXECUTE, self._execute_parts(
+            program, module_id, arrays, entry, timeout_ms))
         _flags, n_procs, n_out, _r = struct.unpack_from("<4I", pl, 32)
         off, outs = 64, []
         for _ in range(n_procs * n_out):

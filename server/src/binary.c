@@ -36,6 +36,10 @@ struct bin_conn {
   srv_server *s;
   int refs;              /* the handle's + one per running job */
   bool closing, hello, reading, draining, goodbye_sent;
+  bool stream_paused;    /* an INFEED waits for room: read nothing more */
+  const char *held;      /* bytes read but not fed while paused (stage) */
+  size_t held_n;
+  struct bin_xconn *xs;  /* streaming executions (binary_stream.c) */
   int version;
   const char *token;     /* name of the HELLO's token */
   srv_team *team;        /* its team (the anonymous one without tokens) */
@@ -97,7 +101,7 @@ static void conn_unref(bin_conn *c) {
 }
 
 static void maybe_resume(bin_conn *c) {
-  if (!c->reading && !c->closing && !c->draining &&
+  if (!c->reading && !c->closing && !c->draining && !c->stream_paused &&
       c->out_bytes < MAX_OUT_BYTES / 2 && c->running < MAX_RUNNING / 2)
     read_start(c);
 }
@@ -111,6 +115,7 @@ static void on_written(uv_write_t *req, int status) {
   free(w);
   if (status) conn_close(c);
   else maybe_resume(c);
+  if (c->xs && !c->closing) bin_xpump(c); /* room for more outfeed */
   conn_unref(c);
 }
 
@@ -450,6 +455,11 @@ static bool submit(srv_server *s, bin_job *b) {
 /* Hand a complete request to a worker (or run a tiny one right here). */
 static void dispatch(bin_conn *c, bin_job *b) {
   srv_server *s = c->s;
+  if ((b->ex.flags & SHLO_BIN_EXEC_ASYNC) && !b->failed && !s->draining &&
+      b->id && !id_in_use(c, b->id)) {
+    bin_xstart(c, b); /* answered at once: nothing runs for the request */
+    return;
+  }
   if (s->draining) {
     shlo_proto_fail(&b->err, SHLO_PERR_LIMIT, "the server is shutting down");
     b->err.http = 503;
@@ -603,6 +613,12 @@ static void on_payload(bin_conn *c) {
   switch (c->hdr.type) {
   case SHLO_BIN_HELLO: on_hello(c); break;
   case SHLO_BIN_COMPILE: on_compile(c); break;
+  case SHLO_BIN_INFEED:
+  case SHLO_BIN_SUBSCRIBE:
+  case SHLO_BIN_WAIT:
+  case SHLO_BIN_STOP:
+    bin_xframe(c, c->hdr.type, c->hdr.id, c->payload, c->hdr.length);
+    break;
   case SHLO_BIN_PING:
     count(c, SHLO_BIN_PING, NULL);
     send_simple(c, SHLO_BIN_PONG, c->hdr.id, c->payload, c->hdr.length);
@@ -666,6 +682,15 @@ static void on_header(bin_conn *c) {
     return;
   }
   switch (t) {
+  case SHLO_BIN_INFEED:
+  case SHLO_BIN_SUBSCRIBE:
+  case SHLO_BIN_WAIT:
+  case SHLO_BIN_STOP:
+    if (c->version < SHLO_BIN_VERSION_STREAMS) {
+      fatal(c, SHLO_PERR_INPUT, "streaming frames need protocol version 2");
+      return;
+    }
+    __attribute__((fallthrough));
   case SHLO_BIN_HELLO:
   case SHLO_BIN_PING:
   case SHLO_BIN_COMPILE: {
@@ -731,7 +756,9 @@ static void on_ex_fixed(bin_conn *c) {
   bool inl = x->flags & SHLO_BIN_EXEC_INLINE;
   uint64_t sl = shlo_bin_pad8(x->entry_length);
   if (x->reserved ||
-      (x->flags & ~(SHLO_BIN_EXEC_INLINE | SHLO_BIN_EXEC_PRINT)) ||
+      (x->flags & ~(SHLO_BIN_EXEC_INLINE | SHLO_BIN_EXEC_PRINT |
+                    (c->version >= SHLO_BIN_VERSION_STREAMS
+                         ? SHLO_BIN_EXEC_ASYNC : 0))) ||
       (!inl && x->program_length) || x->entry_length > 4096 ||
       x->program_length > c->left || sl + shlo_bin_pad8(x->program_length) > c->left ||
       x->n_inputs > c->left / sizeof(shlo_bin_value)) {
@@ -909,6 +936,11 @@ static void step(bin_conn *c) {
  * length pieces (empty strings, no dims) complete at once. */
 static void feed(bin_conn *c, const char *p, size_t n) {
   while (!c->closing && !c->draining) {
+    if (c->stream_paused) { /* keep the rest for when it reads on */
+      c->held = p;
+      c->held_n = n;
+      return;
+    }
     if (c->need == 0) {
       step(c);
       continue;
@@ -965,6 +997,53 @@ static void read_start(bin_conn *c) {
   }
 }
 
+/* ---- for binary_stream.c ---- */
+
+void bin_conn_send(bin_conn *c, bin_answer *a) { send_answer(c, a); }
+void bin_conn_send_simple(bin_conn *c, int type, uint64_t id, const void *p,
+                          size_t n) {
+  send_simple(c, type, id, p, n);
+}
+void bin_conn_send_error(bin_conn *c, uint64_t id, int type,
+                         const shlo_proto_error *e) {
+  send_error(c, id, type, e);
+}
+void bin_conn_fatal(bin_conn *c, shlo_proto_err_kind kind, const char *msg) {
+  fatal(c, kind, msg);
+}
+void bin_conn_count_ok(bin_conn *c, int type) { count(c, type, NULL); }
+uint64_t bin_conn_out_bytes(const bin_conn *c) { return c->out_bytes; }
+srv_team *bin_conn_team(const bin_conn *c) { return c->team; }
+unsigned bin_conn_scopes(const bin_conn *c) { return c->scopes; }
+srv_server *bin_conn_server(const bin_conn *c) { return c->s; }
+struct bin_xconn **bin_conn_streams(bin_conn *c) { return &c->xs; }
+
+void bin_conn_pause(bin_conn *c) {
+  c->stream_paused = true;
+  if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
+  c->reading = false;
+}
+
+/* Feed what was held back when the pause began, then read on. */
+void bin_conn_unpause(bin_conn *c) {
+  if (!c->stream_paused || c->closing) return;
+  c->stream_paused = false;
+  const char *p = c->held;
+  size_t n = c->held_n;
+  c->held = NULL;
+  c->held_n = 0;
+  if (n) feed(c, p, n);
+  if (!c->stream_paused) maybe_resume(c);
+}
+
+void srv_binary_streams_pump(srv_server *s) {
+  if (!s->bin) return;
+  for (bin_conn *c = s->bin->conns, *n; c; c = n) {
+    n = c->next;
+    if (c->xs && !c->closing) bin_xpump(c);
+  }
+}
+
 /* ---- connections ---- */
 
 static void on_closed(uv_handle_t *h) {
@@ -990,6 +1069,7 @@ static void conn_close(bin_conn *c) {
   }
   c->jobs = NULL;
   c->running = 0;
+  if (c->xs) bin_xclosed(c);
   cache_recheck_waits(&c->s->cache);
   uv_close((uv_handle_t *)&c->tcp, on_closed);
 }

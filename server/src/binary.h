@@ -86,4 +86,37 @@ void bin_answer_free(bin_answer *a);
  * it printed anything; -1 (the answer unchanged) when out of memory. */
 int bin_answer_output(bin_job *b);
 
+/* binary.c, for binary_stream.c: a connection's sending and reading. */
+void bin_conn_send(bin_conn *c, bin_answer *a); /* takes *a over */
+void bin_conn_send_simple(bin_conn *c, int type, uint64_t id, const void *p,
+                          size_t n);
+void bin_conn_send_error(bin_conn *c, uint64_t id, int type,
+                         const shlo_proto_error *e);
+/* ERROR for the frame being read, then close (the stream is not trusted). */
+void bin_conn_fatal(bin_conn *c, shlo_proto_err_kind kind, const char *msg);
+void bin_conn_count_ok(bin_conn *c, int type);
+/* Stop reading frames (an infeed waits for room) / read on. */
+void bin_conn_pause(bin_conn *c);
+void bin_conn_unpause(bin_conn *c);
+uint64_t bin_conn_out_bytes(const bin_conn *c);
+srv_team *bin_conn_team(const bin_conn *c);
+unsigned bin_conn_scopes(const bin_conn *c);
+srv_server *bin_conn_server(const bin_conn *c);
+struct bin_xconn **bin_conn_streams(bin_conn *c);
+
+/* binary_stream.c: streaming executions over the binary protocol
+ * (PROTOCOL.md part 2, "Streaming executions"). */
+/* An EXECUTE with SHLO_BIN_EXEC_ASYNC, read whole: start the execution,
+ * answer STARTED or ERROR; b is freed. */
+void bin_xstart(bin_conn *c, bin_job *b);
+/* A complete INFEED, SUBSCRIBE, WAIT or STOP payload. */
+void bin_xframe(bin_conn *c, int type, uint64_t id, const char *p,
+                uint64_t len);
+/* Move what can move on c's streams: pending infeed, subscriptions,
+ * waits.  Called on every queue change, write completion and sweep. */
+void bin_xpump(bin_conn *c);
+/* The connection closes: cancel the executions it started (reason
+ * client_gone), let go of the rest. */
+void bin_xclosed(bin_conn *c);
+
 #endif

@@ -73,6 +73,7 @@ static void on_wake(uv_async_t *a) {
       any = true;
     }
   if (any) srv_http_pump(t->s);
+  srv_binary_streams_pump(t->s);
 }
 
 /* ---- the queues (worker thread at bind, loop later) ---- */
@@ -188,6 +189,7 @@ static void job_done(srv_job *j) {
   x->job = NULL;
   atomic_store(&x->state, st);
   x_resume_all(x);
+  srv_binary_streams_pump(t->s);
 }
 
 /* A new id, "ex-" and 16 random hex digits. */
@@ -201,33 +203,30 @@ static void new_id(char id[X_ID_LEN]) {
            b[2], b[3], b[4], b[5], b[6], b[7]);
 }
 
-/* The job request for r's body: runs like POST /execute (or, with
- * ?module=ID, like /v1/modules/ID/execute), with r's client. */
-static srv_request *job_new(srv_request *r, srv_execution *x) {
+/* The job request for the body: runs like POST /execute (or, with a
+ * module id, like /v1/modules/ID/execute), as the creator's client. */
+static srv_request *job_new(const x_start_req *q, srv_execution *x) {
   srv_request *job = calloc(1, sizeof *job);
   if (!job) return NULL;
-  job->srv = r->srv;
+  job->srv = q->s;
   job->exe = x;
   atomic_init(&job->cancel, 0);
   job->t0_ns = srv_now_ns();
   job->route = R_EXECUTE;
-  const char *mod =
-      MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "module");
-  if (mod && strlen(mod) < SRV_ID_LEN) {
+  if (q->module && strlen(q->module) < SRV_ID_LEN) {
     job->route = R_MODULE_EXEC;
-    strcpy(job->id, mod);
+    strcpy(job->id, q->module);
   }
   snprintf(job->method, sizeof job->method, "POST");
   snprintf(job->path, sizeof job->path, "/v1/executions/%s", x->id);
-  job->json_type = r->json_type;
-  job->body = r->body; /* taken over */
-  job->len = r->len;
-  job->cap = r->cap;
-  r->body = NULL;
-  r->len = r->cap = 0;
-  memcpy(job->client, r->client, sizeof job->client);
-  job->team = r->team; /* quotas and module visibility, as for r */
-  job->scopes = r->scopes;
+  job->json_type = q->json_type;
+  job->body = *q->body; /* taken over */
+  job->len = q->len;
+  job->cap = q->cap;
+  *q->body = NULL;
+  memcpy(job->client, q->client, sizeof job->client);
+  job->team = q->team; /* quotas and module visibility, as the creator's */
+  job->scopes = q->scopes;
   job->job.work = srv_job_execute;
   job->job.done = job_done;
   job->job.lane = SRV_LANE_LONG;
@@ -274,26 +273,25 @@ char *x_state_json(const srv_execution *x) {
   return shlo__sb_take(&b);
 }
 
-/* POST /v1/executions: check the bounds, queue the job, answer 202. */
-static enum MHD_Result create(srv_request *r) {
-  srv_server *s = r->srv;
+srv_execution *x_start(const x_start_req *q, int *status, char *msg,
+                       size_t msg_len) {
+  srv_server *s = q->s;
   srv_execs *t = s->execs;
   long long all = s->cfg.max_executions, mine = s->cfg.max_client_executions;
+  *status = 0;
   if (s->draining) {
-    srv_reply_error(r, SHLO_PERR_LIMIT, 503, 0, 0,
-                    "the server is shutting down");
-    r->retry_after = true;
-    return srv_http_reply(r);
+    *status = 503;
+    snprintf(msg, msg_len, "the server is shutting down");
+    return NULL;
   }
-  if (running_of(t, NULL) >= all || running_of(t, r->client) >= mine) {
+  if (running_of(t, NULL) >= all || running_of(t, q->client) >= mine) {
     bool total = running_of(t, NULL) >= all;
-    srv_reply_error(r, SHLO_PERR_LIMIT, 429, 0, 0,
-                    "limit %s (%lld) reached: that many executions are "
-                    "running%s; retry later",
-                    total ? "max-executions" : "max-client-executions",
-                    total ? all : mine, total ? "" : " for this client");
-    r->retry_after = true;
-    return srv_http_reply(r);
+    *status = 429;
+    snprintf(msg, msg_len, "limit %s (%lld) reached: that many executions "
+             "are running%s; retry later",
+             total ? "max-executions" : "max-client-executions",
+             total ? all : mine, total ? "" : " for this client");
+    return NULL;
   }
   srv_execution *x = calloc(1, sizeof *x);
   srv_request *job = NULL;
@@ -301,26 +299,44 @@ static enum MHD_Result create(srv_request *r) {
     x->owner = t;
     pthread_mutex_init(&x->lock, NULL);
     new_id(x->id);
-    memcpy(x->client, r->client, sizeof x->client);
-    x->team = r->team;
+    memcpy(x->client, q->client, sizeof x->client);
+    x->team = q->team;
     x->created_ns = x->activity_ns = srv_now_ns();
-    job = job_new(r, x);
+    job = job_new(q, x);
   }
   if (!job || pool_submit(&s->pool, &job->job)) {
     bool full = job != NULL;
     if (job) free(job->body);
     free(job);
     if (x) x_free(x);
-    srv_reply_error(r, SHLO_PERR_LIMIT, full ? 503 : 500, 0, 0,
-                    full ? "limit max-queue reached: every worker is busy"
-                         : "out of memory");
-    r->retry_after = full;
-    return srv_http_reply(r);
+    *status = full ? 503 : 500;
+    snprintf(msg, msg_len, full ? "limit max-queue reached: every worker is "
+                                  "busy" : "out of memory");
+    return NULL;
   }
   x->job = job;
   x->next = t->list;
   t->list = x;
   t->created++;
+  return x;
+}
+
+/* POST /v1/executions: check the bounds, queue the job, answer 202. */
+static enum MHD_Result create(srv_request *r) {
+  const char *mod =
+      MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "module");
+  x_start_req q = {.s = r->srv, .client = r->client, .team = r->team,
+                   .scopes = r->scopes, .module = mod, .body = &r->body,
+                   .len = r->len, .cap = r->cap, .json_type = r->json_type};
+  int status;
+  char msg[200];
+  srv_execution *x = x_start(&q, &status, msg, sizeof msg);
+  if (!r->body) r->len = r->cap = 0;
+  if (!x) {
+    srv_reply_error(r, SHLO_PERR_LIMIT, status, 0, 0, "%s", msg);
+    r->retry_after = status != 500;
+    return srv_http_reply(r);
+  }
   x_reply(r, 202, x_state_json(x));
   return srv_http_reply(r);
 }
@@ -508,6 +524,7 @@ static void on_sweep(uv_timer_t *tm) {
     px = &x->next;
   }
   if (pump) srv_http_pump(s);
+  srv_binary_streams_pump(s); /* readers waiting keep their executions alive */
 }
 
 int srv_execs_start(srv_server *s) {

@@ -291,6 +291,8 @@ void srv_binary_quiesce(srv_server *s); /* shutdown begins: no new work */
 bool srv_binary_busy(srv_server *s);    /* requests still running */
 int srv_binary_cancel_all(srv_server *s); /* grace over: how many */
 void srv_binary_stop(srv_server *s);    /* close every handle */
+/* An execution's queue or state changed: move binary streams on. */
+void srv_binary_streams_pump(srv_server *s);
 struct strbuf;
 void srv_binary_metrics(srv_server *s, struct strbuf *b);
 

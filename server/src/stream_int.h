@@ -95,6 +95,23 @@ void x_reply(srv_request *r, int status, char *json);
  * answer's members: "outputs" or "error", ...]}; malloc'd, NULL on OOM. */
 char *x_state_json(const srv_execution *x);
 
+/* A new execution: its job queued on the pool (long lane), as `client`
+ * of `team`; body (JSON, as POST /execute's) is taken over (*body set to
+ * NULL) when it started.  NULL with *status (429, 503, 500) and msg when
+ * refused. */
+typedef struct x_start_req {
+  srv_server *s;
+  const char *client;
+  struct srv_team *team;
+  unsigned scopes;
+  const char *module; /* a module id, or NULL: the body has "program" */
+  char **body;
+  size_t len, cap;
+  bool json_type;
+} x_start_req;
+srv_execution *x_start(const x_start_req *q, int *status, char *msg,
+                       size_t msg_len);
+
 /* stream_http.c */
 enum MHD_Result x_stream_out(srv_request *r);
 enum MHD_Result x_upload_end(srv_request *r);

@@ -59,6 +59,15 @@ add_test(NAME test_stream_http_asan
 set_tests_properties(test_stream_http_asan PROPERTIES TIMEOUT 300
   SKIP_RETURN_CODE 77
   ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
+# The same over the binary protocol: paused INFEEDs, subscriptions,
+# disconnects and hostile frames leak nothing.
+add_test(NAME test_stream_binary_asan
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\" \"$2\"; else exec python3 \"$0\" \"$1\" \"$2\"; fi"
+          ${CMAKE_SOURCE_DIR}/tests/server/stream_binary.py
+          $<TARGET_FILE:shlo-server-asan> --sanitized)
+set_tests_properties(test_stream_binary_asan PROPERTIES TIMEOUT 300
+  SKIP_RETURN_CODE 77
+  ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
 # Issue #14's store, Open Inference Protocol and HTTPS tests against the
 # sanitized server: any stray read or leak there fails them.
 foreach(name store_module oip_routes)

@@ -22,6 +22,17 @@ def check(cond, what):
     return cond
 
 
+def check_clean_stops(stops):
+    """Each (exit status, log) of a sanitized server: it stopped with
+    status 0 and reported nothing."""
+    for rc, log in stops:
+        check(rc == 0, f"the sanitized server stops with status 0: {rc}")
+        check("ERROR: AddressSanitizer" not in log and
+              "ERROR: LeakSanitizer" not in log and
+              "runtime error" not in log,
+              "no sanitizer report: " + log[-2000:])
+
+
 def finish(name):
     if FAILURES:
         print(f"{name}: {len(FAILURES)} failure(s)", file=sys.stderr)

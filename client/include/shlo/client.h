@@ -100,4 +100,55 @@ SHLO_CLIENT_API int shlo_call_wait(shlo_call *call, shlo_value ***outs,
  * finished first).  The handle stays valid until shlo_call_wait. */
 SHLO_CLIENT_API void shlo_call_cancel(shlo_call *call);
 
+/* ---- streaming executions (shlo:// only, server protocol version 2) ----
+ *
+ *   shlo_execution *x = shlo_client_start(c, &rq, &err);
+ *   shlo_execution_feed(x, value, 0, 0, &err);   // one thread feeds...
+ *   while (shlo_execution_next(x, &v, &err) == 1) ... shlo_value_unref(v);
+ *   shlo_execution_wait(x, &json, &err);          // the final state
+ *   shlo_execution_free(x);
+ *
+ * The program runs while the client feeds its infeed and drains its
+ * outfeed (PROTOCOL.md part 2, "Streaming executions").  feed and next may
+ * run in different threads at once (they must, when the program's queues
+ * are bounded: a feeder blocks while its queue is full).  Closing the
+ * client cancels the executions it started; free executions first. */
+typedef struct shlo_execution shlo_execution;
+
+/* Start rq asynchronously: the execution, or NULL with *err.  An http://
+ * client answers "input" (use the HTTP routes of PROTOCOL.md). */
+SHLO_CLIENT_API shlo_execution *shlo_client_start(
+    shlo_client *c, const shlo_client_request *rq, shlo_client_error *err);
+/* Its id, "ex-<16 hex>" (also valid on the HTTP routes). */
+SHLO_CLIENT_API const char *shlo_execution_id(const shlo_execution *x);
+/* Send one tensor to process (replica, partition)'s infeed.  Up to 8
+ * INFEEDs per execution are in flight unanswered, so values stream
+ * without a round trip each: feed returns once the value is sent and the
+ * one 8 before it was queued (it blocks while the server's queue is
+ * full).  A refused value fails that feed or a later one, and every feed
+ * after it; shlo_execution_feed_flush waits for every answer.  v may be
+ * released as soon as feed returns. */
+SHLO_CLIENT_API int shlo_execution_feed(shlo_execution *x,
+                                        const shlo_value *v, int replica,
+                                        int partition,
+                                        shlo_client_error *err);
+SHLO_CLIENT_API int shlo_execution_feed_flush(shlo_execution *x,
+                                              shlo_client_error *err);
+/* The next value the program outfeeds (every process's, as they come):
+ * 1 with *out (a new reference), 0 once the execution ended and every
+ * value was taken, -1 with *err.  The first call subscribes. */
+SHLO_CLIENT_API int shlo_execution_next(shlo_execution *x, shlo_value **out,
+                                        shlo_client_error *err);
+/* Wait for the end; *state_json (when not NULL) gets the final state
+ * object as the HTTP route answers it (malloc'd).  0 when it succeeded,
+ * -1 with *err otherwise (kind "timeout" for a cancel). */
+SHLO_CLIENT_API int shlo_execution_wait(shlo_execution *x, char **state_json,
+                                        shlo_client_error *err);
+/* Cancel it; returns once it has ended. */
+SHLO_CLIENT_API int shlo_execution_cancel(shlo_execution *x,
+                                          shlo_client_error *err);
+/* Forget the handle (the execution runs on unless canceled); before
+ * shlo_client_close. */
+SHLO_CLIENT_API void shlo_execution_free(shlo_execution *x);
+
 #endif

@@ -20,7 +20,8 @@
 
 #define SHLO_BIN_MAGIC 0x424C4853u /* "SHLB" read as a little-endian u32 */
 #define SHLO_BIN_VERSION_MIN 1
-#define SHLO_BIN_VERSION_MAX 1
+#define SHLO_BIN_VERSION_MAX 2 /* 2: streaming executions (types 13..20) */
+#define SHLO_BIN_VERSION_STREAMS 2
 #define SHLO_BIN_MAX_PING 4096
 
 /* X(ENUM, value, name) -- message types. */
@@ -36,7 +37,15 @@
   X(PING, 9, "ping")       \
   X(PONG, 10, "pong")      \
   X(GOODBYE, 11, "goodbye") \
-  X(OUTPUT, 12, "output")
+  X(OUTPUT, 12, "output")   \
+  X(STARTED, 13, "started") \
+  X(INFEED, 14, "infeed")   \
+  X(QUEUED, 15, "queued")   \
+  X(SUBSCRIBE, 16, "subscribe") \
+  X(OUTFEED, 17, "outfeed") \
+  X(STATE, 18, "state")     \
+  X(WAIT, 19, "wait")       \
+  X(STOP, 20, "stop")
 
 typedef enum {
 #define SHLO_BIN_TYPE_ENUM(e, v, s) SHLO_BIN_##e = v,
@@ -93,6 +102,7 @@ _Static_assert(sizeof(shlo_bin_module) == 56, "MODULE is 56 bytes");
 
 #define SHLO_BIN_EXEC_INLINE 1u
 #define SHLO_BIN_EXEC_PRINT 2u /* send what interpreter.print wrote (OUTPUT) */
+#define SHLO_BIN_EXEC_ASYNC 4u /* version 2: answer STARTED at once */
 typedef struct shlo_bin_execute {
   uint8_t id[32];
   uint32_t flags;
@@ -131,6 +141,60 @@ typedef struct shlo_bin_output {
   uint32_t reserved;
 } shlo_bin_output;
 _Static_assert(sizeof(shlo_bin_output) == 16, "OUTPUT is 16 bytes");
+
+/* ---- streaming executions (version 2, PROTOCOL.md "Streaming") ---- */
+
+#define SHLO_BIN_EXEC_ID_LEN 24 /* "ex-" + 16 hex digits, NUL padded */
+
+/* The execution states, numbered as on the wire. */
+enum { SHLO_BIN_X_QUEUED = 0, SHLO_BIN_X_RUNNING = 1,
+       SHLO_BIN_X_SUCCEEDED = 2, SHLO_BIN_X_FAILED = 3,
+       SHLO_BIN_X_CANCELED = 4 };
+
+/* STARTED: the answer to an EXECUTE with SHLO_BIN_EXEC_ASYNC. */
+typedef struct shlo_bin_started {
+  char exec_id[SHLO_BIN_EXEC_ID_LEN];
+  uint32_t state, reserved;
+} shlo_bin_started;
+_Static_assert(sizeof(shlo_bin_started) == 32, "STARTED is 32 bytes");
+
+/* Which queue of an execution: INFEED (then one value), SUBSCRIBE. */
+#define SHLO_BIN_STREAM_CHANNEL 1u /* the host channel `channel` */
+#define SHLO_BIN_STREAM_CLOSE 2u   /* INFEED: close the queue afterwards */
+#define SHLO_BIN_STREAM_ALL 0xFFFFFFFFu /* SUBSCRIBE: every process */
+typedef struct shlo_bin_stream {
+  char exec_id[SHLO_BIN_EXEC_ID_LEN];
+  uint32_t flags;
+  uint32_t replica, partition;
+  uint32_t reserved;
+  int64_t channel;
+} shlo_bin_stream;
+_Static_assert(sizeof(shlo_bin_stream) == 48, "INFEED/SUBSCRIBE are 48 bytes");
+
+/* OUTFEED: one value of a subscription (then the value). */
+typedef struct shlo_bin_outfeed {
+  uint32_t replica, partition; /* SHLO_BIN_STREAM_ALL for a channel */
+  uint64_t sequence;           /* 0, 1, ... within the subscription */
+} shlo_bin_outfeed;
+_Static_assert(sizeof(shlo_bin_outfeed) == 16, "OUTFEED is 16 bytes");
+
+/* WAIT and STOP name an execution. */
+#define SHLO_BIN_WAIT_END 1u /* WAIT: answer once the execution ended */
+typedef struct shlo_bin_exec_ref {
+  char exec_id[SHLO_BIN_EXEC_ID_LEN];
+  uint32_t flags, reserved;
+} shlo_bin_exec_ref;
+_Static_assert(sizeof(shlo_bin_exec_ref) == 32, "WAIT/STOP are 32 bytes");
+
+/* STATE: an execution's state (then its JSON state object). */
+typedef struct shlo_bin_state {
+  char exec_id[SHLO_BIN_EXEC_ID_LEN];
+  uint32_t state;  /* SHLO_BIN_X_QUEUED.. */
+  uint32_t status; /* once ended: the HTTP status /execute would answer */
+  uint64_t bytes_in, bytes_out;
+  uint64_t json_length;
+} shlo_bin_state;
+_Static_assert(sizeof(shlo_bin_state) == 56, "STATE is 56 bytes");
 
 enum { SHLO_BIN_TENSOR = 0, SHLO_BIN_TUPLE = 1, SHLO_BIN_TOKEN = 2 };
 typedef struct shlo_bin_value {
