@@ -1,4 +1,5 @@
 /* Test-file splitting shared by shlo test, shlo verify and the tests. */
+#define _GNU_SOURCE /* memmem */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -60,6 +61,70 @@ int cases_split(const char *text, size_t len,
     line++;
   }
   return emit(start, end, first, ++index, fn, ctx);
+}
+
+/* A line "// RUN: ..." (spaces allowed before and between). */
+static bool is_run_line(const char *line, const char *end) {
+  while (line < end && (*line == ' ' || *line == '\t')) line++;
+  if (end - line < 2 || memcmp(line, "//", 2)) return false;
+  line += 2;
+  while (line < end && *line == ' ') line++;
+  return end - line >= 4 && !memcmp(line, "RUN:", 4);
+}
+
+char *cases_run_line_args(const char *text, size_t len) {
+  static const char key[] = "--args=\"";
+  if (len >= 4 && !memcmp(text, "ML\xefR", 4)) return NULL;
+  const char *end = text + len;
+  for (const char *p = text; p < end;) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    const char *stop = eol ? eol : end;
+    const char *at = is_run_line(p, stop)
+                         ? memmem(p, (size_t)(stop - p), key, sizeof key - 1)
+                         : NULL;
+    if (at) {
+      const char *v = at + sizeof key - 1;
+      const char *q = memchr(v, '"', (size_t)(stop - v));
+      if (q) return strndup(v, (size_t)(q - v));
+    }
+    p = eol ? eol + 1 : end;
+  }
+  return NULL;
+}
+
+const char *cases_module_args(const shlo_module *m) {
+  const shlo_attr *d = m ? m->attrs : NULL;
+  for (int i = 0; d && d->kind == SHLO_ATTR_STRUCT && i < d->n; i++)
+    if (!strcmp(d->fields[i].name, CASES_TEST_ARGS_ATTR))
+      return d->fields[i].value->kind == SHLO_ATTR_STRING
+                 ? d->fields[i].value->str
+                 : NULL;
+  return NULL;
+}
+
+int cases_module_with_args(const shlo_module *m, const char *args,
+                           module_with_args *out) {
+  memset(out, 0, sizeof *out);
+  out->m = *m;
+  const shlo_attr *d = m->attrs;
+  int n = d && d->kind == SHLO_ATTR_STRUCT ? d->n : 0;
+  out->fields = malloc(sizeof *out->fields * ((size_t)n + 1));
+  if (!out->fields) return -1;
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (strcmp(d->fields[i].name, CASES_TEST_ARGS_ATTR))
+      out->fields[k++] = d->fields[i];
+  out->value = (shlo_attr){.kind = SHLO_ATTR_STRING, .str = args};
+  out->fields[k++] = (shlo_named_attr){CASES_TEST_ARGS_ATTR, &out->value};
+  out->dict = (shlo_attr){.kind = SHLO_ATTR_STRUCT, .n = k,
+                          .fields = out->fields};
+  out->m.attrs = &out->dict;
+  return 0;
+}
+
+void cases_module_with_args_free(module_with_args *w) {
+  free(w->fields);
+  w->fields = NULL;
 }
 
 static int push_file(file_list *l, const char *path) {

@@ -41,10 +41,14 @@ static void usage(FILE *f) {
           "prints\n"
           "  print FILE.mlir\n"
           "      parse FILE and print it back in generic form\n"
-          "  serialize [--target VERSION] FILE.mlir -o FILE.mlir.bc\n"
+          "  serialize [--target VERSION] [--no-test-args] FILE.mlir -o "
+          "FILE.mlir.bc\n"
           "      write FILE as a portable artifact (VHLO bytecode) for "
           "StableHLO VERSION\n"
-          "      (1.0.0 up to the newest this build reads, the default)\n");
+          "      (1.0.0 up to the newest this build reads, the default), "
+          "with its RUN line's\n"
+          "      --args as the attribute shlo.test_args unless "
+          "--no-test-args\n");
 }
 
 int main(int argc, char **argv) {

@@ -53,11 +53,12 @@ static result_kind run_case(const char *file, const char *text, size_t len,
   int n_args = 0;
   if (shlo_executable_entry(e)->n_args) {
     /* Arguments come from the file's RUN line, as for the reference
-     * interpreter's --args. */
+     * interpreter's --args, else from what an artifact carries. */
+    if (!args_text) args_text = cases_module_args(m);
     if (!args_text) {
       snprintf(msg, cap, "entry function @%s takes arguments and the file "
-               "gives none (--args in a RUN line)",
-               shlo_executable_entry(e)->name);
+               "gives none (--args in a RUN line, or the module attribute "
+               CASES_TEST_ARGS_ATTR ")", shlo_executable_entry(e)->name);
       goto done;
     }
     if (shlo_parse_values(args_text, strlen(args_text), &args, &n_args, &d)) {
@@ -166,15 +167,16 @@ static result_kind run_isolated(const char *file, const char *text,
   return (result_kind)buf[0];
 }
 
-/* The `--args="[...]"` of the file's RUN line, if any (malloc'd). */
-static char *run_line_args(const char *text) {
-  const char *p = strstr(text, "--args=\"");
-  if (!p) return NULL;
-  const char *eol = strchr(p, '\n');
-  p += strlen("--args=\"");
-  const char *q = strchr(p, '"');
-  if (!q || (eol && q > eol)) return NULL;
-  return strndup(p, (size_t)(q - p));
+/* --server: the inputs the case's module carries, when its file's RUN
+ * line gives none (malloc'd, or NULL).  The server does not read them. */
+static char *module_args(const char *file, const char *text, size_t len) {
+  shlo_module *m = NULL;
+  shlo_diag d;
+  if (shlo_parse_module(text, len, file, &m, &d)) return NULL;
+  const char *a = cases_module_args(m);
+  char *copy = a ? strdup(a) : NULL;
+  shlo_module_free(m);
+  return copy;
 }
 
 typedef struct file_run {
@@ -191,16 +193,20 @@ static int test_one(void *ctx, const test_case *c) {
   file_run *fr = ctx;
   char msg[SHLO_DIAG_MAX + 512];
   char *printed = NULL; /* a remote case's interpreter.print output */
+  char *carried = fr->server && !fr->args_text
+                      ? module_args(fr->file, c->text, c->len)
+                      : NULL;
   result_kind r =
       fr->server
           ? (result_kind)remote_case(fr->server, fr->file, c->text, c->len,
-                                     fr->args_text, fr->timeout, msg,
-                                     sizeof msg, &printed)
+                                     carried ? carried : fr->args_text,
+                                     fr->timeout, msg, sizeof msg, &printed)
       : fr->in_process || fr->mpi
           ? run_case(fr->file, c->text, c->len, fr->args_text, fr->timeout,
                      msg, sizeof msg)
           : run_isolated(fr->file, c->text, c->len, fr->args_text,
                          fr->timeout, msg, sizeof msg);
+  free(carried);
   for (char *p = msg; *p; p++)
     if (*p == '\n') *p = ' ';
   /* Where a local case's child writes it: before the case's line. */
@@ -228,7 +234,7 @@ static void test_file(const char *file, double timeout, bool in_process,
     t->fail++;
     return;
   }
-  char *args_text = run_line_args(text);
+  char *args_text = cases_run_line_args(text, len);
   file_run fr = {file, args_text, timeout, in_process, server, t, mpi};
   if (cases_split(text, len, test_one, &fr) < 0) {
     printf("FAIL %s:1: out of memory\n", file);

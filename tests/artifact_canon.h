@@ -213,16 +213,9 @@ static inline void sort_block(const shlo_block *b, canon_scratch *cs) {
   }
 }
 
-/* The canonical printed form of a module (NULL if it does not parse). */
-static inline char *canonical(const char *bytes, size_t len, const char *name,
-                       char *err, size_t cap) {
-  shlo_module *m = NULL;
-  shlo_diag d;
-  shlo_diag_clear(&d);
-  if (shlo_parse_module(bytes, len, name, &m, &d)) {
-    shlo_diag_format(&d, err, cap);
-    return NULL;
-  }
+/* The canonical printed form of m (malloc'd; NULL when out of memory).
+ * Sorts and trims m's attributes in place. */
+static inline char *canonical_module(shlo_module *m) {
   canon_scratch cs = {0};
   sort_attr(m->attrs, &cs);
   for (int i = 0; i < m->n_funcs; i++) {
@@ -233,9 +226,23 @@ static inline char *canonical(const char *bytes, size_t len, const char *name,
     if (f->body) sort_block(f->body, &cs);
   }
   char *text = shlo_module_print(m);
-  shlo_module_free(m);
   for (int i = 0; i < cs.n; i++) free(cs.blocks[i]);
   free(cs.blocks);
+  return text;
+}
+
+/* The canonical printed form of a module (NULL if it does not parse). */
+static inline char *canonical(const char *bytes, size_t len, const char *name,
+                       char *err, size_t cap) {
+  shlo_module *m = NULL;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  if (shlo_parse_module(bytes, len, name, &m, &d)) {
+    shlo_diag_format(&d, err, cap);
+    return NULL;
+  }
+  char *text = canonical_module(m);
+  shlo_module_free(m);
   return text;
 }
 

@@ -1,20 +1,26 @@
 /* The artifact writer (shlo_write_artifact) against the corpus:
  *   - every case of interpret/ and jax/, serialized at the newest version
  *     and at 1.0.0 (where its ops exist there), reads back to the module
- *     its text parses to (canonical printed forms, artifact_canon.h);
+ *     its text parses to (canonical printed forms, artifact_canon.h), with
+ *     the inputs of its file's RUN line, if any, as the module attribute
+ *     shlo.test_args on both sides (cases.h);
  *   - an op or attribute missing at the target is refused, named;
  *   - every artifact of vhlo/, read and written again at its own version,
  *     reads back to the same module.
- * With SHLO_ARTIFACT_OUT=DIR in the environment the newest-version
- * artifacts are also written there, one per case, for `shlo test`
- * (test_artifact_roundtrip.sh). */
+ * With SHLO_ARTIFACT_OUT=DIR in the environment the artifacts are also
+ * written there, one per case, for `shlo test` (test_artifact_roundtrip.sh):
+ * DIR/VERSION/PATH.NNN.mlir.bc for case NNN of the corpus file PATH.mlir
+ * (interpret/chlo/mulhi.mlir: interpret/chlo/mulhi.NNN.mlir.bc), VERSION
+ * the newest and 1.0.0. */
 #include <dirent.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -25,7 +31,8 @@
 
 typedef struct tally {
   const char *file;
-  const char *out_dir;
+  const char *args; /* the inputs of the file's RUN line, or NULL */
+  const char *out_dir; /* SHLO_ARTIFACT_OUT, or NULL */
   int cases, same_now, same_old, absent_old, failures;
 } tally;
 
@@ -72,40 +79,85 @@ static int round_trip(const shlo_module *m, const char *target,
   return rc;
 }
 
-static void save(const tally *t, int index, const void *bytes, size_t len) {
-  const char *base = strrchr(t->file, '/');
-  base = base ? base + 1 : t->file;
-  char path[2048];
-  snprintf(path, sizeof path, "%s/%.*s.%03d.mlir.bc", t->out_dir,
-           (int)(strlen(base) - 5), base, index);
+/* Make every folder of path up to its last '/'. */
+static void make_parents(char *path) {
+  for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
+    *p = 0;
+    assert_true(mkdir(path, 0777) == 0 || errno == EEXIST);
+    *p = '/';
+  }
+}
+
+/* OUT/VERSION/CORPUS/SUB/NAME.NNN.mlir.bc for case NNN of the corpus file
+ * CORPUS/SUB/NAME.mlir. */
+static void save(const tally *t, const char *version, int index,
+                 const void *bytes, size_t len) {
+  const char *rel = t->file + strlen(SHLO_CONFORMANCE_DIR "/");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s/%.*s.%03d.mlir.bc", t->out_dir, version,
+           (int)(strlen(rel) - 5), rel, index);
+  make_parents(path);
   FILE *f = fopen(path, "wb");
   assert_non_null(f);
   assert_int_equal(fwrite(bytes, 1, len, f), len);
   assert_int_equal(fclose(f), 0);
 }
 
+/* m, or a view of m whose attributes hold the file's inputs (in *with,
+ * which cases_module_with_args_free frees either way). */
+static shlo_module *carrying(const tally *t, shlo_module *m,
+                             module_with_args *with) {
+  memset(with, 0, sizeof *with);
+  if (!t->args) return m;
+  assert_int_equal(cases_module_with_args(m, t->args, with), 0);
+  return &with->m;
+}
+
+/* The case's text parsed, with its file's inputs as the module attribute
+ * when it has some: what its artifact must read back to (canonical). */
+static char *want_of(const tally *t, const test_case *c, const char *what) {
+  shlo_module *m = NULL;
+  shlo_diag d;
+  if (shlo_parse_module(c->text, c->len, what, &m, &d)) return NULL;
+  module_with_args with;
+  char *want = canonical_module(carrying(t, m, &with));
+  assert_non_null(want);
+  cases_module_with_args_free(&with);
+  shlo_module_free(m);
+  return want;
+}
+
+/* Serialize m (plus the file's inputs) at target and compare; keep the
+ * artifact under SHLO_ARTIFACT_OUT when it reads back the same. */
+static int one_target(tally *t, const test_case *c, shlo_module *m,
+                      const char *target, const char *want,
+                      const char *what) {
+  module_with_args with;
+  void *bytes = NULL;
+  size_t len = 0;
+  int rc = round_trip(carrying(t, m, &with), target, want, what,
+                      t->out_dir ? &bytes : NULL, &len);
+  if (rc == 1 && t->out_dir)
+    save(t, target ? target : SHLO_ARTIFACT_MAX_VERSION, c->index, bytes,
+         len);
+  free(bytes);
+  cases_module_with_args_free(&with);
+  return rc;
+}
+
 static int one_case(void *ctx, const test_case *c) {
   tally *t = ctx;
   char what[1200];
   snprintf(what, sizeof what, "%s case %d", t->file, c->index);
-  char err[SHLO_DIAG_MAX + 256];
-  char *want = canonical(c->text, c->len, what, err, sizeof err);
+  char *want = want_of(t, c, what);
   if (!want) return 0; /* not a module: shlo test reports it as such */
   shlo_module *m = NULL;
   shlo_diag d;
   assert_int_equal(shlo_parse_module(c->text, c->len, what, &m, &d), SHLO_OK);
   t->cases++;
-  void *bytes = NULL;
-  size_t len = 0;
-  int now = round_trip(m, NULL, want, what, t->out_dir ? &bytes : NULL, &len);
-  if (now == 1) {
-    t->same_now++;
-    if (t->out_dir) save(t, c->index, bytes, len);
-  } else {
-    t->failures++;
-  }
-  free(bytes);
-  int old = round_trip(m, "1.0.0", want, what, NULL, NULL);
+  if (one_target(t, c, m, NULL, want, what) == 1) t->same_now++;
+  else t->failures++;
+  int old = one_target(t, c, m, "1.0.0", want, what);
   if (old == 1) t->same_old++;
   else if (old == 0) t->absent_old++;
   else t->failures++;
@@ -118,26 +170,34 @@ static void test_corpus_round_trips(void **state) {
   (void)state;
   tally t = {0};
   t.out_dir = getenv("SHLO_ARTIFACT_OUT");
-  const char *dirs[] = {SHLO_CONFORMANCE_DIR "/interpret",
-                        SHLO_CONFORMANCE_DIR "/jax"};
+  const char *corpora[] = {"interpret", "jax"};
+  int with_args = 0;
   for (int k = 0; k < 2; k++) {
     file_list files = {0};
-    assert_int_equal(cases_collect_files(dirs[k], &files), 0);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", SHLO_CONFORMANCE_DIR, corpora[k]);
+    assert_int_equal(cases_collect_files(dir, &files), 0);
     for (size_t i = 0; i < files.n; i++) {
       size_t len;
       shlo_diag d;
       char *text = shlo_read_file(files.v[i], &len, &d);
       assert_non_null(text);
       t.file = files.v[i];
+      char *args = cases_run_line_args(text, len);
+      t.args = args;
+      with_args += args != NULL;
       assert_int_equal(cases_split(text, len, one_case, &t), 0);
+      free(args);
       free(text);
     }
     cases_free_files(&files);
   }
   print_message("  %d cases: %d read back the same at %s; at 1.0.0 %d the "
-                "same, %d use ops 1.0.0 lacks; %d failures\n", t.cases,
-                t.same_now, SHLO_ARTIFACT_MAX_VERSION, t.same_old,
-                t.absent_old, t.failures);
+                "same, %d use ops 1.0.0 lacks; %d failures; %d file(s) give "
+                "inputs in a RUN line\n", t.cases, t.same_now,
+                SHLO_ARTIFACT_MAX_VERSION, t.same_old, t.absent_old,
+                t.failures, with_args);
+  assert_true(with_args >= 1); /* interpret/api_input_arguments.mlir */
   assert_true(t.cases > 600);
   assert_int_equal(t.failures, 0);
   assert_int_equal(t.same_now, t.cases);
@@ -189,6 +249,45 @@ static void test_refusals_name_op_and_version(void **state) {
                  "shlo writes 1.0.0 through");
   expect_refused("func.func @main() {\n  func.return\n}\n", "1.99.0",
                  "shlo writes 1.0.0 through");
+}
+
+/* A RUN line's inputs go into the artifact as shlo.test_args and come
+ * back out of it; --args elsewhere than in a RUN line is no input. */
+static void test_inputs_travel_as_attribute(void **state) {
+  (void)state;
+  const char *text =
+      "// a comment that says --args=\"[nothing]\"\n"
+      "// RUN: stablehlo-translate %s --interpret "
+      "--args=\"[dense<1> : tensor<2xi32>]\" | FileCheck %s\n"
+      "// RUN: not stablehlo-translate --args=\"not_array\"\n"
+      "func.func @main(%a: tensor<2xi32>) -> tensor<2xi32> {\n"
+      "  func.return %a : tensor<2xi32>\n}\n";
+  char *args = cases_run_line_args(text, strlen(text));
+  assert_non_null(args);
+  assert_string_equal(args, "[dense<1> : tensor<2xi32>]");
+  shlo_module *m = parse(text);
+  assert_null(cases_module_args(m));
+  module_with_args with;
+  assert_int_equal(cases_module_with_args(m, args, &with), 0);
+  assert_string_equal(cases_module_args(&with.m), args);
+  void *bytes = NULL;
+  size_t len = 0;
+  shlo_diag d;
+  assert_int_equal(shlo_write_artifact(&with.m, "1.0.0", &bytes, &len, &d),
+                   SHLO_OK);
+  cases_module_with_args_free(&with);
+  assert_null(cases_run_line_args(bytes, len)); /* bytes are no lines */
+  shlo_module *back = NULL;
+  assert_int_equal(shlo_read_artifact(bytes, len, "t.bc", &back, NULL, &d),
+                   SHLO_OK);
+  assert_non_null(cases_module_args(back));
+  assert_string_equal(cases_module_args(back), args);
+  shlo_module_free(back);
+  free(bytes);
+  shlo_module_free(m);
+  free(args);
+  const char *none = "// RUN: stablehlo-translate --interpret %s\n";
+  assert_null(cases_run_line_args(none, strlen(none)));
 }
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -244,6 +343,7 @@ static void test_vhlo_artifacts_rewrite(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_refusals_name_op_and_version),
+      cmocka_unit_test(test_inputs_travel_as_attribute),
       cmocka_unit_test(test_vhlo_artifacts_rewrite),
       cmocka_unit_test(test_corpus_round_trips),
   };
