@@ -18,8 +18,17 @@
  * slices, by a stable radix sort (radix.h), which gives the same order.
  * A keyed comparator, compare(f(a), f(b)) with one pure f (jnp.sort's
  * -0/NaN canonicalisation), gets its keys f(x) from the region's scalar
- * program run over blocks of elements (lanes.h) and then sorts natively.
- * Other comparators run their region per comparison. */
+ * program run over blocks of elements (lanes.h; only the ops f needs)
+ * and then sorts natively.  4-byte keys (f32 TOTALORDER, si32, ui32)
+ * compared LT or GT in long slices become 32-bit words in ascending
+ * unsigned order, made in parts on the pool, and sort by radix (also in
+ * parts): one operand whose keys are its own bits (a plain compare, or a
+ * keyed one where f(x) == x on the whole slice, as for jnp.sort of data
+ * without -0 and NaN) sorts the bare words and decodes them into the
+ * result; any other one operand of 4 bytes sorts words with its bits
+ * below the key; several operands sort words with the index below the
+ * key and are permuted by it.  Other comparators run their region per
+ * comparison. */
 #include <stdlib.h>
 #include <string.h>
 
