@@ -151,26 +151,18 @@ static bool radix_plan(int64_t n, int lo, int hi, int *passes, int *parts,
   return *count != NULL;
 }
 
-uint64_t *shlo__radix_sort(uint64_t *a, uint64_t *tmp, int64_t n, int lo,
-                           int hi) {
-  int passes, parts;
-  int64_t *count;
-  if (!radix_plan(n, lo, hi, &passes, &parts, &count)) return NULL;
-  if (!count) return a;
-  uint64_t *r = parts > 1 ? sort_parts_u64(a, tmp, n, lo, passes, parts, count)
-                          : sort_one_u64(a, tmp, n, lo, passes, count);
-  free(count);
-  return r;
-}
+/* The entry point NAME (radix.h) for words W. */
+#define DEF_ENTRY(SUF, W, NAME)                                             \
+  W *NAME(W *a, W *tmp, int64_t n, int lo, int hi) {                        \
+    int passes, parts;                                                      \
+    int64_t *count;                                                         \
+    if (!radix_plan(n, lo, hi, &passes, &parts, &count)) return NULL;       \
+    if (!count) return a;                                                   \
+    W *r = parts > 1 ? sort_parts_##SUF(a, tmp, n, lo, passes, parts, count)\
+                     : sort_one_##SUF(a, tmp, n, lo, passes, count);        \
+    free(count);                                                            \
+    return r;                                                               \
+  }
 
-uint32_t *shlo__radix_sort32(uint32_t *a, uint32_t *tmp, int64_t n, int lo,
-                             int hi) {
-  int passes, parts;
-  int64_t *count;
-  if (!radix_plan(n, lo, hi, &passes, &parts, &count)) return NULL;
-  if (!count) return a;
-  uint32_t *r = parts > 1 ? sort_parts_u32(a, tmp, n, lo, passes, parts, count)
-                          : sort_one_u32(a, tmp, n, lo, passes, count);
-  free(count);
-  return r;
-}
+DEF_ENTRY(u64, uint64_t, shlo__radix_sort)
+DEF_ENTRY(u32, uint32_t, shlo__radix_sort32)
