@@ -39,61 +39,55 @@ static void reference_sort(pair *a, int64_t n) {
   qsort(a, (size_t)n, sizeof *a, pair_cmp);
 }
 
-/* n words whose bits [lo, hi) are random (fewer distinct values when
- * span is not 0) and whose low lo bits are the index, as sort.c packs
- * them; the sorted words must match the reference, index for index. */
-static void check_against_reference(int64_t n, int lo, int hi,
-                                    uint64_t span) {
-  uint64_t *a = malloc((size_t)(n ? n : 1) * sizeof *a);
-  uint64_t *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
-  pair *ref = malloc((size_t)(n ? n : 1) * sizeof *ref);
-  assert_true(a && ref && tmp);
+/* n words of `width` bits (64 or 32) whose bits [lo, hi) are random
+ * (fewer distinct values when span is not 0) and whose low lo bits are
+ * the index modulo 2^lo, as sort.c packs them; the sorted words must
+ * match the reference, field for field and (every test keeps n <= 2^lo
+ * where lo > 0) index for index. */
+static void check_width(int width, int64_t n, int lo, int hi, uint64_t span) {
+  size_t cap = (size_t)(n ? n : 1);
+  uint64_t *a = malloc(cap * sizeof *a), *tmp = malloc(cap * sizeof *tmp);
+  uint32_t *a32 = malloc(cap * sizeof *a32), *t32 = malloc(cap * sizeof *t32);
+  pair *ref = malloc(cap * sizeof *ref);
+  assert_true(a && ref && tmp && a32 && t32);
   uint64_t field_mask = hi - lo == 64 ? UINT64_MAX : (1ull << (hi - lo)) - 1;
+  uint64_t low_mask = (1ull << lo) - 1; /* lo < 64 */
   for (int64_t i = 0; i < n; i++) {
     uint64_t key = (span ? next() % span : next()) & field_mask;
-    a[i] = key << lo | (uint64_t)i;
+    a[i] = (lo == 64 ? 0 : key << lo) | ((uint64_t)i & low_mask);
+    a32[i] = (uint32_t)a[i];
     ref[i] = (pair){key, i};
   }
   reference_sort(ref, n);
-  const uint64_t *got = shlo__radix_sort(a, tmp, n, lo, hi);
-  assert_true(got == a || got == tmp);
+  const uint64_t *got = a;
+  if (width == 64) {
+    got = shlo__radix_sort(a, tmp, n, lo, hi);
+    assert_true(got == a || got == tmp);
+  } else {
+    const uint32_t *g32 = shlo__radix_sort32(a32, t32, n, lo, hi);
+    assert_true(g32 == a32 || g32 == t32);
+    for (int64_t i = 0; i < n; i++) a[i] = g32[i];
+  }
   for (int64_t i = 0; i < n; i++) {
     assert_int_equal(got[i] >> lo, ref[i].key);
     /* equal keys in input order */
-    assert_int_equal(got[i] & ((1ull << lo) - 1), ref[i].idx);
+    assert_int_equal(got[i] & low_mask, (uint64_t)ref[i].idx & low_mask);
   }
   free(a);
   free(ref);
   free(tmp);
+  free(a32);
+  free(t32);
 }
 
-/* The same for 32-bit words: bits [lo, hi) random, the low lo bits the
- * index modulo 2^lo (ties between equal fields then show as out-of-order
- * low bits only while n <= 2^lo; longer arrays check the fields and that
- * the result is a permutation via the low bits' sum). */
+static void check_against_reference(int64_t n, int lo, int hi,
+                                    uint64_t span) {
+  check_width(64, n, lo, hi, span);
+}
+
 static void check32_against_reference(int64_t n, int lo, int hi,
-                                      uint32_t span) {
-  uint32_t *a = malloc((size_t)(n ? n : 1) * sizeof *a);
-  uint32_t *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
-  pair *ref = malloc((size_t)(n ? n : 1) * sizeof *ref);
-  assert_true(a && ref && tmp);
-  uint32_t field_mask = hi - lo == 32 ? UINT32_MAX : (1u << (hi - lo)) - 1;
-  uint32_t low_mask = lo == 0 ? 0 : (1u << lo) - 1;
-  for (int64_t i = 0; i < n; i++) {
-    uint32_t key = (uint32_t)(span ? next() % span : next()) & field_mask;
-    a[i] = (lo == 32 ? 0 : key << lo) | ((uint32_t)i & low_mask);
-    ref[i] = (pair){key, i};
-  }
-  reference_sort(ref, n);
-  const uint32_t *got = shlo__radix_sort32(a, tmp, n, lo, hi);
-  assert_true(got == a || got == tmp);
-  for (int64_t i = 0; i < n; i++) {
-    assert_int_equal(got[i] >> lo, ref[i].key);
-    assert_int_equal(got[i] & low_mask, (uint32_t)ref[i].idx & low_mask);
-  }
-  free(a);
-  free(ref);
-  free(tmp);
+                                      uint64_t span) {
+  check_width(32, n, lo, hi, span);
 }
 
 static void sorts_like_a_stable_reference(void **state) {
