@@ -1,6 +1,8 @@
-/* The radix sort (kernels/radix.h) against a straightforward stable
- * insertion sort on random keys: wide and narrow fields, many equal keys
- * (stability), one distinct key, one bit. */
+/* The radix sort (kernels/radix.h), 64- and 32-bit words, against a
+ * plainly stable reference (qsort by key, then original index) on random
+ * keys: wide and narrow fields, many equal keys (stability), one distinct
+ * key, one bit, and arrays long enough to be split into parts sorted on
+ * several threads (SHLO_THREADS=4, whatever the machine's cores). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,52 +22,72 @@ static uint64_t next(void) { /* SplitMix64 */
   return z ^ (z >> 31);
 }
 
-/* Stable insertion sort of (field, index) pairs: the reference. */
+/* (field, index) pairs sorted by field, then index: a stable sort's
+ * order, whatever qsort does with ties (there are none). */
 typedef struct pair {
   uint64_t key;
   int64_t idx;
 } pair;
 
-static void insertion_sort(pair *a, int64_t n) {
-  for (int64_t i = 1; i < n; i++) {
-    pair x = a[i];
-    int64_t j = i;
-    while (j > 0 && a[j - 1].key > x.key) {
-      a[j] = a[j - 1];
-      j--;
-    }
-    a[j] = x;
-  }
+static int pair_cmp(const void *x, const void *y) {
+  const pair *a = x, *b = y;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-/* n words whose bits [lo, hi) are random (fewer distinct values when
- * span is not 0) and whose low lo bits are the index, as sort.c packs
- * them; the sorted words must match the reference, index for index. */
-static void check_against_reference(int64_t n, int lo, int hi,
-                                    uint64_t span) {
-  uint64_t *a = malloc((size_t)(n ? n : 1) * sizeof *a);
-  uint64_t *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
-  pair *ref = malloc((size_t)(n ? n : 1) * sizeof *ref);
-  int64_t *count = malloc(SHLO_RADIX_COUNTS * sizeof *count);
-  assert_true(a && ref && tmp && count);
+static void reference_sort(pair *a, int64_t n) {
+  qsort(a, (size_t)n, sizeof *a, pair_cmp);
+}
+
+/* n words of `width` bits (64 or 32) whose bits [lo, hi) are random
+ * (fewer distinct values when span is not 0) and whose low lo bits are
+ * the index modulo 2^lo, as sort.c packs them; the sorted words must
+ * match the reference, field for field and (every test keeps n <= 2^lo
+ * where lo > 0) index for index. */
+static void check_width(int width, int64_t n, int lo, int hi, uint64_t span) {
+  size_t cap = (size_t)(n ? n : 1);
+  uint64_t *a = malloc(cap * sizeof *a), *tmp = malloc(cap * sizeof *tmp);
+  uint32_t *a32 = malloc(cap * sizeof *a32), *t32 = malloc(cap * sizeof *t32);
+  pair *ref = malloc(cap * sizeof *ref);
+  assert_true(a && ref && tmp && a32 && t32);
   uint64_t field_mask = hi - lo == 64 ? UINT64_MAX : (1ull << (hi - lo)) - 1;
+  uint64_t low_mask = (1ull << lo) - 1; /* lo < 64 */
   for (int64_t i = 0; i < n; i++) {
     uint64_t key = (span ? next() % span : next()) & field_mask;
-    a[i] = key << lo | (uint64_t)i;
+    a[i] = (lo == 64 ? 0 : key << lo) | ((uint64_t)i & low_mask);
+    a32[i] = (uint32_t)a[i];
     ref[i] = (pair){key, i};
   }
-  insertion_sort(ref, n);
-  const uint64_t *got = shlo__radix_sort(a, tmp, n, lo, hi, count);
-  assert_true(got == a || got == tmp);
+  reference_sort(ref, n);
+  const uint64_t *got = a;
+  if (width == 64) {
+    got = shlo__radix_sort(a, tmp, n, lo, hi);
+    assert_true(got == a || got == tmp);
+  } else {
+    const uint32_t *g32 = shlo__radix_sort32(a32, t32, n, lo, hi);
+    assert_true(g32 == a32 || g32 == t32);
+    for (int64_t i = 0; i < n; i++) a[i] = g32[i];
+  }
   for (int64_t i = 0; i < n; i++) {
     assert_int_equal(got[i] >> lo, ref[i].key);
     /* equal keys in input order */
-    assert_int_equal(got[i] & ((1ull << lo) - 1), ref[i].idx);
+    assert_int_equal(got[i] & low_mask, (uint64_t)ref[i].idx & low_mask);
   }
   free(a);
   free(ref);
   free(tmp);
-  free(count);
+  free(a32);
+  free(t32);
+}
+
+static void check_against_reference(int64_t n, int lo, int hi,
+                                    uint64_t span) {
+  check_width(64, n, lo, hi, span);
+}
+
+static void check32_against_reference(int64_t n, int lo, int hi,
+                                      uint64_t span) {
+  check_width(32, n, lo, hi, span);
 }
 
 static void sorts_like_a_stable_reference(void **state) {
@@ -79,6 +101,27 @@ static void sorts_like_a_stable_reference(void **state) {
   check_against_reference(2500, 12, 40, 1);          /* all equal */
 }
 
+/* Long enough for parts on the pool: each part's words must land after
+ * the previous part's in every bucket. */
+static void long_arrays_sort_stably_in_parts(void **state) {
+  (void)state;
+  check_against_reference(600000, 20, 52, 0);        /* key over index */
+  check_against_reference(600000, 20, 52, 1000);     /* many ties */
+  check_against_reference(600001, 32, 64, 0);        /* key over bits */
+}
+
+static void words32_sort_like_the_reference(void **state) {
+  (void)state;
+  check32_against_reference(0, 0, 32, 0);
+  check32_against_reference(1, 0, 32, 0);
+  check32_against_reference(5000, 0, 32, 0);         /* bare keys */
+  check32_against_reference(5000, 0, 32, 50);        /* equal keys */
+  check32_against_reference(5000, 13, 32, 0);        /* 19-bit field */
+  check32_against_reference(5000, 13, 32, 1);        /* all equal */
+  check32_against_reference(600000, 0, 32, 0);       /* in parts */
+  check32_against_reference(600000, 20, 32, 0);      /* in parts, ties */
+}
+
 /* Bits outside [lo, hi) do not take part: words equal in the field keep
  * their order whatever their low bits say. */
 static void only_the_field_orders(void **state) {
@@ -86,8 +129,7 @@ static void only_the_field_orders(void **state) {
   uint64_t a[4] = {(5ull << 8) | 200, (1ull << 8) | 7, (5ull << 8) | 3,
                    (1ull << 8) | 1};
   uint64_t tmp[4];
-  int64_t count[SHLO_RADIX_COUNTS];
-  const uint64_t *got = shlo__radix_sort(a, tmp, 4, 8, 11, count);
+  const uint64_t *got = shlo__radix_sort(a, tmp, 4, 8, 11);
   const uint64_t want[4] = {(1ull << 8) | 7, (1ull << 8) | 1,
                             (5ull << 8) | 200, (5ull << 8) | 3};
   for (int i = 0; i < 4; i++) assert_int_equal(got[i], want[i]);
@@ -97,6 +139,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sorts_like_a_stable_reference),
       cmocka_unit_test(only_the_field_orders),
+      cmocka_unit_test(long_arrays_sort_stably_in_parts),
+      cmocka_unit_test(words32_sort_like_the_reference),
   };
+  setenv("SHLO_THREADS", "4", 1); /* before the pool's first use */
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

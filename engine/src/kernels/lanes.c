@@ -29,7 +29,29 @@ bool shlo__lanes_init(shlo_lanes *l, const shlo_step *s, int r) {
 
 void shlo__lanes_free(shlo_lanes *l) {
   free(l->buf);
+  free(l->skip);
   l->buf = NULL;
+  l->skip = NULL;
+}
+
+/* Backwards from the last op: an op is needed when it writes a register
+ * live after it, which it then kills before its inputs become live. */
+bool shlo__lanes_only(shlo_lanes *l, const shlo_step *s, int r, int slot) {
+  const shlo_scalar_prog *sp = s->plans[r]->scalar;
+  unsigned char *skip = malloc(sp->n_ops ? (size_t)sp->n_ops : 1);
+  if (!skip) return false;
+  bool live[SHLO_SCALAR_MAX_REGS] = {0};
+  live[slot] = true;
+  for (int k = sp->n_ops - 1; k >= 0; k--) {
+    const shlo_step *st = sp->ops[k];
+    skip[k] = !live[st->out[0]];
+    if (skip[k]) continue;
+    live[st->out[0]] = false;
+    for (int j = 0; j < st->n_in; j++) live[st->in[j]] = true;
+  }
+  free(l->skip);
+  l->skip = skip;
+  return true;
 }
 
 /* count copies of the `size`-byte element at src into dst. */
@@ -88,6 +110,7 @@ void shlo__lanes_run(shlo_lanes *l, const shlo_step *s, int r,
   l->primed = l->keep_inputs;
   for (int i = 0; i < n; i++) l->at[p->arg_slots[i]] = lead[i];
   for (int k = 0; k < sp->n_ops; k++) {
+    if (l->skip && l->skip[k]) continue;
     const shlo_step *st = sp->ops[k];
     const void *x[3] = {0};
     for (int j = 0; j < st->n_in && j < 3; j++) x[j] = l->at[st->in[j]];

@@ -20,12 +20,19 @@ typedef struct shlo_lanes {
   const void *at[SHLO_SCALAR_MAX_REGS]; /* where each register's lanes are */
   bool keep_inputs;  /* no step writes a constant's or argument's register */
   bool primed;       /* constants and captures are in place */
+  unsigned char *skip; /* NULL, or per op of the program: not run */
 } shlo_lanes;
 
 /* Scratch for region r of step s (which must be scalar); false when out
  * of memory.  shlo__lanes_free releases it. */
 bool shlo__lanes_init(shlo_lanes *l, const shlo_step *s, int r);
 void shlo__lanes_free(shlo_lanes *l);
+
+/* From now on run only the ops that register `slot` of region r depends
+ * on (a sort's key needs half of its comparator, not the compare): the
+ * other registers are then not valid after a run.  False when out of
+ * memory (nothing changes). */
+bool shlo__lanes_only(shlo_lanes *l, const shlo_step *s, int r, int slot);
 
 /* Run region r of s on `count` (<= SHLO_LANES) elements: lead[i] points
  * at `count` contiguous elements of block argument i (i < n), captures

@@ -18,14 +18,29 @@
  * slices, by a stable radix sort (radix.h), which gives the same order.
  * A keyed comparator, compare(f(a), f(b)) with one pure f (jnp.sort's
  * -0/NaN canonicalisation), gets its keys f(x) from the region's scalar
- * program run over blocks of elements (lanes.h) and then sorts natively.
- * Other comparators run their region per comparison. */
+ * program run over blocks of elements (lanes.h; only the ops f needs)
+ * and then sorts natively.  4-byte keys (f32 TOTALORDER, si32, ui32)
+ * compared LT or GT in long slices become 32-bit words in ascending
+ * unsigned order, made in parts on the pool, and sort by radix (also in
+ * parts): one operand whose keys are its own bits (a plain compare, or a
+ * keyed one where f(x) == x on the whole slice, as for jnp.sort of data
+ * without -0 and NaN) sorts the bare words and decodes them into the
+ * result; any other one operand of 4 bytes sorts words with its bits
+ * below the key; several operands sort words with the index below the
+ * key and are permuted by it.  Other comparators run their region per
+ * comparison. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/tensor_uninit.h"
 #include "kernels/lanes.h"
 #include "kernels/radix.h"
 #include "kernels/reduce_int.h"
+#include "runtime/pool.h"
+
+/* How a 4-byte key's bits become a word that orders the same way as
+ * unsigned (before flip). */
+typedef enum { CODE_NONE, CODE_U32, CODE_S32, CODE_F32T } key_code;
 
 typedef struct sort_params {
   int n;
@@ -43,6 +58,11 @@ typedef struct sort_params {
   bool keyed;
   int key_slot;               /* register of f(a_k) in the scalar program */
   size_t key_size;
+  /* 4-byte keys compared LT or GT (f32 TOTALORDER, si32, ui32): their
+   * bits map to 32-bit words in ascending unsigned order (key_code), and
+   * long slices sort those by radix. */
+  key_code code;
+  uint32_t flip;              /* GT: every word inverted */
 } sort_params;
 
 typedef struct sort_pair {
@@ -178,6 +198,11 @@ static void gsort(gsort_ctx *c, int64_t *a, int64_t *tmp, int64_t n) {
 
 /* ---- the kernel ---- */
 
+/* Most parts a long slice's keys are made in on the pool, and the least
+ * elements a part is worth having. */
+#define SORT_PARTS 16
+#define SORT_PART_MIN ((int64_t)1 << 16)
+
 /* What one run of k_sort works with. */
 typedef struct sort_run {
   const shlo_step *s;
@@ -189,14 +214,20 @@ typedef struct sort_run {
   int64_t *perm;     /* the order of one slice, then as much scratch */
   sort_pair *pairs;  /* native comparator: keys of one slice, and scratch */
   uint64_t *words;   /* radix_applies: keys and indices, and scratch */
-  int64_t *counts;   /* with words: the radix sort's table */
+  uint32_t *k32;     /* radix32_applies: 32-bit key words, and scratch */
   msort_fn ms;       /* native comparator: the merge sort */
   shlo_key *keys;    /* native comparator: the keys of one slice */
-  shlo_lanes lanes;  /* keyed comparator: its key program over lanes */
-  char *gather;      /* keyed, strided slices: operands' lanes gathered */
-  shlo_value *perm_t, *words_t, *keys_t; /* the tensors scratch lives in */
-  bool lanes_ready, call_ready;
+  /* keyed comparator: its key program over lanes, one per part of a
+   * slice whose keys are made on the pool (SORT_PARTS) */
+  shlo_lanes lanes[SORT_PARTS];
+  int n_lanes;       /* how many are set up */
+  int parts;         /* how many a slice's keys are made in */
+  char *gather;      /* keyed, strided slices: operands' lanes gathered,
+                      * GATHER_BYTES per part */
+  shlo_value *perm_t, *words_t, *keys_t, *k32_t; /* where scratch lives */
+  bool call_ready;
   gsort_ctx *gc;     /* comparator region */
+  shlo_exec *ex;
 } sort_run;
 
 /* Set up gc to apply the comparator region of s to pairs of elements
@@ -232,26 +263,40 @@ static void plain_keys(const sort_run *r, int64_t base, shlo_key *keys) {
 /* The same for a keyed comparator: the region's scalar program runs on
  * SHLO_LANES elements at a time (lanes.h), both arguments of each pair
  * being the element itself, and its key register gives the keys.  A
- * strided slice is gathered into r->gather first. */
+ * strided slice is gathered into r->gather first.  keyed_block runs the
+ * block of cnt elements from i0 and returns the keys' register, *own the
+ * key operand's elements (contiguous). */
+#define GATHER_BYTES(p) ((size_t)(p)->n * SHLO_LANES * 16)
+
+static const char *keyed_block(sort_run *r, int part, int64_t base,
+                               int64_t i0, int64_t cnt, const void **own) {
+  const sort_params *p = r->p;
+  shlo_lanes *l = &r->lanes[part];
+  const void *lead[2 * SHLO_RB_MAX_N];
+  for (int k = 0; k < p->n; k++) {
+    size_t e = r->esz[k];
+    const char *src =
+        (const char *)r->in[k]->data + (size_t)(base + i0 * r->sd) * e;
+    if (r->sd != 1) {
+      char *g = r->gather + part * GATHER_BYTES(p) +
+                (size_t)k * SHLO_LANES * 16;
+      for (int64_t j = 0; j < cnt; j++)
+        memcpy(g + (size_t)j * e, src + (size_t)(j * r->sd) * e, e);
+      src = g;
+    }
+    lead[2 * k] = lead[2 * k + 1] = src;
+  }
+  shlo__lanes_run(l, r->s, 0, r->in, lead, 2 * p->n, cnt);
+  *own = lead[2 * p->cmp.arg_pair];
+  return l->at[p->key_slot];
+}
+
 static void keyed_keys(sort_run *r, int64_t base, shlo_key *keys) {
   const sort_params *p = r->p;
   for (int64_t i0 = 0; i0 < r->len; i0 += SHLO_LANES) {
     int64_t cnt = r->len - i0 < SHLO_LANES ? r->len - i0 : SHLO_LANES;
-    const void *lead[2 * SHLO_RB_MAX_N];
-    for (int k = 0; k < p->n; k++) {
-      size_t e = r->esz[k];
-      const char *src =
-          (const char *)r->in[k]->data + (size_t)(base + i0 * r->sd) * e;
-      if (r->sd != 1) {
-        char *g = r->gather + (size_t)k * SHLO_LANES * 16;
-        for (int64_t j = 0; j < cnt; j++)
-          memcpy(g + (size_t)j * e, src + (size_t)(j * r->sd) * e, e);
-        src = g;
-      }
-      lead[2 * k] = lead[2 * k + 1] = src;
-    }
-    shlo__lanes_run(&r->lanes, r->s, 0, r->in, lead, 2 * p->n, cnt);
-    const char *kv = r->lanes.at[p->key_slot];
+    const void *own;
+    const char *kv = keyed_block(r, 0, base, i0, cnt, &own);
     for (int64_t j = 0; j < cnt; j++)
       keys[i0 + j] = shlo__rb_key(&p->cmp, kv + (size_t)j * p->key_size);
   }
@@ -298,8 +343,8 @@ static bool radix_order(sort_run *r, int64_t base) {
   if (ib + kb > 64) return false;
   for (int64_t i = 0; i < len; i++) /* ib >= 9: len >= SORT_RADIX_MIN */
     w[i] = (w[i] - lo) << ib | (uint64_t)i;
-  const uint64_t *sorted =
-      shlo__radix_sort(w, w + len, len, ib, ib + kb, r->counts);
+  const uint64_t *sorted = shlo__radix_sort(w, w + len, len, ib, ib + kb);
+  if (!sorted) return false; /* out of memory: the merge sort needs none */
   uint64_t mask = (1ull << ib) - 1;
   for (int64_t i = 0; i < len; i++) r->perm[i] = (int64_t)(sorted[i] & mask);
   return true;
@@ -344,6 +389,175 @@ static void sort_permute_slice(const sort_run *r, int64_t base) {
   }
 }
 
+/* Scratch of `bytes` as a tensor: counted against the execution's memory
+ * limit, and its pages recycled from one run to the next.  Not zeroed:
+ * every use writes before it reads. */
+static void *scratch_new(shlo_value **holder, size_t bytes) {
+  int64_t n = (int64_t)bytes;
+  *holder = shlo__tensor_new_uninit(SHLO_UI8, 1, &n);
+  return *holder ? (*holder)->data : NULL;
+}
+
+/* ---- 32-bit key words ---- */
+
+/* Slices this long with 4-byte keys sort by radix on 32-bit words (and
+ * index words, when an index is needed, have room for the index). */
+static bool radix32_applies(const sort_params *p, int64_t len) {
+  return p->code != CODE_NONE && radix_applies(p, len) &&
+         len <= ((int64_t)1 << 32);
+}
+
+/* The loop of code_words for one key code, element stride ST. */
+#define CODE_LOOP(ST, EXPR)                                                 \
+  for (int64_t i = 0; i < n; i++) {                                         \
+    uint32_t b = s[i * (ST)];                                               \
+    d[i] = (EXPR) ^ flip;                                                   \
+  }
+#define CODE_BY_STRIDE(EXPR)                                                \
+  if (st == 1) {                                                            \
+    CODE_LOOP(1, EXPR)                                                      \
+  } else {                                                                  \
+    CODE_LOOP(st, EXPR)                                                     \
+  }
+
+/* d[i] = the word of the key bits s[i * st], for i < n.  A TOTALORDER
+ * f32 key turns negatives around (~b) and lifts positives above them
+ * (b with the sign bit set): unsigned order, NaNs at both ends. */
+static void code_words(key_code c, uint32_t flip, const uint32_t *s,
+                       int64_t st, uint32_t *d, int64_t n) {
+  switch (c) {
+  case CODE_S32:
+    CODE_BY_STRIDE(b ^ 0x80000000u)
+    break;
+  case CODE_F32T:
+    CODE_BY_STRIDE(b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u))
+    break;
+  default:
+    CODE_BY_STRIDE(b)
+    break;
+  }
+}
+
+/* d[i * st] = the key bits of word w[i], for i < n: code_words undone. */
+static void code_bits(key_code c, uint32_t flip, const uint32_t *w,
+                      uint32_t *d, int64_t st, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u = w[i] ^ flip;
+    switch (c) {
+    case CODE_S32: u ^= 0x80000000u; break;
+    case CODE_F32T: u ^= ~(uint32_t)((int32_t)u >> 31) | 0x80000000u; break;
+    default: break;
+    }
+    d[i * st] = u;
+  }
+}
+
+typedef struct words_job {
+  sort_run *r;
+  int64_t base, chunk; /* part t: elements [t * chunk, (t + 1) * chunk) */
+  uint32_t *k;
+  bool exact[SORT_PARTS];
+} words_job;
+
+static void words_parts(void *ctx, int64_t t0, int64_t t1) {
+  words_job *j = ctx;
+  sort_run *r = j->r;
+  const sort_params *p = r->p;
+  int kk = p->cmp.arg_pair;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t lo = t * j->chunk, hi = lo + j->chunk < r->len ? lo + j->chunk
+                                                           : r->len;
+    if (!p->keyed) {
+      code_words(p->code, p->flip,
+                 (const uint32_t *)r->in[kk]->data + j->base + lo * r->sd,
+                 r->sd, j->k + lo, hi - lo);
+      j->exact[t] = true;
+      continue;
+    }
+    bool exact = r->esz[kk] == 4;
+    for (int64_t i0 = lo; i0 < hi; i0 += SHLO_LANES) {
+      int64_t cnt = hi - i0 < SHLO_LANES ? hi - i0 : SHLO_LANES;
+      const void *own;
+      const uint32_t *kv =
+          (const uint32_t *)keyed_block(r, (int)t, j->base, i0, cnt, &own);
+      code_words(p->code, p->flip, kv, 1, j->k + i0, cnt);
+      if (exact) exact = !memcmp(kv, own, (size_t)cnt * 4);
+    }
+    j->exact[t] = exact;
+  }
+}
+
+/* k[0..len) = the words of the keys of the slice at base, made in
+ * r->parts parts on the pool.  Returns whether every key's bits are its
+ * own element's: always for a plain comparator, and for a keyed one when
+ * f(x) is x bit for bit on every element of the slice (jnp.sort's
+ * canonicalisation, on data without -0 or NaN). */
+static bool slice_words(sort_run *r, int64_t base, uint32_t *k) {
+  int64_t per = (r->len + r->parts - 1) / r->parts;
+  words_job j = {.r = r, .base = base, .k = k,
+                 .chunk = (per + SHLO_LANES - 1) / SHLO_LANES * SHLO_LANES};
+  int64_t parts = (r->len + j.chunk - 1) / j.chunk;
+  shlo__parallel_for(parts, 1, words_parts, &j);
+  bool exact = true;
+  for (int64_t t = 0; t < parts; t++) exact = exact && j.exact[t];
+  return exact;
+}
+
+/* Scratch the first slice that needs it takes: index words and perm. */
+static bool radix32_scratch(sort_run *r) {
+  size_t len = (size_t)r->len;
+  if (!r->words) r->words = scratch_new(&r->words_t, len * 2 * 8);
+  if (!r->perm) r->perm = scratch_new(&r->perm_t, len * sizeof *r->perm);
+  return r->words && r->perm;
+}
+
+/* Sort the slice at base on 32-bit key words.  One operand whose keys
+ * are its elements' bits: the sorted words are the result (equal words
+ * are equal elements, so stability holds trivially).  One 4-byte operand
+ * otherwise: each word carries its element's bits below it.  Else each
+ * carries its index, and the operands are permuted by it. */
+static shlo_status radix32_slice(sort_run *r, int64_t base) {
+  const sort_params *p = r->p;
+  int64_t len = r->len, sd = r->sd;
+  uint32_t *k = r->k32;
+  bool exact = slice_words(r, base, k);
+  if (p->n == 1 && exact) {
+    const uint32_t *w = shlo__radix_sort32(k, k + len, len, 0, 32);
+    if (!w) return shlo__exec_fail(r->ex, r->s, SHLO_ENOMEM, "out of memory");
+    code_bits(p->code, p->flip, w, (uint32_t *)r->out[0]->data + base, sd,
+              len);
+    return SHLO_OK;
+  }
+  if (!radix32_scratch(r))
+    return shlo__exec_fail(r->ex, r->s, SHLO_ENOMEM, "out of memory");
+  uint64_t *w = r->words;
+  bool own = p->n == 1 && r->esz[0] == 4;
+  int lo = own ? 32 : bit_width((uint64_t)len - 1); /* <= 32 */
+  const uint32_t *x = own ? (const uint32_t *)r->in[0]->data + base : NULL;
+  for (int64_t i = 0; i < len; i++)
+    w[i] = (uint64_t)k[i] << lo | (own ? x[i * sd] : (uint64_t)i);
+  const uint64_t *sorted = shlo__radix_sort(w, w + len, len, lo, lo + 32);
+  if (!sorted)
+    return shlo__exec_fail(r->ex, r->s, SHLO_ENOMEM, "out of memory");
+  if (own) {
+    uint32_t *o = (uint32_t *)r->out[0]->data + base;
+    for (int64_t i = 0; i < len; i++) o[i * sd] = (uint32_t)sorted[i];
+    return SHLO_OK;
+  }
+  uint64_t mask = (1ull << lo) - 1;
+  for (int64_t i = 0; i < len; i++) r->perm[i] = (int64_t)(sorted[i] & mask);
+  sort_permute_slice(r, base);
+  return SHLO_OK;
+}
+
+/* Sort the slice at base, every operand. */
+static shlo_status sort_slice(sort_run *r, int64_t base) {
+  if (r->k32) return radix32_slice(r, base);
+  shlo_status st = sort_slice_order(r, base);
+  if (!st) sort_permute_slice(r, base);
+  return st;
+}
+
 /* Sort every slice along the dimension, checking for a stop now and then. */
 static shlo_status sort_slices(const shlo_step *s, sort_run *r,
                                shlo_exec *ex) {
@@ -354,9 +568,8 @@ static shlo_status sort_slices(const shlo_step *s, sort_run *r,
   for (int64_t sl = 0; sl < slices; sl++) {
     if ((sl & 255) == 255 && shlo__exec_should_stop(ex))
       return shlo__rb_stopped(s, ex);
-    shlo_status st = sort_slice_order(r, base);
+    shlo_status st = sort_slice(r, base);
     if (st) return st;
-    sort_permute_slice(r, base);
     /* next slice: odometer over every dimension but the sorted one */
     for (int d = p->rank - 1; d >= 0; d--) {
       if (d == p->dim) continue;
@@ -369,19 +582,34 @@ static shlo_status sort_slices(const shlo_step *s, sort_run *r,
   return SHLO_OK;
 }
 
-/* Scratch of `bytes` as a tensor: counted against the execution's memory
- * limit, and its pages recycled from one run to the next. */
-static void *scratch_new(shlo_value **holder, size_t bytes) {
-  int64_t n = (int64_t)bytes;
-  *holder = shlo_tensor_new(SHLO_UI8, 1, &n);
-  return *holder ? (*holder)->data : NULL;
-}
-
 /* The scratch a run needs, by the path it takes; false when out of
  * memory (sort_run_free releases what was had). */
 static bool sort_run_alloc(sort_run *r) {
   const sort_params *p = r->p;
   int64_t len = r->len;
+  r->parts = 1;
+  if (radix32_applies(p, len)) {
+    int64_t most = len / SORT_PART_MIN, threads = shlo__pool_threads();
+    most = most < threads ? most : threads;
+    r->parts = most < 1 ? 1 : most > SORT_PARTS ? SORT_PARTS : (int)most;
+  }
+  bool keyed_ok = true;
+  if (p->keyed) {
+    while (r->n_lanes < r->parts &&
+           shlo__lanes_init(&r->lanes[r->n_lanes], r->s, 0)) {
+      if (!shlo__lanes_only(&r->lanes[r->n_lanes], r->s, 0, p->key_slot)) {
+        shlo__lanes_free(&r->lanes[r->n_lanes]);
+        break;
+      }
+      r->n_lanes++;
+    }
+    r->gather = malloc((size_t)r->parts * GATHER_BYTES(p));
+    keyed_ok = r->n_lanes == r->parts && r->gather;
+  }
+  if (radix32_applies(p, len)) { /* the rest comes when a slice needs it */
+    r->k32 = scratch_new(&r->k32_t, (size_t)len * 2 * sizeof *r->k32);
+    return keyed_ok && r->k32;
+  }
   r->perm = scratch_new(&r->perm_t, (size_t)len * 2 * sizeof *r->perm);
   bool radix = radix_applies(p, len);
   /* the merge sort's pairs stay for keys too wide to pack with an index */
@@ -391,40 +619,51 @@ static bool sort_run_alloc(sort_run *r) {
   r->words = radix ? scratch_new(&r->words_t,
                                  (size_t)len * 2 * sizeof *r->words)
                    : NULL;
-  r->counts = radix ? malloc(SHLO_RADIX_COUNTS * sizeof *r->counts) : NULL;
   r->gc = p->cmp.ok ? NULL : calloc(1, sizeof *r->gc);
-  bool keyed_ok = true;
-  if (p->keyed) {
-    r->lanes_ready = shlo__lanes_init(&r->lanes, r->s, 0);
-    r->gather = malloc((size_t)p->n * SHLO_LANES * 16);
-    keyed_ok = r->lanes_ready && r->gather;
-  }
-  return r->perm && keyed_ok && (!radix || (r->words && r->counts)) &&
+  return r->perm && keyed_ok && (!radix || r->words) &&
          (p->cmp.ok ? r->pairs && r->keys : r->gc != NULL);
 }
 
 static void sort_run_free(sort_run *r) {
   if (r->call_ready) shlo__rb_call_free(&r->gc->call);
-  if (r->lanes_ready) shlo__lanes_free(&r->lanes);
+  for (int i = 0; i < r->n_lanes; i++) shlo__lanes_free(&r->lanes[i]);
   free(r->gather);
   free(r->gc);
   free(r->pairs);
   if (r->keys_t) shlo_value_unref(r->keys_t);
-  free(r->counts);
+  if (r->k32_t) shlo_value_unref(r->k32_t);
   if (r->words_t) shlo_value_unref(r->words_t);
   if (r->perm_t) shlo_value_unref(r->perm_t);
+}
+
+/* The results, not zeroed: every path writes each of their elements
+ * (quantized types, rare here, take the public constructor). */
+static shlo_status sort_new_results(const shlo_step *s, shlo_value **out,
+                                    shlo_exec *ex) {
+  const sort_params *p = s->params;
+  for (int k = 0; k < p->n; k++) {
+    const shlo_type *t = p->out_type[k];
+    out[k] = t->quant ? shlo_tensor_new_like(t)
+                      : shlo__tensor_new_uninit(t->elem, t->rank, t->dims);
+    if (!out[k]) {
+      shlo__rb_unref_n(out, k);
+      return shlo__exec_fail(ex, s, SHLO_ENOMEM,
+                            "out of memory allocating the result");
+    }
+  }
+  return SHLO_OK;
 }
 
 static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
                           shlo_value **out, shlo_exec *ex) {
   const sort_params *p = s->params;
   int n = p->n;
-  shlo_status st = shlo__rb_new_results(s, p->out_type, n, out, ex);
+  shlo_status st = sort_new_results(s, out, ex);
   if (st) return st;
   int64_t len = p->dims[p->dim];
   if (len == 0 || p->numel == 0) return SHLO_OK;
   sort_run r = {.s = s, .p = p, .in = in, .out = out, .len = len,
-                .sd = p->str[p->dim]};
+                .sd = p->str[p->dim], .ex = ex};
   for (int k = 0; k < n; k++) r.esz[k] = shlo_elem_size(p->et[k]);
   if (!sort_run_alloc(&r)) {
     st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
@@ -542,6 +781,19 @@ static void match_keyed(shlo_compiler *cc, const shlo_op *op,
     }
 }
 
+/* The 32-bit word code of a comparator's keys, CODE_NONE where radix32
+ * does not apply (other types, IEEE float order, LE/GE). */
+static key_code key_code_of(const shlo_rb_compare *c) {
+  if (!c->ok || (c->dir != SHLO_DIR_LT && c->dir != SHLO_DIR_GT))
+    return CODE_NONE;
+  switch (c->et) {
+  case SHLO_F32: return c->total ? CODE_F32T : CODE_NONE;
+  case SHLO_SI32: return CODE_S32;
+  case SHLO_UI32: return CODE_U32;
+  default: return CODE_NONE;
+  }
+}
+
 shlo_status shlo__compile_sort(shlo_compiler *cc, const shlo_op *op,
                               shlo_step *step) {
   int n = op->n_operands;
@@ -611,6 +863,8 @@ shlo_status shlo__compile_sort(shlo_compiler *cc, const shlo_op *op,
     memset(&p->cmp, 0, sizeof p->cmp);
     match_keyed(cc, op, step, p);
   }
+  p->code = key_code_of(&p->cmp);
+  p->flip = p->cmp.dir == SHLO_DIR_GT ? UINT32_MAX : 0;
   step->fn = k_sort;
   return SHLO_OK;
 }
