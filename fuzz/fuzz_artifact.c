@@ -4,6 +4,7 @@
  * writing it at the newest version and reading that back must give the
  * same printed module, or the writer and reader disagree (a finding). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,10 +32,16 @@ static void check_round_trip(const shlo_module *m) {
   shlo_diag_clear(&d);
   if (shlo_write_artifact(m, NULL, &bytes, &len, &d) != SHLO_OK) return;
   shlo_module *back = NULL;
-  if (shlo_read_artifact(bytes, len, "fuzz-rewrite", &back, NULL, &d))
-    __builtin_trap(); /* the reader refuses what the writer wrote */
+  if (shlo_read_artifact(bytes, len, "fuzz-rewrite", &back, NULL, &d)) {
+    fprintf(stderr, "the reader refuses what the writer wrote: %s\n",
+            d.message);
+    __builtin_trap();
+  }
   char *a = shlo_module_print(m), *b = shlo_module_print(back);
-  if (a && b && strcmp(a, b) != 0) __builtin_trap();
+  if (a && b && strcmp(a, b) != 0) {
+    fprintf(stderr, "written:\n%s\nread back:\n%s\n", a, b);
+    __builtin_trap();
+  }
   free(a);
   free(b);
   shlo_module_free(back);

@@ -245,6 +245,14 @@ static void test_refusals_name_op_and_version(void **state) {
       "  func.return %0 : tensor<2x4xf32>\n}\n",
       "1.0.0", "attribute operand_batching_dims does not exist in "
                "vhlo.gather_v1");
+  /* An op whose VHLO form has no attributes (found by fuzzing: the
+   * attribute used to be dropped, so the module read back differed). */
+  expect_refused("func.func @main(%a: tensor<2xi1>) -> tensor<2xi1> {\n"
+                 "  %0 = \"stablehlo.not\"(%a) {scatter_dimension = 0 : i64} "
+                 ": (tensor<2xi1>) -> tensor<2xi1>\n"
+                 "  func.return %0 : tensor<2xi1>\n}\n",
+                 NULL, "attribute scatter_dimension does not exist in "
+                       "vhlo.not_v1");
   expect_refused("func.func @main() {\n  func.return\n}\n", "0.9.0",
                  "shlo writes 1.0.0 through");
   expect_refused("func.func @main() {\n  func.return\n}\n", "1.99.0",

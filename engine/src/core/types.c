@@ -135,8 +135,9 @@ static void format_quant(const shlo_quant *q, char *buf, size_t cap,
   int64_t lo = 0, hi = 0;
   int bits = shlo_elem_bits(q->storage);
   if (shlo_elem_class_of(q->storage) == SHLO_CLASS_SINT) {
-    lo = -((int64_t)1 << (bits - 1));
-    hi = ((int64_t)1 << (bits - 1)) - 1;
+    /* 1 << 63 overflows int64_t: i64 storage takes the type's own range. */
+    lo = bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+    hi = bits >= 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
   } else {
     hi = bits >= 64 ? INT64_MAX : (((int64_t)1 << bits) - 1);
   }

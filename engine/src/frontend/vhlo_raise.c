@@ -1015,7 +1015,13 @@ static void write_op(raiser *r, bw_buf *ir, const shlo_op *op) {
       bw_fail(&r->w, SHLO_EUNSUPPORTED, "%s has no VHLO form", op->name);
     }
     name = bw_opname(&r->w, "vhlo", def->name, true);
-    if (*def->attrs) props = op_props(r, op, base, def);
+    /* An op whose VHLO form has no attributes still goes through
+     * op_props when it carries some of its own, so that they are refused
+     * by name rather than dropped. */
+    bool own_attrs = false;
+    for (int i = 0; i < op->n_attrs && !own_attrs; i++)
+      own_attrs = !discardable(op->attrs[i].name);
+    if (*def->attrs || own_attrs) props = op_props(r, op, base, def);
     attrs = op_dict(r, op);
   } else {
     const char *dot = strchr(op->name, '.');
