@@ -31,6 +31,7 @@
 
 #include "compile/fuse.h"
 #include "core/tensor_uninit.h"
+#include "kernels/multiversion.h"
 #include "kernels/reduce_int.h"
 #include "ops/ops.h"
 #include "runtime/exec.h"
@@ -45,6 +46,9 @@
 #define FUSE_MAX_MEMBERS 64
 #define ROWS_MAX_COLS (1 << 16) /* longer rows: scratch would leave cache */
 #define ROWS_LOOKAHEAD 64   /* steps searched for a reduce to group around */
+#define ROWS_L1_ELEMS 1024  /* elements of a value per block, when rows
+                               can be folded one at a time */
+#define ROWS_APART_MIN_COLS 64 /* shorter rows: per-call costs would show */
 
 /* Rows groups: which elements of a value a member works on, and how far
  * an external operand advances from one block of rows to the next. */
@@ -73,7 +77,15 @@ typedef struct member {
   int adv[3];     /* per external operand: ADV_* */
   const shlo_rb_native *fold; /* a reduce of the last dimension */
   bool rel;       /* a broadcast of a row member (block-relative) */
+  int inv;        /* INV_*: the same in every block of rows */
 } member;
+
+/* Rows group members whose value over a block of rows is the same for
+ * every block (broadcasts of values from outside along the rows, and what
+ * is computed from them alone): computed once per worker (INV_ONCE), or,
+ * when a block is one row and the member is a broadcast that copies its
+ * operand's row, read in place (INV_ALIAS). */
+enum { INV_NO, INV_ONCE, INV_ALIAS };
 
 typedef struct output {
   shlo_elem_type elem;
@@ -91,6 +103,7 @@ typedef struct fused {
   int64_t numel;
   int64_t rows, cols; /* a rows group: F is rows x cols; 0 for a run */
   int64_t block;      /* rows group: rows per pass */
+  size_t scratch_esz; /* rows group: the largest member element size */
 } fused;
 
 static void fused_free(void *p) {
@@ -104,7 +117,7 @@ static void fused_free(void *p) {
 }
 
 /* Copy one element value `n` times (a run along a broadcast dimension). */
-static void splat_run(char *dst, const char *src, int64_t n, size_t esz) {
+SHLO_CLONES static void splat_run(char *dst, const char *src, int64_t n, size_t esz) {
   switch (esz) {
   case 4: {
     uint32_t v;
@@ -245,8 +258,9 @@ static void rows_member(const fused_run *r, const member *m, char *const *val,
 static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   fused_run *r = ctx;
   const fused *f = r->f;
-  size_t per = (size_t)(f->block * f->cols) * SCRATCH_ELEM;
-  char *scratch = malloc((size_t)f->n_members * per);
+  /* each member's scratch on its own cache lines */
+  size_t per = ((size_t)(f->block * f->cols) * f->scratch_esz + 63) & ~(size_t)63;
+  char *scratch = aligned_alloc(64, (size_t)f->n_members * per);
   char **val = malloc((size_t)f->n_members * sizeof *val);
   if (!scratch || !val) {
     free(scratch);
@@ -258,6 +272,11 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
     int64_t nr = hi - r0 < f->block ? hi - r0 : f->block;
     for (int k = 0; k < f->n_members; k++) {
       const member *m = &f->m[k];
+      if (m->inv != INV_NO && r0 != lo) continue; /* val[k] stands */
+      if (m->inv == INV_ALIAS) {
+        val[k] = r->in[m->ref[0]]->data;
+        continue;
+      }
       int64_t b = m->dom == DOM_FULL ? r0 * f->cols : r0;
       char *d = m->out >= 0 ? (char *)r->out[m->out]->data + (size_t)b * m->esz
                             : scratch + (size_t)k * per;
@@ -281,7 +300,8 @@ static shlo_status k_fused(const shlo_step *s, shlo_value *const *in,
   }
   fused_run r = {f, in, out, 0};
   if (f->cols) {
-    int64_t grain = FUSE_GRAIN / f->cols;
+    /* whole blocks per chunk */
+    int64_t grain = FUSE_GRAIN / f->cols / f->block * f->block;
     shlo__parallel_for(f->rows, grain > f->block ? grain : f->block,
                        rows_chunk, &r);
   } else {
@@ -446,6 +466,43 @@ static int rows_group_end(const shlo_plan *p, int i,
   return j;
 }
 
+/* Rows per block, when the group's reductions fold `side` rows side by
+ * side (shlo_rb_native.side).  When they fold one row at a time, few
+ * enough that each member's values over a block stay in L1; otherwise a
+ * multiple of `side` when rows are short enough. */
+static int64_t rows_block(int64_t cols, int side) {
+  if (side == 1 && cols >= ROWS_APART_MIN_COLS)
+    return ROWS_L1_ELEMS / cols > 1 ? ROWS_L1_ELEMS / cols : 1;
+  int64_t block = FUSE_CHUNK / cols;
+  if (block >= side) return block / side * side;
+  if (side * cols <= 8 * FUSE_CHUNK) return side;
+  if (block < 4) block = 4 * cols <= 2 * FUSE_CHUNK ? 4 : 1;
+  return block;
+}
+
+/* INV_* of member k of rows group f (block, adv and rel already set):
+ * see the enum.  A result of the group is written block by block, so it
+ * is never invariant. */
+static int rows_invariant(const fused *f, int k) {
+  const member *m = &f->m[k];
+  if (m->out >= 0 || m->fold || m->rel) return INV_NO;
+  if (m->bcast) {
+    /* zero strides along every dimension of F but the last */
+    int lead = m->dom == DOM_FULL ? m->map.rank - 1 : m->map.rank;
+    for (int d = 0; d < lead; d++)
+      if (m->map.src_stride[d]) return INV_NO;
+    bool copies_row = m->dom == DOM_FULL && m->map.rank > 0 &&
+                      m->map.src_stride[m->map.rank - 1] == 1;
+    return copies_row && f->block == 1 ? INV_ALIAS : INV_ONCE;
+  }
+  for (int i = 0; i < m->n_in; i++) {
+    int ref = m->ref[i];
+    if (ref < 0 ? f->m[-ref - 1].inv == INV_NO : m->adv[i] != ADV_NONE)
+      return INV_NO;
+  }
+  return INV_ONCE;
+}
+
 /* Rows group fields of f's members (steps first.. of p, already described
  * as a run by fuse_member). */
 static void rows_describe(const shlo_plan *p, int first, fused *f,
@@ -453,12 +510,8 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
                           const shlo_type *F) {
   f->cols = F->dims[F->rank - 1];
   f->rows = shlo_type_numel(F) / f->cols;
-  /* at least 8 rows when they are short enough: fold_rows folds 8 side
-   * by side */
-  int64_t block = FUSE_CHUNK / f->cols;
-  if (block < 8) block = 8 * f->cols <= 4 * FUSE_CHUNK ? 8 : block;
-  if (block < 4) block = 4 * f->cols <= 2 * FUSE_CHUNK ? 4 : 1;
-  f->block = block > 0 ? block : 1;
+  f->scratch_esz = 1;
+  int side = 1; /* rows the reductions fold side by side */
   for (int e = 0; e < fs->n_in; e++)
     f->ext_esz[e] = shlo_elem_size(types[fs->in[e]]->elem);
   for (int k = 0; k < f->n_members; k++) {
@@ -467,6 +520,8 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
     m->dom = slot_dom(types, s->out[0], F);
     m->fold = shlo__reduce_row_fold(s);
     if (m->fold) m->bcast = false;
+    if (m->fold && m->fold->side > side) side = m->fold->side;
+    if (m->esz > f->scratch_esz) f->scratch_esz = m->esz;
     m->rel = m->bcast && made_by_member(p, first, first + k, s->in[0]);
     for (int i = 0; i < m->n_in; i++) {
       int d = slot_dom(types, s->in[i], F);
@@ -476,6 +531,9 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
                                                       : ADV_NONE;
     }
   }
+  f->block = rows_block(f->cols, side);
+  for (int k = 0; k < f->n_members; k++)
+    f->m[k].inv = rows_invariant(f, k);
 }
 
 /* Per-slot lookups that keep fusion linear in the plan's size.  last_read
