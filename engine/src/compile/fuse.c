@@ -536,6 +536,21 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
     f->m[k].inv = rows_invariant(f, k);
 }
 
+/* --explain's account of a rows group: rows per block, and how many
+ * members are computed once per worker or read in place (INV_*). */
+static void rows_label(const fused *f, char *buf, size_t cap) {
+  int once = 0, alias = 0;
+  for (int k = 0; k < f->n_members; k++) {
+    once += f->m[k].inv == INV_ONCE;
+    alias += f->m[k].inv == INV_ALIAS;
+  }
+  size_t len = strlen(buf);
+  snprintf(buf + len, cap - len,
+           " [blocks of %lld row%s; %d member%s once, %d read in place]",
+           (long long)f->block, f->block == 1 ? "" : "s", once,
+           once == 1 ? "" : "s", alias);
+}
+
 /* Per-slot lookups that keep fusion linear in the plan's size.  last_read
  * holds, for each slot, the last step that reads it (INT_MAX for a
  * result); member_of and ext_of map a slot to its writer in the run being
@@ -637,7 +652,10 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
   f->n_members = n;
   f->n_ext = fs.n_in;
   f->n_out = fs.n_out;
-  if (F) rows_describe(p, first, f, &fs, types, F);
+  if (F) {
+    rows_describe(p, first, f, &fs, types, F);
+    rows_label(f, fs.label, 512);
+  }
   /* The members move into the fused step; their slots stay as they are. */
   for (int k = 0; k < n; k++) {
     f->m[k].step = p->steps[first + k];

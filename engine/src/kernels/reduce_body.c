@@ -245,14 +245,16 @@ static const rb_loops rb_tab[RB_NOPS][FL_COUNT] = {
     RB_ROW_ALL(ADD) RB_ROW_ALL(MUL) RB_ROW_ALL(MAX) RB_ROW_ALL(MIN)
     RB_ROW_INT(AND) RB_ROW_INT(OR) RB_ROW_INT(XOR)};
 
-/* f32 maximum/minimum over a contiguous row in 16 independent lanes (the
- * compiler vectorizes the mask form of float_minmax.h): without NaNs the
+/* f32 maximum/minimum over a contiguous row in 32 independent lanes (the
+ * compiler vectorizes the mask form of float_minmax.h, for each ISA:
+ * multiversion.h; two AVX-512 vectors keep two chains in flight, the
+ * softmax rows of attention are 256 long): without NaNs the
  * result does not depend on the order (max and min are exact, and -0/+0
  * merge by bits in any order), so it is the sequential fold's.  A NaN in
  * the row sends it back to the sequential fold, which finds the first. */
-#define RB_LANES 16
+#define RB_LANES 32
 #define RB_DEF_LANES(NAME, FN, SEQ)                                         \
-  static void NAME(void *acc, const void *src, int64_t n, int64_t stride,   \
+  SHLO_CLONES static void NAME(void *acc, const void *src, int64_t n, int64_t stride,   \
                    const shlo_rb_native *b) {                               \
     const float *x = src;                                                   \
     float a = *(float *)acc;                                                \
@@ -266,7 +268,9 @@ static const rb_loops rb_tab[RB_NOPS][FL_COUNT] = {
     for (; i + RB_LANES <= n; i += RB_LANES)                                \
       for (int j = 0; j < RB_LANES; j++) lane[j] = FN(lane[j], x[i + j]);   \
     for (; i < n; i++) lane[0] = FN(lane[0], x[i]);                         \
-    for (int j = 0; j < RB_LANES; j++) a = FN(a, lane[j]);                  \
+    for (int w = RB_LANES / 2; w > 0; w /= 2) /* pairwise, in vectors */    \
+      for (int j = 0; j < w; j++) lane[j] = FN(lane[j], lane[j + w]);       \
+    a = FN(a, lane[0]);                                                     \
     if (a != a) {                                                           \
       SEQ(acc, src, n, stride, b);                                          \
       return;                                                               \
