@@ -255,33 +255,83 @@ static void rows_member(const fused_run *r, const member *m, char *const *val,
   else m->step.range(&m->step, d, x, n);
 }
 
+/* Whether member m is computed in a block (the first of a worker's
+ * chunk, or a later one). */
+static bool rows_computes(const member *m, bool first) {
+  return m->inv == INV_NO || (first && m->inv == INV_ONCE);
+}
+
+/* Where member k's value over the block of rows at r0 goes: its result
+ * tensor when it is one of the group's results, else its scratch. */
+static char *rows_dest(const fused_run *r, int k, int64_t r0, char *scratch,
+                       size_t per) {
+  const member *m = &r->f->m[k];
+  int64_t b = m->dom == DOM_FULL ? r0 * r->f->cols : r0;
+  return m->out >= 0 ? (char *)r->out[m->out]->data + (size_t)b * m->esz
+                     : scratch + (size_t)k * per;
+}
+
+/* Members [k, e) of the group, none of them a reduction, over the block
+ * of nr rows at r0.  Those of row values (which read only row values)
+ * first, each over the block; then the others one row at a time: each
+ * row's chain of values stays in L1 from the member that makes it to
+ * those that read it, where a member at a time over the whole block
+ * would go through L2.  val[] keeps pointing at each member's block
+ * (later reductions read them); row[] is scratch for the members'
+ * pointers into one row. */
+static void rows_segment(const fused_run *r, int k, int e, char **val,
+                         char **row, int64_t r0, int64_t nr, bool first,
+                         char *scratch, size_t per) {
+  const fused *f = r->f;
+  for (int q = k; q < e; q++) {
+    if (!rows_computes(&f->m[q], first)) continue;
+    val[q] = rows_dest(r, q, r0, scratch, per);
+    if (f->m[q].dom == DOM_ROW) rows_member(r, &f->m[q], val, r0, nr, val[q]);
+  }
+  for (int64_t j = 0; j < nr; j++) {
+    for (int q = 0; q < e; q++) { /* earlier members' values in row j */
+      const member *m = &f->m[q];
+      int64_t off = m->inv == INV_ALIAS ? 0 : m->dom == DOM_FULL ? j * f->cols : j;
+      row[q] = val[q] + (size_t)off * m->esz;
+    }
+    for (int q = k; q < e; q++)
+      if (f->m[q].dom == DOM_FULL && rows_computes(&f->m[q], first))
+        rows_member(r, &f->m[q], row, r0 + j, 1, row[q]);
+  }
+}
+
 static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   fused_run *r = ctx;
   const fused *f = r->f;
   /* each member's scratch on its own cache lines */
   size_t per = ((size_t)(f->block * f->cols) * f->scratch_esz + 63) & ~(size_t)63;
   char *scratch = aligned_alloc(64, (size_t)f->n_members * per);
-  char **val = malloc((size_t)f->n_members * sizeof *val);
+  char **val = malloc((size_t)f->n_members * 2 * sizeof *val);
   if (!scratch || !val) {
     free(scratch);
     free(val);
     atomic_store(&r->failed, 1);
     return;
   }
+  for (int k = 0; k < f->n_members; k++)
+    if (f->m[k].inv == INV_ALIAS) val[k] = r->in[f->m[k].ref[0]]->data;
   for (int64_t r0 = lo; r0 < hi; r0 += f->block) {
     int64_t nr = hi - r0 < f->block ? hi - r0 : f->block;
-    for (int k = 0; k < f->n_members; k++) {
+    for (int k = 0; k < f->n_members;) {
       const member *m = &f->m[k];
-      if (m->inv != INV_NO && r0 != lo) continue; /* val[k] stands */
-      if (m->inv == INV_ALIAS) {
-        val[k] = r->in[m->ref[0]]->data;
+      if (m->fold || nr == 1) { /* one member over the whole block */
+        if (rows_computes(m, r0 == lo)) {
+          val[k] = rows_dest(r, k, r0, scratch, per);
+          rows_member(r, m, val, r0, nr, val[k]);
+        }
+        k++;
         continue;
       }
-      int64_t b = m->dom == DOM_FULL ? r0 * f->cols : r0;
-      char *d = m->out >= 0 ? (char *)r->out[m->out]->data + (size_t)b * m->esz
-                            : scratch + (size_t)k * per;
-      rows_member(r, m, val, r0, nr, d);
-      val[k] = d;
+      int e = k + 1;
+      while (e < f->n_members && !f->m[e].fold) e++;
+      rows_segment(r, k, e, val, val + f->n_members, r0, nr, r0 == lo,
+                   scratch, per);
+      k = e;
     }
   }
   free(val);
