@@ -29,6 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 #include "compile/fuse.h"
 #include "core/tensor_uninit.h"
 #include "kernels/multiversion.h"
@@ -78,6 +82,7 @@ typedef struct member {
   const shlo_rb_native *fold; /* a reduce of the last dimension */
   bool rel;       /* a broadcast of a row member (block-relative) */
   int inv;        /* INV_*: the same in every block of rows */
+  size_t row_bytes; /* from one row of its value to the next */
 } member;
 
 /* Rows group members whose value over a block of rows is the same for
@@ -271,6 +276,30 @@ static char *rows_dest(const fused_run *r, int k, int64_t r0, char *scratch,
                      : scratch + (size_t)k * per;
 }
 
+/* dst[0..n) = src[0..n) with stores that bypass the caches where the
+ * CPU has them (SSE2: every x86-64): a group's results are written once
+ * and read after the whole group, so caching them would only cost a read
+ * of each line before it is overwritten.  rows_chunk fences them. */
+static void stream_copy(char *dst, const char *src, size_t n) {
+#if defined(__x86_64__)
+  size_t i = (16 - ((uintptr_t)dst & 15)) & 15; /* to a 16-byte boundary */
+  if (i > n) i = n;
+  memcpy(dst, src, i);
+  for (; i + 16 <= n; i += 16)
+    _mm_stream_si128((__m128i *)(dst + i),
+                     _mm_loadu_si128((const __m128i *)(src + i)));
+  memcpy(dst + i, src + i, n - i);
+#else
+  memcpy(dst, src, n);
+#endif
+}
+
+/* Whether member m, a result, is made row by row in scratch and streamed
+ * to its result tensor (stream_copy). */
+static bool rows_streams(const member *m) {
+  return m->out >= 0 && m->dom == DOM_FULL;
+}
+
 /* Members [k, e) of the group, none of them a reduction, over the block
  * of nr rows at r0.  Those of row values (which read only row values)
  * first, each over the block; then the others one row at a time: each
@@ -284,19 +313,23 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
                          char *scratch, size_t per) {
   const fused *f = r->f;
   for (int q = k; q < e; q++) {
-    if (!rows_computes(&f->m[q], first)) continue;
-    val[q] = rows_dest(r, q, r0, scratch, per);
-    if (f->m[q].dom == DOM_ROW) rows_member(r, &f->m[q], val, r0, nr, val[q]);
+    const member *m = &f->m[q];
+    if (!rows_computes(m, first)) continue;
+    val[q] = rows_streams(m) ? scratch + (size_t)q * per
+                             : rows_dest(r, q, r0, scratch, per);
+    if (m->dom == DOM_ROW) rows_member(r, m, val, r0, nr, val[q]);
   }
+  for (int q = 0; q < e; q++) row[q] = val[q];
   for (int64_t j = 0; j < nr; j++) {
-    for (int q = 0; q < e; q++) { /* earlier members' values in row j */
+    for (int q = k; q < e; q++) {
       const member *m = &f->m[q];
-      int64_t off = m->inv == INV_ALIAS ? 0 : m->dom == DOM_FULL ? j * f->cols : j;
-      row[q] = val[q] + (size_t)off * m->esz;
+      if (m->dom != DOM_FULL || !rows_computes(m, first)) continue;
+      rows_member(r, m, row, r0 + j, 1, row[q]);
+      if (rows_streams(m))
+        stream_copy(rows_dest(r, q, r0 + j, scratch, per), row[q],
+                    m->row_bytes);
     }
-    for (int q = k; q < e; q++)
-      if (f->m[q].dom == DOM_FULL && rows_computes(&f->m[q], first))
-        rows_member(r, &f->m[q], row, r0 + j, 1, row[q]);
+    for (int q = 0; q < e; q++) row[q] += f->m[q].row_bytes; /* row j + 1 */
   }
 }
 
@@ -334,6 +367,9 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
       k = e;
     }
   }
+#if defined(__x86_64__)
+  _mm_sfence(); /* stream_copy's stores, before the pool's join */
+#endif
   free(val);
   free(scratch);
 }
@@ -582,8 +618,13 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
     }
   }
   f->block = rows_block(f->cols, side);
-  for (int k = 0; k < f->n_members; k++)
-    f->m[k].inv = rows_invariant(f, k);
+  for (int k = 0; k < f->n_members; k++) {
+    member *m = &f->m[k];
+    m->inv = rows_invariant(f, k);
+    m->row_bytes = m->inv == INV_ALIAS  ? 0
+                   : m->dom == DOM_FULL ? (size_t)f->cols * m->esz
+                                        : m->esz;
+  }
 }
 
 /* --explain's account of a rows group: rows per block, and how many
