@@ -335,7 +335,7 @@ static void layernorm_computes_what_every_block_shares_once(void **state) {
       "  %out = stablehlo.add %o, %bb : tensor<50x300xf32>\n"
       "  func.return %out : tensor<50x300xf32>\n}\n",
       /* nb, gb, hb, gh, bb */
-      "[blocks of 16 rows; 5 members once, 0 read in place]");
+      "[blocks of 16 rows; 5 members once, 0 read in place, 0 streamed]");
 }
 
 /* Rows reduced only by maximum fold one at a time, so 1024-long rows go
@@ -363,7 +363,30 @@ static void long_max_rows_read_row_broadcasts_in_place(void **state) {
       "-> tensor<20x1024xf32>\n"
       "  %o = stablehlo.multiply %d, %tb : tensor<20x1024xf32>\n"
       "  func.return %o, %y : tensor<20x1024xf32>, tensor<20x1024xf32>\n}\n",
-      "[blocks of 1 row; 1 member once, 1 read in place]");
+      "[blocks of 1 row; 1 member once, 1 read in place, 0 streamed]");
+}
+
+/* Returned results larger than L2 (520 rows of 1023 f32, so most rows
+ * start off 16-byte boundaries) are made in scratch and streamed out:
+ * the centred rows, which a later member also reads, and their squares.
+ * The row sums, a row value, are written in place. */
+static void big_results_stream_out(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<520x1023xf32>, tensor<520x1023xf32>, "
+      "tensor<520xf32>) {\n"
+      WAVY("520x1023")
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x0 init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<520x1023xf32>, tensor<f32>) -> "
+      "tensor<520xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<520xf32>) "
+      "-> tensor<520x1023xf32>\n"
+      "  %c = stablehlo.subtract %x0, %sb : tensor<520x1023xf32>\n"
+      "  %y = stablehlo.multiply %c, %c : tensor<520x1023xf32>\n"
+      "  func.return %y, %c, %s : tensor<520x1023xf32>, "
+      "tensor<520x1023xf32>, tensor<520xf32>\n}\n",
+      "0 read in place, 2 streamed]");
 }
 
 static void small_tensors_stay_unfused(void **state) {
@@ -391,6 +414,7 @@ int main(void) {
       cmocka_unit_test(rank3_rows_keep_nan_and_signed_zero_rules),
       cmocka_unit_test(layernorm_computes_what_every_block_shares_once),
       cmocka_unit_test(long_max_rows_read_row_broadcasts_in_place),
+      cmocka_unit_test(big_results_stream_out),
       cmocka_unit_test(small_tensors_stay_unfused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,11 +14,16 @@
  * join when they are elementwise over F ("full" values) or over F without
  * its last dimension ("row" values: the reductions' results and what is
  * computed from them), or broadcasts into either, a row value broadcast
- * back along the last dimension among them.  The group runs a few rows at
- * a time, split across the pool by rows: every member over those rows in
- * turn, in scratch that stays in cache, each reduction folding its rows
+ * back along the last dimension among them.  The group runs a block of
+ * rows at a time (as many as the reductions fold side by side, 16 for f32
+ * sums), split across the pool by rows: each reduction folds the block
  * with the reduce kernel's own loop (so results are bit for bit the
- * unfused ones).  Memory sees the group's inputs and results once. */
+ * unfused ones); the other members between two reductions run one row at
+ * a time, so that a row's chain of values stays in L1.  Broadcasts of
+ * outside values along the rows (gamma, beta, scalars) are the same in
+ * every block and are made once per worker, or read in place; returned
+ * results larger than L2 are streamed out past the caches.  Memory sees
+ * the group's inputs and results once. */
 /* -O2 leaves loops that need a remainder scalar: the broadcast fills
  * below are worth vectorizing. */
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
@@ -53,6 +58,7 @@
 #define ROWS_L1_ELEMS 1024  /* elements of a value per block, when rows
                                can be folded one at a time */
 #define ROWS_APART_MIN_COLS 64 /* shorter rows: per-call costs would show */
+#define ROWS_STREAM_MIN_BYTES (2 << 20) /* results bigger than L2 */
 
 /* Rows groups: which elements of a value a member works on, and how far
  * an external operand advances from one block of rows to the next. */
@@ -83,6 +89,7 @@ typedef struct member {
   bool rel;       /* a broadcast of a row member (block-relative) */
   int inv;        /* INV_*: the same in every block of rows */
   size_t row_bytes; /* from one row of its value to the next */
+  bool result;    /* one of the function's results (not read by a step) */
 } member;
 
 /* Rows group members whose value over a block of rows is the same for
@@ -294,10 +301,13 @@ static void stream_copy(char *dst, const char *src, size_t n) {
 #endif
 }
 
-/* Whether member m, a result, is made row by row in scratch and streamed
- * to its result tensor (stream_copy). */
-static bool rows_streams(const member *m) {
-  return m->out >= 0 && m->dom == DOM_FULL;
+/* Whether member m is made row by row in scratch and streamed to its
+ * result tensor (stream_copy): a full-size value that the function
+ * returns, larger than L2.  A value the next steps read is better left
+ * in the caches. */
+static bool rows_streams(const fused *f, const member *m) {
+  return m->out >= 0 && m->result && m->dom == DOM_FULL &&
+         (size_t)(f->rows * f->cols) * m->esz >= ROWS_STREAM_MIN_BYTES;
 }
 
 /* Members [k, e) of the group, none of them a reduction, over the block
@@ -315,7 +325,7 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
   for (int q = k; q < e; q++) {
     const member *m = &f->m[q];
     if (!rows_computes(m, first)) continue;
-    val[q] = rows_streams(m) ? scratch + (size_t)q * per
+    val[q] = rows_streams(f, m) ? scratch + (size_t)q * per
                              : rows_dest(r, q, r0, scratch, per);
     if (m->dom == DOM_ROW) rows_member(r, m, val, r0, nr, val[q]);
   }
@@ -325,7 +335,7 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
       const member *m = &f->m[q];
       if (m->dom != DOM_FULL || !rows_computes(m, first)) continue;
       rows_member(r, m, row, r0 + j, 1, row[q]);
-      if (rows_streams(m))
+      if (rows_streams(f, m))
         stream_copy(rows_dest(r, q, r0 + j, scratch, per), row[q],
                     m->row_bytes);
     }
@@ -627,19 +637,22 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
   }
 }
 
-/* --explain's account of a rows group: rows per block, and how many
- * members are computed once per worker or read in place (INV_*). */
+/* --explain's account of a rows group: rows per block, how many members
+ * are computed once per worker or read in place (INV_*), and how many
+ * results are streamed (rows_streams). */
 static void rows_label(const fused *f, char *buf, size_t cap) {
-  int once = 0, alias = 0;
+  int once = 0, alias = 0, streamed = 0;
   for (int k = 0; k < f->n_members; k++) {
     once += f->m[k].inv == INV_ONCE;
     alias += f->m[k].inv == INV_ALIAS;
+    streamed += rows_streams(f, &f->m[k]);
   }
   size_t len = strlen(buf);
   snprintf(buf + len, cap - len,
-           " [blocks of %lld row%s; %d member%s once, %d read in place]",
+           " [blocks of %lld row%s; %d member%s once, %d read in place, "
+           "%d streamed]",
            (long long)f->block, f->block == 1 ? "" : "s", once,
-           once == 1 ? "" : "s", alias);
+           once == 1 ? "" : "s", alias, streamed);
 }
 
 /* Per-slot lookups that keep fusion linear in the plan's size.  last_read
@@ -699,6 +712,7 @@ static void fuse_member(const shlo_plan *p, int first, int last, int k,
   m->esz = shlo_elem_size(rt->elem);
   m->out = -1;
   if (used_outside(x, last, s->out[0])) {
+    m->result = x->last_read[s->out[0]] == INT_MAX;
     m->out = fs->n_out;
     output *o = &f->outs[fs->n_out];
     o->elem = rt->elem;
