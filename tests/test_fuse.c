@@ -288,6 +288,107 @@ static void rank3_rows_keep_nan_and_signed_zero_rules(void **state) {
       "reduce, reduce, subtract, broadcast_in_dim, multiply)");
 }
 
+/* Layernorm on 50 rows of 300 (f32 sums: blocks of 16 rows, the last
+ * one 2 rows): the broadcasts of the scalars and of gamma and beta along
+ * the rows, and gamma scaled by a scalar, are the same in every block and
+ * computed once; a row-shaped argument broadcast along the columns
+ * (dims = [0]) differs from row to row and is not. */
+static void layernorm_computes_what_every_block_shares_once(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> tensor<50x300xf32> {\n"
+      WAVY("50x300")
+      "  %g = stablehlo.iota dim = 0 : tensor<300xf32>\n"
+      "  %bt = stablehlo.iota dim = 0 : tensor<300xf32>\n"
+      "  %sh = stablehlo.iota dim = 0 : tensor<50xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %n = stablehlo.constant dense<300.0> : tensor<f32>\n"
+      "  %half = stablehlo.constant dense<0.5> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x0 init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<50x300xf32>, tensor<f32>) -> "
+      "tensor<50xf32>\n"
+      "  %nb = stablehlo.broadcast_in_dim %n, dims = [] : (tensor<f32>) -> "
+      "tensor<50xf32>\n"
+      "  %mean = stablehlo.divide %s, %nb : tensor<50xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %mean, dims = [0] : "
+      "(tensor<50xf32>) -> tensor<50x300xf32>\n"
+      "  %c = stablehlo.subtract %x0, %mb : tensor<50x300xf32>\n"
+      "  %shb = stablehlo.broadcast_in_dim %sh, dims = [0] : "
+      "(tensor<50xf32>) -> tensor<50x300xf32>\n"
+      "  %c2 = stablehlo.add %c, %shb : tensor<50x300xf32>\n"
+      "  %sq = stablehlo.multiply %c2, %c2 : tensor<50x300xf32>\n"
+      "  %v = stablehlo.reduce(%sq init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<50x300xf32>, tensor<f32>) -> "
+      "tensor<50xf32>\n"
+      "  %r = stablehlo.rsqrt %v : tensor<50xf32>\n"
+      "  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<50xf32>) "
+      "-> tensor<50x300xf32>\n"
+      "  %y = stablehlo.multiply %c2, %rb : tensor<50x300xf32>\n"
+      "  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<300xf32>) "
+      "-> tensor<50x300xf32>\n"
+      "  %hb = stablehlo.broadcast_in_dim %half, dims = [] : (tensor<f32>) "
+      "-> tensor<50x300xf32>\n"
+      "  %gh = stablehlo.multiply %gb, %hb : tensor<50x300xf32>\n"
+      "  %o = stablehlo.multiply %y, %gh : tensor<50x300xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %bt, dims = [1] : "
+      "(tensor<300xf32>) -> tensor<50x300xf32>\n"
+      "  %out = stablehlo.add %o, %bb : tensor<50x300xf32>\n"
+      "  func.return %out : tensor<50x300xf32>\n}\n",
+      /* nb, gb, hb, gh, bb */
+      "[blocks of 16 rows; 5 members once, 0 read in place, 0 streamed]");
+}
+
+/* Rows reduced only by maximum fold one at a time, so 1024-long rows go
+ * one row a block: gamma's broadcast along the rows is read in place,
+ * the scalar's is filled once, and a value that is also a result is
+ * written for every row. */
+static void long_max_rows_read_row_broadcasts_in_place(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<20x1024xf32>, tensor<20x1024xf32>) {\n"
+      WAVY("20x1024")
+      "  %g = stablehlo.iota dim = 0 : tensor<1024xf32>\n"
+      "  %two = stablehlo.constant dense<2.0> : tensor<f32>\n"
+      "  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : "
+      "(tensor<1024xf32>) -> tensor<20x1024xf32>\n"
+      "  %y = stablehlo.multiply %x0, %gb : tensor<20x1024xf32>\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %m = stablehlo.reduce(%y init: %ninf) applies stablehlo.maximum "
+      "across dimensions = [1] : (tensor<20x1024xf32>, tensor<f32>) -> "
+      "tensor<20xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<20xf32>) "
+      "-> tensor<20x1024xf32>\n"
+      "  %d = stablehlo.subtract %y, %mb : tensor<20x1024xf32>\n"
+      "  %tb = stablehlo.broadcast_in_dim %two, dims = [] : (tensor<f32>) "
+      "-> tensor<20x1024xf32>\n"
+      "  %o = stablehlo.multiply %d, %tb : tensor<20x1024xf32>\n"
+      "  func.return %o, %y : tensor<20x1024xf32>, tensor<20x1024xf32>\n}\n",
+      "[blocks of 1 row; 1 member once, 1 read in place, 0 streamed]");
+}
+
+/* Returned results larger than L2 (520 rows of 1023 f32, so most rows
+ * start off 16-byte boundaries) are made in scratch and streamed out:
+ * the centred rows, which a later member also reads, and their squares.
+ * The row sums, a row value, are written in place. */
+static void big_results_stream_out(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<520x1023xf32>, tensor<520x1023xf32>, "
+      "tensor<520xf32>) {\n"
+      WAVY("520x1023")
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x0 init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<520x1023xf32>, tensor<f32>) -> "
+      "tensor<520xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<520xf32>) "
+      "-> tensor<520x1023xf32>\n"
+      "  %c = stablehlo.subtract %x0, %sb : tensor<520x1023xf32>\n"
+      "  %y = stablehlo.multiply %c, %c : tensor<520x1023xf32>\n"
+      "  func.return %y, %c, %s : tensor<520x1023xf32>, "
+      "tensor<520x1023xf32>, tensor<520xf32>\n}\n",
+      "0 read in place, 2 streamed]");
+}
+
 static void small_tensors_stay_unfused(void **state) {
   (void)state;
   run_result r = run(
@@ -311,6 +412,9 @@ int main(void) {
       cmocka_unit_test(square_layernorm_tells_rows_from_columns),
       cmocka_unit_test(a_row_value_broadcast_across_columns_ends_the_group),
       cmocka_unit_test(rank3_rows_keep_nan_and_signed_zero_rules),
+      cmocka_unit_test(layernorm_computes_what_every_block_shares_once),
+      cmocka_unit_test(long_max_rows_read_row_broadcasts_in_place),
+      cmocka_unit_test(big_results_stream_out),
       cmocka_unit_test(small_tensors_stay_unfused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

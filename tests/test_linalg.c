@@ -272,6 +272,23 @@ static void test_dot_batched_direct(void **state) {
   }
 }
 
+/* Attention's shape, [B, M, K] x [B, N, K] -> [B, M, N]: with the pool
+ * at 3 threads (main), 9 batch elements share out evenly and split
+ * across the pool one whole GEMM each, 8 do not and each GEMM splits in
+ * turn; both must give every batch element its own product. */
+static void test_dot_batches_split_across_the_pool(void **state) {
+  (void)state;
+  for (int t = 0; t < 2; t++) {
+    shlo_elem_type e = blas_types[t];
+    dot_case even = {e, e, e, 3, 3, {9, 48, 40}, {9, 56, 40}, 1, 1,
+                     {0}, {0}, {2}, {2}};
+    run_dot_case(&even);
+    dot_case uneven = {e, e, e, 3, 3, {8, 48, 40}, {8, 40, 56}, 1, 1,
+                       {0}, {0}, {2}, {1}};
+    run_dot_case(&uneven);
+  }
+}
+
 /* Operands stored transposed ([K, M] and [N, K]): BLAS transposes. */
 static void test_dot_transposed(void **state) {
   (void)state;
@@ -901,8 +918,11 @@ static void test_batch_norm(void **state) {
 }
 
 int main(void) {
+  /* test_dot_batches_split_across_the_pool counts on 3 threads */
+  setenv("SHLO_THREADS", "3", 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dot_batched_direct),
+      cmocka_unit_test(test_dot_batches_split_across_the_pool),
       cmocka_unit_test(test_dot_transposed),
       cmocka_unit_test(test_dot_packed),
       cmocka_unit_test(test_dot_integers),

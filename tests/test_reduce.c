@@ -534,6 +534,68 @@ static void test_long_rows_fold_like_the_region(void **state) {
          "  check.expect_eq %gb, %hb : tensor<9xi32>\n");
 }
 
+/* f32 sums of RxC rows against the region path, bit for bit, from init
+ * I: values of many magnitudes (the order shows in the last bits), a row
+ * of -0.0 (row 3) and a row with +inf and -inf (row 5, a NaN). */
+#define ROWS_SUM_CASE(R, C, I, S)                                             \
+  "  %i" S " = stablehlo.iota dim = 0 : tensor<" R "x" C "xf32>\n"            \
+  "  %j" S " = stablehlo.iota dim = 1 : tensor<" R "x" C "xf32>\n"            \
+  "  %k" S " = stablehlo.constant dense<0.37> : tensor<" R "x" C "xf32>\n"    \
+  "  %ij" S " = stablehlo.multiply %i" S ", %j" S " : tensor<" R "x" C "xf32>\n" \
+  "  %a" S " = stablehlo.multiply %ij" S ", %k" S " : tensor<" R "x" C "xf32>\n" \
+  "  %s" S " = stablehlo.sine %a" S " : tensor<" R "x" C "xf32>\n"            \
+  "  %e" S " = stablehlo.exponential %s" S " : tensor<" R "x" C "xf32>\n"     \
+  "  %m" S " = stablehlo.power %e" S ", %e" S " : tensor<" R "x" C "xf32>\n"  \
+  "  %x0" S " = stablehlo.multiply %s" S ", %m" S " : tensor<" R "x" C "xf32>\n" \
+  "  %c3" S " = stablehlo.constant dense<3.0> : tensor<" R "x" C "xf32>\n"    \
+  "  %c5" S " = stablehlo.constant dense<5.0> : tensor<" R "x" C "xf32>\n"    \
+  "  %c7" S " = stablehlo.constant dense<7.0> : tensor<" R "x" C "xf32>\n"    \
+  "  %nz" S " = stablehlo.constant dense<-0.0> : tensor<" R "x" C "xf32>\n"   \
+  "  %pi" S " = stablehlo.constant dense<0x7F800000> : tensor<" R "x" C "xf32>\n" \
+  "  %ni" S " = stablehlo.constant dense<0xFF800000> : tensor<" R "x" C "xf32>\n" \
+  "  %r3" S " = stablehlo.compare EQ, %i" S ", %c3" S " : (tensor<" R "x" C      \
+  "xf32>, tensor<" R "x" C "xf32>) -> tensor<" R "x" C "xi1>\n"               \
+  "  %r5" S " = stablehlo.compare EQ, %i" S ", %c5" S " : (tensor<" R "x" C      \
+  "xf32>, tensor<" R "x" C "xf32>) -> tensor<" R "x" C "xi1>\n"               \
+  "  %j7" S " = stablehlo.compare EQ, %j" S ", %c7" S " : (tensor<" R "x" C      \
+  "xf32>, tensor<" R "x" C "xf32>) -> tensor<" R "x" C "xi1>\n"               \
+  "  %j5" S " = stablehlo.compare EQ, %j" S ", %c5" S " : (tensor<" R "x" C      \
+  "xf32>, tensor<" R "x" C "xf32>) -> tensor<" R "x" C "xi1>\n"               \
+  "  %p7" S " = stablehlo.and %r5" S ", %j7" S " : tensor<" R "x" C "xi1>\n"   \
+  "  %p5" S " = stablehlo.and %r5" S ", %j5" S " : tensor<" R "x" C "xi1>\n"   \
+  "  %x1" S " = stablehlo.select %r3" S ", %nz" S ", %x0" S " : tensor<" R "x" C \
+  "xi1>, tensor<" R "x" C "xf32>\n"                                           \
+  "  %x2" S " = stablehlo.select %p7" S ", %pi" S ", %x1" S " : tensor<" R "x" C \
+  "xi1>, tensor<" R "x" C "xf32>\n"                                           \
+  "  %x" S " = stablehlo.select %p5" S ", %ni" S ", %x2" S " : tensor<" R "x" C  \
+  "xi1>, tensor<" R "x" C "xf32>\n"                                           \
+  "  %z" S " = stablehlo.constant dense<" I "> : tensor<f32>\n"                \
+  "  %f" S " = \"stablehlo.reduce\"(%x" S ", %z" S ") ({\n"                     \
+  BODY("add", "f32", "f" S)                                                     \
+  "  }) {dimensions = array<i64: 1>} : (tensor<" R "x" C "xf32>, tensor<f32>) " \
+  "-> tensor<" R "xf32>\n"                                                     \
+  "  %g" S " = \"stablehlo.reduce\"(%x" S ", %z" S ") ({\n"                     \
+  SLOW_BODY("add", "f32", "g" S)                                                \
+  "  }) {dimensions = array<i64: 1>} : (tensor<" R "x" C "xf32>, tensor<f32>) " \
+  "-> tensor<" R "xf32>\n"                                                     \
+  "  %fb" S " = stablehlo.bitcast_convert %f" S " : (tensor<" R "xf32>) -> "     \
+  "tensor<" R "xi32>\n"                                                        \
+  "  %gb" S " = stablehlo.bitcast_convert %g" S " : (tensor<" R "xf32>) -> "     \
+  "tensor<" R "xi32>\n"                                                        \
+  "  check.expect_eq %fb" S ", %gb" S " : tensor<" R "xi32>\n"
+
+/* Sums of 16 rows at a time (their columns transposed 16 by 16) keep
+ * each row's sequential order: two whole groups of 16 rows and 5 more,
+ * 18 tiles of columns and 13 more; exactly one tile; rows too short for
+ * a tile; from +0 and -0. */
+static void test_sums_of_16_rows_keep_each_rows_order(void **state) {
+  (void)state;
+  RUN_OK(ROWS_SUM_CASE("37", "301", "0.0", "a")
+         ROWS_SUM_CASE("37", "301", "-0.0", "b")
+         ROWS_SUM_CASE("16", "16", "-0.0", "c")
+         ROWS_SUM_CASE("20", "15", "1.5", "d"));
+}
+
 static void test_sort_spec_example(void **state) {
   (void)state;
   RUN_OK("  %x = stablehlo.constant dense<[[1, 2, 3], [3, 2, 1]]> : tensor<2x3xi64>\n"
@@ -635,6 +697,7 @@ int main(void) {
       cmocka_unit_test(test_sort_nan_total_order),
       cmocka_unit_test(test_long_sorts_match_the_region),
       cmocka_unit_test(test_long_rows_fold_like_the_region),
+      cmocka_unit_test(test_sums_of_16_rows_keep_each_rows_order),
       cmocka_unit_test(test_sort_unsigned_empty_rank),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

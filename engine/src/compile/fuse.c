@@ -14,11 +14,16 @@
  * join when they are elementwise over F ("full" values) or over F without
  * its last dimension ("row" values: the reductions' results and what is
  * computed from them), or broadcasts into either, a row value broadcast
- * back along the last dimension among them.  The group runs a few rows at
- * a time, split across the pool by rows: every member over those rows in
- * turn, in scratch that stays in cache, each reduction folding its rows
+ * back along the last dimension among them.  The group runs a block of
+ * rows at a time (as many as the reductions fold side by side, 16 for f32
+ * sums), split across the pool by rows: each reduction folds the block
  * with the reduce kernel's own loop (so results are bit for bit the
- * unfused ones).  Memory sees the group's inputs and results once. */
+ * unfused ones); the other members between two reductions run one row at
+ * a time, so that a row's chain of values stays in L1.  Broadcasts of
+ * outside values along the rows (gamma, beta, scalars) are the same in
+ * every block and are made once per worker, or read in place; returned
+ * results larger than L2 are streamed out past the caches.  Memory sees
+ * the group's inputs and results once. */
 /* -O2 leaves loops that need a remainder scalar: the broadcast fills
  * below are worth vectorizing. */
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
@@ -29,8 +34,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 #include "compile/fuse.h"
 #include "core/tensor_uninit.h"
+#include "kernels/multiversion.h"
 #include "kernels/reduce_int.h"
 #include "ops/ops.h"
 #include "runtime/exec.h"
@@ -45,6 +55,10 @@
 #define FUSE_MAX_MEMBERS 64
 #define ROWS_MAX_COLS (1 << 16) /* longer rows: scratch would leave cache */
 #define ROWS_LOOKAHEAD 64   /* steps searched for a reduce to group around */
+#define ROWS_L1_ELEMS 1024  /* elements of a value per block, when rows
+                               can be folded one at a time */
+#define ROWS_APART_MIN_COLS 64 /* shorter rows: per-call costs would show */
+#define ROWS_STREAM_MIN_BYTES (2 << 20) /* results bigger than L2 */
 
 /* Rows groups: which elements of a value a member works on, and how far
  * an external operand advances from one block of rows to the next. */
@@ -73,7 +87,17 @@ typedef struct member {
   int adv[3];     /* per external operand: ADV_* */
   const shlo_rb_native *fold; /* a reduce of the last dimension */
   bool rel;       /* a broadcast of a row member (block-relative) */
+  int inv;        /* INV_*: the same in every block of rows */
+  size_t row_bytes; /* from one row of its value to the next */
+  bool result;    /* one of the function's results (not read by a step) */
 } member;
+
+/* Rows group members whose value over a block of rows is the same for
+ * every block (broadcasts of values from outside along the rows, and what
+ * is computed from them alone): computed once per worker (INV_ONCE), or,
+ * when a block is one row and the member is a broadcast that copies its
+ * operand's row, read in place (INV_ALIAS). */
+enum { INV_NO, INV_ONCE, INV_ALIAS };
 
 typedef struct output {
   shlo_elem_type elem;
@@ -91,6 +115,7 @@ typedef struct fused {
   int64_t numel;
   int64_t rows, cols; /* a rows group: F is rows x cols; 0 for a run */
   int64_t block;      /* rows group: rows per pass */
+  size_t scratch_esz; /* rows group: the largest member element size */
 } fused;
 
 static void fused_free(void *p) {
@@ -104,7 +129,7 @@ static void fused_free(void *p) {
 }
 
 /* Copy one element value `n` times (a run along a broadcast dimension). */
-static void splat_run(char *dst, const char *src, int64_t n, size_t esz) {
+SHLO_CLONES static void splat_run(char *dst, const char *src, int64_t n, size_t esz) {
   switch (esz) {
   case 4: {
     uint32_t v;
@@ -242,29 +267,119 @@ static void rows_member(const fused_run *r, const member *m, char *const *val,
   else m->step.range(&m->step, d, x, n);
 }
 
+/* Whether member m is computed in a block (the first of a worker's
+ * chunk, or a later one). */
+static bool rows_computes(const member *m, bool first) {
+  return m->inv == INV_NO || (first && m->inv == INV_ONCE);
+}
+
+/* Where member k's value over the block of rows at r0 goes: its result
+ * tensor when it is one of the group's results, else its scratch. */
+static char *rows_dest(const fused_run *r, int k, int64_t r0, char *scratch,
+                       size_t per) {
+  const member *m = &r->f->m[k];
+  int64_t b = m->dom == DOM_FULL ? r0 * r->f->cols : r0;
+  return m->out >= 0 ? (char *)r->out[m->out]->data + (size_t)b * m->esz
+                     : scratch + (size_t)k * per;
+}
+
+/* dst[0..n) = src[0..n) with stores that bypass the caches where the
+ * CPU has them (SSE2: every x86-64): a group's results are written once
+ * and read after the whole group, so caching them would only cost a read
+ * of each line before it is overwritten.  rows_chunk fences them. */
+static void stream_copy(char *dst, const char *src, size_t n) {
+#if defined(__x86_64__)
+  size_t i = (16 - ((uintptr_t)dst & 15)) & 15; /* to a 16-byte boundary */
+  if (i > n) i = n;
+  memcpy(dst, src, i);
+  for (; i + 16 <= n; i += 16)
+    _mm_stream_si128((__m128i *)(dst + i),
+                     _mm_loadu_si128((const __m128i *)(src + i)));
+  memcpy(dst + i, src + i, n - i);
+#else
+  memcpy(dst, src, n);
+#endif
+}
+
+/* Whether member m is made row by row in scratch and streamed to its
+ * result tensor (stream_copy): a full-size value that the function
+ * returns, larger than L2.  A value the next steps read is better left
+ * in the caches. */
+static bool rows_streams(const fused *f, const member *m) {
+  return m->out >= 0 && m->result && m->dom == DOM_FULL &&
+         (size_t)(f->rows * f->cols) * m->esz >= ROWS_STREAM_MIN_BYTES;
+}
+
+/* Members [k, e) of the group, none of them a reduction, over the block
+ * of nr rows at r0.  Those of row values (which read only row values)
+ * first, each over the block; then the others one row at a time: each
+ * row's chain of values stays in L1 from the member that makes it to
+ * those that read it, where a member at a time over the whole block
+ * would go through L2.  val[] keeps pointing at each member's block
+ * (later reductions read them); row[] is scratch for the members'
+ * pointers into one row. */
+static void rows_segment(const fused_run *r, int k, int e, char **val,
+                         char **row, int64_t r0, int64_t nr, bool first,
+                         char *scratch, size_t per) {
+  const fused *f = r->f;
+  for (int q = k; q < e; q++) {
+    const member *m = &f->m[q];
+    if (!rows_computes(m, first)) continue;
+    val[q] = rows_streams(f, m) ? scratch + (size_t)q * per
+                             : rows_dest(r, q, r0, scratch, per);
+    if (m->dom == DOM_ROW) rows_member(r, m, val, r0, nr, val[q]);
+  }
+  for (int q = 0; q < e; q++) row[q] = val[q];
+  for (int64_t j = 0; j < nr; j++) {
+    for (int q = k; q < e; q++) {
+      const member *m = &f->m[q];
+      if (m->dom != DOM_FULL || !rows_computes(m, first)) continue;
+      rows_member(r, m, row, r0 + j, 1, row[q]);
+      if (rows_streams(f, m))
+        stream_copy(rows_dest(r, q, r0 + j, scratch, per), row[q],
+                    m->row_bytes);
+    }
+    for (int q = 0; q < e; q++) row[q] += f->m[q].row_bytes; /* row j + 1 */
+  }
+}
+
 static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   fused_run *r = ctx;
   const fused *f = r->f;
-  size_t per = (size_t)(f->block * f->cols) * SCRATCH_ELEM;
-  char *scratch = malloc((size_t)f->n_members * per);
-  char **val = malloc((size_t)f->n_members * sizeof *val);
+  /* each member's scratch on its own cache lines */
+  size_t per = ((size_t)(f->block * f->cols) * f->scratch_esz + 63) & ~(size_t)63;
+  char *scratch = aligned_alloc(64, (size_t)f->n_members * per);
+  char **val = malloc((size_t)f->n_members * 2 * sizeof *val);
   if (!scratch || !val) {
     free(scratch);
     free(val);
     atomic_store(&r->failed, 1);
     return;
   }
+  for (int k = 0; k < f->n_members; k++)
+    if (f->m[k].inv == INV_ALIAS) val[k] = r->in[f->m[k].ref[0]]->data;
   for (int64_t r0 = lo; r0 < hi; r0 += f->block) {
     int64_t nr = hi - r0 < f->block ? hi - r0 : f->block;
-    for (int k = 0; k < f->n_members; k++) {
+    for (int k = 0; k < f->n_members;) {
       const member *m = &f->m[k];
-      int64_t b = m->dom == DOM_FULL ? r0 * f->cols : r0;
-      char *d = m->out >= 0 ? (char *)r->out[m->out]->data + (size_t)b * m->esz
-                            : scratch + (size_t)k * per;
-      rows_member(r, m, val, r0, nr, d);
-      val[k] = d;
+      if (m->fold || nr == 1) { /* one member over the whole block */
+        if (rows_computes(m, r0 == lo)) {
+          val[k] = rows_dest(r, k, r0, scratch, per);
+          rows_member(r, m, val, r0, nr, val[k]);
+        }
+        k++;
+        continue;
+      }
+      int e = k + 1;
+      while (e < f->n_members && !f->m[e].fold) e++;
+      rows_segment(r, k, e, val, val + f->n_members, r0, nr, r0 == lo,
+                   scratch, per);
+      k = e;
     }
   }
+#if defined(__x86_64__)
+  _mm_sfence(); /* stream_copy's stores, before the pool's join */
+#endif
   free(val);
   free(scratch);
 }
@@ -281,7 +396,8 @@ static shlo_status k_fused(const shlo_step *s, shlo_value *const *in,
   }
   fused_run r = {f, in, out, 0};
   if (f->cols) {
-    int64_t grain = FUSE_GRAIN / f->cols;
+    /* whole blocks per chunk */
+    int64_t grain = FUSE_GRAIN / f->cols / f->block * f->block;
     shlo__parallel_for(f->rows, grain > f->block ? grain : f->block,
                        rows_chunk, &r);
   } else {
@@ -446,6 +562,43 @@ static int rows_group_end(const shlo_plan *p, int i,
   return j;
 }
 
+/* Rows per block, when the group's reductions fold `side` rows side by
+ * side (shlo_rb_native.side).  When they fold one row at a time, few
+ * enough that each member's values over a block stay in L1; otherwise a
+ * multiple of `side` when rows are short enough. */
+static int64_t rows_block(int64_t cols, int side) {
+  if (side == 1 && cols >= ROWS_APART_MIN_COLS)
+    return ROWS_L1_ELEMS / cols > 1 ? ROWS_L1_ELEMS / cols : 1;
+  int64_t block = FUSE_CHUNK / cols;
+  if (block >= side) return block / side * side;
+  if (side * cols <= 8 * FUSE_CHUNK) return side;
+  if (block < 4) block = 4 * cols <= 2 * FUSE_CHUNK ? 4 : 1;
+  return block;
+}
+
+/* INV_* of member k of rows group f (block, adv and rel already set):
+ * see the enum.  A result of the group is written block by block, so it
+ * is never invariant. */
+static int rows_invariant(const fused *f, int k) {
+  const member *m = &f->m[k];
+  if (m->out >= 0 || m->fold || m->rel) return INV_NO;
+  if (m->bcast) {
+    /* zero strides along every dimension of F but the last */
+    int lead = m->dom == DOM_FULL ? m->map.rank - 1 : m->map.rank;
+    for (int d = 0; d < lead; d++)
+      if (m->map.src_stride[d]) return INV_NO;
+    bool copies_row = m->dom == DOM_FULL && m->map.rank > 0 &&
+                      m->map.src_stride[m->map.rank - 1] == 1;
+    return copies_row && f->block == 1 ? INV_ALIAS : INV_ONCE;
+  }
+  for (int i = 0; i < m->n_in; i++) {
+    int ref = m->ref[i];
+    if (ref < 0 ? f->m[-ref - 1].inv == INV_NO : m->adv[i] != ADV_NONE)
+      return INV_NO;
+  }
+  return INV_ONCE;
+}
+
 /* Rows group fields of f's members (steps first.. of p, already described
  * as a run by fuse_member). */
 static void rows_describe(const shlo_plan *p, int first, fused *f,
@@ -453,12 +606,8 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
                           const shlo_type *F) {
   f->cols = F->dims[F->rank - 1];
   f->rows = shlo_type_numel(F) / f->cols;
-  /* at least 8 rows when they are short enough: fold_rows folds 8 side
-   * by side */
-  int64_t block = FUSE_CHUNK / f->cols;
-  if (block < 8) block = 8 * f->cols <= 4 * FUSE_CHUNK ? 8 : block;
-  if (block < 4) block = 4 * f->cols <= 2 * FUSE_CHUNK ? 4 : 1;
-  f->block = block > 0 ? block : 1;
+  f->scratch_esz = 1;
+  int side = 1; /* rows the reductions fold side by side */
   for (int e = 0; e < fs->n_in; e++)
     f->ext_esz[e] = shlo_elem_size(types[fs->in[e]]->elem);
   for (int k = 0; k < f->n_members; k++) {
@@ -467,6 +616,8 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
     m->dom = slot_dom(types, s->out[0], F);
     m->fold = shlo__reduce_row_fold(s);
     if (m->fold) m->bcast = false;
+    if (m->fold && m->fold->side > side) side = m->fold->side;
+    if (m->esz > f->scratch_esz) f->scratch_esz = m->esz;
     m->rel = m->bcast && made_by_member(p, first, first + k, s->in[0]);
     for (int i = 0; i < m->n_in; i++) {
       int d = slot_dom(types, s->in[i], F);
@@ -476,6 +627,32 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
                                                       : ADV_NONE;
     }
   }
+  f->block = rows_block(f->cols, side);
+  for (int k = 0; k < f->n_members; k++) {
+    member *m = &f->m[k];
+    m->inv = rows_invariant(f, k);
+    m->row_bytes = m->inv == INV_ALIAS  ? 0
+                   : m->dom == DOM_FULL ? (size_t)f->cols * m->esz
+                                        : m->esz;
+  }
+}
+
+/* --explain's account of a rows group: rows per block, how many members
+ * are computed once per worker or read in place (INV_*), and how many
+ * results are streamed (rows_streams). */
+static void rows_label(const fused *f, char *buf, size_t cap) {
+  int once = 0, alias = 0, streamed = 0;
+  for (int k = 0; k < f->n_members; k++) {
+    once += f->m[k].inv == INV_ONCE;
+    alias += f->m[k].inv == INV_ALIAS;
+    streamed += rows_streams(f, &f->m[k]);
+  }
+  size_t len = strlen(buf);
+  snprintf(buf + len, cap - len,
+           " [blocks of %lld row%s; %d member%s once, %d read in place, "
+           "%d streamed]",
+           (long long)f->block, f->block == 1 ? "" : "s", once,
+           once == 1 ? "" : "s", alias, streamed);
 }
 
 /* Per-slot lookups that keep fusion linear in the plan's size.  last_read
@@ -535,6 +712,7 @@ static void fuse_member(const shlo_plan *p, int first, int last, int k,
   m->esz = shlo_elem_size(rt->elem);
   m->out = -1;
   if (used_outside(x, last, s->out[0])) {
+    m->result = x->last_read[s->out[0]] == INT_MAX;
     m->out = fs->n_out;
     output *o = &f->outs[fs->n_out];
     o->elem = rt->elem;
@@ -579,7 +757,10 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
   f->n_members = n;
   f->n_ext = fs.n_in;
   f->n_out = fs.n_out;
-  if (F) rows_describe(p, first, f, &fs, types, F);
+  if (F) {
+    rows_describe(p, first, f, &fs, types, F);
+    rows_label(f, fs.label, 512);
+  }
   /* The members move into the fused step; their slots stay as they are. */
   for (int k = 0; k < n; k++) {
     f->m[k].step = p->steps[first + k];

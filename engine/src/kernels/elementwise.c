@@ -45,6 +45,7 @@
 #include "core/tensor_uninit.h"
 #include "kernels/kernel.h"
 #include "kernels/lanes.h"
+#include "kernels/multiversion.h"
 #include "kernels/vmath.h"
 #include "compile/plan.h"
 #include "runtime/pool.h"
@@ -440,8 +441,15 @@ static inline double ew_bf16_ld(uint16_t b) {
 #define FU_TANH(x, R) tanh((double)(x))
 #define FU_REAL(x, R) (x)
 
+/* f32 and f64 binary loops are cloned per ISA (multiversion.h): one IEEE
+ * operation per element, nothing to contract. */
+#define FCLONE_f32 SHLO_CLONES
+#define FCLONE_f64 SHLO_CLONES
+#define FCLONE_nar
+#define FCLONE_bf16
+#define FCLONE_f16
 #define DEF_FBIN(OP, FN)                                                    \
-  static void fb_##OP##_##FN(void *d, const void *x, const void *y,         \
+  FCLONE_##FN static void fb_##OP##_##FN(void *d, const void *x, const void *y,         \
                              int64_t n, const ew_params *p) {               \
     FPRO_##FN;                                                              \
     for (int64_t i = 0; i < n; i++) {                                       \

@@ -23,6 +23,7 @@
 #include "core/tensor_uninit.h"
 #include "kernels/kernel.h"
 #include "compile/plan.h"
+#include "runtime/pool.h"
 
 /* ---- compile-time helpers ---- */
 
@@ -63,6 +64,37 @@ typedef struct dot_params {
   int lmode, rmode;     /* DOT_PACK or used in place (transposed or not) */
 } dot_params;
 
+/* One GEMM per batch element, for batch elements [lo, hi). */
+typedef struct dot_batches {
+  const dot_params *p;
+  const char *a, *b;
+  char *c;
+} dot_batches;
+
+static void dot_batch_range(void *ctx, int64_t lo, int64_t hi) {
+  const dot_batches *j = ctx;
+  const dot_params *p = j->p;
+  int64_t m = p->m, n = p->n, k = p->k, es = (int64_t)shlo__la_dom_size(p->dom);
+  bool ta = p->lmode == DOT_DIRECT_T, tb = p->rmode == DOT_DIRECT_T;
+  for (int64_t i = lo; i < hi; i++)
+    shlo__la_gemm(p->dom, ta, tb, m, n, k, j->a + i * m * k * es, ta ? m : k,
+                  j->b + i * k * n * es, tb ? k : n, j->c + i * m * n * es, n);
+}
+
+/* Multiply-adds of one batch element's GEMM below which batch elements
+ * go to the pool in groups rather than one each. */
+#define DOT_BATCH_GRAIN_WORK ((int64_t)1 << 18)
+
+/* Whether the batch splits across the pool, each thread running whole
+ * GEMMs (single-threaded, no split of one GEMM's rows or columns: fewer
+ * joins and packing copies), rather than each GEMM splitting in turn:
+ * when the batch elements share out evenly among the threads. */
+static bool dot_split_batch(const dot_params *p) {
+  int threads = shlo__pool_threads();
+  return threads > 1 && p->nb > 1 &&
+         (p->nb % threads == 0 || p->nb >= 4 * threads);
+}
+
 static shlo_status k_dot(const shlo_step *s, shlo_value *const *in,
                          shlo_value **out, shlo_exec *ex) {
   const dot_params *p = s->params;
@@ -100,17 +132,19 @@ static shlo_status k_dot(const shlo_step *s, shlo_value *const *in,
     if (!cbuf) goto nomem;
     c = cbuf;
   }
-  bool ta = p->lmode == DOT_DIRECT_T, tb = p->rmode == DOT_DIRECT_T;
-  int64_t lda = ta ? m : k, ldb = tb ? k : n;
-  for (int64_t i = 0; i < nb; i++) {
-    if ((i & 63) == 63 && shlo__exec_should_stop(ex)) {
-      free(abuf), free(bbuf), free(cbuf);
-      shlo_value_unref(v);
-      return shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+  dot_batches job = {p, a, b, c};
+  if (dot_split_batch(p)) {
+    int64_t grain = DOT_BATCH_GRAIN_WORK / (m * n * k);
+    shlo__parallel_for(nb, grain > 1 ? grain : 1, dot_batch_range, &job);
+  } else {
+    for (int64_t i = 0; i < nb; i += 64) {
+      if (i && shlo__exec_should_stop(ex)) {
+        free(abuf), free(bbuf), free(cbuf);
+        shlo_value_unref(v);
+        return shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+      }
+      dot_batch_range(&job, i, i + 64 < nb ? i + 64 : nb);
     }
-    shlo__la_gemm(p->dom, ta, tb, m, n, k, a + i * m * k * (int64_t)es, lda,
-                  b + i * k * n * (int64_t)es, ldb,
-                  c + i * m * n * (int64_t)es, n);
   }
   if (!direct_out)
     shlo__la_store(p->dom, p->ot, v->data, (int64_t)shlo_elem_size(p->ot),

@@ -12,6 +12,7 @@
 
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
+#include "kernels/multiversion.h"
 #include "core/floatfmt.h"
 #include "core/storage.h"
 #include "kernels/reduce_int.h"
@@ -244,14 +245,16 @@ static const rb_loops rb_tab[RB_NOPS][FL_COUNT] = {
     RB_ROW_ALL(ADD) RB_ROW_ALL(MUL) RB_ROW_ALL(MAX) RB_ROW_ALL(MIN)
     RB_ROW_INT(AND) RB_ROW_INT(OR) RB_ROW_INT(XOR)};
 
-/* f32 maximum/minimum over a contiguous row in 16 independent lanes (the
- * compiler vectorizes the mask form of float_minmax.h): without NaNs the
+/* f32 maximum/minimum over a contiguous row in 32 independent lanes (the
+ * compiler vectorizes the mask form of float_minmax.h, for each ISA:
+ * multiversion.h; two AVX-512 vectors keep two chains in flight, the
+ * softmax rows of attention are 256 long): without NaNs the
  * result does not depend on the order (max and min are exact, and -0/+0
  * merge by bits in any order), so it is the sequential fold's.  A NaN in
  * the row sends it back to the sequential fold, which finds the first. */
-#define RB_LANES 16
+#define RB_LANES 32
 #define RB_DEF_LANES(NAME, FN, SEQ)                                         \
-  static void NAME(void *acc, const void *src, int64_t n, int64_t stride,   \
+  SHLO_CLONES static void NAME(void *acc, const void *src, int64_t n, int64_t stride,   \
                    const shlo_rb_native *b) {                               \
     const float *x = src;                                                   \
     float a = *(float *)acc;                                                \
@@ -265,7 +268,9 @@ static const rb_loops rb_tab[RB_NOPS][FL_COUNT] = {
     for (; i + RB_LANES <= n; i += RB_LANES)                                \
       for (int j = 0; j < RB_LANES; j++) lane[j] = FN(lane[j], x[i + j]);   \
     for (; i < n; i++) lane[0] = FN(lane[0], x[i]);                         \
-    for (int j = 0; j < RB_LANES; j++) a = FN(a, lane[j]);                  \
+    for (int w = RB_LANES / 2; w > 0; w /= 2) /* pairwise, in vectors */    \
+      for (int j = 0; j < w; j++) lane[j] = FN(lane[j], lane[j + w]);       \
+    a = FN(a, lane[0]);                                                     \
     if (a != a) {                                                           \
       SEQ(acc, src, n, stride, b);                                          \
       return;                                                               \
@@ -335,10 +340,88 @@ static void fold_rows_each(void *acc, const void *src, int64_t rows,
     }                                                                       \
     fold_rows_each(acc + r, src + r * len, rows - r, len, b);               \
   }
-RB_DEF_ROWS(fold_rows_ADD_f32, float, +)
+RB_DEF_ROWS(fold_rows_seq_ADD_f32, float, +)
 RB_DEF_ROWS(fold_rows_MUL_f32, float, *)
 RB_DEF_ROWS(fold_rows_ADD_f64, double, +)
 RB_DEF_ROWS(fold_rows_MUL_f64, double, *)
+
+#if defined(__GNUC__) && !defined(__clang__)
+/* f32 sums of 16 rows side by side, each still folded in its own order:
+ * a 16 x 16 tile of the rows is transposed in registers so that one
+ * vector holds one column, element i of each of the 16 rows, and the
+ * running sums (lane r: row r) add the columns in turn.  Every result is
+ * the sequential fold's (the native loop must match the region path bit
+ * for bit), but the additions and loads are vector ones.  The transpose
+ * is four butterfly stages of two-vector shuffles (16 x 16 floats). */
+typedef float rb_v16 __attribute__((vector_size(64)));
+typedef int32_t rb_i16 __attribute__((vector_size(64)));
+
+/* One stage of the transpose for blocks of b lanes: rows i and i + b (i
+ * with bit b clear) swap their off-diagonal b x b blocks. */
+#define RB_T_MASKS(B)                                                       \
+  static const rb_i16 rb_lo_##B = {                                         \
+      RB_T_LO(B, 0),  RB_T_LO(B, 1),  RB_T_LO(B, 2),  RB_T_LO(B, 3),        \
+      RB_T_LO(B, 4),  RB_T_LO(B, 5),  RB_T_LO(B, 6),  RB_T_LO(B, 7),        \
+      RB_T_LO(B, 8),  RB_T_LO(B, 9),  RB_T_LO(B, 10), RB_T_LO(B, 11),       \
+      RB_T_LO(B, 12), RB_T_LO(B, 13), RB_T_LO(B, 14), RB_T_LO(B, 15)};      \
+  static const rb_i16 rb_hi_##B = {                                         \
+      RB_T_HI(B, 0),  RB_T_HI(B, 1),  RB_T_HI(B, 2),  RB_T_HI(B, 3),        \
+      RB_T_HI(B, 4),  RB_T_HI(B, 5),  RB_T_HI(B, 6),  RB_T_HI(B, 7),        \
+      RB_T_HI(B, 8),  RB_T_HI(B, 9),  RB_T_HI(B, 10), RB_T_HI(B, 11),       \
+      RB_T_HI(B, 12), RB_T_HI(B, 13), RB_T_HI(B, 14), RB_T_HI(B, 15)};
+/* lane l of the new row i: its own lane l, or row i + b's lane l - b
+ * (index 16 + ... picks from the second vector of __builtin_shuffle) */
+#define RB_T_LO(B, L) (((L) & (B)) ? 16 + (L) - (B) : (L))
+/* lane l of the new row i + b: row i's lane l + b, or its own lane l */
+#define RB_T_HI(B, L) (((L) & (B)) ? 16 + (L) : (L) + (B))
+RB_T_MASKS(8)
+RB_T_MASKS(4)
+RB_T_MASKS(2)
+RB_T_MASKS(1)
+
+#define RB_T_STAGE(t, B)                                                    \
+  _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)                     \
+    if (!(i & (B))) {                                                       \
+      rb_v16 lo = __builtin_shuffle(t[i], t[i + (B)], rb_lo_##B);           \
+      t[i + (B)] = __builtin_shuffle(t[i], t[i + (B)], rb_hi_##B);          \
+      t[i] = lo;                                                            \
+    }
+
+SHLO_CLONES static void rb_sum16_f32(float *acc, const float *src,
+                                     int64_t len) {
+  rb_v16 a;
+  memcpy(&a, acc, sizeof a);
+  int64_t i = 0;
+  for (; i + 16 <= len; i += 16) {
+    rb_v16 t[16];
+#pragma GCC unroll 16
+    for (int r = 0; r < 16; r++) memcpy(&t[r], src + r * len + i, 64);
+    RB_T_STAGE(t, 8)
+    RB_T_STAGE(t, 4)
+    RB_T_STAGE(t, 2)
+    RB_T_STAGE(t, 1)
+#pragma GCC unroll 16
+    for (int c = 0; c < 16; c++) a += t[c];
+  }
+  memcpy(acc, &a, sizeof a);
+  for (int r = 0; r < 16; r++) /* the columns past the last tile */
+    for (int64_t k = i; k < len; k++) acc[r] += src[r * len + k];
+}
+
+static void fold_rows_ADD_f32(void *acc_, const void *src_, int64_t rows,
+                              int64_t len, const shlo_rb_native *b) {
+  float *acc = acc_;
+  const float *src = src_;
+  int64_t r = 0;
+  if (len >= 16)
+    for (; r + 16 <= rows; r += 16) rb_sum16_f32(acc + r, src + r * len, len);
+  fold_rows_seq_ADD_f32(acc + r, src + r * len, rows - r, len, b);
+}
+#define RB_ADD_F32_SIDE 16
+#else
+#define fold_rows_ADD_f32 fold_rows_seq_ADD_f32
+#define RB_ADD_F32_SIDE 8
+#endif
 
 static int rb_op_index(int code, shlo_elem_type et) {
   bool i1 = et == SHLO_I1;
@@ -412,6 +495,9 @@ bool shlo__rb_match(shlo_compiler *cc, const shlo_op *op, int r,
                  : fl == FL_f64 && k == RB_ADD ? fold_rows_ADD_f64
                  : fl == FL_f64 && k == RB_MUL ? fold_rows_MUL_f64
                                                : fold_rows_each;
+  b->side = b->fold_rows == fold_rows_each                ? 1
+            : fl == FL_f32 && k == RB_ADD && b->fold_rows ? RB_ADD_F32_SIDE
+                                                        : 8;
   if (fl == FL_f32 && k == RB_MAX) b->fold = fold_MAX_f32_lanes;
   if (fl == FL_f32 && k == RB_MIN) b->fold = fold_MIN_f32_lanes;
   b->gfold = rb_tab[k][fl].gfold;

@@ -49,6 +49,9 @@ struct shlo_rb_native {
   shlo_rb_gfold_fn gfold;
   shlo_rb_accum_fn accum;
   shlo_rb_fold_rows_fn fold_rows;
+  /* Rows fold_rows folds side by side (a fused row kernel passes it
+   * blocks of a multiple of this many rows); 1: one at a time. */
+  int side;
 };
 
 /* Whether region r of op is a native binary body over element type et;
