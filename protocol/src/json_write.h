@@ -22,6 +22,30 @@ void shlo__json_key(strbuf *b, const char *key, bool first);
  * "b64" for the raw bytes), a tuple {"tuple":[...]}, a token
  * {"token":true}. */
 void shlo__json_tensor(strbuf *b, const shlo_value *v, bool b64);
+
+/* The large tensors whose base64 a written document leaves out, to be
+ * encoded only as the document is sent (server/src/b64_stream.c): the
+ * text has "b64":"" for each, and hole k's base64 goes at byte at[k].v of
+ * the text, between the quotes.  Holes are in text order. */
+typedef struct shlo__b64_hole {
+  size_t at;
+  shlo_value *v;
+} shlo__b64_hole;
+typedef struct shlo__b64_holes {
+  size_t min_bytes; /* tensors of at least this many bytes become holes */
+  shlo__b64_hole *at;
+  int n, cap;
+  bool failed; /* out of memory for the list */
+} shlo__b64_holes;
+/* shlo__json_tensor with b64, leaving holes (h may be NULL: none). */
+void shlo__json_tensor_holes(strbuf *b, const shlo_value *v,
+                             shlo__b64_holes *h);
+/* shlo_proto_exec_resp_build with b64 outputs, leaving holes in h
+ * (protocol.c); NULL when out of memory. */
+char *shlo__exec_resp_build_holes(shlo_value *const *outputs, int n_outputs,
+                                  int n_procs, const char *module_id,
+                                  bool cached, double compile_ms,
+                                  double execute_ms, shlo__b64_holes *h);
 /* Base64 of data[0..len) written to out, which has room for
  * (len + 2) / 3 * 4 bytes; returns that count, no NUL (b64.c). */
 size_t shlo__b64_encode_to(const void *data, size_t len, char *out);

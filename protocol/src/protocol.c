@@ -828,12 +828,13 @@ char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
                                          execute_ms, b64);
 }
 
-char *shlo_proto_exec_resp_build_into(char *spare, size_t spare_cap,
-                                      shlo_value *const *outputs,
-                                      int n_outputs, int n_procs,
-                                      const char *module_id, bool cached,
-                                      double compile_ms, double execute_ms,
-                                      bool b64) {
+/* The success body, into spare (see protocol.h), b64 large tensors left
+ * as holes when h is given. */
+static char *resp_build(char *spare, size_t spare_cap,
+                        shlo_value *const *outputs, int n_outputs,
+                        int n_procs, const char *module_id, bool cached,
+                        double compile_ms, double execute_ms, bool b64,
+                        shlo__b64_holes *h) {
   /* Written directly rather than through a cJSON tree: this is the hot
    * path of every execution. */
   strbuf b = {.data = spare, .cap = spare ? spare_cap : 0};
@@ -844,7 +845,8 @@ char *shlo_proto_exec_resp_build_into(char *spare, size_t spare_cap,
     if (n_procs > 1) shlo__sb_putc(&b, '[');
     for (int i = 0; i < n_outputs; i++) {
       if (i) shlo__sb_putc(&b, ',');
-      shlo__json_tensor(&b, outputs[p * n_outputs + i], b64);
+      if (h) shlo__json_tensor_holes(&b, outputs[p * n_outputs + i], h);
+      else shlo__json_tensor(&b, outputs[p * n_outputs + i], b64);
     }
     if (n_procs > 1) shlo__sb_putc(&b, ']');
   }
@@ -860,6 +862,27 @@ char *shlo_proto_exec_resp_build_into(char *spare, size_t spare_cap,
   shlo__json_num(&b, round(execute_ms * 1000) / 1000);
   shlo__sb_puts(&b, "}}");
   return shlo__sb_take(&b);
+}
+
+char *shlo_proto_exec_resp_build_into(char *spare, size_t spare_cap,
+                                      shlo_value *const *outputs,
+                                      int n_outputs, int n_procs,
+                                      const char *module_id, bool cached,
+                                      double compile_ms, double execute_ms,
+                                      bool b64) {
+  return resp_build(spare, spare_cap, outputs, n_outputs, n_procs, module_id,
+                    cached, compile_ms, execute_ms, b64, NULL);
+}
+
+char *shlo__exec_resp_build_holes(shlo_value *const *outputs, int n_outputs,
+                                  int n_procs, const char *module_id,
+                                  bool cached, double compile_ms,
+                                  double execute_ms, shlo__b64_holes *h) {
+  char *json = resp_build(NULL, 0, outputs, n_outputs, n_procs, module_id,
+                          cached, compile_ms, execute_ms, true, h);
+  if (json && !h->failed) return json;
+  free(json);
+  return NULL;
 }
 
 int shlo_proto_exec_resp_parse(const char *body, size_t len,

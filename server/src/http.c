@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "b64_stream.h"
 #include "console.h"
 #include "server.h"
 #include "executions.h"
@@ -114,6 +115,24 @@ static void reply_json(srv_request *r, int status, const char *json) {
   set_body(r, status, strdup(json), false);
 }
 
+/* The answer as libmicrohttpd sends it: r->resp, taken over, or with its
+ * holes filled as it goes (b64_stream.h). */
+static struct MHD_Response *answer_response(srv_request *r) {
+  srv_b64_reply *stream = r->b64_reply;
+  r->b64_reply = NULL;
+  if (stream && r->resp && r->status == 200 && !r->resp_text) {
+    char *text = r->resp;
+    r->resp = NULL; /* the reply frees it */
+    return srv_b64_reply_response(stream, text, r->resp_len, &r->resp_len);
+  }
+  srv_b64_reply_free(stream); /* an error took the answer's place */
+  struct MHD_Response *resp = MHD_create_response_from_buffer(
+      r->resp_len, r->resp ? r->resp : (char *)"", r->resp ? MHD_RESPMEM_MUST_FREE
+                                                  : MHD_RESPMEM_PERSISTENT);
+  if (resp) r->resp = NULL; /* MHD frees it */
+  return resp;
+}
+
 enum MHD_Result srv_http_reply(srv_request *r) {
   r->state = RS_DONE;
   if (r->conn_state) r->conn_state->busy = true;
@@ -130,11 +149,8 @@ enum MHD_Result srv_http_reply(srv_request *r) {
       r->resp = b;
     }
   }
-  struct MHD_Response *resp = MHD_create_response_from_buffer(
-      r->resp_len, r->resp ? r->resp : (char *)"", r->resp ? MHD_RESPMEM_MUST_FREE
-                                                  : MHD_RESPMEM_PERSISTENT);
+  struct MHD_Response *resp = answer_response(r);
   if (!resp) return MHD_NO;
-  r->resp = NULL; /* MHD frees it */
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
                           r->resp_text      ? "text/plain; version=0.0.4"
                           : r->oip_json_len ? "application/octet-stream"
@@ -209,6 +225,7 @@ static void job_done(srv_job *j) {
   if (!r->conn) { /* its connection ended while it ran */
     free(r->body);
     free(r->resp);
+    srv_b64_reply_free(r->b64_reply);
     free(r);
     return;
   }
@@ -637,6 +654,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   size_t bytes = r->len + r->resp_len;
   free(r->body);
   free(r->resp);
+  srv_b64_reply_free(r->b64_reply);
   free(r);
   srv_memory_after_request(bytes);
 }

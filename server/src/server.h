@@ -138,6 +138,9 @@ typedef struct srv_request {
   int status;
   char *resp;          /* malloc'd */
   size_t resp_len;
+  /* b64_stream.h: resp's holes, when a 200 answer's large base64 outputs
+   * are encoded as they are sent */
+  struct srv_b64_reply *b64_reply;
   bool resp_text;      /* text/plain (metrics) instead of JSON */
   bool retry_after;
   char module[SRV_ID_LEN];
