@@ -49,6 +49,11 @@ char *shlo__exec_resp_build_holes(shlo_value *const *outputs, int n_outputs,
 /* Base64 of data[0..len) written to out, which has room for
  * (len + 2) / 3 * 4 bytes; returns that count, no NUL (b64.c). */
 size_t shlo__b64_encode_to(const void *data, size_t len, char *out);
+/* The leading whole groups of s[0..len) that are four alphabet characters
+ * each, decoded into out while they fit in cap bytes: returns the
+ * characters consumed (a multiple of 4), *written the bytes (b64.c). */
+size_t shlo__b64_decode_groups(const char *s, size_t len, void *out,
+                               size_t cap, size_t *written);
 /* Ask the kernel for 2 MB pages under the aligned part of p[0..n) (a
  * hint, for buffers of several MB about to be filled: a virtual machine
  * pays dearly for each 4 KB page fault); smaller buffers are left be. */

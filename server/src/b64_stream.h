@@ -14,6 +14,7 @@
 
 #include <microhttpd.h>
 
+#include "shlo/protocol.h"
 #include "shlo/tensor.h"
 
 /* Tensors of at least this many bytes are streamed; smaller ones are
@@ -38,5 +39,47 @@ struct MHD_Response *srv_b64_reply_response(srv_b64_reply *reply, char *json,
                                             size_t json_len, size_t *len);
 /* Drop a reply that was not sent (NULL is fine). */
 void srv_b64_reply_free(srv_b64_reply *reply);
+
+/* ---- bodies decoded as they arrive ----
+ *
+ * An execution's large body is mostly one "b64" string.  Its upload runs
+ * through a small scanner of the JSON text (strings, escapes, the member
+ * name before a ':'); once the value of a "b64" member has run past
+ * SRV_B64_SPLICE_MIN characters of the base64 alphabet, its whole groups
+ * are decoded into a buffer as they come instead of being kept, and the
+ * body keeps only what follows them (padding, the closing quote).  The
+ * tensor decoder finishes the string from there and takes the buffer as
+ * the tensor's data (shlo_proto_tensor_decode_spliced).  Anything
+ * unusual -- an escape in the rest of the string, a body that ends inside
+ * it, a body that does not parse -- puts the characters back (base64 of
+ * what was decoded) so that the full parse sees the body as sent and
+ * answers its usual errors.  Sizes come from the upload alone, bounded by
+ * the Content-Length that max-body-bytes already bounds. */
+
+/* Bodies of at least this many bytes (by Content-Length) are scanned. */
+#define SRV_B64_SPLICE_BODY ((size_t)4 << 20)
+/* Strings whose base64 runs this long are decoded as they arrive. */
+#define SRV_B64_SPLICE_MIN ((size_t)64 << 10)
+
+struct srv_request;
+typedef struct srv_b64_in srv_b64_in;
+
+/* A scanner for a body of content_length bytes; NULL when out of
+ * memory. */
+srv_b64_in *srv_b64_in_new(size_t content_length);
+void srv_b64_in_free(srv_b64_in *d);
+/* Take n more bytes of r's body (r->b64_in): into r->body, or decoded.
+ * False when out of memory. */
+bool srv_b64_in_feed(struct srv_request *r, const char *p, size_t n);
+/* The body is complete: r->body will not move now.  Puts the characters
+ * back when the body ended inside a string being decoded, or saw an
+ * escape in one.  False when out of memory. */
+bool srv_b64_in_finish(struct srv_request *r);
+/* The decoded strings, their `at` pointing into r->body (after finish). */
+shlo_proto_b64_splice *srv_b64_in_splices(struct srv_request *r, int *n);
+/* Put every decoded string's characters back into r->body (and drop the
+ * scanner): true when r->body is the body as sent again, false when
+ * nothing was decoded or out of memory. */
+bool srv_b64_in_unsplice(struct srv_request *r);
 
 #endif

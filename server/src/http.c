@@ -226,6 +226,7 @@ static void job_done(srv_job *j) {
     free(r->body);
     free(r->resp);
     srv_b64_reply_free(r->b64_reply);
+    srv_b64_in_free(r->b64_in);
     free(r);
     return;
   }
@@ -505,6 +506,11 @@ static enum MHD_Result admit(srv_request *r, const char *url,
     return srv_http_reply(r);
   }
   r->content_length = stream ? 0 : (size_t)cl_n;
+  /* a large execution body: its base64 decoded as it comes */
+  if ((r->route == R_EXECUTE || r->route == R_MODULE_EXEC) &&
+      r->content_length >= SRV_B64_SPLICE_BODY &&
+      !(r->b64_in = srv_b64_in_new(r->content_length)))
+    return MHD_NO;
   return MHD_YES;
 }
 
@@ -536,19 +542,27 @@ static enum MHD_Result append_upload(srv_request *r, const char *upload,
     return r->discarded > (size_t)s->cfg.max_body_bytes ? MHD_NO : MHD_YES;
   }
   if (r->state != RS_BODY || r->over_limit) return MHD_YES;
-  if (r->len + n > (size_t)s->cfg.max_body_bytes) {
+  if (r->received + n > (size_t)s->cfg.max_body_bytes) {
     r->over_limit = true;
-    s->metrics.bytes_in += r->len;
+    s->metrics.bytes_in += r->received;
     free(r->body);
     r->body = NULL;
     r->len = r->cap = 0;
+    srv_b64_in_free(r->b64_in);
+    r->b64_in = NULL;
     return MHD_YES;
   }
-  if (!body_reserve(r, r->len + n + 1)) return MHD_NO;
-  memcpy(r->body + r->len, upload, n);
+  r->received += n;
+  if (r->b64_in) return srv_b64_in_feed(r, upload, n) ? MHD_YES : MHD_NO;
+  return srv_body_append(r, upload, n) ? MHD_YES : MHD_NO;
+}
+
+bool srv_body_append(srv_request *r, const char *p, size_t n) {
+  if (!body_reserve(r, r->len + n + 1)) return false;
+  memcpy(r->body + r->len, p, n);
   r->len += n;
   r->body[r->len] = 0;
-  return MHD_YES;
+  return true;
 }
 
 /* The last callback of a request: the whole body is in. */
@@ -556,7 +570,7 @@ static enum MHD_Result body_complete(srv_request *r, const char *method) {
   srv_server *s = r->srv;
   if (r->state == RS_QUEUED) return MHD_YES; /* not reached: suspended */
   if (r->state == RS_DONE) return srv_http_reply(r);
-  s->metrics.bytes_in += r->len;
+  s->metrics.bytes_in += r->received;
   if (r->over_limit) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
                     "limit max-body-bytes (%lld) exceeded",
@@ -567,6 +581,7 @@ static enum MHD_Result body_complete(srv_request *r, const char *method) {
     r->body = calloc(1, 1);
     if (!r->body) return MHD_NO;
   }
+  if (r->b64_in && !srv_b64_in_finish(r)) return MHD_NO;
   return dispatch(r, method);
 }
 
@@ -621,7 +636,7 @@ static void log_request(srv_server *s, srv_request *r, bool completed) {
           when, r->method, r->path, r->status,
           (double)(srv_now_ns() - r->t0_ns) / 1e6,
           r->module[0] ? r->module : "-",
-          r->token_name ? r->token_name : "-", r->len, r->resp_len,
+          r->token_name ? r->token_name : "-", r->received, r->resp_len,
           completed ? "" : " aborted=1");
 }
 
@@ -651,10 +666,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     r->conn = NULL;
     return;
   }
-  size_t bytes = r->len + r->resp_len;
+  size_t bytes = r->received + r->resp_len;
   free(r->body);
   free(r->resp);
   srv_b64_reply_free(r->b64_reply);
+  srv_b64_in_free(r->b64_in);
   free(r);
   srv_memory_after_request(bytes);
 }

@@ -111,7 +111,7 @@ static void body_free(body *b) {
   b->artifact = NULL;
 }
 
-static bool read_body(srv_request *r, body *b) {
+static bool read_body_once(srv_request *r, body *b) {
   memset(b, 0, sizeof *b);
   if (srv_body_is_artifact(r->body, r->len)) { /* bytes, not UTF-8 text */
     b->program = r->body;
@@ -148,6 +148,18 @@ static bool read_body(srv_request *r, body *b) {
     b->program_len = r->len;
   }
   return true;
+}
+
+/* A body some of whose base64 was decoded as it arrived that does not
+ * read is read again as it was sent, for the error that one gets. */
+static bool read_body(srv_request *r, body *b) {
+  if (read_body_once(r, b)) return true;
+  if (!srv_b64_in_unsplice(r)) return false;
+  free(r->resp); /* the first reading's error */
+  r->resp = NULL;
+  r->resp_len = 0;
+  r->err_kind = -1;
+  return read_body_once(r, b);
 }
 
 /* A compile stopped by its cancel flag, as the reply's error. */
@@ -342,8 +354,10 @@ static bool decode_inputs(srv_request *r, const cJSON *inputs,
         return false;
       }
       shlo_proto_error pe;
-      if (shlo_proto_tensor_decode(c, t, &lim, path,
-                                   &args[p * f->n_args + i], &pe)) {
+      int n_sp;
+      shlo_proto_b64_splice *sp = srv_b64_in_splices(r, &n_sp);
+      if (shlo_proto_tensor_decode_spliced(c, t, &lim, sp, n_sp, path,
+                                           &args[p * f->n_args + i], &pe)) {
         reply_proto(r, &pe);
         return false;
       }
@@ -439,7 +453,7 @@ static srv_lane lane_by_id(srv_request *r) {
 
 bool srv_job_execute_inline(srv_request *r, srv_lane *lane) {
   *lane = SRV_LANE_LONG;
-  if (r->len > SRV_INLINE_MAX_BODY) {
+  if (r->len > SRV_INLINE_MAX_BODY || r->b64_in) {
     *lane = lane_by_id(r);
     return false;
   }
