@@ -76,11 +76,15 @@ bport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); p
 "$build/server/bare_mhd" "$bport" echo &
 bpid=$!
 for _ in $(seq 100); do curl -s -o /dev/null "localhost:$bport/" && break; sleep 0.05; done
-floor=()
+floor=() fcpus=()
 for i in $(seq "$runs"); do
+  c0=$(cpu_s "$bpid")
   read -r code t < <(post "$bport")
+  c1=$(cpu_s "$bpid")
   [ "$code" = 200 ] || { echo "floor run $i: HTTP $code"; exit 1; }
   floor+=("$t")
+  fcpus+=("$(awk -v a="$c0" -v b="$c1" 'BEGIN {printf "%.3f", b - a}')")
 done
 echo "floor, the body echoed by bare_mhd: median of $runs" \
-     "$(printf '%s\n' "${floor[@]}" | median) s"
+     "$(printf '%s\n' "${floor[@]}" | median) s," \
+     "bare_mhd CPU $(printf '%s\n' "${fcpus[@]}" | median) s"

@@ -114,8 +114,8 @@ static inline void put_bytes(unsigned char *o, uint32_t v) {
   o[2] = (unsigned char)v;
 }
 
-int64_t shlo_proto_b64_decode(const char *s, size_t len, void *out,
-                              size_t cap) {
+size_t shlo__b64_decode_groups(const char *s, size_t len, void *out,
+                               size_t cap, size_t *written) {
   pthread_once(&T.once, tables_init);
   const unsigned char *u = (const unsigned char *)s;
   unsigned char *o = out;
@@ -137,6 +137,15 @@ int64_t shlo_proto_b64_decode(const char *s, size_t len, void *out,
     n += 3;
     i += 4;
   }
+  *written = n;
+  return i;
+}
+
+int64_t shlo_proto_b64_decode(const char *s, size_t len, void *out,
+                              size_t cap) {
+  const unsigned char *u = (const unsigned char *)s;
+  unsigned char *o = out;
+  size_t n, i = shlo__b64_decode_groups(s, len, out, cap, &n);
   uint32_t acc = 0;
   int bits = 0;
   bool pad = false;

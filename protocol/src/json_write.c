@@ -101,7 +101,36 @@ static void put_data(strbuf *b, const shlo_value *v) {
   shlo__sb_putc(b, ']');
 }
 
-void shlo__json_tensor(strbuf *b, const shlo_value *v, bool b64) {
+/* Room for one more hole; false when out of memory. */
+static bool hole_add(shlo__b64_holes *h, size_t at, const shlo_value *v) {
+  if (h->n == h->cap) {
+    int cap = h->cap ? 2 * h->cap : 4;
+    shlo__b64_hole *a = realloc(h->at, (size_t)cap * sizeof *a);
+    if (!a) return false;
+    h->at = a;
+    h->cap = cap;
+  }
+  h->at[h->n].at = at;
+  h->at[h->n++].v = (shlo_value *)v; /* the caller's output, not changed */
+  return true;
+}
+
+/* The tensor's "b64" member: its base64, or a hole for it. */
+static void put_b64(strbuf *b, const shlo_value *v, shlo__b64_holes *h) {
+  shlo__sb_puts(b, "\"b64\":\"");
+  if (h && v->nbytes >= h->min_bytes && !h->failed) {
+    if (!hole_add(h, b->len, v)) h->failed = true;
+  } else {
+    /* Straight into the buffer: base64 needs no JSON escapes. */
+    size_t n = (v->nbytes + 2) / 3 * 4;
+    if (!reserve_big(b, n + 1)) return;
+    b->len += shlo__b64_encode_to(v->data, v->nbytes, b->data + b->len);
+  }
+  shlo__sb_add(b, "\"", 1);
+}
+
+static void put_tensor(strbuf *b, const shlo_value *v, bool b64,
+                       shlo__b64_holes *h) {
   if (v->kind == SHLO_TYPE_TOKEN) {
     shlo__sb_puts(b, "{\"token\":true}");
     return;
@@ -110,7 +139,7 @@ void shlo__json_tensor(strbuf *b, const shlo_value *v, bool b64) {
     shlo__sb_puts(b, "{\"tuple\":[");
     for (int i = 0; i < v->n_elems; i++) {
       if (i) shlo__sb_putc(b, ',');
-      shlo__json_tensor(b, v->elems[i], b64);
+      put_tensor(b, v->elems[i], b64, h);
     }
     shlo__sb_puts(b, "]}");
     return;
@@ -124,15 +153,19 @@ void shlo__json_tensor(strbuf *b, const shlo_value *v, bool b64) {
   }
   shlo__sb_puts(b, "],");
   if (b64) {
-    /* Straight into the buffer: base64 needs no JSON escapes. */
-    size_t n = (v->nbytes + 2) / 3 * 4;
-    shlo__sb_puts(b, "\"b64\":\"");
-    if (!reserve_big(b, n + 1)) return;
-    b->len += shlo__b64_encode_to(v->data, v->nbytes, b->data + b->len);
-    shlo__sb_add(b, "\"", 1);
+    put_b64(b, v, h);
   } else {
     shlo__sb_puts(b, "\"data\":");
     put_data(b, v);
   }
   shlo__sb_putc(b, '}');
+}
+
+void shlo__json_tensor(strbuf *b, const shlo_value *v, bool b64) {
+  put_tensor(b, v, b64, NULL);
+}
+
+void shlo__json_tensor_holes(strbuf *b, const shlo_value *v,
+                             shlo__b64_holes *h) {
+  put_tensor(b, v, true, h);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "shlo/protocol.h"
+#include "core/tensor_uninit.h"
 #include "json_read.h"
 #include "json_write.h"
 
@@ -536,8 +537,38 @@ static int check_wanted_type(const tensor_head *h, const shlo_type *want,
                          path, wbuf, got);
 }
 
+/* The splice whose undecoded rest starts at text, if any. */
+static shlo_proto_b64_splice *splice_at(shlo_proto_b64_splice *splices,
+                                        int n, const char *text) {
+  for (int i = 0; i < n; i++)
+    if (splices[i].at == text && splices[i].bytes) return &splices[i];
+  return NULL;
+}
+
+/* Decode text[0..blen) into v's nbytes as shlo_proto_b64_decode does, its
+ * first sp->chars characters already decoded in sp (when given): v takes
+ * sp's buffer when it is large enough.  Returns the bytes or -1. */
+static int64_t decode_after(shlo_value *v, shlo_proto_b64_splice *sp,
+                            const char *text, size_t blen) {
+  if (!sp) return shlo_proto_b64_decode(text, blen, v->data, v->nbytes);
+  if (sp->n > v->nbytes) return -1; /* ran out of room */
+  size_t room = (v->nbytes + 63) / 64 * 64;
+  bool own = room <= sp->cap;
+  unsigned char *to = own ? sp->bytes : v->data;
+  if (!own) memcpy(to, sp->bytes, sp->n);
+  int64_t rest = shlo_proto_b64_decode(text, blen, to + sp->n,
+                                       v->nbytes - sp->n);
+  if (rest < 0) return -1;
+  if (own && sp->n + (size_t)rest == v->nbytes && shlo__tensor_adopt(v, to))
+    sp->bytes = NULL; /* v's now */
+  else if (own)
+    memcpy(v->data, to, sp->n + (size_t)rest);
+  return (int64_t)(sp->n + (size_t)rest);
+}
+
 /* Fill v from "b64": exactly v->nbytes bytes, native byte order. */
-static int fill_from_b64(shlo_value *v, const cJSON *jb, const char *path,
+static int fill_from_b64(shlo_value *v, const cJSON *jb,
+                         shlo_proto_b64_splice *sp, const char *path,
                          shlo_proto_error *err) {
   const char *text;
   size_t blen;
@@ -550,7 +581,8 @@ static int fill_from_b64(shlo_value *v, const cJSON *jb, const char *path,
     return shlo_proto_fail(err, SHLO_PERR_INPUT, "%s.b64: not a string",
                            path);
   }
-  int64_t n = shlo_proto_b64_decode(text, blen, v->data, v->nbytes);
+  int64_t n = decode_after(v, sp, text, blen);
+  if (sp) blen += sp->chars; /* the string's whole length */
   if (n != (int64_t)v->nbytes) {
     /* A decode that ran out of room is a size mismatch, not bad base64. */
     if (n < 0 && blen / 4 * 3 <= v->nbytes + 3)
@@ -581,6 +613,16 @@ static int fill_from_data(shlo_value *v, const cJSON *jdata, const char *path,
 int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
                              const shlo_proto_limits *lim, const char *path,
                              shlo_value **out, shlo_proto_error *err) {
+  return shlo_proto_tensor_decode_spliced(j, want, lim, NULL, 0, path, out,
+                                          err);
+}
+
+int shlo_proto_tensor_decode_spliced(const cJSON *j, const shlo_type *want,
+                                     const shlo_proto_limits *lim,
+                                     shlo_proto_b64_splice *splices,
+                                     int n_splices, const char *path,
+                                     shlo_value **out,
+                                     shlo_proto_error *err) {
   *out = NULL;
   if (!cJSON_IsObject(j))
     return shlo_proto_fail(err, SHLO_PERR_INPUT,
@@ -598,7 +640,16 @@ int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
   if ((jdata != NULL) == (jb != NULL))
     return shlo_proto_fail(err, SHLO_PERR_INPUT,
                            "%s: give exactly one of \"data\" and \"b64\"", path);
-  shlo_value *v = shlo_tensor_new((shlo_elem_type)h.et, h.rank, h.dims);
+  /* Decoded base64 fills every byte or the tensor is dropped: no need to
+   * zero a buffer it may replace. */
+  size_t blen;
+  shlo_proto_b64_splice *sp =
+      jb && shlo__json_is_span(jb)
+          ? splice_at(splices, n_splices, shlo__json_span(jb, &blen))
+          : NULL;
+  shlo_value *v =
+      sp ? shlo__tensor_new_uninit((shlo_elem_type)h.et, h.rank, h.dims)
+              : shlo_tensor_new((shlo_elem_type)h.et, h.rank, h.dims);
   if (!v)
     return shlo_proto_fail(err, SHLO_PERR_LIMIT, "%s: out of memory for a "
                            "%lld-element tensor", path, (long long)h.numel);
@@ -606,7 +657,8 @@ int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
     shlo_value_unref(v);
     return shlo_proto_fail(err, SHLO_PERR_LIMIT, "%s: out of memory", path);
   }
-  if (jb ? fill_from_b64(v, jb, path, err) : fill_from_data(v, jdata, path, err)) {
+  if (jb ? fill_from_b64(v, jb, sp, path, err)
+         : fill_from_data(v, jdata, path, err)) {
     shlo_value_unref(v);
     return -1;
   }
@@ -828,12 +880,13 @@ char *shlo_proto_exec_resp_build(shlo_value *const *outputs, int n_outputs,
                                          execute_ms, b64);
 }
 
-char *shlo_proto_exec_resp_build_into(char *spare, size_t spare_cap,
-                                      shlo_value *const *outputs,
-                                      int n_outputs, int n_procs,
-                                      const char *module_id, bool cached,
-                                      double compile_ms, double execute_ms,
-                                      bool b64) {
+/* The success body, into spare (see protocol.h), b64 large tensors left
+ * as holes when h is given. */
+static char *resp_build(char *spare, size_t spare_cap,
+                        shlo_value *const *outputs, int n_outputs,
+                        int n_procs, const char *module_id, bool cached,
+                        double compile_ms, double execute_ms, bool b64,
+                        shlo__b64_holes *h) {
   /* Written directly rather than through a cJSON tree: this is the hot
    * path of every execution. */
   strbuf b = {.data = spare, .cap = spare ? spare_cap : 0};
@@ -844,7 +897,8 @@ char *shlo_proto_exec_resp_build_into(char *spare, size_t spare_cap,
     if (n_procs > 1) shlo__sb_putc(&b, '[');
     for (int i = 0; i < n_outputs; i++) {
       if (i) shlo__sb_putc(&b, ',');
-      shlo__json_tensor(&b, outputs[p * n_outputs + i], b64);
+      if (h) shlo__json_tensor_holes(&b, outputs[p * n_outputs + i], h);
+      else shlo__json_tensor(&b, outputs[p * n_outputs + i], b64);
     }
     if (n_procs > 1) shlo__sb_putc(&b, ']');
   }
@@ -860,6 +914,27 @@ char *shlo_proto_exec_resp_build_into(char *spare, size_t spare_cap,
   shlo__json_num(&b, round(execute_ms * 1000) / 1000);
   shlo__sb_puts(&b, "}}");
   return shlo__sb_take(&b);
+}
+
+char *shlo_proto_exec_resp_build_into(char *spare, size_t spare_cap,
+                                      shlo_value *const *outputs,
+                                      int n_outputs, int n_procs,
+                                      const char *module_id, bool cached,
+                                      double compile_ms, double execute_ms,
+                                      bool b64) {
+  return resp_build(spare, spare_cap, outputs, n_outputs, n_procs, module_id,
+                    cached, compile_ms, execute_ms, b64, NULL);
+}
+
+char *shlo__exec_resp_build_holes(shlo_value *const *outputs, int n_outputs,
+                                  int n_procs, const char *module_id,
+                                  bool cached, double compile_ms,
+                                  double execute_ms, shlo__b64_holes *h) {
+  char *json = resp_build(NULL, 0, outputs, n_outputs, n_procs, module_id,
+                          cached, compile_ms, execute_ms, true, h);
+  if (json && !h->failed) return json;
+  free(json);
+  return NULL;
 }
 
 int shlo_proto_exec_resp_parse(const char *body, size_t len,

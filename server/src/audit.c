@@ -90,7 +90,7 @@ void srv_audit_request(srv_server *s, const srv_request *r) {
       .compile_ms = r->compile_ms,
       .exec_ms = r->executed ? r->exec_s * 1000 : 0,
       .total_ms = (double)(srv_now_ns() - r->t0_ns) / 1e6,
-      .bytes_in = r->len + r->discarded,
+      .bytes_in = r->received + r->discarded,
       .bytes_out = r->resp_len};
   srv_audit_write(s, &a);
 }

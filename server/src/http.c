@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "b64_stream.h"
 #include "console.h"
 #include "server.h"
 #include "executions.h"
@@ -114,6 +115,24 @@ static void reply_json(srv_request *r, int status, const char *json) {
   set_body(r, status, strdup(json), false);
 }
 
+/* The answer as libmicrohttpd sends it: r->resp, taken over, or with its
+ * holes filled as it goes (b64_stream.h). */
+static struct MHD_Response *answer_response(srv_request *r) {
+  srv_b64_reply *stream = r->b64_reply;
+  r->b64_reply = NULL;
+  if (stream && r->resp && r->status == 200 && !r->resp_text) {
+    char *text = r->resp;
+    r->resp = NULL; /* the reply frees it */
+    return srv_b64_reply_response(stream, text, r->resp_len, &r->resp_len);
+  }
+  srv_b64_reply_free(stream); /* an error took the answer's place */
+  struct MHD_Response *resp = MHD_create_response_from_buffer(
+      r->resp_len, r->resp ? r->resp : (char *)"", r->resp ? MHD_RESPMEM_MUST_FREE
+                                                  : MHD_RESPMEM_PERSISTENT);
+  if (resp) r->resp = NULL; /* MHD frees it */
+  return resp;
+}
+
 enum MHD_Result srv_http_reply(srv_request *r) {
   r->state = RS_DONE;
   if (r->conn_state) r->conn_state->busy = true;
@@ -130,11 +149,8 @@ enum MHD_Result srv_http_reply(srv_request *r) {
       r->resp = b;
     }
   }
-  struct MHD_Response *resp = MHD_create_response_from_buffer(
-      r->resp_len, r->resp ? r->resp : (char *)"", r->resp ? MHD_RESPMEM_MUST_FREE
-                                                  : MHD_RESPMEM_PERSISTENT);
+  struct MHD_Response *resp = answer_response(r);
   if (!resp) return MHD_NO;
-  r->resp = NULL; /* MHD frees it */
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
                           r->resp_text      ? "text/plain; version=0.0.4"
                           : r->oip_json_len ? "application/octet-stream"
@@ -209,6 +225,8 @@ static void job_done(srv_job *j) {
   if (!r->conn) { /* its connection ended while it ran */
     free(r->body);
     free(r->resp);
+    srv_b64_reply_free(r->b64_reply);
+    srv_b64_in_free(r->b64_in);
     free(r);
     return;
   }
@@ -488,6 +506,11 @@ static enum MHD_Result admit(srv_request *r, const char *url,
     return srv_http_reply(r);
   }
   r->content_length = stream ? 0 : (size_t)cl_n;
+  /* a large execution body: its base64 decoded as it comes */
+  if ((r->route == R_EXECUTE || r->route == R_MODULE_EXEC) &&
+      r->content_length >= SRV_B64_SPLICE_BODY &&
+      !(r->b64_in = srv_b64_in_new(r->content_length)))
+    return MHD_NO;
   return MHD_YES;
 }
 
@@ -519,19 +542,27 @@ static enum MHD_Result append_upload(srv_request *r, const char *upload,
     return r->discarded > (size_t)s->cfg.max_body_bytes ? MHD_NO : MHD_YES;
   }
   if (r->state != RS_BODY || r->over_limit) return MHD_YES;
-  if (r->len + n > (size_t)s->cfg.max_body_bytes) {
+  if (r->received + n > (size_t)s->cfg.max_body_bytes) {
     r->over_limit = true;
-    s->metrics.bytes_in += r->len;
+    s->metrics.bytes_in += r->received;
     free(r->body);
     r->body = NULL;
     r->len = r->cap = 0;
+    srv_b64_in_free(r->b64_in);
+    r->b64_in = NULL;
     return MHD_YES;
   }
-  if (!body_reserve(r, r->len + n + 1)) return MHD_NO;
-  memcpy(r->body + r->len, upload, n);
+  r->received += n;
+  if (r->b64_in) return srv_b64_in_feed(r, upload, n) ? MHD_YES : MHD_NO;
+  return srv_body_append(r, upload, n) ? MHD_YES : MHD_NO;
+}
+
+bool srv_body_append(srv_request *r, const char *p, size_t n) {
+  if (!body_reserve(r, r->len + n + 1)) return false;
+  memcpy(r->body + r->len, p, n);
   r->len += n;
   r->body[r->len] = 0;
-  return MHD_YES;
+  return true;
 }
 
 /* The last callback of a request: the whole body is in. */
@@ -539,7 +570,7 @@ static enum MHD_Result body_complete(srv_request *r, const char *method) {
   srv_server *s = r->srv;
   if (r->state == RS_QUEUED) return MHD_YES; /* not reached: suspended */
   if (r->state == RS_DONE) return srv_http_reply(r);
-  s->metrics.bytes_in += r->len;
+  s->metrics.bytes_in += r->received;
   if (r->over_limit) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
                     "limit max-body-bytes (%lld) exceeded",
@@ -550,6 +581,7 @@ static enum MHD_Result body_complete(srv_request *r, const char *method) {
     r->body = calloc(1, 1);
     if (!r->body) return MHD_NO;
   }
+  if (r->b64_in && !srv_b64_in_finish(r)) return MHD_NO;
   return dispatch(r, method);
 }
 
@@ -604,7 +636,7 @@ static void log_request(srv_server *s, srv_request *r, bool completed) {
           when, r->method, r->path, r->status,
           (double)(srv_now_ns() - r->t0_ns) / 1e6,
           r->module[0] ? r->module : "-",
-          r->token_name ? r->token_name : "-", r->len, r->resp_len,
+          r->token_name ? r->token_name : "-", r->received, r->resp_len,
           completed ? "" : " aborted=1");
 }
 
@@ -634,9 +666,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     r->conn = NULL;
     return;
   }
-  size_t bytes = r->len + r->resp_len;
+  size_t bytes = r->received + r->resp_len;
   free(r->body);
   free(r->resp);
+  srv_b64_reply_free(r->b64_reply);
+  srv_b64_in_free(r->b64_in);
   free(r);
   srv_memory_after_request(bytes);
 }

@@ -13,6 +13,7 @@
 #include "shlo/grid.h"
 #include "shlo/grid_mpi.h"
 #include "artifact_body.h"
+#include "b64_stream.h"
 #include "json_write.h"
 #include "shlo/protocol.h"
 #include "shlo/verify.h"
@@ -110,7 +111,7 @@ static void body_free(body *b) {
   b->artifact = NULL;
 }
 
-static bool read_body(srv_request *r, body *b) {
+static bool read_body_once(srv_request *r, body *b) {
   memset(b, 0, sizeof *b);
   if (srv_body_is_artifact(r->body, r->len)) { /* bytes, not UTF-8 text */
     b->program = r->body;
@@ -147,6 +148,18 @@ static bool read_body(srv_request *r, body *b) {
     b->program_len = r->len;
   }
   return true;
+}
+
+/* A body some of whose base64 was decoded as it arrived that does not
+ * read is read again as it was sent, for the error that one gets. */
+static bool read_body(srv_request *r, body *b) {
+  if (read_body_once(r, b)) return true;
+  if (!srv_b64_in_unsplice(r)) return false;
+  free(r->resp); /* the first reading's error */
+  r->resp = NULL;
+  r->resp_len = 0;
+  r->err_kind = -1;
+  return read_body_once(r, b);
 }
 
 /* A compile stopped by its cancel flag, as the reply's error. */
@@ -341,8 +354,10 @@ static bool decode_inputs(srv_request *r, const cJSON *inputs,
         return false;
       }
       shlo_proto_error pe;
-      if (shlo_proto_tensor_decode(c, t, &lim, path,
-                                   &args[p * f->n_args + i], &pe)) {
+      int n_sp;
+      shlo_proto_b64_splice *sp = srv_b64_in_splices(r, &n_sp);
+      if (shlo_proto_tensor_decode_spliced(c, t, &lim, sp, n_sp, path,
+                                           &args[p * f->n_args + i], &pe)) {
         reply_proto(r, &pe);
         return false;
       }
@@ -444,7 +459,7 @@ static srv_lane lane_by_id(srv_request *r) {
 
 bool srv_job_execute_inline(srv_request *r, srv_lane *lane) {
   *lane = SRV_LANE_LONG;
-  if (r->len > SRV_INLINE_MAX_BODY) {
+  if (r->len > SRV_INLINE_MAX_BODY || r->b64_in) {
     *lane = lane_by_id(r);
     return false;
   }
@@ -716,6 +731,51 @@ static void reply_exec_failure(srv_request *r, shlo_status st,
     reply_diag(r, st, d);
 }
 
+/* A b64 answer to an HTTP client whose large outputs are encoded as
+ * they are sent (b64_stream.h); false to build it whole. */
+static bool reply_streamed(exec_state *ex) {
+  srv_request *r = ex->r;
+  if (!ex->b.req.b64_out || !r->conn || r->exe) return false;
+  char *json = NULL;
+  srv_b64_reply *reply = NULL;
+  int got = srv_b64_reply_build(ex->res, ex->n_res, ex->n_procs, ex->e->id,
+                                ex->cached, ex->compile_ms, r->exec_s * 1000,
+                                &json, &reply);
+  if (got <= 0) return false; /* small, or out of memory: the whole way */
+  reply_ok(r, json);
+  srv_b64_reply_free(r->b64_reply);
+  r->b64_reply = reply;
+  /* The body was decoded into the inputs and is dead now (a b64 answer
+   * implies a JSON body): a large one need not stay while the answer
+   * goes out. */
+  if (r->cap >= SRV_TRIM_AFTER_BYTES) {
+    free(r->body);
+    r->body = NULL;
+    r->cap = 0;
+  }
+  return true;
+}
+
+/* The success answer built whole. */
+static void reply_whole(exec_state *ex) {
+  srv_request *r = ex->r;
+  /* A large body was decoded into the inputs and is dead now (a b64
+   * answer implies a JSON body, whose program was copied out): its
+   * memory, already faulted in, takes the answer. */
+  char *spare = NULL;
+  size_t spare_cap = 0;
+  if (ex->b.req.b64_out && r->cap >= SRV_TRIM_AFTER_BYTES) {
+    spare = r->body;
+    spare_cap = r->cap;
+    r->body = NULL;
+    r->cap = 0;
+  }
+  reply_ok(r, shlo_proto_exec_resp_build_into(
+                  spare, spare_cap, ex->res, ex->n_res, ex->n_procs,
+                  ex->e->id, ex->cached, ex->compile_ms, r->exec_s * 1000,
+                  ex->b.req.b64_out));
+}
+
 static void execute_and_reply(exec_state *ex) {
   srv_request *r = ex->r;
   double timeout_ms = timeout_ms_of(&r->srv->cfg, &ex->b.req);
@@ -724,21 +784,7 @@ static void execute_and_reply(exec_state *ex) {
   if (st) {
     reply_exec_failure(r, st, &d, timeout_ms);
   } else {
-    /* A large body was decoded into the inputs and is dead now (a b64
-     * answer implies a JSON body, whose program was copied out): its
-     * memory, already faulted in, takes the answer. */
-    char *spare = NULL;
-    size_t spare_cap = 0;
-    if (ex->b.req.b64_out && r->cap >= SRV_TRIM_AFTER_BYTES) {
-      spare = r->body;
-      spare_cap = r->cap;
-      r->body = NULL;
-      r->cap = 0;
-    }
-    reply_ok(r, shlo_proto_exec_resp_build_into(
-                    spare, spare_cap, ex->res, ex->n_res, ex->n_procs,
-                    ex->e->id, ex->cached, ex->compile_ms, r->exec_s * 1000,
-                    ex->b.req.b64_out));
+    if (!reply_streamed(ex)) reply_whole(ex);
     ex->n_res *= ex->n_procs; /* res holds every process's results */
   }
   if (ex->printed.len && r->resp && !r->resp_text) { /* success or error */

@@ -89,7 +89,7 @@ void srv_team_finished(srv_request *r, bool completed) {
   srv_team *t = r->team;
   if (!t) return;
   srv_team_count_status(t, r->status);
-  t->bytes_in += r->len;
+  t->bytes_in += r->received;
   if (completed) t->bytes_out += r->resp_len;
   if (r->executed) t->exec_s += r->exec_s;
   if (r->quota >= 0 && r->quota < SRV_N_QUOTAS) t->refused[r->quota]++;

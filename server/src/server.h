@@ -113,6 +113,8 @@ typedef struct srv_request {
   bool json_type;      /* Content-Type: application/json */
   char *body;
   size_t len, cap;
+  size_t received;     /* body bytes read: len plus what b64_in decoded */
+  struct srv_b64_in *b64_in; /* b64_stream.h: a large execution body's */
   size_t content_length; /* the header's, when it gave one (<= the limit) */
   bool over_limit;     /* body grew past max-body-bytes */
   srv_req_state state;
@@ -138,6 +140,9 @@ typedef struct srv_request {
   int status;
   char *resp;          /* malloc'd */
   size_t resp_len;
+  /* b64_stream.h: resp's holes, when a 200 answer's large base64 outputs
+   * are encoded as they are sent */
+  struct srv_b64_reply *b64_reply;
   bool resp_text;      /* text/plain (metrics) instead of JSON */
   bool retry_after;
   char module[SRV_ID_LEN];
@@ -198,6 +203,9 @@ struct srv_server {
 uint64_t srv_now_ns(void);
 /* The log lines' time stamp, "2025-01-31T12:00:00.123Z" (http.c). */
 void srv_log_time(char out[48]);
+/* Append n bytes to r->body, kept NUL-terminated (http.c); false when out
+ * of memory. */
+bool srv_body_append(srv_request *r, const char *p, size_t n);
 
 /* memory.c: after a request of this many bytes (body + reply) is freed,
  * return free memory to the system, so RSS comes back to its baseline. */

@@ -220,6 +220,15 @@ shlo_value *shlo__tensor_new_uninit(shlo_elem_type elem, int rank,
   return tensor_new(elem, rank, dims, false);
 }
 
+bool shlo__tensor_adopt(shlo_value *v, void *data) {
+  if (v->kind != SHLO_TYPE_TENSOR || data_is_inline(v)) return false;
+  size_t cap = (v->nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
+  free(v->data); /* untouched but for its padding: not worth the cache */
+  v->data = data;
+  memset((char *)data + v->nbytes, 0, cap - v->nbytes);
+  return true;
+}
+
 /* The bytes tensor_new charged for v. */
 static int64_t charged_bytes(const shlo_value *v) {
   size_t cap = (v->nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;

@@ -14,4 +14,13 @@
 shlo_value *shlo__tensor_new_uninit(shlo_elem_type elem, int rank,
                                     const int64_t *dims);
 
+/* Give v (a tensor of more than 256 bytes whose data nothing has seen
+ * yet, from the call above) the buffer data instead of its own: data
+ * comes from aligned_alloc, 64-byte aligned and at least v->nbytes
+ * rounded up to 64 long, and is v's to free from now on.  For a decoder
+ * that filled a buffer before it knew the tensor (the server's base64
+ * read as the body arrives).  The padding past the last element is
+ * zeroed.  False (nothing changed) for a small tensor. */
+bool shlo__tensor_adopt(shlo_value *v, void *data);
+
 #endif

@@ -64,6 +64,18 @@ char *shlo_proto_error_json(const shlo_proto_error *e);
 bool shlo_proto_error_parse(const char *body, size_t len, shlo_proto_error *e);
 
 /* Bounds a decoder enforces before allocating (0 = unbounded). */
+/* Base64 decoded before the text was parsed (the server decodes a large
+ * "b64" string as the body arrives, server/src/b64_stream.h): the body
+ * keeps only the string's undecoded rest, which starts at `at`; the
+ * decoded start is bytes[0..n), from `chars` characters.  The tensor
+ * decoder finishes the string there and the tensor takes bytes (set to
+ * NULL) when it can, else copies them. */
+typedef struct shlo_proto_b64_splice {
+  const char *at;
+  void *bytes;  /* aligned_alloc'd, 64-byte aligned, cap bytes */
+  size_t n, cap, chars;
+} shlo_proto_b64_splice;
+
 typedef struct shlo_proto_limits {
   int64_t max_elements; /* per tensor */
   int64_t max_bytes;    /* per tensor */
@@ -92,6 +104,14 @@ cJSON *shlo_proto_json_parse(const char *text, size_t len, size_t *stop);
 int shlo_proto_tensor_decode(const cJSON *j, const shlo_type *want,
                              const shlo_proto_limits *lim, const char *path,
                              shlo_value **out, shlo_proto_error *err);
+/* The same for a body some of whose base64 was decoded as it arrived:
+ * a "b64" string that starts where one of the n splices says continues
+ * from it. */
+int shlo_proto_tensor_decode_spliced(const cJSON *j, const shlo_type *want,
+                                     const shlo_proto_limits *lim,
+                                     shlo_proto_b64_splice *splices, int n,
+                                     const char *path, shlo_value **out,
+                                     shlo_proto_error *err);
 /* Encode a value as JSON text: a tensor as {"dtype","shape","data"} or,
  * with b64, {"dtype","shape","b64"}; a tuple as {"tuple": [...]}; a token
  * as {"token": true}.  Floats are the shortest text that reads back to the
