@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "shlo/artifact.h"
 #include "shlo/engine.h"
+#include "shlo/verify.h"
 
 static int usage(FILE *to, int rc) {
   fprintf(to,
@@ -85,7 +86,13 @@ int cli_serialize(int argc, char **argv) {
   int rc = 1;
   if (shlo_parse_module(text, len, in, &m, &d)) {
     cli_print_diag(&d);
+  } else if (shlo_verify_module_first(m, NULL, &d) == SHLO_EVERIFY) {
+    /* An artifact is a promise to other tools: write only what verifies
+     * (a module the verifier cannot judge, e.g. dynamic shapes, goes). */
+    cli_print_diag(&d);
+    shlo_module_free(m);
   } else {
+    shlo_diag_clear(&d);
     char *args = test_args ? cases_run_line_args(text, len) : NULL;
     rc = write_artifact(in, out, m, target, args);
     free(args);

@@ -34,6 +34,22 @@ for target in 1.20.0 1.0.0; do
   done
 done
 
+# A module that does not verify is refused, naming the constraint, and no
+# artifact is written.
+cat >"$tmp/bad.mlir" <<'MLIR'
+func.func @main(%a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %a, %b : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+MLIR
+if "$cli" serialize "$tmp/bad.mlir" -o "$tmp/bad.mlir.bc" 2>"$tmp/bad.err" ||
+   [ -e "$tmp/bad.mlir.bc" ] || ! grep -q "error" "$tmp/bad.err"; then
+  echo "FAIL serialize of a module that does not verify:"; cat "$tmp/bad.err"
+  fail=1
+else
+  echo "ok   serialize refuses: $(head -1 "$tmp/bad.err")"
+fi
+
 # The README's curl flow with an artifact shlo wrote.
 bc=$tmp/hello.1.20.0.mlir.bc
 sum=$(sha256sum "$bc" | cut -d' ' -f1)

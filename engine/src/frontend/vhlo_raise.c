@@ -823,7 +823,7 @@ static void raise_attr(raiser *r, vattrs *out, const char *base,
                    .dims = {a->n / 2, 2}};
     put(r, out, name, tensor_attr(r, &t, a->ints, sizeof(int64_t) *
                                                       (size_t)a->n, a->n));
-  } else if (!strcmp(name, "api_version")) {
+  } else if (!strcmp(name, "api_version") && a->kind == SHLO_ATTR_INT) {
     uint64_t v = (uint64_t)a->i;
     put(r, out, name, simple_attr(r, 5, 1, &v));
   } else if (!strcmp(name, "result_accuracy") && is_default_accuracy(a))
