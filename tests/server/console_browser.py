@@ -235,10 +235,11 @@ def test_overview_live(s):
         wait(s.d, "overview: a request rate under load",
              lambda: float(text(s.d, "#v-rps") or 0) > 1)
         p50, pct = text(s.d, "#v-p50"), text(s.d, "#v-pct")
-        # each chart's first series colour (overview.js) is on its canvas
-        for c, rgb in (("chart-rps", (0x24, 0x57, 0xc5)),
-                       ("chart-latency", (0x1b, 0x7f, 0x3b))):
-            inked = s.d.execute_script(
+        # each chart's first series colour (overview.js) is on its canvas;
+        # a line needs two snapshots with data, which a slow (sanitizer)
+        # build may not have yet when the figures first appear
+        def inked(c, rgb):
+            return s.d.execute_script(
                 "const [c, r, g, b] = arguments;"
                 "const cv = document.getElementById(c);"
                 "const d = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;"
@@ -246,7 +247,10 @@ def test_overview_live(s):
                 "  if (d[i + 3] > 200 && Math.abs(d[i] - r) < 30 &&"
                 "      Math.abs(d[i + 1] - g) < 30 && Math.abs(d[i + 2] - b) < 30) n++;"
                 "return n;", c, *rgb)
-            check(inked > 10, "overview: %s has a coloured line (%d pixels)" % (c, inked))
+        for c, rgb in (("chart-rps", (0x24, 0x57, 0xc5)),
+                       ("chart-latency", (0x1b, 0x7f, 0x3b))):
+            wait(s.d, "overview: %s has a coloured line" % c,
+                 lambda: inked(c, rgb) > 10)
         s.shot("overview-live")
     finally:
         stop.set()
