@@ -67,6 +67,12 @@ for m in proc sys dev dev/pts; do
   mounted+=("$root/$m")
 done
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# debootstrap writes no /etc/hosts (Debian's installer, cloud images and
+# Docker do), and without it "localhost" does not resolve: chromedriver's
+# client (the console test) connects to localhost:PORT.
+[ -e "$root/etc/hosts" ] ||
+  printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+    >"$root/etc/hosts"
 # A chroot is not a booted machine: packages must not start services in it
 # (nginx would listen on the host's port 80).  Standard for chroots.
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
