@@ -208,14 +208,16 @@ for t in ts:
 order = sorted(done_at, key=done_at.get)
 print("binary, max-client-running 1: finished at " +
       ", ".join(f"{k} {done_at[k]:.2f} s" for k in order), flush=True)
-# Without the cap, A1 would take the second worker and B0 would run beside
-# A2, finishing with it.  With it, B0 runs beside A0 or A1 and ends at
-# least half a run before A2.  (Not "before A1": on a loaded machine B's
-# request can reach the server only after A0 ended, so that B0 and A1
-# start together.)
-run_s = done_at["A0"]
-check(done_at["B0"] < done_at["A2"] - 0.5 * run_s,
+# Without the cap, A1 takes the second worker and A2 is queued ahead of
+# B0: A2 starts first, when A0 and A1 end, and B0 after it.  With it, B0
+# runs beside A0 (or, if its request came late, beside A1) and ends
+# before A2, which waits for A1.  Only the order is asserted: on a loaded
+# machine B0 shares its core with the tests running beside this one, so
+# its finishing time says little about when it started.
+check(done_at["B0"] < done_at["A2"],
       f"B's job did not run before A's queued ones: {order}")
+check(done_at["A1"] - done_at["A0"] > 0.5 * done_at["A0"],
+      f"A's jobs ran side by side despite max-client-running 1: {order}")
 ca.close()
 cb.close()
 srv.stop()
