@@ -289,10 +289,12 @@ static void rank3_rows_keep_nan_and_signed_zero_rules(void **state) {
 }
 
 /* Layernorm on 50 rows of 300 (f32 sums: blocks of 16 rows, the last
- * one 2 rows): the broadcasts of the scalars and of gamma and beta along
- * the rows, and gamma scaled by a scalar, are the same in every block and
- * computed once; a row-shaped argument broadcast along the columns
- * (dims = [0]) differs from row to row and is not. */
+ * one 2 rows): the broadcasts of the scalars and gamma scaled by a scalar
+ * are the same in every block and computed once; gamma's and beta's
+ * broadcasts along the rows are read in place; the mean's and the
+ * inverse deviation's broadcasts along their rows are read as one element
+ * per row; a row-shaped argument broadcast along the columns (dims = [0])
+ * differs from row to row and is filled. */
 static void layernorm_computes_what_every_block_shares_once(void **state) {
   (void)state;
   same_results(
@@ -334,14 +336,15 @@ static void layernorm_computes_what_every_block_shares_once(void **state) {
       "(tensor<300xf32>) -> tensor<50x300xf32>\n"
       "  %out = stablehlo.add %o, %bb : tensor<50x300xf32>\n"
       "  func.return %out : tensor<50x300xf32>\n}\n",
-      /* nb, gb, hb, gh, bb */
-      "[blocks of 16 rows; 5 members once, 0 read in place, 0 streamed]");
+      /* once: nb, hb, gh; in place: gb, bb; one element: mb, rb */
+      "[blocks of 16 rows; 3 members once, 2 read in place, 2 read as one "
+      "element per row, 0 streamed]");
 }
 
 /* Rows reduced only by maximum fold one at a time, so 1024-long rows go
  * one row a block: gamma's broadcast along the rows is read in place,
- * the scalar's is filled once, and a value that is also a result is
- * written for every row. */
+ * the scalar's is filled once, the maximum's is read as one element, and
+ * a value that is also a result is written for every row. */
 static void long_max_rows_read_row_broadcasts_in_place(void **state) {
   (void)state;
   same_results(
@@ -363,7 +366,8 @@ static void long_max_rows_read_row_broadcasts_in_place(void **state) {
       "-> tensor<20x1024xf32>\n"
       "  %o = stablehlo.multiply %d, %tb : tensor<20x1024xf32>\n"
       "  func.return %o, %y : tensor<20x1024xf32>, tensor<20x1024xf32>\n}\n",
-      "[blocks of 1 row; 1 member once, 1 read in place, 0 streamed]");
+      "[blocks of 1 row; 1 member once, 1 read in place, 1 read as one "
+      "element per row, 0 streamed]");
 }
 
 /* Returned results larger than L2 (520 rows of 1023 f32, so most rows
@@ -386,7 +390,75 @@ static void big_results_stream_out(void **state) {
       "  %y = stablehlo.multiply %c, %c : tensor<520x1023xf32>\n"
       "  func.return %y, %c, %s : tensor<520x1023xf32>, "
       "tensor<520x1023xf32>, tensor<520xf32>\n}\n",
-      "0 read in place, 2 streamed]");
+      "0 read in place, 1 read as one element per row, 2 streamed]");
+}
+
+/* Broadcasts of one element in a run are read as one element by their
+ * readers, first or second operand, of f32, i32 and complex, over 10007
+ * elements (a tail after the last whole piece); one that a member reads
+ * twice is filled, as is one the function returns. */
+static void run_reads_scalar_broadcasts_as_one_element(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<10007xf32>, tensor<10007xi32>, "
+      "tensor<10007xcomplex<f32>>, tensor<10007xf32>) {\n"
+      "  %x = stablehlo.iota dim = 0 : tensor<10007xf32>\n"
+      "  %i = stablehlo.iota dim = 0 : tensor<10007xi32>\n"
+      "  %c = stablehlo.constant dense<3.5> : tensor<f32>\n"
+      "  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> "
+      "tensor<10007xf32>\n"
+      "  %a = stablehlo.subtract %cb, %x : tensor<10007xf32>\n"
+      "  %b = stablehlo.divide %a, %cb : tensor<10007xf32>\n"
+      "  %d = stablehlo.constant dense<0.25> : tensor<f32>\n"
+      "  %db = stablehlo.broadcast_in_dim %d, dims = [] : (tensor<f32>) -> "
+      "tensor<10007xf32>\n"
+      "  %dd = stablehlo.multiply %db, %db : tensor<10007xf32>\n"
+      "  %e = stablehlo.add %b, %dd : tensor<10007xf32>\n"
+      "  %k = stablehlo.constant dense<7> : tensor<i32>\n"
+      "  %kb = stablehlo.broadcast_in_dim %k, dims = [] : (tensor<i32>) -> "
+      "tensor<10007xi32>\n"
+      "  %q = stablehlo.remainder %i, %kb : tensor<10007xi32>\n"
+      "  %z = stablehlo.complex %x, %b : tensor<10007xcomplex<f32>>\n"
+      "  %w = stablehlo.constant dense<(1.5, -2.0)> : tensor<complex<f32>>\n"
+      "  %wb = stablehlo.broadcast_in_dim %w, dims = [] : "
+      "(tensor<complex<f32>>) -> tensor<10007xcomplex<f32>>\n"
+      "  %zw = stablehlo.multiply %wb, %z : tensor<10007xcomplex<f32>>\n"
+      "  %h = stablehlo.constant dense<-1.0> : tensor<f32>\n"
+      "  %hb = stablehlo.broadcast_in_dim %h, dims = [] : (tensor<f32>) -> "
+      "tensor<10007xf32>\n"
+      "  %g = stablehlo.maximum %e, %hb : tensor<10007xf32>\n"
+      "  func.return %g, %q, %zw, %hb : tensor<10007xf32>, "
+      "tensor<10007xi32>, tensor<10007xcomplex<f32>>, tensor<10007xf32>\n}\n",
+      /* cb, kb, wb; not db (read twice by one member), not hb (returned) */
+      "[3 broadcasts read as one element]");
+}
+
+/* A row maximum broadcast along its rows is read as one element per row
+ * as the first operand of a subtraction, over rows of 700 (pieces and a
+ * tail); a row sum's broadcast that one member reads twice is filled. */
+static void rows_read_row_broadcasts_as_one_element(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> tensor<40x700xf32> {\n"
+      WAVY("40x700")
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %m = stablehlo.reduce(%x0 init: %ninf) applies stablehlo.maximum "
+      "across dimensions = [1] : (tensor<40x700xf32>, tensor<f32>) -> "
+      "tensor<40xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<40xf32>) "
+      "-> tensor<40x700xf32>\n"
+      "  %d = stablehlo.subtract %mb, %x0 : tensor<40x700xf32>\n"
+      "  %e = stablehlo.exponential %d : tensor<40x700xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<40x700xf32>, tensor<f32>) -> "
+      "tensor<40xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<40xf32>) "
+      "-> tensor<40x700xf32>\n"
+      "  %sq = stablehlo.multiply %sb, %sb : tensor<40x700xf32>\n"
+      "  %y = stablehlo.divide %e, %sq : tensor<40x700xf32>\n"
+      "  func.return %y : tensor<40x700xf32>\n}\n",
+      "1 read as one element per row");
 }
 
 static void small_tensors_stay_unfused(void **state) {
@@ -415,6 +487,8 @@ int main(void) {
       cmocka_unit_test(layernorm_computes_what_every_block_shares_once),
       cmocka_unit_test(long_max_rows_read_row_broadcasts_in_place),
       cmocka_unit_test(big_results_stream_out),
+      cmocka_unit_test(run_reads_scalar_broadcasts_as_one_element),
+      cmocka_unit_test(rows_read_row_broadcasts_as_one_element),
       cmocka_unit_test(small_tensors_stay_unfused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

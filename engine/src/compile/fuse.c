@@ -90,13 +90,22 @@ typedef struct member {
   int inv;        /* INV_*: the same in every block of rows */
   size_t row_bytes; /* from one row of its value to the next */
   bool result;    /* one of the function's results (not read by a step) */
+  bool by_fold;   /* read by a reduction, over whole blocks of rows */
+  /* A broadcast of one element (a row value along its row, or a scalar
+   * along a run) whose readers all take it as a one-element operand
+   * (range_one_arg): it is never filled; its value is that element. */
+  bool one;
+  int one_arg;    /* the operand that is such a broadcast, or -1 */
 } member;
 
 /* Rows group members whose value over a block of rows is the same for
  * every block (broadcasts of values from outside along the rows, and what
  * is computed from them alone): computed once per worker (INV_ONCE), or,
- * when a block is one row and the member is a broadcast that copies its
- * operand's row, read in place (INV_ALIAS). */
+ * for a broadcast that copies its operand's row, read in place
+ * (INV_ALIAS).  Every row of such a value is the same row, so a full-size
+ * one that no reduction reads (members other than reductions read values
+ * a row at a time) keeps that one row, where it stays in L1; see
+ * rows_one_row. */
 enum { INV_NO, INV_ONCE, INV_ALIAS };
 
 typedef struct output {
@@ -146,6 +155,47 @@ SHLO_CLONES static void splat_run(char *dst, const char *src, int64_t n, size_t 
   default:
     for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * esz, src, esz);
   }
+}
+
+#define ONE_PIECE 256 /* elements per range call when an operand is one */
+
+/* Bytes operand i of member m advances per element in m's range loop: 0
+ * for one that stays put (a rank-0 select/clamp operand, or the one
+ * element of a broadcast read as such). */
+static size_t operand_step(const fused *f, const member *m, int i) {
+  int ref = m->ref[i];
+  if (i == m->one_arg) return 0;
+  if (ref < 0) return f->m[-ref - 1].esz;
+  if (f->cols) return m->adv[i] == ADV_FULL ? f->ext_esz[ref] : 0;
+  return f->ext_esz[ref];
+}
+
+/* Member m's range loop over n elements into d, operand m->one_arg being
+ * one element broadcast over all n: the loop runs over pieces that read a
+ * short splat of it kept in L1, where the broadcast member would have
+ * written (and the loop read) n copies. */
+static void range_one_arg(const fused *f, const member *m, char *d,
+                          const void *const *x, int64_t n) {
+  _Alignas(64) char splat[ONE_PIECE * SCRATCH_ELEM];
+  size_t one_esz = f->m[-m->ref[m->one_arg] - 1].esz;
+  int64_t piece = n < ONE_PIECE ? n : ONE_PIECE;
+  splat_run(splat, x[m->one_arg], piece, one_esz);
+  const void *xs[3];
+  for (int64_t b = 0; b < n; b += piece) {
+    int64_t k = n - b < piece ? n - b : piece;
+    for (int i = 0; i < m->n_in; i++)
+      xs[i] = i == m->one_arg
+                  ? splat
+                  : (const char *)x[i] + (size_t)b * operand_step(f, m, i);
+    m->step.range(&m->step, d + (size_t)b * m->esz, xs, k);
+  }
+}
+
+/* Member m (not a broadcast) over n elements into d. */
+static void member_range(const fused *f, const member *m, char *d,
+                         const void *const *x, int64_t n) {
+  if (m->one_arg >= 0) range_one_arg(f, m, d, x, n);
+  else m->step.range(&m->step, d, x, n);
 }
 
 /* dst[0..n) = the broadcast's elements b .. b+n-1, a run along the last
@@ -223,13 +273,17 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
                        : (const char *)r->in[ref]->data +
                              (size_t)b * f->ext_esz[ref];
       }
+      if (m->one) { /* its operand's one element */
+        val[k] = (char *)x[0];
+        continue;
+      }
       char *d = m->out >= 0
                     ? (char *)r->out[m->out]->data + (size_t)b * m->esz
                     : scratch + (size_t)k * FUSE_CHUNK * SCRATCH_ELEM;
       if (m->bcast) {
         bcast_fill(&m->map, x[0], d, b, n, m->esz);
       } else {
-        m->step.range(&m->step, d, x, n);
+        member_range(f, m, d, x, n);
       }
       val[k] = d;
     }
@@ -264,13 +318,20 @@ static void rows_member(const fused_run *r, const member *m, char *const *val,
   bool full = m->dom == DOM_FULL;
   int64_t b = full ? r0 * cols : r0, n = full ? nr * cols : nr;
   if (m->bcast) bcast_fill(&m->map, x[0], d, m->rel ? 0 : b, n, m->esz);
-  else m->step.range(&m->step, d, x, n);
+  else member_range(r->f, m, d, x, n);
 }
 
 /* Whether member m is computed in a block (the first of a worker's
  * chunk, or a later one). */
 static bool rows_computes(const member *m, bool first) {
+  if (m->one) return false;
   return m->inv == INV_NO || (first && m->inv == INV_ONCE);
+}
+
+/* A broadcast read as one element per row (member.one): its value over
+ * the block is its operand's, the block's row values. */
+static void rows_point_one(const fused *f, char **val, int k) {
+  if (f->m[k].one) val[k] = val[-f->m[k].ref[0] - 1];
 }
 
 /* Where member k's value over the block of rows at r0 goes: its result
@@ -324,6 +385,7 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
   const fused *f = r->f;
   for (int q = k; q < e; q++) {
     const member *m = &f->m[q];
+    rows_point_one(f, val, q);
     if (!rows_computes(m, first)) continue;
     val[q] = rows_streams(f, m) ? scratch + (size_t)q * per
                              : rows_dest(r, q, r0, scratch, per);
@@ -363,6 +425,7 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
     for (int k = 0; k < f->n_members;) {
       const member *m = &f->m[k];
       if (m->fold || nr == 1) { /* one member over the whole block */
+        rows_point_one(f, val, k);
         if (rows_computes(m, r0 == lo)) {
           val[k] = rows_dest(r, k, r0, scratch, per);
           rows_member(r, m, val, r0, nr, val[k]);
@@ -589,7 +652,8 @@ static int rows_invariant(const fused *f, int k) {
       if (m->map.src_stride[d]) return INV_NO;
     bool copies_row = m->dom == DOM_FULL && m->map.rank > 0 &&
                       m->map.src_stride[m->map.rank - 1] == 1;
-    return copies_row && f->block == 1 ? INV_ALIAS : INV_ONCE;
+    return copies_row && (f->block == 1 || !m->by_fold) ? INV_ALIAS
+                                                        : INV_ONCE;
   }
   for (int i = 0; i < m->n_in; i++) {
     int ref = m->ref[i];
@@ -597,6 +661,55 @@ static int rows_invariant(const fused *f, int k) {
       return INV_NO;
   }
   return INV_ONCE;
+}
+
+/* Whether broadcast member k of f can be read as one element by all its
+ * readers (member.one), and if so make it so.  Each reader must be a
+ * range loop (not a broadcast or a reduction) that reads it through one
+ * operand, and have no other such operand. */
+static void try_one(fused *f, int k) {
+  int arg[FUSE_MAX_MEMBERS], readers = 0;
+  for (int q = k + 1; q < f->n_members; q++) {
+    const member *m = &f->m[q];
+    int uses = 0;
+    arg[q] = -1;
+    for (int i = 0; i < m->n_in; i++)
+      if (m->ref[i] == -(k + 1)) {
+        uses++;
+        arg[q] = i;
+      }
+    if (!uses) continue;
+    if (uses > 1 || m->bcast || m->fold || m->one_arg >= 0) return;
+    readers++;
+  }
+  if (!readers) return;
+  f->m[k].one = true;
+  for (int q = k + 1; q < f->n_members; q++)
+    if (arg[q] >= 0) f->m[q].one_arg = arg[q];
+}
+
+/* Mark the broadcasts of one element that f's members can read as such:
+ * in a run, those of a one-element value from outside; in a rows group,
+ * those of a row value along its row.  Results are always filled. */
+static void mark_ones(const shlo_plan *p, int first, fused *f,
+                      const shlo_type *const *types) {
+  for (int k = 0; k < f->n_members; k++) {
+    const member *m = &f->m[k];
+    if (!m->bcast || m->out >= 0) continue;
+    bool one = f->cols ? m->rel && m->dom == DOM_FULL
+                       : m->ref[0] >= 0 &&
+                             slot_numel(types, p->steps[first + k].in[0]) == 1;
+    if (one) try_one(f, k);
+  }
+}
+
+/* Whether member m's value over a block is one row, read again for every
+ * row of the block (see INV_*): a full-size invariant that no reduction
+ * reads over the block, or a broadcast read in place. */
+static bool rows_one_row(const fused *f, const member *m) {
+  if (m->inv == INV_ALIAS) return true;
+  return m->inv == INV_ONCE && m->dom == DOM_FULL &&
+         (f->block == 1 || !m->by_fold);
 }
 
 /* Rows group fields of f's members (steps first.. of p, already described
@@ -627,13 +740,17 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
                                                       : ADV_NONE;
     }
   }
+  for (int k = 0; k < f->n_members; k++)
+    if (f->m[k].fold && f->m[k].ref[0] < 0)
+      f->m[-f->m[k].ref[0] - 1].by_fold = true;
   f->block = rows_block(f->cols, side);
+  mark_ones(p, first, f, types);
   for (int k = 0; k < f->n_members; k++) {
     member *m = &f->m[k];
     m->inv = rows_invariant(f, k);
-    m->row_bytes = m->inv == INV_ALIAS  ? 0
-                   : m->dom == DOM_FULL ? (size_t)f->cols * m->esz
-                                        : m->esz;
+    m->row_bytes = rows_one_row(f, m)         ? 0
+                   : m->dom == DOM_FULL && !m->one ? (size_t)f->cols * m->esz
+                                                   : m->esz;
   }
 }
 
@@ -641,18 +758,19 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
  * are computed once per worker or read in place (INV_*), and how many
  * results are streamed (rows_streams). */
 static void rows_label(const fused *f, char *buf, size_t cap) {
-  int once = 0, alias = 0, streamed = 0;
+  int once = 0, alias = 0, streamed = 0, ones = 0;
   for (int k = 0; k < f->n_members; k++) {
     once += f->m[k].inv == INV_ONCE;
     alias += f->m[k].inv == INV_ALIAS;
     streamed += rows_streams(f, &f->m[k]);
+    ones += f->m[k].one;
   }
   size_t len = strlen(buf);
   snprintf(buf + len, cap - len,
            " [blocks of %lld row%s; %d member%s once, %d read in place, "
-           "%d streamed]",
+           "%d read as one element per row, %d streamed]",
            (long long)f->block, f->block == 1 ? "" : "s", once,
-           once == 1 ? "" : "s", alias, streamed);
+           once == 1 ? "" : "s", alias, ones, streamed);
 }
 
 /* Per-slot lookups that keep fusion linear in the plan's size.  last_read
@@ -702,6 +820,7 @@ static void fuse_member(const shlo_plan *p, int first, int last, int k,
                         int64_t numel, fused *f, shlo_step *fs) {
   const shlo_step *s = &p->steps[first + k];
   member *m = &f->m[k];
+  m->one_arg = -1;
   m->bcast = !s->range;
   if (m->bcast) bcast_map_of(s, types, &m->map);
   m->n_in = s->n_in;
@@ -760,6 +879,14 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
   if (F) {
     rows_describe(p, first, f, &fs, types, F);
     rows_label(f, fs.label, 512);
+  } else {
+    mark_ones(p, first, f, types);
+    int ones = 0;
+    for (int k = 0; k < n; k++) ones += f->m[k].one;
+    len = strlen(fs.label);
+    if (ones)
+      snprintf(fs.label + len, 512 - len, " [%d broadcast%s read as one "
+               "element]", ones, ones == 1 ? "" : "s");
   }
   /* The members move into the fused step; their slots stay as they are. */
   for (int k = 0; k < n; k++) {
