@@ -98,11 +98,24 @@ print(sys.argv[1], r["program"], r["peer"], r["median_ms"], repr(r["sum"]), repr
     done
   done
 done
+# The GEMM programs once more with --profile: the time of their GEMM steps
+# alone (dot_general, convolution), per run.
+for p in "${programs[@]}"; do
+  case "$p" in mlp|cnn|attention) ;; *) continue ;; esac
+  "$shlo" bench "$bench_dir/programs/$p.mlir" --runs "$runs" --warmup 3 \
+    --profile > "$tmp/profile.out"
+  awk -v p="$p" '
+    $1 == "stablehlo.dot_general" || $1 == "stablehlo.convolution" {
+      us += $5 }
+    END { print p, us / 1000 }' "$tmp/profile.out" >> "$tmp/gemm_steps"
+done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-"$py" - "$records" "$tmp/limits.txt" "$rounds" "${peer_list[*]}" <<'PY'
+touch "$tmp/gemm_steps"
+"$py" - "$records" "$tmp/limits.txt" "$rounds" "${peer_list[*]}" "$tmp/gemm_steps" <<'PY'
 import re, statistics, sys
 records, limits_path, rounds, peers = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+gemm_steps = dict((l.split()[0], float(l.split()[1])) for l in open(sys.argv[5]) if l.strip())
 # flops of the GEMM work, bytes every implementation must move at least.
 MIB = 1 << 20
 WORK = {
@@ -162,8 +175,13 @@ for prog, by in rows.items():
               f"{med['shlo'] / floor:.1f}" if floor else "-", "; ".join(checks) or "ok"]
     print("| " + " | ".join(cells) + " |")
 if gflops:
+    share = lambda p, ms: f"{p} {WORK[p][0] / (gflops * 1e6) / ms * 100:.0f}%"
     print("\nGEMM share of the sgemm rate (flops ÷ rate ÷ shlo time):",
-          ", ".join(f"{p} {WORK[p][0] / (gflops * 1e6) / statistics.median(x[0] for x in rows[p]['shlo']) * 100:.0f}%"
+          ", ".join(share(p, statistics.median(x[0] for x in rows[p]['shlo']))
                     for p in ("mlp", "cnn", "attention") if p in rows and "shlo" in rows[p]))
+    if gemm_steps:
+        print("the same over the time of their GEMM steps alone (dot_general and "
+              "convolution, from one --profile run):",
+              ", ".join(f"{share(p, ms)} ({ms:.2f} ms)" for p, ms in gemm_steps.items() if ms > 0))
 sys.exit(1 if bad else 0)
 PY
