@@ -1,5 +1,11 @@
 /* Stable LSD radix sort (see radix.h).
  *
+ * Long arrays first go by their top digit into buckets (one count and
+ * one scatter over memory), then each bucket is finished by the LSD
+ * passes of the digits below, in cache and on the pool, bucket by bucket
+ * (a very short one by insertion).  Stable both ways, so the order is the
+ * one plain LSD gives; it only spares the passes over memory.
+ *
  * One part (a short array, or one thread): a single read of the words
  * counts every pass's digits, then each pass scatters the words by its
  * digit into the other buffer.  Several parts: each pass counts its digit
@@ -9,6 +15,7 @@
  * the pool.  The counts of a pass depend on where the previous pass put
  * the words, so with parts they are taken pass by pass; one more read of
  * the words is cheap next to a scatter. */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +30,12 @@
  * and its share of cache. */
 #define RADIX_PART_MIN ((int64_t)1 << 17)
 #define RADIX_MAX_PARTS 32
+/* Words above which a sort goes top digit first (msd) */
+#define RADIX_MSD_MIN ((int64_t)1 << 16)
+/* Buckets longer than this are sorted in parts on the pool, one by one;
+ * shorter ones are shared out to the threads whole. */
+#define RADIX_BUCKET_PARTS_MIN ((int64_t)1 << 18)
+#define RADIX_INSERT_MAX 24 /* shorter buckets: insertion sort */
 
 /* One pass over parts of the words: part t is [begin(t), begin(t + 1)). */
 typedef struct radix_job {
@@ -123,6 +136,71 @@ static bool radix_offsets(int64_t *count, int parts, int64_t n,
       dst = t;                                                              \
     }                                                                       \
     return src;                                                             \
+  }                                                                         \
+                                                                            \
+  /* Bucket a[0..n) by bits [lo, lo + passes * RADIX_BITS) into place: */  \
+  /* the result is left in a, tmp is scratch.  Short buckets by stable   */ \
+  /* insertion; the others by LSD (in parts when long and `parts`). */     \
+  static bool bucket_##SUF(W *a, W *tmp, int64_t n, int lo, int passes,     \
+                           int parts, int64_t *count) {                     \
+    if (n <= RADIX_INSERT_MAX) {                                            \
+      for (int64_t i = 1; i < n; i++) {                                     \
+        W w = a[i];                                                         \
+        int64_t k = i;                                                      \
+        for (; k > 0 && (a[k - 1] >> lo) > (w >> lo); k--) a[k] = a[k - 1];   \
+        a[k] = w;                                                           \
+      }                                                                     \
+      return true;                                                          \
+    }                                                                       \
+    W *r = parts > 1 ? sort_parts_##SUF(a, tmp, n, lo, passes, parts, count)\
+                     : sort_one_##SUF(a, tmp, n, lo, passes, count);        \
+    if (r != a) memcpy(a, r, (size_t)n * sizeof *a);                        \
+    return true;                                                            \
+  }                                                                         \
+                                                                            \
+  typedef struct msd_##SUF {                                                \
+    W *a, *tmp;                                                             \
+    const int64_t *start; /* bucket d is [start[d], start[d + 1]) */        \
+    int lo, passes;                                                         \
+    atomic_int failed;                                                      \
+  } msd_##SUF;                                                              \
+                                                                            \
+  static void buckets_##SUF(void *ctx, int64_t d0, int64_t d1) {            \
+    msd_##SUF *m = ctx;                                                     \
+    int64_t *count = malloc((size_t)m->passes * RADIX_SIZE * sizeof *count);\
+    if (!count) {                                                           \
+      atomic_store(&m->failed, 1);                                          \
+      return;                                                               \
+    }                                                                       \
+    for (int64_t d = d0; d < d1; d++) {                                     \
+      int64_t s = m->start[d], n = m->start[d + 1] - s;                     \
+      if (n < RADIX_BUCKET_PARTS_MIN)                                       \
+        bucket_##SUF(m->tmp + s, m->a + s, n, m->lo, m->passes, 1, count);  \
+    }                                                                       \
+    free(count);                                                            \
+  }                                                                         \
+                                                                            \
+  /* Top digit first (see the top of the file); the result is in tmp. */   \
+  static W *sort_msd_##SUF(W *a, W *tmp, int64_t n, int lo, int passes,     \
+                           int parts, int64_t *count) {                     \
+    radix_job j = {.src = a, .dst = tmp, .n = n,                            \
+                   .chunk = (n + parts - 1) / parts, .count = count,        \
+                   .shift = lo + (passes - 1) * RADIX_BITS};                \
+    shlo__parallel_for(parts, 1, count_##SUF, &j);                          \
+    if (!radix_offsets(count, parts, n, a[0], j.shift)) /* one bucket */    \
+      return bucket_##SUF(a, tmp, n, lo, passes - 1, parts, count) ? a      \
+                                                                   : NULL;  \
+    int64_t start[RADIX_SIZE + 1];                                          \
+    for (int d = 0; d < RADIX_SIZE; d++) start[d] = count[d];               \
+    start[RADIX_SIZE] = n;                                                  \
+    shlo__parallel_for(parts, 1, scatter_##SUF, &j);                        \
+    msd_##SUF m = {a, tmp, start, lo, passes - 1, 0};                       \
+    for (int d = 0; d < RADIX_SIZE; d++) /* the long ones, in parts */      \
+      if (start[d + 1] - start[d] >= RADIX_BUCKET_PARTS_MIN)                \
+        bucket_##SUF(tmp + start[d], a + start[d], start[d + 1] - start[d], \
+                     lo, passes - 1, parts, count);                         \
+    shlo__parallel_for(RADIX_SIZE, 16, buckets_##SUF, &m);                  \
+    return atomic_load(&m.failed) ? NULL : tmp;                             \
   }
 
 DEF_RADIX(u32, uint32_t)
@@ -158,8 +236,10 @@ static bool radix_plan(int64_t n, int lo, int hi, int *passes, int *parts,
     int64_t *count;                                                         \
     if (!radix_plan(n, lo, hi, &passes, &parts, &count)) return NULL;       \
     if (!count) return a;                                                   \
-    W *r = parts > 1 ? sort_parts_##SUF(a, tmp, n, lo, passes, parts, count)\
-                     : sort_one_##SUF(a, tmp, n, lo, passes, count);        \
+    W *r = n >= RADIX_MSD_MIN && passes > 1                                 \
+               ? sort_msd_##SUF(a, tmp, n, lo, passes, parts, count)        \
+           : parts > 1 ? sort_parts_##SUF(a, tmp, n, lo, passes, parts, count)\
+                       : sort_one_##SUF(a, tmp, n, lo, passes, count);      \
     free(count);                                                            \
     return r;                                                               \
   }
