@@ -44,6 +44,21 @@ static void reference_sort(pair *a, int64_t n) {
  * the index modulo 2^lo, as sort.c packs them; the sorted words must
  * match the reference, field for field and (every test keeps n <= 2^lo
  * where lo > 0) index for index. */
+/* A random key in field_mask, below span when span is not 0. */
+static uint64_t any_key(uint64_t span, uint64_t field_mask) {
+  return (span ? next() % span : next()) & field_mask;
+}
+
+/* Three keys in four share their top 11 bits (one long bucket when the
+ * sort goes top digit first); the rest are random. */
+static uint64_t mostly_one_top_digit(uint64_t span, uint64_t field_mask) {
+  (void)span;
+  uint64_t k = next() & field_mask;
+  return next() % 4 ? k & (field_mask >> 11) : k;
+}
+
+static uint64_t (*key_of)(uint64_t, uint64_t) = any_key;
+
 static void check_width(int width, int64_t n, int lo, int hi, uint64_t span) {
   size_t cap = (size_t)(n ? n : 1);
   uint64_t *a = malloc(cap * sizeof *a), *tmp = malloc(cap * sizeof *tmp);
@@ -53,7 +68,7 @@ static void check_width(int width, int64_t n, int lo, int hi, uint64_t span) {
   uint64_t field_mask = hi - lo == 64 ? UINT64_MAX : (1ull << (hi - lo)) - 1;
   uint64_t low_mask = (1ull << lo) - 1; /* lo < 64 */
   for (int64_t i = 0; i < n; i++) {
-    uint64_t key = (span ? next() % span : next()) & field_mask;
+    uint64_t key = key_of(span, field_mask);
     a[i] = (lo == 64 ? 0 : key << lo) | ((uint64_t)i & low_mask);
     a32[i] = (uint32_t)a[i];
     ref[i] = (pair){key, i};
@@ -110,6 +125,16 @@ static void long_arrays_sort_stably_in_parts(void **state) {
   check_against_reference(600001, 32, 64, 0);        /* key over bits */
 }
 
+/* Long enough to go top digit first, with one bucket long enough to be
+ * sorted in parts and many short ones. */
+static void skewed_top_digits_sort_stably(void **state) {
+  (void)state;
+  key_of = mostly_one_top_digit;
+  check_against_reference(900000, 20, 52, 0);
+  check32_against_reference(900000, 0, 32, 0);
+  key_of = any_key;
+}
+
 static void words32_sort_like_the_reference(void **state) {
   (void)state;
   check32_against_reference(0, 0, 32, 0);
@@ -141,6 +166,7 @@ int main(void) {
       cmocka_unit_test(only_the_field_orders),
       cmocka_unit_test(long_arrays_sort_stably_in_parts),
       cmocka_unit_test(words32_sort_like_the_reference),
+      cmocka_unit_test(skewed_top_digits_sort_stably),
   };
   setenv("SHLO_THREADS", "4", 1); /* before the pool's first use */
   return cmocka_run_group_tests(tests, NULL, NULL);
