@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/int_range.h"
 #include "shlo/types.h"
 
 static const struct {
@@ -133,14 +134,7 @@ static void format_quant(const shlo_quant *q, char *buf, size_t cap,
                          size_t *pos) {
   put(buf, cap, pos, "!quant.uniform<%s", shlo_elem_name(q->storage));
   int64_t lo = 0, hi = 0;
-  int bits = shlo_elem_bits(q->storage);
-  if (shlo_elem_class_of(q->storage) == SHLO_CLASS_SINT) {
-    /* 1 << 63 overflows int64_t: i64 storage takes the type's own range. */
-    lo = bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
-    hi = bits >= 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
-  } else {
-    hi = bits >= 64 ? INT64_MAX : (((int64_t)1 << bits) - 1);
-  }
+  shlo__int_range(q->storage, &lo, &hi);
   if (q->storage_min != lo || q->storage_max != hi)
     put(buf, cap, pos, "<%lld:%lld>", (long long)q->storage_min,
         (long long)q->storage_max);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
+#include "core/int_range.h"
 #include "frontend/parser_int.h"
 
 /* ---- errors and allocation ---- */
@@ -394,14 +395,7 @@ static const shlo_quant *parse_quant(parser *P) {
   q->storage = (shlo_elem_type)parse_elem_type(P);
   if (!shlo_elem_is_int(q->storage))
     shlo__perr(P, "quantized storage type must be an integer type");
-  int bits = shlo_elem_bits(q->storage);
-  if (shlo_elem_class_of(q->storage) == SHLO_CLASS_SINT) {
-    q->storage_min = bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
-    q->storage_max = bits >= 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
-  } else {
-    q->storage_min = 0;
-    q->storage_max = bits >= 64 ? INT64_MAX : ((int64_t)1 << bits) - 1;
-  }
+  shlo__int_range(q->storage, &q->storage_min, &q->storage_max);
   if (shlo__accept(P, "<")) {
     q->storage_min = shlo__parse_int(P);
     shlo__expect(P, ":");

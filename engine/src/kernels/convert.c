@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
+#include "core/int_range.h"
 #include "core/storage.h"
 #include "kernels/kernel.h"
 #include "compile/plan.h"
@@ -317,8 +318,7 @@ shlo_status shlo__compile_convert(shlo_compiler *cc, const shlo_op *op,
   if (dc == SHLO_CLASS_SINT) {
     p->dlo = -ldexp(1.0, b - 1);
     p->dhi = ldexp(1.0, b - 1);
-    p->imin = b >= 64 ? INT64_MIN : -((int64_t)1 << (b - 1));
-    p->imax = b >= 64 ? INT64_MAX : ((int64_t)1 << (b - 1)) - 1;
+    shlo__int_range(p->det, &p->imin, &p->imax);
   } else if (dc == SHLO_CLASS_UINT) {
     p->dhi = ldexp(1.0, b);
     p->umax = p->mask;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/int_range.h"
 #include "core/limits.h"
 #include "verify/verify_int.h"
 
@@ -289,22 +290,6 @@ const shlo_op *shlo__region_terminator(const shlo_block *b) {
 
 /* ---- types ---- */
 
-static bool storage_range(shlo_elem_type e, int64_t *lo, int64_t *hi) {
-  int bits = shlo_elem_bits(e);
-  switch (shlo_elem_class_of(e)) {
-  case SHLO_CLASS_SINT:
-    *lo = bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
-    *hi = bits >= 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
-    return true;
-  case SHLO_CLASS_UINT:
-    *lo = 0;
-    *hi = bits >= 63 ? INT64_MAX : ((int64_t)1 << bits) - 1;
-    return true;
-  default:
-    return false;
-  }
-}
-
 /* Quantized element types (spec "Types": C1-C12 of quantized element
  * types): storage is an integer type, expressed a float type, storage range
  * within the storage type, scales positive and finite, zero points within
@@ -314,7 +299,7 @@ static bool verify_quant_type(shlo__vctx *vc, shlo_loc loc, const char *who,
                               const shlo_type *t) {
   const shlo_quant *q = t->quant;
   int64_t lo, hi;
-  if (!storage_range(q->storage, &lo, &hi)) {
+  if (!shlo__int_range(q->storage, &lo, &hi)) {
     shlo__verr_at(vc, loc, SHLO_EVERIFY,
                   "%s: quantized type %s (C1): storage type %s is not an "
                   "integer type", who, shlo__tstr(vc, t),
