@@ -3,7 +3,7 @@
 # run, with each program's distance to what this machine can do at most.
 #
 #   bash bench/peers.sh [--rounds N] [--runs N] [--program NAME]...
-#                       [--bench-dir DIR] [--no-limits]
+#                       [--bench-dir DIR] [--no-limits] [--server URL]...
 #
 # For each round (3 by default) and each program, `shlo bench` and the two
 # peers of ../shared/bench/peers.py run one after the other, so a slow
@@ -17,6 +17,12 @@
 # time over it.  Where PyTorch cannot be imported, the table says
 # "torch: not available" and compares with numpy alone.
 #
+# --server URL (http://host:port or shlo://host:port, token from
+# $SHLO_TOKEN; may be given more than once) also runs each program through
+# a running shlo-server with `shlo bench --server`, in the same rounds, and
+# prints a second table: its median time beside the in-process one and the
+# overhead (protocol, transfer of the inputs and results, queueing).
+#
 # A benchmark, not a test: the figures depend on the machine and its load
 # (printed first).  Compare ratios within one run, never across runs.
 set -euo pipefail
@@ -27,6 +33,7 @@ bench_dir=${SHLO_BENCH_DIR:-../shared/bench}
 build=${BUILD_DIR:-build}
 limits=1
 programs=()
+servers=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
@@ -34,7 +41,8 @@ while [ $# -gt 0 ]; do
     --program) programs+=("$2"); shift 2 ;;
     --bench-dir) bench_dir=$2; shift 2 ;;
     --no-limits) limits=0; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --server) servers+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "peers.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -90,6 +98,13 @@ for ((r = 1; r <= rounds; r++)); do
     awk -v r="$r" -v p="$p" '
       /median/ { for (i = 1; i <= NF; i++) if ($i == "median") ms = $(i + 1) }
       /output 0:/ { print r, p, "shlo", ms, $4, $6 }' "$tmp/shlo.out" >> "$records"
+    for url in "${servers[@]}"; do
+      "$shlo" bench "$mlir" --runs "$n" --warmup "$w" --server "$url" \
+        > "$tmp/remote.out"
+      awk -v r="$r" -v p="$p" -v who="at:$url" '
+        /median/ { for (i = 1; i <= NF; i++) if ($i == "median") ms = $(i + 1) }
+        /output 0:/ { print r, p, who, ms, $4, $6 }' "$tmp/remote.out" >> "$records"
+    done
     for peer in "${peer_list[@]}"; do
       run_peer "$p" "$peer" | "$py" -c '
 import json, sys
@@ -155,7 +170,8 @@ print("| " + " | ".join(hdr) + " |")
 print("|---|" + "---:|" * (len(hdr) - 2) + "---|")
 bad = 0
 for prog, by in rows.items():
-    med = {who: statistics.median(x[0] for x in v) for who, v in by.items()}
+    med = {who: statistics.median(x[0] for x in v) for who, v in by.items()
+           if not who.startswith("at:")}
     peer_ms = [med[p] for p in peers if p in med]
     ratio = med["shlo"] / min(peer_ms) if peer_ms and "shlo" in med else float("nan")
     flops, nbytes = WORK.get(prog, (0, 0))
@@ -183,5 +199,27 @@ if gflops:
         print("the same over the time of their GEMM steps alone (dot_general and "
               "convolution, from one --profile run):",
               ", ".join(f"{share(p, ms)} ({ms:.2f} ms)" for p, ms in gemm_steps.items() if ms > 0))
+remote = sorted({who for by in rows.values() for who in by if who.startswith("at:")})
+if remote:
+    print("\nthrough a server (median of the rounds; overhead = its time - in-process time):\n")
+    print("| program | in-process ms | " + " | ".join(f"{w[3:]} ms | overhead ms | ×" for w in remote) + " | check |")
+    print("|---|---:|" + "---:|---:|---:|" * len(remote) + "---|")
+    for prog, by in rows.items():
+        if "shlo" not in by:
+            continue
+        local = statistics.median(x[0] for x in by["shlo"])
+        cells, checks = [prog, f"{local:.2f}"], []
+        for w in remote:
+            if w not in by:
+                cells += ["n/a"] * 3
+                continue
+            ms = statistics.median(x[0] for x in by[w])
+            cells += [f"{ms:.2f}", f"{ms - local:.2f}", f"{ms / local:.2f}"]
+            for a, b in zip(by[w], by["shlo"]):
+                if not close(a, b):
+                    checks.append(f"MISMATCH {w[3:]}: sum {a[1]:.9g} vs {b[1]:.9g}")
+                    bad += 1
+                    break
+        print("| " + " | ".join(cells + ["; ".join(checks) or "ok"]) + " |")
 sys.exit(1 if bad else 0)
 PY
