@@ -280,6 +280,7 @@ static bool put_value(srv_request *r, shlo_value *v, int k) {
   size_t bytes = v->kind == SHLO_TYPE_TENSOR ? v->nbytes : 0;
   shlo_value_unref(v);
   if (!json) return false;
+  if (st->sse) shlo__sb_puts(&st->out, "data: ");
   if (k >= 0 && x->n_procs > 1) {
     shlo__sb_printf(&st->out, "{\"replica\":%d,\"partition\":%d,",
                     k / x->partitions, k % x->partitions);
@@ -287,7 +288,7 @@ static bool put_value(srv_request *r, shlo_value *v, int k) {
   } else {
     shlo__sb_puts(&st->out, json);
   }
-  shlo__sb_putc(&st->out, '\n');
+  shlo__sb_puts(&st->out, st->sse ? "\n\n" : "\n");
   free(json);
   x->bytes_out += bytes;
   x->owner->bytes_out += bytes;
@@ -329,8 +330,9 @@ static ssize_t read_values(void *cls, uint64_t pos, char *buf, size_t max) {
     bool final = x_final(r->exe);
     if (!st->ended && !pop_value(r) && final) {
       char *last = x_state_json(r->exe); /* begins {"id":..,"state":.. */
+      if (st->sse) shlo__sb_puts(&st->out, "event: end\ndata: ");
       if (last) shlo__sb_puts(&st->out, last);
-      shlo__sb_putc(&st->out, '\n');
+      shlo__sb_puts(&st->out, st->sse ? "\n\n" : "\n");
       st->out.failed |= !last;
       free(last);
       st->ended = true;
@@ -354,11 +356,17 @@ enum MHD_Result x_stream_out(srv_request *r) {
   if (atomic_load(&r->exe->bound) && proc_index(r, r->exe) == -2)
     return srv_http_reply(r);
   st->reader = st->started = true;
+  /* A browser's EventSource asks for text/event-stream: the same values,
+   * one "data:" event each, and the final state as an "end" event. */
+  const char *accept =
+      MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Accept");
+  st->sse = accept && strstr(accept, "text/event-stream");
   struct MHD_Response *resp = MHD_create_response_from_callback(
       MHD_SIZE_UNKNOWN, 64 * 1024, read_values, r, NULL);
   if (!resp) return MHD_NO;
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                          "application/x-ndjson");
+                          st->sse ? "text/event-stream"
+                                  : "application/x-ndjson");
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
   r->state = RS_DONE;
   r->status = 200;

@@ -80,6 +80,7 @@ typedef struct srv_stream {
   size_t out_off;
   int next_proc;    /* round robin over processes */
   bool ended;       /* the final state line is in `out` */
+  bool sse;         /* text/event-stream: "data: ..." events, not lines */
 } srv_stream;
 
 const char *x_state_name(x_state st);

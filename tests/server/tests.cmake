@@ -173,6 +173,12 @@ add_test(NAME test_stream_http
           $<TARGET_FILE:shlo-server>)
 set_tests_properties(test_stream_http PROPERTIES TIMEOUT 120
   SKIP_RETURN_CODE 77)
+# The outfeed as a browser's text/event-stream (Accept), and NDJSON
+# without it.
+add_test(NAME test_stream_sse
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/stream_sse.py
+          $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_stream_sse PROPERTIES TIMEOUT 60)
 # The same running sum through the Python client (Client.start,
 # Execution.feed / outfeed); SKIPPED (77) without numpy.
 add_test(NAME test_stream_python
