@@ -28,7 +28,7 @@ HERE = os.path.dirname(__file__)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "client", "python"))
 import shlo_client  # noqa: E402
-from srvtest import (REDUCE_100, Server, check, finish, free_port,  # noqa: E402
+from srvtest import (REDUCE_100, Server, check, finish,  # noqa: E402
                      loop_program)
 
 BIN = sys.argv[1]
@@ -62,10 +62,8 @@ N_EACH = 20
 
 
 def start(*flags):
-    bport = free_port()
-    srv = Server(BIN, "--binary-port", str(bport), "--log", "off", *flags)
-    srv.bport = bport
-    srv.client = shlo_client.Client(f"shlo://127.0.0.1:{bport}")
+    srv = Server(BIN, "--log", "off", *flags, binary_port=True)
+    srv.client = shlo_client.Client(f"shlo://127.0.0.1:{srv.bport}")
     return srv
 
 

@@ -22,7 +22,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "client", "python"))
 import shlo_client  # noqa: E402
 from srvtest import (REDUCE_100, Server, chain_program, check,  # noqa: E402
-                     finish, free_port, loop_program, ms_until_idle,
+                     finish, loop_program, ms_until_idle,
                      raw_connect, read_http_answer, wait_metrics)
 
 BIN = sys.argv[1]
@@ -57,10 +57,7 @@ def drop(cl):
 
 
 def start(*flags):
-    bport = free_port()
-    srv = Server(BIN, "--binary-port", str(bport), "--log", "off", *flags)
-    srv.bport = bport
-    return srv
+    return Server(BIN, "--log", "off", *flags, binary_port=True)
 
 
 def timed(f):

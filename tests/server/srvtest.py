@@ -91,12 +91,33 @@ REDUCE_100 = """func.func @main(%a: tensor<100x100xf32>) -> tensor<100xf32> {
 
 
 class Server:
+    """A shlo-server on free loopback ports (binary_port: the binary
+    protocol's too, in self.bport).  A port is only known free when it is
+    picked: a test running beside this one may take it before the server
+    binds it, so a start that fails with "cannot listen" is tried again on
+    other ports."""
     def __init__(self, binary, *flags, log_path=None, env=None,
-                 max_files=None):
-        self.port = free_port()
-        self.log_path = log_path or f"/tmp/shlo-pytest-{os.getpid()}-{self.port}.log"
+                 max_files=None, binary_port=False):
+        for attempt in range(5):
+            self.port = free_port()
+            self.bport = free_port() if binary_port else None
+            self.log_path = log_path or \
+                f"/tmp/shlo-pytest-{os.getpid()}-{self.port}.log"
+            if self._start(binary, flags, env, max_files):
+                return
+            if "cannot listen" not in self.log():
+                break
+            print(f"port {self.port}/{self.bport} was taken before the "
+                  f"server bound it: again on others", file=sys.stderr)
+        raise SystemExit(f"shlo-server did not start: {self.log()}")
+
+    def _start(self, binary, flags, env, max_files):
+        """Start it and wait for /healthz: True, or False once it ended."""
         self.logf = open(self.log_path, "w")
-        args = [binary, "--port", str(self.port), "--log", "stderr"] + list(flags)
+        args = [binary, "--port", str(self.port), "--log", "stderr"]
+        if self.bport:
+            args += ["--binary-port", str(self.bport)]
+        args += list(flags)
         def limit_files():  # max_files: the server's hard RLIMIT_NOFILE
             import resource
             resource.setrlimit(resource.RLIMIT_NOFILE, (max_files, max_files))
@@ -104,21 +125,24 @@ class Server:
         self.proc = subprocess.Popen(args, stdout=self.logf, stderr=self.logf,
                                      env=env,
                                      preexec_fn=limit_files if max_files else None)
-        # SHLO_TEST_START_S: more time to start, as under valgrind
-        for _ in range(int(50 * float(os.environ.get("SHLO_TEST_START_S", 5)))):
+        # SHLO_TEST_START_S: more time to start, as under valgrind; 20 s
+        # by default, for a sanitized build on a loaded machine (a start
+        # that goes well returns as soon as /healthz answers)
+        for _ in range(int(50 * float(os.environ.get("SHLO_TEST_START_S", 20)))):
             time.sleep(0.02)
             try:
                 st, _, _ = self.request("GET", "/healthz", timeout=2)
                 if st == 200:
-                    return
+                    return True
             except OSError:
                 pass
             if self.proc.poll() is not None:
                 break
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait()
-        raise SystemExit(f"shlo-server did not start: {self.log()}")
+        self.proc.wait()
+        self.logf.close()
+        return False
 
     def log(self):
         with open(self.log_path, errors="replace") as f:
@@ -152,8 +176,10 @@ class Server:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    def metrics(self):
-        _, _, data = self.request("GET", "/metrics")
+    def metrics(self, headers=None):
+        """/metrics as {name: value} (headers: a token, where one is
+        needed)."""
+        _, _, data = self.request("GET", "/metrics", headers=headers)
         out = {}
         for line in data.decode().splitlines():
             if line.startswith("#") or not line.strip():
@@ -176,16 +202,28 @@ class Server:
         return self.proc.returncode
 
 
-def wait_metrics(srv, pred, limit_s, step=0.002):
+def wait_metrics(srv, pred, limit_s, step=0.002, headers=None):
     """Poll /metrics until pred(metrics) holds: (seconds waited, metrics),
     or (None, the last metrics) after limit_s."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < limit_s:
-        m = srv.metrics()
+        m = srv.metrics(headers)
         if pred(m):
             return time.monotonic() - t0, m
         time.sleep(step)
-    return None, srv.metrics()
+    return None, srv.metrics(headers)
+
+
+def wait_until(cond, limit_s, step=0.01):
+    """Poll cond() until it holds: True, or False after limit_s.  For
+    what another thread or process does in its own time (a log line, a
+    closed connection): how long it takes is not what is tested."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit_s:
+        if cond():
+            return True
+        time.sleep(step)
+    return bool(cond())
 
 
 def ms_until_idle(srv, hang_up, limit_s=10):

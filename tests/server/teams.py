@@ -360,14 +360,13 @@ def binary_protocol():
     except ImportError as e:  # numpy: deploy/bootstrap.sh installs it
         check(False, f"binary: the Python client needs numpy ({e})")
         return
-    from srvtest import free_port
     tokens = TMP + ".btokens"
     # lengths 21 and 24: the client pads the HELLO token to 8 bytes
     ta, tb = "alpha-binary-token-0a1", "beta-binary-token-3c4d5e"
     write(tokens, f"alice {ta} team=alpha\nbob {tb} team=beta\n"
                   "@beta exec-memory=1k\n")
-    port = free_port()
-    srv = Server(BIN, "--tokens", tokens, "--binary-port", str(port))
+    srv = Server(BIN, "--tokens", tokens, binary_port=True)
+    port = srv.bport
     url = f"shlo://127.0.0.1:{port}"
     a = sc.Client(url, token=ta)
     b = sc.Client(url, token=tb)
