@@ -23,7 +23,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "client", "python"))
 import shlo_client  # noqa: E402
 from srvtest import (REDUCE_100, Server, chain_program, check,  # noqa: E402
                      finish, loop_program, ms_until_idle,
-                     raw_connect, read_http_answer, wait_metrics)
+                     raw_connect, read_http_answer, wait_jobs, wait_metrics,
+                     wait_until)
 
 BIN = sys.argv[1]
 LONG = loop_program(30_000_000)  # a couple of seconds
@@ -104,16 +105,14 @@ def lanes(short_workers, n_reduce, n_compile):
     longs = [threading.Thread(target=long_client) for _ in range(2)]
     for t in longs:
         t.start()
-    time.sleep(0.4)
-    m = srv.metrics()
-    busy = m["shlo_executions_running"] + m["shlo_queue_depth"]
+    # the load is there before the first probe
+    wait_jobs(srv, 2, "two long executions were running")
     load_red = [timed(lambda: reduce_once(red)) for _ in range(n_reduce)]
     load_cmp = [timed(lambda: compile_once(cl)) for _ in range(n_compile)]
     stop.set()
     for t in longs:
         t.join()
     check(done and all(done), f"the long executions finish right: {done}")
-    check(busy == 2, f"two long executions were running: {busy}")
     m = srv.metrics()
     cl.close()
     srv.stop()
@@ -156,7 +155,7 @@ def one_long(c, m):
 ts = [threading.Thread(target=one_long, args=(cl, mod)) for _ in range(2)]
 for t in ts:
     t.start()
-time.sleep(0.3)
+wait_jobs(srv, 2, "the client's first two jobs are in")
 try:
     mod.execute(timeout_ms=60000)
     check(False, "the third job of the client ran")
@@ -193,11 +192,12 @@ def run(name, m):
 
 
 ts = []
+# A's three reach the server in their order (A0 runs, A1 and A2 wait
+# behind it), then B's
 for k in range(3):
     ts.append(threading.Thread(target=run, args=(f"A{k}", ma)))
     ts[-1].start()
-    time.sleep(0.05)
-time.sleep(0.1)
+    wait_jobs(srv, k + 1, f"A{k} is in")
 ts.append(threading.Thread(target=run, args=("B0", mb)))
 ts[-1].start()
 for t in ts:
@@ -224,7 +224,10 @@ srv.stop()
 srv = start("--max-connections-per-ip", "2")
 c1 = connect(srv, "127.0.0.3")
 h1 = raw_connect(srv.port, "127.0.0.3")
-time.sleep(0.1)
+# an answer on h1: the server has taken it in (it was not still in the
+# HTTP listener's backlog when the binary connection below came)
+h1.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+check(read_http_answer(h1)[0] == 200, "the HTTP connection is served")
 try:
     connect(srv, "127.0.0.3")
     check(False, "a third connection from one address was admitted")
@@ -239,8 +242,25 @@ h2.close()
 c4 = connect(srv, "127.0.0.4")  # another address is not affected
 c1.close()
 h1.close()
-time.sleep(0.2)
-c5 = connect(srv, "127.0.0.3")  # the closed ones left the count
+again = []
+
+
+def admitted():
+    """A connection from 127.0.0.3 is taken (the loop notices the closes
+    above in its own time)."""
+    try:
+        again.append(connect(srv, "127.0.0.3"))
+        return True
+    except shlo_client.ShloError as e:
+        if e.kind != "limit":
+            raise
+        return False
+
+
+if not check(wait_until(admitted, 10, step=0.05),
+             "the closed ones left the count"):
+    finish("robust_binary")
+c5 = again[0]
 check(c5.compile(REDUCE_100).execute(A)[0].shape == (100,),
       "admitted again once the others closed")
 c4.close()

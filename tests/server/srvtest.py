@@ -214,6 +214,19 @@ def wait_metrics(srv, pred, limit_s, step=0.002, headers=None):
     return None, srv.metrics(headers)
 
 
+def jobs(m):
+    """Jobs at the server in metrics m: running, or waiting for a worker."""
+    return m["shlo_executions_running"] + m["shlo_queue_depth"]
+
+
+def wait_jobs(srv, n, what, limit_s=30):
+    """Wait until n jobs are at the server (clients' threads send them in
+    their own time): a check named what."""
+    dt, m = wait_metrics(srv, lambda m: jobs(m) == n, limit_s, step=0.005)
+    return check(dt is not None, f"{what}: {jobs(m)} jobs at the server, "
+                 f"not {n}")
+
+
 def wait_until(cond, limit_s, step=0.01):
     """Poll cond() until it holds: True, or False after limit_s.  For
     what another thread or process does in its own time (a log line, a
