@@ -27,7 +27,7 @@ from srvtest import (REDUCE_100, Server, chain_program, check,  # noqa: E402
                      wait_until)
 
 BIN = sys.argv[1]
-LONG = loop_program(30_000_000)  # a couple of seconds
+LONG = loop_program(30_000_000)  # about a second
 A = np.random.default_rng(7).integers(-3, 4, (100, 100)).astype(np.float32)
 WANT = A.sum(axis=1)
 serial = [0]
@@ -141,7 +141,7 @@ check(w_red > 0.050 or w_cmp > 0.050,
 # 2. max-client-jobs: the third job of a client capped at 2.
 srv = start("--threads", "2", "--max-client-jobs", "2")
 cl = connect(srv)
-mod = cl.compile(loop_program(15_000_000))
+mod = cl.compile(loop_program(60_000_000))  # 2 s: past the 3rd job
 res = []
 
 
@@ -168,7 +168,7 @@ check(other.compile(REDUCE_100).execute(A)[0].shape == (100,),
       "another client's job runs")
 for t in ts:
     t.join()
-check(res == [15_000_000] * 2, f"the first two ran: {res}")
+check(res == [60_000_000] * 2, f"the first two ran: {res}")
 check(srv.metrics()['shlo_refused_total{limit="max-client-jobs"}'] == 1,
       "the refusal is counted")
 cl.close()
@@ -179,7 +179,7 @@ srv.stop()
 # client B one; B's runs beside A's first, not after A's queue.
 srv = start("--threads", "2", "--short-lane-workers", "0",
             "--max-client-running", "1")
-LONGISH = loop_program(12_000_000)
+LONGISH = loop_program(40_000_000)  # about a second
 ca, cb = connect(srv, "127.0.0.1"), connect(srv, "127.0.0.2")
 ma, mb = ca.compile(LONGISH), cb.compile(LONGISH)
 t0 = time.monotonic()

@@ -172,10 +172,14 @@ srv.stop()
 os.unlink(tokens)
 
 # ---- shutdown: /readyz says so on a new connection ----
-srv = Server(BIN, "--threads", "1", "--log", "off")
+# (a grace far past the execution's run, slow as it may be on a loaded
+# machine or in the sanitized build: it is to finish, not be canceled)
+srv = Server(BIN, "--threads", "1", "--log", "off",
+             "--shutdown-grace-ms", "100000")
 out = []
 t = threading.Thread(target=lambda: out.append(
-    srv.post("/execute", {"program": loop_program(30_000_000)}, timeout=60)))
+    srv.post("/execute", {"program": loop_program(60_000_000)},
+             timeout=110)))
 t.start()
 # the execution runs (for seconds) before the SIGTERM, and the loop has
 # taken the signal (/readyz turns 503) before the checks

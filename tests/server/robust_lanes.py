@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from srvtest import (REDUCE_100, Server, check, finish, jobs, loop_program,
                      wait_jobs)
 
-LONG = loop_program(30_000_000)  # a couple of seconds
+LONG = loop_program(30_000_000)  # about a second
 rnd = random.Random(7)
 A = [[rnd.randint(-3, 3) for _ in range(100)] for _ in range(100)]
 WANT = [float(sum(r)) for r in A]
@@ -133,7 +133,7 @@ res = []
 
 
 def one_long():
-    res.append(srv.post("/execute", {"program": loop_program(15_000_000)},
+    res.append(srv.post("/execute", {"program": loop_program(60_000_000)},
                         timeout=60))
 
 
@@ -142,7 +142,7 @@ for t in ts:
     t.start()
 wait_jobs(srv, 2, "the client's first two jobs are in")
 st, h, body = srv.request("POST", "/execute",
-                          {"program": loop_program(15_000_000)})
+                          {"program": loop_program(60_000_000)})
 check(st == 429 and h.get("retry-after") and b"max-client-jobs" in body and
       json.loads(body)["error"]["kind"] == "limit",
       f"third job of the client: 429: {st} {h} {body!r}")
@@ -162,7 +162,7 @@ import http.client  # noqa: E402
 
 srv = Server(sys.argv[1], "--threads", "2", "--short-lane-workers", "0",
              "--max-client-running", "1", "--log", "off")
-LONGISH = loop_program(12_000_000)
+LONGISH = loop_program(40_000_000)  # about a second
 done_at = {}
 
 

@@ -36,7 +36,7 @@ check(st == 413 and b"max-body-bytes" in body, f"before: 413: {st} {body!r}")
 
 out = []
 t = threading.Thread(target=lambda: out.append(srv.request(
-    "POST", "/execute", loop_program(30_000_000), A, timeout=60)))
+    "POST", "/execute", loop_program(60_000_000), A, timeout=110)))
 t.start()
 # the execution is in flight (it runs for seconds) before the SIGHUP
 dt, _ = wait_metrics(srv, lambda m: m["shlo_executions_running"] == 1, 30,
@@ -65,7 +65,7 @@ check(st == 200, f"after: the larger body is taken: {st} {body!r}")
 st, _, _ = srv.request("GET", "/v1/modules", None, B)
 check(st == 200, f"the new token works: {st}")
 t.join()
-check(out and out[0][0] == 200 and b"30000000" in out[0][2],
+check(out and out[0][0] == 200 and b"60000000" in out[0][2],
       f"the execution in flight finished: {out}")
 log = srv.log()
 check("reload: max-body-bytes 1000 -> 4000" in log, "the change is logged")
