@@ -114,7 +114,11 @@ class Server:
         raise SystemExit(f"shlo-server did not start: {self.log()}")
 
     def _start(self, binary, flags, env, max_files):
-        """Start it and wait for /healthz: True, or False once it ended."""
+        """Start it and wait until it serves: True, or False once it
+        ended.  It serves when /healthz answers 200 and its log says it
+        listens on its port (another server that took the port would
+        answer /healthz too) with no port it could not bind (a server
+        whose binary port was taken answers /healthz until it exits)."""
         self.logf = open(self.log_path, "w")
         args = [binary, "--port", str(self.port), "--log", "stderr"]
         if self.bport:
@@ -134,7 +138,9 @@ class Server:
             time.sleep(0.02)
             try:
                 st, _, _ = self.request("GET", "/healthz", timeout=2)
-                if st == 200:
+                log = self.log()
+                if st == 200 and f":{self.port}/ with " in log and \
+                        "cannot listen" not in log:
                     return True
             except OSError:
                 pass
