@@ -41,12 +41,22 @@ def finish(name):
     sys.exit(0)
 
 
+def free_ports(n):
+    """n distinct loopback ports free now (each held open until all are
+    picked: one closed at once could be picked again)."""
+    held = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        held.append(s)
+    ports = [s.getsockname()[1] for s in held]
+    for s in held:
+        s.close()
+    return ports
+
+
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+    return free_ports(1)[0]
 
 
 def loop_program(n):
@@ -101,8 +111,8 @@ class Server:
     def __init__(self, binary, *flags, log_path=None, env=None,
                  max_files=None, binary_port=False):
         for attempt in range(5):
-            self.port = free_port()
-            self.bport = free_port() if binary_port else None
+            self.port, self.bport = free_ports(2) if binary_port else \
+                (free_port(), None)
             self.log_path = log_path or \
                 f"/tmp/shlo-pytest-{os.getpid()}-{self.port}.log"
             if self._start(binary, flags, env, max_files):
