@@ -176,10 +176,14 @@ os.unlink(tokens)
 # machine or in the sanitized build: it is to finish, not be canceled)
 srv = Server(BIN, "--threads", "1", "--log", "off",
              "--shutdown-grace-ms", "100000")
+# Registered first, so that running it compiles nothing: SIGTERM stops
+# compiles at once (the grace is for executions), and a sanitized build
+# may still be compiling when /metrics first shows the job running.
+st, info = srv.post("/v1/modules", {"program": loop_program(60_000_000)})
+check(st == 200, f"the long program registers: {st} {info}")
 out = []
 t = threading.Thread(target=lambda: out.append(
-    srv.post("/execute", {"program": loop_program(60_000_000)},
-             timeout=110)))
+    srv.post(f"/v1/modules/{info.get('id')}/execute", {}, timeout=110)))
 t.start()
 # the execution runs (for seconds) before the SIGTERM, and the loop has
 # taken the signal (/readyz turns 503) before the checks
