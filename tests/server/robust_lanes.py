@@ -133,7 +133,7 @@ res = []
 
 
 def one_long():
-    res.append(srv.post("/execute", {"program": loop_program(60_000_000)},
+    res.append(srv.post("/execute", {"program": loop_program(30_000_000)},
                         timeout=60))
 
 
@@ -142,7 +142,7 @@ for t in ts:
     t.start()
 wait_jobs(srv, 2, "the client's first two jobs are in")
 st, h, body = srv.request("POST", "/execute",
-                          {"program": loop_program(60_000_000)})
+                          {"program": loop_program(30_000_000)})
 check(st == 429 and h.get("retry-after") and b"max-client-jobs" in body and
       json.loads(body)["error"]["kind"] == "limit",
       f"third job of the client: 429: {st} {h} {body!r}")
@@ -162,7 +162,7 @@ import http.client  # noqa: E402
 
 srv = Server(sys.argv[1], "--threads", "2", "--short-lane-workers", "0",
              "--max-client-running", "1", "--log", "off")
-LONGISH = loop_program(40_000_000)  # about a second
+LONGISH = loop_program(20_000_000)  # about 0.5 s (7 s sanitized)
 done_at = {}
 
 

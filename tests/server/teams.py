@@ -173,7 +173,7 @@ def isolation():
 
     def long_run():
         done["r"] = call(srv, "POST", "/execute", "alice",
-                         loop_program(60_000_000), timeout=120)
+                         loop_program(30_000_000), timeout=120)
     t = threading.Thread(target=long_run)
     t.start()
     sent += 1
@@ -198,7 +198,7 @@ def isolation():
     check(t.is_alive(), "the long request was still running at the reload")
     t.join(120)
     st, _, r, _ = done.get("r", (0, None, None, b""))
-    check(st == 200 and r["outputs"][0]["data"] == [60_000_000],
+    check(st == 200 and r["outputs"][0]["data"] == [30_000_000],
           f"the request in flight at the reload completes: {st} {r}")
 
     log = stop(srv, "isolation")
@@ -290,7 +290,7 @@ def quotas():
     check(st == 200, f"rate: a request passes once the bucket refilled: {st}")
 
     # running 1 + queued 1: the third in flight is refused
-    long = loop_program(60_000_000)  # 2 s: past the probes below
+    long = loop_program(30_000_000)  # 0.8 s: past the probes below
     t1, b1 = in_background(srv, "qu", long)
     wait_in_flight(srv, "qu", 1)
     t2, b2 = in_background(srv, "qu", long)
