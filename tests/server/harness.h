@@ -169,9 +169,23 @@ __attribute__((unused)) static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Start argv (its port at argv[2]) on a free port and wait for /healthz,
- * up to 20 s (a sanitized build on a loaded machine): true once it
- * answers, false when the server ended first. */
+/* Poll s's /healthz every 20 ms, up to 20 s (a sanitized build on a
+ * loaded machine): 1 once it answers 200, 0 when process pid (the one
+ * that should answer) ended first, -1 when nothing answered in time. */
+static int wait_healthz(const server *s, pid_t pid) {
+  for (int i = 0; i < 1000; i++) {
+    usleep(20000);
+    resp r = http(s, "GET", "/healthz", NULL, NULL, NULL);
+    long st = r.status;
+    resp_free(&r);
+    if (st == 200) return 1;
+    if (waitpid(pid, NULL, WNOHANG) == pid) return 0;
+  }
+  return -1;
+}
+
+/* Start argv (its port at argv[2]) on a free port and wait for /healthz:
+ * true once it answers, false when it did not. */
 static bool server_try_start(server *s, const char **argv, char *port) {
   s->port = free_port();
   snprintf(s->base, sizeof s->base, "http://127.0.0.1:%d", s->port);
@@ -182,18 +196,12 @@ static bool server_try_start(server *s, const char **argv, char *port) {
     perror("execv");
     _exit(127);
   }
-  for (int i = 0; i < 1000; i++) {
-    usleep(20000);
-    resp r = http(s, "GET", "/healthz", NULL, NULL, NULL);
-    long st = r.status;
-    resp_free(&r);
-    if (st == 200) return true;
-    int status;
-    if (waitpid(s->pid, &status, WNOHANG) == s->pid) return false;
+  int up = wait_healthz(s, s->pid);
+  if (up < 0) {
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, NULL, 0);
   }
-  kill(s->pid, SIGKILL);
-  waitpid(s->pid, NULL, 0);
-  return false;
+  return up > 0;
 }
 
 /* Start the server with extra flags (NULL-terminated); waits for /healthz.

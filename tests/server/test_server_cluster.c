@@ -69,14 +69,9 @@ static pid_t nginx_try_start(server *lb, server *srv, char *rundir) {
     perror("exec nginx");
     _exit(127);
   }
-  for (int i = 0; i < 1000; i++) {
-    usleep(20000);
-    resp r = http(lb, "GET", "/healthz", NULL, NULL, NULL);
-    long st = r.status;
-    resp_free(&r);
-    if (st == 200) return pid;
-    if (waitpid(pid, NULL, WNOHANG) == pid) return -1;
-  }
+  int up = wait_healthz(lb, pid);
+  if (up > 0) return pid;
+  if (up == 0) return -1;
   fprintf(stderr, "FAIL: nginx did not answer on port %d\n", lb->port);
   kill(pid, SIGKILL);
   exit(1);
