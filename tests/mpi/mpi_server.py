@@ -219,7 +219,12 @@ try:
         r=execute(lossy, SPIN, [], timeout_ms=20000)))
     t0 = time.time()
     waiter.start()
-    time.sleep(1.0)
+    # the grid is running (its thread sends it in its own time) before the
+    # rank is killed
+    dt, _ = srvtest.wait_metrics(
+        lossy, lambda m: m["shlo_executions_running"] == 1, 15, step=0.02)
+    check(dt is not None, "the spinning grid started")
+    time.sleep(0.5)
     if check(victim is not None, "rank 2's process not found"):
         os.kill(victim, signal.SIGKILL)
     waiter.join(60)

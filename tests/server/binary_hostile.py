@@ -7,10 +7,12 @@ cancels a long execution, and says goodbye.  SIGTERM must end the server
 with status 0.  With --sanitized (a server built with AddressSanitizer),
 its stderr must also hold no sanitizer report: no leak, no bad access.
 usage: binary_hostile.py SHLO_SERVER [--sanitized]"""
-import os, random, socket, struct, subprocess, sys, time
+import os, random, socket, struct, sys, time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../client/python"))
+sys.path.insert(0, os.path.dirname(__file__))
 import numpy as np  # noqa: E402
 from shlo_client import Client  # noqa: E402
+from srvtest import Server  # noqa: E402
 
 H = struct.Struct("<IHHIIQQ")
 MAGIC = 0x424C4853
@@ -22,10 +24,6 @@ def check(cond, what):
     global fails
     print(("ok   " if cond else "FAIL ") + what)
     fails += not cond
-
-
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
 
 
 def hello():
@@ -151,17 +149,11 @@ def rss(pid):
 
 def main():
     sanitized = sys.argv[2:] == ["--sanitized"]
-    hp, bp = free_port(), free_port()
-    errlog = open(os.devnull, "w") if not sanitized else None
-    srv = subprocess.Popen([sys.argv[1], "--port", str(hp), "--binary-port", str(bp),
-                            "--log", "off", "--threads", "2", "--max-body-bytes", "1m",
-                            "--connection-timeout-s", "1"],
-                           stderr=errlog if errlog else subprocess.PIPE)
-    for _ in range(400):
-        try:
-            socket.create_connection(("127.0.0.1", bp)).close(); break
-        except OSError:
-            time.sleep(0.05)
+    # srvtest's Server: ports taken before the server binds them are
+    # tried again; its stderr goes to srv.log()
+    srv = Server(sys.argv[1], "--log", "off", "--threads", "2", "--max-body-bytes", "1m",
+                 "--connection-timeout-s", "1", binary_port=True)
+    bp = srv.bport
     check(served(bp), "served at start")
     def err(b):  # an ERROR frame among the answers (after any WELCOME)
         off = 0
@@ -197,7 +189,7 @@ def main():
           struct.pack("<HBBIQ", 27, 1, 0, 0, len(x)) + struct.pack("<Q", 65536) + x)
     s = socket.create_connection(("127.0.0.1", bp)); s.sendall(hello())
     s.settimeout(0.2)
-    before = rss(srv.pid)
+    before = rss(srv.proc.pid)
     sent = 0
     try:
         for i in range(3000):
@@ -205,18 +197,18 @@ def main():
     except (socket.timeout, OSError):
         pass
     time.sleep(1)
-    after = rss(srv.pid)
+    after = rss(srv.proc.pid)
     check(served(bp), "served while a peer does not read (%d requests sent)" % sent)
     check(after - before < 400, "RSS bounded: %d MiB -> %d MiB" % (before, after))
     s.close()
     check(served(bp), "served after the non-reader left")
     session(bp)
-    srv.terminate()
+    rc = srv.stop(timeout=60)
     if sanitized:
-        report = srv.stderr.read().decode(errors="replace")
+        report = srv.log()
         check("Sanitizer" not in report, "no sanitizer report" + ("" if "Sanitizer" not in report
                                                                 else ":\n" + report[:6000]))
-    check(srv.wait(60) == 0, "server exits 0 on SIGTERM")
+    check(rc == 0, "server exits 0 on SIGTERM")
     return 1 if fails else 0
 
 

@@ -28,8 +28,8 @@ HERE = os.path.dirname(__file__)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "client", "python"))
 import shlo_client  # noqa: E402
-from srvtest import (REDUCE_100, Server, check, finish, free_port,  # noqa: E402
-                     loop_program)
+from srvtest import (REDUCE_100, Server, check, finish,  # noqa: E402
+                     loop_program, wait_metrics)
 
 BIN = sys.argv[1]
 
@@ -62,10 +62,8 @@ N_EACH = 20
 
 
 def start(*flags):
-    bport = free_port()
-    srv = Server(BIN, "--binary-port", str(bport), "--log", "off", *flags)
-    srv.bport = bport
-    srv.client = shlo_client.Client(f"shlo://127.0.0.1:{bport}")
+    srv = Server(BIN, "--log", "off", *flags, binary_port=True)
+    srv.client = shlo_client.Client(f"shlo://127.0.0.1:{srv.bport}")
     return srv
 
 
@@ -118,7 +116,7 @@ check(results[False] == results[True],
 # and a deadline stops it.
 srv = start("--threads", "2")
 cl = srv.client
-LONG = loop_program(40_000_000)  # a few seconds
+LONG = loop_program(100_000_000)  # about 3 s: past the rounds below
 tiny_mod = cl.compile(TINY["f32"][0])
 red_mod = cl.compile(REDUCE_100)
 A = np.random.default_rng(3).integers(-3, 4, (100, 100)).astype(np.float32)
@@ -129,9 +127,9 @@ long_mod = long_cl.compile(LONG)  # a connection of its own
 t_long = threading.Thread(
     target=lambda: long_out.append(int(long_mod.execute(timeout_ms=60000)[0])))
 t_long.start()
-time.sleep(0.3)
-check(srv.metrics()["shlo_executions_running"] == 1,
-      "the long program runs on a worker")
+# (its thread sends it in its own time: 0.3 s was not always enough)
+dt, _ = wait_metrics(srv, lambda m: m["shlo_executions_running"] == 1, 30)
+check(dt is not None, "the long program runs on a worker")
 worst = 0.0
 for _ in range(10):
     t0 = time.monotonic()
@@ -144,12 +142,15 @@ for _ in range(10):
     worst = max(worst, time.monotonic() - t0)
 still = t_long.is_alive()
 check(still, "the long program was still running while the others answered")
-check(worst < 0.5, f"tiny + reduce + healthz took {worst * 1000:.0f} ms "
-      "beside the long program (> 500)")
+# That the others did not wait for the loop is proved by `still` (they all
+# answered while it ran); the bound is a sanity check on each round, loose
+# enough for the sanitized build on a loaded machine.
+check(worst < 1.0, f"tiny + reduce + healthz took {worst * 1000:.0f} ms "
+      "beside the long program (> 1000)")
 print(f"beside a long loop: tiny + reduce + healthz at most "
       f"{worst * 1000:.1f} ms", flush=True)
 t_long.join()
-check(long_out == [40_000_000], f"the long program's answer: {long_out}")
+check(long_out == [100_000_000], f"the long program's answer: {long_out}")
 t0 = time.monotonic()
 try:
     long_mod.execute(timeout_ms=200)

@@ -15,10 +15,9 @@ if [ ! -e "$dir" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$server" --port "$port" --log off --threads 2 --default-timeout-ms 60000 2>"$tmp/server.log" &
-pid=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.05; done
+server_flags=(--default-timeout-ms 60000)
+. "$(dirname "$0")/start_server.sh"
+port=$hport
 
 "$cli" test "$dir" > "$tmp/expected.txt"
 cli_rc=$?

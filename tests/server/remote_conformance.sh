@@ -15,13 +15,9 @@ if [ ! -d "${dirs[0]}" ] || [ ! -d "${dirs[1]}" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-free() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-hport=$(free) bport=$(free)
-"$server" --port "$hport" --binary-port "$bport" --log off --threads 2 \
-  --default-timeout-ms 60000 2>"$tmp/server.log" &
-pid=$!
+server_flags=(--default-timeout-ms 60000)
+. "$here/start_server.sh"
 fail=0
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$hport/healthz" >/dev/null && break; sleep 0.05; done
 "$cli" test "${dirs[@]}" > "$tmp/local.txt"
 grep -q '^tensor<' "$tmp/local.txt" ||
   { echo "the corpus printed nothing: interpreter.print is not compared"; fail=1; }

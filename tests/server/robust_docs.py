@@ -16,20 +16,24 @@ import json
 import os
 import signal
 import sys
+import socket
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from srvtest import (Server, check, finish, is_json_error, loop_program,
-                     raw_connect, read_http_answer)
+                     raw_connect, read_http_answer, wait_metrics, wait_until)
 
 BIN = sys.argv[1]
 
 
 def closed(s):
-    s.settimeout(2)
+    """The server closed s: EOF or a reset within 10 s (a timeout is a
+    connection left open, not closed)."""
+    s.settimeout(10)
     try:
         return s.recv(1) == b""
+    except socket.timeout:
+        return False
     except OSError:
         return True
 
@@ -168,14 +172,27 @@ srv.stop()
 os.unlink(tokens)
 
 # ---- shutdown: /readyz says so on a new connection ----
-srv = Server(BIN, "--threads", "1", "--log", "off")
+# (a grace far past the execution's run, slow as it may be on a loaded
+# machine or in the sanitized build: it is to finish, not be canceled)
+srv = Server(BIN, "--threads", "1", "--log", "off",
+             "--shutdown-grace-ms", "100000")
+# Registered first, so that running it compiles nothing: SIGTERM stops
+# compiles at once (the grace is for executions), and a sanitized build
+# may still be compiling when /metrics first shows the job running.
+st, info = srv.post("/v1/modules", {"program": loop_program(60_000_000)})
+check(st == 200, f"the long program registers: {st} {info}")
 out = []
 t = threading.Thread(target=lambda: out.append(
-    srv.post("/execute", {"program": loop_program(30_000_000)}, timeout=60)))
+    srv.post(f"/v1/modules/{info.get('id')}/execute", {}, timeout=110)))
 t.start()
-time.sleep(0.4)
+# the execution runs (for seconds) before the SIGTERM, and the loop has
+# taken the signal (/readyz turns 503) before the checks
+dt, _ = wait_metrics(srv, lambda m: m["shlo_executions_running"] == 1, 30)
+check(dt is not None, "the long execution started")
 srv.proc.send_signal(signal.SIGTERM)
-time.sleep(0.2)
+check(wait_until(lambda: srv.request("GET", "/readyz")[0] == 503, 10),
+      "/readyz turns 503 after SIGTERM")
+check(t.is_alive(), "the execution was still running when the drain began")
 st, _, body = srv.request("GET", "/readyz")
 check(st == 503 and json.loads(body) == {"status": "draining"},
       f"/readyz while draining: {st} {body!r}")

@@ -7,10 +7,9 @@ import os
 import signal
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from srvtest import Server, check, finish, loop_program
+from srvtest import Server, check, finish, loop_program, wait_metrics
 
 tmp = f"/tmp/shlo-reload-{os.getpid()}"
 conf, tokens = tmp + ".conf", tmp + ".tokens"
@@ -37,20 +36,36 @@ check(st == 413 and b"max-body-bytes" in body, f"before: 413: {st} {body!r}")
 
 out = []
 t = threading.Thread(target=lambda: out.append(srv.request(
-    "POST", "/execute", loop_program(30_000_000), A, timeout=60)))
+    "POST", "/execute", loop_program(60_000_000), A, timeout=110)))
 t.start()
-time.sleep(0.4)
+# the execution is in flight (it runs for seconds) before the SIGHUP
+dt, _ = wait_metrics(srv, lambda m: m["shlo_executions_running"] == 1, 30,
+                     headers=A)
+check(dt is not None, "the long execution started")
 write(conf, "threads 4\nmax-body-bytes 4000\n")
 write(tokens, "alice a-token scopes=admin\nbob b-token\n")
 srv.proc.send_signal(signal.SIGHUP)
-time.sleep(0.3)
+
+
+def reloads(ok, failed):
+    """Wait until the loop has handled the SIGHUPs sent so far (it counts
+    each at the end of its reload)."""
+    dt, m = wait_metrics(srv, lambda m: (
+        m['shlo_reloads_total{result="ok"}'],
+        m['shlo_reloads_total{result="failed"}']) == (ok, failed), 30,
+        step=0.01, headers=A)
+    return dt is not None
+
+
+check(reloads(1, 0), "the SIGHUP was handled")
 check(srv.proc.poll() is None, "SIGHUP does not stop the server")
+check(t.is_alive(), "the execution was still in flight after the reload")
 st, _, body = srv.request("POST", "/execute", PAD + small, A, timeout=60)
 check(st == 200, f"after: the larger body is taken: {st} {body!r}")
 st, _, _ = srv.request("GET", "/v1/modules", None, B)
 check(st == 200, f"the new token works: {st}")
 t.join()
-check(out and out[0][0] == 200 and b"30000000" in out[0][2],
+check(out and out[0][0] == 200 and b"60000000" in out[0][2],
       f"the execution in flight finished: {out}")
 log = srv.log()
 check("reload: max-body-bytes 1000 -> 4000" in log, "the change is logged")
@@ -60,7 +75,7 @@ check("reload: 2 bearer token(s)" in log, "the tokens reload is logged")
 
 write(conf, "threads 4\nmax-body-bytes lots\n")
 srv.proc.send_signal(signal.SIGHUP)
-time.sleep(0.3)
+check(reloads(1, 1), "the second SIGHUP was handled, as a failure")
 check("the configuration has errors; kept the one in force" in srv.log(),
       "a broken file is refused")
 st, _, _ = srv.request("POST", "/execute", PAD + small, A)

@@ -41,18 +41,30 @@ def finish(name):
     sys.exit(0)
 
 
+def free_ports(n):
+    """n distinct loopback ports free now (each held open until all are
+    picked: one closed at once could be picked again)."""
+    held = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        held.append(s)
+    ports = [s.getsockname()[1] for s in held]
+    for s in held:
+        s.close()
+    return ports
+
+
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+    return free_ports(1)[0]
 
 
 def loop_program(n):
     """A program that counts to n in a while loop: its run time grows with
-    n (about 75 ms per million steps here) and its work is unknown to the
-    server before it ran."""
+    n (about 30 ms per million steps on the 2026 development machine; a
+    faster one may take half that, a sanitized build several times more)
+    and its work is unknown to the server before it ran.  A test that acts
+    on one while it runs needs n large enough by a wide margin."""
     return f"""func.func @main() -> tensor<i64> {{
   %c0 = stablehlo.constant dense<0> : tensor<i64>
   %c1 = stablehlo.constant dense<1> : tensor<i64>
@@ -91,12 +103,37 @@ REDUCE_100 = """func.func @main(%a: tensor<100x100xf32>) -> tensor<100xf32> {
 
 
 class Server:
+    """A shlo-server on free loopback ports (binary_port: the binary
+    protocol's too, in self.bport).  A port is only known free when it is
+    picked: a test running beside this one may take it before the server
+    binds it, so a start that fails with "cannot listen" is tried again on
+    other ports."""
     def __init__(self, binary, *flags, log_path=None, env=None,
-                 max_files=None):
-        self.port = free_port()
-        self.log_path = log_path or f"/tmp/shlo-pytest-{os.getpid()}-{self.port}.log"
+                 max_files=None, binary_port=False):
+        for attempt in range(5):
+            self.port, self.bport = free_ports(2) if binary_port else \
+                (free_port(), None)
+            self.log_path = log_path or \
+                f"/tmp/shlo-pytest-{os.getpid()}-{self.port}.log"
+            if self._start(binary, flags, env, max_files):
+                return
+            if "cannot listen" not in self.log():
+                break
+            print(f"port {self.port}/{self.bport} was taken before the "
+                  f"server bound it: again on others", file=sys.stderr)
+        raise SystemExit(f"shlo-server did not start: {self.log()}")
+
+    def _start(self, binary, flags, env, max_files):
+        """Start it and wait until it serves: True, or False once it
+        ended.  It serves when /healthz answers 200 and its log says it
+        listens on its port (another server that took the port would
+        answer /healthz too) with no port it could not bind (a server
+        whose binary port was taken answers /healthz until it exits)."""
         self.logf = open(self.log_path, "w")
-        args = [binary, "--port", str(self.port), "--log", "stderr"] + list(flags)
+        args = [binary, "--port", str(self.port), "--log", "stderr"]
+        if self.bport:
+            args += ["--binary-port", str(self.bport)]
+        args += list(flags)
         def limit_files():  # max_files: the server's hard RLIMIT_NOFILE
             import resource
             resource.setrlimit(resource.RLIMIT_NOFILE, (max_files, max_files))
@@ -104,21 +141,26 @@ class Server:
         self.proc = subprocess.Popen(args, stdout=self.logf, stderr=self.logf,
                                      env=env,
                                      preexec_fn=limit_files if max_files else None)
-        # SHLO_TEST_START_S: more time to start, as under valgrind
-        for _ in range(int(50 * float(os.environ.get("SHLO_TEST_START_S", 5)))):
+        # SHLO_TEST_START_S: more time to start, as under valgrind; 20 s
+        # by default, for a sanitized build on a loaded machine (a start
+        # that goes well returns as soon as /healthz answers)
+        for _ in range(int(50 * float(os.environ.get("SHLO_TEST_START_S", 20)))):
             time.sleep(0.02)
             try:
                 st, _, _ = self.request("GET", "/healthz", timeout=2)
-                if st == 200:
-                    return
+                log = self.log()
+                if st == 200 and f":{self.port}/ with " in log and \
+                        "cannot listen" not in log:
+                    return True
             except OSError:
                 pass
             if self.proc.poll() is not None:
                 break
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait()
-        raise SystemExit(f"shlo-server did not start: {self.log()}")
+        self.proc.wait()
+        self.logf.close()
+        return False
 
     def log(self):
         with open(self.log_path, errors="replace") as f:
@@ -152,8 +194,10 @@ class Server:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    def metrics(self):
-        _, _, data = self.request("GET", "/metrics")
+    def metrics(self, headers=None):
+        """/metrics as {name: value} (headers: a token, where one is
+        needed)."""
+        _, _, data = self.request("GET", "/metrics", headers=headers)
         out = {}
         for line in data.decode().splitlines():
             if line.startswith("#") or not line.strip():
@@ -176,16 +220,41 @@ class Server:
         return self.proc.returncode
 
 
-def wait_metrics(srv, pred, limit_s, step=0.002):
+def wait_metrics(srv, pred, limit_s, step=0.002, headers=None):
     """Poll /metrics until pred(metrics) holds: (seconds waited, metrics),
     or (None, the last metrics) after limit_s."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < limit_s:
-        m = srv.metrics()
+        m = srv.metrics(headers)
         if pred(m):
             return time.monotonic() - t0, m
         time.sleep(step)
-    return None, srv.metrics()
+    return None, srv.metrics(headers)
+
+
+def jobs(m):
+    """Jobs at the server in metrics m: running, or waiting for a worker."""
+    return m["shlo_executions_running"] + m["shlo_queue_depth"]
+
+
+def wait_jobs(srv, n, what, limit_s=30):
+    """Wait until n jobs are at the server (clients' threads send them in
+    their own time): a check named what."""
+    dt, m = wait_metrics(srv, lambda m: jobs(m) == n, limit_s, step=0.005)
+    return check(dt is not None, f"{what}: {jobs(m)} jobs at the server, "
+                 f"not {n}")
+
+
+def wait_until(cond, limit_s, step=0.01):
+    """Poll cond() until it holds: True, or False after limit_s.  For
+    what another thread or process does in its own time (a log line, a
+    closed connection): how long it takes is not what is tested."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit_s:
+        if cond():
+            return True
+        time.sleep(step)
+    return bool(cond())
 
 
 def ms_until_idle(srv, hang_up, limit_s=10):

@@ -32,7 +32,7 @@ except ImportError:
     print("stream_binary: numpy not found; skipped")
     sys.exit(77)
 from shlo_client import Client, ShloError
-from srvtest import (Server, check, check_clean_stops, finish, free_port,
+from srvtest import (Server, check, check_clean_stops, finish,
                      loop_program)
 
 SANITIZED = "--sanitized" in sys.argv
@@ -49,9 +49,8 @@ STOPS = []
 
 
 def serve(*more):
-    bport = free_port()
-    return Server(sys.argv[1], "--binary-port", str(bport), *FLAGS,
-                  *more), bport
+    srv = Server(sys.argv[1], *FLAGS, *more, binary_port=True)
+    return srv, srv.bport
 
 
 def http_state(srv, xid):

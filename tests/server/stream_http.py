@@ -92,9 +92,12 @@ def wait_final(xid, limit_s):
 
 
 def worker_free():
-    """No worker runs an execution and the server answers a quick one."""
+    """No worker runs an execution and the server answers a quick one.
+    The time the worker takes to let go is not what is tested (the ends'
+    own 1 s bounds are): 10 s, for the sanitized build on a loaded
+    machine."""
     t0 = time.monotonic()
-    while time.monotonic() - t0 < 2:
+    while time.monotonic() - t0 < 10:
         if srv.metrics().get("shlo_executions_running") == 0:
             break
         time.sleep(0.01)

@@ -173,7 +173,7 @@ def isolation():
 
     def long_run():
         done["r"] = call(srv, "POST", "/execute", "alice",
-                         loop_program(20_000_000), timeout=120)
+                         loop_program(30_000_000), timeout=120)
     t = threading.Thread(target=long_run)
     t.start()
     sent += 1
@@ -198,7 +198,7 @@ def isolation():
     check(t.is_alive(), "the long request was still running at the reload")
     t.join(120)
     st, _, r, _ = done.get("r", (0, None, None, b""))
-    check(st == 200 and r["outputs"][0]["data"] == [20_000_000],
+    check(st == 200 and r["outputs"][0]["data"] == [30_000_000],
           f"the request in flight at the reload completes: {st} {r}")
 
     log = stop(srv, "isolation")
@@ -290,7 +290,7 @@ def quotas():
     check(st == 200, f"rate: a request passes once the bucket refilled: {st}")
 
     # running 1 + queued 1: the third in flight is refused
-    long = loop_program(15_000_000)
+    long = loop_program(30_000_000)  # 0.8 s: past the probes below
     t1, b1 = in_background(srv, "qu", long)
     wait_in_flight(srv, "qu", 1)
     t2, b2 = in_background(srv, "qu", long)
@@ -360,14 +360,13 @@ def binary_protocol():
     except ImportError as e:  # numpy: deploy/bootstrap.sh installs it
         check(False, f"binary: the Python client needs numpy ({e})")
         return
-    from srvtest import free_port
     tokens = TMP + ".btokens"
     # lengths 21 and 24: the client pads the HELLO token to 8 bytes
     ta, tb = "alpha-binary-token-0a1", "beta-binary-token-3c4d5e"
     write(tokens, f"alice {ta} team=alpha\nbob {tb} team=beta\n"
                   "@beta exec-memory=1k\n")
-    port = free_port()
-    srv = Server(BIN, "--tokens", tokens, "--binary-port", str(port))
+    srv = Server(BIN, "--tokens", tokens, binary_port=True)
+    port = srv.bport
     url = f"shlo://127.0.0.1:{port}"
     a = sc.Client(url, token=ta)
     b = sc.Client(url, token=tb)

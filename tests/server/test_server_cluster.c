@@ -44,8 +44,12 @@ static void make_module(int i) {
   m->want = i;
 }
 
-/* nginx in the foreground on port lb->port; its config from deploy/. */
-static pid_t nginx_start(server *lb, server *srv, char *rundir) {
+/* nginx in the foreground on a free port (lb->port); its config from
+ * deploy/.  -1 when it ended before answering, as when a test beside this
+ * one took the port between free_port() and nginx's bind. */
+static pid_t nginx_try_start(server *lb, server *srv, char *rundir) {
+  lb->port = free_port();
+  snprintf(lb->base, sizeof lb->base, "http://127.0.0.1:%d", lb->port);
   char cmd[2048], conf[600];
   int n = snprintf(cmd, sizeof cmd, "bash %s/deploy/nginx-conf.sh 127.0.0.1:%d %s",
                    SHLO_SOURCE_DIR, lb->port, rundir);
@@ -65,15 +69,21 @@ static pid_t nginx_start(server *lb, server *srv, char *rundir) {
     perror("exec nginx");
     _exit(127);
   }
-  for (int i = 0; i < 250; i++) {
-    usleep(20000);
-    resp r = http(lb, "GET", "/healthz", NULL, NULL, NULL);
-    long st = r.status;
-    resp_free(&r);
-    if (st == 200) return pid;
-  }
+  int up = wait_healthz(lb, pid);
+  if (up > 0) return pid;
+  if (up == 0) return -1;
   fprintf(stderr, "FAIL: nginx did not answer on port %d\n", lb->port);
   kill(pid, SIGKILL);
+  exit(1);
+}
+
+static pid_t nginx_start(server *lb, server *srv, char *rundir) {
+  for (int attempt = 0; attempt < 5; attempt++) {
+    pid_t pid = nginx_try_start(lb, srv, rundir);
+    if (pid > 0) return pid;
+    fprintf(stderr, "nginx ended on port %d; trying another\n", lb->port);
+  }
+  fprintf(stderr, "FAIL: nginx did not start\n");
   exit(1);
 }
 
@@ -191,8 +201,6 @@ int main(void) {
   char rundir[] = "/tmp/shlo-lb-XXXXXX";
   if (!mkdtemp(rundir)) return 2;
   server lb = {0};
-  lb.port = free_port();
-  snprintf(lb.base, sizeof lb.base, "http://127.0.0.1:%d", lb.port);
   pid_t nginx = nginx_start(&lb, srv, rundir);
   double t0 = now_s();
   int held[N_SERVERS];
