@@ -483,7 +483,7 @@ typedef struct exec_state {
   srv_capture printed; /* "print": true -- interpreter.print's text */
 } exec_state;
 
-static void reply_canceled(srv_request *r) {
+void srv_reply_canceled(srv_request *r) {
   int why = atomic_load(&r->cancel);
   if (why == SRV_CANCEL_CLIENT_GONE)
     srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
@@ -569,7 +569,7 @@ static bool compile_entry(exec_state *ex) {
   /* A client's hang-up stops the compile once no other request waits
    * for it; a shutdown stops it at once (cache_entry_exe). */
   if (atomic_load(&r->cancel)) {
-    reply_canceled(r);
+    srv_reply_canceled(r);
     return false;
   }
   srv_cache *c = &r->srv->cache;
@@ -718,7 +718,7 @@ static void reply_exec_failure(srv_request *r, shlo_status st,
                                const shlo_diag *d, double timeout_ms) {
   const srv_config *cfg = &r->srv->cfg;
   if (atomic_load(&r->cancel) || st == SHLO_ECANCELED)
-    reply_canceled(r);
+    srv_reply_canceled(r);
   else if (st == SHLO_ETIMEOUT)
     srv_reply_error(r, SHLO_PERR_TIMEOUT, 504, 0, 0,
                     "limit deadline: the execution ran past %g ms and was "
@@ -811,7 +811,7 @@ static void exec_free(exec_state *ex) {
  * otherwise it always sets the reply and returns true. */
 static bool run_execute(srv_request *r, srv_lane *lane) {
   if (atomic_load(&r->cancel)) {
-    reply_canceled(r);
+    srv_reply_canceled(r);
     return true;
   }
   exec_state ex = {.r = r, .n_procs = 1, .cached = true};

@@ -210,6 +210,39 @@ void pool_flush(srv_pool *p) {
   p->n_local = 0;
 }
 
+/* Unlink j from the list at *head (tail *tail, may be NULL): whether it
+ * was there. */
+static bool unlink_job(srv_job **head, srv_job **tail, srv_job *j) {
+  srv_job *prev = NULL;
+  for (srv_job *k = *head; k; prev = k, k = k->next) {
+    if (k != j) continue;
+    if (prev) prev->next = j->next;
+    else *head = j->next;
+    if (*tail == j) *tail = prev;
+    j->next = NULL;
+    return true;
+  }
+  return false;
+}
+
+bool pool_withdraw(srv_pool *p, srv_job *j) {
+  bool found = unlink_job(&p->local, &p->local_tail, j);
+  if (found) {
+    p->n_local--;
+  } else {
+    pthread_mutex_lock(&p->lock);
+    srv_lane_queue *q = &p->lanes[j->lane == SRV_LANE_SHORT ? SRV_LANE_SHORT
+                                                             : SRV_LANE_LONG];
+    found = unlink_job(&q->head, &q->tail, j);
+    if (found) atomic_fetch_sub_explicit(&p->queued, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&p->lock);
+  }
+  if (!found) return false;
+  push_done(p, j);
+  uv_async_send(&p->async);
+  return true;
+}
+
 void pool_depth(srv_pool *p, int *queued, int *running) {
   *queued = atomic_load(&p->queued) + p->n_local;
   *running = atomic_load(&p->running);

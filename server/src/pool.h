@@ -88,6 +88,11 @@ int pool_submit(srv_pool *p, srv_job *j);
 /* Hand the jobs queued since the last flush to the workers (loop). */
 void pool_flush(srv_pool *p);
 void pool_depth(srv_pool *p, int *queued, int *running);
+/* Take back job j if it still waits for a worker (loop thread): it leaves
+ * the queue now, and its `done` runs on the loop as for a finished job,
+ * without `work` having run.  False, changing nothing, when a worker has
+ * taken it (or it was never queued). */
+bool pool_withdraw(srv_pool *p, srv_job *j);
 /* Let the threads finish what is queued, join them, close the async handle
  * (its close callback runs on the next loop turn). */
 void pool_stop(srv_pool *p);

@@ -259,6 +259,8 @@ void srv_job_register(srv_job *j);
 /* Set r's answer to an error (status = the kind's or http). */
 void srv_reply_error(srv_request *r, int kind, int http, int line, int col,
                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Set r's answer to 503 "canceled: ..." for the reason in r->cancel. */
+void srv_reply_canceled(srv_request *r);
 
 /* Bytes of a value of type t (tuples summed; 0 for what is no tensor). */
 size_t srv_type_bytes(const shlo_type *t);

@@ -38,11 +38,14 @@ b = send_execute(srv.port)
 dt, m = wait_metric(srv, lambda m: m["shlo_queue_depth"] == 1, 5)
 check(dt is not None, f"the second execution waits in the queue: {m.get('shlo_queue_depth')}")
 b.close()  # gone while queued
-# The loop marks it canceled when it sees the hang-up, but it stays queued
-# (and uncounted) until a worker takes it: nothing in /metrics shows the
-# mark, so the test gives the loop a generous moment to set it before the
-# worker is freed below.
-time.sleep(0.5)
+# It leaves the queue when the loop sees the hang-up, counted as canceled,
+# while the first one still runs (not when a worker would reach it).
+dt, m = wait_metric(srv, lambda m: m["shlo_queue_depth"] == 0 and
+                    m[GONE] == 1, 5)
+check(dt is not None and m["shlo_executions_running"] == 1,
+      f"the queued one left the queue at its hang-up: queue "
+      f"{m.get('shlo_queue_depth')}, canceled {m.get(GONE)}, running "
+      f"{m.get('shlo_executions_running')}")
 t0 = time.monotonic()
 a.close()  # gone while running
 dt, m = wait_metric(srv, lambda m: m[GONE] >= 2 and
