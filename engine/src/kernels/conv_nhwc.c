@@ -52,10 +52,12 @@ static void nhwc_row(const nhwc_job *j, int64_t b, const int64_t *oidx,
   const shlo__conv_nhwc *g = j->g;
   int last = g->ns - 1;
   size_t run = (size_t)g->ci * j->es; /* one lhs element's features */
-  int64_t base[SHLO_CONV_NHWC_MAX_SP], kidx[SHLO_CONV_NHWC_MAX_SP] = {0};
+  /* (not `= {0}`: clearing all SHLO_MAX_RANK entries per row shows up) */
+  int64_t base[SHLO_CONV_NHWC_MAX_SP], kidx[SHLO_CONV_NHWC_MAX_SP];
   int64_t outer = 1;
   for (int i = 0; i <= last; i++) {
     base[i] = oidx[i] * g->stride[i] - j->pad_lo[i];
+    kidx[i] = 0;
     if (i < last) outer *= g->k_sp[i];
   }
   int64_t kl = g->k_sp[last], dl = g->rhs_dil[last], in = g->in_sp[last];
@@ -78,14 +80,15 @@ static void nhwc_row(const nhwc_job *j, int64_t b, const int64_t *oidx,
       continue;
     }
     int64_t e0 = off * in + base[last]; /* may be before the lhs */
-    memset(x, 0, (size_t)lo * run);
+    /* away from the edges there is nothing to zero: no call for it */
+    if (lo > 0) memset(x, 0, (size_t)lo * run);
     if (dl == 1)
       memcpy(x + (size_t)lo * run, j->lhs + (size_t)(e0 + lo) * run,
              (size_t)(hi - lo) * run);
     else
       for (int64_t k = lo; k < hi; k++)
         memcpy(x + (size_t)k * run, j->lhs + (size_t)(e0 + k * dl) * run, run);
-    memset(x + (size_t)hi * run, 0, (size_t)(kl - hi) * run);
+    if (hi < kl) memset(x + (size_t)hi * run, 0, (size_t)(kl - hi) * run);
   }
 }
 
@@ -164,9 +167,10 @@ bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
                              max64(1, NHWC_BLOCK_BYTES /
                                           max64(1, j.k * (int64_t)j.es)));
   int64_t blocks = (j.rows + j.block - 1) / j.block;
-  /* one run of blocks per thread, so each allocates one buffer; small
-   * convolutions stay on the calling thread */
-  int64_t grain = (blocks + threads - 1) / threads;
+  /* a few runs of blocks per thread, each allocating one buffer: a thread
+   * held up by another process leaves little for the rest to wait on;
+   * small convolutions stay on the calling thread */
+  int64_t grain = (blocks + 4 * threads - 1) / (4 * threads);
   if (j.rows * j.k * g->co < NHWC_SPLIT_MIN) grain = blocks;
   shlo__parallel_for(blocks, grain, nhwc_blocks, &j);
   return !atomic_load(&j.failed);
