@@ -37,8 +37,9 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
  * and the end [*hi] of that valid range (lo <= hi <= kl). */
 static void nhwc_valid_range(int64_t q0, int64_t dl, int64_t kl, int64_t in,
                              int64_t *lo, int64_t *hi) {
-  int64_t a = q0 < 0 ? (-q0 + dl - 1) / dl : 0;
-  int64_t b = q0 >= in ? 0 : (in - 1 - q0) / dl + 1;
+  int64_t a = 0, b = 0; /* (no divisions undilated: this runs per row) */
+  if (q0 < 0) a = dl == 1 ? -q0 : (-q0 + dl - 1) / dl;
+  if (q0 < in) b = dl == 1 ? in - q0 : (in - 1 - q0) / dl + 1;
   *lo = min64(a, kl);
   *hi = max64(min64(b, kl), *lo);
 }
