@@ -8,7 +8,8 @@
  * (every OpenBLAS path: in-place, transposed and packed operands, batched,
  * small sizes on the plain loops and large ones on BLAS; native integer
  * and i1 loops; FFT lengths that are not powers of two against a naive
- * DFT; grouped and dilated convolutions against the spec's formula). */
+ * DFT; grouped and dilated convolutions against the spec's formula; the
+ * channels-last convolution path against the general one). */
 #include <complex.h>
 #include <math.h>
 #include <setjmp.h>
@@ -591,6 +592,240 @@ static void test_conv_dynamic_and_empty(void **state) {
          "  check.expect_eq_const %z, dense<0.0> : tensor<1x2x2xf32>\n");
 }
 
+/* ---- convolution: the channels-last fast path against the general ---- */
+
+/* The --explain text of `text`'s plan (malloc'd). */
+static char *plan_text(const char *text) {
+  shlo_module *m = NULL;
+  shlo_executable *e = NULL;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  if (shlo_parse_module(text, strlen(text), "test.mlir", &m, &d))
+    fail_msg("parse: %s", d.message);
+  if (shlo_compile(m, NULL, &e, &d)) fail_msg("compile: %s", d.message);
+  char *plan = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&plan, &len);
+  assert_non_null(f);
+  shlo_executable_explain(e, f);
+  fclose(f);
+  shlo_executable_free(e);
+  shlo_module_free(m);
+  return plan;
+}
+
+/* Whether `text`'s convolution takes the channels-last path. */
+static bool takes_nhwc(const char *text) {
+  char *plan = plan_text(text);
+  bool fast = strstr(plan, "stablehlo.convolution [nhwc gemm]") != NULL;
+  assert_non_null(strstr(plan, "stablehlo.convolution"));
+  free(plan);
+  return fast;
+}
+
+typedef struct nhwc_case {
+  shlo_elem_type t;
+  int ns;                /* 1 or 2 spatial dimensions */
+  int64_t n, ci, co;     /* batch, in-features, out-features */
+  int64_t in[2], k[2], stride[2], rd[2], pad[4];
+} nhwc_case;
+
+/* The program of c: [b, 0, (1,) f] x [0, (1,) i, o] -> [b, 0, (1,) f]. */
+static void nhwc_program(const nhwc_case *c, char *text, size_t cap,
+                         int64_t *ldims, int64_t *kdims, int64_t *odims) {
+  int ns = c->ns;
+  ldims[0] = odims[0] = c->n;
+  for (int i = 0; i < ns; i++) {
+    ldims[1 + i] = c->in[i];
+    kdims[i] = c->k[i];
+    odims[1 + i] = out_size(c->in[i], c->k[i], c->stride[i], 1, c->rd[i],
+                            c->pad[2 * i], c->pad[2 * i + 1]);
+  }
+  ldims[ns + 1] = c->ci;
+  kdims[ns] = c->ci, kdims[ns + 1] = c->co;
+  odims[ns + 1] = c->co;
+  char lts[128], kts[128], ots[128], win[512];
+  type_str(lts, sizeof lts, c->t, ns + 2, ldims);
+  type_str(kts, sizeof kts, c->t, ns + 2, kdims);
+  type_str(ots, sizeof ots, c->t, ns + 2, odims);
+  if (ns == 1)
+    snprintf(win, sizeof win,
+             "    dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->"
+             "[b, 0, f]>,\n    window_strides = array<i64: %lld>,\n"
+             "    padding = dense<[[%lld, %lld]]> : tensor<1x2xi64>,\n"
+             "    rhs_dilation = array<i64: %lld>,\n",
+             (long long)c->stride[0], (long long)c->pad[0],
+             (long long)c->pad[1], (long long)c->rd[0]);
+  else
+    snprintf(win, sizeof win,
+             "    dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x"
+             "[0, 1, i, o]->[b, 0, 1, f]>,\n"
+             "    window_strides = array<i64: %lld, %lld>,\n"
+             "    padding = dense<[[%lld, %lld], [%lld, %lld]]> :"
+             " tensor<2x2xi64>,\n"
+             "    rhs_dilation = array<i64: %lld, %lld>,\n",
+             (long long)c->stride[0], (long long)c->stride[1],
+             (long long)c->pad[0], (long long)c->pad[1], (long long)c->pad[2],
+             (long long)c->pad[3], (long long)c->rd[0], (long long)c->rd[1]);
+  snprintf(text, cap,
+           "func.func @main(%%a: %s, %%b: %s) -> %s {\n"
+           "  %%r = \"stablehlo.convolution\"(%%a, %%b) {\n%s"
+           "    feature_group_count = 1 : i64, batch_group_count = 1 : i64\n"
+           "  } : (%s, %s) -> %s\n"
+           "  func.return %%r : %s\n}\n",
+           lts, kts, ots, win, lts, kts, ots, ots);
+}
+
+/* Output element oi of c by the spec's formula into *want, with the sum of
+ * the products' magnitudes into *mag. */
+static void nhwc_reference(const nhwc_case *c, shlo_value *const *args,
+                           const int64_t *odims, int64_t oi,
+                           double complex *want, double *mag) {
+  int ns = c->ns;
+  int64_t idx[4];
+  unravel(oi, ns + 2, odims, idx);
+  *want = 0, *mag = 0;
+  int64_t kp = c->k[0] * (ns == 2 ? c->k[1] : 1);
+  for (int64_t w = 0; w < kp; w++) {
+    int64_t kk[2] = {ns == 2 ? w / c->k[1] : w, ns == 2 ? w % c->k[1] : 0};
+    int64_t lpos = idx[0];
+    bool inside = true;
+    for (int i = 0; i < ns; i++) {
+      int64_t q = idx[1 + i] * c->stride[i] + kk[i] * c->rd[i] - c->pad[2 * i];
+      inside = inside && q >= 0 && q < c->in[i];
+      lpos = lpos * c->in[i] + q;
+    }
+    for (int64_t ch = 0; inside && ch < c->ci; ch++) {
+      uint64_t unused = 0;
+      ref_mac(args, lpos * c->ci + ch, (w * c->ci + ch) * c->co + idx[ns + 1],
+              false, &unused, want, mag);
+    }
+  }
+}
+
+/* Run c on both paths: each must take the path asked for, and both agree
+ * with each other and with the spec's formula within rtol of the sum of
+ * the products' magnitudes. */
+static void run_nhwc_case(const nhwc_case *c) {
+  int64_t ldims[4], kdims[4], odims[4];
+  char text[4096];
+  nhwc_program(c, text, sizeof text, ldims, kdims, odims);
+  shlo_value *args[2] = {rand_tensor(c->t, c->ns + 2, ldims, 0),
+                         rand_tensor(c->t, c->ns + 2, kdims, 0)};
+  shlo_value **fast = NULL, **general = NULL;
+  int nf = 0, ng = 0;
+  assert_true(takes_nhwc(text));
+  assert_int_equal(run_args(text, args, 2, &fast, &nf, 0), SHLO_OK);
+  setenv("SHLO_CONV_GENERAL", "1", 1);
+  assert_false(takes_nhwc(text));
+  assert_int_equal(run_args(text, args, 2, &general, &ng, 0), SHLO_OK);
+  unsetenv("SHLO_CONV_GENERAL");
+  double rtol = c->t == SHLO_F32 || c->t == SHLO_C64 ? 1e-5 : 1e-12;
+  for (int64_t oi = 0; oi < fast[0]->numel; oi++) {
+    double fr, fi, gr, gi, mag;
+    double complex want;
+    shlo_tensor_get_c128(fast[0], oi, &fr, &fi);
+    shlo_tensor_get_c128(general[0], oi, &gr, &gi);
+    nhwc_reference(c, args, odims, oi, &want, &mag);
+    if (cabs((fr - gr) + (fi - gi) * I) > rtol * mag ||
+        cabs(fr + fi * I - want) > rtol * (mag + 1e-300)) {
+      print_message("element %lld: fast (%.17g, %.17g) general (%.17g, "
+                    "%.17g) spec (%.17g, %.17g)\n",
+                    (long long)oi, fr, fi, gr, gi, creal(want), cimag(want));
+      fail();
+    }
+  }
+  for (int i = 0; i < 2; i++) shlo_value_unref(args[i]);
+  shlo_value_unref(fast[0]);
+  shlo_value_unref(general[0]);
+  free(fast);
+  free(general);
+}
+
+static void test_conv_nhwc_matches_general(void **state) {
+  (void)state;
+  const nhwc_case cases[] = {
+      /* cnn's first layer: 3x3, stride 1, padding 1, odd channels */
+      {SHLO_F32, 2, 2, 3, 5, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      /* stride 2, batch 1 */
+      {SHLO_F64, 2, 1, 7, 9, {9, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+      /* rhs dilation 2, asymmetric padding, mixed strides */
+      {SHLO_F32, 2, 3, 4, 6, {7, 9}, {2, 3}, {1, 2}, {2, 2}, {2, 0, 1, 3}},
+      {SHLO_F64, 2, 3, 4, 6, {7, 9}, {2, 3}, {1, 2}, {2, 2}, {2, 0, 1, 3}},
+      /* negative padding crops the lhs */
+      {SHLO_F32, 2, 2, 3, 4, {8, 9}, {3, 2}, {1, 1}, {1, 1}, {-1, 1, 0, -2}},
+      /* a 1x1 window, stride 1, no padding: the lhs is the matrix */
+      {SHLO_F32, 2, 2, 5, 3, {6, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+      {SHLO_F64, 2, 1, 5, 3, {6, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+      /* a 1x1 window with stride 2 still builds rows */
+      {SHLO_F32, 2, 2, 5, 3, {7, 6}, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}},
+      /* one spatial dimension: stride 2, dilation 2, padding 1 / 2 */
+      {SHLO_F64, 1, 2, 5, 7, {17, 0}, {4, 0}, {2, 0}, {2, 0}, {1, 2, 0, 0}},
+      {SHLO_F32, 1, 3, 1, 2, {10, 0}, {3, 0}, {1, 0}, {1, 0}, {0, 0, 0, 0}},
+      /* a window wider than the padded input in one place, complex */
+      {SHLO_C64, 2, 2, 3, 2, {3, 5}, {3, 3}, {1, 2}, {1, 1}, {1, 1, 2, 0}},
+      {SHLO_C128, 1, 2, 3, 2, {5, 0}, {2, 0}, {1, 0}, {3, 0}, {2, 1, 0, 0}},
+      /* large enough for several blocks per thread of the pool, and a
+       * direct 1x1 one split across it */
+      {SHLO_F32, 2, 4, 64, 16, {20, 20}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {SHLO_F32, 2, 4, 64, 33, {20, 20}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    run_nhwc_case(&cases[i]);
+}
+
+/* Grouped, lhs-dilated, reversed and narrow-float convolutions in the
+ * channels-last layouts, and other layouts, keep the general path. */
+static void test_conv_nhwc_only_where_it_applies(void **state) {
+  (void)state;
+  struct {
+    const char *t, *dn, *rev;
+    int ld, fgc, fast;
+  } cases[] = {
+      {"f32", "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "false", 1, 1, 1},
+      {"f64", "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "false", 1, 1, 1},
+      {"f32", "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "false", 1, 2, 0},
+      {"f32", "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "false", 2, 1, 0},
+      {"f32", "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "true", 1, 1, 0},
+      {"f16", "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "false", 1, 1, 0},
+      {"i32", "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "false", 1, 1, 0},
+      {"f32", "[b, 1, 0, f]x[0, 1, i, o]->[b, 0, 1, f]", "false", 1, 1, 0},
+      {"f32", "[b, 0, 1, f]x[1, 0, i, o]->[b, 0, 1, f]", "false", 1, 1, 0},
+      {"f32", "[b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f]", "false", 1, 1, 0},
+      {"f32", "[b, 0, 1, f]x[0, 1, i, o]->[b, f, 0, 1]", "false", 1, 1, 0},
+  };
+  char text[2048], lt[64], kt[64], ot[64];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    /* every spatial size and feature count is chosen so each layout above
+     * reads the same shapes: a 5x5 lhs of 4 features, a 3x3 window */
+    const char *t = cases[i].t, *dn = cases[i].dn;
+    int ci = 4 / cases[i].fgc, o0 = cases[i].ld == 2 ? 7 : 3;
+    bool nchw_out = strstr(dn, "->[b, f") != NULL;
+    bool oi_kernel = strstr(dn, "o, i]") != NULL;
+    snprintf(lt, sizeof lt, "tensor<1x5x5x4x%s>", t);
+    snprintf(kt, sizeof kt, "tensor<3x3x%dx%dx%s>", oi_kernel ? 4 : ci,
+             oi_kernel ? ci : 4, t);
+    if (nchw_out)
+      snprintf(ot, sizeof ot, "tensor<1x4x%dx3x%s>", o0, t);
+    else
+      snprintf(ot, sizeof ot, "tensor<1x%dx3x4x%s>", o0, t);
+    snprintf(text, sizeof text,
+             "func.func @main(%%a: %s, %%b: %s) -> %s {\n"
+             "  %%r = \"stablehlo.convolution\"(%%a, %%b) {\n"
+             "    dimension_numbers = #stablehlo.conv<%s>,\n"
+             "    lhs_dilation = array<i64: %d, 1>,\n"
+             "    window_reversal = array<i1: %s, false>,\n"
+             "    feature_group_count = %d : i64, batch_group_count = 1 : i64\n"
+             "  } : (%s, %s) -> %s\n"
+             "  func.return %%r : %s\n}\n",
+             lt, kt, ot, dn, cases[i].ld, cases[i].rev, cases[i].fgc, lt, kt,
+             ot, ot);
+    if (takes_nhwc(text) != (bool)cases[i].fast)
+      fail_msg("case %zu should %stake the nhwc path:\n%s", i,
+               cases[i].fast ? "" : "not ", text);
+  }
+}
+
 /* ---- FFT against a naive DFT ---- */
 
 /* Naive multi-dim DFT over the innermost nl axes of x (shape dims). */
@@ -931,6 +1166,8 @@ int main(void) {
       cmocka_unit_test(test_wrong_expectation),
       cmocka_unit_test(test_conv_groups_dilation),
       cmocka_unit_test(test_conv_dynamic_and_empty),
+      cmocka_unit_test(test_conv_nhwc_matches_general),
+      cmocka_unit_test(test_conv_nhwc_only_where_it_applies),
       cmocka_unit_test(test_fft_any_length),
       cmocka_unit_test(test_rfft_irfft),
       cmocka_unit_test(test_triangular_solve),

@@ -11,11 +11,18 @@
  * scattered into the result.  f32/f64/complex multiply with OpenBLAS,
  * integers and i1 with the native loops, narrow floats in f64.  Strides,
  * lhs/rhs dilation, negative padding, feature_group_count and
- * batch_group_count are all handled by the index tables below. */
+ * batch_group_count are all handled by the index tables below.
+ *
+ * Channels-last layouts of one group (conv_nhwc.h) skip the gathers, the
+ * tables and the scatter: chosen at compile time, labelled "[nhwc gemm]"
+ * in --explain and profiles. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/tensor_uninit.h"
+#include "kernels/conv_nhwc.h"
 #include "kernels/linalg_int.h"
 #include "runtime/pool.h"
 #include "kernels/kernel.h"
@@ -41,6 +48,8 @@ typedef struct conv_params {
   shlo__la_walk lw; /* lhs -> [N][C][S] */
   shlo__la_walk kw; /* rhs -> [G][Ci][window][Og] */
   int64_t ob_str, of_str, osp_str[CONV_MAX_SP]; /* result strides */
+  bool nhwc;             /* takes the fast path, with: */
+  shlo__conv_nhwc fast;
 } conv_params;
 
 /* Output size of one spatial dimension (spec C26's shape rule). */
@@ -260,6 +269,11 @@ static void conv_items(void *ctx, int64_t lo, int64_t hi) {
 static shlo_status conv_run(const shlo_step *s, const conv_params *p,
                             shlo_value *const *in, const int64_t *pad,
                             shlo_value *v, shlo_exec *ex) {
+  if (p->nhwc) {
+    if (!shlo__conv_nhwc_run(&p->fast, in[0]->data, in[1]->data, pad, v->data))
+      return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
+    return SHLO_OK;
+  }
   size_t es = shlo__la_dom_size(p->dom);
   conv_scratch w = {{NULL}, NULL, NULL, NULL, NULL, NULL, 0};
   shlo_status st = SHLO_OK;
@@ -289,7 +303,11 @@ done:
 static shlo_status k_conv(const shlo_step *s, shlo_value *const *in,
                           shlo_value **out, shlo_exec *ex) {
   const conv_params *p = s->params;
-  shlo_value *v = shlo_tensor_new(p->ot, p->out_rank, p->out_dims);
+  /* the fast path writes every element, unless there is nothing to sum */
+  bool writes_all = p->nhwc && p->ci * p->kp != 0;
+  shlo_value *v = writes_all
+                      ? shlo__tensor_new_uninit(p->ot, p->out_rank, p->out_dims)
+                      : shlo_tensor_new(p->ot, p->out_rank, p->out_dims);
   if (!v)
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
   int64_t pad[2 * CONV_MAX_SP];
@@ -499,6 +517,45 @@ static void conv_walks(conv_params *p, const shlo_attr *dn,
   for (int i = 0; i < ns; i++) p->osp_str[i] = ostr[dn->conv_out_spatial[i]];
 }
 
+/* Whether p (dimension numbers dn, window reversal rev) can take the
+ * channels-last fast path: one group, no lhs dilation or reversal, one
+ * OpenBLAS element type throughout, and the layouts of conv_nhwc.h. */
+static bool conv_is_nhwc(const conv_params *p, const shlo_attr *dn,
+                         const int64_t *rev) {
+  int ns = p->ns, r = ns + 2;
+  bool ok = p->dom == LA_F32 || p->dom == LA_F64 || p->dom == LA_C64 ||
+            p->dom == LA_C128;
+  ok = ok && p->lt == p->ot && p->rt == p->ot &&
+       shlo__la_native(p->dom, p->ot) && p->fgc == 1 && p->bgc == 1;
+  ok = ok && dn->conv_in_batch == 0 && dn->conv_in_feature == r - 1 &&
+       dn->conv_k_in == r - 2 && dn->conv_k_out == r - 1 &&
+       dn->conv_out_batch == 0 && dn->conv_out_feature == r - 1;
+  for (int i = 0; ok && i < ns; i++)
+    ok = p->lhs_dil[i] == 1 && !rev[i] && dn->conv_in_spatial[i] == 1 + i &&
+         dn->conv_k_spatial[i] == i && dn->conv_out_spatial[i] == 1 + i;
+  return ok && !getenv("SHLO_CONV_GENERAL");
+}
+
+/* The fast path's parameters and its --explain label. */
+static shlo_status conv_use_nhwc(shlo_compiler *cc, const shlo_op *op,
+                                 conv_params *p, shlo_step *step) {
+  shlo__conv_nhwc *g = &p->fast;
+  g->dom = p->dom;
+  g->ns = p->ns;
+  g->n = p->n, g->ci = p->ci, g->co = p->og;
+  for (int i = 0; i < p->ns; i++) {
+    g->in_sp[i] = p->in_sp[i], g->k_sp[i] = p->k_sp[i];
+    g->o_sp[i] = p->o_sp[i];
+    g->stride[i] = p->stride[i], g->rhs_dil[i] = p->rhs_dil[i];
+  }
+  size_t len = strlen(op->name) + sizeof " [nhwc gemm]";
+  if (!(step->label = malloc(len)))
+    return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
+  snprintf(step->label, len, "%s [nhwc gemm]", op->name);
+  p->nhwc = true;
+  return SHLO_OK;
+}
+
 /* stablehlo.convolution: result windows of the padded, dilated lhs dotted
  * with the kernel (spec "convolution").  Checked: (C1) equal ranks, (C3)
  * (C6) (C8) strides and dilations positive, (C5) padding shape, (C10)
@@ -537,6 +594,8 @@ shlo_status shlo__compile_convolution(shlo_compiler *cc, const shlo_op *op,
   p->out_rank = r;
   memcpy(p->out_dims, ot->dims, sizeof p->out_dims);
   conv_walks(p, dn, lt, rt, ot, rev);
+  if (conv_is_nhwc(p, dn, rev) && (st = conv_use_nhwc(cc, op, p, step)))
+    return st;
   step->fn = k_conv;
   return SHLO_OK;
 }

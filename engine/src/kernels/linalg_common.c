@@ -493,9 +493,9 @@ static void gemm_block(void *ctx, int64_t lo, int64_t hi) {
 static pthread_once_t blas_threads_once = PTHREAD_ONCE_INIT;
 static void blas_single_threaded(void) { openblas_set_num_threads(1); }
 
-void shlo__la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
-                   int64_t k, const void *a, int64_t lda, const void *b,
-                   int64_t ldb, void *c, int64_t ldc) {
+static void la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
+                    int64_t k, const void *a, int64_t lda, const void *b,
+                    int64_t ldb, void *c, int64_t ldc, bool may_split) {
   if (m == 0 || n == 0) return;
   size_t es = shlo__la_dom_size(d);
   if (k == 0) {
@@ -515,7 +515,7 @@ void shlo__la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
   int threads = shlo__pool_threads();
   bool is_float = d == LA_F32 || d == LA_F64 || d == LA_C64 || d == LA_C128;
   if (is_float) pthread_once(&blas_threads_once, blas_single_threaded);
-  if (is_float && threads > 1 && m * n * k >= LA_SPLIT_MIN) {
+  if (may_split && is_float && threads > 1 && m * n * k >= LA_SPLIT_MIN) {
     gemm_job j = {d, ta, tb, n >= m, m, n, k, lda, ldb, ldc, a, b, c};
     int64_t len = j.by_cols ? n : m;
     /* one block per thread, a multiple of 16 rows or columns */
@@ -524,6 +524,18 @@ void shlo__la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
     return;
   }
   blas_gemm(d, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+void shlo__la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
+                   int64_t k, const void *a, int64_t lda, const void *b,
+                   int64_t ldb, void *c, int64_t ldc) {
+  la_gemm(d, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, true);
+}
+
+void shlo__la_gemm_serial(shlo__la_dom d, bool ta, bool tb, int64_t m,
+                          int64_t n, int64_t k, const void *a, int64_t lda,
+                          const void *b, int64_t ldb, void *c, int64_t ldc) {
+  la_gemm(d, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, false);
 }
 
 static void blas_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,

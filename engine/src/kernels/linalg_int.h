@@ -76,6 +76,12 @@ void shlo__la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
                    int64_t k, const void *a, int64_t lda, const void *b,
                    int64_t ldb, void *c, int64_t ldc);
 
+/* The same in the calling thread only: for callers that already split their
+ * work over the pool and hand each thread its own block. */
+void shlo__la_gemm_serial(shlo__la_dom d, bool ta, bool tb, int64_t m,
+                          int64_t n, int64_t k, const void *a, int64_t lda,
+                          const void *b, int64_t ldb, void *c, int64_t ldc);
+
 /* Element-count helpers: product of n dims; overflow-safe enough for
  * static shapes already accepted by the verifier. */
 int64_t shlo__la_prod(const int64_t *dims, int n);

@@ -1,0 +1,178 @@
+/* Channels-last convolution as one GEMM (conv_nhwc.h).
+ *
+ * The rows of the GEMM are the output positions of every batch element, in
+ * the result's own order, so each block of rows is multiplied straight into
+ * the result.  Blocks are sized so their im2col rows stay in L2 while the
+ * GEMM reads them, and whole runs of blocks go to each thread of the pool,
+ * each with its own im2col buffer and a single-threaded BLAS call per
+ * block. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/conv_nhwc.h"
+#include "runtime/pool.h"
+
+#define NHWC_BLOCK_BYTES ((int64_t)512 << 10) /* im2col rows of one block */
+#define NHWC_SPLIT_MIN ((int64_t)1 << 20)     /* multiply-adds worth threads */
+
+typedef struct nhwc_job {
+  const shlo__conv_nhwc *g;
+  const char *lhs, *kernel;
+  char *out;
+  int64_t pad_lo[SHLO_CONV_NHWC_MAX_SP];
+  int64_t rows;  /* GEMM rows: batch x output positions */
+  int64_t k;     /* values per im2col row: window x in-features */
+  int64_t block; /* rows per block */
+  size_t es;     /* bytes per element */
+  bool direct;   /* 1x1 window, stride 1, no padding: lhs is the matrix */
+  atomic_int failed;
+} nhwc_job;
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Along the innermost window dimension, starting at input index q0 with
+ * dilation dl: the first window index [*lo] whose input is inside [0, in)
+ * and the end [*hi] of that valid range (lo <= hi <= kl). */
+static void nhwc_valid_range(int64_t q0, int64_t dl, int64_t kl, int64_t in,
+                             int64_t *lo, int64_t *hi) {
+  int64_t a = 0, b = 0; /* (no divisions undilated: this runs per row) */
+  if (q0 < 0) a = dl == 1 ? -q0 : (-q0 + dl - 1) / dl;
+  if (q0 < in) b = dl == 1 ? in - q0 : (in - 1 - q0) / dl + 1;
+  *lo = min64(a, kl);
+  *hi = max64(min64(b, kl), *lo);
+}
+
+/* The im2col row of output position oidx of batch element b into x: per
+ * window position the in-features of the lhs element under it, or zeros
+ * where it falls on padding.  The innermost window dimension is one copy
+ * when undilated. */
+static void nhwc_row(const nhwc_job *j, int64_t b, const int64_t *oidx,
+                     char *x) {
+  const shlo__conv_nhwc *g = j->g;
+  int last = g->ns - 1;
+  size_t run = (size_t)g->ci * j->es; /* one lhs element's features */
+  /* (not `= {0}`: clearing all SHLO_MAX_RANK entries per row shows up) */
+  int64_t base[SHLO_CONV_NHWC_MAX_SP], kidx[SHLO_CONV_NHWC_MAX_SP];
+  int64_t outer = 1;
+  for (int i = 0; i <= last; i++) {
+    base[i] = oidx[i] * g->stride[i] - j->pad_lo[i];
+    kidx[i] = 0;
+    if (i < last) outer *= g->k_sp[i];
+  }
+  int64_t kl = g->k_sp[last], dl = g->rhs_dil[last], in = g->in_sp[last];
+  int64_t lo, hi;
+  nhwc_valid_range(base[last], dl, kl, in, &lo, &hi);
+  for (int64_t w = 0; w < outer; w++, x += (size_t)kl * run) {
+    bool inside = true;
+    int64_t off = b; /* lhs element index of (b, q..., 0) */
+    for (int i = 0; i < last; i++) {
+      int64_t q = base[i] + kidx[i] * g->rhs_dil[i];
+      inside = inside && q >= 0 && q < g->in_sp[i];
+      off = off * g->in_sp[i] + q;
+    }
+    for (int i = last - 1; i >= 0; i--) {
+      if (++kidx[i] < g->k_sp[i]) break;
+      kidx[i] = 0;
+    }
+    if (!inside || lo == hi) {
+      memset(x, 0, (size_t)kl * run);
+      continue;
+    }
+    int64_t e0 = off * in + base[last]; /* may be before the lhs */
+    /* away from the edges there is nothing to zero: no call for it */
+    if (lo > 0) memset(x, 0, (size_t)lo * run);
+    if (dl == 1)
+      memcpy(x + (size_t)lo * run, j->lhs + (size_t)(e0 + lo) * run,
+             (size_t)(hi - lo) * run);
+    else
+      for (int64_t k = lo; k < hi; k++)
+        memcpy(x + (size_t)k * run, j->lhs + (size_t)(e0 + k * dl) * run, run);
+    if (hi < kl) memset(x + (size_t)hi * run, 0, (size_t)(kl - hi) * run);
+  }
+}
+
+/* im2col rows r0 .. r0 + rows - 1 into x. */
+static void nhwc_fill(const nhwc_job *j, int64_t r0, int64_t rows, char *x) {
+  const shlo__conv_nhwc *g = j->g;
+  int ns = g->ns;
+  int64_t oidx[SHLO_CONV_NHWC_MAX_SP], rem = r0;
+  for (int i = ns - 1; i >= 0; i--) {
+    oidx[i] = rem % g->o_sp[i];
+    rem /= g->o_sp[i];
+  }
+  int64_t b = rem;
+  for (int64_t r = 0; r < rows; r++) {
+    nhwc_row(j, b, oidx, x + (size_t)(r * j->k) * j->es);
+    int i = ns - 1;
+    for (; i >= 0; i--) {
+      if (++oidx[i] < g->o_sp[i]) break;
+      oidx[i] = 0;
+    }
+    if (i < 0) b++;
+  }
+}
+
+/* Blocks [lo, hi): im2col (unless direct), then one GEMM into the result. */
+static void nhwc_blocks(void *ctx, int64_t lo, int64_t hi) {
+  nhwc_job *j = ctx;
+  const shlo__conv_nhwc *g = j->g;
+  char *x = NULL;
+  if (!j->direct && !(x = malloc((size_t)(j->block * j->k) * j->es))) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  for (int64_t blk = lo; blk < hi; blk++) {
+    int64_t r0 = blk * j->block, rows = min64(j->block, j->rows - r0);
+    const char *a = j->lhs + (size_t)(r0 * j->k) * j->es;
+    if (!j->direct) {
+      nhwc_fill(j, r0, rows, x);
+      a = x;
+    }
+    shlo__la_gemm_serial(g->dom, false, false, rows, g->co, j->k, a, j->k,
+                         j->kernel, g->co,
+                         j->out + (size_t)(r0 * g->co) * j->es, g->co);
+  }
+  free(x);
+}
+
+/* Whether the lhs itself is the im2col matrix: every output position reads
+ * exactly one lhs element, its own. */
+static bool nhwc_direct(const shlo__conv_nhwc *g, const int64_t *pad) {
+  for (int i = 0; i < g->ns; i++)
+    if (g->k_sp[i] != 1 || g->stride[i] != 1 || pad[2 * i] != 0 ||
+        pad[2 * i + 1] != 0)
+      return false;
+  return true;
+}
+
+bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
+                         const void *kernel, const int64_t *pad, void *out) {
+  nhwc_job j = {.g = g, .lhs = lhs, .kernel = kernel, .out = out};
+  j.es = shlo__la_dom_size(g->dom);
+  j.direct = nhwc_direct(g, pad);
+  j.rows = g->n;
+  j.k = g->ci;
+  for (int i = 0; i < g->ns; i++) {
+    j.pad_lo[i] = pad[2 * i];
+    j.rows *= g->o_sp[i];
+    j.k *= g->k_sp[i];
+  }
+  if (j.rows == 0 || g->co == 0) return true;
+  int threads = shlo__pool_threads();
+  /* enough blocks for every thread, each small enough to stay in L2 */
+  int64_t per_thread = (j.rows + threads - 1) / threads;
+  j.block = j.direct ? per_thread
+                     : min64(per_thread,
+                             max64(1, NHWC_BLOCK_BYTES /
+                                          max64(1, j.k * (int64_t)j.es)));
+  int64_t blocks = (j.rows + j.block - 1) / j.block;
+  /* a few runs of blocks per thread, each allocating one buffer: a thread
+   * held up by another process leaves little for the rest to wait on;
+   * small convolutions stay on the calling thread */
+  int64_t grain = (blocks + 4 * threads - 1) / (4 * threads);
+  if (j.rows * j.k * g->co < NHWC_SPLIT_MIN) grain = blocks;
+  shlo__parallel_for(blocks, grain, nhwc_blocks, &j);
+  return !atomic_load(&j.failed);
+}

@@ -1,0 +1,43 @@
+/* The convolution fast path for channels-last layouts (conv.c chooses it at
+ * compile time): lhs [batch][spatial...][feature], kernel
+ * [spatial...][in-feature][out-feature], result [batch][spatial...][feature],
+ * spatial dimensions in order, one group, no lhs dilation, no window
+ * reversal, and lhs, kernel and result all of one OpenBLAS element type
+ * (f32, f64, complex64, complex128).
+ *
+ * Then the kernel tensor already is the [window x in-feature][out-feature]
+ * row-major matrix and the result the [batch x positions][out-feature] one,
+ * so the only work besides the GEMM is the im2col rows: per window position
+ * one contiguous run of in-features (or zeros on padding).  A 1x1 window
+ * with stride 1 and no padding multiplies the lhs itself.
+ *
+ * Setting the environment variable SHLO_CONV_GENERAL (any value) when a
+ * program is compiled makes its convolutions take the general path, so
+ * tests can compare the two. */
+#ifndef SHLO_CONV_NHWC_H
+#define SHLO_CONV_NHWC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernels/linalg_int.h"
+
+#define SHLO_CONV_NHWC_MAX_SP (SHLO_MAX_RANK - 2)
+
+typedef struct shlo__conv_nhwc {
+  shlo__la_dom dom; /* LA_F32, LA_F64, LA_C64 or LA_C128 */
+  int ns;           /* spatial dimensions */
+  int64_t n, ci, co; /* batch, in-features, out-features */
+  int64_t in_sp[SHLO_CONV_NHWC_MAX_SP], k_sp[SHLO_CONV_NHWC_MAX_SP],
+      o_sp[SHLO_CONV_NHWC_MAX_SP];
+  int64_t stride[SHLO_CONV_NHWC_MAX_SP], rhs_dil[SHLO_CONV_NHWC_MAX_SP];
+} shlo__conv_nhwc;
+
+/* out = the convolution of lhs by kernel for padding pad (lo0, hi0, lo1,
+ * hi1, ...; any sign), every buffer in g->dom's layout.  Every element of
+ * out is written.  Returns false when out of memory for its scratch (out
+ * then holds garbage). */
+bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
+                         const void *kernel, const int64_t *pad, void *out);
+
+#endif
