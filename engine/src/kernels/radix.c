@@ -199,7 +199,7 @@ static bool radix_offsets(int64_t *count, int parts, int64_t n,
       if (start[d + 1] - start[d] >= RADIX_BUCKET_PARTS_MIN)                \
         bucket_##SUF(tmp + start[d], a + start[d], start[d + 1] - start[d], \
                      lo, passes - 1, parts, count);                         \
-    shlo__parallel_for(RADIX_SIZE, 16, buckets_##SUF, &m);                  \
+    shlo__parallel_for(RADIX_SIZE, 1, buckets_##SUF, &m);                   \
     return atomic_load(&m.failed) ? NULL : tmp;                             \
   }
 
