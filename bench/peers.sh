@@ -121,7 +121,7 @@ for p in "${programs[@]}"; do
     --profile > "$tmp/profile.out"
   awk -v p="$p" '
     $1 == "stablehlo.dot_general" || $1 == "stablehlo.convolution" {
-      us += $5 }
+      us += $(NF - 1) }
     END { print p, us / 1000 }' "$tmp/profile.out" >> "$tmp/gemm_steps"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -183,6 +183,24 @@ static inline double c_MIN_nar(double a, double x, const shlo_rb_native *b) {
 RB_DEF_COMPLEX(c64, rb_c64, float)
 RB_DEF_COMPLEX(c128, rb_c128, double)
 
+/* accum is one operation per element, so its vector code may be cloned
+ * per ISA (multiversion.h): reduce_window's pooling over channels-last
+ * rows spends its time there.  Not for complex (a product's a*c - b*d
+ * could become a multiply-add in a clone) or nar (converted per use). */
+#define RB_CLONE_s8 SHLO_CLONES
+#define RB_CLONE_s16 SHLO_CLONES
+#define RB_CLONE_s32 SHLO_CLONES
+#define RB_CLONE_s64 SHLO_CLONES
+#define RB_CLONE_u8 SHLO_CLONES
+#define RB_CLONE_u16 SHLO_CLONES
+#define RB_CLONE_u32 SHLO_CLONES
+#define RB_CLONE_u64 SHLO_CLONES
+#define RB_CLONE_f32 SHLO_CLONES
+#define RB_CLONE_f64 SHLO_CLONES
+#define RB_CLONE_nar
+#define RB_CLONE_c64
+#define RB_CLONE_c128
+
 /* The three loop shapes for one (op, flavour). */
 #define RB_LOOPS(OP, TN, T)                                                 \
   static void fold_##OP##_##TN(void *acc, const void *src, int64_t n,       \
@@ -202,8 +220,8 @@ RB_DEF_COMPLEX(c128, rb_c128, double)
       a = c_##OP##_##TN(a, offs[i] < 0 ? iv : ld_##TN(src, offs[i], b), b); \
     st_##TN(acc, 0, a, b);                                                  \
   }                                                                         \
-  static void accum_##OP##_##TN(void *dst, const void *src, int64_t n,      \
-                                const shlo_rb_native *b) {                  \
+  RB_CLONE_##TN static void accum_##OP##_##TN(                             \
+      void *dst, const void *src, int64_t n, const shlo_rb_native *b) {     \
     for (int64_t i = 0; i < n; i++)                                         \
       st_##TN(dst, i,                                                       \
               c_##OP##_##TN(ld_##TN(dst, i, b), ld_##TN(src, i, b), b), b); \
