@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config
-          libopenblas-dev libopenblas-serial-dev libcjson-dev libuv1-dev
+          libopenblas-dev libcjson-dev libuv1-dev
           libmicrohttpd-dev libcmocka-dev libssl-dev libcurl4-openssl-dev curl
           valgrind nginx openssl
           python3 python3-numpy libgfortran-12-dev
