@@ -493,6 +493,20 @@ static void gemm_block(void *ctx, int64_t lo, int64_t hi) {
 static pthread_once_t blas_threads_once = PTHREAD_ONCE_INIT;
 static void blas_single_threaded(void) { openblas_set_num_threads(1); }
 
+/* OpenBLAS's pthread build (the one Debian's alternatives pick, and the
+ * one safe to call from several threads) starts its own worker threads
+ * when it is loaded, and they wait for work in a sched_yield loop for
+ * about 0.1 s before they sleep.  The engine splits GEMMs over its own
+ * pool and keeps OpenBLAS at one thread, so those threads only take
+ * cores from the pool: at load, after OpenBLAS's own start-up, they are
+ * stopped with the call OpenBLAS makes itself before a fork.  Weak, so
+ * that a build without it still links and merely keeps them. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+__attribute__((constructor)) static void blas_threads_stop(void) {
+  pthread_once(&blas_threads_once, blas_single_threaded);
+  if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
+
 static void la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
                     int64_t k, const void *a, int64_t lda, const void *b,
                     int64_t ldb, void *c, int64_t ldc, bool may_split) {
