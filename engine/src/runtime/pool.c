@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/pool.h"
@@ -18,14 +19,21 @@ typedef struct job {
   struct job *prev, *nextjob;
 } job;
 
+/* How long a worker that found nothing to do keeps looking before it
+ * sleeps: a program's steps open jobs one after another, and waking a
+ * sleeping thread costs tens of microseconds (more in a VM), as much as a
+ * small step's whole work. */
+#define POOL_SPIN_NS 100000
+
 static struct {
   pthread_mutex_t mu;
   pthread_cond_t work; /* a job was opened */
   pthread_cond_t idle; /* a worker left a job */
   job *head;
   int threads;
+  atomic_uint opened; /* jobs opened so far (wraps): what spinners watch */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          PTHREAD_COND_INITIALIZER, NULL, 1};
+          PTHREAD_COND_INITIALIZER, NULL, 1, 0};
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 static _Thread_local bool in_chunk;
@@ -50,12 +58,40 @@ static void unlink_job(job *j) {
   j->prev = j->nextjob = NULL;
 }
 
+static uint64_t mono_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Wait up to POOL_SPIN_NS, without the lock, for a job to be opened
+ * after `seen` were. */
+static void spin_for_job(unsigned seen) {
+  uint64_t until = mono_ns() + POOL_SPIN_NS;
+  while (atomic_load_explicit(&pool.opened, memory_order_relaxed) == seen &&
+         mono_ns() < until) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
 static void *worker(void *arg) {
   (void)arg;
+  bool spun = false;
   pthread_mutex_lock(&pool.mu);
   for (;;) {
     job *j = pool.head;
     while (j && atomic_load(&j->next) >= j->n) j = j->nextjob;
+    if (!j && !spun) { /* look again for a moment before sleeping */
+      unsigned seen = atomic_load(&pool.opened);
+      pthread_mutex_unlock(&pool.mu);
+      spin_for_job(seen);
+      pthread_mutex_lock(&pool.mu);
+      spun = true;
+      continue;
+    }
+    spun = false;
     if (!j) {
       pthread_cond_wait(&pool.work, &pool.mu);
       continue;
@@ -106,6 +142,7 @@ void shlo__parallel_for(int64_t n, int64_t grain, shlo_range_fn fn, void *ctx) {
   j.nextjob = pool.head;
   if (pool.head) pool.head->prev = &j;
   pool.head = &j;
+  atomic_fetch_add(&pool.opened, 1);
   pthread_cond_broadcast(&pool.work);
   pthread_mutex_unlock(&pool.mu);
 
