@@ -5,7 +5,6 @@
  *
  * Conversions switch on the element type once per run, never per element. */
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
 
 #include <cblas.h>
@@ -490,9 +489,6 @@ static void gemm_block(void *ctx, int64_t lo, int64_t hi) {
               j->ldb, j->c + (size_t)(lo * j->ldc) * es, j->ldc);
 }
 
-static pthread_once_t blas_threads_once = PTHREAD_ONCE_INIT;
-static void blas_single_threaded(void) { openblas_set_num_threads(1); }
-
 /* OpenBLAS's pthread build (the one Debian's alternatives pick, and the
  * one safe to call from several threads) starts its own worker threads
  * when it is loaded, and they wait for work in a sched_yield loop for
@@ -503,7 +499,7 @@ static void blas_single_threaded(void) { openblas_set_num_threads(1); }
  * that a build without it still links and merely keeps them. */
 extern int blas_thread_shutdown_(void) __attribute__((weak));
 __attribute__((constructor)) static void blas_threads_stop(void) {
-  pthread_once(&blas_threads_once, blas_single_threaded);
+  openblas_set_num_threads(1);
   if (blas_thread_shutdown_) blas_thread_shutdown_();
 }
 
@@ -528,7 +524,6 @@ static void la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
   }
   int threads = shlo__pool_threads();
   bool is_float = d == LA_F32 || d == LA_F64 || d == LA_C64 || d == LA_C128;
-  if (is_float) pthread_once(&blas_threads_once, blas_single_threaded);
   if (may_split && is_float && threads > 1 && m * n * k >= LA_SPLIT_MIN) {
     gemm_job j = {d, ta, tb, n >= m, m, n, k, lda, ldb, ldc, a, b, c};
     int64_t len = j.by_cols ? n : m;

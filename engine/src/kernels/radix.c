@@ -141,7 +141,7 @@ static bool radix_offsets(int64_t *count, int parts, int64_t n,
   /* Bucket a[0..n) by bits [lo, lo + passes * RADIX_BITS) into place: */  \
   /* the result is left in a, tmp is scratch.  Short buckets by stable   */ \
   /* insertion; the others by LSD (in parts when long and `parts`). */     \
-  static bool bucket_##SUF(W *a, W *tmp, int64_t n, int lo, int passes,     \
+  static void bucket_##SUF(W *a, W *tmp, int64_t n, int lo, int passes,     \
                            int parts, int64_t *count) {                     \
     if (n <= RADIX_INSERT_MAX) {                                            \
       for (int64_t i = 1; i < n; i++) {                                     \
@@ -150,12 +150,11 @@ static bool radix_offsets(int64_t *count, int parts, int64_t n,
         for (; k > 0 && (a[k - 1] >> lo) > (w >> lo); k--) a[k] = a[k - 1];   \
         a[k] = w;                                                           \
       }                                                                     \
-      return true;                                                          \
+      return;                                                               \
     }                                                                       \
     W *r = parts > 1 ? sort_parts_##SUF(a, tmp, n, lo, passes, parts, count)\
                      : sort_one_##SUF(a, tmp, n, lo, passes, count);        \
     if (r != a) memcpy(a, r, (size_t)n * sizeof *a);                        \
-    return true;                                                            \
   }                                                                         \
                                                                             \
   typedef struct msd_##SUF {                                                \
@@ -165,17 +164,20 @@ static bool radix_offsets(int64_t *count, int parts, int64_t n,
     atomic_int failed;                                                      \
   } msd_##SUF;                                                              \
                                                                             \
+  /* (Most buckets are empty or short: the counts are allocated only for */\
+  /* a bucket that needs them.) */                                         \
   static void buckets_##SUF(void *ctx, int64_t d0, int64_t d1) {            \
     msd_##SUF *m = ctx;                                                     \
-    int64_t *count = malloc((size_t)m->passes * RADIX_SIZE * sizeof *count);\
-    if (!count) {                                                           \
-      atomic_store(&m->failed, 1);                                          \
-      return;                                                               \
-    }                                                                       \
+    int64_t *count = NULL;                                                  \
     for (int64_t d = d0; d < d1; d++) {                                     \
       int64_t s = m->start[d], n = m->start[d + 1] - s;                     \
-      if (n < RADIX_BUCKET_PARTS_MIN)                                       \
-        bucket_##SUF(m->tmp + s, m->a + s, n, m->lo, m->passes, 1, count);  \
+      if (n >= RADIX_BUCKET_PARTS_MIN) continue; /* done in parts */        \
+      if (n > RADIX_INSERT_MAX && !count &&                                 \
+          !(count = malloc((size_t)m->passes * RADIX_SIZE * sizeof *count))) {\
+        atomic_store(&m->failed, 1);                                        \
+        return;                                                             \
+      }                                                                     \
+      bucket_##SUF(m->tmp + s, m->a + s, n, m->lo, m->passes, 1, count);    \
     }                                                                       \
     free(count);                                                            \
   }                                                                         \
@@ -187,9 +189,10 @@ static bool radix_offsets(int64_t *count, int parts, int64_t n,
                    .chunk = (n + parts - 1) / parts, .count = count,        \
                    .shift = lo + (passes - 1) * RADIX_BITS};                \
     shlo__parallel_for(parts, 1, count_##SUF, &j);                          \
-    if (!radix_offsets(count, parts, n, a[0], j.shift)) /* one bucket */    \
-      return bucket_##SUF(a, tmp, n, lo, passes - 1, parts, count) ? a      \
-                                                                   : NULL;  \
+    if (!radix_offsets(count, parts, n, a[0], j.shift)) { /* one bucket */  \
+      bucket_##SUF(a, tmp, n, lo, passes - 1, parts, count);                \
+      return a;                                                             \
+    }                                                                       \
     int64_t start[RADIX_SIZE + 1];                                          \
     for (int d = 0; d < RADIX_SIZE; d++) start[d] = count[d];               \
     start[RADIX_SIZE] = n;                                                  \
