@@ -393,11 +393,11 @@ static void big_results_stream_out(void **state) {
       "0 read in place, 1 read as one element per row, 2 streamed]");
 }
 
-/* Broadcasts of one element in a run are read as one element by their
- * readers, first or second operand, of f32, i32 and complex, over 10007
- * elements (a tail after the last whole piece); one that a member reads
- * twice is filled, as is one the function returns. */
-static void run_reads_scalar_broadcasts_as_one_element(void **state) {
+/* Broadcasts of one element in a run are filled once per worker and read
+ * by every chunk, first or second operand, read once or twice, of f32,
+ * i32 and complex, over 10007 elements (a tail after the last whole
+ * chunk); one the function returns is written as a result. */
+static void run_fills_scalar_broadcasts_once(void **state) {
   (void)state;
   same_results(
       "func.func @main() -> (tensor<10007xf32>, tensor<10007xi32>, "
@@ -429,8 +429,43 @@ static void run_reads_scalar_broadcasts_as_one_element(void **state) {
       "  %g = stablehlo.maximum %e, %hb : tensor<10007xf32>\n"
       "  func.return %g, %q, %zw, %hb : tensor<10007xf32>, "
       "tensor<10007xi32>, tensor<10007xcomplex<f32>>, tensor<10007xf32>\n}\n",
-      /* cb, kb, wb; not db (read twice by one member), not hb (returned) */
-      "[3 broadcasts read as one element]");
+      /* cb, db, kb, wb; not hb (returned) */
+      "[4 broadcasts of one element filled once]");
+}
+
+/* A chain longer than the values alive at once, over more elements than
+ * fit L2: members take turns in scratch slots across many chunks (of f64,
+ * complex and f32, so chunks shrink to fit L1), a value read far down the
+ * chain keeps its slot until then, and the returned results (one read
+ * again after it is made) stream out of scratch. */
+static void long_runs_reuse_scratch_and_stream_results(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<300001xf64>, tensor<300001xcomplex<f32>>,"
+      " tensor<300001xf32>) {\n"
+      "  %x = stablehlo.iota dim = 0 : tensor<300001xf64>\n"
+      "  %c = stablehlo.constant dense<0.001> : tensor<f64>\n"
+      "  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f64>) -> "
+      "tensor<300001xf64>\n"
+      "  %a = stablehlo.multiply %x, %cb : tensor<300001xf64>\n"
+      "  %b = stablehlo.sine %a : tensor<300001xf64>\n"
+      "  %d = stablehlo.cosine %b : tensor<300001xf64>\n"
+      "  %e = stablehlo.add %d, %b : tensor<300001xf64>\n"
+      "  %f = stablehlo.multiply %e, %e : tensor<300001xf64>\n"
+      "  %g = stablehlo.subtract %f, %a : tensor<300001xf64>\n"
+      "  %h = stablehlo.convert %g : (tensor<300001xf64>) -> "
+      "tensor<300001xf32>\n"
+      "  %k = stablehlo.exponential %h : tensor<300001xf32>\n"
+      "  %z = stablehlo.complex %h, %k : tensor<300001xcomplex<f32>>\n"
+      "  %w = stablehlo.multiply %z, %z : tensor<300001xcomplex<f32>>\n"
+      "  %r = stablehlo.real %w : (tensor<300001xcomplex<f32>>) -> "
+      "tensor<300001xf32>\n"
+      "  %q = stablehlo.tanh %r : tensor<300001xf32>\n"
+      "  func.return %g, %w, %q : tensor<300001xf64>, "
+      "tensor<300001xcomplex<f32>>, tensor<300001xf32>\n}\n",
+      "fused(broadcast_in_dim, multiply, sine, cosine, add, multiply, "
+      "subtract, convert, exponential, complex, multiply, real, tanh) "
+      "[1 broadcast of one element filled once]");
 }
 
 /* A row maximum broadcast along its rows is read as one element per row
@@ -487,7 +522,8 @@ int main(void) {
       cmocka_unit_test(layernorm_computes_what_every_block_shares_once),
       cmocka_unit_test(long_max_rows_read_row_broadcasts_in_place),
       cmocka_unit_test(big_results_stream_out),
-      cmocka_unit_test(run_reads_scalar_broadcasts_as_one_element),
+      cmocka_unit_test(run_fills_scalar_broadcasts_once),
+      cmocka_unit_test(long_runs_reuse_scratch_and_stream_results),
       cmocka_unit_test(rows_read_row_broadcasts_as_one_element),
       cmocka_unit_test(small_tensors_stay_unfused),
   };

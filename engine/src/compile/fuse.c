@@ -49,6 +49,8 @@
 #define FUSE_MIN_NUMEL 4096 /* below this, separate steps are as fast */
 #define FUSE_CHUNK 2048     /* elements per pass: members' scratch fits L2 */
 #define FUSE_GRAIN (16 * FUSE_CHUNK)
+#define RUN_L1_BYTES (24 << 10) /* a run's scratch, to stay in L1 */
+#define RUN_MIN_CHUNK 512
 #define SCRATCH_ELEM 16     /* bytes: the largest element (complex<f64>) */
 /* Longest run or group: each member has FUSE_CHUNK * SCRATCH_ELEM bytes of
  * scratch per worker, so an endless chain may not make it endless (2 MiB). */
@@ -96,6 +98,10 @@ typedef struct member {
    * (range_one_arg): it is never filled; its value is that element. */
   bool one;
   int one_arg;    /* the operand that is such a broadcast, or -1 */
+  /* runs only: */
+  bool once;      /* a broadcast of one element from outside: its chunk is
+                     filled once per worker and never changes */
+  int slot;       /* its scratch slot, or -1 when it writes its result */
 } member;
 
 /* Rows group members whose value over a block of rows is the same for
@@ -124,7 +130,10 @@ typedef struct fused {
   int64_t numel;
   int64_t rows, cols; /* a rows group: F is rows x cols; 0 for a run */
   int64_t block;      /* rows group: rows per pass */
-  size_t scratch_esz; /* rows group: the largest member element size */
+  size_t scratch_esz; /* the largest member element size */
+  /* runs: members share scratch slots (see run_layout) */
+  int n_slots;
+  int64_t chunk;      /* elements per pass */
 } fused;
 
 static void fused_free(void *p) {
@@ -248,24 +257,39 @@ typedef struct fused_run {
   atomic_int failed;
 } fused_run;
 
+static void stream_copy(char *dst, const char *src, size_t n);
+
+/* Whether run member m makes its result in scratch and streams it out
+ * (stream_copy): a returned value larger than L2. */
+static bool run_streams(const fused *f, const member *m) {
+  return m->out >= 0 && m->result &&
+         (size_t)f->numel * m->esz >= ROWS_STREAM_MIN_BYTES;
+}
+
 static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
   fused_run *r = ctx;
   const fused *f = r->f;
-  char *scratch = malloc((size_t)f->n_members * FUSE_CHUNK * SCRATCH_ELEM);
-  if (!scratch) {
-    atomic_store(&r->failed, 1);
-    return;
-  }
+  size_t per = (size_t)f->chunk * f->scratch_esz;
+  char *scratch = aligned_alloc(64, (size_t)(f->n_slots ? f->n_slots : 1) * per);
   char **val = malloc((size_t)f->n_members * sizeof *val);
-  if (!val) {
+  if (!scratch || !val) {
     free(scratch);
+    free(val);
     atomic_store(&r->failed, 1);
     return;
   }
-  for (int64_t b = lo; b < hi; b += FUSE_CHUNK) {
-    int64_t n = hi - b < FUSE_CHUNK ? hi - b : FUSE_CHUNK;
+  for (int64_t b = lo; b < hi; b += f->chunk) {
+    int64_t n = hi - b < f->chunk ? hi - b : f->chunk;
     for (int k = 0; k < f->n_members; k++) {
       const member *m = &f->m[k];
+      if (m->once) { /* the same splat for every chunk */
+        if (b == lo) {
+          val[k] = scratch + (size_t)m->slot * per;
+          bcast_fill(&m->map, r->in[m->ref[0]]->data, val[k], 0, f->chunk,
+                     m->esz);
+        }
+        continue;
+      }
       const void *x[3];
       for (int i = 0; i < m->n_in; i++) {
         int ref = m->ref[i];
@@ -273,21 +297,19 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
                        : (const char *)r->in[ref]->data +
                              (size_t)b * f->ext_esz[ref];
       }
-      if (m->one) { /* its operand's one element */
-        val[k] = (char *)x[0];
-        continue;
-      }
-      char *d = m->out >= 0
-                    ? (char *)r->out[m->out]->data + (size_t)b * m->esz
-                    : scratch + (size_t)k * FUSE_CHUNK * SCRATCH_ELEM;
-      if (m->bcast) {
-        bcast_fill(&m->map, x[0], d, b, n, m->esz);
-      } else {
-        member_range(f, m, d, x, n);
-      }
+      char *res = m->out >= 0
+                      ? (char *)r->out[m->out]->data + (size_t)b * m->esz
+                      : NULL;
+      char *d = m->slot >= 0 ? scratch + (size_t)m->slot * per : res;
+      if (m->bcast) bcast_fill(&m->map, x[0], d, b, n, m->esz);
+      else m->step.range(&m->step, d, x, n);
+      if (res && d != res) stream_copy(res, d, (size_t)n * m->esz);
       val[k] = d;
     }
   }
+#if defined(__x86_64__)
+  _mm_sfence(); /* stream_copy's stores, before the pool's join */
+#endif
   free(val);
   free(scratch);
 }
@@ -464,7 +486,7 @@ static shlo_status k_fused(const shlo_step *s, shlo_value *const *in,
     shlo__parallel_for(f->rows, grain > f->block ? grain : f->block,
                        rows_chunk, &r);
   } else {
-    shlo__parallel_for(f->numel, FUSE_GRAIN, fused_chunk, &r);
+    shlo__parallel_for(f->numel, 16 * f->chunk, fused_chunk, &r);
   }
   if (atomic_load(&r.failed))
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
@@ -754,6 +776,56 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
   }
 }
 
+/* Scratch slots and chunk size of run f: a member's value needs a slot
+ * of one chunk unless it is written straight into its result; a slot is
+ * reused once every reader of its value has run, and a broadcast filled
+ * once per worker keeps its slot.  Chunks are as long as keeps every slot
+ * in L1 (values pass from member to member there), within bounds that
+ * keep per-call costs small. */
+static void run_layout(fused *f) {
+  int last[FUSE_MAX_MEMBERS], free_after[FUSE_MAX_MEMBERS];
+  for (int k = 0; k < f->n_members; k++) last[k] = k;
+  for (int q = 0; q < f->n_members; q++)
+    for (int i = 0; i < f->m[q].n_in; i++)
+      if (f->m[q].ref[i] < 0) last[-f->m[q].ref[i] - 1] = q;
+  f->n_slots = 0;
+  f->scratch_esz = 1;
+  /* once-filled splats first: a slot that held another value would be
+   * overwritten in the next chunk */
+  for (int k = 0; k < f->n_members; k++) {
+    member *m = &f->m[k];
+    if (m->esz > f->scratch_esz) f->scratch_esz = m->esz;
+    m->slot = m->once ? f->n_slots++ : -1;
+    if (m->once) free_after[m->slot] = INT_MAX;
+  }
+  for (int k = 0; k < f->n_members; k++) {
+    member *m = &f->m[k];
+    if (m->once || (m->out >= 0 && !run_streams(f, m))) continue;
+    int s = 0;
+    while (s < f->n_slots && free_after[s] >= k) s++;
+    if (s == f->n_slots) f->n_slots++;
+    m->slot = s;
+    free_after[s] = last[k];
+  }
+  f->chunk = FUSE_CHUNK;
+  while (f->chunk > RUN_MIN_CHUNK &&
+         (size_t)f->n_slots * f->chunk * f->scratch_esz > RUN_L1_BYTES)
+    f->chunk /= 2;
+}
+
+/* Run f's broadcasts of one element from outside (member.once). */
+static int mark_once(const shlo_plan *p, int first, fused *f,
+                     const shlo_type *const *types) {
+  int n = 0;
+  for (int k = 0; k < f->n_members; k++) {
+    member *m = &f->m[k];
+    m->once = m->bcast && m->out < 0 && m->ref[0] >= 0 &&
+              slot_numel(types, p->steps[first + k].in[0]) == 1;
+    n += m->once;
+  }
+  return n;
+}
+
 /* --explain's account of a rows group: rows per block, how many members
  * are computed once per worker or read in place (INV_*), and how many
  * results are streamed (rows_streams). */
@@ -880,13 +952,12 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
     rows_describe(p, first, f, &fs, types, F);
     rows_label(f, fs.label, 512);
   } else {
-    mark_ones(p, first, f, types);
-    int ones = 0;
-    for (int k = 0; k < n; k++) ones += f->m[k].one;
+    int once = mark_once(p, first, f, types);
+    run_layout(f);
     len = strlen(fs.label);
-    if (ones)
-      snprintf(fs.label + len, 512 - len, " [%d broadcast%s read as one "
-               "element]", ones, ones == 1 ? "" : "s");
+    if (once)
+      snprintf(fs.label + len, 512 - len, " [%d broadcast%s of one element "
+               "filled once]", once, once == 1 ? "" : "s");
   }
   /* The members move into the fused step; their slots stay as they are. */
   for (int k = 0; k < n; k++) {
