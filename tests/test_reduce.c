@@ -534,6 +534,51 @@ static void test_long_rows_fold_like_the_region(void **state) {
          "  check.expect_eq %gb, %hb : tensor<9xi32>\n");
 }
 
+/* The lane folds of f32 maximum and minimum (rows of 301: whole blocks of
+ * 32 and a tail) against the region path, bit for bit: rows of negative
+ * values only, rows of signed zeros (+0 must win a maximum and -0 a
+ * minimum, whichever comes first), and a row with a negative NaN, which
+ * the minimum must return with its payload. */
+#define LANE_FOLD(OP, X, INIT, S)                                            \
+  "  %f" S " = \"stablehlo.reduce\"(" X ", " INIT ") ({\n"                       \
+  BODY(OP, "f32", "f" S)                                                     \
+  "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf32>, tensor<f32>) -> "  \
+  "tensor<9xf32>\n"                                                          \
+  "  %g" S " = \"stablehlo.reduce\"(" X ", " INIT ") ({\n"                       \
+  SLOW_BODY(OP, "f32", "g" S)                                                \
+  "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf32>, tensor<f32>) -> "  \
+  "tensor<9xf32>\n"                                                          \
+  "  %fb" S " = stablehlo.bitcast_convert %f" S " : (tensor<9xf32>) -> "     \
+  "tensor<9xi32>\n"                                                          \
+  "  %gb" S " = stablehlo.bitcast_convert %g" S " : (tensor<9xf32>) -> "     \
+  "tensor<9xi32>\n"                                                          \
+  "  check.expect_eq %fb" S ", %gb" S " : tensor<9xi32>\n"
+static void test_lane_max_min_order_signs(void **state) {
+  (void)state;
+  RUN_OK("  %i = stablehlo.iota dim = 0 : tensor<9x301xf32>\n"
+         "  %j = stablehlo.iota dim = 1 : tensor<9x301xf32>\n"
+         "  %ij = stablehlo.multiply %i, %j : tensor<9x301xf32>\n"
+         "  %s = stablehlo.sine %ij : tensor<9x301xf32>\n"
+         "  %as = stablehlo.abs %s : tensor<9x301xf32>\n"
+         "  %neg = stablehlo.negate %as : tensor<9x301xf32>\n"
+         "  %zero = stablehlo.constant dense<0.0> : tensor<9x301xf32>\n"
+         "  %sz = stablehlo.multiply %s, %zero : tensor<9x301xf32>\n"
+         "  %c77 = stablehlo.constant dense<77.0> : tensor<9x301xf32>\n"
+         "  %p = stablehlo.compare EQ, %j, %c77 : (tensor<9x301xf32>, "
+         "tensor<9x301xf32>) -> tensor<9x301xi1>\n"
+         "  %nn = stablehlo.constant dense<0xFFC00003> : tensor<9x301xf32>\n"
+         "  %w = stablehlo.select %p, %nn, %s : tensor<9x301xi1>, "
+         "tensor<9x301xf32>\n"
+         "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+         "  %pinf = stablehlo.constant dense<0x7F800000> : tensor<f32>\n"
+         LANE_FOLD("maximum", "%neg", "%ninf", "1")
+         LANE_FOLD("minimum", "%neg", "%pinf", "2")
+         LANE_FOLD("maximum", "%sz", "%ninf", "3")
+         LANE_FOLD("minimum", "%sz", "%pinf", "4")
+         LANE_FOLD("minimum", "%w", "%pinf", "5")
+         LANE_FOLD("maximum", "%w", "%ninf", "6"));
+}
+
 /* f32 sums of RxC rows against the region path, bit for bit, from init
  * I: values of many magnitudes (the order shows in the last bits), a row
  * of -0.0 (row 3) and a row with +inf and -inf (row 5, a NaN). */
@@ -697,6 +742,7 @@ int main(void) {
       cmocka_unit_test(test_sort_nan_total_order),
       cmocka_unit_test(test_long_sorts_match_the_region),
       cmocka_unit_test(test_long_rows_fold_like_the_region),
+      cmocka_unit_test(test_lane_max_min_order_signs),
       cmocka_unit_test(test_sums_of_16_rows_keep_each_rows_order),
       cmocka_unit_test(test_sort_unsigned_empty_rank),
   };

@@ -263,40 +263,72 @@ static const rb_loops rb_tab[RB_NOPS][FL_COUNT] = {
     RB_ROW_ALL(ADD) RB_ROW_ALL(MUL) RB_ROW_ALL(MAX) RB_ROW_ALL(MIN)
     RB_ROW_INT(AND) RB_ROW_INT(OR) RB_ROW_INT(XOR)};
 
-/* f32 maximum/minimum over a contiguous row in 32 independent lanes (the
- * compiler vectorizes the mask form of float_minmax.h, for each ISA:
- * multiversion.h; two AVX-512 vectors keep two chains in flight, the
- * softmax rows of attention are 256 long): without NaNs the
- * result does not depend on the order (max and min are exact, and -0/+0
- * merge by bits in any order), so it is the sequential fold's.  A NaN in
- * the row sends it back to the sequential fold, which finds the first. */
+/* f32 maximum/minimum over a contiguous row in 32 independent lanes, two
+ * vectors of 16 (the softmax rows of attention are 256 long).  Each lane
+ * compares order keys, the float's bits with those of a negative value
+ * flipped below the sign, so signed integer order is the floats' order
+ * and -0 sorts just below +0: the maximum of keys is the float maximum
+ * with shlo_fmaxf's choice of +0 over -0 (the minimum's, -0).  Without
+ * NaNs the result does not depend on the order, so it is the sequential
+ * fold's; a NaN in the row (tracked on the side) sends it back to the
+ * sequential fold, which finds the first. */
 #define RB_LANES 32
-#define RB_DEF_LANES(NAME, FN, SEQ)                                         \
-  SHLO_CLONES static void NAME(void *acc, const void *src, int64_t n, int64_t stride,   \
-                   const shlo_rb_native *b) {                               \
+/* 8 lanes: AVX2 compares into vector masks (AVX-512F alone would need
+ * mask registers, and GCC's vector extensions then go element by element) */
+typedef int32_t rb_keys __attribute__((vector_size(32)));
+
+#define RB_KEY(v) ((v) ^ (((v) >> 31) & 0x7fffffff))
+#define RB_PICK(k, y, CMP)                                                  \
+  do {                                                                      \
+    rb_keys m_ = (y)CMP(k);                                                 \
+    (k) = ((y) & m_) | ((k) & ~m_);                                         \
+  } while (0)
+
+#define RB_DEF_LANES(NAME, CMP, FN, SEQ)                                    \
+  SHLO_CLONES static void NAME(void *acc, const void *src, int64_t n,       \
+                               int64_t stride, const shlo_rb_native *b) {  \
     const float *x = src;                                                   \
     float a = *(float *)acc;                                                \
     if (stride != 1 || n < 4 * RB_LANES || a != a) {                        \
       SEQ(acc, src, n, stride, b);                                          \
       return;                                                               \
     }                                                                       \
-    float lane[RB_LANES];                                                   \
-    memcpy(lane, x, sizeof lane);                                           \
-    int64_t i = RB_LANES;                                                   \
-    for (; i + RB_LANES <= n; i += RB_LANES)                                \
-      for (int j = 0; j < RB_LANES; j++) lane[j] = FN(lane[j], x[i + j]);   \
-    for (; i < n; i++) lane[0] = FN(lane[0], x[i]);                         \
-    for (int w = RB_LANES / 2; w > 0; w /= 2) /* pairwise, in vectors */    \
-      for (int j = 0; j < w; j++) lane[j] = FN(lane[j], lane[j + w]);       \
-    a = FN(a, lane[0]);                                                     \
-    if (a != a) {                                                           \
+    const rb_keys inf = (rb_keys){0} + 0x7f800000;                          \
+    rb_keys k[4], nan = {0};                                                \
+    memcpy(k, x, sizeof k);                                                 \
+    for (int j = 0; j < 4; j++) k[j] = RB_KEY(k[j]);                        \
+    int64_t i = 0;                                                          \
+    for (; i + RB_LANES <= n; i += RB_LANES) {                              \
+      rb_keys y[4];                                                         \
+      memcpy(y, x + i, sizeof y);                                           \
+      for (int j = 0; j < 4; j++) {                                         \
+        /* |bits| of a NaN is above inf's, either sign */                   \
+        nan |= (y[j] & 0x7fffffff) > inf;                                   \
+        y[j] = RB_KEY(y[j]);                                                \
+        RB_PICK(k[j], y[j], CMP);                                           \
+      }                                                                     \
+    }                                                                       \
+    RB_PICK(k[0], k[1], CMP);                                               \
+    RB_PICK(k[2], k[3], CMP);                                               \
+    RB_PICK(k[0], k[2], CMP);                                               \
+    int32_t key = k[0][0], any_nan = 0;                                     \
+    for (int j = 0; j < 8; j++) {                                           \
+      if (k[0][j] CMP key) key = k[0][j];                                   \
+      any_nan |= nan[j];                                                    \
+    }                                                                       \
+    float r;                                                                \
+    key = RB_KEY(key);                                                      \
+    memcpy(&r, &key, 4);                                                    \
+    for (; i < n; i++) r = FN(r, x[i]);                                     \
+    a = FN(a, r);                                                           \
+    if (any_nan || a != a) {                                                \
       SEQ(acc, src, n, stride, b);                                          \
       return;                                                               \
     }                                                                       \
     *(float *)acc = a;                                                      \
   }
-RB_DEF_LANES(fold_MAX_f32_lanes, shlo_fmaxf, fold_MAX_f32)
-RB_DEF_LANES(fold_MIN_f32_lanes, shlo_fminf, fold_MIN_f32)
+RB_DEF_LANES(fold_MAX_f32_lanes, >, shlo_fmaxf, fold_MAX_f32)
+RB_DEF_LANES(fold_MIN_f32_lanes, <, shlo_fminf, fold_MIN_f32)
 
 /* Rows one at a time, with the body's fold. */
 static void fold_rows_each(void *acc, const void *src, int64_t rows,
