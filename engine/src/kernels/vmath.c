@@ -1,27 +1,21 @@
-/* f32 vector maths (see vmath.h): the scalar reference loops, the per-ISA
- * variants (vmath_body.h, compiled once per target) and the run-time
- * choice among them.  Off x86-64 only the scalar loops exist. */
-#include <math.h>
+/* f32 vector maths (see vmath.h): the variants of vmath_body.h, one per
+ * ISA and one portable, and the run-time choice among them.  Off x86-64
+ * only the portable one exists.
+ *
+ * Built with -ffp-contract=off (CMakeLists.txt): a multiply and an add
+ * fused into one FMA on the ISAs that have it would round once where the
+ * others round twice, and the variants would no longer agree bit for
+ * bit. */
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "kernels/vmath.h"
 
-/* The engine's scalar definitions (elementwise.c's FU_ macros for f32);
- * the vector variants fall back to these for NaN operands and tails. */
-static void vm_exp_scalar(float *d, const float *x, int64_t n) {
-  for (int64_t i = 0; i < n; i++) d[i] = (float)exp((double)x[i]);
-}
-
-static void vm_tanh_scalar(float *d, const float *x, int64_t n) {
-  for (int64_t i = 0; i < n; i++) d[i] = (float)tanh((double)x[i]);
-}
-
-static void vm_logistic_scalar(float *d, const float *x, int64_t n) {
-  for (int64_t i = 0; i < n; i++)
-    d[i] = 1.0f / (1.0f + (float)exp(-(double)x[i]));
-}
+#define VM_LOG2E_F 0x1.715476p+0f
+#define VM_LN2_HI_F 0.693359375f    /* 0x3f318000: nine significant bits */
+#define VM_LN2_LO_F -2.12194440e-4f /* ln 2 - VM_LN2_HI_F */
 
 typedef void (*vm_fn)(float *d, const float *x, int64_t n);
 
@@ -30,55 +24,47 @@ typedef struct vm_impl {
   vm_fn exp, tanh, logistic;
 } vm_impl;
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define VM_LOG2E 0x1.71547652b82fep+0
-#define VM_LN2_HI 0x1.62e42fee00000p-1
-#define VM_LN2_LO 0x1.a39ef35793c76p-33
+#define VM_ISA portable
+#define VM_W 4
+#include "kernels/vmath_body.h"
+#undef VM_ISA
+#undef VM_W
 
+#if defined(__x86_64__) && defined(__GNUC__)
 #define VM_ISA avx512
 #define VM_TARGET "avx512f"
-#define VM_W 8
+#define VM_W 16
 #include "kernels/vmath_body.h"
 #undef VM_ISA
 #undef VM_TARGET
 #undef VM_W
 
 #define VM_ISA avx2
-#define VM_TARGET "avx2,fma"
-#define VM_W 4
+#define VM_TARGET "avx2"
+#define VM_W 8
 #include "kernels/vmath_body.h"
 #undef VM_ISA
 #undef VM_TARGET
 #undef VM_W
+#endif
 
-#define VM_ISA sse2
-#define VM_TARGET "sse2"
-#define VM_W 2
-#include "kernels/vmath_body.h"
-#undef VM_ISA
-#undef VM_TARGET
-#undef VM_W
-
-/* best first */
+/* best first; the portable one (SSE2 on x86-64) runs anywhere */
 static const vm_impl vm_impls[] = {
+#if defined(__x86_64__) && defined(__GNUC__)
     {"avx512f", vexp_avx512, vtanh_avx512, vlogistic_avx512},
     {"avx2", vexp_avx2, vtanh_avx2, vlogistic_avx2},
-    {"sse2", vexp_sse2, vtanh_sse2, vlogistic_sse2},
+#endif
+    {"portable", vexp_portable, vtanh_portable, vlogistic_portable},
 };
 
 static bool vm_supported(const vm_impl *v) {
+#if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
   if (!strcmp(v->isa, "avx512f")) return __builtin_cpu_supports("avx512f");
-  if (!strcmp(v->isa, "avx2"))
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return true;
-}
-#else
-static const vm_impl vm_impls[] = {
-    {"scalar", vm_exp_scalar, vm_tanh_scalar, vm_logistic_scalar},
-};
-static bool vm_supported(const vm_impl *v) { return (void)v, true; }
+  if (!strcmp(v->isa, "avx2")) return __builtin_cpu_supports("avx2");
 #endif
+  return (void)v, true;
+}
 
 #define VM_N_IMPLS (sizeof vm_impls / sizeof vm_impls[0])
 

@@ -1,152 +1,153 @@
-/* One ISA's variant of the vector maths of vmath.h.  vmath.c includes this
- * once per ISA with VM_ISA (a name suffix), VM_TARGET (a target attribute
- * string) and VM_W (doubles per vector) defined; everything here is
- * compiled for that target only and reached through vmath.c's dispatch.
+/* One variant of the vector maths of vmath.h.  vmath.c includes this once
+ * per variant with VM_ISA (a name suffix), VM_TARGET (a target attribute
+ * string, or none for the portable variant) and VM_W (floats per vector)
+ * defined; everything here is compiled for that target only and reached
+ * through vmath.c's dispatch.
  *
- * The maths (in double, on f32 operands converted exactly):
- *   exp(y):   y = k ln2 + r, |r| <= ln2/2, k = round(y / ln2);
- *             e^r by its Taylor series to r^12 (truncation < 3e-16);
- *             2^k built in the exponent bits.  y is clamped to
- *             [-110, 90] first: exp of either end already rounds to 0 or
- *             inf in f32, so the clamp changes no f32 result.
- *   expm1(y): the same reduction, e^r - 1 by its series without the 1, then
- *             2^k (e^r - 1) + (2^k - 1): exact for k = 0, so small y keep
- *             their relative accuracy.
- *   tanh(x):  expm1(2|x|) / (expm1(2|x|) + 2) with x's sign; |x| clamped to
- *             20, where tanh is 1 in double. */
+ * Every step is one IEEE f32 operation (vmath.c is built without
+ * contraction into FMA), so every variant, at any width, gives the same
+ * bits.  The maths, on f32:
+ *   exp(x):   x clamped to [-104, 89] (exp of either end is already 0 or
+ *             inf in f32); k = round(x / ln2), r = x - k ln2 with ln2 in
+ *             two parts (Cody and Waite: the first has 9 bits, so k times
+ *             it and x minus that are exact), |r| <= ln2/2; e^r as
+ *             1 + r + r^2 P(r), P of degree 5 (the minimax coefficients
+ *             of Cephes' expf); then times 2^(k/2) and 2^(k - k/2), so
+ *             that 2^k need not be a normal f32 and a denormal result is
+ *             rounded once.
+ *   expm1(a): for 0 <= a <= 20 (tanh only): the same reduction; e^r - 1 as
+ *             r + r^2 Q(r), Q the Taylor series to r^8 (truncation below
+ *             2^-27 relative); then 2^k (e^r - 1) + (2^k - 1), where both
+ *             products are exact, so small a keep their relative accuracy.
+ *   tanh(x):  e / (e + 2) with e = expm1(2|x|), 2|x| clamped to 20 (tanh
+ *             is 1 in f32 from |x| = 9.02), and x's sign.
+ *   logistic: 1 / (1 + exp(-x)).
+ * NaN operands give x + x: the operand, quieted, payload kept. */
 
 #define VM_N2(a, b) a##_##b
 #define VM_N(a, b) VM_N2(a, b)
-#define VD VM_N(vd, VM_ISA)
-#define VL VM_N(vl, VM_ISA)
 #define VF VM_N(vf, VM_ISA)
+#define VI VM_N(vi, VM_ISA)
 #define VM_FN(name) VM_N(name, VM_ISA)
+#ifdef VM_TARGET
 #define VM_INLINE static inline __attribute__((always_inline, target(VM_TARGET)))
 #define VM_EXTERN static __attribute__((target(VM_TARGET)))
+#else
+#define VM_INLINE static inline __attribute__((always_inline))
+#define VM_EXTERN static
+#endif
 
-typedef double VD __attribute__((vector_size(VM_W * 8)));
-typedef int64_t VL __attribute__((vector_size(VM_W * 8)));
 typedef float VF __attribute__((vector_size(VM_W * 4)));
+typedef int32_t VI __attribute__((vector_size(VM_W * 4)));
+
+VM_INLINE VF VM_FN(splat)(float v) { return (VF){0} + v; }
 
 /* m ? a : b, lane by lane (m lanes are all ones or all zeros) */
-VM_INLINE VD VM_FN(sel)(VL m, VD a, VD b) {
-  return (VD)(((VL)a & m) | ((VL)b & ~m));
+VM_INLINE VF VM_FN(sel)(VI m, VF a, VF b) {
+  return (VF)(((VI)a & m) | ((VI)b & ~m));
 }
 
-VM_INLINE bool VM_FN(any_nan)(VD y) {
-  VL m = y != y;
-  int64_t acc = 0;
-  for (int j = 0; j < VM_W; j++) acc |= m[j];
-  return acc != 0;
-}
-
-VM_INLINE VD VM_FN(load)(const float *x) {
-  VF f;
-  memcpy(&f, x, sizeof f);
-  return __builtin_convertvector(f, VD);
-}
-
-VM_INLINE void VM_FN(store)(float *d, VD v) {
-  VF f = __builtin_convertvector(v, VF);
-  memcpy(d, &f, sizeof f);
-}
-
-VM_INLINE VD VM_FN(clamp)(VD y, double lo, double hi) {
-  VD vlo = (VD){0} + lo, vhi = (VD){0} + hi;
+VM_INLINE VF VM_FN(clamp)(VF y, float lo, float hi) {
+  VF vlo = VM_FN(splat)(lo), vhi = VM_FN(splat)(hi);
   y = VM_FN(sel)(y < vlo, vlo, y);
   return VM_FN(sel)(y > vhi, vhi, y);
 }
 
-/* k = round(y / ln2) (as a double and as 2^k), r = y - k ln2 */
-VM_INLINE VD VM_FN(reduce)(VD y, VD *scale) {
-  const double shift = 0x1.8p52; /* adding it rounds to an integer */
-  VD t = y * VM_LOG2E + shift;
-  VD k = t - shift;
-  VD r = y - k * VM_LN2_HI; /* exact: LN2_HI has 32 trailing zero bits */
-  r = r - k * VM_LN2_LO;
-  VL bits = ((VL)t - (VL)((VD){0} + shift) + 1023) << 52;
-  *scale = (VD)bits;
-  return r;
+/* 2^k for integer lanes -126 <= k <= 127 */
+VM_INLINE VF VM_FN(pow2)(VI k) { return (VF)((k + 127) << 23); }
+
+/* k = round(y / ln2) (integer lanes), r = y - k ln2, for |y| < 2^21 */
+VM_INLINE VF VM_FN(reduce)(VF y, VI *k) {
+  const float shift = 0x1.8p23f; /* adding it rounds to an integer */
+  VF t = y * VM_LOG2E_F + shift;
+  VF kf = t - shift;
+  *k = (VI)t - (VI)VM_FN(splat)(shift);
+  VF r = y - kf * VM_LN2_HI_F; /* exact */
+  return r - kf * VM_LN2_LO_F;
 }
 
-/* e^r - 1 for |r| <= ln2/2, Taylor to r^13 */
-VM_INLINE VD VM_FN(expm1_poly)(VD r) {
-  VD p = (VD){0} + 0x1.6124613a86d09p-33; /* 1/13! */
-  p = p * r + 0x1.1eed8eff8d898p-29;      /* 1/12! */
-  p = p * r + 0x1.ae64567f544e4p-26;      /* 1/11! */
-  p = p * r + 0x1.27e4fb7789f5cp-22;      /* 1/10! */
-  p = p * r + 0x1.71de3a556c734p-19;      /* 1/9! */
-  p = p * r + 0x1.a01a01a01a01ap-16;      /* 1/8! */
-  p = p * r + 0x1.a01a01a01a01ap-13;      /* 1/7! */
-  p = p * r + 0x1.6c16c16c16c17p-10;      /* 1/6! */
-  p = p * r + 0x1.1111111111111p-7;       /* 1/5! */
-  p = p * r + 0x1.5555555555555p-5;       /* 1/4! */
-  p = p * r + 0x1.5555555555555p-3;       /* 1/3! */
-  p = p * r + 0.5;
-  return r + (r * r) * p;
+VM_INLINE VF VM_FN(exp_core)(VF x) {
+  VI k;
+  VF r = VM_FN(reduce)(VM_FN(clamp)(x, -104.0f, 89.0f), &k);
+  VF p = VM_FN(splat)(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  VF y = p * (r * r) + r + 1.0f;
+  VI k1 = k >> 1; /* k in [-150, 128]: both halves are normal powers */
+  return y * VM_FN(pow2)(k1) * VM_FN(pow2)(k - k1);
 }
 
-VM_INLINE VD VM_FN(exp_core)(VD y) {
-  VD s, r = VM_FN(reduce)(VM_FN(clamp)(y, -110.0, 90.0), &s);
-  return s * VM_FN(expm1_poly)(r) + s;
+/* tanh of a = |x| */
+VM_INLINE VF VM_FN(tanh_abs)(VF a) {
+  VI k;
+  VF r = VM_FN(reduce)(VM_FN(clamp)(a + a, 0.0f, 20.0f), &k);
+  VF q = VM_FN(splat)(1.0f / 5040); /* 1/7! */
+  q = q * r + 1.0f / 720;
+  q = q * r + 1.0f / 120;
+  q = q * r + 1.0f / 24;
+  q = q * r + 1.0f / 6;
+  q = q * r + 0.5f;
+  VF em = q * (r * r) + r; /* e^r - 1 */
+  VF s = VM_FN(pow2)(k);   /* k in [0, 29] */
+  VF e = s * em + (s - 1.0f);
+  return e / (e + 2.0f);
 }
 
-/* tanh for y = |x| (sign applied by the caller) */
-VM_INLINE VD VM_FN(tanh_abs)(VD a) {
-  VD s, r = VM_FN(reduce)(VM_FN(clamp)(a + a, 0.0, 40.0), &s);
-  VD e = s * VM_FN(expm1_poly)(r) + (s - 1.0);
-  return e / (e + 2.0);
+VM_INLINE VF VM_FN(load)(const float *x) {
+  VF v;
+  memcpy(&v, x, sizeof v);
+  return v;
 }
 
-VM_EXTERN void VM_FN(vexp)(float *d, const float *x, int64_t n) {
-  int64_t i = 0;
-  for (; i + VM_W <= n; i += VM_W) {
-    VD y = VM_FN(load)(x + i);
-    if (VM_FN(any_nan)(y)) {
-      vm_exp_scalar(d + i, x + i, VM_W);
-      continue;
-    }
-    VM_FN(store)(d + i, VM_FN(exp_core)(y));
+VM_INLINE void VM_FN(store)(float *d, VF v) { memcpy(d, &v, sizeof v); }
+
+VM_INLINE VF VM_FN(exp_lanes)(VF x) {
+  return VM_FN(sel)(x != x, x + x, VM_FN(exp_core)(x));
+}
+
+VM_INLINE VF VM_FN(tanh_lanes)(VF x) {
+  const VI sign = (VI){0} + INT32_MIN;
+  VF t = VM_FN(tanh_abs)((VF)((VI)x & ~sign));
+  t = (VF)((VI)t | ((VI)x & sign));
+  return VM_FN(sel)(x != x, x + x, t);
+}
+
+/* e = exp(-|x|) never overflows: 1 / (1 + e) for x >= 0, e / (1 + e)
+ * below, where 1 + e rounds to 1 and the result keeps e's accuracy down
+ * to the denormals */
+VM_INLINE VF VM_FN(logistic_lanes)(VF x) {
+  const VI sign = (VI){0} + INT32_MIN;
+  VF e = VM_FN(exp_core)((VF)((VI)x | sign));
+  VF r = VM_FN(sel)((VI)x < 0, e, VM_FN(splat)(1.0f)) / (1.0f + e);
+  return VM_FN(sel)(x != x, x + x, r);
+}
+
+/* d[i] = f(x[i]): whole vectors, then the tail through a padded vector
+ * (the same operations, so a value's result does not depend on where it
+ * lies in the array). */
+#define VM_LOOP(NAME)                                                       \
+  VM_EXTERN void VM_FN(v##NAME)(float *d, const float *x, int64_t n) {      \
+    int64_t i = 0;                                                          \
+    for (; i + VM_W <= n; i += VM_W)                                        \
+      VM_FN(store)(d + i, VM_FN(NAME##_lanes)(VM_FN(load)(x + i)));         \
+    if (i == n) return;                                                     \
+    float buf[VM_W] = {0};                                                  \
+    memcpy(buf, x + i, (size_t)(n - i) * sizeof *x);                        \
+    VM_FN(store)(buf, VM_FN(NAME##_lanes)(VM_FN(load)(buf)));               \
+    memcpy(d + i, buf, (size_t)(n - i) * sizeof *d);                        \
   }
-  vm_exp_scalar(d + i, x + i, n - i);
-}
-
-VM_EXTERN void VM_FN(vtanh)(float *d, const float *x, int64_t n) {
-  const VL sign = (VL){0} + INT64_MIN;
-  int64_t i = 0;
-  for (; i + VM_W <= n; i += VM_W) {
-    VD y = VM_FN(load)(x + i);
-    if (VM_FN(any_nan)(y)) {
-      vm_tanh_scalar(d + i, x + i, VM_W);
-      continue;
-    }
-    VD t = VM_FN(tanh_abs)((VD)((VL)y & ~sign));
-    VM_FN(store)(d + i, (VD)((VL)t | ((VL)y & sign)));
-  }
-  vm_tanh_scalar(d + i, x + i, n - i);
-}
-
-VM_EXTERN void VM_FN(vlogistic)(float *d, const float *x, int64_t n) {
-  int64_t i = 0;
-  for (; i + VM_W <= n; i += VM_W) {
-    VD y = VM_FN(load)(x + i);
-    if (VM_FN(any_nan)(y)) {
-      vm_logistic_scalar(d + i, x + i, VM_W);
-      continue;
-    }
-    /* in f32, as the scalar loop: 1 / (1 + (float)exp(-x)) */
-    VF e = __builtin_convertvector(VM_FN(exp_core)(-y), VF);
-    VF r = 1.0f / (1.0f + e);
-    memcpy(d + i, &r, sizeof r);
-  }
-  vm_logistic_scalar(d + i, x + i, n - i);
-}
+VM_LOOP(exp)
+VM_LOOP(tanh)
+VM_LOOP(logistic)
+#undef VM_LOOP
 
 #undef VM_N2
 #undef VM_N
-#undef VD
-#undef VL
 #undef VF
+#undef VI
 #undef VM_FN
 #undef VM_INLINE
 #undef VM_EXTERN
