@@ -2,20 +2,29 @@
  * ISA and one portable, and the run-time choice among them.  Off x86-64
  * only the portable one exists.
  *
- * Built with -ffp-contract=off (CMakeLists.txt): a multiply and an add
- * fused into one FMA on the ISAs that have it would round once where the
- * others round twice, and the variants would no longer agree bit for
- * bit. */
+ * Built with -ffp-contract=off (CMakeLists.txt): the FMAs are written out
+ * (fmaf in the portable variant, which is exact everywhere), and a
+ * multiply and add that the compiler fused on its own in one variant only
+ * would round once where the others round twice. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include "kernels/vmath.h"
 
 #define VM_LOG2E_F 0x1.715476p+0f
-#define VM_LN2_HI_F 0.693359375f    /* 0x3f318000: nine significant bits */
-#define VM_LN2_LO_F -2.12194440e-4f /* ln 2 - VM_LN2_HI_F */
+#define VM_LN2_HI_F 0x1.62e43p-1f   /* ln 2 rounded to f32 */
+#define VM_LN2_LO_F -1.90465432e-9f /* ln 2 - VM_LN2_HI_F */
+
+#define VM_AVX512 1
+#define VM_AVX2 2
+#define VM_PORTABLE 3
 
 typedef void (*vm_fn)(float *d, const float *x, int64_t n);
 
@@ -25,25 +34,31 @@ typedef struct vm_impl {
 } vm_impl;
 
 #define VM_ISA portable
+#define VM_KIND VM_PORTABLE
 #define VM_W 4
 #include "kernels/vmath_body.h"
 #undef VM_ISA
+#undef VM_KIND
 #undef VM_W
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define VM_ISA avx512
+#define VM_KIND VM_AVX512
 #define VM_TARGET "avx512f"
 #define VM_W 16
 #include "kernels/vmath_body.h"
 #undef VM_ISA
+#undef VM_KIND
 #undef VM_TARGET
 #undef VM_W
 
 #define VM_ISA avx2
-#define VM_TARGET "avx2"
+#define VM_KIND VM_AVX2
+#define VM_TARGET "avx2,fma"
 #define VM_W 8
 #include "kernels/vmath_body.h"
 #undef VM_ISA
+#undef VM_KIND
 #undef VM_TARGET
 #undef VM_W
 #endif
@@ -61,7 +76,8 @@ static bool vm_supported(const vm_impl *v) {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
   if (!strcmp(v->isa, "avx512f")) return __builtin_cpu_supports("avx512f");
-  if (!strcmp(v->isa, "avx2")) return __builtin_cpu_supports("avx2");
+  if (!strcmp(v->isa, "avx2"))
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
   return (void)v, true;
 }

@@ -1,27 +1,28 @@
 /* One variant of the vector maths of vmath.h.  vmath.c includes this once
- * per variant with VM_ISA (a name suffix), VM_TARGET (a target attribute
- * string, or none for the portable variant) and VM_W (floats per vector)
- * defined; everything here is compiled for that target only and reached
- * through vmath.c's dispatch.
+ * per variant with VM_ISA (a name suffix), VM_KIND (VM_AVX512, VM_AVX2 or
+ * VM_PORTABLE), VM_TARGET (a target attribute string; none for the
+ * portable variant) and VM_W (floats per vector) defined; everything here
+ * is compiled for that target only and reached through vmath.c's
+ * dispatch.
  *
- * Every step is one IEEE f32 operation (vmath.c is built without
- * contraction into FMA), so every variant, at any width, gives the same
- * bits.  The maths, on f32:
+ * Every step is one IEEE f32 operation, an FMA being one (a * b + c
+ * rounded once: the FMA instruction, or fmaf in the portable variant),
+ * and vmath.c is built without contraction, so every variant, at any
+ * width, gives the same bits.  The maths, on f32:
  *   exp(x):   x clamped to [-104, 89] (exp of either end is already 0 or
  *             inf in f32); k = round(x / ln2), r = x - k ln2 with ln2 in
- *             two parts (Cody and Waite: the first has 9 bits, so k times
- *             it and x minus that are exact), |r| <= ln2/2; e^r as
- *             1 + r + r^2 P(r), P of degree 5 (the minimax coefficients
- *             of Cephes' expf); then times 2^(k/2) and 2^(k - k/2), so
- *             that 2^k need not be a normal f32 and a denormal result is
- *             rounded once.
+ *             two parts, each product taken exactly by an FMA,
+ *             |r| <= ln2/2; e^r as 1 + r + r^2 P(r), P of degree 5 (the
+ *             minimax coefficients of Cephes' expf); then times 2^k, in
+ *             two halves when 2^k is not a normal f32, so that a denormal
+ *             result is rounded once.
  *   expm1(a): for 0 <= a <= 20 (tanh only): the same reduction; e^r - 1 as
- *             r + r^2 Q(r), Q the Taylor series to r^8 (truncation below
- *             2^-27 relative); then 2^k (e^r - 1) + (2^k - 1), where both
- *             products are exact, so small a keep their relative accuracy.
+ *             r + r^2 Q(r), Q the Taylor series to r^7 (truncation below
+ *             2^-27 relative); then 2^k (e^r - 1) + (2^k - 1) in one FMA,
+ *             so small a keep their relative accuracy.
  *   tanh(x):  e / (e + 2) with e = expm1(2|x|), 2|x| clamped to 20 (tanh
  *             is 1 in f32 from |x| = 9.02), and x's sign.
- *   logistic: 1 / (1 + exp(-x)).
+ *   logistic: e = exp(-|x|); 1 / (1 + e) for x >= 0, e / (1 + e) below.
  * NaN operands give x + x: the operand, quieted, payload kept. */
 
 #define VM_N2(a, b) a##_##b
@@ -47,10 +48,54 @@ VM_INLINE VF VM_FN(sel)(VI m, VF a, VF b) {
   return (VF)(((VI)a & m) | ((VI)b & ~m));
 }
 
+/* a * b + c, rounded once; max and min with MAXPS's rule (b when either
+ * is NaN); whether any lane of k is outside [lo, hi] */
+#if VM_KIND == VM_AVX512
+VM_INLINE VF VM_FN(fma)(VF a, VF b, VF c) {
+  return (VF)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+}
+VM_INLINE VF VM_FN(max)(VF a, VF b) {
+  return (VF)_mm512_max_ps((__m512)a, (__m512)b);
+}
+VM_INLINE VF VM_FN(min)(VF a, VF b) {
+  return (VF)_mm512_min_ps((__m512)a, (__m512)b);
+}
+VM_INLINE bool VM_FN(any_outside)(VI k, int lo, int hi) {
+  __m512i v = (__m512i)k;
+  return (_mm512_cmplt_epi32_mask(v, _mm512_set1_epi32(lo)) |
+          _mm512_cmpgt_epi32_mask(v, _mm512_set1_epi32(hi))) != 0;
+}
+#elif VM_KIND == VM_AVX2
+VM_INLINE VF VM_FN(fma)(VF a, VF b, VF c) {
+  return (VF)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+}
+VM_INLINE VF VM_FN(max)(VF a, VF b) {
+  return (VF)_mm256_max_ps((__m256)a, (__m256)b);
+}
+VM_INLINE VF VM_FN(min)(VF a, VF b) {
+  return (VF)_mm256_min_ps((__m256)a, (__m256)b);
+}
+VM_INLINE bool VM_FN(any_outside)(VI k, int lo, int hi) {
+  VI m = (k < lo) | (k > hi);
+  return !_mm256_testz_si256((__m256i)m, (__m256i)m);
+}
+#else
+VM_INLINE VF VM_FN(fma)(VF a, VF b, VF c) {
+  VF r;
+  for (int j = 0; j < VM_W; j++) r[j] = fmaf(a[j], b[j], c[j]);
+  return r;
+}
+VM_INLINE VF VM_FN(max)(VF a, VF b) { return VM_FN(sel)(a > b, a, b); }
+VM_INLINE VF VM_FN(min)(VF a, VF b) { return VM_FN(sel)(a < b, a, b); }
+VM_INLINE bool VM_FN(any_outside)(VI k, int lo, int hi) {
+  bool any = false;
+  for (int j = 0; j < VM_W; j++) any |= k[j] < lo || k[j] > hi;
+  return any;
+}
+#endif
+
 VM_INLINE VF VM_FN(clamp)(VF y, float lo, float hi) {
-  VF vlo = VM_FN(splat)(lo), vhi = VM_FN(splat)(hi);
-  y = VM_FN(sel)(y < vlo, vlo, y);
-  return VM_FN(sel)(y > vhi, vhi, y);
+  return VM_FN(min)(VM_FN(max)(y, VM_FN(splat)(lo)), VM_FN(splat)(hi));
 }
 
 /* 2^k for integer lanes -126 <= k <= 127 */
@@ -59,40 +104,46 @@ VM_INLINE VF VM_FN(pow2)(VI k) { return (VF)((k + 127) << 23); }
 /* k = round(y / ln2) (integer lanes), r = y - k ln2, for |y| < 2^21 */
 VM_INLINE VF VM_FN(reduce)(VF y, VI *k) {
   const float shift = 0x1.8p23f; /* adding it rounds to an integer */
-  VF t = y * VM_LOG2E_F + shift;
+  VF t = VM_FN(fma)(y, VM_FN(splat)(VM_LOG2E_F), VM_FN(splat)(shift));
   VF kf = t - shift;
   *k = (VI)t - (VI)VM_FN(splat)(shift);
-  VF r = y - kf * VM_LN2_HI_F; /* exact */
-  return r - kf * VM_LN2_LO_F;
+  VF r = VM_FN(fma)(kf, VM_FN(splat)(-VM_LN2_HI_F), y);
+  return VM_FN(fma)(kf, VM_FN(splat)(-VM_LN2_LO_F), r);
 }
+
+/* c0 + r (c1 + r (c2 + ...)), highest first */
+#define VM_HORNER(p, r, c) ((p) = VM_FN(fma)((p), (r), VM_FN(splat)(c)))
 
 VM_INLINE VF VM_FN(exp_core)(VF x) {
   VI k;
   VF r = VM_FN(reduce)(VM_FN(clamp)(x, -104.0f, 89.0f), &k);
   VF p = VM_FN(splat)(1.9875691500e-4f);
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  VF y = p * (r * r) + r + 1.0f;
-  VI k1 = k >> 1; /* k in [-150, 128]: both halves are normal powers */
+  VM_HORNER(p, r, 1.3981999507e-3f);
+  VM_HORNER(p, r, 8.3334519073e-3f);
+  VM_HORNER(p, r, 4.1665795894e-2f);
+  VM_HORNER(p, r, 1.6666665459e-1f);
+  VM_HORNER(p, r, 5.0000001201e-1f);
+  VF y = VM_FN(fma)(p, r * r, r) + 1.0f;
+  if (!VM_FN(any_outside)(k, -126, 127)) return y * VM_FN(pow2)(k);
+  /* k in [-150, 128]: two normal halves; where 2^k is normal too, the
+   * product is the one above */
+  VI k1 = k >> 1;
   return y * VM_FN(pow2)(k1) * VM_FN(pow2)(k - k1);
 }
 
 /* tanh of a = |x| */
 VM_INLINE VF VM_FN(tanh_abs)(VF a) {
   VI k;
-  VF r = VM_FN(reduce)(VM_FN(clamp)(a + a, 0.0f, 20.0f), &k);
+  VF r = VM_FN(reduce)(VM_FN(min)(a + a, VM_FN(splat)(20.0f)), &k);
   VF q = VM_FN(splat)(1.0f / 5040); /* 1/7! */
-  q = q * r + 1.0f / 720;
-  q = q * r + 1.0f / 120;
-  q = q * r + 1.0f / 24;
-  q = q * r + 1.0f / 6;
-  q = q * r + 0.5f;
-  VF em = q * (r * r) + r; /* e^r - 1 */
-  VF s = VM_FN(pow2)(k);   /* k in [0, 29] */
-  VF e = s * em + (s - 1.0f);
+  VM_HORNER(q, r, 1.0f / 720);
+  VM_HORNER(q, r, 1.0f / 120);
+  VM_HORNER(q, r, 1.0f / 24);
+  VM_HORNER(q, r, 1.0f / 6);
+  VM_HORNER(q, r, 0.5f);
+  VF em = VM_FN(fma)(q, r * r, r); /* e^r - 1 */
+  VF s = VM_FN(pow2)(k);           /* k in [0, 29] */
+  VF e = VM_FN(fma)(s, em, s - 1.0f);
   return e / (e + 2.0f);
 }
 
@@ -151,3 +202,4 @@ VM_LOOP(logistic)
 #undef VM_FN
 #undef VM_INLINE
 #undef VM_EXTERN
+#undef VM_HORNER
