@@ -277,6 +277,15 @@ static const rb_loops rb_tab[RB_NOPS][FL_COUNT] = {
  * mask registers, and GCC's vector extensions then go element by element) */
 typedef int32_t rb_keys __attribute__((vector_size(32)));
 
+/* a GCC statement expression: a function returning the vector would
+ * change the ABI where AVX is off */
+#define rb_load(p)                                                          \
+  ({                                                                        \
+    rb_keys v_;                                                             \
+    memcpy(&v_, (p), sizeof v_);                                            \
+    v_;                                                                     \
+  })
+
 #define RB_KEY(v) ((v) ^ (((v) >> 31) & 0x7fffffff))
 #define RB_PICK(k, y, CMP)                                                  \
   do {                                                                      \
@@ -294,26 +303,28 @@ typedef int32_t rb_keys __attribute__((vector_size(32)));
       return;                                                               \
     }                                                                       \
     const rb_keys inf = (rb_keys){0} + 0x7f800000;                          \
-    rb_keys k[4], nan = {0};                                                \
-    memcpy(k, x, sizeof k);                                                 \
-    for (int j = 0; j < 4; j++) k[j] = RB_KEY(k[j]);                        \
+    rb_keys k0 = rb_load(x), k1 = rb_load(x + 8), k2 = rb_load(x + 16),     \
+            k3 = rb_load(x + 24), nan = {0};                                \
+    k0 = RB_KEY(k0), k1 = RB_KEY(k1), k2 = RB_KEY(k2), k3 = RB_KEY(k3);     \
     int64_t i = 0;                                                          \
     for (; i + RB_LANES <= n; i += RB_LANES) {                              \
-      rb_keys y[4];                                                         \
-      memcpy(y, x + i, sizeof y);                                           \
-      for (int j = 0; j < 4; j++) {                                         \
-        /* |bits| of a NaN is above inf's, either sign */                   \
-        nan |= (y[j] & 0x7fffffff) > inf;                                   \
-        y[j] = RB_KEY(y[j]);                                                \
-        RB_PICK(k[j], y[j], CMP);                                           \
-      }                                                                     \
+      rb_keys y0 = rb_load(x + i), y1 = rb_load(x + i + 8),                 \
+              y2 = rb_load(x + i + 16), y3 = rb_load(x + i + 24);           \
+      /* |bits| of a NaN is above inf's, either sign */                     \
+      nan |= ((y0 & 0x7fffffff) > inf) | ((y1 & 0x7fffffff) > inf) |        \
+             ((y2 & 0x7fffffff) > inf) | ((y3 & 0x7fffffff) > inf);         \
+      y0 = RB_KEY(y0), y1 = RB_KEY(y1), y2 = RB_KEY(y2), y3 = RB_KEY(y3);   \
+      RB_PICK(k0, y0, CMP);                                                 \
+      RB_PICK(k1, y1, CMP);                                                 \
+      RB_PICK(k2, y2, CMP);                                                 \
+      RB_PICK(k3, y3, CMP);                                                 \
     }                                                                       \
-    RB_PICK(k[0], k[1], CMP);                                               \
-    RB_PICK(k[2], k[3], CMP);                                               \
-    RB_PICK(k[0], k[2], CMP);                                               \
-    int32_t key = k[0][0], any_nan = 0;                                     \
+    RB_PICK(k0, k1, CMP);                                                   \
+    RB_PICK(k2, k3, CMP);                                                   \
+    RB_PICK(k0, k2, CMP);                                                   \
+    int32_t key = k0[0], any_nan = 0;                                     \
     for (int j = 0; j < 8; j++) {                                           \
-      if (k[0][j] CMP key) key = k[0][j];                                   \
+      if (k0[j] CMP key) key = k0[j];                                   \
       any_nan |= nan[j];                                                    \
     }                                                                       \
     float r;                                                                \
