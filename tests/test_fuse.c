@@ -433,6 +433,39 @@ static void run_fills_scalar_broadcasts_once(void **state) {
       "[4 broadcasts of one element filled once]");
 }
 
+/* Row values read as one element by ops with a loop for it (f64 maximum,
+ * subtract and divide, the row value first or second) and by one without
+ * (i32 remainder, through the splat pieces): the unfused results. */
+static void rows_one_element_operands_of_every_loop(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<40x700xf64>, tensor<40x700xi32>) {\n"
+      "  %i = stablehlo.iota dim = 0 : tensor<40x700xf64>\n"
+      "  %j = stablehlo.iota dim = 1 : tensor<40x700xf64>\n"
+      "  %ij = stablehlo.multiply %i, %j : tensor<40x700xf64>\n"
+      "  %x = stablehlo.sine %ij : tensor<40x700xf64>\n"
+      "  %ninf = stablehlo.constant dense<0xFFF0000000000000> : tensor<f64>\n"
+      "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum "
+      "across dimensions = [1] : (tensor<40x700xf64>, tensor<f64>) -> "
+      "tensor<40xf64>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<40xf64>) "
+      "-> tensor<40x700xf64>\n"
+      "  %d = stablehlo.subtract %x, %mb : tensor<40x700xf64>\n"
+      "  %mb2 = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<40xf64>) "
+      "-> tensor<40x700xf64>\n"
+      "  %q = stablehlo.divide %mb2, %d : tensor<40x700xf64>\n"
+      "  %ii = stablehlo.iota dim = 1 : tensor<40x700xi32>\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %s = stablehlo.reduce(%ii init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<40x700xi32>, tensor<i32>) -> "
+      "tensor<40xi32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<40xi32>) "
+      "-> tensor<40x700xi32>\n"
+      "  %r = stablehlo.remainder %sb, %ii : tensor<40x700xi32>\n"
+      "  func.return %q, %r : tensor<40x700xf64>, tensor<40x700xi32>\n}\n",
+      "read as one element per row");
+}
+
 /* A chain longer than the values alive at once, over more elements than
  * fit L2: members take turns in scratch slots across many chunks (of f64,
  * complex and f32, so chunks shrink to fit L1), a value read far down the
@@ -523,6 +556,7 @@ int main(void) {
       cmocka_unit_test(long_max_rows_read_row_broadcasts_in_place),
       cmocka_unit_test(big_results_stream_out),
       cmocka_unit_test(run_fills_scalar_broadcasts_once),
+      cmocka_unit_test(rows_one_element_operands_of_every_loop),
       cmocka_unit_test(long_runs_reuse_scratch_and_stream_results),
       cmocka_unit_test(rows_read_row_broadcasts_as_one_element),
       cmocka_unit_test(small_tensors_stay_unfused),

@@ -184,11 +184,16 @@ static size_t operand_step(const fused *f, const member *m, int i) {
 }
 
 /* Member m's range loop over n elements into d, operand m->one_arg being
- * one element broadcast over all n: the loop runs over pieces that read a
- * short splat of it kept in L1, where the broadcast member would have
- * written (and the loop read) n copies. */
+ * one element broadcast over all n: the op's own loop for that where it
+ * has one (step.range_one), else its loop over pieces that read a short
+ * splat of it kept in L1, where the broadcast member would have written
+ * (and the loop read) n copies. */
 static void range_one_arg(const fused *f, const member *m, char *d,
                           const void *const *x, int64_t n) {
+  if (m->step.range_one) { /* the op has a loop for it */
+    m->step.range_one(&m->step, d, x, n, m->one_arg);
+    return;
+  }
   _Alignas(64) char splat[ONE_PIECE * SCRATCH_ELEM];
   size_t one_esz = f->m[-m->ref[m->one_arg] - 1].esz;
   int64_t piece = n < ONE_PIECE ? n : ONE_PIECE;

@@ -48,6 +48,11 @@ struct shlo_step {
    * advance).  The compiler fuses runs of such steps (fuse.c). */
   void (*range)(const shlo_step *s, void *out, const void *const *in,
                 int64_t n);
+  /* Optional, beside range for a binary op: the same loop with operand
+   * `one` (0 or 1) a single element that every element reads (fusion
+   * reads a broadcast of one element so, instead of filling it). */
+  void (*range_one)(const shlo_step *s, void *out, const void *const *in,
+                    int64_t n, int one);
   char *label;            /* for --explain, when op->name is not enough */
 };
 

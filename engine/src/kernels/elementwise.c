@@ -77,6 +77,7 @@ struct ew_params {
   int rp_src_mant;         /* mantissa bits of et */
   ew_un_fn un;
   ew_bin_fn bin;
+  ew_bin_fn bin_one[2]; /* bin with operand 0 or 1 a single element */
   ew_tern_fn tern;
 };
 
@@ -145,6 +146,12 @@ static void ew_range(const shlo_step *s, void *d, const void *const *x,
   if (p->n_in == 1) p->un(d, x[0], n, p);
   else if (p->n_in == 2) p->bin(d, x[0], x[1], n, p);
   else p->tern(d, x[0], x[1], x[2], n, p);
+}
+
+static void ew_range_one(const shlo_step *s, void *d, const void *const *x,
+                         int64_t n, int one) {
+  const ew_params *p = s->params;
+  p->bin_one[one](d, x[0], x[1], n, p);
 }
 
 /* lanes.h: a scalar region's select or clamp holds its rank-0 operands
@@ -485,6 +492,36 @@ static const ew_bin_fn ew_fb_tab[SHLO_OP_COUNT][FTY_COUNT] = {
 static const ew_un_fn ew_fu_tab[SHLO_OP_COUNT][FTY_COUNT] = {
     SHLO_OPS_ELEMENTWISE(EW_ROW_FU)};
 static const ew_un_fn ew_fu_real_tab[FTY_COUNT] = {EW_FTYPES(CELL_FU, REAL)};
+
+/* f32 and f64 binary loops with one operand a single element, for the
+ * ops fused chains read broadcast scalars and row values with: the same
+ * operation per element as fb_, so the same results. */
+#define DEF_FBIN_ONE(OP, FN)                                                \
+  FCLONE_##FN static void fbo0_##OP##_##FN(void *d, const void *x,         \
+                                           const void *y, int64_t n,        \
+                                           const ew_params *p) {            \
+    FPRO_##FN;                                                              \
+    const FCT_##FN a = FLD_##FN(x, 0);                                      \
+    for (int64_t i = 0; i < n; i++) FST_##FN(d, i, FB_##OP(a, FLD_##FN(y, i))); \
+  }                                                                         \
+  FCLONE_##FN static void fbo1_##OP##_##FN(void *d, const void *x,         \
+                                           const void *y, int64_t n,        \
+                                           const ew_params *p) {            \
+    FPRO_##FN;                                                              \
+    const FCT_##FN b = FLD_##FN(y, 0);                                      \
+    for (int64_t i = 0; i < n; i++) FST_##FN(d, i, FB_##OP(FLD_##FN(x, i), b)); \
+  }
+#define EW_ONE_OPS(X, FN)                                                   \
+  X(ADD, FN) X(SUBTRACT, FN) X(MULTIPLY, FN) X(DIVIDE, FN) X(MAXIMUM, FN)   \
+  X(MINIMUM, FN)
+EW_ONE_OPS(DEF_FBIN_ONE, f32)
+EW_ONE_OPS(DEF_FBIN_ONE, f64)
+#define ROW_FBO(OP, FN)                                                     \
+  [SHLO_OP_##OP] = {{fbo0_##OP##_f32, fbo1_##OP##_f32},                     \
+                    {fbo0_##OP##_f64, fbo1_##OP##_f64}},
+/* [op][FTY_f32 or FTY_f64][which operand is one] */
+static const ew_bin_fn ew_fbo_tab[SHLO_OP_COUNT][2][2] = {
+    EW_ONE_OPS(ROW_FBO, _)};
 
 /* f32 exp, tanh and logistic: evaluated in f32 with SIMD (vmath.h), within
  * 2 ulp of the exact value, the same bits on every machine; the FU_
@@ -1113,6 +1150,10 @@ static shlo_status ew_pick_table(shlo_compiler *cc, const shlo_op *op,
     }
   } else if (k.fty >= 0) {
     if (a == 2) p->bin = ew_fb_tab[c][k.fty];
+    if (a == 2 && k.fty <= FTY_f64 && ew_fbo_tab[c][k.fty][0]) {
+      p->bin_one[0] = ew_fbo_tab[c][k.fty][0];
+      p->bin_one[1] = ew_fbo_tab[c][k.fty][1];
+    }
     if (a == 1) p->un = ew_fu_tab[c][k.fty];
     if (a == 1 && k.fty == FTY_f32 && ew_fu_vector_f32(c))
       p->un = ew_fu_vector_f32(c);
@@ -1221,5 +1262,6 @@ shlo_status shlo__compile_elementwise(shlo_compiler *cc, const shlo_op *op,
                         arity, n_in);
   step->fn = arity == 3 ? k_ternary : arity == 2 ? k_binary : k_unary;
   step->range = ew_range;
+  step->range_one = p->bin_one[0] ? ew_range_one : NULL;
   return SHLO_OK;
 }
