@@ -393,10 +393,12 @@ static void big_results_stream_out(void **state) {
       "0 read in place, 1 read as one element per row, 2 streamed]");
 }
 
-/* Broadcasts of one element in a run are filled once per worker and read
- * by every chunk, first or second operand, read once or twice, of f32,
- * i32 and complex, over 10007 elements (a tail after the last whole
- * chunk); one the function returns is written as a result. */
+/* Broadcasts of one element in a run, over 10007 elements (a tail after
+ * the last whole chunk): one that f32 ops read as their first or second
+ * operand is read as that element; those read twice by one member, or by
+ * ops without such a loop (i32 remainder, complex multiply), are filled
+ * once per worker and read by every chunk; one the function returns is
+ * written as a result. */
 static void run_fills_scalar_broadcasts_once(void **state) {
   (void)state;
   same_results(
@@ -429,8 +431,8 @@ static void run_fills_scalar_broadcasts_once(void **state) {
       "  %g = stablehlo.maximum %e, %hb : tensor<10007xf32>\n"
       "  func.return %g, %q, %zw, %hb : tensor<10007xf32>, "
       "tensor<10007xi32>, tensor<10007xcomplex<f32>>, tensor<10007xf32>\n}\n",
-      /* cb, db, kb, wb; not hb (returned) */
-      "[4 broadcasts of one element filled once]");
+      /* once: db, kb, wb; one: cb; neither: hb (returned) */
+      "[broadcasts of one element: 3 filled once, 1 read as one]");
 }
 
 /* Row values read as one element by ops with a loop for it (f64 maximum,
@@ -498,7 +500,7 @@ static void long_runs_reuse_scratch_and_stream_results(void **state) {
       "tensor<300001xcomplex<f32>>, tensor<300001xf32>\n}\n",
       "fused(broadcast_in_dim, multiply, sine, cosine, add, multiply, "
       "subtract, convert, exponential, complex, multiply, real, tanh) "
-      "[1 broadcast of one element filled once]");
+      "[broadcasts of one element: 0 filled once, 1 read as one]");
 }
 
 /* A row maximum broadcast along its rows is read as one element per row

@@ -310,8 +310,12 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
                       ? (char *)r->out[m->out]->data + (size_t)b * m->esz
                       : NULL;
       char *d = m->slot >= 0 ? scratch + (size_t)m->slot * per : res;
+      if (m->one) { /* its operand's one element */
+        val[k] = (char *)x[0];
+        continue;
+      }
       if (m->bcast) bcast_fill(&m->map, x[0], d, b, n, m->esz);
-      else m->step.range(&m->step, d, x, n);
+      else member_range(f, m, d, x, n);
       if (res && d != res) stream_copy(res, d, (size_t)n * m->esz);
       val[k] = d;
     }
@@ -809,7 +813,7 @@ static void run_layout(fused *f) {
   }
   for (int k = 0; k < f->n_members; k++) {
     member *m = &f->m[k];
-    if (m->once || (m->out >= 0 && !run_streams(f, m))) continue;
+    if (m->once || m->one || (m->out >= 0 && !run_streams(f, m))) continue;
     int s = 0;
     while (s < f->n_slots && free_after[s] >= k) s++;
     if (s == f->n_slots) f->n_slots++;
@@ -822,17 +826,34 @@ static void run_layout(fused *f) {
     f->chunk /= 2;
 }
 
-/* Run f's broadcasts of one element from outside (member.once). */
-static int mark_once(const shlo_plan *p, int first, fused *f,
-                     const shlo_type *const *types) {
-  int n = 0;
+/* Whether every reader of member k of run f (steps first.. of p) has a
+ * loop for one operand being a single element (step.range_one). */
+static bool readers_take_one(const shlo_plan *p, int first, const fused *f,
+                             int k) {
+  for (int q = k + 1; q < f->n_members; q++)
+    for (int i = 0; i < f->m[q].n_in; i++)
+      if (f->m[q].ref[i] == -(k + 1) && !p->steps[first + q].range_one)
+        return false;
+  return true;
+}
+
+/* Run f's broadcasts of one element from outside: read as that element
+ * where every reader can (member.one, see try_one), else filled once per
+ * worker (member.once).  Counts each kind. */
+static void mark_scalars(const shlo_plan *p, int first, fused *f,
+                         const shlo_type *const *types, int *once,
+                         int *ones) {
+  *once = *ones = 0;
   for (int k = 0; k < f->n_members; k++) {
     member *m = &f->m[k];
-    m->once = m->bcast && m->out < 0 && m->ref[0] >= 0 &&
-              slot_numel(types, p->steps[first + k].in[0]) == 1;
-    n += m->once;
+    if (!m->bcast || m->out >= 0 || m->ref[0] < 0 ||
+        slot_numel(types, p->steps[first + k].in[0]) != 1)
+      continue;
+    if (readers_take_one(p, first, f, k)) try_one(f, k);
+    m->once = !m->one;
+    *once += m->once;
+    *ones += m->one;
   }
-  return n;
 }
 
 /* --explain's account of a rows group: rows per block, how many members
@@ -961,12 +982,13 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
     rows_describe(p, first, f, &fs, types, F);
     rows_label(f, fs.label, 512);
   } else {
-    int once = mark_once(p, first, f, types);
+    int once, ones;
+    mark_scalars(p, first, f, types, &once, &ones);
     run_layout(f);
     len = strlen(fs.label);
-    if (once)
-      snprintf(fs.label + len, 512 - len, " [%d broadcast%s of one element "
-               "filled once]", once, once == 1 ? "" : "s");
+    if (once || ones)
+      snprintf(fs.label + len, 512 - len, " [broadcasts of one element: %d "
+               "filled once, %d read as one]", once, ones);
   }
   /* The members move into the fused step; their slots stay as they are. */
   for (int k = 0; k < n; k++) {
