@@ -432,7 +432,8 @@ static void run_fills_scalar_broadcasts_once(void **state) {
       "  func.return %g, %q, %zw, %hb : tensor<10007xf32>, "
       "tensor<10007xi32>, tensor<10007xcomplex<f32>>, tensor<10007xf32>\n}\n",
       /* once: db, kb, wb; one: cb; neither: hb (returned) */
-      "[broadcasts of one element: 3 filled once, 1 read as one]");
+      "[broadcasts the same in every chunk: 3 filled once, 1 read as one "
+      "element]");
 }
 
 /* Row values read as one element by ops with a loop for it (f64 maximum,
@@ -468,6 +469,56 @@ static void rows_one_element_operands_of_every_loop(void **state) {
       "read as one element per row");
 }
 
+/* Broadcasts along the last dimensions with a period that divides every
+ * chunk (a bias of 32 channels, f32, and of 4x16 f64 values) are filled
+ * once per worker; one with a period that does not (3 values) is filled
+ * per chunk; over several chunks and workers, the unfused results. */
+static void run_fills_periodic_broadcasts_once(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<16x24x32xf32>, tensor<8x40x4x16xf64>, "
+      "tensor<9000x3xf32>) {\n"
+      "  %x = stablehlo.iota dim = 1 : tensor<16x24x32xf32>\n"
+      "  %b = stablehlo.iota dim = 0 : tensor<32xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [2] : (tensor<32xf32>) "
+      "-> tensor<16x24x32xf32>\n"
+      "  %a = stablehlo.add %x, %bb : tensor<16x24x32xf32>\n"
+      "  %z = stablehlo.constant dense<20.0> : tensor<f32>\n"
+      "  %zb = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> "
+      "tensor<16x24x32xf32>\n"
+      "  %r = stablehlo.maximum %a, %zb : tensor<16x24x32xf32>\n"
+      "  %y = stablehlo.iota dim = 0 : tensor<8x40x4x16xf64>\n"
+      "  %c = stablehlo.iota dim = 1 : tensor<4x16xf64>\n"
+      "  %cb = stablehlo.broadcast_in_dim %c, dims = [2, 3] : "
+      "(tensor<4x16xf64>) -> tensor<8x40x4x16xf64>\n"
+      "  %m = stablehlo.multiply %cb, %y : tensor<8x40x4x16xf64>\n"
+      "  %s = stablehlo.sine %m : tensor<8x40x4x16xf64>\n"
+      "  %w = stablehlo.iota dim = 0 : tensor<9000x3xf32>\n"
+      "  %t = stablehlo.iota dim = 0 : tensor<3xf32>\n"
+      "  %tb = stablehlo.broadcast_in_dim %t, dims = [1] : (tensor<3xf32>) "
+      "-> tensor<9000x3xf32>\n"
+      "  %u = stablehlo.subtract %w, %tb : tensor<9000x3xf32>\n"
+      "  %v = stablehlo.multiply %u, %tb : tensor<9000x3xf32>\n"
+      "  func.return %r, %s, %v : tensor<16x24x32xf32>, "
+      "tensor<8x40x4x16xf64>, tensor<9000x3xf32>\n}\n",
+      "fused(broadcast_in_dim, add, broadcast_in_dim, maximum) [broadcasts "
+      "the same in every chunk: 1 filled once, 1 read as one element]");
+  run_result a = run(
+      "func.func @main() -> tensor<8x40x4x16xf64> {\n"
+      "  %y = stablehlo.iota dim = 0 : tensor<8x40x4x16xf64>\n"
+      "  %c = stablehlo.iota dim = 1 : tensor<4x16xf64>\n"
+      "  %cb = stablehlo.broadcast_in_dim %c, dims = [2, 3] : "
+      "(tensor<4x16xf64>) -> tensor<8x40x4x16xf64>\n"
+      "  %m = stablehlo.multiply %cb, %y : tensor<8x40x4x16xf64>\n"
+      "  %s = stablehlo.sine %m : tensor<8x40x4x16xf64>\n"
+      "  func.return %s : tensor<8x40x4x16xf64>\n}\n",
+      true);
+  if (!strstr(a.plan, "fused(broadcast_in_dim, multiply, sine) [broadcasts "
+                      "the same in every chunk: 1 filled once"))
+    fail_msg("the 4x16 broadcast is not filled once:\n%s", a.plan);
+  release(&a);
+}
+
 /* A chain longer than the values alive at once, over more elements than
  * fit L2: members take turns in scratch slots across many chunks (of f64,
  * complex and f32, so chunks shrink to fit L1), a value read far down the
@@ -500,7 +551,8 @@ static void long_runs_reuse_scratch_and_stream_results(void **state) {
       "tensor<300001xcomplex<f32>>, tensor<300001xf32>\n}\n",
       "fused(broadcast_in_dim, multiply, sine, cosine, add, multiply, "
       "subtract, convert, exponential, complex, multiply, real, tanh) "
-      "[broadcasts of one element: 0 filled once, 1 read as one]");
+      "[broadcasts the same in every chunk: 0 filled once, 1 read as one "
+      "element]");
 }
 
 /* A row maximum broadcast along its rows is read as one element per row
@@ -559,6 +611,7 @@ int main(void) {
       cmocka_unit_test(big_results_stream_out),
       cmocka_unit_test(run_fills_scalar_broadcasts_once),
       cmocka_unit_test(rows_one_element_operands_of_every_loop),
+      cmocka_unit_test(run_fills_periodic_broadcasts_once),
       cmocka_unit_test(long_runs_reuse_scratch_and_stream_results),
       cmocka_unit_test(rows_read_row_broadcasts_as_one_element),
       cmocka_unit_test(small_tensors_stay_unfused),

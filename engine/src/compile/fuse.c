@@ -837,19 +837,35 @@ static bool readers_take_one(const shlo_plan *p, int first, const fused *f,
   return true;
 }
 
-/* Run f's broadcasts of one element from outside: read as that element
- * where every reader can (member.one, see try_one), else filled once per
- * worker (member.once).  Counts each kind. */
+/* Whether broadcast map m repeats with a period that divides every chunk
+ * a run may have (powers of two from RUN_MIN_CHUNK): its operand varies
+ * along trailing dimensions only (a bias along the channels), so every
+ * chunk, starting at a multiple of its length, sees the same values. */
+static bool bcast_periodic(const bcast_map *m) {
+  int d0 = 0;
+  while (d0 < m->rank && m->src_stride[d0] == 0) d0++;
+  int64_t period = 1;
+  for (int d = d0; d < m->rank; d++) {
+    period *= m->dims[d];
+    if (period > RUN_MIN_CHUNK) return false;
+  }
+  return RUN_MIN_CHUNK % period == 0;
+}
+
+/* Run f's broadcasts from outside that are the same in every chunk: one
+ * element read as that element where every reader can (member.one, see
+ * try_one), the others filled once per worker (member.once), scalars or
+ * periodic (bcast_periodic).  Counts each kind. */
 static void mark_scalars(const shlo_plan *p, int first, fused *f,
                          const shlo_type *const *types, int *once,
                          int *ones) {
   *once = *ones = 0;
   for (int k = 0; k < f->n_members; k++) {
     member *m = &f->m[k];
-    if (!m->bcast || m->out >= 0 || m->ref[0] < 0 ||
-        slot_numel(types, p->steps[first + k].in[0]) != 1)
-      continue;
-    if (readers_take_one(p, first, f, k)) try_one(f, k);
+    if (!m->bcast || m->out >= 0 || m->ref[0] < 0) continue;
+    bool scalar = slot_numel(types, p->steps[first + k].in[0]) == 1;
+    if (!scalar && !bcast_periodic(&m->map)) continue;
+    if (scalar && readers_take_one(p, first, f, k)) try_one(f, k);
     m->once = !m->one;
     *once += m->once;
     *ones += m->one;
@@ -987,8 +1003,8 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
     run_layout(f);
     len = strlen(fs.label);
     if (once || ones)
-      snprintf(fs.label + len, 512 - len, " [broadcasts of one element: %d "
-               "filled once, %d read as one]", once, ones);
+      snprintf(fs.label + len, 512 - len, " [broadcasts the same in every "
+               "chunk: %d filled once, %d read as one element]", once, ones);
   }
   /* The members move into the fused step; their slots stay as they are. */
   for (int k = 0; k < n; k++) {
