@@ -617,7 +617,7 @@ static char *plan_text(const char *text) {
 /* Whether `text`'s convolution takes the channels-last path. */
 static bool takes_nhwc(const char *text) {
   char *plan = plan_text(text);
-  bool fast = strstr(plan, "stablehlo.convolution [nhwc gemm]") != NULL;
+  bool fast = strstr(plan, "stablehlo.convolution [nhwc ") != NULL;
   assert_non_null(strstr(plan, "stablehlo.convolution"));
   free(plan);
   return fast;
@@ -769,9 +769,72 @@ static void test_conv_nhwc_matches_general(void **state) {
        * direct 1x1 one split across it */
       {SHLO_F32, 2, 4, 64, 16, {20, 20}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {SHLO_F32, 2, 4, 64, 33, {20, 20}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+      /* small windows (at most 32 values) of 16, 32 and 64 out-features,
+       * summed in vectors: cnn's first layer, one with stride and odd
+       * padding, a dilated 1-D one; 35 and 9 positions leave tails of
+       * the four computed at once */
+      {SHLO_F32, 2, 2, 3, 32, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {SHLO_F32, 2, 1, 3, 32, {5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {SHLO_F32, 2, 2, 2, 16, {7, 7}, {2, 2}, {2, 2}, {1, 1}, {0, 1, 1, 0}},
+      {SHLO_F32, 1, 1, 4, 64, {11, 0}, {3, 0}, {1, 0}, {2, 0}, {2, 0, 0, 0}},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     run_nhwc_case(&cases[i]);
+}
+
+/* f32 windows of at most 32 values sum without a GEMM, larger ones and
+ * other types take it; either way a padded position multiplies its 0 like
+ * any value, so an infinite weight over padding gives NaN (spec: the
+ * padded lhs is convolved). */
+static void test_conv_small_window_path(void **state) {
+  (void)state;
+  const char *small =
+      "func.func @main(%a: tensor<1x3x1xf32>, %b: tensor<3x1x2xf32>) -> "
+      "tensor<1x3x2xf32> {\n"
+      "  %r = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, f]x[0, i, o]"
+      "->[b, 0, f], window = {stride = [1], pad = [[1, 1]]} "
+      "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+      "(tensor<1x3x1xf32>, tensor<3x1x2xf32>) -> tensor<1x3x2xf32>\n"
+      "  func.return %r : tensor<1x3x2xf32>\n}\n";
+  char *plan = plan_text(small);
+  assert_non_null(strstr(plan, "stablehlo.convolution [nhwc small window]"));
+  free(plan);
+  for (int general = 0; general < 2; general++) {
+    if (general) setenv("SHLO_CONV_GENERAL", "1", 1);
+    int64_t ld[3] = {1, 3, 1}, kd[3] = {3, 1, 2};
+    shlo_value *args[2] = {shlo_tensor_new(SHLO_F32, 3, ld),
+                           shlo_tensor_new(SHLO_F32, 3, kd)};
+    float lhs[3] = {1, 2, 3}, ker[6] = {INFINITY, 1, 1, 1, 1, 1};
+    memcpy(args[0]->data, lhs, sizeof lhs);
+    memcpy(args[1]->data, ker, sizeof ker);
+    shlo_value **res = NULL;
+    int nres = 0;
+    assert_int_equal(run_args(small, args, 2, &res, &nres, 0), SHLO_OK);
+    const float *o = res[0]->data;
+    /* position 0: 0 x inf + 1 x 1 + 2 x 1; position 1: 1 x inf + ... */
+    assert_true(isnan(o[0]));
+    assert_true(o[1] == 3.0f);
+    assert_true(isinf(o[2]) && o[2] > 0);
+    assert_true(o[3] == 6.0f);
+    assert_true(isinf(o[4]) && o[4] > 0);
+    assert_true(o[5] == 5.0f);
+    for (int i = 0; i < 2; i++) shlo_value_unref(args[i]);
+    shlo_value_unref(res[0]);
+    free(res);
+  }
+  unsetenv("SHLO_CONV_GENERAL");
+  /* 3x3 windows of 4 in-features are 36 values: the GEMM */
+  const char *wide =
+      "func.func @main(%a: tensor<1x5x5x4xf32>, %b: tensor<3x3x4x8xf32>) -> "
+      "tensor<1x5x5x8xf32> {\n"
+      "  %r = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, 1, f]x"
+      "[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], "
+      "[1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+      " : (tensor<1x5x5x4xf32>, tensor<3x3x4x8xf32>) -> tensor<1x5x5x8xf32>\n"
+      "  func.return %r : tensor<1x5x5x8xf32>\n}\n";
+  plan = plan_text(wide);
+  assert_non_null(strstr(plan, "stablehlo.convolution [nhwc gemm]"));
+  free(plan);
 }
 
 /* Grouped, lhs-dilated, reversed and narrow-float convolutions in the
@@ -1167,6 +1230,7 @@ int main(void) {
       cmocka_unit_test(test_conv_groups_dilation),
       cmocka_unit_test(test_conv_dynamic_and_empty),
       cmocka_unit_test(test_conv_nhwc_matches_general),
+      cmocka_unit_test(test_conv_small_window_path),
       cmocka_unit_test(test_conv_nhwc_only_where_it_applies),
       cmocka_unit_test(test_fft_any_length),
       cmocka_unit_test(test_rfft_irfft),

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernels/conv_nhwc.h"
+#include "kernels/multiversion.h"
 #include "runtime/pool.h"
 
 #define NHWC_BLOCK_BYTES ((int64_t)512 << 10) /* im2col rows of one block */
@@ -137,6 +138,130 @@ static void nhwc_blocks(void *ctx, int64_t lo, int64_t hi) {
   free(x);
 }
 
+#define NHWC_SMALL_K 32
+#define NHWC_SMALL_CO 256
+
+bool shlo__conv_nhwc_small(const shlo__conv_nhwc *g) {
+  int64_t k = g->ci;
+  for (int i = 0; i < g->ns; i++) k *= g->k_sp[i];
+  return g->dom == LA_F32 && k <= NHWC_SMALL_K && g->co <= NHWC_SMALL_CO;
+}
+
+#define NHWC_SMALL_POS 4 /* output positions at once: independent sums */
+
+/* The sums of one output position: CO/16 vectors of 16 floats for CO of
+ * 16, 32 or 64, else co floats one by one. */
+typedef float nhwc_v16 __attribute__((vector_size(64)));
+#define NHWC_ACC_16 nhwc_v16
+#define NHWC_ACC_32 nhwc_v16
+#define NHWC_ACC_64 nhwc_v16
+#define NHWC_ACC_co float
+#define NHWC_ACC(CO) NHWC_ACC_##CO
+#define NHWC_LANES_16 16
+#define NHWC_LANES_32 16
+#define NHWC_LANES_64 16
+#define NHWC_LANES_co 1
+#define NHWC_LANES(CO) NHWC_LANES_##CO
+#define NHWC_NV(CO) (CO / NHWC_LANES(CO))
+
+/* Output positions r0 .. r0 + rows - 1 of small-window f32 convolution j,
+ * NHWC_SMALL_POS at a time (their sums are independent chains of
+ * multiply-adds, where one position alone would wait on each), each
+ * summing its window (in window order, then in-feature order) into its
+ * out-features: CO of them, known when compiled so the sums stay in
+ * registers, or co. */
+#define NHWC_SMALL_ROWS(CO)                                                 \
+  SHLO_CLONES static void nhwc_small_##CO(const nhwc_job *j, int64_t r0,    \
+                                          int64_t rows) {                   \
+    const shlo__conv_nhwc *g = j->g;                                        \
+    const float *lhs = (const float *)j->lhs, *ker = (const float *)j->kernel; \
+    const int ns = g->ns;                                                   \
+    const int64_t co = g->co, ci = g->ci, windows = j->k / ci;              \
+    (void)co;                                                               \
+    int64_t kq[NHWC_SMALL_K][SHLO_CONV_NHWC_MAX_SP], kidx[SHLO_CONV_NHWC_MAX_SP]; \
+    for (int i = 0; i < ns; i++) kidx[i] = 0;                               \
+    for (int64_t w = 0; w < windows; w++) {                                 \
+      for (int i = 0; i < ns; i++) kq[w][i] = kidx[i] * g->rhs_dil[i];     \
+      for (int i = ns - 1; i >= 0; i--) {                                   \
+        if (++kidx[i] < g->k_sp[i]) break;                                  \
+        kidx[i] = 0;                                                        \
+      }                                                                     \
+    }                                                                       \
+    int64_t oidx[SHLO_CONV_NHWC_MAX_SP], rem = r0;                          \
+    for (int i = ns - 1; i >= 0; i--) {                                     \
+      oidx[i] = rem % g->o_sp[i];                                           \
+      rem /= g->o_sp[i];                                                    \
+    }                                                                       \
+    int64_t b = rem;                                                        \
+    for (int64_t r = 0; r < rows; r += NHWC_SMALL_POS) {                    \
+      int np = (int)min64(NHWC_SMALL_POS, rows - r);                        \
+      int64_t pb[NHWC_SMALL_POS], base[NHWC_SMALL_POS][SHLO_CONV_NHWC_MAX_SP]; \
+      for (int p = 0; p < np; p++) {                                        \
+        pb[p] = b;                                                          \
+        for (int i = 0; i < ns; i++)                                        \
+          base[p][i] = oidx[i] * g->stride[i] - j->pad_lo[i];               \
+        int i = ns - 1;                                                     \
+        for (; i >= 0; i--) {                                               \
+          if (++oidx[i] < g->o_sp[i]) break;                                \
+          oidx[i] = 0;                                                      \
+        }                                                                   \
+        if (i < 0) b++;                                                     \
+      }                                                                     \
+      NHWC_ACC(CO) a0[NHWC_NV(CO)], a1[NHWC_NV(CO)], a2[NHWC_NV(CO)],       \
+          a3[NHWC_NV(CO)]; /* named, and vectors: kept in registers */      \
+      memset(a0, 0, sizeof a0);                                             \
+      memset(a1, 0, sizeof a1);                                             \
+      memset(a2, 0, sizeof a2);                                             \
+      memset(a3, 0, sizeof a3);                                             \
+      for (int64_t w = 0; w < windows; w++) {                               \
+        const float *src[NHWC_SMALL_POS];                                   \
+        for (int p = 0; p < NHWC_SMALL_POS; p++) {                          \
+          bool inside = p < np;                                             \
+          int64_t off = p < np ? pb[p] : 0;                                 \
+          for (int i = 0; i < ns && inside; i++) {                          \
+            int64_t q = base[p][i] + kq[w][i];                              \
+            inside = q >= 0 && q < g->in_sp[i];                             \
+            off = off * g->in_sp[i] + q;                                    \
+          }                                                                 \
+          src[p] = inside ? lhs + off * ci : NULL;                          \
+        }                                                                   \
+        const float *wk = ker + w * ci * co;                                \
+        for (int64_t c = 0; c < ci; c++, wk += co) {                        \
+          /* padding reads 0, multiplied like any value (0 x inf is NaN) */ \
+          float v0 = src[0] ? src[0][c] : 0.0f, v1 = src[1] ? src[1][c] : 0.0f, \
+                v2 = src[2] ? src[2][c] : 0.0f, v3 = src[3] ? src[3][c] : 0.0f; \
+          _Pragma("GCC unroll 4") for (int64_t q = 0; q < NHWC_NV(CO); q++) { \
+            NHWC_ACC(CO) wv;                                                \
+            memcpy(&wv, wk + q * NHWC_LANES(CO), sizeof wv);                \
+            a0[q] += v0 * wv;                                               \
+            a1[q] += v1 * wv;                                               \
+            a2[q] += v2 * wv;                                               \
+            a3[q] += v3 * wv;                                               \
+          }                                                                 \
+        }                                                                   \
+      }                                                                     \
+      const void *const acc[NHWC_SMALL_POS] = {a0, a1, a2, a3};             \
+      for (int p = 0; p < np; p++)                                          \
+        memcpy((float *)j->out + (r0 + r + p) * co, acc[p],                 \
+               (size_t)co * sizeof(float));                                 \
+    }                                                                       \
+  }
+NHWC_SMALL_ROWS(16)
+NHWC_SMALL_ROWS(32)
+NHWC_SMALL_ROWS(64)
+NHWC_SMALL_ROWS(co)
+
+static void nhwc_small_blocks(void *ctx, int64_t lo, int64_t hi) {
+  nhwc_job *j = ctx;
+  int64_t r0 = lo * j->block, rows = min64(hi * j->block, j->rows) - r0;
+  switch (j->g->co) {
+  case 16: nhwc_small_16(j, r0, rows); break;
+  case 32: nhwc_small_32(j, r0, rows); break;
+  case 64: nhwc_small_64(j, r0, rows); break;
+  default: nhwc_small_co(j, r0, rows);
+  }
+}
+
 /* Whether the lhs itself is the im2col matrix: every output position reads
  * exactly one lhs element, its own. */
 static bool nhwc_direct(const shlo__conv_nhwc *g, const int64_t *pad) {
@@ -173,6 +298,8 @@ bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
    * small convolutions stay on the calling thread */
   int64_t grain = (blocks + 4 * threads - 1) / (4 * threads);
   if (j.rows * j.k * g->co < NHWC_SPLIT_MIN) grain = blocks;
-  shlo__parallel_for(blocks, grain, nhwc_blocks, &j);
+  shlo__parallel_for(blocks, grain,
+                     shlo__conv_nhwc_small(g) ? nhwc_small_blocks : nhwc_blocks,
+                     &j);
   return !atomic_load(&j.failed);
 }

@@ -33,6 +33,14 @@ typedef struct shlo__conv_nhwc {
   int64_t stride[SHLO_CONV_NHWC_MAX_SP], rhs_dil[SHLO_CONV_NHWC_MAX_SP];
 } shlo__conv_nhwc;
 
+/* Whether shlo__conv_nhwc_run computes g without a GEMM: f32 with a window
+ * of few values (window x in-features <= 32, cnn's first layer of 3x3x3)
+ * and at most 256 out-features, where OpenBLAS spends more on packing such
+ * a thin matrix and on the im2col rows than on the multiply-adds.  Each
+ * output position then sums its window's products straight into its
+ * out-features, padding included (0 x inf is NaN, as in the GEMM). */
+bool shlo__conv_nhwc_small(const shlo__conv_nhwc *g);
+
 /* out = the convolution of lhs by kernel for padding pad (lo0, hi0, lo1,
  * hi1, ...; any sign), every buffer in g->dom's layout.  Every element of
  * out is written.  Returns false when out of memory for its scratch (out
