@@ -105,6 +105,17 @@ for ((r = 1; r <= rounds; r++)); do
         /median/ { for (i = 1; i <= NF; i++) if ($i == "median") ms = $(i + 1) }
         /output 0:/ { print r, p, who, ms, $4, $6 }' "$tmp/remote.out" >> "$records"
     done
+    # the GEMM programs once more with --profile, in the same round: the
+    # time of their GEMM steps alone (dot_general, convolution), per run
+    case "$p" in
+    mlp|cnn|attention)
+      "$shlo" bench "$mlir" --runs "$n" --warmup "$w" --profile \
+        > "$tmp/profile.out"
+      awk -v p="$p" '
+        $1 == "stablehlo.dot_general" || $1 == "stablehlo.convolution" {
+          us += $(NF - 1) }
+        END { print p, us / 1000 }' "$tmp/profile.out" >> "$tmp/gemm_steps" ;;
+    esac
     for peer in "${peer_list[@]}"; do
       run_peer "$p" "$peer" | "$py" -c '
 import json, sys
@@ -113,24 +124,17 @@ print(sys.argv[1], r["program"], r["peer"], r["median_ms"], repr(r["sum"]), repr
     done
   done
 done
-# The GEMM programs once more with --profile: the time of their GEMM steps
-# alone (dot_general, convolution), per run.
-for p in "${programs[@]}"; do
-  case "$p" in mlp|cnn|attention) ;; *) continue ;; esac
-  "$shlo" bench "$bench_dir/programs/$p.mlir" --runs "$runs" --warmup 3 \
-    --profile > "$tmp/profile.out"
-  awk -v p="$p" '
-    $1 == "stablehlo.dot_general" || $1 == "stablehlo.convolution" {
-      us += $(NF - 1) }
-    END { print p, us / 1000 }' "$tmp/profile.out" >> "$tmp/gemm_steps"
-done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 touch "$tmp/gemm_steps"
 "$py" - "$records" "$tmp/limits.txt" "$rounds" "${peer_list[*]}" "$tmp/gemm_steps" <<'PY'
 import re, statistics, sys
 records, limits_path, rounds, peers = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
-gemm_steps = dict((l.split()[0], float(l.split()[1])) for l in open(sys.argv[5]) if l.strip())
+steps_runs = {}
+for l in open(sys.argv[5]):
+    if l.strip():
+        steps_runs.setdefault(l.split()[0], []).append(float(l.split()[1]))
+gemm_steps = {p: statistics.median(v) for p, v in steps_runs.items()}
 # flops of the GEMM work, bytes every implementation must move at least.
 MIB = 1 << 20
 WORK = {
@@ -197,7 +201,7 @@ if gflops:
                     for p in ("mlp", "cnn", "attention") if p in rows and "shlo" in rows[p]))
     if gemm_steps:
         print("the same over the time of their GEMM steps alone (dot_general and "
-              "convolution, from one --profile run):",
+              "convolution, the median of a --profile run per round):",
               ", ".join(f"{share(p, ms)} ({ms:.2f} ms)" for p, ms in gemm_steps.items() if ms > 0))
 remote = sorted({who for by in rows.values() for who in by if who.startswith("at:")})
 if remote:
