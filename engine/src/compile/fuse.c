@@ -35,7 +35,7 @@
 #include <string.h>
 
 #if defined(__x86_64__)
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 
 #include "compile/fuse.h"
@@ -380,17 +380,58 @@ static char *rows_dest(const fused_run *r, int k, int64_t r0, char *scratch,
 }
 
 /* dst[0..n) = src[0..n) with stores that bypass the caches where the
- * CPU has them (SSE2: every x86-64): a group's results are written once
- * and read after the whole group, so caching them would only cost a read
- * of each line before it is overwritten.  rows_chunk fences them. */
-static void stream_copy(char *dst, const char *src, size_t n) {
-#if defined(__x86_64__)
-  size_t i = (16 - ((uintptr_t)dst & 15)) & 15; /* to a 16-byte boundary */
-  if (i > n) i = n;
-  memcpy(dst, src, i);
+ * CPU has them (SSE2: every x86-64; 32 or 64 bytes a store with AVX or
+ * AVX-512F): a group's results are written once and read after the whole
+ * group, so caching them would only cost a read of each line before it is
+ * overwritten.  fused_chunk and rows_chunk fence them. */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) static size_t stream_avx512(char *dst,
+                                                             const char *src,
+                                                             size_t n) {
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    _mm512_stream_si512((__m512i *)(dst + i),
+                        _mm512_loadu_si512((const void *)(src + i)));
+  return i;
+}
+
+__attribute__((target("avx"))) static size_t stream_avx(char *dst,
+                                                       const char *src,
+                                                       size_t n) {
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    _mm256_stream_si256((__m256i *)(dst + i),
+                        _mm256_loadu_si256((const __m256i *)(src + i)));
+  return i;
+}
+
+static size_t stream_sse2(char *dst, const char *src, size_t n) {
+  size_t i = 0;
   for (; i + 16 <= n; i += 16)
     _mm_stream_si128((__m128i *)(dst + i),
                      _mm_loadu_si128((const __m128i *)(src + i)));
+  return i;
+}
+
+typedef size_t (*stream_fn)(char *dst, const char *src, size_t n);
+
+static stream_fn stream_pick(void) {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return stream_avx512;
+  if (__builtin_cpu_supports("avx")) return stream_avx;
+  return stream_sse2;
+}
+#endif
+
+static void stream_copy(char *dst, const char *src, size_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static _Atomic(stream_fn) pick;
+  stream_fn fn = atomic_load_explicit(&pick, memory_order_relaxed);
+  if (!fn) atomic_store_explicit(&pick, fn = stream_pick(), memory_order_relaxed);
+  size_t i = (64 - ((uintptr_t)dst & 63)) & 63; /* to a line boundary */
+  if (i > n) i = n;
+  memcpy(dst, src, i);
+  i += fn(dst + i, src + i, n - i);
   memcpy(dst + i, src + i, n - i);
 #else
   memcpy(dst, src, n);
