@@ -455,6 +455,10 @@ static bool rows_streams(const fused *f, const member *m) {
  * would go through L2.  val[] keeps pointing at each member's block
  * (later reductions read them); row[] is scratch for the members'
  * pointers into one row. */
+/* Not vectorized: GCC would pair the row pointers' updates below into
+ * 16-byte loads of two 8-byte stores, which the CPU cannot forward, a
+ * stall per row of every block (a tenth of attention's softmax rows). */
+__attribute__((optimize("no-tree-vectorize")))
 static void rows_segment(const fused_run *r, int k, int e, char **val,
                          char **row, int64_t r0, int64_t nr, bool first,
                          char *scratch, size_t per) {
