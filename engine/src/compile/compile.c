@@ -391,7 +391,7 @@ static shlo_status compile_op(shlo_compiler *cc, block_ctx *bc,
   shlo_status st = quantized ? shlo__compile_quantized(cc, op, s, fn)
                              : fn(cc, op, s);
   /* A quantized op's kernel wraps its float loop: never fuse it. */
-  if (quantized) s->range = NULL;
+  if (quantized) s->range = NULL, s->range_one = NULL;
   if (!st && !s->fn)
     st = shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED, "no kernel for this op");
   return st;
