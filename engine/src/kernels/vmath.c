@@ -3,7 +3,7 @@
  * only the portable one exists.
  *
  * Built with -ffp-contract=off (CMakeLists.txt): the FMAs are written out
- * (fmaf in the portable variant, which is exact everywhere), and a
+ * (emulated exactly in the portable variant), and a
  * multiply and add that the compiler fused on its own in one variant only
  * would round once where the others round twice. */
 #include <math.h>

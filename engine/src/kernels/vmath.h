@@ -11,9 +11,11 @@
  * tanh of +-inf is +-1 and of +-0 is +-0; logistic never overflows
  * (exp(-|x|) inside).
  *
- * The ISA is picked at run time (AVX-512F, AVX2, else the portable
- * variant: SSE2 on x86-64); the build needs no -march.  d and x may be the
- * same array. */
+ * The ISA is picked at run time (AVX-512F, AVX2 with FMA, else the
+ * portable variant: SSE2 on x86-64); the build needs no -march.  The
+ * portable variant emulates each FMA exactly in double, at some 50 ns an
+ * element (against 0.2 with AVX-512F): the price of the same bits on CPUs
+ * without FMA.  d and x may be the same array. */
 #ifndef SHLO_VMATH_H
 #define SHLO_VMATH_H
 

@@ -6,7 +6,8 @@
  * dispatch.
  *
  * Every step is one IEEE f32 operation, an FMA being one (a * b + c
- * rounded once: the FMA instruction, or fmaf in the portable variant),
+ * rounded once: the FMA instruction, or its exact emulation in double in
+ * the portable variant),
  * and vmath.c is built without contraction, so every variant, at any
  * width, gives the same bits.  The maths, on f32:
  *   exp(x):   x clamped to [-104, 89] (exp of either end is already 0 or
@@ -80,10 +81,28 @@ VM_INLINE bool VM_FN(any_outside)(VI k, int lo, int hi) {
   return !_mm256_testz_si256((__m256i)m, (__m256i)m);
 }
 #else
+/* fmaf without an FMA unit or a call per element (glibc's fmaf is a call
+ * even where the CPU has FMA, and slow software where it has not): the
+ * product of two floats is exact in double; the sum is rounded to odd
+ * (the nearest double, moved one ulp towards the exact sum when that
+ * double is even and inexact), and a double rounded to odd rounds to
+ * float as the exact sum would: correctly, the same bits as an FMA. */
+typedef double VM_N(vd, VM_ISA) __attribute__((vector_size(VM_W * 8)));
+typedef int64_t VM_N(vl, VM_ISA) __attribute__((vector_size(VM_W * 8)));
 VM_INLINE VF VM_FN(fma)(VF a, VF b, VF c) {
-  VF r;
-  for (int j = 0; j < VM_W; j++) r[j] = fmaf(a[j], b[j], c[j]);
-  return r;
+  typedef VM_N(vd, VM_ISA) vd;
+  typedef VM_N(vl, VM_ISA) vl;
+  vd p = __builtin_convertvector(a, vd) * __builtin_convertvector(b, vd);
+  vd cd = __builtin_convertvector(c, vd), s = p + cd;
+  vd bb = s - p, err = (p - (s - bb)) + (cd - bb); /* s + err = p + c */
+  /* (double compares give masks; no 64-bit integer compares, which SSE2
+   * lacks) */
+  vl u = (vl)s;
+  vl inexact = (vl)(err != 0) & (vl)(s - s == 0); /* and s finite */
+  vl even = (u & 1) - 1;                           /* all ones if even */
+  vl away = ~((vl)(err > 0) ^ (vl)(s > 0));        /* err has s's sign */
+  vl step = (away & 2) - 1;                        /* +1 or -1 */
+  return __builtin_convertvector((vd)(u + (inexact & even & step)), VF);
 }
 VM_INLINE VF VM_FN(max)(VF a, VF b) { return VM_FN(sel)(a > b, a, b); }
 VM_INLINE VF VM_FN(min)(VF a, VF b) { return VM_FN(sel)(a < b, a, b); }
