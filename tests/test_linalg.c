@@ -835,6 +835,29 @@ static void test_conv_small_window_path(void **state) {
   plan = plan_text(wide);
   assert_non_null(strstr(plan, "stablehlo.convolution [nhwc gemm]"));
   free(plan);
+  /* no in-features: an empty window, all zeros (not the small path) */
+  const char *none =
+      "func.func @main(%a: tensor<1x4x4x0xf32>, %b: tensor<3x3x0x8xf32>) -> "
+      "tensor<1x4x4x8xf32> {\n"
+      "  %r = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, 1, f]x"
+      "[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], "
+      "[1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+      " : (tensor<1x4x4x0xf32>, tensor<3x3x0x8xf32>) -> tensor<1x4x4x8xf32>\n"
+      "  func.return %r : tensor<1x4x4x8xf32>\n}\n";
+  plan = plan_text(none);
+  assert_non_null(strstr(plan, "stablehlo.convolution [nhwc gemm]"));
+  free(plan);
+  int64_t nd[4] = {1, 4, 4, 0}, nk[4] = {3, 3, 0, 8};
+  shlo_value *none_args[2] = {shlo_tensor_new(SHLO_F32, 4, nd),
+                              shlo_tensor_new(SHLO_F32, 4, nk)};
+  shlo_value **zres = NULL;
+  int nz = 0;
+  assert_int_equal(run_args(none, none_args, 2, &zres, &nz, 0), SHLO_OK);
+  for (int64_t i = 0; i < zres[0]->numel; i++)
+    assert_true(((const float *)zres[0]->data)[i] == 0.0f);
+  for (int i = 0; i < 2; i++) shlo_value_unref(none_args[i]);
+  shlo_value_unref(zres[0]);
+  free(zres);
 }
 
 /* Grouped, lhs-dilated, reversed and narrow-float convolutions in the

@@ -144,7 +144,9 @@ static void nhwc_blocks(void *ctx, int64_t lo, int64_t hi) {
 bool shlo__conv_nhwc_small(const shlo__conv_nhwc *g) {
   int64_t k = g->ci;
   for (int i = 0; i < g->ns; i++) k *= g->k_sp[i];
-  return g->dom == LA_F32 && k <= NHWC_SMALL_K && g->co <= NHWC_SMALL_CO;
+  /* (an empty window or no in-features: the GEMM's zeros) */
+  return g->dom == LA_F32 && k > 0 && k <= NHWC_SMALL_K &&
+         g->co <= NHWC_SMALL_CO;
 }
 
 #define NHWC_SMALL_POS 4 /* output positions at once: independent sums */
