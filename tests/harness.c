@@ -2,6 +2,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,4 +30,14 @@ shlo_status harness_run(const char *text, bool quiet) {
   shlo_executable_free(e);
   shlo_module_free(m);
   return st;
+}
+
+char *harness_explain(const shlo_executable *e) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  shlo_executable_explain(e, f);
+  fclose(f);
+  return buf;
 }

@@ -11,6 +11,9 @@
  * diagnostic unless quiet.  Frees everything it made. */
 shlo_status harness_run(const char *text, bool quiet);
 
+/* What --explain prints for e (malloc'd; the caller frees it). */
+char *harness_explain(const shlo_executable *e);
+
 /* A program: @main with the given body lines. */
 #define PROG(...) "func.func @main() {\n" __VA_ARGS__ "  func.return\n}\n"
 

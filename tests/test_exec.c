@@ -33,16 +33,6 @@ static void release(compiled *c) {
   shlo_module_free(c->m);
 }
 
-static char *explain(const shlo_executable *e) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  assert_non_null(f);
-  shlo_executable_explain(e, f);
-  fclose(f);
-  return buf;
-}
-
 static const char *chain =
     "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
     "  %0 = stablehlo.add %a, %a : tensor<4xf32>\n"
@@ -55,7 +45,7 @@ static const char *chain =
 static void plans_free_values_after_last_use(void **state) {
   (void)state;
   compiled c = compile_text(chain);
-  char *text = explain(c.e);
+  char *text = harness_explain(c.e);
   assert_non_null(strstr(text, "plan main: 1 args, 4 slots, 3 steps, results [3]"));
   assert_non_null(strstr(text, "0: stablehlo.add (0, 0) -> (1) free [0]"));
   assert_non_null(strstr(text, "1: stablehlo.multiply (1, 1) -> (2) free [1]"));

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "harness.h"
 #include "shlo/engine.h"
 
 /* ---- harness ---- */
@@ -603,12 +604,7 @@ static char *plan_text(const char *text) {
   if (shlo_parse_module(text, strlen(text), "test.mlir", &m, &d))
     fail_msg("parse: %s", d.message);
   if (shlo_compile(m, NULL, &e, &d)) fail_msg("compile: %s", d.message);
-  char *plan = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&plan, &len);
-  assert_non_null(f);
-  shlo_executable_explain(e, f);
-  fclose(f);
+  char *plan = harness_explain(e);
   shlo_executable_free(e);
   shlo_module_free(m);
   return plan;

@@ -279,7 +279,8 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
   fused_run *r = ctx;
   const fused *f = r->f;
   size_t per = (size_t)f->chunk * f->scratch_esz;
-  char *scratch = aligned_alloc(64, (size_t)(f->n_slots ? f->n_slots : 1) * per);
+  size_t slots = f->n_slots ? (size_t)f->n_slots : 1;
+  char *scratch = aligned_alloc(64, slots * per);
   char **val = malloc((size_t)f->n_members * sizeof *val);
   if (!scratch || !val) {
     free(scratch);
@@ -380,8 +381,8 @@ static char *rows_dest(const fused_run *r, int k, int64_t r0, char *scratch,
 }
 
 /* dst[0..n) = src[0..n) with stores that bypass the caches where the
- * CPU has them (SSE2: every x86-64; 32 or 64 bytes a store with AVX or
- * AVX-512F): a group's results are written once and read after the whole
+ * CPU has them (SSE2: every x86-64; 64 bytes a store with AVX-512F): a
+ * group's results are written once and read after the whole
  * group, so caching them would only cost a read of each line before it is
  * overwritten.  fused_chunk and rows_chunk fence them. */
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -392,16 +393,6 @@ __attribute__((target("avx512f"))) static size_t stream_avx512(char *dst,
   for (; i + 64 <= n; i += 64)
     _mm512_stream_si512((__m512i *)(dst + i),
                         _mm512_loadu_si512((const void *)(src + i)));
-  return i;
-}
-
-__attribute__((target("avx"))) static size_t stream_avx(char *dst,
-                                                       const char *src,
-                                                       size_t n) {
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32)
-    _mm256_stream_si256((__m256i *)(dst + i),
-                        _mm256_loadu_si256((const __m256i *)(src + i)));
   return i;
 }
 
@@ -417,9 +408,7 @@ typedef size_t (*stream_fn)(char *dst, const char *src, size_t n);
 
 static stream_fn stream_pick(void) {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return stream_avx512;
-  if (__builtin_cpu_supports("avx")) return stream_avx;
-  return stream_sse2;
+  return __builtin_cpu_supports("avx512f") ? stream_avx512 : stream_sse2;
 }
 #endif
 
@@ -427,7 +416,8 @@ static void stream_copy(char *dst, const char *src, size_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
   static _Atomic(stream_fn) pick;
   stream_fn fn = atomic_load_explicit(&pick, memory_order_relaxed);
-  if (!fn) atomic_store_explicit(&pick, fn = stream_pick(), memory_order_relaxed);
+  if (!fn)
+    atomic_store_explicit(&pick, fn = stream_pick(), memory_order_relaxed);
   size_t i = (64 - ((uintptr_t)dst & 63)) & 63; /* to a line boundary */
   if (i > n) i = n;
   memcpy(dst, src, i);

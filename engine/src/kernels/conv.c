@@ -548,7 +548,8 @@ static shlo_status conv_use_nhwc(shlo_compiler *cc, const shlo_op *op,
     g->o_sp[i] = p->o_sp[i];
     g->stride[i] = p->stride[i], g->rhs_dil[i] = p->rhs_dil[i];
   }
-  const char *how = shlo__conv_nhwc_small(g) ? "nhwc small window" : "nhwc gemm";
+  const char *how =
+      shlo__conv_nhwc_small(g) ? "nhwc small window" : "nhwc gemm";
   size_t len = strlen(op->name) + strlen(how) + 4;
   if (!(step->label = malloc(len)))
     return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");

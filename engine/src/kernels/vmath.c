@@ -6,7 +6,6 @@
  * (emulated exactly in the portable variant), and a
  * multiply and add that the compiler fused on its own in one variant only
  * would round once where the others round twice. */
-#include <math.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,9 +45,13 @@ typedef struct vm_impl {
 #define VM_KIND VM_AVX512
 #define VM_TARGET "avx512f"
 #define VM_W 16
+#define VM_PS(op) _mm512_##op##_ps
+#define VM_M __m512
 #include "kernels/vmath_body.h"
 #undef VM_ISA
 #undef VM_KIND
+#undef VM_PS
+#undef VM_M
 #undef VM_TARGET
 #undef VM_W
 
@@ -56,9 +59,13 @@ typedef struct vm_impl {
 #define VM_KIND VM_AVX2
 #define VM_TARGET "avx2,fma"
 #define VM_W 8
+#define VM_PS(op) _mm256_##op##_ps
+#define VM_M __m256
 #include "kernels/vmath_body.h"
 #undef VM_ISA
 #undef VM_KIND
+#undef VM_PS
+#undef VM_M
 #undef VM_TARGET
 #undef VM_W
 #endif

@@ -1,9 +1,10 @@
 /* One variant of the vector maths of vmath.h.  vmath.c includes this once
  * per variant with VM_ISA (a name suffix), VM_KIND (VM_AVX512, VM_AVX2 or
  * VM_PORTABLE), VM_TARGET (a target attribute string; none for the
- * portable variant) and VM_W (floats per vector) defined; everything here
- * is compiled for that target only and reached through vmath.c's
- * dispatch.
+ * portable variant), VM_W (floats per vector) and, for the ISA variants,
+ * VM_PS and VM_M (their intrinsics' prefix and vector type) defined;
+ * everything here is compiled for that target only and reached through
+ * vmath.c's dispatch.
  *
  * Every step is one IEEE f32 operation, an FMA being one (a * b + c
  * rounded once: the FMA instruction, or its exact emulation in double in
@@ -51,31 +52,25 @@ VM_INLINE VF VM_FN(sel)(VI m, VF a, VF b) {
 
 /* a * b + c, rounded once; max and min with MAXPS's rule (b when either
  * is NaN); whether any lane of k is outside [lo, hi] */
-#if VM_KIND == VM_AVX512
+#if VM_KIND != VM_PORTABLE
+/* VM_PS(op): the ISA's _mm{256,512}_op_ps; VM_M: its vector type */
 VM_INLINE VF VM_FN(fma)(VF a, VF b, VF c) {
-  return (VF)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+  return (VF)VM_PS(fmadd)((VM_M)a, (VM_M)b, (VM_M)c);
 }
 VM_INLINE VF VM_FN(max)(VF a, VF b) {
-  return (VF)_mm512_max_ps((__m512)a, (__m512)b);
+  return (VF)VM_PS(max)((VM_M)a, (VM_M)b);
 }
 VM_INLINE VF VM_FN(min)(VF a, VF b) {
-  return (VF)_mm512_min_ps((__m512)a, (__m512)b);
+  return (VF)VM_PS(min)((VM_M)a, (VM_M)b);
 }
+#endif
+#if VM_KIND == VM_AVX512
 VM_INLINE bool VM_FN(any_outside)(VI k, int lo, int hi) {
   __m512i v = (__m512i)k;
   return (_mm512_cmplt_epi32_mask(v, _mm512_set1_epi32(lo)) |
           _mm512_cmpgt_epi32_mask(v, _mm512_set1_epi32(hi))) != 0;
 }
 #elif VM_KIND == VM_AVX2
-VM_INLINE VF VM_FN(fma)(VF a, VF b, VF c) {
-  return (VF)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
-}
-VM_INLINE VF VM_FN(max)(VF a, VF b) {
-  return (VF)_mm256_max_ps((__m256)a, (__m256)b);
-}
-VM_INLINE VF VM_FN(min)(VF a, VF b) {
-  return (VF)_mm256_min_ps((__m256)a, (__m256)b);
-}
 VM_INLINE bool VM_FN(any_outside)(VI k, int lo, int hi) {
   VI m = (k < lo) | (k > hi);
   return !_mm256_testz_si256((__m256i)m, (__m256i)m);
