@@ -34,14 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include "compile/fuse.h"
 #include "core/tensor_uninit.h"
 #include "kernels/multiversion.h"
 #include "kernels/reduce_int.h"
+#include "kernels/stream_store.h"
 #include "ops/ops.h"
 #include "runtime/exec.h"
 #include "runtime/pool.h"
@@ -64,7 +61,6 @@
 #define ROWS_L1_ELEMS 1024  /* elements of a value per block, when rows
                                can be folded one at a time */
 #define ROWS_APART_MIN_COLS 64 /* shorter rows: per-call costs would show */
-#define ROWS_STREAM_MIN_BYTES (2 << 20) /* results bigger than L2 */
 
 /* Rows groups: which elements of a value a member works on, and how far
  * an external operand advances from one block of rows to the next. */
@@ -266,13 +262,11 @@ typedef struct fused_run {
   atomic_int failed;
 } fused_run;
 
-static void stream_copy(char *dst, const char *src, size_t n);
-
 /* Whether run member m makes its result in scratch and streams it out
- * (stream_copy): a returned value larger than L2. */
+ * (shlo__stream_copy): a returned value larger than L2. */
 static bool run_streams(const fused *f, const member *m) {
   return m->out >= 0 && m->result &&
-         (size_t)f->numel * m->esz >= ROWS_STREAM_MIN_BYTES;
+         (size_t)f->numel * m->esz >= SHLO_STREAM_MIN_BYTES;
 }
 
 static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
@@ -317,13 +311,11 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
       }
       if (m->bcast) bcast_fill(&m->map, x[0], d, b, n, m->esz);
       else member_range(f, m, d, x, n);
-      if (res && d != res) stream_copy(res, d, (size_t)n * m->esz);
+      if (res && d != res) shlo__stream_copy(res, d, (size_t)n * m->esz);
       val[k] = d;
     }
   }
-#if defined(__x86_64__)
-  _mm_sfence(); /* stream_copy's stores, before the pool's join */
-#endif
+  shlo__stream_fence(); /* before the pool's join */
   free(val);
   free(scratch);
 }
@@ -380,61 +372,13 @@ static char *rows_dest(const fused_run *r, int k, int64_t r0, char *scratch,
                      : scratch + (size_t)k * per;
 }
 
-/* dst[0..n) = src[0..n) with stores that bypass the caches where the
- * CPU has them (SSE2: every x86-64; 64 bytes a store with AVX-512F): a
- * group's results are written once and read after the whole
- * group, so caching them would only cost a read of each line before it is
- * overwritten.  fused_chunk and rows_chunk fence them. */
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx512f"))) static size_t stream_avx512(char *dst,
-                                                             const char *src,
-                                                             size_t n) {
-  size_t i = 0;
-  for (; i + 64 <= n; i += 64)
-    _mm512_stream_si512((__m512i *)(dst + i),
-                        _mm512_loadu_si512((const void *)(src + i)));
-  return i;
-}
-
-static size_t stream_sse2(char *dst, const char *src, size_t n) {
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    _mm_stream_si128((__m128i *)(dst + i),
-                     _mm_loadu_si128((const __m128i *)(src + i)));
-  return i;
-}
-
-typedef size_t (*stream_fn)(char *dst, const char *src, size_t n);
-
-static stream_fn stream_pick(void) {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") ? stream_avx512 : stream_sse2;
-}
-#endif
-
-static void stream_copy(char *dst, const char *src, size_t n) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static _Atomic(stream_fn) pick;
-  stream_fn fn = atomic_load_explicit(&pick, memory_order_relaxed);
-  if (!fn)
-    atomic_store_explicit(&pick, fn = stream_pick(), memory_order_relaxed);
-  size_t i = (64 - ((uintptr_t)dst & 63)) & 63; /* to a line boundary */
-  if (i > n) i = n;
-  memcpy(dst, src, i);
-  i += fn(dst + i, src + i, n - i);
-  memcpy(dst + i, src + i, n - i);
-#else
-  memcpy(dst, src, n);
-#endif
-}
-
 /* Whether member m is made row by row in scratch and streamed to its
- * result tensor (stream_copy): a full-size value that the function
+ * result tensor (shlo__stream_copy): a full-size value that the function
  * returns, larger than L2.  A value the next steps read is better left
  * in the caches. */
 static bool rows_streams(const fused *f, const member *m) {
   return m->out >= 0 && m->result && m->dom == DOM_FULL &&
-         (size_t)(f->rows * f->cols) * m->esz >= ROWS_STREAM_MIN_BYTES;
+         (size_t)(f->rows * f->cols) * m->esz >= SHLO_STREAM_MIN_BYTES;
 }
 
 /* Members [k, e) of the group, none of them a reduction, over the block
@@ -468,7 +412,7 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
       if (m->dom != DOM_FULL || !rows_computes(m, first)) continue;
       rows_member(r, m, row, r0 + j, 1, row[q]);
       if (rows_streams(f, m))
-        stream_copy(rows_dest(r, q, r0 + j, scratch, per), row[q],
+        shlo__stream_copy(rows_dest(r, q, r0 + j, scratch, per), row[q],
                     m->row_bytes);
     }
     for (int q = 0; q < e; q++) row[q] += f->m[q].row_bytes; /* row j + 1 */
@@ -510,9 +454,7 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
       k = e;
     }
   }
-#if defined(__x86_64__)
-  _mm_sfence(); /* stream_copy's stores, before the pool's join */
-#endif
+  shlo__stream_fence(); /* before the pool's join */
   free(val);
   free(scratch);
 }

@@ -15,6 +15,7 @@
 #include "kernels/multiversion.h"
 #include "core/floatfmt.h"
 #include "core/storage.h"
+#include "core/tensor_uninit.h"
 #include "kernels/reduce_int.h"
 
 /* ---- native binary bodies ---- */
@@ -225,6 +226,22 @@ RB_DEF_COMPLEX(c128, rb_c128, double)
     for (int64_t i = 0; i < n; i++)                                         \
       st_##TN(dst, i,                                                       \
               c_##OP##_##TN(ld_##TN(dst, i, b), ld_##TN(src, i, b), b), b); \
+  }                                                                         \
+  RB_CLONE_##TN static void accum_grid_##OP##_##TN(                        \
+      void *dst, const void *src, const shlo_rb_grid *g,                    \
+      const shlo_rb_native *b) {                                            \
+    int64_t n = g->n, rows = g->rows, kn = g->k;                            \
+    size_t esz = b->esz, dstep = (size_t)g->dst_step * esz;                 \
+    size_t sstep = (size_t)g->src_step * esz, kstep = (size_t)g->k_step * esz; \
+    for (int64_t r = 0; r < rows; r++) {                                    \
+      char *d = (char *)dst + (size_t)r * dstep;                            \
+      for (int64_t k = 0; k < kn; k++) {                                    \
+        const char *x = (const char *)src + (size_t)r * sstep + (size_t)k * kstep; \
+        for (int64_t i = 0; i < n; i++)                                     \
+          st_##TN(d, i, c_##OP##_##TN(ld_##TN(d, i, b), ld_##TN(x, i, b), b), \
+                  b);                                                       \
+      }                                                                     \
+    }                                                                       \
   }
 
 #define RB_INT_TYPES(X, OP)                                                 \
@@ -248,7 +265,8 @@ RB_FLOAT_TYPES(RB_LOOPS, MAX)
 RB_FLOAT_TYPES(RB_LOOPS, MIN)
 
 #define RB_CELL(OP, TN, T)                                                  \
-  [FL_##TN] = {fold_##OP##_##TN, gfold_##OP##_##TN, accum_##OP##_##TN},
+  [FL_##TN] = {fold_##OP##_##TN, gfold_##OP##_##TN, accum_##OP##_##TN,      \
+               accum_grid_##OP##_##TN},
 #define RB_ROW_ALL(OP)                                                      \
   [RB_##OP] = {RB_INT_TYPES(RB_CELL, OP) RB_FLOAT_TYPES(RB_CELL, OP)},
 #define RB_ROW_INT(OP) [RB_##OP] = {RB_INT_TYPES(RB_CELL, OP)},
@@ -257,6 +275,7 @@ typedef struct {
   shlo_rb_fold_fn fold;
   shlo_rb_gfold_fn gfold;
   shlo_rb_accum_fn accum;
+  shlo_rb_accum_grid_fn accum_grid;
 } rb_loops;
 
 static const rb_loops rb_tab[RB_NOPS][FL_COUNT] = {
@@ -563,6 +582,7 @@ bool shlo__rb_match(shlo_compiler *cc, const shlo_op *op, int r,
   if (fl == FL_f32 && k == RB_MIN) b->fold = fold_MIN_f32_lanes;
   b->gfold = rb_tab[k][fl].gfold;
   b->accum = rb_tab[k][fl].accum;
+  b->accum_grid = rb_tab[k][fl].accum_grid;
   return true;
 }
 
@@ -721,7 +741,11 @@ shlo_status shlo__rb_new_results(const shlo_step *s,
                                  const shlo_type *const *t, int n,
                                  shlo_value **out, shlo_exec *ex) {
   for (int k = 0; k < n; k++) {
-    out[k] = shlo_tensor_new_like(t[k]);
+    out[k] = shlo__tensor_new_uninit(t[k]->elem, t[k]->rank, t[k]->dims);
+    if (out[k] && shlo_tensor_set_quant(out[k], t[k]->quant) != SHLO_OK) {
+      shlo_value_unref(out[k]);
+      out[k] = NULL;
+    }
     if (!out[k]) {
       shlo__rb_unref_n(out, k);
       return shlo__exec_fail(ex, s, SHLO_ENOMEM,

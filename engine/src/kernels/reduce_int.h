@@ -38,6 +38,16 @@ typedef void (*shlo_rb_fold_rows_fn)(void *acc, const void *src, int64_t rows,
 /* dst[i] = body(dst[i], src[i]) for i in [0, n). */
 typedef void (*shlo_rb_accum_fn)(void *dst, const void *src, int64_t n,
                                  const shlo_rb_native *b);
+/* A grid of rows folded into rows: for r in [0, rows) and then k in
+ * [0, k): dst[r * dst_step + i] = body(dst[r * dst_step + i],
+ * src[r * src_step + k * k_step + i]) for i in [0, n), in that order;
+ * steps in elements (a step of 0 folds the same row again). */
+typedef struct shlo_rb_grid {
+  int64_t n, rows, dst_step, src_step, k, k_step;
+} shlo_rb_grid;
+typedef void (*shlo_rb_accum_grid_fn)(void *dst, const void *src,
+                                      const shlo_rb_grid *grid,
+                                      const shlo_rb_native *b);
 
 struct shlo_rb_native {
   int opcode;         /* SHLO_OP_ADD, ...; 0 = not native */
@@ -48,6 +58,7 @@ struct shlo_rb_native {
   shlo_rb_fold_fn fold;
   shlo_rb_gfold_fn gfold;
   shlo_rb_accum_fn accum;
+  shlo_rb_accum_grid_fn accum_grid;
   shlo_rb_fold_rows_fn fold_rows;
   /* Rows fold_rows folds side by side (a fused row kernel passes it
    * blocks of a multiple of this many rows); 1: one at a time. */
@@ -160,7 +171,9 @@ shlo_status shlo__rb_stopped(const shlo_step *s, shlo_exec *ex);
 /* Drop and clear v[0..n). */
 void shlo__rb_unref_n(shlo_value **v, int n);
 
-/* New results out[0..n) of types t[0..n); on failure none are left. */
+/* New results out[0..n) of types t[0..n), their elements not zeroed:
+ * every kernel of this family writes each one (or drops the results);
+ * on failure none are left. */
 shlo_status shlo__rb_new_results(const shlo_step *s,
                                  const shlo_type *const *t, int n,
                                  shlo_value **out, shlo_exec *ex);

@@ -26,6 +26,7 @@
 
 #include "runtime/pool.h"
 #include "kernels/reduce_int.h"
+#include "kernels/stream_store.h"
 
 /* Window geometry shared by both ops. */
 typedef struct win_geom {
@@ -247,10 +248,13 @@ static void rw_native_chunk(void *ctx, int64_t lo, int64_t hi) {
 }
 
 /* Windows that span one element of the last dimension (stride 1, no
- * padding or dilation there) -- pooling over NHWC -- fold whole rows: for
- * each output position over the outer dimensions, every window position
- * folds its contiguous row into the output row with the body's vector
- * loop.  Each element still sees the window in row-major order. */
+ * padding or dilation there) -- pooling over NHWC -- fold whole rows.
+ * The outputs are taken in segments of consecutive positions along the
+ * next-to-last dimension d (a run of output pixels that stays in L1).
+ * For each window position over the dimensions before d, in row-major
+ * order, one grid call folds, for every output pixel of the segment, its
+ * window row along d (input pixels read in memory order); so each
+ * element still sees its window in row-major order. */
 static bool rows_fold(const win_geom *g) {
   int last = g->rank - 1;
   return g->rank >= 2 && g->win[last] == 1 && g->stride[last] == 1 &&
@@ -258,55 +262,138 @@ static bool rows_fold(const win_geom *g) {
          g->out_dims[last] == g->in_dims[last] && g->in_str[last] == 1;
 }
 
+enum { RW_SEGMENT_BYTES = 16 << 10 };
+
+/* Narrow [*a, *b) to the outputs along dimension d for which window
+ * position w falls inside the input (base dilation 1 there). */
+static void rw_inside(const win_geom *g, int d, int64_t w, int64_t *a,
+                      int64_t *b) {
+  int64_t s = g->stride[d], first = g->lo[d] - w * g->wdil[d];
+  int64_t top = g->dil_size[d] - 1 - w * g->wdil[d] + g->lo[d];
+  int64_t lo = first <= 0 ? 0 : (first + s - 1) / s;
+  int64_t hi = top < 0 ? 0 : top / s + 1;
+  if (lo > *a) *a = lo;
+  if (hi < *b) *b = hi;
+  if (*b < *a) *b = *a;
+}
+
+/* Fold the window row along d of one output pixel (output index od along
+ * d, acc its row) position by position, init where it leaves the input. */
+static void rw_fold_pixel(const rw_native_job *j, int d, int64_t od,
+                          const char *base, char *acc, const char *init_row) {
+  const win_geom *g = &j->p->g;
+  const shlo_rb_native *b = &j->p->nat;
+  int64_t C = g->out_dims[g->rank - 1];
+  for (int64_t w = 0; w < g->win[d]; w++) {
+    int64_t ix = win_index(g, d, od, w);
+    b->accum(acc, ix < 0 ? init_row : base + (size_t)(ix * g->in_str[d]) * b->esz,
+             C, b);
+  }
+}
+
+/* Fold window position w of the dimensions before d = rank - 2, with the
+ * whole window row along d, into the segment acc of outputs o[d] ..
+ * o[d] + len - 1 along d. */
+static void rw_fold_window_row(const rw_native_job *j, const int64_t *o,
+                               const int64_t *w, int64_t len, char *acc,
+                               const char *init_row) {
+  const win_geom *g = &j->p->g;
+  const shlo_rb_native *b = &j->p->nat;
+  int last = g->rank - 1, d = last - 1;
+  int64_t C = g->out_dims[last];
+  size_t esz = b->esz;
+  int64_t base = 0;
+  for (int k = 0; k < d; k++) {
+    int64_t ix = win_index(g, k, o[k], w[k]);
+    if (ix < 0) { /* the whole window row lies in padding */
+      shlo_rb_grid pad = {C, len, C, 0, g->win[d], 0};
+      b->accum_grid(acc, init_row, &pad, b);
+      return;
+    }
+    base += ix * g->in_str[k];
+  }
+  const char *row = j->src + (size_t)base * esz;
+  /* [a, e): the pixels whose whole window row lies inside the input */
+  int64_t a = o[d], e = o[d] + len;
+  if (g->bdil[d] == 1) {
+    rw_inside(g, d, 0, &a, &e);
+    rw_inside(g, d, g->win[d] - 1, &a, &e);
+  } else {
+    a = e;
+  }
+  for (int64_t od = o[d]; od < a; od++)
+    rw_fold_pixel(j, d, od, row, acc + (size_t)((od - o[d]) * C) * esz, init_row);
+  if (e > a) {
+    int64_t p = a * g->stride[d] - g->lo[d];
+    shlo_rb_grid in = {C, e - a, C, g->stride[d] * g->in_str[d], g->win[d],
+                       g->wdil[d] * g->in_str[d]};
+    b->accum_grid(acc + (size_t)((a - o[d]) * C) * esz,
+                  row + (size_t)(p * g->in_str[d]) * esz, &in, b);
+  }
+  for (int64_t od = e > a ? e : a; od < o[d] + len; od++)
+    rw_fold_pixel(j, d, od, row, acc + (size_t)((od - o[d]) * C) * esz, init_row);
+}
+
 static void rw_rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   rw_native_job *j = ctx;
   const win_geom *g = &j->p->g;
   const shlo_rb_native *b = &j->p->nat;
-  int last = g->rank - 1;
+  int last = g->rank - 1, d = last - 1;
   int64_t C = g->out_dims[last];
   size_t esz = b->esz, row = (size_t)C * esz;
-  char *init_row = malloc(row ? row : 1);
-  if (!init_row) {
+  int64_t seg_max = row >= RW_SEGMENT_BYTES ? 1 : RW_SEGMENT_BYTES / (int64_t)row;
+  if (seg_max > hi - lo) seg_max = hi - lo;
+  /* a segment of init values, copied into each segment before its folds
+   * (its first row is also the row padding folds); a result larger than
+   * L2 is folded in a second, scratch segment and streamed out */
+  size_t seg_bytes = row * (size_t)seg_max;
+  bool stream = (size_t)g->out_numel * esz >= SHLO_STREAM_MIN_BYTES;
+  char *init_seg = malloc(seg_bytes * (stream ? 2 : 1) + 1);
+  if (!init_seg) {
     atomic_store(&j->failed, 1);
     return;
   }
-  for (int64_t c = 0; c < C; c++) memcpy(init_row + (size_t)c * esz, j->init, esz);
-  int64_t o[SHLO_MAX_RANK] = {0}, rest = lo;
-  for (int d = last - 1; d >= 0; d--) {
-    o[d] = rest % g->out_dims[d];
-    rest /= g->out_dims[d];
+  for (int64_t c = 0; c < C; c++) memcpy(init_seg + (size_t)c * esz, j->init, esz);
+  for (size_t have = row, want = row * (size_t)seg_max; have < want;) {
+    size_t more = have < want - have ? have : want - have;
+    memcpy(init_seg + have, init_seg, more);
+    have += more;
   }
-  for (int64_t pix = lo; pix < hi; pix++) {
-    if ((pix & 255) == 255 &&
-        (atomic_load(&j->stopped) || shlo__exec_should_stop(j->ex))) {
+  int64_t o[SHLO_MAX_RANK] = {0}, rest = lo;
+  for (int k = d; k >= 0; k--) {
+    o[k] = rest % g->out_dims[k];
+    rest /= g->out_dims[k];
+  }
+  for (int64_t pix = lo; pix < hi;) {
+    if (atomic_load(&j->stopped) || shlo__exec_should_stop(j->ex)) {
       atomic_store(&j->stopped, 1);
       break;
     }
-    char *acc = j->dst + (size_t)pix * row;
-    memcpy(acc, init_row, row);
+    int64_t len = g->out_dims[d] - o[d];
+    if (len > hi - pix) len = hi - pix;
+    if (len > seg_max) len = seg_max;
+    char *acc = stream ? init_seg + seg_bytes : j->dst + (size_t)pix * row;
+    memcpy(acc, init_seg, (size_t)len * row);
     int64_t w[SHLO_MAX_RANK] = {0};
     for (;;) {
-      int64_t base = 0;
-      bool valid = true;
-      for (int d = 0; d < last && valid; d++) {
-        int64_t ix = win_index(g, d, o[d], w[d]);
-        valid = ix >= 0;
-        base += ix * g->in_str[d];
+      rw_fold_window_row(j, o, w, len, acc, init_seg);
+      int k = d - 1;
+      for (; k >= 0; k--) {
+        if (++w[k] < g->win[k]) break;
+        w[k] = 0;
       }
-      b->accum(acc, valid ? j->src + (size_t)base * esz : init_row, C, b);
-      int d = last - 1;
-      for (; d >= 0; d--) {
-        if (++w[d] < g->win[d]) break;
-        w[d] = 0;
-      }
-      if (d < 0) break;
+      if (k < 0) break;
     }
-    for (int d = last - 1; d >= 0; d--) {
-      if (++o[d] < g->out_dims[d]) break;
-      o[d] = 0;
+    if (stream) shlo__stream_copy(j->dst + (size_t)pix * row, acc, (size_t)len * row);
+    pix += len;
+    o[d] += len;
+    for (int k = d; k >= 0 && o[k] >= g->out_dims[k]; k--) {
+      o[k] = 0;
+      if (k > 0) o[k - 1]++;
     }
   }
-  free(init_row);
+  shlo__stream_fence(); /* before the pool's join */
+  free(init_seg);
 }
 
 static shlo_status k_reduce_window_native(const shlo_step *s,
@@ -326,10 +413,10 @@ static shlo_status k_reduce_window_native(const shlo_step *s,
   for (int d = 0; d < g->rank; d++) per_out *= g->win[d] > 0 ? g->win[d] : 1;
   int64_t grain = (1 << 14) / per_out;
   rw_native_job j = {p, in[0]->data, in[1]->data, out[0]->data, ex, 0, 0};
-  if (rows_fold(g) && p->nat.accum) {
+  if (rows_fold(g) && p->nat.accum_grid) {
     int64_t C = g->out_dims[g->rank - 1];
     int64_t pixels = C ? g->out_numel / C : 0;
-    int64_t pg = (1 << 14) / (per_out * (C ? C : 1));
+    int64_t pg = (1 << 16) / (per_out * (C ? C : 1));
     shlo__parallel_for(pixels, pg > 0 ? pg : 1, rw_rows_chunk, &j);
   } else {
     shlo__parallel_for(g->out_numel, grain > 0 ? grain : 1, rw_native_chunk,
