@@ -588,6 +588,104 @@ static void small_tensors_stay_unfused(void **state) {
   release(&r);
 }
 
+/* A convolution of sine values by cosine ones, NHWC (n x hw x hw x ci by
+ * 3 x 3 x ci x co, padding 1, stride st), plus a bias per out-feature
+ * (%a), then (unless ret is "%a") the maximum with 0.5 (%r); the function
+ * returns `ret`. */
+static void conv_program(char *buf, size_t cap, int n, int hw, int ci, int co,
+                         int st, const char *ret, const char *ret_types) {
+  bool relu = strcmp(ret, "%a") != 0;
+  int o = (hw + 2 - 3) / st + 1;
+  char in[64], ker[64], out[64];
+  snprintf(in, sizeof in, "tensor<%dx%dx%dx%dxf32>", n, hw, hw, ci);
+  snprintf(ker, sizeof ker, "tensor<3x3x%dx%dxf32>", ci, co);
+  snprintf(out, sizeof out, "tensor<%dx%dx%dx%dxf32>", n, o, o, co);
+  int nel = n * hw * hw * ci, kel = 9 * ci * co;
+  snprintf(buf, cap,
+           "func.func @main() -> (%s) {\n"
+           "  %%i = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
+           "  %%s = stablehlo.sine %%i : tensor<%dxf32>\n"
+           "  %%x = stablehlo.reshape %%s : (tensor<%dxf32>) -> %s\n"
+           "  %%j = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
+           "  %%c = stablehlo.cosine %%j : tensor<%dxf32>\n"
+           "  %%k = stablehlo.reshape %%c : (tensor<%dxf32>) -> %s\n"
+           "  %%bv = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
+           "  %%y = stablehlo.convolution(%%x, %%k) dim_numbers = "
+           "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = "
+           "[%d, %d], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, "
+           "feature_group_count = 1 : i64} : (%s, %s) -> %s\n"
+           "  %%bb = stablehlo.broadcast_in_dim %%bv, dims = [3] : "
+           "(tensor<%dxf32>) -> %s\n"
+           "  %%a = stablehlo.add %%y, %%bb : %s\n"
+           "%s%s%s%s%s"
+           "  func.return %s : %s\n}\n",
+           ret_types, nel, nel, nel, in, kel, kel, kel, ker, co, st, st, in,
+           ker, out, co, out, out,
+           relu ? "  %z = stablehlo.constant dense<0.5> : tensor<f32>\n"
+                  "  %zb = stablehlo.broadcast_in_dim %z, dims = [] : "
+                  "(tensor<f32>) -> "
+                : "",
+           relu ? out : "", relu ? "\n  %r = stablehlo.maximum %a, %zb : " : "",
+           relu ? out : "", relu ? "\n" : "", ret, ret_types);
+}
+
+static void same_results_without(const char *text, const char *expect,
+                                 const char *absent) {
+  run_result a = run(text, true);
+  if (strstr(a.plan, absent)) fail_msg("plan has '%s':\n%s", absent, a.plan);
+  release(&a);
+  same_results(text, expect);
+}
+
+/* A convolution's bias and ReLU run behind each block of its GEMM (or of
+ * the small-window sums), overwriting the block: a result of 2 MB
+ * streams out of the same buffer. */
+static void conv_epilogues_run_in_place(void **state) {
+  (void)state;
+  char text[4096];
+  conv_program(text, sizeof text, 4, 12, 16, 32, 1, "%r",
+               "tensor<4x12x12x32xf32>");
+  same_results(text, "convolution [nhwc gemm] + fused(broadcast_in_dim, add, "
+                     "broadcast_in_dim, maximum) [broadcasts the same in "
+                     "every chunk: 1 filled once, 1 read as one element] "
+                     "[in place]");
+  conv_program(text, sizeof text, 8, 16, 32, 64, 2, "%r",
+               "tensor<8x8x8x64xf32>");
+  same_results(text, "convolution [nhwc gemm] + fused(");
+  conv_program(text, sizeof text, 16, 32, 3, 32, 1, "%r",
+               "tensor<16x32x32x32xf32>");
+  same_results(text, "convolution [nhwc small window] + fused(broadcast_in_dim"
+                     ", add, broadcast_in_dim, maximum) [broadcasts the same "
+                     "in every chunk: 1 filled once, 1 read as one element] "
+                     "[in place]");
+}
+
+/* Into results of their own: the run has two, or its last member reads
+ * the convolution's result itself. */
+static void conv_epilogues_with_results_of_their_own(void **state) {
+  (void)state;
+  char text[4096];
+  conv_program(text, sizeof text, 4, 12, 16, 24, 1, "%a, %r",
+               "tensor<4x12x12x24xf32>, tensor<4x12x12x24xf32>");
+  same_results_without(text, "convolution [nhwc gemm] + fused(", "[in place]");
+  conv_program(text, sizeof text, 16, 32, 3, 32, 1, "%a",
+               "tensor<16x32x32x32xf32>");
+  same_results_without(text,
+                       "convolution [nhwc small window] + fused("
+                       "broadcast_in_dim, add)",
+                       "[in place]");
+}
+
+/* A convolution whose result another step (here the function) reads too
+ * keeps its own step. */
+static void conv_read_elsewhere_keeps_its_step(void **state) {
+  (void)state;
+  char text[4096];
+  conv_program(text, sizeof text, 4, 12, 16, 24, 1, "%y, %r",
+               "tensor<4x12x12x24xf32>, tensor<4x12x12x24xf32>");
+  same_results_without(text, "convolution [nhwc gemm] (", " + fused(");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_chain_fuses_and_keeps_values_used_later),
@@ -607,6 +705,9 @@ int main(void) {
       cmocka_unit_test(long_runs_reuse_scratch_and_stream_results),
       cmocka_unit_test(rows_read_row_broadcasts_as_one_element),
       cmocka_unit_test(small_tensors_stay_unfused),
+      cmocka_unit_test(conv_epilogues_run_in_place),
+      cmocka_unit_test(conv_epilogues_with_results_of_their_own),
+      cmocka_unit_test(conv_read_elsewhere_keeps_its_step),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -459,16 +459,23 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   free(scratch);
 }
 
-static shlo_status k_fused(const shlo_step *s, shlo_value *const *in,
-                           shlo_value **out, shlo_exec *ex) {
-  const fused *f = s->params;
+/* The results of f, uninitialised: a run or group writes every element. */
+static shlo_status fused_new_results(const shlo_step *s, const fused *f,
+                                     shlo_value **out, shlo_exec *ex) {
   for (int k = 0; k < f->n_out; k++) {
-    /* a run or group writes every element of its results */
     out[k] = shlo__tensor_new_uninit(f->outs[k].elem, f->outs[k].rank,
                                      f->outs[k].dims);
     if (!out[k])
       return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for a result");
   }
+  return SHLO_OK;
+}
+
+static shlo_status k_fused(const shlo_step *s, shlo_value *const *in,
+                           shlo_value **out, shlo_exec *ex) {
+  const fused *f = s->params;
+  shlo_status st = fused_new_results(s, f, out, ex);
+  if (st) return st;
   fused_run r = {f, in, out, 0};
   if (f->cols) {
     /* whole blocks per chunk */
@@ -1038,6 +1045,162 @@ static shlo_status fuse_index_init(fuse_index *x, const shlo_plan *p) {
   return SHLO_OK;
 }
 
+/* ---- epilogues: a run behind the blocks of the step that feeds it ---- */
+
+/* A step whose kernel makes its result in blocks (shlo_step.run_blocks)
+ * and the run that alone reads that result: the run works on each block
+ * as soon as it is final, on the same thread, while the block is in that
+ * core's cache, instead of reading the whole result back from memory in a
+ * pass of its own (a convolution's bias and ReLU).  The producer's result
+ * is a temporary that no other step sees. */
+typedef struct epilogue {
+  shlo_step producer, run;   /* moved here from the plan */
+  const shlo_type *made;     /* the producer's result type */
+  int ext;                   /* the run's external input it feeds */
+  /* The run's one result, made by its last member from values the run
+   * computed (not from the producer's result directly), is written over
+   * the producer's result: each chunk of it is read before it is
+   * overwritten, and the block stays in cache instead of a second buffer
+   * coming in from memory. */
+  bool in_place;
+} epilogue;
+
+static void epilogue_free(void *p) {
+  epilogue *e = p;
+  if (!e) return;
+  shlo__step_free(&e->producer);
+  shlo__step_free(&e->run);
+  free(e);
+}
+
+/* The step's inputs are the producer's, then the run's but e->ext. */
+static shlo_status k_epilogue(const shlo_step *s, shlo_value *const *in,
+                              shlo_value **out, shlo_exec *ex) {
+  const epilogue *e = s->params;
+  const fused *f = e->run.params;
+  shlo_value **run_in = malloc((size_t)f->n_ext * sizeof *run_in);
+  shlo_value *made = shlo__tensor_new_uninit(e->made->elem, e->made->rank,
+                                             e->made->dims);
+  shlo_status st = SHLO_OK;
+  if (!run_in || !made) {
+    st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for a result");
+    goto done;
+  }
+  const int n_prod = e->producer.n_in;
+  for (int k = 0; k < f->n_ext; k++)
+    run_in[k] = k == e->ext ? made : in[n_prod + k - (k > e->ext)];
+  if (e->in_place) {
+    out[0] = made;
+    shlo_value_ref(made);
+  } else if ((st = fused_new_results(s, f, out, ex))) {
+    goto done;
+  }
+  fused_run r = {f, run_in, out, 0};
+  st = e->producer.run_blocks(&e->producer, in, made, fused_chunk, &r, ex);
+  if (!st && atomic_load(&r.failed))
+    st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
+done:
+  if (st)
+    for (int k = 0; k < f->n_out; k++) {
+      if (out[k]) shlo_value_unref(out[k]);
+      out[k] = NULL;
+    }
+  if (made) shlo_value_unref(made);
+  free(run_in);
+  return st;
+}
+
+/* Whether run step r (a fused run) can be producer p's epilogue: it reads
+ * p's one full-size result (as external input *ext), and no other step
+ * and no result of the plan does. */
+static bool epilogue_fits(const shlo_plan *pl, const shlo_step *p,
+                          const shlo_step *r, const shlo_type *const *types,
+                          int *ext) {
+  if (!p->run_blocks || p->n_out != 1 || r->fn != k_fused) return false;
+  const fused *f = r->params;
+  int slot = p->out[0];
+  if (f->cols || slot_numel(types, slot) != f->numel) return false;
+  *ext = -1;
+  for (int k = 0; k < r->n_in; k++)
+    if (r->in[k] == slot) *ext = k;
+  if (*ext < 0 || !f->ext_esz[*ext]) return false;
+  for (int k = 0; k < pl->n_results; k++)
+    if (pl->result_slots[k] == slot) return false;
+  int reads = 0;
+  for (int i = 0; i < pl->n_steps; i++)
+    for (int k = 0; k < pl->steps[i].n_in; k++)
+      reads += pl->steps[i].in[k] == slot;
+  return reads == 1;
+}
+
+/* Make steps i and i + 1 of pl (a producer and its epilogue run, ext the
+ * run's input it feeds) one step, written to *dst. */
+static shlo_status epilogue_join(shlo_plan *pl, int i, int ext,
+                                 const shlo_type *const *types,
+                                 shlo_step *dst) {
+  shlo_step *p = &pl->steps[i], *r = &pl->steps[i + 1];
+  epilogue *e = calloc(1, sizeof *e);
+  shlo_step js = {0};
+  js.in = malloc((size_t)(p->n_in + r->n_in) * sizeof *js.in);
+  const char *pl_label = p->label ? p->label : p->op->name;
+  size_t cap = strlen(pl_label) + strlen(r->label) + 16;
+  js.label = malloc(cap);
+  if (!e || !js.in || !js.label) {
+    free(e);
+    free(js.in);
+    free(js.label);
+    return SHLO_ENOMEM;
+  }
+  e->made = types[p->out[0]];
+  e->ext = ext;
+  const fused *f = r->params;
+  const member *last = &f->m[f->n_members - 1];
+  e->in_place = f->n_out == 1 && last->out == 0 &&
+                shlo_type_equal(e->made, types[r->out[0]]);
+  for (int k = 0; k < last->n_in; k++)
+    e->in_place = e->in_place && last->ref[k] != ext;
+  snprintf(js.label, cap, "%s + %s%s", pl_label, r->label,
+           e->in_place ? " [in place]" : "");
+  for (int k = 0; k < p->n_in; k++) js.in[js.n_in++] = p->in[k];
+  for (int k = 0; k < r->n_in; k++)
+    if (k != ext) js.in[js.n_in++] = r->in[k];
+  js.out = r->out; /* the run's results become the step's */
+  js.n_out = r->n_out;
+  r->out = NULL;
+  r->n_out = 0;
+  e->producer = *p;
+  e->run = *r;
+  js.fn = k_epilogue;
+  js.op = p->op;
+  js.params = e;
+  js.free_params = epilogue_free;
+  *dst = js;
+  return SHLO_OK;
+}
+
+/* Join every producer with blocks to the run right behind it that alone
+ * reads its result. */
+static shlo_status join_epilogues(shlo_plan *pl, const shlo_type *const *types) {
+  int w = 0;
+  for (int i = 0; i < pl->n_steps;) {
+    int ext;
+    if (i + 1 < pl->n_steps &&
+        epilogue_fits(pl, &pl->steps[i], &pl->steps[i + 1], types, &ext)) {
+      shlo_step js;
+      shlo_status st = epilogue_join(pl, i, ext, types, &js);
+      if (st) return st;
+      pl->steps[w++] = js;
+      i += 2;
+    } else {
+      if (w != i) pl->steps[w] = pl->steps[i];
+      w++;
+      i++;
+    }
+  }
+  pl->n_steps = w;
+  return SHLO_OK;
+}
+
 shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types) {
   shlo_status st0 = hoist_constants(p);
   if (st0) return st0;
@@ -1071,5 +1234,5 @@ shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types) {
   }
   p->n_steps = w;
   fuse_index_free(&x);
-  return SHLO_OK;
+  return join_epilogues(p, types);
 }

@@ -28,6 +28,9 @@ typedef struct shlo_compiler shlo_compiler;
 typedef shlo_status (*shlo_kernel)(const shlo_step *s, shlo_value *const *in,
                                    shlo_value **out, shlo_exec *ex);
 
+/* Told that elements [lo, hi) of a result are final (see run_blocks). */
+typedef void (*shlo_block_done)(void *ctx, int64_t lo, int64_t hi);
+
 struct shlo_step {
   shlo_kernel fn;
   const shlo_op *op;      /* for diagnostics and --explain */
@@ -53,6 +56,16 @@ struct shlo_step {
    * reads a broadcast of one element so, instead of filling it). */
   void (*range_one)(const shlo_step *s, void *out, const void *const *in,
                     int64_t n, int one);
+  /* Optional, set by ops whose kernel makes its one result in blocks of
+   * consecutive elements (the GEMM-shaped ones): the kernel's work, into
+   * `result` (allocated by the caller with the step's result type, every
+   * element written here), calling done(ctx, lo, hi) on the thread that
+   * finished each block, once per element.  The compiler runs the
+   * elementwise run that reads the result right behind each block, while
+   * the block is in cache (an epilogue, fuse.c). */
+  shlo_status (*run_blocks)(const shlo_step *s, shlo_value *const *in,
+                            shlo_value *result, shlo_block_done done,
+                            void *ctx, shlo_exec *ex);
   char *label;            /* for --explain, when op->name is not enough */
 };
 

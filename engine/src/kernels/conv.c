@@ -270,7 +270,8 @@ static shlo_status conv_run(const shlo_step *s, const conv_params *p,
                             shlo_value *const *in, const int64_t *pad,
                             shlo_value *v, shlo_exec *ex) {
   if (p->nhwc) {
-    if (!shlo__conv_nhwc_run(&p->fast, in[0]->data, in[1]->data, pad, v->data))
+    if (!shlo__conv_nhwc_run(&p->fast, in[0]->data, in[1]->data, pad, v->data,
+                             NULL, NULL))
       return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
     return SHLO_OK;
   }
@@ -536,6 +537,18 @@ static bool conv_is_nhwc(const conv_params *p, const shlo_attr *dn,
   return ok && !getenv("SHLO_CONV_GENERAL");
 }
 
+/* The fast path of a convolution with fixed padding and something to sum,
+ * block by block (shlo_step.run_blocks). */
+static shlo_status conv_run_blocks(const shlo_step *s, shlo_value *const *in,
+                                   shlo_value *result, shlo_block_done done,
+                                   void *ctx, shlo_exec *ex) {
+  const conv_params *p = s->params;
+  if (!shlo__conv_nhwc_run(&p->fast, in[0]->data, in[1]->data, p->pad,
+                           result->data, done, ctx))
+    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
+  return SHLO_OK;
+}
+
 /* The fast path's parameters and its --explain label. */
 static shlo_status conv_use_nhwc(shlo_compiler *cc, const shlo_op *op,
                                  conv_params *p, shlo_step *step) {
@@ -555,6 +568,7 @@ static shlo_status conv_use_nhwc(shlo_compiler *cc, const shlo_op *op,
     return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   snprintf(step->label, len, "%s [%s]", op->name, how);
   p->nhwc = true;
+  if (!p->dynamic && p->ci * p->kp != 0) step->run_blocks = conv_run_blocks;
   return SHLO_OK;
 }
 

@@ -27,6 +27,8 @@ typedef struct nhwc_job {
   int64_t block; /* rows per block */
   size_t es;     /* bytes per element */
   bool direct;   /* 1x1 window, stride 1, no padding: lhs is the matrix */
+  shlo__conv_done done;
+  void *done_ctx;
   atomic_int failed;
 } nhwc_job;
 
@@ -134,6 +136,7 @@ static void nhwc_blocks(void *ctx, int64_t lo, int64_t hi) {
     shlo__la_gemm_serial(g->dom, false, false, rows, g->co, j->k, a, j->k,
                          j->kernel, g->co,
                          j->out + (size_t)(r0 * g->co) * j->es, g->co);
+    if (j->done) j->done(j->done_ctx, r0 * g->co, (r0 + rows) * g->co);
   }
   free(x);
 }
@@ -181,9 +184,21 @@ typedef float nhwc_v16 __attribute__((vector_size(64)));
     const int64_t co = g->co, ci = g->ci, windows = j->k / ci;              \
     (void)co;                                                               \
     int64_t kq[NHWC_SMALL_K][SHLO_CONV_NHWC_MAX_SP], kidx[SHLO_CONV_NHWC_MAX_SP]; \
-    for (int i = 0; i < ns; i++) kidx[i] = 0;                               \
+    /* rel[v]: where window value v (window position, in-feature) lies    \
+     * from its position's first window element, for windows that lie    \
+     * wholly inside the lhs; reach[i]: how far a window spans along i */ \
+    int64_t rel[NHWC_SMALL_K], reach[SHLO_CONV_NHWC_MAX_SP];                \
+    for (int i = 0; i < ns; i++) {                                          \
+      kidx[i] = 0;                                                          \
+      reach[i] = (g->k_sp[i] - 1) * g->rhs_dil[i];                          \
+    }                                                                       \
     for (int64_t w = 0; w < windows; w++) {                                 \
-      for (int i = 0; i < ns; i++) kq[w][i] = kidx[i] * g->rhs_dil[i];     \
+      int64_t off = 0;                                                      \
+      for (int i = 0; i < ns; i++) {                                        \
+        kq[w][i] = kidx[i] * g->rhs_dil[i];                                 \
+        off = off * g->in_sp[i] + kq[w][i];                                 \
+      }                                                                     \
+      for (int64_t c = 0; c < ci; c++) rel[w * ci + c] = off * ci + c;      \
       for (int i = ns - 1; i >= 0; i--) {                                   \
         if (++kidx[i] < g->k_sp[i]) break;                                  \
         kidx[i] = 0;                                                        \
@@ -198,10 +213,14 @@ typedef float nhwc_v16 __attribute__((vector_size(64)));
     for (int64_t r = 0; r < rows; r += NHWC_SMALL_POS) {                    \
       int np = (int)min64(NHWC_SMALL_POS, rows - r);                        \
       int64_t pb[NHWC_SMALL_POS], base[NHWC_SMALL_POS][SHLO_CONV_NHWC_MAX_SP]; \
+      bool all_inside = np == NHWC_SMALL_POS;                               \
       for (int p = 0; p < np; p++) {                                        \
         pb[p] = b;                                                          \
-        for (int i = 0; i < ns; i++)                                        \
+        for (int i = 0; i < ns; i++) {                                      \
           base[p][i] = oidx[i] * g->stride[i] - j->pad_lo[i];               \
+          all_inside = all_inside && base[p][i] >= 0 &&                     \
+                       base[p][i] + reach[i] < g->in_sp[i];                 \
+        }                                                                   \
         int i = ns - 1;                                                     \
         for (; i >= 0; i--) {                                               \
           if (++oidx[i] < g->o_sp[i]) break;                                \
@@ -215,23 +234,17 @@ typedef float nhwc_v16 __attribute__((vector_size(64)));
       memset(a1, 0, sizeof a1);                                             \
       memset(a2, 0, sizeof a2);                                             \
       memset(a3, 0, sizeof a3);                                             \
-      for (int64_t w = 0; w < windows; w++) {                               \
+      if (all_inside) { /* the common case: no padding in any window */     \
         const float *src[NHWC_SMALL_POS];                                   \
         for (int p = 0; p < NHWC_SMALL_POS; p++) {                          \
-          bool inside = p < np;                                             \
-          int64_t off = p < np ? pb[p] : 0;                                 \
-          for (int i = 0; i < ns && inside; i++) {                          \
-            int64_t q = base[p][i] + kq[w][i];                              \
-            inside = q >= 0 && q < g->in_sp[i];                             \
-            off = off * g->in_sp[i] + q;                                    \
-          }                                                                 \
-          src[p] = inside ? lhs + off * ci : NULL;                          \
+          int64_t off = pb[p];                                              \
+          for (int i = 0; i < ns; i++) off = off * g->in_sp[i] + base[p][i]; \
+          src[p] = lhs + off * ci;                                          \
         }                                                                   \
-        const float *wk = ker + w * ci * co;                                \
-        for (int64_t c = 0; c < ci; c++, wk += co) {                        \
-          /* padding reads 0, multiplied like any value (0 x inf is NaN) */ \
-          float v0 = src[0] ? src[0][c] : 0.0f, v1 = src[1] ? src[1][c] : 0.0f, \
-                v2 = src[2] ? src[2][c] : 0.0f, v3 = src[3] ? src[3][c] : 0.0f; \
+        const float *wk = ker;                                              \
+        for (int64_t v = 0; v < j->k; v++, wk += co) {                      \
+          float v0 = src[0][rel[v]], v1 = src[1][rel[v]],                   \
+                v2 = src[2][rel[v]], v3 = src[3][rel[v]];                   \
           _Pragma("GCC unroll 4") for (int64_t q = 0; q < NHWC_NV(CO); q++) { \
             NHWC_ACC(CO) wv;                                                \
             memcpy(&wv, wk + q * NHWC_LANES(CO), sizeof wv);                \
@@ -239,6 +252,36 @@ typedef float nhwc_v16 __attribute__((vector_size(64)));
             a1[q] += v1 * wv;                                               \
             a2[q] += v2 * wv;                                               \
             a3[q] += v3 * wv;                                               \
+          }                                                                 \
+        }                                                                   \
+      } else {                                                              \
+        for (int64_t w = 0; w < windows; w++) {                             \
+          const float *src[NHWC_SMALL_POS];                                 \
+          for (int p = 0; p < NHWC_SMALL_POS; p++) {                        \
+            bool inside = p < np;                                           \
+            int64_t off = p < np ? pb[p] : 0;                               \
+            for (int i = 0; i < ns && inside; i++) {                        \
+              int64_t q = base[p][i] + kq[w][i];                            \
+              inside = q >= 0 && q < g->in_sp[i];                           \
+              off = off * g->in_sp[i] + q;                                  \
+            }                                                               \
+            src[p] = inside ? lhs + off * ci : NULL;                        \
+          }                                                                 \
+          const float *wk = ker + w * ci * co;                              \
+          for (int64_t c = 0; c < ci; c++, wk += co) {                      \
+            /* padding reads 0, multiplied like any value (0 x inf: NaN) */ \
+            float v0 = src[0] ? src[0][c] : 0.0f,                           \
+                  v1 = src[1] ? src[1][c] : 0.0f,                           \
+                  v2 = src[2] ? src[2][c] : 0.0f,                           \
+                  v3 = src[3] ? src[3][c] : 0.0f;                           \
+            _Pragma("GCC unroll 4") for (int64_t q = 0; q < NHWC_NV(CO); q++) { \
+              NHWC_ACC(CO) wv;                                              \
+              memcpy(&wv, wk + q * NHWC_LANES(CO), sizeof wv);              \
+              a0[q] += v0 * wv;                                             \
+              a1[q] += v1 * wv;                                             \
+              a2[q] += v2 * wv;                                             \
+              a3[q] += v3 * wv;                                             \
+            }                                                               \
           }                                                                 \
         }                                                                   \
       }                                                                     \
@@ -253,14 +296,21 @@ NHWC_SMALL_ROWS(32)
 NHWC_SMALL_ROWS(64)
 NHWC_SMALL_ROWS(co)
 
+#define NHWC_SMALL_PIECE 256 /* rows between calls of done: in L1 or L2 */
+
 static void nhwc_small_blocks(void *ctx, int64_t lo, int64_t hi) {
   nhwc_job *j = ctx;
-  int64_t r0 = lo * j->block, rows = min64(hi * j->block, j->rows) - r0;
-  switch (j->g->co) {
-  case 16: nhwc_small_16(j, r0, rows); break;
-  case 32: nhwc_small_32(j, r0, rows); break;
-  case 64: nhwc_small_64(j, r0, rows); break;
-  default: nhwc_small_co(j, r0, rows);
+  int64_t co = j->g->co;
+  int64_t end = min64(hi * j->block, j->rows);
+  for (int64_t r0 = lo * j->block; r0 < end; r0 += NHWC_SMALL_PIECE) {
+    int64_t rows = min64(NHWC_SMALL_PIECE, end - r0);
+    switch (co) {
+    case 16: nhwc_small_16(j, r0, rows); break;
+    case 32: nhwc_small_32(j, r0, rows); break;
+    case 64: nhwc_small_64(j, r0, rows); break;
+    default: nhwc_small_co(j, r0, rows);
+    }
+    if (j->done) j->done(j->done_ctx, r0 * co, (r0 + rows) * co);
   }
 }
 
@@ -275,8 +325,10 @@ static bool nhwc_direct(const shlo__conv_nhwc *g, const int64_t *pad) {
 }
 
 bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
-                         const void *kernel, const int64_t *pad, void *out) {
-  nhwc_job j = {.g = g, .lhs = lhs, .kernel = kernel, .out = out};
+                         const void *kernel, const int64_t *pad, void *out,
+                         shlo__conv_done done, void *ctx) {
+  nhwc_job j = {.g = g, .lhs = lhs, .kernel = kernel, .out = out,
+                .done = done, .done_ctx = ctx};
   j.es = shlo__la_dom_size(g->dom);
   j.direct = nhwc_direct(g, pad);
   j.rows = g->n;

@@ -41,11 +41,17 @@ typedef struct shlo__conv_nhwc {
  * out-features, padding included (0 x inf is NaN, as in the GEMM). */
 bool shlo__conv_nhwc_small(const shlo__conv_nhwc *g);
 
+/* Told that elements [lo, hi) of out are final. */
+typedef void (*shlo__conv_done)(void *ctx, int64_t lo, int64_t hi);
+
 /* out = the convolution of lhs by kernel for padding pad (lo0, hi0, lo1,
  * hi1, ...; any sign), every buffer in g->dom's layout.  Every element of
- * out is written.  Returns false when out of memory for its scratch (out
- * then holds garbage). */
+ * out is written; when done is not NULL, done(ctx, lo, hi) is called for
+ * each block of rows of out as soon as it is final, on the thread that
+ * wrote it (while it is in that core's cache).  Returns false when out
+ * of memory for its scratch (out then holds garbage). */
 bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
-                         const void *kernel, const int64_t *pad, void *out);
+                         const void *kernel, const int64_t *pad, void *out,
+                         shlo__conv_done done, void *ctx);
 
 #endif
