@@ -334,9 +334,12 @@ static void layernorm_computes_what_every_block_shares_once(void **state) {
       "(tensor<300xf32>) -> tensor<50x300xf32>\n"
       "  %out = stablehlo.add %o, %bb : tensor<50x300xf32>\n"
       "  func.return %out : tensor<50x300xf32>\n}\n",
-      /* once: nb, hb, gh; in place: gb, bb; one element: mb, rb */
+      /* once: nb, hb, gh; in place: gb, bb; one element: mb, rb; read
+       * only by the members right after them, one row at a time: c, shb
+       * (not c2, which a member after the second reduction reads, nor
+       * sq, which that reduction reads), y, o */
       "[blocks of 16 rows; 3 members once, 2 read in place, 2 read as one "
-      "element per row, 0 streamed]");
+      "element per row, 0 streamed, 4 kept to one row]");
 }
 
 /* Rows reduced only by maximum fold one at a time, so 1024-long rows go
@@ -365,13 +368,15 @@ static void long_max_rows_read_row_broadcasts_in_place(void **state) {
       "  %o = stablehlo.multiply %d, %tb : tensor<20x1024xf32>\n"
       "  func.return %o, %y : tensor<20x1024xf32>, tensor<20x1024xf32>\n}\n",
       "[blocks of 1 row; 1 member once, 1 read in place, 1 read as one "
-      "element per row, 0 streamed]");
+      "element per row, 0 streamed, 0 kept to one row]");
 }
 
 /* Returned results larger than L2 (520 rows of 1023 f32, so most rows
  * start off 16-byte boundaries) are made in scratch and streamed out:
- * the centred rows, which a later member also reads, and their squares.
- * The row sums, a row value, are written in place. */
+ * the centred rows, which a later member also reads, and their squares,
+ * each in one row of scratch, as are the values that make x0 (but x0,
+ * which the reduction reads).  The row sums, a row value, are written in
+ * place. */
 static void big_results_stream_out(void **state) {
   (void)state;
   same_results(
@@ -388,7 +393,8 @@ static void big_results_stream_out(void **state) {
       "  %y = stablehlo.multiply %c, %c : tensor<520x1023xf32>\n"
       "  func.return %y, %c, %s : tensor<520x1023xf32>, "
       "tensor<520x1023xf32>, tensor<520xf32>\n}\n",
-      "0 read in place, 1 read as one element per row, 2 streamed]");
+      "0 read in place, 1 read as one element per row, 2 streamed, 9 kept "
+      "to one row]");
 }
 
 /* Broadcasts of one element in a run, over 10007 elements (a tail after

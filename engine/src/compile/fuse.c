@@ -60,6 +60,7 @@
 #define ROWS_LOOKAHEAD 64   /* steps searched for a reduce to group around */
 #define ROWS_L1_ELEMS 1024  /* elements of a value per block, when rows
                                can be folded one at a time */
+#define FUSE_LABEL_CAP 2048 /* --explain's name of a fused step (64 members) */
 #define ROWS_APART_MIN_COLS 64 /* shorter rows: per-call costs would show */
 
 /* Rows groups: which elements of a value a member works on, and how far
@@ -91,6 +92,11 @@ typedef struct member {
   bool rel;       /* a broadcast of a row member (block-relative) */
   int inv;        /* INV_*: the same in every block of rows */
   size_t row_bytes; /* from one row of its value to the next */
+  /* How far its row pointer moves from one row of a block to the next in
+   * rows_segment: row_bytes, or 0 for a value that only members of its
+   * own segment read (rows_local): one row of scratch, reused by every
+   * row, stays in L1 where a block's worth would pass through L2. */
+  size_t row_step;
   bool result;    /* one of the function's results (not read by a step) */
   bool by_fold;   /* read by a reduction, over whole blocks of rows */
   /* A broadcast of one element (a row value along its row, or a scalar
@@ -415,7 +421,7 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
         shlo__stream_copy(rows_dest(r, q, r0 + j, scratch, per), row[q],
                     m->row_bytes);
     }
-    for (int q = 0; q < e; q++) row[q] += f->m[q].row_bytes; /* row j + 1 */
+    for (int q = 0; q < e; q++) row[q] += f->m[q].row_step; /* row j + 1 */
   }
 }
 
@@ -731,6 +737,24 @@ static bool rows_one_row(const fused *f, const member *m) {
          (f->block == 1 || !m->by_fold);
 }
 
+/* Whether member k of rows group f is made a row at a time and read only
+ * by later members of its segment (rows_segment: no reduction between),
+ * and is not written to a result tensor unless streamed out of scratch.
+ * (Blocks of one row have nothing to gain.) */
+static bool rows_local(const fused *f, int k) {
+  const member *m = &f->m[k];
+  if (f->block == 1 || m->dom != DOM_FULL || m->fold || m->inv != INV_NO || m->one ||
+      m->by_fold || (m->out >= 0 && !rows_streams(f, m)))
+    return false;
+  bool fold_between = false;
+  for (int q = k + 1; q < f->n_members; q++) {
+    fold_between = fold_between || f->m[q].fold;
+    for (int i = 0; i < f->m[q].n_in; i++)
+      if (f->m[q].ref[i] == -(k + 1) && fold_between) return false;
+  }
+  return true;
+}
+
 /* Rows group fields of f's members (steps first.. of p, already described
  * as a run by fuse_member). */
 static void rows_describe(const shlo_plan *p, int first, fused *f,
@@ -771,6 +795,8 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
                    : m->dom == DOM_FULL && !m->one ? (size_t)f->cols * m->esz
                                                    : m->esz;
   }
+  for (int k = 0; k < f->n_members; k++)
+    f->m[k].row_step = rows_local(f, k) ? 0 : f->m[k].row_bytes;
 }
 
 /* Scratch slots and chunk size of run f: a member's value needs a slot
@@ -857,22 +883,25 @@ static void mark_scalars(const shlo_plan *p, int first, fused *f,
 }
 
 /* --explain's account of a rows group: rows per block, how many members
- * are computed once per worker or read in place (INV_*), and how many
- * results are streamed (rows_streams). */
+ * are computed once per worker or read in place (INV_*), how many
+ * results are streamed (rows_streams), and how many values keep one row
+ * of scratch (rows_local). */
 static void rows_label(const fused *f, char *buf, size_t cap) {
-  int once = 0, alias = 0, streamed = 0, ones = 0;
+  int once = 0, alias = 0, streamed = 0, ones = 0, local = 0;
   for (int k = 0; k < f->n_members; k++) {
     once += f->m[k].inv == INV_ONCE;
     alias += f->m[k].inv == INV_ALIAS;
     streamed += rows_streams(f, &f->m[k]);
     ones += f->m[k].one;
+    local += f->m[k].row_step == 0 && f->m[k].row_bytes != 0;
   }
   size_t len = strlen(buf);
   snprintf(buf + len, cap - len,
            " [blocks of %lld row%s; %d member%s once, %d read in place, "
-           "%d read as one element per row, %d streamed]",
+           "%d read as one element per row, %d streamed, %d kept to one "
+           "row]",
            (long long)f->block, f->block == 1 ? "" : "s", once,
-           once == 1 ? "" : "s", alias, ones, streamed);
+           once == 1 ? "" : "s", alias, ones, streamed, local);
 }
 
 /* Per-slot lookups that keep fusion linear in the plan's size.  last_read
@@ -941,7 +970,7 @@ static void fuse_member(const shlo_plan *p, int first, int last, int k,
     memcpy(o->dims, rt->dims, sizeof o->dims);
     fs->out[fs->n_out++] = s->out[0];
   }
-  append_label(fs->label, 512, s->op ? s->op->name : "?");
+  append_label(fs->label, FUSE_LABEL_CAP, s->op ? s->op->name : "?");
 }
 
 /* Replace steps [first, last) of p by one fused step written to *dst: a
@@ -960,7 +989,7 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
   f->outs = calloc((size_t)n, sizeof *f->outs);
   fs.in = malloc((size_t)3 * n * sizeof *fs.in);
   fs.out = malloc((size_t)n * sizeof *fs.out);
-  fs.label = calloc(1, 512);
+  fs.label = calloc(1, FUSE_LABEL_CAP);
   if (!f->m || !f->ext_esz || !f->outs || !fs.in || !fs.out || !fs.label) {
     fused_free(f);
     free(fs.in);
@@ -968,26 +997,26 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
     free(fs.label);
     return SHLO_ENOMEM;
   }
-  snprintf(fs.label, 512, F ? "fused_rows(" : "fused(");
+  snprintf(fs.label, FUSE_LABEL_CAP, F ? "fused_rows(" : "fused(");
   for (int k = 0; k < n; k++)
     fuse_member(p, first, last, k, x, types, numel, f, &fs);
   for (int k = 0; k < n; k++) x->member_of[p->steps[first + k].out[0]] = 0;
   for (int e = 0; e < fs.n_in; e++) x->ext_of[fs.in[e]] = 0;
   size_t len = strlen(fs.label);
-  snprintf(fs.label + len, 512 - len, ")");
+  snprintf(fs.label + len, FUSE_LABEL_CAP - len, ")");
   f->n_members = n;
   f->n_ext = fs.n_in;
   f->n_out = fs.n_out;
   if (F) {
     rows_describe(p, first, f, &fs, types, F);
-    rows_label(f, fs.label, 512);
+    rows_label(f, fs.label, FUSE_LABEL_CAP);
   } else {
     int once, ones;
     mark_scalars(p, first, f, types, &once, &ones);
     run_layout(f);
     len = strlen(fs.label);
     if (once || ones)
-      snprintf(fs.label + len, 512 - len, " [broadcasts the same in every "
+      snprintf(fs.label + len, FUSE_LABEL_CAP - len, " [broadcasts the same in every "
                "chunk: %d filled once, %d read as one element]", once, ones);
   }
   /* The members move into the fused step; their slots stay as they are. */
