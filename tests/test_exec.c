@@ -111,6 +111,46 @@ static void regions_capture_outer_values(void **state) {
       SHLO_OK);
 }
 
+/* A loop of scalars runs in registers; its body returns arguments as
+ * they are and in another order, its values are of different sizes, and
+ * its cond and body read a value from outside. */
+static void scalar_loops_swap_and_pass_arguments(void **state) {
+  (void)state;
+  assert_int_equal(
+      harness_run(PROG(
+          "  %n = stablehlo.constant dense<5> : tensor<i32>\n"
+          "  %k = stablehlo.constant dense<0.25> : tensor<f64>\n"
+          "  %i0 = stablehlo.constant dense<0> : tensor<i32>\n"
+          "  %a0 = stablehlo.constant dense<1.5> : tensor<f32>\n"
+          "  %b0 = stablehlo.constant dense<-2.0> : tensor<f32>\n"
+          "  %f0 = stablehlo.constant dense<false> : tensor<i1>\n"
+          "  %s0 = stablehlo.constant dense<1.0> : tensor<f64>\n"
+          "  %c0 = stablehlo.constant dense<-7> : tensor<i8>\n"
+          "  %r:6 = stablehlo.while(%i = %i0, %a = %a0, %b = %b0, %f = %f0, "
+          "%s = %s0, %c = %c0) : tensor<i32>, tensor<f32>, tensor<f32>, "
+          "tensor<i1>, tensor<f64>, tensor<i8>\n"
+          "  cond {\n"
+          "    %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, "
+          "tensor<i32>) -> tensor<i1>\n"
+          "    stablehlo.return %lt : tensor<i1>\n"
+          "  } do {\n"
+          "    %one = stablehlo.constant dense<1> : tensor<i32>\n"
+          "    %i2 = stablehlo.add %i, %one : tensor<i32>\n"
+          "    %f2 = stablehlo.not %f : tensor<i1>\n"
+          "    %s2 = stablehlo.add %s, %k : tensor<f64>\n"
+          "    stablehlo.return %i2, %b, %a, %f2, %s2, %c : tensor<i32>, "
+          "tensor<f32>, tensor<f32>, tensor<i1>, tensor<f64>, tensor<i8>\n"
+          "  }\n"
+          "  check.expect_eq_const %r#0, dense<5> : tensor<i32>\n"
+          "  check.expect_eq_const %r#1, dense<-2.0> : tensor<f32>\n"
+          "  check.expect_eq_const %r#2, dense<1.5> : tensor<f32>\n"
+          "  check.expect_eq_const %r#3, dense<true> : tensor<i1>\n"
+          "  check.expect_eq_const %r#4, dense<2.25> : tensor<f64>\n"
+          "  check.expect_eq_const %r#5, dense<-7> : tensor<i8>\n"),
+          false),
+      SHLO_OK);
+}
+
 static void calls_run_callee_plans(void **state) {
   (void)state;
   const char *text =
@@ -283,6 +323,7 @@ int main(void) {
       cmocka_unit_test(plans_free_values_after_last_use),
       cmocka_unit_test(arguments_are_checked_and_results_returned),
       cmocka_unit_test(regions_capture_outer_values),
+      cmocka_unit_test(scalar_loops_swap_and_pass_arguments),
       cmocka_unit_test(calls_run_callee_plans),
       cmocka_unit_test(a_deadline_stops_an_endless_loop),
       cmocka_unit_test(a_set_cancel_flag_stops_execution),

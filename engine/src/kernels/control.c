@@ -185,35 +185,37 @@ static bool while_is_scalar(const shlo_step *s, shlo_value *const *in) {
 static shlo_status k_while_scalar(const shlo_step *s, shlo_value *const *in,
                                   shlo_value **out, shlo_exec *ex) {
   int n = s->op->n_operands;
-  _Alignas(16) unsigned char a[WHILE_SCALAR_MAX][16], b[WHILE_SCALAR_MAX][16];
+  /* the loop-carried values, a register each: a region copies them in
+   * before it runs, so the body's results can replace them at once */
+  _Alignas(16) unsigned char v[WHILE_SCALAR_MAX][16] = {{0}};
   const void *cur[WHILE_SCALAR_MAX];
-  void *next[WHILE_SCALAR_MAX];
   for (int i = 0; i < n; i++) {
-    memcpy(a[i], in[i]->data, in[i]->nbytes);
-    cur[i] = a[i];
-    next[i] = b[i];
+    memcpy(v[i], in[i]->data, in[i]->nbytes);
+    cur[i] = v[i];
   }
+  shlo_scalar_frame *fr = malloc(2 * sizeof *fr); /* cond, body */
+  if (!fr) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  shlo__scalar_frame_init(&fr[0], s, 0, in, n);
+  shlo__scalar_frame_init(&fr[1], s, 1, in, n);
   for (unsigned iter = 1;; iter++) {
-    if ((iter & 1023) == 0 && shlo__exec_should_stop(ex))
+    if ((iter & 1023) == 0 && shlo__exec_should_stop(ex)) {
+      free(fr);
       return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
                             "stopped: the execution was canceled or "
                             "exceeded its deadline");
-    unsigned char pred = 0;
-    void *pred_out = &pred;
-    shlo__step_run_region_scalar(s, 0, in, cur, n, &pred_out);
-    if (!pred) break;
-    shlo__step_run_region_scalar(s, 1, in, cur, n, next);
-    for (int i = 0; i < n; i++) {
-      const void *t = cur[i];
-      cur[i] = next[i];
-      next[i] = (void *)t;
     }
+    shlo__scalar_frame_run(&fr[0], cur);
+    if (!shlo__scalar_frame_result(&fr[0], 0)[0]) break;
+    shlo__scalar_frame_run(&fr[1], cur);
+    for (int i = 0; i < n; i++)
+      memcpy(v[i], shlo__scalar_frame_result(&fr[1], i), 16);
   }
+  free(fr);
   for (int i = 0; i < n; i++) {
     out[i] = shlo_tensor_new(in[i]->elem, in[i]->rank, in[i]->dims);
     if (!out[i]) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
     shlo__value_share_quant(out[i], in[i]);
-    memcpy(out[i]->data, cur[i], in[i]->nbytes);
+    memcpy(out[i]->data, v[i], in[i]->nbytes);
   }
   return SHLO_OK;
 }

@@ -192,6 +192,34 @@ void shlo__step_run_region_scalar_slot(const shlo_step *s, int r,
   memcpy(out, regs + (size_t)slot * 16, size);
 }
 
+void shlo__scalar_frame_init(shlo_scalar_frame *f, const shlo_step *s, int r,
+                             shlo_value *const *in, int n) {
+  const shlo_plan *p = s->plans[r];
+  const shlo_scalar_prog *sp = p->scalar;
+  int base = s->op->n_operands;
+  for (int i = 0; i < r; i++) base += s->n_captures[i];
+  f->p = p;
+  f->n_lead = n;
+  memcpy(f->regs, sp->init, (size_t)sp->n_regs * 16);
+  for (int i = n; i < p->n_args; i++)
+    memcpy(f->regs + (size_t)p->arg_slots[i] * 16, in[base + i - n]->data,
+           sp->arg_size[i]);
+}
+
+void shlo__scalar_frame_run(shlo_scalar_frame *f, const void *const *lead) {
+  const shlo_plan *p = f->p;
+  const shlo_scalar_prog *sp = p->scalar;
+  for (int i = 0; i < f->n_lead; i++)
+    memcpy(f->regs + (size_t)p->arg_slots[i] * 16, lead[i], 16);
+  for (int k = 0; k < sp->n_ops; k++) {
+    const shlo_step *st = sp->ops[k];
+    const void *x[3];
+    for (int j = 0; j < st->n_in && j < 3; j++)
+      x[j] = f->regs + (size_t)st->in[j] * 16;
+    st->range(st, f->regs + (size_t)st->out[0] * 16, x, 1);
+  }
+}
+
 /* ---- probes ---- */
 
 shlo_status shlo__exec_probe_record(shlo_exec *ex, const char *id,

@@ -40,6 +40,30 @@ void shlo__step_run_region_scalar_slot(const shlo_step *s, int r,
                                       const void *const *lead, int n,
                                       int slot, void *out, size_t size);
 
+/* A scalar region applied again and again with the same captures (a
+ * while loop's cond and body): its registers keep the constants and the
+ * captures from shlo__scalar_frame_init on, so each application copies
+ * in only the leading arguments.  Every value of the region has its own
+ * register, written before it is read, so nothing else needs resetting. */
+typedef struct shlo_scalar_frame {
+  _Alignas(16) unsigned char regs[SHLO_SCALAR_MAX_REGS * 16];
+  const shlo_plan *p;
+  int n_lead;
+} shlo_scalar_frame;
+
+/* Set up f for region r of step s (shlo__step_region_is_scalar), whose
+ * first n block arguments are the leading ones; captures come from in. */
+void shlo__scalar_frame_init(shlo_scalar_frame *f, const shlo_step *s, int r,
+                             shlo_value *const *in, int n);
+/* Run f's region on the leading arguments lead[0..n), each pointing at 16
+ * readable bytes (a register's worth; the element comes first). */
+void shlo__scalar_frame_run(shlo_scalar_frame *f, const void *const *lead);
+/* Where result k of f's last run is (16 bytes, the element first). */
+static inline const unsigned char *shlo__scalar_frame_result(
+    const shlo_scalar_frame *f, int k) {
+  return f->regs + (size_t)f->p->result_slots[k] * 16;
+}
+
 /* Record an error for this execution (first one wins) and return code.
  * The message is prefixed with the step's location and op name. */
 shlo_status shlo__exec_fail(shlo_exec *ex, const shlo_step *s,
