@@ -692,6 +692,98 @@ static void conv_read_elsewhere_keeps_its_step(void **state) {
   same_results_without(text, "convolution [nhwc gemm] (", " + fused(");
 }
 
+/* Scaled rows of a batched product, softmaxed along the rows: the rows
+ * group runs behind each batch element's GEMM (nb 8 splits over the
+ * pool), or behind all of them, a block of rows at a time (nb 3), over
+ * the product in place. */
+static void dot_softmax_runs_behind_the_gemms(void **state) {
+  (void)state;
+  static const int batches[] = {8, 3};
+  for (int i = 0; i < 2; i++) {
+    int nb = batches[i];
+    char text[4096];
+    snprintf(text, sizeof text,
+             "func.func @main() -> tensor<%dx64x48xf32> {\n"
+             "  %%i = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
+             "  %%s = stablehlo.sine %%i : tensor<%dxf32>\n"
+             "  %%q = stablehlo.reshape %%s : (tensor<%dxf32>) -> "
+             "tensor<%dx64x32xf32>\n"
+             "  %%j = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
+             "  %%c = stablehlo.cosine %%j : tensor<%dxf32>\n"
+             "  %%k = stablehlo.reshape %%c : (tensor<%dxf32>) -> "
+             "tensor<%dx32x48xf32>\n"
+             "  %%d = stablehlo.dot_general %%q, %%k, batching_dims = [0] x "
+             "[0], contracting_dims = [2] x [1] : (tensor<%dx64x32xf32>, "
+             "tensor<%dx32x48xf32>) -> tensor<%dx64x48xf32>\n"
+             "  %%sc = stablehlo.constant dense<0.125> : tensor<f32>\n"
+             "  %%scb = stablehlo.broadcast_in_dim %%sc, dims = [] : "
+             "(tensor<f32>) -> tensor<%dx64x48xf32>\n"
+             "  %%x = stablehlo.multiply %%d, %%scb : tensor<%dx64x48xf32>\n"
+             "  %%ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+             "  %%m = stablehlo.reduce(%%x init: %%ninf) applies "
+             "stablehlo.maximum across dimensions = [2] : "
+             "(tensor<%dx64x48xf32>, tensor<f32>) -> tensor<%dx64xf32>\n"
+             "  %%mb = stablehlo.broadcast_in_dim %%m, dims = [0, 1] : "
+             "(tensor<%dx64xf32>) -> tensor<%dx64x48xf32>\n"
+             "  %%y = stablehlo.subtract %%x, %%mb : tensor<%dx64x48xf32>\n"
+             "  %%e = stablehlo.exponential %%y : tensor<%dx64x48xf32>\n"
+             "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+             "  %%t = stablehlo.reduce(%%e init: %%z) applies stablehlo.add "
+             "across dimensions = [2] : (tensor<%dx64x48xf32>, tensor<f32>) "
+             "-> tensor<%dx64xf32>\n"
+             "  %%tb = stablehlo.broadcast_in_dim %%t, dims = [0, 1] : "
+             "(tensor<%dx64xf32>) -> tensor<%dx64x48xf32>\n"
+             "  %%o = stablehlo.divide %%e, %%tb : tensor<%dx64x48xf32>\n"
+             "  func.return %%o : tensor<%dx64x48xf32>\n}\n",
+             nb, nb * 2048, nb * 2048, nb * 2048, nb, nb * 1536, nb * 1536,
+             nb * 1536, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb,
+             nb, nb, nb, nb, nb);
+    same_results(text, "dot_general + fused_rows(");
+    run_result r = run(text, true);
+    assert_non_null(strstr(r.plan, "[in place]"));
+    release(&r);
+  }
+}
+
+/* A product plus a bias, then a ReLU, and a product whose result type is
+ * not the one its GEMM makes (i32: no blocks to run behind). */
+static void dot_bias_relu_runs_behind_the_gemm(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> tensor<96x200xf32> {\n"
+      "  %i = stablehlo.iota dim = 0 : tensor<96x70xf32>\n"
+      "  %j = stablehlo.iota dim = 1 : tensor<96x70xf32>\n"
+      "  %ij = stablehlo.add %i, %j : tensor<96x70xf32>\n"
+      "  %a = stablehlo.sine %ij : tensor<96x70xf32>\n"
+      "  %w0 = stablehlo.iota dim = 1 : tensor<70x200xf32>\n"
+      "  %w = stablehlo.cosine %w0 : tensor<70x200xf32>\n"
+      "  %bv = stablehlo.iota dim = 0 : tensor<200xf32>\n"
+      "  %d = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : "
+      "(tensor<96x70xf32>, tensor<70x200xf32>) -> tensor<96x200xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %bv, dims = [1] : "
+      "(tensor<200xf32>) -> tensor<96x200xf32>\n"
+      "  %x = stablehlo.add %d, %bb : tensor<96x200xf32>\n"
+      "  %z = stablehlo.constant dense<3.0> : tensor<f32>\n"
+      "  %zb = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> "
+      "tensor<96x200xf32>\n"
+      "  %r = stablehlo.maximum %x, %zb : tensor<96x200xf32>\n"
+      "  func.return %r : tensor<96x200xf32>\n}\n",
+      "dot_general + fused(broadcast_in_dim, add, broadcast_in_dim, maximum) "
+      "[broadcasts the same in every chunk: 0 filled once, 1 read as one "
+      "element] [in place]");
+  same_results_without(
+      "func.func @main() -> tensor<80x100xi32> {\n"
+      "  %a = stablehlo.iota dim = 0 : tensor<80x30xi32>\n"
+      "  %w = stablehlo.iota dim = 1 : tensor<30x100xi32>\n"
+      "  %d = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : "
+      "(tensor<80x30xi32>, tensor<30x100xi32>) -> tensor<80x100xi32>\n"
+      "  %o = stablehlo.constant dense<5> : tensor<80x100xi32>\n"
+      "  %x = stablehlo.add %d, %o : tensor<80x100xi32>\n"
+      "  %y = stablehlo.multiply %x, %x : tensor<80x100xi32>\n"
+      "  func.return %y : tensor<80x100xi32>\n}\n",
+      "fused(add, multiply)", "dot_general + ");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_chain_fuses_and_keeps_values_used_later),
@@ -714,6 +806,8 @@ int main(void) {
       cmocka_unit_test(conv_epilogues_run_in_place),
       cmocka_unit_test(conv_epilogues_with_results_of_their_own),
       cmocka_unit_test(conv_read_elsewhere_keeps_its_step),
+      cmocka_unit_test(dot_softmax_runs_behind_the_gemms),
+      cmocka_unit_test(dot_bias_relu_runs_behind_the_gemm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1102,6 +1102,13 @@ static void epilogue_free(void *p) {
   free(e);
 }
 
+/* A rows group over elements [lo, hi) of the producer's result, whole
+ * rows of it (shlo_step.run_blocks makes blocks of whole rows). */
+static void rows_of_block(void *ctx, int64_t lo, int64_t hi) {
+  const fused_run *r = ctx;
+  rows_chunk(ctx, lo / r->f->cols, hi / r->f->cols);
+}
+
 /* The step's inputs are the producer's, then the run's but e->ext. */
 static shlo_status k_epilogue(const shlo_step *s, shlo_value *const *in,
                               shlo_value **out, shlo_exec *ex) {
@@ -1125,7 +1132,8 @@ static shlo_status k_epilogue(const shlo_step *s, shlo_value *const *in,
     goto done;
   }
   fused_run r = {f, run_in, out, 0};
-  st = e->producer.run_blocks(&e->producer, in, made, fused_chunk, &r, ex);
+  st = e->producer.run_blocks(&e->producer, in, made,
+                              f->cols ? rows_of_block : fused_chunk, &r, ex);
   if (!st && atomic_load(&r.failed))
     st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
 done:
@@ -1139,16 +1147,20 @@ done:
   return st;
 }
 
-/* Whether run step r (a fused run) can be producer p's epilogue: it reads
- * p's one full-size result (as external input *ext), and no other step
- * and no result of the plan does. */
+/* Whether fused step r (a run or a rows group) can be producer p's
+ * epilogue: it reads p's one full-size result (as external input *ext),
+ * and no other step and no result of the plan does. */
 static bool epilogue_fits(const shlo_plan *pl, const shlo_step *p,
                           const shlo_step *r, const shlo_type *const *types,
                           int *ext) {
   if (!p->run_blocks || p->n_out != 1 || r->fn != k_fused) return false;
   const fused *f = r->params;
   int slot = p->out[0];
-  if (f->cols || slot_numel(types, slot) != f->numel) return false;
+  const shlo_type *t = types[slot];
+  if (f->cols ? t->rank < 1 || t->dims[t->rank - 1] != f->cols ||
+                    slot_numel(types, slot) != f->rows * f->cols
+              : slot_numel(types, slot) != f->numel)
+    return false;
   *ext = -1;
   for (int k = 0; k < r->n_in; k++)
     if (r->in[k] == slot) *ext = k;
@@ -1185,6 +1197,7 @@ static shlo_status epilogue_join(shlo_plan *pl, int i, int ext,
   const fused *f = r->params;
   const member *last = &f->m[f->n_members - 1];
   e->in_place = f->n_out == 1 && last->out == 0 &&
+                (!f->cols || last->dom == DOM_FULL) &&
                 shlo_type_equal(e->made, types[r->out[0]]);
   for (int k = 0; k < last->n_in; k++)
     e->in_place = e->in_place && last->ref[k] != ext;

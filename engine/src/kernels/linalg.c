@@ -64,11 +64,14 @@ typedef struct dot_params {
   int lmode, rmode;     /* DOT_PACK or used in place (transposed or not) */
 } dot_params;
 
-/* One GEMM per batch element, for batch elements [lo, hi). */
+/* One GEMM per batch element, for batch elements [lo, hi); with done, it
+ * is told of each element's block of C as soon as the GEMM is done. */
 typedef struct dot_batches {
   const dot_params *p;
   const char *a, *b;
   char *c;
+  shlo_block_done done;
+  void *done_ctx;
 } dot_batches;
 
 static void dot_batch_range(void *ctx, int64_t lo, int64_t hi) {
@@ -76,9 +79,11 @@ static void dot_batch_range(void *ctx, int64_t lo, int64_t hi) {
   const dot_params *p = j->p;
   int64_t m = p->m, n = p->n, k = p->k, es = (int64_t)shlo__la_dom_size(p->dom);
   bool ta = p->lmode == DOT_DIRECT_T, tb = p->rmode == DOT_DIRECT_T;
-  for (int64_t i = lo; i < hi; i++)
+  for (int64_t i = lo; i < hi; i++) {
     shlo__la_gemm(p->dom, ta, tb, m, n, k, j->a + i * m * k * es, ta ? m : k,
                   j->b + i * k * n * es, tb ? k : n, j->c + i * m * n * es, n);
+    if (j->done) j->done(j->done_ctx, i * m * n, (i + 1) * m * n);
+  }
 }
 
 /* Multiply-adds of one batch element's GEMM below which batch elements
@@ -95,21 +100,25 @@ static bool dot_split_batch(const dot_params *p) {
          (p->nb % threads == 0 || p->nb >= 4 * threads);
 }
 
-static shlo_status k_dot(const shlo_step *s, shlo_value *const *in,
-                         shlo_value **out, shlo_exec *ex) {
-  const dot_params *p = s->params;
+/* done over whole rows of C (n elements), from the pool. */
+typedef struct dot_rows_done {
+  shlo_block_done done;
+  void *ctx;
+  int64_t n;
+} dot_rows_done;
+
+static void dot_rows_done_range(void *ctx, int64_t lo, int64_t hi) {
+  const dot_rows_done *d = ctx;
+  d->done(d->ctx, lo * d->n, hi * d->n);
+}
+
+/* C (v, uninitialised; nb, m, n, k all nonzero) = the GEMMs of in[0] and
+ * in[1], telling done of its blocks when it is not NULL. */
+static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
+                               shlo_value *const *in, shlo_value *v,
+                               shlo_block_done done, void *done_ctx,
+                               shlo_exec *ex) {
   int64_t nb = p->nb, m = p->m, n = p->n, k = p->k;
-  bool zeros = nb == 0 || m == 0 || n == 0 || k == 0;
-  /* otherwise every GEMM (BLAS with beta 0 too) writes all of its C */
-  shlo_value *v =
-      zeros ? shlo_tensor_new(p->ot, p->out_rank, p->out_dims)
-            : shlo__tensor_new_uninit(p->ot, p->out_rank, p->out_dims);
-  if (!v)
-    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
-  if (zeros) { /* zeros (or empty) */
-    out[0] = v;
-    return SHLO_OK;
-  }
   size_t es = shlo__la_dom_size(p->dom);
   void *abuf = NULL, *bbuf = NULL, *cbuf = NULL;
   const char *a = in[0]->data, *b = in[1]->data;
@@ -132,30 +141,65 @@ static shlo_status k_dot(const shlo_step *s, shlo_value *const *in,
     if (!cbuf) goto nomem;
     c = cbuf;
   }
-  dot_batches job = {p, a, b, c};
+  dot_batches job = {p, a, b, c, NULL, NULL};
   if (dot_split_batch(p)) {
+    /* each thread's GEMMs, then at once what follows them */
+    job.done = done;
+    job.done_ctx = done_ctx;
     int64_t grain = DOT_BATCH_GRAIN_WORK / (m * n * k);
     shlo__parallel_for(nb, grain > 1 ? grain : 1, dot_batch_range, &job);
   } else {
     for (int64_t i = 0; i < nb; i += 64) {
       if (i && shlo__exec_should_stop(ex)) {
         free(abuf), free(bbuf), free(cbuf);
-        shlo_value_unref(v);
         return shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
       }
       dot_batch_range(&job, i, i + 64 < nb ? i + 64 : nb);
+    }
+    if (done) { /* the GEMMs had the threads: the rows go to the pool */
+      dot_rows_done rows = {done, done_ctx, n};
+      int64_t grain = (1 << 14) / n;
+      shlo__parallel_for(nb * m, grain > 1 ? grain : 1, dot_rows_done_range,
+                         &rows);
     }
   }
   if (!direct_out)
     shlo__la_store(p->dom, p->ot, v->data, (int64_t)shlo_elem_size(p->ot),
                    cbuf, nb * m * n);
   free(abuf), free(bbuf), free(cbuf);
-  out[0] = v;
   return SHLO_OK;
 nomem:
   free(abuf), free(bbuf), free(cbuf);
-  shlo_value_unref(v);
   return oom(s, ex);
+}
+
+static shlo_status k_dot(const shlo_step *s, shlo_value *const *in,
+                         shlo_value **out, shlo_exec *ex) {
+  const dot_params *p = s->params;
+  int64_t nb = p->nb, m = p->m, n = p->n, k = p->k;
+  bool zeros = nb == 0 || m == 0 || n == 0 || k == 0;
+  /* otherwise every GEMM (BLAS with beta 0 too) writes all of its C */
+  shlo_value *v =
+      zeros ? shlo_tensor_new(p->ot, p->out_rank, p->out_dims)
+            : shlo__tensor_new_uninit(p->ot, p->out_rank, p->out_dims);
+  if (!v)
+    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
+  shlo_status st = zeros ? SHLO_OK : dot_compute(s, p, in, v, NULL, NULL, ex);
+  if (st) {
+    shlo_value_unref(v);
+    return st;
+  }
+  out[0] = v;
+  return SHLO_OK;
+}
+
+/* shlo_step.run_blocks of a dot_general whose result is the product of
+ * its operands' native type: blocks of whole batch elements where the
+ * batch splits over the pool, else whole rows once every GEMM is done. */
+static shlo_status dot_run_blocks(const shlo_step *s, shlo_value *const *in,
+                                  shlo_value *result, shlo_block_done done,
+                                  void *ctx, shlo_exec *ex) {
+  return dot_compute(s, s->params, in, result, done, ctx, ex);
 }
 
 /* Whether dims order[0..r) is 0, 1, ..., r-1. */
@@ -291,6 +335,8 @@ shlo_status shlo__compile_dot_general(shlo_compiler *cc, const shlo_op *op,
   dot_walk(&p->rw, rt, order, r);
   p->rmode = dot_operand_mode(p, rt, order, alt);
   step->fn = k_dot;
+  if (p->nb && p->m && p->n && p->k && shlo__la_native(p->dom, p->ot))
+    step->run_blocks = dot_run_blocks;
   return SHLO_OK;
 }
 
