@@ -106,11 +106,12 @@ for ((r = 1; r <= rounds; r++)); do
         /output 0:/ { print r, p, who, ms, $4, $6 }' "$tmp/remote.out" >> "$records"
     done
     # the GEMM programs once more with --profile, in the same round: the
-    # time of their GEMM steps alone (dot_general, convolution), per run
+    # time of their GEMM steps alone (dot_general, convolution), per run,
+    # unfused so that no elementwise work joins their blocks
     case "$p" in
     mlp|cnn|attention)
-      "$shlo" bench "$mlir" --runs "$n" --warmup "$w" --profile \
-        > "$tmp/profile.out"
+      SHLO_NO_FUSION=1 "$shlo" bench "$mlir" --runs "$n" --warmup "$w" \
+        --profile > "$tmp/profile.out"
       awk -v p="$p" '
         $1 == "stablehlo.dot_general" || $1 == "stablehlo.convolution" {
           us += $(NF - 1) }
@@ -201,7 +202,7 @@ if gflops:
                     for p in ("mlp", "cnn", "attention") if p in rows and "shlo" in rows[p]))
     if gemm_steps:
         print("the same over the time of their GEMM steps alone (dot_general and "
-              "convolution, the median of a --profile run per round):",
+              "convolution, unfused, the median of a --profile run per round):",
               ", ".join(f"{share(p, ms)} ({ms:.2f} ms)" for p, ms in gemm_steps.items() if ms > 0))
 remote = sorted({who for by in rows.values() for who in by if who.startswith("at:")})
 if remote:
