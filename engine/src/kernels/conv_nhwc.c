@@ -169,6 +169,18 @@ typedef float nhwc_v16 __attribute__((vector_size(64)));
 #define NHWC_LANES(CO) NHWC_LANES_##CO
 #define NHWC_NV(CO) (CO / NHWC_LANES(CO))
 
+/* The four positions' sums += their values v0..v3 times the kernel's row
+ * of out-features at wk. */
+#define NHWC_SMALL_MAC(CO)                                                  \
+  _Pragma("GCC unroll 4") for (int64_t q = 0; q < NHWC_NV(CO); q++) {       \
+    NHWC_ACC(CO) wv;                                                        \
+    memcpy(&wv, wk + q * NHWC_LANES(CO), sizeof wv);                        \
+    a0[q] += v0 * wv;                                                       \
+    a1[q] += v1 * wv;                                                       \
+    a2[q] += v2 * wv;                                                       \
+    a3[q] += v3 * wv;                                                       \
+  }
+
 /* Output positions r0 .. r0 + rows - 1 of small-window f32 convolution j,
  * NHWC_SMALL_POS at a time (their sums are independent chains of
  * multiply-adds, where one position alone would wait on each), each
@@ -245,14 +257,7 @@ typedef float nhwc_v16 __attribute__((vector_size(64)));
         for (int64_t v = 0; v < j->k; v++, wk += co) {                      \
           float v0 = src[0][rel[v]], v1 = src[1][rel[v]],                   \
                 v2 = src[2][rel[v]], v3 = src[3][rel[v]];                   \
-          _Pragma("GCC unroll 4") for (int64_t q = 0; q < NHWC_NV(CO); q++) { \
-            NHWC_ACC(CO) wv;                                                \
-            memcpy(&wv, wk + q * NHWC_LANES(CO), sizeof wv);                \
-            a0[q] += v0 * wv;                                               \
-            a1[q] += v1 * wv;                                               \
-            a2[q] += v2 * wv;                                               \
-            a3[q] += v3 * wv;                                               \
-          }                                                                 \
+          NHWC_SMALL_MAC(CO);                                               \
         }                                                                   \
       } else {                                                              \
         for (int64_t w = 0; w < windows; w++) {                             \
@@ -274,14 +279,7 @@ typedef float nhwc_v16 __attribute__((vector_size(64)));
                   v1 = src[1] ? src[1][c] : 0.0f,                           \
                   v2 = src[2] ? src[2][c] : 0.0f,                           \
                   v3 = src[3] ? src[3][c] : 0.0f;                           \
-            _Pragma("GCC unroll 4") for (int64_t q = 0; q < NHWC_NV(CO); q++) { \
-              NHWC_ACC(CO) wv;                                              \
-              memcpy(&wv, wk + q * NHWC_LANES(CO), sizeof wv);              \
-              a0[q] += v0 * wv;                                             \
-              a1[q] += v1 * wv;                                             \
-              a2[q] += v2 * wv;                                             \
-              a3[q] += v3 * wv;                                             \
-            }                                                               \
+            NHWC_SMALL_MAC(CO);                                             \
           }                                                                 \
         }                                                                   \
       }                                                                     \
