@@ -784,6 +784,42 @@ static void dot_bias_relu_runs_behind_the_gemm(void **state) {
       "fused(add, multiply)", "dot_general + ");
 }
 
+/* A product whose rhs keeps no dimension (matrix times vector, batched
+ * 3 ways, which do not split over two threads) softmaxed along rows of
+ * 300, the lhs's last free dimension: the rows group runs from the pool
+ * once the GEMMs are done. */
+static void dot_rows_go_to_the_pool_whole(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> tensor<3x100x300xf32> {\n"
+      "  %i = stablehlo.iota dim = 2 : tensor<3x100x300x8xf32>\n"
+      "  %j = stablehlo.iota dim = 3 : tensor<3x100x300x8xf32>\n"
+      "  %ij = stablehlo.multiply %i, %j : tensor<3x100x300x8xf32>\n"
+      "  %q = stablehlo.sine %ij : tensor<3x100x300x8xf32>\n"
+      "  %v0 = stablehlo.iota dim = 1 : tensor<3x8xf32>\n"
+      "  %v = stablehlo.cosine %v0 : tensor<3x8xf32>\n"
+      "  %d = stablehlo.dot_general %q, %v, batching_dims = [0] x [0], "
+      "contracting_dims = [3] x [1] : (tensor<3x100x300x8xf32>, "
+      "tensor<3x8xf32>) -> tensor<3x100x300xf32>\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %m = stablehlo.reduce(%d init: %ninf) applies stablehlo.maximum "
+      "across dimensions = [2] : (tensor<3x100x300xf32>, tensor<f32>) -> "
+      "tensor<3x100xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1] : "
+      "(tensor<3x100xf32>) -> tensor<3x100x300xf32>\n"
+      "  %y = stablehlo.subtract %d, %mb : tensor<3x100x300xf32>\n"
+      "  %e = stablehlo.exponential %y : tensor<3x100x300xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %t = stablehlo.reduce(%e init: %z) applies stablehlo.add across "
+      "dimensions = [2] : (tensor<3x100x300xf32>, tensor<f32>) -> "
+      "tensor<3x100xf32>\n"
+      "  %tb = stablehlo.broadcast_in_dim %t, dims = [0, 1] : "
+      "(tensor<3x100xf32>) -> tensor<3x100x300xf32>\n"
+      "  %o = stablehlo.divide %e, %tb : tensor<3x100x300xf32>\n"
+      "  func.return %o : tensor<3x100x300xf32>\n}\n",
+      "dot_general + fused_rows(");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_chain_fuses_and_keeps_values_used_later),
@@ -808,6 +844,7 @@ int main(void) {
       cmocka_unit_test(conv_read_elsewhere_keeps_its_step),
       cmocka_unit_test(dot_softmax_runs_behind_the_gemms),
       cmocka_unit_test(dot_bias_relu_runs_behind_the_gemm),
+      cmocka_unit_test(dot_rows_go_to_the_pool_whole),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

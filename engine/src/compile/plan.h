@@ -60,7 +60,8 @@ struct shlo_step {
    * consecutive elements (the GEMM-shaped ones): the kernel's work, into
    * `result` (allocated by the caller with the step's result type, every
    * element written here), calling done(ctx, lo, hi) on the thread that
-   * finished each block, once per element.  The compiler runs the
+   * finished each block, once per element.  Blocks are whole rows of the
+   * result's last dimension.  The compiler runs the
    * elementwise run that reads the result right behind each block, while
    * the block is in cache (an epilogue, fuse.c). */
   shlo_status (*run_blocks)(const shlo_step *s, shlo_value *const *in,

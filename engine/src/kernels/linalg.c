@@ -100,7 +100,8 @@ static bool dot_split_batch(const dot_params *p) {
          (p->nb % threads == 0 || p->nb >= 4 * threads);
 }
 
-/* done over whole rows of C (n elements), from the pool. */
+/* done over whole rows of the result (n: its last dimension), from the
+ * pool. */
 typedef struct dot_rows_done {
   shlo_block_done done;
   void *ctx;
@@ -157,10 +158,11 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
       dot_batch_range(&job, i, i + 64 < nb ? i + 64 : nb);
     }
     if (done) { /* the GEMMs had the threads: the rows go to the pool */
-      dot_rows_done rows = {done, done_ctx, n};
-      int64_t grain = (1 << 14) / n;
-      shlo__parallel_for(nb * m, grain > 1 ? grain : 1, dot_rows_done_range,
-                         &rows);
+      int64_t row = p->out_rank ? p->out_dims[p->out_rank - 1] : 1;
+      dot_rows_done rows = {done, done_ctx, row};
+      int64_t grain = (1 << 14) / row;
+      shlo__parallel_for(nb * m * n / row, grain > 1 ? grain : 1,
+                         dot_rows_done_range, &rows);
     }
   }
   if (!direct_out)
@@ -195,7 +197,8 @@ static shlo_status k_dot(const shlo_step *s, shlo_value *const *in,
 
 /* shlo_step.run_blocks of a dot_general whose result is the product of
  * its operands' native type: blocks of whole batch elements where the
- * batch splits over the pool, else whole rows once every GEMM is done. */
+ * batch splits over the pool, else whole rows of the result once every
+ * GEMM is done. */
 static shlo_status dot_run_blocks(const shlo_step *s, shlo_value *const *in,
                                   shlo_value *result, shlo_block_done done,
                                   void *ctx, shlo_exec *ex) {
