@@ -743,8 +743,8 @@ static bool rows_one_row(const fused *f, const member *m) {
  * (Blocks of one row have nothing to gain.) */
 static bool rows_local(const fused *f, int k) {
   const member *m = &f->m[k];
-  if (f->block == 1 || m->dom != DOM_FULL || m->fold || m->inv != INV_NO || m->one ||
-      m->by_fold || (m->out >= 0 && !rows_streams(f, m)))
+  if (f->block == 1 || m->dom != DOM_FULL || m->fold || m->inv != INV_NO ||
+      m->one || m->by_fold || (m->out >= 0 && !rows_streams(f, m)))
     return false;
   bool fold_between = false;
   for (int q = k + 1; q < f->n_members; q++) {
@@ -1016,8 +1016,10 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
     run_layout(f);
     len = strlen(fs.label);
     if (once || ones)
-      snprintf(fs.label + len, FUSE_LABEL_CAP - len, " [broadcasts the same in every "
-               "chunk: %d filled once, %d read as one element]", once, ones);
+      snprintf(fs.label + len, FUSE_LABEL_CAP - len,
+               " [broadcasts the same in every chunk: %d filled once, %d "
+               "read as one element]",
+               once, ones);
   }
   /* The members move into the fused step; their slots stay as they are. */
   for (int k = 0; k < n; k++) {
@@ -1222,7 +1224,8 @@ static shlo_status epilogue_join(shlo_plan *pl, int i, int ext,
 
 /* Join every producer with blocks to the run right behind it that alone
  * reads its result. */
-static shlo_status join_epilogues(shlo_plan *pl, const shlo_type *const *types) {
+static shlo_status join_epilogues(shlo_plan *pl,
+                                  const shlo_type *const *types) {
   int w = 0;
   for (int i = 0; i < pl->n_steps;) {
     int ext;

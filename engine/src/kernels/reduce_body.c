@@ -236,7 +236,8 @@ RB_DEF_COMPLEX(c128, rb_c128, double)
     for (int64_t r = 0; r < rows; r++) {                                    \
       char *d = (char *)dst + (size_t)r * dstep;                            \
       for (int64_t k = 0; k < kn; k++) {                                    \
-        const char *x = (const char *)src + (size_t)r * sstep + (size_t)k * kstep; \
+        const char *x =                                                     \
+            (const char *)src + (size_t)r * sstep + (size_t)k * kstep;      \
         for (int64_t i = 0; i < n; i++)                                     \
           st_##TN(d, i, c_##OP##_##TN(ld_##TN(d, i, b), ld_##TN(x, i, b), b), \
                   b);                                                       \

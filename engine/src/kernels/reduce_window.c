@@ -286,8 +286,9 @@ static void rw_fold_pixel(const rw_native_job *j, int d, int64_t od,
   int64_t C = g->out_dims[g->rank - 1];
   for (int64_t w = 0; w < g->win[d]; w++) {
     int64_t ix = win_index(g, d, od, w);
-    b->accum(acc, ix < 0 ? init_row : base + (size_t)(ix * g->in_str[d]) * b->esz,
-             C, b);
+    const char *x =
+        ix < 0 ? init_row : base + (size_t)(ix * g->in_str[d]) * b->esz;
+    b->accum(acc, x, C, b);
   }
 }
 
@@ -322,7 +323,8 @@ static void rw_fold_window_row(const rw_native_job *j, const int64_t *o,
     a = e;
   }
   for (int64_t od = o[d]; od < a; od++)
-    rw_fold_pixel(j, d, od, row, acc + (size_t)((od - o[d]) * C) * esz, init_row);
+    rw_fold_pixel(j, d, od, row, acc + (size_t)((od - o[d]) * C) * esz,
+                  init_row);
   if (e > a) {
     int64_t p = a * g->stride[d] - g->lo[d];
     shlo_rb_grid in = {C, e - a, C, g->stride[d] * g->in_str[d], g->win[d],
@@ -331,7 +333,8 @@ static void rw_fold_window_row(const rw_native_job *j, const int64_t *o,
                   row + (size_t)(p * g->in_str[d]) * esz, &in, b);
   }
   for (int64_t od = e > a ? e : a; od < o[d] + len; od++)
-    rw_fold_pixel(j, d, od, row, acc + (size_t)((od - o[d]) * C) * esz, init_row);
+    rw_fold_pixel(j, d, od, row, acc + (size_t)((od - o[d]) * C) * esz,
+                  init_row);
 }
 
 static void rw_rows_chunk(void *ctx, int64_t lo, int64_t hi) {
@@ -341,7 +344,8 @@ static void rw_rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   int last = g->rank - 1, d = last - 1;
   int64_t C = g->out_dims[last];
   size_t esz = b->esz, row = (size_t)C * esz;
-  int64_t seg_max = row >= RW_SEGMENT_BYTES ? 1 : RW_SEGMENT_BYTES / (int64_t)row;
+  int64_t seg_max =
+      row >= RW_SEGMENT_BYTES ? 1 : RW_SEGMENT_BYTES / (int64_t)row;
   if (seg_max > hi - lo) seg_max = hi - lo;
   /* a segment of init values, copied into each segment before its folds
    * (its first row is also the row padding folds); a result larger than
@@ -353,7 +357,8 @@ static void rw_rows_chunk(void *ctx, int64_t lo, int64_t hi) {
     atomic_store(&j->failed, 1);
     return;
   }
-  for (int64_t c = 0; c < C; c++) memcpy(init_seg + (size_t)c * esz, j->init, esz);
+  for (int64_t c = 0; c < C; c++)
+    memcpy(init_seg + (size_t)c * esz, j->init, esz);
   for (size_t have = row, want = row * (size_t)seg_max; have < want;) {
     size_t more = have < want - have ? have : want - have;
     memcpy(init_seg + have, init_seg, more);
@@ -384,7 +389,8 @@ static void rw_rows_chunk(void *ctx, int64_t lo, int64_t hi) {
       }
       if (k < 0) break;
     }
-    if (stream) shlo__stream_copy(j->dst + (size_t)pix * row, acc, (size_t)len * row);
+    if (stream)
+      shlo__stream_copy(j->dst + (size_t)pix * row, acc, (size_t)len * row);
     pix += len;
     o[d] += len;
     for (int k = d; k >= 0 && o[k] >= g->out_dims[k]; k--) {
