@@ -670,16 +670,22 @@ static void conv_epilogues_run_in_place(void **state) {
  * the convolution's result itself. */
 static void conv_epilogues_with_results_of_their_own(void **state) {
   (void)state;
-  char text[4096];
-  conv_program(text, sizeof text, 4, 12, 16, 24, 1, "%a, %r",
-               "tensor<4x12x12x24xf32>, tensor<4x12x12x24xf32>");
-  same_results_without(text, "convolution [nhwc gemm] + fused(", "[in place]");
-  conv_program(text, sizeof text, 16, 32, 3, 32, 1, "%a",
-               "tensor<16x32x32x32xf32>");
-  same_results_without(text,
-                       "convolution [nhwc small window] + fused("
-                       "broadcast_in_dim, add)",
-                       "[in place]");
+  static const struct {
+    int n, hw, ci, co;
+    const char *ret, *ret_types, *expect;
+  } cases[] = {
+      {4, 12, 16, 24, "%a, %r",
+       "tensor<4x12x12x24xf32>, tensor<4x12x12x24xf32>",
+       "convolution [nhwc gemm] + fused("},
+      {16, 32, 3, 32, "%a", "tensor<16x32x32x32xf32>",
+       "convolution [nhwc small window] + fused(broadcast_in_dim, add)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[4096];
+    conv_program(text, sizeof text, cases[i].n, cases[i].hw, cases[i].ci,
+                 cases[i].co, 1, cases[i].ret, cases[i].ret_types);
+    same_results_without(text, cases[i].expect, "[in place]");
+  }
 }
 
 /* A convolution whose result another step (here the function) reads too

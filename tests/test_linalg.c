@@ -778,6 +778,20 @@ static void test_conv_nhwc_matches_general(void **state) {
     run_nhwc_case(&cases[i]);
 }
 
+/* A 1 x hw x hw x ci by 3 x 3 x ci x 8 f32 convolution, padding 1. */
+static void conv3x3_text(char *buf, size_t cap, int hw, int ci) {
+  snprintf(buf, cap,
+           "func.func @main(%%a: tensor<1x%dx%dx%dxf32>, %%b: "
+           "tensor<3x3x%dx8xf32>) -> tensor<1x%dx%dx8xf32> {\n"
+           "  %%r = stablehlo.convolution(%%a, %%b) dim_numbers = "
+           "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = "
+           "[1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, "
+           "feature_group_count = 1 : i64} : (tensor<1x%dx%dx%dxf32>, "
+           "tensor<3x3x%dx8xf32>) -> tensor<1x%dx%dx8xf32>\n"
+           "  func.return %%r : tensor<1x%dx%dx8xf32>\n}\n",
+           hw, hw, ci, ci, hw, hw, hw, hw, ci, ci, hw, hw, hw, hw);
+}
+
 /* f32 windows of at most 32 values sum without a GEMM, larger ones and
  * other types take it; either way a padded position multiplies its 0 like
  * any value, so an infinite weight over padding gives NaN (spec: the
@@ -820,26 +834,13 @@ static void test_conv_small_window_path(void **state) {
   }
   unsetenv("SHLO_CONV_GENERAL");
   /* 3x3 windows of 4 in-features are 36 values: the GEMM */
-  const char *wide =
-      "func.func @main(%a: tensor<1x5x5x4xf32>, %b: tensor<3x3x4x8xf32>) -> "
-      "tensor<1x5x5x8xf32> {\n"
-      "  %r = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, 1, f]x"
-      "[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], "
-      "[1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
-      " : (tensor<1x5x5x4xf32>, tensor<3x3x4x8xf32>) -> tensor<1x5x5x8xf32>\n"
-      "  func.return %r : tensor<1x5x5x8xf32>\n}\n";
+  char wide[1024], none[1024];
+  conv3x3_text(wide, sizeof wide, 5, 4);
   plan = plan_text(wide);
   assert_non_null(strstr(plan, "stablehlo.convolution [nhwc gemm]"));
   free(plan);
   /* no in-features: an empty window, all zeros (not the small path) */
-  const char *none =
-      "func.func @main(%a: tensor<1x4x4x0xf32>, %b: tensor<3x3x0x8xf32>) -> "
-      "tensor<1x4x4x8xf32> {\n"
-      "  %r = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, 1, f]x"
-      "[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], "
-      "[1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
-      " : (tensor<1x4x4x0xf32>, tensor<3x3x0x8xf32>) -> tensor<1x4x4x8xf32>\n"
-      "  func.return %r : tensor<1x4x4x8xf32>\n}\n";
+  conv3x3_text(none, sizeof none, 4, 0);
   plan = plan_text(none);
   assert_non_null(strstr(plan, "stablehlo.convolution [nhwc gemm]"));
   free(plan);

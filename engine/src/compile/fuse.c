@@ -1151,9 +1151,10 @@ done:
 
 /* Whether fused step r (a run or a rows group) can be producer p's
  * epilogue: it reads p's one full-size result (as external input *ext),
- * and no other step and no result of the plan does. */
-static bool epilogue_fits(const shlo_plan *pl, const shlo_step *p,
-                          const shlo_step *r, const shlo_type *const *types,
+ * and no other step and no result of the plan does (reads[slot]: the
+ * plan's reads of each slot, a result counting as one more). */
+static bool epilogue_fits(const shlo_step *p, const shlo_step *r,
+                          const shlo_type *const *types, const int *reads,
                           int *ext) {
   if (!p->run_blocks || p->n_out != 1 || r->fn != k_fused) return false;
   const fused *f = r->params;
@@ -1166,14 +1167,7 @@ static bool epilogue_fits(const shlo_plan *pl, const shlo_step *p,
   *ext = -1;
   for (int k = 0; k < r->n_in; k++)
     if (r->in[k] == slot) *ext = k;
-  if (*ext < 0 || !f->ext_esz[*ext]) return false;
-  for (int k = 0; k < pl->n_results; k++)
-    if (pl->result_slots[k] == slot) return false;
-  int reads = 0;
-  for (int i = 0; i < pl->n_steps; i++)
-    for (int k = 0; k < pl->steps[i].n_in; k++)
-      reads += pl->steps[i].in[k] == slot;
-  return reads == 1;
+  return *ext >= 0 && f->ext_esz[*ext] && reads[slot] == 1;
 }
 
 /* Make steps i and i + 1 of pl (a producer and its epilogue run, ext the
@@ -1226,14 +1220,22 @@ static shlo_status epilogue_join(shlo_plan *pl, int i, int ext,
  * reads its result. */
 static shlo_status join_epilogues(shlo_plan *pl,
                                   const shlo_type *const *types) {
+  int *reads = calloc((size_t)pl->n_slots + 1, sizeof *reads);
+  if (!reads) return SHLO_ENOMEM;
+  for (int i = 0; i < pl->n_steps; i++)
+    for (int k = 0; k < pl->steps[i].n_in; k++) reads[pl->steps[i].in[k]]++;
+  for (int k = 0; k < pl->n_results; k++) reads[pl->result_slots[k]]++;
   int w = 0;
   for (int i = 0; i < pl->n_steps;) {
     int ext;
-    if (i + 1 < pl->n_steps &&
-        epilogue_fits(pl, &pl->steps[i], &pl->steps[i + 1], types, &ext)) {
+    if (i + 1 < pl->n_steps && epilogue_fits(&pl->steps[i], &pl->steps[i + 1],
+                                             types, reads, &ext)) {
       shlo_step js;
       shlo_status st = epilogue_join(pl, i, ext, types, &js);
-      if (st) return st;
+      if (st) {
+        free(reads);
+        return st;
+      }
       pl->steps[w++] = js;
       i += 2;
     } else {
@@ -1243,6 +1245,7 @@ static shlo_status join_epilogues(shlo_plan *pl,
     }
   }
   pl->n_steps = w;
+  free(reads);
   return SHLO_OK;
 }
 

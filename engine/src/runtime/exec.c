@@ -126,14 +126,20 @@ done:
   return st;
 }
 
+/* Where region r's captured values start among step s's inputs. */
+static int region_capture_base(const shlo_step *s, int r) {
+  int base = s->op->n_operands;
+  for (int i = 0; i < r; i++) base += s->n_captures[i];
+  return base;
+}
+
 shlo_status shlo__step_run_region(const shlo_step *s, int r,
                                  shlo_value *const *in,
                                  shlo_value *const *lead, int n,
                                  shlo_value **results, shlo_exec *ex) {
   const shlo_plan *p = s->plans[r];
   int nc = s->n_captures[r];
-  int base = s->op->n_operands;
-  for (int i = 0; i < r; i++) base += s->n_captures[i];
+  int base = region_capture_base(s, r);
   shlo_value *stack_args[16];
   shlo_value **args = n + nc <= 16 ? stack_args
                                    : malloc((size_t)(n + nc) * sizeof *args);
@@ -149,19 +155,8 @@ bool shlo__step_region_is_scalar(const shlo_step *s, int r) {
   return r < s->n_plans && s->plans[r]->scalar != NULL;
 }
 
-/* Run region r's scalar program; the registers are left in regs. */
-static void run_scalar_regs(const shlo_step *s, int r, shlo_value *const *in,
-                            const void *const *lead, int n,
-                            unsigned char *regs) {
-  const shlo_plan *p = s->plans[r];
-  const shlo_scalar_prog *sp = p->scalar;
-  int base = s->op->n_operands;
-  for (int i = 0; i < r; i++) base += s->n_captures[i];
-  memcpy(regs, sp->init, (size_t)sp->n_regs * 16);
-  for (int i = 0; i < p->n_args; i++) {
-    const void *src = i < n ? lead[i] : in[base + i - n]->data;
-    memcpy(regs + (size_t)p->arg_slots[i] * 16, src, sp->arg_size[i]);
-  }
+/* Run scalar program sp's ops over regs, its arguments already in place. */
+static void run_scalar_ops(const shlo_scalar_prog *sp, unsigned char *regs) {
   for (int k = 0; k < sp->n_ops; k++) {
     const shlo_step *st = sp->ops[k];
     const void *x[3];
@@ -169,6 +164,21 @@ static void run_scalar_regs(const shlo_step *s, int r, shlo_value *const *in,
       x[j] = regs + (size_t)st->in[j] * 16;
     st->range(st, regs + (size_t)st->out[0] * 16, x, 1);
   }
+}
+
+/* Run region r's scalar program; the registers are left in regs. */
+static void run_scalar_regs(const shlo_step *s, int r, shlo_value *const *in,
+                            const void *const *lead, int n,
+                            unsigned char *regs) {
+  const shlo_plan *p = s->plans[r];
+  const shlo_scalar_prog *sp = p->scalar;
+  int base = region_capture_base(s, r);
+  memcpy(regs, sp->init, (size_t)sp->n_regs * 16);
+  for (int i = 0; i < p->n_args; i++) {
+    const void *src = i < n ? lead[i] : in[base + i - n]->data;
+    memcpy(regs + (size_t)p->arg_slots[i] * 16, src, sp->arg_size[i]);
+  }
+  run_scalar_ops(sp, regs);
 }
 
 void shlo__step_run_region_scalar(const shlo_step *s, int r,
@@ -196,8 +206,7 @@ void shlo__scalar_frame_init(shlo_scalar_frame *f, const shlo_step *s, int r,
                              shlo_value *const *in, int n) {
   const shlo_plan *p = s->plans[r];
   const shlo_scalar_prog *sp = p->scalar;
-  int base = s->op->n_operands;
-  for (int i = 0; i < r; i++) base += s->n_captures[i];
+  int base = region_capture_base(s, r);
   f->p = p;
   f->n_lead = n;
   memcpy(f->regs, sp->init, (size_t)sp->n_regs * 16);
@@ -208,16 +217,9 @@ void shlo__scalar_frame_init(shlo_scalar_frame *f, const shlo_step *s, int r,
 
 void shlo__scalar_frame_run(shlo_scalar_frame *f, const void *const *lead) {
   const shlo_plan *p = f->p;
-  const shlo_scalar_prog *sp = p->scalar;
   for (int i = 0; i < f->n_lead; i++)
     memcpy(f->regs + (size_t)p->arg_slots[i] * 16, lead[i], 16);
-  for (int k = 0; k < sp->n_ops; k++) {
-    const shlo_step *st = sp->ops[k];
-    const void *x[3];
-    for (int j = 0; j < st->n_in && j < 3; j++)
-      x[j] = f->regs + (size_t)st->in[j] * 16;
-    st->range(st, f->regs + (size_t)st->out[0] * 16, x, 1);
-  }
+  run_scalar_ops(p->scalar, f->regs);
 }
 
 /* ---- probes ---- */
