@@ -1216,6 +1216,15 @@ static shlo_status epilogue_join(shlo_plan *pl, int i, int ext,
   return SHLO_OK;
 }
 
+/* After steps [0, w) of p were rewritten from steps [0, i), when a pass
+ * stops there (out of memory): move the steps not reached down to w, so
+ * that every step is in the plan once and the plan frees cleanly. */
+static void steps_close_gap(shlo_plan *p, int w, int i) {
+  memmove(&p->steps[w], &p->steps[i],
+          (size_t)(p->n_steps - i) * sizeof *p->steps);
+  p->n_steps = w + (p->n_steps - i);
+}
+
 /* Join every producer with blocks to the run right behind it that alone
  * reads its result. */
 static shlo_status join_epilogues(shlo_plan *pl,
@@ -1233,6 +1242,7 @@ static shlo_status join_epilogues(shlo_plan *pl,
       shlo_step js;
       shlo_status st = epilogue_join(pl, i, ext, types, &js);
       if (st) {
+        steps_close_gap(pl, w, i);
         free(reads);
         return st;
       }
@@ -1269,6 +1279,7 @@ shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types) {
       shlo_step fs;
       shlo_status st = fuse_run(p, i, j, &x, types, numel, F, &fs);
       if (st) {
+        steps_close_gap(p, w, i);
         fuse_index_free(&x);
         return st;
       }
