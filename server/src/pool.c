@@ -92,8 +92,10 @@ static void *worker(void *arg) {
       if (p->waking > 0) p->waking--;
     }
     if (!j) break; /* stopping and nothing left */
-    atomic_fetch_sub_explicit(&p->queued, 1, memory_order_relaxed);
+    /* running first (pool_depth reads queued first): /metrics never sees
+     * the job in neither count */
     atomic_fetch_add_explicit(&p->running, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&p->queued, 1, memory_order_release);
     pthread_mutex_unlock(&p->lock);
     j->start_ns = mono_ns();
     j->work(j);

@@ -90,8 +90,14 @@ def run(short_workers, n_reduce, n_register):
     for t in longs:
         t.join()
     check(done and all(done), f"the long executions finish right: {done}")
-    check(still >= 1,
-          f"the long executions were there throughout: {still}")
+    # With the lanes the two long executions take turns on the long lane's
+    # one worker, so one always waits while the other runs.  In the one-FIFO
+    # control they run side by side and end together, and the probe that
+    # queued behind them ends with them too: the sample may fall while both
+    # clients send their next one.  There the probes' delays show the load.
+    if short_workers > 0:
+        check(still >= 1,
+              f"the long executions were there throughout: {still}")
     m = srv.metrics()
     srv.stop()
     b_red, b_reg = statistics.median(base_red), statistics.median(base_reg)

@@ -61,7 +61,7 @@ def free_port():
 
 def loop_program(n):
     """A program that counts to n in a while loop: its run time grows with
-    n (about 30 ms per million steps on the 2026 development machine; a
+    n (about 20 ms per million steps on the 2026 development machine; a
     faster one may take half that, a sanitized build several times more)
     and its work is unknown to the server before it ran.  A test that acts
     on one while it runs needs n large enough by a wide margin."""
