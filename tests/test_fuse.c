@@ -751,6 +751,47 @@ static void dot_softmax_runs_behind_the_gemms(void **state) {
   }
 }
 
+/* A batched product's blocks are whole batch elements (8 values here),
+ * not chunks: its epilogue's bias, periodic over 64 values (8 along dim 1
+ * times the 2x4 of each product), is filled once per worker from the
+ * first block's own phase, so every block reads the bias its elements
+ * take (it was filled from element 0, and blocks starting elsewhere in
+ * the period read a shifted bias). */
+static void dot_epilogue_bias_follows_the_blocks_phase(void **state) {
+  (void)state;
+  static const int ks[] = {3, 7, 40};
+  for (int i = 0; i < 3; i++) {
+    int k = ks[i];
+    char text[2048];
+    snprintf(text, sizeof text,
+             "func.func @main() -> tensor<64x8x2x4xf32> {\n"
+             "  %%i = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
+             "  %%s = stablehlo.sine %%i : tensor<%dxf32>\n"
+             "  %%a = stablehlo.reshape %%s : (tensor<%dxf32>) -> "
+             "tensor<64x8x2x%dxf32>\n"
+             "  %%j = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
+             "  %%c = stablehlo.cosine %%j : tensor<%dxf32>\n"
+             "  %%w = stablehlo.reshape %%c : (tensor<%dxf32>) -> "
+             "tensor<64x8x%dx4xf32>\n"
+             "  %%b0 = stablehlo.iota dim = 0 : tensor<32xf32>\n"
+             "  %%b = stablehlo.reshape %%b0 : (tensor<32xf32>) -> "
+             "tensor<8x4xf32>\n"
+             "  %%d = stablehlo.dot_general %%a, %%w, batching_dims = [0, 1] "
+             "x [0, 1], contracting_dims = [3] x [2] : "
+             "(tensor<64x8x2x%dxf32>, tensor<64x8x%dx4xf32>) -> "
+             "tensor<64x8x2x4xf32>\n"
+             "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [1, 3] : "
+             "(tensor<8x4xf32>) -> tensor<64x8x2x4xf32>\n"
+             "  %%r = stablehlo.add %%d, %%bb : tensor<64x8x2x4xf32>\n"
+             "  %%q = stablehlo.multiply %%r, %%r : tensor<64x8x2x4xf32>\n"
+             "  func.return %%q : tensor<64x8x2x4xf32>\n}\n",
+             1024 * k, 1024 * k, 1024 * k, k, 2048 * k, 2048 * k, 2048 * k,
+             k, k, k);
+    same_results(text, "dot_general + fused(broadcast_in_dim, add, multiply) "
+                       "[broadcasts the same in every chunk: 1 filled once");
+  }
+}
+
 /* A product plus a bias, then a ReLU, and a product whose result type is
  * not the one its GEMM makes (i32: no blocks to run behind). */
 static void dot_bias_relu_runs_behind_the_gemm(void **state) {
@@ -845,6 +886,7 @@ int main(void) {
       cmocka_unit_test(long_runs_reuse_scratch_and_stream_results),
       cmocka_unit_test(rows_read_row_broadcasts_as_one_element),
       cmocka_unit_test(small_tensors_stay_unfused),
+      cmocka_unit_test(dot_epilogue_bias_follows_the_blocks_phase),
       cmocka_unit_test(conv_epilogues_run_in_place),
       cmocka_unit_test(conv_epilogues_with_results_of_their_own),
       cmocka_unit_test(conv_read_elsewhere_keeps_its_step),

@@ -292,10 +292,10 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
     int64_t n = hi - b < f->chunk ? hi - b : f->chunk;
     for (int k = 0; k < f->n_members; k++) {
       const member *m = &f->m[k];
-      if (m->once) { /* the same splat for every chunk */
-        if (b == lo) {
+      if (m->once) { /* the same values for every chunk */
+        if (b == lo) { /* from lo: an epilogue's blocks start anywhere */
           val[k] = scratch + (size_t)m->slot * per;
-          bcast_fill(&m->map, r->in[m->ref[0]]->data, val[k], 0, f->chunk,
+          bcast_fill(&m->map, r->in[m->ref[0]]->data, val[k], lo, f->chunk,
                      m->esz);
         }
         continue;
@@ -849,8 +849,10 @@ static bool readers_take_one(const shlo_plan *p, int first, const fused *f,
 
 /* Whether broadcast map m repeats with a period that divides every chunk
  * a run may have (powers of two from RUN_MIN_CHUNK): its operand varies
- * along trailing dimensions only (a bias along the channels), so every
- * chunk, starting at a multiple of its length, sees the same values. */
+ * along trailing dimensions only (a bias along the channels), so the
+ * chunks of a worker, a whole number of chunks apart, see the same values
+ * (fused_chunk fills them from its first chunk's start, which an
+ * epilogue's blocks put anywhere). */
 static bool bcast_periodic(const bcast_map *m) {
   int d0 = 0;
   while (d0 < m->rank && m->src_stride[d0] == 0) d0++;
