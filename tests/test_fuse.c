@@ -83,6 +83,48 @@ static void a_chain_fuses_and_keeps_values_used_later(void **state) {
       "fused(broadcast_in_dim, multiply, tanh, exponential, subtract, negate)");
 }
 
+/* A run of f32 lane ops runs as one lane program (kernels/vchain.h):
+ * gelu's chain over 600007 elements (whole chunks, then a tail), values
+ * read again ops later (stored and read back), one the function returns
+ * mid-chain (written straight to its result), and the last one
+ * returned past SHLO_STREAM_MIN_BYTES (made in scratch and streamed):
+ * the unfused bits. */
+static void lane_ops_run_in_registers(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<600007xf32>, tensor<600007xf32>) {\n"
+      "  %i = stablehlo.iota dim = 0 : tensor<600007xf32>\n"
+      "  %s = stablehlo.constant dense<0.0001> : tensor<f32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> "
+      "tensor<600007xf32>\n"
+      "  %x0 = stablehlo.multiply %i, %sb : tensor<600007xf32>\n"
+      "  %h = stablehlo.constant dense<30.0> : tensor<f32>\n"
+      "  %hb = stablehlo.broadcast_in_dim %h, dims = [] : (tensor<f32>) -> "
+      "tensor<600007xf32>\n"
+      "  %x = stablehlo.subtract %x0, %hb : tensor<600007xf32>\n"
+      "  %x2 = stablehlo.multiply %x, %x : tensor<600007xf32>\n"
+      "  %x3 = stablehlo.multiply %x2, %x : tensor<600007xf32>\n"
+      "  %c = stablehlo.constant dense<0.044715> : tensor<f32>\n"
+      "  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> "
+      "tensor<600007xf32>\n"
+      "  %k = stablehlo.multiply %cb, %x3 : tensor<600007xf32>\n"
+      "  %u = stablehlo.add %x, %k : tensor<600007xf32>\n"
+      "  %t = stablehlo.tanh %u : tensor<600007xf32>\n"
+      "  %v = stablehlo.subtract %t, %x2 : tensor<600007xf32>\n"
+      "  %e = stablehlo.exponential %v : tensor<600007xf32>\n"
+      "  %m = stablehlo.maximum %e, %t : tensor<600007xf32>\n"
+      "  %n = stablehlo.negate %m : tensor<600007xf32>\n"
+      "  %l = stablehlo.logistic %n : tensor<600007xf32>\n"
+      "  %d = stablehlo.divide %l, %x : tensor<600007xf32>\n"
+      "  %q = stablehlo.minimum %d, %cb : tensor<600007xf32>\n"
+      "  func.return %u, %q : tensor<600007xf32>, tensor<600007xf32>\n}\n",
+      "fused(broadcast_in_dim, multiply, broadcast_in_dim, subtract, "
+      "multiply, multiply, broadcast_in_dim, multiply, add, tanh, subtract, "
+      "exponential, maximum, negate, logistic, divide, minimum) [broadcasts "
+      "the same in every chunk: 0 filled once, 3 read as one element] [in "
+      "registers: 14 ops, 5 values stored]");
+}
+
 static void select_convert_and_compare_fuse(void **state) {
   (void)state;
   same_results(
@@ -504,7 +546,8 @@ static void run_fills_periodic_broadcasts_once(void **state) {
       "  func.return %s : tensor<8x40x4x16xf64>\n}\n",
       "fused(broadcast_in_dim, multiply, sine) [broadcasts the same in every "
       "chunk: 1 filled once, 0 read as one element]");
-  /* no bracket: the period-3 broadcast is filled chunk by chunk */
+  /* no broadcasts' bracket: the period-3 broadcast is filled chunk by
+   * chunk */
   same_results(
       "func.func @main() -> tensor<9000x3xf32> {\n"
       "  %w = stablehlo.iota dim = 0 : tensor<9000x3xf32>\n"
@@ -514,7 +557,8 @@ static void run_fills_periodic_broadcasts_once(void **state) {
       "  %u = stablehlo.subtract %w, %tb : tensor<9000x3xf32>\n"
       "  %v = stablehlo.multiply %u, %tb : tensor<9000x3xf32>\n"
       "  func.return %v : tensor<9000x3xf32>\n}\n",
-      "fused(broadcast_in_dim, subtract, multiply) (");
+      "fused(broadcast_in_dim, subtract, multiply) [in registers: 2 ops, 1 "
+      "values stored] (");
 }
 
 /* A chain longer than the values alive at once, over more elements than
@@ -654,7 +698,7 @@ static void conv_epilogues_run_in_place(void **state) {
   same_results(text, "convolution [nhwc gemm] + fused(broadcast_in_dim, add, "
                      "broadcast_in_dim, maximum) [broadcasts the same in "
                      "every chunk: 1 filled once, 1 read as one element] "
-                     "[in place]");
+                     "[in registers: 2 ops, 1 values stored] [in place]");
   conv_program(text, sizeof text, 8, 16, 32, 64, 2, "%r",
                "tensor<8x8x8x64xf32>");
   same_results(text, "convolution [nhwc gemm] + fused(");
@@ -663,7 +707,7 @@ static void conv_epilogues_run_in_place(void **state) {
   same_results(text, "convolution [nhwc small window] + fused(broadcast_in_dim"
                      ", add, broadcast_in_dim, maximum) [broadcasts the same "
                      "in every chunk: 1 filled once, 1 read as one element] "
-                     "[in place]");
+                     "[in registers: 2 ops, 1 values stored] [in place]");
 }
 
 /* Into results of their own: the run has two, or its last member reads
@@ -817,7 +861,7 @@ static void dot_bias_relu_runs_behind_the_gemm(void **state) {
       "  func.return %r : tensor<96x200xf32>\n}\n",
       "dot_general + fused(broadcast_in_dim, add, broadcast_in_dim, maximum) "
       "[broadcasts the same in every chunk: 0 filled once, 1 read as one "
-      "element] [in place]");
+      "element] [in registers: 2 ops, 1 values stored] [in place]");
   same_results_without(
       "func.func @main() -> tensor<80x100xi32> {\n"
       "  %a = stablehlo.iota dim = 0 : tensor<80x30xi32>\n"
@@ -887,6 +931,7 @@ int main(void) {
       cmocka_unit_test(rows_read_row_broadcasts_as_one_element),
       cmocka_unit_test(small_tensors_stay_unfused),
       cmocka_unit_test(dot_epilogue_bias_follows_the_blocks_phase),
+      cmocka_unit_test(lane_ops_run_in_registers),
       cmocka_unit_test(conv_epilogues_run_in_place),
       cmocka_unit_test(conv_epilogues_with_results_of_their_own),
       cmocka_unit_test(conv_read_elsewhere_keeps_its_step),

@@ -39,6 +39,7 @@
 #include "kernels/multiversion.h"
 #include "kernels/reduce_int.h"
 #include "kernels/stream_store.h"
+#include "kernels/vchain.h"
 #include "ops/ops.h"
 #include "runtime/exec.h"
 #include "runtime/pool.h"
@@ -108,7 +109,17 @@ typedef struct member {
   bool once;      /* a broadcast of one element from outside: its chunk is
                      filled once per worker and never changes */
   int slot;       /* its scratch slot, or -1 when it writes its result */
+  bool in_acc;    /* in a lane program, its value is only ever in the
+                     accumulator: never written */
 } member;
+
+/* Where an input of a run's lane program lies in a chunk: external input
+ * `ref` (at the chunk's start, or its one element), or member ref's
+ * value. */
+typedef struct chain_io {
+  bool ext;
+  int ref;
+} chain_io;
 
 /* Rows group members whose value over a block of rows is the same for
  * every block (broadcasts of values from outside along the rows, and what
@@ -140,12 +151,18 @@ typedef struct fused {
   /* runs: members share scratch slots (see run_layout) */
   int n_slots;
   int64_t chunk;      /* elements per pass */
+  /* runs of f32 lane ops: the lane program that runs them (chain.ins set),
+   * where its inputs lie, and the member each output stores */
+  shlo_vchain chain;
+  chain_io chain_in[SHLO_VCHAIN_MAX_IO];
+  int chain_out[SHLO_VCHAIN_MAX_IO];
 } fused;
 
 static void fused_free(void *p) {
   fused *f = p;
   if (!f) return;
   for (int i = 0; i < f->n_members; i++) shlo__step_free(&f->m[i].step);
+  free(f->chain.ins);
   free(f->m);
   free(f->ext_esz);
   free(f->outs);
@@ -275,12 +292,64 @@ static bool run_streams(const fused *f, const member *m) {
          (size_t)f->numel * m->esz >= SHLO_STREAM_MIN_BYTES;
 }
 
+/* The chunk of n elements at b of run f's members, their values at
+ * val[]: one member at a time, or the lane program over every member
+ * that is not a broadcast (whose values, where they are stored, it
+ * writes at val[]). */
+static void run_members(const fused_run *r, int64_t b, int64_t n,
+                        char **val, char *scratch, size_t per, void *work) {
+  const fused *f = r->f;
+  for (int k = 0; k < f->n_members; k++) {
+    const member *m = &f->m[k];
+    if (m->once) continue; /* filled for the worker's first chunk */
+    const void *x[3];
+    for (int i = 0; i < m->n_in; i++) {
+      int ref = m->ref[i];
+      x[i] = ref < 0 ? val[-ref - 1]
+                     : (const char *)r->in[ref]->data +
+                           (size_t)b * f->ext_esz[ref];
+    }
+    char *res = m->out >= 0
+                    ? (char *)r->out[m->out]->data + (size_t)b * m->esz
+                    : NULL;
+    char *d = m->slot >= 0 ? scratch + (size_t)m->slot * per : res;
+    val[k] = d;
+    if (m->one) { /* its operand's one element */
+      val[k] = (char *)x[0];
+      continue;
+    }
+    if (m->bcast) bcast_fill(&m->map, x[0], d, b, n, m->esz);
+    else if (f->chain.ins) continue; /* the program makes it, below */
+    else member_range(f, m, d, x, n);
+    if (res && d != res) shlo__stream_copy(res, d, (size_t)n * m->esz);
+  }
+  if (!f->chain.ins) return;
+  const float *in[SHLO_VCHAIN_MAX_IO];
+  float *out[SHLO_VCHAIN_MAX_IO];
+  for (int k = 0; k < f->chain.n_in; k++) {
+    const chain_io *io = &f->chain_in[k];
+    in[k] = io->ext ? (const float *)((const char *)r->in[io->ref]->data +
+                                      (size_t)b * f->ext_esz[io->ref])
+                    : (const float *)val[io->ref];
+  }
+  for (int q = 0; q < f->chain.n_out; q++)
+    out[q] = (float *)val[f->chain_out[q]];
+  shlo__vchain_run(&f->chain, out, in, n, work);
+  for (int q = 0; q < f->chain.n_out; q++) {
+    const member *m = &f->m[f->chain_out[q]];
+    if (m->out < 0 || m->slot < 0) continue;
+    shlo__stream_copy((char *)r->out[m->out]->data + (size_t)b * m->esz,
+                      out[q], (size_t)n * m->esz);
+  }
+}
+
 static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
   fused_run *r = ctx;
   const fused *f = r->f;
   size_t per = (size_t)f->chunk * f->scratch_esz;
   size_t slots = f->n_slots ? (size_t)f->n_slots : 1;
-  char *scratch = aligned_alloc(64, slots * per);
+  size_t work_bytes = f->chain.ins ? shlo__vchain_work_bytes(&f->chain) : 64;
+  char *scratch = aligned_alloc(64, slots * per + work_bytes);
   char **val = malloc((size_t)f->n_members * sizeof *val);
   if (!scratch || !val) {
     free(scratch);
@@ -288,38 +357,18 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
     atomic_store(&r->failed, 1);
     return;
   }
+  for (int k = 0; k < f->n_members; k++) {
+    const member *m = &f->m[k];
+    if (!m->once) continue;
+    /* the same values for every chunk, filled from lo: an epilogue's
+     * blocks start anywhere */
+    val[k] = scratch + (size_t)m->slot * per;
+    bcast_fill(&m->map, r->in[m->ref[0]]->data, val[k], lo, f->chunk,
+               m->esz);
+  }
   for (int64_t b = lo; b < hi; b += f->chunk) {
     int64_t n = hi - b < f->chunk ? hi - b : f->chunk;
-    for (int k = 0; k < f->n_members; k++) {
-      const member *m = &f->m[k];
-      if (m->once) { /* the same values for every chunk */
-        if (b == lo) { /* from lo: an epilogue's blocks start anywhere */
-          val[k] = scratch + (size_t)m->slot * per;
-          bcast_fill(&m->map, r->in[m->ref[0]]->data, val[k], lo, f->chunk,
-                     m->esz);
-        }
-        continue;
-      }
-      const void *x[3];
-      for (int i = 0; i < m->n_in; i++) {
-        int ref = m->ref[i];
-        x[i] = ref < 0 ? val[-ref - 1]
-                       : (const char *)r->in[ref]->data +
-                             (size_t)b * f->ext_esz[ref];
-      }
-      char *res = m->out >= 0
-                      ? (char *)r->out[m->out]->data + (size_t)b * m->esz
-                      : NULL;
-      char *d = m->slot >= 0 ? scratch + (size_t)m->slot * per : res;
-      if (m->one) { /* its operand's one element */
-        val[k] = (char *)x[0];
-        continue;
-      }
-      if (m->bcast) bcast_fill(&m->map, x[0], d, b, n, m->esz);
-      else member_range(f, m, d, x, n);
-      if (res && d != res) shlo__stream_copy(res, d, (size_t)n * m->esz);
-      val[k] = d;
-    }
+    run_members(r, b, n, val, scratch, per, scratch + slots * per);
   }
   shlo__stream_fence(); /* before the pool's join */
   free(val);
@@ -813,22 +862,33 @@ static void run_layout(fused *f) {
       if (f->m[q].ref[i] < 0) last[-f->m[q].ref[i] - 1] = q;
   f->n_slots = 0;
   f->scratch_esz = 1;
-  /* once-filled splats first: a slot that held another value would be
-   * overwritten in the next chunk */
+  /* Slots of their own first for once-filled splats (a slot that held
+   * another value would be overwritten in the next chunk) and, before a
+   * lane program, for every filled broadcast: they are all filled before
+   * its first instruction, and a slot shared by two would keep the last.
+   * Later values may reuse a broadcast's slot once its last reader has
+   * run: the program writes each block of it after that reader read the
+   * block. */
+  bool first_fills = f->chain.ins != NULL;
   for (int k = 0; k < f->n_members; k++) {
     member *m = &f->m[k];
     if (m->esz > f->scratch_esz) f->scratch_esz = m->esz;
-    m->slot = m->once ? f->n_slots++ : -1;
-    if (m->once) free_after[m->slot] = INT_MAX;
+    bool fill = m->once || (first_fills && m->bcast && !m->one &&
+                            (m->out < 0 || run_streams(f, m)));
+    m->slot = fill ? f->n_slots++ : -1;
+    if (fill) free_after[m->slot] = m->once ? INT_MAX : last[k];
   }
   for (int k = 0; k < f->n_members; k++) {
     member *m = &f->m[k];
-    if (m->once || m->one || (m->out >= 0 && !run_streams(f, m))) continue;
+    if (m->slot >= 0 || m->one || m->in_acc ||
+        (m->out >= 0 && !run_streams(f, m)))
+      continue;
     int s = 0;
     while (s < f->n_slots && free_after[s] >= k) s++;
     if (s == f->n_slots) f->n_slots++;
     m->slot = s;
-    free_after[s] = last[k];
+    /* a result streamed after the program keeps its slot to the end */
+    free_after[s] = first_fills && m->out >= 0 ? INT_MAX : last[k];
   }
   f->chunk = FUSE_CHUNK;
   while (f->chunk > RUN_MIN_CHUNK &&
@@ -882,6 +942,98 @@ static void mark_scalars(const shlo_plan *p, int first, fused *f,
     *once += m->once;
     *ones += m->one;
   }
+}
+
+/* Input of run f's lane program for external input ref (ext) or member
+ * ref's value, added when new; -2 when the program has no room left. */
+static int chain_input(fused *f, bool ext, int ref, bool one) {
+  for (int k = 0; k < f->chain.n_in; k++)
+    if (f->chain_in[k].ext == ext && f->chain_in[k].ref == ref) return k;
+  if (f->chain.n_in == SHLO_VCHAIN_MAX_IO) return -2;
+  int k = f->chain.n_in++;
+  f->chain_in[k] = (chain_io){ext, ref};
+  f->chain.in_one[k] = one;
+  return k;
+}
+
+/* A member's operand ref as an instruction's: the accumulator when it is
+ * the value of member `prev`, the instruction before; else an input. */
+static int chain_operand(fused *f, int ref, int prev) {
+  if (ref >= 0) return chain_input(f, true, ref, f->ext_esz[ref] == 0);
+  int j = -ref - 1;
+  if (j == prev) return SHLO_VCHAIN_ACC;
+  if (f->m[j].one) return chain_input(f, true, f->m[j].ref[0], true);
+  return chain_input(f, false, j, false);
+}
+
+/* Whether run f (steps first.. of p) can be a lane program: every
+ * member f32, each that is not a broadcast a lane op (step.lane_op),
+ * each broadcast read as one element reading an external input. */
+static bool chain_fits(const shlo_plan *p, int first, const fused *f) {
+  for (int k = 0; k < f->n_members; k++) {
+    const member *m = &f->m[k];
+    if (m->esz != 4) return false;
+    if (m->bcast) {
+      if (m->one && m->ref[0] < 0) return false;
+      continue;
+    }
+    int op = p->steps[first + k].lane_op;
+    if (!op || m->n_in != (shlo_lane_op_binary(op) ? 2 : 1)) return false;
+  }
+  return true;
+}
+
+/* Run f's lane program (f->chain; f made of steps first.. of p), when it
+ * fits: an instruction per
+ * member that is not a broadcast, in order.  A value is stored (to its
+ * result, or its scratch slot) only when it is a result or a member
+ * other than the next instruction reads it; the others are in_acc.
+ * Broadcasts stay as they are: read as one element, or filled and read
+ * as inputs.  Leaves f->chain.ins NULL when the run does not fit, or
+ * malloc fails (the members then run one at a time). */
+static void chain_build(const shlo_plan *p, int first, fused *f) {
+  if (!chain_fits(p, first, f)) return;
+  bool stored[FUSE_MAX_MEMBERS] = {0};
+  int prev = -1, n = 0;
+  for (int q = 0; q < f->n_members; q++) {
+    const member *m = &f->m[q];
+    if (m->bcast) continue;
+    stored[q] = m->out >= 0;
+    for (int i = 0; i < m->n_in; i++) {
+      int j = -m->ref[i] - 1;
+      if (j >= 0 && !f->m[j].bcast && j != prev) stored[j] = true;
+    }
+    prev = q;
+    n++;
+  }
+  shlo_vchain_ins *ins = malloc((size_t)(n ? n : 1) * sizeof *ins);
+  if (!ins) return;
+  f->chain.n_in = f->chain.n_out = 0;
+  prev = -1;
+  n = 0;
+  for (int q = 0; q < f->n_members; q++) {
+    member *m = &f->m[q];
+    if (m->bcast) continue;
+    int a = chain_operand(f, m->ref[0], prev);
+    int b = m->n_in > 1 ? chain_operand(f, m->ref[1], prev) : SHLO_VCHAIN_ACC;
+    if (a == -2 || b == -2 ||
+        (stored[q] && f->chain.n_out == SHLO_VCHAIN_MAX_IO)) {
+      free(ins);
+      return;
+    }
+    ins[n] = (shlo_vchain_ins){p->steps[first + q].lane_op, (int8_t)a,
+                               (int8_t)b, -1};
+    if (stored[q]) {
+      ins[n].out = (int8_t)f->chain.n_out;
+      f->chain_out[f->chain.n_out++] = q;
+    }
+    n++;
+    prev = q;
+  }
+  for (int q = 0; q < f->n_members; q++)
+    f->m[q].in_acc = !f->m[q].bcast && !stored[q];
+  f->chain.ins = ins;
+  f->chain.n_ins = n;
 }
 
 /* --explain's account of a rows group: rows per block, how many members
@@ -1015,6 +1167,7 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
   } else {
     int once, ones;
     mark_scalars(p, first, f, types, &once, &ones);
+    chain_build(p, first, f);
     run_layout(f);
     len = strlen(fs.label);
     if (once || ones)
@@ -1022,6 +1175,11 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
                " [broadcasts the same in every chunk: %d filled once, %d "
                "read as one element]",
                once, ones);
+    len = strlen(fs.label);
+    if (f->chain.ins)
+      snprintf(fs.label + len, FUSE_LABEL_CAP - len,
+               " [in registers: %d ops, %d values stored]", f->chain.n_ins,
+               f->chain.n_out);
   }
   /* The members move into the fused step; their slots stay as they are. */
   for (int k = 0; k < n; k++) {

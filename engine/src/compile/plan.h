@@ -56,6 +56,10 @@ struct shlo_step {
    * reads a broadcast of one element so, instead of filling it). */
   void (*range_one)(const shlo_step *s, void *out, const void *const *in,
                     int64_t n, int one);
+  /* Optional, beside range: the shlo_lane_op (kernels/vchain.h) whose
+   * bits range's loop gives, for f32 ops that have one; fusion runs
+   * chains of them with the values in registers.  0: none. */
+  unsigned char lane_op;
   /* Optional, set by ops whose kernel makes its one result in blocks of
    * consecutive elements (the GEMM-shaped ones): the kernel's work, into
    * `result` (allocated by the caller with the step's result type, every

@@ -46,6 +46,7 @@
 #include "kernels/kernel.h"
 #include "kernels/lanes.h"
 #include "kernels/multiversion.h"
+#include "kernels/vchain.h"
 #include "kernels/vmath.h"
 #include "compile/plan.h"
 #include "runtime/pool.h"
@@ -1164,6 +1165,25 @@ static shlo_status ew_pick_table(shlo_compiler *cc, const shlo_op *op,
   return SHLO_OK;
 }
 
+/* The lane op (vchain.h) whose bits op's f32 loop gives: the loops of
+ * fb_ and fu_ above, f32 IEEE arithmetic, shlo_fmaxf and shlo_fminf, a
+ * sign flip, and vmath's exp, tanh and logistic. */
+static shlo_lane_op ew_lane_op(int code) {
+  switch (code) {
+  case SHLO_OP_ADD: return SHLO_LANE_ADD;
+  case SHLO_OP_SUBTRACT: return SHLO_LANE_SUB;
+  case SHLO_OP_MULTIPLY: return SHLO_LANE_MUL;
+  case SHLO_OP_DIVIDE: return SHLO_LANE_DIV;
+  case SHLO_OP_MAXIMUM: return SHLO_LANE_MAX;
+  case SHLO_OP_MINIMUM: return SHLO_LANE_MIN;
+  case SHLO_OP_NEGATE: return SHLO_LANE_NEG;
+  case SHLO_OP_EXPONENTIAL: return SHLO_LANE_EXP;
+  case SHLO_OP_TANH: return SHLO_LANE_TANH;
+  case SHLO_OP_LOGISTIC: return SHLO_LANE_LOGISTIC;
+  default: return SHLO_LANE_NONE;
+  }
+}
+
 /* Choose p's un, bin or tern kernel for op; *want_out is the result
  * element type it writes (the operand's unless the op says otherwise). */
 static shlo_status ew_pick_kernel(shlo_compiler *cc, const shlo_op *op,
@@ -1263,5 +1283,7 @@ shlo_status shlo__compile_elementwise(shlo_compiler *cc, const shlo_op *op,
   step->fn = arity == 3 ? k_ternary : arity == 2 ? k_binary : k_unary;
   step->range = ew_range;
   step->range_one = p->bin_one[0] ? ew_range_one : NULL;
+  if (k.et == SHLO_F32 && rt->elem == SHLO_F32)
+    step->lane_op = (unsigned char)ew_lane_op(op->code);
   return SHLO_OK;
 }

@@ -1,5 +1,6 @@
-/* f32 vector maths (see vmath.h): the variants of vmath_body.h, one per
- * ISA and one portable, and the run-time choice among them.  Off x86-64
+/* f32 vector maths (see vmath.h) and lane programs (vchain.h): the
+ * variants of vmath_body.h and vchain_body.h, one per ISA and one
+ * portable, and the run-time choice among them.  Off x86-64
  * only the portable one exists.
  *
  * Built with -ffp-contract=off (CMakeLists.txt): the FMAs are written out
@@ -15,6 +16,7 @@
 #include <immintrin.h>
 #endif
 
+#include "kernels/vchain.h"
 #include "kernels/vmath.h"
 
 #define VM_LOG2E_F 0x1.715476p+0f
@@ -26,10 +28,13 @@
 #define VM_PORTABLE 3
 
 typedef void (*vm_fn)(float *d, const float *x, int64_t n);
+typedef void (*vm_chain_fn)(const shlo_vchain *p, float *const *out,
+                            const float *const *in, int64_t n, void *work);
 
 typedef struct vm_impl {
   const char *isa;
   vm_fn exp, tanh, logistic;
+  vm_chain_fn chain;
 } vm_impl;
 
 #define VM_ISA portable
@@ -73,10 +78,11 @@ typedef struct vm_impl {
 /* best first; the portable one (SSE2 on x86-64) runs anywhere */
 static const vm_impl vm_impls[] = {
 #if defined(__x86_64__) && defined(__GNUC__)
-    {"avx512f", vexp_avx512, vtanh_avx512, vlogistic_avx512},
-    {"avx2", vexp_avx2, vtanh_avx2, vlogistic_avx2},
+    {"avx512f", vexp_avx512, vtanh_avx512, vlogistic_avx512, vchain_avx512},
+    {"avx2", vexp_avx2, vtanh_avx2, vlogistic_avx2, vchain_avx2},
 #endif
-    {"portable", vexp_portable, vtanh_portable, vlogistic_portable},
+    {"portable", vexp_portable, vtanh_portable, vlogistic_portable,
+     vchain_portable},
 };
 
 static bool vm_supported(const vm_impl *v) {
@@ -113,6 +119,19 @@ void shlo__vtanh_f32(float *d, const float *x, int64_t n) {
 
 void shlo__vlogistic_f32(float *d, const float *x, int64_t n) {
   vm_impl_now()->logistic(d, x, n);
+}
+
+/* the largest block of any variant: 16 vectors of 16 floats */
+#define VM_MAX_BLOCK 256
+
+size_t shlo__vchain_work_bytes(const shlo_vchain *p) {
+  /* a splat block per input of one element, a tail block per array */
+  return (size_t)(2 * p->n_in + p->n_out) * VM_MAX_BLOCK * sizeof(float);
+}
+
+void shlo__vchain_run(const shlo_vchain *p, float *const *out,
+                      const float *const *in, int64_t n, void *work) {
+  vm_impl_now()->chain(p, out, in, n, work);
 }
 
 const char *shlo__vmath_isa(void) { return vm_impl_now()->isa; }

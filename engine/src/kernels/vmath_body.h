@@ -209,6 +209,8 @@ VM_LOOP(tanh)
 VM_LOOP(logistic)
 #undef VM_LOOP
 
+#include "kernels/vchain_body.h"
+
 #undef VM_N2
 #undef VM_N
 #undef VF
