@@ -335,12 +335,6 @@ static void run_members(const fused_run *r, int64_t b, int64_t n,
   for (int q = 0; q < f->chain.n_out; q++)
     out[q] = (float *)val[f->chain_out[q]];
   shlo__vchain_run(&f->chain, out, in, n, work);
-  for (int q = 0; q < f->chain.n_out; q++) {
-    const member *m = &f->m[f->chain_out[q]];
-    if (m->out < 0 || m->slot < 0) continue;
-    shlo__stream_copy((char *)r->out[m->out]->data + (size_t)b * m->esz,
-                      out[q], (size_t)n * m->esz);
-  }
 }
 
 static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
@@ -881,14 +875,13 @@ static void run_layout(fused *f) {
   for (int k = 0; k < f->n_members; k++) {
     member *m = &f->m[k];
     if (m->slot >= 0 || m->one || m->in_acc ||
-        (m->out >= 0 && !run_streams(f, m)))
-      continue;
+        (m->out >= 0 && (!run_streams(f, m) || (first_fills && !m->bcast))))
+      continue; /* a lane program streams its results itself */
     int s = 0;
     while (s < f->n_slots && free_after[s] >= k) s++;
     if (s == f->n_slots) f->n_slots++;
     m->slot = s;
-    /* a result streamed after the program keeps its slot to the end */
-    free_after[s] = first_fills && m->out >= 0 ? INT_MAX : last[k];
+    free_after[s] = last[k];
   }
   f->chunk = FUSE_CHUNK;
   while (f->chunk > RUN_MIN_CHUNK &&
@@ -1025,6 +1018,7 @@ static void chain_build(const shlo_plan *p, int first, fused *f) {
                                (int8_t)b, -1};
     if (stored[q]) {
       ins[n].out = (int8_t)f->chain.n_out;
+      f->chain.out_stream[f->chain.n_out] = run_streams(f, m);
       f->chain_out[f->chain.n_out++] = q;
     }
     n++;

@@ -56,6 +56,10 @@ typedef struct shlo_vchain {
   int n_ins, n_in, n_out;
   shlo_vchain_ins *ins;
   uint8_t in_one[SHLO_VCHAIN_MAX_IO]; /* input k is one element */
+  /* output k is written past the caches (a result larger than they are,
+   * not read again soon; stream_store.h), where its blocks are aligned
+   * for it; the caller fences (shlo__stream_fence) before it is read */
+  uint8_t out_stream[SHLO_VCHAIN_MAX_IO];
 } shlo_vchain;
 
 /* Whether op takes two operands. */

@@ -69,6 +69,13 @@ VM_INLINE VF VM_FN(vc_neg)(VF a) {
     __attribute__((fallthrough));                                           \
   case VC_CODE(SHLO_LANE_##OP, 0): VC_EACH(VC_UA, E) break;
 #define VC_STORE(j, E) VM_FN(store)(po + (j) * VM_W, v##j);
+#if VM_KIND == VM_AVX512
+#define VC_STREAM(j, E) _mm512_stream_ps(po + (j) * VM_W, (__m512)v##j);
+#elif VM_KIND == VM_AVX2
+#define VC_STREAM(j, E) _mm256_stream_ps(po + (j) * VM_W, (__m256)v##j);
+#else
+#define VC_STREAM(j, E) VC_STORE(j, E)
+#endif
 
 /* Blocks [lo, hi) (multiples of VC_B apart): input k at in[k] + i, or
  * in[k] itself when adv[k] is 0 (a splat block); output k at out[k] + i. */
@@ -108,7 +115,11 @@ VM_EXTERN void VM_FN(vc_blocks)(const shlo_vchain *p, float *const *out,
       }
       if (ins->out >= 0) {
         float *po = out[ins->out] + i;
-        VC_EACH(VC_STORE, _)
+        if (p->out_stream[ins->out] && !((uintptr_t)po & (VM_W * 4 - 1))) {
+          VC_EACH(VC_STREAM, _)
+        } else {
+          VC_EACH(VC_STORE, _)
+        }
       }
     }
   }
@@ -194,3 +205,4 @@ VM_EXTERN void VM_FN(vchain)(const shlo_vchain *p, float *const *out,
 #undef VC_CASE_BIN
 #undef VC_CASE_UN
 #undef VC_STORE
+#undef VC_STREAM
