@@ -6,7 +6,8 @@
  * in cache-sized chunks, split across the pool, applying every member to
  * the chunk in turn; values used only inside the run live in per-chunk
  * scratch instead of whole tensors, so a chain of N ops reads and writes
- * memory once instead of N times.
+ * memory once instead of N times.  A run of f32 lane ops goes further: it
+ * runs as one lane program (fuse_lanes.c), its values in registers.
  *
  * A rows group extends this across reductions of the last dimension (the
  * shape of softmax, layernorm, norms and log-sum-exp): around a reduce
@@ -35,6 +36,7 @@
 #include <string.h>
 
 #include "compile/fuse.h"
+#include "compile/fuse_int.h"
 #include "core/tensor_uninit.h"
 #include "kernels/multiversion.h"
 #include "kernels/reduce_int.h"
@@ -54,9 +56,6 @@
 #define RUN_SCRATCH_BYTES (48 << 10)
 #define RUN_MIN_CHUNK 512
 #define SCRATCH_ELEM 16     /* bytes: the largest element (complex<f64>) */
-/* Longest run or group: each member has FUSE_CHUNK * SCRATCH_ELEM bytes of
- * scratch per worker, so an endless chain may not make it endless (2 MiB). */
-#define FUSE_MAX_MEMBERS 64
 #define ROWS_MAX_COLS (1 << 16) /* longer rows: scratch would leave cache */
 #define ROWS_LOOKAHEAD 64   /* steps searched for a reduce to group around */
 #define ROWS_L1_ELEMS 1024  /* elements of a value per block, when rows
@@ -64,105 +63,11 @@
 #define FUSE_LABEL_CAP 2048 /* --explain's name of a fused step (64 members) */
 #define ROWS_APART_MIN_COLS 64 /* shorter rows: per-call costs would show */
 
-/* Rows groups: which elements of a value a member works on, and how far
- * an external operand advances from one block of rows to the next. */
-enum { DOM_FULL, DOM_ROW };
-enum { ADV_NONE, ADV_FULL, ADV_ROW };
-
-/* How a broadcast_in_dim member reads its operand: the operand offset of
- * result element i follows i's multi-index with these strides (0 along
- * broadcast dimensions). */
-typedef struct bcast_map {
-  int rank;
-  int64_t dims[SHLO_MAX_RANK];
-  int64_t src_stride[SHLO_MAX_RANK];
-} bcast_map;
-
-typedef struct member {
-  shlo_step step; /* the original step, moved here */
-  bool bcast;     /* broadcast_in_dim of a smaller operand */
-  bcast_map map;
-  int n_in;
-  int ref[3];     /* >= 0: external input; < 0: -(m + 1), member m's value */
-  int out;        /* index among the fused step's outputs, or -1 */
-  size_t esz;     /* element size of its result */
-  /* rows groups only: */
-  int dom;        /* DOM_FULL or DOM_ROW */
-  int adv[3];     /* per external operand: ADV_* */
-  const shlo_rb_native *fold; /* a reduce of the last dimension */
-  bool rel;       /* a broadcast of a row member (block-relative) */
-  int inv;        /* INV_*: the same in every block of rows */
-  size_t row_bytes; /* from one row of its value to the next */
-  /* How far its row pointer moves from one row of a block to the next in
-   * rows_segment: row_bytes, or 0 for a value that only members of its
-   * own segment read (rows_local): one row of scratch, reused by every
-   * row, stays in L1 where a block's worth would pass through L2. */
-  size_t row_step;
-  bool result;    /* one of the function's results (not read by a step) */
-  bool by_fold;   /* read by a reduction, over whole blocks of rows */
-  /* A broadcast of one element (a row value along its row, or a scalar
-   * along a run) whose readers all take it as a one-element operand
-   * (range_one_arg): it is never filled; its value is that element. */
-  bool one;
-  int one_arg;    /* the operand that is such a broadcast, or -1 */
-  /* runs only: */
-  bool once;      /* a broadcast of one element from outside: its chunk is
-                     filled once per worker and never changes */
-  int slot;       /* its scratch slot, or -1 when it writes its result */
-  bool in_acc;    /* in a lane program, its value is only ever in the
-                     accumulator: never written */
-} member;
-
-/* Where an input of a run's lane program lies in a chunk: external input
- * `ref` (at the chunk's start, or its one element), or member ref's
- * value. */
-typedef struct chain_io {
-  bool ext;
-  int ref;
-} chain_io;
-
-/* Rows group members whose value over a block of rows is the same for
- * every block (broadcasts of values from outside along the rows, and what
- * is computed from them alone): computed once per worker (INV_ONCE), or,
- * for a broadcast that copies its operand's row, read in place
- * (INV_ALIAS).  Every row of such a value is the same row, so a full-size
- * one that no reduction reads (members other than reductions read values
- * a row at a time) keeps that one row, where it stays in L1; see
- * rows_one_row. */
-enum { INV_NO, INV_ONCE, INV_ALIAS };
-
-typedef struct output {
-  shlo_elem_type elem;
-  int rank;
-  int64_t dims[SHLO_MAX_RANK];
-} output;
-
-typedef struct fused {
-  int n_members;
-  member *m;
-  int n_ext;
-  size_t *ext_esz;  /* 0 for an input that does not advance (one element) */
-  int n_out;
-  output *outs;
-  int64_t numel;
-  int64_t rows, cols; /* a rows group: F is rows x cols; 0 for a run */
-  int64_t block;      /* rows group: rows per pass */
-  size_t scratch_esz; /* the largest member element size */
-  /* runs: members share scratch slots (see run_layout) */
-  int n_slots;
-  int64_t chunk;      /* elements per pass */
-  /* runs of f32 lane ops: the lane program that runs them (chain.ins set),
-   * where its inputs lie, and the member each output stores */
-  shlo_vchain chain;
-  chain_io chain_in[SHLO_VCHAIN_MAX_IO];
-  int chain_out[SHLO_VCHAIN_MAX_IO];
-} fused;
-
 static void fused_free(void *p) {
   fused *f = p;
   if (!f) return;
   for (int i = 0; i < f->n_members; i++) shlo__step_free(&f->m[i].step);
-  free(f->chain.ins);
+  shlo__fuse_lanes_free(f->lanes);
   free(f->m);
   free(f->ext_esz);
   free(f->outs);
@@ -278,16 +183,10 @@ static void bcast_fill(const bcast_map *m, const char *src, char *dst,
   }
 }
 
-typedef struct fused_run {
-  const fused *f;
-  shlo_value *const *in;
-  shlo_value **out;
-  atomic_int failed;
-} fused_run;
-
 /* Whether run member m makes its result in scratch and streams it out
- * (shlo__stream_copy): a returned value larger than L2. */
-static bool run_streams(const fused *f, const member *m) {
+ * (shlo__stream_copy; a lane program streams it itself): a returned value
+ * larger than L2. */
+bool shlo__fuse_run_streams(const fused *f, const member *m) {
   return m->out >= 0 && m->result &&
          (size_t)f->numel * m->esz >= SHLO_STREAM_MIN_BYTES;
 }
@@ -319,22 +218,11 @@ static void run_members(const fused_run *r, int64_t b, int64_t n,
       continue;
     }
     if (m->bcast) bcast_fill(&m->map, x[0], d, b, n, m->esz);
-    else if (f->chain.ins) continue; /* the program makes it, below */
+    else if (f->lanes) continue; /* the program makes it, below */
     else member_range(f, m, d, x, n);
     if (res && d != res) shlo__stream_copy(res, d, (size_t)n * m->esz);
   }
-  if (!f->chain.ins) return;
-  const float *in[SHLO_VCHAIN_MAX_IO];
-  float *out[SHLO_VCHAIN_MAX_IO];
-  for (int k = 0; k < f->chain.n_in; k++) {
-    const chain_io *io = &f->chain_in[k];
-    in[k] = io->ext ? (const float *)((const char *)r->in[io->ref]->data +
-                                      (size_t)b * f->ext_esz[io->ref])
-                    : (const float *)val[io->ref];
-  }
-  for (int q = 0; q < f->chain.n_out; q++)
-    out[q] = (float *)val[f->chain_out[q]];
-  shlo__vchain_run(&f->chain, out, in, n, work);
+  if (f->lanes) shlo__fuse_lanes_run(f->lanes, r, b, val, n, work);
 }
 
 static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
@@ -342,8 +230,7 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
   const fused *f = r->f;
   size_t per = (size_t)f->chunk * f->scratch_esz;
   size_t slots = f->n_slots ? (size_t)f->n_slots : 1;
-  size_t work_bytes = f->chain.ins ? shlo__vchain_work_bytes(&f->chain) : 64;
-  char *scratch = aligned_alloc(64, slots * per + work_bytes);
+  char *scratch = aligned_alloc(64, slots * per + f->lanes_work);
   char **val = malloc((size_t)f->n_members * sizeof *val);
   if (!scratch || !val) {
     free(scratch);
@@ -863,19 +750,19 @@ static void run_layout(fused *f) {
    * Later values may reuse a broadcast's slot once its last reader has
    * run: the program writes each block of it after that reader read the
    * block. */
-  bool first_fills = f->chain.ins != NULL;
+  bool first_fills = f->lanes != NULL;
   for (int k = 0; k < f->n_members; k++) {
     member *m = &f->m[k];
     if (m->esz > f->scratch_esz) f->scratch_esz = m->esz;
     bool fill = m->once || (first_fills && m->bcast && !m->one &&
-                            (m->out < 0 || run_streams(f, m)));
+                            (m->out < 0 || shlo__fuse_run_streams(f, m)));
     m->slot = fill ? f->n_slots++ : -1;
     if (fill) free_after[m->slot] = m->once ? INT_MAX : last[k];
   }
   for (int k = 0; k < f->n_members; k++) {
     member *m = &f->m[k];
     if (m->slot >= 0 || m->one || m->in_acc ||
-        (m->out >= 0 && (!run_streams(f, m) || (first_fills && !m->bcast))))
+        (m->out >= 0 && (!shlo__fuse_run_streams(f, m) || (first_fills && !m->bcast))))
       continue; /* a lane program streams its results itself */
     int s = 0;
     while (s < f->n_slots && free_after[s] >= k) s++;
@@ -935,99 +822,6 @@ static void mark_scalars(const shlo_plan *p, int first, fused *f,
     *once += m->once;
     *ones += m->one;
   }
-}
-
-/* Input of run f's lane program for external input ref (ext) or member
- * ref's value, added when new; -2 when the program has no room left. */
-static int chain_input(fused *f, bool ext, int ref, bool one) {
-  for (int k = 0; k < f->chain.n_in; k++)
-    if (f->chain_in[k].ext == ext && f->chain_in[k].ref == ref) return k;
-  if (f->chain.n_in == SHLO_VCHAIN_MAX_IO) return -2;
-  int k = f->chain.n_in++;
-  f->chain_in[k] = (chain_io){ext, ref};
-  f->chain.in_one[k] = one;
-  return k;
-}
-
-/* A member's operand ref as an instruction's: the accumulator when it is
- * the value of member `prev`, the instruction before; else an input. */
-static int chain_operand(fused *f, int ref, int prev) {
-  if (ref >= 0) return chain_input(f, true, ref, f->ext_esz[ref] == 0);
-  int j = -ref - 1;
-  if (j == prev) return SHLO_VCHAIN_ACC;
-  if (f->m[j].one) return chain_input(f, true, f->m[j].ref[0], true);
-  return chain_input(f, false, j, false);
-}
-
-/* Whether run f (steps first.. of p) can be a lane program: every
- * member f32, each that is not a broadcast a lane op (step.lane_op),
- * each broadcast read as one element reading an external input. */
-static bool chain_fits(const shlo_plan *p, int first, const fused *f) {
-  for (int k = 0; k < f->n_members; k++) {
-    const member *m = &f->m[k];
-    if (m->esz != 4) return false;
-    if (m->bcast) {
-      if (m->one && m->ref[0] < 0) return false;
-      continue;
-    }
-    int op = p->steps[first + k].lane_op;
-    if (!op || m->n_in != (shlo_lane_op_binary(op) ? 2 : 1)) return false;
-  }
-  return true;
-}
-
-/* Run f's lane program (f->chain; f made of steps first.. of p), when it
- * fits: an instruction per
- * member that is not a broadcast, in order.  A value is stored (to its
- * result, or its scratch slot) only when it is a result or a member
- * other than the next instruction reads it; the others are in_acc.
- * Broadcasts stay as they are: read as one element, or filled and read
- * as inputs.  Leaves f->chain.ins NULL when the run does not fit, or
- * malloc fails (the members then run one at a time). */
-static void chain_build(const shlo_plan *p, int first, fused *f) {
-  if (!chain_fits(p, first, f)) return;
-  bool stored[FUSE_MAX_MEMBERS] = {0};
-  int prev = -1, n = 0;
-  for (int q = 0; q < f->n_members; q++) {
-    const member *m = &f->m[q];
-    if (m->bcast) continue;
-    stored[q] = m->out >= 0;
-    for (int i = 0; i < m->n_in; i++) {
-      int j = -m->ref[i] - 1;
-      if (j >= 0 && !f->m[j].bcast && j != prev) stored[j] = true;
-    }
-    prev = q;
-    n++;
-  }
-  shlo_vchain_ins *ins = malloc((size_t)(n ? n : 1) * sizeof *ins);
-  if (!ins) return;
-  f->chain.n_in = f->chain.n_out = 0;
-  prev = -1;
-  n = 0;
-  for (int q = 0; q < f->n_members; q++) {
-    member *m = &f->m[q];
-    if (m->bcast) continue;
-    int a = chain_operand(f, m->ref[0], prev);
-    int b = m->n_in > 1 ? chain_operand(f, m->ref[1], prev) : SHLO_VCHAIN_ACC;
-    if (a == -2 || b == -2 ||
-        (stored[q] && f->chain.n_out == SHLO_VCHAIN_MAX_IO)) {
-      free(ins);
-      return;
-    }
-    ins[n] = (shlo_vchain_ins){p->steps[first + q].lane_op, (int8_t)a,
-                               (int8_t)b, -1};
-    if (stored[q]) {
-      ins[n].out = (int8_t)f->chain.n_out;
-      f->chain.out_stream[f->chain.n_out] = run_streams(f, m);
-      f->chain_out[f->chain.n_out++] = q;
-    }
-    n++;
-    prev = q;
-  }
-  for (int q = 0; q < f->n_members; q++)
-    f->m[q].in_acc = !f->m[q].bcast && !stored[q];
-  f->chain.ins = ins;
-  f->chain.n_ins = n;
 }
 
 /* --explain's account of a rows group: rows per block, how many members
@@ -1161,7 +955,7 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
   } else {
     int once, ones;
     mark_scalars(p, first, f, types, &once, &ones);
-    chain_build(p, first, f);
+    f->lanes = shlo__fuse_lanes_build(p, first, f);
     run_layout(f);
     len = strlen(fs.label);
     if (once || ones)
@@ -1170,10 +964,10 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
                "read as one element]",
                once, ones);
     len = strlen(fs.label);
-    if (f->chain.ins)
+    if (f->lanes)
       snprintf(fs.label + len, FUSE_LABEL_CAP - len,
-               " [in registers: %d ops, %d values stored]", f->chain.n_ins,
-               f->chain.n_out);
+               " [in registers: %d ops, %d values stored]",
+               f->lanes->chain.n_ins, f->lanes->chain.n_out);
   }
   /* The members move into the fused step; their slots stay as they are. */
   for (int k = 0; k < n; k++) {

@@ -1,0 +1,142 @@
+/* Fused steps (fuse.c): what a run or rows group holds, shared with the
+ * lane programs built for them (fuse_lanes.c).  Internal to compile/. */
+#ifndef SHLO_FUSE_INT_H
+#define SHLO_FUSE_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compile/plan.h"
+#include "kernels/reduce_int.h"
+#include "kernels/vchain.h"
+
+/* Longest run or group: each member has FUSE_CHUNK * SCRATCH_ELEM bytes of
+ * scratch per worker, so an endless chain may not make it endless (2 MiB). */
+#define FUSE_MAX_MEMBERS 64
+
+/* Rows groups: which elements of a value a member works on, and how far
+ * an external operand advances from one block of rows to the next. */
+enum { DOM_FULL, DOM_ROW };
+enum { ADV_NONE, ADV_FULL, ADV_ROW };
+
+/* How a broadcast_in_dim member reads its operand: the operand offset of
+ * result element i follows i's multi-index with these strides (0 along
+ * broadcast dimensions). */
+typedef struct bcast_map {
+  int rank;
+  int64_t dims[SHLO_MAX_RANK];
+  int64_t src_stride[SHLO_MAX_RANK];
+} bcast_map;
+
+typedef struct member {
+  shlo_step step; /* the original step, moved here */
+  bool bcast;     /* broadcast_in_dim of a smaller operand */
+  bcast_map map;
+  int n_in;
+  int ref[3];     /* >= 0: external input; < 0: -(m + 1), member m's value */
+  int out;        /* index among the fused step's outputs, or -1 */
+  size_t esz;     /* element size of its result */
+  /* rows groups only: */
+  int dom;        /* DOM_FULL or DOM_ROW */
+  int adv[3];     /* per external operand: ADV_* */
+  const shlo_rb_native *fold; /* a reduce of the last dimension */
+  bool rel;       /* a broadcast of a row member (block-relative) */
+  int inv;        /* INV_*: the same in every block of rows */
+  size_t row_bytes; /* from one row of its value to the next */
+  /* How far its row pointer moves from one row of a block to the next in
+   * rows_segment: row_bytes, or 0 for a value that only members of its
+   * own segment read (rows_local): one row of scratch, reused by every
+   * row, stays in L1 where a block's worth would pass through L2. */
+  size_t row_step;
+  bool result;    /* one of the function's results (not read by a step) */
+  bool by_fold;   /* read by a reduction, over whole blocks of rows */
+  /* A broadcast of one element (a row value along its row, or a scalar
+   * along a run) whose readers all take it as a one-element operand
+   * (range_one_arg): it is never filled; its value is that element. */
+  bool one;
+  int one_arg;    /* the operand that is such a broadcast, or -1 */
+  /* runs only: */
+  bool once;      /* a broadcast of one element from outside: its chunk is
+                     filled once per worker and never changes */
+  int slot;       /* its scratch slot, or -1 when it writes its result */
+  bool in_acc;    /* in a lane program, its value is only ever in the
+                     accumulator: never written */
+} member;
+
+/* Where an input of a run's lane program lies in a chunk: external input
+ * `ref` (at the chunk's start, or its one element), or member ref's
+ * value. */
+typedef struct lane_io {
+  bool ext;
+  int ref;
+} lane_io;
+
+/* A run's lane program (kernels/vchain.h): its inputs and the member
+ * whose value each output stores. */
+typedef struct lane_prog {
+  shlo_vchain chain;
+  lane_io in[SHLO_VCHAIN_MAX_IO];
+  int out[SHLO_VCHAIN_MAX_IO];
+} lane_prog;
+
+/* Rows group members whose value over a block of rows is the same for
+ * every block (broadcasts of values from outside along the rows, and what
+ * is computed from them alone): computed once per worker (INV_ONCE), or,
+ * for a broadcast that copies its operand's row, read in place
+ * (INV_ALIAS).  Every row of such a value is the same row, so a full-size
+ * one that no reduction reads (members other than reductions read values
+ * a row at a time) keeps that one row, where it stays in L1; see
+ * rows_one_row. */
+enum { INV_NO, INV_ONCE, INV_ALIAS };
+
+typedef struct output {
+  shlo_elem_type elem;
+  int rank;
+  int64_t dims[SHLO_MAX_RANK];
+} output;
+
+typedef struct fused {
+  int n_members;
+  member *m;
+  int n_ext;
+  size_t *ext_esz;  /* 0 for an input that does not advance (one element) */
+  int n_out;
+  output *outs;
+  int64_t numel;
+  int64_t rows, cols; /* a rows group: F is rows x cols; 0 for a run */
+  int64_t block;      /* rows group: rows per pass */
+  size_t scratch_esz; /* the largest member element size */
+  /* runs: members share scratch slots (see run_layout) */
+  int n_slots;
+  int64_t chunk;      /* elements per pass */
+  lane_prog *lanes;   /* runs of lane ops: the program of every member */
+  size_t lanes_work;  /* bytes of workspace it needs */
+} fused;
+
+typedef struct fused_run {
+  const fused *f;
+  shlo_value *const *in;
+  shlo_value **out;
+  atomic_int failed;
+} fused_run;
+
+/* Whether member m of run f makes a returned value larger than L2, which
+ * goes to memory past the caches. */
+bool shlo__fuse_run_streams(const fused *f, const member *m);
+
+/* The lane program of run f (made of steps first.. of p): an instruction
+ * per member that is not a broadcast, each a lane op (step.lane_op);
+ * broadcasts stay as they are (filled, or read as one element).  Marks
+ * the members whose values stay in the accumulator (member.in_acc) and
+ * sets f->lanes_work.  NULL when the run does not fit, or memory is
+ * short: its members then run one at a time. */
+lane_prog *shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f);
+void shlo__fuse_lanes_free(lane_prog *lp);
+/* Run lp over the chunk of n elements at b, the members' values at val
+ * (those it stores it writes there). */
+void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r, int64_t b,
+                          char *const *val, int64_t n, void *work);
+
+#endif
