@@ -535,10 +535,11 @@ static void test_long_rows_fold_like_the_region(void **state) {
 }
 
 /* The lane folds of f32 maximum and minimum (rows of 301: whole blocks of
- * 32 and a tail) against the region path, bit for bit: rows of negative
+ * 64 and a tail) against the region path, bit for bit: rows of negative
  * values only, rows of signed zeros (+0 must win a maximum and -0 a
- * minimum, whichever comes first), and a row with a negative NaN, which
- * the minimum must return with its payload. */
+ * minimum, whichever comes first: the lanes' compare keeps the first, so
+ * a zero result goes back to the sequential fold), and a row with a
+ * negative NaN, which the minimum must return with its payload. */
 #define LANE_FOLD(OP, X, INIT, S)                                            \
   "  %f" S " = \"stablehlo.reduce\"(" X ", " INIT ") ({\n"                       \
   BODY(OP, "f32", "f" S)                                                     \

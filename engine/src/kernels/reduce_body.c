@@ -283,34 +283,34 @@ static const rb_loops rb_tab[RB_NOPS][FL_COUNT] = {
     RB_ROW_ALL(ADD) RB_ROW_ALL(MUL) RB_ROW_ALL(MAX) RB_ROW_ALL(MIN)
     RB_ROW_INT(AND) RB_ROW_INT(OR) RB_ROW_INT(XOR)};
 
-/* f32 maximum/minimum over a contiguous row in 32 independent lanes, two
- * vectors of 16 (the softmax rows of attention are 256 long).  Each lane
- * compares order keys, the float's bits with those of a negative value
- * flipped below the sign, so signed integer order is the floats' order
- * and -0 sorts just below +0: the maximum of keys is the float maximum
- * with shlo_fmaxf's choice of +0 over -0 (the minimum's, -0).  Without
- * NaNs the result does not depend on the order, so it is the sequential
- * fold's; a NaN in the row (tracked on the side) sends it back to the
- * sequential fold, which finds the first. */
-#define RB_LANES 32
-/* 8 lanes: AVX2 compares into vector masks (AVX-512F alone would need
- * mask registers, and GCC's vector extensions then go element by element) */
-typedef int32_t rb_keys __attribute__((vector_size(32)));
+/* f32 maximum/minimum over a contiguous row in 64 independent lanes, eight
+ * vectors of 8 (AVX2 compares into vector masks; AVX-512F alone would need
+ * mask registers, and GCC's vector extensions then go element by element),
+ * each keeping the larger (smaller) of its values by a float compare.  With
+ * no NaN in the row the result's value does not depend on the order, so
+ * it is the sequential fold's, except for the sign of a zero (of +0 and
+ * -0, the compare keeps whichever came first, where shlo_fmaxf wants +0
+ * and shlo_fminf -0).  So a NaN in the row (tracked on the side), or a
+ * zero result, sends the row back to the sequential fold, which finds the
+ * first NaN and orders the zeros; any other row costs a compare and a
+ * select per vector. */
+#define RB_LANES 64
+typedef float rb_vals __attribute__((vector_size(32)));
+typedef int32_t rb_mask __attribute__((vector_size(32)));
 
 /* a GCC statement expression: a function returning the vector would
  * change the ABI where AVX is off */
 #define rb_load(p)                                                          \
   ({                                                                        \
-    rb_keys v_;                                                             \
+    rb_vals v_;                                                             \
     memcpy(&v_, (p), sizeof v_);                                            \
     v_;                                                                     \
   })
 
-#define RB_KEY(v) ((v) ^ (((v) >> 31) & 0x7fffffff))
 #define RB_PICK(k, y, CMP)                                                  \
   do {                                                                      \
-    rb_keys m_ = (y)CMP(k);                                                 \
-    (k) = ((y) & m_) | ((k) & ~m_);                                         \
+    rb_mask m_ = (y)CMP(k);                                                 \
+    (k) = (rb_vals)(((rb_mask)(y) & m_) | ((rb_mask)(k) & ~m_));            \
   } while (0)
 
 #define RB_DEF_LANES(NAME, CMP, FN, SEQ)                                    \
@@ -318,41 +318,38 @@ typedef int32_t rb_keys __attribute__((vector_size(32)));
                                int64_t stride, const shlo_rb_native *b) {  \
     const float *x = src;                                                   \
     float a = *(float *)acc;                                                \
-    if (stride != 1 || n < 4 * RB_LANES || a != a) {                        \
+    if (stride != 1 || n < 2 * RB_LANES || a != a) {                        \
       SEQ(acc, src, n, stride, b);                                          \
       return;                                                               \
     }                                                                       \
-    const rb_keys inf = (rb_keys){0} + 0x7f800000;                          \
-    rb_keys k0 = rb_load(x), k1 = rb_load(x + 8), k2 = rb_load(x + 16),     \
-            k3 = rb_load(x + 24), nan = {0};                                \
-    k0 = RB_KEY(k0), k1 = RB_KEY(k1), k2 = RB_KEY(k2), k3 = RB_KEY(k3);     \
-    int64_t i = 0;                                                          \
-    for (; i + RB_LANES <= n; i += RB_LANES) {                              \
-      rb_keys y0 = rb_load(x + i), y1 = rb_load(x + i + 8),                 \
-              y2 = rb_load(x + i + 16), y3 = rb_load(x + i + 24);           \
-      /* |bits| of a NaN is above inf's, either sign */                     \
-      nan |= ((y0 & 0x7fffffff) > inf) | ((y1 & 0x7fffffff) > inf) |        \
-             ((y2 & 0x7fffffff) > inf) | ((y3 & 0x7fffffff) > inf);         \
-      y0 = RB_KEY(y0), y1 = RB_KEY(y1), y2 = RB_KEY(y2), y3 = RB_KEY(y3);   \
-      RB_PICK(k0, y0, CMP);                                                 \
-      RB_PICK(k1, y1, CMP);                                                 \
-      RB_PICK(k2, y2, CMP);                                                 \
-      RB_PICK(k3, y3, CMP);                                                 \
+    rb_vals k[8];                                                           \
+    rb_mask nan = {0};                                                      \
+    _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) {                   \
+      k[j] = rb_load(x + 8 * j);                                            \
+      nan |= k[j] != k[j];                                                  \
     }                                                                       \
-    RB_PICK(k0, k1, CMP);                                                   \
-    RB_PICK(k2, k3, CMP);                                                   \
-    RB_PICK(k0, k2, CMP);                                                   \
-    int32_t key = k0[0], any_nan = 0;                                     \
+    int64_t i = RB_LANES;                                                   \
+    for (; i + RB_LANES <= n; i += RB_LANES)                                \
+      _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) {                 \
+        rb_vals y = rb_load(x + i + 8 * j);                                 \
+        nan |= y != y;                                                      \
+        RB_PICK(k[j], y, CMP);                                              \
+      }                                                                     \
+    _Pragma("GCC unroll 3") for (int w = 4; w >= 1; w /= 2)                 \
+      _Pragma("GCC unroll 4") for (int j = 0; j < w; j++)                   \
+        RB_PICK(k[j], k[j + w], CMP);                                       \
+    float r = k[0][0];                                                      \
+    int32_t any_nan = 0;                                                    \
     for (int j = 0; j < 8; j++) {                                           \
-      if (k0[j] CMP key) key = k0[j];                                   \
+      if (k[0][j] CMP r) r = k[0][j];                                       \
       any_nan |= nan[j];                                                    \
     }                                                                       \
-    float r;                                                                \
-    key = RB_KEY(key);                                                      \
-    memcpy(&r, &key, 4);                                                    \
-    for (; i < n; i++) r = FN(r, x[i]);                                     \
+    for (; i < n; i++) {                                                    \
+      any_nan |= x[i] != x[i];                                              \
+      if (x[i] CMP r) r = x[i];                                             \
+    }                                                                       \
     a = FN(a, r);                                                           \
-    if (any_nan || a != a) {                                                \
+    if (any_nan || r == 0 || a != a) {                                      \
       SEQ(acc, src, n, stride, b);                                          \
       return;                                                               \
     }                                                                       \
