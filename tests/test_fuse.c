@@ -742,6 +742,19 @@ static void conv_read_elsewhere_keeps_its_step(void **state) {
   same_results_without(text, "convolution [nhwc gemm] (", " + fused(");
 }
 
+/* Appends to buf the lines that make %NAME, a tensor<SHAPExf32> of
+ * fn (sine, cosine) of 0, 1, ..., n - 1. */
+static void wavy_operand(char *buf, size_t cap, const char *name,
+                         const char *fn, long n, const char *shape) {
+  size_t len = strlen(buf);
+  snprintf(buf + len, cap - len,
+           "  %%%s_i = stablehlo.iota dim = 0 : tensor<%ldxf32>\n"
+           "  %%%s_f = stablehlo.%s %%%s_i : tensor<%ldxf32>\n"
+           "  %%%s = stablehlo.reshape %%%s_f : (tensor<%ldxf32>) -> "
+           "tensor<%sxf32>\n",
+           name, n, name, fn, name, n, name, name, n, shape);
+}
+
 /* Scaled rows of a batched product, softmaxed along the rows: the rows
  * group runs behind each batch element's GEMM (nb 8 splits over the
  * pool), or behind all of them, a block of rows at a time (nb 3), over
@@ -752,16 +765,14 @@ static void dot_softmax_runs_behind_the_gemms(void **state) {
   for (int i = 0; i < 2; i++) {
     int nb = batches[i];
     char text[4096];
-    snprintf(text, sizeof text,
-             "func.func @main() -> tensor<%dx64x48xf32> {\n"
-             "  %%i = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
-             "  %%s = stablehlo.sine %%i : tensor<%dxf32>\n"
-             "  %%q = stablehlo.reshape %%s : (tensor<%dxf32>) -> "
-             "tensor<%dx64x32xf32>\n"
-             "  %%j = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
-             "  %%c = stablehlo.cosine %%j : tensor<%dxf32>\n"
-             "  %%k = stablehlo.reshape %%c : (tensor<%dxf32>) -> "
-             "tensor<%dx32x48xf32>\n"
+    char shape[32], tail[3072];
+    snprintf(text, sizeof text, "func.func @main() -> tensor<%dx64x48xf32> {\n",
+             nb);
+    snprintf(shape, sizeof shape, "%dx64x32", nb);
+    wavy_operand(text, sizeof text, "q", "sine", nb * 2048L, shape);
+    snprintf(shape, sizeof shape, "%dx32x48", nb);
+    wavy_operand(text, sizeof text, "k", "cosine", nb * 1536L, shape);
+    snprintf(tail, sizeof tail,
              "  %%d = stablehlo.dot_general %%q, %%k, batching_dims = [0] x "
              "[0], contracting_dims = [2] x [1] : (tensor<%dx64x32xf32>, "
              "tensor<%dx32x48xf32>) -> tensor<%dx64x48xf32>\n"
@@ -785,9 +796,9 @@ static void dot_softmax_runs_behind_the_gemms(void **state) {
              "(tensor<%dx64xf32>) -> tensor<%dx64x48xf32>\n"
              "  %%o = stablehlo.divide %%e, %%tb : tensor<%dx64x48xf32>\n"
              "  func.return %%o : tensor<%dx64x48xf32>\n}\n",
-             nb, nb * 2048, nb * 2048, nb * 2048, nb, nb * 1536, nb * 1536,
-             nb * 1536, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb,
-             nb, nb, nb, nb, nb);
+             nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb,
+             nb);
+    strncat(text, tail, sizeof text - strlen(text) - 1);
     same_results(text, "dot_general + fused_rows(");
     run_result r = run(text, true);
     assert_non_null(strstr(r.plan, "[in place]"));
@@ -806,20 +817,14 @@ static void dot_epilogue_bias_follows_the_blocks_phase(void **state) {
   static const int ks[] = {3, 7, 40};
   for (int i = 0; i < 3; i++) {
     int k = ks[i];
-    char text[2048];
-    snprintf(text, sizeof text,
-             "func.func @main() -> tensor<64x8x2x4xf32> {\n"
-             "  %%i = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
-             "  %%s = stablehlo.sine %%i : tensor<%dxf32>\n"
-             "  %%a = stablehlo.reshape %%s : (tensor<%dxf32>) -> "
-             "tensor<64x8x2x%dxf32>\n"
-             "  %%j = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
-             "  %%c = stablehlo.cosine %%j : tensor<%dxf32>\n"
-             "  %%w = stablehlo.reshape %%c : (tensor<%dxf32>) -> "
-             "tensor<64x8x%dx4xf32>\n"
-             "  %%b0 = stablehlo.iota dim = 0 : tensor<32xf32>\n"
-             "  %%b = stablehlo.reshape %%b0 : (tensor<32xf32>) -> "
-             "tensor<8x4xf32>\n"
+    char text[2048] = "func.func @main() -> tensor<64x8x2x4xf32> {\n";
+    char shape[32], tail[1024];
+    snprintf(shape, sizeof shape, "64x8x2x%d", k);
+    wavy_operand(text, sizeof text, "a", "sine", 1024L * k, shape);
+    snprintf(shape, sizeof shape, "64x8x%dx4", k);
+    wavy_operand(text, sizeof text, "w", "cosine", 2048L * k, shape);
+    wavy_operand(text, sizeof text, "b", "sine", 32, "8x4");
+    snprintf(tail, sizeof tail,
              "  %%d = stablehlo.dot_general %%a, %%w, batching_dims = [0, 1] "
              "x [0, 1], contracting_dims = [3] x [2] : "
              "(tensor<64x8x2x%dxf32>, tensor<64x8x%dx4xf32>) -> "
@@ -829,8 +834,8 @@ static void dot_epilogue_bias_follows_the_blocks_phase(void **state) {
              "  %%r = stablehlo.add %%d, %%bb : tensor<64x8x2x4xf32>\n"
              "  %%q = stablehlo.multiply %%r, %%r : tensor<64x8x2x4xf32>\n"
              "  func.return %%q : tensor<64x8x2x4xf32>\n}\n",
-             1024 * k, 1024 * k, 1024 * k, k, 2048 * k, 2048 * k, 2048 * k,
-             k, k, k);
+             k, k);
+    strncat(text, tail, sizeof text - strlen(text) - 1);
     same_results(text, "dot_general + fused(broadcast_in_dim, add, multiply) "
                        "[broadcasts the same in every chunk: 1 filled once");
   }

@@ -20,21 +20,7 @@
 #include "kernels/stream_store.h"
 #include "kernels/vchain.h"
 #include "kernels/vmath.h"
-
-static const char *const isas[] = {"portable", "avx2", "avx512f"};
-
-static float from_bits(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-static const uint32_t edges[] = {
-    0x00000000, 0x80000000, 0x7f800000, 0xff800000, /* +-0, +-inf */
-    0x7fc00000, 0xffc00001, 0x7f800001, 0x7fa00000, /* NaNs, signalling */
-    0x00000001, 0x807fffff, 0x00400000, 0x00800000, /* denormals */
-    0x7f7fffff, 0xff7fffff, 0x3f800000, 0xbf800000, /* +-max, +-1 */
-};
+#include "vmath_test.h"
 
 #define N 4099 /* not a multiple of any block */
 
@@ -113,34 +99,35 @@ static void check_one_op(int op, int form, int n, const float *a,
   free(work);
 }
 
-static void each_op_gives_its_loops_bits_on_every_variant(void **state) {
-  (void)state;
+typedef struct arrays {
+  float *a, *b, *out;
+} arrays;
+
+static void every_op_form_and_length(void *ctx) {
   static const int lens[] = {0, 1, 15, 16, 17, 63, 64, 65, 255, 256, 257,
                              300, N};
-  float *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b),
-        *out = malloc((N + 1) * sizeof *out);
-  assert_non_null(a);
-  assert_non_null(b);
-  assert_non_null(out);
-  fill(a, 11);
-  fill(b, 12);
-  const char *best = shlo__vmath_isa();
-  int variants = 0;
-  for (size_t k = 0; k < sizeof isas / sizeof *isas; k++) {
-    if (!shlo__vmath_use_isa(isas[k])) continue;
-    variants++;
-    for (int op = SHLO_LANE_ADD; op < SHLO_LANE_COUNT; op++)
-      for (int form = 0; form < (shlo_lane_op_binary(op) ? 3 : 2); form++)
-        for (size_t l = 0; l < sizeof lens / sizeof *lens; l++)
-          for (int shift = 0; shift < 2; shift++) /* unaligned too */
-            check_one_op(op, form, lens[l] - (lens[l] > 0 && shift), a + shift,
-                         b + shift, out);
-  }
-  assert_true(variants >= 1);
-  assert_true(shlo__vmath_use_isa(best));
-  free(a);
-  free(b);
-  free(out);
+  const arrays *t = ctx;
+  for (int op = SHLO_LANE_ADD; op < SHLO_LANE_COUNT; op++)
+    for (int form = 0; form < (shlo_lane_op_binary(op) ? 3 : 2); form++)
+      for (size_t l = 0; l < sizeof lens / sizeof *lens; l++)
+        for (int shift = 0; shift < 2; shift++) /* unaligned too */
+          check_one_op(op, form, lens[l] - (lens[l] > 0 && shift),
+                       t->a + shift, t->b + shift, t->out);
+}
+
+static void each_op_gives_its_loops_bits_on_every_variant(void **state) {
+  (void)state;
+  arrays t = {malloc(N * sizeof *t.a), malloc(N * sizeof *t.b),
+              malloc((N + 1) * sizeof *t.out)};
+  assert_non_null(t.a);
+  assert_non_null(t.b);
+  assert_non_null(t.out);
+  fill(t.a, 11);
+  fill(t.b, 12);
+  assert_true(each_vmath_variant(every_op_form_and_length, &t) >= 1);
+  free(t.a);
+  free(t.b);
+  free(t.out);
 }
 
 /* gelu's shape with a value used twice and one used late:
@@ -148,59 +135,66 @@ static void each_op_gives_its_loops_bits_on_every_variant(void **state) {
  *   t4 = tanh t3; t5 = t4 - t2 (t2 read back); t6 = max(t5, t5) (out);
  *   t7 = exp x (over x's own array: the output at the input's address)
  * against the same ops one element at a time. */
-static void a_chain_keeps_some_values_and_stores_the_rest(void **state) {
-  (void)state;
-  enum { ACC = SHLO_VCHAIN_ACC };
-  shlo_vchain_ins ins[] = {
-      {SHLO_LANE_MUL, 0, 0, -1},   {SHLO_LANE_MUL, ACC, 0, -1},
-      {SHLO_LANE_MUL, 1, ACC, 0},  {SHLO_LANE_ADD, 0, ACC, -1},
-      {SHLO_LANE_TANH, ACC, 0, -1}, {SHLO_LANE_SUB, ACC, 2, -1},
-      {SHLO_LANE_MAX, ACC, ACC, 1}, {SHLO_LANE_EXP, 0, 0, 2},
-  };
-  shlo_vchain p = {.n_ins = 8, .n_in = 3, .n_out = 3, .ins = ins};
+static const shlo_vchain_ins gelu_ins[] = {
+    {SHLO_LANE_MUL, 0, 0, -1},
+    {SHLO_LANE_MUL, SHLO_VCHAIN_ACC, 0, -1},
+    {SHLO_LANE_MUL, 1, SHLO_VCHAIN_ACC, 0},
+    {SHLO_LANE_ADD, 0, SHLO_VCHAIN_ACC, -1},
+    {SHLO_LANE_TANH, SHLO_VCHAIN_ACC, 0, -1},
+    {SHLO_LANE_SUB, SHLO_VCHAIN_ACC, 2, -1},
+    {SHLO_LANE_MAX, SHLO_VCHAIN_ACC, SHLO_VCHAIN_ACC, 1},
+    {SHLO_LANE_EXP, 0, 0, 2},
+};
+
+/* t0..t7 of element v, one op at a time */
+static void gelu_ref(float v, float c, float *r) {
+  r[0] = ref_op(SHLO_LANE_MUL, v, v);
+  r[1] = ref_op(SHLO_LANE_MUL, r[0], v);
+  r[2] = ref_op(SHLO_LANE_MUL, c, r[1]);
+  r[3] = ref_op(SHLO_LANE_ADD, v, r[2]);
+  r[4] = ref_op(SHLO_LANE_TANH, r[3], 0);
+  r[5] = ref_op(SHLO_LANE_SUB, r[4], r[2]);
+  r[6] = ref_op(SHLO_LANE_MAX, r[5], r[5]);
+  r[7] = ref_op(SHLO_LANE_EXP, v, 0);
+}
+
+static void gelu_chain_at_two_lengths(void *ctx) {
+  (void)ctx;
+  shlo_vchain p = {.n_ins = 8, .n_in = 3, .n_out = 3,
+                   .ins = (shlo_vchain_ins *)gelu_ins};
   p.in_one[1] = 1;
   p.out_stream[1] = 1; /* t6 past the caches */
   void *work = work_for(&p);
   float *x = malloc(N * sizeof *x), *x0 = malloc(N * sizeof *x0),
         *t2 = malloc(N * sizeof *t2), *t6 = malloc(N * sizeof *t6);
-  assert_non_null(x);
-  assert_non_null(x0);
-  assert_non_null(t2);
-  assert_non_null(t6);
+  assert_true(x && x0 && t2 && t6);
   fill(x0, 5);
-  float c = 0.044715f;
-  const char *best = shlo__vmath_isa();
-  for (size_t k = 0; k < sizeof isas / sizeof *isas; k++) {
-    if (!shlo__vmath_use_isa(isas[k])) continue;
-    for (int n = 250; n <= N; n += N - 250) {
-      memcpy(x, x0, N * sizeof *x);
-      const float *in[3] = {x, &c, t2};
-      float *out[3] = {t2, t6, x};
-      shlo__vchain_run(&p, out, in, n, work);
-      shlo__stream_fence();
-      for (int i = 0; i < n; i++) {
-        float v = x0[i];
-        float r0 = ref_op(SHLO_LANE_MUL, v, v);
-        float r1 = ref_op(SHLO_LANE_MUL, r0, v);
-        float r2 = ref_op(SHLO_LANE_MUL, c, r1);
-        float r3 = ref_op(SHLO_LANE_ADD, v, r2);
-        float r4 = ref_op(SHLO_LANE_TANH, r3, 0);
-        float r5 = ref_op(SHLO_LANE_SUB, r4, r2);
-        float r6 = ref_op(SHLO_LANE_MAX, r5, r5);
-        float r7 = ref_op(SHLO_LANE_EXP, v, 0);
-        expect_bits(t2[i], r2, r1 != r1, SHLO_LANE_MUL, i);
-        expect_bits(t6[i], r6, r4 != r4 && r2 != r2, SHLO_LANE_MAX, i);
-        expect_bits(x[i], r7, false, SHLO_LANE_EXP, i);
-      }
-      assert_memory_equal(x + n, x0 + n, (size_t)(N - n) * sizeof *x);
+  float c = 0.044715f, r[8];
+  for (int n = 250; n <= N; n += N - 250) {
+    memcpy(x, x0, N * sizeof *x);
+    const float *in[3] = {x, &c, t2};
+    float *out[3] = {t2, t6, x};
+    shlo__vchain_run(&p, out, in, n, work);
+    shlo__stream_fence();
+    for (int i = 0; i < n; i++) {
+      gelu_ref(x0[i], c, r);
+      expect_bits(t2[i], r[2], false, SHLO_LANE_MUL, i);
+      expect_bits(t6[i], r[6], r[4] != r[4] && r[2] != r[2], SHLO_LANE_MAX,
+                  i);
+      expect_bits(x[i], r[7], false, SHLO_LANE_EXP, i);
     }
+    assert_memory_equal(x + n, x0 + n, (size_t)(N - n) * sizeof *x);
   }
-  assert_true(shlo__vmath_use_isa(best));
   free(work);
   free(x);
   free(x0);
   free(t2);
   free(t6);
+}
+
+static void a_chain_keeps_some_values_and_stores_the_rest(void **state) {
+  (void)state;
+  assert_true(each_vmath_variant(gelu_chain_at_two_lengths, NULL) >= 1);
 }
 
 int main(void) {

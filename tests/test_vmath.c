@@ -15,25 +15,13 @@
 #include <cmocka.h>
 
 #include "kernels/vmath.h"
+#include "vmath_test.h"
 
 static float ref_exp(float x) { return (float)exp((double)x); }
 static float ref_tanh(float x) { return (float)tanh((double)x); }
 static float ref_logistic(float x) {
   return (float)(1.0 / (1.0 + exp(-(double)x)));
 }
-
-static float from_bits(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-static const uint32_t edges[] = {
-    0x00000000, 0x80000000, 0x7f800000, 0xff800000, /* +-0, +-inf */
-    0x7fc00000, 0xffc00001, 0x7f800001, 0x7fa00000, /* NaNs, signalling */
-    0x00000001, 0x807fffff, 0x00400000, 0x00800000, /* denormals, min normal */
-    0x7f7fffff, 0xff7fffff, 0x3f800000, 0xbf800000, /* +-max, +-1 */
-};
 
 #define N 4099 /* not a multiple of any vector width */
 
