@@ -923,9 +923,16 @@ typedef struct {
   uint64_t lo, hi;
 } ew_u128;
 
-#define DEF_SEL(SN, T)                                                      \
-  static void sel_##SN(void *d_, const void *c_, const void *a_,            \
-                       const void *b_, int64_t n, const ew_params *p) {     \
+/* PICK(c, x, y): element x where predicate byte c is set, else y; for
+ * the integer widths a mask, so that the loop vectorizes (and moves the
+ * same bits on every ISA: SHLO_CLONES) */
+#define SEL_MASK(c, x, y, T)                                                \
+  (((x) & ((T)0 - (T)((c) != 0))) | ((y) & ((T)0 - (T)((c) == 0))))
+#define SEL_BRANCH(c, x, y, T) ((c) ? (x) : (y))
+#define DEF_SEL(SN, T, PICK, CLONES)                                        \
+  CLONES static void sel_##SN(void *d_, const void *c_, const void *a_,     \
+                              const void *b_, int64_t n,                    \
+                              const ew_params *p) {                         \
     const uint8_t *c = c_;                                                  \
     const T *x = a_, *y = b_;                                               \
     T *d = d_;                                                              \
@@ -933,13 +940,13 @@ typedef struct {
       if (n > 0) memcpy(d, c[0] ? x : y, (size_t)n * sizeof(T));            \
       return;                                                               \
     }                                                                       \
-    for (int64_t i = 0; i < n; i++) d[i] = c[i] ? x[i] : y[i];              \
+    for (int64_t i = 0; i < n; i++) d[i] = PICK(c[i], x[i], y[i], T);       \
   }
-DEF_SEL(1, uint8_t)
-DEF_SEL(2, uint16_t)
-DEF_SEL(4, uint32_t)
-DEF_SEL(8, uint64_t)
-DEF_SEL(16, ew_u128)
+DEF_SEL(1, uint8_t, SEL_MASK, SHLO_CLONES)
+DEF_SEL(2, uint16_t, SEL_MASK, SHLO_CLONES)
+DEF_SEL(4, uint32_t, SEL_MASK, SHLO_CLONES)
+DEF_SEL(8, uint64_t, SEL_MASK, SHLO_CLONES)
+DEF_SEL(16, ew_u128, SEL_BRANCH, )
 
 #define DEF_CLAMPI(A, TN, T, U, SG)                                         \
   static void clampi_##TN(void *d_, const void *lo_, const void *a_,        \
