@@ -687,6 +687,32 @@ static void same_results_without(const char *text, const char *expect,
   same_results(text, expect);
 }
 
+/* A run of lane ops that reads more outside values than a lane program
+ * takes (SHLO_VCHAIN_MAX_IO) runs its members one at a time: the same
+ * results, no program. */
+static void too_many_inputs_for_a_lane_program(void **state) {
+  (void)state;
+  enum { K = 40 };
+  char text[8192] = "func.func @main() -> tensor<5000xf32> {\n";
+  size_t len = strlen(text);
+  for (int k = 0; k < K; k++)
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            "  %%x%d = stablehlo.iota dim = 0 : "
+                            "tensor<5000xf32>\n",
+                            k);
+  len += (size_t)snprintf(text + len, sizeof text - len,
+                          "  %%a1 = stablehlo.add %%x0, %%x1 : "
+                          "tensor<5000xf32>\n");
+  for (int k = 2; k < K; k++)
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            "  %%a%d = stablehlo.multiply %%a%d, %%x%d : "
+                            "tensor<5000xf32>\n",
+                            k, k - 1, k);
+  snprintf(text + len, sizeof text - len,
+           "  func.return %%a%d : tensor<5000xf32>\n}\n", K - 1);
+  same_results_without(text, "fused(add, multiply, multiply", "[in registers");
+}
+
 /* A convolution's bias and ReLU run behind each block of its GEMM (or of
  * the small-window sums), overwriting the block: a result of 2 MB
  * streams out of the same buffer. */
@@ -937,6 +963,7 @@ int main(void) {
       cmocka_unit_test(small_tensors_stay_unfused),
       cmocka_unit_test(dot_epilogue_bias_follows_the_blocks_phase),
       cmocka_unit_test(lane_ops_run_in_registers),
+      cmocka_unit_test(too_many_inputs_for_a_lane_program),
       cmocka_unit_test(conv_epilogues_run_in_place),
       cmocka_unit_test(conv_epilogues_with_results_of_their_own),
       cmocka_unit_test(conv_read_elsewhere_keeps_its_step),
