@@ -86,7 +86,8 @@ static void a_chain_fuses_and_keeps_values_used_later(void **state) {
 /* A run of f32 lane ops runs as one lane program (kernels/vchain.h):
  * gelu's chain over 600007 elements (whole chunks, then a tail), values
  * read again ops later (stored and read back), one the function returns
- * mid-chain (written straight to its result), and the last one
+ * mid-chain (written straight to its result), square roots of negative
+ * values (NaN) and their abs, and the last one
  * returned past SHLO_STREAM_MIN_BYTES (made in scratch and streamed):
  * the unfused bits. */
 static void lane_ops_run_in_registers(void **state) {
@@ -117,12 +118,15 @@ static void lane_ops_run_in_registers(void **state) {
       "  %l = stablehlo.logistic %n : tensor<600007xf32>\n"
       "  %d = stablehlo.divide %l, %x : tensor<600007xf32>\n"
       "  %q = stablehlo.minimum %d, %cb : tensor<600007xf32>\n"
-      "  func.return %u, %q : tensor<600007xf32>, tensor<600007xf32>\n}\n",
+      "  %y = stablehlo.sqrt %x : tensor<600007xf32>\n"
+      "  %z = stablehlo.abs %y : tensor<600007xf32>\n"
+      "  %w = stablehlo.add %q, %z : tensor<600007xf32>\n"
+      "  func.return %u, %w : tensor<600007xf32>, tensor<600007xf32>\n}\n",
       "fused(broadcast_in_dim, multiply, broadcast_in_dim, subtract, "
       "multiply, multiply, broadcast_in_dim, multiply, add, tanh, subtract, "
-      "exponential, maximum, negate, logistic, divide, minimum) [broadcasts "
-      "the same in every chunk: 0 filled once, 3 read as one element] [in "
-      "registers: 14 ops, 5 values stored]");
+      "exponential, maximum, negate, logistic, divide, minimum, sqrt, abs, "
+      "add) [broadcasts the same in every chunk: 0 filled once, 3 read as "
+      "one element] [in registers: 17 ops, 6 values stored]");
 }
 
 static void select_convert_and_compare_fuse(void **state) {

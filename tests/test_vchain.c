@@ -53,6 +53,12 @@ __attribute__((noinline)) static float ref_op(int op, float a, float b) {
     u ^= 0x80000000u;
     memcpy(&r, &u, 4);
     return r;
+  case SHLO_LANE_ABS:
+    memcpy(&u, &a, 4);
+    u &= 0x7fffffffu;
+    memcpy(&r, &u, 4);
+    return r;
+  case SHLO_LANE_SQRT: return sqrtf(a);
   case SHLO_LANE_EXP: shlo__vexp_f32(&r, &a, 1); return r;
   case SHLO_LANE_TANH: shlo__vtanh_f32(&r, &a, 1); return r;
   case SHLO_LANE_LOGISTIC: shlo__vlogistic_f32(&r, &a, 1); return r;

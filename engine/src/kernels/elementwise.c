@@ -1173,8 +1173,9 @@ static shlo_status ew_pick_table(shlo_compiler *cc, const shlo_op *op,
 }
 
 /* The lane op (vchain.h) whose bits op's f32 loop gives: the loops of
- * fb_ and fu_ above, f32 IEEE arithmetic, shlo_fmaxf and shlo_fminf, a
- * sign flip, and vmath's exp, tanh and logistic. */
+ * fb_ and fu_ above, f32 IEEE arithmetic, shlo_fmaxf and shlo_fminf, the
+ * sign bit flipped or cleared (GCC makes fabs of a float one AND, and
+ * sqrt of one a sqrtss), and vmath's exp, tanh and logistic. */
 static shlo_lane_op ew_lane_op(int code) {
   switch (code) {
   case SHLO_OP_ADD: return SHLO_LANE_ADD;
@@ -1184,6 +1185,8 @@ static shlo_lane_op ew_lane_op(int code) {
   case SHLO_OP_MAXIMUM: return SHLO_LANE_MAX;
   case SHLO_OP_MINIMUM: return SHLO_LANE_MIN;
   case SHLO_OP_NEGATE: return SHLO_LANE_NEG;
+  case SHLO_OP_ABS: return SHLO_LANE_ABS;
+  case SHLO_OP_SQRT: return SHLO_LANE_SQRT;
   case SHLO_OP_EXPONENTIAL: return SHLO_LANE_EXP;
   case SHLO_OP_TANH: return SHLO_LANE_TANH;
   case SHLO_OP_LOGISTIC: return SHLO_LANE_LOGISTIC;

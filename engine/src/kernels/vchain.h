@@ -12,9 +12,10 @@
  * (a value needed past the next instruction).
  *
  * Every op is the same IEEE operation on every element as the op's own
- * loop (elementwise.c): add, subtract, multiply, divide in f32; maximum
- * and minimum with StableHLO's NaN and signed-zero rules; negate by the
- * sign bit; exp, tanh and logistic as vmath.h computes them.  So a value
+ * loop (elementwise.c): add, subtract, multiply, divide and square root
+ * in f32; maximum and minimum with StableHLO's NaN and signed-zero rules;
+ * negate and abs on the sign bit; exp, tanh and logistic as vmath.h
+ * computes them.  So a value
  * depends on its operands only, never on the block it falls in or the
  * ISA, and a fused chain gives the bits its ops give one by one (save the
  * payload of a NaN when both operands of a binary op are NaNs, which no
@@ -34,6 +35,8 @@ typedef enum shlo_lane_op {
   SHLO_LANE_MAX,
   SHLO_LANE_MIN,
   SHLO_LANE_NEG,
+  SHLO_LANE_ABS,
+  SHLO_LANE_SQRT,
   SHLO_LANE_EXP,
   SHLO_LANE_TANH,
   SHLO_LANE_LOGISTIC,

@@ -45,6 +45,19 @@ VM_INLINE VF VM_FN(vc_min)(VF a, VF b) {
 VM_INLINE VF VM_FN(vc_neg)(VF a) {
   return (VF)((VI)a ^ ((VI){0} + INT32_MIN));
 }
+VM_INLINE VF VM_FN(vc_abs)(VF a) {
+  return (VF)((VI)a & ((VI){0} + INT32_MAX));
+}
+/* IEEE square root: a negative operand gives the default NaN, as
+ * elementwise.c's loop (sqrtss, or libm's sqrtf for the errno) does */
+#if VM_KIND != VM_PORTABLE
+VM_INLINE VF VM_FN(vc_sqrt)(VF a) { return (VF)VM_PS(sqrt)((VM_M)a); }
+#else
+VM_INLINE VF VM_FN(vc_sqrt)(VF a) {
+  for (int j = 0; j < VM_W; j++) a[j] = sqrtf(a[j]);
+  return a;
+}
+#endif
 
 /* Operand forms: bit 0 set when operand a is an input (else the
  * accumulator), bit 1 the same for b. */
@@ -107,6 +120,8 @@ VM_EXTERN void VM_FN(vc_blocks)(const shlo_vchain *p, float *const *out,
         VC_CASE_BIN(MAX, VM_FN(vc_max)(x, y))
         VC_CASE_BIN(MIN, VM_FN(vc_min)(x, y))
         VC_CASE_UN(NEG, VM_FN(vc_neg)(x))
+        VC_CASE_UN(ABS, VM_FN(vc_abs)(x))
+        VC_CASE_UN(SQRT, VM_FN(vc_sqrt)(x))
         VC_CASE_UN(EXP, VM_FN(exp_lanes)(x))
         VC_CASE_UN(TANH, VM_FN(tanh_lanes)(x))
         VC_CASE_UN(LOGISTIC, VM_FN(logistic_lanes)(x))

@@ -7,6 +7,7 @@
  * (emulated exactly in the portable variant), and a
  * multiply and add that the compiler fused on its own in one variant only
  * would round once where the others round twice. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
