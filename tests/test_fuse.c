@@ -691,6 +691,39 @@ static void same_results_without(const char *text, const char *expect,
   same_results(text, expect);
 }
 
+/* Ops that are not lane ops (sine, compare, select) split a run's lane
+ * ops into stretches, each its own lane program: values cross from one
+ * stretch to a later one and to the ops between (stored), one is
+ * returned from the first stretch and the last streams out: the unfused
+ * bits. */
+static void lane_programs_run_between_other_ops(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<600007xf32>, tensor<600007xf32>) {\n"
+      "  %i = stablehlo.iota dim = 0 : tensor<600007xf32>\n"
+      "  %s = stablehlo.constant dense<0.0001> : tensor<f32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> "
+      "tensor<600007xf32>\n"
+      "  %x0 = stablehlo.multiply %i, %sb : tensor<600007xf32>\n"
+      "  %h = stablehlo.constant dense<30.0> : tensor<f32>\n"
+      "  %hb = stablehlo.broadcast_in_dim %h, dims = [] : (tensor<f32>) -> "
+      "tensor<600007xf32>\n"
+      "  %x = stablehlo.subtract %x0, %hb : tensor<600007xf32>\n"
+      "  %a = stablehlo.multiply %x, %x : tensor<600007xf32>\n"
+      "  %sn = stablehlo.sine %a : tensor<600007xf32>\n"
+      "  %b = stablehlo.multiply %sn, %x : tensor<600007xf32>\n"
+      "  %c = stablehlo.tanh %b : tensor<600007xf32>\n"
+      "  %d = stablehlo.add %c, %a : tensor<600007xf32>\n"
+      "  %p = stablehlo.compare GT, %d, %x : (tensor<600007xf32>, "
+      "tensor<600007xf32>) -> tensor<600007xi1>\n"
+      "  %q = stablehlo.select %p, %d, %c : tensor<600007xi1>, "
+      "tensor<600007xf32>\n"
+      "  %e = stablehlo.exponential %q : tensor<600007xf32>\n"
+      "  %f = stablehlo.multiply %e, %sn : tensor<600007xf32>\n"
+      "  func.return %a, %f : tensor<600007xf32>, tensor<600007xf32>\n}\n",
+      "[in registers: 8 ops in 3 programs, 5 values stored]");
+}
+
 /* A run of lane ops that reads more outside values than a lane program
  * takes (SHLO_VCHAIN_MAX_IO) runs its members one at a time: the same
  * results, no program. */
@@ -968,6 +1001,7 @@ int main(void) {
       cmocka_unit_test(dot_epilogue_bias_follows_the_blocks_phase),
       cmocka_unit_test(lane_ops_run_in_registers),
       cmocka_unit_test(too_many_inputs_for_a_lane_program),
+      cmocka_unit_test(lane_programs_run_between_other_ops),
       cmocka_unit_test(conv_epilogues_run_in_place),
       cmocka_unit_test(conv_epilogues_with_results_of_their_own),
       cmocka_unit_test(conv_read_elsewhere_keeps_its_step),

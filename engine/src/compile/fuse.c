@@ -6,8 +6,8 @@
  * in cache-sized chunks, split across the pool, applying every member to
  * the chunk in turn; values used only inside the run live in per-chunk
  * scratch instead of whole tensors, so a chain of N ops reads and writes
- * memory once instead of N times.  A run of f32 lane ops goes further: it
- * runs as one lane program (fuse_lanes.c), its values in registers.
+ * memory once instead of N times.  Stretches of f32 lane ops go further:
+ * each runs as one lane program (fuse_lanes.c), its values in registers.
  *
  * A rows group extends this across reductions of the last dimension (the
  * shape of softmax, layernorm, norms and log-sum-exp): around a reduce
@@ -66,8 +66,10 @@
 static void fused_free(void *p) {
   fused *f = p;
   if (!f) return;
-  for (int i = 0; i < f->n_members; i++) shlo__step_free(&f->m[i].step);
-  shlo__fuse_lanes_free(f->lanes);
+  for (int i = 0; i < f->n_members; i++) {
+    shlo__step_free(&f->m[i].step);
+    shlo__fuse_lanes_free(f->m[i].run_after);
+  }
   free(f->m);
   free(f->ext_esz);
   free(f->outs);
@@ -192,9 +194,10 @@ bool shlo__fuse_run_streams(const fused *f, const member *m) {
 }
 
 /* The chunk of n elements at b of run f's members, their values at
- * val[]: one member at a time, or the lane program over every member
- * that is not a broadcast (whose values, where they are stored, it
- * writes at val[]). */
+ * val[]: one member at a time, save the instructions of lane programs,
+ * each program run when the last member of its stretch has its turn
+ * (the stretch's broadcasts filled by then); it writes the values it
+ * stores at val[]. */
 static void run_members(const fused_run *r, int64_t b, int64_t n,
                         char **val, char *scratch, size_t per, void *work) {
   const fused *f = r->f;
@@ -218,11 +221,12 @@ static void run_members(const fused_run *r, int64_t b, int64_t n,
       continue;
     }
     if (m->bcast) bcast_fill(&m->map, x[0], d, b, n, m->esz);
-    else if (f->lanes) continue; /* the program makes it, below */
-    else member_range(f, m, d, x, n);
-    if (res && d != res) shlo__stream_copy(res, d, (size_t)n * m->esz);
+    else if (!m->prog_ins) member_range(f, m, d, x, n);
+    /* (a program streams its results itself) */
+    if (!m->prog_ins && res && d != res)
+      shlo__stream_copy(res, d, (size_t)n * m->esz);
+    if (m->run_after) shlo__fuse_lanes_run(m->run_after, r, b, val, n, work);
   }
-  if (f->lanes) shlo__fuse_lanes_run(f->lanes, r, b, val, n, work);
 }
 
 static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
@@ -743,33 +747,33 @@ static void run_layout(fused *f) {
       if (f->m[q].ref[i] < 0) last[-f->m[q].ref[i] - 1] = q;
   f->n_slots = 0;
   f->scratch_esz = 1;
-  /* Slots of their own first for once-filled splats (a slot that held
-   * another value would be overwritten in the next chunk) and, before a
-   * lane program, for every filled broadcast: they are all filled before
-   * its first instruction, and a slot shared by two would keep the last.
-   * Later values may reuse a broadcast's slot once its last reader has
-   * run: the program writes each block of it after that reader read the
-   * block. */
-  bool first_fills = f->lanes != NULL;
+  /* Slots of their own first for once-filled splats: a slot that held
+   * another value would be overwritten in the next chunk. */
   for (int k = 0; k < f->n_members; k++) {
     member *m = &f->m[k];
     if (m->esz > f->scratch_esz) f->scratch_esz = m->esz;
-    bool fill = m->once || (first_fills && m->bcast && !m->one &&
-                            (m->out < 0 || shlo__fuse_run_streams(f, m)));
-    m->slot = fill ? f->n_slots++ : -1;
-    if (fill) free_after[m->slot] = m->once ? INT_MAX : last[k];
+    m->slot = m->once ? f->n_slots++ : -1;
+    if (m->once) free_after[m->slot] = INT_MAX;
   }
-  for (int k = 0; k < f->n_members; k++) {
-    member *m = &f->m[k];
-    if (m->slot >= 0 || m->one || m->in_acc ||
-        (m->out >= 0 && (!shlo__fuse_run_streams(f, m) || (first_fills && !m->bcast))))
-      continue; /* a lane program streams its results itself */
-    int s = 0;
-    while (s < f->n_slots && free_after[s] >= k) s++;
-    if (s == f->n_slots) f->n_slots++;
-    m->slot = s;
-    free_after[s] = last[k];
-  }
+  /* Then each value from when it is made to its last reader, in that
+   * order.  A broadcast in a lane program's stretch is made when the
+   * stretch begins: every one is filled before the program's first
+   * instruction, so two may not share a slot.  A value may take a slot
+   * whose last reader ran before it is made, in a program too: the
+   * program writes each block of it after that reader read the block. */
+  for (int t = 0; t < f->n_members; t++)
+    for (int k = 0; k < f->n_members; k++) {
+      member *m = &f->m[k];
+      int born = m->bcast && m->seg >= 0 ? m->seg : k;
+      if (born != t || m->slot >= 0 || m->one || m->in_acc ||
+          (m->out >= 0 && (!shlo__fuse_run_streams(f, m) || m->prog_ins)))
+        continue; /* a lane program streams its results itself */
+      int s = 0;
+      while (s < f->n_slots && free_after[s] >= born) s++;
+      if (s == f->n_slots) f->n_slots++;
+      m->slot = s;
+      free_after[s] = last[k];
+    }
   f->chunk = FUSE_CHUNK;
   while (f->chunk > RUN_MIN_CHUNK &&
          (size_t)f->n_slots * f->chunk * f->scratch_esz > RUN_SCRATCH_BYTES)
@@ -894,6 +898,7 @@ static void fuse_member(const shlo_plan *p, int first, int last, int k,
   const shlo_step *s = &p->steps[first + k];
   member *m = &f->m[k];
   m->one_arg = -1;
+  m->seg = -1;
   m->bcast = !s->range;
   if (m->bcast) bcast_map_of(s, types, &m->map);
   m->n_in = s->n_in;
@@ -955,7 +960,8 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
   } else {
     int once, ones;
     mark_scalars(p, first, f, types, &once, &ones);
-    f->lanes = shlo__fuse_lanes_build(p, first, f);
+    int progs, ins, stored;
+    progs = shlo__fuse_lanes_build(p, first, f, &ins, &stored);
     run_layout(f);
     len = strlen(fs.label);
     if (once || ones)
@@ -964,10 +970,13 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
                "read as one element]",
                once, ones);
     len = strlen(fs.label);
-    if (f->lanes)
+    if (progs == 1)
       snprintf(fs.label + len, FUSE_LABEL_CAP - len,
-               " [in registers: %d ops, %d values stored]",
-               f->lanes->chain.n_ins, f->lanes->chain.n_out);
+               " [in registers: %d ops, %d values stored]", ins, stored);
+    else if (progs > 1)
+      snprintf(fs.label + len, FUSE_LABEL_CAP - len,
+               " [in registers: %d ops in %d programs, %d values stored]",
+               ins, progs, stored);
   }
   /* The members move into the fused step; their slots stay as they are. */
   for (int k = 0; k < n; k++) {

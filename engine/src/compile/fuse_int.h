@@ -61,8 +61,13 @@ typedef struct member {
   bool once;      /* a broadcast of one element from outside: its chunk is
                      filled once per worker and never changes */
   int slot;       /* its scratch slot, or -1 when it writes its result */
-  bool in_acc;    /* in a lane program, its value is only ever in the
-                     accumulator: never written */
+  /* runs' lane programs (fuse_lanes.c), over stretches of members: */
+  int seg;        /* the first member of its stretch, or -1 when in none */
+  bool prog_ins;  /* one of a program's instructions: not run by itself */
+  bool in_acc;    /* such, and its value is only ever in the accumulator:
+                     never written */
+  struct lane_prog *run_after; /* the program to run once this member's
+                                  turn has come: the last of its stretch */
 } member;
 
 /* Where an input of a run's lane program lies in a chunk: external input
@@ -111,8 +116,7 @@ typedef struct fused {
   /* runs: members share scratch slots (see run_layout) */
   int n_slots;
   int64_t chunk;      /* elements per pass */
-  lane_prog *lanes;   /* runs of lane ops: the program of every member */
-  size_t lanes_work;  /* bytes of workspace it needs */
+  size_t lanes_work;  /* runs: bytes of workspace its lane programs need */
 } fused;
 
 typedef struct fused_run {
@@ -126,13 +130,15 @@ typedef struct fused_run {
  * goes to memory past the caches. */
 bool shlo__fuse_run_streams(const fused *f, const member *m);
 
-/* The lane program of run f (made of steps first.. of p): an instruction
- * per member that is not a broadcast, each a lane op (step.lane_op);
- * broadcasts stay as they are (filled, or read as one element).  Marks
- * the members whose values stay in the accumulator (member.in_acc) and
- * sets f->lanes_work.  NULL when the run does not fit, or memory is
- * short: its members then run one at a time. */
-lane_prog *shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f);
+/* Lane programs for run f (made of steps first.. of p), one per stretch
+ * of two or more lane ops (step.lane_op) with only f32 broadcasts among
+ * them; broadcasts stay as they are (filled, or read as one element).
+ * Sets the members' seg, prog_ins, in_acc and run_after, and
+ * f->lanes_work.  A stretch whose program cannot be made (too many
+ * inputs, or memory short) runs member by member.  Returns how many
+ * programs were made, with their instructions and stored values. */
+int shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f,
+                           int *n_ins, int *n_stored);
 void shlo__fuse_lanes_free(lane_prog *lp);
 /* Run lp over the chunk of n elements at b, the members' values at val
  * (those it stores it writes there). */

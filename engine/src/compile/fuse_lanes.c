@@ -1,13 +1,14 @@
-/* Lane programs for fused runs (fuse_int.h): a run of f32 lane ops as one
- * kernels/vchain.h program, whose values stay in vector registers from op
- * to op.
+/* Lane programs for fused runs (fuse_int.h): each stretch of a run made
+ * of f32 lane ops (and broadcasts among them) as one kernels/vchain.h
+ * program, whose values stay in vector registers from op to op.
  *
- * The instructions are the members that are not broadcasts, in order, so
- * the accumulator holds the previous one's value.  A value is stored only
- * when it is a result or a member other than the next instruction reads
- * it; the others are in_acc and never written.  A broadcast of one
- * element is an input of that element; the other broadcasts are filled
- * by fuse.c before the program runs and read as inputs.
+ * The instructions are the stretch's members that are not broadcasts, in
+ * order, so the accumulator holds the previous one's value.  A value is
+ * stored only when it is a result or a member other than the next
+ * instruction reads it (in the stretch or after it); the others are
+ * in_acc and never written.  A broadcast of one element is an input of
+ * that element; the other broadcasts, and values made before the
+ * stretch, are read where fuse.c put them.
  *
  * The rows groups of softmax and layernorm keep their members one at a
  * time: their segments (subtract and exp between two reductions, say)
@@ -42,45 +43,54 @@ static int lanes_operand(lane_prog *lp, const fused *f, const member *m,
   return lanes_input(lp, false, j, false);
 }
 
-/* Whether run f fits a program: every member f32; each that is not a
- * broadcast a lane op with as many operands; each broadcast read as one
- * element reading an outside value.  Counts the instructions. */
-static bool lanes_fit(const shlo_plan *p, int first, const fused *f,
-                      int *n_ins) {
-  *n_ins = 0;
-  for (int q = 0; q < f->n_members; q++) {
-    const member *m = &f->m[q];
-    if (m->esz != 4 || (m->one && m->ref[0] < 0)) return false;
-    if (m->bcast) continue;
-    int op = p->steps[first + q].lane_op;
-    if (!op || m->n_in != (shlo_lane_op_binary(op) ? 2 : 1)) return false;
-    (*n_ins)++;
+/* Whether member q is a lane op a program can run: f32, with as many
+ * operands as its op, and a one-element broadcast it reads is of an
+ * outside value. */
+static bool lanes_op(const shlo_plan *p, int first, const fused *f, int q) {
+  const member *m = &f->m[q];
+  int op = p->steps[first + q].lane_op;
+  if (m->bcast || !op || m->esz != 4 ||
+      m->n_in != (shlo_lane_op_binary(op) ? 2 : 1))
+    return false;
+  for (int i = 0; i < m->n_in; i++) {
+    int j = -m->ref[i] - 1;
+    if (j >= 0 && f->m[j].one && f->m[j].ref[0] < 0) return false;
   }
-  return *n_ins > 0;
+  return true;
 }
 
-/* Which members store their value: results, and values a member other
- * than the next instruction reads. */
-static void lanes_stored(const fused *f, bool *stored) {
-  int prev = -1;
-  for (int q = 0; q < f->n_members; q++) stored[q] = false;
-  for (int q = 0; q < f->n_members; q++) {
-    const member *m = &f->m[q];
-    if (m->bcast) continue;
-    stored[q] = m->out >= 0;
-    for (int i = 0; i < m->n_in; i++) {
-      int j = -m->ref[i] - 1;
-      if (j >= 0 && !f->m[j].bcast && j != prev) stored[j] = true;
-    }
-    prev = q;
+/* Whether broadcast q may sit among a stretch's members: f32. */
+static bool lanes_bcast(const fused *f, int q) {
+  return f->m[q].bcast && f->m[q].esz == 4;
+}
+
+/* Which instructions of stretch [k, e) store their value: results, and
+ * values a member other than the next instruction reads. */
+static void lanes_stored(const shlo_plan *p, int first, const fused *f,
+                         int k, int e, bool *stored) {
+  int next[FUSE_MAX_MEMBERS];
+  int after = -1;
+  for (int q = e - 1; q >= k; q--) {
+    next[q] = after;
+    if (lanes_op(p, first, f, q)) after = q;
+  }
+  for (int q = k; q < e; q++) {
+    stored[q] = false;
+    if (!lanes_op(p, first, f, q)) continue;
+    stored[q] = f->m[q].out >= 0;
+    for (int r = q + 1; r < f->n_members; r++)
+      for (int i = 0; i < f->m[r].n_in; i++)
+        if (f->m[r].ref[i] == -(q + 1) && r != next[q]) stored[q] = true;
   }
 }
 
-lane_prog *shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f) {
-  int n_ins;
-  if (!lanes_fit(p, first, f, &n_ins)) return NULL;
+/* The program of stretch [k, e), its members' fields set; NULL (and the
+ * fields untouched) when it has no room for its inputs or outputs, or
+ * memory is short. */
+static lane_prog *lanes_stretch(const shlo_plan *p, int first, fused *f,
+                                int k, int e, int n_ins) {
   bool stored[FUSE_MAX_MEMBERS];
-  lanes_stored(f, stored);
+  lanes_stored(p, first, f, k, e, stored);
   lane_prog *lp = calloc(1, sizeof *lp);
   shlo_vchain_ins *ins = malloc((size_t)n_ins * sizeof *ins);
   if (!lp || !ins) {
@@ -91,7 +101,7 @@ lane_prog *shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f) {
   shlo_vchain *c = &lp->chain;
   c->ins = ins;
   int prev = -1;
-  for (int q = 0; q < f->n_members; q++) {
+  for (int q = k; q < e; q++) {
     const member *m = &f->m[q];
     if (m->bcast) continue;
     int a = lanes_operand(lp, f, m, 0, prev);
@@ -111,10 +121,46 @@ lane_prog *shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f) {
     c->n_ins++;
     prev = q;
   }
-  for (int q = 0; q < f->n_members; q++)
-    f->m[q].in_acc = !f->m[q].bcast && !stored[q];
-  f->lanes_work = shlo__vchain_work_bytes(c);
+  for (int q = k; q < e; q++) {
+    member *m = &f->m[q];
+    m->seg = k;
+    m->prog_ins = !m->bcast;
+    m->in_acc = !m->bcast && !stored[q];
+  }
+  f->m[e - 1].run_after = lp;
+  size_t work = shlo__vchain_work_bytes(c);
+  if (work > f->lanes_work) f->lanes_work = work;
   return lp;
+}
+
+int shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f,
+                           int *n_ins, int *n_stored) {
+  int progs = 0;
+  *n_ins = *n_stored = 0;
+  for (int k = 0; k < f->n_members;) {
+    /* a stretch: lane ops and broadcasts, from a lane op to a lane op */
+    if (!lanes_op(p, first, f, k)) {
+      k++;
+      continue;
+    }
+    int e = k, ops = 0, end = k;
+    for (; e < f->n_members &&
+           (lanes_op(p, first, f, e) || lanes_bcast(f, e));
+         e++)
+      if (lanes_op(p, first, f, e)) {
+        ops++;
+        end = e + 1;
+      }
+    const lane_prog *lp =
+        ops >= 2 ? lanes_stretch(p, first, f, k, end, ops) : NULL;
+    if (lp) {
+      progs++;
+      *n_ins += lp->chain.n_ins;
+      *n_stored += lp->chain.n_out;
+    }
+    k = end;
+  }
+  return progs;
 }
 
 void shlo__fuse_lanes_free(lane_prog *lp) {
