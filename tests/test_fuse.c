@@ -83,6 +83,19 @@ static void a_chain_fuses_and_keeps_values_used_later(void **state) {
       "fused(broadcast_in_dim, multiply, tanh, exponential, subtract, negate)");
 }
 
+/* %x: 600007 f32 values from -30 up, 0.0001 apart (their broadcasts and
+ * ops lane ops too) */
+#define RAMP_X                                                              \
+  "  %i = stablehlo.iota dim = 0 : tensor<600007xf32>\n"                    \
+  "  %s = stablehlo.constant dense<0.0001> : tensor<f32>\n"                 \
+  "  %sb = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> "    \
+  "tensor<600007xf32>\n"                                                    \
+  "  %x0 = stablehlo.multiply %i, %sb : tensor<600007xf32>\n"               \
+  "  %h = stablehlo.constant dense<30.0> : tensor<f32>\n"                   \
+  "  %hb = stablehlo.broadcast_in_dim %h, dims = [] : (tensor<f32>) -> "    \
+  "tensor<600007xf32>\n"                                                    \
+  "  %x = stablehlo.subtract %x0, %hb : tensor<600007xf32>\n"
+
 /* A run of f32 lane ops runs as one lane program (kernels/vchain.h):
  * gelu's chain over 600007 elements (whole chunks, then a tail), values
  * read again ops later (stored and read back), one the function returns
@@ -94,15 +107,7 @@ static void lane_ops_run_in_registers(void **state) {
   (void)state;
   same_results(
       "func.func @main() -> (tensor<600007xf32>, tensor<600007xf32>) {\n"
-      "  %i = stablehlo.iota dim = 0 : tensor<600007xf32>\n"
-      "  %s = stablehlo.constant dense<0.0001> : tensor<f32>\n"
-      "  %sb = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> "
-      "tensor<600007xf32>\n"
-      "  %x0 = stablehlo.multiply %i, %sb : tensor<600007xf32>\n"
-      "  %h = stablehlo.constant dense<30.0> : tensor<f32>\n"
-      "  %hb = stablehlo.broadcast_in_dim %h, dims = [] : (tensor<f32>) -> "
-      "tensor<600007xf32>\n"
-      "  %x = stablehlo.subtract %x0, %hb : tensor<600007xf32>\n"
+      RAMP_X
       "  %x2 = stablehlo.multiply %x, %x : tensor<600007xf32>\n"
       "  %x3 = stablehlo.multiply %x2, %x : tensor<600007xf32>\n"
       "  %c = stablehlo.constant dense<0.044715> : tensor<f32>\n"
@@ -700,15 +705,7 @@ static void lane_programs_run_between_other_ops(void **state) {
   (void)state;
   same_results(
       "func.func @main() -> (tensor<600007xf32>, tensor<600007xf32>) {\n"
-      "  %i = stablehlo.iota dim = 0 : tensor<600007xf32>\n"
-      "  %s = stablehlo.constant dense<0.0001> : tensor<f32>\n"
-      "  %sb = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> "
-      "tensor<600007xf32>\n"
-      "  %x0 = stablehlo.multiply %i, %sb : tensor<600007xf32>\n"
-      "  %h = stablehlo.constant dense<30.0> : tensor<f32>\n"
-      "  %hb = stablehlo.broadcast_in_dim %h, dims = [] : (tensor<f32>) -> "
-      "tensor<600007xf32>\n"
-      "  %x = stablehlo.subtract %x0, %hb : tensor<600007xf32>\n"
+      RAMP_X
       "  %a = stablehlo.multiply %x, %x : tensor<600007xf32>\n"
       "  %sn = stablehlo.sine %a : tensor<600007xf32>\n"
       "  %b = stablehlo.multiply %sn, %x : tensor<600007xf32>\n"
