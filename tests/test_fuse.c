@@ -393,6 +393,48 @@ static void layernorm_computes_what_every_block_shares_once(void **state) {
       "element per row, 0 streamed, 4 kept to one row]");
 }
 
+/* Layernorm on 800 rows of 700 (a result past SHLO_STREAM_MIN_BYTES; rows
+ * of two whole program blocks and a tail): the segment before the second
+ * reduction (subtract the mean, square) and the one after it (scale by
+ * the inverse deviation, by gamma, add beta) run as lane programs a row
+ * at a time, the result streamed straight from the last; the unfused
+ * bits. */
+static void layernorm_segments_run_in_registers(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> tensor<800x700xf32> {\n"
+      WAVY("800x700")
+      "  %g = stablehlo.iota dim = 0 : tensor<700xf32>\n"
+      "  %bt = stablehlo.iota dim = 0 : tensor<700xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %n = stablehlo.constant dense<700.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x0 init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<800x700xf32>, tensor<f32>) -> "
+      "tensor<800xf32>\n"
+      "  %nb = stablehlo.broadcast_in_dim %n, dims = [] : (tensor<f32>) -> "
+      "tensor<800xf32>\n"
+      "  %mean = stablehlo.divide %s, %nb : tensor<800xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %mean, dims = [0] : "
+      "(tensor<800xf32>) -> tensor<800x700xf32>\n"
+      "  %c = stablehlo.subtract %x0, %mb : tensor<800x700xf32>\n"
+      "  %sq = stablehlo.multiply %c, %c : tensor<800x700xf32>\n"
+      "  %v = stablehlo.reduce(%sq init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<800x700xf32>, tensor<f32>) -> "
+      "tensor<800xf32>\n"
+      "  %r = stablehlo.rsqrt %v : tensor<800xf32>\n"
+      "  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<800xf32>) "
+      "-> tensor<800x700xf32>\n"
+      "  %y = stablehlo.multiply %c, %rb : tensor<800x700xf32>\n"
+      "  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<700xf32>) "
+      "-> tensor<800x700xf32>\n"
+      "  %o = stablehlo.multiply %y, %gb : tensor<800x700xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %bt, dims = [1] : "
+      "(tensor<700xf32>) -> tensor<800x700xf32>\n"
+      "  %out = stablehlo.add %o, %bb : tensor<800x700xf32>\n"
+      "  func.return %out : tensor<800x700xf32>\n}\n",
+      "1 streamed, 3 kept to one row] [in registers: 5 ops]");
+}
+
 /* Rows reduced only by maximum fold one at a time, so 1024-long rows go
  * one row a block: gamma's broadcast along the rows is read in place,
  * the scalar's is filled once, the maximum's is read as one element, and
@@ -987,6 +1029,7 @@ int main(void) {
       cmocka_unit_test(a_row_value_broadcast_across_columns_ends_the_group),
       cmocka_unit_test(rank3_rows_keep_nan_and_signed_zero_rules),
       cmocka_unit_test(layernorm_computes_what_every_block_shares_once),
+      cmocka_unit_test(layernorm_segments_run_in_registers),
       cmocka_unit_test(long_max_rows_read_row_broadcasts_in_place),
       cmocka_unit_test(big_results_stream_out),
       cmocka_unit_test(run_fills_scalar_broadcasts_once),

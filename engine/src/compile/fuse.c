@@ -225,7 +225,8 @@ static void run_members(const fused_run *r, int64_t b, int64_t n,
     /* (a program streams its results itself) */
     if (!m->prog_ins && res && d != res)
       shlo__stream_copy(res, d, (size_t)n * m->esz);
-    if (m->run_after) shlo__fuse_lanes_run(m->run_after, r, b, val, n, work);
+    if (m->run_after)
+      shlo__fuse_lanes_run(m->run_after, r, b, val, NULL, n, work);
   }
 }
 
@@ -316,9 +317,28 @@ static char *rows_dest(const fused_run *r, int k, int64_t r0, char *scratch,
  * result tensor (shlo__stream_copy): a full-size value that the function
  * returns, larger than L2.  A value the next steps read is better left
  * in the caches. */
-static bool rows_streams(const fused *f, const member *m) {
+bool shlo__fuse_rows_streams(const fused *f, const member *m) {
   return m->out >= 0 && m->result && m->dom == DOM_FULL &&
          (size_t)(f->rows * f->cols) * m->esz >= SHLO_STREAM_MIN_BYTES;
+}
+
+/* Lane program lp over row rr, its members' rows at row[]: outputs
+ * written straight to their results go to that row of them; the other
+ * large results are made in their row of scratch and streamed out.  Its
+ * workspace is past the members' scratch. */
+static void rows_lanes(const fused_run *r, const lane_prog *lp, char **row,
+                       int64_t rr, char *scratch, size_t per) {
+  const fused *f = r->f;
+  char *direct[SHLO_VCHAIN_MAX_IO];
+  for (int q = 0; q < lp->chain.n_out; q++)
+    direct[q] = rows_dest(r, lp->out[q], rr, scratch, per);
+  shlo__fuse_lanes_run(lp, r, rr * f->cols, row, direct, f->cols,
+                       scratch + (size_t)f->n_members * per);
+  for (int q = 0; q < lp->chain.n_out; q++) {
+    const member *m = &f->m[lp->out[q]];
+    if (!lp->direct[q] && shlo__fuse_rows_streams(f, m))
+      shlo__stream_copy(direct[q], row[lp->out[q]], m->row_bytes);
+  }
 }
 
 /* Members [k, e) of the group, none of them a reduction, over the block
@@ -337,11 +357,12 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
                          char **row, int64_t r0, int64_t nr, bool first,
                          char *scratch, size_t per) {
   const fused *f = r->f;
+  const lane_prog *lp = f->m[k].run_after;
   for (int q = k; q < e; q++) {
     const member *m = &f->m[q];
     rows_point_one(f, val, q);
     if (!rows_computes(m, first)) continue;
-    val[q] = rows_streams(f, m) ? scratch + (size_t)q * per
+    val[q] = shlo__fuse_rows_streams(f, m) ? scratch + (size_t)q * per
                              : rows_dest(r, q, r0, scratch, per);
     if (m->dom == DOM_ROW) rows_member(r, m, val, r0, nr, val[q]);
   }
@@ -349,12 +370,14 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
   for (int64_t j = 0; j < nr; j++) {
     for (int q = k; q < e; q++) {
       const member *m = &f->m[q];
-      if (m->dom != DOM_FULL || !rows_computes(m, first)) continue;
+      if (m->dom != DOM_FULL || !rows_computes(m, first) || m->prog_ins)
+        continue;
       rows_member(r, m, row, r0 + j, 1, row[q]);
-      if (rows_streams(f, m))
+      if (shlo__fuse_rows_streams(f, m))
         shlo__stream_copy(rows_dest(r, q, r0 + j, scratch, per), row[q],
                     m->row_bytes);
     }
+    if (lp) rows_lanes(r, lp, row, r0 + j, scratch, per);
     for (int q = 0; q < e; q++) row[q] += f->m[q].row_step; /* row j + 1 */
   }
 }
@@ -364,7 +387,8 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   const fused *f = r->f;
   /* each member's scratch on its own cache lines */
   size_t per = ((size_t)(f->block * f->cols) * f->scratch_esz + 63) & ~(size_t)63;
-  char *scratch = aligned_alloc(64, (size_t)f->n_members * per);
+  char *scratch =
+      aligned_alloc(64, (size_t)f->n_members * per + f->lanes_work);
   char **val = malloc((size_t)f->n_members * 2 * sizeof *val);
   if (!scratch || !val) {
     free(scratch);
@@ -678,7 +702,7 @@ static bool rows_one_row(const fused *f, const member *m) {
 static bool rows_local(const fused *f, int k) {
   const member *m = &f->m[k];
   if (f->block == 1 || m->dom != DOM_FULL || m->fold || m->inv != INV_NO ||
-      m->one || m->by_fold || (m->out >= 0 && !rows_streams(f, m)))
+      m->one || m->by_fold || (m->out >= 0 && !shlo__fuse_rows_streams(f, m)))
     return false;
   bool fold_between = false;
   for (int q = k + 1; q < f->n_members; q++) {
@@ -731,6 +755,14 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
   }
   for (int k = 0; k < f->n_members; k++)
     f->m[k].row_step = rows_local(f, k) ? 0 : f->m[k].row_bytes;
+  /* a lane program per segment (rows_segment runs them: blocks of rows) */
+  if (f->block < 2) return;
+  for (int k = 0; k < f->n_members; k++) {
+    if (f->m[k].fold || (k > 0 && !f->m[k - 1].fold)) continue;
+    int e = k + 1;
+    while (e < f->n_members && !f->m[e].fold) e++;
+    f->m[k].run_after = shlo__fuse_lanes_rows(p, first, f, k, e);
+  }
 }
 
 /* Scratch slots and chunk size of run f: a member's value needs a slot
@@ -830,14 +862,15 @@ static void mark_scalars(const shlo_plan *p, int first, fused *f,
 
 /* --explain's account of a rows group: rows per block, how many members
  * are computed once per worker or read in place (INV_*), how many
- * results are streamed (rows_streams), and how many values keep one row
- * of scratch (rows_local). */
+ * results are streamed (rows_streams), how many values keep one row of
+ * scratch (rows_local), and how many ops run in lane programs. */
 static void rows_label(const fused *f, char *buf, size_t cap) {
-  int once = 0, alias = 0, streamed = 0, ones = 0, local = 0;
+  int once = 0, alias = 0, streamed = 0, ones = 0, local = 0, lanes = 0;
   for (int k = 0; k < f->n_members; k++) {
+    lanes += f->m[k].run_after ? f->m[k].run_after->chain.n_ins : 0;
     once += f->m[k].inv == INV_ONCE;
     alias += f->m[k].inv == INV_ALIAS;
-    streamed += rows_streams(f, &f->m[k]);
+    streamed += shlo__fuse_rows_streams(f, &f->m[k]);
     ones += f->m[k].one;
     local += f->m[k].row_step == 0 && f->m[k].row_bytes != 0;
   }
@@ -848,6 +881,9 @@ static void rows_label(const fused *f, char *buf, size_t cap) {
            "row]",
            (long long)f->block, f->block == 1 ? "" : "s", once,
            once == 1 ? "" : "s", alias, ones, streamed, local);
+  len = strlen(buf);
+  if (lanes)
+    snprintf(buf + len, cap - len, " [in registers: %d ops]", lanes);
 }
 
 /* Per-slot lookups that keep fusion linear in the plan's size.  last_read

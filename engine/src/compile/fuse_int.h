@@ -61,13 +61,16 @@ typedef struct member {
   bool once;      /* a broadcast of one element from outside: its chunk is
                      filled once per worker and never changes */
   int slot;       /* its scratch slot, or -1 when it writes its result */
-  /* runs' lane programs (fuse_lanes.c), over stretches of members: */
-  int seg;        /* the first member of its stretch, or -1 when in none */
+  /* lane programs (fuse_lanes.c), over stretches of a run's members or
+   * a rows group's segments: */
+  int seg;        /* runs: the first member of its stretch, or -1 */
   bool prog_ins;  /* one of a program's instructions: not run by itself */
   bool in_acc;    /* such, and its value is only ever in the accumulator:
                      never written */
-  struct lane_prog *run_after; /* the program to run once this member's
-                                  turn has come: the last of its stretch */
+  /* the program to run once this member's turn has come (a run's: the
+   * last of its stretch); a rows group's, on the first member of its
+   * segment */
+  struct lane_prog *run_after;
 } member;
 
 /* Where an input of a run's lane program lies in a chunk: external input
@@ -84,6 +87,9 @@ typedef struct lane_prog {
   shlo_vchain chain;
   lane_io in[SHLO_VCHAIN_MAX_IO];
   int out[SHLO_VCHAIN_MAX_IO];
+  /* rows groups: output q goes straight to its result row, past the
+   * caches (else to the member's row) */
+  bool direct[SHLO_VCHAIN_MAX_IO];
 } lane_prog;
 
 /* Rows group members whose value over a block of rows is the same for
@@ -139,10 +145,24 @@ bool shlo__fuse_run_streams(const fused *f, const member *m);
  * programs were made, with their instructions and stored values. */
 int shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f,
                            int *n_ins, int *n_stored);
+/* The lane program of the segment [k, e) of rows group f (its members
+ * between two reductions), run a row at a time: an instruction per
+ * member of full rows that is not a broadcast, each a lane op other than
+ * exp, tanh and logistic, computed in every block; NULL when they are
+ * not all such, the rows are short, it has no room, or memory is short.
+ * Marks in_acc and prog_ins, grows f->lanes_work. */
+lane_prog *shlo__fuse_lanes_rows(const shlo_plan *p, int first, fused *f,
+                                 int k, int e);
+/* Whether member m of rows group f is a full-size returned value made in
+ * scratch and streamed out. */
+bool shlo__fuse_rows_streams(const fused *f, const member *m);
 void shlo__fuse_lanes_free(lane_prog *lp);
-/* Run lp over the chunk of n elements at b, the members' values at val
- * (those it stores it writes there). */
-void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r, int64_t b,
-                          char *const *val, int64_t n, void *work);
+/* Run lp over n elements: external inputs from element ext_elem on
+ * (unless one element), members' values at val[] (those it stores it
+ * writes there), but output q where lp->direct[q] at direct[q] when
+ * direct is not NULL (a rows group's result row). */
+void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r,
+                          int64_t ext_elem, char *const *val,
+                          char *const *direct, int64_t n, void *work);
 
 #endif
