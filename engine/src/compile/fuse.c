@@ -755,8 +755,7 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
   }
   for (int k = 0; k < f->n_members; k++)
     f->m[k].row_step = rows_local(f, k) ? 0 : f->m[k].row_bytes;
-  /* a lane program per segment (rows_segment runs them: blocks of rows) */
-  if (f->block < 2) return;
+  /* a lane program per segment, where one pays */
   for (int k = 0; k < f->n_members; k++) {
     if (f->m[k].fold || (k > 0 && !f->m[k - 1].fold)) continue;
     int e = k + 1;

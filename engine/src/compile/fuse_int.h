@@ -73,22 +73,22 @@ typedef struct member {
   struct lane_prog *run_after;
 } member;
 
-/* Where an input of a run's lane program lies in a chunk: external input
- * `ref` (at the chunk's start, or its one element), or member ref's
- * value. */
+/* Where an input of a lane program lies: external input `ref` (in a run
+ * at the chunk's start or its one element, in a rows group at the row's
+ * start), or member ref's value (in a rows group, its row). */
 typedef struct lane_io {
   bool ext;
   int ref;
 } lane_io;
 
-/* A run's lane program (kernels/vchain.h): its inputs and the member
- * whose value each output stores. */
+/* A lane program (kernels/vchain.h) of a run's stretch or a rows group's
+ * segment: its inputs, the member whose value each output stores, and
+ * which outputs go straight to their result past the caches (in a rows
+ * group to the result's row, not the member's). */
 typedef struct lane_prog {
   shlo_vchain chain;
   lane_io in[SHLO_VCHAIN_MAX_IO];
   int out[SHLO_VCHAIN_MAX_IO];
-  /* rows groups: output q goes straight to its result row, past the
-   * caches (else to the member's row) */
   bool direct[SHLO_VCHAIN_MAX_IO];
 } lane_prog;
 
@@ -122,7 +122,7 @@ typedef struct fused {
   /* runs: members share scratch slots (see run_layout) */
   int n_slots;
   int64_t chunk;      /* elements per pass */
-  size_t lanes_work;  /* runs: bytes of workspace its lane programs need */
+  size_t lanes_work;  /* bytes of workspace its lane programs need */
 } fused;
 
 typedef struct fused_run {
@@ -135,6 +135,8 @@ typedef struct fused_run {
 /* Whether member m of run f makes a returned value larger than L2, which
  * goes to memory past the caches. */
 bool shlo__fuse_run_streams(const fused *f, const member *m);
+/* Whether member m of rows group f does (a full-size returned value). */
+bool shlo__fuse_rows_streams(const fused *f, const member *m);
 
 /* Lane programs for run f (made of steps first.. of p), one per stretch
  * of two or more lane ops (step.lane_op) with only f32 broadcasts among
@@ -149,13 +151,11 @@ int shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f,
  * between two reductions), run a row at a time: an instruction per
  * member of full rows that is not a broadcast, each a lane op other than
  * exp, tanh and logistic, computed in every block; NULL when they are
- * not all such, the rows are short, it has no room, or memory is short.
+ * not all such, the rows are short or go one to a block, it has no
+ * room, or memory is short.
  * Marks in_acc and prog_ins, grows f->lanes_work. */
 lane_prog *shlo__fuse_lanes_rows(const shlo_plan *p, int first, fused *f,
                                  int k, int e);
-/* Whether member m of rows group f is a full-size returned value made in
- * scratch and streamed out. */
-bool shlo__fuse_rows_streams(const fused *f, const member *m);
 void shlo__fuse_lanes_free(lane_prog *lp);
 /* Run lp over n elements: external inputs from element ext_elem on
  * (unless one element), members' values at val[] (those it stores it

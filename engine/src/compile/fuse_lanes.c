@@ -183,7 +183,9 @@ int shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f,
 
 lane_prog *shlo__fuse_lanes_rows(const shlo_plan *p, int first, fused *f,
                                  int k, int e) {
-  if (f->cols < ROWS_LANES_MIN_COLS) return NULL;
+  /* rows_segment runs the programs; blocks of one row run member by
+   * member (rows_chunk) */
+  if (f->cols < ROWS_LANES_MIN_COLS || f->block < 2) return NULL;
   int n_ins = 0;
   for (int q = k; q < e; q++) {
     const member *m = &f->m[q];
