@@ -75,6 +75,9 @@ class Absorb(types.ModuleType):
     def __getattr__(self, name): return lambda *a, **k: None
 for name in ("torch", "torch.nn", "torch.nn.functional"):
     sys.modules[name] = Absorb(name)
+    parent, _, leaf = name.rpartition(".")
+    if parent: # `import torch.nn.functional as F` reads it as an attribute
+        setattr(sys.modules[parent], leaf, sys.modules[name])
 sys.modules["torch"].__version__ = "none"
 sys.argv = [sys.argv[1], "--program", sys.argv[2], "--peer", "numpy", "--json"]
 runpy.run_path(sys.argv[0], run_name="__main__")
