@@ -14,8 +14,10 @@
 # -march=native, it measures the machine, it is not shipped) gives the
 # sgemm rate and the memory bandwidth of this run; each program's floor is
 # max(flops / sgemm rate, bytes / bandwidth) and the table shows shlo's
-# time over it.  Where PyTorch cannot be imported, the table says
-# "torch: not available" and compares with numpy alone.
+# time over it.  limits.c runs once per round, and the best of its
+# medians over the rounds counts: a slow spell only lowers a sample.
+# Where PyTorch cannot be imported, the table says "torch: not available"
+# and compares with numpy alone.
 #
 # --server URL (http://host:port or shlo://host:port, token from
 # $SHLO_TOKEN; may be given more than once) also runs each program through
@@ -42,7 +44,7 @@ while [ $# -gt 0 ]; do
     --bench-dir) bench_dir=$2; shift 2 ;;
     --no-limits) limits=0; shift ;;
     --server) servers+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "peers.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -89,10 +91,13 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$limits" = 1 ]; then
   cc -O3 -march=native "$bench_dir/limits.c" -lopenblas -lpthread -o "$tmp/limits"
-  "$tmp/limits" > "$tmp/limits.txt"
 fi
 
 for ((r = 1; r <= rounds; r++)); do
+  # The limits are measured in every round, like the programs: a slow
+  # spell of a shared machine can only lower a sample of what it can do,
+  # so the table takes the best over the rounds.
+  [ "$limits" = 1 ] && "$tmp/limits" >> "$tmp/limits.txt"
   for p in "${programs[@]}"; do
     mlir=$bench_dir/programs/$p.mlir
     w=3; n=$runs
@@ -164,7 +169,7 @@ try:
     gbs = max(float(m) for m in re.findall(r"memory .* median +[\d.]+ ms +([\d.]+) GB/s", text))
     core = re.search(r"openblas_get_corename: (\S+)", text).group(1)
     print(f"limits: sgemm {gflops:.1f} GFLOP/s, bandwidth {gbs:.2f} GB/s "
-          f"(best medians of limits.c, OpenBLAS core {core})")
+          f"(best medians of limits.c over {rounds} rounds, OpenBLAS core {core})")
 except (OSError, ValueError, AttributeError):
     print("limits: not measured")
 
