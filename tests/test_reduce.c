@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "shlo/engine.h"
+#include "kernels/reduce_int.h"
 
 /* Parse, compile and run `text`; the status of the first stage that fails
  * (its diagnostic printed unless quiet), or SHLO_OK. */
@@ -538,8 +539,9 @@ static void test_long_rows_fold_like_the_region(void **state) {
  * 64 and a tail) against the region path, bit for bit: rows of negative
  * values only, rows of signed zeros (+0 must win a maximum and -0 a
  * minimum, whichever comes first: the lanes' compare keeps the first, so
- * a zero result goes back to the sequential fold), and a row with a
- * negative NaN, which the minimum must return with its payload. */
+ * a zero result goes back to the sequential fold), and rows with a
+ * negative NaN among the blocks, which the minimum must return with its
+ * payload, or a NaN in the tail. */
 #define LANE_FOLD(OP, X, INIT, S)                                            \
   "  %f" S " = \"stablehlo.reduce\"(" X ", " INIT ") ({\n"                       \
   BODY(OP, "f32", "f" S)                                                     \
@@ -556,6 +558,13 @@ static void test_long_rows_fold_like_the_region(void **state) {
   "  check.expect_eq %fb" S ", %gb" S " : tensor<9xi32>\n"
 static void test_lane_max_min_order_signs(void **state) {
   (void)state;
+  /* each lane loop this CPU can run: the ISA's max/min instructions and
+   * the generic one */
+  static const char *const isas[] = {"avx512f", "avx2", "generic"};
+  int ran = 0;
+  for (size_t q = 0; q < sizeof isas / sizeof *isas; q++) {
+    if (!shlo__reduce_use_isa(isas[q])) continue;
+    ran++;
   RUN_OK("  %i = stablehlo.iota dim = 0 : tensor<9x301xf32>\n"
          "  %j = stablehlo.iota dim = 1 : tensor<9x301xf32>\n"
          "  %ij = stablehlo.multiply %i, %j : tensor<9x301xf32>\n"
@@ -570,6 +579,12 @@ static void test_lane_max_min_order_signs(void **state) {
          "  %nn = stablehlo.constant dense<0xFFC00003> : tensor<9x301xf32>\n"
          "  %w = stablehlo.select %p, %nn, %s : tensor<9x301xi1>, "
          "tensor<9x301xf32>\n"
+         "  %c300 = stablehlo.constant dense<300.0> : tensor<9x301xf32>\n"
+         "  %t = stablehlo.compare EQ, %j, %c300 : (tensor<9x301xf32>, "
+         "tensor<9x301xf32>) -> tensor<9x301xi1>\n"
+         "  %pn = stablehlo.constant dense<0x7FC00005> : tensor<9x301xf32>\n"
+         "  %wt = stablehlo.select %t, %pn, %s : tensor<9x301xi1>, "
+         "tensor<9x301xf32>\n"
          "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
          "  %pinf = stablehlo.constant dense<0x7F800000> : tensor<f32>\n"
          LANE_FOLD("maximum", "%neg", "%ninf", "1")
@@ -577,7 +592,12 @@ static void test_lane_max_min_order_signs(void **state) {
          LANE_FOLD("maximum", "%sz", "%ninf", "3")
          LANE_FOLD("minimum", "%sz", "%pinf", "4")
          LANE_FOLD("minimum", "%w", "%pinf", "5")
-         LANE_FOLD("maximum", "%w", "%ninf", "6"));
+         LANE_FOLD("maximum", "%w", "%ninf", "6")
+         LANE_FOLD("maximum", "%wt", "%ninf", "7")
+         LANE_FOLD("minimum", "%wt", "%pinf", "8"));
+  }
+  assert_true(shlo__reduce_use_isa(NULL));
+  assert_true(ran >= 1);
 }
 
 /* f32 sums of RxC rows against the region path, bit for bit, from init

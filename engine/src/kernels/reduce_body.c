@@ -7,6 +7,7 @@
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,40 +314,163 @@ typedef int32_t rb_mask __attribute__((vector_size(32)));
     (k) = (rb_vals)(((rb_mask)(y) & m_) | ((rb_mask)(k) & ~m_));            \
   } while (0)
 
-#define RB_DEF_LANES(NAME, CMP, FN, SEQ)                                    \
+/* The lanes' loop with the ISA's own maximum and minimum: MAXPS(y, k) is
+ * y > k ? y : k and MINPS(y, k) is y < k ? y : k, RB_PICK's select in one
+ * instruction (GCC's vector extensions cannot ask for it, and it halves
+ * the work of a fold that runs at memory speed).  AVX-512: four vectors
+ * of 16, NaNs gathered in a mask register; AVX2: eight of 8.  Sets *r to
+ * the fold of x[0, n) (n >= RB_LANES) by the same compare as the generic
+ * loop, *nan when one of them is a NaN; false on a CPU with neither. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define RB_ISA_TAIL(CMP)                                                    \
+  do {                                                                      \
+    float r_ = t[0];                                                        \
+    for (size_t j = 1; j < sizeof t / sizeof *t; j++)                       \
+      if (t[j] CMP r_) r_ = t[j];                                           \
+    for (; i < n; i++) {                                                    \
+      any |= x[i] != x[i];                                                  \
+      if (x[i] CMP r_) r_ = x[i];                                           \
+    }                                                                       \
+    *r = r_;                                                                \
+    *nan = any;                                                             \
+  } while (0)
+#define RB_ISA_512(NAME, PICK, CMP)                                         \
+  __attribute__((target("avx512f"))) static void NAME(                      \
+      const float *x, int64_t n, float *r, int32_t *nan) {                  \
+    __m512 k0 = _mm512_loadu_ps(x), k1 = _mm512_loadu_ps(x + 16);           \
+    __m512 k2 = _mm512_loadu_ps(x + 32), k3 = _mm512_loadu_ps(x + 48);      \
+    __mmask16 m = _mm512_cmp_ps_mask(k0, k0, _CMP_UNORD_Q) |                \
+                  _mm512_cmp_ps_mask(k1, k1, _CMP_UNORD_Q) |                \
+                  _mm512_cmp_ps_mask(k2, k2, _CMP_UNORD_Q) |                \
+                  _mm512_cmp_ps_mask(k3, k3, _CMP_UNORD_Q);                 \
+    int64_t i = RB_LANES;                                                   \
+    for (; i + RB_LANES <= n; i += RB_LANES) {                              \
+      __m512 y0 = _mm512_loadu_ps(x + i), y1 = _mm512_loadu_ps(x + i + 16); \
+      __m512 y2 = _mm512_loadu_ps(x + i + 32);                              \
+      __m512 y3 = _mm512_loadu_ps(x + i + 48);                              \
+      m |= _mm512_cmp_ps_mask(y0, y0, _CMP_UNORD_Q) |                       \
+           _mm512_cmp_ps_mask(y1, y1, _CMP_UNORD_Q) |                       \
+           _mm512_cmp_ps_mask(y2, y2, _CMP_UNORD_Q) |                       \
+           _mm512_cmp_ps_mask(y3, y3, _CMP_UNORD_Q);                        \
+      k0 = PICK(y0, k0);                                                    \
+      k1 = PICK(y1, k1);                                                    \
+      k2 = PICK(y2, k2);                                                    \
+      k3 = PICK(y3, k3);                                                    \
+    }                                                                       \
+    k0 = PICK(PICK(k1, k0), PICK(k3, k2));                                  \
+    float t[16];                                                            \
+    _mm512_storeu_ps(t, k0);                                                \
+    int32_t any = m != 0;                                                   \
+    RB_ISA_TAIL(CMP);                                                       \
+  }
+#define RB_ISA_256(NAME, PICK, CMP)                                         \
+  __attribute__((target("avx2"))) static void NAME(                         \
+      const float *x, int64_t n, float *r, int32_t *nan) {                  \
+    __m256 k[8], m = _mm256_setzero_ps();                                   \
+    for (int j = 0; j < 8; j++) {                                           \
+      k[j] = _mm256_loadu_ps(x + 8 * j);                                    \
+      m = _mm256_or_ps(m, _mm256_cmp_ps(k[j], k[j], _CMP_UNORD_Q));        \
+    }                                                                       \
+    int64_t i = RB_LANES;                                                   \
+    for (; i + RB_LANES <= n; i += RB_LANES)                                \
+      _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) {                 \
+        __m256 y = _mm256_loadu_ps(x + i + 8 * j);                          \
+        m = _mm256_or_ps(m, _mm256_cmp_ps(y, y, _CMP_UNORD_Q));             \
+        k[j] = PICK(y, k[j]);                                               \
+      }                                                                     \
+    for (int w = 4; w >= 1; w /= 2)                                         \
+      for (int j = 0; j < w; j++) k[j] = PICK(k[j + w], k[j]);              \
+    float t[8];                                                             \
+    _mm256_storeu_ps(t, k[0]);                                              \
+    int32_t any = _mm256_movemask_ps(m) != 0;                               \
+    RB_ISA_TAIL(CMP);                                                       \
+  }
+RB_ISA_512(lanes_max_avx512, _mm512_max_ps, >)
+RB_ISA_512(lanes_min_avx512, _mm512_min_ps, <)
+RB_ISA_256(lanes_max_avx2, _mm256_max_ps, >)
+RB_ISA_256(lanes_min_avx2, _mm256_min_ps, <)
+
+/* The lane loop shlo__reduce_use_isa asked for: RB_ISA_BEST, or one the
+ * CPU has. */
+enum { RB_ISA_BEST, RB_ISA_AVX512, RB_ISA_AVX2, RB_ISA_GENERIC };
+static _Atomic int rb_isa;
+
+static bool rb_lanes_isa(bool max, const float *x, int64_t n, float *r,
+                         int32_t *nan) {
+  int isa = atomic_load_explicit(&rb_isa, memory_order_relaxed);
+  if (isa == RB_ISA_BEST)
+    isa = __builtin_cpu_supports("avx512f") ? RB_ISA_AVX512
+          : __builtin_cpu_supports("avx2")  ? RB_ISA_AVX2
+                                            : RB_ISA_GENERIC;
+  if (isa == RB_ISA_AVX512)
+    (max ? lanes_max_avx512 : lanes_min_avx512)(x, n, r, nan);
+  else if (isa == RB_ISA_AVX2)
+    (max ? lanes_max_avx2 : lanes_min_avx2)(x, n, r, nan);
+  return isa != RB_ISA_GENERIC;
+}
+
+bool shlo__reduce_use_isa(const char *isa) {
+  int k = !isa                        ? RB_ISA_BEST
+          : !strcmp(isa, "avx512f")   ? RB_ISA_AVX512
+          : !strcmp(isa, "avx2")      ? RB_ISA_AVX2
+          : !strcmp(isa, "generic")   ? RB_ISA_GENERIC
+                                      : -1;
+  if (k < 0 || (k == RB_ISA_AVX512 && !__builtin_cpu_supports("avx512f")) ||
+      (k == RB_ISA_AVX2 && !__builtin_cpu_supports("avx2")))
+    return false;
+  atomic_store_explicit(&rb_isa, k, memory_order_relaxed);
+  return true;
+}
+#else
+static bool rb_lanes_isa(bool max, const float *x, int64_t n, float *r,
+                         int32_t *nan) {
+  (void)max, (void)x, (void)n, (void)r, (void)nan;
+  return false;
+}
+
+bool shlo__reduce_use_isa(const char *isa) {
+  return !isa || !strcmp(isa, "generic");
+}
+#endif
+
+#define RB_DEF_LANES(NAME, CMP, FN, SEQ, IS_MAX)                            \
   SHLO_CLONES static void NAME(void *acc, const void *src, int64_t n,       \
-                               int64_t stride, const shlo_rb_native *b) {  \
+                               int64_t stride, const shlo_rb_native *b) {   \
     const float *x = src;                                                   \
     float a = *(float *)acc;                                                \
     if (stride != 1 || n < 2 * RB_LANES || a != a) {                        \
       SEQ(acc, src, n, stride, b);                                          \
       return;                                                               \
     }                                                                       \
-    rb_vals k[8];                                                           \
-    rb_mask nan = {0};                                                      \
-    _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) {                   \
-      k[j] = rb_load(x + 8 * j);                                            \
-      nan |= k[j] != k[j];                                                  \
-    }                                                                       \
-    int64_t i = RB_LANES;                                                   \
-    for (; i + RB_LANES <= n; i += RB_LANES)                                \
-      _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) {                 \
-        rb_vals y = rb_load(x + i + 8 * j);                                 \
-        nan |= y != y;                                                      \
-        RB_PICK(k[j], y, CMP);                                              \
-      }                                                                     \
-    _Pragma("GCC unroll 3") for (int w = 4; w >= 1; w /= 2)                 \
-      _Pragma("GCC unroll 4") for (int j = 0; j < w; j++)                   \
-        RB_PICK(k[j], k[j + w], CMP);                                       \
-    float r = k[0][0];                                                      \
+    float r;                                                                \
     int32_t any_nan = 0;                                                    \
-    for (int j = 0; j < 8; j++) {                                           \
-      if (k[0][j] CMP r) r = k[0][j];                                       \
-      any_nan |= nan[j];                                                    \
-    }                                                                       \
-    for (; i < n; i++) {                                                    \
-      any_nan |= x[i] != x[i];                                              \
-      if (x[i] CMP r) r = x[i];                                             \
+    if (!rb_lanes_isa(IS_MAX, x, n, &r, &any_nan)) {                        \
+      rb_vals k[8];                                                         \
+      rb_mask nan = {0};                                                    \
+      _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) {                 \
+        k[j] = rb_load(x + 8 * j);                                          \
+        nan |= k[j] != k[j];                                                \
+      }                                                                     \
+      int64_t i = RB_LANES;                                                 \
+      for (; i + RB_LANES <= n; i += RB_LANES)                              \
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) {               \
+          rb_vals y = rb_load(x + i + 8 * j);                               \
+          nan |= y != y;                                                    \
+          RB_PICK(k[j], y, CMP);                                            \
+        }                                                                   \
+      _Pragma("GCC unroll 3") for (int w = 4; w >= 1; w /= 2)               \
+        _Pragma("GCC unroll 4") for (int j = 0; j < w; j++)                 \
+          RB_PICK(k[j], k[j + w], CMP);                                     \
+      r = k[0][0];                                                          \
+      for (int j = 0; j < 8; j++) {                                         \
+        if (k[0][j] CMP r) r = k[0][j];                                     \
+        any_nan |= nan[j];                                                  \
+      }                                                                     \
+      for (; i < n; i++) {                                                  \
+        any_nan |= x[i] != x[i];                                            \
+        if (x[i] CMP r) r = x[i];                                           \
+      }                                                                     \
     }                                                                       \
     a = FN(a, r);                                                           \
     if (any_nan || r == 0 || a != a) {                                      \
@@ -355,8 +479,8 @@ typedef int32_t rb_mask __attribute__((vector_size(32)));
     }                                                                       \
     *(float *)acc = a;                                                      \
   }
-RB_DEF_LANES(fold_MAX_f32_lanes, >, shlo_fmaxf, fold_MAX_f32)
-RB_DEF_LANES(fold_MIN_f32_lanes, <, shlo_fminf, fold_MIN_f32)
+RB_DEF_LANES(fold_MAX_f32_lanes, >, shlo_fmaxf, fold_MAX_f32, true)
+RB_DEF_LANES(fold_MIN_f32_lanes, <, shlo_fminf, fold_MIN_f32, false)
 
 /* Rows one at a time, with the body's fold. */
 static void fold_rows_each(void *acc, const void *src, int64_t rows,
