@@ -443,7 +443,7 @@ bool shlo__reduce_use_isa(const char *isa) {
       SEQ(acc, src, n, stride, b);                                          \
       return;                                                               \
     }                                                                       \
-    float r;                                                                \
+    float r = 0; /* set by either loop */                                   \
     int32_t any_nan = 0;                                                    \
     if (!rb_lanes_isa(IS_MAX, x, n, &r, &any_nan)) {                        \
       rb_vals k[8];                                                         \
