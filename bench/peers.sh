@@ -94,9 +94,7 @@ if [ "$limits" = 1 ]; then
 fi
 
 for ((r = 1; r <= rounds; r++)); do
-  # The limits are measured in every round, like the programs: a slow
-  # spell of a shared machine can only lower a sample of what it can do,
-  # so the table takes the best over the rounds.
+  # the limits too, every round (see the top)
   [ "$limits" = 1 ] && "$tmp/limits" >> "$tmp/limits.txt"
   for p in "${programs[@]}"; do
     mlir=$bench_dir/programs/$p.mlir

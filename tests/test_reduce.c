@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "shlo/engine.h"
-#include "kernels/reduce_int.h"
+#include "vmath_test.h"
 
 /* Parse, compile and run `text`; the status of the first stage that fails
  * (its diagnostic printed unless quiet), or SHLO_OK. */
@@ -556,15 +556,8 @@ static void test_long_rows_fold_like_the_region(void **state) {
   "  %gb" S " = stablehlo.bitcast_convert %g" S " : (tensor<9xf32>) -> "     \
   "tensor<9xi32>\n"                                                          \
   "  check.expect_eq %fb" S ", %gb" S " : tensor<9xi32>\n"
-static void test_lane_max_min_order_signs(void **state) {
-  (void)state;
-  /* each lane loop this CPU can run: the ISA's max/min instructions and
-   * the generic one */
-  static const char *const isas[] = {"avx512f", "avx2", "generic"};
-  int ran = 0;
-  for (size_t q = 0; q < sizeof isas / sizeof *isas; q++) {
-    if (!shlo__reduce_use_isa(isas[q])) continue;
-    ran++;
+static void lane_max_min_cases(void *ctx) {
+  (void)ctx;
   RUN_OK("  %i = stablehlo.iota dim = 0 : tensor<9x301xf32>\n"
          "  %j = stablehlo.iota dim = 1 : tensor<9x301xf32>\n"
          "  %ij = stablehlo.multiply %i, %j : tensor<9x301xf32>\n"
@@ -595,9 +588,13 @@ static void test_lane_max_min_order_signs(void **state) {
          LANE_FOLD("maximum", "%w", "%ninf", "6")
          LANE_FOLD("maximum", "%wt", "%ninf", "7")
          LANE_FOLD("minimum", "%wt", "%pinf", "8"));
-  }
-  assert_true(shlo__reduce_use_isa(NULL));
-  assert_true(ran >= 1);
+}
+
+/* with each loop this CPU can run: MAXPS/MINPS of AVX-512 and of AVX2, and
+ * the generic one (vmath's portable variant) */
+static void test_lane_max_min_order_signs(void **state) {
+  (void)state;
+  assert_true(each_vmath_variant(lane_max_min_cases, NULL) >= 1);
 }
 
 /* f32 sums of RxC rows against the region path, bit for bit, from init

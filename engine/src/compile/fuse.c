@@ -363,7 +363,7 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
     rows_point_one(f, val, q);
     if (!rows_computes(m, first)) continue;
     val[q] = shlo__fuse_rows_streams(f, m) ? scratch + (size_t)q * per
-                             : rows_dest(r, q, r0, scratch, per);
+                                           : rows_dest(r, q, r0, scratch, per);
     if (m->dom == DOM_ROW) rows_member(r, m, val, r0, nr, val[q]);
   }
   for (int q = 0; q < e; q++) row[q] = val[q];
@@ -861,8 +861,9 @@ static void mark_scalars(const shlo_plan *p, int first, fused *f,
 
 /* --explain's account of a rows group: rows per block, how many members
  * are computed once per worker or read in place (INV_*), how many
- * results are streamed (rows_streams), how many values keep one row of
- * scratch (rows_local), and how many ops run in lane programs. */
+ * results are streamed (shlo__fuse_rows_streams), how many values keep
+ * one row of scratch (rows_local), and how many ops run in lane
+ * programs. */
 static void rows_label(const fused *f, char *buf, size_t cap) {
   int once = 0, alias = 0, streamed = 0, ones = 0, local = 0, lanes = 0;
   for (int k = 0; k < f->n_members; k++) {
@@ -995,8 +996,8 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
   } else {
     int once, ones;
     mark_scalars(p, first, f, types, &once, &ones);
-    int progs, ins, stored;
-    progs = shlo__fuse_lanes_build(p, first, f, &ins, &stored);
+    int ins, stored;
+    int progs = shlo__fuse_lanes_build(p, first, f, &ins, &stored);
     run_layout(f);
     len = strlen(fs.label);
     if (once || ones)

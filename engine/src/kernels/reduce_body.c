@@ -7,7 +7,6 @@
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +17,7 @@
 #include "core/storage.h"
 #include "core/tensor_uninit.h"
 #include "kernels/reduce_int.h"
+#include "kernels/vmath.h"
 
 /* ---- native binary bodies ---- */
 
@@ -320,7 +320,7 @@ typedef int32_t rb_mask __attribute__((vector_size(32)));
  * the work of a fold that runs at memory speed).  AVX-512: four vectors
  * of 16, NaNs gathered in a mask register; AVX2: eight of 8.  Sets *r to
  * the fold of x[0, n) (n >= RB_LANES) by the same compare as the generic
- * loop, *nan when one of them is a NaN; false on a CPU with neither. */
+ * loop, *nan when one of them is a NaN; false when neither is in use. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define RB_ISA_TAIL(CMP)                                                    \
@@ -391,35 +391,19 @@ RB_ISA_512(lanes_min_avx512, _mm512_min_ps, <)
 RB_ISA_256(lanes_max_avx2, _mm256_max_ps, >)
 RB_ISA_256(lanes_min_avx2, _mm256_min_ps, <)
 
-/* The lane loop shlo__reduce_use_isa asked for: RB_ISA_BEST, or one the
- * CPU has. */
-enum { RB_ISA_BEST, RB_ISA_AVX512, RB_ISA_AVX2, RB_ISA_GENERIC };
-static _Atomic int rb_isa;
-
+/* The loop of the variant vmath uses (shlo__vmath_isa: the best this CPU
+ * has, or the one a test chose), so that tests walk both folds and vector
+ * maths through each ISA alike.  Its "avx2" also asks for FMA, which these
+ * loops do not need; a CPU without it takes the generic loop. */
 static bool rb_lanes_isa(bool max, const float *x, int64_t n, float *r,
                          int32_t *nan) {
-  int isa = atomic_load_explicit(&rb_isa, memory_order_relaxed);
-  if (isa == RB_ISA_BEST)
-    isa = __builtin_cpu_supports("avx512f") ? RB_ISA_AVX512
-          : __builtin_cpu_supports("avx2")  ? RB_ISA_AVX2
-                                            : RB_ISA_GENERIC;
-  if (isa == RB_ISA_AVX512)
+  const char *isa = shlo__vmath_isa();
+  if (!strcmp(isa, "avx512f"))
     (max ? lanes_max_avx512 : lanes_min_avx512)(x, n, r, nan);
-  else if (isa == RB_ISA_AVX2)
+  else if (!strcmp(isa, "avx2"))
     (max ? lanes_max_avx2 : lanes_min_avx2)(x, n, r, nan);
-  return isa != RB_ISA_GENERIC;
-}
-
-bool shlo__reduce_use_isa(const char *isa) {
-  int k = !isa                        ? RB_ISA_BEST
-          : !strcmp(isa, "avx512f")   ? RB_ISA_AVX512
-          : !strcmp(isa, "avx2")      ? RB_ISA_AVX2
-          : !strcmp(isa, "generic")   ? RB_ISA_GENERIC
-                                      : -1;
-  if (k < 0 || (k == RB_ISA_AVX512 && !__builtin_cpu_supports("avx512f")) ||
-      (k == RB_ISA_AVX2 && !__builtin_cpu_supports("avx2")))
+  else
     return false;
-  atomic_store_explicit(&rb_isa, k, memory_order_relaxed);
   return true;
 }
 #else
@@ -427,10 +411,6 @@ static bool rb_lanes_isa(bool max, const float *x, int64_t n, float *r,
                          int32_t *nan) {
   (void)max, (void)x, (void)n, (void)r, (void)nan;
   return false;
-}
-
-bool shlo__reduce_use_isa(const char *isa) {
-  return !isa || !strcmp(isa, "generic");
 }
 #endif
 

@@ -76,11 +76,6 @@ bool shlo__rb_match(shlo_compiler *cc, const shlo_op *op, int r,
  * kernel does, so the compiler can fuse the reduction, fuse.c).  NULL for
  * any other step. */
 const shlo_rb_native *shlo__reduce_row_fold(const shlo_step *s);
-/* For tests: the loop the f32 maximum and minimum row folds use, "avx512f",
- * "avx2" or "generic" (GCC vector extensions), or NULL for the best this
- * CPU has (the default).  False, and nothing changed, when the CPU lacks
- * it. */
-bool shlo__reduce_use_isa(const char *isa);
 
 /* Comparison keys for native comparators (sort, select_and_scatter). */
 typedef enum {

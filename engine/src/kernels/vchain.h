@@ -15,11 +15,10 @@
  * loop (elementwise.c): add, subtract, multiply, divide and square root
  * in f32; maximum and minimum with StableHLO's NaN and signed-zero rules;
  * negate and abs on the sign bit; exp, tanh and logistic as vmath.h
- * computes them.  So a value
- * depends on its operands only, never on the block it falls in or the
- * ISA, and a fused chain gives the bits its ops give one by one (save the
- * payload of a NaN when both operands of a binary op are NaNs, which no
- * loop here fixes).  The ISA is vmath.c's choice. */
+ * computes them.  So a value depends on its operands only, never on the
+ * block it falls in or the ISA, and a fused chain gives the bits its ops
+ * give one by one (save the payload of a NaN when both operands of a
+ * binary op are NaNs, which no loop here fixes).  The ISA is vmath.c's choice. */
 #ifndef SHLO_VCHAIN_H
 #define SHLO_VCHAIN_H
 
