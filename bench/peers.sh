@@ -89,6 +89,18 @@ PY
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# The OpenBLAS core: shlo replaces OpenBLAS's pick when OpenBLAS does not
+# know the CPU and falls back to an old core (kernels/blas_setup.h); the
+# peers (numpy and torch call OpenBLAS too) and limits.c then run that
+# core as well, so the table compares engines, not core detection.
+kernels=$("$shlo" bench "$bench_dir/programs/${programs[0]}.mlir" --runs 1 \
+  --warmup 0 | sed -n 's/^  kernels: //p')
+echo "shlo kernels: $kernels"
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && [[ "$kernels" == *"(OpenBLAS picked"* ]]; then
+  OPENBLAS_CORETYPE=$(sed 's/.*blas \([A-Za-z0-9_]*\).*/\1/' <<< "$kernels")
+  export OPENBLAS_CORETYPE
+  echo "OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE for limits.c and the peers too"
+fi
 if [ "$limits" = 1 ]; then
   cc -O3 -march=native "$bench_dir/limits.c" -lopenblas -lpthread -o "$tmp/limits"
 fi

@@ -230,6 +230,7 @@ int cli_bench(int argc, char **argv) {
   printf("%s: compile %.2f ms, run min %.3f ms, median %.3f ms (%d runs)\n",
          o.path, compile_ms, times[0], times[o.runs / 2], o.runs);
   print_outputs(res, n_res);
+  printf("  kernels: %s\n", shlo_kernels_info());
   if (o.profile) shlo_profile_print(o.profile, stdout, 15);
   rc = 0;
 done:

@@ -5,6 +5,7 @@
  * does not hold. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "shlo/engine.h"
 #include "shlo/verify.h"

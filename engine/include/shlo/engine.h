@@ -63,6 +63,12 @@ SHLO_API shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts
  * answer tiny cached programs without a thread hand-off. */
 SHLO_API int64_t shlo_executable_work(const shlo_executable *e);
 
+/* Which kernels this process runs, picked when the library loaded, for
+ * benchmarks and bug reports: "vmath avx512f, blas SkylakeX", with
+ * " (OpenBLAS picked Prescott)" after the BLAS core when the engine
+ * replaced OpenBLAS's own pick (kernels/blas_setup.h says when). */
+SHLO_API const char *shlo_kernels_info(void);
+
 /* Parse, verify and compile in one call: text (len bytes) is parsed with
  * name for diagnostics (file:line:col), then opts->entry (NULL: the entry
  * function) is verified and compiled as shlo_compile does.  On success *m

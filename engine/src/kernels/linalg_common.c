@@ -10,6 +10,7 @@
 #include <cblas.h>
 
 #include "core/floatfmt.h"
+#include "kernels/blas_setup.h"
 #include "kernels/linalg_int.h"
 #include "runtime/pool.h"
 
@@ -489,18 +490,12 @@ static void gemm_block(void *ctx, int64_t lo, int64_t hi) {
               j->ldb, j->c + (size_t)(lo * j->ldc) * es, j->ldc);
 }
 
-/* OpenBLAS's pthread build (the one Debian's alternatives pick, and the
- * one safe to call from several threads) starts its own worker threads
- * when it is loaded, and they wait for work in a sched_yield loop for
- * about 0.1 s before they sleep.  The engine splits GEMMs over its own
- * pool and keeps OpenBLAS at one thread, so those threads only take
- * cores from the pool: at load, after OpenBLAS's own start-up, they are
- * stopped with the call OpenBLAS makes itself before a fork.  Weak, so
- * that a build without it still links and merely keeps them. */
-extern int blas_thread_shutdown_(void) __attribute__((weak));
-__attribute__((constructor)) static void blas_threads_stop(void) {
-  openblas_set_num_threads(1);
-  if (blas_thread_shutdown_) blas_thread_shutdown_();
+/* At load, before any BLAS call.  blas_setup.c has a constructor of its
+ * own, but from the static library an object is linked only when another
+ * names one of its functions: this call makes every program that can
+ * call OpenBLAS link it. */
+__attribute__((constructor)) static void blas_setup_at_load(void) {
+  shlo__blas_setup();
 }
 
 static void la_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
