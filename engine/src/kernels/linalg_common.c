@@ -11,7 +11,7 @@
 
 #include "core/floatfmt.h"
 #include "kernels/blas_setup.h"
-#include "kernels/gemm_few_rows.h"
+#include "kernels/gemm_panels.h"
 #include "kernels/linalg_int.h"
 #include "runtime/pool.h"
 
@@ -550,10 +550,8 @@ static void blas_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
   enum CBLAS_TRANSPOSE trb = tb ? CblasTrans : CblasNoTrans;
   switch (d) {
   case LA_F32:
-    /* few rows: OpenBLAS would spend much of the call packing b */
-    if (!ta && !tb &&
-        shlo__sgemm_few_rows(m, n, k, a, lda, b, ldb, c, ldc))
-      return;
+    /* the shapes where OpenBLAS spends much of the call packing */
+    if (shlo__sgemm_panels(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) return;
     cblas_sgemm(CblasRowMajor, tra, trb, (blasint)m, (blasint)n, (blasint)k,
                 1.0f, a, (blasint)lda, b, (blasint)ldb, 0.0f, c, (blasint)ldc);
     return;

@@ -1,0 +1,154 @@
+/* f32 GEMM by panels of 64 columns (see gemm_panels.h).
+ *
+ * The height of a block of rows is a compile-time constant in each
+ * instance of block() (always inlined into a switch), so that its
+ * accumulators stay in registers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/gemm_panels.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define GP_ROWS 6     /* rows of c per block */
+#define GP_VECS 4     /* vectors of 16 columns per panel */
+#define GP_PANEL 64   /* columns per panel: GP_VECS * 16 */
+#define GP_PREFETCH 8 /* rows of b ahead while copying */
+
+#define GP_TARGET __attribute__((target("avx512f")))
+#define GP_INLINE GP_TARGET __attribute__((always_inline)) static inline
+
+/* op(a)'s element (r, kk) is a[r * ars + kk * aks]. */
+typedef struct gp_a {
+  const float *a;
+  int64_t ars, aks;
+} gp_a;
+
+/* Rows [0, R) of the panel of c at c.  With copy, the panel's rows of b
+ * (untransposed, masked to the panel's columns) are read and stored into
+ * p as they are used; else p holds the panel already. */
+GP_INLINE void block(int R, bool copy, int64_t k, gp_a a, const float *b,
+                     int64_t ldb, float *p, float *c, int64_t ldc,
+                     const __mmask16 *mask) {
+  __m512 acc[GP_ROWS][GP_VECS];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+    for (int v = 0; v < GP_VECS; v++) acc[r][v] = _mm512_setzero_ps();
+  for (int64_t kk = 0; kk < k; kk++) {
+    __m512 bv[GP_VECS];
+    float *pk = p + kk * GP_PANEL;
+    if (copy) {
+      const float *bk = b + kk * ldb;
+      /* the next rows are in other pages: no hardware prefetch reaches
+       * them */
+      if (kk + GP_PREFETCH < k)
+#pragma GCC unroll 4
+        for (int v = 0; v < GP_VECS; v++)
+          if (mask[v])
+            _mm_prefetch((const char *)(bk + GP_PREFETCH * ldb + 16 * v),
+                         _MM_HINT_T0);
+#pragma GCC unroll 4
+      for (int v = 0; v < GP_VECS; v++) {
+        bv[v] = _mm512_maskz_loadu_ps(mask[v], bk + 16 * v);
+        _mm512_store_ps(pk + 16 * v, bv[v]);
+      }
+    } else {
+#pragma GCC unroll 4
+      for (int v = 0; v < GP_VECS; v++) bv[v] = _mm512_load_ps(pk + 16 * v);
+    }
+    const float *ak = a.a + kk * a.aks;
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) {
+      __m512 ar = _mm512_set1_ps(ak[r * a.ars]);
+#pragma GCC unroll 4
+      for (int v = 0; v < GP_VECS; v++)
+        acc[r][v] = _mm512_fmadd_ps(ar, bv[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+    for (int v = 0; v < GP_VECS; v++)
+      _mm512_mask_storeu_ps(c + r * ldc + 16 * v, mask[v], acc[r][v]);
+}
+
+#define GP_BLOCK(R)                                                       \
+  case R:                                                                 \
+    if (copy) block(R, true, k, ai, b, ldb, p, ci, ldc, mask);            \
+    else block(R, false, k, ai, b, ldb, p, ci, ldc, mask);                \
+    break;
+
+/* The panel of `width` columns whose op(b) starts at b (column 0 of the
+ * panel) and whose c starts at c.  An untransposed b is copied by the
+ * first block of rows; a transposed one first, column by column. */
+GP_TARGET static void panel(bool tb, int64_t m, int64_t k, gp_a a,
+                            const float *b, int64_t ldb, float *p, float *c,
+                            int64_t ldc, int64_t width) {
+  __mmask16 mask[GP_VECS];
+  for (int v = 0; v < GP_VECS; v++) {
+    int64_t cols = width - 16 * v;
+    mask[v] = cols >= 16  ? 0xffff
+              : cols <= 0 ? 0
+                          : (__mmask16)((1u << cols) - 1);
+  }
+  if (tb) {
+    /* op(b)'s column j is stored row j of b, k contiguous floats */
+    if (width < GP_PANEL)
+      for (int64_t kk = 0; kk < k; kk++)
+        memset(p + kk * GP_PANEL + width, 0,
+               sizeof(float) * (size_t)(GP_PANEL - width));
+    for (int64_t j = 0; j < width; j++)
+      for (int64_t kk = 0; kk < k; kk++)
+        p[kk * GP_PANEL + j] = b[j * ldb + kk];
+  }
+  for (int64_t i = 0; i < m; i += GP_ROWS) {
+    int R = m - i < GP_ROWS ? (int)(m - i) : GP_ROWS;
+    bool copy = i == 0 && !tb;
+    gp_a ai = {a.a + i * a.ars, a.ars, a.aks};
+    float *ci = c + i * ldc;
+    switch (R) {
+      GP_BLOCK(6)
+      GP_BLOCK(5)
+      GP_BLOCK(4)
+      GP_BLOCK(3)
+      GP_BLOCK(2)
+      GP_BLOCK(1)
+    }
+  }
+}
+
+static bool avx512f_usable(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+}
+
+bool shlo__sgemm_panels(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                        const float *a, int64_t lda, const float *b,
+                        int64_t ldb, float *c, int64_t ldc) {
+  if (m < 1 || n < 48 || k < 1 || k > 4096 || (m > 1024 && n > 128) ||
+      !avx512f_usable())
+    return false;
+  float *p = aligned_alloc(64, (size_t)k * GP_PANEL * sizeof(float));
+  if (!p) return false;
+  gp_a op_a = {a, ta ? 1 : lda, ta ? lda : 1};
+  for (int64_t j = 0; j < n; j += GP_PANEL) {
+    int64_t width = n - j < GP_PANEL ? n - j : GP_PANEL;
+    panel(tb, m, k, op_a, tb ? b + j * ldb : b + j, ldb, p, c + j, ldc,
+          width);
+  }
+  free(p);
+  return true;
+}
+
+#else /* no AVX-512 kernel on this compiler or architecture */
+
+bool shlo__sgemm_panels(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                        const float *a, int64_t lda, const float *b,
+                        int64_t ldb, float *c, int64_t ldc) {
+  (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b,
+      (void)ldb, (void)c, (void)ldc;
+  return false;
+}
+#endif

@@ -1,0 +1,116 @@
+/* The f32 GEMM by panels (engine/src/kernels/gemm_panels.c): on every
+ * shape it takes -- either operand transposed or not, row blocks of 1 to
+ * 6, panels cut by n at any column, strides wider than the rows -- each
+ * element of c is exactly the scalar chain of fmaf over k in order;
+ * outside its bounds, or on a CPU without AVX-512F, it declines and leaves
+ * c alone. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels/gemm_panels.h"
+
+static bool has_avx512f(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
+}
+
+static void fill(float *x, int64_t n, uint32_t seed) {
+  for (int64_t i = 0; i < n; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    x[i] = (float)(seed >> 8) / (float)(1 << 24) - 0.5f;
+  }
+}
+
+/* c (m x n, stride n + 3) from op(a) and op(b), each stored with 5 or 7
+ * extra elements per row, against fmaf; c's padding must stay as it was. */
+static void check_shape(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
+  int64_t a_rows = ta ? k : m, a_cols = ta ? m : k;
+  int64_t b_rows = tb ? n : k, b_cols = tb ? k : n;
+  int64_t lda = a_cols + 5, ldb = b_cols + 7, ldc = n + 3;
+  float *a = malloc(sizeof(float) * (size_t)(a_rows * lda));
+  float *b = malloc(sizeof(float) * (size_t)(b_rows * ldb));
+  float *c = malloc(sizeof(float) * (size_t)(m * ldc));
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_non_null(c);
+  fill(a, a_rows * lda, (uint32_t)(m * 7 + k));
+  fill(b, b_rows * ldb, (uint32_t)(n * 13 + k));
+  for (int64_t i = 0; i < m * ldc; i++) c[i] = -77.0f;
+  bool took = shlo__sgemm_panels(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  assert_int_equal(took, has_avx512f());
+  for (int64_t i = 0; i < m; i++) {
+    for (int64_t j = 0; j < n; j++) {
+      float want = 0;
+      for (int64_t kk = 0; kk < k; kk++)
+        want = fmaf(ta ? a[kk * lda + i] : a[i * lda + kk],
+                    tb ? b[j * ldb + kk] : b[kk * ldb + j], want);
+      if (!took) want = -77.0f;
+      if (memcmp(&c[i * ldc + j], &want, sizeof want))
+        fail_msg("ta=%d tb=%d m=%lld n=%lld k=%lld: c[%lld][%lld] = %a, "
+                 "want %a", ta, tb, (long long)m, (long long)n, (long long)k,
+                 (long long)i, (long long)j, c[i * ldc + j], want);
+    }
+    for (int64_t j = n; j < ldc; j++) assert_true(c[i * ldc + j] == -77.0f);
+  }
+  free(a);
+  free(b);
+  free(c);
+}
+
+static void every_block_height_and_panel_cut(void **state) {
+  (void)state;
+  static const int64_t ms[] = {1, 2, 3, 4, 5, 6, 7, 12, 13, 64};
+  static const int64_t ns[] = {48, 49, 63, 64, 65, 80, 111, 128, 200};
+  static const int64_t ks[] = {1, 2, 17, 300};
+  for (int t = 0; t < 4; t++)
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+      for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++)
+        for (size_t l = 0; l < sizeof ks / sizeof ks[0]; l++)
+          check_shape(t & 1, t & 2, ms[i], ns[j], ks[l]);
+}
+
+/* the bench programs' shapes: mlp's long k and power-of-two strides,
+ * attention's products, a convolution block's many rows by few columns */
+static void bench_shapes(void **state) {
+  (void)state;
+  check_shape(false, false, 64, 512, 1024);
+  check_shape(false, false, 64, 1024, 784);
+  check_shape(false, true, 256, 256, 64);
+  check_shape(false, false, 256, 64, 256);
+  check_shape(false, false, 1500, 64, 288);
+  check_shape(true, false, 3, 64, 4096);
+}
+
+static void declines_outside_its_bounds(void **state) {
+  (void)state;
+  float a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 4}, c[4] = {9, 9, 9, 9};
+  /* many rows and many columns, too few columns, no k, too long a k:
+   * checked before any operand is read, so small arrays stand for all */
+  assert_false(shlo__sgemm_panels(false, false, 1025, 129, 8, a, 8, b, 129, c,
+                                  129));
+  assert_false(shlo__sgemm_panels(false, false, 4, 47, 8, a, 8, b, 47, c, 47));
+  assert_false(shlo__sgemm_panels(false, false, 4, 64, 0, a, 0, b, 64, c, 64));
+  assert_false(shlo__sgemm_panels(true, true, 4, 64, 4097, a, 4, b, 4097, c,
+                                  64));
+  for (int i = 0; i < 4; i++) assert_true(c[i] == 9);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_block_height_and_panel_cut),
+      cmocka_unit_test(bench_shapes),
+      cmocka_unit_test(declines_outside_its_bounds),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
