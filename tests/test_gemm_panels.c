@@ -70,8 +70,8 @@ static void check_shape(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
 
 static void every_block_height_and_panel_cut(void **state) {
   (void)state;
-  static const int64_t ms[] = {1, 2, 3, 4, 5, 6, 7, 12, 13, 64};
-  static const int64_t ns[] = {48, 49, 63, 64, 65, 80, 111, 128, 200};
+  static const int64_t ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 25, 64};
+  static const int64_t ns[] = {24, 31, 32, 33, 48, 63, 64, 65, 80, 111, 200};
   static const int64_t ks[] = {1, 2, 17, 300};
   for (int t = 0; t < 4; t++)
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
@@ -81,7 +81,7 @@ static void every_block_height_and_panel_cut(void **state) {
 }
 
 /* the bench programs' shapes: mlp's long k and power-of-two strides,
- * attention's products, a convolution block's many rows by few columns */
+ * attention's products, convolution blocks' many rows by few columns */
 static void bench_shapes(void **state) {
   (void)state;
   check_shape(false, false, 64, 512, 1024);
@@ -90,6 +90,7 @@ static void bench_shapes(void **state) {
   check_shape(false, false, 256, 64, 256);
   check_shape(false, false, 1500, 64, 288);
   check_shape(true, false, 3, 64, 4096);
+  check_shape(false, false, 2000, 32, 27);
 }
 
 static void declines_outside_its_bounds(void **state) {
@@ -99,7 +100,7 @@ static void declines_outside_its_bounds(void **state) {
    * checked before any operand is read, so small arrays stand for all */
   assert_false(shlo__sgemm_panels(false, false, 1025, 129, 8, a, 8, b, 129, c,
                                   129));
-  assert_false(shlo__sgemm_panels(false, false, 4, 47, 8, a, 8, b, 47, c, 47));
+  assert_false(shlo__sgemm_panels(false, false, 4, 23, 8, a, 8, b, 23, c, 23));
   assert_false(shlo__sgemm_panels(false, false, 4, 64, 0, a, 0, b, 64, c, 64));
   assert_false(shlo__sgemm_panels(true, true, 4, 64, 4097, a, 4, b, 4097, c,
                                   64));

@@ -11,9 +11,9 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#define GP_ROWS 6     /* rows of c per block */
-#define GP_VECS 4     /* vectors of 16 columns per panel */
-#define GP_PANEL 64   /* columns per panel: GP_VECS * 16 */
+#define GP_VECS 4     /* most vectors of 16 columns per panel */
+#define GP_PANEL 64   /* most columns per panel: GP_VECS * 16 */
+#define GP_ROWS 12    /* most rows of c per block */
 #define GP_PREFETCH 8 /* rows of b ahead while copying */
 
 #define GP_TARGET __attribute__((target("avx512f")))
@@ -25,65 +25,116 @@ typedef struct gp_a {
   int64_t ars, aks;
 } gp_a;
 
-/* Rows [0, R) of the panel of c at c.  With copy, the panel's rows of b
- * (untransposed, masked to the panel's columns) are read and stored into
- * p as they are used; else p holds the panel already. */
-GP_INLINE void block(int R, bool copy, int64_t k, gp_a a, const float *b,
+/* Rows [0, R) of the panel (V vectors wide) of c at c.  With copy, the
+ * panel's rows of b (untransposed, masked to the panel's columns) are read
+ * and stored into p as they are used; else p holds the panel already. */
+GP_INLINE void block(int R, int V, bool copy, int64_t k, gp_a a,
+                     const float *b,
                      int64_t ldb, float *p, float *c, int64_t ldc,
                      const __mmask16 *mask) {
   __m512 acc[GP_ROWS][GP_VECS];
-#pragma GCC unroll 6
+#pragma GCC unroll 12
   for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
-    for (int v = 0; v < GP_VECS; v++) acc[r][v] = _mm512_setzero_ps();
+    for (int v = 0; v < V; v++) acc[r][v] = _mm512_setzero_ps();
   for (int64_t kk = 0; kk < k; kk++) {
     __m512 bv[GP_VECS];
-    float *pk = p + kk * GP_PANEL;
+    float *pk = p + kk * 16 * V; /* the copy's rows are V vectors */
     if (copy) {
       const float *bk = b + kk * ldb;
       /* the next rows are in other pages: no hardware prefetch reaches
        * them */
       if (kk + GP_PREFETCH < k)
 #pragma GCC unroll 4
-        for (int v = 0; v < GP_VECS; v++)
+        for (int v = 0; v < V; v++)
           if (mask[v])
             _mm_prefetch((const char *)(bk + GP_PREFETCH * ldb + 16 * v),
                          _MM_HINT_T0);
 #pragma GCC unroll 4
-      for (int v = 0; v < GP_VECS; v++) {
+      for (int v = 0; v < V; v++) {
         bv[v] = _mm512_maskz_loadu_ps(mask[v], bk + 16 * v);
         _mm512_store_ps(pk + 16 * v, bv[v]);
       }
     } else {
 #pragma GCC unroll 4
-      for (int v = 0; v < GP_VECS; v++) bv[v] = _mm512_load_ps(pk + 16 * v);
+      for (int v = 0; v < V; v++) bv[v] = _mm512_load_ps(pk + 16 * v);
     }
     const float *ak = a.a + kk * a.aks;
-#pragma GCC unroll 6
+#pragma GCC unroll 12
     for (int r = 0; r < R; r++) {
       __m512 ar = _mm512_set1_ps(ak[r * a.ars]);
 #pragma GCC unroll 4
-      for (int v = 0; v < GP_VECS; v++)
+      for (int v = 0; v < V; v++)
         acc[r][v] = _mm512_fmadd_ps(ar, bv[v], acc[r][v]);
     }
   }
-#pragma GCC unroll 6
+#pragma GCC unroll 12
   for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
-    for (int v = 0; v < GP_VECS; v++)
+    for (int v = 0; v < V; v++)
       _mm512_mask_storeu_ps(c + r * ldc + 16 * v, mask[v], acc[r][v]);
 }
 
-#define GP_BLOCK(R)                                                       \
+/* Blocks of R rows of a panel V vectors wide: 24 accumulators in the
+ * widest blocks (of 32 registers), fewer in those for the last rows. */
+#define GP_BLOCK(R, V)                                                    \
   case R:                                                                 \
-    if (copy) block(R, true, k, ai, b, ldb, p, ci, ldc, mask);            \
-    else block(R, false, k, ai, b, ldb, p, ci, ldc, mask);                \
+    if (copy) block(R, V, true, k, ai, b, ldb, p, ci, ldc, mask);         \
+    else block(R, V, false, k, ai, b, ldb, p, ci, ldc, mask);             \
     break;
 
-/* The panel of `width` columns whose op(b) starts at b (column 0 of the
- * panel) and whose c starts at c.  An untransposed b is copied by the
- * first block of rows; a transposed one first, column by column. */
-GP_TARGET static void panel(bool tb, int64_t m, int64_t k, gp_a a,
+/* The rows of c in blocks, the largest first (it copies an untransposed
+ * panel), the rest at most one of each smaller height. */
+GP_TARGET static void panel_rows4(bool copy_b, int64_t m, int64_t k, gp_a a,
+                                  const float *b, int64_t ldb, float *p,
+                                  float *c, int64_t ldc,
+                                  const __mmask16 *mask) {
+  for (int64_t i = 0; i < m;) {
+    int64_t left = m - i;
+    int R = left >= 6 ? 6 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    bool copy = copy_b && i == 0;
+    gp_a ai = {a.a + i * a.ars, a.ars, a.aks};
+    float *ci = c + i * ldc;
+    switch (R) {
+      GP_BLOCK(6, 4)
+      GP_BLOCK(4, 4)
+      GP_BLOCK(2, 4)
+      GP_BLOCK(1, 4)
+    }
+    i += R;
+  }
+}
+
+GP_TARGET static void panel_rows2(bool copy_b, int64_t m, int64_t k, gp_a a,
+                                  const float *b, int64_t ldb, float *p,
+                                  float *c, int64_t ldc,
+                                  const __mmask16 *mask) {
+  for (int64_t i = 0; i < m;) {
+    int64_t left = m - i;
+    int R = left >= 12  ? 12
+            : left >= 8 ? 8
+            : left >= 4 ? 4
+            : left >= 2 ? 2
+                        : 1;
+    bool copy = copy_b && i == 0;
+    gp_a ai = {a.a + i * a.ars, a.ars, a.aks};
+    float *ci = c + i * ldc;
+    switch (R) {
+      GP_BLOCK(12, 2)
+      GP_BLOCK(8, 2)
+      GP_BLOCK(4, 2)
+      GP_BLOCK(2, 2)
+      GP_BLOCK(1, 2)
+    }
+    i += R;
+  }
+}
+
+/* The panel of `width` columns (at most 16 * vecs) whose op(b) starts at b
+ * (column 0 of the panel) and whose c starts at c.  An untransposed b is
+ * copied by the first block of rows; a transposed one first, column by
+ * column. */
+GP_TARGET static void panel(int vecs, bool tb, int64_t m, int64_t k, gp_a a,
                             const float *b, int64_t ldb, float *p, float *c,
                             int64_t ldc, int64_t width) {
   __mmask16 mask[GP_VECS];
@@ -95,28 +146,17 @@ GP_TARGET static void panel(bool tb, int64_t m, int64_t k, gp_a a,
   }
   if (tb) {
     /* op(b)'s column j is stored row j of b, k contiguous floats */
-    if (width < GP_PANEL)
+    int64_t row = 16 * vecs;
+    if (width < row)
       for (int64_t kk = 0; kk < k; kk++)
-        memset(p + kk * GP_PANEL + width, 0,
-               sizeof(float) * (size_t)(GP_PANEL - width));
+        memset(p + kk * row + width, 0, sizeof(float) * (size_t)(row - width));
     for (int64_t j = 0; j < width; j++)
-      for (int64_t kk = 0; kk < k; kk++)
-        p[kk * GP_PANEL + j] = b[j * ldb + kk];
+      for (int64_t kk = 0; kk < k; kk++) p[kk * row + j] = b[j * ldb + kk];
   }
-  for (int64_t i = 0; i < m; i += GP_ROWS) {
-    int R = m - i < GP_ROWS ? (int)(m - i) : GP_ROWS;
-    bool copy = i == 0 && !tb;
-    gp_a ai = {a.a + i * a.ars, a.ars, a.aks};
-    float *ci = c + i * ldc;
-    switch (R) {
-      GP_BLOCK(6)
-      GP_BLOCK(5)
-      GP_BLOCK(4)
-      GP_BLOCK(3)
-      GP_BLOCK(2)
-      GP_BLOCK(1)
-    }
-  }
+  if (vecs == 2)
+    panel_rows2(!tb, m, k, a, b, ldb, p, c, ldc, mask);
+  else
+    panel_rows4(!tb, m, k, a, b, ldb, p, c, ldc, mask);
 }
 
 static bool avx512f_usable(void) {
@@ -127,15 +167,17 @@ static bool avx512f_usable(void) {
 bool shlo__sgemm_panels(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                         const float *a, int64_t lda, const float *b,
                         int64_t ldb, float *c, int64_t ldc) {
-  if (m < 1 || n < 48 || k < 1 || k > 4096 || (m > 1024 && n > 128) ||
+  if (m < 1 || n < 24 || k < 1 || k > 4096 || (m > 1024 && n > 128) ||
       !avx512f_usable())
     return false;
   float *p = aligned_alloc(64, (size_t)k * GP_PANEL * sizeof(float));
   if (!p) return false;
   gp_a op_a = {a, ta ? 1 : lda, ta ? lda : 1};
-  for (int64_t j = 0; j < n; j += GP_PANEL) {
-    int64_t width = n - j < GP_PANEL ? n - j : GP_PANEL;
-    panel(tb, m, k, op_a, tb ? b + j * ldb : b + j, ldb, p, c + j, ldc,
+  /* panels of 32 columns where c has no more: twice the rows per block */
+  int vecs = n <= 32 ? 2 : 4;
+  for (int64_t j = 0; j < n; j += 16 * vecs) {
+    int64_t width = n - j < 16 * vecs ? n - j : 16 * vecs;
+    panel(vecs, tb, m, k, op_a, tb ? b + j * ldb : b + j, ldb, p, c + j, ldc,
           width);
   }
   free(p);
