@@ -3,6 +3,7 @@
  * The height of a block of rows is a compile-time constant in each
  * instance of block() (always inlined into a switch), so that its
  * accumulators stay in registers. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,13 +146,29 @@ GP_TARGET static void panel(int vecs, bool tb, int64_t m, int64_t k, gp_a a,
                           : (__mmask16)((1u << cols) - 1);
   }
   if (tb) {
-    /* op(b)'s column j is stored row j of b, k contiguous floats */
+    /* op(b)'s column j is stored row j of b, k contiguous floats: each
+     * vector of the copy's row kk gathers 16 of them, one per column, the
+     * masked lanes (past the panel's width) not read and left 0 */
     int64_t row = 16 * vecs;
-    if (width < row)
-      for (int64_t kk = 0; kk < k; kk++)
-        memset(p + kk * row + width, 0, sizeof(float) * (size_t)(row - width));
-    for (int64_t j = 0; j < width; j++)
-      for (int64_t kk = 0; kk < k; kk++) p[kk * row + j] = b[j * ldb + kk];
+    if (ldb <= INT32_MAX / 16) {
+      const __m512i cols = _mm512_mullo_epi32(
+          _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+          _mm512_set1_epi32((int)ldb));
+      for (int v = 0; v < vecs; v++) {
+        const float *bv = b + 16 * v * ldb;
+        for (int64_t kk = 0; kk < k; kk++)
+          _mm512_store_ps(p + kk * row + 16 * v,
+                          _mm512_mask_i32gather_ps(_mm512_setzero_ps(),
+                                                   mask[v], cols, bv + kk, 4));
+      }
+    } else {
+      if (width < row)
+        for (int64_t kk = 0; kk < k; kk++)
+          memset(p + kk * row + width, 0,
+                 sizeof(float) * (size_t)(row - width));
+      for (int64_t j = 0; j < width; j++)
+        for (int64_t kk = 0; kk < k; kk++) p[kk * row + j] = b[j * ldb + kk];
+    }
   }
   if (vecs == 2)
     panel_rows2(!tb, m, k, a, b, ldb, p, c, ldc, mask);
