@@ -79,48 +79,37 @@ GP_INLINE void block(int R, int V, bool copy, int64_t k, gp_a a,
 /* Blocks of R rows of a panel V vectors wide: 24 accumulators in the
  * widest blocks (of 32 registers), fewer in those for the last rows. */
 #define GP_BLOCK(R, V)                                                    \
-  case R:                                                                 \
+  case (V) * 100 + (R):                                                   \
     if (copy) block(R, V, true, k, ai, b, ldb, p, ci, ldc, mask);         \
     else block(R, V, false, k, ai, b, ldb, p, ci, ldc, mask);             \
     break;
 
-/* The rows of c in blocks, the largest first (it copies an untransposed
- * panel), the rest at most one of each smaller height. */
-GP_TARGET static void panel_rows4(bool copy_b, int64_t m, int64_t k, gp_a a,
-                                  const float *b, int64_t ldb, float *p,
-                                  float *c, int64_t ldc,
-                                  const __mmask16 *mask) {
+/* The height of the next block with `left` rows to go: the largest, 6 in
+ * panels of 4 vectors and 12 in those of 2, then at most one of each
+ * smaller height. */
+static int block_height(int vecs, int64_t left) {
+  int top = vecs == 2 ? 12 : 6;
+  if (left >= top) return top;
+  if (vecs == 2 && left >= 8) return 8;
+  return left >= 4 ? 4 : left >= 2 ? 2 : 1;
+}
+
+/* The rows of c in blocks, the first of which copies an untransposed
+ * panel. */
+GP_TARGET static void panel_rows(int vecs, bool copy_b, int64_t m, int64_t k,
+                                 gp_a a, const float *b, int64_t ldb, float *p,
+                                 float *c, int64_t ldc,
+                                 const __mmask16 *mask) {
   for (int64_t i = 0; i < m;) {
-    int64_t left = m - i;
-    int R = left >= 6 ? 6 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    int R = block_height(vecs, m - i);
     bool copy = copy_b && i == 0;
     gp_a ai = {a.a + i * a.ars, a.ars, a.aks};
     float *ci = c + i * ldc;
-    switch (R) {
+    switch (vecs * 100 + R) {
       GP_BLOCK(6, 4)
       GP_BLOCK(4, 4)
       GP_BLOCK(2, 4)
       GP_BLOCK(1, 4)
-    }
-    i += R;
-  }
-}
-
-GP_TARGET static void panel_rows2(bool copy_b, int64_t m, int64_t k, gp_a a,
-                                  const float *b, int64_t ldb, float *p,
-                                  float *c, int64_t ldc,
-                                  const __mmask16 *mask) {
-  for (int64_t i = 0; i < m;) {
-    int64_t left = m - i;
-    int R = left >= 12  ? 12
-            : left >= 8 ? 8
-            : left >= 4 ? 4
-            : left >= 2 ? 2
-                        : 1;
-    bool copy = copy_b && i == 0;
-    gp_a ai = {a.a + i * a.ars, a.ars, a.aks};
-    float *ci = c + i * ldc;
-    switch (R) {
       GP_BLOCK(12, 2)
       GP_BLOCK(8, 2)
       GP_BLOCK(4, 2)
@@ -170,10 +159,7 @@ GP_TARGET static void panel(int vecs, bool tb, int64_t m, int64_t k, gp_a a,
         for (int64_t kk = 0; kk < k; kk++) p[kk * row + j] = b[j * ldb + kk];
     }
   }
-  if (vecs == 2)
-    panel_rows2(!tb, m, k, a, b, ldb, p, c, ldc, mask);
-  else
-    panel_rows4(!tb, m, k, a, b, ldb, p, c, ldc, mask);
+  panel_rows(vecs, !tb, m, k, a, b, ldb, p, c, ldc, mask);
 }
 
 static bool avx512f_usable(void) {
