@@ -2,6 +2,7 @@
  * shape it takes -- either operand transposed or not, row blocks of 1 to
  * 6, panels cut by n at any column, strides wider than the rows -- each
  * element of c is exactly the scalar chain of fmaf over k in order;
+ * op(a) gathered from runs of floats gives the bits of the strided form;
  * outside its bounds, or on a CPU without AVX-512F, it declines and leaves
  * c alone. */
 #include <math.h>
@@ -93,6 +94,61 @@ static void bench_shapes(void **state) {
   check_shape(false, false, 2000, 32, 27);
 }
 
+/* op(a) gathered from runs, every fifth of them zeros (a convolution's
+ * padding), against the strided form on the same matrix written out: the
+ * same bits, and the fmaf chain. */
+static void check_gathered(int64_t m, int64_t n, int64_t runs, int64_t run) {
+  int64_t k = runs * run;
+  float *a = malloc(sizeof(float) * (size_t)(m * k));
+  float *b = malloc(sizeof(float) * (size_t)(k * n));
+  float *c = malloc(sizeof(float) * (size_t)(m * n));
+  float *d = malloc(sizeof(float) * (size_t)(m * n));
+  float *zeros = calloc((size_t)run, sizeof(float));
+  const float **rows = malloc(sizeof(float *) * (size_t)(m * runs));
+  assert_true(a && b && c && d && zeros && rows);
+  fill(a, m * k, (uint32_t)(m + runs));
+  fill(b, k * n, (uint32_t)(n + run));
+  for (int64_t r = 0; r < m; r++)
+    for (int64_t w = 0; w < runs; w++) {
+      float *at = a + r * k + w * run;
+      if ((r * runs + w) % 5 == 2) {
+        memset(at, 0, sizeof(float) * (size_t)run);
+        rows[r * runs + w] = zeros;
+      } else {
+        rows[r * runs + w] = at;
+      }
+    }
+  bool took = shlo__sgemm_panels_gathered(m, n, runs, run, rows, b, n, c, n);
+  assert_int_equal(took, has_avx512f());
+  if (took) {
+    assert_true(shlo__sgemm_panels(false, false, m, n, k, a, k, b, n, d, n));
+    assert_memory_equal(c, d, sizeof(float) * (size_t)(m * n));
+    for (int64_t j = 0; j < n; j += 7) {
+      float want = 0;
+      for (int64_t kk = 0; kk < k; kk++)
+        want = fmaf(a[(m - 1) * k + kk], b[kk * n + j], want);
+      assert_memory_equal(&c[(m - 1) * n + j], &want, sizeof want);
+    }
+  }
+  free(a);
+  free(b);
+  free(c);
+  free(d);
+  free(zeros);
+  free(rows);
+}
+
+/* cnn's second and third layers (3 x 3 windows of 32 and 64 features),
+ * block heights of both panel widths, one run, runs of one value */
+static void gathered_rows_are_the_strided_product(void **state) {
+  (void)state;
+  check_gathered(455, 64, 9, 32);
+  check_gathered(227, 64, 9, 64);
+  check_gathered(13, 30, 9, 3);
+  check_gathered(7, 100, 1, 50);
+  check_gathered(25, 48, 40, 1);
+}
+
 static void declines_outside_its_bounds(void **state) {
   (void)state;
   float a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 4}, c[4] = {9, 9, 9, 9};
@@ -111,6 +167,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_block_height_and_panel_cut),
       cmocka_unit_test(bench_shapes),
+      cmocka_unit_test(gathered_rows_are_the_strided_product),
       cmocka_unit_test(declines_outside_its_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

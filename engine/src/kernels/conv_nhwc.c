@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernels/conv_nhwc.h"
+#include "kernels/gemm_panels.h"
 #include "kernels/multiversion.h"
 #include "runtime/pool.h"
 
@@ -27,6 +28,11 @@ typedef struct nhwc_job {
   int64_t block; /* rows per block */
   size_t es;     /* bytes per element */
   bool direct;   /* 1x1 window, stride 1, no padding: lhs is the matrix */
+  /* f32 where the GEMM by panels takes the blocks: no im2col copy, the
+   * rows are gathered through pointers to each window position's
+   * in-features, or to zeros (ci of them) on the padding */
+  bool gathered;
+  const float *zeros;
   shlo__conv_done done;
   void *done_ctx;
   atomic_int failed;
@@ -117,10 +123,82 @@ static void nhwc_fill(const nhwc_job *j, int64_t r0, int64_t rows, char *x) {
   }
 }
 
+/* For rows r0 .. r0 + rows - 1, a pointer per window position (in window
+ * order) to the in-features under it, or to zeros on the padding: the
+ * im2col rows, not copied. */
+static void nhwc_gather(const nhwc_job *j, int64_t r0, int64_t rows,
+                        const float **ptrs) {
+  const shlo__conv_nhwc *g = j->g;
+  const float *lhs = (const float *)j->lhs;
+  int ns = g->ns;
+  int64_t windows = j->k / g->ci;
+  int64_t oidx[SHLO_CONV_NHWC_MAX_SP], rem = r0;
+  for (int i = ns - 1; i >= 0; i--) {
+    oidx[i] = rem % g->o_sp[i];
+    rem /= g->o_sp[i];
+  }
+  int64_t b = rem;
+  for (int64_t r = 0; r < rows; r++, ptrs += windows) {
+    int64_t base[SHLO_CONV_NHWC_MAX_SP], kidx[SHLO_CONV_NHWC_MAX_SP];
+    for (int i = 0; i < ns; i++) {
+      base[i] = oidx[i] * g->stride[i] - j->pad_lo[i];
+      kidx[i] = 0;
+    }
+    for (int64_t w = 0; w < windows; w++) {
+      bool inside = true;
+      int64_t off = b;
+      for (int i = 0; i < ns; i++) {
+        int64_t q = base[i] + kidx[i] * g->rhs_dil[i];
+        inside = inside && q >= 0 && q < g->in_sp[i];
+        off = off * g->in_sp[i] + q;
+      }
+      ptrs[w] = inside ? lhs + off * g->ci : j->zeros;
+      for (int i = ns - 1; i >= 0; i--) {
+        if (++kidx[i] < g->k_sp[i]) break;
+        kidx[i] = 0;
+      }
+    }
+    int i = ns - 1;
+    for (; i >= 0; i--) {
+      if (++oidx[i] < g->o_sp[i]) break;
+      oidx[i] = 0;
+    }
+    if (i < 0) b++;
+  }
+}
+
+/* Blocks [lo, hi) by the GEMM by panels on gathered rows. */
+static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
+  const shlo__conv_nhwc *g = j->g;
+  int64_t windows = j->k / g->ci;
+  const float **ptrs = malloc(sizeof *ptrs * (size_t)(j->block * windows));
+  if (!ptrs) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  for (int64_t blk = lo; blk < hi; blk++) {
+    int64_t r0 = blk * j->block, rows = min64(j->block, j->rows - r0);
+    nhwc_gather(j, r0, rows, ptrs);
+    float *out = (float *)j->out + r0 * g->co;
+    if (!shlo__sgemm_panels_gathered(rows, g->co, windows, g->ci, ptrs,
+                                     (const float *)j->kernel, g->co, out,
+                                     g->co)) {
+      atomic_store(&j->failed, 1); /* out of memory for its panel */
+      break;
+    }
+    if (j->done) j->done(j->done_ctx, r0 * g->co, (r0 + rows) * g->co);
+  }
+  free(ptrs);
+}
+
 /* Blocks [lo, hi): im2col (unless direct), then one GEMM into the result. */
 static void nhwc_blocks(void *ctx, int64_t lo, int64_t hi) {
   nhwc_job *j = ctx;
   const shlo__conv_nhwc *g = j->g;
+  if (j->gathered) {
+    nhwc_gathered_blocks(j, lo, hi);
+    return;
+  }
   char *x = NULL;
   if (!j->direct && !(x = malloc((size_t)(j->block * j->k) * j->es))) {
     atomic_store(&j->failed, 1);
@@ -345,13 +423,21 @@ bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
                              max64(1, NHWC_BLOCK_BYTES /
                                           max64(1, j.k * (int64_t)j.es)));
   int64_t blocks = (j.rows + j.block - 1) / j.block;
+  float *zeros = NULL;
+  bool small = shlo__conv_nhwc_small(g);
+  if (!small && !j.direct && g->dom == LA_F32 && g->ci > 0 &&
+      shlo__sgemm_panels_takes(j.block, g->co, j.k) &&
+      (zeros = calloc((size_t)g->ci, sizeof(float)))) {
+    j.gathered = true;
+    j.zeros = zeros;
+  }
   /* a few runs of blocks per thread, each allocating one buffer: a thread
    * held up by another process leaves little for the rest to wait on;
    * small convolutions stay on the calling thread */
   int64_t grain = (blocks + 4 * threads - 1) / (4 * threads);
   if (j.rows * j.k * g->co < NHWC_SPLIT_MIN) grain = blocks;
-  shlo__parallel_for(blocks, grain,
-                     shlo__conv_nhwc_small(g) ? nhwc_small_blocks : nhwc_blocks,
+  shlo__parallel_for(blocks, grain, small ? nhwc_small_blocks : nhwc_blocks,
                      &j);
+  free(zeros);
   return !atomic_load(&j.failed);
 }

@@ -29,4 +29,19 @@ bool shlo__sgemm_panels(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                         const float *a, int64_t lda, const float *b,
                         int64_t ldb, float *c, int64_t ldc);
 
+/* Whether the functions here take an m x k by k x n product (the bounds
+ * above, on this CPU). */
+bool shlo__sgemm_panels_takes(int64_t m, int64_t n, int64_t k);
+
+/* The same product, b untransposed, where op(a)'s rows are gathered from
+ * runs of floats: k = runs * run, and row r, column w * run + e of op(a)
+ * is rows[r * runs + w][e].  A convolution's windows without an im2col
+ * copy: a run is one window position's in-features, and a position on
+ * the padding points at zeros.  The result is the one the strided form
+ * gives for the copied matrix, bit for bit. */
+bool shlo__sgemm_panels_gathered(int64_t m, int64_t n, int64_t runs,
+                                 int64_t run, const float *const *rows,
+                                 const float *b, int64_t ldb, float *c,
+                                 int64_t ldc);
+
 #endif
