@@ -4,8 +4,8 @@
  * the result's own order, so each block of rows is multiplied straight into
  * the result.  Blocks are sized so their im2col rows stay in L2 while the
  * GEMM reads them, and whole runs of blocks go to each thread of the pool,
- * each with its own im2col buffer and a single-threaded BLAS call per
- * block. */
+ * each with its own im2col buffer (or, for the GEMM by panels, its table
+ * of pointers to the rows' runs) and a single-threaded GEMM per block. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,8 +8,10 @@
  * Then the kernel tensor already is the [window x in-feature][out-feature]
  * row-major matrix and the result the [batch x positions][out-feature] one,
  * so the only work besides the GEMM is the im2col rows: per window position
- * one contiguous run of in-features (or zeros on padding).  A 1x1 window
- * with stride 1 and no padding multiplies the lhs itself.
+ * one contiguous run of in-features (or zeros on padding).  Where the f32
+ * GEMM by panels (gemm_panels.h) takes the blocks, those runs are not
+ * copied: the GEMM reads them through a pointer per window position.  A
+ * 1x1 window with stride 1 and no padding multiplies the lhs itself.
  *
  * Setting the environment variable SHLO_CONV_GENERAL (any value) when a
  * program is compiled makes its convolutions take the general path, so
