@@ -1,4 +1,4 @@
-/* f32 GEMM by panels of 64 columns (see gemm_panels.h).
+/* f32 GEMM by panels of columns (see gemm_panels.h).
  *
  * The height of a block of rows is a compile-time constant in each
  * instance of block() (always inlined into a switch), so that its
