@@ -11,6 +11,7 @@
  *    loads: init reads OPENBLAS_CORETYPE first, so quitting, setting it
  *    and initialising again switches the core.  Nothing is cached from the
  *    first core before the first BLAS call, which has not happened yet. */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,10 +68,7 @@ static bool switch_core(const char *core) {
   return now && !strcasecmp(now, core);
 }
 
-void shlo__blas_setup(void) {
-  static bool done;
-  if (done) return;
-  done = true;
+static void blas_setup_once(void) {
   openblas_set_num_threads(1);
   if (blas_thread_shutdown_) blas_thread_shutdown_();
 
@@ -87,8 +85,14 @@ void shlo__blas_setup(void) {
     snprintf(blas_core_text, sizeof blas_core_text, "%s", before);
 }
 
-/* for programs that link this object for shlo__blas_core alone (see
- * linalg_common.c for the others) */
+static pthread_once_t blas_setup_done = PTHREAD_ONCE_INIT;
+
+void shlo__blas_setup(void) { pthread_once(&blas_setup_done, blas_setup_once); }
+
+/* At load.  From the static library an object is linked only when
+ * another names one of its functions, so linalg_common.c, which every
+ * program that makes GEMMs links, calls the setup at load as well: the
+ * first of the two does it. */
 __attribute__((constructor)) static void blas_setup_at_load(void) {
   shlo__blas_setup();
 }

@@ -14,8 +14,8 @@
 #ifndef SHLO_BLAS_SETUP_H
 #define SHLO_BLAS_SETUP_H
 
-/* Do the setup; the first call does it, later ones nothing.  Not for
- * concurrent calls: the library's load calls it (linalg_common.c). */
+/* Do the setup; the first call does it, later ones nothing (from any
+ * thread).  The library's load calls it (blas_setup.c, linalg_common.c). */
 void shlo__blas_setup(void);
 
 /* What the setup left, for benchmarks and reports: "SkylakeX", or

@@ -41,6 +41,26 @@ typedef struct nhwc_job {
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* Output position r, counted in the result's order, as its batch element
+ * (returned) and spatial index oidx. */
+static int64_t nhwc_position(const shlo__conv_nhwc *g, int64_t r,
+                             int64_t *oidx) {
+  for (int i = g->ns - 1; i >= 0; i--) {
+    oidx[i] = r % g->o_sp[i];
+    r /= g->o_sp[i];
+  }
+  return r;
+}
+
+/* (*b, oidx) moved on to the next output position. */
+static void nhwc_next(const shlo__conv_nhwc *g, int64_t *b, int64_t *oidx) {
+  for (int i = g->ns - 1; i >= 0; i--) {
+    if (++oidx[i] < g->o_sp[i]) return;
+    oidx[i] = 0;
+  }
+  (*b)++;
+}
+
 /* Along the innermost window dimension, starting at input index q0 with
  * dilation dl: the first window index [*lo] whose input is inside [0, in)
  * and the end [*hi] of that valid range (lo <= hi <= kl). */
@@ -104,23 +124,9 @@ static void nhwc_row(const nhwc_job *j, int64_t b, const int64_t *oidx,
 
 /* im2col rows r0 .. r0 + rows - 1 into x. */
 static void nhwc_fill(const nhwc_job *j, int64_t r0, int64_t rows, char *x) {
-  const shlo__conv_nhwc *g = j->g;
-  int ns = g->ns;
-  int64_t oidx[SHLO_CONV_NHWC_MAX_SP], rem = r0;
-  for (int i = ns - 1; i >= 0; i--) {
-    oidx[i] = rem % g->o_sp[i];
-    rem /= g->o_sp[i];
-  }
-  int64_t b = rem;
-  for (int64_t r = 0; r < rows; r++) {
+  int64_t oidx[SHLO_CONV_NHWC_MAX_SP], b = nhwc_position(j->g, r0, oidx);
+  for (int64_t r = 0; r < rows; r++, nhwc_next(j->g, &b, oidx))
     nhwc_row(j, b, oidx, x + (size_t)(r * j->k) * j->es);
-    int i = ns - 1;
-    for (; i >= 0; i--) {
-      if (++oidx[i] < g->o_sp[i]) break;
-      oidx[i] = 0;
-    }
-    if (i < 0) b++;
-  }
 }
 
 /* For rows r0 .. r0 + rows - 1, a pointer per window position (in window
@@ -132,13 +138,8 @@ static void nhwc_gather(const nhwc_job *j, int64_t r0, int64_t rows,
   const float *lhs = (const float *)j->lhs;
   int ns = g->ns;
   int64_t windows = j->k / g->ci;
-  int64_t oidx[SHLO_CONV_NHWC_MAX_SP], rem = r0;
-  for (int i = ns - 1; i >= 0; i--) {
-    oidx[i] = rem % g->o_sp[i];
-    rem /= g->o_sp[i];
-  }
-  int64_t b = rem;
-  for (int64_t r = 0; r < rows; r++, ptrs += windows) {
+  int64_t oidx[SHLO_CONV_NHWC_MAX_SP], b = nhwc_position(g, r0, oidx);
+  for (int64_t r = 0; r < rows; r++, ptrs += windows, nhwc_next(g, &b, oidx)) {
     int64_t base[SHLO_CONV_NHWC_MAX_SP], kidx[SHLO_CONV_NHWC_MAX_SP];
     for (int i = 0; i < ns; i++) {
       base[i] = oidx[i] * g->stride[i] - j->pad_lo[i];
@@ -158,12 +159,6 @@ static void nhwc_gather(const nhwc_job *j, int64_t r0, int64_t rows,
         kidx[i] = 0;
       }
     }
-    int i = ns - 1;
-    for (; i >= 0; i--) {
-      if (++oidx[i] < g->o_sp[i]) break;
-      oidx[i] = 0;
-    }
-    if (i < 0) b++;
   }
 }
 
@@ -294,12 +289,7 @@ typedef float nhwc_v16 __attribute__((vector_size(64)));
         kidx[i] = 0;                                                        \
       }                                                                     \
     }                                                                       \
-    int64_t oidx[SHLO_CONV_NHWC_MAX_SP], rem = r0;                          \
-    for (int i = ns - 1; i >= 0; i--) {                                     \
-      oidx[i] = rem % g->o_sp[i];                                           \
-      rem /= g->o_sp[i];                                                    \
-    }                                                                       \
-    int64_t b = rem;                                                        \
+    int64_t oidx[SHLO_CONV_NHWC_MAX_SP], b = nhwc_position(g, r0, oidx);   \
     for (int64_t r = 0; r < rows; r += NHWC_SMALL_POS) {                    \
       int np = (int)min64(NHWC_SMALL_POS, rows - r);                        \
       int64_t pb[NHWC_SMALL_POS], base[NHWC_SMALL_POS][SHLO_CONV_NHWC_MAX_SP]; \
@@ -311,12 +301,7 @@ typedef float nhwc_v16 __attribute__((vector_size(64)));
           all_inside = all_inside && base[p][i] >= 0 &&                     \
                        base[p][i] + reach[i] < g->in_sp[i];                 \
         }                                                                   \
-        int i = ns - 1;                                                     \
-        for (; i >= 0; i--) {                                               \
-          if (++oidx[i] < g->o_sp[i]) break;                                \
-          oidx[i] = 0;                                                      \
-        }                                                                   \
-        if (i < 0) b++;                                                     \
+        nhwc_next(g, &b, oidx);                                             \
       }                                                                     \
       NHWC_ACC(CO) a0[NHWC_NV(CO)], a1[NHWC_NV(CO)], a2[NHWC_NV(CO)],       \
           a3[NHWC_NV(CO)]; /* named, and vectors: kept in registers */      \

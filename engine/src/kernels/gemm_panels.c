@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels/gemm_panels.h"
+#include "kernels/vmath.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -206,14 +207,10 @@ GP_TARGET static void panel(int vecs, bool tb, int64_t m, int64_t k, gp_a a,
     (vecs == 2 ? rows2 : rows4)(!tb, m, k, a, b, ldb, p, c, ldc, mask);
 }
 
-static bool avx512f_usable(void) {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f");
-}
-
 bool shlo__sgemm_panels_takes(int64_t m, int64_t n, int64_t k) {
+  /* the engine's ISA choice, vmath's (made once, then an atomic load) */
   return m >= 1 && n >= 24 && k >= 1 && k <= 4096 && (m <= 1024 || n <= 128) &&
-         avx512f_usable();
+         !strcmp(shlo__vmath_isa(), "avx512f");
 }
 
 /* c = op(a) * op(b) over its panels. */

@@ -11,7 +11,7 @@
  * Each element of c is one fused multiply-add after another over k in
  * order, from zero: the result is exactly that of a scalar fmaf loop.
  *
- * Taken where AVX-512F is usable, n >= 24, 1 <= k <= 4096 (the copy
+ * Taken where the engine runs AVX-512F (shlo__vmath_isa), n >= 24, 1 <= k <= 4096 (the copy
  * stays within a core's L2) and m <= 1024 or n <= 128 (op(a), read once
  * per panel, is read at most twice); anything else returns false having
  * done nothing, and the caller calls BLAS.  Against OpenBLAS's SkylakeX

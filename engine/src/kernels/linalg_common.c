@@ -491,10 +491,7 @@ static void gemm_block(void *ctx, int64_t lo, int64_t hi) {
               j->ldb, j->c + (size_t)(lo * j->ldc) * es, j->ldc);
 }
 
-/* At load, before any BLAS call.  blas_setup.c has a constructor of its
- * own, but from the static library an object is linked only when another
- * names one of its functions: this call makes every program that can
- * call OpenBLAS link it. */
+/* At load, before any BLAS call (blas_setup.c says why here too). */
 __attribute__((constructor)) static void blas_setup_at_load(void) {
   shlo__blas_setup();
 }

@@ -28,7 +28,8 @@ void shlo__vlogistic_f32(float *d, const float *x, int64_t n);
 
 /* The ISA the functions above use: "avx512f", "avx2" or "portable", the best
  * this machine has unless shlo__vmath_use_isa chose another.  The f32
- * maximum and minimum row folds (reduce_body.c) follow it too. */
+ * maximum and minimum row folds (reduce_body.c) and the f32 GEMM by panels
+ * (gemm_panels.c, AVX-512F only) follow it too. */
 const char *shlo__vmath_isa(void);
 /* Use the variant `isa` (one of the names above) from now on, process-wide;
  * false, changing nothing, when this machine cannot run it.  For tests,
