@@ -386,19 +386,24 @@ static void layernorm_computes_what_every_block_shares_once(void **state) {
       "  %out = stablehlo.add %o, %bb : tensor<50x300xf32>\n"
       "  func.return %out : tensor<50x300xf32>\n}\n",
       /* once: nb, hb, gh; in place: gb, bb; one element: mb, rb; read
-       * only by the members right after them, one row at a time: c, shb
-       * (not c2, which a member after the second reduction reads, nor
-       * sq, which that reduction reads), y, o */
-      "[blocks of 16 rows; 3 members once, 2 read in place, 2 read as one "
-      "element per row, 0 streamed, 4 kept to one row]");
+       * only by the members right after them, one row at a time: c (not
+       * c2, which a member after the second reduction reads, nor shb,
+       * which the second reduction's tile program reads over the block),
+       * y, o.  That reduction computes c, c2 and sq on tiles, and sq,
+       * which it alone reads, is never stored; rows of 300 are too short
+       * for lane programs, so c2 stays in its segment. */
+      "[blocks of 64 rows; 3 members once, 2 read in place, 2 read as one "
+      "element per row, 0 streamed, 3 kept to one row] [1 sum on tiles: 3 "
+      "ops, 1 value never stored, 0 moved to a later segment]");
 }
 
 /* Layernorm on 800 rows of 700 (a result past SHLO_STREAM_MIN_BYTES; rows
- * of two whole program blocks and a tail): the segment before the second
- * reduction (subtract the mean, square) and the one after it (scale by
- * the inverse deviation, by gamma, add beta) run as lane programs a row
- * at a time, the result streamed straight from the last; the unfused
- * bits. */
+ * of two whole program blocks and a tail): the second reduction computes
+ * its operand (subtract the mean, square) on tiles, the square never
+ * stored; the deviation moves to the segment after it, whose lane
+ * program computes it again and scales it (by the inverse deviation, by
+ * gamma, adds beta) a row at a time, the result streamed straight from
+ * it; the unfused bits. */
 static void layernorm_segments_run_in_registers(void **state) {
   (void)state;
   same_results(
@@ -432,7 +437,76 @@ static void layernorm_segments_run_in_registers(void **state) {
       "(tensor<700xf32>) -> tensor<800x700xf32>\n"
       "  %out = stablehlo.add %o, %bb : tensor<800x700xf32>\n"
       "  func.return %out : tensor<800x700xf32>\n}\n",
-      "1 streamed, 3 kept to one row] [in registers: 5 ops]");
+      "1 streamed, 3 kept to one row] [in registers: 4 ops] [1 sum on "
+      "tiles: 2 ops, 1 value never stored, 1 moved to a later segment]");
+}
+
+/* A sum computed on tiles from every kind of operand: the rows (x), a
+ * row's one element (the mean), one row shared by all (gamma, in place),
+ * a scalar filled once, and a value of its own read back past the next
+ * instruction (d, read by q).  129 rows of 600: blocks of 64 rows and a
+ * block of one (each member then computed in its place), a last group of
+ * 16 rows only partly filled, and a last tile of 8 columns.  d is read
+ * after the sum too and moves to the segment there; e and q, which only
+ * the sum reads, are never stored.  The unfused bits. */
+static void sums_on_tiles_read_every_kind_of_operand(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<129x600xf32>, tensor<129xf32>) {\n"
+      WAVY("129x600")
+      "  %g = stablehlo.iota dim = 0 : tensor<600xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %n = stablehlo.constant dense<600.0> : tensor<f32>\n"
+      "  %t = stablehlo.constant dense<0.25> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x0 init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<129x600xf32>, tensor<f32>) -> "
+      "tensor<129xf32>\n"
+      "  %nb = stablehlo.broadcast_in_dim %n, dims = [] : (tensor<f32>) -> "
+      "tensor<129xf32>\n"
+      "  %mean = stablehlo.divide %s, %nb : tensor<129xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %mean, dims = [0] : "
+      "(tensor<129xf32>) -> tensor<129x600xf32>\n"
+      "  %d = stablehlo.subtract %x0, %mb : tensor<129x600xf32>\n"
+      "  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<600xf32>) "
+      "-> tensor<129x600xf32>\n"
+      "  %e = stablehlo.multiply %d, %gb : tensor<129x600xf32>\n"
+      "  %tb = stablehlo.broadcast_in_dim %t, dims = [] : (tensor<f32>) -> "
+      "tensor<129x600xf32>\n"
+      "  %et = stablehlo.multiply %e, %tb : tensor<129x600xf32>\n"
+      "  %q = stablehlo.multiply %et, %d : tensor<129x600xf32>\n"
+      "  %v = stablehlo.reduce(%q init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<129x600xf32>, tensor<f32>) -> "
+      "tensor<129xf32>\n"
+      "  %r = stablehlo.rsqrt %v : tensor<129xf32>\n"
+      "  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<129xf32>) "
+      "-> tensor<129x600xf32>\n"
+      "  %y = stablehlo.multiply %d, %rb : tensor<129x600xf32>\n"
+      "  func.return %y, %v : tensor<129x600xf32>, tensor<129xf32>\n}\n",
+      "[1 sum on tiles: 4 ops, 3 values never stored, 1 moved to a later "
+      "segment]");
+}
+
+/* A sum whose operand another member reads too is folded from its stored
+ * value, as before: computing it twice would cost more than storing it
+ * (softmax's exponentials). */
+static void a_sum_of_a_value_read_again_stays_off_tiles(void **state) {
+  (void)state;
+  run_result a = run(
+      "func.func @main() -> tensor<64x600xf32> {\n"
+      WAVY("64x600")
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %sq = stablehlo.multiply %x0, %x0 : tensor<64x600xf32>\n"
+      "  %v = stablehlo.reduce(%sq init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<64x600xf32>, tensor<f32>) -> "
+      "tensor<64xf32>\n"
+      "  %vb = stablehlo.broadcast_in_dim %v, dims = [0] : (tensor<64xf32>) "
+      "-> tensor<64x600xf32>\n"
+      "  %y = stablehlo.divide %sq, %vb : tensor<64x600xf32>\n"
+      "  func.return %y : tensor<64x600xf32>\n}\n",
+      true);
+  if (!strstr(a.plan, "fused_rows(")) fail_msg("no rows group:\n%s", a.plan);
+  if (strstr(a.plan, "on tiles")) fail_msg("tiles:\n%s", a.plan);
+  release(&a);
 }
 
 /* Rows reduced only by maximum fold one at a time, so 1024-long rows go
@@ -1030,6 +1104,8 @@ int main(void) {
       cmocka_unit_test(rank3_rows_keep_nan_and_signed_zero_rules),
       cmocka_unit_test(layernorm_computes_what_every_block_shares_once),
       cmocka_unit_test(layernorm_segments_run_in_registers),
+      cmocka_unit_test(sums_on_tiles_read_every_kind_of_operand),
+      cmocka_unit_test(a_sum_of_a_value_read_again_stays_off_tiles),
       cmocka_unit_test(long_max_rows_read_row_broadcasts_in_place),
       cmocka_unit_test(big_results_stream_out),
       cmocka_unit_test(run_fills_scalar_broadcasts_once),

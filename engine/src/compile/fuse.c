@@ -38,6 +38,7 @@
 #include "compile/fuse.h"
 #include "compile/fuse_int.h"
 #include "core/tensor_uninit.h"
+#include "kernels/fold_tiles.h"
 #include "kernels/multiversion.h"
 #include "kernels/reduce_int.h"
 #include "kernels/stream_store.h"
@@ -69,6 +70,7 @@ static void fused_free(void *p) {
   for (int i = 0; i < f->n_members; i++) {
     shlo__step_free(&f->m[i].step);
     shlo__fuse_lanes_free(f->m[i].run_after);
+    shlo__fuse_tile_free(f->m[i].tile);
   }
   free(f->m);
   free(f->ext_esz);
@@ -290,6 +292,33 @@ static void rows_member(const fused_run *r, const member *m, char *const *val,
   else member_range(r->f, m, d, x, n);
 }
 
+/* Reduction m over rows [r0, r0 + nr) into d, its operand computed on
+ * tiles by its tile program (fuse_tiles.c) from values of the block. */
+static void rows_fold_tiles(const fused_run *r, const member *m,
+                            char *const *val, int64_t r0, int64_t nr,
+                            char *d, void *work) {
+  const fused *f = r->f;
+  const tile_prog *tp = m->tile;
+  const void *init = rows_operand(r, m, 1, val, r0);
+  for (int64_t j = 0; j < nr; j++) memcpy(d + (size_t)j * m->esz, init, m->esz);
+  shlo_tile_in in[SHLO_VCHAIN_MAX_IO];
+  for (int k = 0; k < tp->lp.chain.n_in; k++) {
+    const lane_io *io = &tp->lp.in[k];
+    in[k].kind = tp->kind[k];
+    in[k].out = tp->out_of[k];
+    if (!io->ext)
+      in[k].base = (const float *)val[io->ref];
+    else
+      in[k].base = (const float *)((const char *)r->in[io->ref]->data +
+                                   (in[k].kind == SHLO_TILE_FULL
+                                        ? (size_t)(r0 * f->cols) *
+                                              f->ext_esz[io->ref]
+                                        : 0));
+  }
+  shlo__fold_tiles_add_f32((float *)d, nr, f->cols, &tp->lp.chain,
+                           tp->result, in, work);
+}
+
 /* Whether member m is computed in a block (the first of a worker's
  * chunk, or a later one). */
 static bool rows_computes(const member *m, bool first) {
@@ -361,11 +390,14 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
   for (int q = k; q < e; q++) {
     const member *m = &f->m[q];
     rows_point_one(f, val, q);
-    if (!rows_computes(m, first)) continue;
+    if (!rows_computes(m, first) || m->tile_only || m->moved_to >= 0)
+      continue;
     val[q] = shlo__fuse_rows_streams(f, m) ? scratch + (size_t)q * per
                                            : rows_dest(r, q, r0, scratch, per);
     if (m->dom == DOM_ROW) rows_member(r, m, val, r0, nr, val[q]);
   }
+  for (int q = 0; q < k; q++) /* moved here: its program computes them */
+    if (f->m[q].moved_to == k) val[q] = rows_dest(r, q, r0, scratch, per);
   /* which members each row computes one by one, and which pointers move
    * from row to row: the same for every row of the block, so listed once
    * (a row's own work is a few hundred cycles; checking every member for
@@ -376,7 +408,7 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
     row[q] = val[q];
     if (m->row_step) moving[n_moving++] = q;
     if (q >= k && m->dom == DOM_FULL && rows_computes(m, first) &&
-        !m->prog_ins)
+        !m->prog_ins && !m->tile_only && m->moved_to < 0)
       own[n_own++] = q;
   }
   for (int64_t j = 0; j < nr; j++) {
@@ -415,10 +447,16 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
     for (int k = 0; k < f->n_members;) {
       const member *m = &f->m[k];
       if (m->fold || nr == 1) { /* one member over the whole block */
+        /* (a block of one row computes every member in its place and
+         * folds what they made, tile programs or not) */
         rows_point_one(f, val, k);
         if (rows_computes(m, r0 == lo)) {
           val[k] = rows_dest(r, k, r0, scratch, per);
-          rows_member(r, m, val, r0, nr, val[k]);
+          if (m->tile && nr > 1)
+            rows_fold_tiles(r, m, val, r0, nr, val[k],
+                            scratch + (size_t)f->n_members * per);
+          else
+            rows_member(r, m, val, r0, nr, val[k]);
         }
         k++;
         continue;
@@ -714,15 +752,40 @@ static bool rows_one_row(const fused *f, const member *m) {
 static bool rows_local(const fused *f, int k) {
   const member *m = &f->m[k];
   if (f->block == 1 || m->dom != DOM_FULL || m->fold || m->inv != INV_NO ||
-      m->one || m->by_fold || (m->out >= 0 && !shlo__fuse_rows_streams(f, m)))
+      m->one || m->by_fold || m->read_whole || m->moved_to >= 0 ||
+      (m->out >= 0 && !shlo__fuse_rows_streams(f, m)))
     return false;
   bool fold_between = false;
   for (int q = k + 1; q < f->n_members; q++) {
     fold_between = fold_between || f->m[q].fold;
+    if (f->m[q].tile_only) continue; /* computes what it reads itself */
     for (int i = 0; i < f->m[q].n_in; i++)
       if (f->m[q].ref[i] == -(k + 1) && fold_between) return false;
   }
   return true;
+}
+
+/* Each member's row_step and each segment's lane program (on its first
+ * member, run_after).  False when a segment that has members moved to it
+ * got no program (the program is what computes them). */
+static bool rows_programs(const shlo_plan *p, int first, fused *f) {
+  for (int k = 0; k < f->n_members; k++)
+    f->m[k].row_step = rows_local(f, k) ? 0 : f->m[k].row_bytes;
+  bool ok = true;
+  for (int k = 0; k < f->n_members; k++) {
+    shlo__fuse_lanes_free(f->m[k].run_after);
+    f->m[k].run_after = NULL;
+    f->m[k].prog_ins = f->m[k].in_acc = false;
+  }
+  for (int k = 0; k < f->n_members; k++) {
+    if (f->m[k].fold || (k > 0 && !f->m[k - 1].fold)) continue;
+    int e = k + 1;
+    while (e < f->n_members && !f->m[e].fold) e++;
+    f->m[k].run_after = shlo__fuse_lanes_rows(p, first, f, k, e);
+    for (int q = 0; q < k && !f->m[k].run_after; q++)
+      ok = ok && f->m[q].moved_to != k;
+  }
+  return ok;
 }
 
 /* Rows group fields of f's members (steps first.. of p, already described
@@ -765,14 +828,16 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
                    : m->dom == DOM_FULL && !m->one ? (size_t)f->cols * m->esz
                                                    : m->esz;
   }
-  for (int k = 0; k < f->n_members; k++)
-    f->m[k].row_step = rows_local(f, k) ? 0 : f->m[k].row_bytes;
-  /* a lane program per segment, where one pays */
-  for (int k = 0; k < f->n_members; k++) {
-    if (f->m[k].fold || (k > 0 && !f->m[k - 1].fold)) continue;
-    int e = k + 1;
-    while (e < f->n_members && !f->m[e].fold) e++;
-    f->m[k].run_after = shlo__fuse_lanes_rows(p, first, f, k, e);
+  /* reductions on tiles, and then a lane program per segment where one
+   * pays; a segment given members that then gets no program (it had no
+   * room) undoes the tiles */
+  bool tiles = shlo__fuse_tiles_plan(p, first, f) > 0;
+  /* a tile program sums two groups of 16 rows side by side, their
+   * chains of additions overlapping (fold_tiles.c) */
+  if (tiles && f->block == 16) f->block = 64;
+  while (!rows_programs(p, first, f) && tiles) {
+    shlo__fuse_tiles_undo(f);
+    tiles = false;
   }
 }
 
@@ -878,8 +943,13 @@ static void mark_scalars(const shlo_plan *p, int first, fused *f,
  * programs. */
 static void rows_label(const fused *f, char *buf, size_t cap) {
   int once = 0, alias = 0, streamed = 0, ones = 0, local = 0, lanes = 0;
+  int tiles = 0, tile_ops = 0, tile_only = 0, moved = 0;
   for (int k = 0; k < f->n_members; k++) {
     lanes += f->m[k].run_after ? f->m[k].run_after->chain.n_ins : 0;
+    tiles += f->m[k].tile != NULL;
+    tile_ops += f->m[k].tile ? f->m[k].tile->lp.chain.n_ins : 0;
+    tile_only += f->m[k].tile_only;
+    moved += f->m[k].moved_to >= 0;
     once += f->m[k].inv == INV_ONCE;
     alias += f->m[k].inv == INV_ALIAS;
     streamed += shlo__fuse_rows_streams(f, &f->m[k]);
@@ -896,6 +966,13 @@ static void rows_label(const fused *f, char *buf, size_t cap) {
   len = strlen(buf);
   if (lanes)
     snprintf(buf + len, cap - len, " [in registers: %d ops]", lanes);
+  len = strlen(buf);
+  if (tiles)
+    snprintf(buf + len, cap - len,
+             " [%d sum%s on tiles: %d ops, %d value%s never stored, %d "
+             "moved to a later segment]",
+             tiles, tiles == 1 ? "" : "s", tile_ops, tile_only,
+             tile_only == 1 ? "" : "s", moved);
 }
 
 /* Per-slot lookups that keep fusion linear in the plan's size.  last_read
@@ -947,6 +1024,7 @@ static void fuse_member(const shlo_plan *p, int first, int last, int k,
   member *m = &f->m[k];
   m->one_arg = -1;
   m->seg = -1;
+  m->moved_to = -1;
   m->bcast = !s->range;
   if (m->bcast) bcast_map_of(s, types, &m->map);
   m->n_in = s->n_in;

@@ -71,6 +71,15 @@ typedef struct member {
    * last of its stretch); a rows group's, on the first member of its
    * segment */
   struct lane_prog *run_after;
+  /* rows groups, reductions computed on tiles (fuse_tiles.c): */
+  struct tile_prog *tile; /* a reduction's: its operand's program */
+  bool tile_only; /* computed inside tile programs only, never stored */
+  bool read_whole; /* read over the block by a tile program or a moved
+                      member: kept whole, never one row (rows_local) */
+  int moved_to;   /* >= 0: computed in the program of the later segment
+                     that starts at this member instead of in its own
+                     (where all its readers but tile programs are);
+                     -1: in its own */
 } member;
 
 /* Where an input of a lane program lies: external input `ref` (in a run
@@ -91,6 +100,18 @@ typedef struct lane_prog {
   int out[SHLO_VCHAIN_MAX_IO];
   bool direct[SHLO_VCHAIN_MAX_IO];
 } lane_prog;
+
+/* A reduction's tile program (kernels/fold_tiles.h): the members its
+ * operand is computed from, since the last reduction before it, as one
+ * lane program run on 16 x 16 tiles of their operands.  lp.in[k] says
+ * where input k lies and kind[k] how (SHLO_TILE_*; out_of[k] the output
+ * a SHLO_TILE_OUT input reads back); output `result` is the operand. */
+typedef struct tile_prog {
+  lane_prog lp;
+  uint8_t kind[SHLO_VCHAIN_MAX_IO];
+  int8_t out_of[SHLO_VCHAIN_MAX_IO];
+  int result;
+} tile_prog;
 
 /* Rows group members whose value over a block of rows is the same for
  * every block (broadcasts of values from outside along the rows, and what
@@ -157,6 +178,34 @@ int shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f,
 lane_prog *shlo__fuse_lanes_rows(const shlo_plan *p, int first, fused *f,
                                  int k, int e);
 void shlo__fuse_lanes_free(lane_prog *lp);
+/* Whether member q of f (step first + q of p) is a lane op a program can
+ * run: f32, with as many operands as its op, and (in a run) a
+ * one-element broadcast it reads is of an outside value. */
+bool shlo__fuse_lanes_op(const shlo_plan *p, int first, const fused *f,
+                         int q);
+/* Whether the members [k, e) of rows group f, with those moved to k,
+ * can run as a lane program a row at a time (see shlo__fuse_lanes_rows),
+ * were q moved there too (q < 0: no other). */
+bool shlo__fuse_lanes_rows_ok(const shlo_plan *p, int first, const fused *f,
+                              int k, int e, int q);
+/* The tile program of the n members list[] (in order, all lane ops of
+ * full rows), whose value of member `result` is a reduction's operand;
+ * NULL when it has no room or memory is short.  Leaves f's fields as they
+ * are but for f->lanes_work. */
+tile_prog *shlo__fuse_lanes_tile(const shlo_plan *p, int first, fused *f,
+                                 const int *list, int n, int result);
+void shlo__fuse_tile_free(tile_prog *tp);
+
+/* Rows group f (steps first.. of p), its members' inv, one and row_bytes
+ * set: the reductions (f32 sums) whose operand only they read and that
+ * can be computed on tiles get a tile program (member.tile); members that
+ * only tile programs read become tile_only; members that tile programs
+ * recompute and only a later segment reads otherwise move to it
+ * (member.moved_to), where it can run them in its program.  Returns how
+ * many reductions run on tiles. */
+int shlo__fuse_tiles_plan(const shlo_plan *p, int first, fused *f);
+/* Undo shlo__fuse_tiles_plan: every member back in its segment. */
+void shlo__fuse_tiles_undo(fused *f);
 /* Run lp over n elements: external inputs from element ext_elem on
  * (unless one element), members' values at val[] (those it stores it
  * writes there), but output q where lp->direct[q] at direct[q] when

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "compile/fuse_int.h"
+#include "kernels/fold_tiles.h"
 
 /* Rows shorter than this pay a program's setup (its one-element inputs
  * spread over a block) on too few elements: attention's rows of 256 ran
@@ -45,26 +46,48 @@ static bool lanes_is_ins(const fused *f, int q) {
   return !m->bcast && !m->fold && (!f->cols || m->dom == DOM_FULL);
 }
 
+/* Where member j's value lies for a tile program that does not compute
+ * it: a row value's broadcast (read as one element per row elsewhere),
+ * one row that every row shares, or a value kept over the block. */
+static int tile_kind_of(const fused *f, int j) {
+  if (f->m[j].one) return SHLO_TILE_ROW;
+  return f->m[j].row_bytes == 0 ? SHLO_TILE_COL : SHLO_TILE_FULL;
+}
+
 /* Member m's operand i as an instruction's: the accumulator when it is
  * the value of member `prev`, the instruction before; else an input (a
  * broadcast read as one element: a run's of an outside value, a rows
- * group's of the row's element). */
+ * group's of the row's element).  In a tile program (tp), with its
+ * kind: a value the program computes itself (in_list) is read back from
+ * its output, and a row's one element is the row's in its lane. */
 static int lanes_operand(lane_prog *lp, const fused *f, const member *m,
-                         int i, int prev) {
+                         int i, int prev, tile_prog *tp,
+                         const bool *in_list) {
   int ref = m->ref[i];
-  if (ref >= 0) return lanes_input(lp, true, ref, f->ext_esz[ref] == 0);
-  int j = -ref - 1;
-  if (j == prev) return SHLO_VCHAIN_ACC;
-  if (f->m[j].one)
-    return f->cols ? lanes_input(lp, false, j, true)
-                   : lanes_input(lp, true, f->m[j].ref[0], true);
-  return lanes_input(lp, false, j, false);
+  int k, kind;
+  if (ref >= 0) {
+    bool one = f->ext_esz[ref] == 0;
+    k = lanes_input(lp, true, ref, one);
+    kind = one ? SHLO_TILE_ONE : SHLO_TILE_FULL;
+  } else {
+    int j = -ref - 1;
+    if (j == prev) return SHLO_VCHAIN_ACC;
+    if (tp) {
+      kind = in_list[j] ? SHLO_TILE_OUT : tile_kind_of(f, j);
+      k = lanes_input(lp, false, j, false);
+    } else if (f->m[j].one) {
+      k = f->cols ? lanes_input(lp, false, j, true)
+                  : lanes_input(lp, true, f->m[j].ref[0], true);
+    } else {
+      k = lanes_input(lp, false, j, false);
+    }
+  }
+  if (tp && k >= 0) tp->kind[k] = (uint8_t)kind;
+  return k;
 }
 
-/* Whether member q is a lane op a program can run: f32, with as many
- * operands as its op, and (in a run) a one-element broadcast it reads is
- * of an outside value. */
-static bool lanes_op(const shlo_plan *p, int first, const fused *f, int q) {
+bool shlo__fuse_lanes_op(const shlo_plan *p, int first, const fused *f,
+                         int q) {
   const member *m = &f->m[q];
   int op = p->steps[first + q].lane_op;
   if (m->bcast || !op || m->esz != 4 ||
@@ -83,56 +106,63 @@ static bool lanes_bcast(const fused *f, int q) {
   return f->m[q].bcast && f->m[q].esz == 4;
 }
 
-/* Which instructions of [k, e) store their value: results (stored), and
- * values a member other than the next instruction reads (also again). */
-static void lanes_stored(const fused *f, int k, int e, bool *stored,
-                         bool *again) {
-  int next = -1;
-  for (int q = e - 1; q >= k; q--) {
-    stored[q] = again[q] = false;
-    if (!lanes_is_ins(f, q)) continue;
-    stored[q] = f->m[q].out >= 0;
-    for (int r = q + 1; r < f->n_members; r++)
-      for (int i = 0; i < f->m[r].n_in; i++)
-        if (f->m[r].ref[i] == -(q + 1) && r != next)
-          stored[q] = again[q] = true;
-    next = q;
+/* Which instructions of list[0, n) store their value (stored[q]), and
+ * which of those a member reads again past the next instruction
+ * (again[q]).  A stretch's or segment's program (result < 0): results,
+ * values kept whole for tile programs and moved members (read_whole),
+ * and values a member other than the next instruction reads (members
+ * computed only in tile programs read nothing outside them).  A tile
+ * program: its result, and values an instruction of its own other than
+ * the next reads. */
+static void lanes_stored(const fused *f, const int *list, int n, int result,
+                         bool *stored, bool *again) {
+  bool tile = result >= 0, in_list[FUSE_MAX_MEMBERS] = {false};
+  for (int i = 0; i < n; i++) in_list[list[i]] = true;
+  for (int i = n - 1; i >= 0; i--) {
+    int q = list[i], next = i + 1 < n ? list[i + 1] : -1;
+    stored[q] = tile ? q == result : f->m[q].out >= 0 || f->m[q].read_whole;
+    again[q] = !tile && f->m[q].read_whole;
+    for (int r = q + 1; r < f->n_members; r++) {
+      if (r == next || (tile ? !in_list[r] : f->m[r].tile_only)) continue;
+      for (int j = 0; j < f->m[r].n_in; j++)
+        if (f->m[r].ref[j] == -(q + 1)) stored[q] = again[q] = true;
+    }
   }
 }
 
-/* The program of the n_ins instructions of [k, e), those members' fields
- * set; NULL (and the fields untouched) when it has no room for its
- * inputs or outputs, or memory is short.  A large result goes out past
- * the caches unless a member reads it back. */
-static lane_prog *lanes_build(const shlo_plan *p, int first, fused *f, int k,
-                              int e, int n_ins) {
+/* lp's instructions for the n members list[] (in order), lp zeroed; for
+ * a tile program (tp, lp == &tp->lp) of member result's value.  False
+ * (lp's instructions freed) when it has no room for its inputs or
+ * outputs, or memory is short.  A large result goes out past the caches
+ * unless a member reads it back. */
+static bool lanes_fill(lane_prog *lp, const shlo_plan *p, int first,
+                       const fused *f, const int *list, int n,
+                       tile_prog *tp, int result) {
   bool stored[FUSE_MAX_MEMBERS], again[FUSE_MAX_MEMBERS];
-  lanes_stored(f, k, e, stored, again);
-  lane_prog *lp = calloc(1, sizeof *lp);
-  shlo_vchain_ins *ins = malloc((size_t)n_ins * sizeof *ins);
-  if (!lp || !ins) {
-    free(lp);
-    free(ins);
-    return NULL;
-  }
+  bool in_list[FUSE_MAX_MEMBERS] = {false};
+  for (int i = 0; i < n; i++) in_list[list[i]] = true;
+  lanes_stored(f, list, n, tp ? result : -1, stored, again);
   shlo_vchain *c = &lp->chain;
-  c->ins = ins;
+  c->ins = malloc((n > 0 ? (size_t)n : 1) * sizeof *c->ins);
+  if (!c->ins) return false;
   int prev = -1;
-  for (int q = k; q < e; q++) {
+  for (int i = 0; i < n; i++) {
+    int q = list[i];
     const member *m = &f->m[q];
-    if (!lanes_is_ins(f, q)) continue;
-    int a = lanes_operand(lp, f, m, 0, prev);
-    int b = m->n_in > 1 ? lanes_operand(lp, f, m, 1, prev) : SHLO_VCHAIN_ACC;
+    int a = lanes_operand(lp, f, m, 0, prev, tp, in_list);
+    int b = m->n_in > 1 ? lanes_operand(lp, f, m, 1, prev, tp, in_list)
+                        : SHLO_VCHAIN_ACC;
     if (a == -2 || b == -2 || (stored[q] && c->n_out == SHLO_VCHAIN_MAX_IO)) {
-      shlo__fuse_lanes_free(lp);
-      return NULL;
+      free(c->ins);
+      c->ins = NULL;
+      return false;
     }
-    ins[c->n_ins] = (shlo_vchain_ins){p->steps[first + q].lane_op,
-                                      (int8_t)a, (int8_t)b, -1};
+    c->ins[c->n_ins] = (shlo_vchain_ins){p->steps[first + q].lane_op,
+                                         (int8_t)a, (int8_t)b, -1};
     if (stored[q]) {
-      bool streams = f->cols ? shlo__fuse_rows_streams(f, m)
-                             : shlo__fuse_run_streams(f, m);
-      ins[c->n_ins].out = (int8_t)c->n_out;
+      bool streams = !tp && (f->cols ? shlo__fuse_rows_streams(f, m)
+                                     : shlo__fuse_run_streams(f, m));
+      c->ins[c->n_ins].out = (int8_t)c->n_out;
       lp->out[c->n_out] = q;
       lp->direct[c->n_out] = streams && !again[q];
       c->out_stream[c->n_out++] = streams && !again[q];
@@ -140,14 +170,55 @@ static lane_prog *lanes_build(const shlo_plan *p, int first, fused *f, int k,
     c->n_ins++;
     prev = q;
   }
-  for (int q = k; q < e; q++) {
-    member *m = &f->m[q];
-    m->prog_ins = lanes_is_ins(f, q);
-    m->in_acc = m->prog_ins && !stored[q];
+  return true;
+}
+
+/* The program of the n members list[] of a stretch or segment, those
+ * members' fields set; NULL (and the fields untouched) when it has no
+ * room or memory is short. */
+static lane_prog *lanes_build(const shlo_plan *p, int first, fused *f,
+                              const int *list, int n) {
+  bool stored[FUSE_MAX_MEMBERS], again[FUSE_MAX_MEMBERS];
+  lane_prog *lp = calloc(1, sizeof *lp);
+  if (!lp) return NULL;
+  if (!lanes_fill(lp, p, first, f, list, n, NULL, -1)) {
+    free(lp);
+    return NULL;
   }
-  size_t work = shlo__vchain_work_bytes(c);
+  lanes_stored(f, list, n, -1, stored, again);
+  for (int i = 0; i < n; i++) {
+    member *m = &f->m[list[i]];
+    m->prog_ins = true;
+    m->in_acc = !stored[list[i]];
+  }
+  size_t work = shlo__vchain_work_bytes(&lp->chain);
   if (work > f->lanes_work) f->lanes_work = work;
   return lp;
+}
+
+tile_prog *shlo__fuse_lanes_tile(const shlo_plan *p, int first, fused *f,
+                                 const int *list, int n, int result) {
+  tile_prog *tp = calloc(1, sizeof *tp);
+  if (!tp) return NULL;
+  if (!lanes_fill(&tp->lp, p, first, f, list, n, tp, result)) {
+    free(tp);
+    return NULL;
+  }
+  for (int q = 0; q < tp->lp.chain.n_out; q++)
+    if (tp->lp.out[q] == result) tp->result = q;
+  for (int k = 0; k < tp->lp.chain.n_in; k++)
+    for (int q = 0; q < tp->lp.chain.n_out; q++)
+      if (tp->kind[k] == SHLO_TILE_OUT && tp->lp.out[q] == tp->lp.in[k].ref)
+        tp->out_of[k] = (int8_t)q;
+  size_t work = shlo__fold_tiles_work_bytes(&tp->lp.chain);
+  if (work > f->lanes_work) f->lanes_work = work;
+  return tp;
+}
+
+void shlo__fuse_tile_free(tile_prog *tp) {
+  if (!tp) return;
+  free(tp->lp.chain.ins);
+  free(tp);
 }
 
 int shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f,
@@ -156,19 +227,19 @@ int shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f,
   *n_ins = *n_stored = 0;
   for (int k = 0; k < f->n_members;) {
     /* a stretch: lane ops and broadcasts, from a lane op to a lane op */
-    if (!lanes_op(p, first, f, k)) {
+    if (!shlo__fuse_lanes_op(p, first, f, k)) {
       k++;
       continue;
     }
-    int e = k, ops = 0, end = k;
+    int e = k, end = k, list[FUSE_MAX_MEMBERS], ops = 0;
     for (; e < f->n_members &&
-           (lanes_op(p, first, f, e) || lanes_bcast(f, e));
+           (shlo__fuse_lanes_op(p, first, f, e) || lanes_bcast(f, e));
          e++)
-      if (lanes_op(p, first, f, e)) {
-        ops++;
+      if (shlo__fuse_lanes_op(p, first, f, e)) {
+        list[ops++] = e;
         end = e + 1;
       }
-    lane_prog *lp = ops >= 2 ? lanes_build(p, first, f, k, end, ops) : NULL;
+    lane_prog *lp = ops >= 2 ? lanes_build(p, first, f, list, ops) : NULL;
     if (lp) {
       for (int q = k; q < end; q++) f->m[q].seg = k;
       f->m[end - 1].run_after = lp;
@@ -181,25 +252,50 @@ int shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f,
   return progs;
 }
 
-lane_prog *shlo__fuse_lanes_rows(const shlo_plan *p, int first, fused *f,
-                                 int k, int e) {
+/* The instructions of segment [k, e)'s program, in order: the members
+ * moved to it from earlier segments, then its own members of full rows
+ * that are neither moved on nor computed only in tile programs. */
+static int rows_list(const fused *f, int k, int e, int *list) {
+  int n = 0;
+  for (int q = 0; q < k; q++)
+    if (f->m[q].moved_to == k) list[n++] = q;
+  for (int q = k; q < e; q++)
+    if (lanes_is_ins(f, q) && !f->m[q].tile_only && f->m[q].moved_to < 0)
+      list[n++] = q;
+  return n;
+}
+
+/* Whether member q can be an instruction of a rows program: a lane op
+ * other than exp, tanh and logistic (a row at a time they ran slower
+ * inline in a program than through their own loop: softmax's subtract
+ * and exp, 5%), computed in every block, its outside operands whole. */
+static bool rows_ins_ok(const shlo_plan *p, int first, const fused *f,
+                        int q) {
+  const member *m = &f->m[q];
+  if (!shlo__fuse_lanes_op(p, first, f, q) || m->inv != INV_NO ||
+      p->steps[first + q].lane_op >= SHLO_LANE_EXP)
+    return false;
+  for (int i = 0; i < m->n_in; i++)
+    if (m->ref[i] >= 0 && m->adv[i] != ADV_FULL) return false;
+  return true;
+}
+
+bool shlo__fuse_lanes_rows_ok(const shlo_plan *p, int first, const fused *f,
+                              int k, int e, int q) {
   /* rows_segment runs the programs; blocks of one row run member by
    * member (rows_chunk) */
-  if (f->cols < ROWS_LANES_MIN_COLS || f->block < 2) return NULL;
-  int n_ins = 0;
-  for (int q = k; q < e; q++) {
-    const member *m = &f->m[q];
-    if (!lanes_is_ins(f, q)) continue;
-    int op = p->steps[first + q].lane_op;
-    if (!lanes_op(p, first, f, q) || m->inv != INV_NO) return NULL;
-    /* exp and the like a row at a time ran slower inline in a program
-     * than through their own loop (softmax's subtract and exp: 5%) */
-    if (op >= SHLO_LANE_EXP) return NULL;
-    for (int i = 0; i < m->n_in; i++)
-      if (m->ref[i] >= 0 && m->adv[i] != ADV_FULL) return NULL;
-    n_ins++;
-  }
-  return n_ins ? lanes_build(p, first, f, k, e, n_ins) : NULL;
+  if (f->cols < ROWS_LANES_MIN_COLS || f->block < 2) return false;
+  int list[FUSE_MAX_MEMBERS], n = rows_list(f, k, e, list);
+  for (int i = 0; i < n; i++)
+    if (!rows_ins_ok(p, first, f, list[i])) return false;
+  return q < 0 || rows_ins_ok(p, first, f, q);
+}
+
+lane_prog *shlo__fuse_lanes_rows(const shlo_plan *p, int first, fused *f,
+                                 int k, int e) {
+  int list[FUSE_MAX_MEMBERS], n = rows_list(f, k, e, list);
+  if (!n || !shlo__fuse_lanes_rows_ok(p, first, f, k, e, -1)) return NULL;
+  return lanes_build(p, first, f, list, n);
 }
 
 void shlo__fuse_lanes_free(lane_prog *lp) {

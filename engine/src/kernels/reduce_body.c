@@ -17,6 +17,7 @@
 #include "core/storage.h"
 #include "core/tensor_uninit.h"
 #include "kernels/reduce_int.h"
+#include "kernels/transpose16.h"
 #include "kernels/vmath.h"
 
 /* ---- native binary bodies ---- */
@@ -533,55 +534,17 @@ RB_DEF_ROWS(fold_rows_MUL_f64, double, *)
  * vector holds one column, element i of each of the 16 rows, and the
  * running sums (lane r: row r) add the columns in turn.  Every result is
  * the sequential fold's (the native loop must match the region path bit
- * for bit), but the additions and loads are vector ones.  The transpose
- * is four butterfly stages of two-vector shuffles (16 x 16 floats). */
-typedef float rb_v16 __attribute__((vector_size(64)));
-typedef int32_t rb_i16 __attribute__((vector_size(64)));
-
-/* One stage of the transpose for blocks of b lanes: rows i and i + b (i
- * with bit b clear) swap their off-diagonal b x b blocks. */
-#define RB_T_MASKS(B)                                                       \
-  static const rb_i16 rb_lo_##B = {                                         \
-      RB_T_LO(B, 0),  RB_T_LO(B, 1),  RB_T_LO(B, 2),  RB_T_LO(B, 3),        \
-      RB_T_LO(B, 4),  RB_T_LO(B, 5),  RB_T_LO(B, 6),  RB_T_LO(B, 7),        \
-      RB_T_LO(B, 8),  RB_T_LO(B, 9),  RB_T_LO(B, 10), RB_T_LO(B, 11),       \
-      RB_T_LO(B, 12), RB_T_LO(B, 13), RB_T_LO(B, 14), RB_T_LO(B, 15)};      \
-  static const rb_i16 rb_hi_##B = {                                         \
-      RB_T_HI(B, 0),  RB_T_HI(B, 1),  RB_T_HI(B, 2),  RB_T_HI(B, 3),        \
-      RB_T_HI(B, 4),  RB_T_HI(B, 5),  RB_T_HI(B, 6),  RB_T_HI(B, 7),        \
-      RB_T_HI(B, 8),  RB_T_HI(B, 9),  RB_T_HI(B, 10), RB_T_HI(B, 11),       \
-      RB_T_HI(B, 12), RB_T_HI(B, 13), RB_T_HI(B, 14), RB_T_HI(B, 15)};
-/* lane l of the new row i: its own lane l, or row i + b's lane l - b
- * (index 16 + ... picks from the second vector of __builtin_shuffle) */
-#define RB_T_LO(B, L) (((L) & (B)) ? 16 + (L) - (B) : (L))
-/* lane l of the new row i + b: row i's lane l + b, or its own lane l */
-#define RB_T_HI(B, L) (((L) & (B)) ? 16 + (L) : (L) + (B))
-RB_T_MASKS(8)
-RB_T_MASKS(4)
-RB_T_MASKS(2)
-RB_T_MASKS(1)
-
-#define RB_T_STAGE(t, B)                                                    \
-  _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)                     \
-    if (!(i & (B))) {                                                       \
-      rb_v16 lo = __builtin_shuffle(t[i], t[i + (B)], rb_lo_##B);           \
-      t[i + (B)] = __builtin_shuffle(t[i], t[i + (B)], rb_hi_##B);          \
-      t[i] = lo;                                                            \
-    }
-
+ * for bit), but the additions and loads are vector ones (transpose16.h). */
 SHLO_CLONES static void rb_sum16_f32(float *acc, const float *src,
                                      int64_t len) {
-  rb_v16 a;
+  shlo_v16f a;
   memcpy(&a, acc, sizeof a);
   int64_t i = 0;
   for (; i + 16 <= len; i += 16) {
-    rb_v16 t[16];
+    shlo_v16f t[16];
 #pragma GCC unroll 16
     for (int r = 0; r < 16; r++) memcpy(&t[r], src + r * len + i, 64);
-    RB_T_STAGE(t, 8)
-    RB_T_STAGE(t, 4)
-    RB_T_STAGE(t, 2)
-    RB_T_STAGE(t, 1)
+    SHLO_TRANSPOSE16(t);
 #pragma GCC unroll 16
     for (int c = 0; c < 16; c++) a += t[c];
   }

@@ -1,0 +1,146 @@
+/* Sums along rows of a lane program's value, on transposed tiles
+ * (fold_tiles.h). */
+#include <string.h>
+
+#include "kernels/fold_tiles.h"
+#include "kernels/multiversion.h"
+
+#define SIDE 16
+#define TILE (SIDE * SIDE) /* floats: column c at 16 * c */
+#define GROUPS 4           /* tiles of 16 rows side by side */
+
+size_t shlo__fold_tiles_work_bytes(const shlo_vchain *p) {
+  return (size_t)(p->n_in + p->n_out) * GROUPS * TILE * sizeof(float) +
+         shlo__vchain_work_bytes(p);
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#include "kernels/transpose16.h"
+
+/* Columns [i, i + w) of 16 rows of the array at base (rows of cols) into
+ * dst as columns: row r is row[r] of the array; columns past w are zeros
+ * (columns whose sums are thrown away). */
+static inline __attribute__((always_inline)) void
+tile_columns(float *dst, const float *base, int64_t cols, const int *row,
+             int64_t i, int w) {
+  if (w == SIDE) {
+    shlo_v16f t[SIDE];
+#pragma GCC unroll 16
+    for (int r = 0; r < SIDE; r++)
+      memcpy(&t[r], base + (size_t)row[r] * cols + i, sizeof t[r]);
+    SHLO_TRANSPOSE16(t);
+    memcpy(dst, t, sizeof t);
+    return;
+  }
+  for (int c = 0; c < SIDE; c++)
+    for (int r = 0; r < SIDE; r++)
+      dst[c * SIDE + r] = c < w ? base[(size_t)row[r] * cols + i + c] : 0;
+}
+
+/* Rows [0, nr) (nr <= 32) of the sums, every column: two groups of 16
+ * rows side by side, so that the two chains of additions (each row's in
+ * its order, four cycles apart) overlap; rows past nr repeat row nr - 1
+ * and their sums are thrown away. */
+SHLO_CLONES static void fold_groups(float *acc, int nr, int64_t cols,
+                                    const shlo_vchain *p, int result,
+                                    const shlo_tile_in *in, float *bufs,
+                                    void *vwork) {
+  enum { N = GROUPS * TILE };
+  float *ibuf = bufs, *obuf = bufs + (size_t)p->n_in * N;
+  const float *src[SHLO_VCHAIN_MAX_IO];
+  float *dst[SHLO_VCHAIN_MAX_IO];
+  int row[GROUPS * SIDE];
+  for (int r = 0; r < GROUPS * SIDE; r++) row[r] = r < nr ? r : nr - 1;
+  for (int q = 0; q < p->n_out; q++) dst[q] = obuf + (size_t)q * N;
+  for (int k = 0; k < p->n_in; k++) {
+    float *b = ibuf + (size_t)k * N;
+    src[k] = b;
+    if (in[k].kind == SHLO_TILE_ONE) src[k] = in[k].base;
+    else if (in[k].kind == SHLO_TILE_OUT) src[k] = dst[in[k].out];
+    else if (in[k].kind == SHLO_TILE_ROW) /* the same every tile */
+      for (int g = 0; g < GROUPS; g++) {
+        shlo_v16f v;
+        for (int r = 0; r < SIDE; r++) v[r] = in[k].base[row[g * SIDE + r]];
+        for (int c = 0; c < SIDE; c++)
+          memcpy(b + g * TILE + c * SIDE, &v, sizeof v);
+      }
+  }
+  shlo_v16f a[GROUPS];
+  for (int g = 0; g < GROUPS; g++)
+    for (int r = 0; r < SIDE; r++) a[g][r] = acc[row[g * SIDE + r]];
+  for (int64_t i = 0; i < cols; i += SIDE) {
+    int w = cols - i < SIDE ? (int)(cols - i) : SIDE;
+    for (int k = 0; k < p->n_in; k++) {
+      float *b = ibuf + (size_t)k * N;
+      if (in[k].kind == SHLO_TILE_FULL)
+        for (int g = 0; g < GROUPS; g++)
+          tile_columns(b + g * TILE, in[k].base, cols, row + g * SIDE, i, w);
+      else if (in[k].kind == SHLO_TILE_COL)
+        for (int c = 0; c < SIDE; c++) {
+          shlo_v16f v = {0};
+          v += c < w ? in[k].base[i + c] : 0;
+          for (int g = 0; g < GROUPS; g++)
+            memcpy(b + g * TILE + c * SIDE, &v, sizeof v);
+        }
+    }
+    shlo__vchain_run(p, dst, src, N, vwork);
+    const float *o = dst[result];
+    for (int c = 0; c < w; c++)
+#pragma GCC unroll 4
+      for (int g = 0; g < GROUPS; g++) {
+        shlo_v16f v;
+        memcpy(&v, o + g * TILE + c * SIDE, sizeof v);
+        a[g] += v;
+      }
+  }
+  for (int r = 0; r < nr; r++) acc[r] = a[r / SIDE][r % SIDE];
+}
+
+void shlo__fold_tiles_add_f32(float *acc, int64_t rows, int64_t cols,
+                              const shlo_vchain *p, int result,
+                              const shlo_tile_in *in, void *work) {
+  float *bufs = work;
+  void *vwork = bufs + (size_t)(p->n_in + p->n_out) * GROUPS * TILE;
+  for (int64_t r0 = 0; r0 < rows; r0 += GROUPS * SIDE) {
+    int64_t left = rows - r0;
+    int nr = left < GROUPS * SIDE ? (int)left : GROUPS * SIDE;
+    shlo_tile_in at[SHLO_VCHAIN_MAX_IO];
+    for (int k = 0; k < p->n_in; k++) {
+      at[k] = in[k];
+      if (in[k].kind == SHLO_TILE_FULL) at[k].base += (size_t)r0 * cols;
+      else if (in[k].kind == SHLO_TILE_ROW) at[k].base += r0;
+    }
+    fold_groups(acc + r0, nr, cols, p, result, at, bufs, vwork);
+  }
+}
+
+#else
+/* Elsewhere a row at a time: the program over the row, then its sum in
+ * order.  The same bits, without the vectors. */
+void shlo__fold_tiles_add_f32(float *acc, int64_t rows, int64_t cols,
+                              const shlo_vchain *p, int result,
+                              const shlo_tile_in *in, void *work) {
+  float *bufs = work;
+  void *vwork = bufs + (size_t)(p->n_in + p->n_out) * TILE;
+  const float *src[SHLO_VCHAIN_MAX_IO];
+  float *dst[SHLO_VCHAIN_MAX_IO];
+  for (int q = 0; q < p->n_out; q++) dst[q] = bufs + (size_t)(p->n_in + q) * TILE;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t i = 0; i < cols; i += TILE) {
+      int64_t w = cols - i < TILE ? cols - i : TILE;
+      for (int k = 0; k < p->n_in; k++) {
+        float *b = bufs + (size_t)k * TILE;
+        src[k] = b;
+        switch (in[k].kind) {
+        case SHLO_TILE_FULL: memcpy(b, in[k].base + r * cols + i, w * sizeof *b); break;
+        case SHLO_TILE_COL: memcpy(b, in[k].base + i, w * sizeof *b); break;
+        case SHLO_TILE_ROW: for (int64_t c = 0; c < w; c++) b[c] = in[k].base[r]; break;
+        case SHLO_TILE_ONE: src[k] = in[k].base; break;
+        default: src[k] = dst[in[k].out]; break;
+        }
+      }
+      shlo__vchain_run(p, dst, src, w, vwork);
+      for (int64_t c = 0; c < w; c++) acc[r] += dst[result][c];
+    }
+}
+#endif
