@@ -16,6 +16,11 @@
 # max(flops / sgemm rate, bytes / bandwidth) and the table shows shlo's
 # time over it.  limits.c runs once per round, and the best of its
 # medians over the rounds counts: a slow spell only lowers a sample.
+# The GEMM programs' GEMM steps (their dot_general and convolution steps,
+# timed by --profile in the same round, the median of three profiles) are
+# set against the sgemm rate of their own round: both then ran under the
+# same load.  The median of those
+# per-round shares is shown, then the best.
 # Where PyTorch cannot be imported, the table says "torch: not available"
 # and compares with numpy alone.
 #
@@ -44,7 +49,7 @@ while [ $# -gt 0 ]; do
     --bench-dir) bench_dir=$2; shift 2 ;;
     --no-limits) limits=0; shift ;;
     --server) servers+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "peers.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -123,17 +128,21 @@ for ((r = 1; r <= rounds; r++)); do
         /median/ { for (i = 1; i <= NF; i++) if ($i == "median") ms = $(i + 1) }
         /output 0:/ { print r, p, who, ms, $4, $6 }' "$tmp/remote.out" >> "$records"
     done
-    # the GEMM programs once more with --profile, in the same round: the
-    # time of their GEMM steps alone (dot_general, convolution), per run,
-    # unfused so that no elementwise work joins their blocks
+    # the GEMM programs again with --profile, in the same round: the time
+    # of their GEMM steps alone (dot_general, convolution), unfused so
+    # that no elementwise work joins their blocks.  A profile gives each
+    # step's mean over its runs, which one slow run moves, so three
+    # profiles and the median of them; each after 10 runs not counted
+    # (the first few runs of a process are slower still)
     case "$p" in
     mlp|cnn|attention)
-      SHLO_NO_FUSION=1 "$shlo" bench "$mlir" --runs "$n" --warmup "$w" \
-        --profile > "$tmp/profile.out"
-      awk -v p="$p" '
-        $1 == "stablehlo.dot_general" || $1 == "stablehlo.convolution" {
-          us += $(NF - 1) }
-        END { print p, us / 1000 }' "$tmp/profile.out" >> "$tmp/gemm_steps" ;;
+      for ((i = 0; i < 3; i++)); do
+        SHLO_NO_FUSION=1 "$shlo" bench "$mlir" --runs "$n" --warmup 10 \
+          --profile > "$tmp/profile.out"
+        awk '$1 == "stablehlo.dot_general" || $1 == "stablehlo.convolution" {
+          us += $(NF - 1) } END { print us / 1000 }' "$tmp/profile.out"
+      done | sort -g | awk -v p="$p" '{ ms[NR] = $1 }
+        END { print p, ms[int((NR + 1) / 2)] }' >> "$tmp/gemm_steps" ;;
     esac
     for peer in "${peer_list[@]}"; do
       run_peer "$p" "$peer" | "$py" -c '
@@ -153,7 +162,7 @@ steps_runs = {}
 for l in open(sys.argv[5]):
     if l.strip():
         steps_runs.setdefault(l.split()[0], []).append(float(l.split()[1]))
-gemm_steps = {p: (statistics.median(v), min(v)) for p, v in steps_runs.items()}
+rates = []
 # flops of the GEMM work, bytes every implementation must move at least.
 MIB = 1 << 20
 WORK = {
@@ -175,7 +184,11 @@ for line in open(records):
 gflops = gbs = None
 try:
     text = open(limits_path).read()
-    gflops = max(float(m) for m in re.findall(r"sgemm .* median +[\d.]+ ms +([\d.]+) GFLOP/s", text))
+    # each round's rate: the best median of its sizes and thread counts
+    sgemm = r"sgemm .* median +[\d.]+ ms +([\d.]+) GFLOP/s"
+    rates = [max(float(m) for m in re.findall(sgemm, part))
+             for part in text.split("openblas_get_config")[1:]]
+    gflops = max(rates)
     gbs = max(float(m) for m in re.findall(r"memory .* median +[\d.]+ ms +([\d.]+) GB/s", text))
     core = re.search(r"openblas_get_corename: (\S+)", text).group(1)
     print(f"limits: sgemm {gflops:.1f} GFLOP/s, bandwidth {gbs:.2f} GB/s "
@@ -218,14 +231,19 @@ if gflops:
     print("\nGEMM share of the sgemm rate (flops ÷ rate ÷ shlo time):",
           ", ".join(share(p, statistics.median(x[0] for x in rows[p]['shlo']))
                     for p in ("mlp", "cnn", "attention") if p in rows and "shlo" in rows[p]))
-    if gemm_steps:
-        # the limits are the best round's, so the best round's steps are
-        # shown too: the same statistic on both sides of the ratio
+    # each round's GEMM steps against that round's sgemm rate (the rounds
+    # in order in both files), so that both sides saw the same load
+    cells = []
+    for p, steps in steps_runs.items():
+        if len(steps) != len(rates) or min(steps) <= 0:
+            continue
+        shares = [WORK[p][0] / (rate * 1e6) / ms * 100 for rate, ms in zip(rates, steps)]
+        cells.append(f"{p} {statistics.median(shares):.0f}% (steps {statistics.median(steps):.2f} ms; "
+                     f"rounds {', '.join(f'{x:.0f}' for x in shares)}%)")
+    if cells:
         print("the same over the time of their GEMM steps alone (dot_general and "
-              "convolution, unfused, a --profile run per round; the median round, "
-              "then the best round as for the limits):",
-              ", ".join(f"{share(p, ms)} ({ms:.2f} ms; best {share(p, best)[len(p) + 1:]})"
-                        for p, (ms, best) in gemm_steps.items() if ms > 0))
+              "convolution, unfused, the median of 3 --profile runs per round), each round's against "
+              "that round's sgemm rate; the median of the rounds:", "; ".join(cells))
 remote = sorted({who for by in rows.values() for who in by if who.startswith("at:")})
 if remote:
     print("\nthrough a server (median of the rounds; overhead = its time - in-process time):\n")
