@@ -389,12 +389,14 @@ static void layernorm_computes_what_every_block_shares_once(void **state) {
        * only by the members right after them, one row at a time: c (not
        * c2, which a member after the second reduction reads, nor shb,
        * which the second reduction's tile program reads over the block),
-       * y, o.  That reduction computes c, c2 and sq on tiles, and sq,
-       * which it alone reads, is never stored; rows of 300 are too short
-       * for lane programs, so c2 stays in its segment. */
+       * y, o.  That reduction computes c, c2 and sq on tiles, from x0's
+       * tiles that the first reduction kept, and sq, which it alone
+       * reads, is never stored; rows of 300 are too short for lane
+       * programs, so c2 stays in its segment. */
       "[blocks of 64 rows; 3 members once, 2 read in place, 2 read as one "
       "element per row, 0 streamed, 3 kept to one row] [1 sum on tiles: 3 "
-      "ops, 1 value never stored, 0 moved to a later segment]");
+      "ops, 1 value never stored, 0 moved to a later segment, 1 kept as "
+      "tiles]");
 }
 
 /* Layernorm on 800 rows of 700 (a result past SHLO_STREAM_MIN_BYTES; rows
@@ -438,11 +440,13 @@ static void layernorm_segments_run_in_registers(void **state) {
       "  %out = stablehlo.add %o, %bb : tensor<800x700xf32>\n"
       "  func.return %out : tensor<800x700xf32>\n}\n",
       "1 streamed, 3 kept to one row] [in registers: 4 ops] [1 sum on "
-      "tiles: 2 ops, 1 value never stored, 1 moved to a later segment]");
+      "tiles: 2 ops, 1 value never stored, 1 moved to a later segment, 1 "
+      "kept as tiles]");
 }
 
-/* A sum computed on tiles from every kind of operand: the rows (x), a
- * row's one element (the mean), one row shared by all (gamma, in place),
+/* A sum computed on tiles from every kind of operand: the rows (x, whose
+ * tiles the sum for the mean kept), a row's one element (the mean), one
+ * row shared by all (gamma, in place),
  * a scalar filled once, and a value of its own read back past the next
  * instruction (d, read by q).  129 rows of 600: blocks of 64 rows and a
  * block of one (each member then computed in its place), a last group of
@@ -483,7 +487,31 @@ static void sums_on_tiles_read_every_kind_of_operand(void **state) {
       "  %y = stablehlo.multiply %d, %rb : tensor<129x600xf32>\n"
       "  func.return %y, %v : tensor<129x600xf32>, tensor<129xf32>\n}\n",
       "[1 sum on tiles: 4 ops, 3 values never stored, 1 moved to a later "
-      "segment]");
+      "segment, 1 kept as tiles]");
+}
+
+/* A sum of squares of a value from outside the group (an iota, varying
+ * along the rows), no earlier sum keeping its tiles: the tile program
+ * transposes them itself.  The unfused bits. */
+static void a_sum_on_tiles_of_an_outside_value(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> tensor<70x600xf32> {\n"
+      "  %x = stablehlo.iota dim = 1 : tensor<70x600xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %k = stablehlo.constant dense<0.001> : tensor<70x600xf32>\n"
+      "  %xk = stablehlo.multiply %x, %k : tensor<70x600xf32>\n"
+      "  %sq = stablehlo.multiply %xk, %xk : tensor<70x600xf32>\n"
+      "  %v = stablehlo.reduce(%sq init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<70x600xf32>, tensor<f32>) -> "
+      "tensor<70xf32>\n"
+      "  %r = stablehlo.rsqrt %v : tensor<70xf32>\n"
+      "  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<70xf32>) "
+      "-> tensor<70x600xf32>\n"
+      "  %y = stablehlo.multiply %x, %rb : tensor<70x600xf32>\n"
+      "  func.return %y : tensor<70x600xf32>\n}\n",
+      "[1 sum on tiles: 2 ops, 2 values never stored, 0 moved to a later "
+      "segment, 0 kept as tiles]");
 }
 
 /* A sum whose operand another member reads too is folded from its stored
@@ -1106,6 +1134,7 @@ int main(void) {
       cmocka_unit_test(layernorm_segments_run_in_registers),
       cmocka_unit_test(sums_on_tiles_read_every_kind_of_operand),
       cmocka_unit_test(a_sum_of_a_value_read_again_stays_off_tiles),
+      cmocka_unit_test(a_sum_on_tiles_of_an_outside_value),
       cmocka_unit_test(long_max_rows_read_row_broadcasts_in_place),
       cmocka_unit_test(big_results_stream_out),
       cmocka_unit_test(run_fills_scalar_broadcasts_once),

@@ -296,7 +296,7 @@ static void rows_member(const fused_run *r, const member *m, char *const *val,
  * tiles by its tile program (fuse_tiles.c) from values of the block. */
 static void rows_fold_tiles(const fused_run *r, const member *m,
                             char *const *val, int64_t r0, int64_t nr,
-                            char *d, void *work) {
+                            char *d, void *work, char *kept) {
   const fused *f = r->f;
   const tile_prog *tp = m->tile;
   const void *init = rows_operand(r, m, 1, val, r0);
@@ -306,7 +306,9 @@ static void rows_fold_tiles(const fused_run *r, const member *m,
     const lane_io *io = &tp->lp.in[k];
     in[k].kind = tp->kind[k];
     in[k].out = tp->out_of[k];
-    if (!io->ext)
+    if (in[k].kind == SHLO_TILE_KEPT)
+      in[k].base = (const float *)(kept + (size_t)tp->kept[k] * f->keep_bytes);
+    else if (!io->ext)
       in[k].base = (const float *)val[io->ref];
     else
       in[k].base = (const float *)((const char *)r->in[io->ref]->data +
@@ -317,6 +319,17 @@ static void rows_fold_tiles(const fused_run *r, const member *m,
   }
   shlo__fold_tiles_add_f32((float *)d, nr, f->cols, &tp->lp.chain,
                            tp->result, in, work);
+}
+
+/* Reduction m (a plain f32 sum) over rows [r0, r0 + nr) into d, keeping
+ * its operand's tiles at kept for a later reduction's tile program. */
+static void rows_fold_keep(const fused_run *r, const member *m,
+                           char *const *val, int64_t r0, int64_t nr,
+                           char *d, char *kept) {
+  const void *init = rows_operand(r, m, 1, val, r0);
+  for (int64_t j = 0; j < nr; j++) memcpy(d + (size_t)j * m->esz, init, m->esz);
+  shlo__fold_tiles_keep_f32((float *)d, nr, r->f->cols,
+                            rows_operand(r, m, 0, val, r0), (float *)kept);
 }
 
 /* Whether member m is computed in a block (the first of a worker's
@@ -431,8 +444,9 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   const fused *f = r->f;
   /* each member's scratch on its own cache lines */
   size_t per = ((size_t)(f->block * f->cols) * f->scratch_esz + 63) & ~(size_t)63;
-  char *scratch =
-      aligned_alloc(64, (size_t)f->n_members * per + f->lanes_work);
+  char *scratch = aligned_alloc(64, (size_t)f->n_members * per +
+                                        f->lanes_work +
+                                        (size_t)f->n_keep * f->keep_bytes);
   char **val = malloc((size_t)f->n_members * 2 * sizeof *val);
   if (!scratch || !val) {
     free(scratch);
@@ -442,6 +456,8 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   }
   for (int k = 0; k < f->n_members; k++)
     if (f->m[k].inv == INV_ALIAS) val[k] = r->in[f->m[k].ref[0]]->data;
+  char *work = scratch + (size_t)f->n_members * per;
+  char *kept = work + f->lanes_work; /* tiles kept by reductions */
   for (int64_t r0 = lo; r0 < hi; r0 += f->block) {
     int64_t nr = hi - r0 < f->block ? hi - r0 : f->block;
     for (int k = 0; k < f->n_members;) {
@@ -453,8 +469,10 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
         if (rows_computes(m, r0 == lo)) {
           val[k] = rows_dest(r, k, r0, scratch, per);
           if (m->tile && nr > 1)
-            rows_fold_tiles(r, m, val, r0, nr, val[k],
-                            scratch + (size_t)f->n_members * per);
+            rows_fold_tiles(r, m, val, r0, nr, val[k], work, kept);
+          else if (m->keep >= 0 && nr > 1)
+            rows_fold_keep(r, m, val, r0, nr, val[k],
+                           kept + (size_t)m->keep * f->keep_bytes);
           else
             rows_member(r, m, val, r0, nr, val[k]);
         }
@@ -835,6 +853,7 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
   /* a tile program sums two groups of 16 rows side by side, their
    * chains of additions overlapping (fold_tiles.c) */
   if (tiles && f->block == 16) f->block = 64;
+  f->keep_bytes = shlo__fold_tiles_kept_bytes(f->block, f->cols);
   while (!rows_programs(p, first, f) && tiles) {
     shlo__fuse_tiles_undo(f);
     tiles = false;
@@ -943,13 +962,14 @@ static void mark_scalars(const shlo_plan *p, int first, fused *f,
  * programs. */
 static void rows_label(const fused *f, char *buf, size_t cap) {
   int once = 0, alias = 0, streamed = 0, ones = 0, local = 0, lanes = 0;
-  int tiles = 0, tile_ops = 0, tile_only = 0, moved = 0;
+  int tiles = 0, tile_ops = 0, tile_only = 0, moved = 0, kept = 0;
   for (int k = 0; k < f->n_members; k++) {
     lanes += f->m[k].run_after ? f->m[k].run_after->chain.n_ins : 0;
     tiles += f->m[k].tile != NULL;
     tile_ops += f->m[k].tile ? f->m[k].tile->lp.chain.n_ins : 0;
     tile_only += f->m[k].tile_only;
     moved += f->m[k].moved_to >= 0;
+    kept += f->m[k].keep >= 0;
     once += f->m[k].inv == INV_ONCE;
     alias += f->m[k].inv == INV_ALIAS;
     streamed += shlo__fuse_rows_streams(f, &f->m[k]);
@@ -970,9 +990,9 @@ static void rows_label(const fused *f, char *buf, size_t cap) {
   if (tiles)
     snprintf(buf + len, cap - len,
              " [%d sum%s on tiles: %d ops, %d value%s never stored, %d "
-             "moved to a later segment]",
+             "moved to a later segment, %d kept as tiles]",
              tiles, tiles == 1 ? "" : "s", tile_ops, tile_only,
-             tile_only == 1 ? "" : "s", moved);
+             tile_only == 1 ? "" : "s", moved, kept);
 }
 
 /* Per-slot lookups that keep fusion linear in the plan's size.  last_read
@@ -1025,6 +1045,7 @@ static void fuse_member(const shlo_plan *p, int first, int last, int k,
   m->one_arg = -1;
   m->seg = -1;
   m->moved_to = -1;
+  m->keep = -1;
   m->bcast = !s->range;
   if (m->bcast) bcast_map_of(s, types, &m->map);
   m->n_in = s->n_in;

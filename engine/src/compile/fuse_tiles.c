@@ -171,9 +171,39 @@ static bool plan_fold(const shlo_plan *p, int first, fused *f, int kf) {
   return true;
 }
 
+/* Whether reduction k0 (a plain f32 sum) reads what input k of tile
+ * program tp reads over the rows. */
+static bool sums_input(const fused *f, int k0, const tile_prog *tp, int k) {
+  const member *m = &f->m[k0];
+  if (!m->fold || m->tile || m->fold->opcode != SHLO_OP_ADD ||
+      m->fold->et != SHLO_F32 || tp->kind[k] != SHLO_TILE_FULL)
+    return false;
+  const lane_io *io = &tp->lp.in[k];
+  return io->ext ? m->ref[0] == io->ref && m->adv[0] == ADV_FULL
+                 : m->ref[0] == -(io->ref + 1);
+}
+
+/* Inputs of tile programs that an earlier sum reads too (layernorm's x,
+ * summed for the mean): that sum keeps their tiles, already transposed,
+ * for the program to read. */
+static void plan_kept(fused *f) {
+  for (int kf = 0; kf < f->n_members; kf++) {
+    tile_prog *tp = f->m[kf].tile;
+    for (int k = 0; tp && k < tp->lp.chain.n_in; k++)
+      for (int k0 = 0; k0 < kf; k0++) {
+        if (!sums_input(f, k0, tp, k)) continue;
+        if (f->m[k0].keep < 0) f->m[k0].keep = f->n_keep++;
+        tp->kind[k] = SHLO_TILE_KEPT;
+        tp->kept[k] = (int8_t)f->m[k0].keep;
+        break;
+      }
+  }
+}
+
 int shlo__fuse_tiles_plan(const shlo_plan *p, int first, fused *f) {
   int n = 0;
   for (int k = 0; k < f->n_members; k++) n += plan_fold(p, first, f, k);
+  plan_kept(f);
   return n;
 }
 
@@ -183,6 +213,7 @@ void shlo__fuse_tiles_undo(fused *f) {
     shlo__fuse_tile_free(m->tile);
     m->tile = NULL;
     m->tile_only = m->read_whole = false;
-    m->moved_to = -1;
+    m->moved_to = m->keep = -1;
   }
+  f->n_keep = 0;
 }

@@ -9,6 +9,16 @@
 #define TILE (SIDE * SIDE) /* floats: column c at 16 * c */
 #define GROUPS 4           /* tiles of 16 rows side by side */
 
+/* Floats of the kept tiles of 64 rows: a 64 x 16 tile per 16 columns. */
+static size_t kept_chunk(int64_t cols) {
+  return (size_t)(cols + SIDE - 1) / SIDE * GROUPS * TILE;
+}
+
+size_t shlo__fold_tiles_kept_bytes(int64_t rows, int64_t cols) {
+  int64_t chunks = (rows + GROUPS * SIDE - 1) / (GROUPS * SIDE);
+  return (size_t)chunks * kept_chunk(cols) * sizeof(float);
+}
+
 size_t shlo__fold_tiles_work_bytes(const shlo_vchain *p) {
   return (size_t)(p->n_in + p->n_out) * GROUPS * TILE * sizeof(float) +
          shlo__vchain_work_bytes(p);
@@ -37,10 +47,10 @@ tile_columns(float *dst, const float *base, int64_t cols, const int *row,
       dst[c * SIDE + r] = c < w ? base[(size_t)row[r] * cols + i + c] : 0;
 }
 
-/* Rows [0, nr) (nr <= 32) of the sums, every column: two groups of 16
- * rows side by side, so that the two chains of additions (each row's in
- * its order, four cycles apart) overlap; rows past nr repeat row nr - 1
- * and their sums are thrown away. */
+/* Rows [0, nr) (nr <= 64) of the sums, every column: four groups of 16
+ * rows side by side, so that their chains of additions (each row's in its
+ * order, four cycles apart) overlap; rows past nr repeat row nr - 1 and
+ * their sums are thrown away. */
 SHLO_CLONES static void fold_groups(float *acc, int nr, int64_t cols,
                                     const shlo_vchain *p, int result,
                                     const shlo_tile_in *in, float *bufs,
@@ -55,7 +65,8 @@ SHLO_CLONES static void fold_groups(float *acc, int nr, int64_t cols,
   for (int k = 0; k < p->n_in; k++) {
     float *b = ibuf + (size_t)k * N;
     src[k] = b;
-    if (in[k].kind == SHLO_TILE_ONE) src[k] = in[k].base;
+    if (in[k].kind == SHLO_TILE_ONE || in[k].kind == SHLO_TILE_KEPT)
+      src[k] = in[k].base;
     else if (in[k].kind == SHLO_TILE_OUT) src[k] = dst[in[k].out];
     else if (in[k].kind == SHLO_TILE_ROW) /* the same every tile */
       for (int g = 0; g < GROUPS; g++) {
@@ -75,6 +86,8 @@ SHLO_CLONES static void fold_groups(float *acc, int nr, int64_t cols,
       if (in[k].kind == SHLO_TILE_FULL)
         for (int g = 0; g < GROUPS; g++)
           tile_columns(b + g * TILE, in[k].base, cols, row + g * SIDE, i, w);
+      else if (in[k].kind == SHLO_TILE_KEPT) /* already columns */
+        src[k] = in[k].base + (size_t)(i / SIDE) * N;
       else if (in[k].kind == SHLO_TILE_COL)
         for (int c = 0; c < SIDE; c++) {
           shlo_v16f v = {0};
@@ -108,15 +121,86 @@ void shlo__fold_tiles_add_f32(float *acc, int64_t rows, int64_t cols,
     for (int k = 0; k < p->n_in; k++) {
       at[k] = in[k];
       if (in[k].kind == SHLO_TILE_FULL) at[k].base += (size_t)r0 * cols;
+      else if (in[k].kind == SHLO_TILE_KEPT)
+        at[k].base += (size_t)(r0 / (GROUPS * SIDE)) * kept_chunk(cols);
       else if (in[k].kind == SHLO_TILE_ROW) at[k].base += r0;
     }
     fold_groups(acc + r0, nr, cols, p, result, at, bufs, vwork);
   }
 }
 
+/* The sums of rows [0, nr) (nr <= 64) of the array at base, and their
+ * tiles kept as columns at keep, in fold_groups' order.  A group of 16
+ * rows at a time: 16 streams from memory at once, where 64 would be more
+ * than the prefetchers follow. */
+SHLO_CLONES static void keep_groups(float *acc, int nr, int64_t cols,
+                                    const float *base, float *keep) {
+  enum { N = GROUPS * TILE };
+  int row[GROUPS * SIDE];
+  for (int r = 0; r < GROUPS * SIDE; r++) row[r] = r < nr ? r : nr - 1;
+  /* every group, rows past nr too: fold_groups reads their tiles (and
+   * throws their sums away) */
+  for (int g = 0; g < GROUPS; g++) {
+    const int *gr = row + g * SIDE;
+    shlo_v16f a;
+    for (int r = 0; r < SIDE; r++) a[r] = acc[gr[r]];
+    float *kt = keep + g * TILE;
+    int64_t i = 0;
+    for (; i + SIDE <= cols; i += SIDE, kt += N) {
+      shlo_v16f t[SIDE];
+#pragma GCC unroll 16
+      for (int r = 0; r < SIDE; r++)
+        memcpy(&t[r], base + (size_t)gr[r] * cols + i, sizeof t[r]);
+      SHLO_TRANSPOSE16(t);
+      memcpy(kt, t, sizeof t);
+#pragma GCC unroll 16
+      for (int c = 0; c < SIDE; c++) a += t[c];
+    }
+    if (i < cols) { /* the last columns, a tile padded with zeros */
+      int w = (int)(cols - i);
+      tile_columns(kt, base, cols, gr, i, w);
+      for (int c = 0; c < w; c++) {
+        shlo_v16f v;
+        memcpy(&v, kt + c * SIDE, sizeof v);
+        a += v;
+      }
+    }
+    for (int r = 0; r < SIDE && g * SIDE + r < nr; r++) acc[g * SIDE + r] = a[r];
+  }
+}
+
+void shlo__fold_tiles_keep_f32(float *acc, int64_t rows, int64_t cols,
+                               const float *base, float *keep) {
+  for (int64_t r0 = 0; r0 < rows; r0 += GROUPS * SIDE) {
+    int64_t left = rows - r0;
+    keep_groups(acc + r0, left < GROUPS * SIDE ? (int)left : GROUPS * SIDE,
+                cols, base + (size_t)r0 * cols,
+                keep + (size_t)(r0 / (GROUPS * SIDE)) * kept_chunk(cols));
+  }
+}
+
 #else
 /* Elsewhere a row at a time: the program over the row, then its sum in
  * order.  The same bits, without the vectors. */
+
+/* Where element (r, c) of kept rows lies (the layout keep_groups writes). */
+static float *kept_at(const float *keep, int64_t cols, int64_t r, int64_t c) {
+  int64_t rr = r % (GROUPS * SIDE);
+  return (float *)keep + (size_t)(r / (GROUPS * SIDE)) * kept_chunk(cols) +
+         (size_t)(c / SIDE) * GROUPS * TILE + (size_t)(rr / SIDE) * TILE +
+         (size_t)(c % SIDE) * SIDE + (size_t)(rr % SIDE);
+}
+
+void shlo__fold_tiles_keep_f32(float *acc, int64_t rows, int64_t cols,
+                               const float *base, float *keep) {
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++) {
+      float v = base[r * cols + c];
+      *kept_at(keep, cols, r, c) = v;
+      acc[r] += v;
+    }
+}
+
 void shlo__fold_tiles_add_f32(float *acc, int64_t rows, int64_t cols,
                               const shlo_vchain *p, int result,
                               const shlo_tile_in *in, void *work) {
@@ -136,6 +220,9 @@ void shlo__fold_tiles_add_f32(float *acc, int64_t rows, int64_t cols,
         case SHLO_TILE_COL: memcpy(b, in[k].base + i, w * sizeof *b); break;
         case SHLO_TILE_ROW: for (int64_t c = 0; c < w; c++) b[c] = in[k].base[r]; break;
         case SHLO_TILE_ONE: src[k] = in[k].base; break;
+        case SHLO_TILE_KEPT:
+          for (int64_t c = 0; c < w; c++) b[c] = *kept_at(in[k].base, cols, r, i + c);
+          break;
         default: src[k] = dst[in[k].out]; break;
         }
       }

@@ -25,8 +25,10 @@ enum shlo_tile_kind {
   SHLO_TILE_ROW,  /* one value per row: base[r] */
   SHLO_TILE_COL,  /* one value per column, the same in every row: base[c] */
   SHLO_TILE_ONE,  /* one value everywhere: base[0] (the program's in_one) */
-  SHLO_TILE_OUT   /* the program's output `out`, stored by an earlier
+  SHLO_TILE_OUT,  /* the program's output `out`, stored by an earlier
                      instruction and read back */
+  SHLO_TILE_KEPT  /* rows kept as tiles by shlo__fold_tiles_keep_f32 for
+                     the same rows and cols: base its keep */
 };
 
 typedef struct shlo_tile_in {
@@ -34,6 +36,16 @@ typedef struct shlo_tile_in {
   int out;           /* SHLO_TILE_OUT only */
   const float *base;
 } shlo_tile_in;
+
+/* acc[r] = acc[r] + base[r * cols + c] for c = 0, 1, ..., cols - 1 in
+ * turn, for each r in [0, rows) (the reduce kernel's sums, bit for bit),
+ * keeping the rows' tiles at keep as the tile programs read them
+ * (shlo__fold_tiles_kept_bytes(rows, cols) bytes, 64-byte aligned): a
+ * later sum over the same rows that reads them as SHLO_TILE_KEPT does
+ * not transpose them again. */
+void shlo__fold_tiles_keep_f32(float *acc, int64_t rows, int64_t cols,
+                               const float *base, float *keep);
+size_t shlo__fold_tiles_kept_bytes(int64_t rows, int64_t cols);
 
 /* Bytes of the workspace shlo__fold_tiles_add_f32 needs for program p. */
 size_t shlo__fold_tiles_work_bytes(const shlo_vchain *p);
