@@ -8,7 +8,9 @@
  * the end, in the middle and implicit, batching dims, empty indices, every
  * element size, out-of-bounds scatter windows, native update computations
  * per element type, bodies that go through the compiled region (with a
- * captured value), variadic scatter, and a wrong expectation. */
+ * captured value), variadic scatter, an operand updated in place when it
+ * dies at the scatter (and copied when it is also the updates), and a
+ * wrong expectation. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -205,6 +207,56 @@ static void test_scatter_out_of_bounds(void **state) {
          "[8, 9, 10, 11], [12, 13, 14, 15]]> : tensor<4x4xi32>\n"
          "  func.return\n"
          "}\n");
+}
+
+/* An operand that dies at the scatter is updated in place (the tensor of
+ * zeros a segment sum starts from); one that is also the updates is
+ * copied first, so every update reads the rows as they were. */
+static void test_scatter_into_a_dying_operand(void **state) {
+  (void)state;
+  const char *dn =
+      "    scatter_dimension_numbers = #stablehlo.scatter<"
+      "update_window_dims = [1], inserted_window_dims = [0], "
+      "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>\n"
+      "  } : (tensor<4x3xf32>, tensor<3x1xi32>, tensor<3x3xf32>)"
+      " -> tensor<4x3xf32>\n";
+  const char *dn3 =
+      "    scatter_dimension_numbers = #stablehlo.scatter<"
+      "update_window_dims = [1], inserted_window_dims = [0], "
+      "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>\n"
+      "  } : (tensor<3x3xf32>, tensor<3x1xi32>, tensor<3x3xf32>)"
+      " -> tensor<3x3xf32>\n";
+  char text[4096];
+  snprintf(text, sizeof text,
+           "func.func @main() {\n"
+           "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %%zb = stablehlo.broadcast_in_dim %%z, dims = [] : "
+           "(tensor<f32>) -> tensor<4x3xf32>\n"
+           "  %%idx = stablehlo.constant dense<[[1], [3], [1]]> : "
+           "tensor<3x1xi32>\n"
+           "  %%u = stablehlo.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, "
+           "6.0], [7.0, 8.0, 9.0]]> : tensor<3x3xf32>\n"
+           "  %%r = \"stablehlo.scatter\"(%%zb, %%idx, %%u) ({\n"
+           "    ^bb0(%%a: tensor<f32>, %%b: tensor<f32>):\n"
+           "      %%s = stablehlo.add %%a, %%b : tensor<f32>\n"
+           "      stablehlo.return %%s : tensor<f32>\n"
+           "  }) {\n%s"
+           "  check.expect_eq_const %%r, dense<[[0.0, 0.0, 0.0], [8.0, 10.0, "
+           "12.0], [0.0, 0.0, 0.0], [4.0, 5.0, 6.0]]> : tensor<4x3xf32>\n"
+           "  %%w = stablehlo.add %%u, %%u : tensor<3x3xf32>\n"
+           "  %%idx2 = stablehlo.constant dense<[[2], [0], [1]]> : "
+           "tensor<3x1xi32>\n"
+           "  %%r2 = \"stablehlo.scatter\"(%%w, %%idx2, %%w) ({\n"
+           "    ^bb0(%%a: tensor<f32>, %%b: tensor<f32>):\n"
+           "      %%s = stablehlo.add %%a, %%b : tensor<f32>\n"
+           "      stablehlo.return %%s : tensor<f32>\n"
+           "  }) {\n%s"
+           "  check.expect_eq_const %%r2, dense<[[10.0, 14.0, 18.0], [22.0, "
+           "26.0, 30.0], [16.0, 20.0, 24.0]]> : tensor<3x3xf32>\n"
+           "  func.return\n"
+           "}\n",
+           dn, dn3);
+  RUN_OK(text);
 }
 
 /* Batching dims, index_vector_dim in the middle, a window dim between
@@ -520,6 +572,7 @@ static void test_bad_dimension_numbers(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gather_clamp),
+      cmocka_unit_test(test_scatter_into_a_dying_operand),
       cmocka_unit_test(test_gather_ivd_middle),
       cmocka_unit_test(test_gather_batching_implicit),
       cmocka_unit_test(test_gather_elem_sizes),

@@ -246,7 +246,8 @@ shlo_value *shlo_tensor_new_like(const shlo_type *t) {
 }
 
 shlo_value *shlo_tensor_clone(const shlo_value *v) {
-  shlo_value *c = shlo_tensor_new(v->elem, v->rank, v->dims);
+  /* every element is copied: no zeroing first */
+  shlo_value *c = tensor_new(v->elem, v->rank, v->dims, false);
   if (!c) return NULL;
   memcpy(c->data, v->data, v->nbytes);
   shlo__value_share_quant(c, v);

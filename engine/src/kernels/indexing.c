@@ -916,7 +916,9 @@ static shlo_status k_scatter(const shlo_step *s, shlo_value *const *in,
   shlo_status st = SHLO_OK;
   scatter_run r = {s, p, in, out, ex, NULL, NULL};
   for (int i = 0; i < n; i++) {
-    out[i] = shlo_tensor_clone(in[i]);
+    /* the updates go straight into an operand that dies here */
+    out[i] = shlo__exec_take_input(s, in, i);
+    if (!out[i]) out[i] = shlo_tensor_clone(in[i]);
     if (!out[i]) {
       st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
       goto done;

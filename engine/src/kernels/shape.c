@@ -18,6 +18,7 @@
 
 #include "core/floatfmt.h"
 #include "core/storage.h"
+#include "core/tensor_uninit.h"
 #include "kernels/kernel.h"
 #include "compile/plan.h"
 #include "core/value_quant.h"
@@ -219,9 +220,11 @@ static shape_params *params_new(shlo_step *step, const shlo_type *rt,
 }
 
 /* The result tensor of a step (NULL after reporting ENOMEM). */
+/* Every kernel here writes each element of its result (or has none), so
+ * the result is not zeroed first. */
 static shlo_value *result_new(const shape_params *p, const shlo_step *s,
                               shlo_exec *ex) {
-  shlo_value *v = shlo_tensor_new(p->elem, p->rank, p->dims);
+  shlo_value *v = shlo__tensor_new_uninit(p->elem, p->rank, p->dims);
   if (!v) {
     shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
     return NULL;

@@ -155,6 +155,19 @@ bool shlo__step_region_is_scalar(const shlo_step *s, int r) {
   return r < s->n_plans && s->plans[r]->scalar != NULL;
 }
 
+shlo_value *shlo__exec_take_input(const shlo_step *s, shlo_value *const *in,
+                                  int k) {
+  shlo_value *v = in[k];
+  if (!v || v->kind != SHLO_TYPE_TENSOR ||
+      atomic_load_explicit(&v->refs, memory_order_acquire) != 1)
+    return NULL;
+  bool dies = false;
+  for (int j = 0; j < s->n_release; j++) dies |= s->release[j] == s->in[k];
+  for (int j = 0; j < s->n_in; j++)
+    if (j != k && in[j] == v) return NULL;
+  return dies ? shlo_value_ref(v) : NULL;
+}
+
 /* Run scalar program sp's ops over regs, its arguments already in place. */
 static void run_scalar_ops(const shlo_scalar_prog *sp, unsigned char *regs) {
   for (int k = 0; k < sp->n_ops; k++) {

@@ -69,6 +69,13 @@ static inline const unsigned char *shlo__scalar_frame_result(
 shlo_status shlo__exec_fail(shlo_exec *ex, const shlo_step *s,
                            shlo_status code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Input k of step s for the step to change in place and return: a new
+ * reference to it when no one else can see the change (its slot dies
+ * after s, the value has no other owner, and no other input of s is the
+ * same value); NULL when the kernel must work on a copy.  Saves a copy of
+ * a large operand that dies there (scatter into a tensor of zeros). */
+shlo_value *shlo__exec_take_input(const shlo_step *s, shlo_value *const *in,
+                                  int k);
 /* Nonzero when the execution must stop (cancelled or past its deadline);
  * long-running kernels call it in their outer loops. */
 bool shlo__exec_should_stop(shlo_exec *ex);
