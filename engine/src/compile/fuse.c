@@ -24,7 +24,9 @@
  * outside values along the rows (gamma, beta, scalars) are the same in
  * every block and are made once per worker, or read in place; returned
  * results larger than L2 are streamed out past the caches.  Memory sees
- * the group's inputs and results once. */
+ * the group's inputs and results once.  An f32 sum whose operand only it
+ * reads computes that operand itself, on tiles of the block, and never
+ * stores it (fuse_tiles.c). */
 /* -O2 leaves loops that need a remainder scalar: the broadcast fills
  * below are worth vectorizing. */
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
@@ -850,7 +852,7 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
    * pays; a segment given members that then gets no program (it had no
    * room) undoes the tiles */
   bool tiles = shlo__fuse_tiles_plan(p, first, f) > 0;
-  /* a tile program sums two groups of 16 rows side by side, their
+  /* a tile program sums four groups of 16 rows side by side, their
    * chains of additions overlapping (fold_tiles.c) */
   if (tiles && f->block == 16) f->block = 64;
   f->keep_bytes = shlo__fold_tiles_kept_bytes(f->block, f->cols);

@@ -27,18 +27,25 @@ size_t shlo__fold_tiles_work_bytes(const shlo_vchain *p) {
 #if defined(__GNUC__) && !defined(__clang__)
 #include "kernels/transpose16.h"
 
-/* Columns [i, i + w) of 16 rows of the array at base (rows of cols) into
- * dst as columns: row r is row[r] of the array; columns past w are zeros
- * (columns whose sums are thrown away). */
+/* Columns [i, i + 16) of 16 rows of the array at base (rows of cols),
+ * row r its row[r], as 16 column vectors in t. */
+static inline __attribute__((always_inline)) void
+tile_load(shlo_v16f *t, const float *base, int64_t cols, const int *row,
+          int64_t i) {
+#pragma GCC unroll 16
+  for (int r = 0; r < SIDE; r++)
+    memcpy(&t[r], base + (size_t)row[r] * cols + i, sizeof t[r]);
+  SHLO_TRANSPOSE16(t);
+}
+
+/* Columns [i, i + w) of those rows into dst as columns; columns past w
+ * are zeros (columns whose sums are thrown away). */
 static inline __attribute__((always_inline)) void
 tile_columns(float *dst, const float *base, int64_t cols, const int *row,
              int64_t i, int w) {
   if (w == SIDE) {
     shlo_v16f t[SIDE];
-#pragma GCC unroll 16
-    for (int r = 0; r < SIDE; r++)
-      memcpy(&t[r], base + (size_t)row[r] * cols + i, sizeof t[r]);
-    SHLO_TRANSPOSE16(t);
+    tile_load(t, base, cols, row, i);
     memcpy(dst, t, sizeof t);
     return;
   }
@@ -148,10 +155,7 @@ SHLO_CLONES static void keep_groups(float *acc, int nr, int64_t cols,
     int64_t i = 0;
     for (; i + SIDE <= cols; i += SIDE, kt += N) {
       shlo_v16f t[SIDE];
-#pragma GCC unroll 16
-      for (int r = 0; r < SIDE; r++)
-        memcpy(&t[r], base + (size_t)gr[r] * cols + i, sizeof t[r]);
-      SHLO_TRANSPOSE16(t);
+      tile_load(t, base, cols, gr, i);
       memcpy(kt, t, sizeof t);
 #pragma GCC unroll 16
       for (int c = 0; c < SIDE; c++) a += t[c];
