@@ -514,6 +514,49 @@ static void a_sum_on_tiles_of_an_outside_value(void **state) {
       "segment, 0 kept as tiles]");
 }
 
+/* The deviation would move to the segment after the variance, but that
+ * segment's program has no room (33 more operands from outside): the
+ * group goes back to storing what the sum reads, as before tiles, and
+ * gives the same bits. */
+static void a_segment_without_room_undoes_the_tiles(void **state) {
+  (void)state;
+  enum { CAP = 16384 };
+  char *text = malloc(CAP);
+  assert_non_null(text);
+  int n = snprintf(
+      text, CAP,
+      "func.func @main() -> tensor<64x600xf32> {\n%s"
+      "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %%s = stablehlo.reduce(%%x0 init: %%z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<64x600xf32>, tensor<f32>) -> "
+      "tensor<64xf32>\n"
+      "  %%mb = stablehlo.broadcast_in_dim %%s, dims = [0] : "
+      "(tensor<64xf32>) -> tensor<64x600xf32>\n"
+      "  %%d = stablehlo.subtract %%x0, %%mb : tensor<64x600xf32>\n"
+      "  %%sq = stablehlo.multiply %%d, %%d : tensor<64x600xf32>\n"
+      "  %%v = stablehlo.reduce(%%sq init: %%z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<64x600xf32>, tensor<f32>) -> "
+      "tensor<64xf32>\n"
+      "  %%vb = stablehlo.broadcast_in_dim %%v, dims = [0] : "
+      "(tensor<64xf32>) -> tensor<64x600xf32>\n"
+      "  %%y0 = stablehlo.multiply %%d, %%vb : tensor<64x600xf32>\n",
+      WAVY("64x600"));
+  for (int k = 1; k <= 33; k++)
+    n += snprintf(text + n, CAP - n,
+                  "  %%c%d = stablehlo.constant dense<1.%02d> : "
+                  "tensor<64x600xf32>\n"
+                  "  %%y%d = stablehlo.multiply %%y%d, %%c%d : "
+                  "tensor<64x600xf32>\n",
+                  k, k, k, k - 1, k);
+  snprintf(text + n, CAP - n,
+           "  func.return %%y33 : tensor<64x600xf32>\n}\n");
+  same_results(text, "fused_rows(");
+  run_result a = run(text, true);
+  if (strstr(a.plan, "on tiles")) fail_msg("tiles kept:\n%s", a.plan);
+  release(&a);
+  free(text);
+}
+
 /* A sum whose operand another member reads too is folded from its stored
  * value, as before: computing it twice would cost more than storing it
  * (softmax's exponentials). */
@@ -1135,6 +1178,7 @@ int main(void) {
       cmocka_unit_test(sums_on_tiles_read_every_kind_of_operand),
       cmocka_unit_test(a_sum_of_a_value_read_again_stays_off_tiles),
       cmocka_unit_test(a_sum_on_tiles_of_an_outside_value),
+      cmocka_unit_test(a_segment_without_room_undoes_the_tiles),
       cmocka_unit_test(long_max_rows_read_row_broadcasts_in_place),
       cmocka_unit_test(big_results_stream_out),
       cmocka_unit_test(run_fills_scalar_broadcasts_once),

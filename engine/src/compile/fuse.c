@@ -310,6 +310,8 @@ static void rows_fold_tiles(const fused_run *r, const member *m,
     in[k].out = tp->out_of[k];
     if (in[k].kind == SHLO_TILE_KEPT)
       in[k].base = (const float *)(kept + (size_t)tp->kept[k] * f->keep_bytes);
+    else if (in[k].kind == SHLO_TILE_OUT)
+      in[k].base = NULL; /* the program's own output */
     else if (!io->ext)
       in[k].base = (const float *)val[io->ref];
     else
@@ -421,7 +423,10 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
   for (int q = 0; q < e; q++) {
     const member *m = &f->m[q];
     row[q] = val[q];
-    if (m->row_step) moving[n_moving++] = q;
+    /* (not values this block never makes: computed on tiles only, or in
+     * a later segment) */
+    bool made = !m->tile_only && (m->moved_to < 0 || m->moved_to == k);
+    if (m->row_step && made) moving[n_moving++] = q;
     if (q >= k && m->dom == DOM_FULL && rows_computes(m, first) &&
         !m->prog_ins && !m->tile_only && m->moved_to < 0)
       own[n_own++] = q;
@@ -449,7 +454,7 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   char *scratch = aligned_alloc(64, (size_t)f->n_members * per +
                                         f->lanes_work +
                                         (size_t)f->n_keep * f->keep_bytes);
-  char **val = malloc((size_t)f->n_members * 2 * sizeof *val);
+  char **val = calloc((size_t)f->n_members * 2, sizeof *val);
   if (!scratch || !val) {
     free(scratch);
     free(val);
@@ -851,6 +856,7 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
   /* reductions on tiles, and then a lane program per segment where one
    * pays; a segment given members that then gets no program (it had no
    * room) undoes the tiles */
+  int64_t block = f->block;
   bool tiles = shlo__fuse_tiles_plan(p, first, f) > 0;
   /* a tile program sums four groups of 16 rows side by side, their
    * chains of additions overlapping (fold_tiles.c) */
@@ -858,6 +864,8 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
   f->keep_bytes = shlo__fold_tiles_kept_bytes(f->block, f->cols);
   while (!rows_programs(p, first, f) && tiles) {
     shlo__fuse_tiles_undo(f);
+    f->block = block;
+    f->lanes_work = 0; /* the segments' programs, made again */
     tiles = false;
   }
 }

@@ -201,6 +201,9 @@ static void plan_kept(fused *f) {
 }
 
 int shlo__fuse_tiles_plan(const shlo_plan *p, int first, fused *f) {
+  /* sums fold 16 rows side by side, or rows too long for that one at a
+   * time, computing every member in its place (rows_chunk) */
+  if (f->block < 16) return 0;
   int n = 0;
   for (int k = 0; k < f->n_members; k++) n += plan_fold(p, first, f, k);
   plan_kept(f);
