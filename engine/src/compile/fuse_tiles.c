@@ -8,10 +8,11 @@
  * stores the deviations or their squares for the sum.  The deviations
  * are also scaled after the sum; the segment that does so computes them
  * again from x and the mean in its own program (the member is moved
- * there), so the segment before the sum has nothing left to do: the
- * block is read three times from the caches and its values written
- * nowhere but the result, where before two more values went through
- * them. */
+ * there), so the segment before the sum has nothing left to do.  And the
+ * sum for the mean, which transposes the same tiles of x, keeps them for
+ * the variance's program (plan_kept).  The block's values are written
+ * nowhere but the result, where before two more went through the
+ * caches. */
 #include <stdbool.h>
 #include <string.h>
 
