@@ -276,6 +276,13 @@ static const void *rows_operand(const fused_run *r, const member *m, int i,
   return (const char *)r->in[ref]->data + (size_t)off * r->f->ext_esz[ref];
 }
 
+/* Each of reduction m's nr results at d starts from its init value. */
+static void rows_fold_init(const fused_run *r, const member *m,
+                           char *const *val, int64_t r0, int64_t nr, char *d) {
+  const void *init = rows_operand(r, m, 1, val, r0);
+  for (int64_t j = 0; j < nr; j++) memcpy(d + (size_t)j * m->esz, init, m->esz);
+}
+
 /* Member m over rows [r0, r0 + nr) into d. */
 static void rows_member(const fused_run *r, const member *m, char *const *val,
                         int64_t r0, int64_t nr, char *d) {
@@ -283,8 +290,7 @@ static void rows_member(const fused_run *r, const member *m, char *const *val,
   const void *x[3];
   for (int i = 0; i < m->n_in; i++) x[i] = rows_operand(r, m, i, val, r0);
   if (m->fold) { /* the reduce kernel's loop */
-    for (int64_t j = 0; j < nr; j++)
-      memcpy(d + (size_t)j * m->esz, x[1], m->esz);
+    rows_fold_init(r, m, val, r0, nr, d);
     m->fold->fold_rows(d, x[0], nr, cols, m->fold);
     return;
   }
@@ -301,8 +307,7 @@ static void rows_fold_tiles(const fused_run *r, const member *m,
                             char *d, void *work, char *kept) {
   const fused *f = r->f;
   const tile_prog *tp = m->tile;
-  const void *init = rows_operand(r, m, 1, val, r0);
-  for (int64_t j = 0; j < nr; j++) memcpy(d + (size_t)j * m->esz, init, m->esz);
+  rows_fold_init(r, m, val, r0, nr, d);
   shlo_tile_in in[SHLO_VCHAIN_MAX_IO];
   for (int k = 0; k < tp->lp.chain.n_in; k++) {
     const lane_io *io = &tp->lp.in[k];
@@ -330,8 +335,7 @@ static void rows_fold_tiles(const fused_run *r, const member *m,
 static void rows_fold_keep(const fused_run *r, const member *m,
                            char *const *val, int64_t r0, int64_t nr,
                            char *d, char *kept) {
-  const void *init = rows_operand(r, m, 1, val, r0);
-  for (int64_t j = 0; j < nr; j++) memcpy(d + (size_t)j * m->esz, init, m->esz);
+  rows_fold_init(r, m, val, r0, nr, d);
   shlo__fold_tiles_keep_f32((float *)d, nr, r->f->cols,
                             rows_operand(r, m, 0, val, r0), (float *)kept);
 }
