@@ -145,11 +145,16 @@ int srv_token_line_parse(const char *line, srv_token_line *out, char *err,
   return 0;
 }
 
-/* The parsed lines of a file; -1 after a message naming the line. */
+/* The parsed lines of a file; -1 after a one-line message naming the
+ * file (and the line).  *out and *n_out are set on every return, so the
+ * caller frees *out whatever happened. */
 static int read_lines(const char *path, srv_token_line **out, int *n_out) {
+  *out = NULL;
+  *n_out = 0;
   FILE *f = fopen(path, "r");
   if (!f) {
-    fprintf(stderr, "shlo-server: cannot open tokens file %s\n", path);
+    fprintf(stderr, "shlo-server: tokens file %s: %s\n", path,
+            strerror(errno));
     return -1;
   }
   char line[1200], err[160];
@@ -160,7 +165,7 @@ static int read_lines(const char *path, srv_token_line **out, int *n_out) {
     srv_token_line l;
     bool whole = strchr(line, '\n') || feof(f);
     if (!whole || srv_token_line_parse(line, &l, err, sizeof err)) {
-      fprintf(stderr, "shlo-server: %s:%d: %s\n", path, n,
+      fprintf(stderr, "shlo-server: tokens file %s:%d: %s\n", path, n,
               whole ? err : "line longer than 1199 bytes");
       rc = -1;
       break;
@@ -168,11 +173,18 @@ static int read_lines(const char *path, srv_token_line **out, int *n_out) {
     if (l.kind == SRV_LINE_BLANK) continue;
     srv_token_line *g = realloc(lines, (size_t)(used + 1) * sizeof *g);
     if (!g) {
+      fprintf(stderr, "shlo-server: tokens file %s: out of memory\n", path);
       rc = -1;
       break;
     }
     lines = g;
     lines[used++] = l;
+  }
+  /* a directory opens, then fails to read (EISDIR): not an empty file */
+  if (!rc && ferror(f)) {
+    fprintf(stderr, "shlo-server: tokens file %s: cannot read: %s\n", path,
+            strerror(errno));
+    rc = -1;
   }
   fclose(f);
   *out = lines;
@@ -185,8 +197,8 @@ static bool duplicate_token(const srv_token_line *l, int n, const char *path) {
   for (int i = 0; i < n; i++)
     for (int j = i + 1; l[i].kind == SRV_LINE_TOKEN && j < n; j++)
       if (l[j].kind == SRV_LINE_TOKEN && !strcmp(l[i].token, l[j].token)) {
-        fprintf(stderr, "shlo-server: %s: tokens %s and %s are the same "
-                        "token\n", path, l[i].name, l[j].name);
+        fprintf(stderr, "shlo-server: tokens file %s: tokens %s and %s are "
+                        "the same token\n", path, l[i].name, l[j].name);
         return true;
       }
   return false;
@@ -220,20 +232,30 @@ static int commit(srv_server *s, const srv_token_line *l, int n) {
   return 0;
 }
 
+/* Whether any line gives a token (a file of quotas and comments alone
+ * would lock everyone out). */
+static bool has_token(const srv_token_line *l, int n) {
+  for (int i = 0; i < n; i++)
+    if (l[i].kind == SRV_LINE_TOKEN) return true;
+  return false;
+}
+
 int srv_auth_load(srv_server *s, const char *path) {
   srv_token_line *lines;
   int n;
   int rc = read_lines(path, &lines, &n);
+  if (!rc && !has_token(lines, n)) {
+    /* checked before commit: a reload that fails changes no quota */
+    fprintf(stderr, "shlo-server: tokens file %s holds no token%s\n", path,
+            n ? "" : " (it is empty)");
+    rc = -1;
+  }
   if (!rc && duplicate_token(lines, n, path)) rc = -1;
   if (!rc && commit(s, lines, n)) {
-    fprintf(stderr, "shlo-server: %s: out of memory\n", path);
+    fprintf(stderr, "shlo-server: tokens file %s: out of memory\n", path);
     rc = -1;
   }
   free(lines);
-  if (!rc && s->n_tokens == 0) {
-    fprintf(stderr, "shlo-server: %s holds no token\n", path);
-    rc = -1;
-  }
   return rc;
 }
 

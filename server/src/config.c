@@ -253,42 +253,82 @@ void srv_config_free(srv_config *c) {
     }
 }
 
+/* Why a config-file line of len bytes (its newline included) cannot be
+ * one, or NULL: a file of other bytes (a binary, a key) must not pass for
+ * comments and blanks, nor put control bytes in the error message. */
+static const char *bad_line(const char *line, size_t len, char *why,
+                            size_t cap) {
+  if (len > 4095) return "a line longer than 4095 bytes";
+  for (size_t i = 0; i < len; i++) {
+    unsigned char b = (unsigned char)line[i];
+    if ((b < 0x20 && b != '\t' && b != '\r' && b != '\n') || b == 0x7f) {
+      snprintf(why, cap, "a control byte (0x%02x): not a config file", b);
+      return why;
+    }
+  }
+  return NULL;
+}
+
+/* One `name value` line (no control bytes) into c; -1 after a message. */
+static int load_line(srv_config *c, char *line, const char *where) {
+  char *p = line;
+  while (*p == ' ' || *p == '\t') p++;
+  if (*p == '#' || *p == '\n' || *p == '\r' || !*p) return 0;
+  char *e = p + strcspn(p, " \t=\r\n");
+  size_t klen = (size_t)(e - p);
+  while (*e == ' ' || *e == '\t' || *e == '=') e++;
+  char *v = e;
+  v[strcspn(v, "\n")] = 0;
+  for (char *t = v + strlen(v); t > v && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r');) *--t = 0;
+  if (*v == '"' && strlen(v) >= 2 && v[strlen(v) - 1] == '"') {
+    v[strlen(v) - 1] = 0;
+    v++;
+  }
+  const opt *o = find_opt(p, klen);
+  if (!o || !strcmp(o->name, "config")) {
+    fprintf(stderr, "shlo-server: %s: unknown option '%.*s'\n", where,
+            (int)(klen > 64 ? 64 : klen), p);
+    return -1;
+  }
+  return set_opt(c, o, v, where);
+}
+
+/* The config file: every failure is one line on stderr naming the file
+ * (main exits 2; a reload keeps the configuration in force).  A file of
+ * no bytes at all is refused, as an unpopulated mount or a truncated copy
+ * would be: one that means "defaults" holds at least a comment. */
 static int load_file(srv_config *c, const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) {
-    fprintf(stderr, "shlo-server: cannot open config file %s\n", path);
+    fprintf(stderr, "shlo-server: config file %s: %s\n", path,
+            strerror(errno));
     return -1;
   }
-  char line[4096], where[4200];
+  char *line = NULL, where[4200], why[80];
+  size_t lcap = 0;
   int n = 0, rc = 0;
-  while (fgets(line, sizeof line, f)) {
+  ssize_t len;
+  while ((len = getline(&line, &lcap, f)) >= 0) {
     n++;
-    char *p = line;
-    while (*p == ' ' || *p == '\t') p++;
-    if (*p == '#' || *p == '\n' || !*p) continue;
-    char *e = p + strcspn(p, " \t=\n");
-    size_t klen = (size_t)(e - p);
-    while (*e == ' ' || *e == '\t' || *e == '=') e++;
-    char *v = e;
-    v[strcspn(v, "\n")] = 0;
-    for (char *t = v + strlen(v); t > v && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r');) *--t = 0;
-    if (*v == '"' && strlen(v) >= 2 && v[strlen(v) - 1] == '"') {
-      v[strlen(v) - 1] = 0;
-      v++;
-    }
-    snprintf(where, sizeof where, "%s:%d", path, n);
-    const opt *o = find_opt(p, klen);
-    if (!o || !strcmp(o->name, "config")) {
-      fprintf(stderr, "shlo-server: %s: unknown option '%.*s'\n", where,
-              (int)klen, p);
-      rc = -1;
-      break;
-    }
-    if (set_opt(c, o, v, where)) {
+    snprintf(where, sizeof where, "config file %s:%d", path, n);
+    const char *bad = bad_line(line, (size_t)len, why, sizeof why);
+    if (bad) fprintf(stderr, "shlo-server: %s: %s\n", where, bad);
+    if (bad || load_line(c, line, where)) {
       rc = -1;
       break;
     }
   }
+  /* a directory opens, then fails to read (EISDIR) */
+  if (!rc && ferror(f)) {
+    fprintf(stderr, "shlo-server: config file %s: cannot read: %s\n", path,
+            strerror(errno));
+    rc = -1;
+  } else if (!rc && n == 0) {
+    fprintf(stderr, "shlo-server: config file %s is empty (0 bytes); a "
+                    "file that means the defaults holds a comment\n", path);
+    rc = -1;
+  }
+  free(line);
   fclose(f);
   return rc;
 }
@@ -392,6 +432,14 @@ static void usage(void) {
     printf("  --%-22s %s (default: %s) [%s]\n", options[i].name,
            options[i].help, *options[i].def ? options[i].def : "none", var);
   }
+  printf("\nExit status: 0 after a clean stop (SIGINT/SIGTERM); 2 when it "
+         "cannot start\nas configured: a bad option, a file it reads "
+         "(config, tokens, tls-cert,\ntls-key, store directory) or writes "
+         "(log, audit-log) missing, empty,\nunreadable or malformed, or an "
+         "address it cannot listen on -- one line on\nstderr names the "
+         "file; 1 for a failure while serving (out of memory).\nSIGHUP "
+         "reloads the config and tokens files; one with errors changes "
+         "nothing\nand the reason is logged.\n");
 }
 
 /* --config FILE, else $SHLO_CONFIG: read it first so the environment and

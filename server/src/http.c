@@ -702,12 +702,16 @@ static char *read_pem(const char *option, const char *path) {
   if (f) {
     text = malloc(1 << 20);
     n = text ? fread(text, 1, (1 << 20) - 1, f) : 0;
-    bool whole = text && feof(f) && !ferror(f);
+    int err = ferror(f) ? errno : 0; /* EISDIR: a directory opens */
+    bool whole = text && feof(f) && !err;
     fclose(f);
     if (whole) text[n] = 0;
     if (!whole || !strstr(text, "-----BEGIN ")) {
-      fprintf(stderr, "shlo-server: --%s %s: %s\n", option, path,
-              whole ? "not a PEM file" : "unreadable or over 1 MiB");
+      fprintf(stderr, "shlo-server: --%s %s: %s%s\n", option, path,
+              whole ? (n ? "not a PEM file" : "empty (0 bytes), not a PEM "
+                                               "file")
+              : err ? "cannot read: " : "over 1 MiB",
+              err ? strerror(err) : "");
       free(text);
       return NULL;
     }
@@ -804,8 +808,14 @@ int srv_http_start(srv_server *s) {
   const union MHD_DaemonInfo *ei =
       s->mhd ? MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
   if (!ei) {
-    fprintf(stderr, "shlo-server: cannot start libmicrohttpd with epoll%s\n",
-            cert ? " and TLS (is --tls-key the key of --tls-cert?)" : "");
+    if (cert) /* most often a PEM block that does not parse */
+      fprintf(stderr, "shlo-server: --tls-cert %s / --tls-key %s: not a "
+                      "usable certificate and key (malformed PEM, or a key "
+                      "that is not the certificate's)\n",
+              s->cfg.tls_cert, s->cfg.tls_key);
+    else
+      fprintf(stderr, "shlo-server: cannot start libmicrohttpd with "
+                      "epoll\n");
     free_tls();
     if (s->mhd) MHD_stop_daemon(s->mhd);
     s->mhd = NULL;

@@ -1,6 +1,14 @@
 /* shlo-server: the StableHLO execution service.  main wires the modules
  * together: config, auth, cache, workers, HTTP on one libuv loop, signals
- * for a graceful stop (SIGINT/SIGTERM) and a reload (SIGHUP, service.c). */
+ * for a graceful stop (SIGINT/SIGTERM) and a reload (SIGHUP, service.c).
+ *
+ * Exit status: 0 after a clean stop; 2 when the configuration cannot be
+ * served (a bad option, or a file it names -- config, tokens, TLS, log,
+ * audit log, store directory -- missing, empty, unreadable or malformed,
+ * or an address it cannot listen on), always after one line on stderr
+ * naming the file; 1 for a failure while serving (out of memory, threads
+ * that would not start, a loop that did not close clean). */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,13 +89,18 @@ int main(int argc, char **argv) {
   s.started_ns = srv_now_ns();
   if (!strcmp(s.cfg.log, "stderr")) s.log = stderr;
   else if (strcmp(s.cfg.log, "off") && !(s.log = fopen(s.cfg.log, "a"))) {
-    fprintf(stderr, "shlo-server: cannot open log file %s\n", s.cfg.log);
+    fprintf(stderr, "shlo-server: log file %s: %s\n", s.cfg.log,
+            strerror(errno));
+    rc = 2;
     goto out;
   }
   if (s.log && s.log != stderr) setvbuf(s.log, NULL, _IOLBF, 0);
   s.devnull = fopen("/dev/null", "w");
   if (s.cfg.tokens_file[0]) {
-    if (srv_auth_load(&s, s.cfg.tokens_file)) goto out;
+    if (srv_auth_load(&s, s.cfg.tokens_file)) {
+      rc = 2;
+      goto out;
+    }
     fprintf(stderr, "shlo-server: auth on: %d bearer token(s) from %s\n",
             s.n_tokens, s.cfg.tokens_file);
   } else if (!loopback(s.cfg.host) && !s.cfg.insecure) {
@@ -101,14 +114,20 @@ int main(int argc, char **argv) {
     fprintf(stderr, "shlo-server: auth off (no --tokens): anyone who can "
                     "reach the port may execute programs\n");
   }
-  if (srv_audit_open(&s)) goto out;
+  if (srv_audit_open(&s)) {
+    rc = 2;
+    goto out;
+  }
   s.loop = uv_default_loop();
   cache_init(&s.cache, (size_t)s.cfg.cache_bytes);
   if (srv_quota_setup(&s)) {
     fprintf(stderr, "shlo-server: out of memory\n");
     goto out;
   }
-  if (srv_store_start(&s)) goto out;
+  if (srv_store_start(&s)) {
+    rc = 2;
+    goto out;
+  }
   if (pool_init(&s.pool, s.loop, (int)s.cfg.threads, (int)s.cfg.max_queue,
                 (int)s.cfg.worker_spin_us * 1000, srv_http_drained, &s)) {
     fprintf(stderr, "shlo-server: cannot start worker threads\n");
@@ -128,6 +147,7 @@ int main(int argc, char **argv) {
     uv_close((uv_handle_t *)&s.sig_term, NULL);
     uv_run(s.loop, UV_RUN_DEFAULT);
     srv_service_stop(&s);
+    rc = 2; /* a TLS file, the address or the port */
     goto out;
   }
   if (srv_binary_start(&s)) {
