@@ -251,6 +251,7 @@ static const shlo_executable *compile(bin_job *b, cache_entry **e, bool fresh,
       *cached) {
     *cached = false;
     *ms = (*e)->cost_ms;
+    srv_team_pay_compile(*ms, &b->cancel); /* its wall time too (teams.h) */
   }
   return x;
 }

@@ -319,7 +319,7 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
     snprintf(r->module, sizeof r->module, "%s", e->id);
     if (!strcmp(method, "DELETE")) {
       cache_disown(&s->cache, key, owner);
-      srv_store_deleted(s, e->id);
+      srv_store_deleted(s, e, owner); /* only owner's claim */
       strbuf b = {0};
       shlo__sb_puts(&b, "{\"deleted\":");
       shlo__json_str(&b, e->id);

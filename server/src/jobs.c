@@ -555,6 +555,7 @@ static void adopt_for_execute(exec_state *ex) {
     ex->cached = false;
     ex->compile_ms = ex->e->cost_ms;
     r->compile_ms = 0; /* nothing compiled for this request */
+    srv_team_pay_compile(ex->e->cost_ms, &r->cancel); /* nor in wall time */
   }
 }
 
@@ -894,6 +895,10 @@ void srv_job_register(srv_job *j) {
     srv_quota_refuse(r, SRV_QUOTA_CACHE_BYTES, 1);
     goto done;
   }
+  /* another team's compile: this team's first registration takes as long
+   * as a compile would, as its "cached": false says (teams.h) */
+  if (cached && !compiled && a != CACHE_HAD)
+    srv_team_pay_compile(e->cost_ms, &r->cancel);
   cached = a == CACHE_HAD;
   char why[1200];
   if (srv_store_registered(s, e, r->team->name, name, why, sizeof why)) {

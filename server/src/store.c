@@ -15,12 +15,47 @@
 
 #define STORE_MAGIC "shlo-module 1"
 #define STORE_SUFFIX ".module"
-#define STORE_HEADER_MAX 4096
+/* Room for some thousands of teams' lines. */
+#define STORE_HEADER_MAX 65536
+/* A temporary file this old (seconds since its last write) is no write in
+ * progress: one takes seconds at most, fsync included. */
+#define STORE_TMP_STALE_S 600
 
 void store_record_free(store_record *r) {
   free(r->entry);
   free(r->program);
+  free(r->teams);
   r->entry = r->program = NULL;
+  r->teams = NULL;
+  r->n_teams = 0;
+}
+
+bool store_record_has_team(const store_record *r, const char *team) {
+  for (int i = 0; i < r->n_teams; i++)
+    if (!strcmp(r->teams[i], team)) return true;
+  return false;
+}
+
+int store_record_add_team(store_record *r, const char *team) {
+  if (!*team || strlen(team) >= STORE_TEAM_LEN) return -1;
+  if (store_record_has_team(r, team)) return 0;
+  char(*g)[STORE_TEAM_LEN] =
+      realloc(r->teams, (size_t)(r->n_teams + 1) * sizeof *g);
+  if (!g) return -1;
+  r->teams = g;
+  strcpy(r->teams[r->n_teams++], team);
+  return 0;
+}
+
+bool store_record_drop_team(store_record *r, const char *team) {
+  for (int i = 0; i < r->n_teams; i++)
+    if (!strcmp(r->teams[i], team)) {
+      memmove(r->teams[i], r->teams[i + 1],
+              (size_t)(r->n_teams - i - 1) * sizeof *r->teams);
+      r->n_teams--;
+      return true;
+    }
+  return false;
 }
 
 bool store_name_ok(const char *s) {
@@ -71,25 +106,40 @@ static int write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
-/* The header of r: "key value" lines, then a blank line. */
+/* The header of r: "key value" lines (a "team" line per team), then a
+ * blank line. */
 static int format_header(const store_record *r, char *out, size_t cap) {
   if (r->entry && strpbrk(r->entry, "\n\r")) return -1; /* a quoted name */
-  int n = snprintf(out, cap,
-                   STORE_MAGIC "\nid %s\nteam %s\nname %s\nentry %s\n"
-                   "replicas %d\npartitions %d\nregistered %lld\n"
-                   "program-bytes %zu\n\n",
-                   r->id, r->team, r->name, r->entry ? r->entry : "",
-                   r->replicas, r->partitions, (long long)r->registered_ns,
-                   r->program_len);
-  return n > 0 && (size_t)n < cap ? n : -1;
+  if (r->n_teams < 1) return -1;
+  size_t n = 0;
+  int k = snprintf(out, cap, STORE_MAGIC "\nid %s\n", r->id);
+  for (int i = 0; k > 0 && (size_t)k < cap - n && i < r->n_teams; i++) {
+    n += (size_t)k;
+    k = snprintf(out + n, cap - n, "team %s\n", r->teams[i]);
+  }
+  if (k < 0 || (size_t)k >= cap - n) return -1;
+  n += (size_t)k;
+  k = snprintf(out + n, cap - n,
+               "name %s\nentry %s\nreplicas %d\npartitions %d\n"
+               "registered %lld\nprogram-bytes %zu\n\n",
+               r->name, r->entry ? r->entry : "", r->replicas, r->partitions,
+               (long long)r->registered_ns, r->program_len);
+  if (k < 0 || (size_t)k >= cap - n) return -1;
+  return (int)(n + (size_t)k);
 }
 
 int store_write(const char *dir, const store_record *r, char *why,
                 size_t cap) {
-  char path[4096], tmp[4160], head[STORE_HEADER_MAX];
+  char path[4096], tmp[4160];
   static atomic_uint seq;
-  int hn = format_header(r, head, sizeof head);
+  char *head = malloc(STORE_HEADER_MAX);
+  if (!head) {
+    snprintf(why, cap, "out of memory");
+    return -1;
+  }
+  int hn = format_header(r, head, STORE_HEADER_MAX);
   if (hn < 0 || !record_path(dir, r->id, STORE_SUFFIX, path, sizeof path)) {
+    free(head);
     snprintf(why, cap, "the record of %s does not fit the format", r->id);
     return -1;
   }
@@ -97,6 +147,7 @@ int store_write(const char *dir, const store_record *r, char *why,
            atomic_fetch_add(&seq, 1));
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
+    free(head);
     snprintf(why, cap, "cannot create %s: %s", tmp, strerror(errno));
     return -1;
   }
@@ -105,6 +156,7 @@ int store_write(const char *dir, const store_record *r, char *why,
   bool ok = !write_all(fd, head, (size_t)hn) &&
             !write_all(fd, r->program, r->program_len) && !fsync(fd);
   int err = errno;
+  free(head);
   ok = !close(fd) && ok;
   if (ok && rename(tmp, path)) err = errno, ok = false;
   if (!ok) {
@@ -127,8 +179,8 @@ static bool header_field(store_record *r, const char *key, const char *val,
   if (!strcmp(key, "id") && strlen(val) < SRV_ID_LEN) {
     strcpy(r->id, val);
     *seen |= 1;
-  } else if (!strcmp(key, "team") && strlen(val) < STORE_TEAM_LEN) {
-    strcpy(r->team, val);
+  } else if (!strcmp(key, "team")) { /* one line per team */
+    if (store_record_add_team(r, val)) return false;
   } else if (!strcmp(key, "name") && strlen(val) < STORE_NAME_LEN) {
     if (*val && !store_name_ok(val)) return false;
     strcpy(r->name, val);
@@ -222,7 +274,7 @@ static int read_program(int fd, store_record *r, const char *buf, size_t got,
 int store_read(const char *dir, const char *id, bool header_only,
                store_record *out, char *why, size_t cap) {
   memset(out, 0, sizeof *out);
-  char path[4096], buf[STORE_HEADER_MAX];
+  char path[4096];
   if (!record_path(dir, id, STORE_SUFFIX, path, sizeof path)) {
     snprintf(why, cap, "malformed id");
     return -1;
@@ -232,9 +284,15 @@ int store_read(const char *dir, const char *id, bool header_only,
     snprintf(why, cap, "%s", strerror(errno));
     return errno == ENOENT ? 1 : -1;
   }
+  char *buf = malloc(STORE_HEADER_MAX);
+  if (!buf) {
+    close(fd);
+    snprintf(why, cap, "out of memory");
+    return -1;
+  }
   size_t got = 0;
-  while (got < sizeof buf - 1) {
-    ssize_t k = read(fd, buf + got, sizeof buf - 1 - got);
+  while (got < STORE_HEADER_MAX - 1) {
+    ssize_t k = read(fd, buf + got, STORE_HEADER_MAX - 1 - got);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) break;
     got += (size_t)k;
@@ -254,6 +312,7 @@ int store_read(const char *dir, const char *id, bool header_only,
   else if (!header_only)
     rc = read_program(fd, out, buf, got, body, want, id, why, cap);
   close(fd);
+  free(buf);
   if (rc) store_record_free(out);
   return rc;
 }
@@ -387,9 +446,12 @@ static bool load_file(srv_server *s, const char *file) {
     return false;
   }
   cache_entry *e = entry_of_record(s, &rec, why, sizeof why);
-  /* the module is its team's again (teams persist across reloads) */
-  srv_team *team = e ? srv_team_get(&s->teams, rec.team) : NULL;
-  if (team) cache_adopt(&s->cache, e, team, false);
+  /* the module is each of its teams' again (teams persist across
+   * reloads) */
+  for (int i = 0; e && i < rec.n_teams; i++) {
+    srv_team *team = srv_team_get(&s->teams, rec.teams[i]);
+    if (team) cache_adopt(&s->cache, e, team, false);
+  }
   if (!e) store_log(s, "skipped", file, why);
   else if (rec.name[0]) {
     pthread_mutex_lock(&names_lock);
@@ -399,6 +461,22 @@ static bool load_file(srv_server *s, const char *file) {
   cache_release(&s->cache, e);
   store_record_free(&rec);
   return e != NULL;
+}
+
+/* A temporary file left by a write that a crash cut short: removed when
+ * untouched for STORE_TMP_STALE_S (a younger one may be another server's
+ * write in progress on the same directory).  True when removed. */
+static bool remove_stale_tmp(srv_server *s, int dfd, const char *file) {
+  struct stat st;
+  if (fstatat(dfd, file, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+    return false;
+  if (time(NULL) - st.st_mtime < STORE_TMP_STALE_S) return false;
+  if (unlinkat(dfd, file, 0)) {
+    store_log(s, "remove_failed", file, strerror(errno));
+    return false;
+  }
+  store_log(s, "removed", file, "a temporary file a crash left");
+  return true;
 }
 
 int srv_store_start(srv_server *s) {
@@ -414,17 +492,22 @@ int srv_store_start(srv_server *s) {
             strerror(errno));
     return -1;
   }
-  int loaded = 0, skipped = 0;
+  int loaded = 0, skipped = 0, removed = 0;
   for (struct dirent *de; (de = readdir(d));) {
     /* a temporary name is a write in progress (here or in another
      * server) or one a crash cut short: never a record */
-    if (de->d_name[0] == '.' || strstr(de->d_name, ".tmp-")) continue;
+    if (strstr(de->d_name, ".tmp-")) {
+      removed += remove_stale_tmp(s, dirfd(d), de->d_name);
+      continue;
+    }
+    if (de->d_name[0] == '.') continue;
     if (load_file(s, de->d_name)) loaded++;
     else skipped++;
   }
   closedir(d);
-  fprintf(stderr, "shlo-server: store %s: %d module(s) loaded, %d skipped\n",
-          s->cfg.store, loaded, skipped);
+  fprintf(stderr, "shlo-server: store %s: %d module(s) loaded, %d skipped, "
+                  "%d stale temporary file(s) removed\n",
+          s->cfg.store, loaded, skipped, removed);
   return 0;
 }
 
@@ -437,6 +520,30 @@ void srv_store_stop(srv_server *s) {
   pthread_mutex_unlock(&names_lock);
 }
 
+/* Records are read, changed and written again under this lock (two teams
+ * registering one module at once must both end up in its record). */
+static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Write e's record with teams (taken over) under name, as registered at
+ * t.  -1 with why set. */
+static int write_record(srv_server *s, cache_entry *e, store_record *teams,
+                        const char *name, int64_t t, char *why, size_t cap) {
+  /* the grid as the id has it: none when the id is the text's hash
+   * alone, even for a module whose own attributes name a grid */
+  uint8_t plain[32];
+  cache_key(e->text, e->text_len, 0, 0, plain);
+  bool gridless = !memcmp(plain, e->key, 32);
+  store_record rec = {.teams = teams->teams, .n_teams = teams->n_teams,
+                      .entry = e->entry,
+                      .replicas = gridless ? 0 : e->replicas,
+                      .partitions = gridless ? 0 : e->partitions,
+                      .registered_ns = t, .program = e->text,
+                      .program_len = e->text_len};
+  memcpy(rec.id, e->id, SRV_ID_LEN);
+  snprintf(rec.name, sizeof rec.name, "%s", name);
+  return store_write(s->cfg.store, &rec, why, cap);
+}
+
 int srv_store_registered(srv_server *s, cache_entry *e, const char *team,
                          const char *name, char *why, size_t cap) {
   int64_t now = wall_ns();
@@ -444,26 +551,27 @@ int srv_store_registered(srv_server *s, cache_entry *e, const char *team,
   srv_module_name_of(s, e->id, had);
   bool renamed = name && strcmp(had, name);
   if (store_on(s)) {
+    pthread_mutex_lock(&record_lock);
     store_record old;
     int rc = store_read(s->cfg.store, e->id, true, &old, why, cap);
-    if (rc == 0) store_record_free(&old);
-    /* a module already stored is written again only for a new name */
-    if (rc != 0 || renamed) {
-      /* the grid as the id has it: none when the id is the text's hash
-       * alone, even for a module whose own attributes name a grid */
-      uint8_t plain[32];
-      cache_key(e->text, e->text_len, 0, 0, plain);
-      bool gridless = !memcmp(plain, e->key, 32);
-      store_record rec = {.entry = e->entry,
-                          .replicas = gridless ? 0 : e->replicas,
-                          .partitions = gridless ? 0 : e->partitions,
-                          .registered_ns = now, .program = e->text,
-                          .program_len = e->text_len};
-      memcpy(rec.id, e->id, SRV_ID_LEN);
-      snprintf(rec.team, sizeof rec.team, "%s", team);
-      snprintf(rec.name, sizeof rec.name, "%s", name ? name : had);
-      if (store_write(s->cfg.store, &rec, why, cap)) return -1;
+    if (rc != 0) memset(&old, 0, sizeof old); /* none, or one not to trust */
+    bool held = store_record_has_team(&old, team);
+    /* a module already stored is written again only for a new name or a
+     * new team; a team added keeps the name's age (it names nothing) */
+    int wrc = 0;
+    if (rc != 0 || renamed || !held) {
+      const char *keep = name ? name : had[0] ? had : old.name;
+      int64_t t = rc != 0 || renamed ? now : old.registered_ns;
+      if (store_record_add_team(&old, team)) {
+        snprintf(why, cap, "team %s does not fit a record", team);
+        wrc = -1;
+      } else {
+        wrc = write_record(s, e, &old, keep, t, why, cap);
+      }
     }
+    store_record_free(&old);
+    pthread_mutex_unlock(&record_lock);
+    if (wrc) return -1;
   }
   if (name) {
     pthread_mutex_lock(&names_lock);
@@ -485,8 +593,8 @@ cache_entry *srv_module_by_id(srv_server *s, const uint8_t key[32],
     if (rc < 0) store_log(s, "skipped", id + 7, why);
     return NULL;
   }
-  /* another team's record is as absent as no record */
-  if (owner && strcmp(rec.team, ((const srv_team *)owner)->name)) {
+  /* a record that does not list owner's team is as absent as none */
+  if (owner && !store_record_has_team(&rec, ((const srv_team *)owner)->name)) {
     store_record_free(&rec);
     return NULL;
   }
@@ -542,11 +650,43 @@ cache_entry *srv_module_by_name(srv_server *s, const char *name) {
   return srv_module_by_id(s, key, NULL, true);
 }
 
-void srv_store_deleted(srv_server *s, const char *id) {
+/* The record's part of a DELETE (record_lock held): owner's team leaves
+ * it (NULL: every team); true when a team is left in it. */
+static bool record_deleted(srv_server *s, cache_entry *e, const srv_team *owner) {
+  store_record rec;
+  char why[1400];
+  int rc = store_read(s->cfg.store, e->id, true, &rec, why, sizeof why);
+  if (rc) return false; /* none (or corrupt: never trusted, kept as is) */
+  bool dropped = owner && store_record_drop_team(&rec, owner->name);
+  bool left = owner && rec.n_teams > 0;
+  if (!left) {
+    if (store_remove(s->cfg.store, e->id))
+      store_log(s, "remove_failed", e->id + 7, strerror(errno));
+  } else if (dropped &&
+             write_record(s, e, &rec, rec.name, rec.registered_ns, why,
+                          sizeof why)) {
+    store_log(s, "write_failed", e->id + 7, why);
+  }
+  store_record_free(&rec);
+  return left;
+}
+
+void srv_store_deleted(srv_server *s, cache_entry *e, const void *owner) {
+  bool held = false;
+  if (store_on(s)) {
+    pthread_mutex_lock(&record_lock);
+    held = record_deleted(s, e, owner);
+    pthread_mutex_unlock(&record_lock);
+  }
+  /* cache_disown unlinked it if no team holds it in the cache */
+  cache_entry *c = held ? NULL : cache_get(&s->cache, e->key, false);
+  if (c) {
+    held = true;
+    cache_release(&s->cache, c);
+  }
+  if (held) return; /* its name stays the other teams' */
   pthread_mutex_lock(&names_lock);
   for (int i = 0; i < n_names; i++)
-    if (!strcmp(names[i].id, id)) names[i--] = names[--n_names];
+    if (!strcmp(names[i].id, e->id)) names[i--] = names[--n_names];
   pthread_mutex_unlock(&names_lock);
-  if (store_on(s) && store_remove(s->cfg.store, id))
-    store_log(s, "remove_failed", id + 7, strerror(errno));
 }

@@ -1,7 +1,7 @@
 /* The module store (--store DIR) and module names.
  *
  * Every registered module is one file DIR/<64 hex digits>.module, named by
- * its id: a short text header (the format's version, id, team, name, entry
+ * its id: a short text header (the format's version, id, its teams, name, entry
  * function, grid, registration time, program size), a blank line, then
  * the program exactly as it was posted (StableHLO text or a portable
  * artifact's bytes).  A file is written to a temporary name, fsync'd and
@@ -12,7 +12,12 @@
  * At start the store's modules are parsed into the cache (no compile: an
  * entry function compiles on first use); a module missing from the cache
  * (evicted, or registered by another server on the same directory) is read
- * back on lookup.  Without --store the names live in memory only.
+ * back on lookup.  Without --store the names live in memory only.  A
+ * temporary file (a write a crash cut short) untouched for
+ * STORE_TMP_STALE_S is removed at start.
+ *
+ * Teams: a record lists every team that registered the module; a DELETE
+ * removes the caller's team from it, and the file only when none is left.
  *
  * Names: a module may be registered with "name" (letters, digits, '_',
  * '-', '.', 1..63 bytes); the newest registration under a name owns it. */
@@ -32,7 +37,11 @@
 /* One stored module. */
 typedef struct store_record {
   char id[SRV_ID_LEN];
-  char team[STORE_TEAM_LEN];   /* "default" until teams exist */
+  /* Every team that registered it and has not deleted it, in the order
+   * they came: one "team" header line each (a record of the older format
+   * has one).  malloc'd; store_record_free frees it. */
+  char (*teams)[STORE_TEAM_LEN];
+  int n_teams;
   char name[STORE_NAME_LEN];   /* "" = none */
   char *entry;                 /* malloc'd; NULL = the module's own */
   int replicas, partitions;    /* as the key saw them (0 = 1x1) */
@@ -42,6 +51,12 @@ typedef struct store_record {
 } store_record;
 
 void store_record_free(store_record *r);
+/* Whether team is one of r's teams. */
+bool store_record_has_team(const store_record *r, const char *team);
+/* Add team to r's teams unless there; -1 on OOM or a name too long. */
+int store_record_add_team(store_record *r, const char *team);
+/* Remove team from r's teams; false when it was not one. */
+bool store_record_drop_team(store_record *r, const char *team);
 
 /* Whether s is a usable module name. */
 bool store_name_ok(const char *s);
@@ -85,7 +100,12 @@ cache_entry *srv_module_by_name(struct srv_server *s, const char *name);
 /* The name of module id ("" if none) into out. */
 void srv_module_name_of(struct srv_server *s, const char *id,
                         char out[STORE_NAME_LEN]);
-/* A DELETE of id: its record and its names go. */
-void srv_store_deleted(struct srv_server *s, const char *id);
+/* A DELETE of e by owner (a team; NULL: an admin, for every team), after
+ * cache_disown: owner leaves the record's teams; the record goes when no
+ * team is left in it, and the module's names when no team holds it in
+ * the record or in the cache.  Loop thread (it may rewrite the record:
+ * the program's bytes and an fsync, only when another team keeps it). */
+void srv_store_deleted(struct srv_server *s, cache_entry *e,
+                       const void *owner);
 
 #endif

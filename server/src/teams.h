@@ -101,6 +101,13 @@ bool srv_team_reserve_memory(srv_team *team, int64_t bytes);
 void srv_team_release_memory(srv_team *team, int64_t bytes);
 /* Count an answer's status in the team's classes. */
 void srv_team_count_status(srv_team *team, int status);
+/* A team's first use of a module that another team parsed and compiled
+ * (worker threads): wait as long as that compile took (cost_ms), so that
+ * its wall time tells the team no more than its answer's "cached": false
+ * does -- whether another team holds the program is not this team's to
+ * learn.  The worker is held as long as compiling it alone would have
+ * held it, no longer.  Returns early once *cancel (may be NULL) is set. */
+void srv_team_pay_compile(double cost_ms, const atomic_int *cancel);
 
 /* "execute,register" -> flags; 0 for an empty or unknown scope. */
 unsigned srv_scopes_parse(const char *list);

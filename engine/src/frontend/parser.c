@@ -623,6 +623,13 @@ shlo_status shlo_parse_module_limited(const char *text, size_t len,
    * every caller of the parser reads artifacts as well as text. */
   if (shlo_is_artifact(text, len))
     return shlo_read_artifact(text, len, filename, out, NULL, diag);
+  /* A UTF-8 byte-order mark, which some editors write, says nothing to a
+   * parser of ASCII text: skipped (as JSON parsers may, RFC 8259 8.1);
+   * columns on the first line count from after it. */
+  if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
+    text += 3;
+    len -= 3;
+  }
   shlo_diag tmp;
   parser *P = parser_new(text, len, diag, &tmp);
   if (P) P->limits = limits;
