@@ -82,3 +82,12 @@ add_test(NAME test_server_tls_asan
           $<TARGET_FILE:shlo-server-asan>)
 set_tests_properties(test_server_tls_asan PROPERTIES TIMEOUT 300
   SKIP_RETURN_CODE 77 ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0")
+
+# Issue #30 item 1 against the sanitized server: a missing tokens file was
+# a double free; every refused start and every reload must be clean too
+# (GnuTLS's own leak on a malformed certificate is suppressed, see the file).
+add_test(NAME test_server_robust_ops_asan
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/robust_ops.py
+          $<TARGET_FILE:shlo-server-asan> --sanitized)
+set_tests_properties(test_server_robust_ops_asan PROPERTIES TIMEOUT 600
+  ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/server/lsan_gnutls.supp;SHLO_TEST_START_S=30")

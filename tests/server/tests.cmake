@@ -127,6 +127,16 @@ foreach(name flood caps lanes cancel docs reload compile_cancel)
             $<TARGET_FILE:shlo-server>)
   set_tests_properties(test_server_robust_${name} PROPERTIES TIMEOUT 120)
 endforeach()
+# Issue #30 item 1: every file the server reads, missing, empty, unreadable
+# or malformed, at start (exit 2, a line naming it) and before a SIGHUP
+# (the state in force stays); a program with a byte-order mark (item 8).
+if(TARGET shlo-cli)
+  set(robust_ops_cli --cli $<TARGET_FILE:shlo-cli>)
+endif()
+add_test(NAME test_server_robust_ops
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/robust_ops.py
+          $<TARGET_FILE:shlo-server> ${robust_ops_cli})
+set_tests_properties(test_server_robust_ops PROPERTIES TIMEOUT 300)
 # Its 300k-op compiles take minutes in the sanitized build; robust_lanes'
 # long programs run some 12 times slower there (80 s in all, of 120).
 set_tests_properties(test_server_robust_compile_cancel
