@@ -4,7 +4,7 @@ registering again; truncated, altered and foreign files are skipped with a
 log line while the rest load; a second server on the same directory
 serves what the first registered; DELETE removes the record; a module
 evicted from a small cache still executes by id; names survive a
-restart.
+restart; a temporary file a crash left is removed at start.
 
 usage: store_module.py SHLO_SERVER
        store_module.py SHLO_SERVER --artifact CORPUS_DIR
@@ -238,6 +238,31 @@ def artifact(corpus):
     finish("store_module --artifact")
 
 
+def stale_temporaries(d):
+    """Issue #30 item 8: a temporary file a crash left (untouched for more
+    than 10 minutes) is removed at start; a young one, perhaps another
+    server's write in progress, stays; a valid record still loads."""
+    os.makedirs(d, exist_ok=True)
+    a = Server(SERVER, "--store", d)
+    mid = register(a, NEG)
+    check(a.stop() == 0, "the first server stopped cleanly")
+    old = record(d, mid) + ".tmp-4242-0"
+    young = record(d, mid) + ".tmp-4243-0"
+    for p in (old, young):
+        with open(p, "wb") as f:
+            f.write(b"shlo-module 1\nid half-written")
+    an_hour_ago = os.path.getmtime(young) - 3600
+    os.utime(old, (an_hour_ago, an_hour_ago))
+    b = Server(SERVER, "--store", d)
+    check(not os.path.exists(old), "the stale temporary file is gone")
+    check(os.path.exists(young), "a young temporary file stays")
+    check(re.search(r"event=store_removed file=\S+\.tmp-4242-0", b.log()),
+          f"the removal is logged: {b.log()[-1500:]}")
+    check(run(b, mid) == (200, [-1.0, -2.0, -3.0]),
+          f"the valid record still loads: {run(b, mid)}")
+    check(b.stop() == 0, "the second server stopped cleanly")
+
+
 def main():
     if len(sys.argv) > 3 and sys.argv[2] == "--artifact":
         artifact(sys.argv[3])
@@ -248,6 +273,7 @@ def main():
         check(b.stop() == 0, "second server stopped cleanly")
         eviction(os.path.join(d, "s2"))
         refusals(d)
+        stale_temporaries(os.path.join(d, "s3"))
     finally:
         shutil.rmtree(d, ignore_errors=True)
     finish("store_module")

@@ -1,4 +1,6 @@
-"""Issue #14: one server, several teams.  Two teams' tokens: neither sees,
+"""Issue #14: one server, several teams.  Issue #30 item 6: two teams
+holding one program through DELETEs and restarts with --store, and the
+wall time of a team's first use of another team's program.  Two teams' tokens: neither sees,
 runs or deletes the other's modules; "cached" never tells a team about the
 other's programs; each quota answers 429 with Retry-After when exceeded
 and not before; the audit log has one well-formed JSON line per request
@@ -7,16 +9,18 @@ request runs, which completes.  With --sanitized (an ASan server) every
 server must also stop with status 0 and no sanitizer report.
 
 usage: teams.py SHLO_SERVER [--sanitized]"""
+import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from srvtest import Server, check, finish, loop_program  # noqa: E402
+from srvtest import Server, chain_program, check, finish, loop_program  # noqa: E402
 
 BIN = sys.argv[1]
 SANITIZED = sys.argv[2:] == ["--sanitized"]
@@ -428,6 +432,135 @@ def secure_default():
           f"({p.returncode}, {p.stderr[-300:]})")
 
 
+# ---- issue #30 item 6: one program, two teams, a store ----
+
+def record_of(store, mid):
+    path = os.path.join(store, mid[7:] + ".module")
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        head = f.read().split(b"\n\n", 1)[0].decode()
+    return [line[5:] for line in head.splitlines() if line.startswith("team ")]
+
+
+def has(srv, who, mid, name=None):
+    """Whether who sees the module by id (GET and execute) and, with name,
+    runs it by name (the Open Inference Protocol's route)."""
+    st1, _, _, _ = call(srv, "GET", f"/v1/modules/{mid}", who)
+    st2, _, r, _ = call(srv, "POST", f"/v1/modules/{mid}/execute", who, {})
+    ok = st1 == 200 and st2 == 200 and r["outputs"][0]["data"] == [3.0, 4.0]
+    if name:
+        st3, _, r, _ = call(srv, "POST", f"/v2/models/{name}/infer", who,
+                            {"inputs": []})
+        ok = ok and st3 == 200
+    gone = st1 == 404 and st2 == 404
+    return True if ok else False if gone else (st1, st2)
+
+
+def shared_modules():
+    tokens, store = TMP + ".tokens2", TMP + ".store"
+    write(tokens, f"alice {TOKENS['alice']} team=alpha\n"
+                  f"bob {TOKENS['bob']} team=beta\n"
+                  f"root {TOKENS['root']} scopes=admin\n")
+    shutil.rmtree(store, ignore_errors=True)
+    flags = ("--tokens", tokens, "--store", store)
+    srv = Server(BIN, *flags)
+    p, name = const_program(3), "shared-prog"
+    st, _, r, _ = call(srv, "POST", "/v1/modules", "alice",
+                       {"program": p, "name": name})
+    check(st == 200, f"alpha registers it: {st} {r}")
+    mid = r["id"]
+    st, _, r, _ = call(srv, "POST", "/v1/modules", "bob", p)
+    check(st == 200 and r["cached"] is False,
+          f"beta registers the same text: cached false: {st} {r}")
+    check(record_of(store, mid) == ["alpha", "beta"],
+          f"the record lists both teams: {record_of(store, mid)}")
+    st, _, _, _ = call(srv, "DELETE", f"/v1/modules/{mid}", "alice")
+    check(st == 200, f"alpha deletes it: {st}")
+    check(has(srv, "alice", mid, name) is False,
+          f"gone for alpha: {has(srv, 'alice', mid)}")
+    check(has(srv, "bob", mid, name) is True,
+          f"beta still runs it by id and by name: {has(srv, 'bob', mid, name)}")
+    check(record_of(store, mid) == ["beta"],
+          f"the record keeps beta: {record_of(store, mid)}")
+
+    # restart: beta still has it (by its name too), alpha does not
+    stop(srv, "shared, before the restart")
+    srv = Server(BIN, *flags)
+    check(has(srv, "bob", mid, name) is True,
+          f"after a restart beta runs it by id and name: "
+          f"{has(srv, 'bob', mid, name)}")
+    check(has(srv, "alice", mid) is False,
+          f"after a restart alpha does not see it: {has(srv, 'alice', mid)}")
+
+    # both register, restart: both still have it
+    st, _, _, _ = call(srv, "POST", "/v1/modules", "alice", p)
+    check(st == 200, f"alpha registers it again: {st}")
+    stop(srv, "shared, both registered")
+    srv = Server(BIN, *flags)
+    check(has(srv, "alice", mid) is True and has(srv, "bob", mid) is True,
+          f"after a restart both teams have it: {has(srv, 'alice', mid)} "
+          f"{has(srv, 'bob', mid)}")
+    # beta deletes: the record stays for alpha; an admin's delete takes it
+    # from every team
+    call(srv, "DELETE", f"/v1/modules/{mid}", "bob")
+    check(record_of(store, mid) == ["alpha"] and has(srv, "alice", mid),
+          f"beta's delete leaves alpha's claim: {record_of(store, mid)}")
+    st, _, _, _ = call(srv, "DELETE", f"/v1/modules/{mid}", "root")
+    check(st == 200 and record_of(store, mid) is None and
+          has(srv, "alice", mid) is False,
+          f"an admin's delete removes the record: {st}")
+    stop(srv, "shared, deletes")
+
+    # a record of the older format (one team line) still loads
+    q = const_program(11)
+    qid = "sha256:" + hashlib.sha256(q.encode()).hexdigest()
+    with open(os.path.join(store, qid[7:] + ".module"), "w") as f:
+        f.write(f"shlo-module 1\nid {qid}\nteam beta\nname old-one\n"
+                f"entry \nreplicas 0\npartitions 0\nregistered 1\n"
+                f"program-bytes {len(q)}\n\n{q}")
+    srv = Server(BIN, *flags)
+    st, _, r, _ = call(srv, "POST", f"/v1/modules/{qid}/execute", "bob", {})
+    check(st == 200 and r["outputs"][0]["data"] == [11.0, 12.0],
+          f"an old record of one team loads: {st} {r}")
+    st, _, _, _ = call(srv, "GET", f"/v1/modules/{qid}", "alice")
+    check(st == 404, f"... for that team only: {st}")
+
+    # another team's compile does not show in wall time: a team's first
+    # run of a text takes at least what compiling it took
+    c = chain_program(15000)
+    st, _, r, _ = call(srv, "POST", "/execute", "alice",
+                       {"program": c, "inputs": [
+                           {"dtype": "f32", "shape": [4],
+                            "data": [1, 1, 1, 1]}]})
+    check(st == 200 and r["cached"] is False, f"alpha runs a chain: {st}")
+    t0 = time.monotonic()
+    st, _, r, _ = call(srv, "POST", "/execute", "bob",
+                       {"program": c, "inputs": [
+                           {"dtype": "f32", "shape": [4],
+                            "data": [1, 1, 1, 1]}]})
+    wall_ms = (time.monotonic() - t0) * 1000
+    cms = r["timing"]["compile_ms"] if st == 200 else -1
+    check(st == 200 and r["cached"] is False and cms > 0,
+          f"beta's first run: cached false, a compile time: {st} {r}")
+    check(wall_ms >= cms, f"beta's first run took {wall_ms:.1f} ms, at "
+          f"least the {cms:.1f} ms the compile took")
+    t0 = time.monotonic()
+    st, _, r, _ = call(srv, "POST", "/execute", "bob",
+                       {"program": c, "inputs": [
+                           {"dtype": "f32", "shape": [4],
+                            "data": [1, 1, 1, 1]}]})
+    again_ms = (time.monotonic() - t0) * 1000
+    check(st == 200 and r["cached"] is True, f"beta's second run: {r}")
+    print(f"teams: alpha's compile {cms:.1f} ms; beta's first run "
+          f"{wall_ms:.1f} ms of wall time, its second (cached) "
+          f"{again_ms:.1f} ms")
+    stop(srv, "shared, old record and timing")
+    shutil.rmtree(store, ignore_errors=True)
+    os.unlink(tokens)
+
+
+shared_modules()
 isolation()
 quotas()
 binary_protocol()
