@@ -2,17 +2,21 @@
  * seen only by the teams that adopted it; adopting says whether the team
  * had it; a team's share caps what it registers and protects its entries
  * from other teams' inserts; disowning leaves other teams' claims; the
- * per-owner charges always add up. */
+ * per-owner charges always add up.  And the owners of a module's store
+ * record (store.c, issue #30): every team is kept, one leaves alone, and
+ * a record of the older one-team format still reads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "cache.h"
+#include "store.h"
 #include "../cache_test_entry.h"
 
 static const char alpha[] = "alpha", beta[] = "beta"; /* two owners */
@@ -111,10 +115,71 @@ static void shares(void **state) {
   cache_destroy(&c);
 }
 
+static const char program[] =
+    "func.func @main() -> tensor<i32> {\n  %c = stablehlo.constant "
+    "dense<1> : tensor<i32>\n  return %c : tensor<i32>\n}\n";
+
+/* The record of program in dir with teams, read back header only. */
+static void write_teams(const char *dir, const char *const *teams, int n,
+                        store_record *back) {
+  uint8_t key[32];
+  char why[512];
+  store_record r = {.program = (char *)program,
+                    .program_len = sizeof program - 1};
+  cache_key(program, r.program_len, 0, 0, key);
+  cache_key_to_id(key, r.id);
+  for (int i = 0; i < n; i++)
+    assert_int_equal(store_record_add_team(&r, teams[i]), 0);
+  assert_int_equal(store_write(dir, &r, why, sizeof why), 0);
+  free(r.teams);
+  assert_int_equal(store_read(dir, r.id, true, back, why, sizeof why), 0);
+}
+
+static void store_record_teams(void **state) {
+  (void)state;
+  char dir[] = "/tmp/shlo-owners-XXXXXX", why[512], path[256];
+  assert_non_null(mkdtemp(dir));
+  const char *const two[] = {alpha, beta, alpha}; /* a repeat adds nothing */
+  store_record r;
+  write_teams(dir, two, 3, &r);
+  assert_int_equal(r.n_teams, 2);
+  assert_string_equal(r.teams[0], alpha);
+  assert_string_equal(r.teams[1], beta);
+  /* one team leaves; the other stays, and the record says so */
+  assert_true(store_record_drop_team(&r, alpha));
+  assert_false(store_record_drop_team(&r, alpha));
+  assert_false(store_record_has_team(&r, alpha));
+  assert_true(store_record_has_team(&r, beta));
+  char id[SRV_ID_LEN];
+  memcpy(id, r.id, sizeof id);
+  store_record_free(&r);
+  /* the older format: one team line, as servers before wrote it */
+  snprintf(path, sizeof path, "%s/%s.module", dir, id + 7);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "shlo-module 1\nid %s\nteam gamma\nname old\nentry \n"
+             "replicas 0\npartitions 0\nregistered 5\nprogram-bytes %zu"
+             "\n\n%s", id, sizeof program - 1, program);
+  fclose(f);
+  assert_int_equal(store_read(dir, id, false, &r, why, sizeof why), 0);
+  assert_int_equal(r.n_teams, 1);
+  assert_string_equal(r.teams[0], "gamma");
+  assert_string_equal(r.name, "old");
+  store_record_free(&r);
+  /* a record with no team left is not written (DELETE removes it) */
+  store_record none = {.program = (char *)program,
+                       .program_len = sizeof program - 1};
+  memcpy(none.id, id, sizeof none.id);
+  assert_int_equal(store_write(dir, &none, why, sizeof why), -1);
+  assert_int_equal(store_remove(dir, id), 0);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(visibility_and_adoption),
       cmocka_unit_test(shares),
+      cmocka_unit_test(store_record_teams),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
