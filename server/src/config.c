@@ -253,12 +253,30 @@ void srv_config_free(srv_config *c) {
     }
 }
 
+#define CONFIG_LINE_MAX 4096
+
+/* The next line of f into buf (CONFIG_LINE_MAX bytes; its newline kept,
+ * NULs too): its length, 0 at the end of the file.  A longer line stops
+ * at CONFIG_LINE_MAX bytes, so a file with no line breaks (/dev/zero)
+ * costs no more memory than one line. */
+static size_t next_line(FILE *f, char *buf) {
+  size_t n = 0;
+  int ch;
+  while (n < CONFIG_LINE_MAX - 1 && (ch = getc(f)) != EOF) {
+    buf[n++] = (char)ch;
+    if (ch == '\n') break;
+  }
+  buf[n] = 0;
+  return n;
+}
+
 /* Why a config-file line of len bytes (its newline included) cannot be
  * one, or NULL: a file of other bytes (a binary, a key) must not pass for
  * comments and blanks, nor put control bytes in the error message. */
 static const char *bad_line(const char *line, size_t len, char *why,
                             size_t cap) {
-  if (len > 4095) return "a line longer than 4095 bytes";
+  if (len >= CONFIG_LINE_MAX - 1 && line[len - 1] != '\n')
+    return "a line longer than 4094 bytes";
   for (size_t i = 0; i < len; i++) {
     unsigned char b = (unsigned char)line[i];
     if ((b < 0x20 && b != '\t' && b != '\r' && b != '\n') || b == 0x7f) {
@@ -304,14 +322,13 @@ static int load_file(srv_config *c, const char *path) {
             strerror(errno));
     return -1;
   }
-  char *line = NULL, where[4200], why[80];
-  size_t lcap = 0;
+  char line[CONFIG_LINE_MAX], where[4200], why[80];
   int n = 0, rc = 0;
-  ssize_t len;
-  while ((len = getline(&line, &lcap, f)) >= 0) {
+  size_t len;
+  while ((len = next_line(f, line)) > 0) {
     n++;
     snprintf(where, sizeof where, "config file %s:%d", path, n);
-    const char *bad = bad_line(line, (size_t)len, why, sizeof why);
+    const char *bad = bad_line(line, len, why, sizeof why);
     if (bad) fprintf(stderr, "shlo-server: %s: %s\n", where, bad);
     if (bad || load_line(c, line, where)) {
       rc = -1;
@@ -328,7 +345,6 @@ static int load_file(srv_config *c, const char *path) {
                     "file that means the defaults holds a comment\n", path);
     rc = -1;
   }
-  free(line);
   fclose(f);
   return rc;
 }

@@ -166,6 +166,17 @@ def start_tls(good):
     put(key, None)
 
 
+def start_endless():
+    """A file with no end and no line break (/dev/zero) costs a bounded
+    read, then the same refusal."""
+    for args in (["--config"], ["--tokens"], ["--tls-key", path("k.pem"),
+                                              "--tls-cert"]):
+        if "--tls-key" in args:
+            put(path("k.pem"), PEM_JUNK)
+        refused(f"{args[-1]} /dev/zero", args + ["/dev/zero"], "/dev/zero")
+    put(path("k.pem"), None)
+
+
 def start_store():
     store = path("store")
     put(store, b"a file, not a directory\n")
@@ -406,6 +417,7 @@ try:
     start_config()
     start_tokens()
     start_tls(good)
+    start_endless()
     start_store()
     start_logs()
     start_store_records()
