@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <openssl/evp.h>
 
@@ -589,8 +590,17 @@ shlo_status cache_entry_exe(srv_cache *c, cache_entry *e, const char *entry,
   /* An entry whose module passed the verifier in full is not verified
    * again (get_module sets e->verified). */
   shlo_executable *x = NULL;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   st = compile_one(c, e, f, &w, &x, diag);
   if (st) goto done;
+  /* the compile joins what the module cost (under e->lock, the only
+   * writer once it is shared): a module parsed from the store at start,
+   * compiled on first use, costs what that took too */
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  atomic_store(&e->cost_ms, atomic_load(&e->cost_ms) +
+                                (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+                                (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
   char *name = strdup(f->name);
   if (!name) {
     shlo_executable_free(x);

@@ -72,7 +72,10 @@ typedef struct cache_entry {
    * each sees it and is charged its bytes.  Empty: nobody's yet. */
   const void **owners;
   int n_owners, cap_owners;
-  double cost_ms;       /* what its first parse + compile took */
+  _Atomic double cost_ms; /* what its first parse + compile took, and
+                             each later entry function's compile: a
+                             team's first use of another team's module
+                             waits this long (teams.h) */
   struct cache_entry *prev, *next; /* LRU list, most recent first */
 } cache_entry;
 

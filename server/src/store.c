@@ -420,6 +420,7 @@ static cache_entry *entry_of_record(srv_server *s, const store_record *rec,
     snprintf(why, cap, "%s: %s", shlo_proto_err_name(err.kind), err.message);
     return NULL;
   }
+  if (!cached) e->cost_ms = ms; /* its parse; compiles add to it */
   if (!cached && rec->entry && cache_entry_set_entry(e, rec->entry)) {
     cache_release(&s->cache, e);
     snprintf(why, cap, "out of memory");
