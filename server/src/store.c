@@ -279,10 +279,18 @@ int store_read(const char *dir, const char *id, bool header_only,
     snprintf(why, cap, "malformed id");
     return -1;
   }
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO under a record's name must not hang the reader
+   * (regular files ignore the flag) */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     snprintf(why, cap, "%s", strerror(errno));
     return errno == ENOENT ? 1 : -1;
+  }
+  struct stat st;
+  if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+    close(fd);
+    snprintf(why, cap, "not a regular file");
+    return -1;
   }
   char *buf = malloc(STORE_HEADER_MAX);
   if (!buf) {
@@ -299,7 +307,6 @@ int store_read(const char *dir, const char *id, bool header_only,
   }
   buf[got] = 0;
   size_t want = 0, body = 0;
-  struct stat st;
   int rc = 0;
   if (!parse_header(buf, got, out, &want, &body, why, cap)) rc = -1;
   else if (strlen(out->id) != SRV_ID_LEN - 1 ||

@@ -212,9 +212,10 @@ def start_store_records():
     for hexid, data in bad.items():
         put(os.path.join(store, hexid + ".module"), data)
     put(os.path.join(store, "b" * 64 + ".module"), "DIR")
+    os.mkfifo(os.path.join(store, "a" * 64 + ".module"))  # no writer, ever
     b = Server(SERVER, "--store", store)
     log = b.log()
-    for hexid in list(bad) + ["b" * 64]:
+    for hexid in list(bad) + ["b" * 64, "a" * 64]:
         check(f"event=store_skipped file={hexid}.module" in log,
               f"a skipped record is named in the log: {hexid[:8]}...:\n"
               f"{log[-2000:]}")
