@@ -1,14 +1,22 @@
 /* The tokens-file line parser (server/src/auth.c, teams.h): old `name
  * token` lines, team= and scopes=, @TEAM quota lines, and hostile lines,
- * each refused with a reason and nothing half-filled in force. */
+ * each refused with a reason and nothing half-filled in force.  And the
+ * whole file (srv_auth_load, issue #30): missing, a directory, empty,
+ * without a token -- each refused, with the tokens and quotas in force
+ * untouched (a missing file once freed an unset pointer). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "server.h"
 #include "teams.h"
 
 static int parse(const char *line, srv_token_line *l, char *err) {
@@ -134,6 +142,56 @@ static void scope_lists(void **state) {
   assert_int_equal(srv_scopes_parse("Execute"), 0);
 }
 
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void whole_files(void **state) {
+  (void)state;
+  static srv_server s; /* zeroed, as main's */
+  char dir[] = "/tmp/shlo-tokens-XXXXXX", path[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/tokens", dir);
+  write_file(path, "alice a-token team=alpha\n@alpha running=3\n");
+  assert_int_equal(srv_auth_load(&s, path), 0);
+  assert_int_equal(s.n_tokens, 1);
+  srv_team *alpha = srv_team_get(&s.teams, "alpha");
+  assert_int_equal(alpha->own.v[SRV_QUOTA_RUNNING], 3);
+  srv_token *kept = s.tokens;
+  /* each refusal: -1, and what was in force stays as it was */
+  const char *bad[] = {NULL, "", "@alpha running=9\n# no token\n",
+                       "alice\n", "a t\nb t\n"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    unlink(path);
+    if (bad[i]) write_file(path, bad[i]);
+    srv_token *before = s.tokens;
+    int n = s.n_tokens;
+    s.tokens = NULL; /* as service.c's reload sets aside the old ones */
+    s.n_tokens = 0;
+    assert_int_equal(srv_auth_load(&s, path), -1);
+    srv_auth_free(&s);
+    s.tokens = before;
+    s.n_tokens = n;
+    assert_int_equal(alpha->own.v[SRV_QUOTA_RUNNING], 3);
+  }
+  /* a directory in the file's place opens, and is refused */
+  unlink(path);
+  assert_int_equal(mkdir(path, 0700), 0);
+  s.tokens = NULL;
+  s.n_tokens = 0;
+  assert_int_equal(srv_auth_load(&s, path), -1);
+  srv_auth_free(&s);
+  s.tokens = kept;
+  s.n_tokens = 1;
+  srv_auth_free(&s);
+  srv_teams_free(&s.teams);
+  assert_int_equal(rmdir(path), 0);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(old_lines_stay_valid),
@@ -141,6 +199,7 @@ int main(void) {
       cmocka_unit_test(quota_lines),
       cmocka_unit_test(hostile_lines),
       cmocka_unit_test(scope_lists),
+      cmocka_unit_test(whole_files),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
