@@ -24,6 +24,7 @@ of sanitizer reports: the double free of a missing tokens file is caught.
 
 usage: robust_ops.py SHLO_SERVER [--sanitized] [--cli SHLO]"""
 import os
+import re
 import shutil
 import signal
 import ssl
@@ -242,8 +243,8 @@ def hup(srv, get_metrics):
     """Send SIGHUP and wait until the server has handled it."""
     before = reloads(get_metrics())
     srv.send_signal(signal.SIGHUP)
-    check(wait_until(lambda: reloads(get_metrics()) > before, 30)
-          is not None, "the SIGHUP was handled")
+    check(wait_until(lambda: reloads(get_metrics()) > before, 30),
+          "the SIGHUP was handled")
 
 
 def status(srv, token, body=None):
@@ -286,12 +287,12 @@ def reload_config_and_tokens():
     # a good file again: a new token works, the old one is gone
     put(tok, f"root2 {OTHER} scopes=admin\n")
     srv.proc.send_signal(signal.SIGHUP)
-    check(wait_until(lambda: status(srv, OTHER) == 200, 30) is not None,
+    check(wait_until(lambda: status(srv, OTHER) == 200, 30),
           "a good tokens file is taken at the next SIGHUP")
     check(status(srv, ADMIN) == 401, "and the old token is revoked")
     put(tok, good_tok)
     srv.proc.send_signal(signal.SIGHUP)
-    check(wait_until(lambda: status(srv, ADMIN) == 200, 30) is not None,
+    check(wait_until(lambda: status(srv, ADMIN) == 200, 30),
           "the first tokens file again")
     for label, data in broken_versions() + [("malformed",
                                              "max-body-bytes lots\n")]:
@@ -320,8 +321,8 @@ def reload_config_and_tokens():
         size = os.path.getsize(p + ".rotated")
         check(status(srv, ADMIN, CONST) == 200,
               f"reload, {what} a directory: executions still run")
-        check(wait_until(lambda: os.path.getsize(p + ".rotated") > size, 10)
-              is not None, f"the {what} in force is still written")
+        check(wait_until(lambda: os.path.getsize(p + ".rotated") > size, 10),
+              f"the {what} in force is still written")
         put(p, None)
     check(srv.stop() == 0, "the reloaded server stops with 0")
     no_report(srv.log(), "reloads")
@@ -343,11 +344,18 @@ def reload_tls_and_store(good):
     # Server's readiness probe speaks plain HTTP: start it with a log we
     # read ourselves
     logp = path("t.log")
-    port = __import__("srvtest").free_port()
-    proc = subprocess.Popen([SERVER, "--port", str(port), "--log", "stderr",
+    # --port 0: the server picks a free port and its log names it
+    proc = subprocess.Popen([SERVER, "--port", "0", "--log", "stderr",
                              "--tls-cert", cert, "--tls-key", key,
                              "--tokens", tok, "--store", store],
                             stdout=open(logp, "w"), stderr=subprocess.STDOUT)
+
+    def listening():
+        m = re.search(r"listening on https://127\.0\.0\.1:(\d+)/",
+                      open(logp, errors="replace").read())
+        return int(m.group(1)) if m else None
+    check(wait_until(listening, 60), "the HTTPS server listens")
+    port = listening() or 1
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
@@ -365,7 +373,7 @@ def reload_tls_and_store(good):
         finally:
             c.close()
 
-    check(wait_until(lambda: get()[0] == 200, 60) is not None,
+    check(wait_until(lambda: get()[0] == 200, 60),
           "the HTTPS server serves")
     st, body = get("/v1/modules", "POST", CONST)
     check(st == 200, f"register over HTTPS: {st} {body[:200]!r}")
