@@ -614,22 +614,34 @@ shlo_status shlo_parse_module(const char *text, size_t len,
   return shlo_parse_module_limited(text, len, filename, NULL, out, diag);
 }
 
+static shlo_status parse_module(const char *text, size_t len,
+                                const char *filename,
+                                const shlo_compile_limits *limits,
+                                shlo_module **out, shlo_diag *diag);
+
 shlo_status shlo_parse_module_limited(const char *text, size_t len,
                                       const char *filename,
                                       const shlo_compile_limits *limits,
                                       shlo_module **out, shlo_diag *diag) {
+  /* A UTF-8 byte-order mark, which some editors write, says nothing to a
+   * parser of ASCII text: skipped (as JSON parsers may, RFC 8259 8.1);
+   * columns on the first line count from after it.  (Here, not in
+   * parse_module: text and len must not change in a function that
+   * calls setjmp.) */
+  if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3))
+    return parse_module(text + 3, len - 3, filename, limits, out, diag);
+  return parse_module(text, len, filename, limits, out, diag);
+}
+
+static shlo_status parse_module(const char *text, size_t len,
+                                const char *filename,
+                                const shlo_compile_limits *limits,
+                                shlo_module **out, shlo_diag *diag) {
   *out = NULL;
   /* A portable artifact (MLIR bytecode) is recognised by its magic, so
    * every caller of the parser reads artifacts as well as text. */
   if (shlo_is_artifact(text, len))
     return shlo_read_artifact(text, len, filename, out, NULL, diag);
-  /* A UTF-8 byte-order mark, which some editors write, says nothing to a
-   * parser of ASCII text: skipped (as JSON parsers may, RFC 8259 8.1);
-   * columns on the first line count from after it. */
-  if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
-    text += 3;
-    len -= 3;
-  }
   shlo_diag tmp;
   parser *P = parser_new(text, len, diag, &tmp);
   if (P) P->limits = limits;
