@@ -712,6 +712,9 @@ static void on_header(bin_conn *c) {
     fatal(c, SHLO_PERR_AUTH, "the first frame must be HELLO");
     return;
   }
+  /* Counted before anything is allocated for it: past the budget, other
+   * frames are shed first; this one alone over it is refused. */
+  if (c->left && !srv_pending_set(c->s, &c->pend, c->left)) return;
   switch (t) {
   case SHLO_BIN_INFEED:
   case SHLO_BIN_SUBSCRIBE:
@@ -1000,13 +1003,13 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   }
 }
 
-/* The bytes of the frame being read that the server holds: what arrived
- * of its payload (a header alone holds nothing). */
+/* The bytes the frame being read holds: its whole payload, from its
+ * header on (its tensors are allocated, and zeroed, before their data
+ * comes; a header alone holds nothing). */
 static uint64_t frame_held(const bin_conn *c) {
   if (!c->mid_frame || c->st == RD_HEADER || c->closing || c->draining)
     return 0;
-  uint64_t rest = c->left + c->need;
-  return c->hdr.length > rest ? c->hdr.length - rest : 0;
+  return c->hdr.length;
 }
 
 /* The budget shed this connection's frame (listen.c): its memory goes now,
@@ -1309,9 +1312,14 @@ bool srv_binary_busy(srv_server *s) {
 int srv_binary_cancel_all(srv_server *s) {
   int n = 0;
   if (!s->bin) return 0;
-  for (bin_conn *c = s->bin->conns; c; c = c->next)
+  for (bin_conn *c = s->bin->conns, *next; c; c = next) {
+    next = c->next;
     for (bin_job *b = c->jobs; b; b = b->next, n++)
       atomic_store(&b->cancel, BIN_CANCEL_SHUTDOWN);
+    /* a frame still arriving after the grace period would only lead to
+     * a refused request: stop waiting for it */
+    if (c->mid_frame && !c->running) conn_close(c);
+  }
   cache_recheck_waits(&s->cache);
   return n;
 }

@@ -367,8 +367,7 @@ bool srv_pending_set(srv_server *s, srv_pending *p, uint64_t bytes) {
     pending_unlist(s, p);
     return true;
   }
-  if (p->listed && bytes == p->bytes) return true; /* no progress */
-  pending_unlist(s, p); /* it grew: to the tail, as the most recent */
+  pending_unlist(s, p); /* bytes came: to the tail, as the most recent */
   s->pending_bytes += bytes;
   p->bytes = bytes;
   p->last_ns = srv_now_ns();

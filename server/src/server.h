@@ -257,9 +257,9 @@ void srv_addr_text(const struct sockaddr *a, char out[SRV_IP_LEN]);
  * per address are counted in s->per_ip; srv_ip_full: the address holds
  * max-connections-per-ip already (the refusal is counted). */
 bool srv_ip_full(srv_server *s, const char *ip);
-/* Set p's bytes (0: complete or dropped, unlisted).  Past
- * max-pending-body-bytes the bodies that waited longest for a byte are
- * shed, p last.  Returns false when p itself was shed. */
+/* Bytes came for p, which now holds `bytes` (0: complete or dropped,
+ * unlisted).  Past max-pending-body-bytes the bodies that waited longest
+ * for a byte are shed, p last.  Returns false when p itself was shed. */
 bool srv_pending_set(srv_server *s, srv_pending *p, uint64_t bytes);
 /* Answer a socket that is not admitted with `answer` (n bytes, already
  * made) and close it once the client read it, as for HTTP's 503s. */
