@@ -220,6 +220,12 @@ check(st == 413 and isinstance(body, dict) and
       f"a 600 MB JSON answer is refused before it is written: {st} "
       f"{str(body)[:300]}")
 print(f"JSON i1 answer: {st}; RSS {rss() / MIB:.0f} MiB")
+# the Open Inference Protocol's JSON answer has the same bound
+st, body = srv.post("/v1/modules", {"program": BIG_I1, "name": "big"})
+check(st in (200, 201), f"registered: {st} {body}")
+st, body = srv.post("/v2/models/big/infer", {"inputs": []}, timeout=60)
+check(st == 413 and "max-json-answer-bytes" in str(body),
+      f"OIP: the same answer as JSON is refused: {st} {str(body)[:300]}")
 
 stop.set()
 for t in threads:
