@@ -75,6 +75,7 @@ struct bin_conn {
   uint64_t out_bytes;
   uint64_t out_cost;     /* out_bytes plus WRITE_COST per queued answer */
   uint64_t out_moved_ns; /* the queue last moved (connection-timeout-s) */
+  size_t out_q;          /* libuv's write queue size then */
   int running;
   bin_job *jobs;         /* running, for CANCEL and shutdown */
   bin_conn *prev, *next;
@@ -1227,7 +1228,8 @@ static void frame_expired(bin_conn *c) {
                   "frame did not arrive whole in time",
                   (long long)s->cfg.frame_timeout_s);
   e.http = 408;
-  send_error(c, c->hdr.id, c->hdr.type, &e);
+  bool whole = c->st != RD_HEADER; /* else its id is not known yet */
+  send_error(c, whole ? c->hdr.id : 0, whole ? c->hdr.type : 0, &e);
   if (c->closing) return;
   if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > 0)
     conn_close(c);
@@ -1245,6 +1247,12 @@ static void on_tick(uv_timer_t *t) {
            frame = (uint64_t)s->cfg.frame_timeout_s * 1000000000u;
   for (bin_conn *c = s->bin->conns, *n; c; c = n) {
     n = c->next;
+    /* a large answer moves without its write completing */
+    size_t q = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+    if (q != c->out_q) {
+      c->out_q = q;
+      c->out_moved_ns = now;
+    }
     bool waiting = !c->hello || c->mid_frame;
     if (limit && c->reading && waiting && now - c->last_ns > limit)
       conn_close(c);

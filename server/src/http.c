@@ -622,9 +622,13 @@ static enum MHD_Result append_upload(srv_request *r, const char *upload,
     return MHD_YES;
   }
   r->received += n;
-  /* counted with every other partly received body; past the budget the
-   * longest stalled ones are closed, this one perhaps */
-  if (!srv_pending_set(s, &r->pend, r->received)) return MHD_YES;
+  /* counted with every other partly received body, at what its
+   * Content-Length announced (what is allocated for it; a large
+   * execution's tensors are made before their bytes come); past the
+   * budget the longest stalled ones are closed, this one perhaps */
+  size_t held = r->received > r->content_length ? r->received
+                                                : r->content_length;
+  if (!srv_pending_set(s, &r->pend, held)) return MHD_YES;
   if (r->b64_in) return srv_b64_in_feed(r, upload, n) ? MHD_YES : MHD_NO;
   return srv_body_append(r, upload, n) ? MHD_YES : MHD_NO;
 }
