@@ -1022,8 +1022,9 @@ static void shed_frame(srv_pending *p) {
   s->metrics.shed_pending++;
   shlo_proto_error e;
   shlo_proto_fail(&e, SHLO_PERR_LIMIT, "limit max-pending-body-bytes "
-                  "(%lld): partly received frames fill the server's budget, "
-                  "and this one waited longest for its bytes; retry later",
+                  "(%lld): partly received frames and bodies fill the "
+                  "server's budget, and this frame is dropped (those that "
+                  "waited longest for their bytes go first); retry later",
                   (long long)s->cfg.max_pending_body_bytes);
   e.http = 503;
   send_error(c, c->hdr.id, c->hdr.type, &e);

@@ -135,9 +135,10 @@ void srv_conn_shed(srv_server *s, srv_conn *k, const char *limit,
   k->expired = true;
   s->metrics.shed_pending++;
   write_raw_error(k->fd, 503, "Service Unavailable", true,
-                  "limit %s (%lld): partly received request bodies fill the "
-                  "server's budget, and this one waited longest for its "
-                  "bytes; retry later", limit, value);
+                  "limit %s (%lld): partly received bodies and frames fill the "
+                  "server's budget, and this body is dropped (those that "
+                  "waited longest for their bytes go first); retry later",
+                  limit, value);
   /* libmicrohttpd sees the end of the stream and closes it */
   shutdown(k->fd, SHUT_RDWR);
 }
