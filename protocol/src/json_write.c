@@ -169,3 +169,32 @@ void shlo__json_tensor_holes(strbuf *b, const shlo_value *v,
                              shlo__b64_holes *h) {
   put_tensor(b, v, true, h);
 }
+
+/* The longest text of one element of type t in "data", with its comma:
+ * "false", "-128", "-2.2250738585072014e-308", "\"-Infinity\"", and a
+ * complex number's pair "[re,im]". */
+static uint64_t elem_text_max(shlo_elem_type t) {
+  int bits = shlo_elem_bits(t);
+  switch (shlo_elem_class_of(t)) {
+  case SHLO_CLASS_BOOL: return 6;
+  case SHLO_CLASS_SINT:
+  case SHLO_CLASS_UINT:
+    return bits <= 8 ? 5 : bits <= 16 ? 7 : bits <= 32 ? 12 : 21;
+  case SHLO_CLASS_FLOAT: return bits <= 32 ? 16 : 26;
+  case SHLO_CLASS_COMPLEX: return bits <= 64 ? 35 : 55;
+  }
+  return 26;
+}
+
+uint64_t shlo_proto_value_json_max(const shlo_value *v, bool b64) {
+  uint64_t n = 64; /* braces, member names, dtype */
+  if (v->kind == SHLO_TYPE_TOKEN) return n;
+  if (v->kind == SHLO_TYPE_TUPLE) {
+    for (int i = 0; i < v->n_elems; i++)
+      n += shlo_proto_value_json_max(v->elems[i], b64) + 1;
+    return n;
+  }
+  n += 21 * (uint64_t)v->rank;
+  if (b64) return n + ((uint64_t)v->nbytes + 2) / 3 * 4;
+  return n + (uint64_t)v->numel * elem_text_max(v->elem);
+}

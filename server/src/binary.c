@@ -8,13 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "binary.h"
 #include "core/strbuf.h"
 
 #define STAGE_BYTES 65536
 #define DIRECT_MIN 16384          /* pieces this large are read in place */
-#define MAX_OUT_BYTES (64u << 20) /* unwritten answers before reads pause */
+#define MAX_OUT_BYTES (16u << 20) /* unwritten answers before reads pause */
+/* What a queued answer costs beyond its bytes (the write request, its
+ * piece list): a flood of 32-byte PONGs is paused by what it holds. */
+#define WRITE_COST 256
 #define MAX_RUNNING 256           /* running requests before reads pause */
 #define MAX_HELLO 65536
 #define GATHER_BYTES 4096         /* answers this small go in one write */
@@ -47,7 +51,6 @@ struct bin_conn {
   char ip[SRV_IP_LEN];   /* the peer's address */
   char client[SRV_COUNT_KEY]; /* its key for the per-client caps */
   bool ip_counted;       /* in s->per_ip */
-  bool ip_refused;       /* over max-connections-per-ip: HELLO gets ERROR */
   /* the frame being read */
   rd_state st;
   char *dst;             /* where the current piece goes (NULL: discard) */
@@ -64,8 +67,15 @@ struct bin_conn {
   uint64_t dims[SHLO_MAX_RANK];
   char pad[8];
   char stage[STAGE_BYTES];
+  uint64_t frame_t0_ns;  /* the frame's first byte (frame-timeout-s) */
+  uint64_t paused_ns;    /* reading stopped then (0: reading or never) */
+  srv_pending pend;      /* the frame's bytes held (max-pending-body-bytes) */
+  uint64_t peak_bytes;   /* most held at once: trim memory after it */
   /* answers */
   uint64_t out_bytes;
+  uint64_t out_cost;     /* out_bytes plus WRITE_COST per queued answer */
+  uint64_t out_moved_ns; /* the queue last moved (connection-timeout-s) */
+  size_t out_q;          /* libuv's write queue size then */
   int running;
   bin_job *jobs;         /* running, for CANCEL and shutdown */
   bin_conn *prev, *next;
@@ -90,19 +100,46 @@ typedef struct write_req {
   uv_write_t req;
   bin_conn *c;
   bin_answer ans;
+  uint64_t cost;
 } write_req;
+
+/* The frame being read, dropped: its payload, strings and inputs. */
+static void drop_frame(bin_conn *c) {
+  free(c->payload);
+  c->payload = NULL;
+  free(c->strs);
+  c->strs = NULL;
+  if (c->job) bin_job_free(c->job);
+  c->job = NULL;
+  c->dst = NULL;
+}
 
 static void conn_unref(bin_conn *c) {
   if (--c->refs > 0) return;
-  free(c->payload);
-  free(c->strs);
-  if (c->job) bin_job_free(c->job);
+  drop_frame(c);
+  size_t peak = (size_t)c->peak_bytes;
   free(c);
+  srv_memory_after_request(peak); /* a big connection's memory goes back */
+}
+
+/* Stop reading: the peer does not read its answers, or too many of its
+ * requests run.  Every answer counts, PONGs and errors too. */
+static void stop_reading(bin_conn *c) {
+  if (!c->reading) return;
+  uv_read_stop((uv_stream_t *)&c->tcp);
+  c->reading = false;
+  c->paused_ns = srv_now_ns();
+}
+
+static void maybe_pause(bin_conn *c) {
+  if (c->reading && !c->closing &&
+      (c->out_cost > MAX_OUT_BYTES || c->running >= MAX_RUNNING))
+    stop_reading(c);
 }
 
 static void maybe_resume(bin_conn *c) {
   if (!c->reading && !c->closing && !c->draining && !c->stream_paused &&
-      c->out_bytes < MAX_OUT_BYTES / 2 && c->running < MAX_RUNNING / 2)
+      c->out_cost < MAX_OUT_BYTES / 2 && c->running < MAX_RUNNING / 2)
     read_start(c);
 }
 
@@ -110,6 +147,8 @@ static void on_written(uv_write_t *req, int status) {
   write_req *w = (write_req *)req;
   bin_conn *c = w->c;
   c->out_bytes -= w->ans.bytes;
+  c->out_cost -= w->cost;
+  c->out_moved_ns = srv_now_ns();
   if (status == 0) c->s->bin->bytes_out += w->ans.bytes;
   bin_answer_free(&w->ans);
   free(w);
@@ -179,17 +218,24 @@ static void send_answer(bin_conn *c, bin_answer *a) {
   }
   w->c = c;
   w->ans = *a;
+  w->cost = w->ans.bytes + WRITE_COST;
   memset(a, 0, sizeof *a);
   c->refs++;
+  if (!c->out_bytes) c->out_moved_ns = srv_now_ns();
   c->out_bytes += w->ans.bytes;
+  c->out_cost += w->cost;
+  if (c->out_cost > c->peak_bytes) c->peak_bytes = c->out_cost;
   if (uv_write(&w->req, (uv_stream_t *)&c->tcp, w->ans.bufs + first,
                (unsigned)(w->ans.n_bufs - first), on_written)) {
     c->out_bytes -= w->ans.bytes;
+    c->out_cost -= w->cost;
     bin_answer_free(&w->ans);
     free(w);
     conn_unref(c);
     conn_close(c);
+    return;
   }
+  maybe_pause(c);
 }
 
 /* A frame built in one malloc'd buffer. */
@@ -254,8 +300,7 @@ static void on_shutdown_done(uv_shutdown_t *req, int status) {
  * no longer be trusted), a GOODBYE, or at shutdown. */
 static void close_after_writes(bin_conn *c) {
   if (c->closing) return;
-  if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
-  c->reading = false;
+  stop_reading(c);
   c->draining = true;
   uv_shutdown_t *req = malloc(sizeof *req);
   if (!req) {
@@ -485,11 +530,7 @@ static void dispatch(bin_conn *c, bin_job *b) {
   } else {
     pool_flush(&s->pool);
   }
-  if (c->reading && !c->closing &&
-      (c->out_bytes > MAX_OUT_BYTES || c->running >= MAX_RUNNING)) {
-    uv_read_stop((uv_stream_t *)&c->tcp);
-    c->reading = false;
-  }
+  maybe_pause(c);
 }
 
 /* ---- small messages ---- */
@@ -502,16 +543,6 @@ static void on_hello(bin_conn *c) {
     return;
   }
   memcpy(&h, c->payload, sizeof h);
-  if (c->ip_refused) { /* answered here, once its HELLO is read */
-    shlo_proto_error e;
-    shlo_proto_fail(&e, SHLO_PERR_LIMIT, "limit max-connections-per-ip "
-                    "(%lld) reached; retry later",
-                    (long long)s->cfg.max_connections_per_ip);
-    e.http = 503;
-    send_error(c, 0, SHLO_BIN_HELLO, &e);
-    close_after_writes(c);
-    return;
-  }
   if (h.reserved || h.token_length > c->hdr.length - sizeof h) {
     fatal(c, SHLO_PERR_INPUT, "HELLO: reserved field set or token longer "
                               "than the payload");
@@ -639,6 +670,7 @@ static void expect(bin_conn *c, rd_state st, void *dst, uint64_t n) {
 
 static void next_frame(bin_conn *c) {
   c->mid_frame = false;
+  srv_pending_set(c->s, &c->pend, 0); /* whole: handed on or answered */
   expect(c, RD_HEADER, &c->hdr, sizeof c->hdr);
   if (c->s->draining && !c->draining) { /* shutdown: read no more */
     if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
@@ -681,6 +713,9 @@ static void on_header(bin_conn *c) {
     fatal(c, SHLO_PERR_AUTH, "the first frame must be HELLO");
     return;
   }
+  /* Counted before anything is allocated for it: past the budget, other
+   * frames are shed first; this one alone over it is refused. */
+  if (c->left && !srv_pending_set(c->s, &c->pend, c->left)) return;
   switch (t) {
   case SHLO_BIN_INFEED:
   case SHLO_BIN_SUBSCRIBE:
@@ -969,6 +1004,37 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   }
 }
 
+/* The bytes the frame being read holds: its whole payload, from its
+ * header on (its tensors are allocated, and zeroed, before their data
+ * comes; a header alone holds nothing). */
+static uint64_t frame_held(const bin_conn *c) {
+  if (!c->mid_frame || c->st == RD_HEADER || c->closing || c->draining)
+    return 0;
+  return c->hdr.length;
+}
+
+/* The budget shed this connection's frame (listen.c): its memory goes now,
+ * the peer hears why, and the connection closes. */
+static void shed_frame(srv_pending *p) {
+  bin_conn *c = p->owner;
+  srv_server *s = c->s;
+  drop_frame(c);
+  s->metrics.shed_pending++;
+  shlo_proto_error e;
+  shlo_proto_fail(&e, SHLO_PERR_LIMIT, "limit max-pending-body-bytes "
+                  "(%lld): partly received frames and bodies fill the "
+                  "server's budget, and this frame is dropped (those that "
+                  "waited longest for their bytes go first); retry later",
+                  (long long)s->cfg.max_pending_body_bytes);
+  e.http = 503;
+  send_error(c, c->hdr.id, c->hdr.type, &e);
+  /* a peer that reads nothing would hold the connection open */
+  if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > 0)
+    conn_close(c);
+  else
+    close_after_writes(c);
+}
+
 static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   bin_conn *c = st->data;
   if (n < 0) {
@@ -978,6 +1044,7 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   if (n == 0) return;
   c->last_ns = srv_now_ns();
   c->s->bin->bytes_in += (uint64_t)n;
+  if (!c->mid_frame) c->frame_t0_ns = c->last_ns;
   c->mid_frame = true;
   if (buf->base != c->stage) {
     c->dst += n;
@@ -986,12 +1053,20 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   } else {
     feed(c, buf->base, (size_t)n);
   }
+  if (c->closing) return;
+  uint64_t held = frame_held(c);
+  if (held > c->peak_bytes) c->peak_bytes = held;
+  srv_pending_set(c->s, &c->pend, held); /* may shed c itself */
 }
 
 static void read_start(bin_conn *c) {
   if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0) {
     c->reading = true;
-    c->last_ns = srv_now_ns();
+    uint64_t now = srv_now_ns();
+    c->last_ns = now;
+    /* a frame's time runs while the server reads, not while it waits */
+    if (c->paused_ns && c->mid_frame) c->frame_t0_ns += now - c->paused_ns;
+    c->paused_ns = 0;
   } else {
     conn_close(c);
   }
@@ -1020,8 +1095,7 @@ struct bin_xconn **bin_conn_streams(bin_conn *c) { return &c->xs; }
 
 void bin_conn_pause(bin_conn *c) {
   c->stream_paused = true;
-  if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
-  c->reading = false;
+  stop_reading(c);
 }
 
 /* Feed what was held back when the pause began, then read on. */
@@ -1059,6 +1133,7 @@ static void conn_close(bin_conn *c) {
   else bn->conns = c->next;
   if (c->next) c->next->prev = c->prev;
   bn->n_conns--;
+  srv_pending_set(c->s, &c->pend, 0);
   if (c->ip_counted) counts_add(&c->s->per_ip, c->ip, -1);
   c->ip_counted = false;
   /* Running jobs answer to no one now: stop them. */
@@ -1071,6 +1146,25 @@ static void conn_close(bin_conn *c) {
   c->running = 0;
   if (c->xs) bin_xclosed(c);
   cache_recheck_waits(&c->s->cache);
+  uv_close((uv_handle_t *)&c->tcp, on_closed);
+}
+
+/* A connection over a cap, refused at accept so that it holds nothing and
+ * counts for nothing: an ERROR frame (limit, 503) written at once, as the
+ * answer its HELLO will find, and the socket closed once it is read. */
+static void refuse_at_accept(bin_conn *c, const char *limit, long long cap) {
+  srv_server *s = c->s;
+  shlo_proto_error e;
+  shlo_proto_fail(&e, SHLO_PERR_LIMIT, "limit %s (%lld) reached; retry later",
+                  limit, cap);
+  e.http = 503;
+  count(c, SHLO_BIN_HELLO, &e);
+  size_t n;
+  void *f = shlo_bin_error_frame(SHLO_BIN_VERSION_MAX, 0, &e, 0, &n);
+  uv_os_fd_t fd;
+  int copy = f && !uv_fileno((uv_handle_t *)&c->tcp, &fd) ? dup(fd) : -1;
+  if (copy >= 0) srv_refuse_socket(s, copy, f, n);
+  free(f);
   uv_close((uv_handle_t *)&c->tcp, on_closed);
 }
 
@@ -1089,21 +1183,32 @@ static void on_connection(uv_stream_t *server, int status) {
     uv_close((uv_handle_t *)&c->tcp, on_closed);
     return;
   }
-  if (s->bin->n_conns >= s->cfg.max_connections || s->draining) {
+  if (s->draining) {
     s->metrics.refused_connections++;
     uv_close((uv_handle_t *)&c->tcp, on_closed);
     return;
   }
-  uv_tcp_nodelay(&c->tcp, 1);
   /* One address's connections count with its HTTP ones (listen.c). */
   struct sockaddr_storage ss;
   int len = sizeof ss;
   if (!uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len))
     srv_addr_text((struct sockaddr *)&ss, c->ip);
+  if (srv_ip_full(s, c->ip)) {
+    refuse_at_accept(c, "max-connections-per-ip",
+                     s->cfg.max_connections_per_ip);
+    return;
+  }
+  if (s->bin->n_conns >= s->cfg.max_connections) {
+    s->metrics.refused_connections++;
+    refuse_at_accept(c, "max-connections", s->cfg.max_connections);
+    return;
+  }
+  uv_tcp_nodelay(&c->tcp, 1);
   _Static_assert(SRV_COUNT_KEY >= SRV_IP_LEN, "an address is a client key");
   memcpy(c->client, c->ip, sizeof c->ip);
-  c->ip_refused = srv_ip_full(s, c->ip);
-  c->ip_counted = !c->ip_refused && counts_add(&s->per_ip, c->ip, 1) > 0;
+  c->pend.owner = c;
+  c->pend.shed = shed_frame;
+  c->ip_counted = counts_add(&s->per_ip, c->ip, 1) > 0;
   c->next = s->bin->conns;
   if (c->next) c->next->prev = c;
   s->bin->conns = c;
@@ -1112,17 +1217,51 @@ static void on_connection(uv_stream_t *server, int status) {
   read_start(c);
 }
 
-/* Once a second: close connections that stall mid-frame or never say
- * HELLO within connection-timeout-s. */
+/* A frame that took longer than frame-timeout-s from its first byte,
+ * however steadily its bytes trickle: ERROR timeout, then closed. */
+static void frame_expired(bin_conn *c) {
+  srv_server *s = c->s;
+  s->metrics.frame_deadline_closes++;
+  drop_frame(c);
+  srv_pending_set(s, &c->pend, 0);
+  shlo_proto_error e;
+  shlo_proto_fail(&e, SHLO_PERR_TIMEOUT, "limit frame-timeout-s (%lld): the "
+                  "frame did not arrive whole in time",
+                  (long long)s->cfg.frame_timeout_s);
+  e.http = 408;
+  bool whole = c->st != RD_HEADER; /* else its id is not known yet */
+  send_error(c, whole ? c->hdr.id : 0, whole ? c->hdr.type : 0, &e);
+  if (c->closing) return;
+  if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > 0)
+    conn_close(c);
+  else
+    close_after_writes(c);
+}
+
+/* Once a second: close connections that stall mid-frame, never say HELLO
+ * or leave their answers unread within connection-timeout-s, and frames
+ * past frame-timeout-s. */
 static void on_tick(uv_timer_t *t) {
   srv_server *s = t->data;
   uint64_t now = srv_now_ns(),
-           limit = (uint64_t)s->cfg.connection_timeout_s * 1000000000u;
-  if (!limit) return;
+           limit = (uint64_t)s->cfg.connection_timeout_s * 1000000000u,
+           frame = (uint64_t)s->cfg.frame_timeout_s * 1000000000u;
   for (bin_conn *c = s->bin->conns, *n; c; c = n) {
     n = c->next;
+    /* a large answer moves without its write completing */
+    size_t q = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+    if (q != c->out_q) {
+      c->out_q = q;
+      c->out_moved_ns = now;
+    }
     bool waiting = !c->hello || c->mid_frame;
-    if (c->reading && waiting && now - c->last_ns > limit) conn_close(c);
+    if (limit && c->reading && waiting && now - c->last_ns > limit)
+      conn_close(c);
+    else if (limit && c->out_bytes && now - c->out_moved_ns > limit)
+      conn_close(c); /* its peer reads nothing: the answers go nowhere */
+    else if (frame && c->reading && c->mid_frame &&
+             now - c->frame_t0_ns > frame)
+      frame_expired(c);
   }
 }
 
@@ -1182,9 +1321,14 @@ bool srv_binary_busy(srv_server *s) {
 int srv_binary_cancel_all(srv_server *s) {
   int n = 0;
   if (!s->bin) return 0;
-  for (bin_conn *c = s->bin->conns; c; c = c->next)
+  for (bin_conn *c = s->bin->conns, *next; c; c = next) {
+    next = c->next;
     for (bin_job *b = c->jobs; b; b = b->next, n++)
       atomic_store(&b->cancel, BIN_CANCEL_SHUTDOWN);
+    /* a frame still arriving after the grace period would only lead to
+     * a refused request: stop waiting for it */
+    if (c->mid_frame && !c->running) conn_close(c);
+  }
   cache_recheck_waits(&s->cache);
   return n;
 }

@@ -83,6 +83,18 @@ static const opt options[] = {
     {"max-connections-per-ip", OPT_INT, OFF(max_connections_per_ip), 0,
      1 << 20, "256", "open HTTP connections from one address; more get 503 "
      "+ Retry-After (0 = no cap)", false},
+    {"max-pending-body-bytes", OPT_SIZE, OFF(max_pending_body_bytes), 1,
+     1024 * GB, "256m", "bytes of request bodies and binary frames partly "
+     "received, all connections together; past it the connections whose "
+     "bodies waited longest for a byte are closed (503 / ERROR limit)",
+     false},
+    {"frame-timeout-s", OPT_INT, OFF(frame_timeout_s), 0, 86400, "30",
+     "time one binary frame has to arrive whole from its first byte, not "
+     "reset by each byte (ERROR timeout, closed; 0 = none)", false},
+    {"max-json-answer-bytes", OPT_SIZE, OFF(max_json_answer_bytes), 0,
+     1024 * GB, "256m", "largest execution answer written as JSON text, "
+     "counted at the longest text of each output's element type (413: ask "
+     "for output_format b64 or use the binary port; 0 = no limit)", false},
     {"request-timeout-s", OPT_INT, OFF(request_timeout_s), 0, 86400, "30",
      "time a connection has to deliver a request's headers and body, "
      "counted from its opening or its previous answer, not reset by each "

@@ -59,6 +59,10 @@ typedef struct srv_config {
   int64_t stream_queue_bytes;
   int64_t stream_queue_values;
   int64_t console;            /* serve the web console under /console/ */
+  /* memory held for connections (listen.c, binary.c) */
+  int64_t max_pending_body_bytes; /* partly received bodies and frames */
+  int64_t frame_timeout_s;        /* one binary frame, total; 0 = off */
+  int64_t max_json_answer_bytes;  /* an answer's JSON text; 0 = off */
 } srv_config;
 
 /* Fill every option with its default. */

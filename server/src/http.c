@@ -170,11 +170,28 @@ enum MHD_Result srv_http_reply(srv_request *r) {
   if (r->status == 401)
     MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                             "Bearer realm=\"shlo\"");
-  if (r->srv->draining)
+  if (r->srv->draining || r->close_after)
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
   enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
   MHD_destroy_response(resp);
   return ret;
+}
+
+bool srv_json_answer_refused(srv_request *r, shlo_value *const *outputs,
+                             int n_outputs, int n_procs, bool b64) {
+  srv_server *s = r->srv;
+  uint64_t cap = (uint64_t)s->cfg.max_json_answer_bytes, n = 256;
+  if (!cap) return false;
+  int k = n_outputs * (n_procs > 1 ? n_procs : 1);
+  for (int i = 0; i < k; i++) n += shlo_proto_value_json_max(outputs[i], b64);
+  if (n <= cap) return false;
+  s->metrics.refused_json_answers++;
+  srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
+                  "limit max-json-answer-bytes (%llu): the outputs as JSON "
+                  "text could take %llu bytes; ask for \"output_format\": "
+                  "\"b64\" (streamed) or use the binary port",
+                  (unsigned long long)cap, (unsigned long long)n);
+  return true;
 }
 
 /* ---- jobs ---- */
@@ -352,6 +369,17 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
   return srv_http_reply(r);
 }
 
+static void drop_body(srv_request *r);
+
+/* The body's memory goes now; the request is answered 503 on the raw
+ * socket and its connection ends (max-pending-body-bytes, listen.c). */
+static void shed_body(srv_pending *p) {
+  srv_request *r = p->owner;
+  drop_body(r);
+  srv_conn_shed(r->srv, r->conn_state, "max-pending-body-bytes",
+                (long long)r->srv->cfg.max_pending_body_bytes);
+}
+
 /* snprintf(dst, cap, "%s", src) without printf's cost. */
 static void copy_trunc(char *dst, size_t cap, const char *src) {
   size_t n = strnlen(src, cap - 1);
@@ -367,6 +395,8 @@ static srv_request *request_new(srv_server *s, struct MHD_Connection *c,
   s->n_active++;
   r->srv = s;
   r->conn = c;
+  r->pend.owner = r;
+  r->pend.shed = shed_body;
   r->t0_ns = srv_now_ns();
   atomic_init(&r->cancel, 0);
   copy_trunc(r->method, sizeof r->method, method);
@@ -441,6 +471,33 @@ static enum MHD_Result answer_after_body(srv_request *r) {
   return MHD_YES;
 }
 
+/* Content-Length headers seen so far: the first value, and whether a
+ * later one differs. */
+typedef struct cl_seen {
+  const char *first;
+  bool conflict;
+} cl_seen;
+
+static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind,
+                                 const char *key, const char *value) {
+  (void)kind;
+  cl_seen *seen = cls;
+  if (!key || strcasecmp(key, "Content-Length")) return MHD_YES;
+  if (!seen->first) seen->first = value ? value : "";
+  else if (strcmp(seen->first, value ? value : "")) seen->conflict = true;
+  return MHD_YES;
+}
+
+/* Two Content-Length headers that disagree leave the body's end unknown:
+ * a proxy in front may have framed it by the other one (request
+ * smuggling).  libmicrohttpd's lookup gives only one of them, so every
+ * header is walked. */
+static bool content_length_conflict(struct MHD_Connection *c) {
+  cl_seen seen = {0};
+  MHD_get_connection_values(c, MHD_HEADER_KIND, on_header, &seen);
+  return seen.conflict;
+}
+
 /* Refuse what the headers alone condemn, before a body byte is read:
  * too many connections, no such route or method, no valid token, or a
  * Content-Length over the limit. */
@@ -456,6 +513,12 @@ static enum MHD_Result admit(srv_request *r, const char *url,
                     "limit max-connections (%lld) reached",
                     (long long)s->cfg.max_connections);
     r->retry_after = true;
+    return srv_http_reply(r);
+  }
+  if (content_length_conflict(c)) {
+    srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
+                    "conflicting Content-Length headers");
+    r->close_after = true; /* where the body ends is unknown */
     return srv_http_reply(r);
   }
   if (r->route == R_OTHER) {
@@ -531,6 +594,17 @@ static bool body_reserve(srv_request *r, size_t need) {
   return true;
 }
 
+/* Forget the body received so far; the rest of it is read and ignored. */
+static void drop_body(srv_request *r) {
+  r->over_limit = true;
+  srv_pending_set(r->srv, &r->pend, 0);
+  free(r->body);
+  r->body = NULL;
+  r->len = r->cap = 0;
+  srv_b64_in_free(r->b64_in);
+  r->b64_in = NULL;
+}
+
 /* Append n uploaded bytes to the body, kept NUL-terminated.  A body over
  * max-body-bytes is dropped and the rest of it read and ignored, so that
  * the 413 goes out once the upload ends. */
@@ -543,16 +617,18 @@ static enum MHD_Result append_upload(srv_request *r, const char *upload,
   }
   if (r->state != RS_BODY || r->over_limit) return MHD_YES;
   if (r->received + n > (size_t)s->cfg.max_body_bytes) {
-    r->over_limit = true;
     s->metrics.bytes_in += r->received;
-    free(r->body);
-    r->body = NULL;
-    r->len = r->cap = 0;
-    srv_b64_in_free(r->b64_in);
-    r->b64_in = NULL;
+    drop_body(r);
     return MHD_YES;
   }
   r->received += n;
+  /* counted with every other partly received body, at what its
+   * Content-Length announced (what is allocated for it; a large
+   * execution's tensors are made before their bytes come); past the
+   * budget the longest stalled ones are closed, this one perhaps */
+  size_t held = r->received > r->content_length ? r->received
+                                                : r->content_length;
+  if (!srv_pending_set(s, &r->pend, held)) return MHD_YES;
   if (r->b64_in) return srv_b64_in_feed(r, upload, n) ? MHD_YES : MHD_NO;
   return srv_body_append(r, upload, n) ? MHD_YES : MHD_NO;
 }
@@ -570,6 +646,8 @@ static enum MHD_Result body_complete(srv_request *r, const char *method) {
   srv_server *s = r->srv;
   if (r->state == RS_QUEUED) return MHD_YES; /* not reached: suspended */
   if (r->state == RS_DONE) return srv_http_reply(r);
+  if (r->conn_state && r->conn_state->expired) return MHD_NO; /* shed */
+  srv_pending_set(s, &r->pend, 0); /* whole: no longer pending */
   s->metrics.bytes_in += r->received;
   if (r->over_limit) {
     srv_reply_error(r, SHLO_PERR_LIMIT, 413, 0, 0,
@@ -651,6 +729,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   }
   if (!r) return;
   *con_cls = NULL;
+  srv_pending_set(s, &r->pend, 0);
   srv_execs_request_ended(r);
   bool ok = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
   if (!ok && r->state != RS_DONE) r->status = 0; /* client went away */

@@ -760,6 +760,9 @@ static bool reply_streamed(exec_state *ex) {
 /* The success answer built whole. */
 static void reply_whole(exec_state *ex) {
   srv_request *r = ex->r;
+  if (srv_json_answer_refused(r, ex->res, ex->n_res, ex->n_procs,
+                              ex->b.req.b64_out))
+    return; /* answered 413 before a byte of it is written */
   /* A large body was decoded into the inputs and is dead now (a b64
    * answer implies a JSON body, whose program was copied out): its
    * memory, already faulted in, takes the answer. */

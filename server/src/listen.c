@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/strbuf.h"
 #include "server.h"
 #include "shlo/protocol.h"
 
@@ -102,19 +103,44 @@ static bool drain_input(int fd) {
   return false;
 }
 
-/* Answer a socket that is not admitted and close it once the client had
- * the time to read the answer (closing with unread input would reset the
- * connection and lose the answer). */
-static void refuse(srv_server *s, int fd, const char *limit, long long value) {
-  s->metrics.refused_connections++;
-  write_raw_error(fd, 503, "Service Unavailable", true,
-                  "limit %s (%lld) reached; retry later", limit, value);
+/* Close a refused socket once the client had the time to read its answer
+ * (closing with unread input would reset the connection and lose the
+ * answer). */
+static void linger_close(int fd) {
   shutdown(fd, SHUT_WR);
   if (drain_input(fd) || n_linger == MAX_LINGER) {
     close(fd);
     return;
   }
   linger_fds[n_linger++] = (lingering){fd, srv_now_ns() + LINGER_NS};
+}
+
+/* Answer a socket that is not admitted, then close it. */
+static void refuse(srv_server *s, int fd, const char *limit, long long value) {
+  s->metrics.refused_connections++;
+  write_raw_error(fd, 503, "Service Unavailable", true,
+                  "limit %s (%lld) reached; retry later", limit, value);
+  linger_close(fd);
+}
+
+void srv_refuse_socket(srv_server *s, int fd, const void *answer, size_t n) {
+  (void)s;
+  write_all_nb(fd, answer, n);
+  linger_close(fd);
+}
+
+void srv_conn_shed(srv_server *s, srv_conn *k, const char *limit,
+                   long long value) {
+  if (!k || k->fd < 0 || k->expired) return;
+  k->expired = true;
+  s->metrics.shed_pending++;
+  write_raw_error(k->fd, 503, "Service Unavailable", true,
+                  "limit %s (%lld): partly received bodies and frames fill the "
+                  "server's budget, and this body is dropped (those that "
+                  "waited longest for their bytes go first); retry later",
+                  limit, value);
+  /* libmicrohttpd sees the end of the stream and closes it */
+  shutdown(k->fd, SHUT_RDWR);
 }
 
 static void sweep_lingering(uint64_t now) {
@@ -291,6 +317,78 @@ void srv_client_release(srv_server *s, const char *client) {
   void **d = counts_data(&s->per_client, client);
   void *owner = d ? *d : NULL;
   if (counts_add(&s->per_client, client, -1) == 0) free(owner);
+}
+
+/* ---- partly received bodies, all connections together ----
+ *
+ * A body or frame that arrives slowly holds its bytes until its last one
+ * is in: a few thousand slow connections would hold gigabytes.  Their sum
+ * is kept under max-pending-body-bytes by closing, when it would pass,
+ * the connections whose bodies have waited longest for a byte: a stalled
+ * or trickling client goes before one whose bytes are flowing.  The list
+ * is kept in the order the bodies last grew (a grown one moves to the
+ * tail), so the head is always the next to go. */
+
+static void pending_unlist(srv_server *s, srv_pending *p) {
+  if (!p->listed) return;
+  if (p->prev) p->prev->next = p->next;
+  else s->pending = p->next;
+  if (p->next) p->next->prev = p->prev;
+  else s->pending_tail = p->prev;
+  p->prev = p->next = NULL;
+  p->listed = false;
+  s->pending_bytes -= p->bytes;
+  p->bytes = 0;
+}
+
+static void pending_append(srv_server *s, srv_pending *p) {
+  p->prev = s->pending_tail;
+  p->next = NULL;
+  if (s->pending_tail) s->pending_tail->next = p;
+  else s->pending = p;
+  s->pending_tail = p;
+  p->listed = true;
+}
+
+/* Shed the head until the sum fits; p (just grown, at the tail) last. */
+static bool pending_shed(srv_server *s, srv_pending *p) {
+  uint64_t cap = (uint64_t)s->cfg.max_pending_body_bytes;
+  bool p_shed = false;
+  while (s->pending_bytes > cap && s->pending) {
+    srv_pending *h = s->pending;
+    pending_unlist(s, h);
+    if (h == p) p_shed = true;
+    h->shed(h);
+  }
+  return !p_shed;
+}
+
+bool srv_pending_set(srv_server *s, srv_pending *p, uint64_t bytes) {
+  if (!bytes) {
+    pending_unlist(s, p);
+    return true;
+  }
+  pending_unlist(s, p); /* bytes came: to the tail, as the most recent */
+  s->pending_bytes += bytes;
+  p->bytes = bytes;
+  p->last_ns = srv_now_ns();
+  pending_append(s, p);
+  return pending_shed(s, p);
+}
+
+void srv_listen_metrics(srv_server *s, struct strbuf *b) {
+  shlo__sb_printf(b,
+      "# TYPE shlo_pending_body_bytes gauge\nshlo_pending_body_bytes %llu\n"
+      "# TYPE shlo_pending_body_shed_total counter\n"
+      "shlo_pending_body_shed_total %llu\n"
+      "# TYPE shlo_json_answers_refused_total counter\n"
+      "shlo_json_answers_refused_total %llu\n"
+      "# TYPE shlo_frame_timeouts_total counter\n"
+      "shlo_frame_timeouts_total %llu\n",
+      (unsigned long long)s->pending_bytes,
+      (unsigned long long)s->metrics.shed_pending,
+      (unsigned long long)s->metrics.refused_json_answers,
+      (unsigned long long)s->metrics.frame_deadline_closes);
 }
 
 /* ---- a suspended request's client hanging up ---- */

@@ -221,6 +221,7 @@ char *srv_metrics_text(srv_server *s) {
               (unsigned long long)m->refused_per_ip,
               (unsigned long long)m->refused_client_jobs,
               (double)(srv_now_ns() - s->started_ns) / 1e9);
+  srv_listen_metrics(s, &b);
   srv_execs_metrics(s, &b);
   srv_binary_metrics(s, &b);
   put_teams(&b, s);

@@ -449,9 +449,25 @@ static bool put_output(infer *in, strbuf *b, strbuf *bin, int k, int i,
   return true;
 }
 
+/* The outputs asked for as JSON could pass max-json-answer-bytes: 413,
+ * before any of their text is written. */
+static bool json_too_large(infer *in, const wanted *w) {
+  uint64_t cap = (uint64_t)in->r->srv->cfg.max_json_answer_bytes, n = 0;
+  for (int k = 0; k < w->n; k++)
+    if (!w->binary[k])
+      n += shlo_proto_value_json_max(in->res[w->idx[k]], false);
+  if (!cap || n <= cap) return false;
+  in->r->srv->metrics.refused_json_answers++;
+  oip_error(in->r, 413, "limit max-json-answer-bytes (%llu): the outputs as "
+            "JSON text could take %llu bytes; ask for them as binary_data "
+            "or use the binary port", (unsigned long long)cap,
+            (unsigned long long)n);
+  return true;
+}
+
 static void answer_infer(infer *in) {
   wanted w;
-  if (!choose_outputs(in, &w)) return;
+  if (!choose_outputs(in, &w) || json_too_large(in, &w)) return;
   strbuf b = {0}, bin = {0};
   shlo__sb_putc(&b, '{');
   shlo__json_key(&b, "model_name", true);

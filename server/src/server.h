@@ -73,6 +73,9 @@ typedef struct srv_metrics {
   uint64_t canceled_client_gone, canceled_shutdown;
   double cancel_latency_max_s;   /* client gone -> worker free, worst */
   uint64_t reloads, reload_failures;
+  uint64_t shed_pending;         /* closed for max-pending-body-bytes */
+  uint64_t frame_deadline_closes; /* frame-timeout-s */
+  uint64_t refused_json_answers; /* 413: max-json-answer-bytes */
 } srv_metrics;
 
 /* Why an execution's cancel flag is set (srv_request.cancel). */
@@ -99,6 +102,20 @@ typedef struct srv_conn {
 } srv_conn;
 
 typedef enum { RS_BODY, RS_QUEUED, RS_DONE } srv_req_state;
+
+/* A partly received request body or binary frame, counted against
+ * max-pending-body-bytes (listen.c).  Its owner embeds it and says how to
+ * close its connection when the budget sheds it. */
+typedef struct srv_pending {
+  struct srv_pending *prev, *next;
+  uint64_t bytes;    /* counted in srv_server.pending_bytes */
+  uint64_t last_ns;  /* when it last grew */
+  bool listed;
+  /* Called unlisted: drop the body's memory now, answer the refusal and
+   * close the connection. */
+  void (*shed)(struct srv_pending *p);
+  void *owner;
+} srv_pending;
 
 typedef struct srv_server srv_server;
 
@@ -135,6 +152,8 @@ typedef struct srv_request {
   char client[SRV_COUNT_KEY]; /* token name, else address: per-client caps */
   bool client_counted; /* holds one of its client's max-client-jobs */
   size_t discarded;    /* body bytes read past an early answer */
+  srv_pending pend;    /* the body while it arrives (listen.c) */
+  bool close_after;    /* answer with Connection: close (framing unsure) */
   double compile_ms;   /* parse + verify + compile, when it compiled */
   /* the answer */
   int status;
@@ -198,6 +217,9 @@ struct srv_server {
   uint64_t started_ns;
   struct srv_binary *bin; /* NULL when --binary-port is 0 */
   struct srv_execs *execs; /* executions.c */
+  /* partly received bodies and frames, least recently grown first */
+  srv_pending *pending, *pending_tail;
+  uint64_t pending_bytes;
 };
 
 uint64_t srv_now_ns(void);
@@ -235,6 +257,24 @@ void srv_addr_text(const struct sockaddr *a, char out[SRV_IP_LEN]);
  * per address are counted in s->per_ip; srv_ip_full: the address holds
  * max-connections-per-ip already (the refusal is counted). */
 bool srv_ip_full(srv_server *s, const char *ip);
+/* Bytes came for p, which now holds `bytes` (0: complete or dropped,
+ * unlisted).  Past max-pending-body-bytes the bodies that waited longest
+ * for a byte are shed, p last.  Returns false when p itself was shed. */
+bool srv_pending_set(srv_server *s, srv_pending *p, uint64_t bytes);
+/* Answer a socket that is not admitted with `answer` (n bytes, already
+ * made) and close it once the client read it, as for HTTP's 503s. */
+void srv_refuse_socket(srv_server *s, int fd, const void *answer, size_t n);
+/* Close an HTTP connection whose request is refused mid-body: a raw 503
+ * naming limit, then the end of the stream (libmicrohttpd closes it). */
+void srv_conn_shed(srv_server *s, srv_conn *k, const char *limit,
+                   long long value);
+/* The connections' memory figures for /metrics. */
+struct strbuf;
+void srv_listen_metrics(srv_server *s, struct strbuf *b);
+/* An execution's answer as JSON text would pass max-json-answer-bytes:
+ * true with r answered 413 (http.c). */
+bool srv_json_answer_refused(srv_request *r, shlo_value *const *outputs,
+                             int n_outputs, int n_procs, bool b64);
 /* The client (token name, else address) has max-client-jobs jobs running
  * or queued: true with err set (limit, 429; the refusal is counted). */
 bool srv_client_full(srv_server *s, const char *client,

@@ -51,6 +51,16 @@ set_tests_properties(test_server_binary_inline_asan PROPERTIES TIMEOUT 300
   RUN_SERIAL TRUE ENVIRONMENT
   "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16;SHLO_TEST_START_S=30")
 
+# Issue #30's memory bounds against the sanitized server: shed frames and
+# bodies, the paused PING flood and the refused JSON answer leak nothing.
+add_test(NAME test_server_robust_memory_asan
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\" \"$2\"; else exec python3 \"$0\" \"$1\" \"$2\"; fi"
+          ${CMAKE_SOURCE_DIR}/tests/server/robust_memory.py
+          $<TARGET_FILE:shlo-server-asan> --sanitized)
+set_tests_properties(test_server_robust_memory_asan PROPERTIES TIMEOUT 300
+  RUN_SERIAL TRUE ENVIRONMENT
+  "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16;SHLO_TEST_START_S=30")
+
 # The streaming executions' test against the sanitized server: suspended
 # uploads and readers, cancels and idle ends leak nothing.
 add_test(NAME test_stream_http_asan

@@ -11,6 +11,7 @@ usage: robust_binary.py SHLO_SERVER"""
 import os
 import socket
 import statistics
+import struct
 import sys
 import threading
 import time
@@ -270,6 +271,55 @@ check(c5.compile(REDUCE_100).execute(A)[0].shape == (100,),
       "admitted again once the others closed")
 c4.close()
 c5.close()
+srv.stop()
+
+# 4b. One address fills the binary port: every connection over its cap is
+# refused at accept (ERROR limit at once, then closed) and does not count
+# toward max-connections, so other addresses still connect and execute.
+srv = start("--max-connections-per-ip", "8", "--max-connections", "16")
+watch = raw_connect(srv.port, "127.0.0.4")
+
+
+def metrics_text():
+    watch.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    return read_http_answer(watch)[2]
+
+
+# the start-up check's connection from 127.0.0.1 is gone from the counts
+check(wait_until(lambda: b"\nshlo_http_connections 1\n" in metrics_text(),
+                 10, step=0.02), "the server's other connections closed")
+flood, refused = [], 0
+for _ in range(40):  # from 127.0.0.1, none says HELLO
+    s = raw_connect(srv.bport, "127.0.0.1")
+    flood.append(s)
+for s in flood:
+    s.settimeout(1.0)
+    try:
+        head = s.recv(32, socket.MSG_WAITALL)
+    except socket.timeout:
+        continue  # admitted: the server waits for its HELLO
+    if len(head) == 32 and struct.unpack("<IHHIIQQ", head)[2] == 7:
+        body = s.recv(struct.unpack("<IHHIIQQ", head)[6], socket.MSG_WAITALL)
+        refused += b"max-connections-per-ip" in body
+check(refused == 32, f"40 connections from one address, cap 8: 32 refused "
+      f"at accept with ERROR naming the cap, not {refused}")
+check(b"\nshlo_binary_connections 8\n" in metrics_text(),
+      "only the 8 admitted connections count")
+for src in ("127.0.0.2", "127.0.0.3"):
+    other = connect(srv, src)
+    check(other.compile(REDUCE_100).execute(A)[0].shape == (100,),
+          f"{src} connects and executes while 127.0.0.1 is full")
+    other.close()
+for src, want in (("127.0.0.1", 503), ("127.0.0.4", 200)):
+    h = raw_connect(srv.port, src)
+    h.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    st = read_http_answer(h)[0]
+    check(st == want, f"HTTP from {src} with 127.0.0.1's binary slots "
+          f"full: {st}, not {want}")
+    h.close()
+for s in flood:
+    s.close()
+watch.close()
 srv.stop()
 
 # 5. A dropped connection cancels its execution (within 100 ms) and its

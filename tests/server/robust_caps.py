@@ -9,6 +9,7 @@ headers came), however steadily it trickles.
 usage: robust_caps.py SHLO_SERVER"""
 import json
 import os
+import socket
 import sys
 import time
 
@@ -176,5 +177,71 @@ for i in range(3):
     st, _, _ = get_on(s, "/healthz")
     check(st == 200, f"keep-alive request {i} after 1 s idle: {st}")
 s.close()
+check(srv.stop() == 0, "stops cleanly")
+
+# ---- two Content-Length headers that disagree: 400, connection closed ----
+srv = Server(sys.argv[1], "--log", "off")
+s = raw_connect(srv.port)
+s.sendall(b"POST /execute HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain"
+          b"\r\nContent-Length: 4\r\nContent-Length: 40\r\n\r\nfunc")
+st, h, body = read_http_answer(s, timeout=3)
+check(st == 400 and is_json_error(body, "input") and
+      b"Content-Length" in body and h.get("connection") == "close",
+      f"conflicting Content-Length: {st} {h} {body!r}")
+s.settimeout(3)
+try:
+    rest = s.recv(4096)
+except OSError:
+    rest = b""
+check(rest == b"", f"the connection closes after it: {rest!r}")
+s.close()
+# the same length twice is one length
+s = raw_connect(srv.port)
+s.sendall(b"POST /v1/modules HTTP/1.1\r\nHost: x\r\nContent-Type: "
+          b"text/plain\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n"
+          b"xx")
+st, _, body = read_http_answer(s, timeout=3)
+check(st is not None and b"conflicting" not in body,
+      f"equal Content-Length headers are not refused as conflicting: {st} "
+      f"{body!r}")
+s.close()
+check(srv.request("GET", "/healthz")[0] == 200, "served after them")
+check(srv.stop() == 0, "stops cleanly")
+
+# ---- frame-timeout-s: a binary frame in total, not per byte ----
+import struct  # noqa: E402
+H = struct.Struct("<IHHIIQQ")
+srv = Server(sys.argv[1], "--frame-timeout-s", "2", "--log", "off",
+             binary_port=True)
+b = raw_connect(srv.bport)
+b.sendall(H.pack(0x424C4853, 1, 1, 0, 0, 0, 16) +
+          struct.pack("<HHIQ", 1, 1, 0, 0))
+b.settimeout(3)
+head = b.recv(H.size, socket.MSG_WAITALL)
+b.recv(H.unpack(head)[6], socket.MSG_WAITALL)  # WELCOME
+b.sendall(H.pack(0x424C4853, 1, 3, 0, 0, 9, 1024))  # COMPILE, 1 KiB
+t0 = time.monotonic()
+answer = None
+b.setblocking(False)
+while time.monotonic() - t0 < 6 and answer is None:
+    time.sleep(0.25)
+    try:
+        b.send(b"\0")
+    except OSError:
+        pass
+    try:
+        got = b.recv(4096)
+        answer = (time.monotonic() - t0, got)
+    except BlockingIOError:
+        pass
+    except OSError:
+        answer = (time.monotonic() - t0, b"")
+check(answer is not None and 1.5 <= answer[0] <= 4.5 and
+      len(answer[1]) >= H.size and H.unpack(answer[1][:H.size])[2] == 7 and
+      b"frame-timeout-s" in answer[1],
+      f"a trickled frame: ERROR timeout at the 2 s deadline: {answer}")
+if answer:
+    print(f"frame deadline 2 s: trickled frame answered at {answer[0]:.2f} s")
+b.close()
 check(srv.stop() == 0, "stops cleanly")
 finish("robust_caps")

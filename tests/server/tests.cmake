@@ -146,6 +146,13 @@ add_test(NAME test_server_robust_binary
   COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\"; else exec python3 \"$0\" \"$1\"; fi"
           ${CMAKE_SOURCE_DIR}/tests/server/robust_binary.py $<TARGET_FILE:shlo-server>)
 set_tests_properties(test_server_robust_binary PROPERTIES TIMEOUT 400)
+# Issue #30: memory bounded per connection and in total (unread PONGs,
+# half-sent frames and bodies, a JSON answer too large), RSS measured.
+add_test(NAME test_server_robust_memory
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\"; else exec python3 \"$0\" \"$1\"; fi"
+          ${CMAKE_SOURCE_DIR}/tests/server/robust_memory.py $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_server_robust_memory PROPERTIES TIMEOUT 300
+  RUN_SERIAL TRUE)
 # Issue #11: tiny cached executions on the loop thread, the same answers
 # as a worker's; loops and large programs never there.
 add_test(NAME test_server_binary_inline

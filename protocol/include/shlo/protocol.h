@@ -172,6 +172,10 @@ char *shlo_proto_exec_resp_build_into(char *spare, size_t spare_cap,
                                       const char *module_id, bool cached,
                                       double compile_ms, double execute_ms,
                                       bool b64);
+/* At least the length of v's JSON text as shlo_proto_tensor_encode writes
+ * it, from its element type and count alone (each element at its type's
+ * longest text): for refusing an answer before it is written. */
+uint64_t shlo_proto_value_json_max(const shlo_value *v, bool b64);
 /* Client side: decode "outputs" of a success body into new values
  * (*outs malloc'd, each an owned reference); a grid's per-process lists
  * are flattened, process-major. */
