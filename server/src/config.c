@@ -171,6 +171,19 @@ static const opt options[] = {
      "program", false},
     {"stream-queue-values", OPT_INT, OFF(stream_queue_values), 1, 1 << 24,
      "1024", "values one such queue holds", false},
+    {"execution-workers", OPT_INT, OFF(execution_workers), 1, 4096, "64",
+     "threads that run asynchronous executions, apart from the workers of "
+     "`threads`: an execution waiting for its infeed holds one of these, "
+     "never a compile or execute worker", true},
+    {"execution-start-timeout-s", OPT_INT, OFF(execution_start_timeout_s),
+     1, 86400, "30", "an asynchronous execution that waits this long for "
+     "an execution worker (more running than execution-workers) ends "
+     "unstarted (state \"canceled\", reason \"start_timeout\")", false},
+    {"stream-idle-timeout-s", OPT_INT, OFF(stream_idle_timeout_s), 0, 86400,
+     "30", "an infeed or host channel upload (HTTP) is ended (408) when "
+     "its client sends nothing this long while the server could take "
+     "more; request-timeout-s does not apply to its body (0 = none)",
+     false},
     {"shutdown-grace-ms", OPT_INT, OFF(shutdown_grace_ms), 0, 3600000,
      "10000", "on SIGINT/SIGTERM, time running executions get before they "
      "are canceled", false},

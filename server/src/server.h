@@ -78,7 +78,8 @@ typedef struct srv_metrics {
 /* Why an execution's cancel flag is set (srv_request.cancel). */
 enum { SRV_CANCEL_SHUTDOWN = 1, SRV_CANCEL_CLIENT_GONE = 2,
        SRV_CANCEL_DELETE = 3,   /* DELETE /v1/executions/{id} */
-       SRV_CANCEL_IDLE = 4 };   /* execution-idle-ms without a client */
+       SRV_CANCEL_IDLE = 4,     /* execution-idle-ms without a client */
+       SRV_CANCEL_START = 5 };  /* execution-start-timeout-s unstarted */
 
 /* Connections admitted above max-connections, for the health routes only. */
 #define SRV_RESERVED_CONNECTIONS 16
