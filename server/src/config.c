@@ -163,8 +163,9 @@ static const opt options[] = {
      "a finished execution's state and outputs are kept this long, then "
      "its id answers 404", false},
     {"execution-idle-ms", OPT_INT, OFF(execution_idle_ms), 1, 86400000,
-     "30000", "a running execution with no infeed writer and no outfeed "
-     "reader connected this long is canceled (state \"canceled\")", false},
+     "30000", "a running or queued execution with no infeed writer and no "
+     "outfeed reader connected this long is canceled (state \"canceled\")",
+     false},
     {"stream-queue-bytes", OPT_SIZE, OFF(stream_queue_bytes), 1, 64 * GB,
      "64m", "tensor bytes one infeed, outfeed or host channel queue holds; "
      "a full infeed stops reading the upload, a full outfeed pauses the "
@@ -181,8 +182,8 @@ static const opt options[] = {
      "unstarted (state \"canceled\", reason \"start_timeout\")", false},
     {"stream-idle-timeout-s", OPT_INT, OFF(stream_idle_timeout_s), 0, 86400,
      "30", "an infeed or host channel upload (HTTP) is ended (408) when "
-     "its client sends nothing this long while the server could take "
-     "more; request-timeout-s does not apply to its body (0 = none)",
+     "its client sends no value this long while the server could take "
+     "one; request-timeout-s does not apply to its body (0 = none)",
      false},
     {"shutdown-grace-ms", OPT_INT, OFF(shutdown_grace_ms), 0, 3600000,
      "10000", "on SIGINT/SIGTERM, time running executions get before they "

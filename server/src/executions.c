@@ -211,9 +211,12 @@ static void job_done(srv_job *j) {
   x->cancel_why = why;
   x->done_ns = srv_now_ns();
   t->ended[st]++;
+  size_t bytes = job->len;
   free(job->body);
   free(job);
   x->job = NULL;
+  /* its inputs went with the job's end: give a large body's pages back */
+  srv_memory_after_request(bytes);
   atomic_store(&x->state, st);
   x_resume_all(x);
   srv_binary_streams_pump(t->s);
@@ -497,6 +500,7 @@ void srv_execs_request_ended(srv_request *r) {
     x->attached--;
     if (r->route != R_EXEC) x->activity_ns = srv_now_ns();
   }
+  if (r->conn_state) r->conn_state->streaming = false; /* next: timed */
   if (r->stream) x_stream_free(r->stream);
   r->stream = NULL;
   r->exe = NULL;
@@ -511,19 +515,27 @@ static bool reader_waits(const srv_execution *x) {
   return false;
 }
 
+/* Is a stream (a reader, or an upload waiting for the program's start)
+ * suspended on x?  A long poll of its state is not one. */
+static bool stream_waits(const srv_execution *x) {
+  for (int i = 0; i < x->n_waiting; i++)
+    if (x->waiting[i]->route != R_EXEC) return true;
+  return false;
+}
+
 /* A queued execution (loop): one that nobody fed or drained for
  * execution-idle-ms is idle, as a running one would be; one that waited
  * execution-start-timeout-s for a worker has missed its start.  Either
  * leaves the queue, so that an abandoned execution holds its input only
  * that long.  (One that a worker took, still compiling, is left alone.) */
-static void sweep_queued(srv_execution *x, uint64_t now) {
+static void sweep_queued(srv_execution *x, uint64_t now, bool stream) {
   const srv_config *c = &x->owner->s->cfg;
   uint64_t idle = (uint64_t)c->execution_idle_ms * 1000000u;
   uint64_t start = (uint64_t)c->execution_start_timeout_s * 1000000000u;
   if (atomic_load(&x->state) != X_QUEUED) return;
   if (now - x->created_ns > start) drop_unstarted(x, SRV_CANCEL_START);
-  else if (!x->n_waiting && now - x->activity_ns > idle)
-    drop_unstarted(x, SRV_CANCEL_IDLE); /* no connection waits for it */
+  else if (!stream && now - x->activity_ns > idle)
+    drop_unstarted(x, SRV_CANCEL_IDLE); /* no stream waits for it */
 }
 
 /* Every 20 ms: resume waiters whose time is up or whose client left;
@@ -536,11 +548,17 @@ static void on_sweep(uv_timer_t *tm) {
   uint64_t keep = (uint64_t)s->cfg.execution_keep_s * 1000000000u;
   bool pump = false;
   for (srv_execution **px = &t->list, *x; (x = *px);) {
-    bool due = false;
-    for (int i = 0; i < x->n_waiting && !due; i++) {
+    /* who waits, seen before the resume below empties the list (the
+     * resumed wait again at the next pump) */
+    bool reader = reader_waits(x), stream = stream_waits(x), due = false;
+    for (int i = 0; i < x->n_waiting; i++) {
       const srv_request *w = x->waiting[i];
-      due = atomic_load(&w->cancel) ||
-            (w->stream->until_ns && now >= w->stream->until_ns);
+      due |= atomic_load(&w->cancel) ||
+             (w->stream->until_ns && now >= w->stream->until_ns);
+      /* an upload held back by a full queue (or an unstarted program) is
+       * not idle: its stream-idle-timeout-s clock waits too */
+      if (w->conn_state && w->conn_state->streaming)
+        w->conn_state->since_ns = now;
     }
     if (due) {
       x_resume_all(x);
@@ -550,10 +568,10 @@ static void on_sweep(uv_timer_t *tm) {
       x->seen_running = true; /* the idle clock starts with the run */
       x->activity_ns = now;
     }
-    if (x->seen_running && x->job && !x_final(x) && !reader_waits(x) &&
+    if (x->seen_running && x->job && !x_final(x) && !reader &&
         now - x->activity_ns > idle)
       x_cancel(x, SRV_CANCEL_IDLE);
-    if (!x->seen_running && x->job) sweep_queued(x, now);
+    if (!x->seen_running && x->job) sweep_queued(x, now, stream);
     if (x_final(x) && !x->attached && now - x->done_ns >= keep) {
       *px = x->next;
       x_free(x);

@@ -97,6 +97,11 @@ typedef struct srv_conn {
   bool reserve;       /* admitted above max-connections */
   bool counted;       /* in the per-address counts */
   bool expired;       /* closed for its deadline */
+  /* An infeed / channel upload (stream_http.c): its body is not bound by
+   * request-timeout-s; since_ns restarts with each value, and the limit
+   * is this gap (0 = none). */
+  bool streaming;
+  uint64_t stream_idle_ns;
 } srv_conn;
 
 typedef enum { RS_BODY, RS_QUEUED, RS_DONE } srv_req_state;
