@@ -195,7 +195,7 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 51); /* binary-port, issue #10's caps, compile bounds,
+  assert_int_equal(n, 54); /* binary-port, issue #10's caps, compile bounds,
                             issue #14: insecure, audit-log, six team-*,
                             store, tls-cert, tls-key,
                             issue #18: grid-backend, mpi-min-procs,
@@ -203,7 +203,9 @@ static void defaults_are_as_documented(void **state) {
                             issue #20: console,
                             issue #11: inline-max-work,
                             issue #30: max-pending-body-bytes,
-                            frame-timeout-s, max-json-answer-bytes */
+                            frame-timeout-s, max-json-answer-bytes,
+                            execution-workers, execution-start-timeout-s,
+                            stream-idle-timeout-s */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");

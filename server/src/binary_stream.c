@@ -134,9 +134,7 @@ void bin_xstart(bin_conn *c, bin_job *b) {
       xc->started = ref;
       started_frame(c, b->id, x);
     } else if (x) { /* no way to answer for it: stop it */
-      int none = 0;
-      atomic_compare_exchange_strong(&x->job->cancel, &none,
-                                     SRV_CANCEL_CLIENT_GONE);
+      x_cancel(x, SRV_CANCEL_CLIENT_GONE);
       fail(c, b->id, SHLO_BIN_EXECUTE, SHLO_PERR_LIMIT, 500, "%s",
            "out of memory");
     } else {
@@ -453,10 +451,7 @@ static void on_wait(bin_conn *c, bin_xconn *xc, int type, uint64_t rid,
                     const shlo_bin_exec_ref *m) {
   srv_execution *x = named(c, rid, type, m->exec_id);
   if (!x) return;
-  if (type == SHLO_BIN_STOP && x->job) {
-    int none = 0;
-    atomic_compare_exchange_strong(&x->job->cancel, &none, SRV_CANCEL_DELETE);
-  }
+  if (type == SHLO_BIN_STOP) x_cancel(x, SRV_CANCEL_DELETE);
   bool at_end = type == SHLO_BIN_STOP || (m->flags & SHLO_BIN_WAIT_END);
   if (!at_end || x_final(x)) {
     state_frame(c, rid, type, x);
@@ -577,11 +572,7 @@ void bin_xclosed(bin_conn *c) {
   while (xc->started) { /* its client is gone: stop what it started */
     bx_ref *r = xc->started;
     xc->started = r->next;
-    if (r->x->job) {
-      int none = 0;
-      atomic_compare_exchange_strong(&r->x->job->cancel, &none,
-                                     SRV_CANCEL_CLIENT_GONE);
-    }
+    x_cancel(r->x, SRV_CANCEL_CLIENT_GONE);
     x_let_go(r->x);
     free(r);
   }

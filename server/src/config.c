@@ -175,14 +175,28 @@ static const opt options[] = {
      "a finished execution's state and outputs are kept this long, then "
      "its id answers 404", false},
     {"execution-idle-ms", OPT_INT, OFF(execution_idle_ms), 1, 86400000,
-     "30000", "a running execution with no infeed writer and no outfeed "
-     "reader connected this long is canceled (state \"canceled\")", false},
+     "30000", "a running or queued execution with no infeed writer and no "
+     "outfeed reader connected this long is canceled (state \"canceled\")",
+     false},
     {"stream-queue-bytes", OPT_SIZE, OFF(stream_queue_bytes), 1, 64 * GB,
      "64m", "tensor bytes one infeed, outfeed or host channel queue holds; "
      "a full infeed stops reading the upload, a full outfeed pauses the "
      "program", false},
     {"stream-queue-values", OPT_INT, OFF(stream_queue_values), 1, 1 << 24,
      "1024", "values one such queue holds", false},
+    {"execution-workers", OPT_INT, OFF(execution_workers), 1, 4096, "64",
+     "threads that run asynchronous executions, apart from the workers of "
+     "`threads`: an execution waiting for its infeed holds one of these, "
+     "never a compile or execute worker", true},
+    {"execution-start-timeout-s", OPT_INT, OFF(execution_start_timeout_s),
+     1, 86400, "30", "an asynchronous execution that waits this long for "
+     "an execution worker (more running than execution-workers) ends "
+     "unstarted (state \"canceled\", reason \"start_timeout\")", false},
+    {"stream-idle-timeout-s", OPT_INT, OFF(stream_idle_timeout_s), 0, 86400,
+     "30", "an infeed or host channel upload (HTTP) is ended (408) when "
+     "its client sends no value this long while the server could take "
+     "one; request-timeout-s does not apply to its body (0 = none)",
+     false},
     {"shutdown-grace-ms", OPT_INT, OFF(shutdown_grace_ms), 0, 3600000,
      "10000", "on SIGINT/SIGTERM, time running executions get before they "
      "are canceled", false},

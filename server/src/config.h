@@ -58,6 +58,9 @@ typedef struct srv_config {
   int64_t execution_idle_ms;
   int64_t stream_queue_bytes;
   int64_t stream_queue_values;
+  int64_t execution_workers;       /* threads of asynchronous executions */
+  int64_t execution_start_timeout_s; /* a queued execution's deadline */
+  int64_t stream_idle_timeout_s;   /* gap between an upload's values */
   int64_t console;            /* serve the web console under /console/ */
   /* memory held for connections (listen.c, binary.c) */
   int64_t max_pending_body_bytes; /* partly received bodies and frames */

@@ -2,6 +2,8 @@
  * forgotten), the state routes and the sweeps.  The streaming routes
  * (infeed / outfeed / channel connections) are in stream_http.c; both
  * share stream_int.h.  Threads: see executions.h. */
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -164,6 +166,31 @@ srv_execution *x_find(srv_execs *t, const char *id) {
 
 bool x_final(const srv_execution *x) { return atomic_load(&x->state) >= X_SUCCEEDED; }
 
+void x_cancel(srv_execution *x, int why) {
+  srv_request *job = x->job;
+  if (!job) return;
+  int none = 0;
+  atomic_compare_exchange_strong(&job->cancel, &none, why);
+  /* Still queued: no worker will look at the flag before it gets there,
+   * which may be never; its answer is set here, and job_done runs on the
+   * next loop turn. */
+  if (pool_withdraw(&x->owner->pool, &job->job)) srv_reply_canceled(job);
+}
+
+/* A queued execution whose start is overdue (loop): it leaves the queue
+ * with `why` as its reason.  False, changing nothing, when a worker has
+ * taken it already (it compiles: then it is no longer waiting). */
+static bool drop_unstarted(srv_execution *x, int why) {
+  srv_request *job = x->job;
+  if (!job || !pool_withdraw(&x->owner->pool, &job->job)) return false;
+  int none = 0;
+  atomic_compare_exchange_strong(&job->cancel, &none, why);
+  srv_reply_canceled(job);
+  if (atomic_load(&job->cancel) == SRV_CANCEL_START)
+    x->owner->start_timeouts++;
+  return true;
+}
+
 static int running_of(srv_execs *t, const char *client) {
   int n = 0;
   for (srv_execution *x = t->list; x; x = x->next)
@@ -184,9 +211,12 @@ static void job_done(srv_job *j) {
   x->cancel_why = why;
   x->done_ns = srv_now_ns();
   t->ended[st]++;
+  size_t bytes = job->len;
   free(job->body);
   free(job);
   x->job = NULL;
+  /* its inputs went with the job's end: give a large body's pages back */
+  srv_memory_after_request(bytes);
   atomic_store(&x->state, st);
   x_resume_all(x);
   srv_binary_streams_pump(t->s);
@@ -251,9 +281,9 @@ char *x_state_json(const srv_execution *x) {
   shlo__json_str(&b, state_names[st]);
   if (st == X_CANCELED) {
     static const char *why[] = {"", "shutdown", "client_gone", "delete",
-                                "idle"};
+                                "idle", "start_timeout"};
     shlo__sb_puts(&b, ",\"reason\":");
-    shlo__json_str(&b, x->cancel_why >= 1 && x->cancel_why <= 4
+    shlo__json_str(&b, x->cancel_why >= 1 && x->cancel_why <= 5
                            ? why[x->cancel_why] : "unknown");
   }
   shlo__sb_printf(&b, ",\"bytes_in\":%llu,\"bytes_out\":%llu",
@@ -304,7 +334,7 @@ srv_execution *x_start(const x_start_req *q, int *status, char *msg,
     x->created_ns = x->activity_ns = srv_now_ns();
     job = job_new(q, x);
   }
-  if (!job || pool_submit(&s->pool, &job->job)) {
+  if (!job || pool_submit(&t->pool, &job->job)) {
     bool full = job != NULL;
     if (job) free(job->body);
     free(job);
@@ -314,6 +344,7 @@ srv_execution *x_start(const x_start_req *q, int *status, char *msg,
                                   "busy" : "out of memory");
     return NULL;
   }
+  pool_flush(&t->pool); /* one job: hand it over now */
   x->job = job;
   x->next = t->list;
   t->list = x;
@@ -354,11 +385,7 @@ static enum MHD_Result state_route(srv_request *r, srv_execution *x,
     long long ms = del ? 5000 : w ? strtoll(w, NULL, 10) : 0;
     if (ms > 60000) ms = 60000;
     st->until_ns = ms > 0 ? srv_now_ns() + (uint64_t)ms * 1000000u : 0;
-    if (del && x->job) {
-      int none = 0;
-      atomic_compare_exchange_strong(&x->job->cancel, &none,
-                                     SRV_CANCEL_DELETE);
-    }
+    if (del) x_cancel(x, SRV_CANCEL_DELETE);
   }
   bool changed = del ? x_final(x) : atomic_load(&x->state) != st->from_state;
   bool gone = atomic_load(&r->cancel) != 0;
@@ -473,6 +500,7 @@ void srv_execs_request_ended(srv_request *r) {
     x->attached--;
     if (r->route != R_EXEC) x->activity_ns = srv_now_ns();
   }
+  if (r->conn_state) r->conn_state->streaming = false; /* next: timed */
   if (r->stream) x_stream_free(r->stream);
   r->stream = NULL;
   r->exe = NULL;
@@ -487,6 +515,29 @@ static bool reader_waits(const srv_execution *x) {
   return false;
 }
 
+/* Is a stream (a reader, or an upload waiting for the program's start)
+ * suspended on x?  A long poll of its state is not one. */
+static bool stream_waits(const srv_execution *x) {
+  for (int i = 0; i < x->n_waiting; i++)
+    if (x->waiting[i]->route != R_EXEC) return true;
+  return false;
+}
+
+/* A queued execution (loop): one that nobody fed or drained for
+ * execution-idle-ms is idle, as a running one would be; one that waited
+ * execution-start-timeout-s for a worker has missed its start.  Either
+ * leaves the queue, so that an abandoned execution holds its input only
+ * that long.  (One that a worker took, still compiling, is left alone.) */
+static void sweep_queued(srv_execution *x, uint64_t now, bool stream) {
+  const srv_config *c = &x->owner->s->cfg;
+  uint64_t idle = (uint64_t)c->execution_idle_ms * 1000000u;
+  uint64_t start = (uint64_t)c->execution_start_timeout_s * 1000000000u;
+  if (atomic_load(&x->state) != X_QUEUED) return;
+  if (now - x->created_ns > start) drop_unstarted(x, SRV_CANCEL_START);
+  else if (!stream && now - x->activity_ns > idle)
+    drop_unstarted(x, SRV_CANCEL_IDLE); /* no stream waits for it */
+}
+
 /* Every 20 ms: resume waiters whose time is up or whose client left;
  * cancel idle executions; forget old finished ones. */
 static void on_sweep(uv_timer_t *tm) {
@@ -497,11 +548,17 @@ static void on_sweep(uv_timer_t *tm) {
   uint64_t keep = (uint64_t)s->cfg.execution_keep_s * 1000000000u;
   bool pump = false;
   for (srv_execution **px = &t->list, *x; (x = *px);) {
-    bool due = false;
-    for (int i = 0; i < x->n_waiting && !due; i++) {
+    /* who waits, seen before the resume below empties the list (the
+     * resumed wait again at the next pump) */
+    bool reader = reader_waits(x), stream = stream_waits(x), due = false;
+    for (int i = 0; i < x->n_waiting; i++) {
       const srv_request *w = x->waiting[i];
-      due = atomic_load(&w->cancel) ||
-            (w->stream->until_ns && now >= w->stream->until_ns);
+      due |= atomic_load(&w->cancel) ||
+             (w->stream->until_ns && now >= w->stream->until_ns);
+      /* an upload held back by a full queue (or an unstarted program) is
+       * not idle: its stream-idle-timeout-s clock waits too */
+      if (w->conn_state && w->conn_state->streaming)
+        w->conn_state->since_ns = now;
     }
     if (due) {
       x_resume_all(x);
@@ -511,11 +568,10 @@ static void on_sweep(uv_timer_t *tm) {
       x->seen_running = true; /* the idle clock starts with the run */
       x->activity_ns = now;
     }
-    if (x->seen_running && x->job && !x_final(x) && !reader_waits(x) &&
-        now - x->activity_ns > idle) {
-      int none = 0;
-      atomic_compare_exchange_strong(&x->job->cancel, &none, SRV_CANCEL_IDLE);
-    }
+    if (x->seen_running && x->job && !x_final(x) && !reader &&
+        now - x->activity_ns > idle)
+      x_cancel(x, SRV_CANCEL_IDLE);
+    if (!x->seen_running && x->job) sweep_queued(x, now, stream);
     if (x_final(x) && !x->attached && now - x->done_ns >= keep) {
       *px = x->next;
       x_free(x);
@@ -527,10 +583,36 @@ static void on_sweep(uv_timer_t *tm) {
   srv_binary_streams_pump(s); /* readers waiting keep their executions alive */
 }
 
+/* The executions' pool delivered a batch (loop): one MHD pass answers
+ * what job_done resumed; nothing once the module stops. */
+static void on_pool_drained(void *arg) {
+  srv_execs *t = arg;
+  if (!atomic_load(&t->stopping)) srv_http_pump(t->s);
+}
+
+static void on_closed(uv_handle_t *h);
+
+/* The pool's async handle is closed: one handle fewer to wait for. */
+static void on_pool_closed(uv_handle_t *h) {
+  srv_pool *p = h->data;
+  h->data = (char *)p - offsetof(srv_execs, pool);
+  on_closed(h);
+}
+
 int srv_execs_start(srv_server *s) {
   srv_execs *t = calloc(1, sizeof *t);
   if (!t) return -1;
   t->s = s;
+  /* Admission is max-executions' (x_start); the pool queues whatever it
+   * admitted, as many as it may be. */
+  if (pool_init(&t->pool, s->loop, (int)s->cfg.execution_workers, 1 << 30,
+                0, on_pool_drained, t)) {
+    fprintf(stderr, "shlo-server: cannot start %lld execution worker "
+            "threads\n", (long long)s->cfg.execution_workers);
+    free(t); /* the process exits: threads started are not joined */
+    return -1;
+  }
+  t->pool.closed = on_pool_closed;
   if (uv_async_init(s->loop, &t->wake, on_wake)) {
     free(t);
     return -1;
@@ -547,8 +629,7 @@ int srv_execs_cancel_all(srv_server *s, int why) {
   int n = 0;
   for (srv_execution *x = s->execs ? s->execs->list : NULL; x; x = x->next)
     if (x->job) {
-      int none = 0;
-      atomic_compare_exchange_strong(&x->job->cancel, &none, why);
+      x_cancel(x, why);
       n++;
     }
   return n;
@@ -575,9 +656,12 @@ void srv_execs_stop(srv_server *s) {
   srv_execs *t = s->execs;
   if (!t) return;
   atomic_store(&t->stopping, true);
+  /* Nothing runs any more (the drain waited for srv_execs_busy): this
+   * joins sleeping threads. */
+  pool_stop(&t->pool);
   for (srv_execution *x = t->list; x; x = x->next) x_resume_all(x);
   uv_timer_stop(&t->sweep);
-  t->open_handles = 2;
+  t->open_handles = 3;
   uv_close((uv_handle_t *)&t->wake, on_closed);
   uv_close((uv_handle_t *)&t->sweep, on_closed);
   s->execs = NULL;
@@ -613,4 +697,20 @@ void srv_execs_metrics(srv_server *s, strbuf *b) {
                   (unsigned long long)t->created,
                   (unsigned long long)t->bytes_in,
                   (unsigned long long)t->bytes_out);
+  int queued, running;
+  pool_depth(&t->pool, &queued, &running);
+  shlo__sb_printf(b, "# HELP shlo_execution_workers Asynchronous executions' "
+                     "own workers (execution-workers): running a job (busy), "
+                     "or not (idle), and jobs waiting for one (queued)\n"
+                     "# TYPE shlo_execution_workers gauge\n"
+                     "shlo_execution_workers{state=\"busy\"} %d\n"
+                     "shlo_execution_workers{state=\"idle\"} %d\n"
+                     "shlo_execution_workers{state=\"queued\"} %d\n"
+                     "# HELP shlo_execution_start_timeouts_total Asynchronous "
+                     "executions that ended unstarted "
+                     "(execution-start-timeout-s)\n"
+                     "# TYPE shlo_execution_start_timeouts_total counter\n"
+                     "shlo_execution_start_timeouts_total %llu\n",
+                  running, t->pool.n_threads - running, queued,
+                  (unsigned long long)t->start_timeouts);
 }

@@ -43,6 +43,10 @@ enum MHD_Result srv_execs_dispatch(srv_request *r, const char *method);
  * rest in *upload_size and suspends the connection (backpressure). */
 enum MHD_Result srv_execs_upload(srv_request *r, const char *upload,
                                  size_t *upload_size);
+/* An infeed / channel upload's headers arrived (admit): MHD_YES to read
+ * its body, or its answer queued now, before the body: 404 (no such
+ * execution), 400 (bad query), 409 (the execution has ended). */
+enum MHD_Result srv_execs_upload_headers(srv_request *r);
 /* The request is over (on_completed): let go of its execution. */
 void srv_execs_request_ended(srv_request *r);
 /* Prometheus lines: executions by state, bytes streamed. */

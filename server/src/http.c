@@ -568,6 +568,7 @@ static enum MHD_Result admit(srv_request *r, const char *url,
                     "is %s", (long long)s->cfg.max_body_bytes, cl);
     return srv_http_reply(r);
   }
+  if (stream) return srv_execs_upload_headers(r); /* 409 before the body */
   r->content_length = stream ? 0 : (size_t)cl_n;
   /* a large execution body: its base64 decoded as it comes */
   if ((r->route == R_EXECUTE || r->route == R_MODULE_EXEC) &&

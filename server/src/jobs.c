@@ -488,6 +488,11 @@ void srv_reply_canceled(srv_request *r) {
   if (why == SRV_CANCEL_CLIENT_GONE)
     srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
                     "canceled: the client went away");
+  else if (why == SRV_CANCEL_START)
+    srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
+                    "canceled: no execution worker took it within "
+                    "execution-start-timeout-s (%lld)",
+                    (long long)r->srv->cfg.execution_start_timeout_s);
   else if (why == SRV_CANCEL_DELETE || why == SRV_CANCEL_IDLE)
     srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0, "canceled: %s",
                     why == SRV_CANCEL_DELETE

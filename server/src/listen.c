@@ -256,10 +256,16 @@ static void sweep_deadlines(srv_server *s, uint64_t now) {
     if (k->busy || k->expired || k->fd < 0) continue;
     uint64_t d = k->reserve && RESERVE_DEADLINE_NS < limit ? RESERVE_DEADLINE_NS
                                                            : limit;
+    if (k->streaming) d = k->stream_idle_ns; /* stream_http.c */
     if (!d || now - k->since_ns < d) continue;
     k->expired = true;
     s->metrics.deadline_closes++;
-    if (k->in_request)
+    if (k->in_request && k->streaming)
+      write_raw_error(k->fd, 408, "Request Timeout", false,
+                      "limit stream-idle-timeout-s (%lld): the upload sent "
+                      "no value for that long",
+                      (long long)s->cfg.stream_idle_timeout_s);
+    else if (k->in_request)
       write_raw_error(k->fd, 408, "Request Timeout", false,
                       "limit request-timeout-s (%lld): the request's headers "
                       "and body did not arrive in time",

@@ -262,5 +262,5 @@ void pool_stop(srv_pool *p) {
   p->n_threads = 0;
   /* Deliver what finished after the last async wakeup. */
   on_async(&p->async);
-  uv_close((uv_handle_t *)&p->async, NULL);
+  uv_close((uv_handle_t *)&p->async, p->closed);
 }

@@ -69,6 +69,9 @@ typedef struct srv_pool {
   uv_async_t async;
   void (*drained)(void *arg); /* loop: after each batch of done calls */
   void *drained_arg;
+  /* Runs when pool_stop's close of `async` is over (NULL: none), for an
+   * owner that frees the pool's memory only then. */
+  uv_close_cb closed;
 } srv_pool;
 
 /* Start n threads; the async handle joins loop.  A worker with nothing to

@@ -81,7 +81,8 @@ typedef struct srv_metrics {
 /* Why an execution's cancel flag is set (srv_request.cancel). */
 enum { SRV_CANCEL_SHUTDOWN = 1, SRV_CANCEL_CLIENT_GONE = 2,
        SRV_CANCEL_DELETE = 3,   /* DELETE /v1/executions/{id} */
-       SRV_CANCEL_IDLE = 4 };   /* execution-idle-ms without a client */
+       SRV_CANCEL_IDLE = 4,     /* execution-idle-ms without a client */
+       SRV_CANCEL_START = 5 };  /* execution-start-timeout-s unstarted */
 
 /* Connections admitted above max-connections, for the health routes only. */
 #define SRV_RESERVED_CONNECTIONS 16
@@ -99,6 +100,11 @@ typedef struct srv_conn {
   bool reserve;       /* admitted above max-connections */
   bool counted;       /* in the per-address counts */
   bool expired;       /* closed for its deadline */
+  /* An infeed / channel upload (stream_http.c): its body is not bound by
+   * request-timeout-s; since_ns restarts with each value, and the limit
+   * is this gap (0 = none). */
+  bool streaming;
+  uint64_t stream_idle_ns;
 } srv_conn;
 
 typedef enum { RS_BODY, RS_QUEUED, RS_DONE } srv_req_state;

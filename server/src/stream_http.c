@@ -153,7 +153,21 @@ static bool push_pending(srv_request *r, shlo_feed *q) {
   r->exe->bytes_in += bytes;
   r->exe->owner->bytes_in += bytes;
   r->exe->activity_ns = srv_now_ns();
+  if (r->conn_state) r->conn_state->since_ns = r->exe->activity_ns;
   return true;
+}
+
+/* The upload's connection is timed by the gap between its values
+ * (stream-idle-timeout-s), not by request-timeout-s: a stream that feeds
+ * a value a second for an hour is well-behaved.  The clock restarts with
+ * each value queued, and while the server keeps it waiting (on_sweep). */
+static void time_by_values(srv_request *r) {
+  srv_conn *k = r->conn_state;
+  if (!k) return;
+  k->streaming = true;
+  k->stream_idle_ns =
+      (uint64_t)r->srv->cfg.stream_idle_timeout_s * 1000000000ull;
+  k->since_ns = srv_now_ns();
 }
 
 /* The first piece of an upload: its execution, query and content type. */
@@ -164,7 +178,23 @@ static bool upload_begin(srv_request *r) {
   /* one JSON tensor for application/json, else one per line */
   r->stream->ndjson = !ct || strncasecmp(ct, "application/json", 16);
   r->stream->started = true;
+  time_by_values(r);
   return true;
+}
+
+enum MHD_Result srv_execs_upload_headers(srv_request *r) {
+  if (!upload_begin(r)) {
+    if (r->stream) r->stream->failed = true;
+    return srv_http_reply(r); /* 404, 400: the body is not worth reading */
+  }
+  if (!x_final(r->exe)) return MHD_YES;
+  /* An ended execution takes no more values: say so before the client
+   * sends them (the connection closes after the answer). */
+  srv_reply_error(r, SHLO_PERR_INPUT, 409, 0, 0,
+                  "execution %s has ended (%s): it takes no more values",
+                  r->exe->id, x_state_name(atomic_load(&r->exe->state)));
+  r->stream->failed = true;
+  return srv_http_reply(r);
 }
 
 static bool blank(const char *p, size_t n) {
@@ -370,6 +400,9 @@ enum MHD_Result x_stream_out(srv_request *r) {
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
   r->state = RS_DONE;
   r->status = 200;
+  /* its request is complete: request-timeout-s is over for it (the
+   * answer may stream as long as the program runs) */
+  if (r->conn_state) r->conn_state->busy = true;
   enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
   MHD_destroy_response(resp);
   return ret;

@@ -31,6 +31,11 @@ typedef struct srv_execs {
   int open_handles;
   uint64_t created, ended[X_N_STATES];
   uint64_t bytes_in, bytes_out; /* tensor bytes streamed, all executions */
+  /* The executions' own workers (execution-workers): a job waiting for
+   * its infeed sleeps on one of these, so it never holds a worker of
+   * s->pool, where compiles and synchronous executions run. */
+  srv_pool pool;
+  uint64_t start_timeouts; /* ended unstarted: execution-start-timeout-s */
 } srv_execs;
 
 typedef struct srv_execution {
@@ -88,6 +93,10 @@ void x_wake(srv_execution *x);
 void x_resume_all(srv_execution *x);
 bool x_wait(srv_execution *x, srv_request *r, bool watch_gone);
 bool x_final(const srv_execution *x);
+/* Cancel x's job for `why` (SRV_CANCEL_*; a reason set before stays): a
+ * job still waiting for an execution worker leaves the queue now and
+ * ends "canceled"; a running one sees its flag. */
+void x_cancel(srv_execution *x, int why);
 srv_execution *x_find(srv_execs *t, const char *id);
 shlo_feed *x_channel(srv_execution *x, int64_t id, bool to_host);
 bool x_attach(srv_request *r);

@@ -69,6 +69,15 @@ add_test(NAME test_stream_http_asan
 set_tests_properties(test_stream_http_asan PROPERTIES TIMEOUT 300
   SKIP_RETURN_CODE 77
   ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
+# Issue #30's streaming robustness against the sanitized server: withdrawn,
+# idle and timed-out executions and uploads leak nothing.
+add_test(NAME test_server_robust_streams_asan
+  COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then py=/usr/bin/python3; else py=python3; fi; exec $py \"$@\"" sh
+          ${CMAKE_SOURCE_DIR}/tests/server/robust_streams.py
+          $<TARGET_FILE:shlo-server-asan> --sanitized)
+set_tests_properties(test_server_robust_streams_asan PROPERTIES TIMEOUT 300
+  RUN_SERIAL TRUE
+  ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
 # The same over the binary protocol: paused INFEEDs, subscriptions,
 # disconnects and hostile frames leak nothing.
 add_test(NAME test_stream_binary_asan

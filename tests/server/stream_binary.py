@@ -70,13 +70,16 @@ def wait_final(srv, xid, limit_s):
 
 
 def worker_free(srv):
+    def free(m):  # executions run on their own workers (issue #30)
+        return m.get("shlo_executions_running") == 0 and \
+            m.get('shlo_execution_workers{state="busy"}') == 0
     t0 = time.monotonic()
     while time.monotonic() - t0 < 2:
-        if srv.metrics().get("shlo_executions_running") == 0:
+        if free(srv.metrics()):
             break
         time.sleep(0.01)
     st, ans = srv.post("/execute", {"program": loop_program(10)})
-    return st == 200
+    return free(srv.metrics()) and st == 200
 
 
 rng = np.random.default_rng(1313)
