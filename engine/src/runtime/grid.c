@@ -593,6 +593,11 @@ static shlo_status grid_run(shlo_grid *g, grid_job *jobs, atomic_int *cancel) {
   grid_start(g, jobs);
   pthread_mutex_lock(&g->lock);
   const double grace = 0.5; /* let processes report their own timeouts */
+  /* Nothing signals the condition when *cancel is set, so it is polled:
+   * every 10 ms at first, backing off to 50 ms once the grid has run a
+   * while, so that many executions parked on their feeds cost next to no
+   * CPU while a cancel still lands within 50 ms. */
+  double poll = 0.01;
   while (g->n_done < g->n_procs) {
     double now = shlo__now();
     if (!g->failed) {
@@ -607,7 +612,10 @@ static shlo_status grid_run(shlo_grid *g, grid_job *jobs, atomic_int *cancel) {
       }
     }
     double until = 0;
-    if (cancel) until = now + 0.01;
+    if (cancel) {
+      until = now + poll;
+      if (poll < 0.05) poll *= 1.25;
+    }
     if (g->deadline > 0 && !g->failed &&
         (!until || g->deadline + grace < until))
       until = g->deadline + grace;
