@@ -7,7 +7,7 @@
 
 #include "client_int.h"
 
-void client_err_from_proto(shlo_client_error *err, const shlo_proto_error *e,
+void shlo__client_err_from_proto(shlo_client_error *err, const shlo_proto_error *e,
                            int engine_status) {
   snprintf(err->kind, sizeof err->kind, "%s", shlo_proto_err_name(e->kind));
   err->status = e->http;
@@ -17,7 +17,7 @@ void client_err_from_proto(shlo_client_error *err, const shlo_proto_error *e,
   snprintf(err->message, sizeof err->message, "%s", e->message);
 }
 
-int client_err_conn(shlo_client_error *err, const char *fmt, ...) {
+int shlo__client_err_conn(shlo_client_error *err, const char *fmt, ...) {
   memset(err, 0, sizeof *err);
   snprintf(err->kind, sizeof err->kind, "connection");
   va_list ap;
@@ -54,18 +54,18 @@ shlo_client *shlo_client_connect(const char *url, const char *token,
   int port;
   bool binary;
   if (!url || !parse_url(url, host, sizeof host, &port, &binary)) {
-    client_err_conn(err, "bad server URL '%s' (shlo://host:port or "
+    shlo__client_err_conn(err, "bad server URL '%s' (shlo://host:port or "
                          "http://host:port)", url ? url : "");
     return NULL;
   }
   shlo_client *c = calloc(1, sizeof *c);
   if (!c) {
-    client_err_conn(err, "out of memory");
+    shlo__client_err_conn(err, "out of memory");
     return NULL;
   }
-  c->ops = binary ? &client_bin_ops : &client_http_ops;
-  c->impl = binary ? client_bin_connect(host, port, token, err)
-                   : client_http_connect(host, port, token, err);
+  c->ops = binary ? &shlo__client_bin_ops : &shlo__client_http_ops;
+  c->impl = binary ? shlo__client_bin_connect(host, port, token, err)
+                   : shlo__client_http_connect(host, port, token, err);
   if (!c->impl) {
     free(c);
     return NULL;
@@ -85,7 +85,7 @@ int shlo_client_compile(shlo_client *c, const char *program, size_t len,
   return c->ops->compile(c, program, len, entry, out, err);
 }
 
-void client_call_finish(shlo_call *call, int status) {
+void shlo__client_call_finish(shlo_call *call, int status) {
   call->status = status;
   if (call->cb) call->cb(call->user, status, &call->err);
   pthread_mutex_lock(&call->lock);
@@ -100,7 +100,7 @@ shlo_call *shlo_client_execute_async(shlo_client *c,
                                      shlo_client_error *err) {
   shlo_call *call = calloc(1, sizeof *call);
   if (!call) {
-    client_err_conn(err, "out of memory");
+    shlo__client_err_conn(err, "out of memory");
     return NULL;
   }
   call->client = c;

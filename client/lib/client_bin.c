@@ -122,14 +122,14 @@ static void deliver(shlo_call *call, int type, char *payload, uint64_t len) {
     shlo_proto_error e;
     int es = 0;
     if (shlo_bin_error_parse(payload, len, &e, &es))
-      status = client_err_conn(&call->err, "malformed ERROR frame");
+      status = shlo__client_err_conn(&call->err, "malformed ERROR frame");
     else
-      client_err_from_proto(&call->err, &e, es), status = -1;
+      shlo__client_err_from_proto(&call->err, &e, es), status = -1;
   }
   call->type = type;
   call->payload = payload;
   call->payload_len = len;
-  client_call_finish(call, status);
+  shlo__client_call_finish(call, status);
 }
 
 static void subs_fail(bin *b, const char *why);
@@ -144,8 +144,8 @@ static void fail_all(bin *b, const char *why) {
   pthread_mutex_unlock(&b->plock);
   while (list) {
     shlo_call *n = list->next;
-    client_err_conn(&list->err, "connection lost: %s", why);
-    client_call_finish(list, -1);
+    shlo__client_err_conn(&list->err, "connection lost: %s", why);
+    shlo__client_call_finish(list, -1);
     list = n;
   }
   subs_fail(b, why);
@@ -261,7 +261,7 @@ static int read_result(bin *b, const shlo_bin_header *h) {
   call->outs = outs;
   call->n_outs = (int)n;
   call->type = SHLO_BIN_RESULT;
-  client_call_finish(call, 0);
+  shlo__client_call_finish(call, 0);
   return 0;
 bad:
   for (uint64_t i = 0; i < got; i++) shlo_value_unref(outs[i]);
@@ -274,9 +274,9 @@ bad:
     shlo_proto_fail(&r.err, SHLO_PERR_LIMIT, "out of memory");
   shlo_call *failed = take_pending(b, h->id);
   if (failed) { /* malformed or out of memory: that call fails */
-    client_err_from_proto(&failed->err, &r.err, 0);
+    shlo__client_err_from_proto(&failed->err, &r.err, 0);
     failed->type = SHLO_BIN_RESULT;
-    client_call_finish(failed, -1);
+    shlo__client_call_finish(failed, -1);
   }
   return 0;
 }
@@ -347,7 +347,7 @@ static int read_outfeed(bin *b, const shlo_bin_header *h) {
     v = NULL;
     pthread_cond_broadcast(&u->cond);
   } else if (u && !v) { /* malformed or out of memory: the stream fails */
-    client_err_from_proto(&u->err, &r.err, 0);
+    shlo__client_err_from_proto(&u->err, &r.err, 0);
     sub_finish(b, u, -1);
   }
   pthread_mutex_unlock(&b->plock);
@@ -364,9 +364,9 @@ static bool sub_end(bin *b, uint64_t id, int type, char *p, uint64_t len) {
     shlo_proto_error e;
     int es = 0;
     if (type == SHLO_BIN_ERROR && !shlo_bin_error_parse(p, len, &e, &es))
-      client_err_from_proto(&u->err, &e, es), status = -1;
+      shlo__client_err_from_proto(&u->err, &e, es), status = -1;
     else if (type != SHLO_BIN_STATE)
-      status = client_err_conn(&u->err, "unexpected answer to SUBSCRIBE");
+      status = shlo__client_err_conn(&u->err, "unexpected answer to SUBSCRIBE");
     sub_finish(b, u, status);
   }
   pthread_mutex_unlock(&b->plock);
@@ -378,7 +378,7 @@ static void subs_fail(bin *b, const char *why) {
   pthread_mutex_lock(&b->plock);
   while (b->subs) {
     xsub *u = b->subs;
-    client_err_conn(&u->err, "connection lost: %s", why);
+    shlo__client_err_conn(&u->err, "connection lost: %s", why);
     sub_finish(b, u, -1);
   }
   pthread_mutex_unlock(&b->plock);
@@ -439,7 +439,7 @@ static int start_call(bin *b, shlo_call *call, int type, struct iovec *iov,
   pthread_mutex_lock(&b->plock);
   if (b->dead) {
     pthread_mutex_unlock(&b->plock);
-    return client_err_conn(&call->err, "connection lost: %s", b->why);
+    return shlo__client_err_conn(&call->err, "connection lost: %s", b->why);
   }
   call->id = ++b->next_id;
   call->next = b->pending;
@@ -472,7 +472,7 @@ static int send_execute(shlo_client *c, const shlo_client_request *rq,
     x.flags |= SHLO_BIN_EXEC_INLINE;
     x.program_length = rq->program_len;
   } else if (!rq->module_id || parse_id(rq->module_id, x.id)) {
-    return client_err_conn(&call->err, "a request needs a program or a "
+    return shlo__client_err_conn(&call->err, "a request needs a program or a "
                                        "module id sha256:<64 hex>");
   }
   const char *entry = rq->entry ? rq->entry : "";
@@ -489,7 +489,7 @@ static int send_execute(shlo_client *c, const shlo_client_request *rq,
   if (!iov || !heads) {
     free(iov);
     free(heads);
-    return client_err_conn(&call->err, "out of memory");
+    return shlo__client_err_conn(&call->err, "out of memory");
   }
   int k = 1;
   iov[k++] = (struct iovec){&x, sizeof x};
@@ -531,12 +531,12 @@ static int decode_module(shlo_call *call, shlo_client_module *out,
   const char *p = call->payload;
   uint64_t len = call->payload_len;
   if (call->type != SHLO_BIN_MODULE || len < sizeof m)
-    return client_err_conn(err, "unexpected answer to COMPILE");
+    return shlo__client_err_conn(err, "unexpected answer to COMPILE");
   memcpy(&m, p, sizeof m);
   uint64_t el = m.entry_length, sl = m.signature_length;
   if (el >= sizeof out->entry || sl >= sizeof out->signature ||
       sizeof m + shlo_bin_pad8(el) + sl > len)
-    return client_err_conn(err, "malformed MODULE frame");
+    return shlo__client_err_conn(err, "malformed MODULE frame");
   strcpy(out->id, "sha256:");
   for (int i = 0; i < 32; i++) sprintf(out->id + 7 + 2 * i, "%02x", m.id[i]);
   memcpy(out->entry, p + sizeof m, el);
@@ -551,7 +551,7 @@ static int bin_compile(shlo_client *c, const char *program, size_t len,
                        shlo_client_error *err) {
   bin *b = c->impl;
   shlo_call *call = calloc(1, sizeof *call);
-  if (!call) return client_err_conn(err, "out of memory");
+  if (!call) return shlo__client_err_conn(err, "out of memory");
   call->client = c;
   pthread_mutex_init(&call->lock, NULL);
   pthread_cond_init(&call->cond, NULL);
@@ -588,7 +588,7 @@ static int dial(const char *host, int port, shlo_client_error *err) {
   snprintf(ps, sizeof ps, "%d", port);
   int rc = getaddrinfo(host, ps, &hints, &ai);
   if (rc)
-    return client_err_conn(err, "%s: %s", host, gai_strerror(rc));
+    return shlo__client_err_conn(err, "%s: %s", host, gai_strerror(rc));
   int fd = -1;
   for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
     fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
@@ -599,7 +599,7 @@ static int dial(const char *host, int port, shlo_client_error *err) {
   }
   freeaddrinfo(ai);
   if (fd < 0)
-    return client_err_conn(err, "cannot connect to %s:%d: %s", host, port,
+    return shlo__client_err_conn(err, "cannot connect to %s:%d: %s", host, port,
                            strerror(errno));
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -615,33 +615,33 @@ static int hello(bin *b, const char *token, shlo_client_error *err) {
                          {(void *)zeros, shlo_bin_pad8(tl) - tl}};
   b->version = SHLO_BIN_VERSION_MAX;
   if (send_frame(b, SHLO_BIN_HELLO, 0, iov, 4))
-    return client_err_conn(err, "cannot send HELLO");
+    return shlo__client_err_conn(err, "cannot send HELLO");
   shlo_bin_header fh;
   shlo_proto_error e;
   char p[2048];
   if (read_full(b->fd, &fh, sizeof fh) ||
       shlo_bin_header_check(&fh, 0, sizeof p, &e) ||
       read_full(b->fd, p, fh.length))
-    return client_err_conn(err, "no answer to HELLO (is this a shlo binary "
+    return shlo__client_err_conn(err, "no answer to HELLO (is this a shlo binary "
                                 "port?)");
   int es;
   if (fh.type == SHLO_BIN_ERROR && !shlo_bin_error_parse(p, fh.length, &e, &es)) {
-    client_err_from_proto(err, &e, es);
+    shlo__client_err_from_proto(err, &e, es);
     return -1;
   }
   shlo_bin_welcome w;
   if (fh.type != SHLO_BIN_WELCOME || fh.length < sizeof w)
-    return client_err_conn(err, "unexpected answer to HELLO");
+    return shlo__client_err_conn(err, "unexpected answer to HELLO");
   memcpy(&w, p, sizeof w);
   b->version = w.version;
   return 0;
 }
 
-void *client_bin_connect(const char *host, int port, const char *token,
+void *shlo__client_bin_connect(const char *host, int port, const char *token,
                          shlo_client_error *err) {
   bin *b = calloc(1, sizeof *b);
   if (!b) {
-    client_err_conn(err, "out of memory");
+    shlo__client_err_conn(err, "out of memory");
     return NULL;
   }
   b->fd = dial(host, port, err);
@@ -670,7 +670,7 @@ static void bin_close(shlo_client *c) {
   free(b);
 }
 
-const client_ops client_bin_ops = {bin_compile, bin_start, bin_cancel,
+const client_ops shlo__client_bin_ops = {bin_compile, bin_start, bin_cancel,
                                    bin_close};
 
 /* ---- streaming executions ---- */
@@ -712,7 +712,7 @@ static shlo_call *round_trip(shlo_client *c, int type, struct iovec *iov,
                              int n, shlo_client_error *err) {
   shlo_call *call = call_new(c);
   if (!call) {
-    client_err_conn(err, "out of memory");
+    shlo__client_err_conn(err, "out of memory");
     return NULL;
   }
   if (start_call(c->impl, call, type, iov, n)) {
@@ -732,7 +732,7 @@ static shlo_call *round_trip(shlo_client *c, int type, struct iovec *iov,
 }
 
 static bool streams_ok(shlo_client *c, shlo_client_error *err) {
-  if (c->ops != &client_bin_ops) {
+  if (c->ops != &shlo__client_bin_ops) {
     snprintf(err->kind, sizeof err->kind, "input");
     err->status = 400;
     snprintf(err->message, sizeof err->message, "streaming executions in "
@@ -741,7 +741,7 @@ static bool streams_ok(shlo_client *c, shlo_client_error *err) {
     return false;
   }
   if (((bin *)c->impl)->version < SHLO_BIN_VERSION_STREAMS)
-    return client_err_conn(err, "the server's binary protocol has no "
+    return shlo__client_err_conn(err, "the server's binary protocol has no "
                                 "streaming executions (version 1)") == 0;
   return true;
 }
@@ -755,7 +755,7 @@ shlo_execution *shlo_client_start(shlo_client *c,
   if (!call || !x) {
     free(x);
     if (call) call_free(call);
-    client_err_conn(err, "out of memory");
+    shlo__client_err_conn(err, "out of memory");
     return NULL;
   }
   if (send_execute(c, rq, call, SHLO_BIN_EXEC_ASYNC)) {
@@ -773,7 +773,7 @@ shlo_execution *shlo_client_start(shlo_client *c,
     goto fail;
   }
   if (call->type != SHLO_BIN_STARTED || call->payload_len < sizeof m) {
-    client_err_conn(err, "unexpected answer to an asynchronous EXECUTE");
+    shlo__client_err_conn(err, "unexpected answer to an asynchronous EXECUTE");
     goto fail;
   }
   memcpy(&m, call->payload, sizeof m);
@@ -808,7 +808,7 @@ static void feed_settle(shlo_execution *x) {
     x->feed_failed = 1;
     x->feed_err = call->err;
     if (!call->status)
-      client_err_conn(&x->feed_err, "unexpected answer to INFEED");
+      shlo__client_err_conn(&x->feed_err, "unexpected answer to INFEED");
   }
   call_free(call);
 }
@@ -816,7 +816,7 @@ static void feed_settle(shlo_execution *x) {
 int shlo_execution_feed(shlo_execution *x, const shlo_value *v, int replica,
                         int partition, shlo_client_error *err) {
   if (v->kind != SHLO_TYPE_TENSOR || replica < 0 || partition < 0)
-    return client_err_conn(err, "feed: one tensor, to a process >= 0");
+    return shlo__client_err_conn(err, "feed: one tensor, to a process >= 0");
   shlo_bin_stream at;
   stream_of(x, &at);
   at.replica = (uint32_t)replica;
@@ -838,7 +838,7 @@ int shlo_execution_feed(shlo_execution *x, const shlo_value *v, int replica,
     x->fed[(x->fed_head + x->fed_n++) % FEED_WINDOW] = call;
   } else if (!x->feed_failed) {
     x->feed_failed = 1;
-    client_err_conn(&x->feed_err, "out of memory");
+    shlo__client_err_conn(&x->feed_err, "out of memory");
   }
   int rc = x->feed_failed ? -1 : 0;
   if (rc) *err = x->feed_err;
@@ -863,7 +863,7 @@ static xsub *subscribe(shlo_execution *x, shlo_client_error *err) {
   if (u) u->vals = calloc(SUB_MAX_VALUES, sizeof *u->vals);
   if (!u || !u->vals) {
     free(u);
-    client_err_conn(err, "out of memory");
+    shlo__client_err_conn(err, "out of memory");
     return NULL;
   }
   pthread_cond_init(&u->cond, NULL);
@@ -871,7 +871,7 @@ static xsub *subscribe(shlo_execution *x, shlo_client_error *err) {
   if (b->dead) {
     pthread_mutex_unlock(&b->plock);
     sub_free(u);
-    client_err_conn(err, "connection lost: %s", b->why);
+    shlo__client_err_conn(err, "connection lost: %s", b->why);
     return NULL;
   }
   u->id = ++b->next_id;
@@ -923,7 +923,7 @@ static int state_call(shlo_execution *x, int type, char **state_json,
   shlo_bin_state st;
   int rc = 0;
   if (call->type != SHLO_BIN_STATE || call->payload_len < sizeof st) {
-    rc = client_err_conn(err, "unexpected answer to WAIT or STOP");
+    rc = shlo__client_err_conn(err, "unexpected answer to WAIT or STOP");
   } else {
     memcpy(&st, call->payload, sizeof st);
     uint64_t n = st.json_length <= call->payload_len - sizeof st

@@ -44,8 +44,8 @@ static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c,
 static int http_error(const buf *b, long status, shlo_client_error *err) {
   shlo_proto_error e;
   if (!b->p || !shlo_proto_error_parse(b->p, b->n, &e))
-    return client_err_conn(err, "HTTP %ld without an error body", status);
-  client_err_from_proto(err, &e, 0);
+    return shlo__client_err_conn(err, "HTTP %ld without an error body", status);
+  shlo__client_err_from_proto(err, &e, 0);
   err->status = (int)status;
   if (e.kind == SHLO_PERR_VERIFY && strstr(e.message, "not implemented"))
     err->engine_status = SHLO_EUNSUPPORTED;
@@ -56,7 +56,7 @@ static int http_error(const buf *b, long status, shlo_client_error *err) {
 static int post(http *h, const char *path, const char *body, shlo_call *call,
                 buf *out, shlo_client_error *err) {
   CURL *cu = curl_easy_init();
-  if (!cu) return client_err_conn(err, "cannot start libcurl");
+  if (!cu) return shlo__client_err_conn(err, "cannot start libcurl");
   char url[512];
   snprintf(url, sizeof url, "%s%s", h->base, path);
   struct curl_slist *hd = curl_slist_append(NULL, "Content-Type: application/json");
@@ -76,12 +76,12 @@ static int post(http *h, const char *path, const char *body, shlo_call *call,
   curl_slist_free_all(hd);
   curl_easy_cleanup(cu);
   if (rc == CURLE_ABORTED_BY_CALLBACK) {
-    client_err_conn(err, "canceled by the client");
+    shlo__client_err_conn(err, "canceled by the client");
     snprintf(err->kind, sizeof err->kind, "timeout");
     return -1;
   }
   if (rc != CURLE_OK)
-    return client_err_conn(err, "%s: %s", url, curl_easy_strerror(rc));
+    return shlo__client_err_conn(err, "%s: %s", url, curl_easy_strerror(rc));
   return status == 200 ? 0 : http_error(out, status, err);
 }
 
@@ -112,14 +112,14 @@ static void *run_job(void *arg) {
     shlo_proto_error e;
     if (shlo_proto_exec_resp_parse(out.p, out.n, NULL, &call->outs,
                                    &call->n_outs, &e)) {
-      client_err_from_proto(&call->err, &e, 0);
+      shlo__client_err_from_proto(&call->err, &e, 0);
       rc = -1;
     }
   }
   free(out.p);
   free(j->body);
   free(j);
-  client_call_finish(call, rc);
+  shlo__client_call_finish(call, rc);
   return NULL;
 }
 
@@ -172,7 +172,7 @@ static int http_start(shlo_client *c, const shlo_client_request *rq,
   bool artifact = rq->program && is_artifact(rq->program, rq->program_len);
   if (rq->program && !artifact &&
       !(program = strndup(rq->program, rq->program_len)))
-    return client_err_conn(&call->err, "out of memory");
+    return shlo__client_err_conn(&call->err, "out of memory");
   job *j = calloc(1, sizeof *j);
   if (j)
     j->body = shlo_proto_exec_req_build(program, rq->entry, rq->inputs,
@@ -186,7 +186,7 @@ static int http_start(shlo_client *c, const shlo_client_request *rq,
                            rq->printed != NULL);
   if (!j || !j->body) {
     free(j);
-    return client_err_conn(&call->err, "out of memory");
+    return shlo__client_err_conn(&call->err, "out of memory");
   }
   j->h = h;
   j->call = call;
@@ -198,7 +198,7 @@ static int http_start(shlo_client *c, const shlo_client_request *rq,
     call->has_thread = false;
     free(j->body);
     free(j);
-    return client_err_conn(&call->err, "cannot start a thread");
+    return shlo__client_err_conn(&call->err, "cannot start a thread");
   }
   return 0;
 }
@@ -244,20 +244,20 @@ static int http_compile(shlo_client *c, const char *program, size_t len,
       (entry && !cJSON_AddStringToObject(req, "entry", entry))) {
     cJSON_Delete(req);
     free(text);
-    return client_err_conn(err, "out of memory");
+    return shlo__client_err_conn(err, "out of memory");
   }
   free(text);
   char *body = cJSON_PrintUnformatted(req);
   cJSON_Delete(req);
   buf b = {0};
   int rc = body ? post(h, "/v1/modules", body, NULL, &b, err)
-                : client_err_conn(err, "out of memory");
+                : shlo__client_err_conn(err, "out of memory");
   free(body);
   cJSON *root = rc ? NULL : cJSON_Parse(b.p);
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
   const cJSON *en = cJSON_GetObjectItemCaseSensitive(root, "entry");
   if (!rc && (!cJSON_IsString(id) || !cJSON_IsString(en)))
-    rc = client_err_conn(err, "malformed answer from /v1/modules");
+    rc = shlo__client_err_conn(err, "malformed answer from /v1/modules");
   if (!rc) {
     snprintf(out->id, sizeof out->id, "%s", id->valuestring);
     snprintf(out->entry, sizeof out->entry, "%s", en->valuestring);
@@ -270,13 +270,13 @@ static int http_compile(shlo_client *c, const char *program, size_t len,
 
 static void curl_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
-void *client_http_connect(const char *host, int port, const char *token,
+void *shlo__client_http_connect(const char *host, int port, const char *token,
                           shlo_client_error *err) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, curl_init);
   http *h = calloc(1, sizeof *h);
   if (!h) {
-    client_err_conn(err, "out of memory");
+    shlo__client_err_conn(err, "out of memory");
     return NULL;
   }
   bool v6 = strchr(host, ':') != NULL;
@@ -288,5 +288,5 @@ void *client_http_connect(const char *host, int port, const char *token,
 
 static void http_close(shlo_client *c) { free(c->impl); }
 
-const client_ops client_http_ops = {http_compile, http_start, http_cancel,
+const client_ops shlo__client_http_ops = {http_compile, http_start, http_cancel,
                                     http_close};

@@ -51,18 +51,18 @@ struct shlo_client {
 };
 
 /* Fill err from a wire error / a connection failure. */
-void client_err_from_proto(shlo_client_error *err, const shlo_proto_error *e,
+void shlo__client_err_from_proto(shlo_client_error *err, const shlo_proto_error *e,
                            int engine_status);
-int client_err_conn(shlo_client_error *err, const char *fmt, ...)
+int shlo__client_err_conn(shlo_client_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Finish a call (status, outputs taken over) and wake its waiter. */
-void client_call_finish(shlo_call *call, int status);
+void shlo__client_call_finish(shlo_call *call, int status);
 
 /* client_bin.c, client_http.c: NULL with *err on failure. */
-void *client_bin_connect(const char *host, int port, const char *token,
+void *shlo__client_bin_connect(const char *host, int port, const char *token,
                          shlo_client_error *err);
-void *client_http_connect(const char *host, int port, const char *token,
+void *shlo__client_http_connect(const char *host, int port, const char *token,
                           shlo_client_error *err);
-extern const client_ops client_bin_ops, client_http_ops;
+extern const client_ops shlo__client_bin_ops, shlo__client_http_ops;
 
 #endif

@@ -3,13 +3,13 @@
  *
  * The format is MLIR's "Bytecode Format" (magic "ML\xefR", prefix varints,
  * sections for strings, dialects, attributes/types, properties and the IR).
- * bc_read checks every length, count, index and nesting depth against the
+ * shlo__bc_read checks every length, count, index and nesting depth against the
  * bytes that remain, so a count can never ask for more memory than the file
  * has bytes, and reports the first problem as "byte N (section): message".
  *
  * Attributes and types stay raw slices here (bc_entry); their dialect
  * (builtin or vhlo) decodes them in vhlo_attrs.c.  Everything lives in one
- * arena that bc_free releases. */
+ * arena that shlo__bc_free releases. */
 #ifndef SHLO_BYTECODE_H
 #define SHLO_BYTECODE_H
 
@@ -102,32 +102,32 @@ typedef struct bc_file {
 } bc_file;
 
 /* True when bytes start with the bytecode magic "ML\xefR". */
-bool bc_is_bytecode(const void *bytes, size_t len);
+bool shlo__bc_is_bytecode(const void *bytes, size_t len);
 
 /* Read the container of bytes (which must outlive f).  On error fills diag
  * ("file: byte N (section): ...") and returns SHLO_EPARSE or SHLO_ENOMEM;
- * f is then still to be freed with bc_free. */
-shlo_status bc_read(bc_file *f, const void *bytes, size_t len,
+ * f is then still to be freed with shlo__bc_free. */
+shlo_status shlo__bc_read(bc_file *f, const void *bytes, size_t len,
                     const char *filename, shlo_diag *diag);
-void bc_free(bc_file *f);
+void shlo__bc_free(bc_file *f);
 
 /* Primitives the dialect decoders use on an entry's bytes. */
-noreturn void bc_fail(bc_cursor *c, const char *fmt, ...)
+noreturn void shlo__bc_fail(bc_cursor *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void *bc_alloc(bc_file *f, size_t n);
-bool bc_at_end(const bc_cursor *c);
-uint8_t bc_byte(bc_cursor *c);
-uint64_t bc_varint(bc_cursor *c);
-int64_t bc_svarint(bc_cursor *c);
+void *shlo__bc_alloc(bc_file *f, size_t n);
+bool shlo__bc_at_end(const bc_cursor *c);
+uint8_t shlo__bc_byte(bc_cursor *c);
+uint64_t shlo__bc_varint(bc_cursor *c);
+int64_t shlo__bc_svarint(bc_cursor *c);
 /* A count of items that each take at least min_bytes of what remains. */
-int bc_count(bc_cursor *c, size_t min_bytes);
-const uint8_t *bc_bytes(bc_cursor *c, size_t n);
+int shlo__bc_count(bc_cursor *c, size_t min_bytes);
+const uint8_t *shlo__bc_bytes(bc_cursor *c, size_t n);
 /* A string table reference: its index (text in f->strings, which may
  * hold NUL bytes, length in f->string_lens). */
-int bc_string(bc_cursor *c);
-int bc_index(bc_cursor *c, int limit, const char *what);
+int shlo__bc_string(bc_cursor *c);
+int shlo__bc_index(bc_cursor *c, int limit, const char *what);
 /* An APInt of a known bit width: one byte up to 8 bits, a signed varint up
  * to 64; wider values are refused. */
-uint64_t bc_apint(bc_cursor *c, unsigned width);
+uint64_t shlo__bc_apint(bc_cursor *c, unsigned width);
 
 #endif

@@ -18,7 +18,7 @@ enum {
   SEC_RESOURCE_OFFSET = 6, SEC_PROPERTIES = 8
 };
 
-noreturn void bw_fail(bw *w, shlo_status code, const char *fmt, ...) {
+noreturn void shlo__bw_fail(bw *w, shlo_status code, const char *fmt, ...) {
   char msg[SHLO_DIAG_MAX - 64];
   va_list ap;
   va_start(ap, fmt);
@@ -30,31 +30,31 @@ noreturn void bw_fail(bw *w, shlo_status code, const char *fmt, ...) {
 
 static void *grow(bw *w, void *p, size_t size) {
   void *q = realloc(p, size ? size : 1);
-  if (!q) bw_fail(w, SHLO_ENOMEM, "out of memory writing the artifact");
+  if (!q) shlo__bw_fail(w, SHLO_ENOMEM, "out of memory writing the artifact");
   return q;
 }
 
-/* Scratch memory lives until bw_free, so an error that unwinds past a
+/* Scratch memory lives until shlo__bw_free, so an error that unwinds past a
  * buffer on some caller's stack leaks nothing. */
-void *bw_alloc(bw *w, size_t n) {
+void *shlo__bw_alloc(bw *w, size_t n) {
   if (w->n_allocs == w->cap_allocs) {
     int cap = w->cap_allocs ? w->cap_allocs * 2 : 64;
     w->allocs = grow(w, w->allocs, sizeof *w->allocs * (size_t)cap);
     w->cap_allocs = cap;
   }
   void *p = malloc(n ? n : 1);
-  if (!p) bw_fail(w, SHLO_ENOMEM, "out of memory writing the artifact");
+  if (!p) shlo__bw_fail(w, SHLO_ENOMEM, "out of memory writing the artifact");
   w->allocs[w->n_allocs++] = p;
   return p;
 }
 
-void bw_bytes(bw *w, bw_buf *b, const void *p, size_t n) {
+void shlo__bw_bytes(bw *w, bw_buf *b, const void *p, size_t n) {
   if (n > SIZE_MAX / 4 - b->n)
-    bw_fail(w, SHLO_EUNSUPPORTED, "artifact too large");
+    shlo__bw_fail(w, SHLO_EUNSUPPORTED, "artifact too large");
   if (b->n + n > b->cap) {
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->n + n) cap *= 2;
-    uint8_t *q = bw_alloc(w, cap);
+    uint8_t *q = shlo__bw_alloc(w, cap);
     if (b->n) memcpy(q, b->p, b->n);
     b->p = q;
     b->cap = cap;
@@ -63,31 +63,31 @@ void bw_bytes(bw *w, bw_buf *b, const void *p, size_t n) {
   b->n += n;
 }
 
-void bw_byte(bw *w, bw_buf *b, uint8_t x) { bw_bytes(w, b, &x, 1); }
+void shlo__bw_byte(bw *w, bw_buf *b, uint8_t x) { shlo__bw_bytes(w, b, &x, 1); }
 
 /* Prefix varint: n bytes hold 7n bits, the count of bytes after the first
  * in the trailing zero bits of the first; past 56 bits a zero byte and the
  * full 8-byte value. */
-void bw_varint(bw *w, bw_buf *b, uint64_t v) {
+void shlo__bw_varint(bw *w, bw_buf *b, uint64_t v) {
   uint8_t out[9];
   for (int n = 1; n <= 8; n++) {
     if (n < 8 ? v >= (uint64_t)1 << (7 * n) : v >= (uint64_t)1 << 56)
       continue;
     uint64_t e = (v << n) | ((uint64_t)1 << (n - 1));
     for (int i = 0; i < n; i++) out[i] = (uint8_t)(e >> (8 * i));
-    bw_bytes(w, b, out, (size_t)n);
+    shlo__bw_bytes(w, b, out, (size_t)n);
     return;
   }
   out[0] = 0;
   for (int i = 0; i < 8; i++) out[1 + i] = (uint8_t)(v >> (8 * i));
-  bw_bytes(w, b, out, 9);
+  shlo__bw_bytes(w, b, out, 9);
 }
 
-void bw_svarint(bw *w, bw_buf *b, int64_t v) {
-  bw_varint(w, b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+void shlo__bw_svarint(bw *w, bw_buf *b, int64_t v) {
+  shlo__bw_varint(w, b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
-void bw_buf_free(bw_buf *b) { *b = (bw_buf){0}; } /* bw_free frees */
+void shlo__bw_buf_free(bw_buf *b) { *b = (bw_buf){0}; } /* shlo__bw_free frees */
 
 /* ---- interning ---- */
 
@@ -133,13 +133,13 @@ static int intern(bw *w, bw_table *t, int dialect, const uint8_t *p,
   t->off[t->n] = t->data.n;
   t->len[t->n] = n;
   t->dialect[t->n] = dialect;
-  bw_bytes(w, &t->data, p, n);
+  shlo__bw_bytes(w, &t->data, p, n);
   t->slots[s] = t->n + 1;
   return t->n++;
 }
 
 static void table_free(bw_table *t) {
-  bw_buf_free(&t->data);
+  shlo__bw_buf_free(&t->data);
   free(t->off);
   free(t->len);
   free(t->dialect);
@@ -147,12 +147,12 @@ static void table_free(bw_table *t) {
   *t = (bw_table){0};
 }
 
-void bw_begin(bw *w, shlo_diag *diag) {
+void shlo__bw_begin(bw *w, shlo_diag *diag) {
   memset(w, 0, sizeof *w);
   w->diag = diag;
 }
 
-void bw_free(bw *w) {
+void shlo__bw_free(bw *w) {
   table_free(&w->strings);
   table_free(&w->dialects);
   table_free(&w->opnames);
@@ -161,25 +161,25 @@ void bw_free(bw *w) {
   table_free(&w->props);
   free(w->opname_dialect);
   free(w->opname_registered);
-  bw_buf_free(&w->ir);
+  shlo__bw_buf_free(&w->ir);
   for (int i = 0; i < w->n_allocs; i++) free(w->allocs[i]);
   free(w->allocs);
   w->allocs = NULL;
   w->n_allocs = w->cap_allocs = 0;
 }
 
-int bw_string(bw *w, const char *s, size_t n) {
+int shlo__bw_string(bw *w, const char *s, size_t n) {
   return intern(w, &w->strings, 0, (const uint8_t *)s, n);
 }
 
-int bw_dialect(bw *w, const char *name) {
-  int s = bw_string(w, name, strlen(name));
+int shlo__bw_dialect(bw *w, const char *name) {
+  int s = shlo__bw_string(w, name, strlen(name));
   return intern(w, &w->dialects, 0, (const uint8_t *)&s, sizeof s);
 }
 
-int bw_opname(bw *w, const char *dialect, const char *name, bool registered) {
-  int d = bw_dialect(w, dialect);
-  int s = bw_string(w, name, strlen(name));
+int shlo__bw_opname(bw *w, const char *dialect, const char *name, bool registered) {
+  int d = shlo__bw_dialect(w, dialect);
+  int s = shlo__bw_string(w, name, strlen(name));
   int before = w->opnames.n;
   int i = intern(w, &w->opnames, d, (const uint8_t *)&s, sizeof s);
   if (w->opnames.n != before) {
@@ -194,27 +194,27 @@ int bw_opname(bw *w, const char *dialect, const char *name, bool registered) {
 }
 
 static int entry(bw *w, bw_table *t, const char *dialect, bw_buf *b) {
-  int d = bw_dialect(w, dialect);
+  int d = shlo__bw_dialect(w, dialect);
   int i = intern(w, t, d, b->p, b->n);
   b->n = 0;
   return i;
 }
 
-int bw_attr(bw *w, const char *dialect, bw_buf *b) {
+int shlo__bw_attr(bw *w, const char *dialect, bw_buf *b) {
   return entry(w, &w->attrs, dialect, b);
 }
 
-int bw_attr_text(bw *w, const char *dialect, const char *text) {
-  int d = bw_dialect(w, dialect);
+int shlo__bw_attr_text(bw *w, const char *dialect, const char *text) {
+  int d = shlo__bw_dialect(w, dialect);
   return intern(w, &w->attrs, d | BW_TEXT, (const uint8_t *)text,
                 strlen(text) + 1);
 }
 
-int bw_type(bw *w, const char *dialect, bw_buf *b) {
+int shlo__bw_type(bw *w, const char *dialect, bw_buf *b) {
   return entry(w, &w->types, dialect, b);
 }
 
-int bw_props(bw *w, bw_buf *b) {
+int shlo__bw_props(bw *w, bw_buf *b) {
   int i = intern(w, &w->props, 0, b->p, b->n);
   b->n = 0;
   return i;
@@ -229,24 +229,24 @@ static int stored_int(const bw_table *t, int i) {
 }
 
 static void section(bw *w, bw_buf *out, int id, const bw_buf *body) {
-  bw_byte(w, out, (uint8_t)id);
-  bw_varint(w, out, body->n);
-  bw_bytes(w, out, body->p, body->n);
+  shlo__bw_byte(w, out, (uint8_t)id);
+  shlo__bw_varint(w, out, body->n);
+  shlo__bw_bytes(w, out, body->p, body->n);
 }
 
 static void dialect_section(bw *w, bw_buf *b) {
-  bw_varint(w, b, (uint64_t)w->dialects.n);
+  shlo__bw_varint(w, b, (uint64_t)w->dialects.n);
   for (int i = 0; i < w->dialects.n; i++) /* name, no version */
-    bw_varint(w, b, (uint64_t)stored_int(&w->dialects, i) << 1);
-  bw_varint(w, b, (uint64_t)w->opnames.n);
+    shlo__bw_varint(w, b, (uint64_t)stored_int(&w->dialects, i) << 1);
+  shlo__bw_varint(w, b, (uint64_t)w->opnames.n);
   /* op names grouped by dialect, in runs of their numbering */
   for (int i = 0; i < w->opnames.n;) {
     int d = w->opname_dialect[i], k = i;
     while (k < w->opnames.n && w->opname_dialect[k] == d) k++;
-    bw_varint(w, b, (uint64_t)d);
-    bw_varint(w, b, (uint64_t)(k - i));
+    shlo__bw_varint(w, b, (uint64_t)d);
+    shlo__bw_varint(w, b, (uint64_t)(k - i));
     for (; i < k; i++)
-      bw_varint(w, b, (uint64_t)stored_int(&w->opnames, i) << 1 |
+      shlo__bw_varint(w, b, (uint64_t)stored_int(&w->opnames, i) << 1 |
                           (w->opname_registered[i] ? 1 : 0));
   }
 }
@@ -256,54 +256,54 @@ static void offset_groups(bw *w, bw_buf *b, const bw_table *t) {
   for (int i = 0; i < t->n;) {
     int d = t->dialect[i], k = i;
     while (k < t->n && t->dialect[k] == d) k++;
-    bw_varint(w, b, (uint64_t)(d & ~BW_TEXT));
-    bw_varint(w, b, (uint64_t)(k - i));
+    shlo__bw_varint(w, b, (uint64_t)(d & ~BW_TEXT));
+    shlo__bw_varint(w, b, (uint64_t)(k - i));
     for (; i < k; i++)
-      bw_varint(w, b, (uint64_t)t->len[i] << 1 | (d & BW_TEXT ? 0 : 1));
+      shlo__bw_varint(w, b, (uint64_t)t->len[i] << 1 | (d & BW_TEXT ? 0 : 1));
   }
 }
 
 static void string_section(bw *w, bw_buf *b) {
   const bw_table *t = &w->strings;
-  bw_varint(w, b, (uint64_t)t->n);
-  for (int i = t->n - 1; i >= 0; i--) bw_varint(w, b, t->len[i] + 1);
+  shlo__bw_varint(w, b, (uint64_t)t->n);
+  for (int i = t->n - 1; i >= 0; i--) shlo__bw_varint(w, b, t->len[i] + 1);
   for (int i = 0; i < t->n; i++) {
-    bw_bytes(w, b, t->data.p + t->off[i], t->len[i]);
-    bw_byte(w, b, 0);
+    shlo__bw_bytes(w, b, t->data.p + t->off[i], t->len[i]);
+    shlo__bw_byte(w, b, 0);
   }
 }
 
 static void props_section(bw *w, bw_buf *b) {
   const bw_table *t = &w->props;
-  bw_varint(w, b, (uint64_t)t->n);
+  shlo__bw_varint(w, b, (uint64_t)t->n);
   for (int i = 0; i < t->n; i++) {
-    bw_varint(w, b, t->len[i]);
-    bw_bytes(w, b, t->data.p + t->off[i], t->len[i]);
+    shlo__bw_varint(w, b, t->len[i]);
+    shlo__bw_bytes(w, b, t->data.p + t->off[i], t->len[i]);
   }
 }
 
-void bw_finish(bw *w, const char *producer, uint8_t **out, size_t *len) {
+void shlo__bw_finish(bw *w, const char *producer, uint8_t **out, size_t *len) {
   bw_buf f = {0}, s = {0};
-  bw_bytes(w, &f, "ML\xefR", 4);
-  bw_varint(w, &f, BW_FORMAT_VERSION);
-  bw_bytes(w, &f, producer, strlen(producer) + 1);
+  shlo__bw_bytes(w, &f, "ML\xefR", 4);
+  shlo__bw_varint(w, &f, BW_FORMAT_VERSION);
+  shlo__bw_bytes(w, &f, producer, strlen(producer) + 1);
   /* strings are complete only once the other sections are built */
   bw_buf dialects = {0};
   dialect_section(w, &dialects);
   section(w, &f, SEC_DIALECT, &dialects);
-  bw_buf_free(&dialects);
-  bw_varint(w, &s, (uint64_t)w->attrs.n);
-  bw_varint(w, &s, (uint64_t)w->types.n);
+  shlo__bw_buf_free(&dialects);
+  shlo__bw_varint(w, &s, (uint64_t)w->attrs.n);
+  shlo__bw_varint(w, &s, (uint64_t)w->types.n);
   offset_groups(w, &s, &w->attrs);
   offset_groups(w, &s, &w->types);
   section(w, &f, SEC_ATTR_TYPE_OFFSET, &s);
   s.n = 0;
-  bw_bytes(w, &s, w->attrs.data.p, w->attrs.data.n);
-  bw_bytes(w, &s, w->types.data.p, w->types.data.n);
+  shlo__bw_bytes(w, &s, w->attrs.data.p, w->attrs.data.n);
+  shlo__bw_bytes(w, &s, w->types.data.p, w->types.data.n);
   section(w, &f, SEC_ATTR_TYPE, &s);
   section(w, &f, SEC_IR, &w->ir);
   s.n = 0;
-  bw_varint(w, &s, 0); /* no resources */
+  shlo__bw_varint(w, &s, 0); /* no resources */
   section(w, &f, SEC_RESOURCE_OFFSET, &s);
   s.n = 0;
   section(w, &f, SEC_RESOURCE, &s);
@@ -313,7 +313,7 @@ void bw_finish(bw *w, const char *producer, uint8_t **out, size_t *len) {
   props_section(w, &s);
   section(w, &f, SEC_PROPERTIES, &s);
   *out = malloc(f.n);
-  if (!*out) bw_fail(w, SHLO_ENOMEM, "out of memory writing the artifact");
+  if (!*out) shlo__bw_fail(w, SHLO_ENOMEM, "out of memory writing the artifact");
   memcpy(*out, f.p, f.n);
   *len = f.n;
 }

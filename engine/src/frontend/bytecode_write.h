@@ -3,13 +3,13 @@
  * A writer interns strings, dialects, op names, attribute and type
  * entries and properties (each distinct one stored once, numbered in order
  * of first use), and collects the IR section as the caller emits ops; then
- * bw_finish lays out the file as MLIR's "Bytecode Format" describes it, in
+ * shlo__bw_finish lays out the file as MLIR's "Bytecode Format" describes it, in
  * the section order StableHLO's serializer uses (dialect, attribute/type
  * offsets, attributes/types, IR, resource offsets, resources, strings,
  * properties), at format version 6.
  *
  * Errors (out of memory, something the format cannot hold) fill the diag
- * and unwind with longjmp to the bw_begin caller's setjmp on w->on_error. */
+ * and unwind with longjmp to the shlo__bw_begin caller's setjmp on w->on_error. */
 #ifndef SHLO_BYTECODE_WRITE_H
 #define SHLO_BYTECODE_WRITE_H
 
@@ -48,43 +48,43 @@ typedef struct bw {
   int *opname_dialect;    /* per op name */
   bool *opname_registered;
   bw_buf ir;
-  void **allocs; /* scratch, freed by bw_free */
+  void **allocs; /* scratch, freed by shlo__bw_free */
   int n_allocs, cap_allocs;
 } bw;
 
 /* Start a writer (zeroes it). */
-void bw_begin(bw *w, shlo_diag *diag);
+void shlo__bw_begin(bw *w, shlo_diag *diag);
 /* Release everything the writer holds (not the finished file). */
-void bw_free(bw *w);
+void shlo__bw_free(bw *w);
 /* Fail with a message (SHLO_EUNSUPPORTED or SHLO_ENOMEM) via on_error. */
-noreturn void bw_fail(bw *w, shlo_status code, const char *fmt, ...)
+noreturn void shlo__bw_fail(bw *w, shlo_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Encoding primitives on a buffer (prefix varints as bytecode.h reads). */
-void bw_byte(bw *w, bw_buf *b, uint8_t x);
-void bw_bytes(bw *w, bw_buf *b, const void *p, size_t n);
-void bw_varint(bw *w, bw_buf *b, uint64_t v);
-void bw_svarint(bw *w, bw_buf *b, int64_t v);
-/* Forget a buffer (its memory is the writer's until bw_free). */
-void bw_buf_free(bw_buf *b);
-/* Scratch memory freed by bw_free (never by the caller). */
-void *bw_alloc(bw *w, size_t n);
+void shlo__bw_byte(bw *w, bw_buf *b, uint8_t x);
+void shlo__bw_bytes(bw *w, bw_buf *b, const void *p, size_t n);
+void shlo__bw_varint(bw *w, bw_buf *b, uint64_t v);
+void shlo__bw_svarint(bw *w, bw_buf *b, int64_t v);
+/* Forget a buffer (its memory is the writer's until shlo__bw_free). */
+void shlo__bw_buf_free(bw_buf *b);
+/* Scratch memory freed by shlo__bw_free (never by the caller). */
+void *shlo__bw_alloc(bw *w, size_t n);
 
 /* Interned indices. */
-int bw_string(bw *w, const char *s, size_t n);
-int bw_dialect(bw *w, const char *name);
-int bw_opname(bw *w, const char *dialect, const char *name, bool registered);
+int shlo__bw_string(bw *w, const char *s, size_t n);
+int shlo__bw_dialect(bw *w, const char *name);
+int shlo__bw_opname(bw *w, const char *dialect, const char *name, bool registered);
 /* An attribute / type entry of dialect (its custom encoding in b, which is
  * emptied for reuse). */
-int bw_attr(bw *w, const char *dialect, bw_buf *b);
-int bw_type(bw *w, const char *dialect, bw_buf *b);
+int shlo__bw_attr(bw *w, const char *dialect, bw_buf *b);
+int shlo__bw_type(bw *w, const char *dialect, bw_buf *b);
 /* An attribute kept as its assembly text (MLIR parses it when reading). */
-int bw_attr_text(bw *w, const char *dialect, const char *text);
+int shlo__bw_attr_text(bw *w, const char *dialect, const char *text);
 /* A properties entry (its bytes in b, emptied). */
-int bw_props(bw *w, bw_buf *b);
+int shlo__bw_props(bw *w, bw_buf *b);
 
 /* The whole file: magic, version, producer, sections; malloc'd into *out
  * (the caller frees it). */
-void bw_finish(bw *w, const char *producer, uint8_t **out, size_t *len);
+void shlo__bw_finish(bw *w, const char *producer, uint8_t **out, size_t *len);
 
 #endif

@@ -54,39 +54,39 @@ static int op_attrs(writer *w, const bc_op *op, const char *name,
   bc_cursor c = op_cursor(w, op);
   int n = 0;
   if (op->attr_dict >= 0) {
-    const vattr *d = vhlo_attr(&w->v, op->attr_dict);
-    if (d->kind != VA_DICT) bc_fail(&c, "op attributes are not a dictionary");
+    const vattr *d = shlo__vhlo_attr(&w->v, op->attr_dict);
+    if (d->kind != VA_DICT) shlo__bc_fail(&c, "op attributes are not a dictionary");
     for (int i = 0; i < d->n; i++) {
-      if (n == max) bc_fail(&c, "op has too many attributes");
+      if (n == max) shlo__bc_fail(&c, "op has too many attributes");
       out[n++] = (nattr){d->keys[i]->s, d->items[i]};
     }
   }
   if (!op->props) return n;
-  const vhlo_op_def *def = vhlo_op_find(name);
+  const vhlo_op_def *def = shlo__vhlo_op_find(name);
   if (!def) unknown_op(w, op, name);
   char buf[1024];
   const char *names[VHLO_MAX_OP_ATTRS];
   bc_cursor pc = {op->props, op->props + op->props_n, "properties section", w->f};
   int have = 0;
-  while (!bc_at_end(&pc)) {
-    bc_varint(&pc);
+  while (!shlo__bc_at_end(&pc)) {
+    shlo__bc_varint(&pc);
     have++;
   }
-  int k = vhlo_op_attr_names(def, true, buf, sizeof buf, names,
+  int k = shlo__vhlo_op_attr_names(def, true, buf, sizeof buf, names,
                              VHLO_MAX_OP_ATTRS);
   if (k != have)
-    k = vhlo_op_attr_names(def, false, buf, sizeof buf, names,
+    k = shlo__vhlo_op_attr_names(def, false, buf, sizeof buf, names,
                            VHLO_MAX_OP_ATTRS);
   if (have != k || k < 0)
-    bc_fail(&c, "vhlo.%s has %d properties; this build expects %d", name,
+    shlo__bc_fail(&c, "vhlo.%s has %d properties; this build expects %d", name,
             have, k);
   pc.p = op->props;
   for (int i = 0; i < k; i++) {
-    if (n == max) bc_fail(&c, "op has too many attributes");
+    if (n == max) shlo__bc_fail(&c, "op has too many attributes");
     size_t len = strlen(names[i]);
-    char *nm = bc_alloc(w->f, len + 1); /* names[] points into buf */
+    char *nm = shlo__bc_alloc(w->f, len + 1); /* names[] points into buf */
     memcpy(nm, names[i], len + 1);
-    out[n++] = (nattr){nm, vhlo_attr(&w->v, bc_index(&pc, w->f->n_attrs,
+    out[n++] = (nattr){nm, shlo__vhlo_attr(&w->v, shlo__bc_index(&pc, w->f->n_attrs,
                                                      "attribute"))};
   }
   return n;
@@ -107,11 +107,11 @@ static void write_block(writer *w, const bc_block *blk, int indent,
 static void write_region_body(writer *w, const bc_region *r, int indent,
                               int depth) {
   bc_cursor c = {w->f->base, w->f->base + w->f->len, "IR section", w->f};
-  if (r->n_blocks != 1) bc_fail(&c, "regions must hold exactly one block");
+  if (r->n_blocks != 1) shlo__bc_fail(&c, "regions must hold exactly one block");
   const bc_block *blk = &r->blocks[0];
   shlo__sb_printf(&w->b, "%*s^bb0(", indent - 2, "");
   for (int i = 0; i < blk->n_args; i++) {
-    w->value_types[blk->arg_values[i]] = vhlo_type(&w->v, blk->arg_types[i]);
+    w->value_types[blk->arg_values[i]] = shlo__vhlo_type(&w->v, blk->arg_types[i]);
     if (i) shlo__sb_printf(&w->b, ", ");
     put_value(w, blk->arg_values[i]);
     shlo__sb_printf(&w->b, ": %s", w->value_types[blk->arg_values[i]]->text);
@@ -125,24 +125,24 @@ static void write_op(writer *w, const bc_op *op, int indent, bool in_func,
   const char *dialect, *name = op_name(w, op, &dialect);
   bc_cursor c = op_cursor(w, op);
   bool is_vhlo = !strcmp(dialect, "vhlo");
-  if (is_vhlo && !vhlo_op_find(name)) unknown_op(w, op, name);
+  if (is_vhlo && !shlo__vhlo_op_find(name)) unknown_op(w, op, name);
   for (int i = 0; i < op->n_results; i++)
-    w->value_types[op->result_values[i]] = vhlo_type(&w->v, op->result_types[i]);
+    w->value_types[op->result_values[i]] = shlo__vhlo_type(&w->v, op->result_types[i]);
   lowered lo;
   const vattr *generic_attrs = NULL;
   if (is_vhlo) {
     nattr in[VHLO_MAX_OP_ATTRS * 2];
     int n_in = op_attrs(w, op, name, in, VHLO_MAX_OP_ATTRS * 2);
-    vhlo_lower_op(&w->v, &c, name, in_func, in, n_in, &lo);
+    shlo__vhlo_lower_op(&w->v, &c, name, in_func, in, n_in, &lo);
   } else { /* an unregistered op (check.*, chlo.*): kept as it is */
     if (op->props || op->props_attr >= 0)
-      bc_fail(&c, "op %s.%s has properties; only its attribute dictionary "
+      shlo__bc_fail(&c, "op %s.%s has properties; only its attribute dictionary "
                   "is read", dialect, name);
     memset(&lo, 0, sizeof lo);
     snprintf(lo.name, sizeof lo.name, "%s.%s", dialect, name);
-    if (op->attr_dict >= 0) generic_attrs = vhlo_attr(&w->v, op->attr_dict);
+    if (op->attr_dict >= 0) generic_attrs = shlo__vhlo_attr(&w->v, op->attr_dict);
     if (generic_attrs && generic_attrs->kind != VA_DICT)
-      bc_fail(&c, "op attributes are not a dictionary");
+      shlo__bc_fail(&c, "op attributes are not a dictionary");
   }
   shlo__sb_printf(&w->b, "%*s", indent, "");
   for (int i = 0; i < op->n_results; i++) {
@@ -157,7 +157,7 @@ static void write_op(writer *w, const bc_op *op, int indent, bool in_func,
   }
   shlo__sb_printf(&w->b, ")");
   if (op->n_regions) {
-    if (depth > BC_MAX_DEPTH) bc_fail(&c, "regions nest too deeply");
+    if (depth > BC_MAX_DEPTH) shlo__bc_fail(&c, "regions nest too deeply");
     shlo__sb_printf(&w->b, " (");
     for (int r = 0; r < op->n_regions; r++) {
       shlo__sb_printf(&w->b, "%s{\n", r ? ", " : "");
@@ -167,7 +167,7 @@ static void write_op(writer *w, const bc_op *op, int indent, bool in_func,
     shlo__sb_printf(&w->b, ")");
   }
   if (generic_attrs && generic_attrs->n)
-    vhlo_put_dict(&w->v, &c, &w->b, generic_attrs);
+    shlo__vhlo_put_dict(&w->v, &c, &w->b, generic_attrs);
   if (lo.n) {
     shlo__sb_printf(&w->b, " {");
     for (int i = 0; i < lo.n; i++)
@@ -205,7 +205,7 @@ static void write_func(writer *w, const bc_op *op) {
   const char *dialect, *name = op_name(w, op, &dialect);
   bc_cursor c = op_cursor(w, op);
   if (strcmp(dialect, "vhlo") || strcmp(name, "func_v1"))
-    bc_fail(&c, "expected vhlo.func_v1 at module level, found %s.%s", dialect,
+    shlo__bc_fail(&c, "expected vhlo.func_v1 at module level, found %s.%s", dialect,
             name);
   nattr in[VHLO_MAX_OP_ATTRS * 2];
   int n = op_attrs(w, op, name, in, VHLO_MAX_OP_ATTRS * 2);
@@ -216,39 +216,39 @@ static void write_func(writer *w, const bc_op *op) {
   const vattr *ra = find_attr(in, n, "res_attrs");
   if (!sym || sym->kind != VA_STRING || !ft || ft->kind != VA_TYPE ||
       ft->type->kind != VT_FUNCTION || op->n_regions != 1)
-    bc_fail(&c, "malformed vhlo.func_v1");
+    shlo__bc_fail(&c, "malformed vhlo.func_v1");
   const vtype *fty = ft->type;
   shlo__sb_printf(&w->b, "  func.func ");
   if (vis && vis->kind == VA_STRING && vis->slen)
     shlo__sb_printf(&w->b, "%s ", vis->s);
   shlo__sb_printf(&w->b, "@");
-  vhlo_put_string(&w->b, sym->s, sym->slen, true);
+  shlo__vhlo_put_string(&w->b, sym->s, sym->slen, true);
   const bc_region *body = &op->regions[0];
   const bc_block *blk = body->n_blocks ? &body->blocks[0] : NULL;
   if (blk && blk->n_args != fty->n_in)
-    bc_fail(&c, "function body has %d arguments, its type %d", blk->n_args,
+    shlo__bc_fail(&c, "function body has %d arguments, its type %d", blk->n_args,
             fty->n_in);
   shlo__sb_printf(&w->b, "(");
   for (int i = 0; i < fty->n_in; i++) {
     if (i) shlo__sb_printf(&w->b, ", ");
     if (blk) {
-      w->value_types[blk->arg_values[i]] = vhlo_type(&w->v, blk->arg_types[i]);
+      w->value_types[blk->arg_values[i]] = shlo__vhlo_type(&w->v, blk->arg_types[i]);
       put_value(w, blk->arg_values[i]);
       shlo__sb_printf(&w->b, ": ");
     }
     shlo__sb_printf(&w->b, "%s", fty->in[i]->text);
     const vattr *d = nth_dict(aa, i);
-    if (d) vhlo_put_dict(&w->v, &c, &w->b, d);
+    if (d) shlo__vhlo_put_dict(&w->v, &c, &w->b, d);
   }
   shlo__sb_printf(&w->b, ") -> (");
   for (int i = 0; i < fty->n_out; i++) {
     if (i) shlo__sb_printf(&w->b, ", ");
     shlo__sb_printf(&w->b, "%s", fty->out[i]->text);
     const vattr *d = nth_dict(ra, i);
-    if (d) vhlo_put_dict(&w->v, &c, &w->b, d);
+    if (d) shlo__vhlo_put_dict(&w->v, &c, &w->b, d);
   }
   shlo__sb_printf(&w->b, ")");
-  vhlo_put_extra_attrs(&w->v, &c, &w->b, in, n,
+  shlo__vhlo_put_extra_attrs(&w->v, &c, &w->b, in, n,
                        "sym_name function_type sym_visibility arg_attrs "
                        "res_attrs");
   if (blk) {
@@ -264,38 +264,38 @@ static void write_func(writer *w, const bc_op *op) {
 static const vattr *module_name(writer *w, const bc_op *op) {
   if (!op->props) return NULL;
   bc_cursor pc = {op->props, op->props + op->props_n, "properties section", w->f};
-  uint64_t v = bc_varint(&pc);
+  uint64_t v = shlo__bc_varint(&pc);
   if (!(v & 1)) return NULL;
   if ((v >> 1) >= (uint64_t)w->f->n_attrs)
-    bc_fail(&pc, "attribute index out of range");
-  return vhlo_attr(&w->v, (int)(v >> 1));
+    shlo__bc_fail(&pc, "attribute index out of range");
+  return shlo__vhlo_attr(&w->v, (int)(v >> 1));
 }
 
 static void write_module(writer *w) {
   bc_cursor c = {w->f->base, w->f->base + w->f->len, "IR section", w->f};
   const bc_block *top = &w->f->top;
-  if (top->n_ops != 1) bc_fail(&c, "expected one top-level module op");
+  if (top->n_ops != 1) shlo__bc_fail(&c, "expected one top-level module op");
   const bc_op *m = top->ops[0];
   const char *dialect, *name = op_name(w, m, &dialect);
   if (strcmp(dialect, "builtin") || strcmp(name, "module") ||
       m->n_regions != 1 || m->regions[0].n_blocks != 1)
-    bc_fail(&c, "the top-level op is %s.%s, not builtin.module", dialect,
+    shlo__bc_fail(&c, "the top-level op is %s.%s, not builtin.module", dialect,
             name);
   shlo__sb_printf(&w->b, "module");
   const vattr *sym = module_name(w, m);
   nattr in[VHLO_MAX_OP_ATTRS];
   int n = 0;
   if (m->attr_dict >= 0) {
-    const vattr *d = vhlo_attr(&w->v, m->attr_dict);
+    const vattr *d = shlo__vhlo_attr(&w->v, m->attr_dict);
     for (int i = 0; d->kind == VA_DICT && i < d->n && n < VHLO_MAX_OP_ATTRS; i++)
       in[n++] = (nattr){d->keys[i]->s, d->items[i]};
   }
   if (!sym) sym = find_attr(in, n, "sym_name");
   if (sym && sym->kind == VA_STRING) {
     shlo__sb_printf(&w->b, " @");
-    vhlo_put_string(&w->b, sym->s, sym->slen, true);
+    shlo__vhlo_put_string(&w->b, sym->s, sym->slen, true);
   }
-  vhlo_put_extra_attrs(&w->v, &c, &w->b, in, n, "sym_name sym_visibility");
+  shlo__vhlo_put_extra_attrs(&w->v, &c, &w->b, in, n, "sym_name sym_visibility");
   shlo__sb_printf(&w->b, " {\n");
   const bc_block *body = &m->regions[0].blocks[0];
   for (int i = 0; i < body->n_ops; i++) write_func(w, body->ops[i]);
@@ -322,9 +322,9 @@ char *shlo_artifact_to_text(const void *bytes, size_t len,
   shlo_artifact_info local;
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
-  if (bc_read(&f, bytes, len, filename, diag) != SHLO_OK) {
+  if (shlo__bc_read(&f, bytes, len, filename, diag) != SHLO_OK) {
     fill_info(&f, info);
-    bc_free(&f);
+    shlo__bc_free(&f);
     return NULL;
   }
   fill_info(&f, info);
@@ -332,30 +332,30 @@ char *shlo_artifact_to_text(const void *bytes, size_t len,
   char *text = NULL;
   if (!w) {
     shlo_diag_set(diag, SHLO_ENOMEM, filename, 0, 0, "out of memory");
-    bc_free(&f);
+    shlo__bc_free(&f);
     return NULL;
   }
   w->f = &f;
   w->version = info->version;
   int jumped = setjmp(f.on_error);
   if (!jumped) {
-    vhlo_ctx_init(&w->v, &f);
-    w->value_types = bc_alloc(&f, sizeof *w->value_types *
+    shlo__vhlo_ctx_init(&w->v, &f);
+    w->value_types = shlo__bc_alloc(&f, sizeof *w->value_types *
                                       (size_t)(f.n_values + 1));
     write_module(w);
     text = shlo__sb_take(&w->b);
     if (!text)
       shlo_diag_set(diag, SHLO_ENOMEM, filename, 0, 0, "out of memory");
   }
-  vhlo_ctx_free_bufs(&w->v);
+  shlo__vhlo_ctx_free_bufs(&w->v);
   shlo__sb_free(&w->b);
   free(w);
-  bc_free(&f);
+  shlo__bc_free(&f);
   return text;
 }
 
 bool shlo_is_artifact(const void *bytes, size_t len) {
-  return bc_is_bytecode(bytes, len);
+  return shlo__bc_is_bytecode(bytes, len);
 }
 
 shlo_status shlo_read_artifact(const void *bytes, size_t len,

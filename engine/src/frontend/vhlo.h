@@ -64,31 +64,31 @@ typedef struct vhlo_ctx {
   const vtype **types;
   int depth;
   /* Text being built, innermost last: an error unwinds past them with
-   * longjmp, so they are the context's to free (vhlo_ctx_free_bufs). */
+   * longjmp, so they are the context's to free (shlo__vhlo_ctx_free_bufs). */
   strbuf bufs[VHLO_MAX_BUFS];
   int n_bufs;
 } vhlo_ctx;
 
 /* A fresh text buffer, and its text moved into the file's arena (the
  * buffer must be the newest one open). */
-strbuf *vhlo_buf(vhlo_ctx *v, bc_cursor *c);
-char *vhlo_buf_take(vhlo_ctx *v, bc_cursor *c, strbuf *b);
-void vhlo_ctx_free_bufs(vhlo_ctx *v);
+strbuf *shlo__vhlo_buf(vhlo_ctx *v, bc_cursor *c);
+char *shlo__vhlo_buf_take(vhlo_ctx *v, bc_cursor *c, strbuf *b);
+void shlo__vhlo_ctx_free_bufs(vhlo_ctx *v);
 
-void vhlo_ctx_init(vhlo_ctx *v, bc_file *f);
-const vattr *vhlo_attr(vhlo_ctx *v, int index);
-const vtype *vhlo_type(vhlo_ctx *v, int index);
+void shlo__vhlo_ctx_init(vhlo_ctx *v, bc_file *f);
+const vattr *shlo__vhlo_attr(vhlo_ctx *v, int index);
+const vtype *shlo__vhlo_type(vhlo_ctx *v, int index);
 /* Shortest decimal that reads back to the same value of type t. */
-void vhlo_print_float(strbuf *b, shlo_elem_type t, uint64_t bits);
-int64_t vhlo_numel(const vtype *t); /* -1 when not static */
+void shlo__vhlo_print_float(strbuf *b, shlo_elem_type t, uint64_t bits);
+int64_t shlo__vhlo_numel(const vtype *t); /* -1 when not static */
 
 /* The shared encoding tables, for the writer too: VHLO's type code of an
  * element type (-1 if VHLO has none), the attribute code of an enum kind
  * ("comparison_direction" -> 3, -1 if unknown), and an enum value's
  * number from its name ("LT" -> 5; -1 if unknown). */
-int vhlo_scalar_code(shlo_elem_type e);
-int vhlo_enum_attr_code(const char *kind);
-int vhlo_enum_value(const char *kind, const char *name);
+int shlo__vhlo_scalar_code(shlo_elem_type e);
+int shlo__vhlo_enum_attr_code(const char *kind);
+int shlo__vhlo_enum_value(const char *kind, const char *name);
 
 /* print_ir.c's printer of one attribute in generic form: the writer keeps
  * an attribute VHLO has no form for as this text (unregistered ops). */

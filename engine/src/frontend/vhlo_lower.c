@@ -13,7 +13,7 @@
 
 #include "frontend/vhlo_lower.h"
 
-void vhlo_put_string(strbuf *b, const char *s, size_t n, bool symbol) {
+void shlo__vhlo_put_string(strbuf *b, const char *s, size_t n, bool symbol) {
   bool bare = symbol && n > 0 && (isalpha((unsigned char)s[0]) || s[0] == '_');
   for (size_t i = 0; bare && i < n; i++)
     if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '$' &&
@@ -61,7 +61,7 @@ static const char *enum_name(const vattr *a) {
   return NULL;
 }
 
-int vhlo_enum_value(const char *kind, const char *name) {
+int shlo__vhlo_enum_value(const char *kind, const char *name) {
   for (size_t i = 0; i < sizeof enums / sizeof *enums; i++)
     if (!strcmp(enums[i].kind, kind))
       for (int k = 0; k < enums[i].n; k++)
@@ -83,9 +83,9 @@ static void put_dense(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *a) {
   (void)v;
   const vtype *t = a->type;
   if (t->kind != VT_TENSOR || !t->elem_t)
-    bc_fail(c, "tensor attribute without a ranked tensor type");
-  int64_t numel = vhlo_numel(t);
-  if (numel < 0) bc_fail(c, "tensor attribute with a dynamic shape");
+    shlo__bc_fail(c, "tensor attribute without a ranked tensor type");
+  int64_t numel = shlo__vhlo_numel(t);
+  if (numel < 0) shlo__bc_fail(c, "tensor attribute with a dynamic shape");
   shlo__sb_printf(b, "dense<\"0x");
   bool is_bool = t->elem_t->kind == VT_ELEM && t->elem_t->elem == SHLO_I1;
   size_t packed = (size_t)((numel + 7) / 8);
@@ -104,7 +104,7 @@ static void put_dict_body(vhlo_ctx *v, bc_cursor *c, strbuf *b,
   shlo__sb_printf(b, "{");
   for (int i = 0; i < d->n; i++) {
     if (i) shlo__sb_printf(b, ", ");
-    vhlo_put_string(b, d->keys[i]->s, d->keys[i]->slen, true);
+    shlo__vhlo_put_string(b, d->keys[i]->s, d->keys[i]->slen, true);
     if (d->items[i]->kind == VA_UNIT) continue;
     shlo__sb_printf(b, " = ");
     put_attr(v, c, b, d->items[i]);
@@ -113,7 +113,7 @@ static void put_dict_body(vhlo_ctx *v, bc_cursor *c, strbuf *b,
 }
 
 static void put_attr(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *a) {
-  if (++v->depth > BC_MAX_DEPTH) bc_fail(c, "attributes nest too deeply");
+  if (++v->depth > BC_MAX_DEPTH) shlo__bc_fail(c, "attributes nest too deeply");
   switch (a->kind) {
   case VA_ARRAY:
     shlo__sb_printf(b, "[");
@@ -130,7 +130,7 @@ static void put_attr(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *a) {
       break;
     }
     const char *n = enum_name(a);
-    if (!n) bc_fail(c, "unknown %s value %lld", a->enum_kind, (long long)a->i);
+    if (!n) shlo__bc_fail(c, "unknown %s value %lld", a->enum_kind, (long long)a->i);
     if (!strcmp(a->enum_kind, "result_accuracy_mode"))
       shlo__sb_printf(b, "#stablehlo.result_accuracy_mode<%s>", n);
     else shlo__sb_printf(b, "#stablehlo<%s %s>", a->enum_kind, n);
@@ -138,7 +138,7 @@ static void put_attr(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *a) {
   }
   case VA_DICT: put_dict_body(v, c, b, a); break;
   case VA_FLOAT:
-    vhlo_print_float(b, a->type->elem, a->bits);
+    shlo__vhlo_print_float(b, a->type->elem, a->bits);
     shlo__sb_printf(b, " : %s", a->type->text);
     break;
   case VA_INT:
@@ -153,7 +153,7 @@ static void put_attr(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *a) {
     put_ints(b, a->ints2, a->n2);
     shlo__sb_printf(b, ">");
     break;
-  case VA_STRING: vhlo_put_string(b, a->s, a->slen, false); break;
+  case VA_STRING: shlo__vhlo_put_string(b, a->s, a->slen, false); break;
   case VA_TENSOR: put_dense(v, c, b, a); break;
   case VA_TYPE: shlo__sb_printf(b, "%s", a->type->text); break;
   case VA_ACCURACY:
@@ -165,17 +165,17 @@ static void put_attr(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *a) {
   case VA_UNIT: shlo__sb_printf(b, "unit"); break;
   case VA_SYMBOL:
     shlo__sb_printf(b, "@");
-    vhlo_put_string(b, a->s, a->slen, true);
+    shlo__vhlo_put_string(b, a->s, a->slen, true);
     break;
   case VA_BOUNDS: case VA_DENSE_ARRAY: case VA_OTHER:
     if (a->text) shlo__sb_printf(b, "%s", a->text);
-    else bc_fail(c, "attribute kind not supported here");
+    else shlo__bc_fail(c, "attribute kind not supported here");
     break;
   }
   v->depth--;
 }
 
-void vhlo_put_dict(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *d) {
+void shlo__vhlo_put_dict(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *d) {
   shlo__sb_printf(b, " ");
   put_dict_body(v, c, b, d);
 }
@@ -188,13 +188,13 @@ static bool listed(const char *list, const char *name) {
   return false;
 }
 
-void vhlo_put_extra_attrs(vhlo_ctx *v, bc_cursor *c, strbuf *b,
+void shlo__vhlo_put_extra_attrs(vhlo_ctx *v, bc_cursor *c, strbuf *b,
                           const nattr *in, int n, const char *skip) {
   int k = 0;
   for (int i = 0; i < n; i++) {
     if (listed(skip, in[i].name)) continue;
     shlo__sb_printf(b, k++ ? ", " : " attributes {");
-    vhlo_put_string(b, in[i].name, strlen(in[i].name), true);
+    shlo__vhlo_put_string(b, in[i].name, strlen(in[i].name), true);
     if (in[i].a->kind == VA_UNIT) continue;
     shlo__sb_printf(b, " = ");
     put_attr(v, c, b, in[i].a);
@@ -223,13 +223,13 @@ static const vattr *take(lower_state *s, const char *name) {
 }
 
 static void emit(lower_state *s, const char *name, strbuf *b) {
-  if (s->out->n == VHLO_MAX_OP_ATTRS * 2) bc_fail(s->c, "too many attributes");
+  if (s->out->n == VHLO_MAX_OP_ATTRS * 2) shlo__bc_fail(s->c, "too many attributes");
   s->out->names[s->out->n] = name;
-  s->out->texts[s->out->n++] = vhlo_buf_take(s->v, s->c, b);
+  s->out->texts[s->out->n++] = shlo__vhlo_buf_take(s->v, s->c, b);
 }
 
 static void emit_attr(lower_state *s, const char *name, const vattr *a) {
-  strbuf *b = vhlo_buf(s->v, s->c);
+  strbuf *b = shlo__vhlo_buf(s->v, s->c);
   put_attr(s->v, s->c, b, a);
   emit(s, name, b);
 }
@@ -237,18 +237,18 @@ static void emit_attr(lower_state *s, const char *name, const vattr *a) {
 /* An i64 (or i1) tensor's values. */
 static int tensor_ints(lower_state *s, const vattr *a, int64_t *out, int cap,
                        bool *is_bool) {
-  if (!a || a->kind != VA_TENSOR) bc_fail(s->c, "expected a tensor attribute");
+  if (!a || a->kind != VA_TENSOR) shlo__bc_fail(s->c, "expected a tensor attribute");
   const vtype *e = a->type->elem_t;
-  int64_t numel = vhlo_numel(a->type);
+  int64_t numel = shlo__vhlo_numel(a->type);
   if (!e || e->kind != VT_ELEM || numel < 0 || numel > cap)
-    bc_fail(s->c, "bad dimension list attribute");
+    shlo__bc_fail(s->c, "bad dimension list attribute");
   size_t es = e->elem == SHLO_I1 ? 1 : shlo_elem_size(e->elem);
   *is_bool = e->elem == SHLO_I1;
   bool splat = a->blob_n == es && numel > 1;
   bool packed = *is_bool && a->blob_n == (size_t)(numel + 7) / 8 &&
                 a->blob_n != (size_t)numel;
   if (!splat && !packed && a->blob_n != es * (size_t)numel)
-    bc_fail(s->c, "dimension list data has the wrong size");
+    shlo__bc_fail(s->c, "dimension list data has the wrong size");
   for (int64_t i = 0; i < numel; i++) {
     if (packed) {
       out[i] = (a->blob[i / 8] >> (i % 8)) & 1;
@@ -284,7 +284,7 @@ static void put_int_list(lower_state *s, strbuf *b, const vattr *a) {
 }
 
 static int64_t int_of(lower_state *s, const vattr *a) {
-  if (!a || a->kind != VA_INT) bc_fail(s->c, "expected an integer attribute");
+  if (!a || a->kind != VA_INT) shlo__bc_fail(s->c, "expected an integer attribute");
   return a->i;
 }
 
@@ -301,7 +301,7 @@ static const char *const dense_array_attrs =
  * out, as StableHLO prints them. */
 static void emit_struct(lower_state *s, const char *attr, const char *sname,
                         const char *const *fields, int nf) {
-  strbuf *b = vhlo_buf(s->v, s->c);
+  strbuf *b = shlo__vhlo_buf(s->v, s->c);
   shlo__sb_printf(b, "#stablehlo.%s<", sname);
   int k = 0;
   for (int i = 0; i < nf; i++) {
@@ -313,8 +313,8 @@ static void emit_struct(lower_state *s, const char *attr, const char *sname,
       continue;
     }
     if (a->kind != VA_TENSOR)
-      bc_fail(s->c, "%s is neither an integer nor a tensor", fields[i]);
-    if (vhlo_numel(a->type) == 0) continue;
+      shlo__bc_fail(s->c, "%s is neither an integer nor a tensor", fields[i]);
+    if (shlo__vhlo_numel(a->type) == 0) continue;
     shlo__sb_printf(b, "%s%s = ", k++ ? ", " : "", fields[i]);
     put_int_list(s, b, a);
   }
@@ -349,8 +349,8 @@ static void lower_dot(lower_state *s) {
   if (!lp || lp->kind != VA_TYPE || lp->type->kind == VT_NONE) return;
   if (!rp || !acc || !lc || !rc || !np || !ai || rp->kind != VA_TYPE ||
       acc->kind != VA_TYPE || ai->kind != VA_BOOL)
-    bc_fail(s->c, "incomplete dot algorithm");
-  strbuf *b = vhlo_buf(s->v, s->c);
+    shlo__bc_fail(s->c, "incomplete dot algorithm");
+  strbuf *b = shlo__vhlo_buf(s->v, s->c);
   shlo__sb_printf(b, "#stablehlo.dot_algorithm<lhs_precision_type = %s, "
                       "rhs_precision_type = %s, accumulation_type = %s, "
                       "lhs_component_count = %lld, rhs_component_count = "
@@ -379,7 +379,7 @@ static void put_layout(lower_state *s, strbuf *b, const char *letters,
     else {
       int k = 0;
       while (k < n && spatial[k] != p) k++;
-      if (k == n) bc_fail(s->c, "convolution layout misses dimension %d", p);
+      if (k == n) shlo__bc_fail(s->c, "convolution layout misses dimension %d", p);
       shlo__sb_printf(b, "%d", k);
     }
   }
@@ -387,7 +387,7 @@ static void put_layout(lower_state *s, strbuf *b, const char *letters,
 }
 
 static void lower_conv(lower_state *s) {
-  strbuf *b = vhlo_buf(s->v, s->c);
+  strbuf *b = shlo__vhlo_buf(s->v, s->c);
   shlo__sb_printf(b, "#stablehlo.conv<");
   put_layout(s, b, "bf", take(s, "input_batch_dimension"),
              take(s, "input_feature_dimension"),
@@ -412,7 +412,7 @@ static void lower_channel(lower_state *s) {
   if (!id) return;
   int64_t h = int_of(s, id);
   if (!h && !ty) return;
-  strbuf *b = vhlo_buf(s->v, s->c);
+  strbuf *b = shlo__vhlo_buf(s->v, s->c);
   shlo__sb_printf(b, "#stablehlo.channel_handle<handle = %lld, type = %lld>",
                   (long long)h, (long long)(ty ? int_of(s, ty) : 0));
   emit(s, "channel_handle", b);
@@ -494,11 +494,11 @@ static void lower_rest(lower_state *s, const char *op) {
       continue;
     if ((!strcmp(name, "known_expanding_dimensions") ||
          !strcmp(name, "known_nonexpanding_dimensions")) &&
-        a->kind == VA_TENSOR && vhlo_numel(a->type) == 0)
+        a->kind == VA_TENSOR && shlo__vhlo_numel(a->type) == 0)
       continue;
     if ((!strcmp(op, "send") || !strcmp(op, "recv")) &&
         !strcmp(name, "source_target_pairs") && a->kind == VA_TENSOR &&
-        vhlo_numel(a->type) == 0)
+        shlo__vhlo_numel(a->type) == 0)
       continue;
     if (!strcmp(op, "sort") && !strcmp(name, "dimension") &&
         a->kind == VA_INT && a->i == -1)
@@ -513,34 +513,34 @@ static void lower_rest(lower_state *s, const char *op) {
       continue;
     if (!strcmp(name, "use_global_device_ids") ||
         !strcmp(name, "has_dynamic_root")) { /* unit attributes when set */
-      strbuf *b = vhlo_buf(s->v, s->c);
+      strbuf *b = shlo__vhlo_buf(s->v, s->c);
       shlo__sb_printf(b, "unit");
       emit(s, name, b);
       continue;
     }
     if (a->kind == VA_TENSOR && listed(dense_array_attrs, name)) {
-      strbuf *b = vhlo_buf(s->v, s->c);
+      strbuf *b = shlo__vhlo_buf(s->v, s->c);
       put_array_from_tensor(s, b, a);
       emit(s, name, b);
       continue;
     }
     if ((!strcmp(name, "callee") || !strcmp(name, "decomposition")) &&
         a->kind == VA_STRING) {
-      strbuf *b = vhlo_buf(s->v, s->c);
+      strbuf *b = shlo__vhlo_buf(s->v, s->c);
       shlo__sb_printf(b, "@");
-      vhlo_put_string(b, a->s, a->slen, true);
+      shlo__vhlo_put_string(b, a->s, a->slen, true);
       emit(s, name, b);
       continue;
     }
     if (!strcmp(name, "called_computations") && a->kind == VA_ARRAY) {
-      strbuf *b = vhlo_buf(s->v, s->c);
+      strbuf *b = shlo__vhlo_buf(s->v, s->c);
       shlo__sb_printf(b, "[");
       for (int k = 0; k < a->n; k++) {
         const vattr *e = a->items[k];
         if (e->kind != VA_STRING && e->kind != VA_SYMBOL)
-          bc_fail(s->c, "called computation is not a name");
+          shlo__bc_fail(s->c, "called computation is not a name");
         shlo__sb_printf(b, "%s@", k ? ", " : "");
-        vhlo_put_string(b, e->s, e->slen, true);
+        shlo__vhlo_put_string(b, e->s, e->slen, true);
       }
       shlo__sb_printf(b, "]");
       emit(s, name, b);
@@ -568,13 +568,13 @@ static void sort_out(lowered *out) {
   }
 }
 
-void vhlo_lower_op(vhlo_ctx *v, bc_cursor *c, const char *vname, bool in_func,
+void shlo__vhlo_lower_op(vhlo_ctx *v, bc_cursor *c, const char *vname, bool in_func,
                    const nattr *in, int n, lowered *out) {
   memset(out, 0, sizeof *out);
   char base[80];
   const char *us = strrchr(vname, '_');
   size_t bn = us ? (size_t)(us - vname) : strlen(vname);
-  if (bn >= sizeof base) bc_fail(c, "op name too long");
+  if (bn >= sizeof base) shlo__bc_fail(c, "op name too long");
   memcpy(base, vname, bn);
   base[bn] = 0;
   if (!strcmp(base, "return"))

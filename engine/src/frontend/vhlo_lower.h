@@ -21,17 +21,17 @@ typedef struct lowered {
 /* Lower op vname ("compare_v1") with attributes in[0..n) to StableHLO;
  * in_func: the op sits directly in a function body (return -> func.return).
  * Attributes come out sorted by name. */
-void vhlo_lower_op(vhlo_ctx *v, bc_cursor *c, const char *vname, bool in_func,
+void shlo__vhlo_lower_op(vhlo_ctx *v, bc_cursor *c, const char *vname, bool in_func,
                    const nattr *in, int n, lowered *out);
 
 /* A string as MLIR writes it: quoted and escaped, or bare when symbol and
  * it is an identifier. */
-void vhlo_put_string(strbuf *b, const char *s, size_t n, bool symbol);
+void shlo__vhlo_put_string(strbuf *b, const char *s, size_t n, bool symbol);
 /* " {k = v, ...}" for an argument or result dictionary. */
-void vhlo_put_dict(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *d);
+void shlo__vhlo_put_dict(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *d);
 /* " attributes {...}" with in's attributes whose names are not listed in
  * skip (space-separated); nothing when none remain. */
-void vhlo_put_extra_attrs(vhlo_ctx *v, bc_cursor *c, strbuf *b,
+void shlo__vhlo_put_extra_attrs(vhlo_ctx *v, bc_cursor *c, strbuf *b,
                           const nattr *in, int n, const char *skip);
 
 #endif

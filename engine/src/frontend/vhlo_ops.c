@@ -10,7 +10,7 @@
  *
  * `since` is the first StableHLO release with the op version, as the
  * corpus's per-release legalization tests (vhlo/stablehlo_legalize_to_vhlo.
- * X_Y_Z.mlir) first use it; the writer picks by it (vhlo_op_at). */
+ * X_Y_Z.mlir) first use it; the writer picks by it (shlo__vhlo_op_at). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,7 +181,7 @@ static const vhlo_op_def defs[] = {
     {"xor_v1", 900, ""},
 };
 
-const vhlo_op_def *vhlo_op_find(const char *name) {
+const vhlo_op_def *shlo__vhlo_op_find(const char *name) {
   size_t lo = 0, hi = sizeof defs / sizeof *defs;
   while (lo < hi) { /* defs is sorted by name */
     size_t mid = (lo + hi) / 2;
@@ -197,7 +197,7 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int vhlo_op_attr_names(const vhlo_op_def *d, bool newer, char *buf,
+int shlo__vhlo_op_attr_names(const vhlo_op_def *d, bool newer, char *buf,
                        size_t cap, const char **names, int max) {
   size_t n = strlen(d->attrs);
   if (n + 1 > cap) return -1;
@@ -216,7 +216,7 @@ int vhlo_op_attr_names(const vhlo_op_def *d, bool newer, char *buf,
   return k;
 }
 
-const vhlo_op_def *vhlo_op_at(const char *base, vhlo_version at,
+const vhlo_op_def *shlo__vhlo_op_at(const char *base, vhlo_version at,
                               vhlo_version *oldest) {
   const vhlo_op_def *best = NULL;
   *oldest = 0;
@@ -224,7 +224,7 @@ const vhlo_op_def *vhlo_op_at(const char *base, vhlo_version at,
   for (int k = 1; k < 10; k++) {
     if (snprintf(name, sizeof name, "%s_v%d", base, k) >= (int)sizeof name)
       return NULL;
-    const vhlo_op_def *d = vhlo_op_find(name);
+    const vhlo_op_def *d = shlo__vhlo_op_find(name);
     if (!d) break;
     if (!*oldest || d->since < *oldest) *oldest = d->since;
     if (d->since <= at) best = d;
@@ -232,7 +232,7 @@ const vhlo_op_def *vhlo_op_at(const char *base, vhlo_version at,
   return best;
 }
 
-vhlo_version vhlo_version_parse(const char *s) {
+vhlo_version shlo__vhlo_version_parse(const char *s) {
   unsigned a, b, c;
   char end;
   if (!s || sscanf(s, "%u.%u.%u%c", &a, &b, &c, &end) != 3 || a > 99 ||
@@ -241,6 +241,6 @@ vhlo_version vhlo_version_parse(const char *s) {
   return (vhlo_version)(a * 10000 + b * 100 + c);
 }
 
-void vhlo_version_format(vhlo_version v, char *buf, size_t cap) {
+void shlo__vhlo_version_format(vhlo_version v, char *buf, size_t cap) {
   snprintf(buf, cap, "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
 }

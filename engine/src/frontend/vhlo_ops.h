@@ -18,21 +18,21 @@ typedef struct vhlo_op_def {
 
 /* The newest op version of base ("gather") that StableHLO `at` has, or
  * NULL; *oldest then gets the first version that has any (0 if none). */
-const vhlo_op_def *vhlo_op_at(const char *base, vhlo_version at,
+const vhlo_op_def *shlo__vhlo_op_at(const char *base, vhlo_version at,
                               vhlo_version *oldest);
 
 /* "1.20.0" -> 12000; -1 when not MAJOR.MINOR.PATCH within range. */
-vhlo_version vhlo_version_parse(const char *s);
+vhlo_version shlo__vhlo_version_parse(const char *s);
 /* 12000 -> "1.20.0" into buf. */
-void vhlo_version_format(vhlo_version v, char *buf, size_t cap);
+void shlo__vhlo_version_format(vhlo_version v, char *buf, size_t cap);
 
 /* The op named name, or NULL when this build does not know it. */
-const vhlo_op_def *vhlo_op_find(const char *name);
+const vhlo_op_def *shlo__vhlo_op_find(const char *name);
 
 /* d's attribute names sorted, the order of its properties, into names
  * (pointing into buf); newer: with the names a later StableHLO added.
  * Returns the count, or -1 if buf/names are short. */
-int vhlo_op_attr_names(const vhlo_op_def *d, bool newer, char *buf,
+int shlo__vhlo_op_attr_names(const vhlo_op_def *d, bool newer, char *buf,
                        size_t cap, const char **names, int max);
 
 #endif

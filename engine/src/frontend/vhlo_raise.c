@@ -59,7 +59,7 @@ typedef struct vattrs {
 
 static void put(raiser *r, vattrs *out, const char *name, int attr) {
   if (out->n == VHLO_MAX_OP_ATTRS * 2)
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "op has too many attributes");
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "op has too many attributes");
   out->v[out->n++] = (vnamed){name, attr};
 }
 
@@ -71,21 +71,21 @@ static int elem_type(raiser *r, shlo_elem_type e) {
   bw_buf b = {0};
   if (shlo_elem_is_complex(e)) {
     int part = elem_type(r, shlo_elem_complex_part(e));
-    bw_varint(&r->w, &b, 1);
-    bw_varint(&r->w, &b, (uint64_t)part);
+    shlo__bw_varint(&r->w, &b, 1);
+    shlo__bw_varint(&r->w, &b, (uint64_t)part);
   } else if (e == SHLO_INDEX) {
-    bw_varint(&r->w, &b, 9);
+    shlo__bw_varint(&r->w, &b, 9);
   } else {
-    int code = vhlo_scalar_code(e);
+    int code = shlo__vhlo_scalar_code(e);
     if (code < 0) {
-      bw_buf_free(&b);
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "element type %s has no VHLO form",
+      shlo__bw_buf_free(&b);
+      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "element type %s has no VHLO form",
               shlo_elem_name(e));
     }
-    bw_varint(&r->w, &b, (uint64_t)code);
+    shlo__bw_varint(&r->w, &b, (uint64_t)code);
   }
-  int i = bw_type(&r->w, "vhlo", &b);
-  bw_buf_free(&b);
+  int i = shlo__bw_type(&r->w, "vhlo", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -104,32 +104,32 @@ static int quant_type(raiser *r, const shlo_quant *q) {
   }
   int sref = elem_type(r, st), eref = elem_type(r, q->expressed);
   bw_buf b = {0};
-  bw_varint(&r->w, &b, q->per_axis ? 30 : 24);
-  bw_varint(&r->w, &b, is_signed ? 1 : 0);
-  bw_varint(&r->w, &b, (uint64_t)sref);
-  bw_varint(&r->w, &b, (uint64_t)eref);
+  shlo__bw_varint(&r->w, &b, q->per_axis ? 30 : 24);
+  shlo__bw_varint(&r->w, &b, is_signed ? 1 : 0);
+  shlo__bw_varint(&r->w, &b, (uint64_t)sref);
+  shlo__bw_varint(&r->w, &b, (uint64_t)eref);
   if (q->per_axis) {
-    bw_varint(&r->w, &b, (uint64_t)q->axis);
-    bw_svarint(&r->w, &b, q->storage_min);
-    bw_svarint(&r->w, &b, q->storage_max);
-    bw_varint(&r->w, &b, (uint64_t)q->n);
+    shlo__bw_varint(&r->w, &b, (uint64_t)q->axis);
+    shlo__bw_svarint(&r->w, &b, q->storage_min);
+    shlo__bw_svarint(&r->w, &b, q->storage_max);
+    shlo__bw_varint(&r->w, &b, (uint64_t)q->n);
     for (int i = 0; i < q->n; i++) {
       int64_t bits;
       memcpy(&bits, &q->scales[i], 8);
-      bw_svarint(&r->w, &b, bits);
+      shlo__bw_svarint(&r->w, &b, bits);
     }
-    bw_varint(&r->w, &b, (uint64_t)q->n);
-    for (int i = 0; i < q->n; i++) bw_svarint(&r->w, &b, q->zero_points[i]);
+    shlo__bw_varint(&r->w, &b, (uint64_t)q->n);
+    for (int i = 0; i < q->n; i++) shlo__bw_svarint(&r->w, &b, q->zero_points[i]);
   } else {
     int64_t bits;
     memcpy(&bits, &q->scales[0], 8);
-    bw_svarint(&r->w, &b, bits);
-    bw_svarint(&r->w, &b, q->zero_points[0]);
-    bw_svarint(&r->w, &b, q->storage_min);
-    bw_svarint(&r->w, &b, q->storage_max);
+    shlo__bw_svarint(&r->w, &b, bits);
+    shlo__bw_svarint(&r->w, &b, q->zero_points[0]);
+    shlo__bw_svarint(&r->w, &b, q->storage_min);
+    shlo__bw_svarint(&r->w, &b, q->storage_max);
   }
-  int i = bw_type(&r->w, "vhlo", &b);
-  bw_buf_free(&b);
+  int i = shlo__bw_type(&r->w, "vhlo", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -138,8 +138,8 @@ static int type_list(raiser *r, bw_buf *b, const shlo_type *const *ts,
   int refs[64];
   if (n > 64) return -1;
   for (int i = 0; i < n; i++) refs[i] = vtype_of(r, ts[i]);
-  bw_varint(&r->w, b, (uint64_t)n);
-  for (int i = 0; i < n; i++) bw_varint(&r->w, b, (uint64_t)refs[i]);
+  shlo__bw_varint(&r->w, b, (uint64_t)n);
+  for (int i = 0; i < n; i++) shlo__bw_varint(&r->w, b, (uint64_t)refs[i]);
   return 0;
 }
 
@@ -150,14 +150,14 @@ static int bounds_attr(raiser *r, const char *enc) {
   if (!p && !strncmp(enc, "#stablehlo.bounds<", 18)) p = enc + 17;
   if (!p || (strncmp(enc, "#stablehlo.type_extensions<", 27) &&
              strncmp(enc, "#stablehlo.bounds<", 18)))
-    bw_fail(&r->w, SHLO_EUNSUPPORTED,
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED,
             "tensor encoding %s is not supported in artifacts", enc);
   int64_t xs[SHLO_MAX_RANK];
   int n = 0;
   for (p++; *p && *p != ']' && *p != '>';) {
     while (*p == ' ' || *p == ',') p++;
     if (*p == ']' || *p == '>') break;
-    if (n == SHLO_MAX_RANK) bw_fail(&r->w, SHLO_EUNSUPPORTED, "bounds too long");
+    if (n == SHLO_MAX_RANK) shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "bounds too long");
     char *end;
     if (*p == '?') {
       xs[n++] = KDYNAMIC;
@@ -165,36 +165,36 @@ static int bounds_attr(raiser *r, const char *enc) {
     } else {
       xs[n++] = strtoll(p, &end, 10);
       if (end == p)
-        bw_fail(&r->w, SHLO_EUNSUPPORTED, "bad bounds in %s", enc);
+        shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "bad bounds in %s", enc);
       p = end;
     }
   }
   bw_buf b = {0};
-  bw_varint(&r->w, &b, 18);
-  bw_varint(&r->w, &b, (uint64_t)n);
-  for (int i = 0; i < n; i++) bw_svarint(&r->w, &b, xs[i]);
-  return bw_attr(&r->w, "vhlo", &b);
+  shlo__bw_varint(&r->w, &b, 18);
+  shlo__bw_varint(&r->w, &b, (uint64_t)n);
+  for (int i = 0; i < n; i++) shlo__bw_svarint(&r->w, &b, xs[i]);
+  return shlo__bw_attr(&r->w, "vhlo", &b);
 }
 
 static int tensor_type(raiser *r, const shlo_type *t) {
   int enc = t->encoding && t->rank >= 0 ? bounds_attr(r, t->encoding) : -1;
   if (t->encoding && t->rank < 0)
-    bw_fail(&r->w, SHLO_EUNSUPPORTED,
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED,
             "tensor encoding %s is not supported in artifacts", t->encoding);
   int e = t->quant ? quant_type(r, t->quant) : elem_type(r, t->elem);
   bw_buf b = {0};
   if (t->rank < 0) {
-    bw_varint(&r->w, &b, 25);
+    shlo__bw_varint(&r->w, &b, 25);
   } else {
-    bw_varint(&r->w, &b, enc >= 0 ? 21 : 20);
-    if (enc >= 0) bw_varint(&r->w, &b, (uint64_t)enc);
-    bw_varint(&r->w, &b, (uint64_t)t->rank);
+    shlo__bw_varint(&r->w, &b, enc >= 0 ? 21 : 20);
+    if (enc >= 0) shlo__bw_varint(&r->w, &b, (uint64_t)enc);
+    shlo__bw_varint(&r->w, &b, (uint64_t)t->rank);
     for (int i = 0; i < t->rank; i++)
-      bw_svarint(&r->w, &b, t->dims[i] == SHLO_DYN ? KDYNAMIC : t->dims[i]);
+      shlo__bw_svarint(&r->w, &b, t->dims[i] == SHLO_DYN ? KDYNAMIC : t->dims[i]);
   }
-  bw_varint(&r->w, &b, (uint64_t)e);
-  int i = bw_type(&r->w, "vhlo", &b);
-  bw_buf_free(&b);
+  shlo__bw_varint(&r->w, &b, (uint64_t)e);
+  int i = shlo__bw_type(&r->w, "vhlo", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -209,22 +209,22 @@ static int buffer_type(raiser *r, const char *text) {
     if (*p == '?') end = (char *)p + 1, d = KDYNAMIC;
     if (end == p || *end != 'x') break;
     if (rank == SHLO_MAX_RANK)
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "%s: rank too large", text);
+      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "%s: rank too large", text);
     dims[rank++] = d;
     p = end + 1;
   }
   const char *close = strchr(p, '>');
   int e = close ? shlo_elem_from_name(p, (size_t)(close - p)) : -1;
   if (e < 0 || close[1])
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "type %s is not supported in artifacts",
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "type %s is not supported in artifacts",
             text);
   int et = elem_type(r, (shlo_elem_type)e);
   bw_buf b = {0};
-  bw_varint(&r->w, &b, 41);
-  bw_varint(&r->w, &b, (uint64_t)rank);
-  for (int i = 0; i < rank; i++) bw_svarint(&r->w, &b, dims[i]);
-  bw_varint(&r->w, &b, (uint64_t)et);
-  return bw_type(&r->w, "vhlo", &b);
+  shlo__bw_varint(&r->w, &b, 41);
+  shlo__bw_varint(&r->w, &b, (uint64_t)rank);
+  for (int i = 0; i < rank; i++) shlo__bw_svarint(&r->w, &b, dims[i]);
+  shlo__bw_varint(&r->w, &b, (uint64_t)et);
+  return shlo__bw_type(&r->w, "vhlo", &b);
 }
 
 static int vtype_of(raiser *r, const shlo_type *t);
@@ -235,7 +235,7 @@ static int vtype_of(raiser *r, const shlo_type *t);
 static int future_type(raiser *r, const char *text) {
   size_t n = strlen(text);
   if (n < 19 || text[n - 1] != '>')
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "bad type %s", text);
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "bad type %s", text);
   strbuf f = {0};
   shlo__sb_puts(&f, "func.func @f(%a0: ");
   int depth = 0, k = 1;
@@ -247,49 +247,49 @@ static int future_type(raiser *r, const char *text) {
   }
   shlo__sb_puts(&f, ") {\n  func.return\n}\n");
   char *src = shlo__sb_take(&f);
-  if (!src) bw_fail(&r->w, SHLO_ENOMEM, "out of memory");
+  if (!src) shlo__bw_fail(&r->w, SHLO_ENOMEM, "out of memory");
   shlo_module *m = NULL;
   shlo_diag d;
   shlo_status st = shlo_parse_module(src, strlen(src), "future", &m, &d);
   free(src);
-  if (st) bw_fail(&r->w, SHLO_EUNSUPPORTED, "type %s: %s", text, d.message);
+  if (st) shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "type %s: %s", text, d.message);
   const shlo_func *fn = m->funcs[0];
   int refs[64], count = fn->n_args < 64 ? fn->n_args : 64;
   for (int i = 0; i < count; i++) {
     shlo_type copy = *fn->arg_types[i];
     if (copy.kind != SHLO_TYPE_TENSOR || copy.quant || copy.encoding) {
       shlo_module_free(m);
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "type %s is not supported", text);
+      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "type %s is not supported", text);
     }
     refs[i] = vtype_of(r, &copy);
   }
   shlo_module_free(m);
   bw_buf b = {0};
-  bw_varint(&r->w, &b, 42);
-  bw_varint(&r->w, &b, (uint64_t)count);
-  for (int i = 0; i < count; i++) bw_varint(&r->w, &b, (uint64_t)refs[i]);
-  return bw_type(&r->w, "vhlo", &b);
+  shlo__bw_varint(&r->w, &b, 42);
+  shlo__bw_varint(&r->w, &b, (uint64_t)count);
+  for (int i = 0; i < count; i++) shlo__bw_varint(&r->w, &b, (uint64_t)refs[i]);
+  return shlo__bw_type(&r->w, "vhlo", &b);
 }
 
 static int vtype_of(raiser *r, const shlo_type *t) {
   if (++r->depth > BC_MAX_DEPTH)
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "types nest too deeply");
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "types nest too deeply");
   int i;
   bw_buf b = {0};
   switch (t->kind) {
   case SHLO_TYPE_ELEMENT: i = elem_type(r, t->elem); break;
   case SHLO_TYPE_TENSOR: i = tensor_type(r, t); break;
   case SHLO_TYPE_TOKEN:
-    bw_varint(&r->w, &b, 22);
-    i = bw_type(&r->w, "vhlo", &b);
+    shlo__bw_varint(&r->w, &b, 22);
+    i = shlo__bw_type(&r->w, "vhlo", &b);
     break;
   case SHLO_TYPE_TUPLE:
-    bw_varint(&r->w, &b, 23);
+    shlo__bw_varint(&r->w, &b, 23);
     if (type_list(r, &b, t->elems, t->n_elems)) {
-      bw_buf_free(&b);
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "tuple too wide");
+      shlo__bw_buf_free(&b);
+      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "tuple too wide");
     }
-    i = bw_type(&r->w, "vhlo", &b);
+    i = shlo__bw_type(&r->w, "vhlo", &b);
     break;
   default:
     if (t->encoding && !strncmp(t->encoding, "memref<", 7)) {
@@ -300,10 +300,10 @@ static int vtype_of(raiser *r, const shlo_type *t) {
       i = future_type(r, t->encoding);
       break;
     }
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "type %s is not supported in artifacts",
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "type %s is not supported in artifacts",
             t->encoding ? t->encoding : "(opaque)");
   }
-  bw_buf_free(&b);
+  shlo__bw_buf_free(&b);
   r->depth--;
   return i;
 }
@@ -311,13 +311,13 @@ static int vtype_of(raiser *r, const shlo_type *t) {
 static int function_type(raiser *r, const shlo_type *const *in, int n_in,
                          const shlo_type *const *out, int n_out) {
   bw_buf b = {0};
-  bw_varint(&r->w, &b, 8);
+  shlo__bw_varint(&r->w, &b, 8);
   if (type_list(r, &b, in, n_in) || type_list(r, &b, out, n_out)) {
-    bw_buf_free(&b);
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "function has too many arguments");
+    shlo__bw_buf_free(&b);
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "function has too many arguments");
   }
-  int i = bw_type(&r->w, "vhlo", &b);
-  bw_buf_free(&b);
+  int i = shlo__bw_type(&r->w, "vhlo", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -326,11 +326,11 @@ static int function_type(raiser *r, const shlo_type *const *in, int n_in,
 static int named_type(raiser *r, const char *name) {
   if (!strcmp(name, "tf32") || !strcmp(name, "none")) {
     bw_buf b = {0};
-    bw_varint(&r->w, &b, name[0] == 't' ? 34 : 33);
-    return bw_type(&r->w, "vhlo", &b);
+    shlo__bw_varint(&r->w, &b, name[0] == 't' ? 34 : 33);
+    return shlo__bw_type(&r->w, "vhlo", &b);
   }
   int e = shlo_elem_from_name(name, strlen(name));
-  if (e < 0) bw_fail(&r->w, SHLO_EUNSUPPORTED, "unknown type or value %s", name);
+  if (e < 0) shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "unknown type or value %s", name);
   return elem_type(r, (shlo_elem_type)e);
 }
 
@@ -339,10 +339,10 @@ static int named_type(raiser *r, const char *name) {
 /* One attribute from a code and up to a few varint fields. */
 static int simple_attr(raiser *r, uint64_t code, int n, const uint64_t *xs) {
   bw_buf b = {0};
-  bw_varint(&r->w, &b, code);
-  for (int i = 0; i < n; i++) bw_varint(&r->w, &b, xs[i]);
-  int i = bw_attr(&r->w, "vhlo", &b);
-  bw_buf_free(&b);
+  shlo__bw_varint(&r->w, &b, code);
+  for (int i = 0; i < n; i++) shlo__bw_varint(&r->w, &b, xs[i]);
+  int i = shlo__bw_attr(&r->w, "vhlo", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -352,16 +352,16 @@ static int bool_attr(raiser *r, bool v) {
 }
 
 static int string_attr(raiser *r, const char *s) {
-  uint64_t x = (uint64_t)bw_string(&r->w, s, strlen(s));
+  uint64_t x = (uint64_t)shlo__bw_string(&r->w, s, strlen(s));
   return simple_attr(r, VA_STRING_C, 1, &x);
 }
 
 static int builtin_string(raiser *r, const char *s) {
   bw_buf b = {0};
-  bw_varint(&r->w, &b, 2);
-  bw_varint(&r->w, &b, (uint64_t)bw_string(&r->w, s, strlen(s)));
-  int i = bw_attr(&r->w, "builtin", &b);
-  bw_buf_free(&b);
+  shlo__bw_varint(&r->w, &b, 2);
+  shlo__bw_varint(&r->w, &b, (uint64_t)shlo__bw_string(&r->w, s, strlen(s)));
+  int i = shlo__bw_attr(&r->w, "builtin", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -372,11 +372,11 @@ static int type_attr(raiser *r, int type) {
 
 static int array_attr(raiser *r, const int *items, int n) {
   bw_buf b = {0};
-  bw_varint(&r->w, &b, VA_ARRAY_C);
-  bw_varint(&r->w, &b, (uint64_t)n);
-  for (int i = 0; i < n; i++) bw_varint(&r->w, &b, (uint64_t)items[i]);
-  int i = bw_attr(&r->w, "vhlo", &b);
-  bw_buf_free(&b);
+  shlo__bw_varint(&r->w, &b, VA_ARRAY_C);
+  shlo__bw_varint(&r->w, &b, (uint64_t)n);
+  for (int i = 0; i < n; i++) shlo__bw_varint(&r->w, &b, (uint64_t)items[i]);
+  int i = shlo__bw_attr(&r->w, "vhlo", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -384,12 +384,12 @@ static int array_attr(raiser *r, const int *items, int n) {
 static int int_attr(raiser *r, shlo_elem_type e, int64_t v) {
   int t = elem_type(r, e);
   bw_buf b = {0};
-  bw_varint(&r->w, &b, VA_INT_C);
-  bw_varint(&r->w, &b, (uint64_t)t);
-  if (shlo_elem_bits(e) <= 8) bw_byte(&r->w, &b, (uint8_t)v);
-  else bw_svarint(&r->w, &b, v);
-  int i = bw_attr(&r->w, "vhlo", &b);
-  bw_buf_free(&b);
+  shlo__bw_varint(&r->w, &b, VA_INT_C);
+  shlo__bw_varint(&r->w, &b, (uint64_t)t);
+  if (shlo_elem_bits(e) <= 8) shlo__bw_byte(&r->w, &b, (uint8_t)v);
+  else shlo__bw_svarint(&r->w, &b, v);
+  int i = shlo__bw_attr(&r->w, "vhlo", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -401,16 +401,16 @@ static int float_attr(raiser *r, shlo_elem_type e, double v) {
   memcpy(&bits, bytes, shlo_elem_size(e)); /* little-endian host */
   int w = shlo_elem_bits(e);
   bw_buf b = {0};
-  bw_varint(&r->w, &b, VA_FLOAT_C);
-  bw_varint(&r->w, &b, (uint64_t)t);
+  shlo__bw_varint(&r->w, &b, VA_FLOAT_C);
+  shlo__bw_varint(&r->w, &b, (uint64_t)t);
   if (w <= 8) {
-    bw_byte(&r->w, &b, (uint8_t)bits);
+    shlo__bw_byte(&r->w, &b, (uint8_t)bits);
   } else {
     if (w < 64 && (bits >> (w - 1) & 1)) bits |= ~(((uint64_t)1 << w) - 1);
-    bw_svarint(&r->w, &b, (int64_t)bits);
+    shlo__bw_svarint(&r->w, &b, (int64_t)bits);
   }
-  int i = bw_attr(&r->w, "vhlo", &b);
-  bw_buf_free(&b);
+  int i = shlo__bw_attr(&r->w, "vhlo", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -420,25 +420,25 @@ static int tensor_attr(raiser *r, const shlo_type *t, const void *data,
                        size_t nbytes, int64_t numel) {
   int ty = vtype_of(r, t);
   bw_buf b = {0};
-  bw_varint(&r->w, &b, VA_TENSOR_C);
-  bw_varint(&r->w, &b, (uint64_t)ty);
+  shlo__bw_varint(&r->w, &b, VA_TENSOR_C);
+  shlo__bw_varint(&r->w, &b, (uint64_t)ty);
   if (t->elem == SHLO_I1 && !t->quant) {
     size_t packed = (size_t)(numel + 7) / 8;
-    bw_varint(&r->w, &b, packed);
+    shlo__bw_varint(&r->w, &b, packed);
     const uint8_t *p = data;
     for (size_t k = 0; k < packed; k++) {
       uint8_t x = 0;
       for (int bit = 0; bit < 8 && (int64_t)(k * 8 + (size_t)bit) < numel;
            bit++)
         if (p[k * 8 + (size_t)bit]) x |= (uint8_t)(1 << bit);
-      bw_byte(&r->w, &b, x);
+      shlo__bw_byte(&r->w, &b, x);
     }
   } else {
-    bw_varint(&r->w, &b, nbytes);
-    bw_bytes(&r->w, &b, data, nbytes);
+    shlo__bw_varint(&r->w, &b, nbytes);
+    shlo__bw_bytes(&r->w, &b, data, nbytes);
   }
-  int i = bw_attr(&r->w, "vhlo", &b);
-  bw_buf_free(&b);
+  int i = shlo__bw_attr(&r->w, "vhlo", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -448,7 +448,7 @@ static int ints_attr(raiser *r, const int64_t *xs, int n, bool is_bool) {
                                                            : SHLO_SI64,
                  .rank = 1, .dims = {n}};
   if (is_bool) {
-    uint8_t *bytes = bw_alloc(&r->w, (size_t)n + 1);
+    uint8_t *bytes = shlo__bw_alloc(&r->w, (size_t)n + 1);
     for (int k = 0; k < n; k++) bytes[k] = xs[k] != 0;
     return tensor_attr(r, &t, bytes, (size_t)n, n);
   }
@@ -462,10 +462,10 @@ static int fill_attr(raiser *r, int n, int64_t x, bool is_bool) {
 }
 
 static int enum_attr(raiser *r, const char *kind, const char *value) {
-  int code = vhlo_enum_attr_code(kind);
-  int v = vhlo_enum_value(kind, value);
+  int code = shlo__vhlo_enum_attr_code(kind);
+  int v = shlo__vhlo_enum_value(kind, value);
   if (code < 0 || v < 0)
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "unknown %s value %s", kind, value);
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "unknown %s value %s", kind, value);
   uint64_t x = (uint64_t)v;
   return simple_attr(r, (uint64_t)code, 1, &x);
 }
@@ -485,21 +485,21 @@ static int generic_attr(raiser *r, const char *name, const shlo_attr *a,
 static int dict_attr(raiser *r, const shlo_attr *a, bool in_vhlo) {
   int keys[256], vals[256];
   if (a->n > 256)
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "dictionary with %d entries", a->n);
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "dictionary with %d entries", a->n);
   for (int i = 0; i < a->n; i++) {
     keys[i] = in_vhlo ? string_attr(r, a->fields[i].name)
                       : builtin_string(r, a->fields[i].name);
     vals[i] = generic_attr(r, a->fields[i].name, a->fields[i].value, in_vhlo);
   }
   bw_buf b = {0};
-  bw_varint(&r->w, &b, in_vhlo ? VA_DICT_C : 1);
-  bw_varint(&r->w, &b, (uint64_t)a->n);
+  shlo__bw_varint(&r->w, &b, in_vhlo ? VA_DICT_C : 1);
+  shlo__bw_varint(&r->w, &b, (uint64_t)a->n);
   for (int i = 0; i < a->n; i++) {
-    bw_varint(&r->w, &b, (uint64_t)keys[i]);
-    bw_varint(&r->w, &b, (uint64_t)vals[i]);
+    shlo__bw_varint(&r->w, &b, (uint64_t)keys[i]);
+    shlo__bw_varint(&r->w, &b, (uint64_t)vals[i]);
   }
-  int i = bw_attr(&r->w, in_vhlo ? "vhlo" : "builtin", &b);
-  bw_buf_free(&b);
+  int i = shlo__bw_attr(&r->w, in_vhlo ? "vhlo" : "builtin", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -522,14 +522,14 @@ static int alias_attr(raiser *r, const shlo_attr *a) {
   int k = shlo_attr_i64s(shlo_attr_field(a, "operand_tuple_indices"), opd,
                          SHLO_MAX_RANK);
   bw_buf b = {0};
-  bw_varint(&r->w, &b, VA_ALIAS_C);
-  bw_varint(&r->w, &b, (uint64_t)(n < 0 ? 0 : n));
-  for (int i = 0; i < n; i++) bw_svarint(&r->w, &b, out[i]);
-  bw_svarint(&r->w, &b, field_int(a, "operand_index"));
-  bw_varint(&r->w, &b, (uint64_t)(k < 0 ? 0 : k));
-  for (int i = 0; i < k; i++) bw_svarint(&r->w, &b, opd[i]);
-  int i = bw_attr(&r->w, "vhlo", &b);
-  bw_buf_free(&b);
+  shlo__bw_varint(&r->w, &b, VA_ALIAS_C);
+  shlo__bw_varint(&r->w, &b, (uint64_t)(n < 0 ? 0 : n));
+  for (int i = 0; i < n; i++) shlo__bw_svarint(&r->w, &b, out[i]);
+  shlo__bw_svarint(&r->w, &b, field_int(a, "operand_index"));
+  shlo__bw_varint(&r->w, &b, (uint64_t)(k < 0 ? 0 : k));
+  for (int i = 0; i < k; i++) shlo__bw_svarint(&r->w, &b, opd[i]);
+  int i = shlo__bw_attr(&r->w, "vhlo", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -540,13 +540,13 @@ static int accuracy_attr(raiser *r, double atol, double rtol, int64_t ulps,
   memcpy(&at, &atol, 8);
   memcpy(&rt, &rtol, 8);
   bw_buf b = {0};
-  bw_varint(&r->w, &b, VA_ACCURACY_C);
-  bw_svarint(&r->w, &b, at);
-  bw_svarint(&r->w, &b, rt);
-  bw_svarint(&r->w, &b, ulps);
-  bw_varint(&r->w, &b, (uint64_t)m);
-  int i = bw_attr(&r->w, "vhlo", &b);
-  bw_buf_free(&b);
+  shlo__bw_varint(&r->w, &b, VA_ACCURACY_C);
+  shlo__bw_svarint(&r->w, &b, at);
+  shlo__bw_svarint(&r->w, &b, rt);
+  shlo__bw_svarint(&r->w, &b, ulps);
+  shlo__bw_varint(&r->w, &b, (uint64_t)m);
+  int i = shlo__bw_attr(&r->w, "vhlo", &b);
+  shlo__bw_buf_free(&b);
   return i;
 }
 
@@ -568,7 +568,7 @@ static int axis_ref_attr(raiser *r, const shlo_attr *a) {
   const shlo_attr *nm = shlo_attr_field(a, "name");
   const shlo_attr *sub = shlo_attr_field(a, "sub_axis_info");
   if (!nm || !shlo_attr_get_str(nm))
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "axis_ref without a name");
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "axis_ref without a name");
   int name = string_attr(r, shlo_attr_get_str(nm));
   int sub_ref = -1;
   if (sub) {
@@ -576,19 +576,19 @@ static int axis_ref_attr(raiser *r, const shlo_attr *a) {
     const char *text = sub->kind == SHLO_ATTR_OPAQUE ? sub->str
                                                       : shlo_attr_get_str(sub);
     if (!text || sscanf(text, " (%lld)%lld", &pre, &size) != 2)
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "bad sub_axis_info");
+      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "bad sub_axis_info");
     bw_buf b = {0};
-    bw_varint(&r->w, &b, 21);
-    bw_svarint(&r->w, &b, pre);
-    bw_svarint(&r->w, &b, size);
-    sub_ref = bw_attr(&r->w, "vhlo", &b);
+    shlo__bw_varint(&r->w, &b, 21);
+    shlo__bw_svarint(&r->w, &b, pre);
+    shlo__bw_svarint(&r->w, &b, size);
+    sub_ref = shlo__bw_attr(&r->w, "vhlo", &b);
   }
   bw_buf b = {0};
-  bw_varint(&r->w, &b, 22);
-  bw_varint(&r->w, &b, (uint64_t)name);
-  bw_varint(&r->w, &b, sub_ref >= 0);
-  if (sub_ref >= 0) bw_varint(&r->w, &b, (uint64_t)sub_ref);
-  return bw_attr(&r->w, "vhlo", &b);
+  shlo__bw_varint(&r->w, &b, 22);
+  shlo__bw_varint(&r->w, &b, (uint64_t)name);
+  shlo__bw_varint(&r->w, &b, sub_ref >= 0);
+  if (sub_ref >= 0) shlo__bw_varint(&r->w, &b, (uint64_t)sub_ref);
+  return shlo__bw_attr(&r->w, "vhlo", &b);
 }
 
 /* #stablehlo.replica_group_mesh_axes<mesh = @m, axes = [...]>: code 23. */
@@ -597,20 +597,20 @@ static int mesh_axes_attr(raiser *r, const shlo_attr *a) {
   const shlo_attr *axes = shlo_attr_field(a, "axes");
   if (!mesh || !shlo_attr_get_str(mesh) || !axes ||
       axes->kind != SHLO_ATTR_ARRAY || axes->n > 64)
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "malformed replica_group_mesh_axes");
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "malformed replica_group_mesh_axes");
   int m = string_attr(r, shlo_attr_get_str(mesh)), items[64];
   for (int i = 0; i < axes->n; i++) {
     const shlo_attr *ax = axes->items[i];
     if (ax->kind != SHLO_ATTR_STRUCT)
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "bad axis reference");
+      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "bad axis reference");
     items[i] = axis_ref_attr(r, ax);
   }
   int arr = array_attr(r, items, axes->n);
   bw_buf b = {0};
-  bw_varint(&r->w, &b, 23);
-  bw_varint(&r->w, &b, (uint64_t)m);
-  bw_varint(&r->w, &b, (uint64_t)arr);
-  return bw_attr(&r->w, "vhlo", &b);
+  shlo__bw_varint(&r->w, &b, 23);
+  shlo__bw_varint(&r->w, &b, (uint64_t)m);
+  shlo__bw_varint(&r->w, &b, (uint64_t)arr);
+  return shlo__bw_attr(&r->w, "vhlo", &b);
 }
 
 static int struct_attr(raiser *r, const char *name, const shlo_attr *a,
@@ -627,7 +627,7 @@ static int struct_attr(raiser *r, const char *name, const shlo_attr *a,
     return accuracy_attr(r, atol, rtol, field_int(a, "ulps"),
                          accuracy_mode(a));
   }
-  bw_fail(&r->w, SHLO_EUNSUPPORTED,
+  shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED,
           "attribute %s (#stablehlo.%s) has no VHLO form here", name,
           a->struct_name);
 }
@@ -638,23 +638,23 @@ static int text_attr(raiser *r, const shlo_attr *a) {
   strbuf b = {0};
   shlo__print_attr(&b, a);
   char *text = shlo__sb_take(&b);
-  if (!text) bw_fail(&r->w, SHLO_ENOMEM, "out of memory");
-  char *kept = bw_alloc(&r->w, strlen(text) + 1);
+  if (!text) shlo__bw_fail(&r->w, SHLO_ENOMEM, "out of memory");
+  char *kept = shlo__bw_alloc(&r->w, strlen(text) + 1);
   strcpy(kept, text);
   free(text);
-  return bw_attr_text(&r->w, "builtin", kept);
+  return shlo__bw_attr_text(&r->w, "builtin", kept);
 }
 
 static int generic_attr(raiser *r, const char *name, const shlo_attr *a,
                         bool in_vhlo) {
   if (++r->depth > BC_MAX_DEPTH)
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "attributes nest too deeply");
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "attributes nest too deeply");
   int i, items[1024];
   bw_buf b = {0};
   switch (a->kind) {
   case SHLO_ATTR_UNIT:
-    bw_varint(&r->w, &b, 7);
-    i = bw_attr(&r->w, "builtin", &b);
+    shlo__bw_varint(&r->w, &b, 7);
+    i = shlo__bw_attr(&r->w, "builtin", &b);
     break;
   case SHLO_ATTR_BOOL: i = bool_attr(r, a->b); break;
   case SHLO_ATTR_INT:
@@ -669,22 +669,22 @@ static int generic_attr(raiser *r, const char *name, const shlo_attr *a,
       i = string_attr(r, a->str);
     } else {
       int s = builtin_string(r, a->str);
-      bw_varint(&r->w, &b, 4);
-      bw_varint(&r->w, &b, (uint64_t)s);
-      i = bw_attr(&r->w, "builtin", &b);
+      shlo__bw_varint(&r->w, &b, 4);
+      shlo__bw_varint(&r->w, &b, (uint64_t)s);
+      i = shlo__bw_attr(&r->w, "builtin", &b);
     }
     break;
   case SHLO_ATTR_TYPE: i = type_attr(r, vtype_of(r, a->type)); break;
   case SHLO_ATTR_ARRAY:
     if (a->n > 1024)
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "array of %d attributes", a->n);
+      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "array of %d attributes", a->n);
     for (int k = 0; k < a->n; k++)
       items[k] = generic_attr(r, name, a->items[k], in_vhlo);
     i = array_attr(r, items, a->n);
     break;
   case SHLO_ATTR_DENSE_ARRAY:
     if (shlo_elem_is_float(a->elem))
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "float dense array %s", name);
+      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "float dense array %s", name);
     i = ints_attr(r, a->ints, a->n, a->elem == SHLO_I1);
     break;
   case SHLO_ATTR_DENSE:
@@ -692,7 +692,7 @@ static int generic_attr(raiser *r, const char *name, const shlo_attr *a,
                     a->dense->numel);
     break;
   case SHLO_ATTR_ENUM:
-    if (!a->enum_kind && vhlo_enum_attr_code(enum_kind_of(name, a)) < 0) {
+    if (!a->enum_kind && shlo__vhlo_enum_attr_code(enum_kind_of(name, a)) < 0) {
       i = type_attr(r, named_type(r, a->str)); /* a bare type: tf32, f32 */
       break;
     }
@@ -708,11 +708,11 @@ static int generic_attr(raiser *r, const char *name, const shlo_attr *a,
       i = text_attr(r, a);
       break;
     }
-    bw_fail(&r->w, SHLO_EUNSUPPORTED,
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED,
             "attribute %s = %s has no VHLO form in this writer", name,
             a->kind == SHLO_ATTR_OPAQUE ? a->str : "(dimension numbers)");
   }
-  bw_buf_free(&b);
+  shlo__bw_buf_free(&b);
   r->depth--;
   return i;
 }
@@ -766,7 +766,7 @@ static int algorithm_type(raiser *r, const shlo_attr *s, const char *field) {
   const shlo_attr *t = shlo_attr_field(s, field);
   if (t && t->kind == SHLO_ATTR_TYPE) return vtype_of(r, t->type);
   const char *name = t ? shlo_attr_get_str(t) : NULL;
-  if (!name) bw_fail(&r->w, SHLO_EUNSUPPORTED, "dot algorithm without %s",
+  if (!name) shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "dot algorithm without %s",
                      field);
   return named_type(r, name);
 }
@@ -908,9 +908,9 @@ static int default_attr(raiser *r, const shlo_op *op, const char *base,
       !strcmp(name, "rhs_precision_type") ||
       !strcmp(name, "accumulation_type")) {
     bw_buf b = {0};
-    bw_varint(&r->w, &b, 33); /* none_v1 */
-    int t = bw_type(&r->w, "vhlo", &b);
-    bw_buf_free(&b);
+    shlo__bw_varint(&r->w, &b, 33); /* none_v1 */
+    int t = shlo__bw_type(&r->w, "vhlo", &b);
+    shlo__bw_buf_free(&b);
     return type_attr(r, t);
   }
   if (!strcmp(name, "lhs_component_count") ||
@@ -925,7 +925,7 @@ static int default_attr(raiser *r, const shlo_op *op, const char *base,
     shlo_attr empty = {.kind = SHLO_ATTR_STRUCT};
     return dict_attr(r, &empty, true);
   }
-  bw_fail(&r->w, SHLO_EUNSUPPORTED, "stablehlo.%s needs attribute %s", base,
+  shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "stablehlo.%s needs attribute %s", base,
           name);
 }
 
@@ -942,7 +942,7 @@ static void write_region(raiser *r, bw_buf *ir, const shlo_block *blk,
 static bool discardable(const char *name) { return strchr(name, '.'); }
 
 static int op_dict(raiser *r, const shlo_op *op) {
-  shlo_named_attr *d = bw_alloc(&r->w, sizeof *d * ((size_t)op->n_attrs + 1));
+  shlo_named_attr *d = shlo__bw_alloc(&r->w, sizeof *d * ((size_t)op->n_attrs + 1));
   int n = 0;
   for (int i = 0; i < op->n_attrs; i++)
     if (discardable(op->attrs[i].name)) d[n++] = op->attrs[i];
@@ -957,16 +957,16 @@ static int op_props(raiser *r, const shlo_op *op, const char *base,
       raise_attr(r, &have, base, op->attrs[i].name, op->attrs[i].value);
   char buf[1024];
   const char *names[VHLO_MAX_OP_ATTRS];
-  int k = vhlo_op_attr_names(def, true, buf, sizeof buf, names,
+  int k = shlo__vhlo_op_attr_names(def, true, buf, sizeof buf, names,
                              VHLO_MAX_OP_ATTRS);
-  if (k < 0) bw_fail(&r->w, SHLO_EUNSUPPORTED, "vhlo.%s: bad table", def->name);
+  if (k < 0) shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "vhlo.%s: bad table", def->name);
   for (int i = 0; i < have.n; i++) {
     bool known = false;
     for (int j = 0; j < k && !known; j++) known = !strcmp(names[j], have.v[i].name);
     if (known) continue;
     char at[32];
-    vhlo_version_format(r->target, at, sizeof at);
-    bw_fail(&r->w, SHLO_EUNSUPPORTED,
+    shlo__vhlo_version_format(r->target, at, sizeof at);
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED,
             "stablehlo.%s: attribute %s does not exist in vhlo.%s, the op's "
             "form at StableHLO %s", base, have.v[i].name, def->name, at);
   }
@@ -976,10 +976,10 @@ static int op_props(raiser *r, const shlo_op *op, const char *base,
     for (int i = 0; i < have.n; i++)
       if (!strcmp(names[j], have.v[i].name)) a = have.v[i].attr;
     if (a < 0) a = default_attr(r, op, base, names[j], &have);
-    bw_varint(&r->w, &p, (uint64_t)a);
+    shlo__bw_varint(&r->w, &p, (uint64_t)a);
   }
-  int i = bw_props(&r->w, &p);
-  bw_buf_free(&p);
+  int i = shlo__bw_props(&r->w, &p);
+  shlo__bw_buf_free(&p);
   return i;
 }
 
@@ -1003,18 +1003,18 @@ static void write_op(raiser *r, bw_buf *ir, const shlo_op *op) {
   int name, attrs = -1, props = -1;
   if (base) {
     vhlo_version oldest;
-    const vhlo_op_def *def = vhlo_op_at(base, r->target, &oldest);
+    const vhlo_op_def *def = shlo__vhlo_op_at(base, r->target, &oldest);
     if (!def) {
       char at[32], since[32];
-      vhlo_version_format(r->target, at, sizeof at);
-      vhlo_version_format(oldest, since, sizeof since);
+      shlo__vhlo_version_format(r->target, at, sizeof at);
+      shlo__vhlo_version_format(oldest, since, sizeof since);
       if (oldest)
-        bw_fail(&r->w, SHLO_EUNSUPPORTED,
+        shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED,
                 "%s does not exist at StableHLO %s (vhlo.%s_v1 is from %s)",
                 op->name, at, base, since);
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "%s has no VHLO form", op->name);
+      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "%s has no VHLO form", op->name);
     }
-    name = bw_opname(&r->w, "vhlo", def->name, true);
+    name = shlo__bw_opname(&r->w, "vhlo", def->name, true);
     /* An op whose VHLO form has no attributes still goes through
      * op_props when it carries some of its own, so that they are refused
      * by name rather than dropped. */
@@ -1026,15 +1026,15 @@ static void write_op(raiser *r, bw_buf *ir, const shlo_op *op) {
   } else {
     const char *dot = strchr(op->name, '.');
     if (!dot || dot == op->name || !dot[1])
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "op name %s has no dialect", op->name);
+      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "op name %s has no dialect", op->name);
     char dialect[64];
     snprintf(dialect, sizeof dialect, "%.*s", (int)(dot - op->name), op->name);
-    name = bw_opname(&r->w, dialect, dot + 1, false);
+    name = shlo__bw_opname(&r->w, dialect, dot + 1, false);
     if (op->n_attrs) attrs = attr_dict(r, op->attrs, op->n_attrs, false);
   }
   int types[256];
   if (op->n_results > 256)
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "%s has too many results", op->name);
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "%s has too many results", op->name);
   for (int i = 0; i < op->n_results; i++)
     types[i] = vtype_of(r, r->f->value_types[op->results[i]]);
   uint8_t mask = (uint8_t)((attrs >= 0 ? 0x01 : 0) |
@@ -1042,25 +1042,25 @@ static void write_op(raiser *r, bw_buf *ir, const shlo_op *op) {
                            (op->n_operands ? 0x04 : 0) |
                            (op->n_regions ? 0x10 : 0) |
                            (props >= 0 ? 0x40 : 0));
-  bw_varint(&r->w, ir, (uint64_t)name);
-  bw_byte(&r->w, ir, mask);
-  bw_varint(&r->w, ir, (uint64_t)r->loc);
-  if (attrs >= 0) bw_varint(&r->w, ir, (uint64_t)attrs);
-  if (props >= 0) bw_varint(&r->w, ir, (uint64_t)props);
+  shlo__bw_varint(&r->w, ir, (uint64_t)name);
+  shlo__bw_byte(&r->w, ir, mask);
+  shlo__bw_varint(&r->w, ir, (uint64_t)r->loc);
+  if (attrs >= 0) shlo__bw_varint(&r->w, ir, (uint64_t)attrs);
+  if (props >= 0) shlo__bw_varint(&r->w, ir, (uint64_t)props);
   if (op->n_results) {
-    bw_varint(&r->w, ir, (uint64_t)op->n_results);
+    shlo__bw_varint(&r->w, ir, (uint64_t)op->n_results);
     for (int i = 0; i < op->n_results; i++)
-      bw_varint(&r->w, ir, (uint64_t)types[i]);
+      shlo__bw_varint(&r->w, ir, (uint64_t)types[i]);
   }
   if (op->n_operands) {
-    bw_varint(&r->w, ir, (uint64_t)op->n_operands);
+    shlo__bw_varint(&r->w, ir, (uint64_t)op->n_operands);
     for (int i = 0; i < op->n_operands; i++)
-      bw_varint(&r->w, ir, (uint64_t)r->ids[op->operands[i]]);
+      shlo__bw_varint(&r->w, ir, (uint64_t)r->ids[op->operands[i]]);
   }
   if (op->n_regions) {
     if (++r->depth > BC_MAX_DEPTH)
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "regions nest too deeply");
-    bw_varint(&r->w, ir, (uint64_t)op->n_regions << 1);
+      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "regions nest too deeply");
+    shlo__bw_varint(&r->w, ir, (uint64_t)op->n_regions << 1);
     for (int i = 0; i < op->n_regions; i++)
       write_region(r, ir, op->regions[i], false);
     r->depth--;
@@ -1078,15 +1078,15 @@ static void write_region(raiser *r, bw_buf *ir, const shlo_block *blk,
     for (int j = 0; j < blk->ops[i]->n_results; j++)
       r->ids[blk->ops[i]->results[j]] = base + k++;
   r->next = base + k;
-  bw_varint(&r->w, ir, 1); /* one block */
-  bw_varint(&r->w, ir, (uint64_t)k);
-  bw_varint(&r->w, ir, (uint64_t)blk->n_ops << 1 | (blk->n_args ? 1 : 0));
+  shlo__bw_varint(&r->w, ir, 1); /* one block */
+  shlo__bw_varint(&r->w, ir, (uint64_t)k);
+  shlo__bw_varint(&r->w, ir, (uint64_t)blk->n_ops << 1 | (blk->n_args ? 1 : 0));
   if (blk->n_args) {
-    bw_varint(&r->w, ir, (uint64_t)blk->n_args);
+    shlo__bw_varint(&r->w, ir, (uint64_t)blk->n_args);
     for (int i = 0; i < blk->n_args; i++)
-      bw_varint(&r->w, ir,
+      shlo__bw_varint(&r->w, ir,
                 (uint64_t)vtype_of(r, r->f->value_types[blk->args[i]]) << 1);
-    bw_byte(&r->w, ir, 0); /* no use-list orders */
+    shlo__bw_byte(&r->w, ir, 0); /* no use-list orders */
   }
   for (int i = 0; i < blk->n_ops; i++) write_op(r, ir, blk->ops[i]);
   r->next = base;
@@ -1096,7 +1096,7 @@ static int dicts_attr(raiser *r, const shlo_attr *const *dicts, int n) {
   bool any = false;
   for (int i = 0; dicts && i < n; i++) any = any || dicts[i];
   if (!any) return array_attr(r, NULL, 0);
-  int *items = bw_alloc(&r->w, sizeof *items * ((size_t)n + 1));
+  int *items = shlo__bw_alloc(&r->w, sizeof *items * ((size_t)n + 1));
   shlo_attr empty = {.kind = SHLO_ATTR_STRUCT};
   for (int i = 0; i < n; i++)
     items[i] = dict_attr(r, dicts[i] ? dicts[i] : &empty, true);
@@ -1105,7 +1105,7 @@ static int dicts_attr(raiser *r, const shlo_attr *const *dicts, int n) {
 
 static void write_func(raiser *r, bw_buf *ir, const shlo_func *f) {
   r->f = f;
-  r->ids = bw_alloc(&r->w, sizeof *r->ids * ((size_t)f->n_values + 1));
+  r->ids = shlo__bw_alloc(&r->w, sizeof *r->ids * ((size_t)f->n_values + 1));
   int ft = function_type(r, f->arg_types, f->n_args, f->result_types,
                          f->n_results);
   /* properties in sorted name order: arg_attrs function_type res_attrs
@@ -1115,63 +1115,63 @@ static void write_func(raiser *r, bw_buf *ir, const shlo_func *f) {
                   string_attr(r, f->name),
                   string_attr(r, f->visibility ? f->visibility : "")};
   bw_buf p = {0};
-  for (int i = 0; i < 5; i++) bw_varint(&r->w, &p, (uint64_t)props[i]);
-  int pi = bw_props(&r->w, &p);
-  bw_buf_free(&p);
+  for (int i = 0; i < 5; i++) shlo__bw_varint(&r->w, &p, (uint64_t)props[i]);
+  int pi = shlo__bw_props(&r->w, &p);
+  shlo__bw_buf_free(&p);
   int attrs = -1;
   if (f->attrs && f->attrs->n)
     attrs = attr_dict(r, f->attrs->fields, f->attrs->n, true);
-  bw_varint(&r->w, ir, (uint64_t)bw_opname(&r->w, "vhlo", "func_v1", true));
-  bw_byte(&r->w, ir, (uint8_t)(0x50 | (attrs >= 0 ? 0x01 : 0)));
-  bw_varint(&r->w, ir, (uint64_t)r->loc);
-  if (attrs >= 0) bw_varint(&r->w, ir, (uint64_t)attrs);
-  bw_varint(&r->w, ir, (uint64_t)pi);
-  bw_varint(&r->w, ir, 1 << 1 | 1); /* one region, isolated */
+  shlo__bw_varint(&r->w, ir, (uint64_t)shlo__bw_opname(&r->w, "vhlo", "func_v1", true));
+  shlo__bw_byte(&r->w, ir, (uint8_t)(0x50 | (attrs >= 0 ? 0x01 : 0)));
+  shlo__bw_varint(&r->w, ir, (uint64_t)r->loc);
+  if (attrs >= 0) shlo__bw_varint(&r->w, ir, (uint64_t)attrs);
+  shlo__bw_varint(&r->w, ir, (uint64_t)pi);
+  shlo__bw_varint(&r->w, ir, 1 << 1 | 1); /* one region, isolated */
   bw_buf body = {0};
   int saved = r->next;
   r->next = 0;
   if (f->body) {
     write_region(r, &body, f->body, true);
   } else {
-    bw_varint(&r->w, &body, 0); /* a declaration: no blocks */
+    shlo__bw_varint(&r->w, &body, 0); /* a declaration: no blocks */
   }
   r->next = saved;
-  bw_byte(&r->w, ir, 4); /* IR section of the isolated region */
-  bw_varint(&r->w, ir, body.n);
-  bw_bytes(&r->w, ir, body.p, body.n);
-  bw_buf_free(&body);
+  shlo__bw_byte(&r->w, ir, 4); /* IR section of the isolated region */
+  shlo__bw_varint(&r->w, ir, body.n);
+  shlo__bw_bytes(&r->w, ir, body.p, body.n);
+  shlo__bw_buf_free(&body);
 }
 
 static void write_module(raiser *r) {
   const shlo_module *m = r->m;
   bw_buf b = {0};
-  bw_varint(&r->w, &b, 15); /* UnknownLoc */
-  r->loc = bw_attr(&r->w, "builtin", &b);
-  int name = bw_opname(&r->w, "builtin", "module", true);
+  shlo__bw_varint(&r->w, &b, 15); /* UnknownLoc */
+  r->loc = shlo__bw_attr(&r->w, "builtin", &b);
+  int name = shlo__bw_opname(&r->w, "builtin", "module", true);
   /* properties: optional sym_name, sym_visibility */
-  bw_varint(&r->w, &b, m->name ? (uint64_t)builtin_string(r, m->name) << 1 | 1
+  shlo__bw_varint(&r->w, &b, m->name ? (uint64_t)builtin_string(r, m->name) << 1 | 1
                                : 0);
-  bw_varint(&r->w, &b, 0);
-  int props = bw_props(&r->w, &b);
+  shlo__bw_varint(&r->w, &b, 0);
+  int props = shlo__bw_props(&r->w, &b);
   int attrs = -1;
   if (m->attrs && m->attrs->n)
     attrs = attr_dict(r, m->attrs->fields, m->attrs->n, false);
   bw_buf *ir = &r->w.ir;
-  bw_varint(&r->w, ir, 1 << 1); /* top level: one op, no arguments */
-  bw_varint(&r->w, ir, (uint64_t)name);
-  bw_byte(&r->w, ir, (uint8_t)(0x50 | (attrs >= 0 ? 0x01 : 0)));
-  bw_varint(&r->w, ir, (uint64_t)r->loc);
-  if (attrs >= 0) bw_varint(&r->w, ir, (uint64_t)attrs);
-  bw_varint(&r->w, ir, (uint64_t)props);
-  bw_varint(&r->w, ir, 1 << 1 | 1);
-  bw_varint(&r->w, &b, 1); /* one block, no values of its own */
-  bw_varint(&r->w, &b, 0);
-  bw_varint(&r->w, &b, (uint64_t)m->n_funcs << 1);
+  shlo__bw_varint(&r->w, ir, 1 << 1); /* top level: one op, no arguments */
+  shlo__bw_varint(&r->w, ir, (uint64_t)name);
+  shlo__bw_byte(&r->w, ir, (uint8_t)(0x50 | (attrs >= 0 ? 0x01 : 0)));
+  shlo__bw_varint(&r->w, ir, (uint64_t)r->loc);
+  if (attrs >= 0) shlo__bw_varint(&r->w, ir, (uint64_t)attrs);
+  shlo__bw_varint(&r->w, ir, (uint64_t)props);
+  shlo__bw_varint(&r->w, ir, 1 << 1 | 1);
+  shlo__bw_varint(&r->w, &b, 1); /* one block, no values of its own */
+  shlo__bw_varint(&r->w, &b, 0);
+  shlo__bw_varint(&r->w, &b, (uint64_t)m->n_funcs << 1);
   for (int i = 0; i < m->n_funcs; i++) write_func(r, &b, m->funcs[i]);
-  bw_byte(&r->w, ir, 4);
-  bw_varint(&r->w, ir, b.n);
-  bw_bytes(&r->w, ir, b.p, b.n);
-  bw_buf_free(&b);
+  shlo__bw_byte(&r->w, ir, 4);
+  shlo__bw_varint(&r->w, ir, b.n);
+  shlo__bw_bytes(&r->w, ir, b.p, b.n);
+  shlo__bw_buf_free(&b);
 }
 
 /* Everything that may unwind, apart from the caller's arguments (which
@@ -1181,7 +1181,7 @@ static shlo_status run(raiser *r, void **out, size_t *len) {
     return r->w.diag->code ? r->w.diag->code : SHLO_EUNSUPPORTED;
   write_module(r);
   uint8_t *bytes;
-  bw_finish(&r->w, r->producer, &bytes, len);
+  shlo__bw_finish(&r->w, r->producer, &bytes, len);
   *out = bytes;
   return SHLO_OK;
 }
@@ -1194,9 +1194,9 @@ shlo_status shlo_write_artifact(const shlo_module *m, const char *target,
   if (!diag) diag = &local;
   shlo_diag_clear(diag);
   if (!target) target = SHLO_ARTIFACT_MAX_VERSION;
-  vhlo_version v = vhlo_version_parse(target);
-  if (v < vhlo_version_parse(SHLO_ARTIFACT_MIN_WRITE_VERSION) ||
-      v > vhlo_version_parse(SHLO_ARTIFACT_MAX_VERSION))
+  vhlo_version v = shlo__vhlo_version_parse(target);
+  if (v < shlo__vhlo_version_parse(SHLO_ARTIFACT_MIN_WRITE_VERSION) ||
+      v > shlo__vhlo_version_parse(SHLO_ARTIFACT_MAX_VERSION))
     return shlo_diag_set(diag, SHLO_EUNSUPPORTED, NULL, 0, 0,
                          "target StableHLO version '%s': shlo writes "
                          "%s through %s", target,
@@ -1205,12 +1205,12 @@ shlo_status shlo_write_artifact(const shlo_module *m, const char *target,
   raiser *r = calloc(1, sizeof *r);
   if (!r)
     return shlo_diag_set(diag, SHLO_ENOMEM, NULL, 0, 0, "out of memory");
-  bw_begin(&r->w, diag);
+  shlo__bw_begin(&r->w, diag);
   r->m = m;
   r->target = v;
   snprintf(r->producer, sizeof r->producer, "StableHLO_v%s", target);
   shlo_status st = run(r, out, len);
-  bw_free(&r->w);
+  shlo__bw_free(&r->w);
   free(r);
   return st;
 }
