@@ -255,6 +255,14 @@ static void test_layout(void **state) {
   assert_int_equal((int8_t)b.data[at], 5);
   assert_int_equal((int8_t)b.data[at + 1], -6);
   assert_int_equal(b.len, at + 2);
+  /* Read back: the signed storage (false in the other samples) too. */
+  wire_reader r = {b.data, b.data + b.len, false};
+  shlo_value *back = shlo__wire_read_value(&r);
+  assert_non_null(back);
+  assert_same(q, back);
+  assert_true(back->quant->signed_storage);
+  assert_true(back->quant->per_axis);
+  shlo_value_unref(back);
   /* A token is its kind alone; a tuple its count, then its elements. */
   shlo_value *tok = shlo_token_new();
   shlo_value *t = shlo_tuple_new(1, &tok);
