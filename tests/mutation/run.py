@@ -92,7 +92,10 @@ def sync_tree(src_dir):
         if os.path.isfile(b) and digest(a) == digest(b):
             continue
         os.makedirs(os.path.dirname(b), exist_ok=True)
-        shutil.copy2(a, b)
+        # A fresh mtime, not the source's: an edit made while the scratch
+        # build ran can be older than the objects built from the old copy.
+        shutil.copyfile(a, b)
+        shutil.copymode(a, b)
     for d, _, files in os.walk(src_dir):
         for name in files:
             rel = os.path.relpath(os.path.join(d, name), src_dir)
