@@ -52,7 +52,8 @@ def parse_mutants(path):
                     sys.exit(f"{path}:{n}: a continuation outside find/repl")
                 cur[key] += "\n" + line[2:]
             else:
-                k, sep, v = line.partition(": ")
+                k, sep, v = line.partition(":")
+                v = v[1:] if v.startswith(" ") else v
                 if cur is None or not sep or k not in FIELDS:
                     sys.exit(f"{path}:{n}: expected `@ desc` or one of "
                              f"{', '.join(FIELDS)}")
