@@ -11,7 +11,8 @@ runs those tests through ctest, and puts the file back.  A mutant is
   KILLED          some named test failed (or timed out);
   SURVIVED        every named test passed: a test is missing;
   NOT COMPILED    the mutated tree did not build (not counted as killed:
-                  fix the mutant, it tests nothing).
+                  fix the mutant, it tests nothing);
+  NOT TESTED      every named test was SKIPPED (e.g. no mpirun here).
 
 Before the mutants, the named tests must pass on the unmutated copy (else
 every mutant would look killed).  Exit status: 0 when every mutant was
@@ -23,6 +24,7 @@ error.
 import argparse
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -123,9 +125,19 @@ def build(bdir, targets, jobs, log):
 
 
 def ctest(bdir, regex, log, jobs):
+    """ctest's exit status, and whether any named test ran (ctest passes
+    a run whose tests were all SKIPPED, e.g. the MPI ones without mpirun:
+    that kills nothing and proves nothing)."""
+    start = os.path.getsize(log)
     # --timeout: a mutant that loops forever is killed, not waited on.
-    return run(["ctest", "--test-dir", bdir, "-R", regex, "-j", str(jobs),
-                "--timeout", "300", "--output-on-failure"], log)
+    rc = run(["ctest", "--test-dir", bdir, "-R", regex, "-j", str(jobs),
+              "--timeout", "300", "--output-on-failure"], log)
+    with open(log, "rb") as f:
+        f.seek(start)
+        out = f.read().decode(errors="replace")
+    ran = re.search(r"Test +#\d+: .*(Passed|\*\*\*Failed|Timeout|"
+                    r"Exception|Not Run)", out) is not None
+    return rc, ran
 
 
 def apply_mutant(src_dir, m):
@@ -206,7 +218,7 @@ def main():
     if not build(bdir, targets, a.jobs, log):
         print(f"the unmutated copy does not build: see {log}")
         return 2
-    if ctest(bdir, union, log, a.jobs) != 0:
+    if ctest(bdir, union, log, a.jobs)[0] != 0:
         print(f"the named tests fail on the unmutated copy: see {log}")
         return 2
     print(f"baseline passes ({time.time() - t0:.0f} s)", flush=True)
@@ -223,10 +235,10 @@ def main():
             try:
                 if not build(bdir, m["build"].split(), a.jobs, log):
                     verdict = "NOT COMPILED"
-                elif ctest(bdir, m["tests"], log, a.jobs) != 0:
-                    verdict = "KILLED"
                 else:
-                    verdict = "SURVIVED"
+                    rc, ran = ctest(bdir, m["tests"], log, a.jobs)
+                    verdict = ("KILLED" if rc != 0 else
+                               "SURVIVED" if ran else "NOT TESTED")
             finally:
                 restore(src, m, text)
         results.append((verdict, m))
@@ -234,11 +246,14 @@ def main():
               f"{m['file']}: {m['desc']}", flush=True)
 
     count = {v: sum(1 for r, _ in results if r == v)
-             for v in ("KILLED", "SURVIVED", "NOT COMPILED", "STALE")}
+             for v in ("KILLED", "SURVIVED", "NOT COMPILED", "STALE",
+                       "NOT TESTED")}
     print(f"\n{len(results)} mutants: {count['KILLED']} killed, "
           f"{count['SURVIVED']} survived, {count['NOT COMPILED']} did not "
           f"compile" + (f", {count['STALE']} stale (snippet not found once)"
                         if count["STALE"] else "")
+          + (f", {count['NOT TESTED']} not tested (every test SKIPPED)"
+             if count["NOT TESTED"] else "")
           + f" ({time.time() - t0:.0f} s; log: {log})")
     for v, m in results:
         if v != "KILLED":
