@@ -127,12 +127,28 @@ static void error_frames_round_trip(void **state) {
   free(f);
 }
 
+/* max-tensor-elements is inclusive: a shape of exactly the limit passes,
+ * one element more is refused. */
+static void element_limit_is_exact(void **state) {
+  (void)state;
+  shlo_proto_error err;
+  int et;
+  uint64_t dims[2] = {3, 3};
+  shlo_bin_value h = {.dtype = 27, .rank = 2, .kind = 0, .length = 36};
+  shlo_proto_limits lim = {.max_elements = 9};
+  assert_int_equal(shlo_bin_value_check(&h, dims, &lim, "in", &et, &err), 0);
+  lim.max_elements = 8;
+  assert_int_equal(shlo_bin_value_check(&h, dims, &lim, "in", &et, &err), -1);
+  assert_int_equal(err.kind, SHLO_PERR_LIMIT);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_dtype_round_trips),
       cmocka_unit_test(headers_are_checked),
       cmocka_unit_test(lying_value_headers_are_refused),
       cmocka_unit_test(error_frames_round_trip),
+      cmocka_unit_test(element_limit_is_exact),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -569,6 +569,34 @@ static void test_bad_dimension_numbers(void **state) {
              SHLO_EVERIFY);
 }
 
+/* Point updates (every operand dim inserted) whose index is exactly the
+ * dimension's size change nothing: a start one past the end is out of
+ * bounds like any other (here it would land on the next row). */
+static void test_scatter_point_just_past_the_end(void **state) {
+  (void)state;
+  RUN_OK("func.func @main() {\n"
+         "  %i = stablehlo.iota dim = 0 : tensor<9xi32>\n"
+         "  %in = stablehlo.reshape %i : (tensor<9xi32>) -> tensor<3x3xi32>\n"
+         "  %idx = stablehlo.constant dense<[[0, 3], [1, 1], [1, 3]]> : "
+         "tensor<3x2xi32>\n"
+         "  %u = stablehlo.constant dense<[100, 200, 300]> : tensor<3xi32>\n"
+         "  %r = \"stablehlo.scatter\"(%in, %idx, %u) ({\n"
+         "    ^bb0(%a: tensor<i32>, %b: tensor<i32>):\n"
+         "      %s = stablehlo.add %a, %b : tensor<i32>\n"
+         "      stablehlo.return %s : tensor<i32>\n"
+         "  }) {\n"
+         "    scatter_dimension_numbers = #stablehlo.scatter<"
+         "inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = "
+         "[0, 1], index_vector_dim = 1>,\n"
+         "    indices_are_sorted = false, unique_indices = false\n"
+         "  } : (tensor<3x3xi32>, tensor<3x2xi32>, tensor<3xi32>)"
+         " -> tensor<3x3xi32>\n"
+         "  check.expect_eq_const %r, dense<[[0, 1, 2], [3, 204, 5], "
+         "[6, 7, 8]]> : tensor<3x3xi32>\n"
+         "  func.return\n"
+         "}\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gather_clamp),
@@ -579,6 +607,7 @@ int main(void) {
       cmocka_unit_test(test_gather_empty_indices),
       cmocka_unit_test(test_dynamic_gather),
       cmocka_unit_test(test_scatter_out_of_bounds),
+      cmocka_unit_test(test_scatter_point_just_past_the_end),
       cmocka_unit_test(test_scatter_batching),
       cmocka_unit_test(test_scatter_region_body),
       cmocka_unit_test(test_scatter_native_matches_region),

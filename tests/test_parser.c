@@ -403,6 +403,35 @@ static void parse_limits_refuse_big_programs(void **state) {
   free(big);
 }
 
+/* String escapes decode as MLIR's do: \n, \t, \", \\ and two hex digits
+ * (one byte, high digit first). */
+static void string_escapes_decode(void **state) {
+  (void)state;
+  const char *text =
+      "func.func @f() {\n"
+      "  \"x.y\"() {s = \"a\\41\\7e\\n\\t\\\"\\\\\\0Az\"} : () -> ()\n"
+      "  func.return\n}\n";
+  shlo_module *m;
+  shlo_diag d;
+  assert_int_equal(shlo_parse_module(text, strlen(text), "t.mlir", &m, &d),
+                   SHLO_OK);
+  const char *got =
+      shlo_attr_get_str(shlo_op_attr(m->funcs[0]->body->ops[0], "s"));
+  assert_non_null(got);
+  assert_string_equal(got, "aA~\n\t\"\\\nz");
+  shlo_module_free(m);
+}
+
+/* A dimension too large for int64 is an error at its first digit, not a
+ * wrapped (negative or small) size. */
+static void huge_dimensions_are_errors(void **state) {
+  (void)state;
+  expect_error("func.func @f(%a: tensor<99999999999999999999xf32>) {\n"
+               "  func.return\n}\n", 1, 25, "dimension too large");
+  expect_error("func.func @f(%a: tensor<2x9223372036854775808xf32>) {\n"
+               "  func.return\n}\n", 1, 27, "dimension too large");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(empty_and_comment_only_inputs_are_empty_modules),
@@ -418,6 +447,8 @@ int main(void) {
       cmocka_unit_test(values_parse_for_run_args),
       cmocka_unit_test(text_ending_in_a_literal_is_an_error),
       cmocka_unit_test(parse_limits_refuse_big_programs),
+      cmocka_unit_test(string_escapes_decode),
+      cmocka_unit_test(huge_dimensions_are_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -741,12 +741,27 @@ static void test_sort_unsigned_empty_rank(void **state) {
          "  check.expect_eq_const %c, dense<[[5, 4, 3]]> : tensor<1x3xi32>\n");
 }
 
+/* maximum and minimum over i1 are or and and (true > false): a row of one
+ * true tells them apart from each other. */
+static void test_reduce_bool_max_min(void **state) {
+  (void)state;
+  RUN_OK("  %p = stablehlo.constant dense<[[true, false], [false, false], "
+         "[true, true]]> : tensor<3x2xi1>\n"
+         "  %f = stablehlo.constant dense<false> : tensor<i1>\n"
+         "  %t = stablehlo.constant dense<true> : tensor<i1>\n"
+         "  %x = stablehlo.reduce(%p init: %f) applies stablehlo.maximum across dimensions = [1] : (tensor<3x2xi1>, tensor<i1>) -> tensor<3xi1>\n"
+         "  check.expect_eq_const %x, dense<[true, false, true]> : tensor<3xi1>\n"
+         "  %n = stablehlo.reduce(%p init: %t) applies stablehlo.minimum across dimensions = [1] : (tensor<3x2xi1>, tensor<i1>) -> tensor<3xi1>\n"
+         "  check.expect_eq_const %n, dense<[false, false, true]> : tensor<3xi1>\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_wrong_expectation_fails),
       cmocka_unit_test(test_reduce_dims),
       cmocka_unit_test(test_reduce_rank0_and_empty),
       cmocka_unit_test(test_reduce_int_wrap_and_bool),
+      cmocka_unit_test(test_reduce_bool_max_min),
       cmocka_unit_test(test_reduce_native_matches_generic),
       cmocka_unit_test(test_reduce_variadic_argmax),
       cmocka_unit_test(test_reduce_window_spec_example),

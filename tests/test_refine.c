@@ -437,6 +437,99 @@ static void static_module_has_one_plan(void **state) {
   unload(l);
 }
 
+/* The rules whose attributes the programs above keep trivial, with
+ * values that tell a wrong rule apart (each result shape feeds the
+ * refined module's verification, so a wrong size is an error): interior
+ * and negative edge padding, a slice stride that does not divide,
+ * concatenation and reduction along dimension 1, a non-identity
+ * permutation, batched dot_general, and a convolution with strides,
+ * padding and both dilations. */
+static void refine_rules_with_nontrivial_attributes(void **state) {
+  (void)state;
+  loaded a = load(
+      "func.func @main(%x: tensor<?xi32>) -> (tensor<?xi32>, tensor<?xi32>, "
+      "tensor<?xi32>) {\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %p = stablehlo.pad %x, %z, low = [-1], high = [2], interior = [2] "
+      ": (tensor<?xi32>, tensor<i32>) -> tensor<?xi32>\n"
+      "  %s = stablehlo.slice %x [0:3:2] : (tensor<?xi32>) -> "
+      "tensor<?xi32>\n"
+      "  %lo = stablehlo.constant dense<[0]> : tensor<1xi64>\n"
+      "  %hi = stablehlo.constant dense<[1]> : tensor<1xi64>\n"
+      "  %in = stablehlo.constant dense<[1]> : tensor<1xi64>\n"
+      "  %d = stablehlo.dynamic_pad %x, %z, %lo, %hi, %in : (tensor<?xi32>, "
+      "tensor<i32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> "
+      "tensor<?xi32>\n"
+      "  func.return %p, %s, %d : tensor<?xi32>, tensor<?xi32>, "
+      "tensor<?xi32>\n}\n");
+  /* pad: -1 + 2 + n + 2 (n - 1); slice: ceil(3 / 2); dynamic_pad:
+   * 0 + 1 + n + (n - 1). */
+  assert_int_equal(run(a, "[dense<[1, 2, 3]> : tensor<3xi32>]",
+                       "[dense<[0, 0, 2, 0, 0, 3, 0, 0]> : tensor<8xi32>, "
+                       "dense<[1, 3]> : tensor<2xi32>, "
+                       "dense<[1, 0, 2, 0, 3, 0]> : tensor<6xi32>]",
+                       NULL, 0),
+                   SHLO_OK);
+  assert_int_equal(run(a, "[dense<[4, 5, 6, 7]> : tensor<4xi32>]",
+                       "[dense<[0, 0, 5, 0, 0, 6, 0, 0, 7, 0, 0]> : "
+                       "tensor<11xi32>, dense<[4, 6]> : tensor<2xi32>, "
+                       "dense<[4, 0, 5, 0, 6, 0, 7, 0]> : tensor<8xi32>]",
+                       NULL, 0),
+                   SHLO_OK);
+  unload(a);
+
+  loaded b = load(
+      "func.func @main(%m: tensor<?x3xi32>) -> (tensor<?x?xi32>, "
+      "tensor<3x?xi32>, tensor<?xi32>) {\n"
+      "  %c = stablehlo.concatenate %m, %m, %m, dim = 1 : (tensor<?x3xi32>, "
+      "tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x?xi32>\n"
+      "  %t = stablehlo.transpose %m, dims = [1, 0] : (tensor<?x3xi32>) -> "
+      "tensor<3x?xi32>\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %r = stablehlo.reduce(%m init: %z) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<?x3xi32>, tensor<i32>) -> tensor<?xi32>\n"
+      "  func.return %c, %t, %r : tensor<?x?xi32>, tensor<3x?xi32>, "
+      "tensor<?xi32>\n}\n");
+  assert_int_equal(run(b, "[dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>]",
+                       "[dense<[[1, 2, 3, 1, 2, 3, 1, 2, 3], "
+                       "[4, 5, 6, 4, 5, 6, 4, 5, 6]]> : tensor<2x9xi32>, "
+                       "dense<[[1, 4], [2, 5], [3, 6]]> : tensor<3x2xi32>, "
+                       "dense<[6, 15]> : tensor<2xi32>]",
+                       NULL, 0),
+                   SHLO_OK);
+  unload(b);
+
+  loaded c = load(
+      "func.func @main(%y: tensor<?x2x3xi32>, %w: tensor<?x3x1xi32>, "
+      "%l: tensor<1x?x1xf32>) -> (tensor<?x?x?xi32>, tensor<1x?x1xf32>) {\n"
+      "  %d = stablehlo.dot_general %y, %w, batching_dims = [0] x [0], "
+      "contracting_dims = [2] x [1] : (tensor<?x2x3xi32>, "
+      "tensor<?x3x1xi32>) -> tensor<?x?x?xi32>\n"
+      "  %k = stablehlo.constant dense<1.0> : tensor<2x1x1xf32>\n"
+      "  %c = \"stablehlo.convolution\"(%l, %k) {dimension_numbers = "
+      "#stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, window_strides = "
+      "array<i64: 2>, padding = dense<[[1, 0]]> : tensor<1x2xi64>, "
+      "lhs_dilation = array<i64: 2>, rhs_dilation = array<i64: 3>, "
+      "feature_group_count = 1 : i64, batch_group_count = 1 : i64} : "
+      "(tensor<1x?x1xf32>, tensor<2x1x1xf32>) -> tensor<1x?x1xf32>\n"
+      "  func.return %d, %c : tensor<?x?x?xi32>, tensor<1x?x1xf32>\n}\n");
+  /* conv: x dilated to 9, padded to 10, window 4, stride 2: 4 outputs,
+   * output i = x[i + 1]. */
+  assert_int_equal(run(c, "[dense<[[[1, 2, 3], [4, 5, 6]], [[0, 1, 0], "
+                          "[1, 1, 1]]]> : tensor<2x2x3xi32>, "
+                          "dense<[[[1], [0], [2]], [[3], [4], [5]]]> : "
+                          "tensor<2x3x1xi32>, "
+                          "dense<[[[1.0], [2.0], [3.0], [4.0], [5.0]]]> : "
+                          "tensor<1x5x1xf32>]",
+                       "[dense<[[[7], [16]], [[4], [12]]]> : "
+                       "tensor<2x2x1xi32>, "
+                       "dense<[[[2.0], [3.0], [4.0], [5.0]]]> : "
+                       "tensor<1x4x1xf32>]",
+                       NULL, 0),
+                   SHLO_OK);
+  unload(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_refines_per_shape),
@@ -448,6 +541,7 @@ int main(void) {
       cmocka_unit_test(composites_and_loops),
       cmocka_unit_test(bounded_dimension),
       cmocka_unit_test(static_module_has_one_plan),
+      cmocka_unit_test(refine_rules_with_nontrivial_attributes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

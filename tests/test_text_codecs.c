@@ -273,6 +273,18 @@ static void a_long_b64_member_decodes(void **state) {
   free(p);
 }
 
+/* \u escapes become UTF-8: a surrogate pair joins into one 4-byte code
+ * point; a lone surrogate becomes U+FFFD. */
+static void unicode_escapes_become_utf8(void **state) {
+  (void)state;
+  const char *text = "{\"s\":\"\\u00e9\\ud83d\\ude00\\u20ac\\udc00!\"}";
+  cJSON *j = shlo_proto_json_parse(text, strlen(text), NULL);
+  assert_non_null(j);
+  assert_string_equal(member(j, "s"), "\xc3\xa9\xf0\x9f\x98\x80\xe2\x82\xac"
+                                      "\xef\xbf\xbd!");
+  cJSON_Delete(j);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_length_and_alignment_matches_the_reference),
@@ -283,6 +295,7 @@ int main(void) {
       cmocka_unit_test(the_url_safe_alphabet_decodes),
       cmocka_unit_test(the_first_bad_utf8_byte_is_found_anywhere),
       cmocka_unit_test(escapes_anywhere_in_a_long_string),
+      cmocka_unit_test(unicode_escapes_become_utf8),
       cmocka_unit_test(malformed_strings_are_refused),
       cmocka_unit_test(a_long_b64_member_decodes),
   };

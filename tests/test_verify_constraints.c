@@ -674,6 +674,30 @@ static void scatter_constraints(void **state) {
   SCATTER_REJECTS("C25", .res = "tensor<4x3xf64>");
 }
 
+/* slice C3 at its bounds (limit = size and start = limit are valid; one
+ * more is not) and reshape C2 (element counts). */
+#define SLICE_TEXT(s, l, res)                                               \
+  "func.func @main(%a: tensor<4xf32>) -> " res " {\n"                       \
+  "  %0 = \"stablehlo.slice\"(%a) {start_indices = array<i64: " s ">, "     \
+  "limit_indices = array<i64: " l ">, strides = array<i64: 1>} : "          \
+  "(tensor<4xf32>) -> " res "\n"                                            \
+  "  func.return %0 : " res "\n}\n"
+
+static void slice_and_reshape_constraints(void **state) {
+  (void)state;
+  accepts(SLICE_TEXT("0", "4", "tensor<4xf32>"));
+  accepts(SLICE_TEXT("2", "2", "tensor<0xf32>"));
+  rejects("stablehlo.slice", "C3", SLICE_TEXT("0", "5", "tensor<5xf32>"));
+  rejects("stablehlo.slice", "C3", SLICE_TEXT("3", "2", "tensor<0xf32>"));
+  accepts("func.func @main(%a: tensor<2x3xf32>) -> tensor<6xf32> {\n"
+          "  %0 = stablehlo.reshape %a : (tensor<2x3xf32>) -> tensor<6xf32>\n"
+          "  func.return %0 : tensor<6xf32>\n}\n");
+  rejects("stablehlo.reshape", "C2",
+          "func.func @main(%a: tensor<2x3xf32>) -> tensor<7xf32> {\n"
+          "  %0 = stablehlo.reshape %a : (tensor<2x3xf32>) -> tensor<7xf32>\n"
+          "  func.return %0 : tensor<7xf32>\n}\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(convolution_constraints),
@@ -682,6 +706,7 @@ int main(void) {
       cmocka_unit_test(reduce_window_constraints),
       cmocka_unit_test(select_and_scatter_constraints),
       cmocka_unit_test(scatter_constraints),
+      cmocka_unit_test(slice_and_reshape_constraints),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

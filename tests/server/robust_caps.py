@@ -244,4 +244,28 @@ if answer:
     print(f"frame deadline 2 s: trickled frame answered at {answer[0]:.2f} s")
 b.close()
 check(srv.stop() == 0, "stops cleanly")
+
+# ---- max-body-bytes at its bound: a Content-Length one byte over is
+# refused from the headers alone (no body sent: an answer that waited for
+# it would time out here); a chunked body, whose size no header gives, one
+# byte over once it arrives; one of exactly the limit is not refused ----
+srv = Server(sys.argv[1], "--max-body-bytes", "600", "--log", "off")
+HEAD = (b"POST /execute HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: text/plain\r\n")
+s = raw_connect(srv.port)
+s.sendall(HEAD + b"Content-Length: 601\r\n\r\n")
+st, _, body = read_http_answer(s, timeout=10)
+check(st == 413 and is_json_error(body, "limit") and
+      b"Content-Length" in body,
+      f"Content-Length 601 over 600: 413 before the body: {st} {body[:200]}")
+s.close()
+for n, over in ((601, True), (600, False)):
+    s = raw_connect(srv.port)
+    s.sendall(HEAD + b"Transfer-Encoding: chunked\r\n\r\n" +
+              b"%x\r\n" % n + b"x" * n + b"\r\n0\r\n\r\n")
+    st, _, body = read_http_answer(s, timeout=10)
+    check((st == 413) == over and st is not None,
+          f"a chunked body of {n} bytes, limit 600: {st} {body[:200]}")
+    s.close()
+check(srv.stop() == 0, "stops cleanly")
 finish("robust_caps")

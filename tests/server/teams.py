@@ -579,9 +579,49 @@ def shared_modules():
     os.unlink(tokens)
 
 
+def register_only_scope():
+    """A token with scopes=register registers and compiles, and runs
+    nothing: not over HTTP, not over the binary port."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "client", "python"))
+    try:
+        import shlo_client as sc
+    except ImportError as e:  # numpy: deploy/bootstrap.sh installs it
+        check(False, f"register-only: the Python client needs numpy ({e})")
+        return
+    tokens = TMP + ".rtokens"
+    tr = "alpha-register-only-77"
+    TOKENS["reg"] = tr
+    write(tokens, f"alice {TOKENS['alice']} team=alpha\n"
+                  f"reg {tr} team=alpha scopes=register\n")
+    srv = Server(BIN, "--tokens", tokens, binary_port=True)
+    p1 = const_program(3)
+    st, _, r, _ = call(srv, "POST", "/v1/modules", "reg", p1)
+    check(st == 200, f"register-only: registers: {st} {r}")
+    mid = r["id"] if st == 200 else "sha256:" + "00" * 32
+    st, _, r, _ = call(srv, "POST", f"/v1/modules/{mid}/execute", "reg", {})
+    check(st == 403 and r["error"]["kind"] == "auth",
+          f"register-only: may not run a module: {st} {r}")
+    st, _, r, _ = call(srv, "POST", "/execute", "reg", p1)
+    check(st == 403 and r["error"]["kind"] == "auth",
+          f"register-only: may not /execute: {st} {r}")
+    st, _, r, _ = call(srv, "POST", f"/v1/modules/{mid}/execute", "alice", {})
+    check(st == 200, f"register-only: its team runs what it registered: {st}")
+    c = sc.Client(f"shlo://127.0.0.1:{srv.bport}", token=tr)
+    try:
+        c._conn.execute(None, mid, [], None, None)
+        check(False, "register-only: ran a module over the binary port")
+    except sc.ShloError as e:
+        check(e.kind == "auth", f"register-only: binary EXECUTE refused: {e}")
+    c.close()
+    stop(srv, "register-only")
+    os.unlink(tokens)
+
+
 shared_modules()
 isolation()
 quotas()
 binary_protocol()
+register_only_scope()
 secure_default()
 finish("teams")
