@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "harness.h"
 #include "shlo/profile.h"
 
@@ -210,8 +211,8 @@ static void a_deadline_stops_an_endless_loop(void **state) {
 static void a_set_cancel_flag_stops_execution(void **state) {
   (void)state;
   compiled c = compile_text(endless);
-  atomic_int cancel;
-  atomic_init(&cancel, 1);
+  shlo_cancel cancel;
+  shlo_cancel_set(&cancel, 1);
   shlo_exec_opts opts = {.cancel = &cancel};
   shlo_diag d;
   shlo_value **res;

@@ -22,6 +22,10 @@
 
 #include "shlo/tensor.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SHLO_CLIENT_API __attribute__((visibility("default")))
 
 typedef struct shlo_client shlo_client;
@@ -150,5 +154,9 @@ SHLO_CLIENT_API int shlo_execution_cancel(shlo_execution *x,
 /* Forget the handle (the execution runs on unless canceled); before
  * shlo_client_close. */
 SHLO_CLIENT_API void shlo_execution_free(shlo_execution *x);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -19,6 +19,10 @@
 
 #include "shlo/engine.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- feed queues ----
  *
  * A feed is a thread-safe FIFO of values: a process's infeed queue (the
@@ -111,5 +115,9 @@ SHLO_API shlo_status shlo_execute_grid(const shlo_executable *e,
                               shlo_value *const *args, int n_args,
                               shlo_value ***results, int *n_results,
                               shlo_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

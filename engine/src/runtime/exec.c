@@ -12,6 +12,7 @@
 
 #include "compile/executable.h"
 #include "compile/refine_cache.h"
+#include "core/value.h"
 #include "runtime/exec_int.h"
 #include "core/membudget.h"
 #include "runtime/profile_int.h"
@@ -47,13 +48,12 @@ shlo_status shlo__exec_fail(shlo_exec *ex, const shlo_step *s,
 }
 
 bool shlo__exec_should_stop(shlo_exec *ex) {
-  if (ex->cancel && atomic_load_explicit(ex->cancel, memory_order_relaxed))
-    return true;
+  if (shlo__canceled(ex->cancel)) return true;
   return ex->deadline > 0 && now_s() > ex->deadline;
 }
 
 static shlo_status stop_status(shlo_exec *ex, const shlo_step *s) {
-  if (ex->cancel && atomic_load(ex->cancel))
+  if (shlo__canceled(ex->cancel))
     return shlo__exec_fail(ex, s, SHLO_ECANCELED, "execution canceled");
   return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
                         "execution exceeded its deadline");
