@@ -218,7 +218,8 @@ static void a_set_cancel_flag_stops_execution(void **state) {
   shlo_value **res;
   int n;
   shlo_status st = shlo_execute(c.e, &opts, NULL, 0, &res, &n, &d);
-  assert_true(st == SHLO_ECANCELED || st == SHLO_ETIMEOUT);
+  /* the loop's own check says why it stopped, not just that it did */
+  assert_int_equal(st, SHLO_ECANCELED);
   release(&c);
 }
 

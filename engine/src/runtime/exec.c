@@ -52,7 +52,7 @@ bool shlo__exec_should_stop(shlo_exec *ex) {
   return ex->deadline > 0 && now_s() > ex->deadline;
 }
 
-static shlo_status stop_status(shlo_exec *ex, const shlo_step *s) {
+shlo_status shlo__exec_stopped(shlo_exec *ex, const shlo_step *s) {
   if (shlo__canceled(ex->cancel))
     return shlo__exec_fail(ex, s, SHLO_ECANCELED, "execution canceled");
   return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
@@ -86,7 +86,7 @@ shlo_status shlo__plan_run(const shlo_plan *p, shlo_exec *ex,
   for (int i = 0; i < p->n_steps; i++) {
     const shlo_step *s = &p->steps[i];
     if ((++ex->ticks & 63) == 0 && shlo__exec_should_stop(ex)) {
-      st = stop_status(ex, s);
+      st = shlo__exec_stopped(ex, s);
       goto done;
     }
     for (int k = 0; k < s->n_in; k++) in[k] = slots[s->in[k]];
