@@ -85,7 +85,8 @@ int main(int argc, char **argv) {
   for (int k = 0; k < 7; k++) {
     f.vals[k] = shlo_tensor_new(SHLO_F32, 1, &dim);
     if (!f.vals[k]) return 1;
-    for (long e = 0; e < n; e++) ((float *)shlo_tensor_data(f.vals[k]))[e] = (float)k;
+    float *p = shlo_tensor_data(f.vals[k]);
+    for (long e = 0; e < n; e++) p[e] = (float)k;
   }
   shlo_value *k_in = shlo_tensor_new(SHLO_SI64, 0, scalar_dims);
   char *prog = program(n);

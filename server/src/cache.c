@@ -585,7 +585,8 @@ shlo_status cache_entry_exe(srv_cache *c, cache_entry *e, const char *entry,
                        "entry functions", SRV_MAX_EXES);
     goto done;
   }
-  if (gone && shlo_cancel_reason(gone)) { /* gone while it waited for the lock */
+  /* gone while it waited for the lock */
+  if (gone && shlo_cancel_reason(gone)) {
     st = shlo_diag_set(diag, SHLO_ECANCELED, NULL, 0, 0, "canceled");
     goto done;
   }

@@ -61,5 +61,6 @@ for p in consumer_c99 consumer_cxx; do
     { echo "FAIL: $p:"; cat out.txt; status=1; continue; }
   grep -h "ok$\|ERROR SUMMARY\|All heap blocks\|in use at exit" out.txt || true
 done
-[ $status = 0 ] && echo "languages: headers and both consumers fine${valgrind:+ under valgrind}"
+[ $status = 0 ] &&
+  echo "languages: headers and both consumers fine${valgrind:+ under valgrind}"
 exit $status

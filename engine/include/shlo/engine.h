@@ -56,7 +56,7 @@ typedef struct shlo_exec_opts {
 
 /* Run the entry function with n_args borrowed argument values.  On success
  * *results is a malloc'd array of *n_results owned references (free each
- * with shlo_value_unref, then the array with free).  Failing checks return
+ * with shlo_value_release, then the array with free).  Failing checks return
  * SHLO_ECHECK with the first failure in diag. */
 SHLO_API shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
                          shlo_value *const *args, int n_args,

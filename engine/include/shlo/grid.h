@@ -107,7 +107,7 @@ SHLO_API void shlo_module_grid(const shlo_module *m, int *num_replicas,
  * the entry function's argument count (all programs must take the same
  * number).  On success *results is a malloc'd array of n_procs *
  * *n_results owned references, process-major (free each with
- * shlo_value_unref, then the array with free); all programs must return
+ * shlo_value_release, then the array with free); all programs must return
  * the same number of results.  On failure *results is NULL and diag
  * names the op and the process. */
 SHLO_API shlo_status shlo_execute_grid(const shlo_executable *e,
