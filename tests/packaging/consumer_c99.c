@@ -113,6 +113,11 @@ static void check_tuple(shlo_value *a, shlo_value *b) {
   check(shlo_tensor_data(t) == NULL && shlo_tensor_rank(t) == 0,
         "a tuple has no tensor data");
   shlo_value_release(t);
+  shlo_value *tok = shlo_token_new();
+  check(tok && shlo_value_kind(tok) == SHLO_TYPE_TOKEN, "token kind");
+  check(tok && shlo_tensor_numel(tok) == 0 && shlo_tuple_size(tok) == 0,
+        "a token has no elements");
+  shlo_value_release(tok);
 }
 
 static void run_program(void) {
@@ -172,6 +177,9 @@ static void run_canceled(void) {
   check(shlo_cancel_set_first(&stop, 7), "the first reason sets");
   check(!shlo_cancel_set_first(&stop, 8), "a second reason does not");
   check(shlo_cancel_reason(&stop) == 7, "the first reason stays");
+  shlo_cancel_set(&stop, 0);
+  check(shlo_cancel_reason(&stop) == 0, "0 clears");
+  shlo_cancel_set(&stop, 7);
   shlo_diag diag;
   shlo_module *m = NULL;
   shlo_executable *e = NULL;
