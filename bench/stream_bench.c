@@ -85,12 +85,13 @@ int main(int argc, char **argv) {
   for (int k = 0; k < 7; k++) {
     f.vals[k] = shlo_tensor_new(SHLO_F32, 1, &dim);
     if (!f.vals[k]) return 1;
-    for (long e = 0; e < n; e++) ((float *)f.vals[k]->data)[e] = (float)k;
+    float *p = shlo_tensor_data(f.vals[k]);
+    for (long e = 0; e < n; e++) p[e] = (float)k;
   }
   shlo_value *k_in = shlo_tensor_new(SHLO_SI64, 0, scalar_dims);
   char *prog = program(n);
   if (!k_in || !prog) return 1;
-  *(int64_t *)k_in->data = count;
+  *(int64_t *)shlo_tensor_data(k_in) = count;
   shlo_client_request rq = {.program = prog, .program_len = strlen(prog),
                             .inputs = &k_in, .n_inputs = 1,
                             .timeout_ms = 3600000};
@@ -106,8 +107,8 @@ int main(int argc, char **argv) {
   shlo_value *v;
   int rc;
   while ((rc = shlo_execution_next(f.x, &v, &err)) == 1) {
-    const float *d = v->data;
-    if (v->nbytes != (size_t)n * 4 || d[0] != (float)(got % 7) ||
+    const float *d = shlo_tensor_data_const(v);
+    if (shlo_tensor_nbytes(v) != (size_t)n * 4 || d[0] != (float)(got % 7) ||
         d[n - 1] != (float)(got % 7))
       bad++;
     got++;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "core/value.h"
 #include "remote.h"
 #include "shlo/engine.h"
 #include "shlo/profile.h"

@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   r->body[size - 1] = 0;
   r->len = r->cap = size - 1;
   r->json_type = data[0] & 4;
-  atomic_init(&r->cancel, 0);
+  shlo_cancel_set(&r->cancel, 0);
   switch (data[0] & 3) {
   case 0: r->route = R_EXECUTE; srv_job_execute(&r->job); break;
   case 1: r->route = R_MODULES; srv_job_register(&r->job); break;

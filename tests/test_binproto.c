@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "shlo/binproto.h"
 
 static void every_dtype_round_trips(void **state) {

@@ -224,34 +224,35 @@ static void compiles_stop_when_no_one_waits(void **state) {
   srv_cache c;
   cache_init(&c, 1 << 20);
   cache_entry *e = make_entry(1, 100);
-  atomic_int gone_a = 0, gone_b = 0, gone_c = 0;
+  shlo_cancel gone_a = SHLO_CANCEL_INIT, gone_b = SHLO_CANCEL_INIT,
+              gone_c = SHLO_CANCEL_INIT;
   cache_waiter a, b, w;
   cache_wait_begin(&c, &a, e, &gone_a);
   cache_wait_begin(&c, &b, e, &gone_b);
-  assert_int_equal(atomic_load(&e->compile_stop), 0);
-  atomic_store(&gone_a, 1);
+  assert_int_equal(shlo_cancel_reason(&e->compile_stop), 0);
+  shlo_cancel_set(&gone_a, 1);
   cache_recheck_waits(&c);
-  assert_int_equal(atomic_load(&e->compile_stop), 0); /* b still waits */
-  atomic_store(&gone_b, 1);
+  assert_int_equal(shlo_cancel_reason(&e->compile_stop), 0); /* b still waits */
+  shlo_cancel_set(&gone_b, 1);
   cache_recheck_waits(&c);
-  assert_int_equal(atomic_load(&e->compile_stop), 1);
+  assert_int_equal(shlo_cancel_reason(&e->compile_stop), 1);
   cache_waiter late;
   cache_wait_begin(&c, &late, e, &gone_c); /* wants the result after all */
-  assert_int_equal(atomic_load(&e->compile_stop), 0);
+  assert_int_equal(shlo_cancel_reason(&e->compile_stop), 0);
   /* one waiter alone: its own flag, untouched by the entry's */
-  atomic_int gone_w = 0;
+  shlo_cancel gone_w = SHLO_CANCEL_INIT;
   cache_wait_begin(&c, &w, NULL, &gone_w);
   assert_ptr_equal(w.stop, &w.own_stop);
-  assert_int_equal(atomic_load(&w.own_stop), 0);
-  atomic_store(&gone_w, 1);
+  assert_int_equal(shlo_cancel_reason(&w.own_stop), 0);
+  shlo_cancel_set(&gone_w, 1);
   cache_recheck_waits(&c);
-  assert_int_equal(atomic_load(&w.own_stop), 1);
-  assert_int_equal(atomic_load(&e->compile_stop), 0);
+  assert_int_equal(shlo_cancel_reason(&w.own_stop), 1);
+  assert_int_equal(shlo_cancel_reason(&e->compile_stop), 0);
   cache_wait_end(&c, &w);
   assert_false(cache_stopping(&c));
   cache_stop_compiles(&c);
   assert_true(cache_stopping(&c));
-  assert_int_equal(atomic_load(&e->compile_stop), 1);
+  assert_int_equal(shlo_cancel_reason(&e->compile_stop), 1);
   cache_wait_end(&c, &a);
   cache_wait_end(&c, &b);
   cache_wait_end(&c, &late);

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "shlo/engine.h"
 
 static void close_to(double got, double want) {

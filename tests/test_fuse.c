@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "harness.h"
 #include "shlo/engine.h"
 

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "shlo/engine.h"
 #include "shlo/grid.h"
 
@@ -94,7 +95,7 @@ typedef struct grid_result {
  * per-process inputs (n_args each). */
 static void run_grid(const char *text, int R, int P, shlo_value **args,
                      int n_args, double timeout, shlo_feed **infeed,
-                     atomic_int *cancel, grid_result *out) {
+                     shlo_cancel *cancel, grid_result *out) {
   shlo_module *m = NULL;
   shlo_executable *e = NULL;
   memset(out, 0, sizeof *out);
@@ -632,7 +633,7 @@ static int threads_after = -1;
 
 static void expect_failure(const char *text, int R, int P, int n_args,
                            double timeout, shlo_feed **infeed,
-                           atomic_int *cancel, shlo_status want,
+                           shlo_cancel *cancel, shlo_status want,
                            const char *needle, double max_s) {
   int before = threads_after >= 0 ? threads_after : thread_count();
   int n = R * P;
@@ -724,7 +725,7 @@ static void test_bad_groups(void **state) {
 
 static void *cancel_later(void *arg) {
   usleep(100000);
-  atomic_store((atomic_int *)arg, 1);
+  shlo_cancel_set(arg, 1);
   return NULL;
 }
 
@@ -749,7 +750,7 @@ static void test_infeed_never_fed(void **state) {
     shlo_feed_free(q[k]);
     q[k] = shlo_feed_new();
   }
-  atomic_int cancel = 0;
+  shlo_cancel cancel = SHLO_CANCEL_INIT;
   pthread_t th;
   threads_after = thread_count();
   pthread_create(&th, NULL, cancel_later, &cancel);

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "runtime/grid_wire.h"
 
 static shlo_value *tensor_f32(int64_t n, float base) {

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "core/floatfmt.h"
+#include "core/value.h"
 #include "shlo/engine.h"
 
 /* One literal: element type, text, and the storage bits (re, im for

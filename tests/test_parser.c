@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "shlo/engine.h"
 #include "shlo/ir.h"
 #include "shlo/verify.h"
@@ -396,7 +397,7 @@ static void parse_limits_refuse_big_programs(void **state) {
   assert_int_equal(shlo_parse_module_limited(big, strlen(big), "t", &late,
                                              &m, &d), SHLO_ELIMIT);
   assert_non_null(strstr(d.message, "deadline"));
-  atomic_int cancel = 1;
+  shlo_cancel cancel = {1};
   shlo_compile_limits stop = {.cancel = &cancel};
   assert_int_equal(shlo_parse_module_limited(big, strlen(big), "t", &stop,
                                              &m, &d), SHLO_ECANCELED);

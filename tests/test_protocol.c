@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "shlo/protocol.h"
 
 /* ---- helpers ---- */

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "shlo/engine.h"
 
 typedef struct loaded {

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "shlo/engine.h"
 
 /* Parse, compile and run `text`; the status of the first stage that fails

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "shlo/engine.h"
 
 /* How the reference orders one operand's bits. */

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "shlo/engine.h"
 #include "shlo/grid.h"
 
@@ -230,7 +231,7 @@ static void test_host_transfer(void **state) {
 }
 
 typedef struct canceler {
-  atomic_int *flag;
+  shlo_cancel *flag;
   double at;
 } canceler;
 
@@ -238,7 +239,7 @@ static void *cancel_later(void *arg) {
   canceler *c = arg;
   usleep(200000);
   c->at = now_s();
-  atomic_store(c->flag, 1);
+  shlo_cancel_set(c->flag, 1);
   return NULL;
 }
 
@@ -255,7 +256,7 @@ static double cancel_latency(const char *text, int R) {
     out[k] = shlo_feed_new();
     shlo_feed_set_bounds(out[k], 1, 0);
   }
-  atomic_int flag = 0;
+  shlo_cancel flag = SHLO_CANCEL_INIT;
   canceler c = {.flag = &flag};
   shlo_grid_opts g = {.num_replicas = R, .num_partitions = 1, .infeed = in,
                       .outfeed = out,

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "shlo/protocol.h"
 
 /* ---- a reference base64, one bit at a time ---- */

@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "shlo/ir.h"
 #include "shlo/tensor.h"
 

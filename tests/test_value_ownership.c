@@ -45,14 +45,15 @@ static void free_results(shlo_value **res, int n) {
 #define QTYPE "tensor<2x!quant.uniform<i8:f32:0, {0.1:-30,0.5:-20}>>"
 
 static void check_per_axis_params(const shlo_value *v) {
-  assert_non_null(v->quant);
-  assert_int_equal(v->quant->n, 2);
-  assert_true(v->quant->per_axis);
-  assert_int_equal(v->quant->axis, 0);
-  assert_true(v->quant->scales[0] > 0.0999 && v->quant->scales[0] < 0.1001);
-  assert_true(v->quant->scales[1] == 0.5);
-  assert_int_equal(v->quant->zero_points[0], -30);
-  assert_int_equal(v->quant->zero_points[1], -20);
+  const shlo_quant *q = shlo_tensor_quant(v);
+  assert_non_null(q);
+  assert_int_equal(q->n, 2);
+  assert_true(q->per_axis);
+  assert_int_equal(q->axis, 0);
+  assert_true(q->scales[0] > 0.0999 && q->scales[0] < 0.1001);
+  assert_true(q->scales[1] == 0.5);
+  assert_int_equal(q->zero_points[0], -30);
+  assert_int_equal(q->zero_points[1], -20);
 }
 
 static void quantize_result_outlives_module(void **state) {
@@ -67,8 +68,8 @@ static void quantize_result_outlives_module(void **state) {
       &n);
   assert_int_equal(n, 1);
   check_per_axis_params(res[0]);
-  assert_int_equal(((const int8_t *)res[0]->data)[0], 10);
-  assert_int_equal(((const int8_t *)res[0]->data)[1], 10);
+  assert_int_equal(((const int8_t *)shlo_tensor_data_const(res[0]))[0], 10);
+  assert_int_equal(((const int8_t *)shlo_tensor_data_const(res[0]))[1], 10);
   char *text = shlo_value_to_string(res[0]);
   assert_non_null(text);
   assert_non_null(strstr(text, "!quant.uniform<i8:f32:0, {"));
@@ -116,16 +117,16 @@ static void derived_quantized_values_outlive_module(void **state) {
       &n);
   assert_int_equal(n, 4);
   check_per_axis_params(res[0]);
-  assert_non_null(res[1]->quant);
-  assert_int_equal(res[1]->quant->axis, 1);
-  assert_int_equal(res[1]->quant->zero_points[1], -20);
+  assert_non_null(shlo_tensor_quant(res[1]));
+  assert_int_equal(shlo_tensor_quant(res[1])->axis, 1);
+  assert_int_equal(shlo_tensor_quant(res[1])->zero_points[1], -20);
   check_per_axis_params(res[2]);
-  assert_int_equal(((const int8_t *)res[2]->data)[1], 2);
-  assert_non_null(res[3]->quant);
-  assert_false(res[3]->quant->per_axis);
-  assert_true(res[3]->quant->scales[0] == 0.25);
-  assert_int_equal(res[3]->quant->zero_points[0], 3);
-  assert_int_equal(((const int8_t *)res[3]->data)[0], 7);
+  assert_int_equal(((const int8_t *)shlo_tensor_data_const(res[2]))[1], 2);
+  assert_non_null(shlo_tensor_quant(res[3]));
+  assert_false(shlo_tensor_quant(res[3])->per_axis);
+  assert_true(shlo_tensor_quant(res[3])->scales[0] == 0.25);
+  assert_int_equal(shlo_tensor_quant(res[3])->zero_points[0], 3);
+  assert_int_equal(((const int8_t *)shlo_tensor_data_const(res[3]))[0], 7);
   for (int i = 0; i < n; i++) {
     char *text = shlo_value_to_string(res[i]);
     assert_non_null(text);
@@ -148,9 +149,9 @@ static void parsed_quantized_values_own_params(void **state) {
                                      &diag),
                    SHLO_OK);
   assert_int_equal(n, 1);
-  assert_non_null(vals[0]->quant);
-  assert_true(vals[0]->quant->scales[0] == 0.5);
-  assert_int_equal(vals[0]->quant->zero_points[0], -1);
+  assert_non_null(shlo_tensor_quant(vals[0]));
+  assert_true(shlo_tensor_quant(vals[0])->scales[0] == 0.5);
+  assert_int_equal(shlo_tensor_quant(vals[0])->zero_points[0], -1);
   free_results(vals, n);
 }
 
@@ -176,12 +177,12 @@ static void set_quant_copies_the_parameters(void **state) {
   free(scales);
   free(zps);
   free(q);
-  assert_non_null(v->quant);
-  assert_true(v->quant->scales[2] == 1.5);
-  assert_int_equal(v->quant->zero_points[2], -2);
+  assert_non_null(shlo_tensor_quant(v));
+  assert_true(shlo_tensor_quant(v)->scales[2] == 1.5);
+  assert_int_equal(shlo_tensor_quant(v)->zero_points[2], -2);
   /* Setting again replaces (and releases) the old copy; NULL clears. */
   assert_int_equal(shlo_tensor_set_quant(v, NULL), SHLO_OK);
-  assert_null(v->quant);
+  assert_null(shlo_tensor_quant(v));
   shlo_value_unref(v);
 }
 

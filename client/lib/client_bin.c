@@ -218,7 +218,7 @@ static shlo_value *read_value(result_in *r, int depth) {
   char pad[8];
   if (!v) {
     shlo_proto_fail(&r->err, SHLO_PERR_LIMIT, "out of memory");
-  } else if (!take_bytes(r, v->data, h.length) ||
+  } else if (!take_bytes(r, shlo_tensor_data(v), h.length) ||
              !take_bytes(r, pad, shlo_bin_pad8(h.length) - h.length)) {
     shlo_value_unref(v);
     v = NULL;
@@ -502,8 +502,8 @@ static int send_execute(shlo_client *c, const shlo_client_request *rq,
     const shlo_value *v = rq->inputs[i];
     char *h = heads + (size_t)i * (sizeof(shlo_bin_value) + 8 * SHLO_MAX_RANK);
     iov[k++] = (struct iovec){h, shlo_bin_value_head(v, h)};
-    iov[k++] = (struct iovec){v->data, v->kind == SHLO_TYPE_TENSOR ? v->nbytes : 0};
-    size_t nb = v->kind == SHLO_TYPE_TENSOR ? v->nbytes : 0;
+    size_t nb = shlo_tensor_nbytes(v); /* 0 for a tuple or token */
+    iov[k++] = (struct iovec){(void *)shlo_tensor_data_const(v), nb};
     iov[k++] = (struct iovec){(void *)zeros, shlo_bin_pad8(nb) - nb};
   }
   int rc = start_call(b, call, SHLO_BIN_EXECUTE, iov, k);
@@ -815,17 +815,18 @@ static void feed_settle(shlo_execution *x) {
 
 int shlo_execution_feed(shlo_execution *x, const shlo_value *v, int replica,
                         int partition, shlo_client_error *err) {
-  if (v->kind != SHLO_TYPE_TENSOR || replica < 0 || partition < 0)
+  if (shlo_value_kind(v) != SHLO_TYPE_TENSOR || replica < 0 || partition < 0)
     return shlo__client_err_conn(err, "feed: one tensor, to a process >= 0");
   shlo_bin_stream at;
   stream_of(x, &at);
   at.replica = (uint32_t)replica;
   at.partition = (uint32_t)partition;
   char head[sizeof(shlo_bin_value) + 8 * SHLO_MAX_RANK];
+  size_t nb = shlo_tensor_nbytes(v);
   struct iovec iov[5] = {{0}, {&at, sizeof at},
                          {head, shlo_bin_value_head(v, head)},
-                         {v->data, v->nbytes},
-                         {(void *)zeros, shlo_bin_pad8(v->nbytes) - v->nbytes}};
+                         {(void *)shlo_tensor_data_const(v), nb},
+                         {(void *)zeros, shlo_bin_pad8(nb) - nb}};
   pthread_mutex_lock(&x->feed_lock);
   if (x->fed_n == FEED_WINDOW) feed_settle(x);
   shlo_call *call = x->feed_failed ? NULL : call_new(x->c);

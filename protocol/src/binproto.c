@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "shlo/binproto.h"
 
 static const char *const type_names[] = {

@@ -1,4 +1,5 @@
 /* The JSON writer (see json_write.h). */
+#include "core/value.h"
 #include "json_write.h"
 
 #include <float.h>

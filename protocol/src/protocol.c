@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "shlo/protocol.h"
 #include "core/tensor_uninit.h"
 #include "json_read.h"

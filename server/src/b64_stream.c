@@ -1,5 +1,6 @@
 /* Base64 answers encoded as they are sent (b64_stream.h). */
 #include "b64_stream.h"
+#include "core/value.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,6 +12,7 @@
 
 #include "binary.h"
 #include "core/strbuf.h"
+#include "core/value.h"
 
 #define STAGE_BYTES 65536
 #define DIRECT_MIN 16384          /* pieces this large are read in place */
@@ -428,7 +429,7 @@ static bin_job *job_new(bin_conn *c, int type) {
   b->t0_ns = srv_now_ns();
   b->team = c->team;
   b->scopes = c->scopes;
-  atomic_init(&b->cancel, 0);
+  shlo_cancel_set(&b->cancel, 0);
   memcpy(b->client, c->client, sizeof b->client);
   return b;
 }
@@ -634,7 +635,7 @@ static void on_compile(bin_conn *c) {
 
 static void on_cancel(bin_conn *c) {
   for (bin_job *b = c->jobs; b; b = b->next)
-    if (b->id == c->hdr.id) atomic_store(&b->cancel, BIN_CANCEL_CLIENT);
+    if (b->id == c->hdr.id) shlo_cancel_set(&b->cancel, BIN_CANCEL_CLIENT);
   cache_recheck_waits(&c->s->cache); /* a compile no one waits for stops */
   count(c, SHLO_BIN_CANCEL, NULL);
 }
@@ -1138,7 +1139,7 @@ static void conn_close(bin_conn *c) {
   c->ip_counted = false;
   /* Running jobs answer to no one now: stop them. */
   for (bin_job *b = c->jobs; b; b = b->next) {
-    atomic_store(&b->cancel, BIN_CANCEL_CLIENT);
+    shlo_cancel_set(&b->cancel, BIN_CANCEL_CLIENT);
     b->conn = NULL;
     c->refs--; /* the jobs' references: they no longer point here */
   }
@@ -1324,7 +1325,7 @@ int srv_binary_cancel_all(srv_server *s) {
   for (bin_conn *c = s->bin->conns, *next; c; c = next) {
     next = c->next;
     for (bin_job *b = c->jobs; b; b = b->next, n++)
-      atomic_store(&b->cancel, BIN_CANCEL_SHUTDOWN);
+      shlo_cancel_set(&b->cancel, BIN_CANCEL_SHUTDOWN);
     /* a frame still arriving after the grace period would only lead to
      * a refused request: stop waiting for it */
     if (c->mid_frame && !c->running) conn_close(c);

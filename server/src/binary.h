@@ -50,7 +50,7 @@ typedef struct bin_job {
   shlo_value **inputs;   /* ex.n_inputs owned references (some NULL while
                             reading) */
   uint64_t input_bytes;
-  atomic_int cancel;     /* BIN_CANCEL_*: the engine's cancel flag */
+  shlo_cancel cancel;     /* BIN_CANCEL_*: the engine's cancel flag */
   srv_team *team;        /* the connection's team and scopes */
   unsigned scopes;
   bool team_held;        /* counted in the team's in-flight jobs */

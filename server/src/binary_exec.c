@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "binary.h"
+#include "core/value.h"
 #include "store.h"
 #include "shlo/grid.h"
 #include "shlo/grid_mpi.h"
@@ -296,7 +297,7 @@ static bool check_inputs(bin_job *b, const shlo_func *f, int n_procs) {
 static void exec_failed(bin_job *b, shlo_status st, const shlo_diag *d,
                         double timeout_ms) {
   const srv_config *cfg = &b->srv->cfg;
-  int c = atomic_load(&b->cancel);
+  int c = shlo_cancel_reason(&b->cancel);
   if (c == BIN_CANCEL_SHUTDOWN)
     fail(b, SHLO_PERR_TIMEOUT, 503, "canceled: the server is shutting down");
   else if (c == BIN_CANCEL_CLIENT || st == SHLO_ECANCELED)
@@ -468,7 +469,7 @@ static void answer_module(bin_job *b, cache_entry *e, const shlo_executable *x,
 
 void bin_job_work(srv_job *j) {
   bin_job *b = (bin_job *)j;
-  if (atomic_load(&b->cancel)) {
+  if (shlo_cancel_reason(&b->cancel)) {
     exec_failed(b, SHLO_ECANCELED, NULL, 0);
     return;
   }

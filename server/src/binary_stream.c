@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "binary.h"
+#include "core/value.h"
 #include "stream_int.h"
 
 /* Outfeed bytes written to a connection but not yet taken by its client

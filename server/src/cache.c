@@ -8,6 +8,7 @@
 
 #include "cache.h"
 #include "core/arena.h"
+#include "core/value.h"
 #include "json_write.h"
 #include "shlo/grid.h"
 
@@ -337,7 +338,7 @@ cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
   e->partitions = partitions > 0 ? partitions : mp;
   e->refs = 1;
   atomic_init(&e->slow_us, -1);
-  atomic_init(&e->compile_stop, 0);
+  shlo_cancel_set(&e->compile_stop, 0);
   pthread_mutex_init(&e->lock, NULL);
   size_t dense = 0;
   for (int i = 0; i < m->n_funcs; i++) dense += dense_bytes(m->funcs[i]->body);
@@ -481,19 +482,19 @@ static void recheck_locked(srv_cache *c, cache_waiter *w) {
   if (!stop) {
     stop = true;
     for (cache_waiter *o = c->waiters; o && stop; o = o->next)
-      if (o->work == w->work && !(o->gone && atomic_load(o->gone)))
+      if (o->work == w->work && !(o->gone && shlo_cancel_reason(o->gone)))
         stop = false;
   }
-  atomic_store(w->stop, stop);
+  shlo_cancel_set(w->stop, stop);
 }
 
 void cache_wait_begin(srv_cache *c, cache_waiter *w, const void *work,
-                      const atomic_int *gone) {
+                      const shlo_cancel *gone) {
   const cache_entry *e = work;
   w->work = work ? work : w;
   w->gone = gone;
-  atomic_init(&w->own_stop, 0);
-  w->stop = work ? (atomic_int *)&e->compile_stop : &w->own_stop;
+  shlo_cancel_set(&w->own_stop, 0);
+  w->stop = work ? (shlo_cancel *)&e->compile_stop : &w->own_stop;
   pthread_mutex_lock(&c->lock);
   w->prev = NULL;
   w->next = c->waiters;
@@ -534,7 +535,8 @@ static shlo_status compile_one(srv_cache *c, cache_entry *e,
   pthread_mutex_lock(&c->lock);
   recheck_locked(c, w);
   pthread_mutex_unlock(&c->lock);
-  if (atomic_load(&e->compile_stop)) /* the engine looks only every 256 ops */
+  /* the engine looks only every 256 ops */
+  if (shlo_cancel_reason(&e->compile_stop))
     return shlo_diag_set(diag, SHLO_ECANCELED, NULL, 0, 0, "canceled");
   shlo_compile_limits lim;
   cache_bounds_start(&e->bounds, &lim);
@@ -547,7 +549,7 @@ static shlo_status compile_one(srv_cache *c, cache_entry *e,
 }
 
 shlo_status cache_entry_exe(srv_cache *c, cache_entry *e, const char *entry,
-                            const atomic_int *gone,
+                            const shlo_cancel *gone,
                             const shlo_executable **out, bool *compiled,
                             shlo_diag *diag) {
   *out = NULL;
@@ -583,7 +585,8 @@ shlo_status cache_entry_exe(srv_cache *c, cache_entry *e, const char *entry,
                        "entry functions", SRV_MAX_EXES);
     goto done;
   }
-  if (gone && atomic_load(gone)) { /* gone while it waited for the lock */
+  /* gone while it waited for the lock */
+  if (gone && shlo_cancel_reason(gone)) {
     st = shlo_diag_set(diag, SHLO_ECANCELED, NULL, 0, 0, "canceled");
     goto done;
   }

@@ -29,7 +29,7 @@ typedef struct srv_exe {
 typedef struct cache_bounds {
   int64_t max_ops;
   int64_t timeout_ms;
-  const atomic_int *cancel;
+  const shlo_cancel *cancel;
 } cache_bounds;
 
 /* The engine's limits for one stage of work that starts now. */
@@ -58,7 +58,7 @@ typedef struct cache_entry {
   atomic_int slow_us;   /* recent slowest execution, -1 before the first
                            (workers write, the loop reads: srv lanes) */
   cache_bounds bounds;  /* for compiling its functions; set by its creator */
-  atomic_int compile_stop; /* the engine's cancel flag while one compiles:
+  shlo_cancel compile_stop; /* the engine's cancel flag while one compiles:
                               set when every request waiting for it is
                               gone (cache_waiter), or at shutdown */
   /* Compiling takes lock (one compile of an entry at a time); reading
@@ -93,9 +93,9 @@ typedef struct cache_use {
  * program) when that request is gone; every compile at shutdown. */
 typedef struct cache_waiter {
   const void *work;       /* the entry compiled, or this waiter alone */
-  const atomic_int *gone; /* the request's cancel flag: nonzero = gone */
-  atomic_int *stop;       /* the engine's cancel flag of work */
-  atomic_int own_stop;    /* stop, for work done for this waiter alone */
+  const shlo_cancel *gone; /* the request's cancel flag: nonzero = gone */
+  shlo_cancel *stop;       /* the engine's cancel flag of work */
+  shlo_cancel own_stop;    /* stop, for work done for this waiter alone */
   struct cache_waiter *prev, *next;
 } cache_waiter;
 
@@ -166,7 +166,7 @@ const shlo_executable *cache_entry_peek(cache_entry *e, const char *entry);
  * (SHLO_ECANCELED) once every request that waits for it is gone, or the
  * cache is stopping. */
 shlo_status cache_entry_exe(srv_cache *c, cache_entry *e, const char *entry,
-                            const atomic_int *gone,
+                            const shlo_cancel *gone,
                             const shlo_executable **out, bool *compiled,
                             shlo_diag *diag);
 /* Count w (caller's storage, until cache_wait_end) as waiting for work
@@ -174,7 +174,7 @@ shlo_status cache_entry_exe(srv_cache *c, cache_entry *e, const char *entry,
  * request whose cancel flag is gone.  Sets the work's flag at once when
  * that is already all gone, or the cache is stopping. */
 void cache_wait_begin(srv_cache *c, cache_waiter *w, const void *work,
-                      const atomic_int *gone);
+                      const shlo_cancel *gone);
 void cache_wait_end(srv_cache *c, cache_waiter *w);
 /* After setting requests' cancel flags (any thread): stop the compiles
  * that no one waits for any more. */

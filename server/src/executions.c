@@ -169,8 +169,7 @@ bool x_final(const srv_execution *x) { return atomic_load(&x->state) >= X_SUCCEE
 void x_cancel(srv_execution *x, int why) {
   srv_request *job = x->job;
   if (!job) return;
-  int none = 0;
-  atomic_compare_exchange_strong(&job->cancel, &none, why);
+  shlo_cancel_set_first(&job->cancel, why);
   /* Still queued: no worker will look at the flag before it gets there,
    * which may be never; its answer is set here, and job_done runs on the
    * next loop turn. */
@@ -183,10 +182,9 @@ void x_cancel(srv_execution *x, int why) {
 static bool drop_unstarted(srv_execution *x, int why) {
   srv_request *job = x->job;
   if (!job || !pool_withdraw(&x->owner->pool, &job->job)) return false;
-  int none = 0;
-  atomic_compare_exchange_strong(&job->cancel, &none, why);
+  shlo_cancel_set_first(&job->cancel, why);
   srv_reply_canceled(job);
-  if (atomic_load(&job->cancel) == SRV_CANCEL_START)
+  if (shlo_cancel_reason(&job->cancel) == SRV_CANCEL_START)
     x->owner->start_timeouts++;
   return true;
 }
@@ -203,7 +201,7 @@ static void job_done(srv_job *j) {
   srv_request *job = (srv_request *)j;
   srv_execution *x = job->exe;
   srv_execs *t = x->owner;
-  int why = atomic_load(&job->cancel);
+  int why = shlo_cancel_reason(&job->cancel);
   x->result = job->resp;
   x->result_status = job->status;
   job->resp = NULL;
@@ -240,7 +238,7 @@ static srv_request *job_new(const x_start_req *q, srv_execution *x) {
   if (!job) return NULL;
   job->srv = q->s;
   job->exe = x;
-  atomic_init(&job->cancel, 0);
+  shlo_cancel_set(&job->cancel, 0);
   job->t0_ns = srv_now_ns();
   job->route = R_EXECUTE;
   if (q->module && strlen(q->module) < SRV_ID_LEN) {
@@ -388,7 +386,7 @@ static enum MHD_Result state_route(srv_request *r, srv_execution *x,
     if (del) x_cancel(x, SRV_CANCEL_DELETE);
   }
   bool changed = del ? x_final(x) : atomic_load(&x->state) != st->from_state;
-  bool gone = atomic_load(&r->cancel) != 0;
+  bool gone = shlo_cancel_reason(&r->cancel) != 0;
   if (!changed && !gone && st->until_ns && srv_now_ns() < st->until_ns &&
       x_wait(x, r, true))
     return MHD_YES;
@@ -553,7 +551,7 @@ static void on_sweep(uv_timer_t *tm) {
     bool reader = reader_waits(x), stream = stream_waits(x), due = false;
     for (int i = 0; i < x->n_waiting; i++) {
       const srv_request *w = x->waiting[i];
-      due |= atomic_load(&w->cancel) ||
+      due |= shlo_cancel_reason(&w->cancel) ||
              (w->stream->until_ns && now >= w->stream->until_ns);
       /* an upload held back by a full queue (or an unstarted program) is
        * not idle: its stream-idle-timeout-s clock waits too */

@@ -209,7 +209,7 @@ static void client_release(srv_server *s, srv_request *r) {
 /* A job that ended canceled: count it, and for a hang-up, how long the
  * worker took to let go. */
 static void count_cancel(srv_server *s, srv_request *r) {
-  int why = atomic_load(&r->cancel);
+  int why = shlo_cancel_reason(&r->cancel);
   if (why == SRV_CANCEL_SHUTDOWN) s->metrics.canceled_shutdown++;
   if (why != SRV_CANCEL_CLIENT_GONE) return;
   s->metrics.canceled_client_gone++;
@@ -398,7 +398,7 @@ static srv_request *request_new(srv_server *s, struct MHD_Connection *c,
   r->pend.owner = r;
   r->pend.shed = shed_body;
   r->t0_ns = srv_now_ns();
-  atomic_init(&r->cancel, 0);
+  shlo_cancel_set(&r->cancel, 0);
   copy_trunc(r->method, sizeof r->method, method);
   copy_trunc(r->path, sizeof r->path, url);
   r->route = match(url, r->id);
@@ -943,8 +943,8 @@ static void on_drain_tick(uv_timer_t *t) {
     int n = srv_binary_cancel_all(s) +
             srv_execs_cancel_all(s, SRV_CANCEL_SHUTDOWN);
     for (srv_request *r = s->inflight; r; r = r->next, n++) {
-      int none = 0; /* a hang-up seen before keeps its reason */
-      atomic_compare_exchange_strong(&r->cancel, &none, SRV_CANCEL_SHUTDOWN);
+      /* a hang-up seen before keeps its reason */
+      shlo_cancel_set_first(&r->cancel, SRV_CANCEL_SHUTDOWN);
     }
     cache_recheck_waits(&s->cache);
     fprintf(stderr, "shlo-server: grace period over, canceled %d "

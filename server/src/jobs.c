@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "core/value.h"
 #include "executions.h"
 #include "server.h"
 #include "shlo/grid.h"
@@ -174,7 +175,7 @@ void srv_compile_canceled(srv_server *s, shlo_proto_error *err) {
 /* Parse and verify a new program within the server's bounds; stops when
  * the request is gone or the server stops. */
 static shlo_status parse_and_verify(srv_server *s, const char *text,
-                                    size_t len, const atomic_int *gone,
+                                    size_t len, const shlo_cancel *gone,
                                     cache_bounds *bounds, shlo_module **m,
                                     shlo_diag *d) {
   cache_waiter w;
@@ -199,7 +200,7 @@ static shlo_status parse_and_verify(srv_server *s, const char *text,
 
 cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
                             int replicas, int partitions,
-                            const atomic_int *gone, bool *cached,
+                            const shlo_cancel *gone, bool *cached,
                             double *ms, shlo_proto_error *err) {
   cache_entry *e =
       cache_find_text(&s->cache, text, len, replicas, partitions, true);
@@ -484,7 +485,7 @@ typedef struct exec_state {
 } exec_state;
 
 void srv_reply_canceled(srv_request *r) {
-  int why = atomic_load(&r->cancel);
+  int why = shlo_cancel_reason(&r->cancel);
   if (why == SRV_CANCEL_CLIENT_GONE)
     srv_reply_error(r, SHLO_PERR_TIMEOUT, 503, 0, 0,
                     "canceled: the client went away");
@@ -574,7 +575,7 @@ static bool compile_entry(exec_state *ex) {
   double t0 = now_ms();
   /* A client's hang-up stops the compile once no other request waits
    * for it; a shutdown stops it at once (cache_entry_exe). */
-  if (atomic_load(&r->cancel)) {
+  if (shlo_cancel_reason(&r->cancel)) {
     srv_reply_canceled(r);
     return false;
   }
@@ -723,7 +724,7 @@ static shlo_status run_entry(exec_state *ex, double timeout_ms,
 static void reply_exec_failure(srv_request *r, shlo_status st,
                                const shlo_diag *d, double timeout_ms) {
   const srv_config *cfg = &r->srv->cfg;
-  if (atomic_load(&r->cancel) || st == SHLO_ECANCELED)
+  if (shlo_cancel_reason(&r->cancel) || st == SHLO_ECANCELED)
     srv_reply_canceled(r);
   else if (st == SHLO_ETIMEOUT)
     srv_reply_error(r, SHLO_PERR_TIMEOUT, 504, 0, 0,
@@ -819,7 +820,7 @@ static void exec_free(exec_state *ex) {
  * false, no reply, *lane set) unless the program is a tiny cached one;
  * otherwise it always sets the reply and returns true. */
 static bool run_execute(srv_request *r, srv_lane *lane) {
-  if (atomic_load(&r->cancel)) {
+  if (shlo_cancel_reason(&r->cancel)) {
     srv_reply_canceled(r);
     return true;
   }

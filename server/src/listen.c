@@ -422,7 +422,7 @@ static void on_gone(uv_poll_t *h, int status, int events) {
     return; /* nothing after all */
   if (k <= 0) { /* the end of the stream, or an error: the client left */
     r->gone_ns = srv_now_ns();
-    atomic_store(&r->cancel, SRV_CANCEL_CLIENT_GONE);
+    shlo_cancel_set(&r->cancel, SRV_CANCEL_CLIENT_GONE);
     /* A job still queued leaves the queue now (and is counted as
      * canceled), rather than when a worker would have reached it. */
     if (pool_withdraw(&r->srv->pool, &r->job)) srv_reply_canceled(r);

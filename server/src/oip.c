@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "json_write.h"
 #include "oip.h"
 #include "shlo/protocol.h"
@@ -561,7 +562,8 @@ static void run_infer(infer *in) {
   r->exec_s = (double)(srv_now_ns() - t0) / 1e9;
   r->executed = true;
   if (st == SHLO_OK || st == SHLO_ETIMEOUT) cache_entry_ran(in->e, r->exec_s);
-  if (st == SHLO_ETIMEOUT || st == SHLO_ECANCELED || atomic_load(&r->cancel))
+  if (st == SHLO_ETIMEOUT || st == SHLO_ECANCELED ||
+      shlo_cancel_reason(&r->cancel))
     oip_error(r, st == SHLO_ETIMEOUT ? 504 : 503, "execution %s: %s",
               st == SHLO_ETIMEOUT ? "timed out" : "canceled", d.message);
   else if (st)

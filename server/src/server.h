@@ -150,7 +150,7 @@ typedef struct srv_request {
   int64_t exec_mem;    /* reserved from its team's exec-memory */
   bool team_held;      /* counted in its team's in-flight jobs */
   uint64_t t0_ns;
-  atomic_int cancel;   /* SRV_CANCEL_*: shutdown past the grace period, or
+  shlo_cancel cancel;   /* SRV_CANCEL_*: shutdown past the grace period, or
                           the client hung up while the job waited or ran */
   srv_conn *conn_state;
   struct gone_watch *watch; /* listen.c, while suspended */
@@ -324,7 +324,7 @@ bool srv_inline_ok(const srv_server *s, const shlo_executable *x);
  * request's cancel flag (nonzero: gone), which stops the parse. */
 cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
                             int replicas, int partitions,
-                            const atomic_int *gone, bool *cached,
+                            const shlo_cancel *gone, bool *cached,
                             double *ms, shlo_proto_error *err);
 /* The error of a compile its cancel flag stopped: kind timeout, 503,
  * "canceled: the server is shutting down" or "...: the client went away"

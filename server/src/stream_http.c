@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/value.h"
 #include "stream_int.h"
 #include "json_write.h"
 #include "shlo/protocol.h"
@@ -352,7 +353,7 @@ static ssize_t read_values(void *cls, uint64_t pos, char *buf, size_t max) {
   (void)pos;
   srv_request *r = cls;
   srv_stream *st = r->stream;
-  if (atomic_load(&r->cancel)) return MHD_CONTENT_READER_END_WITH_ERROR;
+  if (shlo_cancel_reason(&r->cancel)) return MHD_CONTENT_READER_END_WITH_ERROR;
   if (st->out_off == st->out.len) {
     st->out.len = st->out_off = 0;
     /* The job ends after its processes' last outfeed: once it has, an

@@ -5,11 +5,11 @@
 
 #include "teams.h"
 
-void srv_team_pay_compile(double cost_ms, const atomic_int *cancel) {
+void srv_team_pay_compile(double cost_ms, const shlo_cancel *cancel) {
   struct timespec t0, now;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {
-    if (cancel && atomic_load(cancel)) return;
+    if (cancel && shlo_cancel_reason(cancel)) return;
     clock_gettime(CLOCK_MONOTONIC, &now);
     double left = cost_ms - ((double)(now.tv_sec - t0.tv_sec) * 1e3 +
                              (double)(now.tv_nsec - t0.tv_nsec) / 1e6);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "pool.h"
+#include "shlo/limits.h"
 
 enum {
   SRV_SCOPE_EXECUTE = 1,  /* run programs and the team's modules */
@@ -107,7 +108,7 @@ void srv_team_count_status(srv_team *team, int status);
  * does -- whether another team holds the program is not this team's to
  * learn.  The worker is held as long as compiling it alone would have
  * held it, no longer.  Returns early once *cancel (may be NULL) is set. */
-void srv_team_pay_compile(double cost_ms, const atomic_int *cancel);
+void srv_team_pay_compile(double cost_ms, const shlo_cancel *cancel);
 
 /* "execute,register" -> flags; 0 for an empty or unknown scope. */
 unsigned srv_scopes_parse(const char *list);

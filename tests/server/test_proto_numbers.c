@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/elemfmt.h"
+#include "core/value.h"
 #include "json_write.h"
 #include "shlo/protocol.h"
 

@@ -12,7 +12,7 @@
  * (part 1, inputs and outputs as b64) through libcurl.  A client is
  * thread-safe: any number of threads may call it at once.  Values are the
  * engine's (shlo/tensor.h); outputs are new references the caller
- * releases with shlo_value_unref and an array it frees with free().
+ * releases with shlo_value_release and an array it frees with free().
  * Functions return 0 or -1 with *err filled. */
 #ifndef SHLO_CLIENT_H
 #define SHLO_CLIENT_H
@@ -21,6 +21,10 @@
 #include <stdint.h>
 
 #include "shlo/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define SHLO_CLIENT_API __attribute__((visibility("default")))
 
@@ -104,7 +108,7 @@ SHLO_CLIENT_API void shlo_call_cancel(shlo_call *call);
  *
  *   shlo_execution *x = shlo_client_start(c, &rq, &err);
  *   shlo_execution_feed(x, value, 0, 0, &err);   // one thread feeds...
- *   while (shlo_execution_next(x, &v, &err) == 1) ... shlo_value_unref(v);
+ *   while (shlo_execution_next(x, &v, &err) == 1) ... shlo_value_release(v);
  *   shlo_execution_wait(x, &json, &err);          // the final state
  *   shlo_execution_free(x);
  *
@@ -150,5 +154,9 @@ SHLO_CLIENT_API int shlo_execution_cancel(shlo_execution *x,
 /* Forget the handle (the execution runs on unless canceled); before
  * shlo_client_close. */
 SHLO_CLIENT_API void shlo_execution_free(shlo_execution *x);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

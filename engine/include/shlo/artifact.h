@@ -11,6 +11,10 @@
 
 #include "shlo/ir.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The newest StableHLO version whose artifacts this build reads. */
 #define SHLO_ARTIFACT_MAX_VERSION "1.20.0"
 
@@ -56,5 +60,9 @@ SHLO_API shlo_status shlo_write_artifact(const shlo_module *m,
                                          const char *target_version,
                                          void **out, size_t *len,
                                          shlo_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

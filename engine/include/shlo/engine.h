@@ -18,6 +18,10 @@
 #include "shlo/status.h"
 #include "shlo/tensor.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct shlo_executable shlo_executable;
 
 typedef struct shlo_compile_opts {
@@ -42,7 +46,9 @@ SHLO_API const shlo_func *shlo_executable_entry(const shlo_executable *e);
 typedef struct shlo_exec_opts {
   double timeout_s;   /* <= 0: no deadline */
   FILE *print_stream; /* interpreter.print output; NULL = stdout */
-  atomic_int *cancel; /* set nonzero from any thread to cancel; may be NULL */
+  /* shlo_cancel_set from any thread to cancel (shlo/limits.h); borrowed,
+   * must outlive the call; may be NULL */
+  const shlo_cancel *cancel;
   int64_t max_bytes;  /* > 0: tensors alive at once during the execution
                          may not take more bytes (SHLO_ELIMIT) */
   struct shlo_profile *profile; /* non-NULL: time every step into it */
@@ -50,7 +56,7 @@ typedef struct shlo_exec_opts {
 
 /* Run the entry function with n_args borrowed argument values.  On success
  * *results is a malloc'd array of *n_results owned references (free each
- * with shlo_value_unref, then the array with free).  Failing checks return
+ * with shlo_value_release, then the array with free).  Failing checks return
  * SHLO_ECHECK with the first failure in diag. */
 SHLO_API shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
                          shlo_value *const *args, int n_args,
@@ -93,5 +99,9 @@ SHLO_API int64_t shlo_executable_refinements(const shlo_executable *e);
 
 /* Write a human-readable listing of the entry function's plan. */
 SHLO_API void shlo_executable_explain(const shlo_executable *e, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

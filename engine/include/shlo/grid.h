@@ -19,6 +19,10 @@
 
 #include "shlo/engine.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- feed queues ----
  *
  * A feed is a thread-safe FIFO of values: a process's infeed queue (the
@@ -103,7 +107,7 @@ SHLO_API void shlo_module_grid(const shlo_module *m, int *num_replicas,
  * the entry function's argument count (all programs must take the same
  * number).  On success *results is a malloc'd array of n_procs *
  * *n_results owned references, process-major (free each with
- * shlo_value_unref, then the array with free); all programs must return
+ * shlo_value_release, then the array with free); all programs must return
  * the same number of results.  On failure *results is NULL and diag
  * names the op and the process. */
 SHLO_API shlo_status shlo_execute_grid(const shlo_executable *e,
@@ -111,5 +115,9 @@ SHLO_API shlo_status shlo_execute_grid(const shlo_executable *e,
                               shlo_value *const *args, int n_args,
                               shlo_value ***results, int *n_results,
                               shlo_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -27,6 +27,10 @@
 #include "shlo/engine.h"
 #include "shlo/grid.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Whether this build has the MPI backend. */
 SHLO_API bool shlo_mpi_built(void);
 /* Initialise MPI (threads: MPI_THREAD_MULTIPLE) and make grid executions
@@ -89,5 +93,9 @@ SHLO_API shlo_status shlo_mpi_follow(shlo_diag *diag);
 
 /* Rank 0: release the followers (call once, after the last grid). */
 SHLO_API void shlo_mpi_follow_end(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

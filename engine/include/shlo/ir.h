@@ -14,6 +14,10 @@
 #include "shlo/tensor.h"
 #include "shlo/types.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct shlo_loc {
   int line, col; /* 1-based; 0 = unknown */
 } shlo_loc;
@@ -79,9 +83,15 @@ typedef struct shlo_block {
   shlo_op **ops;
 } shlo_block;
 
+/* shlo_op.code of an op the engine does not know. */
+#define SHLO_OP_CODE_UNKNOWN 0
+
 struct shlo_op {
-  int code;          /* shlo_opcode (engine/src/ops/ops.h); SHLO_OP_UNKNOWN for
-                        ops the engine does not know */
+  int code;          /* which op, for a fast comparison: the engine numbers
+                        the ops it knows in an order that may change from
+                        one version to the next, so compare with
+                        shlo_op_code_of("stablehlo.add"), never a literal;
+                        SHLO_OP_CODE_UNKNOWN for ops it does not know */
   const char *name;  /* "stablehlo.add" */
   int n_operands;
   int *operands;     /* value ids */
@@ -157,6 +167,11 @@ SHLO_API shlo_func *shlo_module_find_func(const shlo_module *m, const char *name
 /* The entry function: @main, else the only function, else NULL. */
 SHLO_API shlo_func *shlo_module_entry(const shlo_module *m);
 SHLO_API const shlo_attr *shlo_op_attr(const shlo_op *op, const char *name);
+/* The code shlo_op.code holds for the op of this full name
+ * ("stablehlo.add"); SHLO_OP_CODE_UNKNOWN for a name the engine does not
+ * run.  And back: the static full name of a code, NULL for an unknown. */
+SHLO_API int shlo_op_code_of(const char *name);
+SHLO_API const char *shlo_op_code_name(int code);
 SHLO_API const shlo_attr *shlo_attr_field(const shlo_attr *a, const char *name);
 
 /* Attribute readers that accept every spelling the corpus uses.
@@ -168,5 +183,9 @@ SHLO_API bool shlo_attr_get_i64(const shlo_attr *a, int64_t *out);  /* INT, BOOL
 SHLO_API bool shlo_attr_get_f64(const shlo_attr *a, double *out);   /* FLOAT, INT */
 /* ENUM value ("LT"), STRING text, or SYMBOL name; NULL otherwise. */
 SHLO_API const char *shlo_attr_get_str(const shlo_attr *a);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

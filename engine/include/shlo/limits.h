@@ -9,10 +9,41 @@
 #ifndef SHLO_LIMITS_H
 #define SHLO_LIMITS_H
 
-#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "shlo/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A cancel flag: 0 until someone asks the work that watches it to stop,
+ * then the nonzero reason they gave (the engine only tests nonzero; the
+ * reasons are the caller's).  Zero-initialized storage (SHLO_CANCEL_INIT,
+ * calloc) is a clear flag.
+ *
+ * The member is private: touch it only through the functions below, which
+ * read and write it atomically, so one thread may set it while others
+ * poll.  It is not a C11 atomic_int because C++ cannot name that type in
+ * a shared header (std::atomic<int> is another type with no promise of
+ * the same layout), and it is not a bare int* because a caller's plain
+ * store racing the engine's load is a data race in both languages.  It is
+ * a struct and not a handle to allocate so that a caller can keep one in
+ * its own request struct or on its stack, with no allocation to fail. */
+typedef struct shlo_cancel {
+  int private_state; /* use the functions below */
+} shlo_cancel;
+
+#define SHLO_CANCEL_INIT {0}
+
+/* Set the reason (nonzero: cancel; 0: clear again).  Any thread. */
+SHLO_API void shlo_cancel_set(shlo_cancel *c, int reason);
+/* Set the reason only if the flag is clear: true when this call set it,
+ * false when an earlier reason stays.  Any thread. */
+SHLO_API bool shlo_cancel_set_first(shlo_cancel *c, int reason);
+/* The reason, 0 when not canceled.  Any thread. */
+SHLO_API int shlo_cancel_reason(const shlo_cancel *c);
 
 typedef struct shlo_compile_limits {
   /* > 0: a module with more ops than this (ops inside regions included)
@@ -21,12 +52,16 @@ typedef struct shlo_compile_limits {
   /* > 0: a CLOCK_MONOTONIC time in nanoseconds (shlo_monotonic_ns); work
    * still going on after it stops with SHLO_ELIMIT. */
   int64_t deadline_ns;
-  /* Non-NULL: set nonzero from any thread to stop the work with
+  /* Non-NULL: shlo_cancel_set it from any thread to stop the work with
    * SHLO_ECANCELED.  Borrowed; must outlive the call. */
-  const atomic_int *cancel;
+  const shlo_cancel *cancel;
 } shlo_compile_limits;
 
 /* CLOCK_MONOTONIC now, in nanoseconds (the clock of deadline_ns). */
 SHLO_API int64_t shlo_monotonic_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -11,6 +11,10 @@
 
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct shlo_profile shlo_profile;
 
 SHLO_API shlo_profile *shlo_profile_new(void); /* NULL when out of memory */
@@ -18,5 +22,9 @@ SHLO_API void shlo_profile_free(shlo_profile *p);
 /* The `top` most expensive steps: op, source line, calls, total and mean
  * time, share of all steps' time. */
 SHLO_API void shlo_profile_print(const shlo_profile *p, FILE *f, int top);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -11,6 +11,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* X(name, code, message) */
 #define SHLO_STATUS_LIST(X)                                        \
   X(OK, 0, "ok")                                                   \
@@ -58,5 +62,9 @@ SHLO_API shlo_status shlo_diag_vset(shlo_diag *d, shlo_status code, const char *
                            int line, int col, const char *fmt, va_list ap);
 /* "file:line:col: error: message" (or just the message without location). */
 SHLO_API void shlo_diag_format(const shlo_diag *d, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

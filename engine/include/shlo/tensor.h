@@ -1,7 +1,7 @@
 /* Runtime values: tensors, tuples and tokens.
  *
- * A shlo_value is reference counted: shlo_value_ref adds an owner,
- * shlo_value_unref drops one and frees at zero.  Tensor data is 64-byte
+ * A shlo_value is reference counted: shlo_value_retain adds an owner,
+ * shlo_value_release drops one and frees at zero.  Tensor data is 64-byte
  * aligned, laid out row-major (last dimension fastest), element storage as
  * in types.h.  A value never points into a module, so it may outlive the
  * module that produced it.  Values are not thread-safe for concurrent
@@ -10,33 +10,18 @@
 #ifndef SHLO_TENSOR_H
 #define SHLO_TENSOR_H
 
-#include <stdatomic.h>
-
 #include "shlo/status.h"
 #include "shlo/types.h"
 
-typedef struct shlo_value shlo_value;
+#ifdef __cplusplus
+extern "C" {
+#endif
 
-struct shlo_value {
-  atomic_int refs;
-  shlo_type_kind kind;
-  /* TENSOR */
-  shlo_elem_type elem;
-  int rank;
-  int64_t dims[SHLO_MAX_RANK];
-  int64_t numel;
-  size_t nbytes;
-  void *data;
-  const shlo_quant *quant; /* NULL unless quantized; owned by the value (a
-                              reference-counted copy shared with the values
-                              derived from it, freed with the last), never
-                              borrowed from a module */
-  /* TUPLE */
-  int n_elems;
-  shlo_value **elems; /* owned references */
-  /* the execution memory budget this tensor is charged to, or NULL */
-  struct shlo_mem_budget *budget;
-};
+/* Opaque: read a value through the accessors below.  A pointer to one is
+ * either owned (the caller holds one of its references and must release
+ * it) or borrowed (valid while its owner keeps it); each declaration says
+ * which. */
+typedef struct shlo_value shlo_value;
 
 /* New zero-filled tensor of the given element type and static shape; NULL
  * when out of memory or the byte size overflows.  Caller owns the one
@@ -50,8 +35,38 @@ SHLO_API shlo_value *shlo_tensor_clone(const shlo_value *v);
 SHLO_API shlo_value *shlo_tuple_new(int n, shlo_value **elems);
 SHLO_API shlo_value *shlo_token_new(void);
 
+/* Add an owner: returns v (NULL stays NULL), whose new reference the
+ * caller owns.  Safe from any thread. */
+SHLO_API shlo_value *shlo_value_retain(shlo_value *v);
+/* Drop the caller's reference; the value is freed with its last.  NULL is
+ * ignored.  Safe from any thread. */
+SHLO_API void shlo_value_release(shlo_value *v);
+/* The names before 0.2 (CHANGELOG.md), the same functions. */
 SHLO_API shlo_value *shlo_value_ref(shlo_value *v);
 SHLO_API void shlo_value_unref(shlo_value *v);
+
+/* What a value is (SHLO_TYPE_TENSOR, _TUPLE or _TOKEN). */
+SHLO_API shlo_type_kind shlo_value_kind(const shlo_value *v);
+/* A tensor's element type (its storage type when quantized), rank, and
+ * dimensions: shlo_tensor_dims is borrowed, rank entries long, valid while
+ * the caller holds v. */
+SHLO_API shlo_elem_type shlo_tensor_elem(const shlo_value *v);
+SHLO_API int shlo_tensor_rank(const shlo_value *v);
+SHLO_API const int64_t *shlo_tensor_dims(const shlo_value *v);
+/* Number of elements (1 for rank 0) and bytes of storage (types.h). */
+SHLO_API int64_t shlo_tensor_numel(const shlo_value *v);
+SHLO_API size_t shlo_tensor_nbytes(const shlo_value *v);
+/* A tensor's elements, row-major, 64-byte aligned, nbytes long; borrowed,
+ * valid while the caller holds v.  Write through it only while the caller
+ * holds v's single reference (a fresh tensor before it is shared). */
+SHLO_API void *shlo_tensor_data(shlo_value *v);
+SHLO_API const void *shlo_tensor_data_const(const shlo_value *v);
+/* A tensor's quantization parameters, borrowed; NULL unless quantized. */
+SHLO_API const shlo_quant *shlo_tensor_quant(const shlo_value *v);
+/* A tuple's number of elements, and element i, borrowed (retain it to keep
+ * it beyond the tuple); NULL when i is out of range. */
+SHLO_API int shlo_tuple_size(const shlo_value *v);
+SHLO_API shlo_value *shlo_tuple_get(const shlo_value *v, int i);
 
 /* Free the large tensor buffers the engine keeps for reuse (at most 64 MiB:
  * a freed buffer is handed to the next tensor of its size instead of the
@@ -85,5 +100,9 @@ SHLO_API shlo_status shlo_tensor_set_quant(shlo_value *v, const shlo_quant *q);
 /* Print a value as `tensor<2xf32> { [1.0, 2.0] }`-style text (see
  * print.c for the exact format) into a malloc'd string; NULL on OOM. */
 SHLO_API char *shlo_value_to_string(const shlo_value *v);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

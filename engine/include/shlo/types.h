@@ -14,6 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SHLO_MAX_RANK 16
 
 typedef enum {
@@ -146,5 +150,9 @@ SHLO_API bool shlo_type_equal(const shlo_type *a, const shlo_type *b);
 /* Write the MLIR spelling ("tensor<2x3xf32>") into buf; returns the length
  * it needed (like snprintf). */
 SHLO_API int shlo_type_format(const shlo_type *t, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -23,6 +23,10 @@
 #include "shlo/ir.h"
 #include "shlo/status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A growable list of diagnostics.  v is malloc'd and owned by the list;
  * the file strings point into the module (or are static). */
 typedef struct shlo_diag_list {
@@ -58,5 +62,9 @@ SHLO_API shlo_status shlo_verify_module(const shlo_module *m,
 SHLO_API shlo_status shlo_verify_module_first(const shlo_module *m,
                                      const shlo_verify_opts *opts,
                                      shlo_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,7 @@
 #include "compile/fuse.h"
 #include "compile/refine.h"
 #include "compile/refine_cache.h"
+#include "core/value.h"
 #include "ops/ops.h"
 #include "shlo/engine.h"
 #include "shlo/verify.h"

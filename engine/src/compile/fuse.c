@@ -40,6 +40,7 @@
 #include "compile/fuse.h"
 #include "compile/fuse_int.h"
 #include "core/tensor_uninit.h"
+#include "core/value.h"
 #include "kernels/fold_tiles.h"
 #include "kernels/multiversion.h"
 #include "kernels/reduce_int.h"

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "compile/fuse_int.h"
+#include "core/value.h"
 #include "kernels/fold_tiles.h"
 
 /* Rows shorter than this pay a program's setup (its one-element inputs

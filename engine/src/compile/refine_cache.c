@@ -6,6 +6,7 @@
 
 #include "compile/refine.h"
 #include "compile/refine_cache.h"
+#include "core/value.h"
 #include "shlo/verify.h"
 
 /* One signature's refined module and its executable.  The cache holds one

@@ -1,6 +1,7 @@
 /* The element printer (see elemfmt.h).  Numbers avoid printf where they
  * can: the server writes every element of every response through here. */
 #include "core/elemfmt.h"
+#include "core/value.h"
 
 #include <math.h>
 #include <stdio.h>

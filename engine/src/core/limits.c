@@ -10,6 +10,23 @@ int64_t shlo_monotonic_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The flag is a plain int read and written only through GCC's __atomic
+ * builtins (shlo/limits.h says why it is no atomic_int); sequentially
+ * consistent, as atomic_int's default operations were. */
+void shlo_cancel_set(shlo_cancel *c, int reason) {
+  __atomic_store_n(&c->private_state, reason, __ATOMIC_SEQ_CST);
+}
+
+bool shlo_cancel_set_first(shlo_cancel *c, int reason) {
+  int clear = 0;
+  return __atomic_compare_exchange_n(&c->private_state, &clear, reason, false,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+int shlo_cancel_reason(const shlo_cancel *c) {
+  return __atomic_load_n(&c->private_state, __ATOMIC_SEQ_CST);
+}
+
 shlo_status shlo__limits_check(const shlo_compile_limits *l, int64_t n_ops,
                                const char *stage, char *msg, size_t cap) {
   if (!l) return SHLO_OK;
@@ -19,7 +36,7 @@ shlo_status shlo__limits_check(const shlo_compile_limits *l, int64_t n_ops,
     return SHLO_ELIMIT;
   }
   if (n_ops % SHLO_LIMITS_EVERY) return SHLO_OK;
-  if (l->cancel && atomic_load_explicit(l->cancel, memory_order_relaxed)) {
+  if (shlo__canceled(l->cancel)) {
     snprintf(msg, cap, "canceled while %s", stage);
     return SHLO_ECANCELED;
   }

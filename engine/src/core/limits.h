@@ -3,10 +3,18 @@
 #ifndef SHLO_CORE_LIMITS_H
 #define SHLO_CORE_LIMITS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "shlo/limits.h"
 #include "shlo/status.h"
+
+/* Whether c (may be NULL) is set: the engine's poll, inline because the
+ * executor asks between steps.  Relaxed: a cancel needs to land soon, not
+ * in order with other memory. */
+static inline bool shlo__canceled(const shlo_cancel *c) {
+  return c && __atomic_load_n(&c->private_state, __ATOMIC_RELAXED) != 0;
+}
 
 /* How often (in ops) the clock and the cancel flag are looked at. */
 #define SHLO_LIMITS_EVERY 256

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "shlo/tensor.h"
 #include "core/elemfmt.h"
 

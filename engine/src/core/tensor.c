@@ -8,6 +8,7 @@
 #include "core/floatfmt.h"
 #include "core/membudget.h"
 #include "core/tensor_uninit.h"
+#include "core/value.h"
 #include "core/value_quant.h"
 #include "shlo/tensor.h"
 
@@ -272,21 +273,58 @@ fail:
 
 shlo_value *shlo_token_new(void) { return value_alloc(SHLO_TYPE_TOKEN); }
 
-shlo_value *shlo_value_ref(shlo_value *v) {
+shlo_value *shlo_value_retain(shlo_value *v) {
   if (v) atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
   return v;
 }
 
-void shlo_value_unref(shlo_value *v) {
+void shlo_value_release(shlo_value *v) {
   if (!v) return;
   if (atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) != 1)
     return;
-  for (int i = 0; i < v->n_elems; i++) shlo_value_unref(v->elems[i]);
+  for (int i = 0; i < v->n_elems; i++) shlo_value_release(v->elems[i]);
   free(v->elems);
   quant_release(v->quant);
   if (v->budget) shlo__budget_uncharge(v->budget, charged_bytes(v));
   if (!data_is_inline(v)) buf_give(v->data, (size_t)charged_bytes(v));
   free(v);
+}
+
+/* The names before 0.2: kept so programs written for them still build. */
+shlo_value *shlo_value_ref(shlo_value *v) { return shlo_value_retain(v); }
+void shlo_value_unref(shlo_value *v) { shlo_value_release(v); }
+
+/* Accessors for programs that see shlo_value opaque (shlo/tensor.h).  A
+ * tensor accessor given a tuple or token answers as for an empty tensor
+ * (no data, rank 0) rather than reading fields that mean nothing there. */
+shlo_type_kind shlo_value_kind(const shlo_value *v) { return v->kind; }
+
+static bool is_tensor(const shlo_value *v) {
+  return v->kind == SHLO_TYPE_TENSOR;
+}
+
+shlo_elem_type shlo_tensor_elem(const shlo_value *v) { return v->elem; }
+int shlo_tensor_rank(const shlo_value *v) { return is_tensor(v) ? v->rank : 0; }
+const int64_t *shlo_tensor_dims(const shlo_value *v) { return v->dims; }
+int64_t shlo_tensor_numel(const shlo_value *v) {
+  return is_tensor(v) ? v->numel : 0;
+}
+size_t shlo_tensor_nbytes(const shlo_value *v) {
+  return is_tensor(v) ? v->nbytes : 0;
+}
+void *shlo_tensor_data(shlo_value *v) { return is_tensor(v) ? v->data : NULL; }
+const void *shlo_tensor_data_const(const shlo_value *v) {
+  return is_tensor(v) ? v->data : NULL;
+}
+const shlo_quant *shlo_tensor_quant(const shlo_value *v) {
+  return is_tensor(v) ? v->quant : NULL;
+}
+int shlo_tuple_size(const shlo_value *v) {
+  return v->kind == SHLO_TYPE_TUPLE ? v->n_elems : 0;
+}
+shlo_value *shlo_tuple_get(const shlo_value *v, int i) {
+  if (v->kind != SHLO_TYPE_TUPLE || i < 0 || i >= v->n_elems) return NULL;
+  return v->elems[i];
 }
 
 void shlo_strides(int rank, const int64_t *dims, int64_t *strides) {

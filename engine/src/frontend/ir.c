@@ -1,6 +1,7 @@
 /* IR lookups and attribute readers. */
 #include <string.h>
 
+#include "core/value.h"
 #include "shlo/ir.h"
 
 const shlo_attr *shlo_op_attr(const shlo_op *op, const char *name) {

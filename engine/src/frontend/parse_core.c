@@ -9,6 +9,7 @@
 
 #include "core/floatfmt.h"
 #include "core/int_range.h"
+#include "core/value.h"
 #include "frontend/parser_int.h"
 
 /* ---- errors and allocation ---- */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "shlo/ir.h"
 #include "core/strbuf.h"
 

@@ -24,6 +24,7 @@
 
 #include "core/floatfmt.h"
 #include "core/strbuf.h"
+#include "core/value.h"
 #include "frontend/bytecode_write.h"
 #include "frontend/vhlo.h"
 #include "frontend/vhlo_ops.h"

@@ -8,6 +8,7 @@
  * collectives, which meet their peers as they would inline). */
 #include <stdlib.h>
 
+#include "core/value.h"
 #include "kernels/kernel.h"
 
 static shlo_status k_async_start(const shlo_step *s, shlo_value *const *in,

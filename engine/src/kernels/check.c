@@ -8,6 +8,7 @@
 
 #include "core/elemfmt.h"
 #include "core/floatfmt.h"
+#include "core/value.h"
 #include "kernels/kernel.h"
 
 typedef enum { CMP_EQ, CMP_ALMOST, CMP_CLOSE, CMP_BITS } cmp_mode;

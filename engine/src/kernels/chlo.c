@@ -17,6 +17,7 @@
  * complex functions in double.  Binary functions take operands of the
  * result's shape, or rank-0 operands, which broadcast. */
 #include "core/cmplx.h"
+#include "core/value.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "kernels/kernel.h"
 #include "ops/chlo_bcast.h"
 

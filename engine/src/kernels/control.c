@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "kernels/kernel.h"
 #include "core/value_quant.h"
 
@@ -200,9 +201,7 @@ static shlo_status k_while_scalar(const shlo_step *s, shlo_value *const *in,
   for (unsigned iter = 1;; iter++) {
     if ((iter & 1023) == 0 && shlo__exec_should_stop(ex)) {
       free(fr);
-      return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
-                            "stopped: the execution was canceled or "
-                            "exceeded its deadline");
+      return shlo__exec_stopped(ex, s);
     }
     shlo__scalar_frame_run(&fr[0], cur);
     if (!shlo__scalar_frame_result(&fr[0], 0)[0]) break;
@@ -234,9 +233,7 @@ static shlo_status k_while(const shlo_step *s, shlo_value *const *in,
   for (int i = 0; i < n; i++) cur[i] = shlo_value_ref(in[i]);
   for (;;) {
     if (shlo__exec_should_stop(ex)) {
-      st = shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
-                          "stopped: the execution was canceled or exceeded "
-                          "its deadline");
+      st = shlo__exec_stopped(ex, s);
       goto done;
     }
     shlo_value *pred = NULL;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/tensor_uninit.h"
+#include "core/value.h"
 #include "kernels/conv_nhwc.h"
 #include "kernels/linalg_int.h"
 #include "runtime/pool.h"

@@ -28,6 +28,7 @@
 #include "core/floatfmt.h"
 #include "core/int_range.h"
 #include "core/storage.h"
+#include "core/value.h"
 #include "kernels/kernel.h"
 #include "compile/plan.h"
 #include "core/value_quant.h"

@@ -14,6 +14,7 @@
  * set_dimension_size: on static shapes the size must be the dimension's
  * own (shlo has no bounded dynamic shapes); the data is unchanged. */
 #include "core/cmplx.h"
+#include "core/value.h"
 #include <stdlib.h>
 #include <string.h>
 

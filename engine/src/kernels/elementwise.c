@@ -34,6 +34,7 @@
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 #include <assert.h>
 #include "core/cmplx.h"
+#include "core/value.h"
 #include <math.h>
 #include <stdint.h>
 #include <string.h>

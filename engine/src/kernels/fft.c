@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "kernels/linalg_int.h"
 #include "kernels/kernel.h"
 #include "compile/plan.h"

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
 #include "core/floatfmt.h"
@@ -209,9 +210,7 @@ static shlo_status gather_walk_result(const shlo_step *s,
   int64_t ctr[MAXR] = {0}, cb = 0, co = 0;
   for (int64_t t = 0; t < outer; t++) {
     if ((t & 1023) == 1023 && shlo__exec_should_stop(ex))
-      return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
-                            "stopped: the execution was canceled or "
-                            "exceeded its deadline");
+      return shlo__exec_stopped(ex, s);
     if (p->contig)
       memcpy(dst, src + (size_t)(base[cb] + co) * esz, (size_t)inner * esz);
     else
@@ -946,9 +945,7 @@ static shlo_status k_scatter(const shlo_step *s, shlo_value *const *in,
   int64_t pi[MAXR] = {0}, ioff = 0, uo = 0, start[MAXR];
   for (int64_t b = 0; b < p->n_pos; b++) {
     if ((b & 255) == 255 && shlo__exec_should_stop(ex)) {
-      st = shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
-                          "stopped: the execution was canceled or exceeded "
-                          "its deadline");
+      st = shlo__exec_stopped(ex, s);
       goto done;
     }
     memset(start, 0, sizeof start);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "kernels/lanes.h"
 
 #define LANE_BLOCK ((size_t)SHLO_LANES * 16)

@@ -19,6 +19,7 @@
 #include <cblas.h>
 
 #include "core/floatfmt.h"
+#include "core/value.h"
 #include "kernels/linalg_int.h"
 #include "core/tensor_uninit.h"
 #include "kernels/kernel.h"

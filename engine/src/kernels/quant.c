@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
+#include "core/value.h"
 #include "kernels/kernel.h"
 #include "core/value_quant.h"
 

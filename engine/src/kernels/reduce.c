@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "runtime/pool.h"
 #include "kernels/reduce_int.h"
 

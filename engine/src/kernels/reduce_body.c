@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
 #include "kernels/multiversion.h"
@@ -790,9 +791,7 @@ void shlo__rb_call_free(shlo_rb_call *c) {
 }
 
 shlo_status shlo__rb_stopped(const shlo_step *s, shlo_exec *ex) {
-  return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
-                        "stopped: the execution was canceled or exceeded its "
-                        "deadline");
+  return shlo__exec_stopped(ex, s);
 }
 
 void shlo__rb_unref_n(shlo_value **v, int n) {

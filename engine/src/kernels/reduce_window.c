@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "runtime/pool.h"
 #include "kernels/reduce_int.h"
 #include "kernels/stream_store.h"

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "core/floatfmt.h"
+#include "core/value.h"
 #include "kernels/kernel.h"
 
 /* ---- the generators ---- */

@@ -19,6 +19,7 @@
 #include "core/floatfmt.h"
 #include "core/storage.h"
 #include "core/tensor_uninit.h"
+#include "core/value.h"
 #include "kernels/kernel.h"
 #include "compile/plan.h"
 #include "core/value_quant.h"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "kernels/kernel.h"
 #include "core/value_quant.h"
 

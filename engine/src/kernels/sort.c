@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "core/tensor_uninit.h"
+#include "core/value.h"
 #include "kernels/lanes.h"
 #include "kernels/radix.h"
 #include "kernels/reduce_int.h"

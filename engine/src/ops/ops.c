@@ -6,6 +6,9 @@
 
 #include "ops/ops.h"
 
+_Static_assert(SHLO_OP_UNKNOWN == SHLO_OP_CODE_UNKNOWN,
+               "shlo/ir.h promises callers the unknown op's code");
+
 #define SHLO_OPS_CHECK_SIZE(tbl)                                              \
   _Static_assert(sizeof tbl / sizeof tbl[0] == SHLO_OP_COUNT,                 \
                  #tbl " must have one entry per op code")
@@ -53,6 +56,17 @@ shlo_opcode shlo__op_lookup(const char *name, size_t len) {
 
 const char *shlo__op_name(shlo_opcode code) {
   return (unsigned)code < SHLO_OP_COUNT ? op_names[code] : "<unknown>";
+}
+
+/* The public face of the table (shlo/ir.h): code numbers are this
+ * build's, so a caller asks for them by name. */
+int shlo_op_code_of(const char *name) {
+  return name ? (int)shlo__op_lookup(name, strlen(name)) : SHLO_OP_UNKNOWN;
+}
+
+const char *shlo_op_code_name(int code) {
+  return code > SHLO_OP_UNKNOWN && code < SHLO_OP_COUNT ? op_names[code]
+                                                        : NULL;
 }
 
 shlo_compile_fn shlo__op_compile_fn(shlo_opcode code) {

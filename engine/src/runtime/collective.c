@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
 #include "kernels/kernel.h"

@@ -12,6 +12,7 @@
 
 #include "compile/executable.h"
 #include "compile/refine_cache.h"
+#include "core/value.h"
 #include "runtime/exec_int.h"
 #include "core/membudget.h"
 #include "runtime/profile_int.h"
@@ -47,13 +48,12 @@ shlo_status shlo__exec_fail(shlo_exec *ex, const shlo_step *s,
 }
 
 bool shlo__exec_should_stop(shlo_exec *ex) {
-  if (ex->cancel && atomic_load_explicit(ex->cancel, memory_order_relaxed))
-    return true;
+  if (shlo__canceled(ex->cancel)) return true;
   return ex->deadline > 0 && now_s() > ex->deadline;
 }
 
-static shlo_status stop_status(shlo_exec *ex, const shlo_step *s) {
-  if (ex->cancel && atomic_load(ex->cancel))
+shlo_status shlo__exec_stopped(shlo_exec *ex, const shlo_step *s) {
+  if (shlo__canceled(ex->cancel))
     return shlo__exec_fail(ex, s, SHLO_ECANCELED, "execution canceled");
   return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
                         "execution exceeded its deadline");
@@ -86,7 +86,7 @@ shlo_status shlo__plan_run(const shlo_plan *p, shlo_exec *ex,
   for (int i = 0; i < p->n_steps; i++) {
     const shlo_step *s = &p->steps[i];
     if ((++ex->ticks & 63) == 0 && shlo__exec_should_stop(ex)) {
-      st = stop_status(ex, s);
+      st = shlo__exec_stopped(ex, s);
       goto done;
     }
     for (int k = 0; k < s->n_in; k++) in[k] = slots[s->in[k]];

@@ -79,6 +79,9 @@ shlo_value *shlo__exec_take_input(const shlo_step *s, shlo_value *const *in,
 /* Nonzero when the execution must stop (cancelled or past its deadline);
  * long-running kernels call it in their outer loops. */
 bool shlo__exec_should_stop(shlo_exec *ex);
+/* Fail the execution at step s for the reason it must stop: SHLO_ECANCELED
+ * when its flag is set, else SHLO_ETIMEOUT; returns that status. */
+shlo_status shlo__exec_stopped(shlo_exec *ex, const shlo_step *s);
 /* Where interpreter.print writes (stdout by default). */
 FILE *shlo__exec_print_stream(shlo_exec *ex);
 /* Probe storage for interpreter.probe / check.expect_serialized_eq. */

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "core/limits.h"
 #include "runtime/exec.h"
 #include "shlo/engine.h"
 
@@ -21,7 +22,7 @@ struct shlo_exec {
   const char *filename;
   bool failed;
   double deadline;   /* monotonic seconds; 0 = none */
-  atomic_int *cancel;
+  const shlo_cancel *cancel;
   FILE *print;
   unsigned ticks;    /* steps run, to pace deadline checks */
   probe *probes;

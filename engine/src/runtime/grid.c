@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/value.h"
 #include "kernels/kernel.h"
 #include "runtime/grid.h"
 #include "runtime/grid_net.h"
@@ -146,7 +147,7 @@ shlo_status shlo_feed_try_push(shlo_feed *q, shlo_value *v) {
  * *stop is set or the deadline passes (the outfeed and host sends of a
  * program whose reader is slow). */
 static shlo_status feed_put_wait(shlo_feed *q, shlo_value *v, double deadline,
-                                 atomic_int *stop) {
+                                 const shlo_cancel *stop) {
   shlo_status st = SHLO_OK;
   pthread_mutex_lock(&q->lock);
   for (;;) {
@@ -155,7 +156,7 @@ static shlo_status feed_put_wait(shlo_feed *q, shlo_value *v, double deadline,
       goto out;
     }
     if (feed_has_room(q, v)) break;
-    if (stop && atomic_load(stop)) {
+    if (shlo__canceled(stop)) {
       st = SHLO_ECANCELED;
       goto out;
     }
@@ -218,12 +219,12 @@ int shlo_feed_size(shlo_feed *q) {
 /* Wait until k values are there, the queue is closed, *stop is set or the
  * deadline passes; then take the k values (all or none). */
 static shlo_status feed_take(shlo_feed *q, int k, shlo_value **out,
-                             double deadline, atomic_int *stop) {
+                             double deadline, const shlo_cancel *stop) {
   shlo_status st = SHLO_OK;
   pthread_mutex_lock(&q->lock);
   for (;;) {
     if (q->n >= k) break;
-    if (stop && atomic_load(stop)) {
+    if (shlo__canceled(stop)) {
       st = SHLO_ECANCELED;
       goto out;
     }
@@ -271,7 +272,7 @@ int shlo__proc_name(const shlo_grid *g, int k, char *buf, size_t cap) {
 }
 
 static void grid_wake_all(shlo_grid *g) {
-  atomic_store(&g->stop, 1);
+  shlo_cancel_set(&g->stop, 1);
   pthread_cond_broadcast(&g->cond);
   for (int k = 0; k < g->n_procs; k++) {
     if (g->infeed && g->infeed[k]) feed_wake(g->infeed[k]);
@@ -583,7 +584,8 @@ static shlo_status grid_net_finish(shlo_grid *g, grid_job *jobs) {
 
 /* Run jobs[0..n) (one per process) and wait for all of them, turning
  * *cancel into a grid failure.  Returns the grid's failure code. */
-static shlo_status grid_run(shlo_grid *g, grid_job *jobs, atomic_int *cancel) {
+static shlo_status grid_run(shlo_grid *g, grid_job *jobs,
+                            const shlo_cancel *cancel) {
   shlo_status st = shlo__net_begin(g);
   if (st) {
     shlo_diag_set(&g->fail, st, g->filename, 0, 0,
@@ -601,7 +603,7 @@ static shlo_status grid_run(shlo_grid *g, grid_job *jobs, atomic_int *cancel) {
   while (g->n_done < g->n_procs) {
     double now = shlo__now();
     if (!g->failed) {
-      bool canceled = cancel && atomic_load(cancel);
+      bool canceled = shlo__canceled(cancel);
       if (canceled || (g->deadline > 0 && now > g->deadline + grace)) {
         char where[SHLO_DIAG_MAX / 2];
         describe_waits(g, where, sizeof where);

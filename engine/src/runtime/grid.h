@@ -83,7 +83,7 @@ typedef struct shlo_grid {
   int n_replicas, n_partitions, n_procs;
   const char *filename;
   double deadline;     /* monotonic seconds; 0 = none */
-  atomic_int stop;     /* the processes' cancel flag */
+  shlo_cancel stop;    /* the processes' cancel flag */
   grid_proc *procs;
   int n_done;
   grid_rdv *rdvs;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "runtime/grid_wire.h"
 
 void shlo__wire_i64(strbuf *b, int64_t x) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "verify/verify_int.h"
 
 #define R SHLO_MAX_RANK

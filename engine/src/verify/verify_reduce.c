@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/value.h"
 #include "verify/verify_int.h"
 
 #define R SHLO_MAX_RANK
