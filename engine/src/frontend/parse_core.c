@@ -74,8 +74,9 @@ char *shlo__pstrndup(parser *P, const char *s, size_t n) {
 }
 
 void shlo__enter(parser *P) {
-  if (++P->depth > PARSE_MAX_DEPTH)
-    shlo__perr(P, "nesting deeper than %d levels", PARSE_MAX_DEPTH);
+  if (++P->depth > P->max_depth)
+    shlo__perr(P, "types, attributes or literal brackets nested deeper "
+               "than %d (the limit)", P->max_depth);
 }
 
 void shlo__leave(parser *P) { P->depth--; }
@@ -306,7 +307,7 @@ int64_t shlo__parse_int(parser *P) {
 char *shlo__skip_balanced(parser *P) {
   shlo__skip_ws(P);
   const char *start = P->p;
-  char stack[PARSE_MAX_DEPTH];
+  char stack[SHLO_MAX_DEPTH_CAP]; /* the closing bracket of each open one */
   int depth = 0;
   do {
     if (P->p >= P->end) shlo__perr_at(P, start, "unbalanced brackets");
@@ -321,7 +322,9 @@ char *shlo__skip_balanced(parser *P) {
       P->line_start = P->p + 1;
     }
     if (c == '(' || c == '[' || c == '{' || c == '<') {
-      if (depth == PARSE_MAX_DEPTH) shlo__perr(P, "nesting too deep");
+      if (depth == P->max_depth)
+        shlo__perr(P, "brackets nested deeper than %d (the limit)",
+                   P->max_depth);
       stack[depth++] = c == '(' ? ')' : c == '[' ? ']' : c == '{' ? '}' : '>';
     } else if (c == ')' || c == ']' || c == '}' || c == '>') {
       /* '->' inside a group is an arrow, not a closing bracket. */
@@ -358,7 +361,9 @@ static int parse_elem_type(parser *P) {
   const char *s = P->p;
   if (shlo__accept_kw(P, "complex")) {
     shlo__expect(P, "<");
+    shlo__enter(P); /* complex<complex<...>> is refused, but not by recursing without end */
     int part = parse_elem_type(P);
+    shlo__leave(P);
     shlo__expect(P, ">");
     if (part == SHLO_F32) return SHLO_C64;
     if (part == SHLO_F64) return SHLO_C128;

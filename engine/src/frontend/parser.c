@@ -189,7 +189,9 @@ static void count_op(parser *P) {
 }
 
 shlo_block *shlo__parse_region(parser *P, const pre_arg *pre, int n_pre) {
-  shlo__enter(P);
+  /* A function's body is not nested: the limit counts the regions in it. */
+  if (++P->region_depth - 1 > P->max_depth)
+    shlo__perr(P, "regions nested deeper than %d (the limit)", P->max_depth);
   int mark = shlo__scope_mark(P);
   shlo_block *blk = shlo__palloc(P, sizeof *blk);
   int cap_args = n_pre > 0 ? n_pre : 4;
@@ -243,7 +245,7 @@ shlo_block *shlo__parse_region(parser *P, const pre_arg *pre, int n_pre) {
     blk->ops[blk->n_ops++] = op;
   }
   shlo__scope_pop(P, mark);
-  shlo__leave(P);
+  P->region_depth--;
   return blk;
 }
 
@@ -313,7 +315,6 @@ static void parse_generic_op(parser *P, op_builder *b) {
 }
 
 static shlo_op *parse_op(parser *P) {
-  shlo__enter(P);
   shlo__skip_ws(P);
   const char *start = P->p;
   /* result list: %a, %b:2 = */
@@ -382,7 +383,6 @@ static shlo_op *parse_op(parser *P) {
     }
     shlo__bind_name(P, names[i], lens[i], first, counts[i]);
   }
-  shlo__leave(P);
   return b.op;
 }
 
@@ -579,6 +579,7 @@ static parser *parser_new(const char *text, size_t len, shlo_diag *diag,
     return NULL;
   }
   P->diag = diag ? diag : fallback;
+  P->max_depth = shlo__max_depth(NULL);
   P->src = P->p = P->line_start = text ? text : "";
   P->end = P->src + (text ? len : 0);
   P->line = 1;
@@ -625,7 +626,10 @@ shlo_status shlo_parse_module_limited(const char *text, size_t len,
     return shlo_read_artifact(text, len, filename, out, NULL, diag);
   shlo_diag tmp;
   parser *P = parser_new(text, len, diag, &tmp);
-  if (P) P->limits = limits;
+  if (P) {
+    P->limits = limits;
+    P->max_depth = shlo__max_depth(limits);
+  }
   shlo_module *m = P ? shlo__arena_alloc(P->arena, sizeof *m) : NULL;
   if (!m) {
     if (P) {
