@@ -93,7 +93,8 @@ static char *nested_regions(int n) {
           "  \"stablehlo.return\"(%%d) : (tensor<2xi32>) -> ()\n");
   for (int k = n - 1; k >= 0; k--) {
     put(&b, "  }) : (tensor<i32>) -> tensor<2xi32>\n");
-    if (k) put(&b, "  \"stablehlo.return\"(%%r%d) : (tensor<2xi32>) -> ()\n", k);
+    if (k)
+      put(&b, "  \"stablehlo.return\"(%%r%d) : (tensor<2xi32>) -> ()\n", k);
   }
   put(&b, "  func.return %%r0 : tensor<2xi32>\n}\n");
   return b.s;

@@ -361,7 +361,9 @@ static int parse_elem_type(parser *P) {
   const char *s = P->p;
   if (shlo__accept_kw(P, "complex")) {
     shlo__expect(P, "<");
-    shlo__enter(P); /* complex<complex<...>> is refused, but not by recursing without end */
+    /* complex<complex<...>> is refused below, but only after the inner
+     * type is read: the depth guard keeps that recursion bounded */
+    shlo__enter(P);
     int part = parse_elem_type(P);
     shlo__leave(P);
     shlo__expect(P, ">");

@@ -273,7 +273,8 @@ static int future_type(raiser *r, const char *text) {
 
 static int vtype_of(raiser *r, const shlo_type *t) {
   if (++r->depth > BC_MAX_DEPTH)
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "types nest too deeply");
+    bw_fail(&r->w, SHLO_EUNSUPPORTED, "types nested deeper than %d (the limit)",
+            BC_MAX_DEPTH);
   int i;
   bw_buf b = {0};
   switch (t->kind) {
@@ -648,7 +649,8 @@ static int text_attr(raiser *r, const shlo_attr *a) {
 static int generic_attr(raiser *r, const char *name, const shlo_attr *a,
                         bool in_vhlo) {
   if (++r->depth > BC_MAX_DEPTH)
-    bw_fail(&r->w, SHLO_EUNSUPPORTED, "attributes nest too deeply");
+    bw_fail(&r->w, SHLO_EUNSUPPORTED,
+            "attributes nested deeper than %d (the limit)", BC_MAX_DEPTH);
   int i, items[1024];
   bw_buf b = {0};
   switch (a->kind) {
@@ -1059,7 +1061,8 @@ static void write_op(raiser *r, bw_buf *ir, const shlo_op *op) {
   }
   if (op->n_regions) {
     if (++r->depth > BC_MAX_DEPTH)
-      bw_fail(&r->w, SHLO_EUNSUPPORTED, "regions nest too deeply");
+      bw_fail(&r->w, SHLO_EUNSUPPORTED,
+              "regions nested deeper than %d (the limit)", BC_MAX_DEPTH);
     bw_varint(&r->w, ir, (uint64_t)op->n_regions << 1);
     for (int i = 0; i < op->n_regions; i++)
       write_region(r, ir, op->regions[i], false);
