@@ -168,7 +168,7 @@ static void defaults_are_as_documented(void **state) {
   (void)state;
   srv_config c;
   srv_config_defaults(&c);
-  static char help[8192];
+  static char help[16384];
   char *argv[] = {"shlo-server", "--help", NULL};
   assert_int_equal(load_captured(&c, 1, help, sizeof help, 2, argv), 1);
   int n = 0;
@@ -195,13 +195,14 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 48); /* binary-port, issue #10's caps, compile bounds,
+  assert_int_equal(n, 49); /* binary-port, issue #10's caps, compile bounds,
                             issue #14: insecure, audit-log, six team-*,
                             store, tls-cert, tls-key,
                             issue #18: grid-backend, mpi-min-procs,
                             issue #13: executions and stream queues (6),
                             issue #20: console,
-                            issue #11: inline-max-work */
+                            issue #11: inline-max-work,
+                            issue #30: max-nesting-depth */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");
@@ -224,6 +225,7 @@ static void defaults_are_as_documented(void **state) {
   assert_int_equal(c.max_client_running, 0);
   assert_int_equal(c.max_program_ops, 1000000);
   assert_int_equal(c.compile_timeout_ms, 10000);
+  assert_int_equal(c.max_nesting_depth, 256); /* SHLO_DEFAULT_MAX_DEPTH */
   assert_int_equal(c.console, 1); /* the web console is on by default */
   srv_config_free(&c);
 }

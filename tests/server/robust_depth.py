@@ -5,7 +5,7 @@ sent a 100,000-deep chain of func.call, 100,000-deep nested regions and
 /v1/modules and at /execute: every one is answered 4xx with a message that
 names the limit, the server stays up and answers /healthz, and a chain and
 a nest at the limit (256 levels, the engine's default) still run and give
-the right answer.  SIGTERM then ends the server with status 0 and no
+the right answer; --max-nesting-depth sets another limit.  SIGTERM then ends the server with status 0 and no
 sanitizer report.  Given the CLI too, `shlo run` gives the same refusals
 with exit status 1, and the answer at the limit.
 
@@ -165,5 +165,18 @@ for path in ("/v1/modules", "/execute"):
     for what, program in NESTS.items():
         refused(srv, f"{DEEP}-deep {what}", path, program)
 print(f"all answered in {time.monotonic() - t0:.1f} s", flush=True)
-check_clean_stops([(srv.stop(), srv.log())])
+stops = [(srv.stop(), srv.log())]
+
+# The operator's own bound: --max-nesting-depth.
+srv = Server(sys.argv[1], "--max-nesting-depth", "16", env=dict(os.environ),
+             log_path=f"/tmp/shlo-robust-depth-{os.getpid()}-16.log")
+LIMIT = 16
+runs(srv, "a 16-deep call chain under --max-nesting-depth 16",
+     call_chain(16))
+refused(srv, "a 17-deep call chain under --max-nesting-depth 16", "/execute",
+        call_chain(17))
+refused(srv, "17-deep nested regions under --max-nesting-depth 16",
+        "/v1/modules", nested_regions(17))
+stops.append((srv.stop(), srv.log()))
+check_clean_stops(stops)
 finish("robust_depth")
