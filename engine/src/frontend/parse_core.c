@@ -1107,6 +1107,22 @@ static const shlo_attr *parse_sub_axis_info(parser *P) {
   return o;
 }
 
+/* Refuses field `name` of #stablehlo.<sname>, listing the keys it has.
+ * Out of line, so that its buffer is not on the stack of every
+ * dictionary nested in another. */
+static noreturn __attribute__((noinline)) void unknown_field(
+    parser *P, const char *at, const char *name, const char *sname,
+    const char *const *keys) {
+  char list[512];
+  size_t m = 0;
+  list[0] = 0;
+  for (int k = 0; keys[k] && m < sizeof list; k++)
+    m += (size_t)snprintf(list + m, sizeof list - m, "%s`%s`", k ? ", " : "",
+                          keys[k]);
+  shlo__perr_at(P, at, "unknown `%s` in #stablehlo.%s: expected one of: %s",
+                name, sname, list);
+}
+
 shlo_named_attr *shlo__parse_struct_fields(parser *P, const char *close,
                                      int *n_out, const char *sname) {
   const char *const *keys = struct_keys(sname);
@@ -1137,16 +1153,7 @@ shlo_named_attr *shlo__parse_struct_fields(parser *P, const char *close,
       if (keys) {
         int k = 0;
         while (keys[k] && strcmp(keys[k], name)) k++;
-        if (!keys[k]) {
-          char list[512];
-          size_t m = 0;
-          list[0] = 0;
-          for (k = 0; keys[k] && m < sizeof list; k++)
-            m += (size_t)snprintf(list + m, sizeof list - m, "%s`%s`",
-                                  k ? ", " : "", keys[k]);
-          shlo__perr_at(P, at, "unknown `%s` in #stablehlo.%s: expected one of: %s",
-                  name, sname, list);
-        }
+        if (!keys[k]) unknown_field(P, at, name, sname, keys);
       }
       f[n].name = name;
       if (sname && !strcmp(sname, "axis_ref") &&

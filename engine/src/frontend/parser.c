@@ -314,26 +314,39 @@ static void parse_generic_op(parser *P, op_builder *b) {
   }
 }
 
+/* One name of an op's result list: %name, or %name:count. */
+typedef struct result_name {
+  const char *name;
+  size_t len;
+  int count;
+} result_name;
+
 static shlo_op *parse_op(parser *P) {
   shlo__skip_ws(P);
   const char *start = P->p;
-  /* result list: %a, %b:2 = */
-  const char *names[64];
-  size_t lens[64];
-  int counts[64];
-  int n_names = 0, n_results = 0;
+  /* result list: %a, %b:2 =  -- a few names on the stack, more in the
+   * arena: this frame recurses once per nested region */
+  result_name few[4], *names = few;
+  int n_names = 0, cap_names = 4, n_results = 0;
   if (shlo__peekc(P) == '%') {
     do {
       if (n_names == 64) shlo__perr(P, "too many result names");
-      names[n_names] = shlo__parse_value_name(P, &lens[n_names]);
-      counts[n_names] = 1;
+      if (n_names == cap_names) {
+        result_name *w = shlo__palloc(P, 2 * (size_t)cap_names * sizeof *w);
+        memcpy(w, names, (size_t)n_names * sizeof *w);
+        names = w;
+        cap_names *= 2;
+      }
+      result_name *r = &names[n_names];
+      r->name = shlo__parse_value_name(P, &r->len);
+      r->count = 1;
       if (P->p < P->end && *P->p == ':') {
         P->p++;
         int64_t k = shlo__parse_int(P);
         if (k < 1 || k > 100000) shlo__perr(P, "bad result count %lld", (long long)k);
-        counts[n_names] = (int)k;
+        r->count = (int)k;
       }
-      n_results += counts[n_names];
+      n_results += r->count;
       n_names++;
     } while (shlo__accept(P, ","));
     shlo__expect(P, "=");
@@ -376,12 +389,12 @@ static shlo_op *parse_op(parser *P) {
   int k = 0;
   for (int i = 0; i < n_names; i++) {
     int first = -1;
-    for (int j = 0; j < counts[i]; j++) {
+    for (int j = 0; j < names[i].count; j++) {
       int id = shlo__new_value(P, b.result_types[k]);
       if (first < 0) first = id;
       b.op->results[k++] = id;
     }
-    shlo__bind_name(P, names[i], lens[i], first, counts[i]);
+    shlo__bind_name(P, names[i].name, names[i].len, first, names[i].count);
   }
   return b.op;
 }
