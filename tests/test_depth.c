@@ -3,7 +3,9 @@
  * is refused at ten times the limit with a message naming the limit, and
  * works at the limit -- on a thread whose stack is a fraction of the 8 MiB
  * a server's workers get, so the limit keeps a wide margin (the ASan build
- * runs these too, with its larger frames). */
+ * runs these too, with its larger frames).  Measured in the ASan build,
+ * 500 levels (the cap) need at most 2 MiB, 256 (the default) at most
+ * 1.5 MiB (nested sorts, reduces and whiles, run as well as parsed). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,12 +20,15 @@
 #include "shlo/engine.h"
 #include "shlo/limits.h"
 
-/* The stack the at-limit programs run on: a quarter of a thread's usual
- * 8 MiB (the server's workers and the libuv loop thread have that), or
- * SHLO_DEPTH_STACK_KB KiB (to measure the margin). */
-static size_t small_stack(void) {
+/* The stack a program runs on: a quarter of a thread's usual 8 MiB (the
+ * server's workers and the libuv loop thread have that) under the default
+ * limit, and 3 MiB under a limit up to the cap; or SHLO_DEPTH_STACK_KB KiB
+ * (to measure what a test needs, with SHLO_DEPTH_ONLY=its name). */
+static size_t small_stack(int max_depth) {
   const char *kb = getenv("SHLO_DEPTH_STACK_KB");
-  return kb && atoi(kb) > 0 ? (size_t)atoi(kb) << 10 : (size_t)2 << 20;
+  if (kb && atoi(kb) > 0) return (size_t)atoi(kb) << 10;
+  return max_depth > SHLO_DEFAULT_MAX_DEPTH ? (size_t)3 << 20
+                                            : (size_t)2 << 20;
 }
 
 /* ---- a growable string ---- */
@@ -53,11 +58,15 @@ static void put(sbuf *b, const char *fmt, ...) {
 
 /* ---- programs ---- */
 
+/* How each function of a chain calls the next. */
+enum { CALL, CALL_IN_REGION, COMPOSITE };
+
 /* @main calls @f0, which calls @f1 ... @f{n-1}, which doubles its
- * argument: n calls deep.  With `region`, each call but main's sits in a
- * stablehlo.case branch, a region and a call per function.  `t` is the
- * callees' argument type (a dynamic one makes the module refined). */
-static char *chain(int n, bool region, const char *t) {
+ * argument: n calls deep.  With CALL_IN_REGION, each call but main's sits
+ * in a stablehlo.case branch, a region and a call per function; with
+ * COMPOSITE, each is a composite whose decomposition is the next.  `t` is
+ * the callees' argument type (a dynamic one makes the module refined). */
+static char *chain(int n, int how, const char *t) {
   sbuf b = {0};
   put(&b, "func.func @main() -> tensor<2xi32> {\n"
           "  %%c = stablehlo.constant dense<[5, 6]> : tensor<2xi32>\n"
@@ -67,7 +76,10 @@ static char *chain(int n, bool region, const char *t) {
     put(&b, "func.func private @f%d(%%a: %s) -> %s {\n", i, t, t);
     if (i + 1 == n) {
       put(&b, "  %%r = stablehlo.add %%a, %%a : %s\n", t);
-    } else if (region) {
+    } else if (how == COMPOSITE) {
+      put(&b, "  %%r = \"stablehlo.composite\"(%%a) {name = \"x.next\", "
+              "decomposition = @f%d} : (%s) -> %s\n", i + 1, t, t);
+    } else if (how == CALL_IN_REGION) {
       put(&b, "  %%i = stablehlo.constant dense<0> : tensor<i32>\n"
               "  %%r = \"stablehlo.case\"(%%i) ({\n"
               "    %%c = func.call @f%d(%%a) : (%s) -> %s\n"
@@ -97,6 +109,71 @@ static char *nested_regions(int n) {
       put(&b, "  \"stablehlo.return\"(%%r%d) : (tensor<2xi32>) -> ()\n", k);
   }
   put(&b, "  func.return %%r0 : tensor<2xi32>\n}\n");
+  return b.s;
+}
+
+/* n stablehlo.while ops in pretty form, each in the last one's body; each
+ * runs its body once, so @main returns 1 after n loops. */
+static char *nested_whiles(int n) {
+  sbuf b = {0};
+  const char *t = "tensor<i64>";
+  put(&b, "func.func @main() -> %s {\n"
+          "  %%c0 = stablehlo.constant dense<0> : %s\n"
+          "  %%c1 = stablehlo.constant dense<1> : %s\n", t, t, t);
+  for (int k = 0; k < n; k++)
+    put(&b, "  %%r%d = stablehlo.while(%%i%d = %%c0) : %s\n"
+            "  cond {\n"
+            "    %%t = stablehlo.compare LT, %%i%d, %%c1 : (%s, %s) -> "
+            "tensor<i1>\n"
+            "    stablehlo.return %%t : tensor<i1>\n"
+            "  } do {\n", k, k, t, k, t, t);
+  for (int k = n - 1; k >= 0; k--)
+    put(&b, "  %%n%d = stablehlo.add %%i%d, %%c1 : %s\n"
+            "  stablehlo.return %%n%d : %s\n"
+            "  }\n", k, k, t, k, t);
+  put(&b, "  func.return %%r0 : %s\n}\n", t);
+  return b.s;
+}
+
+/* n stablehlo.reduce ops in pretty form, each in the last one's reducer
+ * (the parser's largest frame per region); each reduces one element, so
+ * each reducer runs once, and every level gives 0 + 5. */
+static char *nested_reduces(int n) {
+  sbuf b = {0};
+  const char *t = "tensor<i32>";
+  put(&b, "func.func @main() -> %s {\n"
+          "  %%a = stablehlo.constant dense<[5]> : tensor<1xi32>\n"
+          "  %%z = stablehlo.constant dense<0> : %s\n", t, t);
+  for (int k = 0; k < n; k++)
+    put(&b, "  %%r%d = stablehlo.reduce(%%a init: %%z) across dimensions = "
+            "[0] : (tensor<1xi32>, %s) -> %s\n"
+            "  reducer(%%x%d: %s, %%y%d: %s) {\n", k, t, t, k, t, k, t);
+  for (int k = n - 1; k >= 0; k--)
+    put(&b, "  %%s%d = stablehlo.add %%x%d, %%y%d : %s\n"
+            "  stablehlo.return %%s%d : %s\n"
+            "  }\n", k, k, k, t, k, t);
+  put(&b, "  func.return %%r0 : %s\n}\n", t);
+  return b.s;
+}
+
+/* n stablehlo.sort ops, each in the last one's comparator (the kernel
+ * with the largest frame that runs a region); two elements, so each
+ * comparator runs once: [6, 5] sorted. */
+static char *nested_sorts(int n) {
+  sbuf b = {0};
+  const char *t = "tensor<2xi32>", *s = "tensor<i32>";
+  put(&b, "func.func @main() -> %s {\n"
+          "  %%a = stablehlo.constant dense<[6, 5]> : %s\n", t, t);
+  for (int k = 0; k < n; k++)
+    put(&b, "  %%r%d = \"stablehlo.sort\"(%%a) ({\n"
+            "  ^bb0(%%x%d: %s, %%y%d: %s):\n", k, k, s, k, s);
+  for (int k = n - 1; k >= 0; k--)
+    put(&b, "  %%t%d = stablehlo.compare LT, %%x%d, %%y%d : (%s, %s) -> "
+            "tensor<i1>\n"
+            "  \"stablehlo.return\"(%%t%d) : (tensor<i1>) -> ()\n"
+            "  }) {dimension = 0 : i64, is_stable = false} : (%s) -> %s\n",
+        k, k, k, s, s, k, t, t);
+  put(&b, "  func.return %%r0 : %s\n}\n", t);
   return b.s;
 }
 
@@ -142,7 +219,8 @@ typedef struct run_case {
   int max_depth;        /* 0: the default */
   shlo_status st;       /* what it gave */
   char message[SHLO_DIAG_MAX + 256];
-  int64_t result[2];    /* main's tensor<2xi32>, when st is OK */
+  int64_t result[2];    /* main's result's first two, when st is OK */
+  int64_t numel;
 } run_case;
 
 static void *run(void *arg) {
@@ -160,8 +238,9 @@ static void *run(void *arg) {
   c->message[0] = 0;
   if (c->st) shlo_diag_format(&d, c->message, sizeof c->message);
   if (!c->st && n_res == 1) {
-    c->result[0] = shlo_tensor_get_i64(res[0], 0);
-    c->result[1] = shlo_tensor_get_i64(res[0], 1);
+    c->numel = res[0]->numel;
+    for (int64_t i = 0; i < 2 && i < c->numel; i++)
+      c->result[i] = shlo_tensor_get_i64(res[0], i);
   }
   for (int i = 0; i < n_res; i++) shlo_value_unref(res[i]);
   free(res);
@@ -170,13 +249,13 @@ static void *run(void *arg) {
   return NULL;
 }
 
-/* Runs text on a thread with small_stack(); frees text. */
+/* Runs text on a thread with small_stack(max_depth); frees text. */
 static run_case run_small(char *text, int max_depth) {
   run_case c = {.text = text, .max_depth = max_depth};
   pthread_attr_t attr;
   pthread_t t;
   assert_int_equal(pthread_attr_init(&attr), 0);
-  assert_int_equal(pthread_attr_setstacksize(&attr, small_stack()), 0);
+  assert_int_equal(pthread_attr_setstacksize(&attr, small_stack(max_depth)), 0);
   assert_int_equal(pthread_create(&t, &attr, run, &c), 0);
   assert_int_equal(pthread_join(t, NULL), 0);
   pthread_attr_destroy(&attr);
@@ -188,6 +267,7 @@ static run_case run_small(char *text, int max_depth) {
 static void expect_ok(char *text, int max_depth) {
   run_case c = run_small(text, max_depth);
   if (c.st) fail_msg("%s: %s", shlo_status_name(c.st), c.message);
+  assert_int_equal(c.numel, 2);
   assert_int_equal(c.result[0], 10);
   assert_int_equal(c.result[1], 12);
 }
@@ -209,36 +289,38 @@ static char *limit_words(int limit) {
 
 /* ---- tests ---- */
 
+#define T2 "tensor<2xi32>" /* a static chain's type */
+
 static void call_chain_at_the_limit_runs(void **state) {
   (void)state;
-  expect_ok(chain(SHLO_DEFAULT_MAX_DEPTH, false, "tensor<2xi32>"), 0);
-  expect_ok(chain(SHLO_MAX_DEPTH_CAP, false, "tensor<2xi32>"),
+  expect_ok(chain(SHLO_DEFAULT_MAX_DEPTH, CALL, T2), 0);
+  expect_ok(chain(SHLO_MAX_DEPTH_CAP, CALL, T2),
             SHLO_MAX_DEPTH_CAP);
 }
 
 static void call_chain_past_the_limit_is_refused(void **state) {
   (void)state;
-  expect_refused(chain(SHLO_DEFAULT_MAX_DEPTH + 1, false, "tensor<2xi32>"), 0,
+  expect_refused(chain(SHLO_DEFAULT_MAX_DEPTH + 1, CALL, T2), 0,
                  SHLO_ELIMIT, limit_words(SHLO_DEFAULT_MAX_DEPTH));
-  expect_refused(chain(10 * SHLO_DEFAULT_MAX_DEPTH, false, "tensor<2xi32>"),
+  expect_refused(chain(10 * SHLO_DEFAULT_MAX_DEPTH, CALL, T2),
                  0, SHLO_ELIMIT, "call chain deeper than");
   /* a limit past the cap is the cap */
-  expect_refused(chain(10 * SHLO_MAX_DEPTH_CAP, false, "tensor<2xi32>"),
+  expect_refused(chain(10 * SHLO_MAX_DEPTH_CAP, CALL, T2),
                  100 * SHLO_MAX_DEPTH_CAP, SHLO_ELIMIT,
                  limit_words(SHLO_MAX_DEPTH_CAP));
   /* the caller's own limit */
-  expect_ok(chain(10, false, "tensor<2xi32>"), 10);
-  expect_refused(chain(11, false, "tensor<2xi32>"), 10, SHLO_ELIMIT,
+  expect_ok(chain(10, CALL, T2), 10);
+  expect_refused(chain(11, CALL, T2), 10, SHLO_ELIMIT,
                  limit_words(10));
 }
 
 /* Refinement (dynamic shapes) walks calls as the compiler does. */
 static void refined_call_chain(void **state) {
   (void)state;
-  expect_ok(chain(SHLO_DEFAULT_MAX_DEPTH, false, "tensor<?xi32>"), 0);
-  expect_ok(chain(SHLO_MAX_DEPTH_CAP, false, "tensor<?xi32>"),
+  expect_ok(chain(SHLO_DEFAULT_MAX_DEPTH, CALL, "tensor<?xi32>"), 0);
+  expect_ok(chain(SHLO_MAX_DEPTH_CAP, CALL, "tensor<?xi32>"),
             SHLO_MAX_DEPTH_CAP);
-  expect_refused(chain(10 * SHLO_DEFAULT_MAX_DEPTH, false, "tensor<?xi32>"),
+  expect_refused(chain(10 * SHLO_DEFAULT_MAX_DEPTH, CALL, "tensor<?xi32>"),
                  0, SHLO_ELIMIT, limit_words(SHLO_DEFAULT_MAX_DEPTH));
 }
 
@@ -248,12 +330,20 @@ static void calls_within_regions(void **state) {
   /* n functions: main's call, then a region and a call in each of n - 1,
    * 2n - 1 levels */
   int n = (SHLO_DEFAULT_MAX_DEPTH + 1) / 2;
-  expect_ok(chain(n, true, "tensor<2xi32>"), 0);
-  expect_refused(chain(n + 1, true, "tensor<2xi32>"), 0, SHLO_ELIMIT,
+  expect_ok(chain(n, CALL_IN_REGION, T2), 0);
+  expect_refused(chain(n + 1, CALL_IN_REGION, T2), 0, SHLO_ELIMIT,
                  limit_words(SHLO_DEFAULT_MAX_DEPTH));
-  expect_ok(chain((SHLO_MAX_DEPTH_CAP + 1) / 2, true, "tensor<2xi32>"),
+  expect_ok(chain((SHLO_MAX_DEPTH_CAP + 1) / 2, CALL_IN_REGION, T2),
             SHLO_MAX_DEPTH_CAP);
-  expect_refused(chain(10 * SHLO_DEFAULT_MAX_DEPTH, true, "tensor<2xi32>"),
+  expect_refused(chain(10 * SHLO_DEFAULT_MAX_DEPTH, CALL_IN_REGION, T2),
+                 0, SHLO_ELIMIT, limit_words(SHLO_DEFAULT_MAX_DEPTH));
+}
+
+/* A composite's decomposition is compiled like a callee. */
+static void composite_chain(void **state) {
+  (void)state;
+  expect_ok(chain(SHLO_DEFAULT_MAX_DEPTH, COMPOSITE, T2), 0);
+  expect_refused(chain(10 * SHLO_DEFAULT_MAX_DEPTH, COMPOSITE, T2),
                  0, SHLO_ELIMIT, limit_words(SHLO_DEFAULT_MAX_DEPTH));
 }
 
@@ -265,6 +355,36 @@ static void nested_regions_at_and_past_the_limit(void **state) {
                  "regions nested deeper than 256 (the limit)");
   expect_refused(nested_regions(10 * SHLO_DEFAULT_MAX_DEPTH), 0, SHLO_EPARSE,
                  limit_words(SHLO_DEFAULT_MAX_DEPTH));
+}
+
+/* The pretty forms with regions, whose parsers have their own frames,
+ * run `depth` deep under limit max_depth. */
+static void pretty_forms(int depth, int max_depth) {
+  run_case c = run_small(nested_whiles(depth), max_depth);
+  if (c.st) fail_msg("%s: %s", shlo_status_name(c.st), c.message);
+  assert_int_equal(c.numel, 1);
+  assert_int_equal(c.result[0], 1);
+  c = run_small(nested_reduces(depth), max_depth);
+  if (c.st) fail_msg("%s: %s", shlo_status_name(c.st), c.message);
+  assert_int_equal(c.result[0], 5);
+  c = run_small(nested_sorts(depth), max_depth);
+  if (c.st) fail_msg("%s: %s", shlo_status_name(c.st), c.message);
+  assert_int_equal(c.result[0], 5);
+  assert_int_equal(c.result[1], 6);
+}
+
+static void nested_pretty_forms(void **state) {
+  (void)state;
+  pretty_forms(SHLO_DEFAULT_MAX_DEPTH, 0);
+  expect_refused(nested_whiles(10 * SHLO_DEFAULT_MAX_DEPTH), 0, SHLO_EPARSE,
+                 limit_words(SHLO_DEFAULT_MAX_DEPTH));
+  expect_refused(nested_reduces(10 * SHLO_DEFAULT_MAX_DEPTH), 0, SHLO_EPARSE,
+                 limit_words(SHLO_DEFAULT_MAX_DEPTH));
+}
+
+static void nested_pretty_forms_at_the_cap(void **state) {
+  (void)state;
+  pretty_forms(SHLO_MAX_DEPTH_CAP, SHLO_MAX_DEPTH_CAP);
 }
 
 /* A callee shared by many callers is compiled once: 2^60 paths through
@@ -362,11 +482,18 @@ int main(void) {
       cmocka_unit_test(call_chain_past_the_limit_is_refused),
       cmocka_unit_test(refined_call_chain),
       cmocka_unit_test(calls_within_regions),
+      cmocka_unit_test(composite_chain),
       cmocka_unit_test(nested_regions_at_and_past_the_limit),
+      cmocka_unit_test(nested_pretty_forms),
+      cmocka_unit_test(nested_pretty_forms_at_the_cap),
       cmocka_unit_test(shared_callees_compile_once),
       cmocka_unit_test(recursion_is_refused),
       cmocka_unit_test(nested_types_and_attributes),
       cmocka_unit_test(nested_types_at_the_limit),
   };
+  /* SHLO_DEPTH_ONLY=name runs one test (with SHLO_DEPTH_STACK_KB, to
+   * measure what each needs) */
+  const char *only = getenv("SHLO_DEPTH_ONLY");
+  if (only) cmocka_set_test_filter(only);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,13 +41,15 @@ typedef struct shlo_compile_limits {
 } shlo_compile_limits;
 
 /* The nesting bound when max_depth is 0, and the highest one accepted.
- * Measured in an ASan build (tests/test_depth.c runs them on a thread of
- * 2 MiB): 1,000 levels of the deepest recursion (calls through refined
- * shapes, regions within regions) need more than 1.5 MiB of stack and
- * less than 2 MiB; 256 levels fit in 1 MiB.  A thread's stack is 8 MiB
- * unless the process's stack limit says otherwise. */
+ * Measured in an ASan build (tests/test_depth.c): parsing, compiling and
+ * running 500 levels of the deepest recursions (calls through refined
+ * shapes, sorts within comparators, reduces within reducers, regions
+ * within regions) takes at most 2 MiB of stack, 256 levels at most
+ * 1.5 MiB; the kernels that run a region take up to some 3 KB a level
+ * more than those.  A thread's stack is 8 MiB unless the process's stack
+ * limit says otherwise. */
 #define SHLO_DEFAULT_MAX_DEPTH 256
-#define SHLO_MAX_DEPTH_CAP 1000
+#define SHLO_MAX_DEPTH_CAP 500
 
 /* CLOCK_MONOTONIC now, in nanoseconds (the clock of deadline_ns). */
 SHLO_API int64_t shlo_monotonic_ns(void);
