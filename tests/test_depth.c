@@ -59,12 +59,13 @@ static void put(sbuf *b, const char *fmt, ...) {
 /* ---- programs ---- */
 
 /* How each function of a chain calls the next. */
-enum { CALL, CALL_IN_REGION, COMPOSITE };
+enum { CALL, CALL_IN_REGION, COMPOSITE, GRID };
 
 /* @main calls @f0, which calls @f1 ... @f{n-1}, which doubles its
  * argument: n calls deep.  With CALL_IN_REGION, each call but main's sits
  * in a stablehlo.case branch, a region and a call per function; with
- * COMPOSITE, each is a composite whose decomposition is the next.  `t` is
+ * COMPOSITE, each is a composite whose decomposition is the next; with
+ * GRID, a one-process interpreter.run_parallel of the next.  `t` is
  * the callees' argument type (a dynamic one makes the module refined). */
 static char *chain(int n, int how, const char *t) {
   sbuf b = {0};
@@ -79,6 +80,9 @@ static char *chain(int n, int how, const char *t) {
     } else if (how == COMPOSITE) {
       put(&b, "  %%r = \"stablehlo.composite\"(%%a) {name = \"x.next\", "
               "decomposition = @f%d} : (%s) -> %s\n", i + 1, t, t);
+    } else if (how == GRID) {
+      put(&b, "  %%r = \"interpreter.run_parallel\"(%%a) {programs = "
+              "[[@f%d]]} : (%s) -> %s\n", i + 1, t, t);
     } else if (how == CALL_IN_REGION) {
       put(&b, "  %%i = stablehlo.constant dense<0> : tensor<i32>\n"
               "  %%r = \"stablehlo.case\"(%%i) ({\n"
@@ -339,9 +343,13 @@ static void calls_within_regions(void **state) {
                  0, SHLO_ELIMIT, limit_words(SHLO_DEFAULT_MAX_DEPTH));
 }
 
-/* A composite's decomposition is compiled like a callee. */
+/* A composite's decomposition and a grid's programs are compiled like
+ * callees (a grid chain is only refused here: each level would start a
+ * grid of its own). */
 static void composite_chain(void **state) {
   (void)state;
+  expect_refused(chain(10 * SHLO_DEFAULT_MAX_DEPTH, GRID, T2), 0, SHLO_ELIMIT,
+                 limit_words(SHLO_DEFAULT_MAX_DEPTH));
   expect_ok(chain(SHLO_DEFAULT_MAX_DEPTH, COMPOSITE, T2), 0);
   expect_refused(chain(10 * SHLO_DEFAULT_MAX_DEPTH, COMPOSITE, T2),
                  0, SHLO_ELIMIT, limit_words(SHLO_DEFAULT_MAX_DEPTH));
