@@ -195,7 +195,7 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 54); /* binary-port, issue #10's caps, compile bounds,
+  assert_int_equal(n, 55); /* binary-port, issue #10's caps, compile bounds,
                             issue #14: insecure, audit-log, six team-*,
                             store, tls-cert, tls-key,
                             issue #18: grid-backend, mpi-min-procs,
@@ -205,7 +205,8 @@ static void defaults_are_as_documented(void **state) {
                             issue #30: max-pending-body-bytes,
                             frame-timeout-s, max-json-answer-bytes,
                             execution-workers, execution-start-timeout-s,
-                            stream-idle-timeout-s */
+                            stream-idle-timeout-s,
+                            max-nesting-depth */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");
@@ -228,6 +229,7 @@ static void defaults_are_as_documented(void **state) {
   assert_int_equal(c.max_client_running, 0);
   assert_int_equal(c.max_program_ops, 1000000);
   assert_int_equal(c.compile_timeout_ms, 10000);
+  assert_int_equal(c.max_nesting_depth, 256); /* SHLO_DEFAULT_MAX_DEPTH */
   assert_int_equal(c.console, 1); /* the web console is on by default */
   srv_config_free(&c);
 }

@@ -19,7 +19,8 @@ void cache_init(srv_cache *c, size_t max_bytes) {
 }
 
 void cache_bounds_start(const cache_bounds *b, shlo_compile_limits *out) {
-  *out = (shlo_compile_limits){.max_ops = b->max_ops, .cancel = b->cancel};
+  *out = (shlo_compile_limits){.max_ops = b->max_ops, .cancel = b->cancel,
+                               .max_depth = (int)b->max_depth};
   if (b->timeout_ms > 0)
     out->deadline_ns = shlo_monotonic_ns() + b->timeout_ms * 1000000;
 }

@@ -30,6 +30,7 @@ typedef struct cache_bounds {
   int64_t max_ops;
   int64_t timeout_ms;
   const shlo_cancel *cancel;
+  int64_t max_depth; /* max-nesting-depth; 0 = the engine's default */
 } cache_bounds;
 
 /* The engine's limits for one stage of work that starts now. */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "shlo/limits.h"
 
 typedef enum { OPT_INT, OPT_SIZE, OPT_STR, OPT_BOOL } opt_type;
 
@@ -126,6 +127,9 @@ static const opt options[] = {
     {"compile-timeout-ms", OPT_INT, OFF(compile_timeout_ms), 0, 86400000,
      "10000", "time to parse and verify a program, and again to compile "
      "an entry function of it (413; 0 = no limit)", true},
+    {"max-nesting-depth", OPT_INT, OFF(max_nesting_depth), 1,
+     SHLO_MAX_DEPTH_CAP, "256", "deepest nesting of regions, calls and "
+     "types in a program (deeper: 413 or 400)", true},
     {"store", OPT_STR, OFF(store), 0, 0, "",
      "module store directory: registered modules (and their names) are "
      "kept there and known again after a restart; empty = memory only",

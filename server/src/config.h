@@ -43,6 +43,7 @@ typedef struct srv_config {
   int64_t shutdown_grace_ms;
   int64_t max_program_ops;    /* 0 = no limit */
   int64_t compile_timeout_ms; /* 0 = no limit */
+  int64_t max_nesting_depth;  /* shlo_compile_limits.max_depth */
   int64_t mpi_min_procs;
   int64_t insecure;          /* 1: serve beyond loopback without tokens */
   /* per-team quota defaults (teams.h; 0 = none) */

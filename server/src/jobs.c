@@ -216,7 +216,7 @@ cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
   shlo_diag d;
   shlo_diag_clear(&d);
   cache_bounds bounds = {s->cfg.max_program_ops, s->cfg.compile_timeout_ms,
-                         NULL};
+                         NULL, s->cfg.max_nesting_depth};
   shlo_status st = parse_and_verify(s, text, len, gone, &bounds, &m, &d);
   if (st && st != SHLO_EUNSUPPORTED) {
     shlo_module_free(m);

@@ -5,7 +5,13 @@
  * (shlo_parse_module_limited), the verifier (shlo_verify_opts.limits) and
  * the compiler (shlo_compile_opts.limits) each count the ops they visit
  * and, every few hundred ops, look at the clock and the cancel flag.  One
- * struct serves all three, so a caller sets its bounds once. */
+ * struct serves all three, so a caller sets its bounds once.
+ *
+ * Nesting is bounded too, whatever the caller sets: the parser, the
+ * verifier, the compiler, the printer and the executor walk regions,
+ * calls, types and attributes by recursion, so max_depth keeps every such
+ * walk far inside the smallest stack it runs on (a thread's 8 MiB default,
+ * and ASan's frames several times larger than plain ones). */
 #ifndef SHLO_LIMITS_H
 #define SHLO_LIMITS_H
 
@@ -55,7 +61,26 @@ typedef struct shlo_compile_limits {
   /* Non-NULL: shlo_cancel_set it from any thread to stop the work with
    * SHLO_ECANCELED.  Borrowed; must outlive the call. */
   const shlo_cancel *cancel;
+  /* > 0: the deepest nesting accepted, at most SHLO_MAX_DEPTH_CAP; 0:
+   * SHLO_DEFAULT_MAX_DEPTH.  It bounds regions within regions (in the
+   * text), types and attributes within each other and brackets of a
+   * dense literal (each counted on its own), and a chain of calls from the
+   * entry function, where each region around a call counts one level too.
+   * Deeper input is refused with SHLO_ELIMIT and a message naming the
+   * limit. */
+  int max_depth;
 } shlo_compile_limits;
+
+/* The nesting bound when max_depth is 0, and the highest one accepted.
+ * Measured in an ASan build (tests/test_depth.c): parsing, compiling and
+ * running 500 levels of the deepest recursions (calls through refined
+ * shapes, sorts within comparators, reduces within reducers, regions
+ * within regions) takes at most 2 MiB of stack, 256 levels at most
+ * 1.5 MiB; the kernels that run a region take up to some 3 KB a level
+ * more than those.  A thread's stack is 8 MiB unless the process's stack
+ * limit says otherwise. */
+#define SHLO_DEFAULT_MAX_DEPTH 256
+#define SHLO_MAX_DEPTH_CAP 500
 
 /* CLOCK_MONOTONIC now, in nanoseconds (the clock of deadline_ns). */
 SHLO_API int64_t shlo_monotonic_ns(void);

@@ -11,6 +11,7 @@
 
 #include "compile/executable.h"
 #include "core/diag.h"
+#include "compile/depth.h"
 #include "core/limits.h"
 #include "core/namemap.h"
 #include "compile/fuse.h"
@@ -619,6 +620,11 @@ shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
                          "no entry function: expected @main or a single "
                          "function");
   }
+  /* The compiler, the refiner and the executor recurse once per call and
+   * per region: a chain deeper than the bound is refused before them. */
+  shlo_status dst = shlo__check_depth(m, entry, opts ? opts->limits : NULL,
+                                      diag);
+  if (dst) return dst;
   bool no_fusion = (opts && opts->no_fusion) || getenv("SHLO_NO_FUSION");
   if (shlo__module_is_dynamic(m))
     return compile_refining(m, entry, no_fusion, out, diag);

@@ -43,7 +43,9 @@ shlo_status shlo_load(const char *text, size_t len, const char *name,
                       shlo_executable **e, shlo_diag *diag) {
   *m = NULL;
   *e = NULL;
-  shlo_status st = shlo_parse_module(text, len, name, m, diag);
+  /* The caller's bounds (nesting, ops) hold from the first byte. */
+  shlo_status st = shlo_parse_module_limited(
+      text, len, name, opts ? opts->limits : NULL, m, diag);
   if (st == SHLO_OK) st = shlo_compile(*m, opts, e, diag); /* verifies */
   if (st != SHLO_OK) {
     /* Compile diagnostics name the module's copy of the file name, which

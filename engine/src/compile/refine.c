@@ -277,10 +277,11 @@ shlo_status shlo__refine_call(refine_func *F, const shlo_op *op,
   if (g->n_args != op->n_operands || g->n_results != op->n_results)
     return shlo__refine_fail(F, op, SHLO_EVERIFY, "'@%s' does not take these "
                              "operands or give these results", callee);
-  const shlo_type *types[256];
-  int64_t *known[256];
-  if (op->n_operands > 256)
-    return shlo__refine_fail(F, op, SHLO_EUNSUPPORTED, "too many operands");
+  /* In the arena, not on the stack: this frame recurses once per call. */
+  size_t n = (size_t)op->n_operands + 1;
+  const shlo_type **types = shlo__arena_alloc(R->a, n * sizeof *types);
+  int64_t **known = shlo__arena_alloc(R->a, n * sizeof *known);
+  if (!types || !known) return SHLO_ENOMEM;
   for (int i = 0; i < op->n_operands; i++) {
     types[i] = F->types[op->operands[i]];
     known[i] = F->known[op->operands[i]];

@@ -47,3 +47,8 @@ shlo_status shlo__limits_check(const shlo_compile_limits *l, int64_t n_ops,
   }
   return SHLO_OK;
 }
+
+int shlo__max_depth(const shlo_compile_limits *l) {
+  if (!l || l->max_depth <= 0) return SHLO_DEFAULT_MAX_DEPTH;
+  return l->max_depth < SHLO_MAX_DEPTH_CAP ? l->max_depth : SHLO_MAX_DEPTH_CAP;
+}

@@ -26,4 +26,8 @@ static inline bool shlo__canceled(const shlo_cancel *c) {
 shlo_status shlo__limits_check(const shlo_compile_limits *l, int64_t n_ops,
                                const char *stage, char *msg, size_t cap);
 
+/* The nesting bound l sets (shlo_compile_limits.max_depth): its default
+ * when l is NULL or says 0, never more than SHLO_MAX_DEPTH_CAP. */
+int shlo__max_depth(const shlo_compile_limits *l);
+
 #endif

@@ -447,7 +447,8 @@ static void read_regions(ir_state *s, bc_cursor *c, bc_op *op,
     rc = &sub;
   }
   if (isolated) {
-    if (s->n_scopes > BC_MAX_DEPTH) shlo__bc_fail(c, "regions nest too deeply");
+    if (s->n_scopes > BC_MAX_DEPTH)
+      shlo__bc_fail(c, "regions nested deeper than %d (the limit)", BC_MAX_DEPTH);
     s->scopes[s->n_scopes++] = (value_scope){0};
   }
   for (int i = 0; i < op->n_regions; i++) read_region(s, rc, &op->regions[i]);
@@ -519,7 +520,8 @@ static bc_op *read_op(ir_state *s, bc_cursor *c, region_slots *rs) {
   for (int i = 0; i < op->n_results; i++)
     op->result_values[i] = define_value(s, c, &rs->next, rs->limit);
   if (op->n_regions) {
-    if (++f->depth > BC_MAX_DEPTH) shlo__bc_fail(c, "regions nest too deeply");
+    if (++f->depth > BC_MAX_DEPTH)
+      shlo__bc_fail(c, "regions nested deeper than %d (the limit)", BC_MAX_DEPTH);
     read_regions(s, c, op, isolated);
     f->depth--;
   }

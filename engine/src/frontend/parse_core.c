@@ -75,8 +75,9 @@ char *shlo__pstrndup(parser *P, const char *s, size_t n) {
 }
 
 void shlo__enter(parser *P) {
-  if (++P->depth > PARSE_MAX_DEPTH)
-    shlo__perr(P, "nesting deeper than %d levels", PARSE_MAX_DEPTH);
+  if (++P->depth > P->max_depth)
+    shlo__perr(P, "types, attributes or literal brackets nested deeper "
+               "than %d (the limit)", P->max_depth);
 }
 
 void shlo__leave(parser *P) { P->depth--; }
@@ -307,7 +308,7 @@ int64_t shlo__parse_int(parser *P) {
 char *shlo__skip_balanced(parser *P) {
   shlo__skip_ws(P);
   const char *start = P->p;
-  char stack[PARSE_MAX_DEPTH];
+  char stack[SHLO_MAX_DEPTH_CAP]; /* the closing bracket of each open one */
   int depth = 0;
   do {
     if (P->p >= P->end) shlo__perr_at(P, start, "unbalanced brackets");
@@ -322,7 +323,9 @@ char *shlo__skip_balanced(parser *P) {
       P->line_start = P->p + 1;
     }
     if (c == '(' || c == '[' || c == '{' || c == '<') {
-      if (depth == PARSE_MAX_DEPTH) shlo__perr(P, "nesting too deep");
+      if (depth == P->max_depth)
+        shlo__perr(P, "brackets nested deeper than %d (the limit)",
+                   P->max_depth);
       stack[depth++] = c == '(' ? ')' : c == '[' ? ']' : c == '{' ? '}' : '>';
     } else if (c == ')' || c == ']' || c == '}' || c == '>') {
       /* '->' inside a group is an arrow, not a closing bracket. */
@@ -359,7 +362,11 @@ static int parse_elem_type(parser *P) {
   const char *s = P->p;
   if (shlo__accept_kw(P, "complex")) {
     shlo__expect(P, "<");
+    /* complex<complex<...>> is refused below, but only after the inner
+     * type is read: the depth guard keeps that recursion bounded */
+    shlo__enter(P);
     int part = parse_elem_type(P);
+    shlo__leave(P);
     shlo__expect(P, ">");
     if (part == SHLO_F32) return SHLO_C64;
     if (part == SHLO_F64) return SHLO_C128;
@@ -1101,6 +1108,22 @@ static const shlo_attr *parse_sub_axis_info(parser *P) {
   return o;
 }
 
+/* Refuses field `name` of #stablehlo.<sname>, listing the keys it has.
+ * Out of line, so that its buffer is not on the stack of every
+ * dictionary nested in another. */
+static noreturn __attribute__((noinline)) void unknown_field(
+    parser *P, const char *at, const char *name, const char *sname,
+    const char *const *keys) {
+  char list[512];
+  size_t m = 0;
+  list[0] = 0;
+  for (int k = 0; keys[k] && m < sizeof list; k++)
+    m += (size_t)snprintf(list + m, sizeof list - m, "%s`%s`", k ? ", " : "",
+                          keys[k]);
+  shlo__perr_at(P, at, "unknown `%s` in #stablehlo.%s: expected one of: %s",
+                name, sname, list);
+}
+
 shlo_named_attr *shlo__parse_struct_fields(parser *P, const char *close,
                                      int *n_out, const char *sname) {
   const char *const *keys = struct_keys(sname);
@@ -1131,16 +1154,7 @@ shlo_named_attr *shlo__parse_struct_fields(parser *P, const char *close,
       if (keys) {
         int k = 0;
         while (keys[k] && strcmp(keys[k], name)) k++;
-        if (!keys[k]) {
-          char list[512];
-          size_t m = 0;
-          list[0] = 0;
-          for (k = 0; keys[k] && m < sizeof list; k++)
-            m += (size_t)snprintf(list + m, sizeof list - m, "%s`%s`",
-                                  k ? ", " : "", keys[k]);
-          shlo__perr_at(P, at, "unknown `%s` in #stablehlo.%s: expected one of: %s",
-                  name, sname, list);
-        }
+        if (!keys[k]) unknown_field(P, at, name, sname, keys);
       }
       f[n].name = name;
       if (sname && !strcmp(sname, "axis_ref") &&

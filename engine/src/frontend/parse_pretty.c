@@ -467,6 +467,16 @@ static shlo_block *single_op_region(parser *P, const char *name,
   return blk;
 }
 
+/* The region of `applies OP`: OP over the inits' element types.  Out of
+ * line, so that its buffer is not on the stack of every nested reducer. */
+static __attribute__((noinline)) void applies_region(parser *P, op_builder *b,
+                                                     const char *applies,
+                                                     const int *inits, int n) {
+  const shlo_type *elem_types[64];
+  for (int i = 0; i < n; i++) elem_types[i] = P->vtypes[inits[i]];
+  shlo__ob_region(P, b, single_op_region(P, applies, elem_types, n));
+}
+
 /* stablehlo.reduce(%x init: %i), ... applies OP across dimensions = [..] : sig
  * or ... across dimensions = [..] : sig reducer(%a: T, %b: T) (...) {..} */
 static void parse_reduce(parser *P, op_builder *b, int n_results) {
@@ -499,13 +509,13 @@ static void parse_reduce(parser *P, op_builder *b, int n_results) {
   shlo__expect(P, ":");
   parse_signature(P, b, n_results);
   if (applies) {
-    const shlo_type *elem_types[64];
-    for (int i = 0; i < n; i++) elem_types[i] = P->vtypes[inits[i]];
-    shlo__ob_region(P, b, single_op_region(P, applies, elem_types, n));
+    applies_region(P, b, applies, inits, n);
     return;
   }
   if (!shlo__accept_kw(P, "reducer")) shlo__perr(P, "expected 'applies' or 'reducer'");
-  pre_arg args[128];
+  /* In the arena, not on the stack: this frame recurses once per nested
+   * reducer (n <= 64 inputs, so 2n arguments). */
+  pre_arg *args = shlo__palloc(P, (size_t)(2 * n) * sizeof *args);
   for (int i = 0; i < n; i++) {
     shlo__expect(P, "(");
     for (int j = 0; j < 2; j++) {

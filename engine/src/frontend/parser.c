@@ -189,7 +189,9 @@ static void count_op(parser *P) {
 }
 
 shlo_block *shlo__parse_region(parser *P, const pre_arg *pre, int n_pre) {
-  shlo__enter(P);
+  /* A function's body is not nested: the limit counts the regions in it. */
+  if (++P->region_depth - 1 > P->max_depth)
+    shlo__perr(P, "regions nested deeper than %d (the limit)", P->max_depth);
   int mark = shlo__scope_mark(P);
   shlo_block *blk = shlo__palloc(P, sizeof *blk);
   int cap_args = n_pre > 0 ? n_pre : 4;
@@ -243,7 +245,7 @@ shlo_block *shlo__parse_region(parser *P, const pre_arg *pre, int n_pre) {
     blk->ops[blk->n_ops++] = op;
   }
   shlo__scope_pop(P, mark);
-  shlo__leave(P);
+  P->region_depth--;
   return blk;
 }
 
@@ -312,27 +314,39 @@ static void parse_generic_op(parser *P, op_builder *b) {
   }
 }
 
+/* One name of an op's result list: %name, or %name:count. */
+typedef struct result_name {
+  const char *name;
+  size_t len;
+  int count;
+} result_name;
+
 static shlo_op *parse_op(parser *P) {
-  shlo__enter(P);
   shlo__skip_ws(P);
   const char *start = P->p;
-  /* result list: %a, %b:2 = */
-  const char *names[64];
-  size_t lens[64];
-  int counts[64];
-  int n_names = 0, n_results = 0;
+  /* result list: %a, %b:2 =  -- a few names on the stack, more in the
+   * arena: this frame recurses once per nested region */
+  result_name few[4], *names = few;
+  int n_names = 0, cap_names = 4, n_results = 0;
   if (shlo__peekc(P) == '%') {
     do {
       if (n_names == 64) shlo__perr(P, "too many result names");
-      names[n_names] = shlo__parse_value_name(P, &lens[n_names]);
-      counts[n_names] = 1;
+      if (n_names == cap_names) {
+        result_name *w = shlo__palloc(P, 2 * (size_t)cap_names * sizeof *w);
+        memcpy(w, names, (size_t)n_names * sizeof *w);
+        names = w;
+        cap_names *= 2;
+      }
+      result_name *r = &names[n_names];
+      r->name = shlo__parse_value_name(P, &r->len);
+      r->count = 1;
       if (P->p < P->end && *P->p == ':') {
         P->p++;
         int64_t k = shlo__parse_int(P);
         if (k < 1 || k > 100000) shlo__perr(P, "bad result count %lld", (long long)k);
-        counts[n_names] = (int)k;
+        r->count = (int)k;
       }
-      n_results += counts[n_names];
+      n_results += r->count;
       n_names++;
     } while (shlo__accept(P, ","));
     shlo__expect(P, "=");
@@ -375,14 +389,13 @@ static shlo_op *parse_op(parser *P) {
   int k = 0;
   for (int i = 0; i < n_names; i++) {
     int first = -1;
-    for (int j = 0; j < counts[i]; j++) {
+    for (int j = 0; j < names[i].count; j++) {
       int id = shlo__new_value(P, b.result_types[k]);
       if (first < 0) first = id;
       b.op->results[k++] = id;
     }
-    shlo__bind_name(P, names[i], lens[i], first, counts[i]);
+    shlo__bind_name(P, names[i].name, names[i].len, first, names[i].count);
   }
-  shlo__leave(P);
   return b.op;
 }
 
@@ -579,6 +592,7 @@ static parser *parser_new(const char *text, size_t len, shlo_diag *diag,
     return NULL;
   }
   P->diag = diag ? diag : fallback;
+  P->max_depth = shlo__max_depth(NULL);
   P->src = P->p = P->line_start = text ? text : "";
   P->end = P->src + (text ? len : 0);
   P->line = 1;
@@ -644,7 +658,10 @@ static shlo_status parse_module(const char *text, size_t len,
     return shlo_read_artifact(text, len, filename, out, NULL, diag);
   shlo_diag tmp;
   parser *P = parser_new(text, len, diag, &tmp);
-  if (P) P->limits = limits;
+  if (P) {
+    P->limits = limits;
+    P->max_depth = shlo__max_depth(limits);
+  }
   shlo_module *m = P ? shlo__arena_alloc(P->arena, sizeof *m) : NULL;
   if (!m) {
     if (P) {

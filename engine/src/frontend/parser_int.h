@@ -4,8 +4,10 @@
  * Errors unwind with longjmp to shlo_parse_module (as Lua's parser does):
  * everything the parser builds lives in the module's arena, and the few
  * malloc'd work buffers hang off the parser struct, so one place frees it
- * all.  Recursion is bounded by PARSE_MAX_DEPTH, so no input can exhaust the
- * stack. */
+ * all.  Recursion is bounded by the nesting limit (shlo_compile_limits'
+ * max_depth: regions within regions, and types, attributes and literal
+ * brackets within each other, each counted on its own), so no input can
+ * exhaust the stack. */
 #ifndef SHLO_PARSER_INT_H
 #define SHLO_PARSER_INT_H
 
@@ -17,7 +19,6 @@
 #include "shlo/ir.h"
 #include "shlo/limits.h"
 
-#define PARSE_MAX_DEPTH 200
 /* Splat literals (dense<1.0> : tensor<...>) expand at parse time. */
 #define PARSE_MAX_SPLAT_BYTES ((int64_t)1 << 28)
 #define PARSE_MAX_SPLAT_TOTAL ((int64_t)1 << 30)
@@ -45,7 +46,9 @@ typedef struct parser {
   shlo_module *m;
   shlo_diag *diag;
   jmp_buf on_error;
-  int depth;
+  int depth;        /* types, attributes, literal brackets open now */
+  int region_depth; /* regions open now, a function's body the first */
+  int max_depth;    /* the bound on each (shlo__max_depth) */
   /* In a pretty op's `key = value`, a following ':' starts the op's type,
    * not the value's (`dim = 0 : tensor<4xi32>`). */
   bool untyped_scalars;
@@ -79,7 +82,9 @@ noreturn void shlo__pstop(parser *P, shlo_status st, const char *fmt, ...)
 noreturn void shlo__poom(parser *P); /* out of memory: unwind */
 void *shlo__palloc(parser *P, size_t size);
 char *shlo__pstrndup(parser *P, const char *s, size_t n);
-void shlo__enter(parser *P); /* depth guard */
+/* The depth guard of types, attributes and literal brackets: refuses
+ * nesting deeper than P->max_depth, naming the limit. */
+void shlo__enter(parser *P);
 void shlo__leave(parser *P);
 
 /* ---- cursor ---- */

@@ -157,7 +157,8 @@ static void write_op(writer *w, const bc_op *op, int indent, bool in_func,
   }
   shlo__sb_printf(&w->b, ")");
   if (op->n_regions) {
-    if (depth > BC_MAX_DEPTH) shlo__bc_fail(&c, "regions nest too deeply");
+    if (depth > BC_MAX_DEPTH)
+      shlo__bc_fail(&c, "regions nested deeper than %d (the limit)", BC_MAX_DEPTH);
     shlo__sb_printf(&w->b, " (");
     for (int r = 0; r < op->n_regions; r++) {
       shlo__sb_printf(&w->b, "%s{\n", r ? ", " : "");

@@ -100,7 +100,8 @@ static void shape_text(strbuf *b, const int64_t *dims, int rank) {
 }
 
 strbuf *shlo__vhlo_buf(vhlo_ctx *v, bc_cursor *c) {
-  if (v->n_bufs == VHLO_MAX_BUFS) shlo__bc_fail(c, "attributes nest too deeply");
+  if (v->n_bufs == VHLO_MAX_BUFS)
+    shlo__bc_fail(c, "attributes nested deeper than %d (the limit)", BC_MAX_DEPTH);
   strbuf *b = &v->bufs[v->n_bufs++];
   *b = (strbuf){0};
   return b;
@@ -376,7 +377,8 @@ const vtype *shlo__vhlo_type(vhlo_ctx *v, int index) {
   bc_file *f = v->f;
   bc_entry *e = &f->types[index];
   bc_cursor c = {e->data, e->data + e->n, "attribute/type section", f};
-  if (++v->depth > BC_MAX_DEPTH) shlo__bc_fail(&c, "types nest too deeply");
+  if (++v->depth > BC_MAX_DEPTH)
+    shlo__bc_fail(&c, "types nested deeper than %d (the limit)", BC_MAX_DEPTH);
   const char *dialect = f->dialects[e->dialect];
   if (!e->custom)
     shlo__bc_fail(&c, "type stored as text (%.*s) is not supported",
@@ -619,7 +621,8 @@ const vattr *shlo__vhlo_attr(vhlo_ctx *v, int index) {
   bc_file *f = v->f;
   bc_entry *e = &f->attrs[index];
   bc_cursor c = {e->data, e->data + e->n, "attribute/type section", f};
-  if (++v->depth > BC_MAX_DEPTH) shlo__bc_fail(&c, "attributes nest too deeply");
+  if (++v->depth > BC_MAX_DEPTH)
+    shlo__bc_fail(&c, "attributes nested deeper than %d (the limit)", BC_MAX_DEPTH);
   const char *dialect = f->dialects[e->dialect];
   const vattr *a;
   if (!e->custom) {

@@ -113,7 +113,8 @@ static void put_dict_body(vhlo_ctx *v, bc_cursor *c, strbuf *b,
 }
 
 static void put_attr(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *a) {
-  if (++v->depth > BC_MAX_DEPTH) shlo__bc_fail(c, "attributes nest too deeply");
+  if (++v->depth > BC_MAX_DEPTH)
+    shlo__bc_fail(c, "attributes nested deeper than %d (the limit)", BC_MAX_DEPTH);
   switch (a->kind) {
   case VA_ARRAY:
     shlo__sb_printf(b, "[");

@@ -44,7 +44,7 @@ typedef struct raiser {
   int *ids;   /* per value id of f: its bytecode number */
   int next;   /* values reserved in the current isolated scope */
   int loc;    /* the one location: builtin UnknownLoc */
-  int depth;
+  int depth;  /* regions, types and attributes open now, together */
   char producer[48]; /* "StableHLO_v1.20.0" */
 } raiser;
 
@@ -274,7 +274,9 @@ static int future_type(raiser *r, const char *text) {
 
 static int vtype_of(raiser *r, const shlo_type *t) {
   if (++r->depth > BC_MAX_DEPTH)
-    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "types nest too deeply");
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED,
+            "regions, types or attributes nested deeper than %d (the "
+            "limit)", BC_MAX_DEPTH);
   int i;
   bw_buf b = {0};
   switch (t->kind) {
@@ -649,7 +651,9 @@ static int text_attr(raiser *r, const shlo_attr *a) {
 static int generic_attr(raiser *r, const char *name, const shlo_attr *a,
                         bool in_vhlo) {
   if (++r->depth > BC_MAX_DEPTH)
-    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "attributes nest too deeply");
+    shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED,
+            "regions, types or attributes nested deeper than %d (the "
+            "limit)", BC_MAX_DEPTH);
   int i, items[1024];
   bw_buf b = {0};
   switch (a->kind) {
@@ -1060,7 +1064,9 @@ static void write_op(raiser *r, bw_buf *ir, const shlo_op *op) {
   }
   if (op->n_regions) {
     if (++r->depth > BC_MAX_DEPTH)
-      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED, "regions nest too deeply");
+      shlo__bw_fail(&r->w, SHLO_EUNSUPPORTED,
+              "regions, types or attributes nested deeper than %d (the "
+              "limit)", BC_MAX_DEPTH);
     shlo__bw_varint(&r->w, ir, (uint64_t)op->n_regions << 1);
     for (int i = 0; i < op->n_regions; i++)
       write_region(r, ir, op->regions[i], false);

@@ -238,7 +238,7 @@ static shlo_status gsort_init(gsort_ctx *gc, const shlo_step *s,
                               const size_t *esz, int64_t step) {
   const sort_params *p = s->params;
   int n = p->n;
-  shlo_elem_type lead[2 * SHLO_RB_MAX_N], i1 = SHLO_I1;
+  shlo_elem_type lead[2 * SHLO_RB_MAX_N] = {0}, i1 = SHLO_I1;
   for (int k = 0; k < n; k++) lead[2 * k] = lead[2 * k + 1] = p->et[k];
   shlo_status st = shlo__rb_call_init(&gc->call, lead, 2 * n, &i1, 1, s, ex);
   if (st) return st;
@@ -663,22 +663,30 @@ static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
   if (st) return st;
   int64_t len = p->dims[p->dim];
   if (len == 0 || p->numel == 0) return SHLO_OK;
-  sort_run r = {.s = s, .p = p, .in = in, .out = out, .len = len,
-                .sd = p->str[p->dim], .ex = ex};
-  for (int k = 0; k < n; k++) r.esz[k] = shlo_elem_size(p->et[k]);
-  if (!sort_run_alloc(&r)) {
+  /* On the heap, not the stack (it is some 9 KB): a comparator may sort
+   * again, so this frame recurses once per nested sort. */
+  sort_run *r = malloc(sizeof *r);
+  if (!r) {
+    shlo__rb_unref_n(out, n);
+    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
+  }
+  *r = (sort_run){.s = s, .p = p, .in = in, .out = out, .len = len,
+                  .sd = p->str[p->dim], .ex = ex};
+  for (int k = 0; k < n; k++) r->esz[k] = shlo_elem_size(p->et[k]);
+  if (!sort_run_alloc(r)) {
     st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
     goto done;
   }
-  if (r.gc) {
-    st = gsort_init(r.gc, s, in, ex, r.esz, r.sd);
+  if (r->gc) {
+    st = gsort_init(r->gc, s, in, ex, r->esz, r->sd);
     if (st) goto done;
-    r.call_ready = true;
+    r->call_ready = true;
   }
-  r.ms = p->cmp.ok ? msort_tab[p->cmp.kind][p->cmp.dir] : NULL;
-  st = sort_slices(s, &r, ex);
+  r->ms = p->cmp.ok ? msort_tab[p->cmp.kind][p->cmp.dir] : NULL;
+  st = sort_slices(s, r, ex);
 done:
-  sort_run_free(&r);
+  sort_run_free(r);
+  free(r);
   if (st) shlo__rb_unref_n(out, n);
   return st;
 }
