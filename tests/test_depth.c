@@ -242,7 +242,7 @@ static void *run(void *arg) {
   c->message[0] = 0;
   if (c->st) shlo_diag_format(&d, c->message, sizeof c->message);
   if (!c->st && n_res == 1) {
-    c->numel = res[0]->numel;
+    c->numel = shlo_tensor_numel(res[0]);
     for (int64_t i = 0; i < 2 && i < c->numel; i++)
       c->result[i] = shlo_tensor_get_i64(res[0], i);
   }
