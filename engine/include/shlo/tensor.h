@@ -36,6 +36,7 @@ struct shlo_value {
   shlo_value **elems; /* owned references */
   /* the execution memory budget this tensor is charged to, or NULL */
   struct shlo_mem_budget *budget;
+  struct shlo_context *ctx; /* whose allocator the value came from */
 };
 
 /* New zero-filled tensor of the given element type and static shape; NULL

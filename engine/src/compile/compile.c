@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compile/executable.h"
+#include "core/context_int.h"
 #include "core/diag.h"
 #include "core/limits.h"
 #include "core/namemap.h"
@@ -57,6 +58,7 @@ struct shlo_executable {
   const shlo_func *entry;
   int entry_index;
   shlo_refine_cache *refine; /* dynamic shapes: plans per signature */
+  shlo_context *ctx;         /* where it runs; NULL: the default */
 };
 
 /* ---- compile-time view for op compile functions ---- */
@@ -570,14 +572,16 @@ shlo_status shlo__cc_func_plan(shlo_compiler *cc, const shlo_op *op,
  * and at once when the entry's own signature is static. */
 static shlo_status compile_refining(const shlo_module *m,
                                     const shlo_func *entry, bool no_fusion,
-                                    shlo_executable **out, shlo_diag *diag) {
+                                    shlo_context *ctx, shlo_executable **out,
+                                    shlo_diag *diag) {
   shlo_executable *e = calloc(1, sizeof *e);
-  if (e) e->refine = shlo__refine_cache_new(m, entry, no_fusion);
+  if (e) e->refine = shlo__refine_cache_new(m, entry, no_fusion, ctx);
   if (!e || !e->refine) {
     free(e);
     return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0, "out of memory");
   }
   e->m = m;
+  e->ctx = ctx;
   e->entry = entry;
   e->entry_index = -1;
   for (int i = 0; i < m->n_funcs && e->entry_index < 0; i++)
@@ -596,9 +600,26 @@ static shlo_status compile_refining(const shlo_module *m,
   return SHLO_OK;
 }
 
+static shlo_status compile_in_scope(const shlo_module *m,
+                                    const shlo_compile_opts *opts,
+                                    shlo_executable **out, shlo_diag *diag);
+
+/* The compile runs with opts->context as the thread's scope, so what it
+ * allocates and the settings it reads are that context's. */
 shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
                          shlo_executable **out, shlo_diag *diag) {
   *out = NULL;
+  shlo_context *ctx = opts ? opts->context : NULL;
+  shlo_context *prev = shlo__ctx_swap(ctx ? ctx : shlo__ctx_current());
+  shlo_status st = compile_in_scope(m, opts, out, diag);
+  shlo__ctx_swap(prev);
+  return st;
+}
+
+static shlo_status compile_in_scope(const shlo_module *m,
+                                    const shlo_compile_opts *opts,
+                                    shlo_executable **out, shlo_diag *diag) {
+  shlo_context *ctx = opts ? opts->context : NULL;
   /* No unverified program reaches the executor. */
   if (!opts || !opts->verified) {
     shlo_verify_opts vo = {.require_entry = true,
@@ -618,9 +639,9 @@ shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
                          "no entry function: expected @main or a single "
                          "function");
   }
-  bool no_fusion = (opts && opts->no_fusion) || getenv("SHLO_NO_FUSION");
+  bool no_fusion = (opts && opts->no_fusion) || shlo__ctx_options(ctx)->no_fusion;
   if (shlo__module_is_dynamic(m))
-    return compile_refining(m, entry, no_fusion, out, diag);
+    return compile_refining(m, entry, no_fusion, ctx, out, diag);
   shlo_compiler cc = {0};
   cc.m = m;
   cc.diag = diag;
@@ -637,6 +658,7 @@ shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
     return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0, "out of memory");
   }
   e->m = m;
+  e->ctx = ctx;
   e->n_funcs = m->n_funcs;
   e->func_plans = cc.func_plans;
   e->entry = entry;
@@ -662,6 +684,10 @@ void shlo_executable_free(shlo_executable *e) {
 
 const shlo_func *shlo_executable_entry(const shlo_executable *e) {
   return e->entry;
+}
+
+shlo_context *shlo_executable_context(const shlo_executable *e) {
+  return e->ctx;
 }
 
 int64_t shlo_executable_work(const shlo_executable *e) {

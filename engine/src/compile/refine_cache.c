@@ -24,6 +24,7 @@ struct shlo_refine_cache {
   const shlo_module *m;
   const shlo_func *entry;
   bool no_fusion;
+  struct shlo_context *ctx;
   refined_entry *v[SHLO_REFINE_CACHE_CAP];
   int n;
   uint64_t tick;
@@ -32,7 +33,8 @@ struct shlo_refine_cache {
 
 shlo_refine_cache *shlo__refine_cache_new(const shlo_module *m,
                                           const shlo_func *entry,
-                                          bool no_fusion) {
+                                          bool no_fusion,
+                                          struct shlo_context *ctx) {
   shlo_refine_cache *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   if (pthread_mutex_init(&c->mu, NULL)) {
@@ -42,6 +44,7 @@ shlo_refine_cache *shlo__refine_cache_new(const shlo_module *m,
   c->m = m;
   c->entry = entry;
   c->no_fusion = no_fusion;
+  c->ctx = ctx;
   return c;
 }
 
@@ -142,6 +145,7 @@ static shlo_status build(shlo_refine_cache *c, const shlo_type *const *types,
   if (!st) {
     shlo_compile_opts o = {.entry = c->entry->name,
                            .no_fusion = c->no_fusion,
+                           .context = c->ctx,
                            .verified = true};
     st = shlo_compile(shlo__refined_module(e->r), &o, &e->x, diag);
   }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/context_int.h"
 #include "core/tensor_uninit.h"
 #include "kernels/conv_nhwc.h"
 #include "kernels/linalg_int.h"
@@ -534,7 +535,7 @@ static bool conv_is_nhwc(const conv_params *p, const shlo_attr *dn,
   for (int i = 0; ok && i < ns; i++)
     ok = p->lhs_dil[i] == 1 && !rev[i] && dn->conv_in_spatial[i] == 1 + i &&
          dn->conv_k_spatial[i] == i && dn->conv_out_spatial[i] == 1 + i;
-  return ok && !getenv("SHLO_CONV_GENERAL");
+  return ok && !shlo__ctx_options(shlo__ctx_current())->conv_general;
 }
 
 /* The fast path of a convolution with fixed padding and something to sum,

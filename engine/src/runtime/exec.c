@@ -13,6 +13,7 @@
 #include "compile/executable.h"
 #include "compile/refine_cache.h"
 #include "runtime/exec_int.h"
+#include "core/context_int.h"
 #include "core/membudget.h"
 #include "runtime/profile_int.h"
 #include "shlo/engine.h"
@@ -312,10 +313,38 @@ void shlo__exec_destroy(shlo_exec *ex) {
   pthread_mutex_destroy(&ex->lock);
 }
 
+static shlo_status execute_in_scope(const shlo_executable *e,
+                                    const shlo_exec_opts *opts,
+                                    shlo_value *const *args, int n_args,
+                                    shlo_value ***results, int *n_results,
+                                    shlo_diag *diag);
+
+/* An execution runs with its executable's context as the thread's scope:
+ * its tensors come from that context's allocator and its parallel steps
+ * run on that context's pool. */
 shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
                          shlo_value *const *args, int n_args,
                          shlo_value ***results, int *n_results,
                          shlo_diag *diag) {
+  shlo_context *ctx = shlo_executable_context(e);
+  if (!ctx) ctx = shlo_default_context();
+  if (!ctx) {
+    *results = NULL;
+    *n_results = 0;
+    return shlo_diag_set(diag, SHLO_ENOMEM, NULL, 0, 0, "out of memory");
+  }
+  shlo_context *prev = shlo__ctx_swap(ctx);
+  shlo_status st =
+      execute_in_scope(e, opts, args, n_args, results, n_results, diag);
+  shlo__ctx_swap(prev);
+  return st;
+}
+
+static shlo_status execute_in_scope(const shlo_executable *e,
+                                    const shlo_exec_opts *opts,
+                                    shlo_value *const *args, int n_args,
+                                    shlo_value ***results, int *n_results,
+                                    shlo_diag *diag) {
   if (shlo__executable_refine(e)) /* dynamic shapes: plan per signature */
     return shlo__refine_cache_execute(shlo__executable_refine(e), opts, args,
                                       n_args, results, n_results, diag);
@@ -344,8 +373,11 @@ shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
   shlo_diag_clear(&local);
   shlo__exec_init(&ex, opts, m->filename, diag ? diag : &local);
   shlo_mem_budget *budget = NULL, *prev = NULL;
-  if (opts && opts->max_bytes > 0) {
-    budget = shlo__budget_new(opts->max_bytes);
+  int64_t limit = opts && opts->max_bytes > 0
+                      ? opts->max_bytes
+                      : shlo__ctx_options(shlo__ctx_current())->exec_max_bytes;
+  if (limit > 0) {
+    budget = shlo__budget_new(limit);
     if (!budget) {
       free(res);
       shlo__exec_destroy(&ex);
