@@ -137,7 +137,9 @@ SHLO_API void shlo_context_trim(shlo_context *ctx);
 SHLO_API shlo_context *shlo_default_context(void);
 /* Set the options the default context will be made with.  Call before
  * anything uses it (before the first compile or execute without a
- * context); SHLO_EINPUT once it exists. */
+ * context); SHLO_EINPUT once it exists, or for options with an allocator
+ * (the default context always uses the C library's: give an allocator to
+ * a context of your own). */
 SHLO_API shlo_status shlo_default_context_configure(
     const shlo_context_options *o);
 

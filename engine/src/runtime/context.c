@@ -93,9 +93,14 @@ shlo_context *shlo_default_context(void) {
   return c;
 }
 
+/* The default context takes no allocator: objects made before it exists
+ * (with no context in scope) come from the C library's, and may be freed
+ * after it does, so both must be the same.  A custom allocator needs an
+ * explicit context, whose objects all remember it. */
 shlo_status shlo_default_context_configure(const shlo_context_options *o) {
   shlo_context_options opts;
-  if (!read_options(o, &opts) || !allocator_ok(&opts.allocator))
+  if (!read_options(o, &opts) || opts.allocator.alloc ||
+      opts.allocator.realloc || opts.allocator.free)
     return SHLO_EINPUT;
   shlo_status st = SHLO_OK;
   pthread_mutex_lock(&default_lock);

@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include "core/context_int.h"
+#include "core/membudget.h"
 #include "runtime/pool.h"
 
 typedef struct job {
   shlo_range_fn fn;
   void *ctx;
+  struct shlo_mem_budget *budget; /* the opener's: chunks charge it */
   int64_t n, grain;
   atomic_int_fast64_t next; /* first unclaimed index */
   int running;              /* workers inside this job (under the lock) */
@@ -108,7 +110,10 @@ static void worker_loop(void *arg) {
     }
     j->running++;
     pthread_mutex_unlock(&pool->mu);
+    /* what a chunk allocates counts against its execution's limit */
+    struct shlo_mem_budget *prev_budget = shlo__budget_swap(j->budget);
     claim_and_run(j);
+    shlo__budget_swap(prev_budget);
     pthread_mutex_lock(&pool->mu);
     j->running--;
     pthread_cond_broadcast(&pool->idle);
@@ -205,7 +210,8 @@ void shlo__parallel_for(int64_t n, int64_t grain, shlo_range_fn fn, void *ctx) {
     fn(ctx, 0, n);
     return;
   }
-  job j = {.fn = fn, .ctx = ctx, .n = n, .grain = grain};
+  job j = {.fn = fn, .ctx = ctx, .n = n, .grain = grain,
+           .budget = shlo__budget_current()};
   atomic_init(&j.next, 0);
   pthread_mutex_lock(&pool->mu);
   j.nextjob = pool->head;
