@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/alloc.h"
 #include "core/context_int.h"
 
 #define DATA_ALIGN 64
@@ -71,6 +72,20 @@ void shlo__ctx_free(shlo_context *c, void *p) {
   if (c && c->custom_alloc) c->opts.allocator.free(c->opts.allocator.user, p);
   else free(p);
 }
+
+/* ---- core/alloc.h: the thread's context ---- */
+
+void *shlo__malloc(size_t n) { return shlo__ctx_malloc(shlo__ctx_current(), n); }
+
+void *shlo__calloc(size_t n, size_t size) {
+  return shlo__ctx_calloc(shlo__ctx_current(), n, size);
+}
+
+void *shlo__realloc(void *p, size_t n) {
+  return shlo__ctx_realloc(shlo__ctx_current(), p, n);
+}
+
+void shlo__free(void *p) { shlo__ctx_free(shlo__ctx_current(), p); }
 
 /* Buffers of several MB are asked for huge pages: a fresh 64 MB tensor
  * otherwise takes 16384 page faults to fill, which cost more than the

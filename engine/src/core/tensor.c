@@ -86,8 +86,14 @@ void shlo__value_share_quant(shlo_value *dst, const shlo_value *src) {
                               memory_order_relaxed);
 }
 
+/* Whether v's data shares its header's block: decided by the size alone,
+ * as tensor_new decides it.  (Not by comparing addresses: a separately
+ * allocated buffer can land right behind its header, and then looked
+ * inline, and was freed with the header -- an allocator with a header of
+ * its own per block made that happen.) */
 static bool data_is_inline(const shlo_value *v) {
-  return v->data == (const char *)v + SHLO_HEADER;
+  size_t cap = (v->nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
+  return v->kind == SHLO_TYPE_TENSOR && (cap ? cap : SHLO_ALIGN) <= SHLO_INLINE_MAX;
 }
 
 /* A new tensor; its data zeroed when `zero`, else only the padding past

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/context_int.h"
 #include "core/tensor_uninit.h"
 #include "kernels/conv_nhwc.h"
@@ -565,7 +566,7 @@ static shlo_status conv_use_nhwc(shlo_compiler *cc, const shlo_op *op,
   const char *how =
       shlo__conv_nhwc_small(g) ? "nhwc small window" : "nhwc gemm";
   size_t len = strlen(op->name) + strlen(how) + 4;
-  if (!(step->label = malloc(len)))
+  if (!(step->label = shlo__malloc(len))) /* the plan's: core/alloc.h */
     return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   snprintf(step->label, len, "%s [%s]", op->name, how);
   p->nhwc = true;
