@@ -125,8 +125,8 @@ typedef struct conv_scratch {
 } conv_scratch;
 
 static void conv_scratch_free(conv_scratch *w, int ns) {
-  for (int i = 0; i < ns; i++) free(w->tab[i]);
-  free(w->lbuf), free(w->wbuf), free(w->xbuf), free(w->ybuf), free(w->koff);
+  for (int i = 0; i < ns; i++) shlo__free(w->tab[i]);
+  shlo__free(w->lbuf), shlo__free(w->wbuf), shlo__free(w->xbuf), shlo__free(w->ybuf), shlo__free(w->koff);
 }
 
 /* Fill w->tab[i] for the padding pad. */
@@ -134,7 +134,7 @@ static bool conv_tables(const conv_params *p, const int64_t *pad,
                         conv_scratch *w) {
   for (int i = 0; i < p->ns; i++) {
     int64_t no = p->o_sp[i], nk = p->k_sp[i];
-    int64_t *t = w->tab[i] = malloc((size_t)(no * nk + 1) * sizeof(int64_t));
+    int64_t *t = w->tab[i] = shlo__malloc((size_t)(no * nk + 1) * sizeof(int64_t));
     if (!t) return false;
     for (int64_t o = 0; o < no; o++)
       for (int64_t k = 0; k < nk; k++) {
@@ -152,8 +152,8 @@ static bool conv_tables(const conv_params *p, const int64_t *pad,
 /* Allocate the rest of w for ck = in-features x window values per row. */
 static bool conv_buffers(const conv_params *p, int64_t ck, size_t es,
                          conv_scratch *w) {
-  w->lbuf = malloc((size_t)(p->n * p->c * p->s) * es);
-  w->wbuf = malloc((size_t)(p->groups * ck * p->og) * es);
+  w->lbuf = shlo__malloc((size_t)(p->n * p->c * p->s) * es);
+  w->wbuf = shlo__malloc((size_t)(p->groups * ck * p->og) * es);
   /* rows of im2col per block: about 8 MiB of scratch at most */
   int64_t pb = (int64_t)((8u << 20) / ((size_t)ck * es));
   if (pb < 1) pb = 1;
@@ -166,9 +166,9 @@ static bool conv_buffers(const conv_params *p, int64_t ck, size_t es,
  * koff) for ck values per row. */
 static bool conv_thread_buffers(const conv_params *p, int64_t ck, size_t es,
                                 conv_scratch *w) {
-  w->xbuf = malloc((size_t)(w->pb * ck) * es);
-  w->ybuf = malloc((size_t)(w->pb * p->og + 1) * es);
-  w->koff = malloc((size_t)ck * sizeof *w->koff);
+  w->xbuf = shlo__malloc((size_t)(w->pb * ck) * es);
+  w->ybuf = shlo__malloc((size_t)(w->pb * p->og + 1) * es);
+  w->koff = shlo__malloc((size_t)ck * sizeof *w->koff);
   return w->xbuf && w->ybuf && w->koff;
 }
 
@@ -264,7 +264,7 @@ static void conv_items(void *ctx, int64_t lo, int64_t hi) {
       conv_batch(p, &w, j->v, it / p->nb, it % p->nb);
   else
     atomic_store(&j->failed, 1);
-  free(w.xbuf), free(w.ybuf), free(w.koff);
+  shlo__free(w.xbuf), shlo__free(w.ybuf), shlo__free(w.koff);
 }
 
 /* The whole convolution of in[0] by in[1] into v, for padding pad. */

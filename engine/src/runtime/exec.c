@@ -13,6 +13,7 @@
 #include "compile/executable.h"
 #include "compile/refine_cache.h"
 #include "runtime/exec_int.h"
+#include "core/alloc.h"
 #include "core/context_int.h"
 #include "core/membudget.h"
 #include "runtime/profile_int.h"
@@ -70,9 +71,9 @@ shlo_status shlo__plan_run(const shlo_plan *p, shlo_exec *ex,
   shlo_value *stack_slots[32], *stack_in[8], *stack_out[8];
   bool small = p->n_slots <= 32 && max_io <= 8;
   shlo_value **slots = small ? stack_slots
-                             : calloc((size_t)p->n_slots + 1, sizeof *slots);
-  shlo_value **in = small ? stack_in : malloc((size_t)max_io * sizeof *in);
-  shlo_value **out = small ? stack_out : calloc((size_t)max_io, sizeof *out);
+                             : shlo__calloc((size_t)p->n_slots + 1, sizeof *slots);
+  shlo_value **in = small ? stack_in : shlo__malloc((size_t)max_io * sizeof *in);
+  shlo_value **out = small ? stack_out : shlo__calloc((size_t)max_io, sizeof *out);
   if (small) {
     memset(stack_slots, 0, (size_t)p->n_slots * sizeof *slots);
     memset(stack_out, 0, sizeof stack_out);
@@ -120,9 +121,9 @@ done:
   if (slots)
     for (int i = 0; i < p->n_slots; i++) shlo_value_unref(slots[i]);
   if (!small) {
-    free(slots);
-    free(in);
-    free(out);
+    shlo__free(slots);
+    shlo__free(in);
+    shlo__free(out);
   }
   return st;
 }
@@ -143,12 +144,12 @@ shlo_status shlo__step_run_region(const shlo_step *s, int r,
   int base = region_capture_base(s, r);
   shlo_value *stack_args[16];
   shlo_value **args = n + nc <= 16 ? stack_args
-                                   : malloc((size_t)(n + nc) * sizeof *args);
+                                   : shlo__malloc((size_t)(n + nc) * sizeof *args);
   if (!args) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   for (int i = 0; i < n; i++) args[i] = lead[i];
   for (int i = 0; i < nc; i++) args[n + i] = in[base + i];
   shlo_status st = shlo__plan_run(p, ex, args, results);
-  if (args != stack_args) free(args);
+  if (args != stack_args) shlo__free(args);
   return st;
 }
 
@@ -246,16 +247,18 @@ shlo_status shlo__exec_probe_record(shlo_exec *ex, const char *id,
     if (!strcmp(ex->probes[i].id, id)) pr = &ex->probes[i];
   shlo_status st = SHLO_ENOMEM;
   if (!pr) {
-    probe *np = realloc(ex->probes, (size_t)(ex->n_probes + 1) * sizeof *np);
+    probe *np = shlo__realloc(ex->probes, (size_t)(ex->n_probes + 1) * sizeof *np);
     if (!np) goto out;
     ex->probes = np;
     pr = &ex->probes[ex->n_probes];
     memset(pr, 0, sizeof *pr);
-    pr->id = strdup(id);
+    size_t idn = strlen(id) + 1;
+    pr->id = shlo__malloc(idn);
     if (!pr->id) goto out;
+    memcpy(pr->id, id, idn);
     ex->n_probes++;
   }
-  shlo_value **nv = realloc(pr->values, (size_t)(pr->n + 1) * sizeof *nv);
+  shlo_value **nv = shlo__realloc(pr->values, (size_t)(pr->n + 1) * sizeof *nv);
   if (!nv) goto out;
   pr->values = nv;
   pr->values[pr->n++] = shlo_value_ref(v);
@@ -306,10 +309,10 @@ void shlo__exec_destroy(shlo_exec *ex) {
   for (int i = 0; i < ex->n_probes; i++) {
     for (int k = 0; k < ex->probes[i].n; k++)
       shlo_value_unref(ex->probes[i].values[k]);
-    free(ex->probes[i].values);
-    free(ex->probes[i].id);
+    shlo__free(ex->probes[i].values);
+    shlo__free(ex->probes[i].id);
   }
-  free(ex->probes);
+  shlo__free(ex->probes);
   pthread_mutex_destroy(&ex->lock);
 }
 
