@@ -213,6 +213,20 @@ static void counting_allocator_gets_every_byte_back(void **state) {
   assert_int_equal(atomic_load(&c.allocs), atomic_load(&c.frees));
 }
 
+/* The same with two threads: what the pool's worker allocates for its
+ * chunks (a fused group's scratch) comes from the context too, and all of
+ * it is back after destroy. */
+static void counting_allocator_with_a_worker(void **state) {
+  (void)state;
+  counter c = {0};
+  shlo_context *ctx = make(2, &c);
+  assert_int_equal(shlo_context_threads(ctx), 2);
+  run_in(ctx, 4);
+  shlo_context_destroy(ctx);
+  assert_int_equal(atomic_load(&c.bytes), 0);
+  assert_int_equal(atomic_load(&c.allocs), atomic_load(&c.frees));
+}
+
 /* ---- an executor lending its threads ---- */
 
 typedef struct lender {
@@ -340,6 +354,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(two_contexts_run_at_once),
       cmocka_unit_test(counting_allocator_gets_every_byte_back),
+      cmocka_unit_test(counting_allocator_with_a_worker),
       cmocka_unit_test(executor_lends_workers),
       cmocka_unit_test(options_are_checked),
       cmocka_unit_test(no_fusion_is_the_contexts),

@@ -240,10 +240,10 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
   const fused *f = r->f;
   size_t per = (size_t)f->chunk * f->scratch_esz;
   size_t slots = f->n_slots ? (size_t)f->n_slots : 1;
-  char *scratch = aligned_alloc(64, slots * per + f->lanes_work);
+  char *scratch = shlo__aligned_alloc(slots * per + f->lanes_work);
   char **val = shlo__malloc((size_t)f->n_members * sizeof *val);
   if (!scratch || !val) {
-    free(scratch); /* aligned_alloc's, the C library's */
+    shlo__aligned_free(scratch);
     shlo__free(val);
     atomic_store(&r->failed, 1);
     return;
@@ -263,7 +263,7 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
   }
   shlo__stream_fence(); /* before the pool's join */
   shlo__free(val);
-  free(scratch); /* aligned_alloc's, the C library's */
+  shlo__aligned_free(scratch);
 }
 
 /* Where member m's operand i starts for the block of rows at r0. */
@@ -456,12 +456,12 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   const fused *f = r->f;
   /* each member's scratch on its own cache lines */
   size_t per = ((size_t)(f->block * f->cols) * f->scratch_esz + 63) & ~(size_t)63;
-  char *scratch = aligned_alloc(64, (size_t)f->n_members * per +
+  char *scratch = shlo__aligned_alloc((size_t)f->n_members * per +
                                         f->lanes_work +
                                         (size_t)f->n_keep * f->keep_bytes);
   char **val = shlo__calloc((size_t)f->n_members * 2, sizeof *val);
   if (!scratch || !val) {
-    free(scratch); /* aligned_alloc's, the C library's */
+    shlo__aligned_free(scratch);
     shlo__free(val);
     atomic_store(&r->failed, 1);
     return;
@@ -500,7 +500,7 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   }
   shlo__stream_fence(); /* before the pool's join */
   shlo__free(val);
-  free(scratch); /* aligned_alloc's, the C library's */
+  shlo__aligned_free(scratch);
 }
 
 /* The results of f, uninitialised: a run or group writes every element. */

@@ -18,5 +18,9 @@ void *shlo__malloc(size_t n);
 void *shlo__calloc(size_t n, size_t size);
 void *shlo__realloc(void *p, size_t n);
 void shlo__free(void *p);
+/* n bytes aligned to 64 (scratch for vector kernels); free with
+ * shlo__aligned_free. */
+void *shlo__aligned_alloc(size_t n);
+void shlo__aligned_free(void *p);
 
 #endif

@@ -171,6 +171,16 @@ void shlo__ctx_data_free(shlo_context *c, void *p, size_t cap) {
   if (p && !cache_give(c, p, cap)) data_release(c, p);
 }
 
+void *shlo__aligned_alloc(size_t n) {
+  if (n > SIZE_MAX - DATA_ALIGN) return NULL;
+  size_t cap = (n + DATA_ALIGN - 1) / DATA_ALIGN * DATA_ALIGN;
+  return shlo__ctx_data_alloc(shlo__ctx_current(), cap ? cap : DATA_ALIGN);
+}
+
+void shlo__aligned_free(void *p) {
+  if (p) data_release(shlo__ctx_current(), p);
+}
+
 void shlo__ctx_cache_release(shlo_context *c) {
   void *keep[SHLO__CACHE_SLOTS];
   if (!c) return;
