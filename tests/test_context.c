@@ -227,6 +227,38 @@ static void counting_allocator_with_a_worker(void **state) {
   assert_int_equal(atomic_load(&c.allocs), atomic_load(&c.frees));
 }
 
+/* exec_max_bytes bounds an execution that names no limit of its own: a
+ * 256 KiB result does not fit in 64 KiB (SHLO_ELIMIT), and fits when the
+ * execution asks for more. */
+static void exec_max_bytes_is_the_default_limit(void **state) {
+  (void)state;
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  o.threads = 1;
+  o.exec_max_bytes = 64 << 10;
+  shlo_context *ctx;
+  assert_int_equal(shlo_context_create(&o, &ctx), SHLO_OK);
+  shlo_module *m;
+  shlo_executable *e;
+  shlo_diag d;
+  shlo_compile_opts co = {.context = ctx};
+  if (shlo_load(program, strlen(program), "lim.mlir", &co, &m, &e, &d))
+    fail_msg("load: %s", d.message);
+  shlo_value *args[2] = {filled(ctx, a_of), filled(ctx, b_of)};
+  shlo_value **res = NULL;
+  int n = 0;
+  assert_int_equal(shlo_execute(e, NULL, args, 2, &res, &n, &d), SHLO_ELIMIT);
+  shlo_exec_opts eo = {.max_bytes = 1 << 20};
+  assert_int_equal(shlo_execute(e, &eo, args, 2, &res, &n, &d), SHLO_OK);
+  shlo_value_unref(res[0]);
+  free(res);
+  shlo_value_unref(args[0]);
+  shlo_value_unref(args[1]);
+  shlo_executable_free(e);
+  shlo_module_free(m);
+  shlo_context_destroy(ctx);
+}
+
 /* ---- an executor lending its threads ---- */
 
 typedef struct lender {
@@ -355,6 +387,7 @@ int main(void) {
       cmocka_unit_test(two_contexts_run_at_once),
       cmocka_unit_test(counting_allocator_gets_every_byte_back),
       cmocka_unit_test(counting_allocator_with_a_worker),
+      cmocka_unit_test(exec_max_bytes_is_the_default_limit),
       cmocka_unit_test(executor_lends_workers),
       cmocka_unit_test(options_are_checked),
       cmocka_unit_test(no_fusion_is_the_contexts),

@@ -115,9 +115,11 @@ typedef struct shlo_context_options {
 SHLO_API void shlo_context_options_init(shlo_context_options *o);
 
 /* A new context with options o (NULL: the defaults).  On success *out is
- * the caller's, to free with shlo_context_destroy.  SHLO_EINPUT for a bad
- * struct_size or half an allocator, SHLO_ENOMEM, SHLO_ERUNTIME when no
- * worker could be started and threads > 1. */
+ * the caller's, to free with shlo_context_destroy; on failure *out is NULL:
+ * SHLO_EINPUT for a bad struct_size or half an allocator, SHLO_ENOMEM.  A
+ * worker that cannot start leaves the context with fewer threads
+ * (shlo_context_threads says how many), never none: the caller's own
+ * thread always runs its share. */
 SHLO_API shlo_status shlo_context_create(const shlo_context_options *o,
                                          shlo_context **out);
 /* Join the workers, free the buffer cache and the context.  NULL is fine.

@@ -54,7 +54,8 @@ SHLO_API shlo_value *shlo_token_new(void);
 SHLO_API shlo_value *shlo_value_ref(shlo_value *v);
 SHLO_API void shlo_value_unref(shlo_value *v);
 
-/* Free the large tensor buffers the engine keeps for reuse (at most 64 MiB:
+/* Free the large tensor buffers the default context keeps for reuse
+ * (shlo_context_trim does it for any context; at most 64 MiB by default:
  * a freed buffer is handed to the next tensor of its size instead of the
  * kernel faulting in fresh pages).  For a server returning its memory after
  * a big request; safe at any time, from any thread. */
