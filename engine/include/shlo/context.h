@@ -68,9 +68,10 @@ typedef struct shlo_allocator {
 } shlo_allocator;
 
 /* Lends the context worker threads instead of its starting its own:
- * run(user, fn, arg) must make one of the embedder's threads call fn(arg)
- * (soon; fn returns only when the context is being destroyed) and return
- * 0, or return nonzero if it cannot (the context then has fewer workers).
+ * run(user, fn, arg) must make another of the embedder's threads call
+ * fn(arg) (soon, and never on the calling thread: fn returns only when the
+ * context is being destroyed, and destroy waits for it) and return 0, or
+ * return nonzero if it cannot (the context then has fewer workers).
  * The context calls it threads - 1 times at create. */
 typedef struct shlo_executor {
   int (*run)(void *user, void (*fn)(void *arg), void *arg);
