@@ -1,8 +1,29 @@
 /* The `shlo` command: dispatch to its subcommands. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "shlo/context.h"
+
+/* The engine reads no environment variable: the CLI maps the ones it has
+ * always obeyed onto the default context's options before anything runs
+ * (SHLO_THREADS: threads; SHLO_NO_FUSION, SHLO_CONV_GENERAL: set at all
+ * means on; SHLO_MPI_PEER_TIMEOUT: seconds; OPENBLAS_CORETYPE set: keep
+ * the BLAS core the user chose). */
+static void engine_from_env(void) {
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  const char *v = getenv("SHLO_THREADS");
+  if (v && atoi(v) > 0) o.threads = atoi(v);
+  o.no_fusion = getenv("SHLO_NO_FUSION") != NULL;
+  o.conv_general = getenv("SHLO_CONV_GENERAL") != NULL;
+  v = getenv("SHLO_MPI_PEER_TIMEOUT");
+  if (v && atof(v) > 0) o.mpi_peer_timeout_s = atof(v);
+  o.blas_keep_core = getenv("OPENBLAS_CORETYPE") != NULL;
+  /* nothing has used the engine yet, so this cannot fail */
+  (void)shlo_default_context_configure(&o);
+}
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -16,7 +37,8 @@ static void usage(FILE *f) {
           "      run the entry function (@main, or the only function) and "
           "print its results\n"
           "      (on a process grid: each process's results and outfeed)\n"
-          "  test [--timeout SECONDS] [--in-process] [--server URL] "
+          "  test [--timeout SECONDS] [--in-process] [--check-context] "
+          "[--server URL] "
           "PATH...\n"
           "      run every case (split at '// -----') of the .mlir files "
           "under PATH and evaluate\n"
@@ -57,6 +79,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *cmd = argv[1];
+  engine_from_env();
   if (!strcmp(cmd, "run")) return cli_run(argc - 2, argv + 2);
   if (!strcmp(cmd, "test")) return cli_test(argc - 2, argv + 2);
   if (!strcmp(cmd, "verify")) return cli_verify(argc - 2, argv + 2);

@@ -16,11 +16,80 @@
 #include "cases.h"
 #include "cli.h"
 #include "remote.h"
+#include "shlo/context.h"
 #include "shlo/engine.h"
 
 typedef struct tally {
   int pass, fail, skip;
 } tally;
+
+/* ---- --check-context: each case in a context of its own ----
+ *
+ * For the engine's own tests: every case compiles and runs in a fresh
+ * one-thread context whose allocator marks its blocks.  A block of the C
+ * library's freed through it (or one of its freed through the C
+ * library's, which glibc usually catches) aborts the case, and a byte not
+ * back when the case has freed everything and destroyed the context fails
+ * it: the check that the engine routes each object to the context it was
+ * made in. */
+static bool check_context;
+
+#define CHECK_MAGIC 0x53484c4f43545831ULL /* "SHLOCTX1" */
+
+typedef struct check_hdr {
+  unsigned long long magic;
+  size_t size;
+} check_hdr;
+
+static long long check_outstanding;
+
+static void *check_alloc(void *user, size_t n) {
+  (void)user;
+  check_hdr *h = malloc(sizeof *h + n);
+  if (!h) return NULL;
+  h->magic = CHECK_MAGIC;
+  h->size = n;
+  check_outstanding += (long long)n; /* one thread: the context has 1 */
+  return h + 1;
+}
+
+static check_hdr *check_hdr_of(void *p, const char *what) {
+  check_hdr *h = (check_hdr *)p - 1;
+  if (h->magic != CHECK_MAGIC) {
+    fprintf(stderr, "shlo test --check-context: a block the context did not "
+                    "allocate was %s through it\n", what);
+    abort();
+  }
+  return h;
+}
+
+static void check_free(void *user, void *p) {
+  (void)user;
+  if (!p) return;
+  check_hdr *h = check_hdr_of(p, "freed");
+  h->magic = 0;
+  check_outstanding -= (long long)h->size;
+  free(h);
+}
+
+static void *check_realloc(void *user, void *p, size_t n) {
+  if (!p) return check_alloc(user, n);
+  size_t old = check_hdr_of(p, "reallocated")->size;
+  void *q = check_alloc(user, n);
+  if (!q) return NULL;
+  memcpy(q, p, old < n ? old : n);
+  check_free(user, p);
+  return q;
+}
+
+static shlo_context *check_context_new(void) {
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  o.threads = 1;
+  o.allocator = (shlo_allocator){check_alloc, check_realloc, check_free, NULL};
+  shlo_context *ctx = NULL;
+  return shlo_context_create(&o, &ctx) == SHLO_OK ? ctx : NULL;
+}
 
 /* ---- one case, in the child ---- */
 
@@ -35,6 +104,12 @@ static result_kind run_case(const char *file, const char *text, size_t len,
   shlo_diag_clear(&d);
   result_kind r = R_FAIL;
   msg[0] = 0;
+  shlo_context *ctx = NULL;
+  if (check_context && !(ctx = check_context_new())) {
+    snprintf(msg, cap, "cannot make a context");
+    return R_FAIL;
+  }
+  shlo_compile_opts co = {.context = ctx};
   if (shlo_parse_module(text, len, file, &m, &d)) {
     shlo_diag_format(&d, msg, cap);
     goto done;
@@ -43,7 +118,7 @@ static result_kind run_case(const char *file, const char *text, size_t len,
     r = R_PASS; /* nothing to run */
     goto done;
   }
-  shlo_status st = shlo_compile(m, NULL, &e, &d);
+  shlo_status st = shlo_compile(m, &co, &e, &d);
   if (st) {
     r = st == SHLO_EUNSUPPORTED ? R_SKIP : R_FAIL;
     shlo_diag_format(&d, msg, cap);
@@ -83,6 +158,13 @@ static result_kind run_case(const char *file, const char *text, size_t len,
 done:
   shlo_executable_free(e);
   shlo_module_free(m);
+  shlo_context_destroy(ctx);
+  if (ctx && check_outstanding && r != R_FAIL) {
+    snprintf(msg, cap, "--check-context: %lld bytes not returned to the "
+             "context", check_outstanding);
+    r = R_FAIL;
+  }
+  check_outstanding = 0;
   return r;
 }
 
@@ -284,6 +366,8 @@ int cli_test(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--in-process")) {
       in_process = true;
+    } else if (!strcmp(argv[i], "--check-context")) {
+      check_context = true;
     } else if (!strcmp(argv[i], "--mpi")) {
       mpi = true;
     } else if (!strcmp(argv[i], "--server") && i + 1 < argc) {
@@ -298,7 +382,7 @@ int cli_test(int argc, char **argv) {
   if (!rc && files.n == 0) {
     fprintf(stderr,
             "usage: shlo test [--timeout SECONDS] [--in-process] "
-            "[--server URL] [--mpi] PATH...\n");
+            "[--check-context] [--server URL] [--mpi] PATH...\n");
     rc = 2;
   }
   if (!rc && url && mpi) {

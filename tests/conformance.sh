@@ -4,9 +4,11 @@
 #   - a listed case that no longer passes is a regression (fail);
 #   - a passing case missing from the list means the list is stale (fail):
 #     rerun with UPDATE=1 to rewrite it, and commit the new list.
-# usage: conformance.sh SHLO_BINARY CONFORMANCE_DIR PASSING_LIST
+# usage: conformance.sh SHLO_BINARY CONFORMANCE_DIR PASSING_LIST [FLAG]
+# FLAG goes to `shlo test` (--check-context: each case in a context of its
+# own whose allocator checks that everything comes back to it).
 set -uo pipefail
-shlo=$(realpath "$1") dir=$2 list=$3
+shlo=$(realpath "$1") dir=$2 list=$3 flag=${4:-}
 # No corpus at all: SKIPPED (77), saying how to get one.  A corpus without
 # these two folders is broken: that fails.
 "$(dirname "$0")/need-corpus.sh" "$dir" || exit $?
@@ -16,7 +18,7 @@ if [ ! -d "$dir/interpret" ] || [ ! -d "$dir/jax" ]; then
 fi
 out=$(mktemp)
 trap 'rm -f "$out" "$out.pass"' EXIT
-(cd "$dir" && "$shlo" test --timeout 60 interpret jax) >"$out"
+(cd "$dir" && "$shlo" test --timeout 60 $flag interpret jax) >"$out"
 rc=$?
 grep -E '^(FAIL|SKIP)' "$out" | cut -c1-300
 # `shlo test` exits 0 when no case failed, 1 when some did (the comparison

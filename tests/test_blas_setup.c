@@ -1,6 +1,8 @@
-/* OpenBLAS's setup at load (engine/src/kernels/blas_setup.c): the core
- * OpenBLAS runs serves this CPU, or is the one OPENBLAS_CORETYPE names
- * when the user set it (ctest runs this program both ways); sgemm on that
+/* OpenBLAS's setup (engine/src/kernels/blas_setup.c), done when the first
+ * context is made: the core OpenBLAS runs serves this CPU, or is the one
+ * OPENBLAS_CORETYPE names when the user set it and the program said so
+ * with blas_keep_core, as the CLI and the server do (ctest runs this
+ * program both ways); sgemm on that
  * core gives the product; and shlo_kernels_info names the core. */
 #include <math.h>
 #include <setjmp.h>
@@ -14,6 +16,7 @@
 #include <cblas.h>
 #include <cmocka.h>
 
+#include "shlo/context.h"
 #include "shlo/engine.h"
 
 /* what the environment held when the process started (the setup may set
@@ -97,6 +100,11 @@ static void kernels_info_names_the_core(void **state) {
 
 int main(void) {
   coretype_at_start = getenv("OPENBLAS_CORETYPE");
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  o.blas_keep_core = coretype_at_start != NULL;
+  if (shlo_default_context_configure(&o) != SHLO_OK || !shlo_default_context())
+    return 1;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(core_serves_this_cpu_or_the_user),
       cmocka_unit_test(sgemm_on_the_core_is_the_product),

@@ -195,7 +195,7 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 55); /* binary-port, issue #10's caps, compile bounds,
+  assert_int_equal(n, 59); /* binary-port, issue #10's caps, compile bounds,
                             issue #14: insecure, audit-log, six team-*,
                             store, tls-cert, tls-key,
                             issue #18: grid-backend, mpi-min-procs,
@@ -206,7 +206,10 @@ static void defaults_are_as_documented(void **state) {
                             frame-timeout-s, max-json-answer-bytes,
                             execution-workers, execution-start-timeout-s,
                             stream-idle-timeout-s,
-                            max-nesting-depth */
+                            max-nesting-depth,
+
+                            issue #31: engine-threads, no-fusion,
+                            conv-general, mpi-peer-timeout */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");
@@ -245,7 +248,8 @@ static void write_temp(char *path, const char *text) {
 
 /* Each option's SHLO_... variable sits between the file and the flags;
  * SHLO_CONFIG names the file when no --config does; SHLO_THREADS stays the
- * engine's and SHLO_SERVER_THREADS is the server's; a bad value names the
+ * engine's (option engine-threads) and SHLO_SERVER_THREADS is the server's;
+ * a bad value names the
  * variable. */
 static void environment_between_file_and_flags(void **state) {
   (void)state;
@@ -266,6 +270,7 @@ static void environment_between_file_and_flags(void **state) {
   assert_int_equal(c.max_queue, 5);         /* the file SHLO_CONFIG named */
   assert_string_equal(c.tokens_file, "/etc/t");
   assert_int_equal(c.threads, 3);
+  assert_int_equal(c.engine_threads, 7); /* the engine's, via its option */
   srv_config_free(&c);
   setenv("SHLO_MAX_QUEUE", "many", 1);
   srv_config_defaults(&c);

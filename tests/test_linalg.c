@@ -24,9 +24,26 @@
 
 #include "core/value.h"
 #include "harness.h"
+#include "shlo/context.h"
 #include "shlo/engine.h"
 
 /* ---- harness ---- */
+
+/* The context programs compile and run in: NULL (the default, 3 threads)
+ * or, while a test wants the general convolution kernel, one made with
+ * conv_general (what SHLO_CONV_GENERAL=1 gives the CLI). */
+static shlo_context *use_ctx, *general_ctx_made;
+
+static shlo_context *general_ctx(void) {
+  if (!general_ctx_made) {
+    shlo_context_options o;
+    shlo_context_options_init(&o);
+    o.threads = 3;
+    o.conv_general = true;
+    assert_int_equal(shlo_context_create(&o, &general_ctx_made), SHLO_OK);
+  }
+  return general_ctx_made;
+}
 
 /* Parse, compile and run `text` with args; results (if wanted) get owned
  * references.  Returns the status of the first stage that fails. */
@@ -40,8 +57,9 @@ static shlo_status run_args(const char *text, shlo_value *const *args,
   shlo_diag d;
   char buf[SHLO_DIAG_MAX + 256];
   shlo_diag_clear(&d);
+  shlo_compile_opts co = {.context = use_ctx};
   shlo_status st = shlo_parse_module(text, strlen(text), "test.mlir", &m, &d);
-  if (st == SHLO_OK) st = shlo_compile(m, NULL, &e, &d);
+  if (st == SHLO_OK) st = shlo_compile(m, &co, &e, &d);
   if (st == SHLO_OK) st = shlo_execute(e, NULL, args, n_args, &r, &nr, &d);
   if (st != SHLO_OK && !quiet) {
     shlo_diag_format(&d, buf, sizeof buf);
@@ -604,7 +622,8 @@ static char *plan_text(const char *text) {
   shlo_diag_clear(&d);
   if (shlo_parse_module(text, strlen(text), "test.mlir", &m, &d))
     fail_msg("parse: %s", d.message);
-  if (shlo_compile(m, NULL, &e, &d)) fail_msg("compile: %s", d.message);
+  shlo_compile_opts co = {.context = use_ctx};
+  if (shlo_compile(m, &co, &e, &d)) fail_msg("compile: %s", d.message);
   char *plan = harness_explain(e);
   shlo_executable_free(e);
   shlo_module_free(m);
@@ -713,10 +732,10 @@ static void run_nhwc_case(const nhwc_case *c) {
   int nf = 0, ng = 0;
   assert_true(takes_nhwc(text));
   assert_int_equal(run_args(text, args, 2, &fast, &nf, 0), SHLO_OK);
-  setenv("SHLO_CONV_GENERAL", "1", 1);
+  use_ctx = general_ctx();
   assert_false(takes_nhwc(text));
   assert_int_equal(run_args(text, args, 2, &general, &ng, 0), SHLO_OK);
-  unsetenv("SHLO_CONV_GENERAL");
+  use_ctx = NULL;
   double rtol = c->t == SHLO_F32 || c->t == SHLO_C64 ? 1e-5 : 1e-12;
   for (int64_t oi = 0; oi < fast[0]->numel; oi++) {
     double fr, fi, gr, gi, mag;
@@ -811,7 +830,7 @@ static void test_conv_small_window_path(void **state) {
   assert_non_null(strstr(plan, "stablehlo.convolution [nhwc small window]"));
   free(plan);
   for (int general = 0; general < 2; general++) {
-    if (general) setenv("SHLO_CONV_GENERAL", "1", 1);
+    if (general) use_ctx = general_ctx();
     int64_t ld[3] = {1, 3, 1}, kd[3] = {3, 1, 2};
     shlo_value *args[2] = {shlo_tensor_new(SHLO_F32, 3, ld),
                            shlo_tensor_new(SHLO_F32, 3, kd)};
@@ -833,7 +852,7 @@ static void test_conv_small_window_path(void **state) {
     shlo_value_unref(res[0]);
     free(res);
   }
-  unsetenv("SHLO_CONV_GENERAL");
+  use_ctx = NULL;
   /* 3x3 windows of 4 in-features are 36 values: the GEMM */
   char wide[1024], none[1024];
   conv3x3_text(wide, sizeof wide, 5, 4);
@@ -1238,7 +1257,10 @@ static void test_batch_norm(void **state) {
 
 int main(void) {
   /* test_dot_batches_split_across_the_pool counts on 3 threads */
-  setenv("SHLO_THREADS", "3", 1);
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  o.threads = 3;
+  if (shlo_default_context_configure(&o) != SHLO_OK) return 1;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dot_batched_direct),
       cmocka_unit_test(test_dot_batches_split_across_the_pool),
@@ -1259,5 +1281,7 @@ int main(void) {
       cmocka_unit_test(test_cholesky),
       cmocka_unit_test(test_batch_norm),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  shlo_context_destroy(general_ctx_made);
+  return rc;
 }

@@ -2,7 +2,7 @@
  * plainly stable reference (qsort by key, then original index) on random
  * keys: wide and narrow fields, many equal keys (stability), one distinct
  * key, one bit, and arrays long enough to be split into parts sorted on
- * several threads (SHLO_THREADS=4, whatever the machine's cores). */
+ * several threads (a default context of 4 threads, whatever the machine's cores). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "shlo/context.h"
 #include "kernels/radix.h"
 
 static uint64_t rng_state = 1;
@@ -168,6 +169,11 @@ int main(void) {
       cmocka_unit_test(words32_sort_like_the_reference),
       cmocka_unit_test(skewed_top_digits_sort_stably),
   };
-  setenv("SHLO_THREADS", "4", 1); /* before the pool's first use */
+  /* parts on the pool on any machine: 4 threads, before the default
+   * context's first use */
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  o.threads = 4;
+  if (shlo_default_context_configure(&o) != SHLO_OK) return 1;
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "core/value.h"
+#include "shlo/context.h"
 #include "shlo/engine.h"
 
 /* How the reference orders one operand's bits. */
@@ -376,6 +377,11 @@ int main(void) {
       cmocka_unit_test(unstable_sorts_sort),
       cmocka_unit_test(rank3_along_each_dimension),
   };
-  setenv("SHLO_THREADS", "4", 1); /* parts on the pool on any machine */
+  /* parts on the pool on any machine: 4 threads, before the default
+   * context's first use */
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  o.threads = 4;
+  if (shlo_default_context_configure(&o) != SHLO_OK) return 1;
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

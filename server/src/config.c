@@ -207,6 +207,17 @@ static const opt options[] = {
     {"console", OPT_INT, OFF(console), 0, 1, "1",
      "serve the web console under /console/ (0 = off: those paths answer "
      "404)", false},
+    {"engine-threads", OPT_INT, OFF(engine_threads), 0, 256, "0",
+     "threads of the engine's pool, which every execution's parallel steps "
+     "share (0 = one per core; environment SHLO_THREADS)", true},
+    {"no-fusion", OPT_BOOL, OFF(no_fusion), 0, 1, "0",
+     "compile every elementwise op as its own step (for bug hunts)", true},
+    {"conv-general", OPT_BOOL, OFF(conv_general), 0, 1, "0",
+     "run every convolution on the general im2col path, never the "
+     "channels-last one (for bug hunts)", true},
+    {"mpi-peer-timeout", OPT_INT, OFF(mpi_peer_timeout), 1, 86400, "60",
+     "seconds an MPI grid waits for a silent peer rank before it fails "
+     "(grid-backend mpi)", true},
 };
 #define N_OPTIONS (sizeof options / sizeof *options)
 
@@ -381,10 +392,15 @@ static int load_file(srv_config *c, const char *path) {
 
 /* The environment variable of an option: SHLO_ and the name in capitals
  * with '_' for '-' (SHLO_PORT, SHLO_MAX_BODY_BYTES), so a container or a
- * unit file configures the server without a file.  The engine reads
- * SHLO_THREADS already (its own pool's size), so the option `threads`
- * takes SHLO_SERVER_THREADS rather than change what that one means. */
+ * unit file configures the server without a file.  SHLO_THREADS has
+ * always been the engine's pool size (the CLI's too), so it names the
+ * option `engine-threads`, and the option `threads` takes
+ * SHLO_SERVER_THREADS. */
 static void env_name(const opt *o, char *out, size_t cap) {
+  if (!strcmp(o->name, "engine-threads")) {
+    snprintf(out, cap, "SHLO_THREADS");
+    return;
+  }
   const char *prefix = strcmp(o->name, "threads") ? "SHLO_" : "SHLO_SERVER_";
   size_t n = (size_t)snprintf(out, cap, "%s", prefix);
   for (const char *p = o->name; *p && n + 1 < cap; p++)

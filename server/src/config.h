@@ -63,6 +63,11 @@ typedef struct srv_config {
   int64_t execution_start_timeout_s; /* a queued execution's deadline */
   int64_t stream_idle_timeout_s;   /* gap between an upload's values */
   int64_t console;            /* serve the web console under /console/ */
+  /* the engine's default context (shlo/context.h), set once at start */
+  int64_t engine_threads;     /* 0 = one per core */
+  int64_t no_fusion;
+  int64_t conv_general;
+  int64_t mpi_peer_timeout;   /* seconds */
   /* memory held for connections (listen.c, binary.c) */
   int64_t max_pending_body_bytes; /* partly received bodies and frames */
   int64_t frame_timeout_s;        /* one binary frame, total; 0 = off */

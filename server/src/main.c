@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shlo/context.h"
 #include "server.h"
 #include "store.h"
 #include "shlo/grid_mpi.h"
@@ -69,6 +70,27 @@ static bool loopback(const char *host) {
          !strcmp(host, "localhost");
 }
 
+/* The engine reads no environment: its options (threads, the bug-hunt
+ * switches, the MPI peer timeout) come from the server's configuration,
+ * whose environment names they keep (SHLO_THREADS, SHLO_NO_FUSION, ...).
+ * The default context is made here, before MPI or any worker uses it, so
+ * it is sized as configured.  OPENBLAS_CORETYPE, when set, is the user's
+ * BLAS core, which the engine then keeps (kernels/blas_setup.h). */
+static int engine_configure(const srv_config *c) {
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  o.threads = (int)c->engine_threads;
+  o.no_fusion = c->no_fusion != 0;
+  o.conv_general = c->conv_general != 0;
+  o.mpi_peer_timeout_s = (double)c->mpi_peer_timeout;
+  o.blas_keep_core = getenv("OPENBLAS_CORETYPE") != NULL;
+  if (shlo_default_context_configure(&o) != SHLO_OK || !shlo_default_context()) {
+    fprintf(stderr, "shlo-server: cannot start the engine's threads\n");
+    return -1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   static srv_server s;
   int rc = 1;
@@ -82,6 +104,10 @@ int main(int argc, char **argv) {
     return lr > 0 ? 0 : 2;
   }
   signal(SIGPIPE, SIG_IGN);
+  if (engine_configure(&s.cfg)) {
+    srv_config_free(&s.cfg);
+    return 1;
+  }
   if (mpi_start(&s, &rc)) {
     srv_config_free(&s.cfg);
     return rc;

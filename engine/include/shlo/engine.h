@@ -27,12 +27,16 @@ typedef struct shlo_executable shlo_executable;
 typedef struct shlo_compile_opts {
   const char *entry; /* function to compile first; NULL = the entry func */
   bool no_fusion;    /* keep every elementwise op its own step (also when
-                        the SHLO_NO_FUSION environment variable is set) */
+                        the context's no_fusion option is set) */
   bool verified;     /* the caller has already run shlo_verify_module on
                         this module: do not verify it again */
   /* Bounds on the verifying and compiling (shlo/limits.h); NULL = none.
    * Exceeding one fails with SHLO_ELIMIT (or SHLO_ECANCELED) in diag. */
   const shlo_compile_limits *limits;
+  /* The context (shlo/context.h) to compile in, and the one the
+   * executable then runs in; NULL = the default context.  shlo_load
+   * parses in it too.  Borrowed: must outlive the executable. */
+  struct shlo_context *context;
 } shlo_compile_opts;
 
 /* Compile every function of m that the entry reaches.  On failure returns
@@ -42,6 +46,9 @@ SHLO_API shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts 
                          shlo_executable **out, shlo_diag *diag);
 SHLO_API void shlo_executable_free(shlo_executable *e);
 SHLO_API const shlo_func *shlo_executable_entry(const shlo_executable *e);
+/* The context e was compiled in and executes in (borrowed); NULL for the
+ * default context. */
+SHLO_API struct shlo_context *shlo_executable_context(const shlo_executable *e);
 
 typedef struct shlo_exec_opts {
   double timeout_s;   /* <= 0: no deadline */

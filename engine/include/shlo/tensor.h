@@ -68,7 +68,8 @@ SHLO_API const shlo_quant *shlo_tensor_quant(const shlo_value *v);
 SHLO_API int shlo_tuple_size(const shlo_value *v);
 SHLO_API shlo_value *shlo_tuple_get(const shlo_value *v, int i);
 
-/* Free the large tensor buffers the engine keeps for reuse (at most 64 MiB:
+/* Free the large tensor buffers the default context keeps for reuse
+ * (shlo_context_trim does it for any context; at most 64 MiB by default:
  * a freed buffer is handed to the next tensor of its size instead of the
  * kernel faulting in fresh pages).  For a server returning its memory after
  * a big request; safe at any time, from any thread. */

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "compile/executable.h"
+#include "core/context_int.h"
 #include "core/diag.h"
 #include "compile/depth.h"
 #include "core/limits.h"
@@ -59,6 +61,7 @@ struct shlo_executable {
   const shlo_func *entry;
   int entry_index;
   shlo_refine_cache *refine; /* dynamic shapes: plans per signature */
+  shlo_context *ctx;         /* where it runs; NULL: the default */
 };
 
 /* ---- compile-time view for op compile functions ---- */
@@ -82,7 +85,7 @@ shlo_status shlo__cc_override_type(shlo_compiler *cc, int value,
                                   const shlo_type *t) {
   if (!cc->override) {
     if (!t) return SHLO_OK;
-    cc->override = calloc((size_t)cc->func->n_values + 1, sizeof *cc->override);
+    cc->override = shlo__calloc((size_t)cc->func->n_values + 1, sizeof *cc->override);
     if (!cc->override) return SHLO_ENOMEM;
   }
   cc->override[value] = t;
@@ -132,7 +135,7 @@ typedef struct int_vec {
 static bool int_vec_push(int_vec *a, int x) {
   if (a->n == a->cap) {
     int cap = a->cap ? 2 * a->cap : 16;
-    int *v = realloc(a->v, (size_t)cap * sizeof *v);
+    int *v = shlo__realloc(a->v, (size_t)cap * sizeof *v);
     if (!v) return false;
     a->v = v;
     a->cap = cap;
@@ -167,7 +170,7 @@ static int *block_captures(shlo_compiler *cc, const shlo_block *b, int *n) {
   for (int i = 0; i < out.n; i++)
     if (out.v[i] >= 0) cc->mark[out.v[i]] = 0;
   if (!ok) {
-    free(out.v);
+    shlo__free(out.v);
     return NULL;
   }
   *n = out.n - 1;
@@ -178,7 +181,7 @@ static int *block_captures(shlo_compiler *cc, const shlo_block *b, int *n) {
 static int new_slot(block_ctx *bc, int value) {
   if (bc->n_slots == bc->cap) {
     int cap = bc->cap ? 2 * bc->cap : 16;
-    int *v = realloc(bc->value_of, (size_t)cap * sizeof *v);
+    int *v = shlo__realloc(bc->value_of, (size_t)cap * sizeof *v);
     if (!v) return -1;
     bc->value_of = v;
     bc->cap = cap;
@@ -197,7 +200,7 @@ static bool is_terminator(const shlo_op *op) {
  * plan live to the end.  Linear: one pass finds each slot's last step, a
  * counting pass sizes each step's list, a third fills them in slot order. */
 static shlo_status compute_releases(shlo_plan *p) {
-  int *last = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *last);
+  int *last = shlo__malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *last);
   if (!last) return SHLO_ENOMEM;
   for (int s = 0; s < p->n_slots; s++) last[s] = -1;
   for (int i = 0; i < p->n_steps; i++) {
@@ -211,7 +214,7 @@ static shlo_status compute_releases(shlo_plan *p) {
   for (int i = 0; i < p->n_steps; i++) {
     shlo_step *s = &p->steps[i];
     if (!s->n_release) continue;
-    s->release = malloc((size_t)s->n_release * sizeof *s->release);
+    s->release = shlo__malloc((size_t)s->n_release * sizeof *s->release);
     s->n_release = 0; /* refilled below; shlo__step_free needs no count */
     if (!s->release) st = SHLO_ENOMEM;
   }
@@ -220,7 +223,7 @@ static shlo_status compute_releases(shlo_plan *p) {
     shlo_step *s = &p->steps[last[slot]];
     s->release[s->n_release++] = slot;
   }
-  free(last);
+  shlo__free(last);
   return st;
 }
 
@@ -247,13 +250,13 @@ static shlo_status build_scalar_prog(const shlo_type *const *types,
     if (s->n_plans || s->n_out != 1 || (!constant && !s->range))
       return SHLO_OK;
   }
-  shlo_scalar_prog *sp = calloc(1, sizeof *sp);
+  shlo_scalar_prog *sp = shlo__calloc(1, sizeof *sp);
   if (!sp) return SHLO_ENOMEM;
   sp->n_regs = p->n_slots;
-  sp->init = calloc((size_t)p->n_slots + 1, 16);
-  sp->ops = calloc((size_t)p->n_steps + 1, sizeof *sp->ops);
-  sp->arg_size = calloc((size_t)p->n_args + 1, sizeof *sp->arg_size);
-  sp->res_size = calloc((size_t)p->n_results + 1, sizeof *sp->res_size);
+  sp->init = shlo__calloc((size_t)p->n_slots + 1, 16);
+  sp->ops = shlo__calloc((size_t)p->n_steps + 1, sizeof *sp->ops);
+  sp->arg_size = shlo__calloc((size_t)p->n_args + 1, sizeof *sp->arg_size);
+  sp->res_size = shlo__calloc((size_t)p->n_results + 1, sizeof *sp->res_size);
   if (!sp->init || !sp->ops || !sp->arg_size || !sp->res_size) {
     shlo__scalar_prog_free(sp);
     return SHLO_ENOMEM;
@@ -305,22 +308,22 @@ static int64_t plan_work(const shlo_plan *p, const shlo_type *const *types) {
  * type. */
 static shlo_status fuse_block(shlo_compiler *cc, const block_ctx *bc,
                               shlo_plan *p) {
-  const shlo_type **types = calloc((size_t)bc->n_slots + 1, sizeof *types);
+  const shlo_type **types = shlo__calloc((size_t)bc->n_slots + 1, sizeof *types);
   if (!types) return SHLO_ENOMEM;
   for (int slot = 0; slot < bc->n_slots; slot++)
     types[slot] = cc->func->value_types[bc->value_of[slot]];
   p->work = plan_work(p, types);
   shlo_status st = cc->no_fusion ? SHLO_OK : shlo__fuse_plan(p, types);
   if (!st && bc->outer) st = build_scalar_prog(types, p);
-  free(types);
+  shlo__free(types);
   return st;
 }
 
 shlo_status shlo__cc_compile_regions(shlo_compiler *cc, const shlo_op *op,
                                     shlo_step *step) {
   if (!op->n_regions) return SHLO_OK;
-  step->plans = calloc((size_t)op->n_regions, sizeof *step->plans);
-  step->n_captures = calloc((size_t)op->n_regions, sizeof *step->n_captures);
+  step->plans = shlo__calloc((size_t)op->n_regions, sizeof *step->plans);
+  step->n_captures = shlo__calloc((size_t)op->n_regions, sizeof *step->n_captures);
   if (!step->plans || !step->n_captures) return SHLO_ENOMEM;
   step->n_plans = op->n_regions;
   for (int r = 0; r < op->n_regions; r++) {
@@ -330,26 +333,26 @@ shlo_status shlo__cc_compile_regions(shlo_compiler *cc, const shlo_op *op,
     shlo_status st = compile_block(cc, op->regions[r], caps, n_cap,
                                    "<region>", &step->plans[r]);
     if (st) {
-      free(caps);
+      shlo__free(caps);
       return st;
     }
-    int *in = realloc(step->in, (size_t)(step->n_in + n_cap + 1) * sizeof *in);
+    int *in = shlo__realloc(step->in, (size_t)(step->n_in + n_cap + 1) * sizeof *in);
     if (!in) {
-      free(caps);
+      shlo__free(caps);
       return SHLO_ENOMEM;
     }
     step->in = in;
     for (int k = 0; k < n_cap; k++) {
       int slot = cc->cur->slot_of[caps[k]];
       if (slot < 0) {
-        free(caps);
+        shlo__free(caps);
         return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                             "region uses a value that is not in scope");
       }
       step->in[step->n_in++] = slot;
     }
     step->n_captures[r] = n_cap;
-    free(caps);
+    shlo__free(caps);
   }
   return SHLO_OK;
 }
@@ -365,8 +368,8 @@ static bool op_is_quantized(shlo_compiler *cc, const shlo_op *op) {
 static shlo_status compile_op(shlo_compiler *cc, block_ctx *bc,
                               const shlo_op *op, shlo_step *s) {
   s->op = op;
-  s->in = malloc((size_t)(op->n_operands + 1) * sizeof *s->in);
-  s->out = malloc((size_t)(op->n_results + 1) * sizeof *s->out);
+  s->in = shlo__malloc((size_t)(op->n_operands + 1) * sizeof *s->in);
+  s->out = shlo__malloc((size_t)(op->n_results + 1) * sizeof *s->out);
   if (!s->in || !s->out) return SHLO_ENOMEM;
   for (int k = 0; k < op->n_operands; k++) {
     int slot = bc->slot_of[op->operands[k]];
@@ -417,7 +420,7 @@ static void block_leave(block_ctx *bc, const int *captures, int n_captures,
                         const int *saved) {
   for (int s = 0; s < bc->n_slots; s++) bc->slot_of[bc->value_of[s]] = -1;
   for (int i = 0; i < n_captures; i++) bc->slot_of[captures[i]] = saved[i];
-  free(bc->value_of);
+  shlo__free(bc->value_of);
 }
 
 /* One more op to compile: within the caller's limits? */
@@ -444,7 +447,7 @@ static shlo_status compile_steps(shlo_compiler *cc, block_ctx *bc,
   }
   if (!term) return SHLO_OK;
   p->n_results = term->n_operands;
-  p->result_slots = malloc((size_t)(p->n_results + 1) * sizeof(int));
+  p->result_slots = shlo__malloc((size_t)(p->n_results + 1) * sizeof(int));
   if (!p->result_slots) return SHLO_ENOMEM;
   for (int k = 0; k < term->n_operands; k++) {
     p->result_slots[k] = bc->slot_of[term->operands[k]];
@@ -462,16 +465,16 @@ static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
   block_ctx bc = {0};
   bc.outer = cc->cur;
   bc.slot_of = cc->slot_of;
-  int *saved = malloc((size_t)(n_captures + 1) * sizeof *saved);
-  shlo_plan *p = calloc(1, sizeof *p);
+  int *saved = shlo__malloc((size_t)(n_captures + 1) * sizeof *saved);
+  shlo_plan *p = shlo__calloc(1, sizeof *p);
   if (saved) /* what slot_of says of each capture outside the block */
     for (int i = 0; i < n_captures; i++) saved[i] = bc.slot_of[captures[i]];
   if (!saved || !p) goto done;
   cc->cur = &bc;
   p->name = name;
   p->n_args = b->n_args + n_captures;
-  p->arg_slots = malloc((size_t)(p->n_args + 1) * sizeof(int));
-  p->steps = calloc((size_t)b->n_ops + 1, sizeof *p->steps);
+  p->arg_slots = shlo__malloc((size_t)(p->n_args + 1) * sizeof(int));
+  p->steps = shlo__calloc((size_t)b->n_ops + 1, sizeof *p->steps);
   if (!p->arg_slots || !p->steps) goto done;
   st = block_enter(&bc, b, captures, n_captures, p);
   if (!st) st = compile_steps(cc, &bc, b, p);
@@ -487,8 +490,8 @@ static shlo_status compile_block(shlo_compiler *cc, const shlo_block *b,
 done:
   cc->cur = bc.outer;
   if (saved) block_leave(&bc, captures, n_captures, saved);
-  else free(bc.value_of);
-  free(saved);
+  else shlo__free(bc.value_of);
+  shlo__free(saved);
   if (st) {
     if (st == SHLO_ENOMEM && cc->diag && !cc->diag->code)
       shlo_diag_set(cc->diag, SHLO_ENOMEM, cc->m->filename, 0, 0,
@@ -530,8 +533,8 @@ static shlo_status compile_func(shlo_compiler *cc, int idx) {
   cc->func = f;
   cc->cur = NULL;
   cc->override = NULL;
-  cc->slot_of = malloc(((size_t)f->n_values + 1) * sizeof *cc->slot_of);
-  cc->mark = calloc((size_t)f->n_values + 1, 1);
+  cc->slot_of = shlo__malloc(((size_t)f->n_values + 1) * sizeof *cc->slot_of);
+  cc->mark = shlo__calloc((size_t)f->n_values + 1, 1);
   shlo_status st = SHLO_ENOMEM;
   if (cc->slot_of && cc->mark) {
     for (int v = 0; v < f->n_values; v++) cc->slot_of[v] = -1;
@@ -542,11 +545,11 @@ static shlo_status compile_func(shlo_compiler *cc, int idx) {
     shlo_diag_set(cc->diag, SHLO_ENOMEM, cc->m->filename, 0, 0,
                   "out of memory while compiling");
   }
-  free(cc->slot_of);
-  free(cc->mark);
+  shlo__free(cc->slot_of);
+  shlo__free(cc->mark);
   cc->slot_of = saved_slot_of;
   cc->mark = saved_mark;
-  free(cc->override);
+  shlo__free(cc->override);
   cc->override = saved_override;
   cc->func = saved_func;
   cc->cur = saved_cur;
@@ -572,14 +575,16 @@ shlo_status shlo__cc_func_plan(shlo_compiler *cc, const shlo_op *op,
  * and at once when the entry's own signature is static. */
 static shlo_status compile_refining(const shlo_module *m,
                                     const shlo_func *entry, bool no_fusion,
-                                    shlo_executable **out, shlo_diag *diag) {
-  shlo_executable *e = calloc(1, sizeof *e);
-  if (e) e->refine = shlo__refine_cache_new(m, entry, no_fusion);
+                                    shlo_context *ctx, shlo_executable **out,
+                                    shlo_diag *diag) {
+  shlo_executable *e = shlo__calloc(1, sizeof *e);
+  if (e) e->refine = shlo__refine_cache_new(m, entry, no_fusion, ctx);
   if (!e || !e->refine) {
-    free(e);
+    shlo__free(e);
     return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0, "out of memory");
   }
   e->m = m;
+  e->ctx = ctx;
   e->entry = entry;
   e->entry_index = -1;
   for (int i = 0; i < m->n_funcs && e->entry_index < 0; i++)
@@ -598,9 +603,26 @@ static shlo_status compile_refining(const shlo_module *m,
   return SHLO_OK;
 }
 
+static shlo_status compile_in_scope(const shlo_module *m,
+                                    const shlo_compile_opts *opts,
+                                    shlo_executable **out, shlo_diag *diag);
+
+/* The compile runs with opts->context as the thread's scope, so what it
+ * allocates and the settings it reads are that context's. */
 shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
                          shlo_executable **out, shlo_diag *diag) {
   *out = NULL;
+  shlo_context *ctx = opts ? opts->context : NULL;
+  shlo_context *prev = shlo__ctx_swap(ctx ? ctx : shlo__ctx_current());
+  shlo_status st = compile_in_scope(m, opts, out, diag);
+  shlo__ctx_swap(prev);
+  return st;
+}
+
+static shlo_status compile_in_scope(const shlo_module *m,
+                                    const shlo_compile_opts *opts,
+                                    shlo_executable **out, shlo_diag *diag) {
+  shlo_context *ctx = opts ? opts->context : NULL;
   /* No unverified program reaches the executor. */
   if (!opts || !opts->verified) {
     shlo_verify_opts vo = {.require_entry = true,
@@ -625,31 +647,32 @@ shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
   shlo_status dst = shlo__check_depth(m, entry, opts ? opts->limits : NULL,
                                       diag);
   if (dst) return dst;
-  bool no_fusion = (opts && opts->no_fusion) || getenv("SHLO_NO_FUSION");
+  bool no_fusion = (opts && opts->no_fusion) || shlo__ctx_options(ctx)->no_fusion;
   if (shlo__module_is_dynamic(m))
-    return compile_refining(m, entry, no_fusion, out, diag);
+    return compile_refining(m, entry, no_fusion, ctx, out, diag);
   shlo_compiler cc = {0};
   cc.m = m;
   cc.diag = diag;
   cc.limits = opts ? opts->limits : NULL;
   cc.no_fusion = no_fusion;
-  shlo_executable *e = calloc(1, sizeof *e);
-  cc.func_plans = calloc((size_t)m->n_funcs + 1, sizeof *cc.func_plans);
-  cc.compiling = calloc((size_t)m->n_funcs + 1, 1);
+  shlo_executable *e = shlo__calloc(1, sizeof *e);
+  cc.func_plans = shlo__calloc((size_t)m->n_funcs + 1, sizeof *cc.func_plans);
+  cc.compiling = shlo__calloc((size_t)m->n_funcs + 1, 1);
   if (!e || !cc.func_plans || !cc.compiling || !index_funcs(&cc)) {
-    free(e);
-    free(cc.func_plans);
-    free(cc.compiling);
+    shlo__free(e);
+    shlo__free(cc.func_plans);
+    shlo__free(cc.compiling);
     shlo__name_map_free(&cc.func_index);
     return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0, "out of memory");
   }
   e->m = m;
+  e->ctx = ctx;
   e->n_funcs = m->n_funcs;
   e->func_plans = cc.func_plans;
   e->entry = entry;
   e->entry_index = func_index(&cc, entry->name);
   shlo_status st = compile_func(&cc, e->entry_index);
-  free(cc.compiling);
+  shlo__free(cc.compiling);
   shlo__name_map_free(&cc.func_index);
   if (st) {
     shlo_executable_free(e);
@@ -659,16 +682,29 @@ shlo_status shlo_compile(const shlo_module *m, const shlo_compile_opts *opts,
   return SHLO_OK;
 }
 
+/* Freed in its own context: its plans came from there (core/alloc.h). */
+static void executable_free_in_scope(shlo_executable *e);
+
 void shlo_executable_free(shlo_executable *e) {
   if (!e) return;
+  shlo_context *prev = shlo__ctx_swap(e->ctx ? e->ctx : shlo__ctx_current());
+  executable_free_in_scope(e);
+  shlo__ctx_swap(prev);
+}
+
+static void executable_free_in_scope(shlo_executable *e) {
   for (int i = 0; i < e->n_funcs; i++) shlo__plan_free(e->func_plans[i]);
-  free(e->func_plans);
+  shlo__free(e->func_plans);
   shlo__refine_cache_free(e->refine);
-  free(e);
+  shlo__free(e);
 }
 
 const shlo_func *shlo_executable_entry(const shlo_executable *e) {
   return e->entry;
+}
+
+shlo_context *shlo_executable_context(const shlo_executable *e) {
+  return e->ctx;
 }
 
 int64_t shlo_executable_work(const shlo_executable *e) {

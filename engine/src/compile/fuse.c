@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "compile/fuse.h"
 #include "compile/fuse_int.h"
 #include "core/tensor_uninit.h"
@@ -75,10 +76,10 @@ static void fused_free(void *p) {
     shlo__fuse_lanes_free(f->m[i].run_after);
     shlo__fuse_tile_free(f->m[i].tile);
   }
-  free(f->m);
-  free(f->ext_esz);
-  free(f->outs);
-  free(f);
+  shlo__free(f->m);
+  shlo__free(f->ext_esz);
+  shlo__free(f->outs);
+  shlo__free(f);
 }
 
 /* Copy one element value `n` times (a run along a broadcast dimension). */
@@ -240,11 +241,11 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
   const fused *f = r->f;
   size_t per = (size_t)f->chunk * f->scratch_esz;
   size_t slots = f->n_slots ? (size_t)f->n_slots : 1;
-  char *scratch = aligned_alloc(64, slots * per + f->lanes_work);
-  char **val = malloc((size_t)f->n_members * sizeof *val);
+  char *scratch = shlo__aligned_alloc(slots * per + f->lanes_work);
+  char **val = shlo__malloc((size_t)f->n_members * sizeof *val);
   if (!scratch || !val) {
-    free(scratch);
-    free(val);
+    shlo__aligned_free(scratch);
+    shlo__free(val);
     atomic_store(&r->failed, 1);
     return;
   }
@@ -262,8 +263,8 @@ static void fused_chunk(void *ctx, int64_t lo, int64_t hi) {
     run_members(r, b, n, val, scratch, per, scratch + slots * per);
   }
   shlo__stream_fence(); /* before the pool's join */
-  free(val);
-  free(scratch);
+  shlo__free(val);
+  shlo__aligned_free(scratch);
 }
 
 /* Where member m's operand i starts for the block of rows at r0. */
@@ -456,13 +457,13 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   const fused *f = r->f;
   /* each member's scratch on its own cache lines */
   size_t per = ((size_t)(f->block * f->cols) * f->scratch_esz + 63) & ~(size_t)63;
-  char *scratch = aligned_alloc(64, (size_t)f->n_members * per +
+  char *scratch = shlo__aligned_alloc((size_t)f->n_members * per +
                                         f->lanes_work +
                                         (size_t)f->n_keep * f->keep_bytes);
-  char **val = calloc((size_t)f->n_members * 2, sizeof *val);
+  char **val = shlo__calloc((size_t)f->n_members * 2, sizeof *val);
   if (!scratch || !val) {
-    free(scratch);
-    free(val);
+    shlo__aligned_free(scratch);
+    shlo__free(val);
     atomic_store(&r->failed, 1);
     return;
   }
@@ -499,8 +500,8 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
     }
   }
   shlo__stream_fence(); /* before the pool's join */
-  free(val);
-  free(scratch);
+  shlo__free(val);
+  shlo__aligned_free(scratch);
 }
 
 /* The results of f, uninitialised: a run or group writes every element. */
@@ -1089,21 +1090,21 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
                             int64_t numel, const shlo_type *F,
                             shlo_step *dst) {
   int n = last - first;
-  fused *f = calloc(1, sizeof *f);
+  fused *f = shlo__calloc(1, sizeof *f);
   shlo_step fs = {0};
   if (!f) return SHLO_ENOMEM;
   f->numel = numel;
-  f->m = calloc((size_t)n, sizeof *f->m);
-  f->ext_esz = calloc((size_t)3 * n, sizeof *f->ext_esz);
-  f->outs = calloc((size_t)n, sizeof *f->outs);
-  fs.in = malloc((size_t)3 * n * sizeof *fs.in);
-  fs.out = malloc((size_t)n * sizeof *fs.out);
-  fs.label = calloc(1, FUSE_LABEL_CAP);
+  f->m = shlo__calloc((size_t)n, sizeof *f->m);
+  f->ext_esz = shlo__calloc((size_t)3 * n, sizeof *f->ext_esz);
+  f->outs = shlo__calloc((size_t)n, sizeof *f->outs);
+  fs.in = shlo__malloc((size_t)3 * n * sizeof *fs.in);
+  fs.out = shlo__malloc((size_t)n * sizeof *fs.out);
+  fs.label = shlo__calloc(1, FUSE_LABEL_CAP);
   if (!f->m || !f->ext_esz || !f->outs || !fs.in || !fs.out || !fs.label) {
     fused_free(f);
-    free(fs.in);
-    free(fs.out);
-    free(fs.label);
+    shlo__free(fs.in);
+    shlo__free(fs.out);
+    shlo__free(fs.label);
     return SHLO_ENOMEM;
   }
   snprintf(fs.label, FUSE_LABEL_CAP, F ? "fused_rows(" : "fused(");
@@ -1157,7 +1158,7 @@ static shlo_status fuse_run(shlo_plan *p, int first, int last,
  * module's literal), so they move to the front of the plan, where they no
  * longer split the runs JAX interleaves them with. */
 static shlo_status hoist_constants(shlo_plan *p) {
-  shlo_step *tmp = malloc((size_t)(p->n_steps ? p->n_steps : 1) * sizeof *tmp);
+  shlo_step *tmp = shlo__malloc((size_t)(p->n_steps ? p->n_steps : 1) * sizeof *tmp);
   if (!tmp) return SHLO_ENOMEM;
   int w = 0;
   for (int pass = 0; pass < 2; pass++)
@@ -1166,22 +1167,22 @@ static shlo_status hoist_constants(shlo_plan *p) {
       if (is_const == (pass == 0)) tmp[w++] = p->steps[i];
     }
   memcpy(p->steps, tmp, (size_t)p->n_steps * sizeof *tmp);
-  free(tmp);
+  shlo__free(tmp);
   return SHLO_OK;
 }
 
 static void fuse_index_free(fuse_index *x) {
-  free(x->last_read);
-  free(x->member_of);
-  free(x->ext_of);
+  shlo__free(x->last_read);
+  shlo__free(x->member_of);
+  shlo__free(x->ext_of);
 }
 
 /* last_read over the plan as it stands (after hoisting), zeroed maps. */
 static shlo_status fuse_index_init(fuse_index *x, const shlo_plan *p) {
   size_t n = (size_t)p->n_slots + 1;
-  x->last_read = malloc(n * sizeof *x->last_read);
-  x->member_of = calloc(n, sizeof *x->member_of);
-  x->ext_of = calloc(n, sizeof *x->ext_of);
+  x->last_read = shlo__malloc(n * sizeof *x->last_read);
+  x->member_of = shlo__calloc(n, sizeof *x->member_of);
+  x->ext_of = shlo__calloc(n, sizeof *x->ext_of);
   if (!x->last_read || !x->member_of || !x->ext_of) {
     fuse_index_free(x);
     return SHLO_ENOMEM;
@@ -1220,7 +1221,7 @@ static void epilogue_free(void *p) {
   if (!e) return;
   shlo__step_free(&e->producer);
   shlo__step_free(&e->run);
-  free(e);
+  shlo__free(e);
 }
 
 /* A rows group over elements [lo, hi) of the producer's result, whole
@@ -1235,7 +1236,7 @@ static shlo_status k_epilogue(const shlo_step *s, shlo_value *const *in,
                               shlo_value **out, shlo_exec *ex) {
   const epilogue *e = s->params;
   const fused *f = e->run.params;
-  shlo_value **run_in = malloc((size_t)f->n_ext * sizeof *run_in);
+  shlo_value **run_in = shlo__malloc((size_t)f->n_ext * sizeof *run_in);
   shlo_value *made = shlo__tensor_new_uninit(e->made->elem, e->made->rank,
                                              e->made->dims);
   shlo_status st = SHLO_OK;
@@ -1264,7 +1265,7 @@ done:
       out[k] = NULL;
     }
   if (made) shlo_value_unref(made);
-  free(run_in);
+  shlo__free(run_in);
   return st;
 }
 
@@ -1295,16 +1296,16 @@ static shlo_status epilogue_join(shlo_plan *pl, int i, int ext,
                                  const shlo_type *const *types,
                                  shlo_step *dst) {
   shlo_step *p = &pl->steps[i], *r = &pl->steps[i + 1];
-  epilogue *e = calloc(1, sizeof *e);
+  epilogue *e = shlo__calloc(1, sizeof *e);
   shlo_step js = {0};
-  js.in = malloc((size_t)(p->n_in + r->n_in) * sizeof *js.in);
+  js.in = shlo__malloc((size_t)(p->n_in + r->n_in) * sizeof *js.in);
   const char *pl_label = p->label ? p->label : p->op->name;
   size_t cap = strlen(pl_label) + strlen(r->label) + 16;
-  js.label = malloc(cap);
+  js.label = shlo__malloc(cap);
   if (!e || !js.in || !js.label) {
-    free(e);
-    free(js.in);
-    free(js.label);
+    shlo__free(e);
+    shlo__free(js.in);
+    shlo__free(js.label);
     return SHLO_ENOMEM;
   }
   e->made = types[p->out[0]];
@@ -1348,7 +1349,7 @@ static void steps_close_gap(shlo_plan *p, int w, int i) {
  * reads its result. */
 static shlo_status join_epilogues(shlo_plan *pl,
                                   const shlo_type *const *types) {
-  int *reads = calloc((size_t)pl->n_slots + 1, sizeof *reads);
+  int *reads = shlo__calloc((size_t)pl->n_slots + 1, sizeof *reads);
   if (!reads) return SHLO_ENOMEM;
   for (int i = 0; i < pl->n_steps; i++)
     for (int k = 0; k < pl->steps[i].n_in; k++) reads[pl->steps[i].in[k]]++;
@@ -1362,7 +1363,7 @@ static shlo_status join_epilogues(shlo_plan *pl,
       shlo_status st = epilogue_join(pl, i, ext, types, &js);
       if (st) {
         steps_close_gap(pl, w, i);
-        free(reads);
+        shlo__free(reads);
         return st;
       }
       pl->steps[w++] = js;
@@ -1374,7 +1375,7 @@ static shlo_status join_epilogues(shlo_plan *pl,
     }
   }
   pl->n_steps = w;
-  free(reads);
+  shlo__free(reads);
   return SHLO_OK;
 }
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "compile/fuse_int.h"
 #include "core/value.h"
 #include "kernels/fold_tiles.h"
@@ -144,7 +145,7 @@ static bool lanes_fill(lane_prog *lp, const shlo_plan *p, int first,
   for (int i = 0; i < n; i++) in_list[list[i]] = true;
   lanes_stored(f, list, n, tp ? result : -1, stored, again);
   shlo_vchain *c = &lp->chain;
-  c->ins = malloc((n > 0 ? (size_t)n : 1) * sizeof *c->ins);
+  c->ins = shlo__malloc((n > 0 ? (size_t)n : 1) * sizeof *c->ins);
   if (!c->ins) return false;
   int prev = -1;
   for (int i = 0; i < n; i++) {
@@ -154,7 +155,7 @@ static bool lanes_fill(lane_prog *lp, const shlo_plan *p, int first,
     int b = m->n_in > 1 ? lanes_operand(lp, f, m, 1, prev, tp, in_list)
                         : SHLO_VCHAIN_ACC;
     if (a == -2 || b == -2 || (stored[q] && c->n_out == SHLO_VCHAIN_MAX_IO)) {
-      free(c->ins);
+      shlo__free(c->ins);
       c->ins = NULL;
       return false;
     }
@@ -180,10 +181,10 @@ static bool lanes_fill(lane_prog *lp, const shlo_plan *p, int first,
 static lane_prog *lanes_build(const shlo_plan *p, int first, fused *f,
                               const int *list, int n) {
   bool stored[FUSE_MAX_MEMBERS], again[FUSE_MAX_MEMBERS];
-  lane_prog *lp = calloc(1, sizeof *lp);
+  lane_prog *lp = shlo__calloc(1, sizeof *lp);
   if (!lp) return NULL;
   if (!lanes_fill(lp, p, first, f, list, n, NULL, -1)) {
-    free(lp);
+    shlo__free(lp);
     return NULL;
   }
   lanes_stored(f, list, n, -1, stored, again);
@@ -199,10 +200,10 @@ static lane_prog *lanes_build(const shlo_plan *p, int first, fused *f,
 
 tile_prog *shlo__fuse_lanes_tile(const shlo_plan *p, int first, fused *f,
                                  const int *list, int n, int result) {
-  tile_prog *tp = calloc(1, sizeof *tp);
+  tile_prog *tp = shlo__calloc(1, sizeof *tp);
   if (!tp) return NULL;
   if (!lanes_fill(&tp->lp, p, first, f, list, n, tp, result)) {
-    free(tp);
+    shlo__free(tp);
     return NULL;
   }
   for (int q = 0; q < tp->lp.chain.n_out; q++)
@@ -218,8 +219,8 @@ tile_prog *shlo__fuse_lanes_tile(const shlo_plan *p, int first, fused *f,
 
 void shlo__fuse_tile_free(tile_prog *tp) {
   if (!tp) return;
-  free(tp->lp.chain.ins);
-  free(tp);
+  shlo__free(tp->lp.chain.ins);
+  shlo__free(tp);
 }
 
 int shlo__fuse_lanes_build(const shlo_plan *p, int first, fused *f,
@@ -301,8 +302,8 @@ lane_prog *shlo__fuse_lanes_rows(const shlo_plan *p, int first, fused *f,
 
 void shlo__fuse_lanes_free(lane_prog *lp) {
   if (!lp) return;
-  free(lp->chain.ins);
-  free(lp);
+  shlo__free(lp->chain.ins);
+  shlo__free(lp);
 }
 
 void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r,

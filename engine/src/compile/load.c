@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/context_int.h"
 #include "shlo/engine.h"
 
 char *shlo_read_file(const char *path, size_t *len, shlo_diag *diag) {
@@ -43,9 +44,13 @@ shlo_status shlo_load(const char *text, size_t len, const char *name,
                       shlo_executable **e, shlo_diag *diag) {
   *m = NULL;
   *e = NULL;
+  /* parsed in the context too: the module's arena is its memory */
+  shlo_context *ctx = opts ? opts->context : NULL;
+  shlo_context *prev = shlo__ctx_swap(ctx ? ctx : shlo__ctx_current());
   /* The caller's bounds (nesting, ops) hold from the first byte. */
   shlo_status st = shlo_parse_module_limited(
       text, len, name, opts ? opts->limits : NULL, m, diag);
+  shlo__ctx_swap(prev);
   if (st == SHLO_OK) st = shlo_compile(*m, opts, e, diag); /* verifies */
   if (st != SHLO_OK) {
     /* Compile diagnostics name the module's copy of the file name, which

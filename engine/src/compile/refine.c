@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "compile/refine_int.h"
 #include "core/diag.h"
 #include "ops/ops.h"
@@ -342,7 +343,7 @@ shlo_status shlo__refine(const shlo_module *m, const shlo_func *entry,
                          const shlo_type *const *arg_types, int n_args,
                          shlo_refined **out, shlo_diag *diag) {
   *out = NULL;
-  shlo_refined *r = calloc(1, sizeof *r);
+  shlo_refined *r = shlo__calloc(1, sizeof *r);
   refiner R = {.m = m, .diag = diag};
   if (r) r->a = R.a = shlo__arena_new();
   size_t nf = (size_t)m->n_funcs + 1;
@@ -393,5 +394,5 @@ const shlo_module *shlo__refined_module(const shlo_refined *r) {
 void shlo__refined_free(shlo_refined *r) {
   if (!r) return;
   shlo__arena_free(r->a);
-  free(r);
+  shlo__free(r);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "compile/refine.h"
 #include "compile/refine_cache.h"
 #include "core/value.h"
@@ -25,6 +26,7 @@ struct shlo_refine_cache {
   const shlo_module *m;
   const shlo_func *entry;
   bool no_fusion;
+  struct shlo_context *ctx;
   refined_entry *v[SHLO_REFINE_CACHE_CAP];
   int n;
   uint64_t tick;
@@ -33,16 +35,18 @@ struct shlo_refine_cache {
 
 shlo_refine_cache *shlo__refine_cache_new(const shlo_module *m,
                                           const shlo_func *entry,
-                                          bool no_fusion) {
-  shlo_refine_cache *c = calloc(1, sizeof *c);
+                                          bool no_fusion,
+                                          struct shlo_context *ctx) {
+  shlo_refine_cache *c = shlo__calloc(1, sizeof *c);
   if (!c) return NULL;
   if (pthread_mutex_init(&c->mu, NULL)) {
-    free(c);
+    shlo__free(c);
     return NULL;
   }
   c->m = m;
   c->entry = entry;
   c->no_fusion = no_fusion;
+  c->ctx = ctx;
   return c;
 }
 
@@ -50,15 +54,15 @@ static void entry_unref(refined_entry *e) {
   if (!e || atomic_fetch_sub(&e->refs, 1) != 1) return;
   shlo_executable_free(e->x);
   shlo__refined_free(e->r);
-  free(e->sig);
-  free(e);
+  shlo__free(e->sig);
+  shlo__free(e);
 }
 
 void shlo__refine_cache_free(shlo_refine_cache *c) {
   if (!c) return;
   for (int i = 0; i < c->n; i++) entry_unref(c->v[i]);
   pthread_mutex_destroy(&c->mu);
-  free(c);
+  shlo__free(c);
 }
 
 int64_t shlo__refine_cache_compiles(const shlo_refine_cache *c) {
@@ -68,7 +72,7 @@ int64_t shlo__refine_cache_compiles(const shlo_refine_cache *c) {
 /* The signature of static argument types: per tensor its rank and dims
  * (element types are fixed by the declared types). */
 static int64_t *signature(const shlo_type *const *types, int n, size_t *len) {
-  int64_t *s = malloc(((size_t)n * (SHLO_MAX_RANK + 1) + 1) * sizeof *s);
+  int64_t *s = shlo__malloc(((size_t)n * (SHLO_MAX_RANK + 1) + 1) * sizeof *s);
   if (!s) return NULL;
   size_t k = 0;
   for (int i = 0; i < n; i++) {
@@ -115,9 +119,9 @@ static void insert(shlo_refine_cache *c, refined_entry *e) {
 static shlo_status build(shlo_refine_cache *c, const shlo_type *const *types,
                          int n, int64_t *sig, size_t len,
                          refined_entry **out, shlo_diag *diag) {
-  refined_entry *e = calloc(1, sizeof *e);
+  refined_entry *e = shlo__calloc(1, sizeof *e);
   if (!e) {
-    free(sig);
+    shlo__free(sig);
     return shlo_diag_set(diag, SHLO_ENOMEM, c->m->filename, 0, 0,
                          "out of memory");
   }
@@ -143,6 +147,7 @@ static shlo_status build(shlo_refine_cache *c, const shlo_type *const *types,
   if (!st) {
     shlo_compile_opts o = {.entry = c->entry->name,
                            .no_fusion = c->no_fusion,
+                           .context = c->ctx,
                            .verified = true};
     st = shlo_compile(shlo__refined_module(e->r), &o, &e->x, diag);
   }
@@ -167,7 +172,7 @@ static shlo_status get(shlo_refine_cache *c, const shlo_type *const *types,
   *out = lookup(c, sig, len);
   pthread_mutex_unlock(&c->mu);
   if (*out) {
-    free(sig);
+    shlo__free(sig);
     return SHLO_OK;
   }
   /* Compile outside the lock: other signatures need not wait.  Two
@@ -226,8 +231,8 @@ shlo_status shlo__refine_cache_execute(shlo_refine_cache *c,
     return shlo_diag_set(diag, SHLO_EINPUT, c->m->filename, f->loc.line,
                          f->loc.col, "@%s takes %d arguments but %d were given",
                          f->name, f->n_args, n_args);
-  shlo_type *ts = calloc((size_t)n_args + 1, sizeof *ts);
-  const shlo_type **tp = calloc((size_t)n_args + 1, sizeof *tp);
+  shlo_type *ts = shlo__calloc((size_t)n_args + 1, sizeof *ts);
+  const shlo_type **tp = shlo__calloc((size_t)n_args + 1, sizeof *tp);
   shlo_status st = SHLO_OK;
   if (!ts || !tp)
     st = shlo_diag_set(diag, SHLO_ENOMEM, c->m->filename, 0, 0,
@@ -244,8 +249,8 @@ shlo_status shlo__refine_cache_execute(shlo_refine_cache *c,
   }
   refined_entry *e = NULL;
   if (!st) st = get(c, tp, n_args, &e, diag);
-  free(ts);
-  free(tp);
+  shlo__free(ts);
+  shlo__free(tp);
   if (st) return st;
   st = shlo_execute(e->x, opts, args, n_args, results, n_results, diag);
   entry_unref(e);

@@ -19,10 +19,12 @@
 
 typedef struct shlo_refine_cache shlo_refine_cache;
 
-/* A cache for entry of m (borrowed; it must outlive the cache). */
+/* A cache for entry of m (borrowed; it must outlive the cache) whose
+ * plans are compiled in context ctx (NULL: the default). */
 shlo_refine_cache *shlo__refine_cache_new(const shlo_module *m,
                                           const shlo_func *entry,
-                                          bool no_fusion);
+                                          bool no_fusion,
+                                          struct shlo_context *ctx);
 void shlo__refine_cache_free(shlo_refine_cache *c);
 
 /* Refine and compile for static argument types now (when the entry's

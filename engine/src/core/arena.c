@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/arena.h"
+#include "core/context_int.h"
 
 #define CHUNK_SIZE (64 * 1024)
 
@@ -18,27 +19,36 @@ typedef struct owned {
 } owned;
 
 struct shlo_arena {
+  shlo_context *ctx; /* whose allocator the chunks come from */
   chunk *head;
   owned *values;
   size_t total;
 };
 
-shlo_arena *shlo__arena_new(void) { return calloc(1, sizeof(shlo_arena)); }
+/* A module's IR is its arena: it comes from the context the thread works
+ * in when the module is made (shlo_load's, or a compile's), and goes back
+ * there whoever frees it. */
+shlo_arena *shlo__arena_new(void) {
+  shlo_context *ctx = shlo__ctx_current();
+  shlo_arena *a = shlo__ctx_calloc(ctx, 1, sizeof *a);
+  if (a) a->ctx = ctx;
+  return a;
+}
 
 void shlo__arena_free(shlo_arena *a) {
   if (!a) return;
   for (owned *o = a->values; o;) {
     owned *next = o->next;
     shlo_value_unref(o->v);
-    free(o);
+    shlo__ctx_free(a->ctx, o);
     o = next;
   }
   for (chunk *c = a->head; c;) {
     chunk *next = c->next;
-    free(c);
+    shlo__ctx_free(a->ctx, c);
     c = next;
   }
-  free(a);
+  shlo__ctx_free(a->ctx, a);
 }
 
 void *shlo__arena_alloc(shlo_arena *a, size_t size) {
@@ -48,7 +58,7 @@ void *shlo__arena_alloc(shlo_arena *a, size_t size) {
   if (!c || c->cap - c->used < size) {
     size_t cap = size > CHUNK_SIZE / 4 ? size : CHUNK_SIZE;
     if (cap > SIZE_MAX - sizeof(chunk)) return NULL;
-    chunk *n = malloc(sizeof(chunk) + cap);
+    chunk *n = shlo__ctx_malloc(a->ctx, sizeof(chunk) + cap);
     if (!n) return NULL;
     n->used = 0;
     n->cap = cap;
@@ -79,7 +89,7 @@ char *shlo__arena_strndup(shlo_arena *a, const char *s, size_t n) {
 }
 
 int shlo__arena_own_value(shlo_arena *a, shlo_value *v) {
-  owned *o = malloc(sizeof *o);
+  owned *o = shlo__ctx_malloc(a->ctx, sizeof *o);
   if (!o) {
     shlo_value_unref(v);
     return -1;

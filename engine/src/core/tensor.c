@@ -1,10 +1,10 @@
 /* Runtime values: allocation, reference counting, slow accessors. */
 #include <pthread.h>
 #include <stddef.h>
-#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/context_int.h"
 #include "core/floatfmt.h"
 #include "core/membudget.h"
 #include "core/tensor_uninit.h"
@@ -15,27 +15,13 @@
 #define SHLO_ALIGN 64
 
 static shlo_value *value_alloc(shlo_type_kind kind) {
-  shlo_value *v = calloc(1, sizeof *v);
+  shlo_context *ctx = shlo__ctx_current();
+  shlo_value *v = shlo__ctx_calloc(ctx, 1, sizeof *v);
   if (!v) return NULL;
   atomic_init(&v->refs, 1);
   v->kind = kind;
+  v->ctx = ctx;
   return v;
-}
-
-/* Buffers of several MB are asked for huge pages: a fresh 64 MB tensor
- * otherwise takes 16384 page faults to fill, which cost more than the
- * copy itself (a server reading a large input into it ran at 0.05 GB/s
- * on a virtual machine, where faults are dear). */
-#define HUGE_PAGE ((size_t)2 << 20)
-
-static void *big_alloc(size_t cap) {
-  if (cap < 2 * HUGE_PAGE) return aligned_alloc(SHLO_ALIGN, cap);
-  size_t n = (cap + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-  void *p = aligned_alloc(HUGE_PAGE, n);
-#ifdef MADV_HUGEPAGE
-  if (p) (void)madvise(p, n, MADV_HUGEPAGE); /* a hint: failure is fine */
-#endif
-  return p;
 }
 
 /* Small tensors (scalars above all: loop counters, region arguments) live
@@ -44,65 +30,10 @@ static void *big_alloc(size_t cap) {
 #define SHLO_INLINE_MAX 256
 #define SHLO_HEADER ((sizeof(shlo_value) + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN)
 
-/* Large buffers freed by one step are wanted again by the next: glibc
- * hands big blocks back to the kernel, so every reuse page-faults 4 KB at
- * a time (a 2 MB elementwise op cost 850 us instead of 150).  A few freed
- * buffers are kept here, by size, for the next allocation of that size. */
-#define BUF_CACHE_SLOTS 16
-#define BUF_CACHE_MIN ((size_t)64 << 10)
-#define BUF_CACHE_MAX_BYTES ((size_t)64 << 20)
-
-static struct {
-  pthread_mutex_t lock;
-  void *buf[BUF_CACHE_SLOTS];
-  size_t cap[BUF_CACHE_SLOTS];
-  size_t bytes;
-} buf_cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static void *buf_take(size_t cap) {
-  void *b = NULL;
-  if (cap < BUF_CACHE_MIN) return NULL;
-  pthread_mutex_lock(&buf_cache.lock);
-  for (int i = 0; i < BUF_CACHE_SLOTS && !b; i++)
-    if (buf_cache.buf[i] && buf_cache.cap[i] == cap) {
-      b = buf_cache.buf[i];
-      buf_cache.buf[i] = NULL;
-      buf_cache.bytes -= cap;
-    }
-  pthread_mutex_unlock(&buf_cache.lock);
-  return b;
-}
-
-/* Keep b for reuse if it is large and fits; otherwise free it.  One
- * buffer may take the whole cache: a server receiving 64 MB inputs one
- * after another then reuses the last one's pages instead of having the
- * kernel zero fresh ones for each (the bound on what is kept is the same). */
-static void buf_give(void *b, size_t cap) {
-  if (cap >= BUF_CACHE_MIN && cap <= BUF_CACHE_MAX_BYTES) {
-    pthread_mutex_lock(&buf_cache.lock);
-    for (int i = 0; i < BUF_CACHE_SLOTS; i++)
-      if (!buf_cache.buf[i] && buf_cache.bytes + cap <= BUF_CACHE_MAX_BYTES) {
-        buf_cache.buf[i] = b;
-        buf_cache.cap[i] = cap;
-        buf_cache.bytes += cap;
-        b = NULL;
-        break;
-      }
-    pthread_mutex_unlock(&buf_cache.lock);
-  }
-  free(b);
-}
-
+/* Large freed buffers are kept for reuse by the context they came from
+ * (core/context.c); this hands back the default context's. */
 void shlo_buffer_cache_release(void) {
-  void *keep[BUF_CACHE_SLOTS];
-  pthread_mutex_lock(&buf_cache.lock);
-  for (int i = 0; i < BUF_CACHE_SLOTS; i++) {
-    keep[i] = buf_cache.buf[i];
-    buf_cache.buf[i] = NULL;
-  }
-  buf_cache.bytes = 0;
-  pthread_mutex_unlock(&buf_cache.lock);
-  for (int i = 0; i < BUF_CACHE_SLOTS; i++) free(keep[i]);
+  shlo__ctx_cache_release(shlo__ctx_default());
 }
 
 /* ---- quantization parameters (core/value_quant.h) ---- */
@@ -111,6 +42,7 @@ void shlo_buffer_cache_release(void) {
  * and zero points in one block, with the count of values sharing it. */
 typedef struct shared_quant {
   atomic_int refs;
+  shlo_context *ctx; /* whose allocator it came from */
   shlo_quant q;
 } shared_quant;
 
@@ -122,7 +54,7 @@ static void quant_release(const shlo_quant *q) {
   if (!q) return;
   shared_quant *sq = shared_of(q);
   if (atomic_fetch_sub_explicit(&sq->refs, 1, memory_order_acq_rel) == 1)
-    free(sq);
+    shlo__ctx_free(sq->ctx, sq);
 }
 
 shlo_status shlo_tensor_set_quant(shlo_value *v, const shlo_quant *q) {
@@ -130,9 +62,11 @@ shlo_status shlo_tensor_set_quant(shlo_value *v, const shlo_quant *q) {
   v->quant = NULL;
   if (!q) return SHLO_OK;
   size_t n = q->n > 0 ? (size_t)q->n : 0;
-  shared_quant *sq = malloc(sizeof *sq + n * (sizeof(double) + sizeof(int64_t)));
+  shared_quant *sq = shlo__ctx_malloc(
+      v->ctx, sizeof *sq + n * (sizeof(double) + sizeof(int64_t)));
   if (!sq) return SHLO_ENOMEM;
   atomic_init(&sq->refs, 1);
+  sq->ctx = v->ctx;
   sq->q = *q;
   sq->q.scales = (double *)(sq + 1);
   sq->q.zero_points = (int64_t *)(sq->q.scales + n);
@@ -153,8 +87,14 @@ void shlo__value_share_quant(shlo_value *dst, const shlo_value *src) {
                               memory_order_relaxed);
 }
 
+/* Whether v's data shares its header's block: decided by the size alone,
+ * as tensor_new decides it.  (Not by comparing addresses: a separately
+ * allocated buffer can land right behind its header, and then looked
+ * inline, and was freed with the header -- an allocator with a header of
+ * its own per block made that happen.) */
 static bool data_is_inline(const shlo_value *v) {
-  return v->data == (const char *)v + SHLO_HEADER;
+  size_t cap = (v->nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
+  return v->kind == SHLO_TYPE_TENSOR && (cap ? cap : SHLO_ALIGN) <= SHLO_INLINE_MAX;
 }
 
 /* A new tensor; its data zeroed when `zero`, else only the padding past
@@ -179,25 +119,26 @@ static shlo_value *tensor_new(shlo_elem_type elem, int rank,
   if (!cap) cap = SHLO_ALIGN;
   shlo_mem_budget *budget;
   if (!shlo__budget_charge((int64_t)cap, &budget)) return NULL;
+  shlo_context *ctx = shlo__ctx_current();
   shlo_value *v;
   if (cap <= SHLO_INLINE_MAX) {
-    v = aligned_alloc(SHLO_ALIGN, SHLO_HEADER + cap);
+    v = shlo__ctx_data_alloc(ctx, SHLO_HEADER + cap);
     if (!v) goto fail;
     memset(v, 0, SHLO_HEADER + cap);
     v->data = (char *)v + SHLO_HEADER;
   } else {
-    v = calloc(1, sizeof *v);
+    v = shlo__ctx_calloc(ctx, 1, sizeof *v);
     if (!v) goto fail;
-    v->data = buf_take(cap);
-    if (!v->data) v->data = big_alloc(cap);
+    v->data = shlo__ctx_data_alloc(ctx, cap);
     if (!v->data) {
-      free(v);
+      shlo__ctx_free(ctx, v);
       goto fail;
     }
     if (zero) memset(v->data, 0, cap);
     else memset((char *)v->data + nbytes, 0, cap - nbytes);
   }
   v->budget = budget;
+  v->ctx = ctx;
   atomic_init(&v->refs, 1);
   v->kind = SHLO_TYPE_TENSOR;
   v->elem = elem;
@@ -222,7 +163,10 @@ shlo_value *shlo__tensor_new_uninit(shlo_elem_type elem, int rank,
 }
 
 bool shlo__tensor_adopt(shlo_value *v, void *data) {
-  if (v->kind != SHLO_TYPE_TENSOR || data_is_inline(v)) return false;
+  /* data is aligned_alloc's: only a tensor of the C library's may take it */
+  if (v->kind != SHLO_TYPE_TENSOR || data_is_inline(v) ||
+      (v->ctx && v->ctx->custom_alloc))
+    return false;
   size_t cap = (v->nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
   free(v->data); /* untouched but for its padding: not worth the cache */
   v->data = data;
@@ -234,6 +178,14 @@ bool shlo__tensor_adopt(shlo_value *v, void *data) {
 static int64_t charged_bytes(const shlo_value *v) {
   size_t cap = (v->nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
   return (int64_t)(cap ? cap : SHLO_ALIGN);
+}
+
+shlo_value *shlo_context_tensor_new(shlo_context *ctx, shlo_elem_type elem,
+                                    int rank, const int64_t *dims) {
+  shlo_context *prev = shlo__ctx_swap(ctx);
+  shlo_value *v = tensor_new(elem, rank, dims, true);
+  shlo__ctx_swap(prev);
+  return v;
 }
 
 shlo_value *shlo_tensor_new_like(const shlo_type *t) {
@@ -260,14 +212,14 @@ shlo_value *shlo_tuple_new(int n, shlo_value **elems) {
   if (!v) goto fail;
   v->n_elems = n;
   if (n) {
-    v->elems = malloc((size_t)n * sizeof *v->elems);
+    v->elems = shlo__ctx_malloc(v->ctx, (size_t)n * sizeof *v->elems);
     if (!v->elems) goto fail;
     memcpy(v->elems, elems, (size_t)n * sizeof *elems);
   }
   return v;
 fail:
   for (int i = 0; i < n; i++) shlo_value_unref(elems[i]);
-  free(v);
+  if (v) shlo__ctx_free(v->ctx, v);
   return NULL;
 }
 
@@ -283,11 +235,18 @@ void shlo_value_release(shlo_value *v) {
   if (atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) != 1)
     return;
   for (int i = 0; i < v->n_elems; i++) shlo_value_release(v->elems[i]);
-  free(v->elems);
+  shlo_context *ctx = v->ctx;
+  shlo__ctx_free(ctx, v->elems);
   quant_release(v->quant);
   if (v->budget) shlo__budget_uncharge(v->budget, charged_bytes(v));
-  if (!data_is_inline(v)) buf_give(v->data, (size_t)charged_bytes(v));
-  free(v);
+  if (v->kind != SHLO_TYPE_TENSOR) {
+    shlo__ctx_free(ctx, v);
+  } else if (data_is_inline(v)) {
+    shlo__ctx_data_free(ctx, v, SHLO_HEADER + (size_t)charged_bytes(v));
+  } else {
+    shlo__ctx_data_free(ctx, v->data, (size_t)charged_bytes(v));
+    shlo__ctx_free(ctx, v);
+  }
 }
 
 /* The names before 0.2: kept so programs written for them still build. */

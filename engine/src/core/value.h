@@ -33,6 +33,7 @@ struct shlo_value {
   shlo_value **elems; /* owned references */
   /* the execution memory budget this tensor is charged to, or NULL */
   struct shlo_mem_budget *budget;
+  struct shlo_context *ctx; /* whose allocator the value came from */
 };
 
 #endif

@@ -68,26 +68,17 @@ static bool switch_core(const char *core) {
   return now && !strcasecmp(now, core);
 }
 
-static void blas_setup_once(void) {
+static void blas_threads_once(void) {
   openblas_set_num_threads(1);
   if (blas_thread_shutdown_) blas_thread_shutdown_();
-
   const char *picked = openblas_get_corename();
-  if (!picked) picked = "unknown";
-  const char *best = core_for_this_cpu();
-  char before[32];
-  snprintf(before, sizeof before, "%s", picked);
-  if (!getenv("OPENBLAS_CORETYPE") && best && !core_has_avx2(before) &&
-      switch_core(best))
-    snprintf(blas_core_text, sizeof blas_core_text, "%s (OpenBLAS picked %s)",
-             best, before);
-  else
-    snprintf(blas_core_text, sizeof blas_core_text, "%s", before);
+  snprintf(blas_core_text, sizeof blas_core_text, "%s",
+           picked ? picked : "unknown");
 }
 
-static pthread_once_t blas_setup_done = PTHREAD_ONCE_INIT;
+static pthread_once_t blas_threads_done = PTHREAD_ONCE_INIT;
 
-void shlo__blas_setup(void) { pthread_once(&blas_setup_done, blas_setup_once); }
+void shlo__blas_setup(void) { pthread_once(&blas_threads_done, blas_threads_once); }
 
 /* At load.  From the static library an object is linked only when
  * another names one of its functions, so linalg_common.c, which every
@@ -95,6 +86,34 @@ void shlo__blas_setup(void) { pthread_once(&blas_setup_done, blas_setup_once); }
  * first of the two does it. */
 __attribute__((constructor)) static void blas_setup_at_load(void) {
   shlo__blas_setup();
+}
+
+static bool keep_core_arg;
+
+static void blas_core_once(void) {
+  shlo__blas_setup();
+  const char *picked = openblas_get_corename();
+  if (!picked) picked = "unknown";
+  const char *best = core_for_this_cpu();
+  char before[32];
+  snprintf(before, sizeof before, "%s", picked);
+  if (!keep_core_arg && best && !core_has_avx2(before) && switch_core(best))
+    snprintf(blas_core_text, sizeof blas_core_text, "%s (OpenBLAS picked %s)",
+             best, before);
+  else
+    snprintf(blas_core_text, sizeof blas_core_text, "%s", before);
+}
+
+static pthread_once_t blas_core_done = PTHREAD_ONCE_INIT;
+static pthread_mutex_t keep_core_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void shlo__blas_setup_core(bool keep_core) {
+  /* the lock orders the argument's write before the one call that reads
+   * it; later calls find the once done and change nothing */
+  pthread_mutex_lock(&keep_core_lock);
+  keep_core_arg = keep_core;
+  pthread_once(&blas_core_done, blas_core_once);
+  pthread_mutex_unlock(&keep_core_lock);
 }
 
 const char *shlo__blas_core(void) { return blas_core_text; }

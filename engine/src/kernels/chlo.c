@@ -16,6 +16,7 @@
  * asymptotic expansion above).  Complex operands of acos ... tanh use C99
  * complex functions in double.  Binary functions take operands of the
  * result's shape, or rank-0 operands, which broadcast. */
+#include "core/alloc.h"
 #include "core/cmplx.h"
 #include "core/value.h"
 #include <math.h>
@@ -629,18 +630,18 @@ static shlo_status k_top_k(const shlo_step *s, shlo_value *const *in,
                           "operand does not have the compiled shape");
   shlo_value *vals = shlo_tensor_new(p->et, p->rank, p->out_dims);
   shlo_value *idx = shlo_tensor_new(p->idx_elem, p->rank, p->out_dims);
-  topk_item *items = malloc((size_t)(p->n ? p->n : 1) * sizeof *items);
+  topk_item *items = shlo__malloc((size_t)(p->n ? p->n : 1) * sizeof *items);
   if (!vals || !idx || !items) {
     shlo_value_unref(vals);
     shlo_value_unref(idx);
-    free(items);
+    shlo__free(items);
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   }
   for (int64_t r = 0; r < p->rows; r++) {
     if ((r & 255) == 0 && shlo__exec_should_stop(ex)) {
       shlo_value_unref(vals);
       shlo_value_unref(idx);
-      free(items);
+      shlo__free(items);
       return shlo__exec_fail(ex, s, SHLO_ECANCELED, "execution stopped");
     }
     for (int64_t j = 0; j < p->n; j++) {
@@ -659,7 +660,7 @@ static shlo_status k_top_k(const shlo_step *s, shlo_value *const *in,
         ((int32_t *)idx->data)[o] = (int32_t)items[j].idx;
     }
   }
-  free(items);
+  shlo__free(items);
   out[0] = vals;
   out[1] = idx;
   return SHLO_OK;
@@ -751,14 +752,14 @@ typedef struct rd_params {
 static void rd_free(void *p_) {
   rd_params *p = p_;
   if (!p) return;
-  free(p->loff);
-  free(p->roff);
-  free(p->kragged);
-  free(p);
+  shlo__free(p->loff);
+  shlo__free(p->roff);
+  shlo__free(p->kragged);
+  shlo__free(p);
 }
 
 static double *rd_load(const shlo_value *v, shlo_elem_type t, int64_t n) {
-  double *d = malloc((size_t)(n ? n : 1) * sizeof *d);
+  double *d = shlo__malloc((size_t)(n ? n : 1) * sizeof *d);
   if (!d) return NULL;
   for (int64_t i = 0; i < n; i++)
     d[i] = shlo_elem_is_float(t) ? shlo__float_load(t, (const char *)v->data +
@@ -774,12 +775,12 @@ static shlo_status k_ragged_dot(const shlo_step *s, shlo_value *const *in,
       in[2]->numel != p->g)
     return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
                           "operands do not have the compiled shapes");
-  int64_t *start = malloc((size_t)(p->g + 1) * sizeof *start);
+  int64_t *start = shlo__malloc((size_t)(p->g + 1) * sizeof *start);
   double *L = rd_load(in[0], p->lt, p->lnumel);
   double *R = rd_load(in[1], p->rt_, p->rnumel);
   shlo_value *res = shlo_tensor_new(p->ot, p->orank, p->odims);
   if (!start || !L || !R || !res) {
-    free(start), free(L), free(R), shlo_value_unref(res);
+    shlo__free(start), shlo__free(L), shlo__free(R), shlo_value_unref(res);
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   }
   start[0] = 0;
@@ -791,7 +792,7 @@ static shlo_status k_ragged_dot(const shlo_step *s, shlo_value *const *in,
   size_t osz = shlo_elem_size(p->ot);
   for (int64_t o = 0; o < p->onumel; o++) {
     if ((o & 4095) == 0 && shlo__exec_should_stop(ex)) {
-      free(start), free(L), free(R), shlo_value_unref(res);
+      shlo__free(start), shlo__free(L), shlo__free(R), shlo_value_unref(res);
       return shlo__exec_fail(ex, s, SHLO_ECANCELED, "execution stopped");
     }
     int64_t lb = 0, rb = 0, grp = -1;
@@ -823,7 +824,7 @@ static shlo_status k_ragged_dot(const shlo_step *s, shlo_value *const *in,
       idx[d] = 0;
     }
   }
-  free(start), free(L), free(R);
+  shlo__free(start), shlo__free(L), shlo__free(R);
   out[0] = res;
   return SHLO_OK;
 }
@@ -964,9 +965,9 @@ static shlo_status rd_contracting(shlo_compiler *cc, const shlo_op *op,
                           "contracting dimensions differ in size");
     p->kn *= lt->dims[d->lc[i]];
   }
-  p->loff = malloc((size_t)(p->kn + 1) * sizeof *p->loff);
-  p->roff = malloc((size_t)(p->kn + 1) * sizeof *p->roff);
-  p->kragged = malloc((size_t)(p->kn + 1) * sizeof *p->kragged);
+  p->loff = shlo__malloc((size_t)(p->kn + 1) * sizeof *p->loff);
+  p->roff = shlo__malloc((size_t)(p->kn + 1) * sizeof *p->roff);
+  p->kragged = shlo__malloc((size_t)(p->kn + 1) * sizeof *p->kragged);
   if (!p->loff || !p->roff || !p->kragged)
     return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   int64_t ci[SHLO_MAX_RANK] = {0};
@@ -1011,7 +1012,7 @@ shlo_status shlo__compile_chlo_ragged_dot(shlo_compiler *cc, const shlo_op *op,
   int64_t ls[SHLO_MAX_RANK], rs[SHLO_MAX_RANK];
   shlo_strides(lt->rank, lt->dims, ls);
   shlo_strides(rt->rank, rt->dims, rs);
-  rd_params *p = calloc(1, sizeof *p);
+  rd_params *p = shlo__calloc(1, sizeof *p);
   if (!p) return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   if (step->free_params) step->free_params(step->params);
   step->params = p;
@@ -1054,10 +1055,10 @@ typedef struct scan_params {
 static void scan_free(void *p_) {
   scan_params *p = p_;
   if (!p) return;
-  free(p->in_outer), free(p->in_inner), free(p->out_outer), free(p->out_inner);
-  free(p->in_elem), free(p->out_elem), free(p->in_rank), free(p->out_rank);
-  free(p->in_sdims), free(p->out_dims);
-  free(p);
+  shlo__free(p->in_outer), shlo__free(p->in_inner), shlo__free(p->out_outer), shlo__free(p->out_inner);
+  shlo__free(p->in_elem), shlo__free(p->out_elem), shlo__free(p->in_rank), shlo__free(p->out_rank);
+  shlo__free(p->in_sdims), shlo__free(p->out_dims);
+  shlo__free(p);
 }
 
 /* args[0..n_in) = each input's slice at position pos of the scanned
@@ -1129,9 +1130,9 @@ static shlo_status k_scan(const shlo_step *s, shlo_value *const *in,
                           shlo_value **out, shlo_exec *ex) {
   const scan_params *p = s->params;
   int nb = p->n_in + p->n_carry, nr = p->n_out + p->n_carry;
-  shlo_value **args = calloc((size_t)nb + 1, sizeof *args);
-  shlo_value **res = calloc((size_t)nr + 1, sizeof *res);
-  shlo_value **outs = calloc((size_t)p->n_out + 1, sizeof *outs);
+  shlo_value **args = shlo__calloc((size_t)nb + 1, sizeof *args);
+  shlo_value **res = shlo__calloc((size_t)nr + 1, sizeof *res);
+  shlo_value **outs = shlo__calloc((size_t)p->n_out + 1, sizeof *outs);
   shlo_status st = SHLO_OK;
   if (!args || !res || !outs) {
     st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
@@ -1163,7 +1164,7 @@ done:
     for (int k = 0; k < nr; k++) shlo_value_unref(res[k]);
   if (outs)
     for (int k = 0; k < p->n_out; k++) shlo_value_unref(outs[k]);
-  free(args), free(res), free(outs);
+  shlo__free(args), shlo__free(res), shlo__free(outs);
   return st;
 }
 
@@ -1191,7 +1192,7 @@ shlo_status shlo__compile_chlo_scan(shlo_compiler *cc, const shlo_op *op,
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "body takes %d arguments, expected %d", body->n_args,
                         n_in + (int)n_carry);
-  scan_params *p = calloc(1, sizeof *p);
+  scan_params *p = shlo__calloc(1, sizeof *p);
   if (!p) return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   if (step->free_params) step->free_params(step->params);
   step->params = p;
@@ -1199,16 +1200,16 @@ shlo_status shlo__compile_chlo_scan(shlo_compiler *cc, const shlo_op *op,
   p->n_in = n_in, p->n_carry = (int)n_carry, p->n_out = n_out;
   p->dim = dim, p->reverse = reverse, p->len = -1;
   size_t ni = (size_t)n_in + 1, no = (size_t)n_out + 1;
-  p->in_outer = calloc(ni, sizeof(int64_t));
-  p->in_inner = calloc(ni, sizeof(int64_t));
-  p->out_outer = calloc(no, sizeof(int64_t));
-  p->out_inner = calloc(no, sizeof(int64_t));
-  p->in_elem = calloc(ni, sizeof(shlo_elem_type));
-  p->out_elem = calloc(no, sizeof(shlo_elem_type));
-  p->in_rank = calloc(ni, sizeof(int));
-  p->out_rank = calloc(no, sizeof(int));
-  p->in_sdims = calloc(ni, sizeof *p->in_sdims);
-  p->out_dims = calloc(no, sizeof *p->out_dims);
+  p->in_outer = shlo__calloc(ni, sizeof(int64_t));
+  p->in_inner = shlo__calloc(ni, sizeof(int64_t));
+  p->out_outer = shlo__calloc(no, sizeof(int64_t));
+  p->out_inner = shlo__calloc(no, sizeof(int64_t));
+  p->in_elem = shlo__calloc(ni, sizeof(shlo_elem_type));
+  p->out_elem = shlo__calloc(no, sizeof(shlo_elem_type));
+  p->in_rank = shlo__calloc(ni, sizeof(int));
+  p->out_rank = shlo__calloc(no, sizeof(int));
+  p->in_sdims = shlo__calloc(ni, sizeof *p->in_sdims);
+  p->out_dims = shlo__calloc(no, sizeof *p->out_dims);
   if (!p->in_outer || !p->in_inner || !p->out_outer || !p->out_inner ||
       !p->in_elem || !p->out_elem || !p->in_rank || !p->out_rank ||
       !p->in_sdims || !p->out_dims)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/value.h"
+#include "core/alloc.h"
 #include "kernels/kernel.h"
 #include "ops/chlo_bcast.h"
 
@@ -39,7 +40,7 @@ static void bc_free(void *p_) {
   bc_params *p = p_;
   if (!p) return;
   if (p->inner_free) p->inner_free(p->inner_params);
-  free(p);
+  shlo__free(p);
 }
 
 /* Operand k of the step as a tensor of the result's shape. */
@@ -150,7 +151,7 @@ shlo_status shlo__compile_chlo_broadcast(shlo_compiler *cc, const shlo_op *op,
   if (rt->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(rt))
     return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                         "result must be a statically shaped tensor");
-  bc_params *p = calloc(1, sizeof *p);
+  bc_params *p = shlo__calloc(1, sizeof *p);
   if (!p) return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   p->n_in = op->n_operands;
   shlo_status st = bc_plan(cc, op, p, rt);
@@ -167,7 +168,7 @@ shlo_status shlo__compile_chlo_broadcast(shlo_compiler *cc, const shlo_op *op,
   if (!st && !step->fn)
     st = shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED, "no kernel for this op");
   if (st) {
-    free(p);
+    shlo__free(p);
     return st;
   }
   p->inner_fn = step->fn;

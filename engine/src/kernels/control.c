@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/value.h"
+#include "core/alloc.h"
 #include "kernels/kernel.h"
 #include "core/value_quant.h"
 
@@ -65,11 +66,11 @@ shlo_status shlo__compile_identity(shlo_compiler *cc, const shlo_op *op,
 static shlo_status k_tuple(const shlo_step *s, shlo_value *const *in,
                            shlo_value **out, shlo_exec *ex) {
   int n = s->op->n_operands;
-  shlo_value **elems = malloc((size_t)(n ? n : 1) * sizeof *elems);
+  shlo_value **elems = shlo__malloc((size_t)(n ? n : 1) * sizeof *elems);
   if (!elems) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   for (int i = 0; i < n; i++) elems[i] = shlo_value_ref(in[i]);
   out[0] = shlo_tuple_new(n, elems);
-  free(elems);
+  shlo__free(elems);
   return out[0] ? SHLO_OK : shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
 }
 
@@ -194,13 +195,13 @@ static shlo_status k_while_scalar(const shlo_step *s, shlo_value *const *in,
     memcpy(v[i], in[i]->data, in[i]->nbytes);
     cur[i] = v[i];
   }
-  shlo_scalar_frame *fr = malloc(2 * sizeof *fr); /* cond, body */
+  shlo_scalar_frame *fr = shlo__malloc(2 * sizeof *fr); /* cond, body */
   if (!fr) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   shlo__scalar_frame_init(&fr[0], s, 0, in, n);
   shlo__scalar_frame_init(&fr[1], s, 1, in, n);
   for (unsigned iter = 1;; iter++) {
     if ((iter & 1023) == 0 && shlo__exec_should_stop(ex)) {
-      free(fr);
+      shlo__free(fr);
       return shlo__exec_stopped(ex, s);
     }
     shlo__scalar_frame_run(&fr[0], cur);
@@ -209,7 +210,7 @@ static shlo_status k_while_scalar(const shlo_step *s, shlo_value *const *in,
     for (int i = 0; i < n; i++)
       memcpy(v[i], shlo__scalar_frame_result(&fr[1], i), 16);
   }
-  free(fr);
+  shlo__free(fr);
   for (int i = 0; i < n; i++) {
     out[i] = shlo_tensor_new(in[i]->elem, in[i]->rank, in[i]->dims);
     if (!out[i]) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
@@ -223,8 +224,8 @@ static shlo_status k_while(const shlo_step *s, shlo_value *const *in,
                            shlo_value **out, shlo_exec *ex) {
   int n = s->op->n_operands;
   if (while_is_scalar(s, in)) return k_while_scalar(s, in, out, ex);
-  shlo_value **cur = calloc((size_t)n + 1, sizeof *cur);
-  shlo_value **next = calloc((size_t)n + 1, sizeof *next);
+  shlo_value **cur = shlo__calloc((size_t)n + 1, sizeof *cur);
+  shlo_value **next = shlo__calloc((size_t)n + 1, sizeof *next);
   shlo_status st = SHLO_OK;
   if (!cur || !next) {
     st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
@@ -252,8 +253,8 @@ static shlo_status k_while(const shlo_step *s, shlo_value *const *in,
   memset(cur, 0, (size_t)n * sizeof *cur);
 done:
   if (cur) unref_all(cur, n);
-  free(cur);
-  free(next);
+  shlo__free(cur);
+  shlo__free(next);
   return st;
 }
 

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/context_int.h"
 #include "core/tensor_uninit.h"
 #include "core/value.h"
 #include "kernels/conv_nhwc.h"
@@ -124,8 +126,8 @@ typedef struct conv_scratch {
 } conv_scratch;
 
 static void conv_scratch_free(conv_scratch *w, int ns) {
-  for (int i = 0; i < ns; i++) free(w->tab[i]);
-  free(w->lbuf), free(w->wbuf), free(w->xbuf), free(w->ybuf), free(w->koff);
+  for (int i = 0; i < ns; i++) shlo__free(w->tab[i]);
+  shlo__free(w->lbuf), shlo__free(w->wbuf), shlo__free(w->xbuf), shlo__free(w->ybuf), shlo__free(w->koff);
 }
 
 /* Fill w->tab[i] for the padding pad. */
@@ -133,7 +135,7 @@ static bool conv_tables(const conv_params *p, const int64_t *pad,
                         conv_scratch *w) {
   for (int i = 0; i < p->ns; i++) {
     int64_t no = p->o_sp[i], nk = p->k_sp[i];
-    int64_t *t = w->tab[i] = malloc((size_t)(no * nk + 1) * sizeof(int64_t));
+    int64_t *t = w->tab[i] = shlo__malloc((size_t)(no * nk + 1) * sizeof(int64_t));
     if (!t) return false;
     for (int64_t o = 0; o < no; o++)
       for (int64_t k = 0; k < nk; k++) {
@@ -151,8 +153,8 @@ static bool conv_tables(const conv_params *p, const int64_t *pad,
 /* Allocate the rest of w for ck = in-features x window values per row. */
 static bool conv_buffers(const conv_params *p, int64_t ck, size_t es,
                          conv_scratch *w) {
-  w->lbuf = malloc((size_t)(p->n * p->c * p->s) * es);
-  w->wbuf = malloc((size_t)(p->groups * ck * p->og) * es);
+  w->lbuf = shlo__malloc((size_t)(p->n * p->c * p->s) * es);
+  w->wbuf = shlo__malloc((size_t)(p->groups * ck * p->og) * es);
   /* rows of im2col per block: about 8 MiB of scratch at most */
   int64_t pb = (int64_t)((8u << 20) / ((size_t)ck * es));
   if (pb < 1) pb = 1;
@@ -165,9 +167,9 @@ static bool conv_buffers(const conv_params *p, int64_t ck, size_t es,
  * koff) for ck values per row. */
 static bool conv_thread_buffers(const conv_params *p, int64_t ck, size_t es,
                                 conv_scratch *w) {
-  w->xbuf = malloc((size_t)(w->pb * ck) * es);
-  w->ybuf = malloc((size_t)(w->pb * p->og + 1) * es);
-  w->koff = malloc((size_t)ck * sizeof *w->koff);
+  w->xbuf = shlo__malloc((size_t)(w->pb * ck) * es);
+  w->ybuf = shlo__malloc((size_t)(w->pb * p->og + 1) * es);
+  w->koff = shlo__malloc((size_t)ck * sizeof *w->koff);
   return w->xbuf && w->ybuf && w->koff;
 }
 
@@ -263,7 +265,7 @@ static void conv_items(void *ctx, int64_t lo, int64_t hi) {
       conv_batch(p, &w, j->v, it / p->nb, it % p->nb);
   else
     atomic_store(&j->failed, 1);
-  free(w.xbuf), free(w.ybuf), free(w.koff);
+  shlo__free(w.xbuf), shlo__free(w.ybuf), shlo__free(w.koff);
 }
 
 /* The whole convolution of in[0] by in[1] into v, for padding pad. */
@@ -535,7 +537,7 @@ static bool conv_is_nhwc(const conv_params *p, const shlo_attr *dn,
   for (int i = 0; ok && i < ns; i++)
     ok = p->lhs_dil[i] == 1 && !rev[i] && dn->conv_in_spatial[i] == 1 + i &&
          dn->conv_k_spatial[i] == i && dn->conv_out_spatial[i] == 1 + i;
-  return ok && !getenv("SHLO_CONV_GENERAL");
+  return ok && !shlo__ctx_options(shlo__ctx_current())->conv_general;
 }
 
 /* The fast path of a convolution with fixed padding and something to sum,
@@ -565,7 +567,7 @@ static shlo_status conv_use_nhwc(shlo_compiler *cc, const shlo_op *op,
   const char *how =
       shlo__conv_nhwc_small(g) ? "nhwc small window" : "nhwc gemm";
   size_t len = strlen(op->name) + strlen(how) + 4;
-  if (!(step->label = malloc(len)))
+  if (!(step->label = shlo__malloc(len))) /* the plan's: core/alloc.h */
     return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   snprintf(step->label, len, "%s [%s]", op->name, how);
   p->nhwc = true;

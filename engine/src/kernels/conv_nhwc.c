@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kernels/conv_nhwc.h"
 #include "kernels/gemm_panels.h"
 #include "kernels/multiversion.h"
@@ -166,7 +167,7 @@ static void nhwc_gather(const nhwc_job *j, int64_t r0, int64_t rows,
 static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
   const shlo__conv_nhwc *g = j->g;
   int64_t windows = j->k / g->ci;
-  const float **ptrs = malloc(sizeof *ptrs * (size_t)(j->block * windows));
+  const float **ptrs = shlo__malloc(sizeof *ptrs * (size_t)(j->block * windows));
   if (!ptrs) {
     atomic_store(&j->failed, 1);
     return;
@@ -183,7 +184,7 @@ static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
     }
     if (j->done) j->done(j->done_ctx, r0 * g->co, (r0 + rows) * g->co);
   }
-  free(ptrs);
+  shlo__free(ptrs);
 }
 
 /* Blocks [lo, hi): im2col (unless direct), then one GEMM into the result. */
@@ -195,7 +196,7 @@ static void nhwc_blocks(void *ctx, int64_t lo, int64_t hi) {
     return;
   }
   char *x = NULL;
-  if (!j->direct && !(x = malloc((size_t)(j->block * j->k) * j->es))) {
+  if (!j->direct && !(x = shlo__malloc((size_t)(j->block * j->k) * j->es))) {
     atomic_store(&j->failed, 1);
     return;
   }
@@ -211,7 +212,7 @@ static void nhwc_blocks(void *ctx, int64_t lo, int64_t hi) {
                          j->out + (size_t)(r0 * g->co) * j->es, g->co);
     if (j->done) j->done(j->done_ctx, r0 * g->co, (r0 + rows) * g->co);
   }
-  free(x);
+  shlo__free(x);
 }
 
 #define NHWC_SMALL_K 32
@@ -412,7 +413,7 @@ bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
   bool small = shlo__conv_nhwc_small(g);
   if (!small && !j.direct && g->dom == LA_F32 && g->ci > 0 &&
       shlo__sgemm_panels_takes(j.block, g->co, j.k) &&
-      (zeros = calloc((size_t)g->ci, sizeof(float)))) {
+      (zeros = shlo__calloc((size_t)g->ci, sizeof(float)))) {
     j.gathered = true;
     j.zeros = zeros;
   }
@@ -423,6 +424,6 @@ bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
   if (j.rows * j.k * g->co < NHWC_SPLIT_MIN) grain = blocks;
   shlo__parallel_for(blocks, grain, small ? nhwc_small_blocks : nhwc_blocks,
                      &j);
-  free(zeros);
+  shlo__free(zeros);
   return !atomic_load(&j.failed);
 }

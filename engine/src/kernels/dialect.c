@@ -13,6 +13,7 @@
  * complex.  trace: a no-op (its semantics are undocumented).
  * set_dimension_size: on static shapes the size must be the dimension's
  * own (shlo has no bounded dynamic shapes); the data is unchanged. */
+#include "core/alloc.h"
 #include "core/cmplx.h"
 #include "core/value.h"
 #include <stdlib.h>
@@ -131,8 +132,8 @@ static shlo_status k_einsum(const shlo_step *s, shlo_value *const *in,
   if (!r) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   bool is_int = shlo_elem_is_int(p->elem);
   int64_t idx[52] = {0}, off[3] = {0, 0, 0};
-  int64_t *acc_i = is_int ? calloc((size_t)r->numel + 1, sizeof *acc_i) : 0;
-  double complex *acc = is_int ? 0 : calloc((size_t)r->numel + 1, sizeof *acc);
+  int64_t *acc_i = is_int ? shlo__calloc((size_t)r->numel + 1, sizeof *acc_i) : 0;
+  double complex *acc = is_int ? 0 : shlo__calloc((size_t)r->numel + 1, sizeof *acc);
   if (!acc_i && !acc) {
     shlo_value_unref(r);
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
@@ -163,8 +164,8 @@ static shlo_status k_einsum(const shlo_step *s, shlo_value *const *in,
     if (is_int) shlo_tensor_set_i64(r, i, acc_i[i]);
     else es_store(r, i, acc[i]);
   }
-  free(acc_i);
-  free(acc);
+  shlo__free(acc_i);
+  shlo__free(acc);
   out[0] = r;
   return SHLO_OK;
 }
@@ -280,8 +281,8 @@ typedef struct {
 
 static void min_bcast_free(void *p) {
   min_bcast_params *m = p;
-  if (m) free(m->len);
-  free(m);
+  if (m) shlo__free(m->len);
+  shlo__free(m);
 }
 
 /* The extent of shape s counted from its minor end (v = 1 is the last),
@@ -339,11 +340,11 @@ static shlo_status k_minimum_broadcast_shapes(const shlo_step *s,
                                               shlo_exec *ex) {
   const min_bcast_params *p = s->params;
   int k = p->k;
-  int64_t **merged = calloc((size_t)k, sizeof *merged);
-  bool *flags = calloc(2 * (size_t)k, sizeof *flags);
+  int64_t **merged = shlo__calloc((size_t)k, sizeof *merged);
+  bool *flags = shlo__calloc(2 * (size_t)k, sizeof *flags);
   shlo_status st = merged && flags ? SHLO_OK : SHLO_ENOMEM;
   for (int i = 0; st == SHLO_OK && i < k; i++) {
-    merged[i] = malloc(((size_t)in[i]->numel + 1) * sizeof **merged);
+    merged[i] = shlo__malloc(((size_t)in[i]->numel + 1) * sizeof **merged);
     if (!merged[i]) st = SHLO_ENOMEM;
     for (int64_t j = 0; merged[i] && j < in[i]->numel; j++) merged[i][j] = 1;
   }
@@ -379,21 +380,21 @@ static shlo_status k_minimum_broadcast_shapes(const shlo_step *s,
         out[i] = NULL;
       }
   }
-  for (int i = 0; merged && i < k; i++) free(merged[i]);
-  free(merged);
-  free(flags);
+  for (int i = 0; merged && i < k; i++) shlo__free(merged[i]);
+  shlo__free(merged);
+  shlo__free(flags);
   return st;
 }
 
 shlo_status shlo__compile_minimum_broadcast_shapes(shlo_compiler *cc,
                                                    const shlo_op *op,
                                                    shlo_step *step) {
-  min_bcast_params *p = calloc(1, sizeof *p);
+  min_bcast_params *p = shlo__calloc(1, sizeof *p);
   if (!p) return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   step->params = p;
   step->free_params = min_bcast_free;
   p->k = op->n_results;
-  p->len = calloc((size_t)p->k, sizeof *p->len);
+  p->len = shlo__calloc((size_t)p->k, sizeof *p->len);
   if (!p->len) return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   for (int i = 0; i < p->k; i++) {
     const shlo_type *rt = shlo__cc_result_type(cc, op, i);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/value.h"
+#include "core/alloc.h"
 #include "kernels/linalg_int.h"
 #include "kernels/kernel.h"
 #include "compile/plan.h"
@@ -95,16 +96,16 @@ static void fft_run_inverse(const fft_plan *p, cplx *x, cplx *work) {
 }
 
 static void plan_free(fft_plan *p) {
-  free(p->tw);
-  free(p->chirp);
-  free(p->bhat);
+  shlo__free(p->tw);
+  shlo__free(p->chirp);
+  shlo__free(p->bhat);
 }
 
 static void params_free(void *v) {
   fft_params *p = v;
   if (!p) return;
   for (int i = 0; i < 3; i++) plan_free(&p->plan[i]);
-  free(p);
+  shlo__free(p);
 }
 
 static bool plan_init(fft_plan *p, int64_t n) {
@@ -120,13 +121,13 @@ static bool plan_init(fft_plan *p, int64_t n) {
   else
     while (m < 2 * n - 1) m <<= 1;
   p->m = m;
-  p->tw = malloc((size_t)(m / 2 + 1) * sizeof *p->tw);
+  p->tw = shlo__malloc((size_t)(m / 2 + 1) * sizeof *p->tw);
   if (!p->tw) return false;
   for (int64_t j = 0; j < m / 2; j++)
     p->tw[j] = cexp(-2.0 * M_PI * I * (double)j / (double)m);
   if (m == n) return true;
-  p->chirp = malloc((size_t)n * sizeof *p->chirp);
-  p->bhat = malloc((size_t)m * sizeof *p->bhat);
+  p->chirp = shlo__malloc((size_t)n * sizeof *p->chirp);
+  p->bhat = shlo__malloc((size_t)m * sizeof *p->bhat);
   if (!p->chirp || !p->bhat) return false;
   for (int64_t k = 0; k < n; k++) {
     /* k^2 mod 2n keeps the angle small and exact */
@@ -213,7 +214,7 @@ static fft_end fft_c2r(const fft_params *p, fft_scratch *w, shlo_value *v,
   }
   const fft_plan *pl = &p->plan[nl - 1];
   int64_t n = pl->n, h = p->in_dims[r - 1];
-  double *real = malloc((size_t)n * sizeof *real);
+  double *real = shlo__malloc((size_t)n * sizeof *real);
   if (!real) return FFT_NOMEM;
   for (int64_t l = 0; l < w->in_total / h; l++) {
     const cplx *src = w->buf + l * h;
@@ -228,7 +229,7 @@ static fft_end fft_c2r(const fft_params *p, fft_scratch *w, shlo_value *v,
     shlo__la_store(LA_F64, p->ot, (char *)v->data + l * n * (int64_t)oes,
                    (int64_t)oes, real, n);
   }
-  free(real);
+  shlo__free(real);
   return FFT_DONE;
 }
 
@@ -248,9 +249,9 @@ static shlo_status k_fft(const shlo_step *s, shlo_value *const *in,
     if (p->plan[i].m > maxm) maxm = p->plan[i].m;
     if (p->plan[i].n > maxn) maxn = p->plan[i].n;
   }
-  w.buf = malloc((size_t)w.in_total * sizeof *w.buf);
-  w.line = malloc((size_t)maxn * sizeof *w.line);
-  w.work = malloc((size_t)maxm * sizeof *w.work);
+  w.buf = shlo__malloc((size_t)w.in_total * sizeof *w.buf);
+  w.line = shlo__malloc((size_t)maxn * sizeof *w.line);
+  w.work = shlo__malloc((size_t)maxm * sizeof *w.work);
   fft_end end = FFT_NOMEM;
   if (w.buf && w.line && w.work) {
     shlo__la_load(LA_C128, p->it, w.buf, in[0]->data, w.in_total,
@@ -258,7 +259,7 @@ static shlo_status k_fft(const shlo_step *s, shlo_value *const *in,
     end = p->kind == FFT_C2R ? fft_c2r(p, &w, v, ex)
                              : fft_complex(p, &w, v, ex);
   }
-  free(w.buf), free(w.line), free(w.work);
+  shlo__free(w.buf), shlo__free(w.line), shlo__free(w.work);
   if (end == FFT_DONE) {
     out[0] = v;
     return SHLO_OK;
@@ -331,7 +332,7 @@ static shlo_status fft_params_init(shlo_compiler *cc, const shlo_op *op,
                                    shlo_step *step, int kind,
                                    const shlo_type *it, const shlo_type *ot,
                                    const int64_t *len, int nl) {
-  fft_params *p = calloc(1, sizeof *p);
+  fft_params *p = shlo__calloc(1, sizeof *p);
   if (!p) return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   if (step->params && step->free_params) step->free_params(step->params);
   step->params = p;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kernels/gemm_panels.h"
 #include "kernels/vmath.h"
 
@@ -217,7 +218,7 @@ bool shlo__sgemm_panels_takes(int64_t m, int64_t n, int64_t k) {
 static bool panels(gp_a op_a, bool tb, int64_t m, int64_t n, int64_t k,
                    const float *b, int64_t ldb, float *c, int64_t ldc) {
   if (!shlo__sgemm_panels_takes(m, n, k)) return false;
-  float *p = aligned_alloc(64, (size_t)k * GP_PANEL * sizeof(float));
+  float *p = shlo__aligned_alloc((size_t)k * GP_PANEL * sizeof(float));
   if (!p) return false;
   /* panels of 32 columns where c has no more: twice the rows per block */
   int vecs = n <= 32 ? 2 : 4;
@@ -226,7 +227,7 @@ static bool panels(gp_a op_a, bool tb, int64_t m, int64_t n, int64_t k,
     panel(vecs, tb, m, k, op_a, tb ? b + j * ldb : b + j, ldb, p, c + j, ldc,
           width);
   }
-  free(p);
+  shlo__aligned_free(p);
   return true;
 }
 

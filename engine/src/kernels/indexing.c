@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "core/value.h"
+#include "core/alloc.h"
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
 #include "core/floatfmt.h"
@@ -245,14 +246,14 @@ static shlo_status k_gather(const shlo_step *s, shlo_value *const *in,
     out[0] = res;
     return SHLO_OK;
   }
-  int64_t *base = malloc((size_t)p->n_batch * sizeof *base);
+  int64_t *base = shlo__malloc((size_t)p->n_batch * sizeof *base);
   if (!base) {
     shlo_value_unref(res);
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   }
   gather_bases(p, in[1]->data, hi, base);
   shlo_status st = gather_walk_result(s, p, base, in[0]->data, res, ex);
-  free(base);
+  shlo__free(base);
   if (st) {
     shlo_value_unref(res);
     return st;
@@ -926,7 +927,7 @@ static shlo_status k_scatter(const shlo_step *s, shlo_value *const *in,
   if (p->n_pos == 0 || in[n + 1]->numel == 0 || in[0]->numel == 0)
     goto done;
   if (p->mode == SC_REGION) {
-    r.lead = calloc((size_t)(3 * n), sizeof *r.lead);
+    r.lead = shlo__calloc((size_t)(3 * n), sizeof *r.lead);
     if (!r.lead) {
       st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
       goto done;
@@ -971,7 +972,7 @@ static shlo_status k_scatter(const shlo_step *s, shlo_value *const *in,
 done:
   if (r.lead) {
     for (int i = 0; i < 3 * n; i++) shlo_value_unref(r.lead[i]);
-    free(r.lead);
+    shlo__free(r.lead);
   }
   if (st)
     for (int i = 0; i < n; i++) {

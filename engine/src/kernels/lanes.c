@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/value.h"
+#include "core/alloc.h"
 #include "kernels/lanes.h"
 
 #define LANE_BLOCK ((size_t)SHLO_LANES * 16)
@@ -24,13 +25,13 @@ bool shlo__lanes_init(shlo_lanes *l, const shlo_step *s, int r) {
   for (int k = 0; k < sp->n_ops; k++)
     for (int i = 0; i < p->n_args; i++)
       if (p->arg_slots[i] == sp->ops[k]->out[0]) l->keep_inputs = false;
-  l->buf = malloc((size_t)(sp->n_regs + 1) * LANE_BLOCK);
+  l->buf = shlo__malloc((size_t)(sp->n_regs + 1) * LANE_BLOCK);
   return l->buf != NULL;
 }
 
 void shlo__lanes_free(shlo_lanes *l) {
-  free(l->buf);
-  free(l->skip);
+  shlo__free(l->buf);
+  shlo__free(l->skip);
   l->buf = NULL;
   l->skip = NULL;
 }
@@ -39,7 +40,7 @@ void shlo__lanes_free(shlo_lanes *l) {
  * live after it, which it then kills before its inputs become live. */
 bool shlo__lanes_only(shlo_lanes *l, const shlo_step *s, int r, int slot) {
   const shlo_scalar_prog *sp = s->plans[r]->scalar;
-  unsigned char *skip = malloc(sp->n_ops ? (size_t)sp->n_ops : 1);
+  unsigned char *skip = shlo__malloc(sp->n_ops ? (size_t)sp->n_ops : 1);
   if (!skip) return false;
   bool live[SHLO_SCALAR_MAX_REGS] = {0};
   live[slot] = true;
@@ -50,7 +51,7 @@ bool shlo__lanes_only(shlo_lanes *l, const shlo_step *s, int r, int slot) {
     live[st->out[0]] = false;
     for (int j = 0; j < st->n_in; j++) live[st->in[j]] = true;
   }
-  free(l->skip);
+  shlo__free(l->skip);
   l->skip = skip;
   return true;
 }

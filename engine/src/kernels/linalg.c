@@ -18,6 +18,7 @@
 
 #include <cblas.h>
 
+#include "core/alloc.h"
 #include "core/floatfmt.h"
 #include "core/value.h"
 #include "kernels/linalg_int.h"
@@ -126,20 +127,20 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
   const char *a = in[0]->data, *b = in[1]->data;
   char *c = v->data;
   if (p->lmode == DOT_PACK) {
-    abuf = malloc((size_t)(nb * m * k) * es);
+    abuf = shlo__malloc((size_t)(nb * m * k) * es);
     if (!abuf) goto nomem;
     shlo__la_gather(&p->lw, p->dom, p->lt, abuf, in[0]->data);
     a = abuf;
   }
   if (p->rmode == DOT_PACK) {
-    bbuf = malloc((size_t)(nb * k * n) * es);
+    bbuf = shlo__malloc((size_t)(nb * k * n) * es);
     if (!bbuf) goto nomem;
     shlo__la_gather(&p->rw, p->dom, p->rt, bbuf, in[1]->data);
     b = bbuf;
   }
   bool direct_out = shlo__la_native(p->dom, p->ot);
   if (!direct_out) {
-    cbuf = malloc((size_t)(nb * m * n) * es);
+    cbuf = shlo__malloc((size_t)(nb * m * n) * es);
     if (!cbuf) goto nomem;
     c = cbuf;
   }
@@ -153,7 +154,7 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
   } else {
     for (int64_t i = 0; i < nb; i += 64) {
       if (i && shlo__exec_should_stop(ex)) {
-        free(abuf), free(bbuf), free(cbuf);
+        shlo__free(abuf), shlo__free(bbuf), shlo__free(cbuf);
         return shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
       }
       dot_batch_range(&job, i, i + 64 < nb ? i + 64 : nb);
@@ -169,10 +170,10 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
   if (!direct_out)
     shlo__la_store(p->dom, p->ot, v->data, (int64_t)shlo_elem_size(p->ot),
                    cbuf, nb * m * n);
-  free(abuf), free(bbuf), free(cbuf);
+  shlo__free(abuf), shlo__free(bbuf), shlo__free(cbuf);
   return SHLO_OK;
 nomem:
-  free(abuf), free(bbuf), free(cbuf);
+  shlo__free(abuf), shlo__free(bbuf), shlo__free(cbuf);
   return oom(s, ex);
 }
 
@@ -402,14 +403,14 @@ static shlo_status k_triangular_solve(const shlo_step *s,
   char *b = v->data;
   bool native_b = shlo__la_native(p->dom, p->ot);
   if (!shlo__la_native(p->dom, p->at)) {
-    abuf = malloc((size_t)(p->batch * an) * es);
+    abuf = shlo__malloc((size_t)(p->batch * an) * es);
     if (!abuf) goto nomem;
     shlo__la_load(p->dom, p->at, abuf, in[0]->data, p->batch * an,
                   (int64_t)shlo_elem_size(p->at));
     a = abuf;
   }
   if (!native_b) {
-    bbuf = malloc((size_t)total * es);
+    bbuf = shlo__malloc((size_t)total * es);
     if (!bbuf) goto nomem;
     b = bbuf;
   }
@@ -417,7 +418,7 @@ static shlo_status k_triangular_solve(const shlo_step *s,
                 (int64_t)shlo_elem_size(p->bt));
   for (int64_t i = 0; i < p->batch; i++) {
     if ((i & 63) == 63 && shlo__exec_should_stop(ex)) {
-      free(abuf), free(bbuf);
+      shlo__free(abuf), shlo__free(bbuf);
       shlo_value_unref(v);
       return shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
     }
@@ -426,11 +427,11 @@ static shlo_status k_triangular_solve(const shlo_step *s,
   if (!native_b)
     shlo__la_store(p->dom, p->ot, v->data, (int64_t)shlo_elem_size(p->ot), b,
                    total);
-  free(abuf), free(bbuf);
+  shlo__free(abuf), shlo__free(bbuf);
   out[0] = v;
   return SHLO_OK;
 nomem:
-  free(abuf), free(bbuf);
+  shlo__free(abuf), shlo__free(bbuf);
   shlo_value_unref(v);
   return oom(s, ex);
 }
@@ -590,7 +591,7 @@ static shlo_status k_cholesky(const shlo_step *s, shlo_value *const *in,
   }
   shlo__la_dom dom = p->cplx ? LA_C128 : LA_F64;
   size_t es = shlo__la_dom_size(dom);
-  double *buf = malloc((size_t)total * es);
+  double *buf = shlo__malloc((size_t)total * es);
   if (!buf) {
     shlo_value_unref(v);
     return oom(s, ex);
@@ -600,7 +601,7 @@ static shlo_status k_cholesky(const shlo_step *s, shlo_value *const *in,
   int64_t step = nn * (p->cplx ? 2 : 1);
   for (int64_t b = 0; b < p->batch; b++) {
     if (shlo__exec_should_stop(ex)) {
-      free(buf);
+      shlo__free(buf);
       shlo_value_unref(v);
       return shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
     }
@@ -616,7 +617,7 @@ static shlo_status k_cholesky(const shlo_step *s, shlo_value *const *in,
   }
   shlo__la_store(dom, p->t, v->data, (int64_t)shlo_elem_size(p->t), buf,
                  total);
-  free(buf);
+  shlo__free(buf);
   out[0] = v;
   return SHLO_OK;
 }
@@ -669,7 +670,7 @@ typedef struct bn_params {
 
 /* Load a tensor of n elements of type t into a new double array. */
 static double *load_f64(shlo_elem_type t, const shlo_value *v, int64_t n) {
-  double *d = malloc((size_t)(n ? n : 1) * sizeof *d);
+  double *d = shlo__malloc((size_t)(n ? n : 1) * sizeof *d);
   if (d && n) shlo__la_load(LA_F64, t, d, v->data, n, (int64_t)shlo_elem_size(t));
   return d;
 }
@@ -746,11 +747,11 @@ static bool bn_grad(const bn_params *p, double *const *x, double *r1,
   const double *xo = x[0], *scale = x[1], *dy = x[4];
   double cnt = (double)(p->outer * p->inner);
   double *sum_dy = r3, *sum_dyc = r1; /* r1 (mean) copied below */
-  double *mean_c = malloc((size_t)(nf ? nf : 1) * sizeof *mean_c);
-  double *gs = malloc((size_t)(nf ? nf : 1) * sizeof *gs);
+  double *mean_c = shlo__malloc((size_t)(nf ? nf : 1) * sizeof *mean_c);
+  double *gs = shlo__malloc((size_t)(nf ? nf : 1) * sizeof *gs);
   if (!mean_c || !gs) {
-    free(mean_c);
-    free(gs);
+    shlo__free(mean_c);
+    shlo__free(gs);
     return false;
   }
   memcpy(mean_c, r1, (size_t)nf * sizeof *mean_c);
@@ -772,8 +773,8 @@ static bool bn_grad(const bn_params *p, double *const *x, double *r1,
   shlo__la_store(LA_F64, p->t, res[0]->data, (int64_t)es, work, n);
   shlo__la_store(LA_F64, p->t, res[1]->data, (int64_t)es, gs, nf);
   shlo__la_store(LA_F64, p->t, res[2]->data, (int64_t)es, sum_dy, nf);
-  free(gs);
-  free(mean_c);
+  shlo__free(gs);
+  shlo__free(mean_c);
   return true;
 }
 
@@ -791,10 +792,10 @@ static shlo_status k_batch_norm(const shlo_step *s, shlo_value *const *in,
                       ? n : nf;
     if (!(x[i] = load_f64(p->t, in[i], cnt))) goto nomem;
   }
-  work = malloc((size_t)(n ? n : 1) * sizeof *work);
-  r1 = malloc((size_t)(nf ? nf : 1) * sizeof *r1);
-  r2 = malloc((size_t)(nf ? nf : 1) * sizeof *r2);
-  r3 = malloc((size_t)(nf ? nf : 1) * sizeof *r3);
+  work = shlo__malloc((size_t)(n ? n : 1) * sizeof *work);
+  r1 = shlo__malloc((size_t)(nf ? nf : 1) * sizeof *r1);
+  r2 = shlo__malloc((size_t)(nf ? nf : 1) * sizeof *r2);
+  r3 = shlo__malloc((size_t)(nf ? nf : 1) * sizeof *r3);
   if (!work || !r1 || !r2 || !r3) goto nomem;
   res[0] = new_result(s, ex, p->t, p->rank, p->dims);
   for (int i = 1; i < n_out; i++) res[i] = new_result(s, ex, p->t, 1, &p->nf);
@@ -815,8 +816,8 @@ nomem:
 done:
   for (int i = 0; i < 3; i++)
     if (res[i]) shlo_value_unref(res[i]);
-  for (int i = 0; i < 5; i++) free(x[i]);
-  free(work), free(r1), free(r2), free(r3);
+  for (int i = 0; i < 5; i++) shlo__free(x[i]);
+  shlo__free(work), shlo__free(r1), shlo__free(r2), shlo__free(r3);
   return st;
 }
 

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/floatfmt.h"
 #include "core/value.h"
 #include "kernels/kernel.h"
@@ -100,9 +101,9 @@ typedef struct qinfo {
 
 static void qinfo_free(qinfo *q) {
   if (!q) return;
-  free(q->scale);
-  free(q->zp);
-  free(q);
+  shlo__free(q->scale);
+  shlo__free(q->zp);
+  shlo__free(q);
 }
 
 /* Build the parameters of static quantized tensor type t; NULL with a
@@ -122,7 +123,7 @@ static qinfo *qinfo_new(shlo_compiler *cc, const shlo_op *op,
                        shlo_elem_name(q->expressed));
     return NULL;
   }
-  qinfo *qi = calloc(1, sizeof *qi);
+  qinfo *qi = shlo__calloc(1, sizeof *qi);
   if (!qi) {
     *st = shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
     return NULL;
@@ -156,8 +157,8 @@ static qinfo *qinfo_new(shlo_compiler *cc, const shlo_op *op,
     for (int d = q->axis + 1; d < t->rank; d++) qi->inner *= t->dims[d];
   }
   qi->n = n;
-  qi->scale = malloc((size_t)n * sizeof *qi->scale);
-  qi->zp = malloc((size_t)n * sizeof *qi->zp);
+  qi->scale = shlo__malloc((size_t)n * sizeof *qi->scale);
+  qi->zp = shlo__malloc((size_t)n * sizeof *qi->zp);
   if (!qi->scale || !qi->zp) {
     qinfo_free(qi);
     *st = shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
@@ -249,7 +250,7 @@ static void qconv_free(void *p_) {
   if (!p) return;
   qinfo_free(p->in);
   qinfo_free(p->out);
-  free(p);
+  shlo__free(p);
 }
 
 static shlo_status k_qconv(const shlo_step *s, shlo_value *const *in,
@@ -288,7 +289,7 @@ static shlo_status compile_qconv(shlo_compiler *cc, const shlo_op *op,
                                  : "operand must be quantized, result float");
   if (!it->quant && !shlo_elem_is_float(it->elem))
     return shlo__cc_fail(cc, op, SHLO_EVERIFY, "operand must be a float tensor");
-  qconv_params *p = calloc(1, sizeof *p);
+  qconv_params *p = shlo__calloc(1, sizeof *p);
   if (!p) return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   if (step->free_params) step->free_params(step->params);
   step->params = p;
@@ -343,19 +344,19 @@ static void qwrap_free(void *p_) {
   if (p->inner_free) p->inner_free(p->inner_params);
   for (int i = 0; i < p->n_in; i++) qinfo_free(p->in_q[i]);
   for (int i = 0; i < p->n_out; i++) qinfo_free(p->out_q[i]);
-  for (int i = 0; i < p->n_types; i++) free(p->types[i]);
-  free(p->in_q);
-  free(p->out_q);
-  free(p->out_elem);
-  free(p->types);
-  free(p);
+  for (int i = 0; i < p->n_types; i++) shlo__free(p->types[i]);
+  shlo__free(p->in_q);
+  shlo__free(p->out_q);
+  shlo__free(p->out_elem);
+  shlo__free(p->types);
+  shlo__free(p);
 }
 
 static shlo_status k_qwrap(const shlo_step *s, shlo_value *const *in,
                            shlo_value **out, shlo_exec *ex) {
   const qwrap_params *p = s->params;
   shlo_value *stack[16] = {0};
-  shlo_value **fin = p->n_in <= 16 ? stack : calloc((size_t)p->n_in, sizeof *fin);
+  shlo_value **fin = p->n_in <= 16 ? stack : shlo__calloc((size_t)p->n_in, sizeof *fin);
   if (!fin) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   shlo_status st = SHLO_OK;
   int made = 0;
@@ -384,7 +385,7 @@ static shlo_status k_qwrap(const shlo_step *s, shlo_value *const *in,
     st = p->inner_fn(&t, fin, out, ex);
   }
   for (int i = 0; i < made; i++) shlo_value_unref(fin[i]);
-  if (fin != stack) free(fin);
+  if (fin != stack) shlo__free(fin);
   if (st != SHLO_OK) return st;
   for (int k = 0; k < p->n_out; k++) {
     if (!p->out_q[k] || !out[k]) continue;
@@ -419,9 +420,9 @@ static void qover_value(qover *o, int v) {
   if (!t || t->kind != SHLO_TYPE_TENSOR || !t->quant) return;
   if (o->n == o->cap) {
     int cap = o->cap ? 2 * o->cap : 8;
-    int *nv = realloc(o->values, (size_t)cap * sizeof *nv);
+    int *nv = shlo__realloc(o->values, (size_t)cap * sizeof *nv);
     if (nv) o->values = nv;
-    shlo_type **nt = realloc(o->types, (size_t)cap * sizeof *nt);
+    shlo_type **nt = shlo__realloc(o->types, (size_t)cap * sizeof *nt);
     if (nt) o->types = nt;
     if (!nv || !nt) {
       o->st = SHLO_ENOMEM;
@@ -429,7 +430,7 @@ static void qover_value(qover *o, int v) {
     }
     o->cap = cap;
   }
-  shlo_type *ft = malloc(sizeof *ft);
+  shlo_type *ft = shlo__malloc(sizeof *ft);
   if (!ft) {
     o->st = SHLO_ENOMEM;
     return;
@@ -521,16 +522,16 @@ shlo_status shlo__compile_quantized(shlo_compiler *cc, const shlo_op *op,
                                     shlo_step *step, shlo_compile_fn inner) {
   if (q_runs_on_storage(op->code)) return inner(cc, op, step);
 
-  qwrap_params *p = calloc(1, sizeof *p);
+  qwrap_params *p = shlo__calloc(1, sizeof *p);
   if (!p) return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   shlo_status st = SHLO_OK;
   int n_ops = op->n_operands;
   p->n_out = op->n_results;
-  p->out_q = calloc((size_t)p->n_out + 1, sizeof *p->out_q);
-  p->out_elem = calloc((size_t)p->n_out + 1, sizeof *p->out_elem);
-  qinfo **opq = calloc((size_t)n_ops + 1, sizeof *opq);
+  p->out_q = shlo__calloc((size_t)p->n_out + 1, sizeof *p->out_q);
+  p->out_elem = shlo__calloc((size_t)p->n_out + 1, sizeof *p->out_elem);
+  qinfo **opq = shlo__calloc((size_t)n_ops + 1, sizeof *opq);
   if (!p->out_q || !p->out_elem || !opq) {
-    free(opq);
+    shlo__free(opq);
     qwrap_free(p);
     return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   }
@@ -555,14 +556,14 @@ shlo_status shlo__compile_quantized(shlo_compiler *cc, const shlo_op *op,
   }
   if (!st) st = inner(cc, op, step);
   qover_restore(&o);
-  free(o.values);
+  shlo__free(o.values);
   p->types = o.types;
   p->n_types = o.n;
   if (!st && !step->fn)
     st = shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED, "no kernel for this op");
   if (!st) {
     /* inputs: the operands, then any captures the regions appended */
-    p->in_q = calloc((size_t)step->n_in + 1, sizeof *p->in_q);
+    p->in_q = shlo__calloc((size_t)step->n_in + 1, sizeof *p->in_q);
     if (p->in_q) p->n_in = step->n_in;
     if (!p->in_q) {
       st = shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
@@ -574,7 +575,7 @@ shlo_status shlo__compile_quantized(shlo_compiler *cc, const shlo_op *op,
     }
   }
   for (int k = 0; k < n_ops; k++) qinfo_free(opq[k]);
-  free(opq);
+  shlo__free(opq);
   if (st) {
     qwrap_free(p);
     return st;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kernels/radix.h"
 #include "runtime/pool.h"
 
@@ -173,13 +174,13 @@ static bool radix_offsets(int64_t *count, int parts, int64_t n,
       int64_t s = m->start[d], n = m->start[d + 1] - s;                     \
       if (n >= RADIX_BUCKET_PARTS_MIN) continue; /* done in parts */        \
       if (n > RADIX_INSERT_MAX && !count &&                                 \
-          !(count = malloc((size_t)m->passes * RADIX_SIZE * sizeof *count))) {\
+          !(count = shlo__malloc((size_t)m->passes * RADIX_SIZE * sizeof *count))) {\
         atomic_store(&m->failed, 1);                                        \
         return;                                                             \
       }                                                                     \
       bucket_##SUF(m->tmp + s, m->a + s, n, m->lo, m->passes, 1, count);    \
     }                                                                       \
-    free(count);                                                            \
+    shlo__free(count);                                                            \
   }                                                                         \
                                                                             \
   /* Top digit first (see the top of the file); the result is in tmp. */   \
@@ -243,7 +244,7 @@ static bool radix_plan(int64_t n, int lo, int hi, int *passes, int *parts,
                ? sort_msd_##SUF(a, tmp, n, lo, passes, parts, count)        \
            : parts > 1 ? sort_parts_##SUF(a, tmp, n, lo, passes, parts, count)\
                        : sort_one_##SUF(a, tmp, n, lo, passes, count);      \
-    free(count);                                                            \
+    shlo__free(count);                                                            \
     return r;                                                               \
   }
 

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "core/value.h"
+#include "core/alloc.h"
 #include "runtime/pool.h"
 #include "kernels/reduce_int.h"
 #include "kernels/stream_store.h"
@@ -181,7 +182,7 @@ static void rw_native_chunk(void *ctx, int64_t lo, int64_t hi) {
   const shlo_rb_native *b = &p->nat;
   int last = g->rank - 1;
   int64_t wl = g->win[last];
-  int64_t *offs = malloc((size_t)(2 * wl) * sizeof *offs);
+  int64_t *offs = shlo__malloc((size_t)(2 * wl) * sizeof *offs);
   if (!offs) {
     atomic_store(&j->failed, 1);
     return;
@@ -245,7 +246,7 @@ static void rw_native_chunk(void *ctx, int64_t lo, int64_t hi) {
       o[d] = 0;
     }
   }
-  free(offs);
+  shlo__free(offs);
 }
 
 /* Windows that span one element of the last dimension (stride 1, no
@@ -353,7 +354,7 @@ static void rw_rows_chunk(void *ctx, int64_t lo, int64_t hi) {
    * L2 is folded in a second, scratch segment and streamed out */
   size_t seg_bytes = row * (size_t)seg_max;
   bool stream = (size_t)g->out_numel * esz >= SHLO_STREAM_MIN_BYTES;
-  char *init_seg = malloc(seg_bytes * (stream ? 2 : 1) + 1);
+  char *init_seg = shlo__malloc(seg_bytes * (stream ? 2 : 1) + 1);
   if (!init_seg) {
     atomic_store(&j->failed, 1);
     return;
@@ -400,7 +401,7 @@ static void rw_rows_chunk(void *ctx, int64_t lo, int64_t hi) {
     }
   }
   shlo__stream_fence(); /* before the pool's join */
-  free(init_seg);
+  shlo__free(init_seg);
 }
 
 static shlo_status k_reduce_window_native(const shlo_step *s,

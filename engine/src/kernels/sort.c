@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/tensor_uninit.h"
 #include "core/value.h"
 #include "kernels/lanes.h"
@@ -604,7 +605,7 @@ static bool sort_run_alloc(sort_run *r) {
       }
       r->n_lanes++;
     }
-    r->gather = malloc((size_t)r->parts * GATHER_BYTES(p));
+    r->gather = shlo__malloc((size_t)r->parts * GATHER_BYTES(p));
     keyed_ok = r->n_lanes == r->parts && r->gather;
   }
   if (radix32_applies(p, len)) { /* the rest comes when a slice needs it */
@@ -614,13 +615,13 @@ static bool sort_run_alloc(sort_run *r) {
   r->perm = scratch_new(&r->perm_t, (size_t)len * 2 * sizeof *r->perm);
   bool radix = radix_applies(p, len);
   /* the merge sort's pairs stay for keys too wide to pack with an index */
-  r->pairs = p->cmp.ok ? malloc((size_t)len * 2 * sizeof *r->pairs) : NULL;
+  r->pairs = p->cmp.ok ? shlo__malloc((size_t)len * 2 * sizeof *r->pairs) : NULL;
   r->keys = p->cmp.ok ? scratch_new(&r->keys_t, (size_t)len * sizeof *r->keys)
                       : NULL;
   r->words = radix ? scratch_new(&r->words_t,
                                  (size_t)len * 2 * sizeof *r->words)
                    : NULL;
-  r->gc = p->cmp.ok ? NULL : calloc(1, sizeof *r->gc);
+  r->gc = p->cmp.ok ? NULL : shlo__calloc(1, sizeof *r->gc);
   return r->perm && keyed_ok && (!radix || r->words) &&
          (p->cmp.ok ? r->pairs && r->keys : r->gc != NULL);
 }
@@ -628,9 +629,9 @@ static bool sort_run_alloc(sort_run *r) {
 static void sort_run_free(sort_run *r) {
   if (r->call_ready) shlo__rb_call_free(&r->gc->call);
   for (int i = 0; i < r->n_lanes; i++) shlo__lanes_free(&r->lanes[i]);
-  free(r->gather);
-  free(r->gc);
-  free(r->pairs);
+  shlo__free(r->gather);
+  shlo__free(r->gc);
+  shlo__free(r->pairs);
   if (r->keys_t) shlo_value_unref(r->keys_t);
   if (r->k32_t) shlo_value_unref(r->k32_t);
   if (r->words_t) shlo_value_unref(r->words_t);

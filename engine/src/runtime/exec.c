@@ -14,6 +14,8 @@
 #include "compile/refine_cache.h"
 #include "core/value.h"
 #include "runtime/exec_int.h"
+#include "core/alloc.h"
+#include "core/context_int.h"
 #include "core/membudget.h"
 #include "runtime/profile_int.h"
 #include "shlo/engine.h"
@@ -69,9 +71,9 @@ shlo_status shlo__plan_run(const shlo_plan *p, shlo_exec *ex,
   shlo_value *stack_slots[32], *stack_in[8], *stack_out[8];
   bool small = p->n_slots <= 32 && max_io <= 8;
   shlo_value **slots = small ? stack_slots
-                             : calloc((size_t)p->n_slots + 1, sizeof *slots);
-  shlo_value **in = small ? stack_in : malloc((size_t)max_io * sizeof *in);
-  shlo_value **out = small ? stack_out : calloc((size_t)max_io, sizeof *out);
+                             : shlo__calloc((size_t)p->n_slots + 1, sizeof *slots);
+  shlo_value **in = small ? stack_in : shlo__malloc((size_t)max_io * sizeof *in);
+  shlo_value **out = small ? stack_out : shlo__calloc((size_t)max_io, sizeof *out);
   if (small) {
     memset(stack_slots, 0, (size_t)p->n_slots * sizeof *slots);
     memset(stack_out, 0, sizeof stack_out);
@@ -119,9 +121,9 @@ done:
   if (slots)
     for (int i = 0; i < p->n_slots; i++) shlo_value_unref(slots[i]);
   if (!small) {
-    free(slots);
-    free(in);
-    free(out);
+    shlo__free(slots);
+    shlo__free(in);
+    shlo__free(out);
   }
   return st;
 }
@@ -142,12 +144,12 @@ shlo_status shlo__step_run_region(const shlo_step *s, int r,
   int base = region_capture_base(s, r);
   shlo_value *stack_args[16];
   shlo_value **args = n + nc <= 16 ? stack_args
-                                   : malloc((size_t)(n + nc) * sizeof *args);
+                                   : shlo__malloc((size_t)(n + nc) * sizeof *args);
   if (!args) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   for (int i = 0; i < n; i++) args[i] = lead[i];
   for (int i = 0; i < nc; i++) args[n + i] = in[base + i];
   shlo_status st = shlo__plan_run(p, ex, args, results);
-  if (args != stack_args) free(args);
+  if (args != stack_args) shlo__free(args);
   return st;
 }
 
@@ -245,16 +247,18 @@ shlo_status shlo__exec_probe_record(shlo_exec *ex, const char *id,
     if (!strcmp(ex->probes[i].id, id)) pr = &ex->probes[i];
   shlo_status st = SHLO_ENOMEM;
   if (!pr) {
-    probe *np = realloc(ex->probes, (size_t)(ex->n_probes + 1) * sizeof *np);
+    probe *np = shlo__realloc(ex->probes, (size_t)(ex->n_probes + 1) * sizeof *np);
     if (!np) goto out;
     ex->probes = np;
     pr = &ex->probes[ex->n_probes];
     memset(pr, 0, sizeof *pr);
-    pr->id = strdup(id);
+    size_t idn = strlen(id) + 1;
+    pr->id = shlo__malloc(idn);
     if (!pr->id) goto out;
+    memcpy(pr->id, id, idn);
     ex->n_probes++;
   }
-  shlo_value **nv = realloc(pr->values, (size_t)(pr->n + 1) * sizeof *nv);
+  shlo_value **nv = shlo__realloc(pr->values, (size_t)(pr->n + 1) * sizeof *nv);
   if (!nv) goto out;
   pr->values = nv;
   pr->values[pr->n++] = shlo_value_ref(v);
@@ -305,17 +309,45 @@ void shlo__exec_destroy(shlo_exec *ex) {
   for (int i = 0; i < ex->n_probes; i++) {
     for (int k = 0; k < ex->probes[i].n; k++)
       shlo_value_unref(ex->probes[i].values[k]);
-    free(ex->probes[i].values);
-    free(ex->probes[i].id);
+    shlo__free(ex->probes[i].values);
+    shlo__free(ex->probes[i].id);
   }
-  free(ex->probes);
+  shlo__free(ex->probes);
   pthread_mutex_destroy(&ex->lock);
 }
 
+static shlo_status execute_in_scope(const shlo_executable *e,
+                                    const shlo_exec_opts *opts,
+                                    shlo_value *const *args, int n_args,
+                                    shlo_value ***results, int *n_results,
+                                    shlo_diag *diag);
+
+/* An execution runs with its executable's context as the thread's scope:
+ * its tensors come from that context's allocator and its parallel steps
+ * run on that context's pool. */
 shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
                          shlo_value *const *args, int n_args,
                          shlo_value ***results, int *n_results,
                          shlo_diag *diag) {
+  shlo_context *ctx = shlo_executable_context(e);
+  if (!ctx) ctx = shlo_default_context();
+  if (!ctx) {
+    *results = NULL;
+    *n_results = 0;
+    return shlo_diag_set(diag, SHLO_ENOMEM, NULL, 0, 0, "out of memory");
+  }
+  shlo_context *prev = shlo__ctx_swap(ctx);
+  shlo_status st =
+      execute_in_scope(e, opts, args, n_args, results, n_results, diag);
+  shlo__ctx_swap(prev);
+  return st;
+}
+
+static shlo_status execute_in_scope(const shlo_executable *e,
+                                    const shlo_exec_opts *opts,
+                                    shlo_value *const *args, int n_args,
+                                    shlo_value ***results, int *n_results,
+                                    shlo_diag *diag) {
   if (shlo__executable_refine(e)) /* dynamic shapes: plan per signature */
     return shlo__refine_cache_execute(shlo__executable_refine(e), opts, args,
                                       n_args, results, n_results, diag);
@@ -344,8 +376,11 @@ shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
   shlo_diag_clear(&local);
   shlo__exec_init(&ex, opts, m->filename, diag ? diag : &local);
   shlo_mem_budget *budget = NULL, *prev = NULL;
-  if (opts && opts->max_bytes > 0) {
-    budget = shlo__budget_new(opts->max_bytes);
+  int64_t limit = opts && opts->max_bytes > 0
+                      ? opts->max_bytes
+                      : shlo__ctx_options(shlo__ctx_current())->exec_max_bytes;
+  if (limit > 0) {
+    budget = shlo__budget_new(limit);
     if (!budget) {
       free(res);
       shlo__exec_destroy(&ex);

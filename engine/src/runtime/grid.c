@@ -17,6 +17,7 @@
 #include "kernels/kernel.h"
 #include "runtime/grid.h"
 #include "runtime/grid_net.h"
+#include "core/context_int.h"
 #include "core/membudget.h"
 
 double shlo__now(void) {
@@ -472,6 +473,7 @@ typedef struct grid_job {
   shlo_value **results;
   FILE *print;
   struct shlo_mem_budget *budget; /* charged by this process's tensors */
+  shlo_context *ctx;              /* the scope its thread runs in */
   shlo_status st;
   pthread_t thread;
   bool running;      /* its thread started (on this rank) */
@@ -486,6 +488,7 @@ static void *proc_main(void *arg) {
   shlo_exec_opts o = {.print_stream = j->print, .cancel = &g->stop};
   shlo__exec_init(&ex, &o, j->filename, &d);
   shlo__budget_swap(j->budget);
+  shlo__ctx_swap(j->ctx);
   ex.deadline = g->deadline;
   ex.grid = g;
   ex.on_failure = grid_process_failed;
@@ -534,11 +537,13 @@ static void grid_start(shlo_grid *g, grid_job *jobs) {
   /* Processes share the budget of the thread that starts them (an
    * execution's run_parallel, or shlo_execute_grid's own). */
   struct shlo_mem_budget *budget = shlo__budget_current();
+  shlo_context *ctx = shlo__ctx_current(); /* and its context */
   int k = 0;
   for (; k < g->n_procs; k++) {
     jobs[k].g = g;
     jobs[k].k = k;
     jobs[k].budget = budget;
+    jobs[k].ctx = ctx;
     if (!shlo__grid_local(g, k)) {
       g->n_done++; /* another rank runs it */
       continue;
@@ -762,7 +767,11 @@ shlo_status shlo_execute_grid(const shlo_executable *e,
                          "out of memory");
   }
   grid_init_jobs(g, jobs, e, opts, n, args, n_args, res, n_res);
+  /* every process runs in e's context (shlo_execute's rule) */
+  shlo_context *ctx = shlo_executable_context(e);
+  shlo_context *prev = shlo__ctx_swap(ctx ? ctx : shlo_default_context());
   st = grid_run_budgeted(g, jobs, opts);
+  shlo__ctx_swap(prev);
   if (st) {
     if (diag) *diag = g->fail;
     for (int i = 0; i < n * n_res; i++) shlo_value_unref(res[i]);

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/context_int.h"
 #include "runtime/grid_net.h"
 #include "runtime/grid_wire.h"
 #include "shlo/grid_mpi.h"
@@ -722,8 +723,8 @@ shlo_status shlo_mpi_start(shlo_diag *diag) {
   MPI_Comm_set_errhandler(S.comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(S.comm, &S.rank);
   MPI_Comm_size(S.comm, &S.size);
-  const char *t = getenv("SHLO_MPI_PEER_TIMEOUT");
-  S.peer_timeout = t && atof(t) > 0 ? atof(t) : 60;
+  double t = shlo__ctx_options(shlo__ctx_current())->mpi_peer_timeout_s;
+  S.peer_timeout = t > 0 ? t : 60;
   S.heard = calloc((size_t)S.size, sizeof *S.heard);
   S.beat = calloc((size_t)S.size, sizeof *S.beat);
   S.done = calloc((size_t)S.size, sizeof *S.done);

@@ -1,6 +1,7 @@
-/* Fork-join pool: a list of open jobs, workers claiming chunks by atomic
- * counters, the caller working on its own job until every chunk is
- * claimed, then waiting for the chunks others are still running. */
+/* Fork-join pool, one per context: a list of open jobs, workers claiming
+ * chunks by atomic counters, the caller working on its own job until
+ * every chunk is claimed, then waiting for the chunks others are still
+ * running.  Destroying the pool stops and joins its workers. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -8,11 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/context_int.h"
+#include "core/membudget.h"
 #include "runtime/pool.h"
 
 typedef struct job {
   shlo_range_fn fn;
   void *ctx;
+  struct shlo_mem_budget *budget; /* the opener's: chunks charge it */
   int64_t n, grain;
   atomic_int_fast64_t next; /* first unclaimed index */
   int running;              /* workers inside this job (under the lock) */
@@ -24,18 +28,22 @@ typedef struct job {
  * sleeping thread costs tens of microseconds (more in a VM), as much as a
  * small step's whole work. */
 #define POOL_SPIN_NS 100000
+#define POOL_MAX_THREADS 256
 
-static struct {
+struct shlo__pool {
+  shlo_context *ctx; /* the workers' scope: what their chunks allocate in */
   pthread_mutex_t mu;
-  pthread_cond_t work; /* a job was opened */
-  pthread_cond_t idle; /* a worker left a job */
+  pthread_cond_t work; /* a job was opened, or stop was set */
+  pthread_cond_t idle; /* a worker left a job, or a worker ended */
   job *head;
-  int threads;
+  int threads;  /* workers + the caller */
+  bool stop;    /* destroy: workers return */
+  int live;     /* workers inside worker() (under mu) */
+  int n_own;    /* threads the pool started itself, to join */
+  pthread_t own[POOL_MAX_THREADS];
   atomic_uint opened; /* jobs opened so far (wraps): what spinners watch */
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          PTHREAD_COND_INITIALIZER, NULL, 1, 0};
+};
 
-static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 static _Thread_local bool in_chunk;
 
 static bool claim_and_run(job *j) {
@@ -51,9 +59,9 @@ static bool claim_and_run(job *j) {
   }
 }
 
-static void unlink_job(job *j) {
+static void unlink_job(shlo__pool *pool, job *j) {
   if (j->prev) j->prev->nextjob = j->nextjob;
-  else if (pool.head == j) pool.head = j->nextjob;
+  else if (pool->head == j) pool->head = j->nextjob;
   if (j->nextjob) j->nextjob->prev = j->prev;
   j->prev = j->nextjob = NULL;
 }
@@ -65,10 +73,10 @@ static uint64_t mono_ns(void) {
 }
 
 /* Wait up to POOL_SPIN_NS, without the lock, for a job to be opened
- * after `seen` were. */
-static void spin_for_job(unsigned seen) {
+ * after `seen` were (or for the pool to stop). */
+static void spin_for_job(shlo__pool *pool, unsigned seen) {
   uint64_t until = mono_ns() + POOL_SPIN_NS;
-  while (atomic_load_explicit(&pool.opened, memory_order_relaxed) == seen &&
+  while (atomic_load_explicit(&pool->opened, memory_order_relaxed) == seen &&
          mono_ns() < until) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -76,80 +84,147 @@ static void spin_for_job(unsigned seen) {
   }
 }
 
-static void *worker(void *arg) {
-  (void)arg;
+/* A worker's life: run chunks of open jobs until the pool stops.  The
+ * context is the thread's scope meanwhile, so what a chunk allocates comes
+ * from the pool's context whichever thread runs it. */
+static void worker_loop(void *arg) {
+  shlo__pool *pool = arg;
+  shlo_context *prev_scope = shlo__ctx_swap(pool->ctx);
   bool spun = false;
-  pthread_mutex_lock(&pool.mu);
-  for (;;) {
-    job *j = pool.head;
+  pthread_mutex_lock(&pool->mu);
+  while (!pool->stop) {
+    job *j = pool->head;
     while (j && atomic_load(&j->next) >= j->n) j = j->nextjob;
     if (!j && !spun) { /* look again for a moment before sleeping */
-      unsigned seen = atomic_load(&pool.opened);
-      pthread_mutex_unlock(&pool.mu);
-      spin_for_job(seen);
-      pthread_mutex_lock(&pool.mu);
+      unsigned seen = atomic_load(&pool->opened);
+      pthread_mutex_unlock(&pool->mu);
+      spin_for_job(pool, seen);
+      pthread_mutex_lock(&pool->mu);
       spun = true;
       continue;
     }
     spun = false;
     if (!j) {
-      pthread_cond_wait(&pool.work, &pool.mu);
+      pthread_cond_wait(&pool->work, &pool->mu);
       continue;
     }
     j->running++;
-    pthread_mutex_unlock(&pool.mu);
+    pthread_mutex_unlock(&pool->mu);
+    /* what a chunk allocates counts against its execution's limit */
+    struct shlo_mem_budget *prev_budget = shlo__budget_swap(j->budget);
     claim_and_run(j);
-    pthread_mutex_lock(&pool.mu);
+    shlo__budget_swap(prev_budget);
+    pthread_mutex_lock(&pool->mu);
     j->running--;
-    pthread_cond_broadcast(&pool.idle);
+    pthread_cond_broadcast(&pool->idle);
   }
+  pool->live--;
+  pthread_cond_broadcast(&pool->idle);
+  pthread_mutex_unlock(&pool->mu);
+  shlo__ctx_swap(prev_scope);
+}
+
+static void *worker_thread(void *arg) {
+  worker_loop(arg);
   return NULL;
 }
 
-static void pool_start(void) {
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int total = cores > 0 ? (int)cores : 1;
-  const char *env = getenv("SHLO_THREADS");
-  if (env && atoi(env) > 0) total = atoi(env);
-  if (total > 256) total = 256;
+/* Start threads - 1 workers: the embedder's when it lent an executor,
+ * else our own joinable threads.  Returns how many started. */
+static int start_workers(shlo__pool *pool, int want,
+                         const shlo_executor *exec) {
   int started = 0;
-  for (int i = 1; i < total; i++) {
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, worker, NULL) == 0) started++;
-    pthread_attr_destroy(&attr);
+  for (int i = 0; i < want; i++) {
+    pthread_mutex_lock(&pool->mu);
+    pool->live++; /* counted before it runs, so stop waits for it */
+    pthread_mutex_unlock(&pool->mu);
+    bool ok;
+    if (exec && exec->run) {
+      ok = exec->run(exec->user, worker_loop, pool) == 0;
+    } else {
+      ok = pthread_create(&pool->own[pool->n_own], NULL, worker_thread,
+                          pool) == 0;
+      if (ok) pool->n_own++;
+    }
+    if (ok) {
+      started++;
+      continue;
+    }
+    pthread_mutex_lock(&pool->mu);
+    pool->live--;
+    pthread_mutex_unlock(&pool->mu);
   }
-  pool.threads = 1 + started;
+  return started;
 }
 
-int shlo__pool_threads(void) {
-  pthread_once(&pool_once, pool_start);
-  return pool.threads;
+shlo__pool *shlo__pool_new(shlo_context *ctx, int threads,
+                           const shlo_executor *exec) {
+  if (threads <= 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = cores > 0 ? (int)cores : 1;
+  }
+  if (threads > POOL_MAX_THREADS) threads = POOL_MAX_THREADS;
+  shlo__pool *pool = calloc(1, sizeof *pool);
+  if (!pool) return NULL;
+  pool->ctx = ctx;
+  pthread_mutex_init(&pool->mu, NULL);
+  pthread_cond_init(&pool->work, NULL);
+  pthread_cond_init(&pool->idle, NULL);
+  atomic_init(&pool->opened, 0);
+  pool->threads = 1 + start_workers(pool, threads - 1, exec);
+  return pool;
 }
+
+void shlo__pool_free(shlo__pool *pool) {
+  if (!pool) return;
+  pthread_mutex_lock(&pool->mu);
+  pool->stop = true;
+  atomic_fetch_add(&pool->opened, 1); /* wake spinners too */
+  pthread_cond_broadcast(&pool->work);
+  while (pool->live > 0) pthread_cond_wait(&pool->idle, &pool->mu);
+  pthread_mutex_unlock(&pool->mu);
+  /* every worker has left worker_loop; our own threads end right after */
+  for (int i = 0; i < pool->n_own; i++) pthread_join(pool->own[i], NULL);
+  pthread_cond_destroy(&pool->idle);
+  pthread_cond_destroy(&pool->work);
+  pthread_mutex_destroy(&pool->mu);
+  free(pool);
+}
+
+int shlo__pool_size(const shlo__pool *pool) { return pool ? pool->threads : 1; }
+
+/* The pool of the thread's context, made on first use for the default. */
+static shlo__pool *current_pool(void) {
+  shlo_context *c = shlo__ctx_current();
+  if (!c) c = shlo_default_context();
+  return c ? c->pool : NULL;
+}
+
+int shlo__pool_threads(void) { return shlo__pool_size(current_pool()); }
 
 void shlo__parallel_for(int64_t n, int64_t grain, shlo_range_fn fn, void *ctx) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
-  if (n <= grain || in_chunk || shlo__pool_threads() == 1) {
+  shlo__pool *pool = n <= grain || in_chunk ? NULL : current_pool();
+  if (!pool || pool->threads == 1) {
     fn(ctx, 0, n);
     return;
   }
-  job j = {.fn = fn, .ctx = ctx, .n = n, .grain = grain};
+  job j = {.fn = fn, .ctx = ctx, .n = n, .grain = grain,
+           .budget = shlo__budget_current()};
   atomic_init(&j.next, 0);
-  pthread_mutex_lock(&pool.mu);
-  j.nextjob = pool.head;
-  if (pool.head) pool.head->prev = &j;
-  pool.head = &j;
-  atomic_fetch_add(&pool.opened, 1);
-  pthread_cond_broadcast(&pool.work);
-  pthread_mutex_unlock(&pool.mu);
+  pthread_mutex_lock(&pool->mu);
+  j.nextjob = pool->head;
+  if (pool->head) pool->head->prev = &j;
+  pool->head = &j;
+  atomic_fetch_add(&pool->opened, 1);
+  pthread_cond_broadcast(&pool->work);
+  pthread_mutex_unlock(&pool->mu);
 
   claim_and_run(&j);
 
-  pthread_mutex_lock(&pool.mu);
-  unlink_job(&j);
-  while (j.running > 0) pthread_cond_wait(&pool.idle, &pool.mu);
-  pthread_mutex_unlock(&pool.mu);
+  pthread_mutex_lock(&pool->mu);
+  unlink_job(pool, &j);
+  while (j.running > 0) pthread_cond_wait(&pool->idle, &pool->mu);
+  pthread_mutex_unlock(&pool->mu);
 }

@@ -1,21 +1,36 @@
-/* The engine's fork-join thread pool.
+/* The engine's fork-join thread pools, one per context (shlo/context.h).
  *
  * shlo__parallel_for splits [0, n) into chunks of at least `grain` and runs
- * fn(ctx, begin, end) on them from the calling thread and the pool's
- * workers, returning when every chunk is done.  Any number of threads may
- * call it at once (concurrent executions share the workers); a call made
- * from inside a chunk runs inline.  The pool starts on first use with one
- * worker per core beyond the caller (SHLO_THREADS overrides the total). */
+ * fn(ctx, begin, end) on them from the calling thread and the workers of
+ * the calling thread's context (core/context_int.h: the scope an execution
+ * or compile sets; the default context outside one), returning when every
+ * chunk is done.  Any number of threads may call it at once (concurrent
+ * executions share the workers); a call made from inside a chunk runs
+ * inline. */
 #ifndef SHLO_POOL_H
 #define SHLO_POOL_H
 
 #include <stdint.h>
 
+#include "shlo/context.h"
+
 typedef void (*shlo_range_fn)(void *ctx, int64_t begin, int64_t end);
+typedef struct shlo__pool shlo__pool;
 
 void shlo__parallel_for(int64_t n, int64_t grain, shlo_range_fn fn, void *ctx);
 
-/* Threads that take part in a parallel_for (workers + the caller). */
+/* Threads that take part in a parallel_for of the calling thread's
+ * context (workers + the caller). */
 int shlo__pool_threads(void);
+
+/* A pool of `threads` (<= 0: one per core; at most 256) for context ctx:
+ * threads - 1 workers, lent by exec when exec->run is set, else started
+ * here.  NULL when out of memory; fewer workers when some cannot start. */
+shlo__pool *shlo__pool_new(shlo_context *ctx, int threads,
+                           const shlo_executor *exec);
+/* Stop the workers and wait until each has returned (joining the pool's
+ * own threads), then free the pool.  No parallel_for may be running. */
+void shlo__pool_free(shlo__pool *pool);
+int shlo__pool_size(const shlo__pool *pool);
 
 #endif
