@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "pool.h"
+#include "core/thread.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -159,7 +160,7 @@ int pool_init(srv_pool *p, uv_loop_t *loop, int n_threads, int max_queue,
   p->threads = calloc((size_t)n_threads, sizeof *p->threads);
   if (!p->threads) return -ENOMEM;
   for (int i = 0; i < n_threads; i++) {
-    if (pthread_create(&p->threads[i], NULL, worker, p)) return -EAGAIN;
+    if (shlo__thread_start(&p->threads[i], worker, p)) return -EAGAIN;
     p->n_threads++;
   }
   return 0;

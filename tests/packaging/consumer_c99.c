@@ -3,11 +3,14 @@
  * languages.sh): parses, verifies, compiles and runs a program through the
  * opaque value API, reads the result with the accessors, checks the op
  * codes and the cancel flag, and frees everything (valgrind checks that).
+ * Its programs compile and run in a context of one thread whose allocator
+ * counts: when the context is destroyed every byte has come back.
  * Its C++17 twin is consumer_cxx.cc. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <shlo/context.h>
 #include <shlo/engine.h>
 #include <shlo/ir.h>
 #include <shlo/limits.h>
@@ -40,6 +43,40 @@ static const char endless[] =
     "  func.return %r : tensor<i64>\n}\n";
 
 static int failures;
+static shlo_context *ctx;
+
+/* The context's allocator: each block carries its size in front, so the
+ * bytes outstanding are known at every moment. */
+static long long live_bytes, n_allocs;
+
+static void *count_alloc(void *user, size_t n) {
+  (void)user;
+  size_t *p = (size_t *)malloc(sizeof(size_t) * 2 + n);
+  if (!p) return NULL;
+  p[0] = n;
+  live_bytes += (long long)n;
+  n_allocs++;
+  return p + 2;
+}
+
+static void count_free(void *user, void *q) {
+  (void)user;
+  if (!q) return;
+  size_t *p = (size_t *)q - 2;
+  live_bytes -= (long long)p[0];
+  free(p);
+}
+
+static void *count_realloc(void *user, void *q, size_t n) {
+  if (!q) return count_alloc(user, n);
+  size_t *p = (size_t *)q - 2;
+  size_t old = p[0];
+  size_t *g = (size_t *)realloc(p, sizeof(size_t) * 2 + n);
+  if (!g) return NULL;
+  g[0] = n;
+  live_bytes += (long long)n - (long long)old;
+  return g + 2;
+}
 
 static void check(int ok, const char *what) {
   if (!ok) {
@@ -61,7 +98,7 @@ static shlo_value *iota(int64_t rows, int64_t cols, float scale) {
   int64_t dims[2];
   dims[0] = rows;
   dims[1] = cols;
-  shlo_value *v = shlo_tensor_new(SHLO_F32, 2, dims);
+  shlo_value *v = shlo_context_tensor_new(ctx, SHLO_F32, 2, dims);
   if (!v) return NULL;
   float *p = (float *)shlo_tensor_data(v);
   for (int64_t i = 0; i < shlo_tensor_numel(v); i++) p[i] = (float)i * scale;
@@ -138,7 +175,8 @@ static void run_program(void) {
 
   shlo_cancel never = SHLO_CANCEL_INIT;
   shlo_compile_limits limits = {.max_ops = 1000, .cancel = &never};
-  shlo_compile_opts copts = {.verified = true, .limits = &limits};
+  shlo_compile_opts copts = {.verified = true, .limits = &limits,
+                              .context = ctx};
   shlo_executable *e = NULL;
   if (shlo_compile(m, &copts, &e, &diag)) {
     print_diag("compile", &diag);
@@ -183,7 +221,8 @@ static void run_canceled(void) {
   shlo_diag diag;
   shlo_module *m = NULL;
   shlo_executable *e = NULL;
-  if (shlo_load(endless, strlen(endless), "endless.mlir", NULL, &m, &e,
+  shlo_compile_opts copts = {.context = ctx};
+  if (shlo_load(endless, strlen(endless), "endless.mlir", &copts, &m, &e,
                 &diag)) {
     print_diag("load", &diag);
     return;
@@ -199,9 +238,24 @@ static void run_canceled(void) {
 }
 
 int main(void) {
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  o.threads = 1;
+  o.allocator.alloc = count_alloc;
+  o.allocator.realloc = count_realloc;
+  o.allocator.free = count_free;
+  if (shlo_context_create(&o, &ctx) != SHLO_OK) {
+    fprintf(stderr, "consumer_c99: FAIL: context\n");
+    return 1;
+  }
+  check(shlo_context_threads(ctx) == 1, "one thread");
   run_program();
   run_canceled();
-  shlo_buffer_cache_release();
+  shlo_context_destroy(ctx);
+  check(n_allocs > 0, "the context's allocator is used");
+  check(live_bytes == 0, "every byte comes back to the allocator");
+  if (live_bytes)
+    fprintf(stderr, "consumer_c99: %lld bytes not returned\n", live_bytes);
   if (failures) return 1;
   printf("consumer_c99: ok\n");
   return 0;

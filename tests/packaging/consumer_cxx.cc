@@ -4,7 +4,10 @@
 // C names, and the ownership rules map onto RAII.  It parses, verifies,
 // compiles and runs a program, reads the result through the accessors,
 // cancels a run from another thread, and frees everything (valgrind checks
-// that).  Its C99 twin is consumer_c99.c.
+// that).  It runs in a context of one thread whose allocator counts:
+// every byte is back when the context is destroyed.  Its C99 twin is
+// consumer_c99.c.
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include <shlo/context.h>
 #include <shlo/engine.h>
 #include <shlo/ir.h>
 #include <shlo/limits.h>
@@ -48,6 +52,39 @@ const char kEndless[] =
     "  func.return %r : tensor<i64>\n}\n";
 
 int failures = 0;
+shlo_context *ctx = nullptr;
+
+// The context's allocator counts the bytes it has out; the engine may call
+// it from any thread.  Each block keeps its size in front.
+std::atomic<long long> live_bytes{0}, n_allocs{0};
+constexpr size_t kHead = 2 * sizeof(size_t);
+
+void *count_alloc(void *, size_t n) {
+  auto *p = static_cast<size_t *>(std::malloc(kHead + n));
+  if (!p) return nullptr;
+  p[0] = n;
+  live_bytes += static_cast<long long>(n);
+  n_allocs++;
+  return reinterpret_cast<char *>(p) + kHead;
+}
+
+void count_free(void *, void *q) {
+  if (!q) return;
+  auto *p = reinterpret_cast<size_t *>(static_cast<char *>(q) - kHead);
+  live_bytes -= static_cast<long long>(p[0]);
+  std::free(p);
+}
+
+void *count_realloc(void *user, void *q, size_t n) {
+  if (!q) return count_alloc(user, n);
+  auto *p = reinterpret_cast<size_t *>(static_cast<char *>(q) - kHead);
+  const size_t old = p[0];
+  auto *g = static_cast<size_t *>(std::realloc(p, kHead + n));
+  if (!g) return nullptr;
+  g[0] = n;
+  live_bytes += static_cast<long long>(n) - static_cast<long long>(old);
+  return reinterpret_cast<char *>(g) + kHead;
+}
 
 void check(bool ok, const char *what) {
   if (!ok) {
@@ -89,7 +126,7 @@ struct Results {
 
 Value iota(int64_t rows, int64_t cols, float scale) {
   const int64_t dims[2] = {rows, cols};
-  Value v(shlo_tensor_new(SHLO_F32, 2, dims));
+  Value v(shlo_context_tensor_new(ctx, SHLO_F32, 2, dims));
   if (!v) return v;
   float *p = static_cast<float *>(shlo_tensor_data(v.get()));
   for (int64_t i = 0; i < shlo_tensor_numel(v.get()); i++)
@@ -128,6 +165,7 @@ void run_program() {
   shlo_cancel never = SHLO_CANCEL_INIT;
   shlo_compile_opts copts{};
   copts.verified = true;
+  copts.context = ctx;
   shlo_executable *raw_e = nullptr;
   if (shlo_compile(m.get(), &copts, &raw_e, &diag) != SHLO_OK) {
     check(false, ("compile: " + describe(diag)).c_str());
@@ -168,7 +206,9 @@ void run_canceled() {
   shlo_diag diag;
   shlo_module *raw_m = nullptr;
   shlo_executable *raw_e = nullptr;
-  if (shlo_load(kEndless, sizeof kEndless - 1, "endless.mlir", nullptr,
+  shlo_compile_opts copts{};
+  copts.context = ctx;
+  if (shlo_load(kEndless, sizeof kEndless - 1, "endless.mlir", &copts,
                 &raw_m, &raw_e, &diag) != SHLO_OK) {
     check(false, ("load: " + describe(diag)).c_str());
     return;
@@ -194,9 +234,22 @@ void run_canceled() {
 }  // namespace
 
 int main() {
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  o.threads = 1;
+  o.allocator.alloc = count_alloc;
+  o.allocator.realloc = count_realloc;
+  o.allocator.free = count_free;
+  if (shlo_context_create(&o, &ctx) != SHLO_OK) {
+    std::fprintf(stderr, "consumer_cxx: FAIL: context\n");
+    return 1;
+  }
+  check(shlo_context_threads(ctx) == 1, "one thread");
   run_program();
   run_canceled();
-  shlo_buffer_cache_release();
+  shlo_context_destroy(ctx);
+  check(n_allocs > 0, "the context's allocator is used");
+  check(live_bytes == 0, "every byte comes back to the allocator");
   if (failures) return 1;
   std::printf("consumer_cxx: ok\n");
   return 0;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "core/value.h"
+#include "core/thread.h"
 #include "kernels/kernel.h"
 #include "runtime/grid.h"
 #include "runtime/grid_net.h"
@@ -548,7 +549,7 @@ static void grid_start(shlo_grid *g, grid_job *jobs) {
       g->n_done++; /* another rank runs it */
       continue;
     }
-    if (pthread_create(&jobs[k].thread, NULL, proc_main, &jobs[k])) break;
+    if (shlo__thread_start(&jobs[k].thread, proc_main, &jobs[k])) break;
     jobs[k].running = true;
   }
   if (k == g->n_procs) return;

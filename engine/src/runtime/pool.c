@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/context_int.h"
+#include "core/thread.h"
 #include "core/membudget.h"
 #include "runtime/pool.h"
 
@@ -142,8 +143,8 @@ static int start_workers(shlo__pool *pool, int want,
     if (exec && exec->run) {
       ok = exec->run(exec->user, worker_loop, pool) == 0;
     } else {
-      ok = pthread_create(&pool->own[pool->n_own], NULL, worker_thread,
-                          pool) == 0;
+      ok = shlo__thread_start(&pool->own[pool->n_own], worker_thread,
+                               pool) == 0;
       if (ok) pool->n_own++;
     }
     if (ok) {
