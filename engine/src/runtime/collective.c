@@ -920,13 +920,9 @@ static int native_reducer(const shlo_op *op) {
   bool ab = o->operands[0] == b->args[0] && o->operands[1] == b->args[1];
   bool ba = o->operands[0] == b->args[1] && o->operands[1] == b->args[0];
   if (!ab && !ba) return 0;
-  switch (o->code) {
-  case SHLO_OP_ADD: case SHLO_OP_MULTIPLY: case SHLO_OP_MAXIMUM:
-  case SHLO_OP_MINIMUM: case SHLO_OP_AND: case SHLO_OP_OR: case SHLO_OP_XOR:
-    return o->code;
-  default:
-    return 0;
-  }
+  /* The op table's reducer column names the ops combine() runs. */
+  return shlo__op_reducer((shlo_opcode)o->code) != SHLO_REDUCER_NONE ? o->code
+                                                                    : 0;
 }
 
 static shlo_status parse_groups(shlo_compiler *cc, const shlo_op *op,
