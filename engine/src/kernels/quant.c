@@ -17,9 +17,11 @@
  * to the zero point.
  *
  * shlo__compile_quantized (called by the compiler for every op with a
- * quantized operand or result): ops that only move storage, or that
- * convert between quantized and float themselves, compile as they are;
- * every other op is compiled in its float form (the value types of the op
+ * quantized operand or result) does what the op table's quant column
+ * (ops/op_facts.h) says: ops that only move storage, or that convert
+ * between quantized and float themselves (QUANT_STORAGE), compile as they
+ * are; QUANT_REFUSED ops are refused; every other op (QUANT_VIA_FLOAT) is
+ * compiled in its float form (the value types of the op
  * and of its regions overridden to the expressed types) and runs as the
  * spec's dequantize_op_quantize: dequantize the quantized inputs, run the
  * float kernel, quantize the results whose type is quantized. */
