@@ -19,7 +19,7 @@
 
 /* The columns as the X-macro gives them, indexed by op code. */
 static const int lane_of[SHLO_OP_COUNT] = {
-#define T_LANE(e, q, r, red, lane, vhlo) [SHLO_OP_##e] = SHLO_##lane,
+#define T_LANE(e, q, r, red, lane, vhlo) [SHLO_OP_##e] = SHLO__LANE_##lane,
     SHLO_OP_FACTS(T_LANE)
 #undef T_LANE
 };

@@ -1179,7 +1179,7 @@ static shlo_status ew_pick_table(shlo_compiler *cc, const shlo_op *op,
  * sqrt of one a sqrtss), and vmath's exp, tanh and logistic: the lane
  * column of the op table (ops/op_facts.h). */
 static const unsigned char ew_lane_ops[SHLO_OP_COUNT] = {
-#define EW_LANE(e, q, r, red, lane, vhlo) [SHLO_OP_##e] = SHLO_##lane,
+#define EW_LANE(e, q, r, red, lane, vhlo) [SHLO_OP_##e] = SHLO__LANE_##lane,
     SHLO_OP_FACTS(EW_LANE)
 #undef EW_LANE
 };

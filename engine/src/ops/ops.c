@@ -66,7 +66,7 @@ SHLO_OP_FACTS(SHLO_FACT_CHECK)
 
 static const unsigned char op_quant[] = {
     [SHLO_OP_UNKNOWN] = SHLO_QUANT_VIA_FLOAT,
-#define SHLO_FACT_Q(e, q, r, red, lane, vhlo) [SHLO_OP_##e] = SHLO_##q,
+#define SHLO_FACT_Q(e, q, r, red, lane, vhlo) [SHLO_OP_##e] = SHLO__QUANT_##q,
     SHLO_OP_FACTS(SHLO_FACT_Q)
 #undef SHLO_FACT_Q
 };
@@ -74,7 +74,8 @@ SHLO_OPS_CHECK_SIZE(op_quant);
 
 static const unsigned char op_refine[] = {
     [SHLO_OP_UNKNOWN] = SHLO_REFINE_NONE,
-#define SHLO_FACT_R(e, q, r, red, lane, vhlo) [SHLO_OP_##e] = SHLO_##r,
+#define SHLO_FACT_R(e, q, r, red, lane, vhlo)                                \
+  [SHLO_OP_##e] = SHLO__REFINE_##r,
     SHLO_OP_FACTS(SHLO_FACT_R)
 #undef SHLO_FACT_R
 };
@@ -82,7 +83,8 @@ SHLO_OPS_CHECK_SIZE(op_refine);
 
 static const unsigned char op_reducer[] = {
     [SHLO_OP_UNKNOWN] = SHLO_REDUCER_NONE,
-#define SHLO_FACT_RED(e, q, r, red, lane, vhlo) [SHLO_OP_##e] = SHLO_##red,
+#define SHLO_FACT_RED(e, q, r, red, lane, vhlo)                              \
+  [SHLO_OP_##e] = SHLO__REDUCER_##red,
     SHLO_OP_FACTS(SHLO_FACT_RED)
 #undef SHLO_FACT_RED
 };
