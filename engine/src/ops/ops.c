@@ -1,7 +1,10 @@
 /* The op tables generated from SHLO_OP_LIST: names, compile dispatch,
- * flags and pretty-form keywords.  The verifier's dispatch is generated in
- * verify.c, the elementwise loops in elementwise.c, the CHLO functions in
- * chlo.c, all from the same rows. */
+ * flags and pretty-form keywords; and from SHLO_OP_FACTS (op_facts.h),
+ * checked here row by row against SHLO_OP_LIST: quantized storage,
+ * refinement rule, reducer and VHLO name (the lane column is read in
+ * elementwise.c, which knows the lane ops).  The verifier's dispatch is
+ * generated in verify.c, the elementwise loops in elementwise.c, the CHLO
+ * functions in chlo.c, all from the same rows. */
 #include <string.h>
 
 #include "ops/ops.h"
