@@ -13,14 +13,6 @@
 
 #define RK SHLO_MAX_RANK
 
-/* The elementwise rows of the op table: results have the operands'
- * shape. */
-static const bool is_elementwise[SHLO_OP_COUNT] = {
-#define SHLO__EW(e, name, c, v, fl, k, kw) [SHLO_OP_##e] = true,
-    SHLO_OPS_ELEMENTWISE(SHLO__EW)
-#undef SHLO__EW
-};
-
 static const shlo_type *vt(refine_func *F, int v) { return F->types[v]; }
 static const int64_t *kv(refine_func *F, int v) { return F->known[v]; }
 
@@ -399,47 +391,34 @@ static shlo_status each_like(refine_func *F, const shlo_op *op, int j) {
   return SHLO_OK;
 }
 
+/* The op table's refine column (ops/op_facts.h) picks the rule. */
 static shlo_status rule(refine_func *F, const shlo_op *op) {
-  if (op->code > 0 && op->code < SHLO_OP_COUNT && is_elementwise[op->code])
-    return elementwise(F, op);
-  switch (op->code) {
-  case SHLO_OP_DYNAMIC_BROADCAST_IN_DIM:
-  case SHLO_OP_DYNAMIC_RESHAPE: return from_shape_operand(F, op, 1);
-  case SHLO_OP_DYNAMIC_IOTA: return from_shape_operand(F, op, 0);
-  case SHLO_OP_RESHAPE: return reshape(F, op);
-  case SHLO_OP_CONCATENATE: return concatenate(F, op);
-  case SHLO_OP_TRANSPOSE: return transpose(F, op);
-  case SHLO_OP_SLICE: return slice(F, op);
-  case SHLO_OP_REAL_DYNAMIC_SLICE: return real_dynamic_slice(F, op);
-  case SHLO_OP_PAD: return pad(F, op);
-  case SHLO_OP_DYNAMIC_PAD: return dynamic_pad(F, op);
-  case SHLO_OP_DOT:
-  case SHLO_OP_DOT_GENERAL: return dot_general(F, op);
-  case SHLO_OP_REDUCE: return reduce(F, op);
-  case SHLO_OP_GATHER:
-  case SHLO_OP_DYNAMIC_GATHER: return gather(F, op);
-  case SHLO_OP_CONVOLUTION:
-  case SHLO_OP_DYNAMIC_CONV: return convolution(F, op);
-  case SHLO_OP_WHILE: return while_op(F, op);
-  case SHLO_OP_IF:
-  case SHLO_OP_CASE: return branches(F, op);
-  case SHLO_OP_SORT:
-  case SHLO_OP_OPTIMIZATION_BARRIER:
-  case SHLO_OP_SCATTER: return each_like(F, op, -1);
-  case SHLO_OP_REVERSE:
-  case SHLO_OP_MAP:
-  case SHLO_OP_CHOLESKY:
-  case SHLO_OP_UNIFORM_QUANTIZE:
-  case SHLO_OP_UNIFORM_DEQUANTIZE:
-  case SHLO_OP_SELECT_AND_SCATTER:
-  case SHLO_OP_DYNAMIC_UPDATE_SLICE:
-  case SHLO_OP_BATCH_NORM_INFERENCE: return each_like(F, op, 0);
-  case SHLO_OP_TRIANGULAR_SOLVE: return each_like(F, op, 1);
-  default:
-    return shlo__refine_fail(F, op, SHLO_EUNSUPPORTED,
-                             "no shape refinement rule for this op with a "
-                             "dynamic result");
+  switch (shlo__op_refine((shlo_opcode)op->code)) {
+  case SHLO_REFINE_ELEMENTWISE: return elementwise(F, op);
+  case SHLO_REFINE_SHAPE_OPERAND1: return from_shape_operand(F, op, 1);
+  case SHLO_REFINE_SHAPE_OPERAND0: return from_shape_operand(F, op, 0);
+  case SHLO_REFINE_RESHAPE: return reshape(F, op);
+  case SHLO_REFINE_CONCATENATE: return concatenate(F, op);
+  case SHLO_REFINE_TRANSPOSE: return transpose(F, op);
+  case SHLO_REFINE_SLICE: return slice(F, op);
+  case SHLO_REFINE_REAL_DYNAMIC_SLICE: return real_dynamic_slice(F, op);
+  case SHLO_REFINE_PAD: return pad(F, op);
+  case SHLO_REFINE_DYNAMIC_PAD: return dynamic_pad(F, op);
+  case SHLO_REFINE_DOT_GENERAL: return dot_general(F, op);
+  case SHLO_REFINE_REDUCE: return reduce(F, op);
+  case SHLO_REFINE_GATHER: return gather(F, op);
+  case SHLO_REFINE_CONVOLUTION: return convolution(F, op);
+  case SHLO_REFINE_WHILE: return while_op(F, op);
+  case SHLO_REFINE_BRANCHES: return branches(F, op);
+  case SHLO_REFINE_EACH_LIKE_ALL: return each_like(F, op, -1);
+  case SHLO_REFINE_LIKE_OPERAND0: return each_like(F, op, 0);
+  case SHLO_REFINE_LIKE_OPERAND1: return each_like(F, op, 1);
+  case SHLO_REFINE_CALL: /* shlo__refine_infer handles it before */
+  case SHLO_REFINE_NONE: break;
   }
+  return shlo__refine_fail(F, op, SHLO_EUNSUPPORTED,
+                           "no shape refinement rule for this op with a "
+                           "dynamic result");
 }
 
 static bool results_static(refine_func *F, const shlo_op *op) {
@@ -449,7 +428,7 @@ static bool results_static(refine_func *F, const shlo_op *op) {
 }
 
 shlo_status shlo__refine_infer(refine_func *F, const shlo_op *op) {
-  if (op->code == SHLO_OP_CALL || op->code == SHLO_OP_COMPOSITE) {
+  if (shlo__op_refine((shlo_opcode)op->code) == SHLO_REFINE_CALL) {
     /* A composite runs its decomposition as a call does. */
     const char *callee = shlo_attr_get_str(shlo_op_attr(
         op, op->code == SHLO_OP_CALL ? "callee" : "decomposition"));

@@ -193,6 +193,10 @@ const vhlo_op_def *shlo__vhlo_op_find(const char *name) {
   return NULL;
 }
 
+const vhlo_op_def *shlo__vhlo_op_nth(size_t i) {
+  return i < sizeof defs / sizeof *defs ? &defs[i] : NULL;
+}
+
 static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }

@@ -28,6 +28,9 @@ void shlo__vhlo_version_format(vhlo_version v, char *buf, size_t cap);
 
 /* The op named name, or NULL when this build does not know it. */
 const vhlo_op_def *shlo__vhlo_op_find(const char *name);
+/* The i-th op of the table (sorted by name), NULL past its end: for the
+ * test that checks it against the op table's vhlo column. */
+const vhlo_op_def *shlo__vhlo_op_nth(size_t i);
 
 /* d's attribute names sorted, the order of its properties, into names
  * (pointing into buf); newer: with the names a later StableHLO added.

@@ -28,6 +28,7 @@
 #include "frontend/bytecode_write.h"
 #include "frontend/vhlo.h"
 #include "frontend/vhlo_ops.h"
+#include "ops/ops.h"
 #include "shlo/artifact.h"
 
 #define KDYNAMIC INT64_MIN
@@ -988,11 +989,13 @@ static int op_props(raiser *r, const shlo_op *op, const char *base,
   return i;
 }
 
-/* The VHLO base name of a StableHLO op, or NULL for another dialect. */
-static const char *vhlo_base(const char *name) {
-  if (!strncmp(name, "stablehlo.", 10)) return name + 10;
-  if (!strcmp(name, "func.return")) return "return";
-  if (!strcmp(name, "func.call")) return "call";
+/* The VHLO base name of a StableHLO op (the op table's vhlo column), or
+ * NULL for another dialect.  A stablehlo op the table gives no VHLO form
+ * keeps its own name, so that it is refused by that name below. */
+static const char *vhlo_base(const shlo_op *op) {
+  const char *base = shlo__op_vhlo((shlo_opcode)op->code);
+  if (base) return base;
+  if (!strncmp(op->name, "stablehlo.", 10)) return op->name + 10;
   return NULL;
 }
 
@@ -1004,7 +1007,7 @@ static int attr_dict(raiser *r, const shlo_named_attr *a, int n,
 }
 
 static void write_op(raiser *r, bw_buf *ir, const shlo_op *op) {
-  const char *base = vhlo_base(op->name);
+  const char *base = vhlo_base(op);
   int name, attrs = -1, props = -1;
   if (base) {
     vhlo_version oldest;

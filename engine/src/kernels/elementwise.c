@@ -1176,23 +1176,17 @@ static shlo_status ew_pick_table(shlo_compiler *cc, const shlo_op *op,
 /* The lane op (vchain.h) whose bits op's f32 loop gives: the loops of
  * fb_ and fu_ above, f32 IEEE arithmetic, shlo_fmaxf and shlo_fminf, the
  * sign bit flipped or cleared (GCC makes fabs of a float one AND, and
- * sqrt of one a sqrtss), and vmath's exp, tanh and logistic. */
+ * sqrt of one a sqrtss), and vmath's exp, tanh and logistic: the lane
+ * column of the op table (ops/op_facts.h). */
+static const unsigned char ew_lane_ops[SHLO_OP_COUNT] = {
+#define EW_LANE(e, q, r, red, lane, vhlo) [SHLO_OP_##e] = SHLO__LANE_##lane,
+    SHLO_OP_FACTS(EW_LANE)
+#undef EW_LANE
+};
+
 static shlo_lane_op ew_lane_op(int code) {
-  switch (code) {
-  case SHLO_OP_ADD: return SHLO_LANE_ADD;
-  case SHLO_OP_SUBTRACT: return SHLO_LANE_SUB;
-  case SHLO_OP_MULTIPLY: return SHLO_LANE_MUL;
-  case SHLO_OP_DIVIDE: return SHLO_LANE_DIV;
-  case SHLO_OP_MAXIMUM: return SHLO_LANE_MAX;
-  case SHLO_OP_MINIMUM: return SHLO_LANE_MIN;
-  case SHLO_OP_NEGATE: return SHLO_LANE_NEG;
-  case SHLO_OP_ABS: return SHLO_LANE_ABS;
-  case SHLO_OP_SQRT: return SHLO_LANE_SQRT;
-  case SHLO_OP_EXPONENTIAL: return SHLO_LANE_EXP;
-  case SHLO_OP_TANH: return SHLO_LANE_TANH;
-  case SHLO_OP_LOGISTIC: return SHLO_LANE_LOGISTIC;
-  default: return SHLO_LANE_NONE;
-  }
+  return code > 0 && code < SHLO_OP_COUNT ? (shlo_lane_op)ew_lane_ops[code]
+                                          : SHLO_LANE_NONE;
 }
 
 /* Choose p's un, bin or tern kernel for op; *want_out is the result

@@ -17,9 +17,11 @@
  * to the zero point.
  *
  * shlo__compile_quantized (called by the compiler for every op with a
- * quantized operand or result): ops that only move storage, or that
- * convert between quantized and float themselves, compile as they are;
- * every other op is compiled in its float form (the value types of the op
+ * quantized operand or result) does what the op table's quant column
+ * (ops/op_facts.h) says: ops that only move storage, or that convert
+ * between quantized and float themselves (QUANT_STORAGE), compile as they
+ * are; QUANT_REFUSED ops are refused; every other op (QUANT_VIA_FLOAT) is
+ * compiled in its float form (the value types of the op
  * and of its regions overridden to the expressed types) and runs as the
  * spec's dequantize_op_quantize: dequantize the quantized inputs, run the
  * float kernel, quantize the results whose type is quantized. */
@@ -457,70 +459,17 @@ static void qover_restore(qover *o) {
     shlo__cc_override_type(o->cc, o->values[i], NULL);
 }
 
-/* Ops that move or reinterpret storage (or take quantized values apart
- * themselves): they run on the storage integers unchanged. */
-static bool q_runs_on_storage(int code) {
-  switch (code) {
-  case SHLO_OP_BITCAST_CONVERT:
-  case SHLO_OP_CONSTANT:
-  case SHLO_OP_UNIFORM_QUANTIZE:
-  case SHLO_OP_UNIFORM_DEQUANTIZE:
-  case SHLO_OP_BROADCAST_IN_DIM:
-  case SHLO_OP_DYNAMIC_BROADCAST_IN_DIM:
-  case SHLO_OP_BROADCAST:
-  case SHLO_OP_CONCATENATE:
-  case SHLO_OP_DYNAMIC_SLICE:
-  case SHLO_OP_DYNAMIC_UPDATE_SLICE:
-  case SHLO_OP_REAL_DYNAMIC_SLICE:
-  case SHLO_OP_GET_DIMENSION_SIZE:
-  case SHLO_OP_PAD:
-  case SHLO_OP_DYNAMIC_PAD:
-  case SHLO_OP_RESHAPE:
-  case SHLO_OP_DYNAMIC_RESHAPE:
-  case SHLO_OP_REVERSE:
-  case SHLO_OP_SLICE:
-  case SHLO_OP_TRANSPOSE:
-  case SHLO_OP_GATHER:
-  case SHLO_OP_DYNAMIC_GATHER:
-  case SHLO_OP_CALL:
-  case SHLO_OP_CASE:
-  case SHLO_OP_IF:
-  case SHLO_OP_WHILE:
-  case SHLO_OP_FUNC_RETURN:
-  case SHLO_OP_RETURN:
-  case SHLO_OP_GET_TUPLE_ELEMENT:
-  case SHLO_OP_TUPLE:
-  case SHLO_OP_OPTIMIZATION_BARRIER:
-  case SHLO_OP_COMPOSITE:
-  case SHLO_OP_CUSTOM_CALL:
-  case SHLO_OP_CHECK_EXPECT_ALMOST_EQ:
-  case SHLO_OP_CHECK_EXPECT_ALMOST_EQ_CONST:
-  case SHLO_OP_CHECK_EXPECT_CLOSE:
-  case SHLO_OP_CHECK_EXPECT_EQ:
-  case SHLO_OP_CHECK_EXPECT_EQ_CONST:
-  case SHLO_OP_CHECK_EXPECT_SERIALIZED_EQ:
-  case SHLO_OP_INTERPRETER_PRINT:
-  case SHLO_OP_INTERPRETER_PROBE:
-  case SHLO_OP_SORT:
-  case SHLO_OP_ALL_GATHER:
-  case SHLO_OP_ALL_TO_ALL:
-  case SHLO_OP_COLLECTIVE_BROADCAST:
-  case SHLO_OP_COLLECTIVE_PERMUTE:
-  case SHLO_OP_INFEED:
-  case SHLO_OP_OUTFEED:
-  case SHLO_OP_SEND:
-  case SHLO_OP_RECV:
-  case SHLO_OP_RUN_PARALLEL:
-  case SHLO_OP_CHLO_TOP_K:
-    return true;
-  default:
-    return false;
-  }
-}
-
 shlo_status shlo__compile_quantized(shlo_compiler *cc, const shlo_op *op,
                                     shlo_step *step, shlo_compile_fn inner) {
-  if (q_runs_on_storage(op->code)) return inner(cc, op, step);
+  /* The op table's quant column says, for every op, whether its kernel
+   * runs on storage, runs via float here, or is refused. */
+  switch (shlo__op_quant((shlo_opcode)op->code)) {
+  case SHLO_QUANT_STORAGE: return inner(cc, op, step);
+  case SHLO_QUANT_REFUSED:
+    return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                         "this op takes no quantized operands or results");
+  case SHLO_QUANT_VIA_FLOAT: break;
+  }
 
   qwrap_params *p = shlo__calloc(1, sizeof *p);
   if (!p) return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");

@@ -1,7 +1,10 @@
 /* The op tables generated from SHLO_OP_LIST: names, compile dispatch,
- * flags and pretty-form keywords.  The verifier's dispatch is generated in
- * verify.c, the elementwise loops in elementwise.c, the CHLO functions in
- * chlo.c, all from the same rows. */
+ * flags and pretty-form keywords; and from SHLO_OP_FACTS (op_facts.h),
+ * checked here row by row against SHLO_OP_LIST: quantized storage,
+ * refinement rule, reducer and VHLO name (the lane column is read in
+ * elementwise.c, which knows the lane ops).  The verifier's dispatch is
+ * generated in verify.c, the elementwise loops in elementwise.c, the CHLO
+ * functions in chlo.c, all from the same rows. */
 #include <string.h>
 
 #include "ops/ops.h"
@@ -46,6 +49,76 @@ static const char *const op_keywords[] = {
 #undef SHLO_OP_KW
 };
 SHLO_OPS_CHECK_SIZE(op_keywords);
+
+/* op_facts.h must have one row per op of ops.h, in ops.h's order: each
+ * row's position is its op's code less one.  A row naming no op, a missing
+ * row or one out of place fails here. */
+enum {
+#define SHLO_FACT_POS(e, q, r, red, lane, vhlo) SHLO__FACT_POS_##e,
+  SHLO_OP_FACTS(SHLO_FACT_POS)
+#undef SHLO_FACT_POS
+  SHLO__FACT_ROWS
+};
+_Static_assert(SHLO__FACT_ROWS + 1 == SHLO_OP_COUNT,
+               "ops/op_facts.h must have one row per op of ops.h");
+#define SHLO_FACT_CHECK(e, q, r, red, lane, vhlo)                            \
+  _Static_assert(SHLO__FACT_POS_##e + 1 == SHLO_OP_##e,                       \
+                 "ops/op_facts.h row " #e " is not in ops.h's order");
+SHLO_OP_FACTS(SHLO_FACT_CHECK)
+#undef SHLO_FACT_CHECK
+
+static const unsigned char op_quant[] = {
+    [SHLO_OP_UNKNOWN] = SHLO_QUANT_VIA_FLOAT,
+#define SHLO_FACT_Q(e, q, r, red, lane, vhlo) [SHLO_OP_##e] = SHLO__QUANT_##q,
+    SHLO_OP_FACTS(SHLO_FACT_Q)
+#undef SHLO_FACT_Q
+};
+SHLO_OPS_CHECK_SIZE(op_quant);
+
+static const unsigned char op_refine[] = {
+    [SHLO_OP_UNKNOWN] = SHLO_REFINE_NONE,
+#define SHLO_FACT_R(e, q, r, red, lane, vhlo)                                \
+  [SHLO_OP_##e] = SHLO__REFINE_##r,
+    SHLO_OP_FACTS(SHLO_FACT_R)
+#undef SHLO_FACT_R
+};
+SHLO_OPS_CHECK_SIZE(op_refine);
+
+static const unsigned char op_reducer[] = {
+    [SHLO_OP_UNKNOWN] = SHLO_REDUCER_NONE,
+#define SHLO_FACT_RED(e, q, r, red, lane, vhlo)                              \
+  [SHLO_OP_##e] = SHLO__REDUCER_##red,
+    SHLO_OP_FACTS(SHLO_FACT_RED)
+#undef SHLO_FACT_RED
+};
+SHLO_OPS_CHECK_SIZE(op_reducer);
+
+static const char *const op_vhlo[] = {
+    [SHLO_OP_UNKNOWN] = NULL,
+#define SHLO_FACT_V(e, q, r, red, lane, vhlo) [SHLO_OP_##e] = vhlo,
+    SHLO_OP_FACTS(SHLO_FACT_V)
+#undef SHLO_FACT_V
+};
+SHLO_OPS_CHECK_SIZE(op_vhlo);
+
+shlo_op_quant shlo__op_quant(shlo_opcode code) {
+  return (unsigned)code < SHLO_OP_COUNT ? (shlo_op_quant)op_quant[code]
+                                        : SHLO_QUANT_VIA_FLOAT;
+}
+
+shlo_op_refine shlo__op_refine(shlo_opcode code) {
+  return (unsigned)code < SHLO_OP_COUNT ? (shlo_op_refine)op_refine[code]
+                                        : SHLO_REFINE_NONE;
+}
+
+shlo_op_reducer shlo__op_reducer(shlo_opcode code) {
+  return (unsigned)code < SHLO_OP_COUNT ? (shlo_op_reducer)op_reducer[code]
+                                        : SHLO_REDUCER_NONE;
+}
+
+const char *shlo__op_vhlo(shlo_opcode code) {
+  return (unsigned)code < SHLO_OP_COUNT ? op_vhlo[code] : NULL;
+}
 
 shlo_opcode shlo__op_lookup(const char *name, size_t len) {
   for (int i = 1; i < SHLO_OP_COUNT; i++)

@@ -31,12 +31,15 @@
  *
  * The enum, the name table, the verifier and compile dispatch, the per-axis
  * flags, the elementwise verifier facts and loops, the CHLO functions and
- * the keyword lookup are all generated from these rows.  Adding an op is
+ * the keyword lookup are all generated from these rows.  The facts that
+ * one stage each needs (quantized storage, refinement rule, reducer, lane,
+ * VHLO name) are the same rows' second half, ops/op_facts.h.  Adding an op is
  * one row here plus its functions; see engine/README.md. */
 #ifndef SHLO_OPS_H
 #define SHLO_OPS_H
 
 #include "compile/compiler.h"
+#include "ops/op_facts.h"
 
 /* A keyword list is one string of NUL-terminated names, keyword then
  * attribute, ended by an empty keyword. */
@@ -470,5 +473,14 @@ unsigned shlo__op_flags(shlo_opcode code);
 /* The generic attribute name that pretty keyword kw (n bytes) of op code
  * stands for; NULL when the op has no such keyword. */
 const char *shlo__op_keyword_attr(shlo_opcode code, const char *kw, size_t n);
+
+/* The op_facts.h columns of an op.  SHLO_OP_UNKNOWN (and any code out of
+ * range) has none: it runs via float when quantized, as before the table
+ * said so; no refinement rule, no reducer, no VHLO name. */
+shlo_op_quant shlo__op_quant(shlo_opcode code);
+shlo_op_refine shlo__op_refine(shlo_opcode code);
+shlo_op_reducer shlo__op_reducer(shlo_opcode code);
+/* The op's VHLO base name ("abs"), or NULL. */
+const char *shlo__op_vhlo(shlo_opcode code);
 
 #endif

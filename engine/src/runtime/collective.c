@@ -44,7 +44,7 @@ typedef struct coll_params {
   int64_t split_dim, concat_dim, split_count;
   int n_pairs;
   int64_t *pairs;      /* source_target_pairs, n_pairs x 2 */
-  int *reducer;        /* per data operand: native op code, 0 = region */
+  int *reducer;        /* per data operand: shlo_op_reducer, NONE = region */
   const shlo_type **rtypes; /* result types (module-owned) */
 } coll_params;
 
@@ -127,10 +127,10 @@ static bool native_ok(shlo_elem_type t, int op) {
   if (t == SHLO_I1) return true;
   switch (shlo_elem_storage(t)) {
   case SHLO_ST_F32: case SHLO_ST_F64:
-    return op == SHLO_OP_ADD || op == SHLO_OP_MULTIPLY ||
-           op == SHLO_OP_MAXIMUM || op == SHLO_OP_MINIMUM;
+    return op == SHLO_REDUCER_SUM || op == SHLO_REDUCER_PRODUCT ||
+           op == SHLO_REDUCER_MAX || op == SHLO_REDUCER_MIN;
   case SHLO_ST_C64: case SHLO_ST_C128:
-    return op == SHLO_OP_ADD || op == SHLO_OP_MULTIPLY;
+    return op == SHLO_REDUCER_SUM || op == SHLO_REDUCER_PRODUCT;
   default:
     return shlo_elem_is_int(t) && shlo_elem_bits(t) >= 8;
   }
@@ -143,12 +143,12 @@ static bool native_ok(shlo_elem_type t, int op) {
     T *a = acc;                                                        \
     const T *b = x;                                                    \
     for (int64_t i = 0; i < n; i++) switch (op) {                      \
-      case SHLO_OP_ADD: a[i] = (T)((U)a[i] + (U)b[i]); break;          \
-      case SHLO_OP_MULTIPLY: a[i] = (T)((U)a[i] * (U)b[i]); break;     \
-      case SHLO_OP_MAXIMUM: a[i] = a[i] > b[i] ? a[i] : b[i]; break;   \
-      case SHLO_OP_MINIMUM: a[i] = a[i] < b[i] ? a[i] : b[i]; break;   \
-      case SHLO_OP_AND: a[i] = a[i] & b[i]; break;                     \
-      case SHLO_OP_OR: a[i] = a[i] | b[i]; break;                      \
+      case SHLO_REDUCER_SUM: a[i] = (T)((U)a[i] + (U)b[i]); break;     \
+      case SHLO_REDUCER_PRODUCT: a[i] = (T)((U)a[i] * (U)b[i]); break; \
+      case SHLO_REDUCER_MAX: a[i] = a[i] > b[i] ? a[i] : b[i]; break;  \
+      case SHLO_REDUCER_MIN: a[i] = a[i] < b[i] ? a[i] : b[i]; break;  \
+      case SHLO_REDUCER_AND: a[i] = a[i] & b[i]; break;                \
+      case SHLO_REDUCER_OR: a[i] = a[i] | b[i]; break;                 \
       default: a[i] = a[i] ^ b[i]; break;                              \
       }                                                                \
   } while (0)
@@ -161,9 +161,9 @@ static bool native_ok(shlo_elem_type t, int op) {
     for (int64_t i = 0; i < n; i++) {                                  \
       T p = a[i], q = b[i];                                            \
       switch (op) {                                                    \
-      case SHLO_OP_ADD: a[i] = p + q; break;                           \
-      case SHLO_OP_MULTIPLY: a[i] = p * q; break;                      \
-      case SHLO_OP_MAXIMUM: a[i] = SHLO_FMAX(p, q); break;             \
+      case SHLO_REDUCER_SUM: a[i] = p + q; break;                      \
+      case SHLO_REDUCER_PRODUCT: a[i] = p * q; break;                  \
+      case SHLO_REDUCER_MAX: a[i] = SHLO_FMAX(p, q); break;            \
       default: a[i] = SHLO_FMIN(p, q); break;                          \
       }                                                                \
     }                                                                  \
@@ -175,7 +175,7 @@ static bool native_ok(shlo_elem_type t, int op) {
     const T *b = x;                                                    \
     for (int64_t i = 0; i < n; i++) {                                  \
       T pr = a[2 * i], pi = a[2 * i + 1], qr = b[2 * i], qi = b[2 * i + 1]; \
-      if (op == SHLO_OP_ADD) {                                         \
+      if (op == SHLO_REDUCER_SUM) {                                    \
         a[2 * i] = pr + qr;                                            \
         a[2 * i + 1] = pi + qi;                                        \
       } else {                                                         \
@@ -186,10 +186,10 @@ static bool native_ok(shlo_elem_type t, int op) {
 
 static void combine_i1(uint8_t *a, const uint8_t *b, int64_t n, int op) {
   for (int64_t i = 0; i < n; i++) switch (op) {
-    case SHLO_OP_ADD: case SHLO_OP_MAXIMUM: case SHLO_OP_OR:
+    case SHLO_REDUCER_SUM: case SHLO_REDUCER_MAX: case SHLO_REDUCER_OR:
       a[i] = a[i] | b[i];
       break;
-    case SHLO_OP_XOR: a[i] = a[i] ^ b[i]; break;
+    case SHLO_REDUCER_XOR: a[i] = a[i] ^ b[i]; break;
     default: a[i] = a[i] & b[i]; break;
     }
 }
@@ -908,25 +908,20 @@ static bool flag_attr(const shlo_op *op, const char *name) {
 }
 
 /* The reduction body is one known commutative op on the two arguments. */
-static int native_reducer(const shlo_op *op) {
-  if (op->n_regions != 1) return 0;
+static shlo_op_reducer native_reducer(const shlo_op *op) {
+  if (op->n_regions != 1) return SHLO_REDUCER_NONE;
   const shlo_block *b = op->regions[0];
-  if (b->n_args != 2 || b->n_ops != 2) return 0;
+  if (b->n_args != 2 || b->n_ops != 2) return SHLO_REDUCER_NONE;
   const shlo_op *o = b->ops[0], *ret = b->ops[1];
   if ((ret->code != SHLO_OP_RETURN && ret->code != SHLO_OP_FUNC_RETURN) ||
       ret->n_operands != 1 || o->n_results != 1 || o->n_operands != 2 ||
       ret->operands[0] != o->results[0])
-    return 0;
+    return SHLO_REDUCER_NONE;
   bool ab = o->operands[0] == b->args[0] && o->operands[1] == b->args[1];
   bool ba = o->operands[0] == b->args[1] && o->operands[1] == b->args[0];
-  if (!ab && !ba) return 0;
-  switch (o->code) {
-  case SHLO_OP_ADD: case SHLO_OP_MULTIPLY: case SHLO_OP_MAXIMUM:
-  case SHLO_OP_MINIMUM: case SHLO_OP_AND: case SHLO_OP_OR: case SHLO_OP_XOR:
-    return o->code;
-  default:
-    return 0;
-  }
+  if (!ab && !ba) return SHLO_REDUCER_NONE;
+  /* The op table's reducer column says which combine() runs the op. */
+  return shlo__op_reducer((shlo_opcode)o->code);
 }
 
 static shlo_status parse_groups(shlo_compiler *cc, const shlo_op *op,
@@ -1183,11 +1178,11 @@ static shlo_status coll_reducer(shlo_compiler *cc, const shlo_op *op,
    * native adder (for the types it has one) */
   if (op->code == SHLO_OP_CROSS_REPLICA_SUM) {
     const shlo_type *t = shlo__cc_operand_type(cc, op, 0);
-    if (t->quant || !native_ok(t->elem, SHLO_OP_ADD))
+    if (t->quant || !native_ok(t->elem, SHLO_REDUCER_SUM))
       return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
                           "element type %s is not supported",
                           shlo_elem_name(t->elem));
-    cp->reducer[0] = SHLO_OP_ADD;
+    cp->reducer[0] = SHLO_REDUCER_SUM;
     return SHLO_OK;
   }
   if (op->n_regions != 1 || op->regions[0]->n_args != 2)
@@ -1199,7 +1194,7 @@ static shlo_status coll_reducer(shlo_compiler *cc, const shlo_op *op,
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "the reduction body must return one value");
   const shlo_type *at = shlo__cc_value_type(cc, op->regions[0]->args[0]);
-  int nat = native_reducer(op);
+  shlo_op_reducer nat = native_reducer(op);
   for (int k = 0; k < cp->n_data; k++) {
     const shlo_type *t = shlo__cc_operand_type(cc, op, k);
     if (at->kind != SHLO_TYPE_TENSOR || at->rank != 0 || at->elem != t->elem)
@@ -1207,7 +1202,9 @@ static shlo_status coll_reducer(shlo_compiler *cc, const shlo_op *op,
                           "the reduction body must take tensor<%s> "
                           "scalars",
                           shlo_elem_name(t->elem));
-    cp->reducer[k] = nat && !t->quant && native_ok(t->elem, nat) ? nat : 0;
+    cp->reducer[k] = nat && !t->quant && native_ok(t->elem, (int)nat)
+                         ? (int)nat
+                         : SHLO_REDUCER_NONE;
   }
   return SHLO_OK;
 }
