@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/limits.h"
 #include "core/namemap.h"
 #include "ops/ops.h"
@@ -56,7 +57,7 @@ typedef struct depth_walk {
 static bool push_edge(call_edge **e, int *n, int *cap, call_edge x) {
   if (*n == *cap) {
     int c = *cap ? *cap * 2 : 8;
-    call_edge *w = realloc(*e, (size_t)c * sizeof *w);
+    call_edge *w = shlo__realloc(*e, (size_t)c * sizeof *w);
     if (!w) return false;
     *e = w;
     *cap = c;
@@ -101,7 +102,7 @@ static bool push_block(depth_walk *W, int *n, const shlo_block *b,
                        int level) {
   if (*n == W->cap_blocks) {
     int c = W->cap_blocks ? W->cap_blocks * 2 : 16;
-    block_frame *w = realloc(W->blocks, (size_t)c * sizeof *w);
+    block_frame *w = shlo__realloc(W->blocks, (size_t)c * sizeof *w);
     if (!w) return false;
     W->blocks = w;
     W->cap_blocks = c;
@@ -156,7 +157,7 @@ static shlo_status step(depth_walk *W) {
   if (fr->next == fr->n_edges) { /* all its callees measured */
     W->depth[fr->idx] = fr->depth;
     W->state[fr->idx] = 2;
-    free(fr->edges);
+    shlo__free(fr->edges);
     W->n_stack--;
     return SHLO_OK;
   }
@@ -184,9 +185,9 @@ shlo_status shlo__check_depth(const shlo_module *m, const shlo_func *entry,
                               shlo_diag *diag) {
   depth_walk W = {.m = m, .diag = diag, .limit = shlo__max_depth(limits)};
   size_t nf = (size_t)m->n_funcs + 1;
-  W.state = calloc(nf, 1);
-  W.depth = calloc(nf, sizeof *W.depth);
-  W.stack = calloc(nf, sizeof *W.stack); /* each function once at most */
+  W.state = shlo__calloc(nf, 1);
+  W.depth = shlo__calloc(nf, sizeof *W.depth);
+  W.stack = shlo__calloc(nf, sizeof *W.stack); /* each function once at most */
   shlo_status st = W.state && W.depth && W.stack ? SHLO_OK : SHLO_ENOMEM;
   int entry_idx = -1;
   for (int i = 0; !st && i < m->n_funcs; i++) {
@@ -196,14 +197,14 @@ shlo_status shlo__check_depth(const shlo_module *m, const shlo_func *entry,
   }
   if (!st && entry_idx >= 0) st = push_func(&W, entry_idx);
   while (!st && W.n_stack > 0) st = step(&W);
-  for (int i = 0; i < W.n_stack; i++) free(W.stack[i].edges);
+  for (int i = 0; i < W.n_stack; i++) shlo__free(W.stack[i].edges);
   if (st == SHLO_ENOMEM && diag && !diag->code)
     shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0,
                   "out of memory measuring how deep calls nest");
   shlo__name_map_free(&W.index);
-  free(W.blocks);
-  free(W.stack);
-  free(W.depth);
-  free(W.state);
+  shlo__free(W.blocks);
+  shlo__free(W.stack);
+  shlo__free(W.depth);
+  shlo__free(W.state);
   return st;
 }

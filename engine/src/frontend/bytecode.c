@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 enum {
   SEC_STRING = 0,
   SEC_DIALECT = 1,
@@ -329,7 +331,7 @@ static void scope_reserve(ir_state *s, bc_cursor *c, uint64_t n) {
   if (sc->n + (int64_t)n > sc->cap) {
     int cap = sc->cap ? sc->cap : 16;
     while (cap < sc->n + (int64_t)n) cap *= 2;
-    int *w = realloc(sc->slots, sizeof *w * (size_t)cap);
+    int *w = shlo__realloc(sc->slots, sizeof *w * (size_t)cap);
     if (!w) {
       shlo_diag_set(s->f->diag, SHLO_ENOMEM, s->f->filename, 0, 0,
                     "out of memory reading the artifact");
@@ -454,7 +456,7 @@ static void read_regions(ir_state *s, bc_cursor *c, bc_op *op,
   for (int i = 0; i < op->n_regions; i++) read_region(s, rc, &op->regions[i]);
   if (isolated) {
     value_scope *sc = &s->scopes[--s->n_scopes];
-    free(sc->slots);
+    shlo__free(sc->slots);
     *sc = (value_scope){0};
   }
   if (rc == &sub && !shlo__bc_at_end(&sub))
@@ -614,7 +616,7 @@ shlo_status shlo__bc_read(bc_file *f, const void *bytes, size_t len,
   if (!f->arena)
     return shlo_diag_set(diag, SHLO_ENOMEM, filename, 0, 0,
                          "out of memory reading the artifact");
-  ir_state *s = calloc(1, sizeof *s);
+  ir_state *s = shlo__calloc(1, sizeof *s);
   if (!s)
     return shlo_diag_set(diag, SHLO_ENOMEM, filename, 0, 0,
                          "out of memory reading the artifact");
@@ -622,8 +624,8 @@ shlo_status shlo__bc_read(bc_file *f, const void *bytes, size_t len,
   int jumped = setjmp(f->on_error);
   if (!jumped) read_all(f, s);
   else st = jumped == 2 ? SHLO_ENOMEM : SHLO_EPARSE;
-  for (int i = 0; i <= BC_MAX_DEPTH; i++) free(s->scopes[i].slots);
-  free(s);
+  for (int i = 0; i <= BC_MAX_DEPTH; i++) shlo__free(s->scopes[i].slots);
+  shlo__free(s);
   return st;
 }
 

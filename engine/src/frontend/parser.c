@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "ops/ops.h"
 #include "frontend/parser_int.h"
 #include "shlo/artifact.h"
@@ -18,7 +19,7 @@ static void *grow(parser *P, void *v, int *cap, size_t elem, int need) {
     if (ncap > (1 << 28)) shlo__perr(P, "program too large");
     ncap *= 2;
   }
-  void *w = realloc(v, (size_t)ncap * elem);
+  void *w = shlo__realloc(v, (size_t)ncap * elem);
   if (!w) {
     shlo_diag_set(P->diag, SHLO_ENOMEM, P->filename, 0, 0,
                   "out of memory while parsing");
@@ -44,9 +45,9 @@ static unsigned name_hash(const parser *P, const char *s, size_t n) {
  * values a function has. */
 static void more_buckets(parser *P) {
   int n = P->n_buckets * 2;
-  int *b = malloc((size_t)n * sizeof *b);
+  int *b = shlo__malloc((size_t)n * sizeof *b);
   if (!b) return; /* slower lookups, still correct */
-  free(P->buckets);
+  shlo__free(P->buckets);
   P->buckets = b;
   P->n_buckets = n;
   for (int i = 0; i < n; i++) b[i] = -1;
@@ -578,17 +579,17 @@ static void parse_items(parser *P, bool in_module, int *cap) {
  * with parser_free. */
 static parser *parser_new(const char *text, size_t len, shlo_diag *diag,
                           shlo_diag *fallback) {
-  parser *P = calloc(1, sizeof *P);
+  parser *P = shlo__calloc(1, sizeof *P);
   if (!P) return NULL;
   P->arena = shlo__arena_new();
-  P->buckets = malloc(SCOPE_BUCKETS * sizeof(int));
+  P->buckets = shlo__malloc(SCOPE_BUCKETS * sizeof(int));
   P->n_buckets = SCOPE_BUCKETS;
   if (P->buckets)
     for (int i = 0; i < SCOPE_BUCKETS; i++) P->buckets[i] = -1;
   if (!P->arena || !P->buckets) {
     shlo__arena_free(P->arena);
-    free(P->buckets);
-    free(P);
+    shlo__free(P->buckets);
+    shlo__free(P);
     return NULL;
   }
   P->diag = diag ? diag : fallback;
@@ -601,13 +602,13 @@ static parser *parser_new(const char *text, size_t len, shlo_diag *diag,
 
 /* Frees the parser's work buffers (not its arena). */
 static void parser_free(parser *P) {
-  free(P->vtypes);
-  free(P->scope);
-  free(P->aliases);
-  free(P->buckets);
+  shlo__free(P->vtypes);
+  shlo__free(P->scope);
+  shlo__free(P->aliases);
+  shlo__free(P->buckets);
   shlo__name_map_free(&P->alias_index);
   shlo__name_map_free(&P->func_index);
-  free(P);
+  shlo__free(P);
 }
 
 static int by_name(const void *a, const void *b) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/value.h"
 #include "shlo/ir.h"
 #include "core/strbuf.h"
@@ -17,14 +18,14 @@ static void print_type(strbuf *b, const shlo_type *t) {
     shlo__sb_printf(b, "%s", small);
     return;
   }
-  char *big = malloc((size_t)n + 1);
+  char *big = shlo__malloc((size_t)n + 1);
   if (!big) {
     b->failed = true;
     return;
   }
   shlo_type_format(t, big, (size_t)n + 1);
   shlo__sb_printf(b, "%s", big);
-  free(big);
+  shlo__free(big);
 }
 
 static void print_string(strbuf *b, const char *s) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "frontend/vhlo.h"
 #include "frontend/vhlo_lower.h"
 #include "frontend/vhlo_ops.h"
@@ -329,7 +330,7 @@ char *shlo_artifact_to_text(const void *bytes, size_t len,
     return NULL;
   }
   fill_info(&f, info);
-  writer *w = calloc(1, sizeof *w);
+  writer *w = shlo__calloc(1, sizeof *w);
   char *text = NULL;
   if (!w) {
     shlo_diag_set(diag, SHLO_ENOMEM, filename, 0, 0, "out of memory");
@@ -350,7 +351,7 @@ char *shlo_artifact_to_text(const void *bytes, size_t len,
   }
   shlo__vhlo_ctx_free_bufs(&w->v);
   shlo__sb_free(&w->b);
-  free(w);
+  shlo__free(w);
   shlo__bc_free(&f);
   return text;
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/floatfmt.h"
 #include "core/strbuf.h"
 #include "core/value.h"
@@ -1212,7 +1213,7 @@ shlo_status shlo_write_artifact(const shlo_module *m, const char *target,
                          "%s through %s", target,
                          SHLO_ARTIFACT_MIN_WRITE_VERSION,
                          SHLO_ARTIFACT_MAX_VERSION);
-  raiser *r = calloc(1, sizeof *r);
+  raiser *r = shlo__calloc(1, sizeof *r);
   if (!r)
     return shlo_diag_set(diag, SHLO_ENOMEM, NULL, 0, 0, "out of memory");
   shlo__bw_begin(&r->w, diag);
@@ -1221,6 +1222,6 @@ shlo_status shlo_write_artifact(const shlo_module *m, const char *target,
   snprintf(r->producer, sizeof r->producer, "StableHLO_v%s", target);
   shlo_status st = run(r, out, len);
   shlo__bw_free(&r->w);
-  free(r);
+  shlo__free(r);
   return st;
 }

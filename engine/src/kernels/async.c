@@ -8,23 +8,24 @@
  * collectives, which meet their peers as they would inline). */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/value.h"
 #include "kernels/kernel.h"
 
 static shlo_status k_async_start(const shlo_step *s, shlo_value *const *in,
                                  shlo_value **out, shlo_exec *ex) {
   int n = s->plans[0]->n_results;
-  shlo_value **res = calloc((size_t)(n ? n : 1), sizeof *res);
+  shlo_value **res = shlo__calloc((size_t)(n ? n : 1), sizeof *res);
   if (!res) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
   shlo_status st =
       shlo__step_run_region(s, 0, in, in, s->op->n_operands, res, ex);
   if (st != SHLO_OK) {
     for (int i = 0; i < n; i++) shlo_value_unref(res[i]);
-    free(res);
+    shlo__free(res);
     return st;
   }
   out[0] = shlo_tuple_new(n, res); /* takes the references, even on failure */
-  free(res);
+  shlo__free(res);
   return out[0] ? SHLO_OK
                 : shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
 }

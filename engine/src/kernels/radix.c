@@ -229,7 +229,7 @@ static bool radix_plan(int64_t n, int lo, int hi, int *passes, int *parts,
   if (n < 2 || *passes <= 0) return true;
   *parts = radix_parts(n);
   int rows = *parts > 1 ? *parts : *passes;
-  *count = malloc((size_t)rows * RADIX_SIZE * sizeof **count);
+  *count = shlo__malloc((size_t)rows * RADIX_SIZE * sizeof **count);
   return *count != NULL;
 }
 

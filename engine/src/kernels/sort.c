@@ -666,7 +666,7 @@ static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
   if (len == 0 || p->numel == 0) return SHLO_OK;
   /* On the heap, not the stack (it is some 9 KB): a comparator may sort
    * again, so this frame recurses once per nested sort. */
-  sort_run *r = malloc(sizeof *r);
+  sort_run *r = shlo__malloc(sizeof *r);
   if (!r) {
     shlo__rb_unref_n(out, n);
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
@@ -687,7 +687,7 @@ static shlo_status k_sort(const shlo_step *s, shlo_value *const *in,
   st = sort_slices(s, r, ex);
 done:
   sort_run_free(r);
-  free(r);
+  shlo__free(r);
   if (st) shlo__rb_unref_n(out, n);
   return st;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/value.h"
 #include "runtime/grid_wire.h"
 
@@ -104,8 +105,8 @@ static void read_quant(wire_reader *r, shlo_value *v) {
   const char *s = take(r, n * sizeof(double));
   const char *z = take(r, n * sizeof(int64_t));
   if (!s || !z) return;
-  double *scales = malloc(n * sizeof *scales + 1);
-  int64_t *zps = malloc(n * sizeof *zps + 1);
+  double *scales = shlo__malloc(n * sizeof *scales + 1);
+  int64_t *zps = shlo__malloc(n * sizeof *zps + 1);
   if (scales && zps) {
     memcpy(scales, s, n * sizeof *scales);
     memcpy(zps, z, n * sizeof *zps);
@@ -115,8 +116,8 @@ static void read_quant(wire_reader *r, shlo_value *v) {
   } else {
     r->bad = true;
   }
-  free(scales);
-  free(zps);
+  shlo__free(scales);
+  shlo__free(zps);
 }
 
 static shlo_value *read_tensor(wire_reader *r) {
@@ -172,7 +173,7 @@ shlo_value *shlo__wire_read_value(wire_reader *r) {
     r->bad = true;
     return NULL;
   }
-  shlo_value **elems = calloc((size_t)n + 1, sizeof *elems);
+  shlo_value **elems = shlo__calloc((size_t)n + 1, sizeof *elems);
   if (!elems) {
     r->bad = true;
     return NULL;
@@ -185,6 +186,6 @@ shlo_value *shlo__wire_read_value(wire_reader *r) {
   } else if (!(t = shlo_tuple_new((int)n, elems))) {
     r->bad = true; /* shlo_tuple_new dropped the elements */
   }
-  free(elems);
+  shlo__free(elems);
   return t;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/int_range.h"
 #include "core/limits.h"
 #include "verify/verify_int.h"
@@ -524,11 +525,11 @@ static void verify_func_body(shlo__vctx *vc, const shlo_func *f);
 
 static void verify_func(shlo__vctx *vc, const shlo_func *f) {
   vc->f = f;
-  vc->defs = f->n_values ? calloc((size_t)f->n_values, sizeof *vc->defs)
+  vc->defs = f->n_values ? shlo__calloc((size_t)f->n_values, sizeof *vc->defs)
                          : NULL;
   if (vc->defs) record_defs(vc, f->body);
   verify_func_body(vc, f);
-  free(vc->defs);
+  shlo__free(vc->defs);
   vc->defs = NULL;
 }
 
@@ -566,11 +567,11 @@ static int by_name_then_index(const void *a, const void *b) {
  * first definition.  False on OOM. */
 static bool verify_unique_symbols(shlo__vctx *vc) {
   const shlo_module *m = vc->m;
-  named_index *order = malloc((size_t)(m->n_funcs + 1) * sizeof *order);
-  int *first = malloc((size_t)(m->n_funcs + 1) * sizeof *first);
+  named_index *order = shlo__malloc((size_t)(m->n_funcs + 1) * sizeof *order);
+  int *first = shlo__malloc((size_t)(m->n_funcs + 1) * sizeof *first);
   if (!order || !first) {
-    free(order);
-    free(first);
+    shlo__free(order);
+    shlo__free(first);
     return false;
   }
   for (int i = 0; i < m->n_funcs; i++) {
@@ -589,15 +590,15 @@ static bool verify_unique_symbols(shlo__vctx *vc) {
                     "redefinition of symbol @%s (first defined at %d:%d)",
                     m->funcs[i]->name, m->funcs[first[i]]->loc.line,
                     m->funcs[first[i]]->loc.col);
-  free(order);
-  free(first);
+  shlo__free(order);
+  shlo__free(first);
   return true;
 }
 
 shlo_status shlo_verify_module(const shlo_module *m,
                                const shlo_verify_opts *opts,
                                shlo_diag_list *out) {
-  shlo__vctx *vc = calloc(1, sizeof *vc);
+  shlo__vctx *vc = shlo__calloc(1, sizeof *vc);
   if (!vc) return SHLO_ENOMEM;
   vc->m = m;
   vc->out = out;
@@ -627,7 +628,7 @@ shlo_status shlo_verify_module(const shlo_module *m,
                    : vc->n_errors      ? SHLO_EVERIFY
                    : vc->n_unsupported ? SHLO_EUNSUPPORTED
                                        : SHLO_OK;
-  free(vc);
+  shlo__free(vc);
   return st;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/value.h"
 #include "verify/verify_int.h"
 
@@ -72,7 +73,7 @@ static bool replica_groups_ok(shlo__vctx *vc, const shlo_op *op,
   }
   int64_t cap = ng * gs > 0 ? ng * gs : 1;
   if (cap > (1 << 20)) return true;
-  int64_t *v = malloc((size_t)cap * sizeof *v);
+  int64_t *v = shlo__malloc((size_t)cap * sizeof *v);
   if (!v) return true;
   int n = shlo_attr_i64s(a, v, (int)cap);
   bool ok = true;
@@ -106,7 +107,7 @@ static bool replica_groups_ok(shlo__vctx *vc, const shlo_op *op,
       (n > 0 || a->kind == SHLO_ATTR_DENSE))
     ok = shlo__verr(vc, op, "C3", "group size of replica_groups must be "
                     "%lld, got %lld", (long long)group_size, (long long)gs);
-  free(v);
+  shlo__free(v);
   return ok;
 }
 
