@@ -19,8 +19,10 @@
 #include "core/context_int.h"
 #include "core/value.h"
 #include "runtime/pool.h"
+#include "shlo/artifact.h"
 #include "shlo/context.h"
 #include "shlo/engine.h"
+#include "shlo/grid.h"
 
 #define N 65536 /* 256 KiB of f32: big enough for the pool and the cache */
 
@@ -228,6 +230,147 @@ static void counting_allocator_with_a_worker(void **state) {
   assert_int_equal(atomic_load(&c.allocs), atomic_load(&c.frees));
 }
 
+/* A grid in a counting context: 2 replicas each take a tensor from its
+ * infeed, add its argument, all-reduce the sum over both and send it to
+ * its outfeed.  The processes' threads, the collective and the feeds'
+ * values all run in the executable's context, and every byte it handed
+ * out is back after destroy. */
+static const char grid_program[] =
+    "module @g attributes {mhlo.num_replicas = 2 : i64} {\n"
+    "func.func @main(%x: tensor<4xi32>, %t: !stablehlo.token) -> "
+    "tensor<4xi32> {\n"
+    "  %v:2 = \"stablehlo.infeed\"(%t) : (!stablehlo.token) -> "
+    "(tensor<4xi32>, !stablehlo.token)\n"
+    "  %a = stablehlo.add %x, %v#0 : tensor<4xi32>\n"
+    "  %s = \"stablehlo.all_reduce\"(%a) ({\n"
+    "  ^bb0(%p: tensor<i32>, %q: tensor<i32>):\n"
+    "    %r = stablehlo.add %p, %q : tensor<i32>\n"
+    "    stablehlo.return %r : tensor<i32>\n"
+    "  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : "
+    "(tensor<4xi32>) -> tensor<4xi32>\n"
+    "  %o = \"stablehlo.outfeed\"(%s, %v#1) : (tensor<4xi32>, "
+    "!stablehlo.token) -> !stablehlo.token\n"
+    "  return %s : tensor<4xi32>\n"
+    "}\n}\n";
+
+static shlo_value *i32x4(shlo_context *ctx, int32_t base) {
+  int64_t four = 4;
+  shlo_value *v = shlo_context_tensor_new(ctx, SHLO_SI32, 1, &four);
+  assert_non_null(v);
+  for (int i = 0; i < 4; i++) ((int32_t *)v->data)[i] = base + i;
+  return v;
+}
+
+static void grid_in(shlo_context *ctx) {
+  shlo_module *m;
+  shlo_executable *e;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  shlo_compile_opts co = {.context = ctx};
+  if (shlo_load(grid_program, strlen(grid_program), "grid.mlir", &co, &m, &e,
+                &d))
+    fail_msg("load: %s", d.message);
+  shlo_feed *in[2], *out[2];
+  shlo_value *args[4]; /* process-major: x, token */
+  for (int k = 0; k < 2; k++) {
+    in[k] = shlo_feed_new();
+    out[k] = shlo_feed_new();
+    assert_non_null(in[k]);
+    assert_non_null(out[k]);
+    shlo_value *v = i32x4(ctx, 100 * (k + 1));
+    assert_int_equal(shlo_feed_push(in[k], v), SHLO_OK);
+    shlo_value_unref(v);
+    args[2 * k] = i32x4(ctx, 10 * (k + 1));
+    args[2 * k + 1] = shlo_token_new();
+  }
+  shlo_grid_opts o = {.infeed = in, .outfeed = out};
+  shlo_value **res = NULL;
+  int n = 0;
+  if (shlo_execute_grid(e, &o, args, 2, &res, &n, &d))
+    fail_msg("grid: %s", d.message);
+  assert_int_equal(n, 1);
+  for (int k = 0; k < 2; k++) {
+    /* (10 + i + 100 + i) + (20 + i + 200 + i) on both replicas */
+    shlo_value *v = NULL;
+    assert_int_equal(shlo_feed_pop(out[k], 0, &v), SHLO_OK);
+    for (int i = 0; i < 4; i++) {
+      assert_int_equal(((int32_t *)res[k]->data)[i], 330 + 4 * i);
+      assert_int_equal(((int32_t *)v->data)[i], 330 + 4 * i);
+    }
+    shlo_value_unref(v);
+    shlo_value_unref(res[k]);
+    shlo_feed_free(in[k]);
+    shlo_feed_free(out[k]);
+    shlo_value_unref(args[2 * k]);
+    shlo_value_unref(args[2 * k + 1]);
+  }
+  free(res); /* the results array is the C library's (shlo_execute_grid) */
+  shlo_executable_free(e);
+  shlo_module_free(m);
+}
+
+static void counting_allocator_runs_a_grid(void **state) {
+  (void)state;
+  counter c = {0};
+  shlo_context *ctx = make(2, &c);
+  long long before = atomic_load(&c.allocs);
+  grid_in(ctx);
+  assert_true(atomic_load(&c.allocs) > before + 8); /* IR, plan, tensors */
+  shlo_context_destroy(ctx);
+  assert_int_equal(atomic_load(&c.bytes), 0);
+  assert_int_equal(atomic_load(&c.allocs), atomic_load(&c.frees));
+}
+
+/* The program of run_in written as a portable artifact (in the default
+ * context), then loaded from those bytes and run in a counting one: the
+ * bytecode reader and the VHLO lowering allocate through it, and give
+ * every byte back. */
+static void counting_allocator_reads_an_artifact(void **state) {
+  (void)state;
+  shlo_module *src;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  assert_int_equal(
+      shlo_parse_module(program, strlen(program), "ctx.mlir", &src, &d),
+      SHLO_OK);
+  void *bytes = NULL;
+  size_t len = 0;
+  if (shlo_write_artifact(src, NULL, &bytes, &len, &d))
+    fail_msg("write: %s", d.message);
+  shlo_module_free(src);
+  assert_true(shlo_is_artifact(bytes, len));
+
+  counter c = {0};
+  shlo_context *ctx = make(1, &c);
+  long long before = atomic_load(&c.allocs);
+  shlo_module *m;
+  shlo_executable *e;
+  shlo_compile_opts co = {.context = ctx};
+  if (shlo_load(bytes, len, "ctx.mlirbc", &co, &m, &e, &d))
+    fail_msg("load: %s", d.message);
+  free(bytes); /* the writer's buffer is the C library's */
+  assert_true(atomic_load(&c.allocs) > before);
+  shlo_value *args[2] = {filled(ctx, a_of), filled(ctx, b_of)};
+  shlo_value **res = NULL;
+  int n = 0;
+  if (shlo_execute(e, NULL, args, 2, &res, &n, &d))
+    fail_msg("execute: %s", d.message);
+  assert_int_equal(n, 1);
+  const float *o = res[0]->data;
+  for (int64_t i = 0; i < N; i++)
+    if (o[i] != (a_of(i) + b_of(i)) * a_of(i))
+      fail_msg("out[%lld] = %g", (long long)i, (double)o[i]);
+  shlo_value_unref(res[0]);
+  free(res);
+  shlo_value_unref(args[0]);
+  shlo_value_unref(args[1]);
+  shlo_executable_free(e);
+  shlo_module_free(m);
+  shlo_context_destroy(ctx);
+  assert_int_equal(atomic_load(&c.bytes), 0);
+  assert_int_equal(atomic_load(&c.allocs), atomic_load(&c.frees));
+}
+
 /* exec_max_bytes bounds an execution that names no limit of its own: a
  * 256 KiB result does not fit in 64 KiB (SHLO_ELIMIT), and fits when the
  * execution asks for more. */
@@ -388,6 +531,8 @@ int main(void) {
       cmocka_unit_test(two_contexts_run_at_once),
       cmocka_unit_test(counting_allocator_gets_every_byte_back),
       cmocka_unit_test(counting_allocator_with_a_worker),
+      cmocka_unit_test(counting_allocator_runs_a_grid),
+      cmocka_unit_test(counting_allocator_reads_an_artifact),
       cmocka_unit_test(exec_max_bytes_is_the_default_limit),
       cmocka_unit_test(executor_lends_workers),
       cmocka_unit_test(options_are_checked),
