@@ -4,7 +4,14 @@
 
 #include "core/membudget.h"
 
+#include "core/context_int.h"
+
 struct shlo_mem_budget {
+  /* The context current where it was made (an execution's): the last
+   * reference may go in another scope or thread (a result tensor freed
+   * later), so the free goes through this one.  Every tensor holding a
+   * reference dies before its context does (shlo/context.h). */
+  shlo_context *ctx;
   atomic_int_fast64_t used;
   int64_t limit;
   atomic_int refs;
@@ -14,8 +21,10 @@ struct shlo_mem_budget {
 static _Thread_local shlo_mem_budget *current;
 
 shlo_mem_budget *shlo__budget_new(int64_t limit) {
-  shlo_mem_budget *b = calloc(1, sizeof *b);
+  shlo_context *c = shlo__ctx_current();
+  shlo_mem_budget *b = shlo__ctx_calloc(c, 1, sizeof *b);
   if (!b) return NULL;
+  b->ctx = c;
   atomic_init(&b->used, 0);
   atomic_init(&b->refs, 1);
   atomic_init(&b->exceeded, 0);
@@ -24,7 +33,7 @@ shlo_mem_budget *shlo__budget_new(int64_t limit) {
 }
 
 void shlo__budget_release(shlo_mem_budget *b) {
-  if (b && atomic_fetch_sub(&b->refs, 1) == 1) free(b);
+  if (b && atomic_fetch_sub(&b->refs, 1) == 1) shlo__ctx_free(b->ctx, b);
 }
 
 shlo_mem_budget *shlo__budget_swap(shlo_mem_budget *b) {

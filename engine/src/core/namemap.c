@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 unsigned shlo__name_hash(const char *s, size_t n) {
   unsigned h = 2166136261u;
   for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
@@ -26,11 +28,11 @@ int shlo__name_map_get(const shlo_name_map *m, const char *s, size_t n) {
 
 static bool grow(shlo_name_map *m) {
   size_t cap = m->cap ? 2 * m->cap : 64;
-  shlo_name_map bigger = {calloc(cap, sizeof *bigger.e), cap, m->n};
+  shlo_name_map bigger = {shlo__calloc(cap, sizeof *bigger.e), cap, m->n};
   if (!bigger.e) return false;
   for (size_t i = 0; i < m->cap; i++)
     if (m->e[i].name) *find(&bigger, m->e[i].name, m->e[i].len) = m->e[i];
-  free(m->e);
+  shlo__free(m->e);
   *m = bigger;
   return true;
 }
@@ -45,7 +47,7 @@ bool shlo__name_map_put(shlo_name_map *m, const char *s, size_t n, int value) {
 }
 
 void shlo__name_map_free(shlo_name_map *m) {
-  free(m->e);
+  shlo__free(m->e);
   m->e = NULL;
   m->cap = m->n = 0;
 }

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 enum {
   SEC_STRING = 0, SEC_DIALECT = 1, SEC_ATTR_TYPE = 2,
   SEC_ATTR_TYPE_OFFSET = 3, SEC_IR = 4, SEC_RESOURCE = 5,
@@ -29,7 +31,7 @@ noreturn void shlo__bw_fail(bw *w, shlo_status code, const char *fmt, ...) {
 }
 
 static void *grow(bw *w, void *p, size_t size) {
-  void *q = realloc(p, size ? size : 1);
+  void *q = shlo__realloc(p, size ? size : 1);
   if (!q) shlo__bw_fail(w, SHLO_ENOMEM, "out of memory writing the artifact");
   return q;
 }
@@ -42,7 +44,7 @@ void *shlo__bw_alloc(bw *w, size_t n) {
     w->allocs = grow(w, w->allocs, sizeof *w->allocs * (size_t)cap);
     w->cap_allocs = cap;
   }
-  void *p = malloc(n ? n : 1);
+  void *p = shlo__malloc(n ? n : 1);
   if (!p) shlo__bw_fail(w, SHLO_ENOMEM, "out of memory writing the artifact");
   w->allocs[w->n_allocs++] = p;
   return p;
@@ -105,7 +107,7 @@ static bool same(const bw_table *t, int i, int dialect, const uint8_t *p,
 
 static void rehash(bw *w, bw_table *t) {
   int n_slots = t->n_slots ? t->n_slots * 2 : 64;
-  free(t->slots);
+  shlo__free(t->slots);
   t->slots = grow(w, NULL, sizeof *t->slots * (size_t)n_slots);
   memset(t->slots, 0, sizeof *t->slots * (size_t)n_slots);
   t->n_slots = n_slots;
@@ -140,10 +142,10 @@ static int intern(bw *w, bw_table *t, int dialect, const uint8_t *p,
 
 static void table_free(bw_table *t) {
   shlo__bw_buf_free(&t->data);
-  free(t->off);
-  free(t->len);
-  free(t->dialect);
-  free(t->slots);
+  shlo__free(t->off);
+  shlo__free(t->len);
+  shlo__free(t->dialect);
+  shlo__free(t->slots);
   *t = (bw_table){0};
 }
 
@@ -159,11 +161,11 @@ void shlo__bw_free(bw *w) {
   table_free(&w->attrs);
   table_free(&w->types);
   table_free(&w->props);
-  free(w->opname_dialect);
-  free(w->opname_registered);
+  shlo__free(w->opname_dialect);
+  shlo__free(w->opname_registered);
   shlo__bw_buf_free(&w->ir);
-  for (int i = 0; i < w->n_allocs; i++) free(w->allocs[i]);
-  free(w->allocs);
+  for (int i = 0; i < w->n_allocs; i++) shlo__free(w->allocs[i]);
+  shlo__free(w->allocs);
   w->allocs = NULL;
   w->n_allocs = w->cap_allocs = 0;
 }
@@ -312,7 +314,7 @@ void shlo__bw_finish(bw *w, const char *producer, uint8_t **out, size_t *len) {
   s.n = 0;
   props_section(w, &s);
   section(w, &f, SEC_PROPERTIES, &s);
-  *out = malloc(f.n);
+  *out = malloc(f.n); /* the caller's, to free() (shlo/artifact.h) */
   if (!*out) shlo__bw_fail(w, SHLO_ENOMEM, "out of memory writing the artifact");
   memcpy(*out, f.p, f.n);
   *len = f.n;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/value.h"
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
@@ -51,13 +52,13 @@ typedef struct coll_params {
 static void coll_free(void *p) {
   coll_params *cp = p;
   if (!cp) return;
-  free(cp->g_off);
-  free(cp->g_len);
-  free(cp->ids);
-  free(cp->pairs);
-  free(cp->reducer);
-  free(cp->rtypes);
-  free(cp);
+  shlo__free(cp->g_off);
+  shlo__free(cp->g_len);
+  shlo__free(cp->ids);
+  shlo__free(cp->pairs);
+  shlo__free(cp->reducer);
+  shlo__free(cp->rtypes);
+  shlo__free(cp);
 }
 
 /* ---- tensor helpers ---- */
@@ -726,14 +727,15 @@ static shlo_status rendezvous(const shlo_step *s, shlo_value *const *in,
   if (!g)
     return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
                           "a group of %d processes needs a process grid", G);
-  int *set = malloc((size_t)G * sizeof *set);
+  int *set = shlo__malloc((size_t)G * sizeof *set);
   if (!set) return oom(ex, s);
   memcpy(set, members, (size_t)G * sizeof *set);
   qsort(set, (size_t)G, sizeof *set, cmp_int);
+  /* mine and res go into the rendezvous, which grid.c frees raw */
   shlo_value **mine = calloc((size_t)n_ops + 1, sizeof *mine);
   shlo_value **res = calloc((size_t)s->n_out + 1, sizeof *res);
   if (!mine || !res) {
-    free(set);
+    shlo__free(set);
     free(mine);
     free(res);
     return oom(ex, s);
@@ -775,7 +777,7 @@ static shlo_status rendezvous(const shlo_step *s, shlo_value *const *in,
     }
   }
   pthread_mutex_unlock(&g->lock);
-  free(set);
+  shlo__free(set);
   if (mine)
     for (int k = 0; k < n_ops; k++) shlo_value_unref(mine[k]);
   free(mine);
@@ -845,7 +847,7 @@ static shlo_status k_collective(const shlo_step *s, shlo_value *const *in,
   shlo_grid *g = ex->grid;
   int R = g ? g->n_replicas : 1, P = g ? g->n_partitions : 1;
   int me = g ? ex->proc : 0;
-  int *members = malloc((size_t)(R * P + 1) * sizeof *members);
+  int *members = shlo__malloc((size_t)(R * P + 1) * sizeof *members);
   if (!members) return oom(ex, s);
   char msg[512];
   int G = 0;
@@ -895,7 +897,7 @@ static shlo_status k_collective(const shlo_step *s, shlo_value *const *in,
   }
   st = rendezvous(s, in, members, G, ex, fn, out);
 done:
-  free(members);
+  shlo__free(members);
   return st;
 }
 
@@ -943,9 +945,9 @@ static shlo_status parse_groups(shlo_compiler *cc, const shlo_op *op,
     if (a->dense->numel == 0) rows = cols = 0;
   }
   int64_t total = (int64_t)rows * cols;
-  cp->ids = malloc((size_t)(total + 1) * sizeof *cp->ids);
-  cp->g_off = calloc((size_t)rows + 1, sizeof *cp->g_off);
-  cp->g_len = calloc((size_t)rows + 1, sizeof *cp->g_len);
+  cp->ids = shlo__malloc((size_t)(total + 1) * sizeof *cp->ids);
+  cp->g_off = shlo__calloc((size_t)rows + 1, sizeof *cp->g_off);
+  cp->g_len = shlo__calloc((size_t)rows + 1, sizeof *cp->g_len);
   if (!cp->ids || !cp->g_off || !cp->g_len) return SHLO_ENOMEM;
   if (total && shlo_attr_i64s(a, cp->ids, (int)total) != total)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
@@ -985,7 +987,7 @@ static shlo_status parse_pairs(shlo_compiler *cc, const shlo_op *op,
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "(C1) source_target_pairs must be a dense Nx2 tensor");
   int n = (int)(a->dense->numel / 2);
-  cp->pairs = malloc((size_t)(2 * n + 1) * sizeof *cp->pairs);
+  cp->pairs = shlo__malloc((size_t)(2 * n + 1) * sizeof *cp->pairs);
   if (!cp->pairs) return SHLO_ENOMEM;
   if (n && shlo_attr_i64s(a, cp->pairs, 2 * n) != 2 * n)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
@@ -1066,8 +1068,8 @@ static shlo_status coll_data_types(shlo_compiler *cc, const shlo_op *op,
                           "has_dynamic_root needs an integer root tensor as "
                           "the last operand");
   }
-  cp->rtypes = calloc((size_t)cp->n_data + 1, sizeof *cp->rtypes);
-  cp->reducer = calloc((size_t)cp->n_data + 1, sizeof *cp->reducer);
+  cp->rtypes = shlo__calloc((size_t)cp->n_data + 1, sizeof *cp->rtypes);
+  cp->reducer = shlo__calloc((size_t)cp->n_data + 1, sizeof *cp->reducer);
   if (!cp->rtypes || !cp->reducer) return SHLO_ENOMEM;
   for (int k = 0; k < cp->n_data; k++) {
     const shlo_type *t = shlo__cc_operand_type(cc, op, k);
@@ -1211,7 +1213,7 @@ static shlo_status coll_reducer(shlo_compiler *cc, const shlo_op *op,
 
 shlo_status shlo__compile_collective(shlo_compiler *cc, const shlo_op *op,
                                      shlo_step *step) {
-  coll_params *cp = calloc(1, sizeof *cp);
+  coll_params *cp = shlo__calloc(1, sizeof *cp);
   if (!cp) return SHLO_ENOMEM;
   step->params = cp;
   step->free_params = coll_free;

@@ -165,7 +165,8 @@ shlo__pool *shlo__pool_new(shlo_context *ctx, int threads,
     threads = cores > 0 ? (int)cores : 1;
   }
   if (threads > POOL_MAX_THREADS) threads = POOL_MAX_THREADS;
-  shlo__pool *pool = calloc(1, sizeof *pool);
+  /* from the context's allocator: create readied its core half first */
+  shlo__pool *pool = shlo__ctx_calloc(ctx, 1, sizeof *pool);
   if (!pool) return NULL;
   pool->ctx = ctx;
   pthread_mutex_init(&pool->mu, NULL);
@@ -189,7 +190,7 @@ void shlo__pool_free(shlo__pool *pool) {
   pthread_cond_destroy(&pool->idle);
   pthread_cond_destroy(&pool->work);
   pthread_mutex_destroy(&pool->mu);
-  free(pool);
+  shlo__ctx_free(pool->ctx, pool);
 }
 
 int shlo__pool_size(const shlo__pool *pool) { return pool ? pool->threads : 1; }

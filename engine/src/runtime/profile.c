@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "compile/plan.h"
+#include "core/context_int.h"
 #include "runtime/profile_int.h"
 #include "shlo/profile.h"
 
@@ -14,22 +15,27 @@ typedef struct row {
 } row;
 
 struct shlo_profile {
+  /* the context it was made in, whose allocator frees it in any scope */
+  shlo_context *ctx;
   pthread_mutex_t lock;
   row *rows;
   int n, cap;
 };
 
 shlo_profile *shlo_profile_new(void) {
-  shlo_profile *p = calloc(1, sizeof *p);
-  if (p) pthread_mutex_init(&p->lock, NULL);
+  shlo_context *c = shlo__ctx_current();
+  shlo_profile *p = shlo__ctx_calloc(c, 1, sizeof *p);
+  if (!p) return NULL;
+  p->ctx = c;
+  pthread_mutex_init(&p->lock, NULL);
   return p;
 }
 
 void shlo_profile_free(shlo_profile *p) {
   if (!p) return;
   pthread_mutex_destroy(&p->lock);
-  free(p->rows);
-  free(p);
+  shlo__ctx_free(p->ctx, p->rows);
+  shlo__ctx_free(p->ctx, p);
 }
 
 void shlo__profile_add(shlo_profile *p, const shlo_step *s, uint64_t ns) {
@@ -39,7 +45,7 @@ void shlo__profile_add(shlo_profile *p, const shlo_step *s, uint64_t ns) {
     if (p->rows[i].step == s) r = &p->rows[i];
   if (!r && p->n == p->cap) {
     int cap = p->cap ? p->cap * 2 : 64;
-    row *w = realloc(p->rows, (size_t)cap * sizeof *w);
+    row *w = shlo__ctx_realloc(p->ctx, p->rows, (size_t)cap * sizeof *w);
     if (w) {
       p->rows = w;
       p->cap = cap;
