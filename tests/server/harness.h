@@ -39,6 +39,7 @@ typedef struct server {
   pid_t pid;
   int port;
   char base[64];
+  char log[32]; /* the server's stderr, copied to ours when it stops */
 } server;
 
 typedef struct resp {
@@ -49,7 +50,7 @@ typedef struct resp {
   char allow[64];
 } resp;
 
-static int free_port(void) {
+__attribute__((unused)) static int free_port(void) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in a = {.sin_family = AF_INET,
                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -174,48 +175,90 @@ __attribute__((unused)) static double now_s(void) {
  * that should answer) ended first, -1 when nothing answered in time. */
 static int wait_healthz(const server *s, pid_t pid) {
   for (int i = 0; i < 1000; i++) {
-    usleep(20000);
     resp r = http(s, "GET", "/healthz", NULL, NULL, NULL);
     long st = r.status;
     resp_free(&r);
     if (st == 200) return 1;
     if (waitpid(pid, NULL, WNOHANG) == pid) return 0;
+    usleep(20000);
   }
   return -1;
 }
 
-/* Start argv (its port at argv[2]) on a free port and wait for /healthz:
- * true once it answers, false when it did not. */
-static bool server_try_start(server *s, const char **argv, char *port) {
-  s->port = free_port();
-  snprintf(s->base, sizeof s->base, "http://127.0.0.1:%d", s->port);
-  snprintf(port, 16, "%d", s->port);
+/* Copy the server's stderr file to ours (its messages, a sanitizer's
+ * report) and remove it. */
+static void server_log_flush(server *s) {
+  if (!s->log[0]) return;
+  FILE *f = fopen(s->log, "r");
+  for (int c; f && (c = fgetc(f)) != EOF;) fputc(c, stderr);
+  if (f) fclose(f);
+  unlink(s->log);
+  s->log[0] = 0;
+}
+
+/* The port the server's own log line names ("listening on
+ * http://127.0.0.1:PORT/"), read from its stderr file; 0 while the line
+ * is not there yet. */
+static int logged_port(const char *log) {
+  FILE *f = fopen(log, "r");
+  if (!f) return 0;
+  char line[512];
+  int port = 0;
+  while (!port && fgets(line, sizeof line, f)) {
+    const char *p = strstr(line, "listening on http");
+    p = p ? strstr(p, "://") : NULL;
+    p = p ? strrchr(p, ':') : NULL;
+    if (p) port = atoi(p + 1);
+  }
+  fclose(f);
+  return port;
+}
+
+/* Start argv with --port 0 and its stderr in a file; the kernel picks a
+ * port no other test holds, and the server's log line says which (a port
+ * picked free beforehand could be taken by a test running beside this
+ * one, whose server would then answer this test's requests).  Waits for
+ * /healthz: true once it answers, false when it did not. */
+static bool server_try_start(server *s, const char **argv) {
+  char *log = s->log;
+  snprintf(s->log, sizeof s->log, "/tmp/shlo-harness-XXXXXX");
+  int fd = mkstemp(log);
+  if (fd < 0) {
+    perror("mkstemp");
+    return false;
+  }
   s->pid = fork();
   if (s->pid == 0) {
+    dup2(fd, 2);
     execv(argv[0], (char *const *)argv);
     perror("execv");
     _exit(127);
   }
-  int up = wait_healthz(s, s->pid);
+  close(fd);
+  s->port = 0;
+  for (int i = 0; i < 1000 && !s->port; i++) {
+    s->port = logged_port(log);
+    if (!s->port && waitpid(s->pid, NULL, WNOHANG) == s->pid) break;
+    if (!s->port) usleep(20000);
+  }
+  snprintf(s->base, sizeof s->base, "http://127.0.0.1:%d", s->port);
+  int up = s->port ? wait_healthz(s, s->pid) : -1;
   if (up < 0) {
     kill(s->pid, SIGKILL);
     waitpid(s->pid, NULL, 0);
   }
+  if (up <= 0) server_log_flush(s);
   return up > 0;
 }
 
-/* Start the server with extra flags (NULL-terminated); waits for /healthz.
- * free_port's port is only known free when it is picked: a test running
- * beside this one may take it before the server binds it, so a server
- * that ends before it answers is started again on another. */
+/* Start the server with extra flags (NULL-terminated); waits for /healthz. */
 static server server_start(const char *first, ...) {
   server s = {0};
   const char *argv[64];
   int n = 0;
-  char port[16] = "";
   argv[n++] = SHLO_SERVER_BIN;
   argv[n++] = "--port";
-  argv[n++] = port;
+  argv[n++] = "0";
   argv[n++] = "--log";
   argv[n++] = getenv("SHLO_TEST_LOG") ? getenv("SHLO_TEST_LOG") : "off";
   va_list ap;
@@ -224,11 +267,7 @@ static server server_start(const char *first, ...) {
     argv[n++] = a;
   va_end(ap);
   argv[n] = NULL;
-  for (int attempt = 0; attempt < 5; attempt++) {
-    if (server_try_start(&s, argv, port)) return s;
-    fprintf(stderr, "shlo-server did not start on port %d; trying another\n",
-            s.port);
-  }
+  if (server_try_start(&s, argv)) return s;
   fprintf(stderr, "FAIL: shlo-server did not start\n");
   exit(1);
 }
@@ -239,12 +278,15 @@ __attribute__((unused)) static int server_stop(server *s, double wait_s) {
   double t0 = now_s();
   int status;
   while (now_s() - t0 < wait_s) {
-    if (waitpid(s->pid, &status, WNOHANG) == s->pid)
+    if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+      server_log_flush(s);
       return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
     usleep(10000);
   }
   kill(s->pid, SIGKILL);
   waitpid(s->pid, &status, 0);
+  server_log_flush(s);
   return -1;
 }
 

@@ -496,6 +496,7 @@ static void test_shutdown(void) {
         "canceled at shutdown: %ld %s", st, r.body);
   int status;
   waitpid(s.pid, &status, 0);
+  server_log_flush(&s);
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit status %d",
         status);
   CHECK(now_s() - t0 < 5, "stopped in %.2f s", now_s() - t0);
