@@ -171,10 +171,17 @@ void shlo__ctx_data_free(shlo_context *c, void *p, size_t cap) {
   if (p && !cache_give(c, p, cap)) data_release(c, p);
 }
 
+/* Kernel scratch: never from the buffer cache.  shlo__aligned_free knows
+ * no size to give a block back to it with, so a scratch block taken from
+ * the cache would leave it for good, and the next run's tensors of that
+ * size would fault in fresh pages (layernorm's tiles ran 3-10x slower). */
 void *shlo__aligned_alloc(size_t n) {
   if (n > SIZE_MAX - DATA_ALIGN) return NULL;
   size_t cap = (n + DATA_ALIGN - 1) / DATA_ALIGN * DATA_ALIGN;
-  return shlo__ctx_data_alloc(shlo__ctx_current(), cap ? cap : DATA_ALIGN);
+  if (!cap) cap = DATA_ALIGN;
+  shlo_context *c = shlo__ctx_current();
+  return c && c->custom_alloc ? custom_data_alloc(c, cap)
+                              : aligned_alloc(DATA_ALIGN, cap);
 }
 
 void shlo__aligned_free(void *p) {
