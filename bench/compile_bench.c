@@ -51,7 +51,8 @@ static int bench_file(const char *path) {
     fprintf(stderr, "%s:%d:%d: %s\n", path, d.line, d.col, d.message);
   } else {
     int64_t ops = 0;
-    for (int i = 0; i < m->n_funcs; i++) ops += count_ops(m->funcs[i]->body);
+    for (int i = 0; i < shlo_module_num_funcs(m); i++)
+      ops += count_ops(shlo_module_func(m, i)->body);
     printf("%10lld ops %10.1f MB  parse %9.1f ms  verify %9.1f ms  "
            "compile %9.1f ms  total %9.1f ms\n", (long long)ops,
            (double)len / 1e6, parse_ms, verify_ms, compile_ms,

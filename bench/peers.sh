@@ -95,7 +95,7 @@ PY
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # The OpenBLAS core: shlo replaces OpenBLAS's pick when OpenBLAS does not
-# know the CPU and falls back to an old core (kernels/blas_setup.h); the
+# know the CPU and falls back to an old core (core/blas_setup.h); the
 # peers (numpy and torch call OpenBLAS too) and limits.c then run that
 # core as well, so the table compares engines, not core detection.
 kernels=$("$shlo" bench "$bench_dir/programs/${programs[0]}.mlir" --runs 1 \

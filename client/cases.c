@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cases.h"
+#include "frontend/module.h" /* module_with_args copies a module */
 
 /* A separator holds "// -----" after nothing but spaces and comment
  * slashes: "// // -----" (a commented-out separator in the corpus) still
@@ -93,7 +94,7 @@ char *cases_run_line_args(const char *text, size_t len) {
 }
 
 const char *cases_module_args(const shlo_module *m) {
-  const shlo_attr *d = m ? m->attrs : NULL;
+  const shlo_attr *d = m ? shlo_module_attrs(m) : NULL;
   for (int i = 0; d && d->kind == SHLO_ATTR_STRUCT && i < d->n; i++)
     if (!strcmp(d->fields[i].name, CASES_TEST_ARGS_ATTR))
       return d->fields[i].value->kind == SHLO_ATTR_STRING
@@ -105,11 +106,15 @@ const char *cases_module_args(const shlo_module *m) {
 int cases_module_with_args(const shlo_module *m, const char *args,
                            module_with_args *out) {
   memset(out, 0, sizeof *out);
-  out->m = *m;
-  const shlo_attr *d = m->attrs;
+  const shlo_attr *d = shlo_module_attrs(m);
   int n = d && d->kind == SHLO_ATTR_STRUCT ? d->n : 0;
+  out->m = malloc(sizeof *out->m);
   out->fields = malloc(sizeof *out->fields * ((size_t)n + 1));
-  if (!out->fields) return -1;
+  if (!out->m || !out->fields) {
+    cases_module_with_args_free(out);
+    return -1;
+  }
+  *out->m = *m;
   int k = 0;
   for (int i = 0; i < n; i++)
     if (strcmp(d->fields[i].name, CASES_TEST_ARGS_ATTR))
@@ -118,12 +123,14 @@ int cases_module_with_args(const shlo_module *m, const char *args,
   out->fields[k++] = (shlo_named_attr){CASES_TEST_ARGS_ATTR, &out->value};
   out->dict = (shlo_attr){.kind = SHLO_ATTR_STRUCT, .n = k,
                           .fields = out->fields};
-  out->m.attrs = &out->dict;
+  out->m->attrs = &out->dict;
   return 0;
 }
 
 void cases_module_with_args_free(module_with_args *w) {
+  free(w->m);
   free(w->fields);
+  w->m = NULL;
   w->fields = NULL;
 }
 

@@ -44,7 +44,7 @@ const char *cases_module_args(const shlo_module *m);
  * CASES_TEST_ARGS_ATTR = args (in place of one it has), for writing an
  * artifact that carries its text's inputs.  The module must outlive it. */
 typedef struct module_with_args {
-  shlo_module m;
+  shlo_module *m; /* the copy (malloc'd) */
   shlo_attr dict, value;
   shlo_named_attr *fields;
 } module_with_args;

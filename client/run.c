@@ -24,9 +24,7 @@ void cli_print_diag(const shlo_diag *d) {
 }
 
 const shlo_func *cli_default_entry(const shlo_module *m) {
-  for (int i = 0; i < m->n_funcs; i++)
-    if (!strcmp(m->funcs[i]->name, "main")) return m->funcs[i];
-  return m->n_funcs == 1 ? m->funcs[0] : NULL;
+  return shlo_module_entry(m);
 }
 
 /* A positive process count for --replicas / --partitions. */

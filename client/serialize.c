@@ -55,7 +55,7 @@ static int write_artifact(const char *in, const char *out,
   shlo_diag d;
   shlo_diag_clear(&d);
   int rc = 1;
-  if (shlo_write_artifact(args ? &with.m : m, target, &bytes, &n, &d))
+  if (shlo_write_artifact(args ? with.m : m, target, &bytes, &n, &d))
     fprintf(stderr, "%s: error: %s\n", in, d.message);
   else
     rc = write_file(out, bytes, n);

@@ -114,7 +114,7 @@ static result_kind run_case(const char *file, const char *text, size_t len,
     shlo_diag_format(&d, msg, cap);
     goto done;
   }
-  if (m->n_funcs == 0) {
+  if (shlo_module_num_funcs(m) == 0) {
     r = R_PASS; /* nothing to run */
     goto done;
   }

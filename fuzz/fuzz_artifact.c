@@ -21,7 +21,7 @@ static bool compile_bounded(shlo_module *m) {
   shlo_diag d;
   shlo_diag_clear(&d);
   shlo_verify_opts vo = {.limits = &lim};
-  if (shlo_verify_module_first(m, &vo, &d) || !m->n_funcs) return false;
+  if (shlo_verify_module_first(m, &vo, &d) || !shlo_module_num_funcs(m)) return false;
   shlo_compile_opts co = {.verified = true, .limits = &lim};
   shlo_executable *e = NULL;
   if (shlo_compile(m, &co, &e, &d) == SHLO_OK) shlo_executable_free(e);

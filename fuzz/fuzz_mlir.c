@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   shlo_verify_opts vo = {.limits = &lim};
   shlo_status st = shlo_verify_module_first(m, &vo, &d);
-  if (!st && m->n_funcs) {
+  if (!st && shlo_module_num_funcs(m)) {
     shlo_compile_opts co = {.verified = true, .limits = &lim};
     shlo_executable *e = NULL;
     if (shlo_compile(m, &co, &e, &d) == SHLO_OK) shlo_executable_free(e);

@@ -217,9 +217,9 @@ static inline void sort_block(const shlo_block *b, canon_scratch *cs) {
  * Sorts and trims m's attributes in place. */
 static inline char *canonical_module(shlo_module *m) {
   canon_scratch cs = {0};
-  sort_attr(m->attrs, &cs);
-  for (int i = 0; i < m->n_funcs; i++) {
-    shlo_func *f = m->funcs[i];
+  sort_attr(shlo_module_attrs(m), &cs);
+  for (int i = 0; i < shlo_module_num_funcs(m); i++) {
+    shlo_func *f = shlo_module_func(m, i);
     sort_attr(f->attrs, &cs);
     for (int k = 0; k < f->n_args; k++)
       if (f->arg_attrs) sort_attr(f->arg_attrs[k], &cs);

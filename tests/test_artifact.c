@@ -121,8 +121,8 @@ static void test_version_reported(void **state) {
   assert_int_equal(shlo_read_artifact(b, n, "v", &m, &info, &d), SHLO_OK);
   assert_string_equal(info.version, "1.1.0");
   assert_string_equal(info.producer, "StableHLO_v1.1.0");
-  assert_string_equal(m->stablehlo_version, "1.1.0");
-  assert_string_equal(m->producer, "StableHLO_v1.1.0");
+  assert_string_equal(shlo_module_stablehlo_version(m), "1.1.0");
+  assert_string_equal(shlo_module_producer(m), "StableHLO_v1.1.0");
   shlo_module_free(m);
   free(b);
 }

@@ -110,7 +110,7 @@ static shlo_module *carrying(const tally *t, shlo_module *m,
   memset(with, 0, sizeof *with);
   if (!t->args) return m;
   assert_int_equal(cases_module_with_args(m, t->args, with), 0);
-  return &with->m;
+  return with->m;
 }
 
 /* The case's text parsed, with its file's inputs as the module attribute
@@ -277,11 +277,11 @@ static void test_inputs_travel_as_attribute(void **state) {
   assert_null(cases_module_args(m));
   module_with_args with;
   assert_int_equal(cases_module_with_args(m, args, &with), 0);
-  assert_string_equal(cases_module_args(&with.m), args);
+  assert_string_equal(cases_module_args(with.m), args);
   void *bytes = NULL;
   size_t len = 0;
   shlo_diag d;
-  assert_int_equal(shlo_write_artifact(&with.m, "1.0.0", &bytes, &len, &d),
+  assert_int_equal(shlo_write_artifact(with.m, "1.0.0", &bytes, &len, &d),
                    SHLO_OK);
   cases_module_with_args_free(&with);
   assert_null(cases_run_line_args(bytes, len)); /* bytes are no lines */

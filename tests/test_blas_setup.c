@@ -1,4 +1,4 @@
-/* OpenBLAS's setup (engine/src/kernels/blas_setup.c), done when the first
+/* OpenBLAS's setup (engine/src/core/blas_setup.c), done when the first
  * context is made: the core OpenBLAS runs serves this CPU, or is the one
  * OPENBLAS_CORETYPE names when the user set it and the program said so
  * with blas_keep_core, as the CLI and the server do (ctest runs this

@@ -176,7 +176,7 @@ static void failed_allocations_end_cleanly(void **state) {
     shlo_executable *e = NULL;
     shlo_diag d;
     if (shlo_parse_module(k.text[c], k.len[c], "alloc.mlir", &m, &d) ||
-        m->n_funcs == 0 || shlo_compile(m, NULL, &e, &d) ||
+        shlo_module_num_funcs(m) == 0 || shlo_compile(m, NULL, &e, &d) ||
         shlo_executable_entry(e)->n_args) {
       shlo_executable_free(e);
       shlo_module_free(m);

@@ -1,4 +1,5 @@
-/* Unit tests for process grids (engine/src/runtime/grid.c, collective.c).
+/* Unit tests for process grids (engine/src/runtime/grid.c, rendezvous.c;
+ * kernels/grid_ops.c, collective.c).
  *
  * Random programs drive grids of 1x1, 4x1, 1x4, 2x4 and 8x8 processes
  * through every collective under each process-group strategy, with random

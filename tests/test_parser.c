@@ -46,11 +46,11 @@ static void empty_and_comment_only_inputs_are_empty_modules(void **state) {
   shlo_module *m;
   shlo_diag d;
   assert_int_equal(shlo_parse_module("", 0, "t.mlir", &m, &d), SHLO_OK);
-  assert_int_equal(m->n_funcs, 0);
+  assert_int_equal(shlo_module_num_funcs(m), 0);
   shlo_module_free(m);
   const char *c = "// only a comment\n\n   // another\n";
   assert_int_equal(shlo_parse_module(c, strlen(c), "t.mlir", &m, &d), SHLO_OK);
-  assert_int_equal(m->n_funcs, 0);
+  assert_int_equal(shlo_module_num_funcs(m), 0);
   shlo_module_free(m);
   assert_int_equal(shlo_parse_module(NULL, 0, "t.mlir", &m, &d), SHLO_OK);
   shlo_module_free(m);
@@ -188,7 +188,7 @@ static void pretty_and_generic_forms_build_the_same_ir(void **state) {
   assert_int_equal(shlo_parse_module(generic, strlen(generic), "g", &m2, &d), 0);
   char *p1 = shlo_module_print(m1), *p2 = shlo_module_print(m2);
   assert_string_equal(p1, p2);
-  const shlo_op *op = m1->funcs[0]->body->ops[0];
+  const shlo_op *op = shlo_module_func(m1, 0)->body->ops[0];
   int64_t perm[4];
   assert_int_equal(shlo_attr_i64s(shlo_op_attr(op, "permutation"), perm, 4), 2);
   assert_int_equal(perm[0], 1);
@@ -215,7 +215,7 @@ static void dense_literals_decode_per_type(void **state) {
   shlo_module *m;
   shlo_diag d;
   assert_int_equal(shlo_parse_module(text, strlen(text), "t", &m, &d), 0);
-  const shlo_block *b = m->funcs[0]->body;
+  const shlo_block *b = shlo_module_func(m, 0)->body;
   const shlo_value *v0 = shlo_op_attr(b->ops[0], "value")->dense;
   uint32_t bits;
   memcpy(&bits, v0->data, 4);
@@ -248,7 +248,8 @@ static int64_t const_elem(const char *literal, int64_t i) {
   shlo_diag d;
   if (shlo_parse_module(text, strlen(text), "t", &m, &d) != SHLO_OK)
     fail_msg("%s: %s", literal, d.message);
-  const shlo_value *v = shlo_op_attr(m->funcs[0]->body->ops[0], "value")->dense;
+  const shlo_value *v =
+      shlo_op_attr(shlo_module_func(m, 0)->body->ops[0], "value")->dense;
   int64_t x = shlo_tensor_get_i64(v, i);
   shlo_module_free(m);
   return x;
@@ -286,7 +287,7 @@ static void integer_literals_read_as_mlir_does(void **state) {
   assert_int_equal(shlo_parse_module(slice, strlen(slice), "t", &m, &d),
                    SHLO_OK);
   const shlo_attr *start =
-      shlo_op_attr(m->funcs[0]->body->ops[0], "start_indices");
+      shlo_op_attr(shlo_module_func(m, 0)->body->ops[0], "start_indices");
   assert_non_null(start);
   assert_int_equal(start->ints[0], 8);
   shlo_module_free(m);
@@ -417,7 +418,8 @@ static void string_escapes_decode(void **state) {
   assert_int_equal(shlo_parse_module(text, strlen(text), "t.mlir", &m, &d),
                    SHLO_OK);
   const char *got =
-      shlo_attr_get_str(shlo_op_attr(m->funcs[0]->body->ops[0], "s"));
+      shlo_attr_get_str(
+          shlo_op_attr(shlo_module_func(m, 0)->body->ops[0], "s"));
   assert_non_null(got);
   assert_string_equal(got, "aA~\n\t\"\\\nz");
   shlo_module_free(m);

@@ -8,6 +8,7 @@
 
 #include "cache.h"
 #include "core/arena.h"
+#include "frontend/module.h"
 #include "core/value.h"
 #include "json_write.h"
 #include "shlo/grid.h"
@@ -282,8 +283,8 @@ static char *build_info(const cache_entry *e) {
   else shlo__sb_puts(&b, "null");
   shlo__json_key(&b, "functions", false);
   shlo__sb_putc(&b, '[');
-  for (int i = 0; i < e->m->n_funcs; i++) {
-    const shlo_func *f = e->m->funcs[i];
+  for (int i = 0; i < shlo_module_num_funcs(e->m); i++) {
+    const shlo_func *f = shlo_module_func(e->m, i);
     if (i) shlo__sb_putc(&b, ',');
     shlo__sb_putc(&b, '{');
     shlo__json_key(&b, "name", true);
@@ -303,13 +304,13 @@ static char *build_info(const cache_entry *e) {
   shlo__json_num(&b, e->partitions);
   shlo__json_key(&b, "bytes", false);
   shlo__json_num(&b, (double)e->bytes);
-  if (e->m->producer) { /* read from a portable artifact */
+  if (shlo_module_producer(e->m)) { /* read from a portable artifact */
     shlo__json_key(&b, "artifact", false);
     shlo__sb_putc(&b, '{');
     shlo__json_key(&b, "stablehlo_version", true);
-    shlo__json_str(&b, e->m->stablehlo_version);
+    shlo__json_str(&b, shlo_module_stablehlo_version(e->m));
     shlo__json_key(&b, "producer", false);
-    shlo__json_str(&b, e->m->producer);
+    shlo__json_str(&b, shlo_module_producer(e->m));
     shlo__sb_putc(&b, '}');
   }
   shlo__sb_putc(&b, '}');
@@ -342,7 +343,8 @@ cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
   shlo_cancel_set(&e->compile_stop, 0);
   pthread_mutex_init(&e->lock, NULL);
   size_t dense = 0;
-  for (int i = 0; i < m->n_funcs; i++) dense += dense_bytes(m->funcs[i]->body);
+  for (int i = 0; i < shlo_module_num_funcs(m); i++)
+    dense += dense_bytes(shlo_module_func(m, i)->body);
   e->bytes = sizeof *e + 8 * text_len + 2 * dense + ir_bytes(m);
   e->info = build_info(e);
   if (!e->info) {

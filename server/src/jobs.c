@@ -224,7 +224,7 @@ cache_entry *srv_module_get(srv_server *s, const char *text, size_t len,
     else srv_error_from_diag(err, st, &d);
     return NULL;
   }
-  if (m->n_funcs == 0) {
+  if (shlo_module_num_funcs(m) == 0) {
     shlo_module_free(m);
     shlo_proto_fail(err, SHLO_PERR_VERIFY, "the program defines no function");
     return NULL;

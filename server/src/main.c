@@ -75,7 +75,7 @@ static bool loopback(const char *host) {
  * whose environment names they keep (SHLO_THREADS, SHLO_NO_FUSION, ...).
  * The default context is made here, before MPI or any worker uses it, so
  * it is sized as configured.  OPENBLAS_CORETYPE, when set, is the user's
- * BLAS core, which the engine then keeps (kernels/blas_setup.h). */
+ * BLAS core, which the engine then keeps (core/blas_setup.h). */
 static int engine_configure(const srv_config *c) {
   shlo_context_options o;
   shlo_context_options_init(&o);

@@ -108,7 +108,7 @@ typedef struct shlo_context_options {
   /* Keep the OpenBLAS core OpenBLAS picked, even when it is a slow
    * fallback on a CPU newer than the OpenBLAS release (set it when the
    * user chose one with OPENBLAS_CORETYPE).  Process-wide (OpenBLAS is):
-   * the first context created decides (kernels/blas_setup.h). */
+   * the first context created decides (core/blas_setup.h). */
   bool blas_keep_core;
 } shlo_context_options;
 

@@ -79,7 +79,7 @@ SHLO_API int64_t shlo_executable_work(const shlo_executable *e);
 /* Which kernels this process runs, picked when the library loaded, for
  * benchmarks and bug reports: "vmath avx512f, blas SkylakeX", with
  * " (OpenBLAS picked Prescott)" after the BLAS core when the engine
- * replaced OpenBLAS's own pick (kernels/blas_setup.h says when). */
+ * replaced OpenBLAS's own pick (core/blas_setup.h says when). */
 SHLO_API const char *shlo_kernels_info(void);
 
 /* Parse, verify and compile in one call: text (len bytes) is parsed with

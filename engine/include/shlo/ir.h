@@ -119,21 +119,9 @@ typedef struct shlo_func {
   shlo_loc loc;
 } shlo_func;
 
+/* A parsed module: opaque, read through the accessors below.  It owns
+ * every func, op, block, type, attribute and string reached from it. */
 typedef struct shlo_module shlo_module;
-struct shlo_module {
-  struct shlo_arena *arena;
-  const char *filename;  /* as given to the parser */
-  const char *name;      /* module @name, or NULL */
-  const shlo_attr *attrs;/* module attribute dictionary, or NULL */
-  int n_funcs;
-  shlo_func **funcs;
-  /* Read from a portable artifact (artifact.h): its producer string
-   * ("StableHLO_v1.20.0") and StableHLO version ("1.20.0"); NULL for text. */
-  const char *producer;
-  const char *stablehlo_version;
-  shlo_func **by_name;   /* funcs sorted by name, for shlo_module_find_func
-                            (set by the parser; NULL: it searches funcs) */
-};
 
 /* Parse MLIR text (len bytes, need not be NUL-terminated) into a module.
  * Bytes that start with the MLIR bytecode magic are read as a portable
@@ -161,6 +149,24 @@ SHLO_API shlo_status shlo_parse_values(const char *text, size_t len,
 /* Print a module in generic form; re-parsing the text gives the same IR.
  * Returns a malloc'd string (caller frees) or NULL on OOM. */
 SHLO_API char *shlo_module_print(const shlo_module *m);
+
+/* What a module holds; each returns what the module owns (borrowed: valid
+ * until shlo_module_free).  Its functions in the order the text gives
+ * them: shlo_module_func(m, i) for 0 <= i < shlo_module_num_funcs(m), NULL
+ * outside that range. */
+SHLO_API int shlo_module_num_funcs(const shlo_module *m);
+SHLO_API shlo_func *shlo_module_func(const shlo_module *m, int i);
+/* The module's @name, or NULL when it has none. */
+SHLO_API const char *shlo_module_name(const shlo_module *m);
+/* The file name given to the parser. */
+SHLO_API const char *shlo_module_filename(const shlo_module *m);
+/* The module's attribute dictionary, or NULL. */
+SHLO_API const shlo_attr *shlo_module_attrs(const shlo_module *m);
+/* Read from a portable artifact (artifact.h): its producer string
+ * ("StableHLO_v1.20.0") and StableHLO version ("1.20.0"); NULL for a
+ * module read from text. */
+SHLO_API const char *shlo_module_producer(const shlo_module *m);
+SHLO_API const char *shlo_module_stablehlo_version(const shlo_module *m);
 
 /* Lookups. */
 SHLO_API shlo_func *shlo_module_find_func(const shlo_module *m, const char *name);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/module.h"
 #include "core/alloc.h"
 #include "compile/executable.h"
 #include "core/context_int.h"
@@ -16,6 +17,7 @@
 #include "compile/depth.h"
 #include "core/limits.h"
 #include "core/namemap.h"
+#include "compile/compiler.h"
 #include "compile/fuse.h"
 #include "compile/refine.h"
 #include "compile/refine_cache.h"
@@ -247,7 +249,7 @@ static shlo_status build_scalar_prog(const shlo_type *const *types,
   for (int i = 0; i < p->n_steps; i++) {
     const shlo_step *s = &p->steps[i];
     bool constant = s->op && s->op->code == SHLO_OP_CONSTANT;
-    if (s->n_plans || s->n_out != 1 || (!constant && !s->range))
+    if (s->n_plans || s->n_out != 1 || (!constant && !s->loop.range))
       return SHLO_OK;
   }
   shlo_scalar_prog *sp = shlo__calloc(1, sizeof *sp);
@@ -304,8 +306,8 @@ static int64_t plan_work(const shlo_plan *p, const shlo_type *const *types) {
   return work;
 }
 
-/* Elementwise fusion over the finished plan (fuse.c); it needs each slot's
- * type. */
+/* Elementwise fusion over the finished plan (kernels/fuse.c); it needs
+ * each slot's type. */
 static shlo_status fuse_block(shlo_compiler *cc, const block_ctx *bc,
                               shlo_plan *p) {
   const shlo_type **types = shlo__calloc((size_t)bc->n_slots + 1, sizeof *types);
@@ -396,7 +398,7 @@ static shlo_status compile_op(shlo_compiler *cc, block_ctx *bc,
   shlo_status st = quantized ? shlo__compile_quantized(cc, op, s, fn)
                              : fn(cc, op, s);
   /* A quantized op's kernel wraps its float loop: never fuse it. */
-  if (quantized) s->range = NULL, s->range_one = NULL;
+  if (quantized) s->loop.range = NULL, s->loop.range_one = NULL;
   if (!st && !s->fn)
     st = shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED, "no kernel for this op");
   return st;

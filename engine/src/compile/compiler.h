@@ -8,14 +8,14 @@
 #define SHLO_COMPILER_H
 
 #include "compile/plan.h"
+#include "ops/ops.h"
 
 /* Each op's compile function fills step->fn, step->params (and may adjust
  * step->in/out); step->in/out already hold operand/result slots and
  * step->op is set.  It must check what the kernel relies on (static shapes,
  * supported element types) and fail with SHLO_EUNSUPPORTED naming the op
- * and type when this build cannot run it. */
-typedef shlo_status (*shlo_compile_fn)(shlo_compiler *cc, const shlo_op *op,
-                                       shlo_step *step);
+ * and type when this build cannot run it.
+ * (shlo_compile_fn, declared with the op table in ops/ops.h.) */
 
 /* Compile-time view the op compile functions get. */
 const shlo_type *shlo__cc_operand_type(shlo_compiler *cc, const shlo_op *op,

@@ -9,6 +9,7 @@
  * calls through many functions seen whole.  This walk itself uses work
  * lists, not recursion, and visits each function once (a callee shared by
  * many callers costs one visit), so it is linear in the module's size. */
+#include "frontend/module.h"
 #include "compile/depth.h"
 
 #include <stdlib.h>

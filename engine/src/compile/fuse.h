@@ -1,4 +1,10 @@
-/* Elementwise fusion, a pass of the compiler (see fuse.c). */
+/* Elementwise fusion, a pass of the compiler.
+ *
+ * The compiler runs it on every plan it makes; the kernels stage defines
+ * it (kernels/fuse.c), since a fused step's parameters are the lane and
+ * tile programs of the kernels it fuses.  The compile stage names it here
+ * as the op table names each family's step builder: it calls it, and never
+ * sees what it builds. */
 #ifndef SHLO_FUSE_H
 #define SHLO_FUSE_H
 

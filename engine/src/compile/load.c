@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "frontend/module.h"
 #include "core/context_int.h"
 #include "shlo/engine.h"
 

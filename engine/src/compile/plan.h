@@ -31,24 +31,17 @@ typedef shlo_status (*shlo_kernel)(const shlo_step *s, shlo_value *const *in,
 /* Told that elements [lo, hi) of a result are final (see run_blocks). */
 typedef void (*shlo_block_done)(void *ctx, int64_t lo, int64_t hi);
 
-struct shlo_step {
-  shlo_kernel fn;
-  const shlo_op *op;      /* for diagnostics and --explain */
-  int n_in, n_out;
-  int *in, *out;          /* slot numbers */
-  int n_release;
-  int *release;           /* slots whose value dies after this step */
-  void *params;           /* kernel parameters, owned by the plan */
-  void (*free_params)(void *);
-  int n_plans;
-  shlo_plan **plans;      /* compiled regions; each region's arguments are
-                             its block arguments followed by its captures */
-  int *n_captures;        /* per region: captured outer values, passed as
-                             trailing inputs of this step (in order) */
+/* A step runs through one entry point, its kernel fn: the executor calls
+ * nothing else.  Some ops can also give their computation as loops, which
+ * the compiler combines with other steps' into new steps whose kernels
+ * call them (fusion, kernels/fuse.c) or into a plan that runs on
+ * registers (shlo_scalar_prog); these are those loops, each optional, and
+ * each computing what fn computes. */
+typedef struct shlo_step_loops {
   /* Set by ops whose kernel is one pure loop over contiguous elements
    * (elementwise, convert): applies it to n elements, `in[k]` pointing at
    * operand k's first element (a rank-0 operand of select/clamp does not
-   * advance).  The compiler fuses runs of such steps (fuse.c). */
+   * advance).  The compiler fuses runs of such steps (kernels/fuse.c). */
   void (*range)(const shlo_step *s, void *out, const void *const *in,
                 int64_t n);
   /* Optional, beside range for a binary op: the same loop with operand
@@ -67,10 +60,29 @@ struct shlo_step {
    * finished each block, once per element.  Blocks are whole rows of the
    * result's last dimension.  The compiler runs the
    * elementwise run that reads the result right behind each block, while
-   * the block is in cache (an epilogue, fuse.c). */
+   * the block is in cache (an epilogue, kernels/fuse.c). */
   shlo_status (*run_blocks)(const shlo_step *s, shlo_value *const *in,
                             shlo_value *result, shlo_block_done done,
                             void *ctx, shlo_exec *ex);
+} shlo_step_loops;
+
+struct shlo_step {
+  shlo_kernel fn;         /* the one entry point (see shlo_step_loops) */
+  const shlo_op *op;      /* for diagnostics and --explain */
+  int n_in, n_out;
+  int *in, *out;          /* slot numbers */
+  int n_release;
+  int *release;           /* slots whose value dies after this step */
+  void *params;           /* kernel parameters, owned by the plan */
+  void (*free_params)(void *);
+  int n_plans;
+  shlo_plan **plans;      /* compiled regions; each region's arguments are
+                             its block arguments followed by its captures */
+  int *n_captures;        /* per region: captured outer values, passed as
+                             trailing inputs of this step (in order) */
+  /* The step's computation as loops the compiler may combine with other
+   * steps' (see shlo_step_loops); all unset for most ops. */
+  shlo_step_loops loop;
   char *label;            /* for --explain, when op->name is not enough */
 };
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/module.h"
 #include "core/alloc.h"
 #include "compile/refine_int.h"
 #include "core/diag.h"

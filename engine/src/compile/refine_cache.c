@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/module.h"
 #include "core/alloc.h"
 #include "compile/refine.h"
 #include "compile/refine_cache.h"

@@ -10,6 +10,7 @@
  * least one byte), so no input makes an allocation larger than the file;
  * nesting is bounded by BC_MAX_DEPTH; errors unwind with longjmp to shlo__bc_read,
  * and everything lives in the arena. */
+#include "frontend/module.h"
 #include "frontend/bytecode.h"
 
 #include <stdarg.h>

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "core/value.h"
+#include "frontend/module.h"
 #include "shlo/ir.h"
 
 const shlo_attr *shlo_op_attr(const shlo_op *op, const char *name) {
@@ -94,4 +95,24 @@ int shlo_attr_i64s(const shlo_attr *a, int64_t *out, int cap) {
   default:
     return -1;
   }
+}
+
+/* ---- the module's accessors (shlo/ir.h) ---- */
+
+int shlo_module_num_funcs(const shlo_module *m) { return m->n_funcs; }
+
+shlo_func *shlo_module_func(const shlo_module *m, int i) {
+  return i >= 0 && i < m->n_funcs ? m->funcs[i] : NULL;
+}
+
+const char *shlo_module_name(const shlo_module *m) { return m->name; }
+
+const char *shlo_module_filename(const shlo_module *m) { return m->filename; }
+
+const shlo_attr *shlo_module_attrs(const shlo_module *m) { return m->attrs; }
+
+const char *shlo_module_producer(const shlo_module *m) { return m->producer; }
+
+const char *shlo_module_stablehlo_version(const shlo_module *m) {
+  return m->stablehlo_version;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/module.h"
 #include "core/floatfmt.h"
 #include "core/int_range.h"
 #include "core/value.h"

@@ -3,6 +3,7 @@
  * `key = value`, bare enum words, `{attrs}`, `: signature`); while, reduce
  * and chlo.scan have forms of their own.  Keywords are stored under the
  * generic attribute names, so both forms give the same IR. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/ops.h"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/module.h"
 #include "core/alloc.h"
 #include "ops/ops.h"
 #include "frontend/parser_int.h"

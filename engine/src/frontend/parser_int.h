@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <stdnoreturn.h>
 
+#include "frontend/module.h"
 #include "core/arena.h"
 #include "core/namemap.h"
 #include "shlo/ir.h"

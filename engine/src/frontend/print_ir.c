@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/module.h"
 #include "core/alloc.h"
 #include "core/value.h"
 #include "shlo/ir.h"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/module.h"
 #include "core/alloc.h"
 #include "frontend/vhlo.h"
 #include "frontend/vhlo_lower.h"

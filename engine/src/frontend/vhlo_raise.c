@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/module.h"
 #include "core/alloc.h"
 #include "core/floatfmt.h"
 #include "core/strbuf.h"

@@ -177,8 +177,8 @@ shlo_status shlo__compile_chlo_broadcast(shlo_compiler *cc, const shlo_op *op,
   step->params = p;
   step->free_params = bc_free;
   step->fn = k_bcast;
-  step->range = NULL;
-  step->range_one = NULL;
+  step->loop.range = NULL;
+  step->loop.range_one = NULL;
   return SHLO_OK;
 }
 

@@ -541,7 +541,7 @@ static bool conv_is_nhwc(const conv_params *p, const shlo_attr *dn,
 }
 
 /* The fast path of a convolution with fixed padding and something to sum,
- * block by block (shlo_step.run_blocks). */
+ * block by block (shlo_step.loop.run_blocks). */
 static shlo_status conv_run_blocks(const shlo_step *s, shlo_value *const *in,
                                    shlo_value *result, shlo_block_done done,
                                    void *ctx, shlo_exec *ex) {
@@ -571,7 +571,8 @@ static shlo_status conv_use_nhwc(shlo_compiler *cc, const shlo_op *op,
     return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   snprintf(step->label, len, "%s [%s]", op->name, how);
   p->nhwc = true;
-  if (!p->dynamic && p->ci * p->kp != 0) step->run_blocks = conv_run_blocks;
+  if (!p->dynamic && p->ci * p->kp != 0)
+    step->loop.run_blocks = conv_run_blocks;
   return SHLO_OK;
 }
 

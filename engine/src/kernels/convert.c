@@ -326,7 +326,7 @@ shlo_status shlo__compile_convert(shlo_compiler *cc, const shlo_op *op,
   }
   p->fn = cv_tab[di][si];
   step->fn = k_convert;
-  step->range = cv_range;
+  step->loop.range = cv_range;
   return SHLO_OK;
 }
 

@@ -160,8 +160,8 @@ static void ew_range_one(const shlo_step *s, void *d, const void *const *x,
  * still (stride 0); over lanes every operand has one element per lane. */
 void shlo__range_lanes(const shlo_step *s, void *d, const void *const *x,
                        int64_t n) {
-  if (s->range != ew_range) {
-    s->range(s, d, x, n);
+  if (s->loop.range != ew_range) {
+    s->loop.range(s, d, x, n);
     return;
   }
   ew_params p = *(const ew_params *)s->params;
@@ -1286,9 +1286,9 @@ shlo_status shlo__compile_elementwise(shlo_compiler *cc, const shlo_op *op,
     return shlo__cc_fail(cc, op, SHLO_EVERIFY, "expected %d operands, got %d",
                         arity, n_in);
   step->fn = arity == 3 ? k_ternary : arity == 2 ? k_binary : k_unary;
-  step->range = ew_range;
-  step->range_one = p->bin_one[0] ? ew_range_one : NULL;
+  step->loop.range = ew_range;
+  step->loop.range_one = p->bin_one[0] ? ew_range_one : NULL;
   if (k.et == SHLO_F32 && rt->elem == SHLO_F32)
-    step->lane_op = (unsigned char)ew_lane_op(op->code);
+    step->loop.lane_op = (unsigned char)ew_lane_op(op->code);
   return SHLO_OK;
 }

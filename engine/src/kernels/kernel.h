@@ -5,6 +5,7 @@
 #ifndef SHLO_KERNEL_H
 #define SHLO_KERNEL_H
 
+#include "compile/compiler.h"
 #include "ops/ops.h"
 #include "runtime/exec.h"
 

@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "kernels/blas_setup.h"
+#include "core/blas_setup.h"
 #include "kernels/vmath.h"
 #include "shlo/engine.h"
 

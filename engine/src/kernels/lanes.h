@@ -43,7 +43,7 @@ void shlo__lanes_run(shlo_lanes *l, const shlo_step *s, int r,
                      shlo_value *const *in, const void *const *lead, int n,
                      int64_t count);
 
-/* step->range with every operand advancing one element per lane (a
+/* step->loop.range with every operand advancing one element per lane (a
  * select's predicate or a clamp's bounds too, which a scalar region's
  * loops otherwise hold still as broadcast scalars); elementwise.c. */
 void shlo__range_lanes(const shlo_step *s, void *d, const void *const *x,

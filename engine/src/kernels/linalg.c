@@ -197,7 +197,7 @@ static shlo_status k_dot(const shlo_step *s, shlo_value *const *in,
   return SHLO_OK;
 }
 
-/* shlo_step.run_blocks of a dot_general whose result is the product of
+/* shlo_step.loop.run_blocks of a dot_general whose result is the product of
  * its operands' native type: blocks of whole batch elements where the
  * batch splits over the pool, else whole rows of the result once every
  * GEMM is done. */
@@ -341,7 +341,7 @@ shlo_status shlo__compile_dot_general(shlo_compiler *cc, const shlo_op *op,
   p->rmode = dot_operand_mode(p, rt, order, alt);
   step->fn = k_dot;
   if (p->nb && p->m && p->n && p->k && shlo__la_native(p->dom, p->ot))
-    step->run_blocks = dot_run_blocks;
+    step->loop.run_blocks = dot_run_blocks;
   return SHLO_OK;
 }
 

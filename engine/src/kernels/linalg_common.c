@@ -10,7 +10,7 @@
 #include <cblas.h>
 
 #include "core/floatfmt.h"
-#include "kernels/blas_setup.h"
+#include "core/blas_setup.h"
 #include "kernels/gemm_panels.h"
 #include "kernels/linalg_int.h"
 #include "runtime/pool.h"

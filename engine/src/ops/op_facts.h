@@ -18,7 +18,7 @@
  *          (compile/refine_infer.c): REFINE_<rule>, or REFINE_NONE when a
  *          dynamic result of the op is refused.
  * reducer  the collective reduction a one-op reduction body of this op
- *          runs natively (runtime/collective.c), or REDUCER_NONE when such
+ *          runs natively (kernels/collective.c), or REDUCER_NONE when such
  *          a body runs as a region.
  * lane     the f32 lane-program op (kernels/vchain.h) whose bits the op's
  *          f32 loop gives, so fusion may chain it, or LANE_NONE; only

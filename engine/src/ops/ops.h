@@ -38,8 +38,16 @@
 #ifndef SHLO_OPS_H
 #define SHLO_OPS_H
 
-#include "compile/compiler.h"
+#include "shlo/ir.h"
 #include "ops/op_facts.h"
+
+/* The compile column names each family's step builder.  The op table comes
+ * before the compile stage, so it knows the compiler and the step only by
+ * name (compile/compiler.h and compile/plan.h define them). */
+typedef struct shlo_compiler shlo_compiler;
+typedef struct shlo_step shlo_step;
+typedef shlo_status (*shlo_compile_fn)(shlo_compiler *cc, const shlo_op *op,
+                                       shlo_step *step);
 
 /* A keyword list is one string of NUL-terminated names, keyword then
  * attribute, ended by an empty keyword. */
@@ -258,7 +266,8 @@ enum {
   X(UNIFORM_QUANTIZE, "stablehlo.uniform_quantize", uniform_quantize,         \
       uniform_quantize, SHLO_OPF_PER_AXIS, 0, 0)
 
-/* Process grids: collectives, channels, feeds (grid.c, collective.c). */
+/* Process grids: collectives, channels, feeds (kernels/grid_ops.c,
+ * kernels/collective.c; the grid itself is runtime/grid.c). */
 #define SHLO_OPS_GRID(X)                                               \
   X(AFTER_ALL, "stablehlo.after_all", after_all, after_all, 0, 0, 0)          \
   X(ALL_GATHER, "stablehlo.all_gather", collective, all_gather, 0, 0, 0)      \

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/context_int.h"
-#include "kernels/blas_setup.h"
+#include "core/blas_setup.h"
 #include "runtime/pool.h"
 
 void shlo_context_options_init(shlo_context_options *o) {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "frontend/module.h"
 #include "compile/executable.h"
 #include "compile/refine_cache.h"
 #include "core/value.h"
@@ -177,7 +178,7 @@ static void run_scalar_ops(const shlo_scalar_prog *sp, unsigned char *regs) {
     const void *x[3];
     for (int j = 0; j < st->n_in && j < 3; j++)
       x[j] = regs + (size_t)st->in[j] * 16;
-    st->range(st, regs + (size_t)st->out[0] * 16, x, 1);
+    st->loop.range(st, regs + (size_t)st->out[0] * 16, x, 1);
   }
 }
 

@@ -1,8 +1,9 @@
 /* Process grids: feed queues, grid executions (one thread per process,
- * a supervisor that joins them), shlo_execute_grid, and the ops that are
- * not collectives: interpreter.run_parallel, replica_id, partition_id,
- * after_all, infeed, outfeed, send, recv.  Collectives live in
- * collective.c.
+ * a supervisor that joins them), shlo_execute_grid, and the channels of
+ * send and recv.  The ops that use them are kernels: the collectives in
+ * kernels/collective.c (their rendezvous in rendezvous.c), and
+ * interpreter.run_parallel, replica_id, partition_id, after_all, infeed,
+ * outfeed, send and recv in kernels/grid_ops.c.
  *
  * A grid never hangs: every wait is a timed wait against the execution
  * deadline that also wakes when the grid fails; a process that blocks or
@@ -13,9 +14,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "frontend/module.h"
 #include "core/value.h"
 #include "core/thread.h"
-#include "kernels/kernel.h"
+#include "runtime/exec.h"
 #include "runtime/grid.h"
 #include "runtime/grid_net.h"
 #include "core/context_int.h"
@@ -49,7 +51,7 @@ static void cond_init_monotonic(pthread_cond_t *c) {
 
 /* Wait on c until woken or until `until` (0: no limit).  Returns true
  * when the limit passed. */
-static bool wait_until(pthread_cond_t *c, pthread_mutex_t *m, double until) {
+bool shlo__wait_until(pthread_cond_t *c, pthread_mutex_t *m, double until) {
   if (until <= 0) {
     pthread_cond_wait(c, m);
     return false;
@@ -148,8 +150,8 @@ shlo_status shlo_feed_try_push(shlo_feed *q, shlo_value *v) {
 /* Append v, waiting while the bounded queue is full until there is room,
  * *stop is set or the deadline passes (the outfeed and host sends of a
  * program whose reader is slow). */
-static shlo_status feed_put_wait(shlo_feed *q, shlo_value *v, double deadline,
-                                 const shlo_cancel *stop) {
+shlo_status shlo__feed_put_wait(shlo_feed *q, shlo_value *v, double deadline,
+                                const shlo_cancel *stop) {
   shlo_status st = SHLO_OK;
   pthread_mutex_lock(&q->lock);
   for (;;) {
@@ -166,7 +168,7 @@ static shlo_status feed_put_wait(shlo_feed *q, shlo_value *v, double deadline,
       st = SHLO_ETIMEOUT;
       goto out;
     }
-    wait_until(&q->cond, &q->lock, deadline);
+    shlo__wait_until(&q->cond, &q->lock, deadline);
   }
   st = feed_append_locked(q, v);
 out:
@@ -220,8 +222,8 @@ int shlo_feed_size(shlo_feed *q) {
 
 /* Wait until k values are there, the queue is closed, *stop is set or the
  * deadline passes; then take the k values (all or none). */
-static shlo_status feed_take(shlo_feed *q, int k, shlo_value **out,
-                             double deadline, const shlo_cancel *stop) {
+shlo_status shlo__feed_take(shlo_feed *q, int k, shlo_value **out,
+                            double deadline, const shlo_cancel *stop) {
   shlo_status st = SHLO_OK;
   pthread_mutex_lock(&q->lock);
   for (;;) {
@@ -238,7 +240,7 @@ static shlo_status feed_take(shlo_feed *q, int k, shlo_value **out,
       st = SHLO_ETIMEOUT;
       goto out;
     }
-    wait_until(&q->cond, &q->lock, deadline);
+    shlo__wait_until(&q->cond, &q->lock, deadline);
   }
   for (int i = 0; i < k; i++) {
     out[i] = q->items[q->head];
@@ -257,7 +259,7 @@ shlo_status shlo_feed_pop(shlo_feed *q, double timeout_s, shlo_value **out) {
   *out = NULL;
   double deadline = timeout_s < 0 ? 0 : shlo__now() + timeout_s;
   if (timeout_s == 0) deadline = shlo__now();
-  return feed_take(q, 1, out, deadline, NULL);
+  return shlo__feed_take(q, 1, out, deadline, NULL);
 }
 
 static void feed_wake(shlo_feed *q) {
@@ -381,7 +383,7 @@ void shlo__grid_check_deadlock(shlo_grid *g) {
                          msg);
 }
 
-/* A rendezvous and the values it still holds (collective.c makes them;
+/* A rendezvous and the values it still holds (rendezvous.c makes them;
  * the grid frees those left when it ends). */
 void shlo__rdv_free(grid_rdv *r) {
   if (!r) return;
@@ -406,8 +408,8 @@ void shlo__rdv_free(grid_rdv *r) {
   free(r);
 }
 
-static shlo_grid *grid_new(int R, int P, const char *filename,
-                           double deadline) {
+shlo_grid *shlo__grid_new(int R, int P, const char *filename,
+                          double deadline) {
   shlo_grid *g = calloc(1, sizeof *g);
   if (!g) return NULL;
   g->n_replicas = R;
@@ -431,7 +433,7 @@ static shlo_grid *grid_new(int R, int P, const char *filename,
   return g;
 }
 
-static void grid_free(shlo_grid *g) {
+void shlo__grid_free(shlo_grid *g) {
   if (!g) return;
   for (int k = 0; k < g->n_procs; k++) {
     for (int i = 0; i < g->procs[k].n_seqs; i++) free(g->procs[k].seqs[i].set);
@@ -464,21 +466,6 @@ static void grid_free(shlo_grid *g) {
 }
 
 /* ---- running a grid ---- */
-
-typedef struct grid_job {
-  shlo_grid *g;
-  int k;
-  const shlo_plan *plan;
-  const char *filename;
-  shlo_value *const *args;
-  shlo_value **results;
-  FILE *print;
-  struct shlo_mem_budget *budget; /* charged by this process's tensors */
-  shlo_context *ctx;              /* the scope its thread runs in */
-  shlo_status st;
-  pthread_t thread;
-  bool running;      /* its thread started (on this rank) */
-} grid_job;
 
 static void *proc_main(void *arg) {
   grid_job *j = arg;
@@ -590,8 +577,8 @@ static shlo_status grid_net_finish(shlo_grid *g, grid_job *jobs) {
 
 /* Run jobs[0..n) (one per process) and wait for all of them, turning
  * *cancel into a grid failure.  Returns the grid's failure code. */
-static shlo_status grid_run(shlo_grid *g, grid_job *jobs,
-                            const shlo_cancel *cancel) {
+shlo_status shlo__grid_run(shlo_grid *g, grid_job *jobs,
+                           const shlo_cancel *cancel) {
   shlo_status st = shlo__net_begin(g);
   if (st) {
     shlo_diag_set(&g->fail, st, g->filename, 0, 0,
@@ -627,7 +614,7 @@ static shlo_status grid_run(shlo_grid *g, grid_job *jobs,
     if (g->deadline > 0 && !g->failed &&
         (!until || g->deadline + grace < until))
       until = g->deadline + grace;
-    wait_until(&g->cond, &g->lock, until);
+    shlo__wait_until(&g->cond, &g->lock, until);
   }
   pthread_mutex_unlock(&g->lock);
   for (int k = 0; k < g->n_procs; k++)
@@ -646,8 +633,6 @@ void shlo_module_grid(const shlo_module *m, int *num_replicas,
   *num_replicas = r > 0 && r <= 1 << 20 ? (int)r : 1;
   *num_partitions = p > 0 && p <= 1 << 20 ? (int)p : 1;
 }
-
-#define SHLO_GRID_MAX_PROCS 4096
 
 /* Every process's program (e, or opts->programs[k]) must take the n_args
  * arguments given for it and all must return as many results (*n_res). */
@@ -721,7 +706,7 @@ static shlo_status grid_run_budgeted(shlo_grid *g, grid_job *jobs,
   if (opts && opts->exec.max_bytes > 0 &&
       (budget = shlo__budget_new(opts->exec.max_bytes)))
     prev = shlo__budget_swap(budget);
-  shlo_status st = grid_run(g, jobs, opts ? opts->exec.cancel : NULL);
+  shlo_status st = shlo__grid_run(g, jobs, opts ? opts->exec.cancel : NULL);
   if (budget) shlo__budget_swap(prev);
   if (st && shlo__budget_exceeded(budget))
     st = shlo__budget_refusal(budget, &g->fail);
@@ -757,11 +742,11 @@ shlo_status shlo_execute_grid(const shlo_executable *e,
   double deadline = opts && opts->exec.timeout_s > 0
                         ? shlo__now() + opts->exec.timeout_s
                         : 0;
-  shlo_grid *g = grid_new(R, P, m->filename, deadline);
+  shlo_grid *g = shlo__grid_new(R, P, m->filename, deadline);
   grid_job *jobs = calloc((unsigned)n, sizeof *jobs);
   shlo_value **res = calloc((unsigned)n * (size_t)n_res + 1, sizeof *res);
   if (!g || !jobs || !res) {
-    grid_free(g);
+    shlo__grid_free(g);
     free(jobs);
     free(res);
     return shlo_diag_set(diag, SHLO_ENOMEM, m->filename, 0, 0,
@@ -782,428 +767,13 @@ shlo_status shlo_execute_grid(const shlo_executable *e,
     *n_results = n_res;
   }
   free(jobs);
-  grid_free(g);
+  shlo__grid_free(g);
   return st;
 }
 
-/* ---- interpreter.run_parallel ---- */
+/* ---- channels ---- */
 
-/* programs = [[@f, ...], ...] is programs[replica][partition]; process k
- * takes the next plans[k]->n_args operands and gives the next n_results
- * results.  infeed = [@q0, ...]: each function's results go, in order,
- * into every process's infeed queue before the processes start. */
-typedef struct rp_params {
-  int R, P;
-  shlo_plan **plans; /* per process; owned by the executable */
-  int *arg_off, *res_off;
-  int n_infeed;
-  shlo_plan **infeed;
-} rp_params;
-
-static void rp_free(void *p) {
-  rp_params *rp = p;
-  if (!rp) return;
-  free(rp->plans);
-  free(rp->arg_off);
-  free(rp->res_off);
-  free(rp->infeed);
-  free(rp);
-}
-
-static shlo_status k_run_parallel(const shlo_step *s, shlo_value *const *in,
-                                  shlo_value **out, shlo_exec *ex) {
-  const rp_params *rp = s->params;
-  size_t n = (size_t)rp->R * (size_t)rp->P;
-  shlo_status st = SHLO_OK;
-  shlo_grid *g = grid_new(rp->R, rp->P, ex->filename, ex->deadline);
-  grid_job *jobs = calloc(n, sizeof *jobs);
-  if (!g || !jobs) {
-    st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-    goto done;
-  }
-  for (size_t k = 0; k < n; k++) {
-    g->infeed[k] = shlo_feed_new();
-    if (!g->infeed[k]) {
-      st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-      goto done;
-    }
-  }
-  for (int i = 0; i < rp->n_infeed; i++) {
-    const shlo_plan *q = rp->infeed[i];
-    shlo_value **vals = calloc((size_t)q->n_results + 1, sizeof *vals);
-    if (!vals) {
-      st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-      goto done;
-    }
-    st = shlo__plan_run(q, ex, NULL, vals);
-    for (int v = 0; v < q->n_results; v++) {
-      for (size_t k = 0; k < n && !st; k++)
-        if (shlo_feed_push(g->infeed[k], vals[v]))
-          st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-      shlo_value_unref(vals[v]);
-    }
-    free(vals);
-    if (st) goto done;
-  }
-  for (size_t k = 0; k < n; k++) {
-    shlo_feed_close(g->infeed[k]);
-    jobs[k].plan = rp->plans[k];
-    jobs[k].filename = ex->filename;
-    jobs[k].args = in + rp->arg_off[k];
-    jobs[k].results = out + rp->res_off[k];
-    jobs[k].print = ex->print;
-  }
-  st = grid_run(g, jobs, ex->cancel);
-  if (st) {
-    const shlo_diag *d = &g->fail;
-    if (d->line)
-      shlo__exec_fail(ex, s, st, "at %d:%d: %s", d->line, d->col, d->message);
-    else
-      shlo__exec_fail(ex, s, st, "%s", d->message);
-  }
-done:
-  if (g)
-    for (size_t k = 0; k < n; k++) shlo_feed_free(g->infeed[k]);
-  grid_free(g);
-  free(jobs);
-  return st;
-}
-
-static const shlo_attr *symbol_list(const shlo_attr *a) {
-  return a && a->kind == SHLO_ATTR_ARRAY ? a : NULL;
-}
-
-shlo_status shlo__compile_run_parallel(shlo_compiler *cc, const shlo_op *op,
-                                      shlo_step *step) {
-  const shlo_attr *progs = symbol_list(shlo_op_attr(op, "programs"));
-  if (!progs || progs->n < 1 || !symbol_list(progs->items[0]) ||
-      progs->items[0]->n < 1)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "needs programs = [[@f, ...], ...] with at least one "
-                        "process");
-  int R = progs->n, P = progs->items[0]->n;
-  if ((int64_t)R * P > SHLO_GRID_MAX_PROCS)
-    return shlo__cc_fail(cc, op, SHLO_ELIMIT,
-                        "a grid of %d x %d processes is over the limit", R, P);
-  rp_params *rp = calloc(1, sizeof *rp);
-  if (!rp) return SHLO_ENOMEM;
-  step->params = rp;
-  step->free_params = rp_free;
-  rp->R = R;
-  rp->P = P;
-  int n = R * P;
-  rp->plans = calloc((size_t)n, sizeof *rp->plans);
-  rp->arg_off = calloc((size_t)n, sizeof *rp->arg_off);
-  rp->res_off = calloc((size_t)n, sizeof *rp->res_off);
-  if (!rp->plans || !rp->arg_off || !rp->res_off) return SHLO_ENOMEM;
-  int n_args = 0, n_res = 0;
-  for (int r = 0; r < R; r++) {
-    const shlo_attr *row = symbol_list(progs->items[r]);
-    if (!row || row->n != P)
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "programs row %d must list %d functions like row 0",
-                          r, P);
-    for (int p = 0; p < P; p++) {
-      const char *name = shlo_attr_get_str(row->items[p]);
-      if (!name || row->items[p]->kind != SHLO_ATTR_SYMBOL)
-        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                            "programs[%d][%d] must be a function symbol", r, p);
-      shlo_plan *plan;
-      shlo_status st = shlo__cc_func_plan(cc, op, name, &plan);
-      if (st) return st;
-      int k = r * P + p;
-      rp->plans[k] = plan;
-      rp->arg_off[k] = n_args;
-      rp->res_off[k] = n_res;
-      n_args += plan->n_args;
-      n_res += plan->n_results;
-    }
-  }
-  if (n_args != op->n_operands || n_res != op->n_results)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "the programs take %d inputs and give %d results in "
-                        "all, but the op has %d operands and %d results",
-                        n_args, n_res, op->n_operands, op->n_results);
-  const shlo_attr *inf = shlo_op_attr(op, "infeed");
-  if (inf) {
-    if (!symbol_list(inf))
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "infeed must be a list of function symbols");
-    rp->infeed = calloc((size_t)inf->n + 1, sizeof *rp->infeed);
-    if (!rp->infeed) return SHLO_ENOMEM;
-    for (int i = 0; i < inf->n; i++) {
-      const char *name = shlo_attr_get_str(inf->items[i]);
-      if (!name)
-        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                            "infeed[%d] must be a function symbol", i);
-      shlo_status st = shlo__cc_func_plan(cc, op, name, &rp->infeed[i]);
-      if (st) return st;
-      if (rp->infeed[i]->n_args)
-        return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                            "infeed function '@%s' must take no arguments",
-                            name);
-      rp->n_infeed++;
-    }
-  }
-  step->fn = k_run_parallel;
-  return SHLO_OK;
-}
-
-/* ---- replica_id, partition_id ---- */
-
-/* stablehlo.replica_id / partition_id: the process's position in the
- * grid as tensor<ui32>; 0 outside a grid. */
-static shlo_status k_process_id(const shlo_step *s, shlo_value *const *in,
-                                shlo_value **out, shlo_exec *ex) {
-  (void)in;
-  int64_t id = 0;
-  if (ex->grid) {
-    int P = ex->grid->n_partitions;
-    id = s->op->code == SHLO_OP_REPLICA_ID ? ex->proc / P : ex->proc % P;
-  }
-  out[0] = shlo_tensor_new(SHLO_UI32, 0, NULL);
-  if (!out[0]) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-  *(uint32_t *)out[0]->data = (uint32_t)id;
-  return SHLO_OK;
-}
-
-shlo_status shlo__compile_process_id(shlo_compiler *cc, const shlo_op *op,
-                                    shlo_step *step) {
-  const shlo_type *t = op->n_results == 1 ? shlo__cc_result_type(cc, op, 0)
-                                          : NULL;
-  if (op->n_operands || !t || t->kind != SHLO_TYPE_TENSOR || t->rank != 0 ||
-      t->elem != SHLO_UI32)
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                        "takes no operands and returns tensor<ui32>");
-  step->fn = k_process_id;
-  return SHLO_OK;
-}
-
-/* ---- after_all ---- */
-
-/* stablehlo.after_all: a token that follows all its operand tokens. */
-static shlo_status k_token(const shlo_step *s, shlo_value *const *in,
-                           shlo_value **out, shlo_exec *ex) {
-  (void)in;
-  out[s->n_out - 1] = shlo_token_new();
-  return out[s->n_out - 1] ? SHLO_OK
-                           : shlo__exec_fail(ex, s, SHLO_ENOMEM,
-                                            "out of memory");
-}
-
-static bool is_token(const shlo_type *t) {
-  return t && t->kind == SHLO_TYPE_TOKEN;
-}
-
-shlo_status shlo__compile_after_all(shlo_compiler *cc, const shlo_op *op,
-                                   shlo_step *step) {
-  for (int i = 0; i < op->n_operands; i++)
-    if (!is_token(shlo__cc_operand_type(cc, op, i)))
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY, "operand %d is not a token",
-                          i);
-  if (op->n_results != 1 || !is_token(shlo__cc_result_type(cc, op, 0)))
-    return shlo__cc_fail(cc, op, SHLO_EVERIFY, "returns one token");
-  step->fn = k_token;
-  return SHLO_OK;
-}
-
-/* ---- helpers for feeds and channels ---- */
-
-static void value_type_str(const shlo_value *v, char *buf, size_t cap) {
-  if (!v) {
-    snprintf(buf, cap, "nothing");
-    return;
-  }
-  if (v->kind != SHLO_TYPE_TENSOR) {
-    snprintf(buf, cap, v->kind == SHLO_TYPE_TOKEN ? "!stablehlo.token"
-                                                  : "a tuple");
-    return;
-  }
-  shlo_type t;
-  memset(&t, 0, sizeof t);
-  t.kind = SHLO_TYPE_TENSOR;
-  t.elem = v->elem;
-  t.rank = v->rank;
-  memcpy(t.dims, v->dims, sizeof t.dims);
-  shlo_type_format(&t, buf, cap);
-}
-
-/* Types of the value results (all but the trailing token) of an op. */
-typedef struct io_params {
-  int64_t channel;
-  bool host;  /* is_host_transfer: the caller's host channel feeds */
-  int n;
-  const shlo_type **types; /* borrowed from the module */
-} io_params;
-
-static void io_free(void *p) {
-  io_params *io = p;
-  if (io) free(io->types);
-  free(io);
-}
-
-static shlo_status compile_io(shlo_compiler *cc, const shlo_op *op,
-                              shlo_step *step, bool reads) {
-  io_params *io = calloc(1, sizeof *io);
-  if (!io) return SHLO_ENOMEM;
-  step->params = io;
-  step->free_params = io_free;
-  if (reads) {
-    if (op->n_operands != 1 || !is_token(shlo__cc_operand_type(cc, op, 0)) ||
-        op->n_results < 1 ||
-        !is_token(shlo__cc_result_type(cc, op, op->n_results - 1)))
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "takes a token and returns values and a token");
-    io->n = op->n_results - 1;
-    io->types = calloc((size_t)io->n + 1, sizeof *io->types);
-    if (!io->types) return SHLO_ENOMEM;
-    for (int i = 0; i < io->n; i++) {
-      io->types[i] = shlo__cc_result_type(cc, op, i);
-      if (io->types[i]->kind != SHLO_TYPE_TENSOR)
-        return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
-                            "result %d: only tensors can be received", i);
-    }
-  } else {
-    if (op->n_operands < 1 ||
-        !is_token(shlo__cc_operand_type(cc, op, op->n_operands - 1)) ||
-        op->n_results != 1 || !is_token(shlo__cc_result_type(cc, op, 0)))
-      return shlo__cc_fail(cc, op, SHLO_EVERIFY,
-                          "takes values and a token and returns a token");
-    io->n = op->n_operands - 1;
-  }
-  const shlo_attr *ch = shlo_op_attr(op, "channel_handle");
-  if (ch && ch->kind == SHLO_ATTR_STRUCT)
-    shlo_attr_get_i64(shlo_attr_field(ch, "handle"), &io->channel);
-  else
-    shlo_attr_get_i64(shlo_op_attr(op, "channel_id"), &io->channel);
-  const shlo_attr *h = shlo_op_attr(op, "is_host_transfer");
-  io->host = h && (h->kind == SHLO_ATTR_UNIT || h->b);
-  return SHLO_OK;
-}
-
-static shlo_status check_received(const shlo_step *s, shlo_value **vals,
-                                  const io_params *io, shlo_exec *ex,
-                                  const char *what) {
-  for (int i = 0; i < io->n; i++)
-    if (!shlo_value_has_type(vals[i], io->types[i])) {
-      char want[256], got[256];
-      shlo_type_format(io->types[i], want, sizeof want);
-      value_type_str(vals[i], got, sizeof got);
-      return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
-                            "result %d must be %s but %s gave %s", i, want,
-                            what, got);
-    }
-  return SHLO_OK;
-}
-
-/* ---- infeed, outfeed ---- */
-
-/* stablehlo.infeed: takes the next values of this process's infeed queue,
- * one per tensor result; waits for them until the deadline or a cancel;
- * fails at once on a closed queue that cannot supply them. */
-static shlo_status k_infeed(const shlo_step *s, shlo_value *const *in,
-                            shlo_value **out, shlo_exec *ex) {
-  (void)in;
-  const io_params *io = s->params;
-  shlo_grid *g = ex->grid;
-  shlo_feed *q = g ? g->infeed[ex->proc] : NULL;
-  char who[64] = "(0, 0)";
-  if (g) shlo__proc_name(g, ex->proc, who, sizeof who);
-  if (!q)
-    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
-                          "process %s has no infeed queue", who);
-  if (g) {
-    pthread_mutex_lock(&g->lock);
-    g->procs[ex->proc].feed_at = s;
-    pthread_mutex_unlock(&g->lock);
-  }
-  shlo_status st = feed_take(q, io->n, out, ex->deadline, ex->cancel);
-  if (g) {
-    pthread_mutex_lock(&g->lock);
-    g->procs[ex->proc].feed_at = NULL;
-    pthread_mutex_unlock(&g->lock);
-  }
-  switch (st) {
-  case SHLO_OK:
-    break;
-  case SHLO_ECANCELED:
-    return g ? shlo__grid_aborted(ex, s)
-             : shlo__exec_fail(ex, s, st, "execution canceled");
-  case SHLO_EINPUT:
-    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
-                          "the infeed queue of process %s is closed and "
-                          "holds fewer than the %d values this infeed reads",
-                          who, io->n);
-  default:
-    return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
-                          "process %s waited for infeed until the deadline",
-                          who);
-  }
-  st = check_received(s, out, io, ex, "the infeed queue");
-  if (!st) {
-    out[io->n] = shlo_token_new();
-    if (!out[io->n]) st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-  }
-  return st; /* on error the executor drops the values already in out */
-}
-
-shlo_status shlo__compile_infeed(shlo_compiler *cc, const shlo_op *op,
-                                shlo_step *step) {
-  shlo_status st = compile_io(cc, op, step, true);
-  if (st) return st;
-  step->fn = k_infeed;
-  return SHLO_OK;
-}
-
-/* A failed wait of a feed_put_wait or feed_take by process ex->proc at s,
- * as the step's failure; what names the queue for the message. */
-static shlo_status feed_wait_failed(shlo_exec *ex, const shlo_step *s,
-                                    shlo_status st, const char *what) {
-  char who[64] = "(0, 0)";
-  if (ex->grid) shlo__proc_name(ex->grid, ex->proc, who, sizeof who);
-  switch (st) {
-  case SHLO_ECANCELED:
-    return ex->grid ? shlo__grid_aborted(ex, s)
-                    : shlo__exec_fail(ex, s, st, "execution canceled");
-  case SHLO_ENOMEM:
-    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-  case SHLO_EINPUT:
-    return shlo__exec_fail(ex, s, SHLO_ERUNTIME, "%s of process %s is closed",
-                          what, who);
-  default:
-    return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
-                          "process %s waited on %s until the deadline", who,
-                          what);
-  }
-}
-
-/* stablehlo.outfeed: appends each operand to this process's outfeed queue
- * (dropped when the execution has none), waiting while a bounded queue is
- * full. */
-static shlo_status k_outfeed(const shlo_step *s, shlo_value *const *in,
-                             shlo_value **out, shlo_exec *ex) {
-  const io_params *io = s->params;
-  shlo_feed *q = ex->grid ? ex->grid->outfeed[ex->proc] : NULL;
-  for (int i = 0; q && i < io->n; i++) {
-    shlo_status st = feed_put_wait(q, in[i], ex->deadline, ex->cancel);
-    if (st) return feed_wait_failed(ex, s, st, "the outfeed queue");
-  }
-  out[0] = shlo_token_new();
-  return out[0] ? SHLO_OK
-                : shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-}
-
-shlo_status shlo__compile_outfeed(shlo_compiler *cc, const shlo_op *op,
-                                 shlo_step *step) {
-  shlo_status st = compile_io(cc, op, step, false);
-  if (st) return st;
-  step->fn = k_outfeed;
-  return SHLO_OK;
-}
-
-/* ---- send, recv ---- */
-
-static grid_chan *chan_get(shlo_grid *g, int64_t id) {
+grid_chan *shlo__chan_get(shlo_grid *g, int64_t id) {
   for (grid_chan *c = g->chans; c; c = c->next)
     if (c->id == id) return c;
   grid_chan *c = calloc(1, sizeof *c);
@@ -1216,7 +786,7 @@ static grid_chan *chan_get(shlo_grid *g, int64_t id) {
 
 bool shlo__chan_put(shlo_grid *g, int64_t channel, grid_msg *m) {
   pthread_mutex_lock(&g->lock);
-  grid_chan *c = chan_get(g, channel);
+  grid_chan *c = shlo__chan_get(g, channel);
   if (c) {
     if (c->tail) c->tail->next = m;
     else c->head = m;
@@ -1230,7 +800,7 @@ bool shlo__chan_put(shlo_grid *g, int64_t channel, grid_msg *m) {
 /* The caller's feed for host channel `channel` (to_host: a send's), or
  * NULL when it gives none.  Remembered in g->host so that a failure wakes
  * a process waiting on it. */
-static shlo_feed *host_feed(shlo_grid *g, int64_t channel, bool to_host) {
+shlo_feed *shlo__host_feed(shlo_grid *g, int64_t channel, bool to_host) {
   if (!g->host_channel) return NULL;
   shlo_feed *q = g->host_channel(g->host_ctx, channel, to_host);
   if (!q) return NULL;
@@ -1243,160 +813,4 @@ static shlo_feed *host_feed(shlo_grid *g, int64_t channel, bool to_host) {
   }
   pthread_mutex_unlock(&g->lock);
   return known ? q : NULL; /* more channels than a failure could wake */
-}
-
-/* send / recv with is_host_transfer = true on a grid whose caller serves
- * host channels: the values go to (come from) the caller's feed for the
- * channel, one value per operand (result).  Without such a caller they
- * travel between the processes like any send / recv (the reference
- * interpreter's run_parallel plays the host that way). */
-static shlo_status host_transfer(const shlo_step *s, shlo_value *const *in,
-                                 shlo_value **out, shlo_exec *ex, bool send) {
-  const io_params *io = s->params;
-  shlo_feed *q = ex->grid ? host_feed(ex->grid, io->channel, send) : NULL;
-  if (!q)
-    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
-                          "no host serves channel %lld of this %s",
-                          (long long)io->channel, send ? "send" : "recv");
-  shlo_status st = SHLO_OK;
-  if (send)
-    for (int i = 0; i < io->n && !st; i++)
-      st = feed_put_wait(q, in[i], ex->deadline, ex->cancel);
-  else
-    st = feed_take(q, io->n, out, ex->deadline, ex->cancel);
-  if (st) return feed_wait_failed(ex, s, st, "the host channel");
-  if (!send && (st = check_received(s, out, io, ex, "the host"))) return st;
-  shlo_value **tok = send ? &out[0] : &out[io->n];
-  *tok = shlo_token_new();
-  return *tok ? SHLO_OK : shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-}
-
-/* stablehlo.send: queues its values on the channel named by
- * channel_handle.handle for the process that receives on it; does not
- * wait for the receiver. */
-static shlo_status k_send(const shlo_step *s, shlo_value *const *in,
-                          shlo_value **out, shlo_exec *ex) {
-  const io_params *io = s->params;
-  shlo_grid *g = ex->grid;
-  if (io->host && g && g->host_channel)
-    return host_transfer(s, in, out, ex, true);
-  if (!g)
-    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
-                          "send needs a process grid to receive it");
-  grid_msg *m = calloc(1, sizeof *m);
-  shlo_value **vals = calloc((size_t)io->n + 1, sizeof *vals);
-  if (!m || !vals) {
-    free(m);
-    free(vals);
-    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-  }
-  for (int i = 0; i < io->n; i++) vals[i] = shlo_value_ref(in[i]);
-  m->values = vals;
-  m->n = io->n;
-  m->from = ex->proc;
-  if (!shlo__chan_put(g, io->channel, m)) {
-    for (int i = 0; i < io->n; i++) shlo_value_unref(vals[i]);
-    free(vals);
-    free(m);
-    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-  }
-  if (g->home && shlo__net_send(g, io->channel, ex->proc, in, io->n))
-    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-  out[0] = shlo_token_new();
-  return out[0] ? SHLO_OK
-                : shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-}
-
-shlo_status shlo__compile_send(shlo_compiler *cc, const shlo_op *op,
-                              shlo_step *step) {
-  shlo_status st = compile_io(cc, op, step, false);
-  if (st) return st;
-  step->fn = k_send;
-  return SHLO_OK;
-}
-
-/* stablehlo.recv: takes the oldest message on its channel, waiting for
- * one until the deadline, a failure elsewhere, or a deadlock. */
-static shlo_status k_recv(const shlo_step *s, shlo_value *const *in,
-                          shlo_value **out, shlo_exec *ex) {
-  const io_params *io = s->params;
-  shlo_grid *g = ex->grid;
-  if (io->host && g && g->host_channel)
-    return host_transfer(s, in, out, ex, false);
-  if (!g)
-    return shlo__exec_fail(ex, s, SHLO_ERUNTIME,
-                          "recv needs a process grid to send to it");
-  grid_proc *me = &g->procs[ex->proc];
-  grid_msg *m = NULL;
-  bool timed_out = false, aborted = false, nomem = false;
-  pthread_mutex_lock(&g->lock);
-  grid_chan *c = chan_get(g, io->channel);
-  nomem = !c;
-  while (c) {
-    if (g->failed) {
-      aborted = true;
-      break;
-    }
-    if (c->head) {
-      m = c->head;
-      c->head = m->next;
-      if (!c->head) c->tail = NULL;
-      break;
-    }
-    if (g->deadline > 0 && shlo__now() >= g->deadline) {
-      timed_out = true;
-      break;
-    }
-    me->phase = PROC_BLOCKED;
-    me->at = s;
-    me->chan = c;
-    shlo__grid_check_deadlock(g);
-    if (!g->failed) wait_until(&g->cond, &g->lock, g->deadline);
-    me->phase = PROC_RUNNING;
-    me->chan = NULL;
-  }
-  pthread_mutex_unlock(&g->lock);
-  char who[64];
-  shlo__proc_name(g, ex->proc, who, sizeof who);
-  if (nomem) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-  if (aborted) return shlo__grid_aborted(ex, s);
-  if (timed_out)
-    return shlo__exec_fail(ex, s, SHLO_ETIMEOUT,
-                          "process %s waited for a message on channel %lld "
-                          "until the deadline",
-                          who, (long long)io->channel);
-  shlo_status st = SHLO_OK;
-  if (m->n != io->n) {
-    char from[64];
-    shlo__proc_name(g, m->from, from, sizeof from);
-    st = shlo__exec_fail(ex, s, SHLO_ERUNTIME,
-                        "receives %d values on channel %lld but process %s "
-                        "sent %d",
-                        io->n, (long long)io->channel, from, m->n);
-  } else {
-    for (int i = 0; i < io->n; i++) {
-      out[i] = m->values[i];
-      m->values[i] = NULL;
-    }
-    char from[80];
-    snprintf(from, sizeof from, "process ");
-    shlo__proc_name(g, m->from, from + 8, sizeof from - 8);
-    st = check_received(s, out, io, ex, from);
-    if (!st) {
-      out[io->n] = shlo_token_new();
-      if (!out[io->n]) st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-    }
-  }
-  for (int i = 0; i < m->n; i++) shlo_value_unref(m->values[i]);
-  free(m->values);
-  free(m);
-  return st;
-}
-
-shlo_status shlo__compile_recv(shlo_compiler *cc, const shlo_op *op,
-                              shlo_step *step) {
-  shlo_status st = compile_io(cc, op, step, true);
-  if (st) return st;
-  step->fn = k_recv;
-  return SHLO_OK;
 }

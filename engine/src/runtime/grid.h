@@ -1,5 +1,5 @@
 /* Process grids, internal: the state one grid execution shares between its
- * process threads (grid.c), rendezvous and collectives (collective.c).
+ * process threads (grid.c), the rendezvous of collectives (rendezvous.c).
  *
  * One mutex and one condition variable guard and signal everything in a
  * shlo_grid: process phases, rendezvous records, send/recv channels and
@@ -15,6 +15,7 @@
 
 #include "compile/executable.h"
 #include "runtime/exec_int.h"
+#include "shlo/context.h"
 #include "shlo/grid.h"
 
 typedef enum {
@@ -109,6 +110,25 @@ static inline bool shlo__grid_local(const shlo_grid *g, int k) {
   return !g->home || g->home[k] == g->rank;
 }
 
+/* The most processes a grid may have (a run_parallel's or an execution's). */
+#define SHLO_GRID_MAX_PROCS 4096
+
+/* One process of a grid execution: the plan it runs on its thread. */
+typedef struct grid_job {
+  shlo_grid *g;
+  int k;
+  const shlo_plan *plan;
+  const char *filename;
+  shlo_value *const *args;
+  shlo_value **results;
+  FILE *print;
+  struct shlo_mem_budget *budget; /* charged by this process's tensors */
+  shlo_context *ctx;              /* the scope its thread runs in */
+  shlo_status st;
+  pthread_t thread;
+  bool running;      /* its thread started (on this rank) */
+} grid_job;
+
 /* ---- grid.c ---- */
 double shlo__now(void);
 /* Absolute CLOCK_MONOTONIC time for pthread_cond_timedwait. */
@@ -131,8 +151,61 @@ void shlo__grid_fail_diag_locked(shlo_grid *g, const shlo_diag *d);
 /* Append m to the channel (made on first use) and wake the receivers;
  * false when out of memory (m stays the caller's). */
 bool shlo__chan_put(shlo_grid *g, int64_t channel, grid_msg *m);
+/* Under g->lock: channel id, made on first use; NULL when out of memory. */
+grid_chan *shlo__chan_get(shlo_grid *g, int64_t id);
+/* The caller's feed for host channel `channel` (to_host: a send's), or
+ * NULL when it gives none (remembered, so that a failure wakes a process
+ * waiting on it). */
+shlo_feed *shlo__host_feed(shlo_grid *g, int64_t channel, bool to_host);
+/* Wait on c (m held) until woken or until `until` (monotonic seconds; 0:
+ * no limit).  Returns true when the limit passed. */
+bool shlo__wait_until(pthread_cond_t *c, pthread_mutex_t *m, double until);
+/* Append v to feed q, waiting while the bounded queue is full until there
+ * is room, *stop is set or the deadline passes: SHLO_OK, SHLO_EINPUT
+ * (closed), SHLO_ECANCELED, SHLO_ETIMEOUT or SHLO_ENOMEM. */
+shlo_status shlo__feed_put_wait(shlo_feed *q, shlo_value *v, double deadline,
+                                const shlo_cancel *stop);
+/* Wait until q holds k values, is closed, *stop is set or the deadline
+ * passes; then take the k values (all or none) into out. */
+shlo_status shlo__feed_take(shlo_feed *q, int k, shlo_value **out,
+                            double deadline, const shlo_cancel *stop);
+/* A grid of R x P processes of a program in filename, failing at the
+ * deadline (monotonic seconds; 0: none), its feeds all NULL; NULL when out
+ * of memory.  shlo__grid_free frees it (not the feeds). */
+shlo_grid *shlo__grid_new(int R, int P, const char *filename,
+                          double deadline);
+void shlo__grid_free(shlo_grid *g);
+/* Run jobs[0..n_procs) (one per process, plan, args, results, print set)
+ * and wait for all of them, turning *cancel into a grid failure.  Returns
+ * the grid's failure code (its diagnostic in g->fail). */
+shlo_status shlo__grid_run(shlo_grid *g, grid_job *jobs,
+                           const shlo_cancel *cancel);
 
-/* ---- collective.c ---- */
+/* ---- rendezvous.c ---- */
+
+/* What a collective does at its rendezvous (kernels/collective.c says
+ * what each op does):
+ *  check    as the last member to arrive, before compute: whether the
+ *           members agree (steps[i] is NULL for members on other ranks);
+ *           an error status fails the group;
+ *  compute  fill results[g][0..s->n_out) with owned references for every
+ *           member g of the G, from their operands contrib[g]; in are
+ *           this process's operands. */
+typedef shlo_status (*shlo_rdv_fn)(const shlo_step *s, shlo_value *const *in,
+                                   int G, shlo_value **const *contrib,
+                                   shlo_value ***results, shlo_exec *ex);
+typedef struct shlo_rdv_ops {
+  shlo_status (*check)(const grid_rdv *r, const shlo_step *s, shlo_exec *ex);
+  shlo_rdv_fn compute;
+} shlo_rdv_ops;
+
+/* Run one group of a collective step s: members[0..G) in group order,
+ * this process (ex->proc) among them; out gets this process's results.
+ * Every member leaves its operands in the group's rendezvous; the last to
+ * arrive runs ops (a group of one runs compute at once). */
+shlo_status shlo__rendezvous(const shlo_step *s, shlo_value *const *in,
+                             const int *members, int G, shlo_exec *ex,
+                             const shlo_rdv_ops *ops, shlo_value **out);
 /* Under g->lock: the rendezvous over the sorted member set `set` (members
  * in group order) with sequence number seq, made on first use; NULL when
  * out of memory. */

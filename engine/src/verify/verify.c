@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/module.h"
 #include "core/alloc.h"
 #include "core/int_range.h"
 #include "core/limits.h"

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "compile/fuse_int.h"
+#include "kernels/fuse_int.h"
 #include "core/value.h"
 #include "kernels/fold_tiles.h"
 
@@ -91,7 +91,7 @@ static int lanes_operand(lane_prog *lp, const fused *f, const member *m,
 bool shlo__fuse_lanes_op(const shlo_plan *p, int first, const fused *f,
                          int q) {
   const member *m = &f->m[q];
-  int op = p->steps[first + q].lane_op;
+  int op = p->steps[first + q].loop.lane_op;
   if (m->bcast || !op || m->esz != 4 ||
       m->n_in != (shlo_lane_op_binary(op) ? 2 : 1))
     return false;
@@ -159,7 +159,7 @@ static bool lanes_fill(lane_prog *lp, const shlo_plan *p, int first,
       c->ins = NULL;
       return false;
     }
-    c->ins[c->n_ins] = (shlo_vchain_ins){p->steps[first + q].lane_op,
+    c->ins[c->n_ins] = (shlo_vchain_ins){p->steps[first + q].loop.lane_op,
                                          (int8_t)a, (int8_t)b, -1};
     if (stored[q]) {
       bool streams = !tp && (f->cols ? shlo__fuse_rows_streams(f, m)
@@ -275,7 +275,7 @@ static bool rows_ins_ok(const shlo_plan *p, int first, const fused *f,
                         int q) {
   const member *m = &f->m[q];
   if (!shlo__fuse_lanes_op(p, first, f, q) || m->inv != INV_NO ||
-      p->steps[first + q].lane_op >= SHLO_LANE_EXP)
+      p->steps[first + q].loop.lane_op >= SHLO_LANE_EXP)
     return false;
   for (int i = 0; i < m->n_in; i++)
     if (m->ref[i] >= 0 && m->adv[i] != ADV_FULL) return false;

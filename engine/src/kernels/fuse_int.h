@@ -1,5 +1,6 @@
 /* Fused steps (fuse.c): what a run or rows group holds, shared with the
- * lane programs built for them (fuse_lanes.c).  Internal to compile/. */
+ * lane programs built for them (fuse_lanes.c).  Internal to the fusion
+ * files (kernels/fuse*.c). */
 #ifndef SHLO_FUSE_INT_H
 #define SHLO_FUSE_INT_H
 
@@ -166,7 +167,7 @@ bool shlo__fuse_run_streams(const fused *f, const member *m);
 bool shlo__fuse_rows_streams(const fused *f, const member *m);
 
 /* Lane programs for run f (made of steps first.. of p), one per stretch
- * of two or more lane ops (step.lane_op) with only f32 broadcasts among
+ * of two or more lane ops (step.loop.lane_op) with only f32 broadcasts among
  * them; broadcasts stay as they are (filled, or read as one element).
  * Sets the members' seg, prog_ins, in_acc and run_after, and
  * f->lanes_work.  A stretch whose program cannot be made (too many

@@ -20,7 +20,7 @@
 
 #include <cblas.h>
 
-#include "kernels/blas_setup.h"
+#include "core/blas_setup.h"
 
 extern int blas_thread_shutdown_(void) __attribute__((weak));
 extern void gotoblas_dynamic_quit(void) __attribute__((weak));

@@ -1,7 +1,7 @@
 /* Elementwise fusion.
  *
  * A run of consecutive steps that are pure loops over the same number of
- * elements (elementwise ops and convert, which set step->range, and
+ * elements (elementwise ops and convert, which set step->loop.range, and
  * broadcast_in_dim of a smaller operand, read in place) becomes one step.  It walks the elements
  * in cache-sized chunks, split across the pool, applying every member to
  * the chunk in turn; values used only inside the run live in per-chunk
@@ -37,9 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/module.h"
 #include "core/alloc.h"
 #include "compile/fuse.h"
-#include "compile/fuse_int.h"
+#include "kernels/fuse_int.h"
 #include "core/tensor_uninit.h"
 #include "core/value.h"
 #include "kernels/fold_tiles.h"
@@ -117,13 +118,13 @@ static size_t operand_step(const fused *f, const member *m, int i) {
 
 /* Member m's range loop over n elements into d, operand m->one_arg being
  * one element broadcast over all n: the op's own loop for that where it
- * has one (step.range_one), else its loop over pieces that read a short
+ * has one (step.loop.range_one), else its loop over pieces that read a short
  * splat of it kept in L1, where the broadcast member would have written
  * (and the loop read) n copies. */
 static void range_one_arg(const fused *f, const member *m, char *d,
                           const void *const *x, int64_t n) {
-  if (m->step.range_one) { /* the op has a loop for it */
-    m->step.range_one(&m->step, d, x, n, m->one_arg);
+  if (m->step.loop.range_one) { /* the op has a loop for it */
+    m->step.loop.range_one(&m->step, d, x, n, m->one_arg);
     return;
   }
   _Alignas(64) char splat[ONE_PIECE * SCRATCH_ELEM];
@@ -137,7 +138,7 @@ static void range_one_arg(const fused *f, const member *m, char *d,
       xs[i] = i == m->one_arg
                   ? splat
                   : (const char *)x[i] + (size_t)b * operand_step(f, m, i);
-    m->step.range(&m->step, d + (size_t)b * m->esz, xs, k);
+    m->step.loop.range(&m->step, d + (size_t)b * m->esz, xs, k);
   }
 }
 
@@ -145,7 +146,7 @@ static void range_one_arg(const fused *f, const member *m, char *d,
 static void member_range(const fused *f, const member *m, char *d,
                          const void *const *x, int64_t n) {
   if (m->one_arg >= 0) range_one_arg(f, m, d, x, n);
-  else m->step.range(&m->step, d, x, n);
+  else m->step.loop.range(&m->step, d, x, n);
 }
 
 /* dst[0..n) = the broadcast's elements b .. b+n-1, a run along the last
@@ -580,7 +581,7 @@ static bool fusable(const shlo_step *s, const shlo_type *const *types,
     bcast_map m;
     return bcast_map_of(s, types, &m);
   }
-  if (!s->range) return false;
+  if (!s->loop.range) return false;
   /* Operands are whole (numel) or, for select/clamp, one element that
    * does not advance. */
   for (int k = 0; k < s->n_in; k++) {
@@ -647,7 +648,7 @@ static int rows_member_dom(const shlo_plan *p, int first, int k,
     if (!made_by_member(p, first, k, s->in[0])) return dom;
     return is_row_bcast(s, types, F) ? dom : -1;
   }
-  if (!s->range || s->n_in > 3) return -1;
+  if (!s->loop.range || s->n_in > 3) return -1;
   for (int i = 0; i < s->n_in; i++) {
     if (slot_dom(types, s->in[i], F) == dom) continue;
     /* a non-advancing select/clamp operand, from outside */
@@ -669,7 +670,8 @@ static int rows_group_end(const shlo_plan *p, int i,
   for (int j = i; j < p->n_steps && j < i + ROWS_LOOKAHEAD && !f; j++) {
     const shlo_step *s = &p->steps[j];
     if (shlo__reduce_row_fold(s)) f = types[s->in[0]];
-    else if (s->n_out != 1 || s->n_plans || !(s->range || is_bcast(s, types)))
+    else if (s->n_out != 1 || s->n_plans ||
+             !(s->loop.range || is_bcast(s, types)))
       return i;
   }
   /* rank >= 2 with rows to share out: a reduction of a whole vector is
@@ -924,12 +926,12 @@ static void run_layout(fused *f) {
 }
 
 /* Whether every reader of member k of run f (steps first.. of p) has a
- * loop for one operand being a single element (step.range_one). */
+ * loop for one operand being a single element (step.loop.range_one). */
 static bool readers_take_one(const shlo_plan *p, int first, const fused *f,
                              int k) {
   for (int q = k + 1; q < f->n_members; q++)
     for (int i = 0; i < f->m[q].n_in; i++)
-      if (f->m[q].ref[i] == -(k + 1) && !p->steps[first + q].range_one)
+      if (f->m[q].ref[i] == -(k + 1) && !p->steps[first + q].loop.range_one)
         return false;
   return true;
 }
@@ -1062,7 +1064,7 @@ static void fuse_member(const shlo_plan *p, int first, int last, int k,
   m->seg = -1;
   m->moved_to = -1;
   m->keep = -1;
-  m->bcast = !s->range;
+  m->bcast = !s->loop.range;
   if (m->bcast) bcast_map_of(s, types, &m->map);
   m->n_in = s->n_in;
   for (int i = 0; i < s->n_in; i++)
@@ -1198,7 +1200,7 @@ static shlo_status fuse_index_init(fuse_index *x, const shlo_plan *p) {
 
 /* ---- epilogues: a run behind the blocks of the step that feeds it ---- */
 
-/* A step whose kernel makes its result in blocks (shlo_step.run_blocks)
+/* A step whose kernel makes its result in blocks (shlo_step.loop.run_blocks)
  * and the run that alone reads that result: the run works on each block
  * as soon as it is final, on the same thread, while the block is in that
  * core's cache, instead of reading the whole result back from memory in a
@@ -1225,7 +1227,7 @@ static void epilogue_free(void *p) {
 }
 
 /* A rows group over elements [lo, hi) of the producer's result, whole
- * rows of it (shlo_step.run_blocks makes blocks of whole rows). */
+ * rows of it (shlo_step.loop.run_blocks makes blocks of whole rows). */
 static void rows_of_block(void *ctx, int64_t lo, int64_t hi) {
   const fused_run *r = ctx;
   rows_chunk(ctx, lo / r->f->cols, hi / r->f->cols);
@@ -1254,7 +1256,7 @@ static shlo_status k_epilogue(const shlo_step *s, shlo_value *const *in,
     goto done;
   }
   fused_run r = {f, run_in, out, 0};
-  st = e->producer.run_blocks(&e->producer, in, made,
+  st = e->producer.loop.run_blocks(&e->producer, in, made,
                               f->cols ? rows_of_block : fused_chunk, &r, ex);
   if (!st && atomic_load(&r.failed))
     st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
@@ -1276,7 +1278,7 @@ done:
 static bool epilogue_fits(const shlo_step *p, const shlo_step *r,
                           const shlo_type *const *types, const int *reads,
                           int *ext) {
-  if (!p->run_blocks || p->n_out != 1 || r->fn != k_fused) return false;
+  if (!p->loop.run_blocks || p->n_out != 1 || r->fn != k_fused) return false;
   const fused *f = r->params;
   int slot = p->out[0];
   const shlo_type *t = types[slot];

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "compile/fuse_int.h"
+#include "kernels/fuse_int.h"
 #include "kernels/fold_tiles.h"
 #include "ops/ops.h"
 
