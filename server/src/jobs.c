@@ -910,7 +910,9 @@ void srv_job_register(srv_job *j) {
     srv_team_pay_compile(e->cost_ms, &r->cancel);
   cached = a == CACHE_HAD;
   char why[1200];
-  if (srv_store_registered(s, e, r->team->name, name, why, sizeof why)) {
+  int version = 0;
+  if (srv_store_registered(s, e, r->team->name, name, &version, why,
+                           sizeof why)) {
     srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "store: %s", why);
     goto done;
   }
@@ -920,6 +922,7 @@ void srv_job_register(srv_job *j) {
   if (name) {
     shlo__json_key(&info, "name", false);
     shlo__json_str(&info, name);
+    shlo__sb_printf(&info, ",\"version\":%d", version);
   }
   shlo__sb_puts(&info, cached ? ",\"cached\":true}" : ",\"cached\":false}");
   reply_ok(r, shlo__sb_take(&info));

@@ -94,23 +94,48 @@ bool srv_oip_answer_inline(srv_request *r) {
   return true;
 }
 
-/* The model's name and what follows it in the URL ("", "/ready",
- * "/infer"); false (error set) when the URL names no model we serve. */
-static bool split_path(srv_request *r, char name[STORE_NAME_LEN + SRV_ID_LEN],
-                       const char **rest) {
-  const char *p = r->path + 11, *slash = strchr(p, '/');
-  size_t n = slash ? (size_t)(slash - p) : strlen(p);
+/* Model names in URLs: a name, an id, or an admin's TEAM/NAME. */
+#define OIP_NAME_LEN (2 * STORE_NAME_LEN + SRV_ID_LEN)
+
+/* The length of the model name at p: up to the next '/', or for an
+ * admin's TEAM/NAME the one after (a '/' followed by anything but
+ * "versions/", "ready" or "infer"). */
+static size_t name_length(const char *p) {
+  const char *slash = strchr(p, '/');
+  if (!slash) return strlen(p);
+  const char *after = slash + 1;
+  if (!strncmp(after, "versions/", 9) || !strcmp(after, "ready") ||
+      !strcmp(after, "infer"))
+    return (size_t)(slash - p);
+  const char *second = strchr(after, '/');
+  return second ? (size_t)(second - p) : strlen(p);
+}
+
+/* The model's name, its version (0: none given) and what follows them in
+ * the URL ("", "/ready", "/infer"); false (error set) when the URL names
+ * no model we serve. */
+static bool split_path(srv_request *r, char name[OIP_NAME_LEN],
+                       int *version, const char **rest) {
+  const char *p = r->path + 11;
+  size_t n = name_length(p);
   *rest = p + n;
-  if (n == 0 || n >= STORE_NAME_LEN + SRV_ID_LEN) {
+  *version = 0;
+  if (n == 0 || n >= OIP_NAME_LEN) {
     oip_error(r, 400, "malformed model name in %s", r->path);
     return false;
   }
   memcpy(name, p, n);
   name[n] = 0;
   if (!strncmp(*rest, "/versions/", 10)) {
-    oip_error(r, 404, "model %s has no versions: use /v2/models/%s%s", name,
-              name, strchr(*rest + 10, '/') ? strchr(*rest + 10, '/') : "");
-    return false;
+    char *end;
+    long v = strtol(*rest + 10, &end, 10);
+    if (end == *rest + 10 || v < 1 || v > INT32_MAX ||
+        (*end && *end != '/')) {
+      oip_error(r, 400, "malformed model version in %s", r->path);
+      return false;
+    }
+    *version = (int)v;
+    *rest = end;
   }
   if (**rest && strcmp(*rest, "/ready") && strcmp(*rest, "/infer")) {
     oip_error(r, 404, "no route %s", r->path);
@@ -150,13 +175,31 @@ static bool tensor_meta(srv_request *r, strbuf *b, const char *kind, int i,
   return true;
 }
 
-static void model_metadata(srv_request *r, cache_entry *e, const char *name) {
+/* The versions of team's model name, as OIP lists them (strings). */
+static void put_versions(strbuf *b, srv_request *r, const char *team,
+                         const char *name) {
+  int v[64];
+  int n = srv_names_versions(&r->srv->names, team, name, v, 64);
+  shlo__json_key(b, "versions", false);
+  shlo__sb_putc(b, '[');
+  for (int i = 0; i < n && i < 64; i++)
+    shlo__sb_printf(b, "%s\"%d\"", i ? "," : "", v[i]);
+  shlo__sb_putc(b, ']');
+}
+
+/* team: the team whose name it is (NULL when addressed by id). */
+static void model_metadata(srv_request *r, cache_entry *e, const char *name,
+                           const char *team) {
   const shlo_func *f = model_func(r, e);
   if (!f) return;
   strbuf b = {0};
   shlo__sb_putc(&b, '{');
   shlo__json_key(&b, "name", true);
   shlo__json_str(&b, name);
+  if (team) {
+    const char *slash = strchr(name, '/');
+    put_versions(&b, r, team, slash ? slash + 1 : name);
+  }
   shlo__json_key(&b, "platform", false);
   shlo__json_str(&b, "shlo_stablehlo");
   shlo__json_key(&b, "inputs", false);
@@ -180,6 +223,7 @@ fail:
 typedef struct infer {
   srv_request *r;
   const char *name;
+  int version;        /* of a named model; 0 when addressed by id */
   cache_entry *e;
   const shlo_executable *x;
   const shlo_func *f;
@@ -473,6 +517,8 @@ static void answer_infer(infer *in) {
   shlo__sb_putc(&b, '{');
   shlo__json_key(&b, "model_name", true);
   shlo__json_str(&b, in->name);
+  if (in->version) shlo__sb_printf(&b, ",\"model_version\":\"%d\"",
+                                   in->version);
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(in->root, "id");
   if (cJSON_IsString(id)) {
     shlo__json_key(&b, "id", false);
@@ -575,22 +621,33 @@ static void run_infer(infer *in) {
 
 void srv_job_oip(srv_job *j) {
   srv_request *r = (srv_request *)j;
-  char name[STORE_NAME_LEN + SRV_ID_LEN];
+  char name[OIP_NAME_LEN], why[512];
   const char *rest;
-  if (!split_path(r, name, &rest)) return;
-  cache_entry *e = srv_module_by_name(r->srv, name);
+  int version, found;
+  if (!split_path(r, name, &version, &rest)) return;
   const void *owner = srv_visible_owner(r);
+  char whose[SRV_NAME_LEN];
+  cache_entry *e = srv_module_by_name(r->srv, r->team, owner == NULL, name,
+                                      version, &found, whose, why,
+                                      sizeof why);
   if (e && owner && !cache_owns(&r->srv->cache, e, owner)) {
     cache_release(&r->srv->cache, e); /* another team's: unknown here */
     e = NULL;
+    snprintf(why, sizeof why, "no model %s", name);
   }
   if (!e) {
-    oip_error(r, 404, "no model %s (register a module with \"name\": \"%s\", "
-                      "or use its id)", name, name);
+    oip_error(r, 404, "%s (register a module with \"name\", or use its id)",
+              why);
+    return;
+  }
+  if (version && !found) { /* an id has no versions */
+    cache_release(&r->srv->cache, e);
+    oip_error(r, 404, "model %s has no versions: use /v2/models/%s%s", name,
+              name, rest);
     return;
   }
   memcpy(r->module, e->id, SRV_ID_LEN);
-  infer in = {.r = r, .name = name, .e = e};
+  infer in = {.r = r, .name = name, .version = found, .e = e};
   if (!strcmp(rest, "/ready")) {
     strbuf b = {0};
     shlo__sb_putc(&b, '{');
@@ -599,7 +656,7 @@ void srv_job_oip(srv_job *j) {
     shlo__sb_puts(&b, ",\"ready\":true}");
     reply(r, 200, shlo__sb_take(&b));
   } else if (!*rest) {
-    model_metadata(r, e, name);
+    model_metadata(r, e, name, found ? whose : NULL);
   } else {
     run_infer(&in);
   }

@@ -15,6 +15,7 @@
 #include <uv.h>
 
 #include "cache.h"
+#include "names.h"
 #include "config.h"
 #include "counts.h"
 #include "pool.h"
@@ -205,6 +206,7 @@ struct srv_server {
   uv_timer_t drain_timer;
   srv_pool pool;
   srv_cache cache;
+  srv_names names;  /* module names per team and version (names.h) */
   srv_metrics metrics;
   srv_token *tokens;
   int n_tokens;

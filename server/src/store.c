@@ -13,7 +13,11 @@
 #include "server.h"
 #include "store.h"
 
-#define STORE_MAGIC "shlo-module 1"
+/* Format 2 names modules per team and version ("name TEAM VERSION TIME
+ * NAME" lines); format 1 had one "name NAME" line, which reads as the
+ * first team's version 1. */
+#define STORE_MAGIC "shlo-module 2"
+#define STORE_MAGIC_1 "shlo-module 1"
 #define STORE_SUFFIX ".module"
 /* Room for some thousands of teams' lines. */
 #define STORE_HEADER_MAX 65536
@@ -25,9 +29,11 @@ void store_record_free(store_record *r) {
   free(r->entry);
   free(r->program);
   free(r->teams);
+  free(r->names);
   r->entry = r->program = NULL;
   r->teams = NULL;
-  r->n_teams = 0;
+  r->names = NULL;
+  r->n_teams = r->n_names = 0;
 }
 
 bool store_record_has_team(const store_record *r, const char *team) {
@@ -117,12 +123,18 @@ static int format_header(const store_record *r, char *out, size_t cap) {
     n += (size_t)k;
     k = snprintf(out + n, cap - n, "team %s\n", r->teams[i]);
   }
+  for (int i = 0; k > 0 && (size_t)k < cap - n && i < r->n_names; i++) {
+    n += (size_t)k;
+    const srv_name_row *nm = &r->names[i];
+    k = snprintf(out + n, cap - n, "name %s %d %lld %s\n", nm->team,
+                 nm->version, (long long)nm->registered_ns, nm->name);
+  }
   if (k < 0 || (size_t)k >= cap - n) return -1;
   n += (size_t)k;
   k = snprintf(out + n, cap - n,
-               "name %s\nentry %s\nreplicas %d\npartitions %d\n"
+               "entry %s\nreplicas %d\npartitions %d\n"
                "registered %lld\nprogram-bytes %zu\n\n",
-               r->name, r->entry ? r->entry : "", r->replicas, r->partitions,
+               r->entry ? r->entry : "", r->replicas, r->partitions,
                (long long)r->registered_ns, r->program_len);
   if (k < 0 || (size_t)k >= cap - n) return -1;
   return (int)(n + (size_t)k);
@@ -172,18 +184,45 @@ int store_write(const char *dir, const store_record *r, char *why,
   return 0;
 }
 
-/* One "key value" header line into r; false for anything unexpected. */
+/* A format-2 name line's value, "TEAM VERSION TIME NAME", into r. */
+static bool name_line(store_record *r, const char *val) {
+  srv_name_row nm = {0};
+  char team[STORE_TEAM_LEN], name[STORE_NAME_LEN];
+  long long version, t;
+  int used = 0;
+  if (sscanf(val, "%63s %lld %lld %63s%n", team, &version, &t, name,
+             &used) != 4 || val[used] || version < 1 || version > INT32_MAX ||
+      !store_name_ok(name) || !store_name_ok(team))
+    return false;
+  snprintf(nm.team, sizeof nm.team, "%s", team);
+  snprintf(nm.name, sizeof nm.name, "%s", name);
+  snprintf(nm.id, sizeof nm.id, "%s", r->id);
+  nm.version = (int)version;
+  nm.registered_ns = t;
+  srv_name_row *g = realloc(r->names, (size_t)(r->n_names + 1) * sizeof *g);
+  if (!g) return false;
+  r->names = g;
+  r->names[r->n_names++] = nm;
+  return true;
+}
+
+/* One "key value" header line into r (a format-1 name into legacy); false
+ * for anything unexpected. */
 static bool header_field(store_record *r, const char *key, const char *val,
-                         size_t *program_len, int *seen) {
+                         size_t *program_len, int *seen, int format,
+                         char legacy[STORE_NAME_LEN]) {
   char *end;
   if (!strcmp(key, "id") && strlen(val) < SRV_ID_LEN) {
     strcpy(r->id, val);
     *seen |= 1;
   } else if (!strcmp(key, "team")) { /* one line per team */
     if (store_record_add_team(r, val)) return false;
-  } else if (!strcmp(key, "name") && strlen(val) < STORE_NAME_LEN) {
+  } else if (!strcmp(key, "name") && format == 1 &&
+             strlen(val) < STORE_NAME_LEN) {
     if (*val && !store_name_ok(val)) return false;
-    strcpy(r->name, val);
+    strcpy(legacy, val);
+  } else if (!strcmp(key, "name") && format == 2) {
+    if (!(*seen & 1) || !name_line(r, val)) return false; /* id first */
   } else if (!strcmp(key, "entry")) {
     free(r->entry);
     r->entry = *val ? strdup(val) : NULL;
@@ -213,10 +252,15 @@ static bool parse_header(char *buf, size_t n, store_record *r,
                          size_t cap) {
   char *stop = memmem(buf, n, "\n\n", 2);
   size_t ml = strlen(STORE_MAGIC);
-  if (!stop || n < ml + 1 || memcmp(buf, STORE_MAGIC "\n", ml + 1)) {
-    snprintf(why, cap, "no " STORE_MAGIC " header");
+  int format = n < ml + 1                                   ? 0
+               : !memcmp(buf, STORE_MAGIC "\n", ml + 1)   ? 2
+               : !memcmp(buf, STORE_MAGIC_1 "\n", ml + 1) ? 1
+                                                           : 0;
+  if (!stop || !format) {
+    snprintf(why, cap, "no " STORE_MAGIC " (or 1) header");
     return false;
   }
+  char legacy[STORE_NAME_LEN] = "";
   *stop = 0;
   *body = (size_t)(stop - buf) + 2;
   int seen = 0;
@@ -224,7 +268,8 @@ static bool parse_header(char *buf, size_t n, store_record *r,
     next = strchr(line, '\n');
     if (next) *next++ = 0;
     char *sp = strchr(line, ' ');
-    if (!sp || !(*sp = 0, header_field(r, line, sp + 1, program_len, &seen))) {
+    if (!sp || !(*sp = 0, header_field(r, line, sp + 1, program_len, &seen,
+                                       format, legacy))) {
       snprintf(why, cap, "bad header line \"%.40s\"", line);
       return false;
     }
@@ -232,6 +277,15 @@ static bool parse_header(char *buf, size_t n, store_record *r,
   if (seen != 3) {
     snprintf(why, cap, "the header lacks id or program-bytes");
     return false;
+  }
+  if (legacy[0] && r->n_teams > 0) { /* the first team's version 1 */
+    char line[3 * STORE_NAME_LEN];
+    snprintf(line, sizeof line, "%s 1 %lld %s", r->teams[0],
+             (long long)r->registered_ns, legacy);
+    if (!name_line(r, line)) {
+      snprintf(why, cap, "out of memory");
+      return false;
+    }
   }
   return true;
 }
@@ -330,69 +384,6 @@ int store_remove(const char *dir, const char *id) {
   return unlink(path) && errno != ENOENT ? -1 : 0;
 }
 
-/* ---- names: name -> id, newest registration first ---- */
-
-typedef struct name_row {
-  char name[STORE_NAME_LEN];
-  char id[SRV_ID_LEN];
-  int64_t registered_ns;
-} name_row;
-
-static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
-static name_row *names;
-static int n_names, cap_names;
-
-/* Give name to id unless a newer registration holds it (lock held).  A
- * module has one name: its older one goes. */
-static void name_set_locked(const char *name, const char *id, int64_t t) {
-  int at = -1;
-  for (int i = 0; i < n_names; i++) {
-    if (!strcmp(names[i].name, name)) at = i;
-    else if (!strcmp(names[i].id, id) && names[i].registered_ns <= t)
-      names[i--] = names[--n_names]; /* its older name */
-  }
-  if (at >= 0) {
-    if (names[at].registered_ns > t) return;
-  } else {
-    if (n_names == cap_names) {
-      int cap = cap_names ? 2 * cap_names : 16;
-      name_row *g = realloc(names, (size_t)cap * sizeof *g);
-      if (!g) return;
-      names = g;
-      cap_names = cap;
-    }
-    at = n_names++;
-  }
-  snprintf(names[at].name, sizeof names[at].name, "%s", name);
-  snprintf(names[at].id, sizeof names[at].id, "%s", id);
-  names[at].registered_ns = t;
-}
-
-static bool name_find(const char *name, char id[SRV_ID_LEN]) {
-  bool found = false;
-  pthread_mutex_lock(&names_lock);
-  for (int i = 0; i < n_names && !found; i++)
-    if (!strcmp(names[i].name, name)) {
-      memcpy(id, names[i].id, SRV_ID_LEN);
-      found = true;
-    }
-  pthread_mutex_unlock(&names_lock);
-  return found;
-}
-
-void srv_module_name_of(srv_server *s, const char *id,
-                        char out[STORE_NAME_LEN]) {
-  (void)s;
-  out[0] = 0;
-  pthread_mutex_lock(&names_lock);
-  for (int i = 0; i < n_names; i++)
-    if (!strcmp(names[i].id, id)) {
-      memcpy(out, names[i].name, STORE_NAME_LEN);
-      break;
-    }
-  pthread_mutex_unlock(&names_lock);
-}
-
 /* ---- the server's store ---- */
 
 static bool store_on(const srv_server *s) { return s->cfg.store[0] != 0; }
@@ -438,6 +429,16 @@ static cache_entry *entry_of_record(srv_server *s, const store_record *rec,
   return cache_insert(&s->cache, e, &too_big); /* too big: lives unlinked */
 }
 
+/* The names rec's header gives its module, into the server's table. */
+static void record_names(srv_server *s, const store_record *rec) {
+  for (int i = 0; i < rec->n_names; i++) {
+    const srv_name_row *nm = &rec->names[i];
+    if (store_record_has_team(rec, nm->team))
+      srv_names_put(&s->names, nm->team, nm->name, nm->version, rec->id,
+                    nm->registered_ns);
+  }
+}
+
 /* Load one file of the directory into the cache; false when skipped. */
 static bool load_file(srv_server *s, const char *file) {
   char id[SRV_ID_LEN], why[1400];
@@ -461,11 +462,7 @@ static bool load_file(srv_server *s, const char *file) {
     if (team) cache_adopt(&s->cache, e, team, false);
   }
   if (!e) store_log(s, "skipped", file, why);
-  else if (rec.name[0]) {
-    pthread_mutex_lock(&names_lock);
-    name_set_locked(rec.name, rec.id, rec.registered_ns);
-    pthread_mutex_unlock(&names_lock);
-  }
+  else record_names(s, &rec);
   cache_release(&s->cache, e);
   store_record_free(&rec);
   return e != NULL;
@@ -488,6 +485,7 @@ static bool remove_stale_tmp(srv_server *s, int dfd, const char *file) {
 }
 
 int srv_store_start(srv_server *s) {
+  srv_names_init(&s->names);
   if (!store_on(s)) return 0;
   char why[512];
   if (store_open_dir(s->cfg.store, why, sizeof why)) {
@@ -519,23 +517,16 @@ int srv_store_start(srv_server *s) {
   return 0;
 }
 
-void srv_store_stop(srv_server *s) {
-  (void)s;
-  pthread_mutex_lock(&names_lock);
-  free(names);
-  names = NULL;
-  n_names = cap_names = 0;
-  pthread_mutex_unlock(&names_lock);
-}
+void srv_store_stop(srv_server *s) { srv_names_free(&s->names); }
 
 /* Records are read, changed and written again under this lock (two teams
  * registering one module at once must both end up in its record). */
 static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Write e's record with teams (taken over) under name, as registered at
- * t.  -1 with why set. */
+/* Write e's record with teams (taken over) and every team's names of it
+ * (the table's), as written at t.  -1 with why set. */
 static int write_record(srv_server *s, cache_entry *e, store_record *teams,
-                        const char *name, int64_t t, char *why, size_t cap) {
+                        int64_t t, char *why, size_t cap) {
   /* the grid as the id has it: none when the id is the text's hash
    * alone, even for a module whose own attributes name a grid */
   uint8_t plain[32];
@@ -548,45 +539,61 @@ static int write_record(srv_server *s, cache_entry *e, store_record *teams,
                       .registered_ns = t, .program = e->text,
                       .program_len = e->text_len};
   memcpy(rec.id, e->id, SRV_ID_LEN);
-  snprintf(rec.name, sizeof rec.name, "%s", name);
-  return store_write(s->cfg.store, &rec, why, cap);
+  int n = srv_names_of(&s->names, NULL, e->id, NULL, 0);
+  if (n > 0 && !(rec.names = malloc((size_t)n * sizeof *rec.names))) {
+    snprintf(why, cap, "out of memory");
+    return -1;
+  }
+  rec.n_names = n > 0 ? srv_names_of(&s->names, NULL, e->id, rec.names, n)
+                      : 0;
+  if (rec.n_names > n) rec.n_names = n; /* named meanwhile: next write */
+  /* only the teams of the record may name it */
+  for (int i = 0; i < rec.n_names; i++)
+    if (!store_record_has_team(&rec, rec.names[i].team))
+      rec.names[i--] = rec.names[--rec.n_names];
+  int rc = store_write(s->cfg.store, &rec, why, cap);
+  free(rec.names);
+  return rc;
 }
 
 int srv_store_registered(srv_server *s, cache_entry *e, const char *team,
-                         const char *name, char *why, size_t cap) {
+                         const char *name, int *version, char *why,
+                         size_t cap) {
   int64_t now = wall_ns();
-  char had[STORE_NAME_LEN];
-  srv_module_name_of(s, e->id, had);
-  bool renamed = name && strcmp(had, name);
-  if (store_on(s)) {
-    pthread_mutex_lock(&record_lock);
-    store_record old;
-    int rc = store_read(s->cfg.store, e->id, true, &old, why, cap);
-    if (rc != 0) memset(&old, 0, sizeof old); /* none, or one not to trust */
-    bool held = store_record_has_team(&old, team);
-    /* a module already stored is written again only for a new name or a
-     * new team; a team added keeps the name's age (it names nothing) */
-    int wrc = 0;
-    if (rc != 0 || renamed || !held) {
-      const char *keep = name ? name : had[0] ? had : old.name;
-      int64_t t = rc != 0 || renamed ? now : old.registered_ns;
-      if (store_record_add_team(&old, team)) {
-        snprintf(why, cap, "team %s does not fit a record", team);
-        wrc = -1;
-      } else {
-        wrc = write_record(s, e, &old, keep, t, why, cap);
-      }
-    }
-    store_record_free(&old);
-    pthread_mutex_unlock(&record_lock);
-    if (wrc) return -1;
-  }
+  char had[SRV_ID_LEN] = "";
+  int old_version = 0;
+  if (name && srv_names_find(&s->names, team, name, 0, had, &old_version) &&
+      strcmp(had, e->id))
+    old_version = 0; /* the latest names another module */
   if (name) {
-    pthread_mutex_lock(&names_lock);
-    name_set_locked(name, e->id, now);
-    pthread_mutex_unlock(&names_lock);
+    *version = srv_names_put(&s->names, team, name, 0, e->id, now);
+    if (*version < 0) {
+      snprintf(why, cap, "out of memory");
+      return -1;
+    }
   }
-  return 0;
+  bool renamed = name && *version != old_version;
+  if (!store_on(s)) return 0;
+  pthread_mutex_lock(&record_lock);
+  store_record old;
+  int rc = store_read(s->cfg.store, e->id, true, &old, why, cap);
+  if (rc != 0) memset(&old, 0, sizeof old); /* none, or one not to trust */
+  bool held = store_record_has_team(&old, team);
+  /* a module already stored is written again only for a new version of
+   * a name or a new team */
+  int wrc = 0;
+  if (rc != 0 || renamed || !held) {
+    int64_t t = rc != 0 || renamed ? now : old.registered_ns;
+    if (store_record_add_team(&old, team)) {
+      snprintf(why, cap, "team %s does not fit a record", team);
+      wrc = -1;
+    } else {
+      wrc = write_record(s, e, &old, t, why, cap);
+    }
+  }
+  store_record_free(&old);
+  pthread_mutex_unlock(&record_lock);
+  return wrc;
 }
 
 cache_entry *srv_module_by_id(srv_server *s, const uint8_t key[32],
@@ -609,22 +616,19 @@ cache_entry *srv_module_by_id(srv_server *s, const uint8_t key[32],
   e = entry_of_record(s, &rec, why, sizeof why);
   if (e && owner) cache_adopt(&s->cache, e, owner, true);
   if (!e) store_log(s, "skipped", id + 7, why);
-  else if (rec.name[0]) {
-    pthread_mutex_lock(&names_lock);
-    name_set_locked(rec.name, rec.id, rec.registered_ns);
-    pthread_mutex_unlock(&names_lock);
-  }
+  else record_names(s, &rec);
   store_record_free(&rec);
   return e;
 }
 
-/* Another server may have named a module since this one started: the
- * newest record under name in the directory. */
-static bool name_in_store(srv_server *s, const char *name,
-                          char id[SRV_ID_LEN]) {
+/* Another server may have named a module (or made a version) since this
+ * one started: the records of the directory that give team's name that
+ * version (0: the highest one), into the table; false when none does. */
+static bool name_in_store(srv_server *s, const char *team, const char *name,
+                          int version) {
   DIR *d = opendir(s->cfg.store);
   if (!d) return false;
-  int64_t best = INT64_MIN;
+  bool found = false;
   size_t sl = strlen(STORE_SUFFIX);
   for (struct dirent *de; (de = readdir(d));) {
     size_t n = strlen(de->d_name);
@@ -633,29 +637,88 @@ static bool name_in_store(srv_server *s, const char *name,
     snprintf(fid, sizeof fid, "sha256:%.64s", de->d_name);
     store_record rec;
     if (store_read(s->cfg.store, fid, true, &rec, why, sizeof why)) continue;
-    if (!strcmp(rec.name, name) && rec.registered_ns > best) {
-      best = rec.registered_ns;
-      memcpy(id, rec.id, SRV_ID_LEN);
+    for (int i = 0; i < rec.n_names; i++) {
+      const srv_name_row *nm = &rec.names[i];
+      if (strcmp(nm->team, team) || strcmp(nm->name, name) ||
+          (version && nm->version != version) ||
+          !store_record_has_team(&rec, team))
+        continue;
+      srv_names_put(&s->names, team, name, nm->version, rec.id,
+                    nm->registered_ns);
+      found = true;
     }
     store_record_free(&rec);
   }
   closedir(d);
-  if (best == INT64_MIN) return false;
-  pthread_mutex_lock(&names_lock);
-  name_set_locked(name, id, best);
-  pthread_mutex_unlock(&names_lock);
-  return true;
+  return found;
 }
 
-cache_entry *srv_module_by_name(srv_server *s, const char *name) {
+/* The team whose name a bare name is for the caller: its own team, or
+ * for an admin the one team that has it.  NULL with why set. */
+static const char *name_team(srv_server *s, const srv_team *team, bool admin,
+                             const char *name, char buf[SRV_NAME_LEN],
+                             char *why, size_t cap) {
   char id[SRV_ID_LEN];
-  uint8_t key[32];
-  if (cache_id_to_key(name, key)) return srv_module_by_id(s, key, NULL, true);
-  if (!store_name_ok(name)) return NULL;
-  if (!name_find(name, id) && !(store_on(s) && name_in_store(s, name, id)))
+  if (team && (!admin || srv_names_find(&s->names, team->name, name, 0, id,
+                                        NULL)))
+    return team->name;
+  if (!admin) {
+    snprintf(why, cap, "no model %s", name);
     return NULL;
+  }
+  int n = srv_names_teams(&s->names, name, buf);
+  if (n == 1) return buf;
+  if (n == 0) snprintf(why, cap, "no model %s in any team", name);
+  else snprintf(why, cap, "%d teams have a model %s: address it as TEAM/%s",
+                n, name, name);
+  return NULL;
+}
+
+cache_entry *srv_module_by_name(srv_server *s, const srv_team *team,
+                                bool admin, const char *name, int version,
+                                int *found, char whose[SRV_NAME_LEN],
+                                char *why, size_t cap) {
+  char id[SRV_ID_LEN], buf[SRV_NAME_LEN];
+  uint8_t key[32];
+  *found = 0;
+  whose[0] = 0;
+  const void *owner = admin ? NULL : team;
+  if (cache_id_to_key(name, key))
+    return srv_module_by_id(s, key, owner, true);
+  const char *slash = strchr(name, '/');
+  const char *who;
+  if (slash) { /* TEAM/NAME: an admin's */
+    size_t tn = (size_t)(slash - name);
+    if (!admin || tn >= sizeof buf) {
+      snprintf(why, cap, "no model %s (only an admin addresses TEAM/NAME)",
+               name);
+      return NULL;
+    }
+    memcpy(buf, name, tn);
+    buf[tn] = 0;
+    who = buf;
+    name = slash + 1;
+  } else if (!(who = name_team(s, team, admin, name, buf, why, cap))) {
+    return NULL;
+  }
+  if (!store_name_ok(name) || !store_name_ok(who)) {
+    snprintf(why, cap, "no model %s", name);
+    return NULL;
+  }
+  if (!srv_names_find(&s->names, who, name, version, id, found) &&
+      !(store_on(s) && name_in_store(s, who, name, version) &&
+        srv_names_find(&s->names, who, name, version, id, found))) {
+    if (version) snprintf(why, cap, "model %s has no version %d", name,
+                          version);
+    else snprintf(why, cap, "no model %s", name);
+    return NULL;
+  }
   if (!cache_id_to_key(id, key)) return NULL;
-  return srv_module_by_id(s, key, NULL, true);
+  snprintf(whose, SRV_NAME_LEN, "%s", who);
+  cache_entry *e = srv_module_by_id(s, key, owner, true);
+  if (!e) snprintf(why, cap, "model %s version %d is no longer stored", name,
+                   *found);
+  return e;
 }
 
 /* The record's part of a DELETE (record_lock held): owner's team leaves
@@ -671,8 +734,7 @@ static bool record_deleted(srv_server *s, cache_entry *e, const srv_team *owner)
     if (store_remove(s->cfg.store, e->id))
       store_log(s, "remove_failed", e->id + 7, strerror(errno));
   } else if (dropped &&
-             write_record(s, e, &rec, rec.name, rec.registered_ns, why,
-                          sizeof why)) {
+             write_record(s, e, &rec, rec.registered_ns, why, sizeof why)) {
     store_log(s, "write_failed", e->id + 7, why);
   }
   store_record_free(&rec);
@@ -680,21 +742,12 @@ static bool record_deleted(srv_server *s, cache_entry *e, const srv_team *owner)
 }
 
 void srv_store_deleted(srv_server *s, cache_entry *e, const void *owner) {
-  bool held = false;
-  if (store_on(s)) {
-    pthread_mutex_lock(&record_lock);
-    held = record_deleted(s, e, owner);
-    pthread_mutex_unlock(&record_lock);
-  }
-  /* cache_disown unlinked it if no team holds it in the cache */
-  cache_entry *c = held ? NULL : cache_get(&s->cache, e->key, false);
-  if (c) {
-    held = true;
-    cache_release(&s->cache, c);
-  }
-  if (held) return; /* its name stays the other teams' */
-  pthread_mutex_lock(&names_lock);
-  for (int i = 0; i < n_names; i++)
-    if (!strcmp(names[i].id, e->id)) names[i--] = names[--n_names];
-  pthread_mutex_unlock(&names_lock);
+  /* the deleting team's names of it go (an admin's delete: every team's);
+   * the other teams keep theirs */
+  srv_names_drop(&s->names, owner ? ((const srv_team *)owner)->name : NULL,
+                 e->id);
+  if (!store_on(s)) return;
+  pthread_mutex_lock(&record_lock);
+  record_deleted(s, e, owner);
+  pthread_mutex_unlock(&record_lock);
 }

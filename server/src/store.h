@@ -19,8 +19,9 @@
  * Teams: a record lists every team that registered the module; a DELETE
  * removes the caller's team from it, and the file only when none is left.
  *
- * Names: a module may be registered with "name" (letters, digits, '_',
- * '-', '.', 1..63 bytes); the newest registration under a name owns it. */
+ * Names: a team may register a module with "name" (letters, digits,
+ * '_', '-', '.', 1..63 bytes): the team's name, with versions (names.h);
+ * the record keeps every team's names of its module. */
 #ifndef SHLO_SRV_STORE_H
 #define SHLO_SRV_STORE_H
 
@@ -30,6 +31,7 @@
 #include <stdio.h>
 
 #include "cache.h"
+#include "names.h"
 
 #define STORE_NAME_LEN 64
 #define STORE_TEAM_LEN 64
@@ -42,10 +44,11 @@ typedef struct store_record {
    * has one).  malloc'd; store_record_free frees it. */
   char (*teams)[STORE_TEAM_LEN];
   int n_teams;
-  char name[STORE_NAME_LEN];   /* "" = none */
+  srv_name_row *names;         /* malloc'd: its teams' names of it */
+  int n_names;
   char *entry;                 /* malloc'd; NULL = the module's own */
   int replicas, partitions;    /* as the key saw them (0 = 1x1) */
-  int64_t registered_ns;       /* CLOCK_REALTIME: the newest name wins */
+  int64_t registered_ns;       /* CLOCK_REALTIME of the last write */
   char *program;               /* malloc'd, program_len bytes + NUL */
   size_t program_len;
 } store_record;
@@ -83,27 +86,33 @@ struct srv_server;
  * the directory is unusable. */
 int srv_store_start(struct srv_server *s);
 void srv_store_stop(struct srv_server *s);
-/* After team registered e: write its record (a new module, or a new
- * name for it) and give it `name` (may be NULL).  -1 with why set when
- * the record could not be written. */
+/* After team registered e: give it team's `name` (may be NULL), its
+ * version into *version, and write its record (a new module, a new team,
+ * or a new version of a name).  -1 with why set when the record could
+ * not be written. */
 int srv_store_registered(struct srv_server *s, cache_entry *e,
-                         const char *team, const char *name, char *why,
-                         size_t cap);
+                         const char *team, const char *name, int *version,
+                         char *why, size_t cap);
 /* The module of key that owner (a team; NULL: any) may see: cached, else
  * read back from the store when its record is owner's team's, parsed and
  * adopted by owner (the read is published to the cache).  A reference,
  * or NULL. */
 cache_entry *srv_module_by_id(struct srv_server *s, const uint8_t key[32],
                               const void *owner, bool count_stats);
-/* The module called name, or whose id is name.  A reference, or NULL. */
-cache_entry *srv_module_by_name(struct srv_server *s, const char *name);
-/* The name of module id ("" if none) into out. */
-void srv_module_name_of(struct srv_server *s, const char *id,
-                        char out[STORE_NAME_LEN]);
+/* The module whose id is name, or that name (version; 0: the latest)
+ * gives within team's names; an admin also addresses TEAM/NAME, and a
+ * bare name of the one team that has it.  *found gets the version and
+ * whose the team whose name it is (0 and "" for an id).  A reference, or
+ * NULL with why set. */
+struct srv_team;
+cache_entry *srv_module_by_name(struct srv_server *s,
+                                const struct srv_team *team, bool admin,
+                                const char *name, int version, int *found,
+                                char whose[SRV_NAME_LEN], char *why,
+                                size_t cap);
 /* A DELETE of e by owner (a team; NULL: an admin, for every team), after
- * cache_disown: owner leaves the record's teams; the record goes when no
- * team is left in it, and the module's names when no team holds it in
- * the record or in the cache.  Loop thread (it may rewrite the record:
+ * cache_disown: owner's names of it go, owner leaves the record's teams;
+ * the record goes when no team is left in it.  Loop thread (it may rewrite the record:
  * the program's bytes and an fsync, only when another team keeps it). */
 void srv_store_deleted(struct srv_server *s, cache_entry *e,
                        const void *owner);

@@ -89,7 +89,7 @@ set_tests_properties(test_stream_binary_asan PROPERTIES TIMEOUT 300
   ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
 # Issue #14's store, Open Inference Protocol and HTTPS tests against the
 # sanitized server: any stray read or leak there fails them.
-foreach(name store_module oip_routes)
+foreach(name store_module oip_routes model_names)
   add_test(NAME test_server_${name}_asan
     COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/${name}.py
             $<TARGET_FILE:shlo-server-asan>)

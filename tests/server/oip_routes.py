@@ -127,8 +127,10 @@ def json_infer(srv):
     check(st == 200 and h["content-type"] == "application/json",
           f"json infer: {st} {raw[:300]}")
     j = json.loads(raw)
-    check(set(j) == {"model_name", "id", "outputs"}, f"members: {list(j)}")
-    check(j["model_name"] == "mymodel" and j["id"] == "42", f"names: {j}")
+    check(set(j) == {"model_name", "model_version", "id", "outputs"},
+          f"members: {list(j)}")
+    check(j["model_name"] == "mymodel" and j["model_version"] == "1" and
+          j["id"] == "42", f"names: {j}")
     check(len(j["outputs"]) == 1, "only the output asked for")
     o = j["outputs"][0]
     check(o["name"] == "output0" and o["datatype"] == "FP32" and
@@ -256,7 +258,7 @@ def refusals(srv):
     cases = [
         ("GET", "/v2/models/nosuch", None, 404),
         ("POST", "/v2/models/nosuch/infer", {"inputs": []}, 404),
-        ("GET", "/v2/models/mymodel/versions/1", None, 404),
+        ("GET", "/v2/models/mymodel/versions/2", None, 404),
         ("DELETE", "/v2/models/mymodel", None, 405),
         ("POST", "/v2/models/mymodel/infer", b"{not json", 400),
         ("POST", "/v2/models/mymodel/infer", {"inputs": "x"}, 400),

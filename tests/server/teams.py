@@ -470,9 +470,11 @@ def shared_modules():
                        {"program": p, "name": name})
     check(st == 200, f"alpha registers it: {st} {r}")
     mid = r["id"]
-    st, _, r, _ = call(srv, "POST", "/v1/modules", "bob", p)
+    st, _, r, _ = call(srv, "POST", "/v1/modules", "bob",
+                       {"program": p, "name": name})
     check(st == 200 and r["cached"] is False,
-          f"beta registers the same text: cached false: {st} {r}")
+          f"beta registers the same text under its own name of the same "
+          f"spelling: cached false: {st} {r}")
     check(record_of(store, mid) == ["alpha", "beta"],
           f"the record lists both teams: {record_of(store, mid)}")
     st, _, _, _ = call(srv, "DELETE", f"/v1/modules/{mid}", "alice")

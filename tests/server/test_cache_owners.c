@@ -153,6 +153,30 @@ static void store_record_teams(void **state) {
   char id[SRV_ID_LEN];
   memcpy(id, r.id, sizeof id);
   store_record_free(&r);
+  /* names per team and version, read back as written */
+  {
+    store_record n = {.program = (char *)program,
+                      .program_len = sizeof program - 1,
+                      .registered_ns = 9};
+    memcpy(n.id, id, sizeof n.id);
+    srv_name_row rows[2] = {{"alpha-team", "m", 3, "", 7},
+                            {"beta-team", "m", 1, "", 8}};
+    n.names = rows;
+    n.n_names = 2;
+    assert_int_equal(store_record_add_team(&n, "alpha-team"), 0);
+    assert_int_equal(store_record_add_team(&n, "beta-team"), 0);
+    assert_int_equal(store_write(dir, &n, why, sizeof why), 0);
+    free(n.teams);
+    assert_int_equal(store_read(dir, n.id, true, &r, why, sizeof why), 0);
+    assert_int_equal(r.n_names, 2);
+    assert_string_equal(r.names[0].team, "alpha-team");
+    assert_int_equal(r.names[0].version, 3);
+    assert_int_equal(r.names[0].registered_ns, 7);
+    assert_string_equal(r.names[1].team, "beta-team");
+    assert_string_equal(r.names[1].name, "m");
+    assert_string_equal(r.names[1].id, n.id);
+    store_record_free(&r);
+  }
   /* the older format: one team line, as servers before wrote it */
   snprintf(path, sizeof path, "%s/%s.module", dir, id + 7);
   FILE *f = fopen(path, "w");
@@ -164,7 +188,12 @@ static void store_record_teams(void **state) {
   assert_int_equal(store_read(dir, id, false, &r, why, sizeof why), 0);
   assert_int_equal(r.n_teams, 1);
   assert_string_equal(r.teams[0], "gamma");
-  assert_string_equal(r.name, "old");
+  /* its name reads as the first team's version 1 */
+  assert_int_equal(r.n_names, 1);
+  assert_string_equal(r.names[0].team, "gamma");
+  assert_string_equal(r.names[0].name, "old");
+  assert_int_equal(r.names[0].version, 1);
+  assert_string_equal(r.names[0].id, id);
   store_record_free(&r);
   /* a record with no team left is not written (DELETE removes it) */
   store_record none = {.program = (char *)program,

@@ -186,7 +186,8 @@ set_tests_properties(test_server_binary_inline PROPERTIES TIMEOUT 300
 # Issue #14: the module store across restarts and servers, the Open
 # Inference Protocol routes with the protocol's own examples, and HTTPS
 # with a certificate made by openssl (SKIPPED (77) without openssl/curl).
-foreach(name store_module oip_routes)
+# Issue #34: model names per team, with versions (model_names.py).
+foreach(name store_module oip_routes model_names)
   add_test(NAME test_server_${name}
     COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/${name}.py
             $<TARGET_FILE:shlo-server>)
