@@ -1,0 +1,23 @@
+/* custom_call targets that stand for ops (custom_targets.c): JAX's
+ * shape-polymorphic `shape_assertion` and `stablehlo.dynamic_top_k`, and
+ * the sharding annotations of sharded exports, which on one process are
+ * identities.  JAX's LAPACK targets are in lapack.h. */
+#ifndef SHLO_CUSTOM_TARGETS_H
+#define SHLO_CUSTOM_TARGETS_H
+
+#include <stdbool.h>
+
+#include "kernels/kernel.h"
+
+/* Sharding, SPMDFullToShardShape, SPMDShardToFullShape,
+ * annotate_device_placement and Shardy's xla.sdy.* wrappers. */
+bool shlo__custom_is_annotation(const char *target);
+/* Whether target is one of this file's; then compile op into step. */
+bool shlo__custom_target_known(const char *target);
+shlo_status shlo__compile_custom_target(shlo_compiler *cc, const shlo_op *op,
+                                        shlo_step *step, const char *target);
+/* top_k with k given (chlo.c). */
+shlo_status shlo__compile_top_k(shlo_compiler *cc, const shlo_op *op,
+                                shlo_step *step, int64_t k);
+
+#endif
