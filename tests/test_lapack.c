@@ -561,8 +561,8 @@ static void test_geev(void **state) {
 
 /* ==== gesdd ==== */
 
-static void check_svd(int k, int64_t nb, int m, int n, entry_fn f,
-                      char mode) {
+static void check_svd(const char *fn, int k, int64_t nb, int m, int n,
+                      entry_fn f, char mode) {
   cur_n = n;
   int mn = m < n ? m : n;
   int uc = mode == 'A' ? m : mn, vr = mode == 'A' ? n : mn;
@@ -572,11 +572,11 @@ static void check_svd(int k, int64_t nb, int m, int n, entry_fn f,
              *info = ty(nb, -1, -1, "i32");
   snprintf(text, sizeof text,
            "func.func @main(%%a: %s) -> (%s, %s, %s, %s) {\n"
-           "  %%0:5 = stablehlo.custom_call @lapack_%cgesdd_ffi(%%a) "
+           "  %%0:5 = stablehlo.custom_call @lapack_%c%s_ffi(%%a) "
            "{mhlo.backend_config = {mode = %d : ui8}} : "
            "(%s) -> (%s, %s, %s, %s, %s)\n"
            "  return %%0#1, %%0#2, %%0#3, %%0#4 : %s, %s, %s, %s\n}\n",
-           a, s, u, vt, info, LETTER[k], mode, a, a, s, u, vt, info, s, u, vt,
+           a, s, u, vt, info, LETTER[k], fn, mode, a, a, s, u, vt, info, s, u, vt,
            info);
   shlo_value *args[1] = {make(k, nb, m, n, f)};
   outs o;
@@ -608,10 +608,13 @@ static void test_svd(void **state) {
   (void)state;
   for (int k = 0; k < 4; k++)
     for (int bi = 0; bi < 3; bi++) {
-      check_svd(k, BATCHES[bi], 5, 3, random_entry, 'A');
-      check_svd(k, BATCHES[bi], 3, 5, random_entry, 'S');
-      check_svd(k, BATCHES[bi], 4, 4, singular_entry, 'A');
-      check_svd(k, BATCHES[bi], 5, 5, hilbert_entry, 'S');
+      for (int f = 0; f < 2; f++) {
+        const char *fn = f ? "gesvd" : "gesdd";
+        check_svd(fn, k, BATCHES[bi], 5, 3, random_entry, 'A');
+        check_svd(fn, k, BATCHES[bi], 3, 5, random_entry, 'S');
+        check_svd(fn, k, BATCHES[bi], 4, 4, singular_entry, 'A');
+        check_svd(fn, k, BATCHES[bi], 5, 5, hilbert_entry, 'S');
+      }
     }
 }
 

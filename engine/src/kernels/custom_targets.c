@@ -29,6 +29,7 @@ bool shlo__custom_is_annotation(const char *target) {
 bool shlo__custom_target_known(const char *target) {
   return !strcmp(target, "shape_assertion") ||
          !strcmp(target, "stablehlo.dynamic_top_k") ||
+         !strcmp(target, "stablehlo.dynamic_rng_bit_generator") ||
          shlo__custom_is_annotation(target);
 }
 
@@ -146,12 +147,45 @@ static shlo_status compile_assertion(shlo_compiler *cc, const shlo_op *op,
   return SHLO_OK;
 }
 
+/* ---- stablehlo.dynamic_rng_bit_generator ---- */
+
+/* (state, shape) {mhlo.attributes = {rng_algorithm = ...}}, refined: the
+ * op rng_bit_generator(state) with that algorithm and the refined output
+ * type.  Its compile function sees a copy of the op that has the one
+ * operand and the attributes the op would have; the kernel reads only
+ * the state. */
+static shlo_status compile_dynamic_rng(shlo_compiler *cc, const shlo_op *op,
+                                       shlo_step *step) {
+  if (op->n_operands != 2 || op->n_results != 2)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                         "stablehlo.dynamic_rng_bit_"
+                         "generator takes a state and a shape and gives two "
+                         "results");
+  const shlo_type *ot = shlo__cc_result_type(cc, op, 1);
+  if (ot->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(ot))
+    return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                         "stablehlo.dynamic_rng_"
+                         "bit_generator's output shape is not known here");
+  const shlo_attr *attrs = shlo_op_attr(op, "mhlo.attributes");
+  shlo_op as_op = *op;
+  as_op.n_operands = 1;
+  as_op.n_attrs = 0;
+  as_op.attrs = NULL;
+  if (attrs && attrs->kind == SHLO_ATTR_STRUCT) {
+    as_op.n_attrs = attrs->n;
+    as_op.attrs = attrs->fields;
+  }
+  return shlo__compile_rng_bit_generator(cc, &as_op, step);
+}
+
 /* ---- dispatch ---- */
 
 shlo_status shlo__compile_custom_target(shlo_compiler *cc, const shlo_op *op,
                                         shlo_step *step, const char *target) {
   if (!strcmp(target, "shape_assertion"))
     return compile_assertion(cc, op, step);
+  if (!strcmp(target, "stablehlo.dynamic_rng_bit_generator"))
+    return compile_dynamic_rng(cc, op, step);
   if (!strcmp(target, "stablehlo.dynamic_top_k")) {
     /* refined: k is the results' last dimension */
     if (op->n_operands != 2 || op->n_results != 2)

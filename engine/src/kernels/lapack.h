@@ -119,7 +119,7 @@ size_t shlo__la_real_size(la_kind k);
 extern const la_family shlo__la_potrf, shlo__la_getrf, shlo__la_geqrf,
     shlo__la_orgqr, shlo__la_geqp3, shlo__la_trsm, shlo__la_gtsv;
 extern const la_family shlo__la_syevd, shlo__la_geev, shlo__la_gees,
-    shlo__la_gehrd, shlo__la_sytrd, shlo__la_gesdd;
+    shlo__la_gehrd, shlo__la_sytrd, shlo__la_gesdd, shlo__la_gesvd;
 
 /* The custom_call dispatch: nonzero when target is one of JAX's LAPACK
  * calls, which then compiles op into step (or fails with a message). */

@@ -24,7 +24,7 @@ static const la_family *const families[] = {
     &shlo__la_potrf, &shlo__la_getrf, &shlo__la_geqrf, &shlo__la_orgqr,
     &shlo__la_geqp3, &shlo__la_trsm,  &shlo__la_gtsv,  &shlo__la_syevd,
     &shlo__la_geev,  &shlo__la_gees,  &shlo__la_gehrd, &shlo__la_sytrd,
-    &shlo__la_gesdd,
+    &shlo__la_gesdd, &shlo__la_gesvd,
 };
 enum { N_FAMILIES = sizeof families / sizeof families[0] };
 

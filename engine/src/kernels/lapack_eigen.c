@@ -548,3 +548,64 @@ const la_family shlo__la_gesdd = {{"lapack_sgesdd_ffi", "lapack_dgesdd_ffi",
                                    "lapack_cgesdd_ffi", "lapack_zgesdd_ffi"},
                                   gesdd_sig,
                                   gesdd_run};
+
+/* ==== gesvd: SVD by QR iteration ====
+ * JAX's svd(algorithm=QR): gesdd's operands, results and modes, computed
+ * by gesvd (jobu = jobvt = mode). */
+
+static void gesvd_call(const la_params *p, la_int m, la_int n, void *a, void *s,
+                       void *u, la_int ldu, void *vt, la_int ldvt, void *work,
+                       la_int lwork, void *rwork, la_int *info) {
+  la_int lda = ld(m);
+  const char *j = &p->mode;
+  switch (p->kind) {
+  case LK_S:
+    sgesvd_(j, j, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, info, 1,
+            1);
+    break;
+  case LK_D:
+    dgesvd_(j, j, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, info, 1,
+            1);
+    break;
+  case LK_C:
+    cgesvd_(j, j, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork,
+            info, 1, 1);
+    break;
+  case LK_Z:
+    zgesvd_(j, j, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork,
+            info, 1, 1);
+    break;
+  }
+}
+
+static int gesvd_run(const la_params *p, void *const *in, void *const *out) {
+  copy_in(p, in, out, 0, 0);
+  la_int m = (la_int)p->in[0].rows, n = (la_int)p->in[0].cols;
+  int64_t mn = m < n ? m : n;
+  la_int ldu = ld(p->out[2].rows), ldvt = ld(p->out[3].rows), *info = out[4];
+  void *rwork =
+      la_is_complex(p->kind)
+          ? shlo__malloc((size_t)(5 * mn + 1) * shlo__la_real_size(p->kind))
+          : NULL;
+  if (la_is_complex(p->kind) && !rwork)
+    return -1;
+  double q[2] = {0, 0};
+  gesvd_call(p, m, n, out[0], out[1], out[2], ldu, out[3], ldvt, q, -1, rwork,
+             info);
+  la_int lwork = shlo__la_work_count(p->kind, q, 5 * (int)mn + 1);
+  void *work = shlo__malloc((size_t)lwork * shlo__la_size(p->kind));
+  if (!work) {
+    shlo__free(rwork);
+    return -1;
+  }
+  gesvd_call(p, m, n, out[0], out[1], out[2], ldu, out[3], ldvt, work, lwork,
+             rwork, info);
+  shlo__free(work);
+  shlo__free(rwork);
+  return 0;
+}
+
+const la_family shlo__la_gesvd = {{"lapack_sgesvd_ffi", "lapack_dgesvd_ffi",
+                                   "lapack_cgesvd_ffi", "lapack_zgesvd_ffi"},
+                                  gesdd_sig,
+                                  gesvd_run};

@@ -138,6 +138,23 @@ void zgesdd_(const char *, const la_int *, const la_int *, void *,
              const la_int *, void *, const la_int *, void *, la_int *, la_int *,
              la_len);
 
+/* SVD, QR iteration: real gesvd(jobu, jobvt, m, n, a, lda, s, u, ldu, vt,
+ * ldvt, work, lwork, info); complex adds rwork before info. */
+void sgesvd_(const char *, const char *, const la_int *, const la_int *, void *,
+             const la_int *, void *, void *, const la_int *, void *,
+             const la_int *, void *, const la_int *, la_int *, la_len, la_len);
+void dgesvd_(const char *, const char *, const la_int *, const la_int *, void *,
+             const la_int *, void *, void *, const la_int *, void *,
+             const la_int *, void *, const la_int *, la_int *, la_len, la_len);
+void cgesvd_(const char *, const char *, const la_int *, const la_int *, void *,
+             const la_int *, void *, void *, const la_int *, void *,
+             const la_int *, void *, const la_int *, void *, la_int *, la_len,
+             la_len);
+void zgesvd_(const char *, const char *, const la_int *, const la_int *, void *,
+             const la_int *, void *, void *, const la_int *, void *,
+             const la_int *, void *, const la_int *, void *, la_int *, la_len,
+             la_len);
+
 #undef LA_DECL4
 
 #endif
