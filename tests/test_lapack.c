@@ -910,6 +910,15 @@ static void test_refusals(void **state) {
                  "(tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<i32>)\n"
                  "  return %0#1 : tensor<i32>\n}\n",
                  "uplo = 'X' is not one of \"LU\"");
+  /* past LAPACK's 32-bit indices (compiled only: nothing is allocated) */
+  expect_refused("func.func @main(%a: tensor<16385x16385xf32>) -> "
+                 "tensor<i32> {\n"
+                 "  %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%a) "
+                 "{mhlo.backend_config = {uplo = 76 : ui8}} : "
+                 "(tensor<16385x16385xf32>) -> (tensor<16385x16385xf32>, "
+                 "tensor<i32>)\n"
+                 "  return %0#1 : tensor<i32>\n}\n",
+                 "more than LAPACK's 32-bit indices allow");
   /* a row-major layout JAX never writes */
   expect_refused("func.func @main(%a: tensor<3x3xf32>) -> tensor<i32> {\n"
                  "  %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%a) "

@@ -439,6 +439,17 @@ shlo_status shlo__compile_lapack(shlo_compiler *cc, const shlo_op *op,
   shlo_status st = fam->sig(&g);
   if (st)
     return st;
+  /* LAPACK indexes with 32-bit integers, and some workspaces grow as 5 n^2:
+   * a matrix of up to 2^28 elements (16384 x 16384) keeps every index and
+   * workspace size below 2^31 */
+  for (int k = 0; k < p->n_in + p->n_out; k++) {
+    const la_slot *sl = k < p->n_in ? &p->in[k] : &p->out[k - p->n_in];
+    if (sl->per > ((int64_t)1 << 28))
+      return shlo__cc_fail(cc, op, SHLO_EUNSUPPORTED,
+                           "%s: a matrix of %lld elements is more than "
+                           "LAPACK's 32-bit indices allow here (2^28)",
+                           target, (long long)sl->per);
+  }
   if ((st = check_layouts(&g, "operand_layouts", true)) ||
       (st = check_layouts(&g, "result_layouts", false)))
     return st;
