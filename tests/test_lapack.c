@@ -910,6 +910,13 @@ static void test_refusals(void **state) {
                  "(tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<i32>)\n"
                  "  return %0#1 : tensor<i32>\n}\n",
                  "uplo = 'X' is not one of \"LU\"");
+  /* a string backend_config would leave uplo at its default */
+  expect_refused("func.func @main(%a: tensor<3x3xf32>) -> tensor<i32> {\n"
+                 "  %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%a) "
+                 "{mhlo.backend_config = \"uplo=U\"} : "
+                 "(tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<i32>)\n"
+                 "  return %0#1 : tensor<i32>\n}\n",
+                 "mhlo.backend_config must be a dictionary");
   /* past LAPACK's 32-bit indices (compiled only: nothing is allocated) */
   expect_refused("func.func @main(%a: tensor<16385x16385xf32>) -> "
                  "tensor<i32> {\n"

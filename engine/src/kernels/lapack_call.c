@@ -436,6 +436,12 @@ shlo_status shlo__compile_lapack(shlo_compiler *cc, const shlo_op *op,
   for (int i = 0; i < t0->rank; i++)
     if (t0->dims[i] < 0 || t0->dims[i] > INT32_MAX)
       return shlo__la_fail(&g, "needs static dimensions below 2^31");
+  /* a string config (an older custom-call API) would leave every
+   * attribute at its default: a wrong answer, not a refusal */
+  const shlo_attr *bc = shlo_op_attr(op, "mhlo.backend_config");
+  if (bc && bc->kind != SHLO_ATTR_STRUCT)
+    return shlo__la_fail(&g, "mhlo.backend_config must be a dictionary, as "
+                             "JAX's typed FFI calls write it");
   shlo_status st = fam->sig(&g);
   if (st)
     return st;
@@ -454,5 +460,9 @@ shlo_status shlo__compile_lapack(shlo_compiler *cc, const shlo_op *op,
       (st = check_layouts(&g, "result_layouts", false)))
     return st;
   step->fn = k_lapack;
+  /* --explain and profiles name the routine (optional: no label, no harm) */
+  size_t cap = strlen(op->name) + strlen(target) + 3;
+  if ((step->label = shlo__malloc(cap)))
+    snprintf(step->label, cap, "%s @%s", op->name, target);
   return SHLO_OK;
 }
