@@ -3,7 +3,8 @@
  * static program (holds: the program runs; fails: SHLO_EINPUT with JAX's
  * message filled in, nothing returned), stablehlo.dynamic_top_k and
  * stablehlo.dynamic_rng_bit_generator refined at call time (the same
- * values as the static ops), sharding annotations as identities, and a
+ * values as the static ops), stablehlo.dynamic_reduce_window (a cumsum),
+ * sharding annotations as identities, and a
  * shard-shape change refused by name. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -170,6 +171,58 @@ static void test_dynamic_rng_bit_generator(void **state) {
   free_all(want, n_want, NULL, 0);
 }
 
+/* cumsum along dimension 0 of a ?x2 input, as JAX exports it: a window
+ * of the dimension's size, padded in front by size - 1, computed from the
+ * argument's shape; the body is a function of the module. */
+static void test_dynamic_reduce_window(void **state) {
+  (void)state;
+  const char *cumsum =
+      "func.func @main(%a: tensor<?x2xf32>) -> tensor<?x2xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %d = stablehlo.get_dimension_size %a, dim = 0 : (tensor<?x2xf32>) "
+      "-> tensor<i32>\n"
+      "  %d64 = stablehlo.convert %d : (tensor<i32>) -> tensor<i64>\n"
+      "  %d1 = stablehlo.reshape %d64 : (tensor<i64>) -> tensor<1xi64>\n"
+      "  %one = stablehlo.constant dense<1> : tensor<1xi64>\n"
+      "  %zero = stablehlo.constant dense<0> : tensor<1xi64>\n"
+      "  %dm1 = stablehlo.subtract %d1, %one : tensor<1xi64>\n"
+      "  %win = stablehlo.concatenate %d1, %one, dim = 0 : (tensor<1xi64>, "
+      "tensor<1xi64>) -> tensor<2xi64>\n"
+      "  %ones = stablehlo.constant dense<1> : tensor<2xi64>\n"
+      "  %p0 = stablehlo.concatenate %dm1, %zero, dim = 0 : (tensor<1xi64>, "
+      "tensor<1xi64>) -> tensor<2xi64>\n"
+      "  %p1 = stablehlo.constant dense<0> : tensor<2xi64>\n"
+      "  %p0r = stablehlo.reshape %p0 : (tensor<2xi64>) -> tensor<1x2xi64>\n"
+      "  %p1r = stablehlo.reshape %p1 : (tensor<2xi64>) -> tensor<1x2xi64>\n"
+      "  %pad = stablehlo.concatenate %p0r, %p1r, dim = 0 : (tensor<1x2xi64>, "
+      "tensor<1x2xi64>) -> tensor<2x2xi64>\n"
+      "  %0 = stablehlo.custom_call @stablehlo.dynamic_reduce_window(%a, %z, "
+      "%win, %ones, %ones, %ones, %pad) {called_computations = [@add]} : "
+      "(tensor<?x2xf32>, tensor<f32>, tensor<2xi64>, tensor<2xi64>, "
+      "tensor<2xi64>, tensor<2xi64>, tensor<2x2xi64>) -> tensor<?x2xf32>\n"
+      "  return %0 : tensor<?x2xf32>\n}\n"
+      "func.func private @add(%x: tensor<f32>, %y: tensor<f32>) -> "
+      "tensor<f32> {\n"
+      "  %0 = stablehlo.add %x, %y : tensor<f32>\n"
+      "  return %0 : tensor<f32>\n}\n";
+  int64_t dims[2] = {4, 2};
+  shlo_value *a = shlo_tensor_new(SHLO_F32, 2, dims);
+  assert_non_null(a);
+  for (int i = 0; i < 8; i++) shlo_tensor_set_f64(a, i, i + 1);
+  shlo_value *args[1] = {a};
+  shlo_value **res;
+  int n;
+  char msg[1024];
+  shlo_status st = run(cumsum, args, 1, &res, &n, msg, sizeof msg);
+  if (st) print_message("%s\n", msg);
+  assert_int_equal(st, SHLO_OK);
+  /* columns 1 3 5 7 and 2 4 6 8, summed down */
+  const double want[8] = {1, 2, 4, 6, 9, 12, 16, 20};
+  for (int i = 0; i < 8; i++)
+    assert_true(shlo_tensor_get_f64(res[0], i) == want[i]);
+  free_all(res, n, args, 1);
+}
+
 static void test_sharding_identities(void **state) {
   (void)state;
   const char *text =
@@ -215,6 +268,7 @@ int main(void) {
       cmocka_unit_test(test_shape_assertion_fails),
       cmocka_unit_test(test_dynamic_top_k),
       cmocka_unit_test(test_dynamic_rng_bit_generator),
+      cmocka_unit_test(test_dynamic_reduce_window),
       cmocka_unit_test(test_sharding_identities),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,6 +70,53 @@ static shlo_status dynamic_rng(refine_func *F, const shlo_op *op) {
   return st2 ? st2 : shlo__refine_set(F, op, 1, (int)sh->dims[0], v);
 }
 
+/* dynamic_reduce_window(inputs[n], inits[n], window_dimensions, strides,
+ * base_dilations, window_dilations, padding): reduce_window's shape rule
+ * with the window's folded values. */
+static shlo_status dynamic_reduce_window(refine_func *F, const shlo_op *op) {
+  int n = op->n_results;
+  if (n < 1 || op->n_operands != 2 * n + 5)
+    return shlo__refine_fail(F, op, SHLO_EVERIFY,
+                             "stablehlo.dynamic_reduce_"
+                             "window takes 2 n + 5 operands for n results");
+  const shlo_type *t = F->types[op->operands[0]];
+  if (t->kind != SHLO_TYPE_TENSOR || t->rank < 0)
+    return shlo__refine_fail(F, op, SHLO_EVERIFY,
+                             "stablehlo.dynamic_reduce_"
+                             "window needs ranked tensor inputs");
+  const int64_t *v[5];
+  for (int j = 0; j < 5; j++) {
+    const shlo_type *vt = F->types[op->operands[2 * n + j]];
+    v[j] = F->known[op->operands[2 * n + j]];
+    int64_t want = j == 4 ? 2 * (int64_t)t->rank : t->rank;
+    if (!v[j] || vt->kind != SHLO_TYPE_TENSOR || shlo_type_numel(vt) != want)
+      return shlo__refine_fail(F, op, SHLO_EUNSUPPORTED,
+                               "the window of "
+                               "stablehlo.dynamic_reduce_window does not fold "
+                               "to constants for these argument shapes");
+  }
+  int64_t dims[SHLO_MAX_RANK];
+  for (int d = 0; d < t->rank; d++) {
+    bool ok = v[4][2 * d] >= -INT32_MAX && v[4][2 * d] <= INT32_MAX &&
+              v[4][2 * d + 1] >= -INT32_MAX && v[4][2 * d + 1] <= INT32_MAX;
+    for (int j = 0; j < 4; j++)
+      ok = ok && v[j][d] >= 1 && v[j][d] <= INT32_MAX;
+    if (!ok)
+      return shlo__refine_fail(F, op, SHLO_EINPUT,
+                               "window of dimension %d "
+                               "out of range",
+                               d);
+    dims[d] = shlo__reduce_window_size(t->dims[d], v[0][d], v[1][d], v[2][d],
+                                       v[3][d], v[4][2 * d], v[4][2 * d + 1]);
+  }
+  for (int k = 0; k < n; k++) {
+    shlo_status st = shlo__refine_set(F, op, k, t->rank, dims);
+    if (st)
+      return st;
+  }
+  return SHLO_OK;
+}
+
 /* An annotation: each result has operand 0's shape. */
 static shlo_status identity(refine_func *F, const shlo_op *op) {
   const shlo_type *t = F->types[op->operands[0]];
@@ -84,6 +131,8 @@ shlo_status shlo__refine_custom_call(refine_func *F, const shlo_op *op) {
   const char *target = shlo_attr_get_str(shlo_op_attr(op, "call_target_name"));
   if (target && !strcmp(target, "stablehlo.dynamic_top_k"))
     return dynamic_top_k(F, op);
+  if (target && !strcmp(target, "stablehlo.dynamic_reduce_window"))
+    return dynamic_reduce_window(F, op);
   if (target && !strcmp(target, "stablehlo.dynamic_rng_bit_generator"))
     return dynamic_rng(F, op);
   if (target && shlo__custom_is_annotation(target) && op->n_operands >= 1)

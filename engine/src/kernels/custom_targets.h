@@ -16,6 +16,14 @@ bool shlo__custom_is_annotation(const char *target);
 bool shlo__custom_target_known(const char *target);
 shlo_status shlo__compile_custom_target(shlo_compiler *cc, const shlo_op *op,
                                         shlo_step *step, const char *target);
+/* stablehlo.dynamic_reduce_window, refined (dynamic_window.c), and the
+ * size of one dimension of a reduce_window's result. */
+shlo_status shlo__compile_dynamic_reduce_window(shlo_compiler *cc,
+                                                const shlo_op *op,
+                                                shlo_step *step);
+int64_t shlo__reduce_window_size(int64_t in, int64_t size, int64_t stride,
+                                 int64_t base, int64_t dil, int64_t lo,
+                                 int64_t hi);
 /* top_k with k given (chlo.c). */
 shlo_status shlo__compile_top_k(shlo_compiler *cc, const shlo_op *op,
                                 shlo_step *step, int64_t k);
