@@ -4,6 +4,7 @@
  * message filled in, nothing returned), stablehlo.dynamic_top_k and
  * stablehlo.dynamic_rng_bit_generator refined at call time (the same
  * values as the static ops), stablehlo.dynamic_reduce_window (a cumsum),
+ * stablehlo.dynamic_approx_top_k (CPU's exact top k),
  * sharding annotations as identities, and a
  * shard-shape change refused by name. */
 #include <setjmp.h>
@@ -223,6 +224,52 @@ static void test_dynamic_reduce_window(void **state) {
   free_all(res, n, args, 1);
 }
 
+/* approx_max_k of a 2x? input with k = size - 2, values and their iota
+ * indices, as JAX exports it: the exact top k on CPU, ties by index */
+static void test_dynamic_approx_top_k(void **state) {
+  (void)state;
+  const char *text =
+      "func.func @main(%a: tensor<2x?xf32>) -> (tensor<2x?xf32>, tensor<2x?xi32>) {\n"
+      "  %d = stablehlo.get_dimension_size %a, dim = 1 : (tensor<2x?xf32>) -> tensor<i32>\n"
+      "  %two = stablehlo.constant dense<2> : tensor<i32>\n"
+      "  %k = stablehlo.subtract %d, %two : tensor<i32>\n"
+      "  %two1 = stablehlo.constant dense<2> : tensor<1xi32>\n"
+      "  %d1 = stablehlo.reshape %d : (tensor<i32>) -> tensor<1xi32>\n"
+      "  %shape = stablehlo.concatenate %two1, %d1, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>\n"
+      "  %iota = stablehlo.dynamic_iota %shape, dim = 1 : (tensor<2xi32>) -> tensor<2x?xi32>\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %m1 = stablehlo.constant dense<-1> : tensor<i32>\n"
+      "  %0:2 = stablehlo.custom_call @stablehlo.dynamic_approx_top_k(%a, %iota, %ninf, %m1, %k) {called_computations = [@top_k_gt], mhlo.backend_config = {aggregate_to_topk = true, recall_target = 0.95 : f32, reduction_dim = 1 : i64, reduction_input_size_override = -1 : i64}} : (tensor<2x?xf32>, tensor<2x?xi32>, tensor<f32>, tensor<i32>, tensor<i32>) -> (tensor<2x?xf32>, tensor<2x?xi32>)\n"
+      "  return %0#0, %0#1 : tensor<2x?xf32>, tensor<2x?xi32>\n"
+      "}\n"
+      "func.func private @top_k_gt(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>) -> tensor<i1> {\n"
+      "  %0 = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "  return %0 : tensor<i1>\n"
+      "}\n"
+      "";
+  int64_t dims[2] = {2, 5};
+  shlo_value *a = shlo_tensor_new(SHLO_F32, 2, dims);
+  assert_non_null(a);
+  const float in[10] = {3, 9, 1, 7, 9, -1, -5, 0, 2, 2};
+  memcpy(shlo_tensor_data(a), in, sizeof in);
+  shlo_value *args[1] = {a};
+  shlo_value **res;
+  int n;
+  char msg[1024];
+  shlo_status st = run(text, args, 1, &res, &n, msg, sizeof msg);
+  if (st) print_message("%s\n", msg);
+  assert_int_equal(st, SHLO_OK);
+  assert_int_equal(n, 2);
+  assert_int_equal(shlo_tensor_dims(res[0])[1], 3);
+  const float want_v[6] = {9, 9, 7, 2, 2, 0};
+  const int32_t want_i[6] = {1, 4, 3, 3, 4, 2};
+  for (int i = 0; i < 6; i++) {
+    assert_true(shlo_tensor_get_f64(res[0], i) == want_v[i]);
+    assert_int_equal(shlo_tensor_get_i64(res[1], i), want_i[i]);
+  }
+  free_all(res, n, args, 1);
+}
+
 static void test_sharding_identities(void **state) {
   (void)state;
   const char *text =
@@ -269,6 +316,7 @@ int main(void) {
       cmocka_unit_test(test_dynamic_top_k),
       cmocka_unit_test(test_dynamic_rng_bit_generator),
       cmocka_unit_test(test_dynamic_reduce_window),
+      cmocka_unit_test(test_dynamic_approx_top_k),
       cmocka_unit_test(test_sharding_identities),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -117,6 +117,43 @@ static shlo_status dynamic_reduce_window(refine_func *F, const shlo_op *op) {
   return SHLO_OK;
 }
 
+/* dynamic_approx_top_k(inputs[n], inits[n], k): each result the inputs'
+ * shape with reduction_dim of size k (XLA's exact fallback on CPU). */
+static shlo_status dynamic_approx_top_k(refine_func *F, const shlo_op *op) {
+  int n = op->n_results;
+  if (n < 1 || op->n_operands != 2 * n + 1)
+    return shlo__refine_fail(F, op, SHLO_EVERIFY,
+                             "stablehlo.dynamic_approx_"
+                             "top_k takes 2 n + 1 operands for n results");
+  const shlo_type *t = F->types[op->operands[0]];
+  const int64_t *k = F->known[op->operands[2 * n]];
+  int dim =
+      t->kind == SHLO_TYPE_TENSOR ? shlo__approx_top_k_dim(op, t->rank) : -1;
+  if (dim < 0)
+    return shlo__refine_fail(F, op, SHLO_EVERIFY,
+                             "stablehlo.dynamic_approx_"
+                             "top_k needs a reduction_dim within the rank");
+  if (!k)
+    return shlo__refine_fail(F, op, SHLO_EUNSUPPORTED,
+                             "k of "
+                             "stablehlo.dynamic_approx_top_k does not fold to "
+                             "a constant for these argument shapes");
+  if (k[0] < 0 || k[0] > t->dims[dim])
+    return shlo__refine_fail(F, op, SHLO_EINPUT,
+                             "k = %lld is outside [0, "
+                             "%lld]",
+                             (long long)k[0], (long long)t->dims[dim]);
+  int64_t dims[SHLO_MAX_RANK];
+  memcpy(dims, t->dims, (size_t)t->rank * sizeof *dims);
+  dims[dim] = k[0];
+  for (int r = 0; r < n; r++) {
+    shlo_status st = shlo__refine_set(F, op, r, t->rank, dims);
+    if (st)
+      return st;
+  }
+  return SHLO_OK;
+}
+
 /* An annotation: each result has operand 0's shape. */
 static shlo_status identity(refine_func *F, const shlo_op *op) {
   const shlo_type *t = F->types[op->operands[0]];
@@ -131,6 +168,8 @@ shlo_status shlo__refine_custom_call(refine_func *F, const shlo_op *op) {
   const char *target = shlo_attr_get_str(shlo_op_attr(op, "call_target_name"));
   if (target && !strcmp(target, "stablehlo.dynamic_top_k"))
     return dynamic_top_k(F, op);
+  if (target && !strcmp(target, "stablehlo.dynamic_approx_top_k"))
+    return dynamic_approx_top_k(F, op);
   if (target && !strcmp(target, "stablehlo.dynamic_reduce_window"))
     return dynamic_reduce_window(F, op);
   if (target && !strcmp(target, "stablehlo.dynamic_rng_bit_generator"))

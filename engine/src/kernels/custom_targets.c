@@ -31,6 +31,7 @@ bool shlo__custom_target_known(const char *target) {
          !strcmp(target, "stablehlo.dynamic_top_k") ||
          !strcmp(target, "stablehlo.dynamic_rng_bit_generator") ||
          !strcmp(target, "stablehlo.dynamic_reduce_window") ||
+         !strcmp(target, "stablehlo.dynamic_approx_top_k") ||
          shlo__custom_is_annotation(target);
 }
 
@@ -185,6 +186,8 @@ shlo_status shlo__compile_custom_target(shlo_compiler *cc, const shlo_op *op,
                                         shlo_step *step, const char *target) {
   if (!strcmp(target, "shape_assertion"))
     return compile_assertion(cc, op, step);
+  if (!strcmp(target, "stablehlo.dynamic_approx_top_k"))
+    return shlo__compile_dynamic_approx_top_k(cc, op, step);
   if (!strcmp(target, "stablehlo.dynamic_reduce_window"))
     return shlo__compile_dynamic_reduce_window(cc, op, step);
   if (!strcmp(target, "stablehlo.dynamic_rng_bit_generator"))

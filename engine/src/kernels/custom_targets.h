@@ -24,6 +24,13 @@ shlo_status shlo__compile_dynamic_reduce_window(shlo_compiler *cc,
 int64_t shlo__reduce_window_size(int64_t in, int64_t size, int64_t stride,
                                  int64_t base, int64_t dil, int64_t lo,
                                  int64_t hi);
+/* stablehlo.dynamic_approx_top_k, refined (dynamic_topk.c), and its
+ * reduction dimension (mhlo.backend_config reduction_dim), -1 if absent
+ * or out of [0, rank). */
+shlo_status shlo__compile_dynamic_approx_top_k(shlo_compiler *cc,
+                                               const shlo_op *op,
+                                               shlo_step *step);
+int shlo__approx_top_k_dim(const shlo_op *op, int rank);
 /* top_k with k given (chlo.c). */
 shlo_status shlo__compile_top_k(shlo_compiler *cc, const shlo_op *op,
                                 shlo_step *step, int64_t k);
