@@ -755,22 +755,43 @@ static cplx dominant_entry(int k, int64_t b, int64_t i, int64_t j) {
   return random_entry(k, b, i, j) + 4;
 }
 
+/* alpha: with_alpha, an alpha operand of 2 (JAX's older form, one
+ * scalar for the whole batch): op(A) X = 2 B */
+static cplx two_entry(int k, int64_t b, int64_t i, int64_t j) {
+  (void)k, (void)b, (void)i, (void)j;
+  return 2;
+}
+
 static void check_trsm(int k, int64_t nb, int m, int n, char side, char uplo,
-                       char trans, char diag) {
+                       char trans, char diag, bool with_alpha) {
   int an = side == 'L' ? m : n;
   char text[2048];
   const char *a = ty(nb, an, an, ELEM[k]), *bt = ty(nb, m, n, ELEM[k]);
+  char alpha_t[64];
+  snprintf(alpha_t, sizeof alpha_t, "tensor<%s>", ELEM[k]);
   snprintf(text, sizeof text,
-           "func.func @main(%%a: %s, %%b: %s) -> %s {\n"
-           "  %%0 = stablehlo.custom_call @lapack_%ctrsm_ffi(%%a, %%b) "
+           "func.func @main(%%a: %s, %%b: %s%s%s) -> %s {\n"
+           "  %%0 = stablehlo.custom_call @lapack_%ctrsm_ffi(%%a, %%b%s) "
            "{mhlo.backend_config = {diag = %d : ui8, side = %d : ui8, "
-           "trans_x = %d : ui8, uplo = %d : ui8}} : (%s, %s) -> %s\n"
+           "trans_x = %d : ui8, uplo = %d : ui8}} : (%s, %s%s%s) -> %s\n"
            "  return %%0 : %s\n}\n",
-           a, bt, bt, LETTER[k], diag, side, trans, uplo, a, bt, bt, bt);
-  shlo_value *args[2] = {make(k, nb, an, an, lower_entry),
-                         make(k, nb, m, n, random_entry)};
+           a, bt, with_alpha ? ", %alpha: " : "", with_alpha ? alpha_t : "",
+           bt, LETTER[k], with_alpha ? ", %alpha" : "", diag, side, trans,
+           uplo, a, bt, with_alpha ? ", " : "", with_alpha ? alpha_t : "", bt,
+           bt);
+  shlo_value *args[3] = {make(k, nb, an, an, lower_entry),
+                         make(k, nb, m, n, random_entry), NULL};
+  if (with_alpha) {
+    shlo_value *one = make(k, 1, 1, -1, two_entry); /* 1 x 1: reshape */
+    args[2] = shlo_tensor_new(ETYPE[k], 0, NULL);
+    assert_non_null(args[2]);
+    memcpy(shlo_tensor_data(args[2]), shlo_tensor_data(one),
+           shlo_tensor_nbytes(args[2]));
+    shlo_value_unref(one);
+  }
+  int n_args = with_alpha ? 3 : 2;
   outs o;
-  run(text, args, 2, &o);
+  run(text, args, n_args, &o);
   for (int64_t b = 0; b < nb; b++) {
     mat x = mat_of(o.v[0], b), t = mat_of(args[0], b), rhs = mat_of(args[1], b);
     for (int i = 0; i < an; i++)
@@ -784,12 +805,13 @@ static void check_trsm(int k, int64_t nb, int m, int n, char side, char uplo,
         for (int j = 0; j < an; j++)
           M(op, i, j) = trans == 'C' ? conj(M(t, j, i)) : M(t, j, i);
     mat back = side == 'L' ? mat_mul(op, x) : mat_mul(x, op);
+    for (int i = 0; with_alpha && i < m * n; i++) rhs.a[i] *= 2;
     assert_close(back, rhs, 10 * bound(k, an, mat_max(t) * mat_max(x)),
-                 "op(A) X = B");
+                 "op(A) X = alpha B");
     if (op.a != t.a) free(op.a);
     free(x.a), free(t.a), free(rhs.a), free(back.a);
   }
-  outs_free(&o, args, 2);
+  outs_free(&o, args, n_args);
 }
 
 static void test_trsm(void **state) {
@@ -803,7 +825,7 @@ static void test_trsm(void **state) {
           for (int t = 0; t < 3; t++)
             for (int d = 0; d < 2; d++)
               check_trsm(k, BATCHES[bi], 4, 3, sides[s], uplos[u], trans[t],
-                         diags[d]);
+                         diags[d], (s + t + d) % 2 == 1);
 }
 
 /* ==== gtsv ==== */

@@ -38,7 +38,8 @@ typedef struct la_slot {
   shlo_elem_type elem;
   la_shape shape;
   int64_t rows, cols;
-  int64_t per; /* elements per batch element */
+  int64_t per;    /* elements per batch element */
+  bool unbatched; /* one value for the whole batch (trsm's alpha) */
 } la_slot;
 
 typedef struct la_family la_family;
@@ -94,6 +95,8 @@ int64_t shlo__la_dim(la_sig *g, int k, int i);
  * nothing) as shape says. */
 shlo_status shlo__la_want_in(la_sig *g, int k, shlo_elem_type elem,
                              la_shape shape, int64_t rows, int64_t cols);
+/* Operand k must be a rank-0 tensor of elem, shared by the batch. */
+shlo_status shlo__la_want_scalar_in(la_sig *g, int k, shlo_elem_type elem);
 shlo_status shlo__la_want_out(la_sig *g, int k, shlo_elem_type elem,
                               la_shape shape, int64_t rows, int64_t cols);
 /* The op must have n_in operands and n_out results. */

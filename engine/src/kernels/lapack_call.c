@@ -157,13 +157,22 @@ static shlo_status want(la_sig *g, bool is_in, int k, shlo_elem_type elem,
                          k, wanted);
   }
   la_slot *s = is_in ? &g->p->in[k] : &g->p->out[k];
-  *s = (la_slot){elem, shape, rows, cols, rows * cols};
+  *s = (la_slot){elem, shape, rows, cols, rows * cols, false};
   return SHLO_OK;
 }
 
 shlo_status shlo__la_want_in(la_sig *g, int k, shlo_elem_type elem,
                              la_shape shape, int64_t rows, int64_t cols) {
   return want(g, true, k, elem, shape, rows, cols);
+}
+
+shlo_status shlo__la_want_scalar_in(la_sig *g, int k, shlo_elem_type elem) {
+  const shlo_type *t = shlo__cc_operand_type(g->cc, g->op, k);
+  if (t->kind != SHLO_TYPE_TENSOR || t->elem != elem || t->rank != 0)
+    return shlo__la_fail(g, "operand %d must be a tensor<%s>", k,
+                         shlo_elem_name(elem));
+  g->p->in[k] = (la_slot){elem, LA_ONE, 1, 1, 1, true};
+  return SHLO_OK;
 }
 
 shlo_status shlo__la_want_out(la_sig *g, int k, shlo_elem_type elem,
@@ -233,7 +242,8 @@ static shlo_status check_layouts(la_sig *g, const char *attr, bool is_in) {
     return shlo__la_fail(g, "%s must list %d layouts", attr, n);
   for (int k = 0; k < n; k++) {
     const la_slot *s = is_in ? &g->p->in[k] : &g->p->out[k];
-    if (!layout_is_jax(ls->items[k], g->p->nb + shape_rank(s->shape), s->shape))
+    int rank = s->unbatched ? 0 : g->p->nb + shape_rank(s->shape);
+    if (!layout_is_jax(ls->items[k], rank, s->shape))
       return shlo__cc_fail(g->cc, g->op, SHLO_EUNSUPPORTED,
                            "%s: %s %d has a layout other than JAX's (%s)",
                            g->target, is_in ? "operand" : "result", k,
@@ -288,7 +298,8 @@ static void transpose(void *dst, const void *src, int64_t rows, int64_t cols,
 static void load_slot(const la_slot *s, void *dst, const shlo_value *v,
                       int64_t b) {
   size_t es = shlo_elem_size(s->elem);
-  const char *src = (const char *)v->data + (size_t)(b * s->per) * es;
+  const char *src =
+      (const char *)v->data + (size_t)(s->unbatched ? 0 : b * s->per) * es;
   if (s->shape == LA_MAT)
     transpose(dst, src, s->rows, s->cols, es);
   else

@@ -283,8 +283,7 @@ static shlo_status trsm_sig(la_sig *g) {
   int64_t a = p->side == 'L' ? m : n;
   if ((st = shlo__la_want_in(g, 0, shlo__la_elem(k), LA_MAT, a, a)) ||
       (st = shlo__la_want_in(g, 1, shlo__la_elem(k), LA_MAT, m, n)) ||
-      (n_in == 3 &&
-       (st = shlo__la_want_in(g, 2, shlo__la_elem(k), LA_ONE, 1, 1))) ||
+      (n_in == 3 && (st = shlo__la_want_scalar_in(g, 2, shlo__la_elem(k)))) ||
       (st = shlo__la_want_out(g, 0, shlo__la_elem(k), LA_MAT, m, n)))
     return st;
   return SHLO_OK;
