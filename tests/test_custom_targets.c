@@ -29,19 +29,24 @@ static shlo_status run(const char *text, shlo_value **args, int n_args,
   *res = NULL;
   *n = 0;
   shlo_status st = shlo_parse_module(text, strlen(text), "t.mlir", &m, &d);
-  if (!st) st = shlo_compile(m, NULL, &e, &d);
-  if (!st) st = shlo_execute(e, NULL, args, n_args, res, n, &d);
+  if (!st)
+    st = shlo_compile(m, NULL, &e, &d);
+  if (!st)
+    st = shlo_execute(e, NULL, args, n_args, res, n, &d);
   msg[0] = 0;
-  if (st) shlo_diag_format(&d, msg, cap);
+  if (st)
+    shlo_diag_format(&d, msg, cap);
   shlo_executable_free(e);
   shlo_module_free(m);
   return st;
 }
 
 static void free_all(shlo_value **res, int n, shlo_value **args, int n_args) {
-  for (int i = 0; i < n; i++) shlo_value_unref(res[i]);
+  for (int i = 0; i < n; i++)
+    shlo_value_unref(res[i]);
   free(res);
-  for (int i = 0; i < n_args; i++) shlo_value_unref(args[i]);
+  for (int i = 0; i < n_args; i++)
+    shlo_value_unref(args[i]);
 }
 
 static shlo_value *scalar_i32(int32_t x) {
@@ -68,8 +73,7 @@ static void test_shape_assertion_holds(void **state) {
   shlo_value **res;
   int n;
   char msg[1024];
-  assert_int_equal(run(ASSERTION, args, 1, &res, &n, msg, sizeof msg),
-                   SHLO_OK);
+  assert_int_equal(run(ASSERTION, args, 1, &res, &n, msg, sizeof msg), SHLO_OK);
   assert_int_equal(n, 1);
   assert_int_equal(shlo_tensor_get_i64(res[0], 0), 16);
   free_all(res, n, args, 1);
@@ -111,7 +115,8 @@ static void test_dynamic_top_k(void **state) {
   int n;
   char msg[1024];
   shlo_status st = run(text, args, 1, &res, &n, msg, sizeof msg);
-  if (st) print_message("%s\n", msg);
+  if (st)
+    print_message("%s\n", msg);
   assert_int_equal(st, SHLO_OK);
   assert_int_equal(n, 2);
   assert_int_equal(shlo_tensor_dims(res[0])[1], 3);
@@ -138,8 +143,7 @@ static void test_dynamic_rng_bit_generator(void **state) {
       "  %sh = stablehlo.concatenate %d1, %c3, dim = 0 : (tensor<1xi64>, "
       "tensor<1xi64>) -> tensor<2xi64>\n"
       "  %0:2 = stablehlo.custom_call "
-      "@stablehlo.dynamic_rng_bit_generator(%s, %sh) {mhlo.attributes = "
-      "{rng_algorithm = #stablehlo<rng_algorithm THREE_FRY>}} : "
+      "@stablehlo.dynamic_rng_bit_generator(%s, %sh) {ATTRS} : "
       "(tensor<2xui64>, tensor<2xi64>) -> (tensor<2xui64>, "
       "tensor<?x3xui32>)\n"
       "  return %0#0, %0#1 : tensor<2xui64>, tensor<?x3xui32>\n}\n";
@@ -150,26 +154,43 @@ static void test_dynamic_rng_bit_generator(void **state) {
       "#stablehlo<rng_algorithm THREE_FRY>} : (tensor<2xui64>) -> "
       "(tensor<2xui64>, tensor<2x3xui32>)\n"
       "  return %0#0, %0#1 : tensor<2xui64>, tensor<2x3xui32>\n}\n";
+  /* the algorithm as JAX's exports give it, on the call itself, and in
+   * mhlo.attributes */
+  static const char *const where[2] = {
+      "api_version = 2 : i32, rng_algorithm = #stablehlo<rng_algorithm "
+      "THREE_FRY>",
+      "mhlo.attributes = {rng_algorithm = #stablehlo<rng_algorithm "
+      "THREE_FRY>}"};
   int64_t dims[2] = {2, 3};
   shlo_value *args[1] = {shlo_tensor_new(SHLO_F32, 2, dims)};
   assert_non_null(args[0]);
-  shlo_value **got, **want;
-  int n_got, n_want;
-  char msg[1024];
-  shlo_status st = run(dyn, args, 1, &got, &n_got, msg, sizeof msg);
-  if (st) print_message("%s\n", msg);
-  assert_int_equal(st, SHLO_OK);
-  assert_int_equal(run(fixed, NULL, 0, &want, &n_want, msg, sizeof msg),
-                   SHLO_OK);
-  assert_int_equal(n_got, 2);
-  for (int k = 0; k < 2; k++) {
-    assert_int_equal(shlo_tensor_nbytes(got[k]), shlo_tensor_nbytes(want[k]));
-    assert_memory_equal(shlo_tensor_data_const(got[k]),
-                        shlo_tensor_data_const(want[k]),
-                        shlo_tensor_nbytes(want[k]));
+  for (int w = 0; w < 2; w++) {
+    /* the text with ATTRS replaced */
+    char text[4096];
+    const char *at = strstr(dyn, "ATTRS");
+    assert_non_null(at);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - dyn), dyn, where[w],
+             at + 5);
+    shlo_value **got, **want;
+    int n_got, n_want;
+    char msg[1024];
+    shlo_status st = run(text, args, 1, &got, &n_got, msg, sizeof msg);
+    if (st)
+      print_message("%s\n", msg);
+    assert_int_equal(st, SHLO_OK);
+    assert_int_equal(run(fixed, NULL, 0, &want, &n_want, msg, sizeof msg),
+                     SHLO_OK);
+    assert_int_equal(n_got, 2);
+    for (int k = 0; k < 2; k++) {
+      assert_int_equal(shlo_tensor_nbytes(got[k]), shlo_tensor_nbytes(want[k]));
+      assert_memory_equal(shlo_tensor_data_const(got[k]),
+                          shlo_tensor_data_const(want[k]),
+                          shlo_tensor_nbytes(want[k]));
+    }
+    free_all(got, n_got, NULL, 0);
+    free_all(want, n_want, NULL, 0);
   }
-  free_all(got, n_got, args, 1);
-  free_all(want, n_want, NULL, 0);
+  shlo_value_unref(args[0]);
 }
 
 /* cumsum along dimension 0 of a ?x2 input, as JAX exports it: a window
@@ -209,13 +230,15 @@ static void test_dynamic_reduce_window(void **state) {
   int64_t dims[2] = {4, 2};
   shlo_value *a = shlo_tensor_new(SHLO_F32, 2, dims);
   assert_non_null(a);
-  for (int i = 0; i < 8; i++) shlo_tensor_set_f64(a, i, i + 1);
+  for (int i = 0; i < 8; i++)
+    shlo_tensor_set_f64(a, i, i + 1);
   shlo_value *args[1] = {a};
   shlo_value **res;
   int n;
   char msg[1024];
   shlo_status st = run(cumsum, args, 1, &res, &n, msg, sizeof msg);
-  if (st) print_message("%s\n", msg);
+  if (st)
+    print_message("%s\n", msg);
   assert_int_equal(st, SHLO_OK);
   /* columns 1 3 5 7 and 2 4 6 8, summed down */
   const double want[8] = {1, 2, 4, 6, 9, 12, 16, 20};
@@ -229,21 +252,32 @@ static void test_dynamic_reduce_window(void **state) {
 static void test_dynamic_approx_top_k(void **state) {
   (void)state;
   const char *text =
-      "func.func @main(%a: tensor<2x?xf32>) -> (tensor<2x?xf32>, tensor<2x?xi32>) {\n"
-      "  %d = stablehlo.get_dimension_size %a, dim = 1 : (tensor<2x?xf32>) -> tensor<i32>\n"
+      "func.func @main(%a: tensor<2x?xf32>) -> (tensor<2x?xf32>, "
+      "tensor<2x?xi32>) {\n"
+      "  %d = stablehlo.get_dimension_size %a, dim = 1 : (tensor<2x?xf32>) -> "
+      "tensor<i32>\n"
       "  %two = stablehlo.constant dense<2> : tensor<i32>\n"
       "  %k = stablehlo.subtract %d, %two : tensor<i32>\n"
       "  %two1 = stablehlo.constant dense<2> : tensor<1xi32>\n"
       "  %d1 = stablehlo.reshape %d : (tensor<i32>) -> tensor<1xi32>\n"
-      "  %shape = stablehlo.concatenate %two1, %d1, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>\n"
-      "  %iota = stablehlo.dynamic_iota %shape, dim = 1 : (tensor<2xi32>) -> tensor<2x?xi32>\n"
+      "  %shape = stablehlo.concatenate %two1, %d1, dim = 0 : (tensor<1xi32>, "
+      "tensor<1xi32>) -> tensor<2xi32>\n"
+      "  %iota = stablehlo.dynamic_iota %shape, dim = 1 : (tensor<2xi32>) -> "
+      "tensor<2x?xi32>\n"
       "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
       "  %m1 = stablehlo.constant dense<-1> : tensor<i32>\n"
-      "  %0:2 = stablehlo.custom_call @stablehlo.dynamic_approx_top_k(%a, %iota, %ninf, %m1, %k) {called_computations = [@top_k_gt], mhlo.backend_config = {aggregate_to_topk = true, recall_target = 0.95 : f32, reduction_dim = 1 : i64, reduction_input_size_override = -1 : i64}} : (tensor<2x?xf32>, tensor<2x?xi32>, tensor<f32>, tensor<i32>, tensor<i32>) -> (tensor<2x?xf32>, tensor<2x?xi32>)\n"
+      "  %0:2 = stablehlo.custom_call @stablehlo.dynamic_approx_top_k(%a, "
+      "%iota, %ninf, %m1, %k) {called_computations = [@top_k_gt], "
+      "mhlo.backend_config = {aggregate_to_topk = true, recall_target = 0.95 : "
+      "f32, reduction_dim = 1 : i64, reduction_input_size_override = -1 : "
+      "i64}} : (tensor<2x?xf32>, tensor<2x?xi32>, tensor<f32>, tensor<i32>, "
+      "tensor<i32>) -> (tensor<2x?xf32>, tensor<2x?xi32>)\n"
       "  return %0#0, %0#1 : tensor<2x?xf32>, tensor<2x?xi32>\n"
       "}\n"
-      "func.func private @top_k_gt(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>) -> tensor<i1> {\n"
-      "  %0 = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "func.func private @top_k_gt(%a: tensor<f32>, %b: tensor<f32>, %c: "
+      "tensor<i32>, %d: tensor<i32>) -> tensor<i1> {\n"
+      "  %0 = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, "
+      "tensor<f32>) -> tensor<i1>\n"
       "  return %0 : tensor<i1>\n"
       "}\n"
       "";
@@ -257,7 +291,8 @@ static void test_dynamic_approx_top_k(void **state) {
   int n;
   char msg[1024];
   shlo_status st = run(text, args, 1, &res, &n, msg, sizeof msg);
-  if (st) print_message("%s\n", msg);
+  if (st)
+    print_message("%s\n", msg);
   assert_int_equal(st, SHLO_OK);
   assert_int_equal(n, 2);
   assert_int_equal(shlo_tensor_dims(res[0])[1], 3);

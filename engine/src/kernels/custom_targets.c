@@ -169,10 +169,10 @@ static shlo_status compile_dynamic_rng(shlo_compiler *cc, const shlo_op *op,
                          "stablehlo.dynamic_rng_"
                          "bit_generator's output shape is not known here");
   const shlo_attr *attrs = shlo_op_attr(op, "mhlo.attributes");
+  /* rng_algorithm: an attribute of the call itself (JAX's exports), or
+   * in mhlo.attributes */
   shlo_op as_op = *op;
   as_op.n_operands = 1;
-  as_op.n_attrs = 0;
-  as_op.attrs = NULL;
   if (attrs && attrs->kind == SHLO_ATTR_STRUCT) {
     as_op.n_attrs = attrs->n;
     as_op.attrs = attrs->fields;
