@@ -121,10 +121,11 @@ static shlo_status dynamic_reduce_window(refine_func *F, const shlo_op *op) {
  * shape with reduction_dim of size k (XLA's exact fallback on CPU). */
 static shlo_status dynamic_approx_top_k(refine_func *F, const shlo_op *op) {
   int n = op->n_results;
-  if (n < 1 || op->n_operands != 2 * n + 1)
+  if (n < 1 || shlo__approx_top_k_operands(op) != 2 * n + 1)
     return shlo__refine_fail(F, op, SHLO_EVERIFY,
-                             "stablehlo.dynamic_approx_"
-                             "top_k takes 2 n + 1 operands for n results");
+                             "stablehlo.dynamic_approx_top_k takes 2 n + 1 "
+                             "operands for n results (then the shape "
+                             "operands it names)");
   const shlo_type *t = F->types[op->operands[0]];
   const int64_t *k = F->known[op->operands[2 * n]];
   int dim =

@@ -31,6 +31,8 @@ shlo_status shlo__compile_dynamic_approx_top_k(shlo_compiler *cc,
                                                const shlo_op *op,
                                                shlo_step *step);
 int shlo__approx_top_k_dim(const shlo_op *op, int rank);
+/* Its operands before the result shapes JAX appends (-1: malformed). */
+int shlo__approx_top_k_operands(const shlo_op *op);
 /* top_k with k given (chlo.c). */
 shlo_status shlo__compile_top_k(shlo_compiler *cc, const shlo_op *op,
                                 shlo_step *step, int64_t k);

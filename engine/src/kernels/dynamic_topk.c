@@ -138,6 +138,22 @@ static const shlo_attr *config_field(const shlo_op *op, const char *name) {
   return bc && bc->kind == SHLO_ATTR_STRUCT ? shlo_attr_field(bc, name) : NULL;
 }
 
+/* The operands of a dynamic_approx_top_k before its shape operands: JAX
+ * appends each result's shape as a further operand and lists those in
+ * indices_of_shape_operands (they must come last); -1 if malformed. */
+int shlo__approx_top_k_operands(const shlo_op *op) {
+  int64_t idx[DTK_MAX];
+  int extra = 0;
+  const shlo_attr *a = shlo_op_attr(op, "indices_of_shape_operands");
+  if (a && (extra = shlo_attr_i64s(a, idx, DTK_MAX)) < 0)
+    return -1;
+  int lead = op->n_operands - extra;
+  for (int i = 0; i < extra; i++)
+    if (idx[i] != lead + i)
+      return -1;
+  return lead;
+}
+
 /* The reduction dimension of a dynamic_approx_top_k, or -1. */
 int shlo__approx_top_k_dim(const shlo_op *op, int rank) {
   int64_t d = -1;
@@ -151,7 +167,7 @@ shlo_status shlo__compile_dynamic_approx_top_k(shlo_compiler *cc,
                                                shlo_step *step) {
   const char *me = "stablehlo.dynamic_approx_top_k";
   int n = op->n_results;
-  if (n < 1 || n > DTK_MAX || op->n_operands != 2 * n + 1)
+  if (n < 1 || n > DTK_MAX || shlo__approx_top_k_operands(op) != 2 * n + 1)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                          "%s takes 2 n + 1 operands "
                          "for n results (1 to %d)",
