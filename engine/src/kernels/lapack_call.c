@@ -353,7 +353,9 @@ static void run_range(void *ctx, int64_t begin, int64_t end) {
       atomic_store(&job->failed, 2);
       break;
     }
-    memset(scratch, 0, total);
+    /* results start zeroed (a job's unused outputs stay so); the inputs
+     * are overwritten whole */
+    memset(scratch + off_out[0], 0, total - off_out[0]);
     for (int k = 0; k < p->n_in; k++)
       load_slot(&p->in[k], in[k], job->in[k], b);
     if (p->fam->run(p, in, out)) {
@@ -380,10 +382,8 @@ static shlo_status k_lapack(const shlo_step *s, shlo_value *const *in,
     if (o->shape == LA_MAT)
       dims[r++] = o->cols;
     res[k] = shlo_tensor_new(o->elem, r, dims);
-    if (!res[k])
+    if (!res[k]) /* every element is written below, batch by batch */
       goto nomem;
-    memset(res[k]->data, 0,
-           (size_t)res[k]->numel * shlo_elem_size(res[k]->elem));
   }
   la_job job = {.p = p, .in = in, .out = res, .ex = ex};
   atomic_init(&job.failed, 0);
