@@ -3,15 +3,21 @@
 running the custom calls JAX's CPU export writes (lapack_?potrf_ffi, ...)
 against numpy.linalg, on the same machine in the same run, side by side.
 
-    /usr/bin/python3 bench/linalg.py [--shlo build/client/shlo] [--n 512]
-                                     [--runs 10] [--threads-numpy 1]
+    /usr/bin/python3 -s bench/linalg.py [--shlo build/client/shlo] [--n 512]
+                                        [--runs 4] [--rounds 5]
+                                        [--threads-numpy 1]
 
-Both sides end in the same LAPACK: Debian's numpy links liblapack.so.3,
-which the alternatives point at OpenBLAS's, the library shlo calls.  shlo
+Both sides end in the same LAPACK: Debian's numpy (python3-numpy) links
+liblapack.so.3, which the alternatives point at OpenBLAS's, the library
+shlo calls.  `-s` keeps a numpy that pip put in the user's site-packages
+(a wheel with its own OpenBLAS build) out of the comparison; the script
+prints which numpy it measured and warns when it is not Debian's.  shlo
 runs OpenBLAS on one thread per call (it threads over a batch instead), so
 numpy is held to one thread as well (OPENBLAS_NUM_THREADS=1, set before
-numpy loads; --threads-numpy 0 leaves numpy its default).  The times are
-the minimum over the runs, after one warm-up; shlo's come from `shlo bench`
+numpy loads; --threads-numpy 0 leaves numpy its default).  The two sides
+take turns, --rounds times, each round timing --runs calls of each after a
+warm-up, so that both see the same load on a shared machine; the times
+are the minimum over all rounds.  shlo's come from `shlo bench`
 (the engine's own timer around each execution, inputs generated as
 ../shared/bench/README.md says: uniform on [-1, 1)); numpy's from
 time.perf_counter around each call on numpy's uniform inputs.
@@ -26,9 +32,10 @@ What each side computes:
   eigh      shlo: syevd with vectors; numpy: linalg.eigh
   svd       shlo: gesdd, full U and V^H; numpy: linalg.svd
 
-numpy's linalg computes a float32 matrix in float64 and rounds the result
-(numpy.linalg._commonType), so its f32 rows are float64 work: shlo's f32
-rows, single precision as JAX's lapack_s*_ffi are, come out faster.
+Debian 12's numpy (1.24) computes a float32 matrix in float64 and rounds
+the result (numpy.linalg._commonType), so its f32 rows are float64 work:
+shlo's f32 rows, single precision as JAX's lapack_s*_ffi are, come out
+faster.
 
 Prints one line per case: shlo ms, numpy ms, and shlo / numpy.
 """
@@ -45,7 +52,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 ap.add_argument("--shlo", default=os.path.join(here, "..", "build", "client",
                                                "shlo"))
 ap.add_argument("--n", type=int, default=512)
-ap.add_argument("--runs", type=int, default=10)
+ap.add_argument("--runs", type=int, default=4)
+ap.add_argument("--rounds", type=int, default=5)
 ap.add_argument("--threads-numpy", type=int, default=1)
 args = ap.parse_args()
 if args.threads_numpy > 0:
@@ -168,17 +176,25 @@ def time_numpy(case, dtype):
     return best
 
 
+if not np.__file__.startswith("/usr/lib/python3/dist-packages/"):
+    print(f"warning: numpy {np.__version__} from {np.__file__} is not "
+          "Debian's python3-numpy: it may bring its own LAPACK (run with "
+          "/usr/bin/python3 -s)")
 threads = "default threads" if args.threads_numpy <= 0 else \
     f"{args.threads_numpy} thread(s)"
-print(f"{N}x{N}, min of {args.runs} runs; numpy {np.__version__} on "
+print(f"{N}x{N}, min of {args.rounds} x {args.runs} runs each side, in "
+      f"turns; numpy {np.__version__} on "
       f"{threads}, shlo one OpenBLAS thread per call")
 print(f"{'case':<14}{'shlo ms':>10}{'numpy ms':>10}{'shlo/numpy':>12}")
 worst = 0.0
 np.seterr(over="ignore")  # det of a random 512 x 512 f32 matrix overflows
 for name, prog in PROGRAMS.items():
     for e, x, dt in (("f32", "s", np.float32), ("f64", "d", np.float64)):
-        ms_shlo = time_shlo(prog(e, x))
-        ms_np = time_numpy(NUMPY[name], dt)
+        text = prog(e, x)
+        ms_shlo = ms_np = float("inf")
+        for _ in range(args.rounds):  # the two sides in turn
+            ms_shlo = min(ms_shlo, time_shlo(text))
+            ms_np = min(ms_np, time_numpy(NUMPY[name], dt))
         ratio = ms_shlo / ms_np
         worst = max(worst, ratio)
         print(f"{name + ' ' + e:<14}{ms_shlo:>10.2f}{ms_np:>10.2f}"
