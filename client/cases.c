@@ -155,8 +155,9 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= k && !strcmp(s + n - k, suffix);
 }
 
-/* PATH itself if a file, else every *.mlir and *.mlir.bc (portable
- * artifact) below it (sorted). */
+/* PATH itself if a file, else every *.mlir, *.mlir.bc (portable
+ * artifact) and *.json (a JAX export's case, jaxcase.h) below it
+ * (sorted). */
 int cases_collect_files(const char *path, file_list *out) {
   struct stat st;
   if (stat(path, &st) != 0) {
@@ -179,7 +180,7 @@ int cases_collect_files(const char *path, file_list *out) {
     struct stat s2;
     if (stat(sub, &s2) != 0) continue;
     if (S_ISDIR(s2.st_mode) || ends_with(e->d_name, ".mlir") ||
-        ends_with(e->d_name, ".mlir.bc"))
+        ends_with(e->d_name, ".mlir.bc") || ends_with(e->d_name, ".json"))
       rc = push_file(&here, sub);
   }
   closedir(d);

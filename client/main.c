@@ -44,6 +44,8 @@ static void usage(FILE *f) {
           "under PATH and evaluate\n"
           "      their checks; prints PASS/FAIL/SKIP per case and a summary "
           "line;\n"
+          "      a .json file is a case of a JAX export (program, inputs, "
+          "expected_outputs; docs/jax-export.md);\n"
           "      --in-process runs cases without a child process each (for "
           "leak checkers)\n"
           "  verify [--expect-diagnostics] [--quiet] PATH...\n"

@@ -15,6 +15,7 @@
 
 #include "cases.h"
 #include "cli.h"
+#include "jaxcase.h"
 #include "remote.h"
 #include "shlo/context.h"
 #include "shlo/engine.h"
@@ -168,10 +169,25 @@ done:
   return r;
 }
 
+/* What a child runs: one case of a .mlir file, or a JSON case. */
+typedef struct child_case {
+  const char *file, *text, *args_text;
+  size_t len;
+  bool json;
+} child_case;
+
+static result_kind run_child_case(const child_case *cc, double timeout,
+                                  char *msg, size_t cap) {
+  if (cc->json)
+    return (result_kind)jaxcase_run(cc->file, cc->text, cc->len, timeout,
+                                    NULL, msg, cap);
+  return run_case(cc->file, cc->text, cc->len, cc->args_text, timeout, msg,
+                  cap);
+}
+
 /* Run a case in a child; the child writes "<kind><message>" to a pipe. */
-static result_kind run_isolated(const char *file, const char *text,
-                                size_t len, const char *args_text,
-                                double timeout, char *msg, size_t cap) {
+static result_kind run_isolated_case(const child_case *cc, double timeout,
+                                     char *msg, size_t cap) {
   int fds[2];
   if (pipe(fds) != 0) {
     snprintf(msg, cap, "cannot create a pipe");
@@ -189,8 +205,7 @@ static result_kind run_isolated(const char *file, const char *text,
   if (pid == 0) {
     close(fds[0]);
     char buf[SHLO_DIAG_MAX + 512];
-    buf[0] = (char)run_case(file, text, len, args_text, timeout, buf + 1,
-                            sizeof buf - 1);
+    buf[0] = (char)run_child_case(cc, timeout, buf + 1, sizeof buf - 1);
     fflush(stdout);
     size_t n = strlen(buf + 1) + 1;
     ssize_t w = write(fds[1], buf, n);
@@ -247,6 +262,13 @@ static result_kind run_isolated(const char *file, const char *text,
   }
   snprintf(msg, cap, "%s", buf + 1);
   return (result_kind)buf[0];
+}
+
+static result_kind run_isolated(const char *file, const char *text,
+                                size_t len, const char *args_text,
+                                double timeout, char *msg, size_t cap) {
+  child_case cc = {file, text, args_text, len, false};
+  return run_isolated_case(&cc, timeout, msg, cap);
 }
 
 /* --server: the inputs the case's module carries, when its file's RUN
@@ -307,6 +329,30 @@ static int test_one(void *ctx, const test_case *c) {
   return 0;
 }
 
+/* A JSON case of a JAX export: one case per file. */
+static void test_json(const char *file, const char *text, size_t len,
+                      double timeout, bool in_process,
+                      struct shlo_client *server, tally *t) {
+  char msg[SHLO_DIAG_MAX + 512];
+  child_case cc = {file, text, NULL, len, true};
+  result_kind r =
+      server ? (result_kind)jaxcase_run(file, text, len, timeout, server, msg,
+                                        sizeof msg)
+      : in_process ? run_child_case(&cc, timeout, msg, sizeof msg)
+                   : run_isolated_case(&cc, timeout, msg, sizeof msg);
+  for (char *p = msg; *p; p++)
+    if (*p == '\n') *p = ' ';
+  if (r == R_PASS) {
+    printf("PASS %s:1\n", file);
+    t->pass++;
+  } else {
+    printf("%s %s:1: %s\n", r == R_SKIP ? "SKIP" : "FAIL", file, msg);
+    if (r == R_SKIP) t->skip++;
+    else t->fail++;
+  }
+  fflush(stdout);
+}
+
 static void test_file(const char *file, double timeout, bool in_process,
                       struct shlo_client *server, tally *t, bool mpi) {
   size_t len;
@@ -314,6 +360,11 @@ static void test_file(const char *file, double timeout, bool in_process,
   if (!text) {
     printf("FAIL %s:1: cannot read the file\n", file);
     t->fail++;
+    return;
+  }
+  if (jaxcase_is_case(file)) {
+    test_json(file, text, len, timeout, in_process || mpi, server, t);
+    free(text);
     return;
   }
   char *args_text = cases_run_line_args(text, len);

@@ -393,6 +393,7 @@ static shlo_status each_like(refine_func *F, const shlo_op *op, int j) {
 
 /* The op table's refine column (ops/op_facts.h) picks the rule. */
 static shlo_status rule(refine_func *F, const shlo_op *op) {
+  if (op->code == SHLO_OP_CUSTOM_CALL) return shlo__refine_custom_call(F, op);
   switch (shlo__op_refine((shlo_opcode)op->code)) {
   case SHLO_REFINE_ELEMENTWISE: return elementwise(F, op);
   case SHLO_REFINE_SHAPE_OPERAND1: return from_shape_operand(F, op, 1);

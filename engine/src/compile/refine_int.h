@@ -55,6 +55,10 @@ shlo_status shlo__refine_fold(refine_func *F, const shlo_op *op);
 shlo_status shlo__refine_set(refine_func *F, const shlo_op *op, int k, int r,
                              const int64_t *dims);
 
+/* The shape rule of a custom_call target that stands for an op
+ * (refine_custom.c: stablehlo.dynamic_top_k, the sharding annotations). */
+shlo_status shlo__refine_custom_call(refine_func *F, const shlo_op *op);
+
 /* Refine the call op's callee for its operands' types and values; writes
  * the callee's refined result types into F->types. */
 shlo_status shlo__refine_call(refine_func *F, const shlo_op *op,

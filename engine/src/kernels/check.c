@@ -10,6 +10,8 @@
 #include "core/floatfmt.h"
 #include "core/value.h"
 #include "kernels/kernel.h"
+#include "kernels/custom_targets.h"
+#include "kernels/lapack.h"
 
 typedef enum { CMP_EQ, CMP_ALMOST, CMP_CLOSE, CMP_BITS } cmp_mode;
 
@@ -238,13 +240,17 @@ shlo_status shlo__compile_check(shlo_compiler *cc, const shlo_op *op,
   return need_operands(cc, op, n_operands);
 }
 
-/* stablehlo.custom_call: the @check.* targets; anything else is not
- * something this engine can run. */
+/* stablehlo.custom_call: the @check.* targets and JAX's LAPACK calls
+ * (lapack.h); anything else is not something this engine can run. */
 shlo_status shlo__compile_custom_call(shlo_compiler *cc, const shlo_op *op,
                                      shlo_step *step) {
   const char *target = shlo_attr_get_str(shlo_op_attr(op, "call_target_name"));
   if (!target)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY, "needs a call target");
+  if (shlo__lapack_target(target))
+    return shlo__compile_lapack(cc, op, step, target);
+  if (shlo__custom_target_known(target))
+    return shlo__compile_custom_target(cc, op, step, target);
   check_params *p = shlo__params_alloc(step, sizeof *p);
   if (!p) return SHLO_ENOMEM;
   step->fn = k_check;

@@ -26,6 +26,7 @@
 #include "core/floatfmt.h"
 #include "core/storage.h"
 #include "kernels/kernel.h"
+#include "kernels/custom_targets.h"
 
 /* ---- special functions (double) ---- */
 
@@ -674,12 +675,23 @@ shlo_status shlo__compile_chlo_top_k(shlo_compiler *cc, const shlo_op *op,
   if (op->n_operands != 1 || op->n_results != 2)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "expects one operand and two results");
-  const shlo_type *it = shlo__cc_operand_type(cc, op, 0);
-  const shlo_type *vt = shlo__cc_result_type(cc, op, 0);
-  const shlo_type *xt = shlo__cc_result_type(cc, op, 1);
   int64_t k;
   if (!shlo_attr_get_i64(shlo_op_attr(op, "k"), &k))
     return shlo__cc_fail(cc, op, SHLO_EVERIFY, "needs an integer 'k'");
+  return shlo__compile_top_k(cc, op, step, k);
+}
+
+/* top_k of operand 0 with k given: chlo.top_k's attribute, or the
+ * refined result size of custom_call @stablehlo.dynamic_top_k, whose
+ * further operand (k as a tensor) the kernel does not read. */
+shlo_status shlo__compile_top_k(shlo_compiler *cc, const shlo_op *op,
+                                shlo_step *step, int64_t k) {
+  if (op->n_operands < 1 || op->n_results != 2)
+    return shlo__cc_fail(cc, op, SHLO_EVERIFY,
+                        "expects an operand and two results");
+  const shlo_type *it = shlo__cc_operand_type(cc, op, 0);
+  const shlo_type *vt = shlo__cc_result_type(cc, op, 0);
+  const shlo_type *xt = shlo__cc_result_type(cc, op, 1);
   if (it->kind != SHLO_TYPE_TENSOR || !shlo_type_is_static(it) || it->rank < 1)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "operand must be a static tensor of rank >= 1");
