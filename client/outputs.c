@@ -2,6 +2,7 @@
 #include "outputs.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,12 +57,30 @@ static void add_dot(char *buf, size_t cap) {
   e[1] = '0';
 }
 
+/* A value with an exponent in its shortest text that is a short decimal
+ * in fixed notation reads better so (bf16 300 as "300.0", not "3.0e+02"):
+ * the fixed text with the same significant digits, when it reads back. */
+static void prefer_fixed(double x, shlo_elem_type t, uint64_t bits, int p,
+                         shlo_value *scratch, char *buf, size_t cap) {
+  double a = fabs(x);
+  if (!strchr(buf, 'e') || a < 1e-4 || a >= 1e16) return;
+  int decimals = p - 1 - (int)floor(log10(a));
+  char fixed[64];
+  snprintf(fixed, sizeof fixed, "%.*f", decimals < 0 ? 0 : decimals, x);
+  if ((t == SHLO_F64 || t == SHLO_F32 || scratch) &&
+      reads_back(fixed, t, bits, scratch))
+    snprintf(buf, cap, "%s", fixed);
+}
+
 /* A finite float x of type t (bits its storage) as the shortest "%.<p>g"
  * that reads back.  f32 and f64 start at FLT_DIG and DBL_DIG digits: with
  * fewer significant digits the %g text is the same (its zeros dropped). */
 static void shortest(double x, shlo_elem_type t, uint64_t bits, char *buf,
                      size_t cap) {
   int p = t == SHLO_F64 ? 15 : t == SHLO_F32 ? 6 : 1;
+  /* subnormals have fewer digits of precision than that */
+  if ((t == SHLO_F64 && fabs(x) < DBL_MIN) || (t == SHLO_F32 && fabs(x) < FLT_MIN))
+    p = 1;
   shlo_value *scratch = NULL;
   if (t != SHLO_F64 && t != SHLO_F32) {
     int64_t one = 1;
@@ -73,6 +92,7 @@ static void shortest(double x, shlo_elem_type t, uint64_t bits, char *buf,
     if (reads_back(buf, t, bits, scratch)) break;
   }
   if (p == 17) snprintf(buf, cap, "%.17g", x);
+  prefer_fixed(x, t, bits, p, scratch, buf, cap);
   shlo_value_release(scratch);
   add_dot(buf, cap);
 }

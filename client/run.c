@@ -334,7 +334,8 @@ done:
   return rc;
 }
 
-/* The engine could not load the program for --entry NAME: when the text
+/* The engine could not load the program: when the entry (--entry NAME, or
+ * the default) is what is missing and the text
  * parses, name the functions it has instead of the engine's words.  True
  * when that was said. */
 static bool explain_entry(const run_opts *o) {
@@ -396,7 +397,7 @@ int cli_run(int argc, char **argv) {
   if (o.mpi && cli_mpi_start()) goto out;
   if (o.mpi ? load_shared(o.path, &co, &m, &e, &d)
             : shlo_load_file(o.path, &co, &m, &e, &d)) {
-    if (!o.entry || !explain_entry(&o)) cli_print_diag(&d);
+    if (!explain_entry(&o)) cli_print_diag(&d);
   } else {
     rc = run_loaded(&o, m, e);
   }
