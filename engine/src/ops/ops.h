@@ -473,6 +473,8 @@ unsigned shlo__op_flags(shlo_opcode code);
 /* The generic attribute name that pretty keyword kw (n bytes) of op code
  * stands for; NULL when the op has no such keyword. */
 const char *shlo__op_keyword_attr(shlo_opcode code, const char *kw, size_t n);
+/* The op's i-th pretty keyword, or NULL past the last (for suggestions). */
+const char *shlo__op_keyword(shlo_opcode code, int i);
 
 /* The op_facts.h columns of an op.  SHLO_OP_UNKNOWN (and any code out of
  * range) has none: it runs via float when quantized, as before the table

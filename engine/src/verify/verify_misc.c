@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/suggest.h"
 #include "verify/verify_int.h"
 
 #define R SHLO_MAX_RANK
@@ -127,14 +128,30 @@ bool shlo__verify_while(shlo__vctx *vc, const shlo_op *op) {
                         false);
 }
 
+/* The module's function nearest to a misspelt name, or NULL. */
+static const char *nearest_func(const shlo_module *m, const char *name) {
+  const char *best = NULL;
+  int best_d = 1 << 20;
+  for (int i = 0; i < m->n_funcs; i++) {
+    const char *f = m->funcs[i]->name;
+    int d = shlo__edit_distance(name, strlen(name), f, strlen(f));
+    if (d < best_d) best_d = d, best = f;
+  }
+  return shlo__near_enough(strlen(name), best_d) ? best : NULL;
+}
+
 /* func.call: the callee exists; operand and result types match its
  * signature. */
 bool shlo__verify_call(shlo__vctx *vc, const shlo_op *op) {
   const char *callee = shlo_attr_get_str(shlo_op_attr(op, "callee"));
   const shlo_func *f = callee ? shlo_module_find_func(vc->m, callee) : NULL;
-  if (!f)
+  if (!f) {
+    const char *near = callee ? nearest_func(vc->m, callee) : NULL;
     return shlo__verr(vc, op, NULL, "'%s' does not reference a valid "
-                      "function", callee ? callee : "(no callee)");
+                      "function%s%s%s", callee ? callee : "(no callee)",
+                      near ? " (did you mean @" : "", near ? near : "",
+                      near ? "?)" : "");
+  }
   if (op->n_operands != f->n_args)
     return shlo__verr(vc, op, NULL, "passes %d operands but @%s takes %d",
                       op->n_operands, f->name, f->n_args);
