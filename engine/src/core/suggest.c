@@ -5,23 +5,30 @@
 
 #define MAX_NAME 128
 
+/* Optimal string alignment: Levenshtein plus the swap of two adjacent
+ * characters as one edit ("tna" for "tan" is one typo), over three rows. */
 int shlo__edit_distance(const char *a, size_t an, const char *b, size_t bn) {
   if (an > MAX_NAME || bn > MAX_NAME) return MAX_NAME;
-  int row[MAX_NAME + 1];
-  for (size_t j = 0; j <= bn; j++) row[j] = (int)j;
+  int rows[3][MAX_NAME + 1];
+  int *two = rows[0], *prev = rows[1], *cur = rows[2];
+  for (size_t j = 0; j <= bn; j++) prev[j] = (int)j;
   for (size_t i = 1; i <= an; i++) {
-    int diag = row[0]; /* row[i-1][j-1] */
-    row[0] = (int)i;
+    cur[0] = (int)i;
     for (size_t j = 1; j <= bn; j++) {
-      int up = row[j];
-      int best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
+      int best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      if (prev[j] + 1 < best) best = prev[j] + 1;
+      if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          two[j - 2] + 1 < best)
+        best = two[j - 2] + 1;
+      cur[j] = best;
     }
+    int *t = two;
+    two = prev;
+    prev = cur;
+    cur = t;
   }
-  return row[bn];
+  return prev[bn];
 }
 
 bool shlo__near_enough(size_t n, int d) {

@@ -7,8 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Levenshtein distance (insert, delete, substitute one character) of
- * a[0..an) and b[0..bn); names over 128 characters count as far. */
+/* Edit distance (insert, delete, substitute one character, or swap two
+ * adjacent ones) of a[0..an) and b[0..bn); names over 128 characters
+ * count as far. */
 int shlo__edit_distance(const char *a, size_t an, const char *b, size_t bn);
 
 /* Whether a name of n characters at distance d from a candidate is near

@@ -85,8 +85,10 @@ static void list_values(const char *const *v, char *buf, size_t cap) {
     m += (size_t)snprintf(buf + m, cap - m, "%s%s", i ? ", " : "", v[i]);
 }
 
-void shlo__check_enum(parser *P, const char *at, const char *dialect,
-                      size_t dn, const char *kind, const char *value) {
+void shlo__check_enum(parser *P, const char *kind_at, const char *value_at,
+                      const char *dialect, size_t dn, const char *kind,
+                      const char *value) {
+  const char *at = value_at;
   for (size_t i = 0; i < N_ENUMS; i++) {
     if (strcmp(enums[i].kind, kind)) continue;
     for (int k = 0; enums[i].values[k]; k++)
@@ -109,7 +111,7 @@ void shlo__check_enum(parser *P, const char *at, const char *dialect,
   kinds[N_ENUMS] = NULL;
   const char *near = shlo__suggest(kind, strlen(kind), kinds, -1);
   if (near)
-    shlo__perr_at(P, at, "unknown enum kind '%s' (did you mean %s?)", kind,
+    shlo__perr_at(P, kind_at, "unknown enum kind '%s' (did you mean %s?)", kind,
                   near);
 }
 

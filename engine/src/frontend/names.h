@@ -18,8 +18,9 @@ void shlo__check_unknown_op(parser *P, const char *at, const char *name,
 
 /* #dialect<kind value> and pretty enum words: a known kind with a value it
  * does not have, or a misspelt kind of stablehlo/chlo, is an error. */
-void shlo__check_enum(parser *P, const char *at, const char *dialect,
-                      size_t dn, const char *kind, const char *value);
+void shlo__check_enum(parser *P, const char *kind_at, const char *value_at,
+                      const char *dialect, size_t dn, const char *kind,
+                      const char *value);
 
 /* The element type nearest to a misspelt one, or NULL. */
 const char *shlo__suggest_elem_type(const char *s, size_t n);

@@ -1330,7 +1330,7 @@ static const shlo_attr *parse_hash_attr(parser *P) {
       shlo__expect(P, ">");
       const char *kind = shlo__pstrndup(P, k, kn);
       const char *value = shlo__pstrndup(P, v, vn);
-      shlo__check_enum(P, v, name, n, kind, value);
+      shlo__check_enum(P, k, v, name, n, kind, value);
       return shlo__make_enum(P, kind, value);
     }
     size_t dot_at = (size_t)(dot - name);

@@ -45,7 +45,7 @@ static const shlo_attr *with_enum_kind(parser *P, const char *at,
   if (a->kind != SHLO_ATTR_ENUM || a->enum_kind) return a;
   for (size_t i = 0; i < sizeof enum_kinds / sizeof *enum_kinds; i++)
     if (is(enum_kinds[i].attr, attr)) {
-      shlo__check_enum(P, at, NULL, 0, enum_kinds[i].kind, a->str);
+      shlo__check_enum(P, at, at, NULL, 0, enum_kinds[i].kind, a->str);
       return shlo__make_enum(P, enum_kinds[i].kind, a->str);
     }
   return a;
