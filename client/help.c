@@ -20,7 +20,10 @@ static const struct {
    "  --check-context    each case in a context of its own that fails a case\n"
    "                     leaving memory behind\n"
    "  --mpi              under mpirun: grids spread over the ranks\n"
-   "  --server URL       run the cases at a shlo-server (shlo:// or http://)\n"},
+   "  --server URL       run the cases at a shlo-server (shlo:// or http://)\n"
+   "  SKIP is for what exists in StableHLO and this build refuses on purpose\n"
+   "  (the line names it); a misspelt op, enum value, type or keyword is a\n"
+   "  parse error, so a FAIL.\n"},
   {"verify",
    "usage: shlo verify [--expect-diagnostics] [--quiet] PATH...\n"
    "  parse and verify every case of the .mlir files under PATH against the\n"
