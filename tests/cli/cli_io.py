@@ -5,6 +5,7 @@
     value filling a tensor), raw SHAPExTYPE=@file.bin, @file.npy, @file.npz
     (all inputs), - (.npy on stdin), --args=@FILE;
   - --output=@y.npy, @all.npz, - (.npy on stdout), empty (dropped);
+  - --help for every command, --version of shlo and shlo-server;
   - every malformed --input is a one-line error naming the argument, and a
     wrong count, dtype or shape names what the function takes and what was
     given; --entry with an unknown name lists the functions;
@@ -386,6 +387,37 @@ def matmul():
         srv.stop()
 
 
+def help_and_version():
+    """--help for every command; --version of shlo and shlo-server."""
+    for cmd in ("run", "bench", "test", "verify", "print", "serialize"):
+        p = subprocess.run([CLI, cmd, "--help"], capture_output=True,
+                           text=True, timeout=30)
+        check(p.returncode == 0 and
+              p.stdout.startswith(f"usage: shlo {cmd} ") and
+              p.stdout.count("\n") >= 3 and not p.stderr,
+              f"shlo {cmd} --help: {p.returncode} {p.stdout!r} {p.stderr!r}")
+    p = subprocess.run([CLI, "run", "--help"], capture_output=True, text=True)
+    for flag in ("--input", "--args", "--output", "--entry", "--explain",
+                 "--replicas", "--partitions", "--infeed", "--server",
+                 "--mpi"):
+        check(flag in p.stdout, f"shlo run --help names {flag}")
+    versions = []
+    for exe in [CLI] + ([SERVER] if SERVER else []):
+        p = subprocess.run([exe, "--version"], capture_output=True,
+                           text=True, timeout=30)
+        lines = p.stdout.splitlines()
+        ok = p.returncode == 0 and len(lines) == 4 and \
+            lines[0].split()[0] == os.path.basename(exe) and \
+            lines[1].startswith("StableHLO read: ") and \
+            lines[2].startswith("StableHLO written: ") and \
+            lines[3].startswith("MLIR bytecode formats: ")
+        check(ok, f"{exe} --version: {p.returncode} {p.stdout!r}")
+        versions.append([lines[0].split()[-1]] + lines[1:] if lines else [])
+    check(len(set(map(tuple, versions))) == 1,
+          f"shlo and shlo-server print the same versions: {versions}")
+
+
+help_and_version()
 literals()
 complex_and_scalar()
 numpy_files()
