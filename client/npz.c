@@ -101,7 +101,7 @@ static int find_dir(const unsigned char *b, size_t len, zip_dir *dir,
 typedef struct zip_entry {
   const unsigned char *name;
   size_t name_len;
-  uint32_t method, flags;
+  uint32_t method, flags, crc;
   uint64_t csize, usize, local;
 } zip_entry;
 
@@ -134,6 +134,7 @@ static int read_central(const unsigned char *b, size_t len, uint64_t *at,
     return fail(err, ".npz: truncated central directory");
   e->flags = rd16(p + 8);
   e->method = rd16(p + 10);
+  e->crc = rd32(p + 16);
   e->csize = rd32(p + 20);
   e->usize = rd32(p + 24);
   e->local = rd32(p + 42);
@@ -220,7 +221,11 @@ static int read_entry(const unsigned char *b, size_t len, const zip_entry *ze,
   const unsigned char *bytes;
   bool owned;
   if (entry_bytes(b, len, ze, &bytes, &owned, err)) return -1;
-  int rc = npy_read(bytes, (size_t)ze->usize, &out->v, err);
+  /* as NumPy's zipfile does: a damaged entry is refused, not read */
+  int rc = crc32_of(bytes, (size_t)ze->usize) != ze->crc
+               ? fail(err, ".npz: an entry's CRC-32 does not match (the "
+                           "file is damaged)")
+               : npy_read(bytes, (size_t)ze->usize, &out->v, err);
   if (owned) free((void *)bytes);
   if (rc) return -1;
   size_t n = ze->name_len;
