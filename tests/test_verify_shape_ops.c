@@ -1,0 +1,329 @@
+/* One negative case per numbered constraint of concatenate, dynamic_slice,
+ * dynamic_update_slice, iota, get_tuple_element, pad, slice, reverse and
+ * transpose, each written from the spec's statement of the constraint
+ * (docs/spec.md, "Constraints"), and a positive case per op: a program
+ * that breaks exactly one constraint must be rejected with that
+ * constraint's label at the op's line:column (2:8).  The cases the
+ * conformance corpus's verifier suites do not reach are marked "not in the
+ * corpus". */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shlo/ir.h"
+#include "shlo/verify.h"
+
+/* func @main(params) -> ret whose body is `%0 = op` and its return. */
+static const char *prog(const char *params, const char *op, const char *ret) {
+  static char buf[2048];
+  snprintf(buf, sizeof buf,
+           "func.func @main(%s) -> %s {\n  %%0 = %s\n  func.return %%0 : %s\n}\n",
+           params, ret, op, ret);
+  return buf;
+}
+
+/* The verifier's first diagnostic for text (which must parse). */
+static shlo_status verify_text(const char *text, char *buf, size_t cap) {
+  shlo_module *m = NULL;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  buf[0] = 0;
+  if (shlo_parse_module(text, strlen(text), "t.mlir", &m, &d)) {
+    shlo_diag_format(&d, buf, cap);
+    fprintf(stderr, "does not parse: %s\n%s", buf, text);
+    fail();
+  }
+  shlo_status st = shlo_verify_module_first(m, NULL, &d);
+  if (st) shlo_diag_format(&d, buf, cap);
+  shlo_module_free(m);
+  return st;
+}
+
+static void rejects(const char *op, const char *label, const char *text) {
+  char buf[SHLO_DIAG_MAX + 256], want[128];
+  snprintf(want, sizeof want, "t.mlir:2:8: error: %s (%s)", op, label);
+  if (verify_text(text, buf, sizeof buf) != SHLO_EVERIFY ||
+      !strstr(buf, want)) {
+    fprintf(stderr, "wanted %s\ngot: %s\nfor:\n%s", want, buf, text);
+    fail();
+  }
+}
+
+static void accepts(const char *text) {
+  char buf[SHLO_DIAG_MAX + 256];
+  if (verify_text(text, buf, sizeof buf) != SHLO_OK) {
+    fprintf(stderr, "rejected: %s\nfor:\n%s", buf, text);
+    fail();
+  }
+}
+
+/* ---- concatenate: inputs 3x2 and 1x2 along 0 give 4x2 ---- */
+
+#define CAT_PARAMS "%a: tensor<3x2xf32>, %b: tensor<1x2xf32>"
+#define CAT(b_type, dim, res)                                            \
+  "\"stablehlo.concatenate\"(%a, %b) {dimension = " dim " : i64} : "     \
+  "(tensor<3x2xf32>, " b_type ") -> " res
+
+static void test_concatenate(void **state) {
+  (void)state;
+  const char *op = "stablehlo.concatenate";
+  accepts(prog(CAT_PARAMS, CAT("tensor<1x2xf32>", "0", "tensor<4x2xf32>"),
+               "tensor<4x2xf32>"));
+  /* C1 same(element_type(inputs...)) -- not in the corpus */
+  rejects(op, "C1", prog("%a: tensor<3x2xf32>, %b: tensor<1x2xi32>",
+                         CAT("tensor<1x2xi32>", "0", "tensor<4x2xf32>"),
+                         "tensor<4x2xf32>"));
+  /* C2 same shapes except at dimension */
+  rejects(op, "C2", prog("%a: tensor<3x2xf32>, %b: tensor<1x3xf32>",
+                         CAT("tensor<1x3xf32>", "0", "tensor<4x2xf32>"),
+                         "tensor<4x2xf32>"));
+  /* C3 0 < size(inputs) */
+  rejects(op, "C3", prog("", "\"stablehlo.concatenate\"() {dimension = 0 : "
+                         "i64} : () -> tensor<0xf32>", "tensor<0xf32>"));
+  /* C4 0 <= dimension < rank(inputs[0]) */
+  rejects(op, "C4", prog(CAT_PARAMS, CAT("tensor<1x2xf32>", "2",
+                                         "tensor<4x2xf32>"),
+                         "tensor<4x2xf32>"));
+  /* C5 element_type(result) = element_type(inputs[0]) -- not in the
+   * corpus */
+  rejects(op, "C5", prog(CAT_PARAMS, CAT("tensor<1x2xf32>", "0",
+                                         "tensor<4x2xf64>"),
+                         "tensor<4x2xf64>"));
+  /* C6 the result's shape: sizes at dimension summed -- not in the
+   * corpus under this label */
+  rejects(op, "C6", prog(CAT_PARAMS, CAT("tensor<1x2xf32>", "0",
+                                         "tensor<5x2xf32>"),
+                         "tensor<5x2xf32>"));
+}
+
+/* ---- dynamic_slice: 3x4 operand, two i64 indices, sizes [2, 2] ---- */
+
+#define DS_PARAMS(j) "%x: tensor<3x4xf32>, %i: tensor<i64>, %j: " j
+#define DS(j, sizes, res)                                                 \
+  "\"stablehlo.dynamic_slice\"(%x, %i, %j) {slice_sizes = array<i64: "    \
+  sizes ">} : (tensor<3x4xf32>, tensor<i64>, " j ") -> " res
+
+static void test_dynamic_slice(void **state) {
+  (void)state;
+  const char *op = "stablehlo.dynamic_slice";
+  accepts(prog(DS_PARAMS("tensor<i64>"),
+               DS("tensor<i64>", "2, 2", "tensor<2x2xf32>"),
+               "tensor<2x2xf32>"));
+  /* C1 element_type(operand) = element_type(result) -- not in the corpus */
+  rejects(op, "C1", prog(DS_PARAMS("tensor<i64>"),
+                         DS("tensor<i64>", "2, 2", "tensor<2x2xf64>"),
+                         "tensor<2x2xf64>"));
+  /* C2 size(start_indices) = size(slice_sizes) = rank(operand) */
+  rejects(op, "C2", prog(DS_PARAMS("tensor<i64>"),
+                         DS("tensor<i64>", "2", "tensor<2xf32>"),
+                         "tensor<2xf32>"));
+  /* C3 same(type(start_indices...)) */
+  rejects(op, "C3", prog(DS_PARAMS("tensor<i32>"),
+                         DS("tensor<i32>", "2, 2", "tensor<2x2xf32>"),
+                         "tensor<2x2xf32>"));
+  /* C4 0 <= slice_sizes <= shape(operand) */
+  rejects(op, "C4", prog(DS_PARAMS("tensor<i64>"),
+                         DS("tensor<i64>", "4, 2", "tensor<4x2xf32>"),
+                         "tensor<4x2xf32>"));
+  /* C5 shape(result) = slice_sizes */
+  rejects(op, "C5", prog(DS_PARAMS("tensor<i64>"),
+                         DS("tensor<i64>", "2, 2", "tensor<2x3xf32>"),
+                         "tensor<2x3xf32>"));
+}
+
+/* ---- dynamic_update_slice: 3x4 operand, 2x2 update, two i64 indices ---- */
+
+#define DUS_PARAMS(u, j) \
+  "%x: tensor<3x4xf32>, %u: " u ", %i: tensor<i64>, %j: " j
+#define DUS(u, j, res)                                                       \
+  "\"stablehlo.dynamic_update_slice\"(%x, %u, %i, %j) : (tensor<3x4xf32>, " \
+  u ", tensor<i64>, " j ") -> " res
+
+static void test_dynamic_update_slice(void **state) {
+  (void)state;
+  const char *op = "stablehlo.dynamic_update_slice";
+  accepts(prog(DUS_PARAMS("tensor<2x2xf32>", "tensor<i64>"),
+               DUS("tensor<2x2xf32>", "tensor<i64>", "tensor<3x4xf32>"),
+               "tensor<3x4xf32>"));
+  /* C1 type(operand) = type(result) */
+  rejects(op, "C1", prog(DUS_PARAMS("tensor<2x2xf32>", "tensor<i64>"),
+                         DUS("tensor<2x2xf32>", "tensor<i64>",
+                             "tensor<3x5xf32>"), "tensor<3x5xf32>"));
+  /* C2 element_type(update) = element_type(operand) -- not in the corpus */
+  rejects(op, "C2", prog(DUS_PARAMS("tensor<2x2xf64>", "tensor<i64>"),
+                         DUS("tensor<2x2xf64>", "tensor<i64>",
+                             "tensor<3x4xf32>"), "tensor<3x4xf32>"));
+  /* C3 rank(update) = rank(operand) */
+  rejects(op, "C3", prog(DUS_PARAMS("tensor<2xf32>", "tensor<i64>"),
+                         DUS("tensor<2xf32>", "tensor<i64>",
+                             "tensor<3x4xf32>"), "tensor<3x4xf32>"));
+  /* C4 size(start_indices) = rank(operand) */
+  rejects(op, "C4", prog("%x: tensor<3x4xf32>, %u: tensor<2x2xf32>, "
+                         "%i: tensor<i64>",
+                         "\"stablehlo.dynamic_update_slice\"(%x, %u, %i) : "
+                         "(tensor<3x4xf32>, tensor<2x2xf32>, tensor<i64>) -> "
+                         "tensor<3x4xf32>", "tensor<3x4xf32>"));
+  /* C5 same(type(start_indices...)) */
+  rejects(op, "C5", prog(DUS_PARAMS("tensor<2x2xf32>", "tensor<i32>"),
+                         DUS("tensor<2x2xf32>", "tensor<i32>",
+                             "tensor<3x4xf32>"), "tensor<3x4xf32>"));
+  /* C6 0 <= shape(update) <= shape(operand) */
+  rejects(op, "C6", prog(DUS_PARAMS("tensor<4x2xf32>", "tensor<i64>"),
+                         DUS("tensor<4x2xf32>", "tensor<i64>",
+                             "tensor<3x4xf32>"), "tensor<3x4xf32>"));
+}
+
+/* ---- iota and get_tuple_element ---- */
+
+static void test_iota(void **state) {
+  (void)state;
+  accepts(prog("", "\"stablehlo.iota\"() {iota_dimension = 1 : i64} : () -> "
+               "tensor<3x4xf32>", "tensor<3x4xf32>"));
+  /* C1 0 <= iota_dimension < rank(output) */
+  rejects("stablehlo.iota", "C1",
+          prog("", "\"stablehlo.iota\"() {iota_dimension = 2 : i64} : () -> "
+               "tensor<3x4xf32>", "tensor<3x4xf32>"));
+}
+
+#define GTE_PARAMS "%t: tuple<tensor<2xf32>, tensor<i32>>"
+#define GTE(index, res)                                                     \
+  "\"stablehlo.get_tuple_element\"(%t) {index = " index " : i32} : "       \
+  "(tuple<tensor<2xf32>, tensor<i32>>) -> " res
+
+static void test_get_tuple_element(void **state) {
+  (void)state;
+  const char *op = "stablehlo.get_tuple_element";
+  accepts(prog(GTE_PARAMS, GTE("1", "tensor<i32>"), "tensor<i32>"));
+  /* C1 0 <= index < size(operand) */
+  rejects(op, "C1", prog(GTE_PARAMS, GTE("2", "tensor<i32>"), "tensor<i32>"));
+  /* C2 type(result) = tuple_element_types(operand)[index] -- not in the
+   * corpus */
+  rejects(op, "C2", prog(GTE_PARAMS, GTE("1", "tensor<f32>"), "tensor<f32>"));
+}
+
+/* ---- pad: 2x3 by low [1, 0], high [0, 1], interior [0, 1] gives 3x6 ---- */
+
+#define PAD_PARAMS(p) "%x: tensor<2x3xf32>, %p: " p
+#define PAD(p, lo, hi, in, res)                                             \
+  "\"stablehlo.pad\"(%x, %p) {edge_padding_low = array<i64: " lo ">, "     \
+  "edge_padding_high = array<i64: " hi ">, interior_padding = array<i64: " \
+  in ">} : (tensor<2x3xf32>, " p ") -> " res
+
+static void test_pad(void **state) {
+  (void)state;
+  const char *op = "stablehlo.pad";
+  accepts(prog(PAD_PARAMS("tensor<f32>"),
+               PAD("tensor<f32>", "1, 0", "0, 1", "0, 1", "tensor<3x6xf32>"),
+               "tensor<3x6xf32>"));
+  /* a negative low padding shrinks: allowed while sizes stay >= 0 */
+  accepts(prog(PAD_PARAMS("tensor<f32>"),
+               PAD("tensor<f32>", "-1, 0", "0, 0", "0, 0", "tensor<1x3xf32>"),
+               "tensor<1x3xf32>"));
+  /* C1 element types of operand, padding_value and result agree -- not in
+   * the corpus */
+  rejects(op, "C1", prog(PAD_PARAMS("tensor<f64>"),
+                         PAD("tensor<f64>", "1, 0", "0, 1", "0, 1",
+                             "tensor<3x6xf32>"), "tensor<3x6xf32>"));
+  /* C2 size(edge_padding_low) = size(edge_padding_high) =
+   * size(interior_padding) = rank(operand) */
+  rejects(op, "C2", prog(PAD_PARAMS("tensor<f32>"),
+                         PAD("tensor<f32>", "1, 0", "0, 1", "0",
+                             "tensor<3x6xf32>"), "tensor<3x6xf32>"));
+  /* C3 0 <= interior_padding */
+  rejects(op, "C3", prog(PAD_PARAMS("tensor<f32>"),
+                         PAD("tensor<f32>", "1, 0", "0, 1", "0, -1",
+                             "tensor<3x6xf32>"), "tensor<3x6xf32>"));
+  /* C4 the result's shape */
+  rejects(op, "C4", prog(PAD_PARAMS("tensor<f32>"),
+                         PAD("tensor<f32>", "1, 0", "0, 1", "0, 1",
+                             "tensor<3x5xf32>"), "tensor<3x5xf32>"));
+}
+
+/* ---- slice: 4x6 from [1, 0] to [3, 6] by [1, 2] gives 2x3 ---- */
+
+#define SLICE(start, limit, strides, res)                                 \
+  "\"stablehlo.slice\"(%x) {start_indices = array<i64: " start ">, "     \
+  "limit_indices = array<i64: " limit ">, strides = array<i64: " strides \
+  ">} : (tensor<4x6xf32>) -> " res
+
+static void test_slice(void **state) {
+  (void)state;
+  const char *op = "stablehlo.slice", *x = "%x: tensor<4x6xf32>";
+  accepts(prog(x, SLICE("1, 0", "3, 6", "1, 2", "tensor<2x3xf32>"),
+               "tensor<2x3xf32>"));
+  /* C1 element_type(operand) = element_type(result) -- not in the corpus */
+  rejects(op, "C1", prog(x, SLICE("1, 0", "3, 6", "1, 2", "tensor<2x3xf64>"),
+                         "tensor<2x3xf64>"));
+  /* C2 size(start_indices) = size(limit_indices) = size(strides) =
+   * rank(operand) */
+  rejects(op, "C2", prog(x, SLICE("1, 0", "3, 6", "1", "tensor<2x3xf32>"),
+                         "tensor<2x3xf32>"));
+  /* C3 0 <= start_indices <= limit_indices <= shape(operand) */
+  rejects(op, "C3", prog(x, SLICE("1, 0", "3, 7", "1, 2", "tensor<2x4xf32>"),
+                         "tensor<2x4xf32>"));
+  rejects(op, "C3", prog(x, SLICE("3, 0", "1, 6", "1, 2", "tensor<0x3xf32>"),
+                         "tensor<0x3xf32>"));
+  /* C4 0 < strides */
+  rejects(op, "C4", prog(x, SLICE("1, 0", "3, 6", "1, 0", "tensor<2x3xf32>"),
+                         "tensor<2x3xf32>"));
+  /* C5 shape(result) = ceil((limit - start) / strides) -- not in the
+   * corpus */
+  rejects(op, "C5", prog(x, SLICE("1, 0", "3, 6", "1, 2", "tensor<2x4xf32>"),
+                         "tensor<2x4xf32>"));
+}
+
+/* ---- reverse and transpose of a 2x3 tensor ---- */
+
+static void test_reverse(void **state) {
+  (void)state;
+  const char *op = "stablehlo.reverse", *x = "%x: tensor<2x3xf32>";
+#define REV(dims, res)                                                   \
+  "\"stablehlo.reverse\"(%x) {dimensions = array<i64: " dims ">} : "    \
+  "(tensor<2x3xf32>) -> " res
+  accepts(prog(x, REV("1", "tensor<2x3xf32>"), "tensor<2x3xf32>"));
+  /* C1 type(operand) = type(result) -- not in the corpus */
+  rejects(op, "C1", prog(x, REV("1", "tensor<3x2xf32>"), "tensor<3x2xf32>"));
+  /* C2 is_unique(dimensions) */
+  rejects(op, "C2", prog(x, REV("1, 1", "tensor<2x3xf32>"),
+                         "tensor<2x3xf32>"));
+  /* C3 0 <= dimensions < rank(result) */
+  rejects(op, "C3", prog(x, REV("2", "tensor<2x3xf32>"), "tensor<2x3xf32>"));
+#undef REV
+}
+
+static void test_transpose(void **state) {
+  (void)state;
+  const char *op = "stablehlo.transpose", *x = "%x: tensor<2x3xf32>";
+#define TR(perm, res)                                                    \
+  "\"stablehlo.transpose\"(%x) {permutation = array<i64: " perm ">} : " \
+  "(tensor<2x3xf32>) -> " res
+  accepts(prog(x, TR("1, 0", "tensor<3x2xf32>"), "tensor<3x2xf32>"));
+  /* C1 element_type(result) = element_type(operand) */
+  rejects(op, "C1", prog(x, TR("1, 0", "tensor<3x2xf64>"), "tensor<3x2xf64>"));
+  /* C2 permutation is a permutation of range(rank(operand)) */
+  rejects(op, "C2", prog(x, TR("0, 0", "tensor<2x2xf32>"), "tensor<2x2xf32>"));
+  /* C3 shape(result) = dim(operand, permutation...) */
+  rejects(op, "C3", prog(x, TR("1, 0", "tensor<2x3xf32>"), "tensor<2x3xf32>"));
+#undef TR
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_concatenate),
+      cmocka_unit_test(test_dynamic_slice),
+      cmocka_unit_test(test_dynamic_update_slice),
+      cmocka_unit_test(test_iota),
+      cmocka_unit_test(test_get_tuple_element),
+      cmocka_unit_test(test_pad),
+      cmocka_unit_test(test_slice),
+      cmocka_unit_test(test_reverse),
+      cmocka_unit_test(test_transpose),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
