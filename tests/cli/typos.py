@@ -93,7 +93,7 @@ CHLO = """func.func @main(%x: tensor<3xf32>) -> tensor<3xi1> {{
 
 # (name, program text with @@ before the typo, suggestion or None)
 CASES = [
-    # op names (15)
+    # op names (13)
     ("op add", BINARY.replace("{op}", "@@stablehlo.ad"), "stablehlo.add"),
     ("op multiply", BINARY.replace("{op}", "@@stablehlo.multipy"),
      "stablehlo.multiply"),
@@ -104,8 +104,11 @@ CASES = [
     ("op exponential", UNARY.replace("{op}", "@@stablehlo.exponental"),
      "stablehlo.exponential"),
     ("op tanh", UNARY.replace("{op}", "@@stablehlo.tanhh"), "stablehlo.tanh"),
-    ("op negate", UNARY.replace("{op}", "@@stablehlo.negat"),
-     "stablehlo.negate"),
+    ("key generic compare", GENERIC_COMPARE.format(
+        attr="#stablehlo<comparison_direction EQ>").replace(
+        '%0 = "stablehlo.compare"', '%0 = @@"stablehlo.compare"').replace(
+        "{comparison_direction", "{comparison_directon"),
+     "comparison_direction"),
     ("op sqrt", UNARY.replace("{op}", "@@stablehlo.sqr"), "stablehlo.sqrt"),
     ("op generic", BINARY.replace(
         "%0 = {op} %x, %x : tensor<3xf32>",
@@ -117,8 +120,10 @@ CASES = [
     ("op func.return", BINARY.replace("return %0", "@@func.retrun %0")
      .replace("{op}", "stablehlo.add"), "func.return"),
     ("op reduce applies", REDUCE.format(op="stablehlo.ad"), "stablehlo.add"),
-    ("op reduce applies 2", REDUCE.format(op="stablehlo.maxmum"),
-     "stablehlo.maximum"),
+    ("key generic transpose", SHAPED.format(
+        rt="4x3xf32", body='@@"stablehlo.transpose"(%x) {permutaton = '
+        'array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>'),
+     "permutation"),
     # enum values and kinds (7)
     ("enum pretty", COMPARE.format(dir="@@EQQ", ty=""), "EQ"),
     ("enum pretty type", COMPARE.format(dir="LT", ty=",  @@FLAOT"), "FLOAT"),
@@ -135,7 +140,7 @@ CASES = [
     ("type ui33", TYPED.format(t="@@ui33"), "ui32"),
     ("type f8", TYPED.format(t="@@f8E4M3FM"), "f8E4M3FN"),
     ("type far", TYPED.format(t="@@float"), None),
-    # pretty-form and attribute keys (8)
+    # pretty-form, generic and attribute keys (10)
     ("key transpose dims", SHAPED.format(
         rt="4x3xf32", body="stablehlo.transpose %x, @@dimz = [1, 0] : "
         "(tensor<3x4xf32>) -> tensor<4x3xf32>"), "dims"),
