@@ -1,6 +1,7 @@
 /* One negative case per numbered constraint of concatenate, dynamic_slice,
- * dynamic_update_slice, iota, get_tuple_element, pad, slice, reverse and
- * transpose, each written from the spec's statement of the constraint
+ * dynamic_update_slice, iota, get_tuple_element, pad, slice, reverse,
+ * transpose, compare, clamp, complex, real, imag, sort, map, tuple,
+ * optimization_barrier, reduce_precision and popcnt, each written from the spec's statement of the constraint
  * (docs/spec.md, "Constraints"), and a positive case per op: a program
  * that breaks exactly one constraint must be rejected with that
  * constraint's label at the op's line:column (2:8).  The cases the
@@ -45,14 +46,20 @@ static shlo_status verify_text(const char *text, char *buf, size_t cap) {
   return st;
 }
 
-static void rejects(const char *op, const char *label, const char *text) {
+/* text must be rejected at line:col `at` with "<op> (<label>)". */
+static void rejects_at(const char *at, const char *op, const char *label,
+                       const char *text) {
   char buf[SHLO_DIAG_MAX + 256], want[128];
-  snprintf(want, sizeof want, "t.mlir:2:8: error: %s (%s)", op, label);
+  snprintf(want, sizeof want, "t.mlir:%s: error: %s (%s)", at, op, label);
   if (verify_text(text, buf, sizeof buf) != SHLO_EVERIFY ||
       !strstr(buf, want)) {
     fprintf(stderr, "wanted %s\ngot: %s\nfor:\n%s", want, buf, text);
     fail();
   }
+}
+
+static void rejects(const char *op, const char *label, const char *text) {
+  rejects_at("2:8", op, label, text);
 }
 
 static void accepts(const char *text) {
@@ -313,6 +320,230 @@ static void test_transpose(void **state) {
 #undef TR
 }
 
+/* ---- compare of two tensor<3xf32> ---- */
+
+#define CMP(b_type, attrs, res)                                            \
+  "\"stablehlo.compare\"(%a, %b) {comparison_direction = "                \
+  "#stablehlo<comparison_direction LT>" attrs "} : (tensor<3xf32>, " b_type \
+  ") -> " res
+
+static void test_compare(void **state) {
+  (void)state;
+  const char *op = "stablehlo.compare";
+  const char *ab = "%a: tensor<3xf32>, %b: tensor<3xf32>";
+  accepts(prog(ab, CMP("tensor<3xf32>", "", "tensor<3xi1>"), "tensor<3xi1>"));
+  accepts(prog(ab, CMP("tensor<3xf32>", ", compare_type = "
+                       "#stablehlo<comparison_type TOTALORDER>",
+                       "tensor<3xi1>"), "tensor<3xi1>"));
+  /* C1 baseline_element_type(lhs) = baseline_element_type(rhs) -- not in
+   * the corpus */
+  rejects(op, "C1", prog("%a: tensor<3xf32>, %b: tensor<3xf64>",
+                         CMP("tensor<3xf64>", "", "tensor<3xi1>"),
+                         "tensor<3xi1>"));
+  /* C2 shape(lhs) = shape(rhs) = shape(result) -- not in the corpus */
+  rejects(op, "C2", prog(ab, CMP("tensor<3xf32>", "", "tensor<2xi1>"),
+                         "tensor<2xi1>"));
+  /* C3 compare_type fits the element type: FLOAT or TOTALORDER for
+   * floats, SIGNED for signed integers, UNSIGNED for unsigned and i1 --
+   * not in the corpus */
+  rejects(op, "C3", prog(ab, CMP("tensor<3xf32>", ", compare_type = "
+                                 "#stablehlo<comparison_type SIGNED>",
+                                 "tensor<3xi1>"), "tensor<3xi1>"));
+  const char *ints = "\"stablehlo.compare\"(%%a, %%b) {comparison_direction = "
+                     "#stablehlo<comparison_direction LT>, compare_type = "
+                     "#stablehlo<comparison_type %s>} : (tensor<3x%s>, "
+                     "tensor<3x%s>) -> tensor<3xi1>";
+  char text[512], params[128];
+  snprintf(text, sizeof text, ints, "UNSIGNED", "i32", "i32");
+  snprintf(params, sizeof params, "%%a: tensor<3xi32>, %%b: tensor<3xi32>");
+  rejects(op, "C3", prog(params, text, "tensor<3xi1>"));
+  snprintf(text, sizeof text, ints, "UNSIGNED", "i1", "i1");
+  snprintf(params, sizeof params, "%%a: tensor<3xi1>, %%b: tensor<3xi1>");
+  accepts(prog(params, text, "tensor<3xi1>"));
+}
+
+/* ---- clamp of tensor<3xf32> between two scalars ---- */
+
+static void test_clamp(void **state) {
+  (void)state;
+  const char *op = "stablehlo.clamp";
+  char params[256], text[512];
+#define CLAMP(lo, hi, res)                                                  \
+  snprintf(params, sizeof params, "%%lo: %s, %%x: tensor<3xf32>, %%hi: %s", \
+           lo, hi);                                                         \
+  snprintf(text, sizeof text, "\"stablehlo.clamp\"(%%lo, %%x, %%hi) : "     \
+           "(%s, tensor<3xf32>, %s) -> %s", lo, hi, res)
+  CLAMP("tensor<f32>", "tensor<3xf32>", "tensor<3xf32>");
+  accepts(prog(params, text, "tensor<3xf32>"));
+  /* C1 rank(min) = 0 or shape(min) = shape(operand) */
+  CLAMP("tensor<2xf32>", "tensor<f32>", "tensor<3xf32>");
+  rejects(op, "C1", prog(params, text, "tensor<3xf32>"));
+  /* C2 rank(max) = 0 or shape(max) = shape(operand) */
+  CLAMP("tensor<f32>", "tensor<2xf32>", "tensor<3xf32>");
+  rejects(op, "C2", prog(params, text, "tensor<3xf32>"));
+  /* C3 min, operand and max share the element type -- not in the corpus */
+  CLAMP("tensor<f64>", "tensor<f32>", "tensor<3xf32>");
+  rejects(op, "C3", prog(params, text, "tensor<3xf32>"));
+  /* C4 baseline_type(operand) = baseline_type(result) */
+  CLAMP("tensor<f32>", "tensor<f32>", "tensor<4xf32>");
+  rejects(op, "C4", prog(params, text, "tensor<4xf32>"));
+#undef CLAMP
+}
+
+/* ---- complex, real, imag ---- */
+
+static void test_complex_parts(void **state) {
+  (void)state;
+  const char *ab = "%a: tensor<2xf32>, %b: tensor<2xf32>";
+#define CPLX(b_type, res)                                                  \
+  "\"stablehlo.complex\"(%a, %b) : (tensor<2xf32>, " b_type ") -> " res
+  accepts(prog(ab, CPLX("tensor<2xf32>", "tensor<2xcomplex<f32>>"),
+               "tensor<2xcomplex<f32>>"));
+  /* complex C1 type(lhs) = type(rhs) -- not in the corpus */
+  rejects("stablehlo.complex", "C1",
+          prog("%a: tensor<2xf32>, %b: tensor<2xf64>",
+               CPLX("tensor<2xf64>", "tensor<2xcomplex<f32>>"),
+               "tensor<2xcomplex<f32>>"));
+  /* complex C2 shape(result) = shape(lhs) -- not in the corpus */
+  rejects("stablehlo.complex", "C2",
+          prog(ab, CPLX("tensor<2xf32>", "tensor<3xcomplex<f32>>"),
+               "tensor<3xcomplex<f32>>"));
+  /* complex C3 element_type(result) = complex<element_type(lhs)> -- not
+   * in the corpus */
+  rejects("stablehlo.complex", "C3",
+          prog(ab, CPLX("tensor<2xf32>", "tensor<2xcomplex<f64>>"),
+               "tensor<2xcomplex<f64>>"));
+#undef CPLX
+  const char *z = "%z: tensor<2xcomplex<f32>>";
+  const char *parts[] = {"stablehlo.real", "stablehlo.imag"};
+  for (int i = 0; i < 2; i++) {
+    char text[256];
+    snprintf(text, sizeof text, "\"%s\"(%%z) : (tensor<2xcomplex<f32>>) -> "
+             "tensor<2xf32>", parts[i]);
+    accepts(prog(z, text, "tensor<2xf32>"));
+    /* C1 shape(result) = shape(operand) -- not in the corpus */
+    snprintf(text, sizeof text, "\"%s\"(%%z) : (tensor<2xcomplex<f32>>) -> "
+             "tensor<3xf32>", parts[i]);
+    rejects(parts[i], "C1", prog(z, text, "tensor<3xf32>"));
+    /* C2 element_type(result) is the complex's part type */
+    snprintf(text, sizeof text, "\"%s\"(%%z) : (tensor<2xcomplex<f32>>) -> "
+             "tensor<2xf64>", parts[i]);
+    rejects(parts[i], "C2", prog(z, text, "tensor<2xf64>"));
+  }
+}
+
+/* ---- sort and map, with their regions ---- */
+
+static const char *sort_text(const char *in, const char *arg, int dim,
+                             const char *res) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "func.func @main(%%x: %s) -> %s {\n"
+           "  %%0 = \"stablehlo.sort\"(%%x) ({\n"
+           "  ^bb0(%%a: %s, %%b: %s):\n"
+           "    %%c = \"stablehlo.compare\"(%%a, %%b) {comparison_direction = "
+           "#stablehlo<comparison_direction LT>} : (%s, %s) -> tensor<i1>\n"
+           "    \"stablehlo.return\"(%%c) : (tensor<i1>) -> ()\n"
+           "  }) {dimension = %d : i64} : (%s) -> %s\n"
+           "  func.return %%0 : %s\n}\n",
+           in, res, arg, arg, arg, arg, dim, in, res, res);
+  return buf;
+}
+
+static void test_sort(void **state) {
+  (void)state;
+  const char *op = "stablehlo.sort";
+  accepts(sort_text("tensor<4xf32>", "tensor<f32>", 0, "tensor<4xf32>"));
+  accepts(sort_text("tensor<4xf32>", "tensor<f32>", -1, "tensor<4xf32>"));
+  /* C1 0 < size(inputs) -- not in the corpus */
+  rejects_at("2:3", op, "C1",
+             "func.func @main() {\n"
+             "  \"stablehlo.sort\"() ({\n"
+             "    %c = stablehlo.constant dense<true> : tensor<i1>\n"
+             "    \"stablehlo.return\"(%c) : (tensor<i1>) -> ()\n"
+             "  }) {dimension = 0 : i64} : () -> ()\n"
+             "  func.return\n}\n");
+  /* C2 type(inputs...) = type(results...) -- not in the corpus */
+  rejects(op, "C2", sort_text("tensor<4xf32>", "tensor<f32>", 0,
+                              "tensor<4xf64>"));
+  /* C4 -R <= dimension < R */
+  rejects(op, "C4", sort_text("tensor<4xf32>", "tensor<f32>", 1,
+                              "tensor<4xf32>"));
+  /* C5 comparator: (tensor<E>, tensor<E>) -> tensor<i1> -- not in the
+   * corpus */
+  rejects(op, "C5", sort_text("tensor<4xf32>", "tensor<f64>", 0,
+                              "tensor<4xf32>"));
+}
+
+static const char *map_text(const char *b_type, const char *res) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "func.func @main(%%a: tensor<4xf32>, %%b: %s) -> %s {\n"
+           "  %%0 = \"stablehlo.map\"(%%a, %%b) ({\n"
+           "  ^bb0(%%x: tensor<f32>, %%y: tensor<f32>):\n"
+           "    %%s = \"stablehlo.add\"(%%x, %%y) : (tensor<f32>, tensor<f32>) "
+           "-> tensor<f32>\n"
+           "    \"stablehlo.return\"(%%s) : (tensor<f32>) -> ()\n"
+           "  }) {dimensions = array<i64: 0>} : (tensor<4xf32>, %s) -> %s\n"
+           "  func.return %%0 : %s\n}\n",
+           b_type, res, b_type, res, res);
+  return buf;
+}
+
+static void test_map(void **state) {
+  (void)state;
+  accepts(map_text("tensor<4xf32>", "tensor<4xf32>"));
+  /* C1 shape(inputs...) = shape(result) -- not in the corpus */
+  rejects("stablehlo.map", "C1", map_text("tensor<4xf32>", "tensor<3xf32>"));
+  rejects("stablehlo.map", "C1", map_text("tensor<3xf32>", "tensor<4xf32>"));
+}
+
+/* ---- tuple, optimization_barrier, reduce_precision, popcnt ---- */
+
+static void test_same_type_ops(void **state) {
+  (void)state;
+  const char *ab = "%a: tensor<f32>, %b: tensor<i32>";
+  accepts(prog(ab, "\"stablehlo.tuple\"(%a, %b) : (tensor<f32>, tensor<i32>) "
+               "-> tuple<tensor<f32>, tensor<i32>>",
+               "tuple<tensor<f32>, tensor<i32>>"));
+  /* tuple C1 result is tuple<type(val)...> -- not in the corpus */
+  rejects("stablehlo.tuple", "C1",
+          prog(ab, "\"stablehlo.tuple\"(%a, %b) : (tensor<f32>, tensor<i32>) "
+               "-> tuple<tensor<f32>, tensor<f32>>",
+               "tuple<tensor<f32>, tensor<f32>>"));
+  const char *a = "%a: tensor<f32>";
+  accepts(prog(a, "\"stablehlo.optimization_barrier\"(%a) : (tensor<f32>) -> "
+               "tensor<f32>", "tensor<f32>"));
+  /* optimization_barrier C1 type(operand...) = type(result...) -- not in
+   * the corpus */
+  rejects("stablehlo.optimization_barrier", "C1",
+          prog(a, "\"stablehlo.optimization_barrier\"(%a) : (tensor<f32>) -> "
+               "tensor<i32>", "tensor<i32>"));
+  const char *x = "%x: tensor<3xf32>";
+#define RP(e, m, res)                                                       \
+  "\"stablehlo.reduce_precision\"(%x) {exponent_bits = " e " : i32, "      \
+  "mantissa_bits = " m " : i32} : (tensor<3xf32>) -> " res
+  accepts(prog(x, RP("5", "10", "tensor<3xf32>"), "tensor<3xf32>"));
+  /* reduce_precision C1 baseline_type(operand) = baseline_type(output) --
+   * not in the corpus */
+  rejects("stablehlo.reduce_precision", "C1",
+          prog(x, RP("5", "10", "tensor<3xf64>"), "tensor<3xf64>"));
+  /* C2 1 <= exponent_bits */
+  rejects("stablehlo.reduce_precision", "C2",
+          prog(x, RP("0", "10", "tensor<3xf32>"), "tensor<3xf32>"));
+  /* C3 0 <= mantissa_bits */
+  rejects("stablehlo.reduce_precision", "C3",
+          prog(x, RP("5", "-1", "tensor<3xf32>"), "tensor<3xf32>"));
+#undef RP
+  const char *i = "%x: tensor<3xi32>";
+  accepts(prog(i, "\"stablehlo.popcnt\"(%x) : (tensor<3xi32>) -> "
+               "tensor<3xi32>", "tensor<3xi32>"));
+  /* popcnt C1 type(operand) = type(result) -- not in the corpus */
+  rejects("stablehlo.popcnt", "C1",
+          prog(i, "\"stablehlo.popcnt\"(%x) : (tensor<3xi32>) -> "
+               "tensor<3xi64>", "tensor<3xi64>"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_concatenate),
@@ -324,6 +555,12 @@ int main(void) {
       cmocka_unit_test(test_slice),
       cmocka_unit_test(test_reverse),
       cmocka_unit_test(test_transpose),
+      cmocka_unit_test(test_compare),
+      cmocka_unit_test(test_clamp),
+      cmocka_unit_test(test_complex_parts),
+      cmocka_unit_test(test_sort),
+      cmocka_unit_test(test_map),
+      cmocka_unit_test(test_same_type_ops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
