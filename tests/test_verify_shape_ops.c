@@ -102,8 +102,7 @@ static void test_concatenate(void **state) {
   rejects(op, "C5", prog(CAT_PARAMS, CAT("tensor<1x2xf32>", "0",
                                          "tensor<4x2xf64>"),
                          "tensor<4x2xf64>"));
-  /* C6 the result's shape: sizes at dimension summed -- not in the
-   * corpus under this label */
+  /* C6 the result's shape: sizes at dimension summed */
   rejects(op, "C6", prog(CAT_PARAMS, CAT("tensor<1x2xf32>", "0",
                                          "tensor<5x2xf32>"),
                          "tensor<5x2xf32>"));
@@ -466,6 +465,21 @@ static void test_sort(void **state) {
   /* C2 type(inputs...) = type(results...) -- not in the corpus */
   rejects(op, "C2", sort_text("tensor<4xf32>", "tensor<f32>", 0,
                               "tensor<4xf64>"));
+  /* C3 same(shape(inputs...) + shape(results...)) -- not in the corpus
+   * (two results: the op starts at 2:10) */
+  rejects_at("2:10", op, "C3",
+          "func.func @main(%x: tensor<4xf32>, %y: tensor<3xf32>) -> "
+          "tensor<4xf32> {\n"
+          "  %0:2 = \"stablehlo.sort\"(%x, %y) ({\n"
+          "  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<f32>, "
+          "%d: tensor<f32>):\n"
+          "    %l = \"stablehlo.compare\"(%a, %b) {comparison_direction = "
+          "#stablehlo<comparison_direction LT>} : (tensor<f32>, tensor<f32>) "
+          "-> tensor<i1>\n"
+          "    \"stablehlo.return\"(%l) : (tensor<i1>) -> ()\n"
+          "  }) {dimension = 0 : i64} : (tensor<4xf32>, tensor<3xf32>) -> "
+          "(tensor<4xf32>, tensor<3xf32>)\n"
+          "  func.return %0#0 : tensor<4xf32>\n}\n");
   /* C4 -R <= dimension < R */
   rejects(op, "C4", sort_text("tensor<4xf32>", "tensor<f32>", 1,
                               "tensor<4xf32>"));
@@ -496,6 +510,13 @@ static void test_map(void **state) {
   /* C1 shape(inputs...) = shape(result) -- not in the corpus */
   rejects("stablehlo.map", "C1", map_text("tensor<4xf32>", "tensor<3xf32>"));
   rejects("stablehlo.map", "C1", map_text("tensor<3xf32>", "tensor<4xf32>"));
+  /* C2 0 < size(inputs) -- not in the corpus */
+  rejects("stablehlo.map", "C2",
+          prog("", "\"stablehlo.map\"() ({\n"
+               "    %c = stablehlo.constant dense<1.0> : tensor<f32>\n"
+               "    \"stablehlo.return\"(%c) : (tensor<f32>) -> ()\n"
+               "  }) {dimensions = array<i64>} : () -> tensor<f32>",
+               "tensor<f32>"));
 }
 
 /* ---- tuple, optimization_barrier, reduce_precision, popcnt ---- */
