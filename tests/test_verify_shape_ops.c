@@ -1,7 +1,9 @@
 /* One negative case per numbered constraint of concatenate, dynamic_slice,
  * dynamic_update_slice, iota, get_tuple_element, pad, slice, reverse,
  * transpose, compare, clamp, complex, real, imag, sort, map, tuple,
- * optimization_barrier, reduce_precision and popcnt, each written from the spec's statement of the constraint
+ * optimization_barrier, reduce_precision, popcnt, cholesky,
+ * batch_norm_inference, batch_norm_training, rng, while, case,
+ * uniform_quantize, uniform_dequantize and abs, each written from the spec's statement of the constraint
  * (docs/spec.md, "Constraints"), and a positive case per op: a program
  * that breaks exactly one constraint must be rejected with that
  * constraint's label at the op's line:column (2:8).  The cases the
@@ -565,6 +567,239 @@ static void test_same_type_ops(void **state) {
                "tensor<3xi64>", "tensor<3xi64>"));
 }
 
+/* ---- cholesky, abs, uniform_quantize, uniform_dequantize ---- */
+
+static void test_unary_typed(void **state) {
+  (void)state;
+  const char *a = "%a: tensor<3x3xf32>";
+#define CHOL(in, res)                                                       \
+  "\"stablehlo.cholesky\"(%a) {lower = true} : (" in ") -> " res
+  accepts(prog(a, CHOL("tensor<3x3xf32>", "tensor<3x3xf32>"),
+               "tensor<3x3xf32>"));
+  /* cholesky C1 baseline_type(a) = baseline_type(result) -- not in the
+   * corpus */
+  rejects("stablehlo.cholesky", "C1",
+          prog(a, CHOL("tensor<3x3xf32>", "tensor<3x3xf64>"),
+               "tensor<3x3xf64>"));
+  /* C2 2 <= rank(a) -- not in the corpus */
+  rejects("stablehlo.cholesky", "C2",
+          prog("%a: tensor<3xf32>", CHOL("tensor<3xf32>", "tensor<3xf32>"),
+               "tensor<3xf32>"));
+  /* C3 dim(a, -2) = dim(a, -1) -- not in the corpus */
+  rejects("stablehlo.cholesky", "C3",
+          prog("%a: tensor<3x2xf32>", CHOL("tensor<3x2xf32>",
+                                            "tensor<3x2xf32>"),
+               "tensor<3x2xf32>"));
+#undef CHOL
+  const char *x = "%x: tensor<3xf32>";
+  accepts(prog(x, "\"stablehlo.abs\"(%x) : (tensor<3xf32>) -> tensor<3xf32>",
+               "tensor<3xf32>"));
+  accepts(prog("%x: tensor<3xcomplex<f32>>",
+               "\"stablehlo.abs\"(%x) : (tensor<3xcomplex<f32>>) -> "
+               "tensor<3xf32>", "tensor<3xf32>"));
+  /* abs C1 shape(result) = shape(operand) -- not in the corpus */
+  rejects("stablehlo.abs", "C1",
+          prog(x, "\"stablehlo.abs\"(%x) : (tensor<3xf32>) -> tensor<2xf32>",
+               "tensor<2xf32>"));
+  /* abs C2 the result's element type: the complex's part type, else the
+   * operand's */
+  rejects("stablehlo.abs", "C2",
+          prog("%x: tensor<3xcomplex<f32>>",
+               "\"stablehlo.abs\"(%x) : (tensor<3xcomplex<f32>>) -> "
+               "tensor<3xcomplex<f32>>", "tensor<3xcomplex<f32>>"));
+  const char *q = "tensor<2x!quant.uniform<i8:f32, 5.000000e-01>>";
+  char text[512], params[256];
+  snprintf(text, sizeof text, "\"stablehlo.uniform_quantize\"(%%x) : "
+           "(tensor<2xf32>) -> %s", q);
+  accepts(prog("%x: tensor<2xf32>", text, q));
+  /* uniform_quantize C1 shape(operand) = shape(result) -- not in the
+   * corpus */
+  snprintf(text, sizeof text, "\"stablehlo.uniform_quantize\"(%%x) : "
+           "(tensor<3xf32>) -> %s", q);
+  rejects("stablehlo.uniform_quantize", "C1",
+          prog("%x: tensor<3xf32>", text, q));
+  /* C2 expressed_type(result) = element_type(operand) for a float
+   * operand -- not in the corpus */
+  snprintf(text, sizeof text, "\"stablehlo.uniform_quantize\"(%%x) : "
+           "(tensor<2xf64>) -> %s", q);
+  rejects("stablehlo.uniform_quantize", "C2",
+          prog("%x: tensor<2xf64>", text, q));
+  snprintf(params, sizeof params, "%%q: %s", q);
+  snprintf(text, sizeof text, "\"stablehlo.uniform_dequantize\"(%%q) : "
+           "(%s) -> tensor<2xf32>", q);
+  accepts(prog(params, text, "tensor<2xf32>"));
+  /* uniform_dequantize C1 shape(operand) = shape(result) -- not in the
+   * corpus */
+  snprintf(text, sizeof text, "\"stablehlo.uniform_dequantize\"(%%q) : "
+           "(%s) -> tensor<3xf32>", q);
+  rejects("stablehlo.uniform_dequantize", "C1",
+          prog(params, text, "tensor<3xf32>"));
+  /* C2 element_type(result) = expressed_type(operand) -- not in the
+   * corpus */
+  snprintf(text, sizeof text, "\"stablehlo.uniform_dequantize\"(%%q) : "
+           "(%s) -> tensor<2xf64>", q);
+  rejects("stablehlo.uniform_dequantize", "C2",
+          prog(params, text, "tensor<2xf64>"));
+}
+
+/* ---- batch_norm_inference and batch_norm_training on 2x3, feature 1 ---- */
+
+static const char *bni_text(int feature, const char *scale,
+                            const char *offset, const char *mean,
+                            const char *var, const char *res) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "func.func @main(%%x: tensor<2x3xf32>, %%s: %s, %%o: %s, %%m: %s, "
+           "%%v: %s) -> %s {\n"
+           "  %%0 = \"stablehlo.batch_norm_inference\"(%%x, %%s, %%o, %%m, %%v) "
+           "{epsilon = 1.0e-05 : f32, feature_index = %d : i64} : "
+           "(tensor<2x3xf32>, %s, %s, %s, %s) -> %s\n"
+           "  func.return %%0 : %s\n}\n",
+           scale, offset, mean, var, res, feature, scale, offset, mean, var,
+           res, res);
+  return buf;
+}
+
+static const char *bnt_text(int feature, const char *scale,
+                            const char *offset, const char *out,
+                            const char *mean, const char *var) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "func.func @main(%%x: tensor<2x3xf32>, %%s: %s, %%o: %s) -> %s {\n"
+           "  %%0:3 = \"stablehlo.batch_norm_training\"(%%x, %%s, %%o) "
+           "{epsilon = 1.0e-05 : f32, feature_index = %d : i64} : "
+           "(tensor<2x3xf32>, %s, %s) -> (%s, %s, %s)\n"
+           "  func.return %%0#0 : %s\n}\n",
+           scale, offset, out, feature, scale, offset, out, mean, var, out);
+  return buf;
+}
+
+static void test_batch_norm(void **state) {
+  (void)state;
+  const char *v3 = "tensor<3xf32>", *v2 = "tensor<2xf32>";
+  const char *d3 = "tensor<3xf64>", *x = "tensor<2x3xf32>";
+  const char *op = "stablehlo.batch_norm_inference";
+  accepts(bni_text(1, v3, v3, v3, v3, x));
+  /* C1 0 <= feature_index < rank(operand) */
+  rejects(op, "C1", bni_text(2, v3, v3, v3, v3, x));
+  /* C2 one baseline element type for all -- not in the corpus */
+  rejects(op, "C2", bni_text(1, d3, v3, v3, v3, x));
+  /* C3..C6 size(scale|offset|mean|variance) = dim(operand, feature_index)
+   * -- C4, C5, C6 not in the corpus */
+  rejects(op, "C3", bni_text(1, v2, v3, v3, v3, x));
+  rejects(op, "C4", bni_text(1, v3, v2, v3, v3, x));
+  rejects(op, "C5", bni_text(1, v3, v3, v2, v3, x));
+  rejects(op, "C6", bni_text(1, v3, v3, v3, v2, x));
+  /* C7 baseline_type(operand) = baseline_type(result) -- not in the
+   * corpus */
+  rejects(op, "C7", bni_text(1, v3, v3, v3, v3, "tensor<3x2xf32>"));
+  op = "stablehlo.batch_norm_training";
+  accepts(bnt_text(1, v3, v3, x, v3, v3));
+  rejects_at("2:10", op, "C1", bnt_text(2, v3, v3, x, v3, v3));
+  /* C2 one baseline element type -- not in the corpus */
+  rejects_at("2:10", op, "C2", bnt_text(1, d3, v3, x, v3, v3));
+  /* C3..C6 sizes of scale, offset, batch_mean, batch_var -- C4..C6 not in
+   * the corpus */
+  rejects_at("2:10", op, "C3", bnt_text(1, v2, v3, x, v3, v3));
+  rejects_at("2:10", op, "C4", bnt_text(1, v3, v2, x, v3, v3));
+  rejects_at("2:10", op, "C5", bnt_text(1, v3, v3, x, v2, v3));
+  rejects_at("2:10", op, "C6", bnt_text(1, v3, v3, x, v3, v2));
+  /* C7 baseline_type(output) = baseline_type(operand) -- not in the
+   * corpus */
+  rejects_at("2:10", op, "C7", bnt_text(1, v3, v3, "tensor<3x2xf32>", v3,
+                                        v3));
+}
+
+/* ---- rng, while, case ---- */
+
+static const char *rng_text(const char *a, const char *dist,
+                            const char *shape, const char *res) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "func.func @main(%%a: %s, %%b: tensor<f32>) -> %s {\n"
+           "  %%s = stablehlo.constant dense<[%s]> : tensor<2xi64>\n"
+           "  %%0 = \"stablehlo.rng\"(%%a, %%b, %%s) {rng_distribution = "
+           "#stablehlo<rng_distribution %s>} : (%s, tensor<f32>, "
+           "tensor<2xi64>) -> %s\n"
+           "  func.return %%0 : %s\n}\n",
+           a, res, shape, dist, a, res, res);
+  return buf;
+}
+
+static const char *while_text(const char *cond_arg, const char *body_ret,
+                              const char *res) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "func.func @main(%%x: tensor<i64>) -> %s {\n"
+           "  %%0 = \"stablehlo.while\"(%%x) ({\n"
+           "  ^bb0(%%a: %s):\n"
+           "    %%c = stablehlo.constant dense<true> : tensor<i1>\n"
+           "    \"stablehlo.return\"(%%c) : (tensor<i1>) -> ()\n"
+           "  }, {\n"
+           "  ^bb0(%%a: tensor<i64>):\n"
+           "    %%r = stablehlo.convert %%a : (tensor<i64>) -> %s\n"
+           "    \"stablehlo.return\"(%%r) : (%s) -> ()\n"
+           "  }) : (tensor<i64>) -> %s\n"
+           "  func.return %%0 : %s\n}\n",
+           res, cond_arg, body_ret, body_ret, res, res);
+  return buf;
+}
+
+static const char *case_text(int n_branches, const char *second,
+                             const char *res) {
+  static char buf[1024];
+  const char *branch2 = n_branches > 1 ? ", {\n"
+                                         "    \"stablehlo.return\"(%y) : "
+                                         "(%s) -> ()\n  }" : "";
+  char b2[256];
+  snprintf(b2, sizeof b2, branch2, second);
+  snprintf(buf, sizeof buf,
+           "func.func @main(%%i: tensor<i32>, %%x: tensor<f32>, %%y: %s) -> "
+           "%s {\n"
+           "  %%0 = \"stablehlo.case\"(%%i) ({\n"
+           "    \"stablehlo.return\"(%%x) : (tensor<f32>) -> ()\n"
+           "  }%s) : (tensor<i32>) -> %s\n"
+           "  func.return %%0 : %s\n}\n",
+           second, res, b2, res, res);
+  return buf;
+}
+
+static void test_control(void **state) {
+  (void)state;
+  const char *f = "tensor<f32>";
+  accepts(rng_text(f, "UNIFORM", "3, 4", "tensor<3x4xf32>"));
+  /* rng C1 element_type(a) = element_type(b) = element_type(result) --
+   * not in the corpus */
+  rejects_at("3:8", "stablehlo.rng", "C1",
+             rng_text("tensor<f64>", "UNIFORM", "3, 4", "tensor<3x4xf32>"));
+  /* C2 NORMAL needs floats -- not in the corpus */
+  accepts(rng_text(f, "NORMAL", "3, 4", "tensor<3x4xf32>"));
+  rejects_at("3:8", "stablehlo.rng", "C2",
+             "func.func @main(%a: tensor<i32>, %b: tensor<i32>) -> "
+             "tensor<3x4xi32> {\n"
+             "  %s = stablehlo.constant dense<[3, 4]> : tensor<2xi64>\n"
+             "  %0 = \"stablehlo.rng\"(%a, %b, %s) {rng_distribution = "
+             "#stablehlo<rng_distribution NORMAL>} : (tensor<i32>, "
+             "tensor<i32>, tensor<2xi64>) -> tensor<3x4xi32>\n"
+             "  func.return %0 : tensor<3x4xi32>\n}\n");
+  /* C3 shape(result) = shape */
+  rejects_at("3:8", "stablehlo.rng", "C3",
+             rng_text(f, "UNIFORM", "3, 5", "tensor<3x4xf32>"));
+  const char *i64 = "tensor<i64>";
+  accepts(while_text(i64, i64, i64));
+  /* while C1 cond takes the operands' types -- not in the corpus */
+  rejects("stablehlo.while", "C1", while_text("tensor<i32>", i64, i64));
+  /* C2 body maps the operands' types to themselves -- not in the corpus */
+  rejects("stablehlo.while", "C2", while_text(i64, "tensor<i32>", i64));
+  /* C3 type(results...) = type(operand...) -- not in the corpus */
+  rejects("stablehlo.while", "C3", while_text(i64, i64, "tensor<i32>"));
+  accepts(case_text(2, f, f));
+  /* case C3 same(output_types(branches...)) */
+  rejects("stablehlo.case", "C3", case_text(2, "tensor<f64>", f));
+  /* C4 type(results...) = output_types(branches[0]) -- not in the corpus */
+  rejects("stablehlo.case", "C4", case_text(1, f, "tensor<f64>"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_concatenate),
@@ -582,6 +817,9 @@ int main(void) {
       cmocka_unit_test(test_sort),
       cmocka_unit_test(test_map),
       cmocka_unit_test(test_same_type_ops),
+      cmocka_unit_test(test_unary_typed),
+      cmocka_unit_test(test_batch_norm),
+      cmocka_unit_test(test_control),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
