@@ -39,6 +39,9 @@ from srvtest import check, finish
 
 CLI = sys.argv[1]
 SERVER = sys.argv[2] if len(sys.argv) > 2 else None
+# The local runs and the server use the same number of threads, so that
+# the matmul's bits cannot differ by how its work was split.
+THREADS = os.environ.setdefault("SHLO_THREADS", "2")
 TMP = tempfile.mkdtemp(prefix="shlo-cli-io-")
 atexit.register(shutil.rmtree, TMP, True)
 
@@ -397,8 +400,7 @@ def matmul():
         return
     from srvtest import Server
     from shlo_client import Client
-    srv = Server(SERVER, "--threads", os.environ.get("SHLO_THREADS", "2"),
-                 binary_port=True)
+    srv = Server(SERVER, "--threads", THREADS, binary_port=True)
     try:
         for url in (f"shlo://127.0.0.1:{srv.bport}",
                     f"http://127.0.0.1:{srv.port}"):
