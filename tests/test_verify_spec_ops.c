@@ -3,7 +3,8 @@
  * transpose, compare, clamp, complex, real, imag, sort, map, tuple,
  * optimization_barrier, reduce_precision, popcnt, cholesky,
  * batch_norm_inference, batch_norm_training, rng, while, case,
- * uniform_quantize, uniform_dequantize and abs, each written from the spec's statement of the constraint
+ * uniform_quantize, uniform_dequantize, abs and 36 elementwise ops, each
+ * written from the spec's statement of the constraint
  * (docs/spec.md, "Constraints"), and a positive case per op: a program
  * that breaks exactly one constraint must be rejected with that
  * constraint's label at the op's line:column (2:8).  The cases the
@@ -800,6 +801,73 @@ static void test_control(void **state) {
   rejects("stablehlo.case", "C4", case_text(1, f, "tensor<f64>"));
 }
 
+/* ---- elementwise ops: C1, the operands' and the result's types agree
+ * (shape(operand) = shape(result) for convert and is_finite) -- C1 of
+ * every op here but add, and, shift_left and the ones above is in no
+ * corpus case ---- */
+
+static void test_elementwise_c1(void **state) {
+  (void)state;
+  static const struct {
+    const char *op, *type; /* an element type the op takes */
+  } unary[] = {
+      {"negate", "f32"}, {"sign", "f32"}, {"sqrt", "f32"}, {"rsqrt", "f32"},
+      {"cbrt", "f32"}, {"exponential", "f32"},
+      {"exponential_minus_one", "f32"}, {"log", "f32"},
+      {"log_plus_one", "f32"}, {"logistic", "f32"}, {"sine", "f32"},
+      {"cosine", "f32"}, {"tanh", "f32"}, {"floor", "f32"}, {"ceil", "f32"},
+      {"round_nearest_afz", "f32"}, {"round_nearest_even", "f32"},
+      {"not", "i32"}, {"count_leading_zeros", "i32"},
+  }, binary[] = {
+      {"add", "f32"}, {"subtract", "f32"}, {"multiply", "f32"},
+      {"divide", "f32"}, {"remainder", "f32"}, {"power", "f32"},
+      {"maximum", "f32"}, {"minimum", "f32"}, {"atan2", "f32"},
+      {"and", "i32"}, {"or", "i32"}, {"xor", "i32"}, {"shift_left", "i32"},
+      {"shift_right_arithmetic", "i32"}, {"shift_right_logical", "i32"},
+  };
+  char op[64], params[128], text[512], res[64];
+  for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
+    const char *t = unary[i].type;
+    snprintf(op, sizeof op, "stablehlo.%s", unary[i].op);
+    snprintf(params, sizeof params, "%%x: tensor<3x%s>", t);
+    snprintf(res, sizeof res, "tensor<3x%s>", t);
+    snprintf(text, sizeof text, "\"%s\"(%%x) : (tensor<3x%s>) -> %s", op, t,
+             res);
+    accepts(prog(params, text, res));
+    snprintf(res, sizeof res, "tensor<2x%s>", t);
+    snprintf(text, sizeof text, "\"%s\"(%%x) : (tensor<3x%s>) -> %s", op, t,
+             res);
+    rejects(op, "C1", prog(params, text, res));
+  }
+  for (size_t i = 0; i < sizeof binary / sizeof binary[0]; i++) {
+    const char *t = binary[i].type, *other = t[0] == 'f' ? "f64" : "i64";
+    snprintf(op, sizeof op, "stablehlo.%s", binary[i].op);
+    snprintf(res, sizeof res, "tensor<3x%s>", t);
+    snprintf(params, sizeof params, "%%a: tensor<3x%s>, %%b: tensor<3x%s>", t,
+             t);
+    snprintf(text, sizeof text, "\"%s\"(%%a, %%b) : (tensor<3x%s>, "
+             "tensor<3x%s>) -> %s", op, t, t, res);
+    accepts(prog(params, text, res));
+    /* rhs of another element type */
+    snprintf(params, sizeof params, "%%a: tensor<3x%s>, %%b: tensor<3x%s>", t,
+             other);
+    snprintf(text, sizeof text, "\"%s\"(%%a, %%b) : (tensor<3x%s>, "
+             "tensor<3x%s>) -> %s", op, t, other, res);
+    rejects(op, "C1", prog(params, text, res));
+  }
+  /* convert and is_finite: C1 shape(operand) = shape(result) */
+  accepts(prog("%x: tensor<3xf32>", "\"stablehlo.convert\"(%x) : "
+               "(tensor<3xf32>) -> tensor<3xi32>", "tensor<3xi32>"));
+  rejects("stablehlo.convert", "C1",
+          prog("%x: tensor<3xf32>", "\"stablehlo.convert\"(%x) : "
+               "(tensor<3xf32>) -> tensor<2xi32>", "tensor<2xi32>"));
+  accepts(prog("%x: tensor<3xf32>", "\"stablehlo.is_finite\"(%x) : "
+               "(tensor<3xf32>) -> tensor<3xi1>", "tensor<3xi1>"));
+  rejects("stablehlo.is_finite", "C1",
+          prog("%x: tensor<3xf32>", "\"stablehlo.is_finite\"(%x) : "
+               "(tensor<3xf32>) -> tensor<2xi1>", "tensor<2xi1>"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_concatenate),
@@ -820,6 +888,7 @@ int main(void) {
       cmocka_unit_test(test_unary_typed),
       cmocka_unit_test(test_batch_norm),
       cmocka_unit_test(test_control),
+      cmocka_unit_test(test_elementwise_c1),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
