@@ -3,8 +3,8 @@
  * transpose, compare, clamp, complex, real, imag, sort, map, tuple,
  * optimization_barrier, reduce_precision, popcnt, cholesky,
  * batch_norm_inference, batch_norm_training, rng, while, case,
- * uniform_quantize, uniform_dequantize, abs and 36 elementwise ops, each
- * written from the spec's statement of the constraint
+ * uniform_quantize, uniform_dequantize, abs and 36 elementwise ops (and
+ * tensor.cast's compatibility rule, from MLIR's verifier), each written from the spec's statement of the constraint
  * (docs/spec.md, "Constraints"), and a positive case per op: a program
  * that breaks exactly one constraint must be rejected with that
  * constraint's label at the op's line:column (2:8).  The cases the
@@ -868,6 +868,36 @@ static void test_elementwise_c1(void **state) {
                "(tensor<3xf32>) -> tensor<2xi1>", "tensor<2xi1>"));
 }
 
+/* ---- tensor.cast (MLIR's tensor dialect): compatible types only ---- */
+
+static void test_tensor_cast(void **state) {
+  (void)state;
+  accepts(prog("%x: tensor<3xf32>", "tensor.cast %x : tensor<3xf32> to "
+               "tensor<?xf32>", "tensor<?xf32>"));
+  accepts(prog("%x: tensor<?xf32>", "\"tensor.cast\"(%x) : (tensor<?xf32>) "
+               "-> tensor<3xf32>", "tensor<3xf32>"));
+  char buf[SHLO_DIAG_MAX + 256];
+  const char *bad[] = {
+      prog("%x: tensor<3xf32>", "tensor.cast %x : tensor<3xf32> to "
+           "tensor<4xf32>", "tensor<4xf32>"),
+      prog("%x: tensor<3xf32>", "tensor.cast %x : tensor<3xf32> to "
+           "tensor<3xf64>", "tensor<3xf64>"),
+      prog("%x: tensor<3xf32>", "tensor.cast %x : tensor<3xf32> to "
+           "tensor<3x1xf32>", "tensor<3x1xf32>"),
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char text[2048];
+    snprintf(text, sizeof text, "%s", bad[i]); /* prog's buffer is reused */
+    if (verify_text(text, buf, sizeof buf) != SHLO_EVERIFY ||
+        !strstr(buf, "t.mlir:2:8: error: tensor.cast: operand type") ||
+        !strstr(buf, "cast incompatible")) {
+      fprintf(stderr, "tensor.cast accepted or misreported: %s\n%s", buf,
+              text);
+      fail();
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_concatenate),
@@ -889,6 +919,7 @@ int main(void) {
       cmocka_unit_test(test_batch_norm),
       cmocka_unit_test(test_control),
       cmocka_unit_test(test_elementwise_c1),
+      cmocka_unit_test(test_tensor_cast),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

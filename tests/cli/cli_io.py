@@ -6,6 +6,8 @@
     (all inputs), - (.npy on stdin), --args=@FILE;
   - --output=@y.npy, @all.npz, - (.npy on stdout), empty (dropped);
   - --help for every command, --version of shlo and shlo-server;
+  - tensor.cast, func.call with attributes and generic region terminators
+    (the forms producers emit around StableHLO) run;
   - every malformed --input is a one-line error naming the argument, and a
     wrong count, dtype or shape names what the function takes and what was
     given; --entry with an unknown name lists the functions;
@@ -447,7 +449,38 @@ def help_and_version():
           f"shlo and shlo-server print the same versions: {versions}")
 
 
+def producer_forms():
+    """The MLIR forms producers emit around StableHLO run: tensor.cast
+    (pretty and generic), func.call with attributes, region terminators in
+    generic form."""
+    prog = write("forms.mlir", """func.func private @twice(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %0 = "stablehlo.add"(%x, %x) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  "func.return"(%0) : (tensor<?xf32>) -> ()
+}
+func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) {
+  %0 = tensor.cast %x : tensor<4xf32> to tensor<?xf32>
+  %1 = func.call @twice(%0) {mhlo.sharding = "{replicated}"} : (tensor<?xf32>) -> tensor<?xf32>
+  %2 = "tensor.cast"(%1) : (tensor<?xf32>) -> tensor<4xf32>
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %3 = "stablehlo.reduce"(%2, %c) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%s) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 0>} : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  return %2, %3 : tensor<4xf32>, tensor<f32>
+}
+""")
+    p = run(prog, "--input=4xf32=1,2,3,4.5", "--output=@" + path("f.npz"))
+    ok = p.returncode == 0
+    if ok:
+        z = np.load(path("f.npz"))
+        ok = z["arr_0"].tolist() == [2, 4, 6, 9] and float(z["arr_1"]) == 21
+    check(ok, f"tensor.cast, func.call with attributes, generic "
+          f"terminators: {p.stderr!r}")
+
+
 help_and_version()
+producer_forms()
 literals()
 complex_and_scalar()
 numpy_files()

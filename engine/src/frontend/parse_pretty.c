@@ -543,9 +543,29 @@ static void parse_reduce(parser *P, op_builder *b, int n_results) {
   shlo__ob_region(P, b, shlo__parse_region(P, args, 2 * n));
 }
 
+/* tensor.cast %x : T to U: one operand of type T, the result of type U. */
+static void parse_tensor_cast(parser *P, op_builder *b) {
+  int x = shlo__parse_value_ref(P);
+  shlo__ob_operand(P, b, x);
+  shlo__expect(P, ":");
+  shlo__skip_ws(P);
+  const char *at = P->p;
+  const shlo_type *from = shlo__parse_type(P);
+  if (P->vtypes[x] && !shlo_type_equal(from, P->vtypes[x]))
+    shlo__perr_at(P, at, "tensor.cast's operand has another type than the "
+                  "one written here");
+  if (!shlo__accept_kw(P, "to"))
+    shlo__perr(P, "expected 'to' and the result type of tensor.cast");
+  b->result_types = shlo__palloc(P, sizeof *b->result_types);
+  b->result_types[0] = shlo__parse_type(P);
+  b->n_result_types = 1;
+}
+
 void shlo__parse_pretty_op(parser *P, op_builder *b, int n_results) {
   const char *name = b->op->name;
-  if (is(name, "stablehlo.while")) {
+  if (is(name, "tensor.cast")) {
+    parse_tensor_cast(P, b);
+  } else if (is(name, "stablehlo.while")) {
     parse_while(P, b, n_results);
   } else if (is(name, "stablehlo.reduce") && shlo__peekc(P) == '(') {
     parse_reduce(P, b, n_results);

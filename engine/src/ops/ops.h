@@ -177,7 +177,11 @@ enum {
       optimization_barrier, 0, 0, 0)                                          \
   X(RETURN, "stablehlo.return", return, none, SHLO_OPF_PER_AXIS, 0, 0)        \
   X(TUPLE, "stablehlo.tuple", tuple, tuple, SHLO_OPF_PER_AXIS, 0, 0)          \
-  X(WHILE, "stablehlo.while", while, while, SHLO_OPF_PER_AXIS, 0, 0)
+  X(WHILE, "stablehlo.while", while, while, SHLO_OPF_PER_AXIS, 0, 0)        \
+  /* MLIR's tensor.cast, which producers emit around StableHLO: the      \
+   * operand as a compatible type (a static shape made dynamic or back) */ \
+  X(TENSOR_CAST, "tensor.cast", identity, tensor_cast, SHLO_OPF_PER_AXIS, 0, \
+      0)
 
 #define SHLO_OPS_CHECK(X)                                              \
   X(CHECK_EXPECT_ALMOST_EQ, "check.expect_almost_eq", check, none,            \
