@@ -898,6 +898,175 @@ static void test_tensor_cast(void **state) {
   }
 }
 
+/* ---- collectives, dot_general, rng_bit_generator ---- */
+
+#define RG2 "replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>"
+/* a reduction body, inside snprintf formats (hence %%) */
+#define ADD_BODY                                                            \
+  "({\n  ^bb0(%%a: tensor<f32>, %%b: tensor<f32>):\n"                       \
+  "    %%s = \"stablehlo.add\"(%%a, %%b) : (tensor<f32>, tensor<f32>) -> "   \
+  "tensor<f32>\n    \"stablehlo.return\"(%%s) : (tensor<f32>) -> ()\n  }) "
+
+static void test_collectives(void **state) {
+  (void)state;
+  char text[1024];
+  const char *op = "stablehlo.all_gather";
+#define AG(dim, groups, in, res)                                            \
+  snprintf(text, sizeof text, "\"stablehlo.all_gather\"(%%x) "             \
+           "{all_gather_dim = %s : i64, replica_groups = %s} : (%s) -> %s", \
+           dim, groups, in, res)
+  AG("1", "dense<[[0, 1]]> : tensor<1x2xi64>", "tensor<2x2xf32>",
+     "tensor<2x4xf32>");
+  accepts(prog("%x: tensor<2x2xf32>", text, "tensor<2x4xf32>"));
+  /* C1 0 <= all_gather_dim < rank(operand) */
+  AG("2", "dense<[[0, 1]]> : tensor<1x2xi64>", "tensor<2x2xf32>",
+     "tensor<2x4xf32>");
+  rejects(op, "C1", prog("%x: tensor<2x2xf32>", text, "tensor<2x4xf32>"));
+  /* C2 is_unique(replica_groups) */
+  AG("1", "dense<[[0, 0]]> : tensor<1x2xi64>", "tensor<2x2xf32>",
+     "tensor<2x4xf32>");
+  rejects(op, "C2", prog("%x: tensor<2x2xf32>", text, "tensor<2x4xf32>"));
+  /* C6 the result: all_gather_dim grown by the group size -- not in the
+   * corpus */
+  AG("1", "dense<[[0, 1]]> : tensor<1x2xi64>", "tensor<2x2xf32>",
+     "tensor<2x3xf32>");
+  rejects(op, "C6", prog("%x: tensor<2x2xf32>", text, "tensor<2x3xf32>"));
+#undef AG
+  op = "stablehlo.all_reduce";
+#define AR(res)                                                             \
+  snprintf(text, sizeof text, "\"stablehlo.all_reduce\"(%%x) " ADD_BODY    \
+           "{" RG2 "} : (tensor<4xf32>) -> %s", res)
+  AR("tensor<4xf32>");
+  accepts(prog("%x: tensor<4xf32>", text, "tensor<4xf32>"));
+  /* C6 shape(result) = shape(operand) -- not in the corpus */
+  AR("tensor<3xf32>");
+  rejects(op, "C6", prog("%x: tensor<4xf32>", text, "tensor<3xf32>"));
+  /* C7 element_type(result) = E -- not in the corpus */
+  AR("tensor<4xf64>");
+  rejects(op, "C7", prog("%x: tensor<4xf32>", text, "tensor<4xf64>"));
+#undef AR
+  op = "stablehlo.all_to_all";
+#define A2A(sd, cd, sc, groups, in, res)                                    \
+  snprintf(text, sizeof text, "\"stablehlo.all_to_all\"(%%x) "             \
+           "{split_dimension = %s : i64, concat_dimension = %s : i64, "     \
+           "split_count = %s : i64, replica_groups = %s} : (%s) -> %s",     \
+           sd, cd, sc, groups, in, res)
+  const char *g2 = "dense<[[0, 1]]> : tensor<1x2xi64>";
+  A2A("0", "1", "2", g2, "tensor<4x2xf32>", "tensor<2x4xf32>");
+  accepts(prog("%x: tensor<4x2xf32>", text, "tensor<2x4xf32>"));
+  A2A("2", "1", "2", g2, "tensor<4x2xf32>", "tensor<2x4xf32>");
+  rejects(op, "C1", prog("%x: tensor<4x2xf32>", text, "tensor<2x4xf32>"));
+  A2A("0", "1", "2", g2, "tensor<3x2xf32>", "tensor<2x4xf32>");
+  rejects(op, "C2", prog("%x: tensor<3x2xf32>", text, "tensor<2x4xf32>"));
+  A2A("0", "2", "2", g2, "tensor<4x2xf32>", "tensor<2x4xf32>");
+  rejects(op, "C3", prog("%x: tensor<4x2xf32>", text, "tensor<2x4xf32>"));
+  A2A("0", "1", "0", g2, "tensor<4x2xf32>", "tensor<2x4xf32>");
+  rejects(op, "C4", prog("%x: tensor<4x2xf32>", text, "tensor<2x4xf32>"));
+  /* C5 is_unique(replica_groups) -- not in the corpus */
+  A2A("0", "1", "2", "dense<[[0, 0]]> : tensor<1x2xi64>", "tensor<4x2xf32>",
+      "tensor<2x4xf32>");
+  rejects(op, "C5", prog("%x: tensor<4x2xf32>", text, "tensor<2x4xf32>"));
+  /* C8 dim(replica_groups, 1) = split_count -- not in the corpus */
+  A2A("0", "1", "2", "dense<[[0, 1, 2]]> : tensor<1x3xi64>",
+      "tensor<4x2xf32>", "tensor<2x4xf32>");
+  rejects(op, "C8", prog("%x: tensor<4x2xf32>", text, "tensor<2x4xf32>"));
+  /* C9 the result's type -- not in the corpus */
+  A2A("0", "1", "2", g2, "tensor<4x2xf32>", "tensor<4x2xf32>");
+  rejects(op, "C9", prog("%x: tensor<4x2xf32>", text, "tensor<4x2xf32>"));
+#undef A2A
+  /* collective_broadcast C3 type(result) = type(operand) -- not in the
+   * corpus */
+  snprintf(text, sizeof text, "\"stablehlo.collective_broadcast\"(%%x) {"
+           RG2 "} : (tensor<2xf32>) -> tensor<2xf32>");
+  accepts(prog("%x: tensor<2xf32>", text, "tensor<2xf32>"));
+  snprintf(text, sizeof text, "\"stablehlo.collective_broadcast\"(%%x) {"
+           RG2 "} : (tensor<2xf32>) -> tensor<3xf32>");
+  rejects("stablehlo.collective_broadcast", "C3",
+          prog("%x: tensor<2xf32>", text, "tensor<3xf32>"));
+  op = "stablehlo.collective_permute";
+#define CP(pairs, res)                                                      \
+  snprintf(text, sizeof text, "\"stablehlo.collective_permute\"(%%x) "     \
+           "{source_target_pairs = %s} : (tensor<2xf32>) -> %s", pairs, res)
+  CP("dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>", "tensor<2xf32>");
+  accepts(prog("%x: tensor<2xf32>", text, "tensor<2xf32>"));
+  CP("dense<[[0, 1, 2]]> : tensor<1x3xi64>", "tensor<2xf32>");
+  rejects(op, "C1", prog("%x: tensor<2xf32>", text, "tensor<2xf32>"));
+  CP("dense<[[0, 1], [0, 2]]> : tensor<2x2xi64>", "tensor<2xf32>");
+  rejects(op, "C2", prog("%x: tensor<2xf32>", text, "tensor<2xf32>"));
+  CP("dense<[[0, 1], [2, 1]]> : tensor<2x2xi64>", "tensor<2xf32>");
+  rejects(op, "C3", prog("%x: tensor<2xf32>", text, "tensor<2xf32>"));
+  /* C5 type(result) = type(operand) -- not in the corpus */
+  CP("dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>", "tensor<3xf32>");
+  rejects(op, "C5", prog("%x: tensor<2xf32>", text, "tensor<3xf32>"));
+#undef CP
+  op = "stablehlo.reduce_scatter";
+#define RS(dim, groups, in, res)                                            \
+  snprintf(text, sizeof text, "\"stablehlo.reduce_scatter\"(%%x) "         \
+           ADD_BODY "{scatter_dimension = %s : i64, replica_groups = %s} : " \
+           "(%s) -> %s", dim, groups, in, res)
+  RS("0", g2, "tensor<4xf32>", "tensor<2xf32>");
+  accepts(prog("%x: tensor<4xf32>", text, "tensor<2xf32>"));
+  RS("0", g2, "tensor<3xf32>", "tensor<2xf32>");
+  rejects(op, "C1", prog("%x: tensor<3xf32>", text, "tensor<2xf32>"));
+  RS("1", g2, "tensor<4xf32>", "tensor<2xf32>");
+  rejects(op, "C2", prog("%x: tensor<4xf32>", text, "tensor<2xf32>"));
+  /* C3 is_unique(replica_groups) -- not in the corpus */
+  RS("0", "dense<[[0, 0]]> : tensor<1x2xi64>", "tensor<4xf32>",
+     "tensor<2xf32>");
+  rejects(op, "C3", prog("%x: tensor<4xf32>", text, "tensor<2xf32>"));
+  /* C8 the result's shape but at scatter_dimension */
+  RS("0", g2, "tensor<4x2xf32>", "tensor<2x3xf32>");
+  rejects(op, "C8", prog("%x: tensor<4x2xf32>", text, "tensor<2x3xf32>"));
+  /* C9 element_type(result) = E -- not in the corpus */
+  RS("0", g2, "tensor<4xf32>", "tensor<2xf64>");
+  rejects(op, "C9", prog("%x: tensor<4xf32>", text, "tensor<2xf64>"));
+#undef RS
+}
+
+static void test_dot_general_and_rng_bits(void **state) {
+  (void)state;
+  const char *op = "stablehlo.dot_general";
+  char text[1024];
+#define DG(b_type, res)                                                     \
+  snprintf(text, sizeof text, "\"stablehlo.dot_general\"(%%a, %%b) "       \
+           "{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_"       \
+           "dimensions = [1], rhs_contracting_dimensions = [0]>} : "        \
+           "(tensor<2x3xf32>, %s) -> %s", b_type, res)
+  DG("tensor<3x4xf32>", "tensor<2x4xf32>");
+  accepts(prog("%a: tensor<2x3xf32>, %b: tensor<3x4xf32>", text,
+               "tensor<2x4xf32>"));
+  /* C12 shape(result): batching, then lhs's and rhs's free dimensions --
+   * not in the corpus */
+  DG("tensor<3x4xf32>", "tensor<2x5xf32>");
+  rejects(op, "C12", prog("%a: tensor<2x3xf32>, %b: tensor<3x4xf32>", text,
+                          "tensor<2x5xf32>"));
+  /* C13 (element_type(lhs) = element_type(rhs)) is not tested: StableHLO's
+   * verifier accepts mixed element types, and so does this one. */
+#undef DG
+  op = "stablehlo.rng_bit_generator";
+#define RBG(alg, in, out_state)                                             \
+  snprintf(text, sizeof text,                                              \
+           "func.func @main(%%s: %s) -> tensor<4xui32> {\n"                \
+           "  %%0:2 = \"stablehlo.rng_bit_generator\"(%%s) {rng_algorithm = " \
+           "#stablehlo<rng_algorithm %s>} : (%s) -> (%s, tensor<4xui32>)\n" \
+           "  func.return %%0#1 : tensor<4xui32>\n}\n", in, alg, in,        \
+           out_state)
+  RBG("THREE_FRY", "tensor<2xui64>", "tensor<2xui64>");
+  accepts(text);
+  /* C1 type(initial_state) = type(output_state) */
+  RBG("THREE_FRY", "tensor<2xui64>", "tensor<3xui64>");
+  rejects_at("2:10", op, "C1", text);
+  /* C2 size(initial_state): 2 for THREE_FRY, 2 or 3 for PHILOX -- not in
+   * the corpus */
+  RBG("THREE_FRY", "tensor<3xui64>", "tensor<3xui64>");
+  rejects_at("2:10", op, "C2", text);
+  RBG("PHILOX", "tensor<3xui64>", "tensor<3xui64>");
+  accepts(text);
+  RBG("PHILOX", "tensor<4xui64>", "tensor<4xui64>");
+  rejects_at("2:10", op, "C2", text);
+#undef RBG
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_concatenate),
@@ -920,6 +1089,8 @@ int main(void) {
       cmocka_unit_test(test_control),
       cmocka_unit_test(test_elementwise_c1),
       cmocka_unit_test(test_tensor_cast),
+      cmocka_unit_test(test_collectives),
+      cmocka_unit_test(test_dot_general_and_rng_bits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
