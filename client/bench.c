@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "inputs.h"
 #include "core/value.h"
 #include "remote.h"
 #include "shlo/engine.h"
@@ -55,13 +56,40 @@ typedef struct bench_opts {
   int64_t range; /* integers are drawn from [0, range) */
   shlo_profile *profile; /* --profile: time every step of the timed runs */
   const char *server;    /* --server URL: compile and run there */
+  cli_inputs in;         /* --input / --args: instead of generated inputs */
 } bench_opts;
+
+static int bench_usage(FILE *to, int rc) {
+  fprintf(to,
+    "usage: shlo bench FILE.mlir [--runs N] [--warmup N] [--int-range N]\n"
+    "                  [--input=SPEC ... | --args=TEXT|@FILE]\n"
+    "                  [--profile | --server URL]\n"
+    "  time the entry function (see ../shared/bench/README.md)\n"
+    "  --runs N        timed runs (default 10); --warmup N untimed first (2)\n"
+    "  --int-range N   generated integers are drawn from [0, N) (65536)\n"
+    "  --input, --args the arguments, as `shlo run --help` describes them,\n"
+    "                  instead of generated ones\n"
+    "  --profile       time every step of the timed runs\n"
+    "  --server URL    compile and run at a shlo-server\n");
+  return rc;
+}
 
 /* Returns 0, or the exit status 2 after printing the usage. */
 static int parse_bench_opts(int argc, char **argv, bench_opts *o) {
   *o = (bench_opts){.runs = 10, .warmup = 2, .range = 65536};
   bool bad = false;
   for (int i = 0; i < argc && !bad; i++) {
+    int took = cli_inputs_option(&o->in, "shlo bench", argc, argv, &i);
+    if (took) {
+      bad = took < 0;
+      continue;
+    }
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      cli_inputs_free(&o->in);
+      shlo_profile_free(o->profile);
+      o->profile = NULL;
+      return bench_usage(stdout, 0) - 1; /* -1: stop, exit 0 */
+    }
     if (!strcmp(argv[i], "--runs") && i + 1 < argc) o->runs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warmup") && i + 1 < argc)
       o->warmup = atoi(argv[++i]);
@@ -76,8 +104,8 @@ static int parse_bench_opts(int argc, char **argv, bench_opts *o) {
   }
   if (bad || !o->path || o->runs < 1 || o->warmup < 0 || o->range < 1 ||
       (o->server && o->profile)) {
-    fprintf(stderr, "usage: shlo bench FILE.mlir [--runs N] [--warmup N] "
-                    "[--int-range N] [--profile | --server URL]\n");
+    bench_usage(stderr, 2);
+    cli_inputs_free(&o->in);
     shlo_profile_free(o->profile);
     o->profile = NULL;
     return 2;
@@ -85,11 +113,20 @@ static int parse_bench_opts(int argc, char **argv, bench_opts *o) {
   return 0;
 }
 
-/* Fill args[0 .. f->n_args) with the generated inputs; false (reported)
- * when one cannot be made. */
-static bool make_inputs(const shlo_func *f, int64_t range, shlo_value **args) {
-  for (int k = 0; k < f->n_args; k++)
-    if (!(args[k] = make_input(f->arg_types[k], k, range))) {
+/* The arguments: the user's (--input, --args), else generated from f's
+ * types.  *args malloc'd, its *n values owned; false (reported) when one
+ * cannot be had. */
+static bool make_inputs(const bench_opts *o, const shlo_func *f,
+                        shlo_value ***args, int *n) {
+  if (cli_inputs_given(&o->in))
+    return !cli_inputs_load("shlo bench", &o->in, f, 1, args, n);
+  *n = 0;
+  if (!(*args = calloc((size_t)f->n_args + 1, sizeof **args))) {
+    fprintf(stderr, "shlo bench: out of memory\n");
+    return false;
+  }
+  for (int k = 0; k < f->n_args; k++, ++*n)
+    if (!((*args)[k] = make_input(f->arg_types[k], k, o->range))) {
       fprintf(stderr, "shlo bench: cannot make argument %d\n", k);
       return false;
     }
@@ -172,9 +209,7 @@ static int bench_remote(const bench_opts *o, double *times) {
   }
   const shlo_func *f = cli_default_entry(m);
   if (!f) goto done; /* the server compiled it: it has an entry */
-  n_args = f->n_args;
-  args = calloc((size_t)n_args + 1, sizeof *args);
-  if (!args || !make_inputs(f, o->range, args)) goto done;
+  if (!make_inputs(o, f, &args, &n_args)) goto done;
   remote_exec rx = {.file = o->path, .module_id = id, .args = args,
                     .n_args = n_args};
   shlo_value **res = NULL;
@@ -198,11 +233,12 @@ done:
 int cli_bench(int argc, char **argv) {
   bench_opts o;
   int rc = parse_bench_opts(argc, argv, &o);
-  if (rc) return rc;
+  if (rc) return rc < 0 ? 0 : rc;
   if (o.server) {
     double *times = calloc((size_t)o.runs, sizeof *times);
     rc = times ? bench_remote(&o, times) : 1;
     free(times);
+    cli_inputs_free(&o.in);
     return rc;
   }
   rc = 1;
@@ -221,9 +257,7 @@ int cli_bench(int argc, char **argv) {
   }
   double compile_ms = now_ms() - t0;
   const shlo_func *f = shlo_executable_entry(e);
-  n_args = f->n_args;
-  args = calloc((size_t)n_args + 1, sizeof *args);
-  if (!args || !make_inputs(f, o.range, args)) goto done;
+  if (!make_inputs(&o, f, &args, &n_args)) goto done;
   shlo_value **res = NULL;
   int n_res = 0;
   if (!time_runs(e, args, n_args, &o, times, &res, &n_res, &d)) goto done;
@@ -236,6 +270,7 @@ int cli_bench(int argc, char **argv) {
   rc = 0;
 done:
   shlo_profile_free(o.profile);
+  cli_inputs_free(&o.in);
   for (int k = 0; k < n_args && args; k++) shlo_value_unref(args[k]);
   free(args);
   free(times);

@@ -2,6 +2,7 @@
 #ifndef SHLO_CLI_H
 #define SHLO_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 int cli_run(int argc, char **argv);
@@ -10,6 +11,9 @@ int cli_print(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_serialize(int argc, char **argv);
+/* Print `shlo cmd --help` for test, verify and print; false for the
+ * commands that print their own. */
+bool cli_help(const char *cmd);
 
 /* Read a whole file into a malloc'd buffer (NUL-terminated); NULL and a
  * message on stderr on failure. */

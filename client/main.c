@@ -1,10 +1,13 @@
 /* The `shlo` command: dispatch to its subcommands. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "shlo/artifact.h"
 #include "shlo/context.h"
+#include "shlo/version.h"
 
 /* The engine reads no environment variable: the CLI maps the ones it has
  * always obeyed onto the default context's options before anything runs
@@ -63,7 +66,7 @@ static void usage(FILE *f) {
           "$SHLO_TOKEN)\n"
           "      runs at a shlo-server and prints what the local run "
           "prints\n"
-          "  print FILE.mlir\n"
+          "  print [--lowered] FILE.mlir\n"
           "      parse FILE and print it back in generic form\n"
           "  serialize [--target VERSION] [--no-test-args] FILE.mlir -o "
           "FILE.mlir.bc\n"
@@ -72,7 +75,32 @@ static void usage(FILE *f) {
           "      (1.0.0 up to the newest this build reads, the default), "
           "with its RUN line's\n"
           "      --args as the attribute shlo.test_args unless "
-          "--no-test-args\n");
+          "--no-test-args\n"
+          "  --version\n"
+          "      the shlo version, the StableHLO versions read and written, "
+          "the bytecode formats\n"
+          "`shlo COMMAND --help` lists a command's options; docs/cli.md has "
+          "them all.\n");
+}
+
+/* shlo --version: what this build reads and writes (shlo-server
+ * --version prints the same lines). */
+static int version(void) {
+  printf("shlo %s\n"
+         "StableHLO read: text, and portable artifacts (VHLO) of StableHLO "
+         "up to %s\n"
+         "StableHLO written: portable artifacts for StableHLO %s through %s\n"
+         "MLIR bytecode formats: read 0 through 6, written 6\n",
+         shlo_version(), SHLO_ARTIFACT_MAX_VERSION,
+         SHLO_ARTIFACT_MIN_WRITE_VERSION, SHLO_ARTIFACT_MAX_VERSION);
+  return 0;
+}
+
+/* `shlo CMD --help` for the commands whose parsers do not take it. */
+static bool wants_help(int argc, char **argv) {
+  for (int i = 2; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return true;
+  return false;
 }
 
 int main(int argc, char **argv) {
@@ -81,6 +109,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *cmd = argv[1];
+  if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) return version();
+  if (wants_help(argc, argv) && cli_help(cmd)) return 0;
   engine_from_env();
   if (!strcmp(cmd, "run")) return cli_run(argc - 2, argv + 2);
   if (!strcmp(cmd, "test")) return cli_test(argc - 2, argv + 2);

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "inputs.h"
+#include "outputs.h"
 #include "remote.h"
 #include "shlo/artifact.h"
 #include "shlo/engine.h"
@@ -39,7 +41,7 @@ static int grid_count(const char *opt, const char *s) {
 }
 
 static int print_value(const char *prefix, shlo_value *v) {
-  char *s = shlo_value_to_string(v);
+  char *s = cli_value_text(v);
   if (!s) {
     fprintf(stderr, "shlo: out of memory\n");
     return 1;
@@ -131,9 +133,9 @@ static int run_grid(shlo_executable *e, int R, int P, shlo_value **args,
   shlo_diag d;
   shlo_diag_clear(&d);
   if (!inq || !outq || !token) goto oom;
-  if (n_args != per && n_args != per * n) {
+  if (n_args != per && n_args != per * n) { /* cli_inputs_load said why */
     fprintf(stderr,
-            "shlo run: --args gives %d values; the entry takes %d per "
+            "shlo run: %d arguments given; the entry takes %d per "
             "process (%d processes)\n",
             n_args, per, n);
     goto done;
@@ -171,7 +173,9 @@ done:
 
 /* The command line of shlo run. */
 typedef struct run_opts {
-  const char *path, *args_text, *entry, *infeed_path;
+  const char *path, *entry, *infeed_path;
+  cli_inputs in;   /* --input / --args */
+  cli_outputs out; /* --output */
   const char *server; /* --server URL: run there */
   int replicas, partitions; /* 0: the module's */
   bool explain;
@@ -179,10 +183,42 @@ typedef struct run_opts {
 } run_opts;
 
 /* Returns 0, or the exit status 2 after saying what is wrong. */
+static int run_usage(FILE *to, int rc) {
+  fprintf(to,
+    "usage: shlo run FILE.mlir [options]\n"
+    "  run the entry function and print its results (docs/cli.md)\n"
+    "  --input=SPEC        one argument, repeatable, in order:\n"
+    "                        2x3xf32=1,2,3,4,5,6   f32=5   4xi1=true,false,1,0\n"
+    "                        2xcomplex<f32>=(1,2),(3,4)   f32=0x7FC00001 (bits)\n"
+    "                        2x3xf32=@x.bin (raw little-endian)   @x.npy\n"
+    "                        @all.npz (every array)   - (.npy on stdin)\n"
+    "  --args=\"[dense<...> : tensor<...>, ...]\" | --args=@FILE\n"
+    "                      the arguments as MLIR literals (not with --input)\n"
+    "  --output=SPEC       where the next result goes, repeatable: @y.npy,\n"
+    "                      @all.npz (this and every later result), - (.npy\n"
+    "                      on stdout), or empty (drop it); with any --output\n"
+    "                      only the results named are delivered\n"
+    "  --entry NAME        the function to run (default @main, or the only one)\n"
+    "  --explain           print the execution plan instead of running\n"
+    "  --replicas R, --partitions P   the process grid (default: the module's)\n"
+    "  --infeed FILE       values for every process's infeed queue\n"
+    "  --server URL        run at a shlo-server (shlo://host:port binary,\n"
+    "                      http://host:port JSON; token from $SHLO_TOKEN)\n"
+    "  --mpi               under mpirun: spread the grid over the ranks\n"
+    "  Results print as text that reads back to the same bits (-0.0 signed,\n"
+    "  NaN and infinities as their bit pattern, e.g. 0x7FC00001).\n");
+  return rc;
+}
+
 static int parse_run_opts(int argc, char **argv, run_opts *o) {
   memset(o, 0, sizeof *o);
   for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--args") && i + 1 < argc) o->args_text = argv[++i];
+    int took = cli_inputs_option(&o->in, "shlo run", argc, argv, &i);
+    if (!took) took = cli_outputs_option(&o->out, "shlo run", argc, argv, &i);
+    if (took < 0) return 2;
+    if (took) continue;
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+      return run_usage(stdout, 0) - 1; /* -1: stop, exit 0 */
     else if (!strcmp(argv[i], "--entry") && i + 1 < argc) o->entry = argv[++i];
     else if (!strcmp(argv[i], "--explain")) o->explain = true;
     else if (!strcmp(argv[i], "--server") && i + 1 < argc)
@@ -205,12 +241,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
       return 2;
     }
   }
-  if (!o->path) {
-    fprintf(stderr, "usage: shlo run FILE.mlir [--args \"[...]\"] [--entry "
-                    "NAME] [--explain] [--replicas R] [--partitions P] "
-                    "[--infeed FILE] [--server URL | --mpi]\n");
-    return 2;
-  }
+  if (!o->path) return run_usage(stderr, 2);
   if (o->server && (o->explain || o->infeed_path || o->mpi)) {
     fprintf(stderr, "shlo run: --explain, --infeed and --mpi are local only "
                     "(not with --server)\n");
@@ -232,42 +263,39 @@ static shlo_status load_shared(const char *path, const shlo_compile_opts *co,
   return st;
 }
 
-/* Run on one process and print the results. */
+/* Run on one process and deliver the results (--output, else print). */
 static int run_single(shlo_executable *e, shlo_value **args, int n_args,
-                      shlo_diag *d) {
+                      const cli_outputs *out, shlo_diag *d) {
   shlo_value **results = NULL;
   int n_results = 0, rc = 1;
-  if (shlo_execute(e, NULL, args, n_args, &results, &n_results, d)) {
+  if (shlo_execute(e, NULL, args, n_args, &results, &n_results, d))
     cli_print_diag(d);
-  } else {
-    rc = 0;
-    for (int i = 0; i < n_results && !rc; i++)
-      rc = print_value("", results[i]);
-  }
+  else
+    rc = cli_outputs_deliver(out, "shlo run", results, n_results);
   for (int i = 0; i < n_results; i++) shlo_value_unref(results[i]);
   free(results);
   return rc;
 }
 
-/* The process grid the server will use: the options', else the module's
- * (read here from the text; a text that does not parse is the server's
- * to report). */
-static int grid_size(const run_opts *o, const char *text, size_t len,
-                     int *R, int *P) {
+/* The module as the server will read it (parsed here from the text; a
+ * text that does not parse is the server's to report: NULL), and the
+ * process grid it will use: the options', else the module's. */
+static shlo_module *remote_module(const run_opts *o, const char *text,
+                                  size_t len, int *R, int *P) {
   int mr = 1, mp = 1;
   shlo_module *m = NULL;
   shlo_diag d;
-  if (!shlo_parse_module(text, len, o->path, &m, &d)) {
-    shlo_module_grid(m, &mr, &mp);
-    shlo_module_free(m);
-  }
+  if (shlo_parse_module(text, len, o->path, &m, &d)) m = NULL;
+  else shlo_module_grid(m, &mr, &mp);
   *R = o->replicas ? o->replicas : mr;
   *P = o->partitions ? o->partitions : mp;
-  return *R * *P;
+  return m;
 }
 
-/* shlo run --server: the program and --args go to the server, its results
- * (or its error) are printed as the local run prints the engine's. */
+/* shlo run --server: the program and the arguments go to the server, its
+ * results (or its error) are delivered as the local run delivers the
+ * engine's.  Arguments are checked here against the entry's signature
+ * when the text parses here. */
 static int run_remote(const run_opts *o) {
   size_t len;
   char *text = cli_read_file(o->path, &len);
@@ -275,80 +303,109 @@ static int run_remote(const run_opts *o) {
   int rc = 1, n_args = 0, n_outs = 0, R, P;
   shlo_value **args = NULL, **outs = NULL;
   struct shlo_client *c = NULL;
-  shlo_diag d;
-  shlo_diag_clear(&d);
-  if (o->args_text && shlo_parse_values(o->args_text, strlen(o->args_text),
-                                        &args, &n_args, &d)) {
-    fprintf(stderr, "shlo run: --args: ");
-    cli_print_diag(&d);
+  shlo_module *m = remote_module(o, text, len, &R, &P);
+  const shlo_func *f = NULL;
+  int n = R * P;
+  if (m && !(f = cli_find_entry("shlo run", m, o->entry)) && o->entry)
+    goto done; /* listed the module's functions */
+  if (cli_inputs_load("shlo run", &o->in, f, n, &args, &n_args)) goto done;
+  if (n > 1 && o->out.n) {
+    fprintf(stderr, "shlo run: --output is for one process (this grid has "
+                    "%d)\n", n);
     goto done;
   }
-  int n = grid_size(o, text, len, &R, &P);
   if (!(c = remote_connect(o->server))) goto done;
   remote_exec rx = {.file = o->path, .text = text, .len = len,
                     .entry = o->entry, .args = args, .n_args = n_args,
                     .replicas = o->replicas, .partitions = o->partitions};
   if (remote_execute(c, &rx, &outs, &n_outs)) goto done;
-  if (n > 1) {
-    rc = print_grid_results(R, P, outs, n_outs / n, NULL);
-  } else {
-    rc = 0;
-    for (int i = 0; i < n_outs && !rc; i++) rc = print_value("", outs[i]);
-  }
+  if (n > 1) rc = print_grid_results(R, P, outs, n_outs / n, NULL);
+  else rc = cli_outputs_deliver(&o->out, "shlo run", outs, n_outs);
 done:
   for (int i = 0; i < n_outs; i++) shlo_value_unref(outs[i]);
   free(outs);
   for (int i = 0; i < n_args; i++) shlo_value_unref(args[i]);
   free(args);
   if (c) remote_close(c);
+  shlo_module_free(m);
   free(text);
+  return rc;
+}
+
+/* The engine could not load the program: when the entry (--entry NAME, or
+ * the default) is what is missing and the text
+ * parses, name the functions it has instead of the engine's words.  True
+ * when that was said. */
+static bool explain_entry(const run_opts *o) {
+  size_t len;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  char *text = shlo_read_file(o->path, &len, &d);
+  shlo_module *m = NULL;
+  bool said = false;
+  if (text && !shlo_parse_module(text, len, o->path, &m, &d))
+    said = !cli_find_entry("shlo run", m, o->entry);
+  shlo_module_free(m);
+  free(text);
+  return said;
+}
+
+/* The local run once the program is compiled. */
+static int run_loaded(const run_opts *o, shlo_module *m, shlo_executable *e) {
+  shlo_value **args = NULL;
+  int n_args = 0, mr, mp, rc = 1;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  shlo_module_grid(m, &mr, &mp);
+  int R = o->replicas ? o->replicas : mr, P = o->partitions ? o->partitions : mp;
+  bool grid = o->replicas || o->partitions || o->infeed_path || mr * mp > 1;
+  if (o->explain) {
+    shlo_executable_explain(e, stdout);
+    return 0;
+  }
+  if (grid && o->out.n) {
+    fprintf(stderr, "shlo run: --output is for one process (this run is a "
+                    "grid of %d)\n", R * P);
+    return 1;
+  }
+  if (cli_inputs_load("shlo run", &o->in, shlo_executable_entry(e),
+                      grid ? R * P : 1, &args, &n_args))
+    return 1;
+  if (grid) rc = run_grid(e, R, P, args, n_args, o->infeed_path);
+  else rc = run_single(e, args, n_args, &o->out, &d);
+  for (int i = 0; i < n_args; i++) shlo_value_unref(args[i]);
+  free(args);
   return rc;
 }
 
 int cli_run(int argc, char **argv) {
   run_opts o;
   int rc = parse_run_opts(argc, argv, &o);
-  if (rc) return rc;
-  if (o.server) return run_remote(&o);
+  if (rc) goto out;
+  if (o.server) {
+    rc = run_remote(&o);
+    goto out;
+  }
   rc = 1;
   shlo_module *m = NULL;
   shlo_executable *e = NULL;
-  shlo_value **args = NULL;
-  int n_args = 0;
   shlo_diag d;
   shlo_diag_clear(&d);
   shlo_compile_opts co = {.entry = o.entry};
-  if (o.mpi && cli_mpi_start()) return 1;
+  if (o.mpi && cli_mpi_start()) goto out;
   if (o.mpi ? load_shared(o.path, &co, &m, &e, &d)
             : shlo_load_file(o.path, &co, &m, &e, &d)) {
-    cli_print_diag(&d);
-    goto done;
+    if (!explain_entry(&o)) cli_print_diag(&d);
+  } else {
+    rc = run_loaded(&o, m, e);
   }
-  if (o.args_text && shlo_parse_values(o.args_text, strlen(o.args_text),
-                                       &args, &n_args, &d)) {
-    fprintf(stderr, "shlo run: --args: ");
-    cli_print_diag(&d);
-    goto done;
-  }
-  if (o.explain) {
-    shlo_executable_explain(e, stdout);
-    rc = 0;
-    goto done;
-  }
-  int mr, mp;
-  shlo_module_grid(m, &mr, &mp);
-  if (o.replicas || o.partitions || o.infeed_path || mr * mp > 1)
-    rc = run_grid(e, o.replicas ? o.replicas : mr,
-                  o.partitions ? o.partitions : mp, args, n_args,
-                  o.infeed_path);
-  else
-    rc = run_single(e, args, n_args, &d);
-done:
-  for (int i = 0; i < n_args; i++) shlo_value_unref(args[i]);
-  free(args);
   shlo_executable_free(e);
   shlo_module_free(m);
-  return o.mpi ? cli_mpi_finish(rc) : rc;
+  if (o.mpi) rc = cli_mpi_finish(rc);
+out:
+  cli_inputs_free(&o.in);
+  cli_outputs_free(&o.out);
+  return rc < 0 ? 0 : rc;
 }
 
 /* An artifact's StableHLO text as its VHLO lowers, before parsing: what

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "shlo/artifact.h"
 #include "shlo/limits.h"
+#include "shlo/version.h"
 
 typedef enum { OPT_INT, OPT_SIZE, OPT_STR, OPT_BOOL } opt_type;
 
@@ -485,7 +487,7 @@ static void print_config_file(const srv_config *c, FILE *f) {
 
 static void usage(void) {
   char var[64];
-  printf("usage: shlo-server [--NAME VALUE]... [--print-config]\n\n"
+  printf("usage: shlo-server [--NAME VALUE]... [--print-config] [--version]\n\n"
          "Every option is also a config-file key (`NAME VALUE`) and an\n"
          "environment variable (in brackets); flags > environment > file.\n"
          "--print-config writes the effective configuration as a file.\n\n");
@@ -523,6 +525,17 @@ int srv_config_load(srv_config *c, int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage();
+      return 1;
+    }
+    if (!strcmp(argv[i], "--version")) { /* the lines `shlo --version` prints */
+      printf("shlo-server %s\n"
+             "StableHLO read: text, and portable artifacts (VHLO) of "
+             "StableHLO up to %s\n"
+             "StableHLO written: portable artifacts for StableHLO %s through "
+             "%s\n"
+             "MLIR bytecode formats: read 0 through 6, written 6\n",
+             shlo_version(), SHLO_ARTIFACT_MAX_VERSION,
+             SHLO_ARTIFACT_MIN_WRITE_VERSION, SHLO_ARTIFACT_MAX_VERSION);
       return 1;
     }
   }

@@ -11,6 +11,8 @@
 #include "core/floatfmt.h"
 #include "core/int_range.h"
 #include "core/value.h"
+#include "core/suggest.h"
+#include "frontend/names.h"
 #include "frontend/parser_int.h"
 
 /* ---- errors and allocation ---- */
@@ -378,7 +380,12 @@ static int parse_elem_type(parser *P) {
   const char *name;
   if (!shlo__ident(P, &name, &n)) shlo__perr(P, "expected an element type");
   int e = shlo_elem_from_name(name, n);
-  if (e < 0) shlo__perr_at(P, s, "unknown element type '%.*s'", (int)n, name);
+  if (e < 0) {
+    const char *near = shlo__suggest_elem_type(name, n);
+    shlo__perr_at(P, s, "unknown element type '%.*s'%s%s%s", (int)n, name,
+                  near ? " (did you mean " : "", near ? near : "",
+                  near ? "?)" : "");
+  }
   return e;
 }
 
@@ -1121,8 +1128,10 @@ static noreturn __attribute__((noinline)) void unknown_field(
   for (int k = 0; keys[k] && m < sizeof list; k++)
     m += (size_t)snprintf(list + m, sizeof list - m, "%s`%s`", k ? ", " : "",
                           keys[k]);
-  shlo__perr_at(P, at, "unknown `%s` in #stablehlo.%s: expected one of: %s",
-                name, sname, list);
+  const char *near = shlo__suggest(name, strlen(name), keys, -1);
+  shlo__perr_at(P, at, "unknown `%s` in #stablehlo.%s%s%s%s: expected one of: "
+                "%s", name, sname, near ? " (did you mean " : "",
+                near ? near : "", near ? "?)" : "", list);
 }
 
 shlo_named_attr *shlo__parse_struct_fields(parser *P, const char *close,
@@ -1320,7 +1329,10 @@ static const shlo_attr *parse_hash_attr(parser *P) {
       const char *k = shlo__expect_ident(P, &kn, "an enum kind");
       const char *v = shlo__expect_ident(P, &vn, "an enum value");
       shlo__expect(P, ">");
-      return shlo__make_enum(P, shlo__pstrndup(P, k, kn), shlo__pstrndup(P, v, vn));
+      const char *kind = shlo__pstrndup(P, k, kn);
+      const char *value = shlo__pstrndup(P, v, vn);
+      shlo__check_enum(P, k, v, name, n, kind, value);
+      return shlo__make_enum(P, kind, value);
     }
     size_t dot_at = (size_t)(dot - name);
     const char *sname = shlo__pstrndup(P, name + dot_at + 1, n - dot_at - 1);

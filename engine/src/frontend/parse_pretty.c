@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
+#include "frontend/names.h"
 #include "frontend/parser_int.h"
 
 static bool is(const char *a, const char *b) { return !strcmp(a, b); }
@@ -38,12 +39,16 @@ static const char *canonical_name(parser *P, shlo_opcode code, const char *kw,
   return attr ? attr : shlo__pstrndup(P, kw, n);
 }
 
-static const shlo_attr *with_enum_kind(parser *P, const char *attr,
-                                       const shlo_attr *a) {
+/* A bare enum word (at `at`) gets the kind its attribute has, and must be
+ * one of that kind's values. */
+static const shlo_attr *with_enum_kind(parser *P, const char *at,
+                                       const char *attr, const shlo_attr *a) {
   if (a->kind != SHLO_ATTR_ENUM || a->enum_kind) return a;
   for (size_t i = 0; i < sizeof enum_kinds / sizeof *enum_kinds; i++)
-    if (is(enum_kinds[i].attr, attr))
+    if (is(enum_kinds[i].attr, attr)) {
+      shlo__check_enum(P, at, at, NULL, 0, enum_kinds[i].kind, a->str);
       return shlo__make_enum(P, enum_kinds[i].kind, a->str);
+    }
   return a;
 }
 
@@ -105,10 +110,13 @@ static void add_dot_dims(parser *P, op_builder *b, const char *which) {
 
 /* convolution's window = {stride = [..], pad = [[..], ..], ...}. */
 static void add_conv_window(parser *P, op_builder *b) {
+  shlo__skip_ws(P);
+  const char *start = P->p;
   const shlo_attr *w = shlo__parse_attr_dict(P);
   for (int i = 0; i < w->n; i++) {
     const char *k = w->fields[i].name;
     const shlo_attr *v = w->fields[i].value;
+    shlo__check_window_key(P, start, P->p, k);
     if (is(k, "pad")) {
       int64_t flat[2 * SHLO_MAX_RANK];
       int n = 0;
@@ -145,6 +153,7 @@ static void add_conv_window(parser *P, op_builder *b) {
 
 static void parse_keyword(parser *P, op_builder *b, const char *kw, size_t n) {
   const char *op = b->op->name;
+  shlo__check_pretty_keyword(P, kw, b->op->code, kw, n);
   shlo__expect(P, "=");
   if (n == 16 && !memcmp(kw, "contracting_dims", n)) {
     add_dot_dims(P, b, "contracting");
@@ -179,9 +188,11 @@ static void parse_keyword(parser *P, op_builder *b, const char *kw, size_t n) {
   } else {
     const char *name = canonical_name(P, b->op->code, kw, n);
     P->untyped_scalars = true;
+    shlo__skip_ws(P);
+    const char *at = P->p;
     const shlo_attr *a = shlo__parse_attr(P);
     P->untyped_scalars = false;
-    a = as_i64_array(P, name, with_enum_kind(P, name, a));
+    a = as_i64_array(P, name, with_enum_kind(P, at, name, a));
     shlo__ob_attr(P, b, name, a);
   }
 }
@@ -340,7 +351,7 @@ static void pretty_word(parser *P, op_builder *b, pretty_state *ps) {
       name = ps->positional == 0 ? "comparison_direction" : "compare_type";
     ps->positional++;
     shlo__ob_attr(P, b, name,
-            with_enum_kind(P, name, shlo__make_enum(P, NULL, shlo__pstrndup(P, kw, n))));
+            with_enum_kind(P, kw, name, shlo__make_enum(P, NULL, shlo__pstrndup(P, kw, n))));
     ps->item_ok = false;
   }
 }
@@ -498,6 +509,8 @@ static void parse_reduce(parser *P, op_builder *b, int n_results) {
   if (shlo__accept_kw(P, "applies")) {
     size_t an;
     const char *s = shlo__expect_ident(P, &an, "an op name after 'applies'");
+    if (shlo__op_lookup(s, an) == SHLO_OP_UNKNOWN)
+      shlo__check_unknown_op(P, s, s, an);
     applies = shlo__pstrndup(P, s, an);
   }
   if (!shlo__accept_kw(P, "across")) shlo__perr(P, "expected 'across dimensions = [...]'");
@@ -531,9 +544,29 @@ static void parse_reduce(parser *P, op_builder *b, int n_results) {
   shlo__ob_region(P, b, shlo__parse_region(P, args, 2 * n));
 }
 
+/* tensor.cast %x : T to U: one operand of type T, the result of type U. */
+static void parse_tensor_cast(parser *P, op_builder *b) {
+  int x = shlo__parse_value_ref(P);
+  shlo__ob_operand(P, b, x);
+  shlo__expect(P, ":");
+  shlo__skip_ws(P);
+  const char *at = P->p;
+  const shlo_type *from = shlo__parse_type(P);
+  if (P->vtypes[x] && !shlo_type_equal(from, P->vtypes[x]))
+    shlo__perr_at(P, at, "tensor.cast's operand has another type than the "
+                  "one written here");
+  if (!shlo__accept_kw(P, "to"))
+    shlo__perr(P, "expected 'to' and the result type of tensor.cast");
+  b->result_types = shlo__palloc(P, sizeof *b->result_types);
+  b->result_types[0] = shlo__parse_type(P);
+  b->n_result_types = 1;
+}
+
 void shlo__parse_pretty_op(parser *P, op_builder *b, int n_results) {
   const char *name = b->op->name;
-  if (is(name, "stablehlo.while")) {
+  if (is(name, "tensor.cast")) {
+    parse_tensor_cast(P, b);
+  } else if (is(name, "stablehlo.while")) {
     parse_while(P, b, n_results);
   } else if (is(name, "stablehlo.reduce") && shlo__peekc(P) == '(') {
     parse_reduce(P, b, n_results);

@@ -7,6 +7,7 @@
 #include "frontend/module.h"
 #include "core/alloc.h"
 #include "ops/ops.h"
+#include "frontend/names.h"
 #include "frontend/parser_int.h"
 #include "shlo/artifact.h"
 #include "core/limits.h"
@@ -364,6 +365,7 @@ static shlo_op *parse_op(parser *P) {
     const char *name = shlo__parse_string(P, &n);
     b.op->name = name;
     b.op->code = shlo__op_lookup(name, n);
+    if (b.op->code == SHLO_OP_UNKNOWN) shlo__check_unknown_op(P, b.at, name, n);
     parse_generic_op(P, &b);
   } else {
     size_t n;
@@ -380,6 +382,7 @@ static shlo_op *parse_op(parser *P) {
       shlo__perr_at(P, start, "expected an operation, found '%.*s'", (int)n, name);
     b.op->name = shlo__pstrndup(P, name, n);
     b.op->code = shlo__op_lookup(name, n);
+    if (b.op->code == SHLO_OP_UNKNOWN) shlo__check_unknown_op(P, b.at, name, n);
     shlo__parse_pretty_op(P, &b, n_results);
   }
   shlo__skip_loc(P);

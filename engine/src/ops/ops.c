@@ -153,6 +153,16 @@ unsigned shlo__op_flags(shlo_opcode code) {
 
 /* The row's keywords are SHLO_KW pairs; a handful per op, so a scan is
  * cheaper than any index. */
+const char *shlo__op_keyword(shlo_opcode code, int i) {
+  const char *s = (unsigned)code < SHLO_OP_COUNT ? op_keywords[code] : NULL;
+  for (; s && *s; i--) {
+    if (!i) return s;
+    s += strlen(s) + 1; /* the attribute */
+    s += strlen(s) + 1;
+  }
+  return NULL;
+}
+
 const char *shlo__op_keyword_attr(shlo_opcode code, const char *kw,
                                   size_t n) {
   const char *s = (unsigned)code < SHLO_OP_COUNT ? op_keywords[code] : NULL;

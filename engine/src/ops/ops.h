@@ -185,7 +185,11 @@ enum {
       optimization_barrier, 0, 0, 0)                                          \
   X(RETURN, "stablehlo.return", return, none, SHLO_OPF_PER_AXIS, 0, 0)        \
   X(TUPLE, "stablehlo.tuple", tuple, tuple, SHLO_OPF_PER_AXIS, 0, 0)          \
-  X(WHILE, "stablehlo.while", while, while, SHLO_OPF_PER_AXIS, 0, 0)
+  X(WHILE, "stablehlo.while", while, while, SHLO_OPF_PER_AXIS, 0, 0)        \
+  /* MLIR's tensor.cast, which producers emit around StableHLO: the      \
+   * operand as a compatible type (a static shape made dynamic or back) */ \
+  X(TENSOR_CAST, "tensor.cast", identity, tensor_cast, SHLO_OPF_PER_AXIS, 0, \
+      0)
 
 #define SHLO_OPS_CHECK(X)                                              \
   X(CHECK_EXPECT_ALMOST_EQ, "check.expect_almost_eq", check, none,            \
@@ -482,6 +486,8 @@ unsigned shlo__op_flags(shlo_opcode code);
 /* The generic attribute name that pretty keyword kw (n bytes) of op code
  * stands for; NULL when the op has no such keyword. */
 const char *shlo__op_keyword_attr(shlo_opcode code, const char *kw, size_t n);
+/* The op's i-th pretty keyword, or NULL past the last (for suggestions). */
+const char *shlo__op_keyword(shlo_opcode code, int i);
 
 /* The op_facts.h columns of an op.  SHLO_OP_UNKNOWN (and any code out of
  * range) has none: it runs via float when quantized, as before the table

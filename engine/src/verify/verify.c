@@ -462,7 +462,7 @@ static void verify_op(shlo__vctx *vc, const shlo_op *op) {
   shlo__verify_fn fn = op->code > 0 && op->code < SHLO_OP_COUNT
                            ? verifiers[op->code]
                            : NULL;
-  if (fn) fn(vc, op);
+  if (fn && shlo__verify_required_attrs(vc, op)) fn(vc, op);
 }
 
 /* One more op visited: within the caller's limits?  When not, the walk

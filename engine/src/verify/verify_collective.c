@@ -55,8 +55,17 @@ static bool mesh_axes_ok(shlo__vctx *vc, const shlo_op *op,
   return true;
 }
 
+/* The labels replica_groups' rules have in an op's spec, which numbers
+ * them differently for each op: range (rank 2, ids >= 0), unique (no id
+ * twice), size (every id from 0 up to the largest present) and group_size
+ * (all_to_all: split_count ids per group). */
+typedef struct rg_labels {
+  const char *range, *unique, *size, *group_size;
+} rg_labels;
+
 static bool replica_groups_ok(shlo__vctx *vc, const shlo_op *op,
-                              bool same_size, int64_t group_size) {
+                              bool same_size, int64_t group_size,
+                              const rg_labels *L) {
   bool all_seen = op->code != SHLO_OP_COLLECTIVE_BROADCAST;
   const shlo_attr *a = shlo_op_attr(op, "replica_groups");
   if (!a) return true;
@@ -66,7 +75,7 @@ static bool replica_groups_ok(shlo__vctx *vc, const shlo_op *op,
   int64_t ng = 0, gs = 0;
   if (a->kind == SHLO_ATTR_DENSE) {
     if (a->dense->rank != 2)
-      return shlo__verr(vc, op, "C1", "replica_groups should be a rank 2 "
+      return shlo__verr(vc, op, L->range, "replica_groups should be a rank 2 "
                         "tensor, got rank %d", a->dense->rank);
     ng = a->dense->dims[0];
     gs = a->dense->dims[1];
@@ -78,19 +87,20 @@ static bool replica_groups_ok(shlo__vctx *vc, const shlo_op *op,
   int n = shlo_attr_i64s(a, v, (int)cap);
   bool ok = true;
   if (shlo_op_attr(op, "use_global_device_ids") && n == 0)
-    ok = shlo__verr(vc, op, "C3", "replica_groups cannot be empty with "
+    ok = shlo__verr(vc, op, L->size, "replica_groups cannot be empty with "
                     "use_global_device_ids");
   int64_t max = -1;
   for (int i = 0; ok && i < n; i++) {
     if (v[i] == -1 && !same_size) continue;
     if (v[i] < 0) {
-      ok = shlo__verr(vc, op, "C1", "invalid replica id %lld",
+      ok = shlo__verr(vc, op, L->range, "invalid replica id %lld",
                       (long long)v[i]);
       break;
     }
     for (int j = 0; j < i; j++)
       if (v[j] == v[i]) {
-        ok = shlo__verr(vc, op, "C1", "replica id #%lld seen more than once",
+        ok = shlo__verr(vc, op, L->unique, "replica id #%lld seen more than "
+                        "once",
                         (long long)v[i]);
         break;
       }
@@ -100,12 +110,13 @@ static bool replica_groups_ok(shlo__vctx *vc, const shlo_op *op,
     bool seen = false;
     for (int i = 0; i < n && !seen; i++) seen = v[i] == id;
     if (!seen)
-      ok = shlo__verr(vc, op, "C2", "replica id #%lld not seen in "
+      ok = shlo__verr(vc, op, L->size, "replica id #%lld not seen in "
                       "replica_groups", (long long)id);
   }
   if (ok && same_size && group_size > 0 && gs != group_size &&
       (n > 0 || a->kind == SHLO_ATTR_DENSE))
-    ok = shlo__verr(vc, op, "C3", "group size of replica_groups must be "
+    ok = shlo__verr(vc, op, L->group_size, "group size of replica_groups must "
+                    "be "
                     "%lld, got %lld", (long long)group_size, (long long)gs);
   shlo__free(v);
   return ok;
@@ -144,15 +155,18 @@ static bool nonneg_attr(shlo__vctx *vc, const shlo_op *op, const char *name,
   return true;
 }
 
-/* all_gather: C1 0 <= all_gather_dim < rank(operands); C2-C3 replica
- * groups; C4 channel id; C5 for each operand and result: same rank, same
- * shape but at all_gather_dim, where the result's size is a multiple of the
- * operand's (non-zero) size; element types agree. */
+/* all_gather (the spec's numbers): C1 0 <= all_gather_dim <
+ * rank(operands); C2-C4 replica groups; C5 channel id; C6 for each operand
+ * and result: same rank, same shape but at all_gather_dim, where the
+ * result's size is a multiple of the operand's (non-zero) size; element
+ * types agree. */
 bool shlo__verify_all_gather(shlo__vctx *vc, const shlo_op *op) {
   if (!same_count(vc, op)) return false;
   int64_t d;
   if (!nonneg_attr(vc, op, "all_gather_dim", &d)) return false;
-  if (!replica_groups_ok(vc, op, true, 0) || !channel_ok(vc, op, "C4", true))
+  static const rg_labels L = {"C4", "C2", "C3", "C3"};
+  if (!replica_groups_ok(vc, op, true, 0, &L) ||
+      !channel_ok(vc, op, "C5", true))
     return false;
   for (int i = 0; i < op->n_operands; i++) {
     const shlo_type *a = shlo__otype(vc, op, i), *r = shlo__rtype(vc, op, i);
@@ -161,22 +175,22 @@ bool shlo__verify_all_gather(shlo__vctx *vc, const shlo_op *op) {
                         "index of operand %s", (long long)d,
                         shlo__tstr(vc, a));
     if (a->dims[d] == 0)
-      return shlo__verr(vc, op, "C5", "dimension size of operand %s at "
+      return shlo__verr(vc, op, "C6", "dimension size of operand %s at "
                         "all_gather_dim cannot be zero", shlo__tstr(vc, a));
     if (!shlo__same_baseline_elem(a, r))
-      return shlo__verr(vc, op, "C5", "operand %s and result %s have "
+      return shlo__verr(vc, op, "C6", "operand %s and result %s have "
                         "different element types", shlo__tstr(vc, a),
                         shlo__tstr(vc, r));
     if (a->rank != r->rank)
-      return shlo__verr(vc, op, "C5", "operand %s and result %s must have "
+      return shlo__verr(vc, op, "C6", "operand %s and result %s must have "
                         "the same rank", shlo__tstr(vc, a), shlo__tstr(vc, r));
     for (int k = 0; k < a->rank; k++)
       if (k != d && a->dims[k] != r->dims[k])
-        return shlo__verr(vc, op, "C5", "operand %s and result %s must have "
+        return shlo__verr(vc, op, "C6", "operand %s and result %s must have "
                           "the same shape except at all_gather_dim",
                           shlo__tstr(vc, a), shlo__tstr(vc, r));
     if (r->dims[d] % a->dims[d])
-      return shlo__verr(vc, op, "C5", "result gather dimension has size "
+      return shlo__verr(vc, op, "C6", "result gather dimension has size "
                         "%lld, expected a multiple of the operand's %lld",
                         (long long)r->dims[d], (long long)a->dims[d]);
   }
@@ -185,10 +199,12 @@ bool shlo__verify_all_gather(shlo__vctx *vc, const shlo_op *op) {
 
 /* all_reduce: C1-C3 replica groups; C4 channel id; C5 computation is a
  * reduction body, operand element types promotable to it; C6 results have
- * the operands' shapes and the body's element types. */
+ * the operands' shapes and C7 the body's element types. */
 bool shlo__verify_all_reduce(shlo__vctx *vc, const shlo_op *op) {
   if (!same_count(vc, op)) return false;
-  if (!replica_groups_ok(vc, op, false, 0) || !channel_ok(vc, op, "C4", false))
+  static const rg_labels L = {"C3", "C1", "C2", "C2"};
+  if (!replica_groups_ok(vc, op, false, 0, &L) ||
+      !channel_ok(vc, op, "C4", false))
     return false;
   const shlo_block *b = op->n_regions ? op->regions[0] : NULL;
   for (int i = 0; i < op->n_operands; i++) {
@@ -200,7 +216,7 @@ bool shlo__verify_all_reduce(shlo__vctx *vc, const shlo_op *op) {
       return shlo__verr(vc, op, "C6", "result #%d %s must have the shape of "
                         "operand %s", i, shlo__tstr(vc, r), shlo__tstr(vc, a));
     if (!shlo__same_baseline_elem(r, acc))
-      return shlo__verr(vc, op, "C6", "result #%d %s must have the "
+      return shlo__verr(vc, op, "C7", "result #%d %s must have the "
                         "computation's element type %s", i, shlo__tstr(vc, r),
                         shlo__tstr(vc, acc));
   }
@@ -208,9 +224,9 @@ bool shlo__verify_all_reduce(shlo__vctx *vc, const shlo_op *op) {
 }
 
 /* all_to_all: C1 0 <= split_dimension < rank; C2 its size is a multiple of
- * split_count; C3 0 <= concat_dimension < rank; C4 split_count > 0; C5-C6
- * replica groups of split_count ids each; C7 each result is its operand
- * with split_dimension divided and concat_dimension multiplied by
+ * split_count; C3 0 <= concat_dimension < rank; C4 split_count > 0; C5-C7
+ * replica groups, C8 of split_count ids each; C9 each result is its
+ * operand with split_dimension divided and concat_dimension multiplied by
  * split_count. */
 bool shlo__verify_all_to_all(shlo__vctx *vc, const shlo_op *op) {
   if (!same_count(vc, op)) return false;
@@ -235,11 +251,12 @@ bool shlo__verify_all_to_all(shlo__vctx *vc, const shlo_op *op) {
                         "expected a multiple of split_count %lld",
                         (long long)a->dims[sd], (long long)sc);
   }
-  if (!replica_groups_ok(vc, op, true, sc)) return false;
+  static const rg_labels L = {"C7", "C5", "C6", "C8"};
+  if (!replica_groups_ok(vc, op, true, sc, &L)) return false;
   for (int i = 0; i < op->n_operands; i++) {
     const shlo_type *a = shlo__otype(vc, op, i), *r = shlo__rtype(vc, op, i);
     if (!shlo__same_baseline_elem(a, r))
-      return shlo__verr(vc, op, "C7", "operand %s and result %s at index %d "
+      return shlo__verr(vc, op, "C9", "operand %s and result %s at index %d "
                         "have different element types", shlo__tstr(vc, a),
                         shlo__tstr(vc, r), i);
     int64_t want[R];
@@ -250,7 +267,7 @@ bool shlo__verify_all_to_all(shlo__vctx *vc, const shlo_op *op) {
     for (int k = 0; ok && k < a->rank; k++)
       ok = shlo__dim_eq(r->dims[k], want[k]);
     if (!ok)
-      return shlo__verr(vc, op, "C7", "result #%d %s must have shape %s", i,
+      return shlo__verr(vc, op, "C9", "result #%d %s must have shape %s", i,
                         shlo__tstr(vc, r), shlo__dstr(vc, want, a->rank));
   }
   return true;
@@ -291,13 +308,14 @@ static int data_operands(shlo__vctx *vc, const shlo_op *op, const char *what) {
   return nd;
 }
 
-/* collective_broadcast: C1 replica groups; C2 results have the data
+/* collective_broadcast: C1-C2 replica groups; C3 results have the data
  * operands' types; at least one data operand (and a root with
  * has_dynamic_root). */
 bool shlo__verify_collective_broadcast(shlo__vctx *vc, const shlo_op *op) {
   int nd = data_operands(vc, op, "collective_broadcast");
   if (nd < 0) return false;
-  if (!replica_groups_ok(vc, op, false, 0)) return false;
+  static const rg_labels L = {"C2", "C1", "C1", "C1"};
+  if (!replica_groups_ok(vc, op, false, 0, &L)) return false;
   for (int i = 0; i < nd && i < op->n_results; i++)
     if (!shlo__compat_baseline(shlo__otype(vc, op, i), shlo__rtype(vc, op, i)))
       return shlo__verr(vc, op, "C3", "result #%d %s must have the operand's "
@@ -312,7 +330,8 @@ bool shlo__verify_collective_reduce(shlo__vctx *vc, const shlo_op *op) {
   if (!channel_ok(vc, op, "C4", false)) return false;
   int nd = data_operands(vc, op, "collective_reduce");
   if (nd < 0) return false;
-  if (!replica_groups_ok(vc, op, false, 0)) return false;
+  static const rg_labels L = {"C1", "C1", "C2", "C3"}; /* not in the spec */
+  if (!replica_groups_ok(vc, op, false, 0, &L)) return false;
   const shlo_block *b = op->n_regions ? op->regions[0] : NULL;
   for (int i = 0; i < nd; i++) {
     const shlo_type *a = shlo__otype(vc, op, i);
@@ -362,14 +381,17 @@ bool shlo__verify_collective_permute(shlo__vctx *vc, const shlo_op *op) {
 }
 
 /* reduce_scatter: C1 operand's scatter_dimension size is a multiple of the
- * result's; C2 0 <= scatter_dimension < rank; C3-C5 replica groups; C6
- * channel id; C7 computation is a reduction body; C8 result: same rank,
- * same sizes but at scatter_dimension, the body's element type. */
+ * result's (of the group size); C2 0 <= scatter_dimension < rank; C3-C5
+ * replica groups; C6 channel id; C7 computation is a reduction body; C8
+ * result: same rank, same sizes but at scatter_dimension; C9 the body's
+ * element type. */
 bool shlo__verify_reduce_scatter(shlo__vctx *vc, const shlo_op *op) {
   if (!same_count(vc, op)) return false;
   int64_t d;
   if (!nonneg_attr(vc, op, "scatter_dimension", &d)) return false;
-  if (!replica_groups_ok(vc, op, true, 0) || !channel_ok(vc, op, "C6", false))
+  static const rg_labels L = {"C5", "C3", "C4", "C4"};
+  if (!replica_groups_ok(vc, op, true, 0, &L) ||
+      !channel_ok(vc, op, "C6", false))
     return false;
   const shlo_block *b = op->n_regions ? op->regions[0] : NULL;
   for (int i = 0; i < op->n_operands; i++) {
@@ -389,6 +411,9 @@ bool shlo__verify_reduce_scatter(shlo__vctx *vc, const shlo_op *op) {
     if (r->dims[d] == 0)
       return shlo__verr(vc, op, "C8", "result dimension size at "
                         "scatter_dimension cannot be zero");
+    /* the process groups' size depends on the grid mode: the operand's
+     * size is checked against the result's (the group size is their
+     * ratio) */
     if (a->dims[d] % r->dims[d])
       return shlo__verr(vc, op, "C1", "operand scatter dimension has size "
                         "%lld, expected a multiple of the result's %lld",
@@ -399,7 +424,7 @@ bool shlo__verify_reduce_scatter(shlo__vctx *vc, const shlo_op *op) {
                           "operand %lld, result %lld", k,
                           (long long)a->dims[k], (long long)r->dims[k]);
     if (!shlo__same_baseline_elem(r, acc))
-      return shlo__verr(vc, op, "C8", "result element type is expected to be "
+      return shlo__verr(vc, op, "C9", "result element type is expected to be "
                         "that of the computation (%s), got %s",
                         shlo__tstr(vc, acc), shlo__tstr(vc, r));
   }

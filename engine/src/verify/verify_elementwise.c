@@ -439,8 +439,8 @@ bool shlo__verify_constant(shlo__vctx *vc, const shlo_op *op) {
 }
 
 /* uniform_quantize: operand float or quantized (I1), result quantized
- * (O1); C1 same shape; the result's expressed type is the operand's float
- * (or expressed) type. */
+ * (O1); C1 same shape; C2 the result's expressed type is the operand's
+ * float (or expressed) type. */
 bool shlo__verify_uniform_quantize(shlo__vctx *vc, const shlo_op *op) {
   if (!arity(vc, op, 1, 1)) return false;
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
@@ -455,14 +455,14 @@ bool shlo__verify_uniform_quantize(shlo__vctx *vc, const shlo_op *op) {
                       "same shape", shlo__tstr(vc, a), shlo__tstr(vc, r));
   shlo_elem_type ex = a->quant ? a->quant->expressed : a->elem;
   if (r->quant->expressed != ex)
-    return shlo__verr(vc, op, "C1", "expressed type of result expected to be "
+    return shlo__verr(vc, op, "C2", "expressed type of result expected to be "
                       "%s, but got %s", shlo_elem_name(ex),
                       shlo_elem_name(r->quant->expressed));
   return true;
 }
 
-/* uniform_dequantize: operand quantized (I1); C1 result's element type is
- * the operand's expressed type; C2 same shape. */
+/* uniform_dequantize: operand quantized (I1); C1 same shape; C2 the
+ * result's element type is the operand's expressed type. */
 bool shlo__verify_uniform_dequantize(shlo__vctx *vc, const shlo_op *op) {
   if (!arity(vc, op, 1, 1)) return false;
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
@@ -470,11 +470,11 @@ bool shlo__verify_uniform_dequantize(shlo__vctx *vc, const shlo_op *op) {
     return shlo__verr(vc, op, "I1", "operand %s must be quantized",
                       shlo__tstr(vc, a));
   if (!shlo__is_tensor(r) || r->quant || r->elem != a->quant->expressed)
-    return shlo__verr(vc, op, "C1", "result %s must have the operand's "
+    return shlo__verr(vc, op, "C2", "result %s must have the operand's "
                       "expressed type %s", shlo__tstr(vc, r),
                       shlo_elem_name(a->quant->expressed));
   if (!shlo__compat_shape(a, r))
-    return shlo__verr(vc, op, "C2", "operand %s and result %s must have the "
+    return shlo__verr(vc, op, "C1", "operand %s and result %s must have the "
                       "same shape", shlo__tstr(vc, a), shlo__tstr(vc, r));
   return true;
 }

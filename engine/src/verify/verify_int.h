@@ -35,6 +35,10 @@ typedef struct shlo__vctx {
 
 typedef bool (*shlo__verify_fn)(shlo__vctx *vc, const shlo_op *op);
 
+/* The attributes op cannot go without are there (verify_attrs.c); false
+ * after reporting the first missing one. */
+bool shlo__verify_required_attrs(shlo__vctx *vc, const shlo_op *op);
+
 /* Report an error at op's location: "<op name> (<label>): <message>"; label
  * may be NULL.  Always returns false. */
 bool shlo__verr(shlo__vctx *vc, const shlo_op *op, const char *label,

@@ -617,17 +617,17 @@ bool shlo__verify_triangular_solve(shlo__vctx *vc, const shlo_op *op) {
   return true;
 }
 
-/* cholesky: C1 the result has a's type; a has rank >= 2 with square minor
- * dims. */
+/* cholesky: C1 the result has a's type; C2 a has rank >= 2; C3 its two
+ * minor dimensions are equal. */
 bool shlo__verify_cholesky(shlo__vctx *vc, const shlo_op *op) {
   if (op->n_operands != 1 || op->n_results != 1)
     return shlo__verr(vc, op, NULL, "expects a and one result");
   const shlo_type *a = shlo__otype(vc, op, 0), *r = shlo__rtype(vc, op, 0);
   if (a->rank < 2)
-    return shlo__verr(vc, op, "I1", "a %s must have rank >= 2",
+    return shlo__verr(vc, op, "C2", "a %s must have rank >= 2",
                       shlo__tstr(vc, a));
   if (!shlo__dim_eq(a->dims[a->rank - 1], a->dims[a->rank - 2]))
-    return shlo__verr(vc, op, "I1", "the two minor dimensions of a %s must "
+    return shlo__verr(vc, op, "C3", "the two minor dimensions of a %s must "
                       "be equal", shlo__tstr(vc, a));
   if (!shlo__compat_baseline(r, a))
     return shlo__verr(vc, op, "C1", "result %s must have a's type %s",
@@ -635,12 +635,16 @@ bool shlo__verify_cholesky(shlo__vctx *vc, const shlo_op *op) {
   return true;
 }
 
-/* The batch_norm ops: C1 0 <= feature_index < rank(operand); 1-d operands
- * (scale, offset, mean, variance and the 1-d results) have
- * dim(operand, feature_index) elements and operand's element type;
- * multi-dimensional operands and results have operand's type. */
+/* The batch_norm ops: C1 0 <= feature_index < rank(operand); C2 every
+ * operand and result has operand's element type; 1-d operands (scale,
+ * offset, mean, variance and the 1-d results) have dim(operand,
+ * feature_index) elements and multi-dimensional ones operand's shape,
+ * each under the label its op's spec gives that operand or result
+ * (labels_in, labels_out: one per operand and result). */
 static bool batch_norm(shlo__vctx *vc, const shlo_op *op, int n_in, int n_out,
-                       const char *multi_in, const char *multi_out) {
+                       const char *multi_in, const char *multi_out,
+                       const char *const *labels_in,
+                       const char *const *labels_out) {
   if (op->n_operands != n_in || op->n_results != n_out)
     return shlo__verr(vc, op, NULL, "expects %d operands and %d results",
                       n_in, n_out);
@@ -656,17 +660,18 @@ static bool batch_norm(shlo__vctx *vc, const shlo_op *op, int n_in, int n_out,
     int i = is_in ? k : k - n_in;
     const shlo_type *t = is_in ? shlo__otype(vc, op, i) : shlo__rtype(vc, op, i);
     bool multi = (is_in ? multi_in : multi_out)[i] == 'm';
+    const char *label = (is_in ? labels_in : labels_out)[i];
     if (!shlo__same_baseline_elem(t, a))
       return shlo__verr(vc, op, "C2", "%s #%d %s must have the operand's "
                         "element type", is_in ? "operand" : "result", i,
                         shlo__tstr(vc, t));
     if (multi) {
       if (!shlo__compat_shape(t, a))
-        return shlo__verr(vc, op, "C2", "%s #%d %s must have the operand's "
+        return shlo__verr(vc, op, label, "%s #%d %s must have the operand's "
                           "shape %s", is_in ? "operand" : "result", i,
                           shlo__tstr(vc, t), shlo__tstr(vc, a));
     } else if (t->rank != 1 || !shlo__dim_eq(t->dims[0], nf)) {
-      return shlo__verr(vc, op, "C3", "%s #%d %s must be 1-d with the "
+      return shlo__verr(vc, op, label, "%s #%d %s must be 1-d with the "
                         "feature count %lld", is_in ? "operand" : "result", i,
                         shlo__tstr(vc, t), (long long)nf);
     }
@@ -677,17 +682,28 @@ static bool batch_norm(shlo__vctx *vc, const shlo_op *op, int n_in, int n_out,
 /* batch_norm_grad: operand, scale, mean, variance, grad_output ->
  * grad_operand, grad_scale, grad_offset (C1-C5). */
 bool shlo__verify_batch_norm_grad(shlo__vctx *vc, const shlo_op *op) {
-  return batch_norm(vc, op, 5, 3, "m111m", "m11");
+  /* C3 operand, grad_output, grad_operand share a shape; C4 the 1-d ones
+   * scale's; C5 size(scale) = dim(operand, feature_index) */
+  static const char *const in[] = {"C3", "C5", "C4", "C4", "C3"},
+                           *const out[] = {"C3", "C4", "C4"};
+  return batch_norm(vc, op, 5, 3, "m111m", "m11", in, out);
 }
 
 /* batch_norm_inference: operand, scale, offset, mean, variance -> result
  * (C1-C7). */
 bool shlo__verify_batch_norm_inference(shlo__vctx *vc, const shlo_op *op) {
-  return batch_norm(vc, op, 5, 1, "m1111", "m");
+  /* C3..C6 the sizes of scale, offset, mean, variance; C7 the result */
+  static const char *const in[] = {"C7", "C3", "C4", "C5", "C6"},
+                           *const out[] = {"C7"};
+  return batch_norm(vc, op, 5, 1, "m1111", "m", in, out);
 }
 
 /* batch_norm_training: operand, scale, offset -> output, batch_mean,
  * batch_var (C1-C7). */
 bool shlo__verify_batch_norm_training(shlo__vctx *vc, const shlo_op *op) {
-  return batch_norm(vc, op, 3, 3, "m11", "m11");
+  /* C3, C4 the sizes of scale, offset; C5, C6 of batch_mean, batch_var;
+   * C7 the output */
+  static const char *const in[] = {"C7", "C3", "C4"},
+                           *const out[] = {"C7", "C5", "C6"};
+  return batch_norm(vc, op, 3, 3, "m11", "m11", in, out);
 }

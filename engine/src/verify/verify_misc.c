@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/suggest.h"
 #include "verify/verify_int.h"
 
 #define R SHLO_MAX_RANK
@@ -38,10 +39,13 @@ static const shlo_type **result_types(shlo__vctx *vc, const shlo_op *op,
   return buf;
 }
 
-/* Branches of if / case: C1 at least one, each takes no arguments; C2
- * they return the same types; C3 those are the op's result types; the
- * index/pred is a rank-0 tensor. */
-static bool branches(shlo__vctx *vc, const shlo_op *op) {
+/* Branches of if / case, under the spec's labels, which case numbers one
+ * on from if's (its C1 is that there is a branch at all): if's C1 / case's
+ * C2 each takes no arguments; C2 / C3 they return the same types; C3 / C4
+ * those are the op's result types; the index/pred is a rank-0 tensor. */
+static bool branches(shlo__vctx *vc, const shlo_op *op, bool is_case) {
+  const char *no_args = is_case ? "C2" : "C1", *same_out = is_case ? "C3" : "C2",
+             *results = is_case ? "C4" : "C3";
   const shlo_type *rt[64];
   if (op->n_results > 64) return true;
   result_types(vc, op, rt, 64);
@@ -49,8 +53,8 @@ static bool branches(shlo__vctx *vc, const shlo_op *op) {
     return shlo__verr(vc, op, "C1", "expects at least one branch");
   for (int i = 0; i < op->n_regions; i++)
     if (op->regions[i]->n_args)
-      return shlo__verr(vc, op, "C1", "branch %d must have 0 arguments, but "
-                        "has %d", i, op->regions[i]->n_args);
+      return shlo__verr(vc, op, no_args, "branch %d must have 0 arguments, "
+                        "but has %d", i, op->regions[i]->n_args);
   const shlo_op *r0 = shlo__region_terminator(op->regions[0]);
   for (int i = 1; i < op->n_regions; i++) {
     const shlo_op *ri = shlo__region_terminator(op->regions[i]);
@@ -59,10 +63,10 @@ static bool branches(shlo__vctx *vc, const shlo_op *op) {
     for (int k = 0; same && k < n0; k++)
       same = shlo__compat_type(shlo__otype(vc, r0, k), shlo__otype(vc, ri, k));
     if (!same)
-      return shlo__verr(vc, op, "C2", "branch 0 and branch %d have mismatched "
-                        "return types", i);
+      return shlo__verr(vc, op, same_out, "branch 0 and branch %d have "
+                        "mismatched return types", i);
   }
-  if (!region_returns(vc, op, "C3", "branch", 0, op->regions[0],
+  if (!region_returns(vc, op, results, "branch", 0, op->regions[0],
                       op->n_results, rt, true))
     return false;
   const shlo_type *p = shlo__otype(vc, op, 0);
@@ -76,15 +80,15 @@ static bool branches(shlo__vctx *vc, const shlo_op *op) {
 bool shlo__verify_if(shlo__vctx *vc, const shlo_op *op) {
   if (op->n_operands != 1)
     return shlo__verr(vc, op, NULL, "expects one operand (pred)");
-  return branches(vc, op);
+  return branches(vc, op, false);
 }
 
-/* case: index is tensor<si32>; C1 at least one branch; C2/C3 branch
- * returns. */
+/* case: index is tensor<si32>; C1 at least one branch; C2 none takes
+ * arguments; C3/C4 branch returns. */
 bool shlo__verify_case(shlo__vctx *vc, const shlo_op *op) {
   if (op->n_operands != 1)
     return shlo__verr(vc, op, NULL, "expects one operand (index)");
-  return branches(vc, op);
+  return branches(vc, op, true);
 }
 
 /* while: C1 cond takes the operand types and returns tensor<i1>; C2 body
@@ -127,14 +131,30 @@ bool shlo__verify_while(shlo__vctx *vc, const shlo_op *op) {
                         false);
 }
 
+/* The module's function nearest to a misspelt name, or NULL. */
+static const char *nearest_func(const shlo_module *m, const char *name) {
+  const char *best = NULL;
+  int best_d = 1 << 20;
+  for (int i = 0; i < m->n_funcs; i++) {
+    const char *f = m->funcs[i]->name;
+    int d = shlo__edit_distance(name, strlen(name), f, strlen(f));
+    if (d < best_d) best_d = d, best = f;
+  }
+  return shlo__near_enough(strlen(name), best_d) ? best : NULL;
+}
+
 /* func.call: the callee exists; operand and result types match its
  * signature. */
 bool shlo__verify_call(shlo__vctx *vc, const shlo_op *op) {
   const char *callee = shlo_attr_get_str(shlo_op_attr(op, "callee"));
   const shlo_func *f = callee ? shlo_module_find_func(vc->m, callee) : NULL;
-  if (!f)
+  if (!f) {
+    const char *near = callee ? nearest_func(vc->m, callee) : NULL;
     return shlo__verr(vc, op, NULL, "'%s' does not reference a valid "
-                      "function", callee ? callee : "(no callee)");
+                      "function%s%s%s", callee ? callee : "(no callee)",
+                      near ? " (did you mean @" : "", near ? near : "",
+                      near ? "?)" : "");
+  }
   if (op->n_operands != f->n_args)
     return shlo__verr(vc, op, NULL, "passes %d operands but @%s takes %d",
                       op->n_operands, f->name, f->n_args);

@@ -90,24 +90,25 @@ static bool init_values_ok(shlo__vctx *vc, const shlo_op *op,
 
 /* Parameters of map's computation and sort's comparator: rank-0 tensors,
  * parameter i of the element type of input i / per.  what names a
- * parameter in messages. */
+ * parameter in messages; label is the constraint (map C4, sort C5). */
 static bool scalar_params_ok(shlo__vctx *vc, const shlo_op *op,
-                             const shlo_block *b, int per, const char *what) {
+                             const shlo_block *b, int per, const char *what,
+                             const char *label) {
   for (int i = 0; i < b->n_args; i++) {
     const shlo_type *t = shlo__barg(vc, b, i);
     const shlo_type *in = shlo__otype(vc, op, i / per);
     if (!shlo__is_tensor(t) || t->rank != 0 || !shlo__same_elem(t, in))
-      return shlo__verr(vc, op, "C4", "%s #%d has type %s; expected a rank-0 "
-                        "tensor of the element type of %s", what, i,
+      return shlo__verr(vc, op, label, "%s #%d has type %s; expected a "
+                        "rank-0 tensor of the element type of %s", what, i,
                         shlo__tstr(vc, t), shlo__tstr(vc, in));
   }
   return true;
 }
 
-/* map: C1 inputs share one shape; C2 there is at least one; C3 dimensions
- * are 0..rank-1 in order; C4 computation takes one rank-0 tensor of each
- * input's element type and returns one rank-0 tensor; C5/C6 the result has
- * the inputs' shape and the computation's element type. */
+/* map (the spec's numbering): C1 the inputs and the result share one
+ * shape; C2 there is at least one input; C3 dimensions are 0..rank-1 in
+ * order; C4 computation takes one rank-0 tensor of each input's element
+ * type and returns one rank-0 tensor of the result's element type. */
 bool shlo__verify_map(shlo__vctx *vc, const shlo_op *op) {
   if (op->n_operands < 1 || op->n_results != 1)
     return shlo__verr(vc, op, "C2", "expects at least one input and one "
@@ -132,7 +133,8 @@ bool shlo__verify_map(shlo__vctx *vc, const shlo_op *op) {
   if (!b || b->n_args != op->n_operands)
     return shlo__verr(vc, op, "C4", "computation must take %d parameters, "
                       "takes %d", op->n_operands, b ? b->n_args : 0);
-  if (!scalar_params_ok(vc, op, b, 1, "computation parameter")) return false;
+  if (!scalar_params_ok(vc, op, b, 1, "computation parameter", "C4"))
+    return false;
   const shlo_op *ret = shlo__region_terminator(b);
   if (!ret || ret->n_operands != 1)
     return shlo__verr(vc, op, "C4", "computation must return one value, "
@@ -142,10 +144,10 @@ bool shlo__verify_map(shlo__vctx *vc, const shlo_op *op) {
     return shlo__verr(vc, op, "C4", "computation must return a rank-0 "
                       "tensor, returns %s", shlo__tstr(vc, rt));
   if (!shlo__compat_shape(r, a))
-    return shlo__verr(vc, op, "C5", "result %s must have the inputs' shape "
+    return shlo__verr(vc, op, "C1", "result %s must have the inputs' shape "
                       "(%s)", shlo__tstr(vc, r), shlo__tstr(vc, a));
   if (!shlo__same_elem(r, rt))
-    return shlo__verr(vc, op, "C6", "result %s must have the computation's "
+    return shlo__verr(vc, op, "C4", "result %s must have the computation's "
                       "element type (%s)", shlo__tstr(vc, r),
                       shlo__tstr(vc, rt));
   return true;
@@ -405,47 +407,48 @@ bool shlo__verify_select_and_scatter(shlo__vctx *vc, const shlo_op *op) {
   return true;
 }
 
-/* sort: C1 at least one input; C2 inputs share one shape; C3 -R <=
- * dimension < R; C4 comparator takes two rank-0 tensors of each input's
- * element type and returns one tensor<i1>; C5 results have the inputs'
- * types. */
+/* sort (the spec's numbering): C1 at least one input; C2 results have the
+ * inputs' types; C3 inputs (and so results) share one shape; C4 -R <=
+ * dimension < R; C5 comparator takes two rank-0 tensors of each input's
+ * element type and returns one tensor<i1>. */
 bool shlo__verify_sort(shlo__vctx *vc, const shlo_op *op) {
   int n = op->n_operands;
   if (n < 1)
     return shlo__verr(vc, op, "C1", "expects at least one input");
   if (op->n_results != n)
-    return shlo__verr(vc, op, "C5", "expects %d results, got %d", n,
+    return shlo__verr(vc, op, "C2", "expects %d results, got %d", n,
                       op->n_results);
+  for (int i = 0; i < n; i++)
+    if (!shlo__compat_baseline(shlo__rtype(vc, op, i), shlo__otype(vc, op, i)))
+      return shlo__verr(vc, op, "C2", "result #%d %s must have the type of "
+                        "input #%d %s", i,
+                        shlo__tstr(vc, shlo__rtype(vc, op, i)), i,
+                        shlo__tstr(vc, shlo__otype(vc, op, i)));
   const shlo_type *a = shlo__otype(vc, op, 0);
   for (int i = 1; i < n; i++)
     if (!shlo__compat_shape(a, shlo__otype(vc, op, i)))
-      return shlo__verr(vc, op, "C2", "input #%d %s and input #0 %s have "
+      return shlo__verr(vc, op, "C3", "input #%d %s and input #0 %s have "
                         "different shapes", i,
                         shlo__tstr(vc, shlo__otype(vc, op, i)),
                         shlo__tstr(vc, a));
   int64_t d = -1;
   shlo_attr_get_i64(shlo_op_attr(op, "dimension"), &d);
   if (d < -a->rank || d >= a->rank)
-    return shlo__verr(vc, op, "C3", "dimension %lld is out of range for "
+    return shlo__verr(vc, op, "C4", "dimension %lld is out of range for "
                       "input %s", (long long)d, shlo__tstr(vc, a));
   const shlo_block *b = op->n_regions ? op->regions[0] : NULL;
   if (!b || b->n_args != 2 * n)
-    return shlo__verr(vc, op, "C4", "comparator must take %d arguments, "
+    return shlo__verr(vc, op, "C5", "comparator must take %d arguments, "
                       "takes %d", 2 * n, b ? b->n_args : 0);
-  if (!scalar_params_ok(vc, op, b, 2, "comparator argument")) return false;
+  if (!scalar_params_ok(vc, op, b, 2, "comparator argument", "C5"))
+    return false;
   const shlo_op *ret = shlo__region_terminator(b);
   if (!ret || ret->n_operands != 1)
-    return shlo__verr(vc, op, "C4", "comparator must return a single output "
+    return shlo__verr(vc, op, "C5", "comparator must return a single output "
                       "but returns %d", ret ? ret->n_operands : 0);
   const shlo_type *rt = shlo__otype(vc, ret, 0);
   if (!shlo__is_bool(rt) || rt->rank != 0)
-    return shlo__verr(vc, op, "C4", "comparator must return tensor<i1> but "
+    return shlo__verr(vc, op, "C5", "comparator must return tensor<i1> but "
                       "returns %s", shlo__tstr(vc, rt));
-  for (int i = 0; i < n; i++)
-    if (!shlo__compat_baseline(shlo__rtype(vc, op, i), shlo__otype(vc, op, i)))
-      return shlo__verr(vc, op, "C5", "result #%d %s must have the type of "
-                        "input #%d %s", i,
-                        shlo__tstr(vc, shlo__rtype(vc, op, i)), i,
-                        shlo__tstr(vc, shlo__otype(vc, op, i)));
   return true;
 }

@@ -147,7 +147,8 @@ bool shlo__verify_broadcast(shlo__vctx *vc, const shlo_op *op) {
 
 /* concatenate: C1 inputs share the element type; C2 and their shapes
  * except at dimension; C3 at least one input; C4 0 <= dimension < rank;
- * C5 the result is their shape with the sizes at dimension summed. */
+ * C5 the result has their element type; C6 and their shape with the
+ * sizes at dimension summed. */
 bool shlo__verify_concatenate(shlo__vctx *vc, const shlo_op *op) {
   if (op->n_operands < 1)
     return shlo__verr(vc, op, "C3", "expects at least one input");
@@ -179,11 +180,14 @@ bool shlo__verify_concatenate(shlo__vctx *vc, const shlo_op *op) {
     /* A dynamic input makes the concatenated size dynamic. */
     sum = sum < 0 || t->dims[d] < 0 ? SHLO_DYN : sum + t->dims[d];
   }
-  bool ok = elem_ok(r, a) && r->rank == a->rank;
+  if (!elem_ok(r, a))
+    return shlo__verr(vc, op, "C5", "result %s must have the inputs' element "
+                      "type (%s)", shlo__tstr(vc, r), shlo__tstr(vc, a));
+  bool ok = r->rank == a->rank;
   for (int k = 0; ok && k < a->rank; k++)
     ok = shlo__dim_eq(r->dims[k], k == d ? sum : a->dims[k]);
   if (!ok)
-    return shlo__verr(vc, op, "C5", "result %s does not match the inputs "
+    return shlo__verr(vc, op, "C6", "result %s does not match the inputs "
                       "concatenated along dimension %lld (size %lld)",
                       shlo__tstr(vc, r), (long long)d, (long long)sum);
   return true;
