@@ -610,14 +610,21 @@ static int edit_distance(const char *a, const char *b) {
   return row[m];
 }
 
+/* The file m was read from, for messages. */
+static const char *module_file(const shlo_module *m) {
+  const char *f = shlo_module_filename(m);
+  return f ? f : "the module";
+}
+
 /* "@a, @b, @c" (the first 20). */
 static void list_funcs(const shlo_module *m, char *buf, size_t cap) {
   size_t n = 0;
   buf[0] = 0;
-  for (int i = 0; i < m->n_funcs && i < 20 && n + 80 < cap; i++)
+  int nf = shlo_module_num_funcs(m);
+  for (int i = 0; i < nf && i < 20 && n + 80 < cap; i++)
     n += (size_t)snprintf(buf + n, cap - n, "%s@%s", i ? ", " : "",
-                          m->funcs[i]->name);
-  if (m->n_funcs > 20) snprintf(buf + n, cap - n, ", ...");
+                          shlo_module_func(m, i)->name);
+  if (nf > 20) snprintf(buf + n, cap - n, ", ...");
 }
 
 const shlo_func *cli_find_entry(const char *cmd, const shlo_module *m,
@@ -628,17 +635,19 @@ const shlo_func *cli_find_entry(const char *cmd, const shlo_module *m,
     if (f) return f;
     list_funcs(m, names, sizeof names);
     fprintf(stderr, "%s: %s has no @main%s%s; choose one with --entry NAME\n",
-            cmd, m->filename ? m->filename : "the module",
-            m->n_funcs ? " and defines " : " and no function", names);
+            cmd, module_file(m),
+            shlo_module_num_funcs(m) ? " and defines " : " and no function",
+            names);
     return NULL;
   }
   if (name[0] == '@') name++;
   const char *best = NULL;
   int best_d = 1 << 20;
-  for (int i = 0; i < m->n_funcs; i++) {
-    if (!strcmp(m->funcs[i]->name, name)) return m->funcs[i];
-    int d = edit_distance(name, m->funcs[i]->name);
-    if (d < best_d) best_d = d, best = m->funcs[i]->name;
+  for (int i = 0; i < shlo_module_num_funcs(m); i++) {
+    const shlo_func *f = shlo_module_func(m, i);
+    if (!strcmp(f->name, name)) return f;
+    int d = edit_distance(name, f->name);
+    if (d < best_d) best_d = d, best = f->name;
   }
   list_funcs(m, names, sizeof names);
   int limit = (int)strlen(name) / 3 + 1;
@@ -646,7 +655,7 @@ const shlo_func *cli_find_entry(const char *cmd, const shlo_module *m,
   if (best && best_d <= limit)
     snprintf(hint, sizeof hint, " (did you mean @%s?)", best);
   fprintf(stderr, "%s: --entry: no function @%s in %s%s; it defines %s\n",
-          cmd, name, m->filename ? m->filename : "the module", hint,
-          m->n_funcs ? names : "no function");
+          cmd, name, module_file(m), hint,
+          shlo_module_num_funcs(m) ? names : "no function");
   return NULL;
 }

@@ -135,8 +135,8 @@ bool shlo__verify_while(shlo__vctx *vc, const shlo_op *op) {
 static const char *nearest_func(const shlo_module *m, const char *name) {
   const char *best = NULL;
   int best_d = 1 << 20;
-  for (int i = 0; i < m->n_funcs; i++) {
-    const char *f = m->funcs[i]->name;
+  for (int i = 0; i < shlo_module_num_funcs(m); i++) {
+    const char *f = shlo_module_func(m, i)->name;
     int d = shlo__edit_distance(name, strlen(name), f, strlen(f));
     if (d < best_d) best_d = d, best = f;
   }
