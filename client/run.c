@@ -7,6 +7,8 @@
 #include "remote.h"
 #include "shlo/artifact.h"
 #include "shlo/engine.h"
+#include "shlo/trace.h"
+#include "shlo/verify.h"
 #include "shlo/grid.h"
 
 char *cli_read_file(const char *path, size_t *len) {
@@ -120,7 +122,7 @@ static int print_grid_results(int R, int P, shlo_value **results,
  * the --infeed file's values go into every process's infeed queue.  Prints
  * each process's results and then its outfeed. */
 static int run_grid(shlo_executable *e, int R, int P, shlo_value **args,
-                    int n_args, const char *infeed_path) {
+                    int n_args, const char *infeed_path, shlo_trace *trace) {
   int n = R * P, rc = 1, n_results = 0, n_in = 0;
   const shlo_func *f = shlo_executable_entry(e);
   int per = 0; /* arguments per process that --args supplies */
@@ -144,13 +146,21 @@ static int run_grid(shlo_executable *e, int R, int P, shlo_value **args,
   if (infeed_path && read_infeed(infeed_path, &in_vals, &n_in, &d)) goto done;
   if (!make_feeds(inq, outq, n, in_vals, n_in)) goto oom;
   shlo_grid_opts go = {.num_replicas = R, .num_partitions = P,
-                       .infeed = inq, .outfeed = outq};
-  if (shlo_execute_grid(e, &go, dealt, f->n_args, &results, &n_results,
-                        &d)) {
+                       .infeed = inq, .outfeed = outq,
+                       .exec = {.profile = trace ? shlo_trace_profile(trace)
+                                                 : NULL}};
+  uint64_t t0 = shlo_trace_now_ns();
+  shlo_status st =
+      shlo_execute_grid(e, &go, dealt, f->n_args, &results, &n_results, &d);
+  uint64_t t1 = shlo_trace_now_ns();
+  shlo_trace_span(trace, "execute", "stage", t0, t1, NULL);
+  if (st) {
     cli_print_diag(&d);
     goto done;
   }
   rc = print_grid_results(R, P, results, n_results, outq);
+  shlo_trace_span(trace, "print results", "stage", t1, shlo_trace_now_ns(),
+                  NULL);
   goto done;
 oom:
   fprintf(stderr, "shlo: out of memory\n");
@@ -175,6 +185,7 @@ done:
 typedef struct run_opts {
   const char *path, *args_text, *entry, *infeed_path;
   const char *server; /* --server URL: run there */
+  const char *trace_path; /* --trace FILE: write a Chrome trace there */
   int replicas, partitions; /* 0: the module's */
   bool explain;
   bool mpi; /* under mpirun: grids spread over the ranks */
@@ -190,6 +201,8 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     else if (!strcmp(argv[i], "--server") && i + 1 < argc)
       o->server = argv[++i];
     else if (!strcmp(argv[i], "--mpi")) o->mpi = true;
+    else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
+      o->trace_path = argv[++i];
     else if (!strcmp(argv[i], "--infeed") && i + 1 < argc)
       o->infeed_path = argv[++i];
     else if (!strcmp(argv[i], "--replicas") && i + 1 < argc) {
@@ -210,12 +223,12 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
   if (!o->path) {
     fprintf(stderr, "usage: shlo run FILE.mlir [--args \"[...]\"] [--entry "
                     "NAME] [--explain] [--replicas R] [--partitions P] "
-                    "[--infeed FILE] [--server URL | --mpi]\n");
+                    "[--infeed FILE] [--trace FILE] [--server URL | --mpi]\n");
     return 2;
   }
-  if (o->server && (o->explain || o->infeed_path || o->mpi)) {
-    fprintf(stderr, "shlo run: --explain, --infeed and --mpi are local only "
-                    "(not with --server)\n");
+  if (o->server && (o->explain || o->infeed_path || o->mpi || o->trace_path)) {
+    fprintf(stderr, "shlo run: --explain, --infeed, --trace and --mpi are "
+                    "local only (not with --server)\n");
     return 2;
   }
   return 0;
@@ -234,17 +247,54 @@ static shlo_status load_shared(const char *path, const shlo_compile_opts *co,
   return st;
 }
 
+/* shlo_load_file stage by stage, each stage a span of trace. */
+static shlo_status load_traced(const char *path, const shlo_compile_opts *co,
+                               shlo_trace *trace, shlo_module **m,
+                               shlo_executable **e, shlo_diag *d) {
+  uint64_t t0 = shlo_trace_now_ns();
+  size_t len;
+  char *text = shlo_read_file(path, &len, d);
+  if (!text) return d->code ? d->code : SHLO_EINPUT;
+  uint64_t t1 = shlo_trace_now_ns();
+  char args[64];
+  snprintf(args, sizeof args, "{\"bytes\":%zu}", len);
+  shlo_trace_span(trace, "read", "stage", t0, t1, args);
+  shlo_status st = shlo_parse_module(text, len, path, m, d);
+  free(text);
+  uint64_t t2 = shlo_trace_now_ns();
+  shlo_trace_span(trace, "parse", "stage", t1, t2, NULL);
+  if (st) return st;
+  /* dynamic shapes the verifier cannot judge are the compiler's to check */
+  st = shlo_verify_module_first(*m, NULL, d);
+  uint64_t t3 = shlo_trace_now_ns();
+  shlo_trace_span(trace, "verify", "stage", t2, t3, NULL);
+  if (st && st != SHLO_EUNSUPPORTED) return st;
+  shlo_compile_opts c = *co;
+  c.verified = st == SHLO_OK;
+  shlo_diag_clear(d);
+  st = shlo_compile(*m, &c, e, d);
+  shlo_trace_span(trace, "compile", "stage", t3, shlo_trace_now_ns(), NULL);
+  return st;
+}
+
 /* Run on one process and print the results. */
 static int run_single(shlo_executable *e, shlo_value **args, int n_args,
-                      shlo_diag *d) {
+                      shlo_trace *trace, shlo_diag *d) {
   shlo_value **results = NULL;
   int n_results = 0, rc = 1;
-  if (shlo_execute(e, NULL, args, n_args, &results, &n_results, d)) {
+  shlo_exec_opts eo = {.profile = trace ? shlo_trace_profile(trace) : NULL};
+  uint64_t t0 = shlo_trace_now_ns();
+  shlo_status st = shlo_execute(e, &eo, args, n_args, &results, &n_results, d);
+  uint64_t t1 = shlo_trace_now_ns();
+  shlo_trace_span(trace, "execute", "stage", t0, t1, NULL);
+  if (st) {
     cli_print_diag(d);
   } else {
     rc = 0;
     for (int i = 0; i < n_results && !rc; i++)
       rc = print_value("", results[i]);
+    shlo_trace_span(trace, "print results", "stage", t1, shlo_trace_now_ns(),
+                    NULL);
   }
   for (int i = 0; i < n_results; i++) shlo_value_unref(results[i]);
   free(results);
@@ -309,10 +359,16 @@ done:
 
 int cli_run(int argc, char **argv) {
   run_opts o;
+  uint64_t start_ns = shlo_trace_now_ns();
   int rc = parse_run_opts(argc, argv, &o);
   if (rc) return rc;
   if (o.server) return run_remote(&o);
   rc = 1;
+  shlo_trace *trace = NULL;
+  if (o.trace_path && !(trace = shlo_trace_new(0))) {
+    fprintf(stderr, "shlo: out of memory\n");
+    return 1;
+  }
   shlo_module *m = NULL;
   shlo_executable *e = NULL;
   shlo_value **args = NULL;
@@ -321,17 +377,21 @@ int cli_run(int argc, char **argv) {
   shlo_diag_clear(&d);
   shlo_compile_opts co = {.entry = o.entry};
   if (o.mpi && cli_mpi_start()) return 1;
-  if (o.mpi ? load_shared(o.path, &co, &m, &e, &d)
-            : shlo_load_file(o.path, &co, &m, &e, &d)) {
+  if (o.mpi    ? load_shared(o.path, &co, &m, &e, &d)
+      : trace ? load_traced(o.path, &co, trace, &m, &e, &d)
+              : shlo_load_file(o.path, &co, &m, &e, &d)) {
     cli_print_diag(&d);
     goto done;
   }
+  uint64_t args_ns = shlo_trace_now_ns();
   if (o.args_text && shlo_parse_values(o.args_text, strlen(o.args_text),
                                        &args, &n_args, &d)) {
     fprintf(stderr, "shlo run: --args: ");
     cli_print_diag(&d);
     goto done;
   }
+  shlo_trace_span(trace, "parse --args", "stage", args_ns, shlo_trace_now_ns(),
+                  NULL);
   if (o.explain) {
     shlo_executable_explain(e, stdout);
     rc = 0;
@@ -342,10 +402,16 @@ int cli_run(int argc, char **argv) {
   if (o.replicas || o.partitions || o.infeed_path || mr * mp > 1)
     rc = run_grid(e, o.replicas ? o.replicas : mr,
                   o.partitions ? o.partitions : mp, args, n_args,
-                  o.infeed_path);
+                  o.infeed_path, trace);
   else
-    rc = run_single(e, args, n_args, &d);
+    rc = run_single(e, args, n_args, trace, &d);
 done:
+  if (trace) { /* steps name themselves from e: written before it goes */
+    shlo_trace_span(trace, "shlo run", "command", start_ns,
+                    shlo_trace_now_ns(), NULL);
+    if (cli_trace_write(trace, o.trace_path, "shlo run") && !rc) rc = 1;
+    shlo_trace_free(trace);
+  }
   for (int i = 0; i < n_args; i++) shlo_value_unref(args[i]);
   free(args);
   shlo_executable_free(e);

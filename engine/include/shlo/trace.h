@@ -1,0 +1,79 @@
+/* Execution traces: spans on a timeline, written as Chrome trace-event
+ * JSON (loads in Perfetto UI and chrome://tracing).
+ *
+ * A trace is a fixed-size buffer of spans.  The engine fills it through a
+ * profile (shlo/profile.h): pass shlo_trace_profile(t) in
+ * shlo_exec_opts.profile and every step of the executed functions (not of
+ * the regions inside a step: those count in their step) becomes one span
+ * with its op name, source line and thread.  The caller adds its own
+ * spans (parse, compile, queue wait, ...) with shlo_trace_span.  Spans
+ * past the buffer are counted and dropped, so a trace never grows.
+ * Thread-safe: the threads of one execution, or of several, may record
+ * into one trace at once.
+ *
+ *   shlo_trace *t = shlo_trace_new(0);
+ *   uint64_t t0 = shlo_trace_now_ns();  ... parse ...
+ *   shlo_trace_span(t, "parse", "stage", t0, shlo_trace_now_ns(), NULL);
+ *   shlo_exec_opts o = {.profile = shlo_trace_profile(t)};
+ *   shlo_execute(e, &o, ...);
+ *   char *json = shlo_trace_json(t, NULL);  ... free(json);
+ *   shlo_trace_free(t);
+ *
+ * Step spans borrow their names from the executable: render the trace
+ * (shlo_trace_json) before freeing the executable. */
+#ifndef SHLO_TRACE_H
+#define SHLO_TRACE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "shlo/export.h"
+#include "shlo/profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct shlo_trace shlo_trace;
+
+/* The default number of spans a trace holds. */
+#define SHLO_TRACE_DEFAULT_SPANS 65536
+
+/* A trace of at most max_spans spans (<= 0: the default); its time origin
+ * is now.  NULL when out of memory.  Free with shlo_trace_free. */
+SHLO_API shlo_trace *shlo_trace_new(int max_spans);
+SHLO_API void shlo_trace_free(shlo_trace *t);
+
+/* The clock of every span: monotonic nanoseconds. */
+SHLO_API uint64_t shlo_trace_now_ns(void);
+
+/* Record the span [t0_ns, t1_ns) on the calling thread.  name and cat
+ * are copied (up to 63 bytes); args_json, when not NULL, is a JSON object
+ * text ("{\"k\":1}") kept as given (copied; up to 255 bytes, else
+ * dropped).  A span that ends before it starts is recorded empty. */
+SHLO_API void shlo_trace_span(shlo_trace *t, const char *name,
+                              const char *cat, uint64_t t0_ns,
+                              uint64_t t1_ns, const char *args_json);
+
+/* The profile whose steps land in t as spans (owned by t; valid until
+ * shlo_trace_free).  It keeps no per-step totals: shlo_profile_print
+ * prints nothing for it. */
+SHLO_API shlo_profile *shlo_trace_profile(shlo_trace *t);
+
+/* Spans recorded, and spans dropped because the buffer was full. */
+SHLO_API int shlo_trace_count(const shlo_trace *t);
+SHLO_API int64_t shlo_trace_dropped(const shlo_trace *t);
+
+/* The trace as one Chrome trace-event JSON object:
+ * {"traceEvents":[...],"displayTimeUnit":"ms","otherData":{...}}; spans
+ * are complete events ("ph":"X", microseconds from the trace's origin).
+ * other_json, when not NULL, is a JSON object's members without braces
+ * ("\"request_id\":\"abc\"") put in otherData.  malloc'd (free it), NULL
+ * when out of memory. */
+SHLO_API char *shlo_trace_json(const shlo_trace *t, const char *other_json);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

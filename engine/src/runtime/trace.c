@@ -1,0 +1,213 @@
+/* Execution traces (shlo/trace.h): a fixed array of spans that threads
+ * claim slots of with one atomic add, so recording costs no lock; the
+ * JSON is built once, at the end. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
+#include "compile/plan.h"
+#include "core/context_int.h"
+#include "core/strbuf.h"
+#include "runtime/profile_int.h"
+#include "shlo/trace.h"
+
+enum { NAME_CAP = 64, ARGS_CAP = 256 };
+
+/* One span.  A step's span borrows its step (names come from the plan);
+ * a caller's span owns copies of its texts. */
+typedef struct span {
+  const shlo_step *step; /* NULL: a caller's span */
+  uint64_t t0, t1;
+  int tid;
+  _Atomic int ready;     /* written whole: the renderer may read it */
+  char name[NAME_CAP], cat[NAME_CAP];
+  char args[ARGS_CAP];
+} span;
+
+struct shlo_trace {
+  shlo_context *ctx;   /* whose allocator frees it */
+  uint64_t origin_ns;
+  shlo_profile *profile;
+  int cap;
+  atomic_int next;     /* slots claimed; may pass cap (then dropped) */
+  atomic_llong dropped;
+  span *spans;
+};
+
+uint64_t shlo_trace_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The kernel's id of the calling thread, which is what a trace viewer
+ * shows as the thread (cached: one system call per thread). */
+static int thread_id(void) {
+  static _Thread_local int tid;
+  if (!tid) {
+#if defined(__linux__)
+    tid = (int)syscall(SYS_gettid);
+#else
+    tid = (int)((uintptr_t)&tid >> 4 & 0x7fffffff);
+#endif
+  }
+  return tid;
+}
+
+shlo_trace *shlo_trace_new(int max_spans) {
+  shlo_context *c = shlo__ctx_current();
+  shlo_trace *t = shlo__ctx_calloc(c, 1, sizeof *t);
+  if (!t) return NULL;
+  t->ctx = c;
+  t->cap = max_spans > 0 ? max_spans : SHLO_TRACE_DEFAULT_SPANS;
+  /* calloc: the pages of slots never used are never touched */
+  t->spans = shlo__ctx_calloc(c, (size_t)t->cap, sizeof *t->spans);
+  t->profile = shlo__profile_new_for_trace(t);
+  if (!t->spans || !t->profile) {
+    shlo_trace_free(t);
+    return NULL;
+  }
+  t->origin_ns = shlo_trace_now_ns();
+  return t;
+}
+
+void shlo_trace_free(shlo_trace *t) {
+  if (!t) return;
+  shlo_profile_free(t->profile);
+  shlo__ctx_free(t->ctx, t->spans);
+  shlo__ctx_free(t->ctx, t);
+}
+
+shlo_profile *shlo_trace_profile(shlo_trace *t) { return t->profile; }
+
+int shlo_trace_count(const shlo_trace *t) {
+  int n = atomic_load(&((shlo_trace *)t)->next);
+  return n < t->cap ? n : t->cap;
+}
+
+int64_t shlo_trace_dropped(const shlo_trace *t) {
+  return atomic_load(&((shlo_trace *)t)->dropped);
+}
+
+/* A slot for one span, or NULL (counted as dropped) when full. */
+static span *claim(shlo_trace *t) {
+  int i = atomic_fetch_add(&t->next, 1);
+  if (i >= t->cap) {
+    atomic_fetch_add(&t->dropped, 1);
+    return NULL;
+  }
+  return &t->spans[i];
+}
+
+static void copy_text(char *dst, size_t cap, const char *src) {
+  size_t n = src ? strnlen(src, cap - 1) : 0;
+  if (n) memcpy(dst, src, n);
+  dst[n] = 0;
+}
+
+void shlo_trace_span(shlo_trace *t, const char *name, const char *cat,
+                     uint64_t t0_ns, uint64_t t1_ns, const char *args_json) {
+  if (!t) return;
+  span *s = claim(t);
+  if (!s) return;
+  s->t0 = t0_ns;
+  s->t1 = t1_ns > t0_ns ? t1_ns : t0_ns;
+  s->tid = thread_id();
+  copy_text(s->name, sizeof s->name, name ? name : "?");
+  copy_text(s->cat, sizeof s->cat, cat ? cat : "span");
+  /* arguments that do not fit are dropped whole: cut JSON is no JSON */
+  if (args_json && strlen(args_json) < sizeof s->args)
+    copy_text(s->args, sizeof s->args, args_json);
+  atomic_store_explicit(&s->ready, 1, memory_order_release);
+}
+
+void shlo__trace_step(shlo_trace *t, const shlo_step *step, uint64_t t0_ns,
+                      uint64_t t1_ns) {
+  span *s = claim(t);
+  if (!s) return;
+  s->step = step;
+  s->t0 = t0_ns;
+  s->t1 = t1_ns > t0_ns ? t1_ns : t0_ns;
+  s->tid = thread_id();
+  atomic_store_explicit(&s->ready, 1, memory_order_release);
+}
+
+/* A JSON string's body: quotes, backslashes and control bytes escaped. */
+static void put_escaped(strbuf *b, const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') {
+      shlo__sb_putc(b, '\\');
+      shlo__sb_putc(b, (char)c);
+    } else if (c < 0x20) {
+      shlo__sb_printf(b, "\\u%04x", c);
+    } else {
+      shlo__sb_putc(b, (char)c);
+    }
+  }
+}
+
+/* Microseconds from the origin, as the format wants them (fractions
+ * keep nanoseconds).  Spans from before the origin start at 0. */
+static double us_since(const shlo_trace *t, uint64_t ns) {
+  return ns > t->origin_ns ? (double)(ns - t->origin_ns) / 1e3 : 0.0;
+}
+
+/* A step's span: its label (a fused group lists its ops) or op name,
+ * with the op and its source line as arguments. */
+static void put_step(strbuf *b, const span *s) {
+  const shlo_step *st = s->step;
+  const char *op = st->op ? st->op->name : "?";
+  shlo__sb_puts(b, "\"name\":\"");
+  put_escaped(b, st->label ? st->label : op);
+  shlo__sb_puts(b, "\",\"cat\":\"step\",\"args\":{\"op\":\"");
+  put_escaped(b, op);
+  shlo__sb_printf(b, "\",\"line\":%d}", st->op ? st->op->loc.line : 0);
+}
+
+static void put_span(strbuf *b, const shlo_trace *t, const span *s) {
+  double ts = us_since(t, s->t0);
+  double end = us_since(t, s->t1);
+  shlo__sb_printf(b, "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+                  "\"dur\":%.3f,", s->tid, ts, end - ts);
+  if (s->step) {
+    put_step(b, s);
+  } else {
+    shlo__sb_puts(b, "\"name\":\"");
+    put_escaped(b, s->name);
+    shlo__sb_puts(b, "\",\"cat\":\"");
+    put_escaped(b, s->cat);
+    shlo__sb_puts(b, "\",\"args\":");
+    shlo__sb_puts(b, s->args[0] ? s->args : "{}");
+  }
+  shlo__sb_putc(b, '}');
+}
+
+char *shlo_trace_json(const shlo_trace *t, const char *other_json) {
+  strbuf b = {0};
+  shlo__sb_puts(&b, "{\"traceEvents\":[");
+  int n = shlo_trace_count(t), put = 0;
+  for (int i = 0; i < n; i++) {
+    const span *s = &t->spans[i];
+    /* a slot claimed but not yet written (a thread still recording) is
+     * left out rather than read half made */
+    if (!atomic_load_explicit(&((span *)s)->ready, memory_order_acquire))
+      continue;
+    if (put++) shlo__sb_putc(&b, ',');
+    put_span(&b, t, s);
+  }
+  shlo__sb_printf(&b, "],\"displayTimeUnit\":\"ms\",\"otherData\":{"
+                  "\"spans_dropped\":%lld",
+                  (long long)shlo_trace_dropped(t));
+  if (other_json && *other_json) {
+    shlo__sb_putc(&b, ',');
+    shlo__sb_puts(&b, other_json);
+  }
+  shlo__sb_puts(&b, "}}");
+  return shlo__sb_take(&b);
+}
