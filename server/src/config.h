@@ -72,6 +72,10 @@ typedef struct srv_config {
   int64_t max_pending_body_bytes; /* partly received bodies and frames */
   int64_t frame_timeout_s;        /* one binary frame, total; 0 = off */
   int64_t max_json_answer_bytes;  /* an answer's JSON text; 0 = off */
+  /* observability (traces.c, docs/observability.md) */
+  int64_t trace_sample_ppm;  /* trace-sample-rate, parts per million */
+  int64_t trace_keep, trace_keep_bytes, trace_keep_s, trace_max_spans;
+  char *log_format;          /* "text" or "json" */
 } srv_config;
 
 /* Fill every option with its default. */

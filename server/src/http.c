@@ -22,6 +22,7 @@
 #include "shlo/protocol.h"
 #include "oip.h"
 #include "store.h"
+#include "traces.h"
 
 uint64_t srv_now_ns(void) {
   struct timespec t;
@@ -59,6 +60,12 @@ static srv_route match(const char *url, char *id) {
   if (!strcmp(url, "/healthz")) return R_HEALTHZ;
   if (!strcmp(url, "/readyz")) return R_READYZ;
   if (!strcmp(url, "/metrics")) return R_METRICS;
+  if (!strncmp(url, "/v1/traces/", 11)) {
+    size_t n = strlen(url + 11);
+    if (n == 0 || n >= SRV_ID_LEN || strchr(url + 11, '/')) return R_OTHER;
+    memcpy(id, url + 11, n + 1);
+    return R_TRACE;
+  }
   if (!strncmp(url, "/v2", 3) && (!url[3] || url[3] == '/'))
     return srv_oip_match(url);
   if (!strcmp(url, "/v1/modules") || !strcmp(url, "/v1/modules/"))
@@ -87,6 +94,7 @@ static const char *allowed(srv_route r) {
   case R_OIP_HEALTH:
   case R_OIP:
   case R_METRICS: return "GET, HEAD";
+  case R_TRACE: return "GET";
   default: return srv_execs_allowed(r);
   }
 }
@@ -160,6 +168,8 @@ enum MHD_Result srv_http_reply(srv_request *r) {
     snprintf(n, sizeof n, "%zu", r->oip_json_len);
     MHD_add_response_header(resp, "Inference-Header-Content-Length", n);
   }
+  MHD_add_response_header(resp, "X-Request-Id", r->req_id);
+  if (r->trace_key[0]) MHD_add_response_header(resp, "X-Trace-Id", r->trace_key);
   if (r->retry_after) {
     char secs[16];
     snprintf(secs, sizeof secs, "%d", r->retry_s > 0 ? r->retry_s : 1);
@@ -318,6 +328,9 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
   case R_METRICS:
     set_body(r, 200, srv_metrics_text(s), true);
     break;
+  case R_TRACE:
+    srv_traces_answer(r);
+    break;
   case R_MODULES:
     if (!strcmp(method, "POST")) return submit(r, srv_job_register);
     set_body(r, 200, cache_list_for(&s->cache, srv_visible_owner(r)), false);
@@ -403,6 +416,11 @@ static srv_request *request_new(srv_server *s, struct MHD_Connection *c,
   copy_trunc(r->path, sizeof r->path, url);
   r->route = match(url, r->id);
   r->err_kind = r->quota = -1;
+  const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                "X-Request-Id");
+  srv_reqid_take(r->req_id, rid, rid ? strlen(rid) : 0);
+  srv_trace_ctx_init(&r->tctx, MHD_lookup_connection_value(
+                                   c, MHD_HEADER_KIND, "traceparent"));
   r->team = s->anonymous;
   r->scopes = SRV_SCOPE_ALL; /* no tokens: one team, every scope */
   r->conn_state = srv_conn_of(c);
@@ -710,9 +728,9 @@ static void log_request(srv_server *s, srv_request *r, bool completed) {
   char when[48];
   srv_log_time(when);
   fprintf(s->log,
-          "time=%s method=%s path=%s status=%d duration_ms=%.3f "
-          "module=%s token=%s bytes_in=%zu bytes_out=%zu%s\n",
-          when, r->method, r->path, r->status,
+          "time=%s request_id=%s method=%s path=%s status=%d "
+          "duration_ms=%.3f module=%s token=%s bytes_in=%zu bytes_out=%zu%s\n",
+          when, r->req_id, r->method, r->path, r->status,
           (double)(srv_now_ns() - r->t0_ns) / 1e6,
           r->module[0] ? r->module : "-",
           r->token_name ? r->token_name : "-", r->received, r->resp_len,

@@ -16,6 +16,7 @@
 
 #include "shlo/context.h"
 #include "server.h"
+#include "traces.h"
 #include "store.h"
 #include "shlo/grid_mpi.h"
 
@@ -146,7 +147,7 @@ int main(int argc, char **argv) {
   }
   s.loop = uv_default_loop();
   cache_init(&s.cache, (size_t)s.cfg.cache_bytes);
-  if (srv_quota_setup(&s)) {
+  if (srv_quota_setup(&s) || srv_traces_start(&s)) {
     fprintf(stderr, "shlo-server: out of memory\n");
     goto out;
   }
@@ -203,6 +204,7 @@ out:
   srv_auth_free(&s);
   srv_teams_free(&s.teams);
   srv_audit_close(&s);
+  srv_traces_stop(&s);
   if (s.log && s.log != stderr) fclose(s.log);
   if (s.devnull) fclose(s.devnull);
   srv_config_free(&s.cfg);

@@ -4,6 +4,7 @@
 
 #include "server.h"
 #include "executions.h"
+#include "traces.h"
 #include "core/strbuf.h"
 
 static const char *const route_names[] = {
@@ -224,6 +225,7 @@ char *srv_metrics_text(srv_server *s) {
   srv_listen_metrics(s, &b);
   srv_execs_metrics(s, &b);
   srv_binary_metrics(s, &b);
+  srv_traces_metrics(s, &b);
   put_teams(&b, s);
   return shlo__sb_take(&b);
 }

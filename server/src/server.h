@@ -18,6 +18,7 @@
 #include "config.h"
 #include "counts.h"
 #include "pool.h"
+#include "reqid.h"
 #include "shlo/protocol.h"
 #include "teams.h"
 
@@ -38,6 +39,7 @@
   X(OIP_HEALTH, "/v2/health/{live,ready}")              \
   X(OIP, "/v2/models/{name}")                           \
   X(OIP_INFER, "/v2/models/{name}/infer")               \
+  X(TRACE, "/v1/traces/{id}")                           \
   X(OTHER, "other")
 
 typedef enum {
@@ -132,6 +134,10 @@ typedef struct srv_request {
   srv_route route;
   char method[8];
   char path[160];      /* for the log, truncated */
+  char req_id[SRV_REQ_ID_LEN]; /* X-Request-Id, sane, else made (reqid.h) */
+  srv_trace_ctx tctx;  /* traceparent, else a new trace */
+  struct srv_trace *trace; /* trace.h: set while its execution is traced */
+  char trace_key[33];  /* the stored trace's id (GET /v1/traces/{id}) */
   char id[SRV_ID_LEN]; /* module id from the URL */
   bool json_type;      /* Content-Type: application/json */
   char *body;
@@ -223,6 +229,7 @@ struct srv_server {
   uint64_t started_ns;
   struct srv_binary *bin; /* NULL when --binary-port is 0 */
   struct srv_execs *execs; /* executions.c */
+  struct srv_traces *traces; /* traces.c: the kept traces */
   /* partly received bodies and frames, least recently grown first */
   srv_pending *pending, *pending_tail;
   uint64_t pending_bytes;
@@ -388,6 +395,8 @@ const void *srv_visible_owner(const srv_request *r);
 /* audit.c: one JSON line per request */
 typedef struct srv_audit_rec {
   const char *protocol;   /* "http" or "binary" */
+  const char *request_id; /* reqid.h */
+  const char *trace_id;   /* a stored trace's id, or NULL */
   const char *team, *token_name, *method, *route, *module, *client;
   int status;             /* HTTP status (binary: the error kind's) */
   int err_kind;           /* -1: none */

@@ -44,12 +44,17 @@ typedef struct shlo_trace shlo_trace;
 SHLO_API shlo_trace *shlo_trace_new(int max_spans);
 SHLO_API void shlo_trace_free(shlo_trace *t);
 
+/* Move the trace's time origin (shlo_trace_now_ns clock), e.g. back to
+ * when a request arrived, before the trace existed.  Spans that start
+ * before the origin are drawn from the origin. */
+SHLO_API void shlo_trace_set_origin(shlo_trace *t, uint64_t origin_ns);
+
 /* The clock of every span: monotonic nanoseconds. */
 SHLO_API uint64_t shlo_trace_now_ns(void);
 
 /* Record the span [t0_ns, t1_ns) on the calling thread.  name and cat
- * are copied (up to 63 bytes); args_json, when not NULL, is a JSON object
- * text ("{\"k\":1}") kept as given (copied; up to 255 bytes, else
+ * are copied (name up to 47 bytes, cat 15); args_json, when not NULL, is a JSON object
+ * text ("{\"k\":1}") kept as given (copied; up to 127 bytes, else
  * dropped).  A span that ends before it starts is recorded empty. */
 SHLO_API void shlo_trace_span(shlo_trace *t, const char *name,
                               const char *cat, uint64_t t0_ns,

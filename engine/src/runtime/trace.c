@@ -1,6 +1,7 @@
-/* Execution traces (shlo/trace.h): a fixed array of spans that threads
- * claim slots of with one atomic add, so recording costs no lock; the
- * JSON is built once, at the end. */
+/* Execution traces (shlo/trace.h): spans in slots that threads claim
+ * with one atomic add, so recording costs no lock; the JSON is built once,
+ * at the end.  Slots come in chunks allocated when first claimed: a trace
+ * of a few spans costs one small chunk, not its whole capacity. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 #include "runtime/profile_int.h"
 #include "shlo/trace.h"
 
-enum { NAME_CAP = 64, ARGS_CAP = 256 };
+enum { NAME_CAP = 48, CAT_CAP = 16, ARGS_CAP = 128, CHUNK = 256 };
 
 /* One span.  A step's span borrows its step (names come from the plan);
  * a caller's span owns copies of its texts. */
@@ -25,7 +26,7 @@ typedef struct span {
   uint64_t t0, t1;
   int tid;
   _Atomic int ready;     /* written whole: the renderer may read it */
-  char name[NAME_CAP], cat[NAME_CAP];
+  char name[NAME_CAP], cat[CAT_CAP];
   char args[ARGS_CAP];
 } span;
 
@@ -36,7 +37,8 @@ struct shlo_trace {
   int cap;
   atomic_int next;     /* slots claimed; may pass cap (then dropped) */
   atomic_llong dropped;
-  span *spans;
+  int n_chunks;
+  span *_Atomic *chunks; /* cap / CHUNK of them, NULL until claimed */
 };
 
 uint64_t shlo_trace_now_ns(void) {
@@ -65,10 +67,10 @@ shlo_trace *shlo_trace_new(int max_spans) {
   if (!t) return NULL;
   t->ctx = c;
   t->cap = max_spans > 0 ? max_spans : SHLO_TRACE_DEFAULT_SPANS;
-  /* calloc: the pages of slots never used are never touched */
-  t->spans = shlo__ctx_calloc(c, (size_t)t->cap, sizeof *t->spans);
+  t->n_chunks = (t->cap + CHUNK - 1) / CHUNK;
+  t->chunks = shlo__ctx_calloc(c, (size_t)t->n_chunks, sizeof *t->chunks);
   t->profile = shlo__profile_new_for_trace(t);
-  if (!t->spans || !t->profile) {
+  if (!t->chunks || !t->profile) {
     shlo_trace_free(t);
     return NULL;
   }
@@ -79,11 +81,17 @@ shlo_trace *shlo_trace_new(int max_spans) {
 void shlo_trace_free(shlo_trace *t) {
   if (!t) return;
   shlo_profile_free(t->profile);
-  shlo__ctx_free(t->ctx, t->spans);
+  for (int i = 0; t->chunks && i < t->n_chunks; i++)
+    shlo__ctx_free(t->ctx, atomic_load(&t->chunks[i]));
+  shlo__ctx_free(t->ctx, t->chunks);
   shlo__ctx_free(t->ctx, t);
 }
 
 shlo_profile *shlo_trace_profile(shlo_trace *t) { return t->profile; }
+
+void shlo_trace_set_origin(shlo_trace *t, uint64_t origin_ns) {
+  t->origin_ns = origin_ns;
+}
 
 int shlo_trace_count(const shlo_trace *t) {
   int n = atomic_load(&((shlo_trace *)t)->next);
@@ -94,14 +102,28 @@ int64_t shlo_trace_dropped(const shlo_trace *t) {
   return atomic_load(&((shlo_trace *)t)->dropped);
 }
 
+/* Slot i's chunk, allocated by the first thread to need it (a thread
+ * that loses the race frees its own); NULL when out of memory. */
+static span *chunk_of(shlo_trace *t, int i) {
+  span *_Atomic *at = &t->chunks[i / CHUNK];
+  span *p = atomic_load_explicit(at, memory_order_acquire);
+  if (p) return p;
+  span *mine = shlo__ctx_calloc(t->ctx, CHUNK, sizeof *mine);
+  if (!mine) return NULL;
+  if (atomic_compare_exchange_strong(at, &p, mine)) return mine;
+  shlo__ctx_free(t->ctx, mine);
+  return p;
+}
+
 /* A slot for one span, or NULL (counted as dropped) when full. */
 static span *claim(shlo_trace *t) {
   int i = atomic_fetch_add(&t->next, 1);
-  if (i >= t->cap) {
+  span *c = i < t->cap ? chunk_of(t, i) : NULL;
+  if (!c) {
     atomic_fetch_add(&t->dropped, 1);
     return NULL;
   }
-  return &t->spans[i];
+  return &c[i % CHUNK];
 }
 
 static void copy_text(char *dst, size_t cap, const char *src) {
@@ -120,6 +142,7 @@ void shlo_trace_span(shlo_trace *t, const char *name, const char *cat,
   s->tid = thread_id();
   copy_text(s->name, sizeof s->name, name ? name : "?");
   copy_text(s->cat, sizeof s->cat, cat ? cat : "span");
+  s->args[0] = 0;
   /* arguments that do not fit are dropped whole: cut JSON is no JSON */
   if (args_json && strlen(args_json) < sizeof s->args)
     copy_text(s->args, sizeof s->args, args_json);
@@ -193,10 +216,12 @@ char *shlo_trace_json(const shlo_trace *t, const char *other_json) {
   shlo__sb_puts(&b, "{\"traceEvents\":[");
   int n = shlo_trace_count(t), put = 0;
   for (int i = 0; i < n; i++) {
-    const span *s = &t->spans[i];
+    span *c = atomic_load_explicit(&t->chunks[i / CHUNK],
+                                   memory_order_acquire);
+    const span *s = c ? &c[i % CHUNK] : NULL;
     /* a slot claimed but not yet written (a thread still recording) is
      * left out rather than read half made */
-    if (!atomic_load_explicit(&((span *)s)->ready, memory_order_acquire))
+    if (!s || !atomic_load_explicit(&((span *)s)->ready, memory_order_acquire))
       continue;
     if (put++) shlo__sb_putc(&b, ',');
     put_span(&b, t, s);
