@@ -17,6 +17,7 @@ typedef struct srv_config {
   char *config_file;
   char *tokens_file;
   char *log;                 /* "stderr", "off" or a file path */
+  char *log_format;          /* "text" or "json" (docs/observability.md) */
   char *store;               /* module store directory; "" = none */
   char *tls_cert, *tls_key;  /* PEM files: HTTPS when both are set */
   char *grid_backend;        /* "threads" or "mpi" */
@@ -75,7 +76,6 @@ typedef struct srv_config {
   /* observability (traces.c, docs/observability.md) */
   int64_t trace_sample_ppm;  /* trace-sample-rate, parts per million */
   int64_t trace_keep, trace_keep_bytes, trace_keep_s, trace_max_spans;
-  char *log_format;          /* "text" or "json" */
 } srv_config;
 
 /* Fill every option with its default. */
