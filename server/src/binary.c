@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "binary.h"
+#include "modmetrics.h"
 #include "core/strbuf.h"
 #include "core/value.h"
 
@@ -353,6 +354,8 @@ static void account_job(srv_server *s, bin_job *b) {
     t->bytes_out += b->ans.bytes;
     if (b->executed) t->exec_s += b->exec_s;
   }
+  srv_modmetrics_add(s, b->module, status, b->failed ? (int)b->err.kind : -1,
+                     b->executed ? b->exec_s : -1);
   srv_audit_rec a = {
       .protocol = "binary",
       .request_id = b->req_id,

@@ -234,6 +234,9 @@ static const opt options[] = {
      "a kept trace answers 404 after this long", false},
     {"trace-max-spans", OPT_INT, OFF(trace_max_spans), 16, 1 << 20, "4096",
      "spans of one execution's trace; more are counted, not kept", false},
+    {"metrics-max-modules", OPT_INT, OFF(metrics_max_modules), 0, 1000, "20",
+     "modules with series of their own in /metrics (the busiest by "
+     "requests); the others are summed as module=\"other\"", true},
     {"log-format", OPT_STR, OFF(log_format), 0, 0, "text",
      "request log lines: text (key=value) or json (one object a line)",
      false},

@@ -76,6 +76,7 @@ typedef struct srv_config {
   /* observability (traces.c, docs/observability.md) */
   int64_t trace_sample_ppm;  /* trace-sample-rate, parts per million */
   int64_t trace_keep, trace_keep_bytes, trace_keep_s, trace_max_spans;
+  int64_t metrics_max_modules; /* per-module series (modmetrics.c) */
 } srv_config;
 
 /* Fill every option with its default. */

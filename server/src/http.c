@@ -22,6 +22,7 @@
 #include "shlo/protocol.h"
 #include "oip.h"
 #include "store.h"
+#include "modmetrics.h"
 #include "traces.h"
 
 uint64_t srv_now_ns(void) {
@@ -755,6 +756,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   srv_metrics_request(&s->metrics, r->route, r->status);
   if (ok) s->metrics.bytes_out += r->resp_len;
   log_request(s, r, ok);
+  srv_modmetrics_add(s, r->module, r->status, r->err_kind,
+                     r->executed ? r->exec_s : -1);
   srv_team_finished(r, ok);
   srv_audit_request(s, r);
   s->n_active--;

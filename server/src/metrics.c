@@ -4,6 +4,8 @@
 
 #include "server.h"
 #include "executions.h"
+#include "modmetrics.h"
+#include "shlo/version.h"
 #include "traces.h"
 #include "core/strbuf.h"
 
@@ -81,6 +83,11 @@ static void put_histogram(strbuf *b, const char *name, const char *labels,
                   (unsigned long long)h->count);
 }
 
+void srv_put_histogram(strbuf *b, const char *name, const char *labels,
+                       const srv_histogram *h) {
+  put_histogram(b, name, labels, h);
+}
+
 /* The scheduling and guarding figures: lanes, compiles, cancels, refusals
  * (PROTOCOL.md "Fairness"). */
 static void put_fairness(strbuf *b, const srv_metrics *m) {
@@ -123,15 +130,15 @@ static void put_fairness(strbuf *b, const srv_metrics *m) {
  * bytes, cache bytes, refusals by quota, jobs in flight.  Each family's
  * samples together, as the text format wants them. */
 static void put_teams(strbuf *b, srv_server *s) {
-  static const char *const classes[SRV_TEAM_N_CLASS] = {"2xx", "4xx", "429",
-                                                        "5xx"};
+  static const char *const classes[SRV_TEAM_N_CLASS] = {"1xx", "2xx", "3xx",
+                                                        "4xx", "5xx"};
   static const char *const gauges[] = {
       "shlo_team_execution_seconds_total counter",
       "shlo_team_bytes_in_total counter", "shlo_team_bytes_out_total counter",
       "shlo_team_cache_bytes gauge", "shlo_team_cache_share_bytes gauge",
       "shlo_team_in_flight gauge"};
   shlo__sb_puts(b, "# HELP shlo_team_requests_total Requests by team and "
-                   "status class (HTTP and binary).\n"
+                   "status class, 429s in 4xx (HTTP and binary).\n"
                    "# TYPE shlo_team_requests_total counter\n");
   for (const srv_team *t = s->teams.list; t; t = t->next)
     for (int c = 0; c < SRV_TEAM_N_CLASS; c++)
@@ -227,5 +234,9 @@ char *srv_metrics_text(srv_server *s) {
   srv_binary_metrics(s, &b);
   srv_traces_metrics(s, &b);
   put_teams(&b, s);
-  return shlo__sb_take(&b);
+  srv_modmetrics_put(s, &b);
+  shlo__sb_printf(&b, "# HELP shlo_build_info The server's version (value "
+                  "1).\n# TYPE shlo_build_info gauge\n"
+                  "shlo_build_info{version=\"%s\"} 1\n", SHLO_VERSION_STRING);
+  return srv_metrics_add_help(shlo__sb_take(&b));
 }

@@ -230,6 +230,7 @@ struct srv_server {
   struct srv_binary *bin; /* NULL when --binary-port is 0 */
   struct srv_execs *execs; /* executions.c */
   struct srv_traces *traces; /* traces.c: the kept traces */
+  struct srv_modmetrics *modmetrics; /* modmetrics.c, made at first use */
   /* partly received bodies and frames, least recently grown first */
   srv_pending *pending, *pending_tail;
   uint64_t pending_bytes;
@@ -363,11 +364,18 @@ void srv_binary_metrics(srv_server *s, struct strbuf *b);
 void srv_metrics_request(srv_metrics *m, srv_route route, int status);
 void srv_metrics_exec(srv_metrics *m, double seconds);
 void srv_histogram_add(srv_histogram *h, double seconds);
+/* One histogram's series; labels is "" or `name="value",...`. */
+struct strbuf;
+void srv_put_histogram(struct strbuf *b, const char *name,
+                       const char *labels, const srv_histogram *h);
 /* A job's wait in its lane's queue, when it went through one. */
 void srv_metrics_queue_wait(srv_metrics *m, const srv_job *j);
 /* A finished job's queue wait, compile time and run time. */
 void srv_metrics_job(srv_metrics *m, const srv_request *r);
 char *srv_metrics_text(srv_server *s);
+/* metrics_help.c: text (taken over) with a # HELP line before each
+ * # TYPE line that has none; NULL when out of memory. */
+char *srv_metrics_add_help(char *text);
 
 /* auth.c */
 int srv_auth_load(srv_server *s, const char *path);
