@@ -12,6 +12,7 @@
 
 #include "binary.h"
 #include "modmetrics.h"
+#include "reqlog.h"
 #include "core/strbuf.h"
 #include "core/value.h"
 
@@ -329,18 +330,23 @@ static void fatal(bin_conn *c, shlo_proto_err_kind kind, const char *msg) {
 
 static void log_job(srv_server *s, bin_job *b) {
   if (!s->log) return;
-  char when[48];
-  srv_log_time(when);
-  fprintf(s->log, "time=%s request_id=%s protocol=binary type=%s id=%llu "
-          "status=%s duration_ms=%.3f module=%s token=%s bytes_in=%llu "
-          "bytes_out=%llu\n", when, b->req_id,
-          shlo_bin_type_name(b->type), (unsigned long long)b->id,
-          b->failed ? shlo_proto_err_name(b->err.kind) : "ok",
-          (double)(srv_now_ns() - b->t0_ns) / 1e6,
-          b->module[0] ? b->module : "-",
-          b->conn && b->conn->token ? b->conn->token : "-",
-          (unsigned long long)b->input_bytes,
-          (unsigned long long)b->ans.bytes);
+  const srv_job *j = &b->job;
+  srv_log_rec l = {
+      .protocol = "binary", .request_id = b->req_id,
+      .team = b->team ? b->team->name : NULL,
+      .token = b->conn ? b->conn->token : NULL,
+      .method = shlo_bin_type_name(b->type),
+      .route = shlo_bin_type_name(b->type), .module = b->module,
+      .trace_id = b->trace_key[0] ? b->trace_key : NULL,
+      .binary_type = shlo_bin_type_name(b->type), .binary_id = b->id,
+      .status = b->failed ? (b->err.http ? b->err.http : 500) : 200,
+      .error_kind = b->failed ? shlo_proto_err_name(b->err.kind) : NULL,
+      .duration_ms = (double)(srv_now_ns() - b->t0_ns) / 1e6,
+      .queue_ms = j->start_ns > j->submit_ns && j->submit_ns
+                      ? (double)(j->start_ns - j->submit_ns) / 1e6 : 0,
+      .exec_ms = b->executed ? b->exec_s * 1000 : 0,
+      .bytes_in = b->input_bytes, .bytes_out = b->ans.bytes};
+  srv_log_request(s, &l);
 }
 
 /* The team's figures and the audit line of a finished request. */

@@ -23,6 +23,7 @@
 #include "oip.h"
 #include "store.h"
 #include "modmetrics.h"
+#include "reqlog.h"
 #include "traces.h"
 
 uint64_t srv_now_ns(void) {
@@ -232,8 +233,15 @@ static void count_cancel(srv_server *s, srv_request *r) {
   if (s->log) {
     char when[48];
     srv_log_time(when);
-    fprintf(s->log, "time=%s event=canceled reason=client_gone path=%s "
-                    "cancel_ms=%.3f\n", when, r->path, lat * 1000);
+    if (!strcmp(s->cfg.log_format, "json")) /* request ids need no escapes */
+      fprintf(s->log, "{\"time\":\"%s\",\"level\":\"info\",\"event\":"
+                      "\"canceled\",\"reason\":\"client_gone\","
+                      "\"request_id\":\"%s\",\"cancel_ms\":%.3f}\n",
+              when, r->req_id, lat * 1000);
+    else
+      fprintf(s->log, "time=%s event=canceled reason=client_gone "
+                      "request_id=%s path=%s cancel_ms=%.3f\n", when,
+              r->req_id, r->path, lat * 1000);
   }
 }
 
@@ -726,16 +734,25 @@ void srv_log_time(char out[48]) {
 
 static void log_request(srv_server *s, srv_request *r, bool completed) {
   if (!s->log) return;
-  char when[48];
-  srv_log_time(when);
-  fprintf(s->log,
-          "time=%s request_id=%s method=%s path=%s status=%d "
-          "duration_ms=%.3f module=%s token=%s bytes_in=%zu bytes_out=%zu%s\n",
-          when, r->req_id, r->method, r->path, r->status,
-          (double)(srv_now_ns() - r->t0_ns) / 1e6,
-          r->module[0] ? r->module : "-",
-          r->token_name ? r->token_name : "-", r->received, r->resp_len,
-          completed ? "" : " aborted=1");
+  const srv_job *j = &r->job;
+  srv_log_rec l = {
+      .protocol = "http", .request_id = r->req_id,
+      .team = r->team && (r->token_name || !s->n_tokens) ? r->team->name
+                                                         : NULL,
+      .token = r->token_name, .method = r->method, .path = r->path,
+      .route = allowed_path(r->route), .module = r->module,
+      .trace_id = r->trace_key[0] ? r->trace_key : NULL,
+      .status = r->status,
+      .error_kind = r->status >= 400 && r->err_kind >= 0
+                        ? shlo_proto_err_name(r->err_kind) : NULL,
+      .duration_ms = (double)(srv_now_ns() - r->t0_ns) / 1e6,
+      .queue_ms = j->start_ns > j->submit_ns && j->submit_ns
+                      ? (double)(j->start_ns - j->submit_ns) / 1e6 : 0,
+      .compile_ms = r->compile_ms,
+      .exec_ms = r->executed ? r->exec_s * 1000 : 0,
+      .bytes_in = r->received, .bytes_out = r->resp_len,
+      .aborted = !completed};
+  srv_log_request(s, &l);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,

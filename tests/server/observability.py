@@ -18,6 +18,7 @@ import os
 import re
 import socket
 import struct
+import subprocess
 import sys
 import time
 
@@ -264,6 +265,45 @@ def bounded():
         STOPS.append((srv.stop(), srv.log()))
 
 
+def json_log():
+    """--log-format json: one object a line with the request's fields;
+    bad values of the new options stop the server at start (exit 2)."""
+    srv = Server(BIN, "--log-format", "json", "--trace-sample-rate", "1")
+    try:
+        st, hd, _ = srv.request("POST", "/execute",
+                                {"program": PROG, "inputs": []},
+                                headers={"X-Request-Id": "req-json-1"})
+        check(st == 200, f"execute with a JSON log: {st}")
+        found = []
+
+        def line_seen():
+            for line in srv.log().splitlines():
+                if line.startswith("{") and '"req-json-1"' in line:
+                    found.append(json.loads(line))
+                    return True
+            return False
+        if check(wait_until(line_seen, 10), "a JSON log line for the request"):
+            rec = found[0]
+            for key in ("time", "level", "request_id", "team", "route",
+                        "module", "status", "duration_ms", "trace_id"):
+                check(key in rec, f"the JSON log line has {key}: {rec}")
+            check(rec.get("level") == "info" and rec.get("status") == 200 and
+                  rec.get("route") == "/execute" and
+                  rec.get("module", "").startswith("sha256:"),
+                  f"the JSON log line's values: {rec}")
+            check(rec.get("trace_id") == hd.get("x-trace-id"),
+                  "the log line names the sampled trace")
+    finally:
+        STOPS.append((srv.stop(), srv.log()))
+    for flag, value in (("--log-format", "xml"), ("--trace-sample-rate", "2"),
+                        ("--trace-sample-rate", "half")):
+        p = subprocess.run([BIN, "--port", "0", flag, value],
+                           capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and flag[2:] in p.stderr,
+              f"{flag} {value} stops the server at start: {p.returncode} "
+              f"{p.stderr!r}")
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     tokens = os.path.join(TMP, "tokens")
@@ -281,6 +321,7 @@ def main():
     finally:
         STOPS.append((srv.stop(), srv.log()))
     bounded()
+    json_log()
     check(all(rc == 0 for rc, _ in STOPS), "every server stops with status 0")
     if SANITIZED:
         check_clean_stops(STOPS)
