@@ -36,7 +36,7 @@ int cli_mpi_finish(int rc);
 /* --trace FILE (trace_out.c): write t's Chrome trace JSON to path, with
  * the command's name in its otherData; 0, or 1 after a message. */
 struct shlo_trace;
-int cli_trace_write(const struct shlo_trace *t, const char *path,
+int cli_trace_write(struct shlo_trace *t, const char *path,
                     const char *command);
 
 #endif

@@ -6,7 +6,7 @@
 #include "cli.h"
 #include "shlo/trace.h"
 
-int cli_trace_write(const shlo_trace *t, const char *path,
+int cli_trace_write(shlo_trace *t, const char *path,
                     const char *command) {
   char other[128];
   snprintf(other, sizeof other, "\"command\":\"%s\"", command);

@@ -228,7 +228,8 @@ static const opt options[] = {
      "traces kept for GET /v1/traces/{id}; the oldest goes first (0 = "
      "none kept)", false},
     {"trace-keep-bytes", OPT_SIZE, OFF(trace_keep_bytes), 0, 64 * GB, "64m",
-     "bytes of kept traces' JSON, all together; the oldest goes first",
+     "bytes the kept traces hold (their spans), all together; the oldest "
+     "goes first",
      false},
     {"trace-keep-s", OPT_INT, OFF(trace_keep_s), 1, 86400 * 7, "600",
      "a kept trace answers 404 after this long", false},

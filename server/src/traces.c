@@ -1,7 +1,10 @@
 /* Kept traces (traces.h): a list, oldest first, under one lock; a put
  * drops from the old end past trace-keep, trace-keep-bytes or
- * trace-keep-s.  Lookups walk the list: it holds trace-keep entries (256
- * by default), and a lookup is a person opening a trace. */
+ * trace-keep-s.  A trace is kept as its spans, sealed (names copied out
+ * of the executable), and rendered as JSON only when someone asks for it:
+ * an execution pays for recording, not for formatting.  Lookups walk the
+ * list: it holds trace-keep entries (256 by default), and a lookup is a
+ * person opening a trace. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +21,9 @@ typedef struct kept {
   char key[SRV_TRACE_KEY_LEN];
   const void *team;    /* srv_team: teams live as long as the server */
   uint64_t at_ns;
-  char *json;
-  size_t len;
+  shlo_trace *trace;   /* sealed */
+  char *about;         /* otherData's members */
+  size_t len;          /* bytes held, for trace-keep-bytes */
 } kept;
 
 typedef struct srv_traces {
@@ -38,7 +42,8 @@ int srv_traces_start(srv_server *s) {
 }
 
 static void kept_free(kept *k) {
-  free(k->json);
+  shlo_trace_free(k->trace);
+  free(k->about);
   free(k);
 }
 
@@ -166,20 +171,21 @@ void srv_trace_finish(srv_server *s, srv_trace *tr, uint64_t t0_ns,
            a->request_id ? a->request_id : "");
   shlo_trace_span(tr->t, a->route ? a->route : "request", "request", t0_ns,
                   srv_now_ns(), args);
-  char *other = about_json(tr, a);
-  char *json = other ? shlo_trace_json(tr->t, other) : NULL;
-  free(other);
-  srv_trace_discard(tr);
-  kept *k = json ? calloc(1, sizeof *k) : NULL;
-  if (!k) {
-    free(json);
+  kept *k = calloc(1, sizeof *k);
+  char *about = k ? about_json(tr, a) : NULL;
+  if (!about) {
+    free(k);
+    srv_trace_discard(tr);
     return;
   }
+  shlo_trace_seal(tr->t);
   memcpy(k->key, tr->key, sizeof k->key);
   k->team = team;
   k->at_ns = srv_now_ns();
-  k->json = json;
-  k->len = strlen(json);
+  k->trace = tr->t;
+  tr->t = NULL;
+  k->about = about;
+  k->len = shlo_trace_bytes(k->trace) + strlen(about);
   keep(s, k);
 }
 
@@ -192,7 +198,8 @@ char *srv_traces_get(srv_server *s, const char *key,
   for (kept *k = t->head; k; k = k->next)
     if (!strcmp(k->key, key)) {
       /* another team's trace answers as a missing one */
-      if (!visible_owner || k->team == visible_owner) out = strdup(k->json);
+      if (!visible_owner || k->team == visible_owner)
+        out = shlo_trace_json(k->trace, k->about);
       break;
     }
   pthread_mutex_unlock(&t->lock);
@@ -233,8 +240,8 @@ void srv_traces_metrics(srv_server *s, strbuf *b) {
                   "# HELP shlo_traces_kept Traces GET /v1/traces/{id} can "
                   "answer now.\n# TYPE shlo_traces_kept gauge\n"
                   "shlo_traces_kept %lld\n"
-                  "# HELP shlo_traces_kept_bytes Bytes of the kept traces' "
-                  "JSON.\n# TYPE shlo_traces_kept_bytes gauge\n"
+                  "# HELP shlo_traces_kept_bytes Bytes the kept traces "
+                  "hold.\n# TYPE shlo_traces_kept_bytes gauge\n"
                   "shlo_traces_kept_bytes %lld\n",
                   (unsigned long long)rec, (unsigned long long)ev,
                   (long long)n, (long long)bytes);

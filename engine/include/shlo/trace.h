@@ -19,11 +19,13 @@
  *   char *json = shlo_trace_json(t, NULL);  ... free(json);
  *   shlo_trace_free(t);
  *
- * Step spans borrow their names from the executable: render the trace
- * (shlo_trace_json) before freeing the executable. */
+ * Step spans borrow their names from the executable: seal the trace
+ * (shlo_trace_seal) or render it (shlo_trace_json) before freeing the
+ * executable; a sealed trace may be rendered any time later. */
 #ifndef SHLO_TRACE_H
 #define SHLO_TRACE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -75,7 +77,14 @@ SHLO_API int64_t shlo_trace_dropped(const shlo_trace *t);
  * other_json, when not NULL, is a JSON object's members without braces
  * ("\"request_id\":\"abc\"") put in otherData.  malloc'd (free it), NULL
  * when out of memory. */
-SHLO_API char *shlo_trace_json(const shlo_trace *t, const char *other_json);
+SHLO_API char *shlo_trace_json(shlo_trace *t, const char *other_json);
+
+/* Copy the step spans' names (op, label, line) out of the executable, so
+ * that the trace outlives it.  Cheap: no text is formatted.  Not while
+ * threads still record into t. */
+SHLO_API void shlo_trace_seal(shlo_trace *t);
+/* Bytes the trace holds (its span chunks and tables). */
+SHLO_API size_t shlo_trace_bytes(const shlo_trace *t);
 
 #ifdef __cplusplus
 }

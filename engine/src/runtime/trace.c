@@ -17,16 +17,20 @@
 #include "runtime/profile_int.h"
 #include "shlo/trace.h"
 
-enum { NAME_CAP = 48, CAT_CAP = 16, ARGS_CAP = 128, CHUNK = 256 };
+enum { NAME_CAP = 80, OP_CAP = 40, CAT_CAP = 16, ARGS_CAP = 96,
+       CHUNK = 32 };
 
-/* One span.  A step's span borrows its step (names come from the plan);
- * a caller's span owns copies of its texts. */
+/* One span.  A step's span borrows its step (names come from the plan)
+ * until shlo_trace_seal copies them; a caller's span owns copies of its
+ * texts. */
 typedef struct span {
-  const shlo_step *step; /* NULL: a caller's span */
+  const shlo_step *step; /* a step's, not yet sealed */
+  bool is_step;          /* a step's: name, op and line describe it */
+  int line;
   uint64_t t0, t1;
   int tid;
   _Atomic int ready;     /* written whole: the renderer may read it */
-  char name[NAME_CAP], cat[CAT_CAP];
+  char name[NAME_CAP], op[OP_CAP], cat[CAT_CAP];
   char args[ARGS_CAP];
 } span;
 
@@ -142,6 +146,7 @@ void shlo_trace_span(shlo_trace *t, const char *name, const char *cat,
   s->tid = thread_id();
   copy_text(s->name, sizeof s->name, name ? name : "?");
   copy_text(s->cat, sizeof s->cat, cat ? cat : "span");
+  s->is_step = false;
   s->args[0] = 0;
   /* arguments that do not fit are dropped whole: cut JSON is no JSON */
   if (args_json && strlen(args_json) < sizeof s->args)
@@ -154,6 +159,7 @@ void shlo__trace_step(shlo_trace *t, const shlo_step *step, uint64_t t0_ns,
   span *s = claim(t);
   if (!s) return;
   s->step = step;
+  s->is_step = true;
   s->t0 = t0_ns;
   s->t1 = t1_ns > t0_ns ? t1_ns : t0_ns;
   s->tid = thread_id();
@@ -181,24 +187,63 @@ static double us_since(const shlo_trace *t, uint64_t ns) {
   return ns > t->origin_ns ? (double)(ns - t->origin_ns) / 1e3 : 0.0;
 }
 
-/* A step's span: its label (a fused group lists its ops) or op name,
- * with the op and its source line as arguments. */
-static void put_step(strbuf *b, const span *s) {
+/* Copy a step span's names out of its plan. */
+static void seal_span(span *s) {
   const shlo_step *st = s->step;
+  if (!st) return;
   const char *op = st->op ? st->op->name : "?";
-  shlo__sb_puts(b, "\"name\":\"");
-  put_escaped(b, st->label ? st->label : op);
-  shlo__sb_puts(b, "\",\"cat\":\"step\",\"args\":{\"op\":\"");
-  put_escaped(b, op);
-  shlo__sb_printf(b, "\",\"line\":%d}", st->op ? st->op->loc.line : 0);
+  copy_text(s->name, sizeof s->name, st->label ? st->label : op);
+  copy_text(s->op, sizeof s->op, op);
+  s->line = st->op ? st->op->loc.line : 0;
+  s->step = NULL;
 }
 
-static void put_span(strbuf *b, const shlo_trace *t, const span *s) {
+/* Each slot up to the last claimed, in chunk order: f(s) for the ones
+ * written whole (a slot claimed but not yet written, by a thread still
+ * recording, is left out rather than read half made). */
+static void each_span(const shlo_trace *t, void (*f)(span *, void *),
+                      void *arg) {
+  int n = shlo_trace_count(t);
+  for (int i = 0; i < n; i++) {
+    span *c = atomic_load_explicit(&t->chunks[i / CHUNK],
+                                   memory_order_acquire);
+    span *s = c ? &c[i % CHUNK] : NULL;
+    if (s && atomic_load_explicit(&s->ready, memory_order_acquire))
+      f(s, arg);
+  }
+}
+
+static void seal_one(span *s, void *arg) {
+  (void)arg;
+  seal_span(s);
+}
+
+void shlo_trace_seal(shlo_trace *t) { each_span(t, seal_one, NULL); }
+
+size_t shlo_trace_bytes(const shlo_trace *t) {
+  size_t n = sizeof *t + (size_t)t->n_chunks * sizeof *t->chunks;
+  for (int i = 0; i < t->n_chunks; i++)
+    if (atomic_load(&t->chunks[i])) n += CHUNK * sizeof(span);
+  return n;
+}
+
+/* A step's span: its label (a fused group lists its ops) or op name,
+ * with the op and its source line as arguments. */
+static void put_step(strbuf *b, span *s) {
+  seal_span(s); /* names read the same way sealed or not */
+  shlo__sb_puts(b, "\"name\":\"");
+  put_escaped(b, s->name);
+  shlo__sb_puts(b, "\",\"cat\":\"step\",\"args\":{\"op\":\"");
+  put_escaped(b, s->op);
+  shlo__sb_printf(b, "\",\"line\":%d}", s->line);
+}
+
+static void put_span(strbuf *b, const shlo_trace *t, span *s) {
   double ts = us_since(t, s->t0);
   double end = us_since(t, s->t1);
   shlo__sb_printf(b, "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
                   "\"dur\":%.3f,", s->tid, ts, end - ts);
-  if (s->step) {
+  if (s->is_step) {
     put_step(b, s);
   } else {
     shlo__sb_puts(b, "\"name\":\"");
@@ -211,21 +256,23 @@ static void put_span(strbuf *b, const shlo_trace *t, const span *s) {
   shlo__sb_putc(b, '}');
 }
 
-char *shlo_trace_json(const shlo_trace *t, const char *other_json) {
+typedef struct render {
+  strbuf *b;
+  const shlo_trace *t;
+  int put;
+} render;
+
+static void render_one(span *s, void *arg) {
+  render *r = arg;
+  if (r->put++) shlo__sb_putc(r->b, ',');
+  put_span(r->b, r->t, s);
+}
+
+char *shlo_trace_json(shlo_trace *t, const char *other_json) {
   strbuf b = {0};
   shlo__sb_puts(&b, "{\"traceEvents\":[");
-  int n = shlo_trace_count(t), put = 0;
-  for (int i = 0; i < n; i++) {
-    span *c = atomic_load_explicit(&t->chunks[i / CHUNK],
-                                   memory_order_acquire);
-    const span *s = c ? &c[i % CHUNK] : NULL;
-    /* a slot claimed but not yet written (a thread still recording) is
-     * left out rather than read half made */
-    if (!s || !atomic_load_explicit(&((span *)s)->ready, memory_order_acquire))
-      continue;
-    if (put++) shlo__sb_putc(&b, ',');
-    put_span(&b, t, s);
-  }
+  render r = {&b, t, 0};
+  each_span(t, render_one, &r);
   shlo__sb_printf(&b, "],\"displayTimeUnit\":\"ms\",\"otherData\":{"
                   "\"spans_dropped\":%lld",
                   (long long)shlo_trace_dropped(t));
