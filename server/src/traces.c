@@ -22,8 +22,15 @@ typedef struct kept {
   const void *team;    /* srv_team: teams live as long as the server */
   uint64_t at_ns;
   shlo_trace *trace;   /* sealed */
-  char *about;         /* otherData's members */
   size_t len;          /* bytes held, for trace-keep-bytes */
+  /* what otherData will say, copied as it was (formatted on a GET) */
+  const char *protocol; /* static */
+  char request_id[SRV_REQ_ID_LEN];
+  char team_name[SRV_TEAM_NAME_LEN];
+  char route[160], module[SRV_ID_LEN];
+  int status;
+  bool has_ctx;
+  srv_trace_ctx ctx;
 } kept;
 
 typedef struct srv_traces {
@@ -43,7 +50,6 @@ int srv_traces_start(srv_server *s) {
 
 static void kept_free(kept *k) {
   shlo_trace_free(k->trace);
-  free(k->about);
   free(k);
 }
 
@@ -114,25 +120,31 @@ static void json_member(strbuf *b, const char *key, const char *v) {
 
 /* otherData's members: who asked, and the W3C trace the spans belong
  * to (the caller's span their parent when a traceparent came). */
-static char *about_json(const srv_trace *tr, const srv_trace_about *a) {
+static char *about_json(const kept *k) {
   strbuf b = {0};
   shlo__sb_puts(&b, "\"trace_id\":");
-  shlo__json_str(&b, tr->key);
-  shlo__sb_printf(&b, ",\"status\":%d", a->status);
-  json_member(&b, "protocol", a->protocol);
-  json_member(&b, "request_id", a->request_id);
-  json_member(&b, "team", a->team);
-  json_member(&b, "route", a->route);
-  json_member(&b, "module", a->module);
-  if (a->ctx) {
+  shlo__json_str(&b, k->key);
+  shlo__sb_printf(&b, ",\"status\":%d", k->status);
+  json_member(&b, "protocol", k->protocol);
+  json_member(&b, "request_id", k->request_id);
+  json_member(&b, "team", k->team_name);
+  json_member(&b, "route", k->route);
+  json_member(&b, "module", k->module);
+  if (k->has_ctx) {
     char tp[56];
-    srv_trace_ctx_header(a->ctx, tp);
-    json_member(&b, "w3c_trace_id", a->ctx->trace_id);
-    json_member(&b, "w3c_span_id", a->ctx->span_id);
-    json_member(&b, "w3c_parent_span_id", a->ctx->parent_id);
+    srv_trace_ctx_header(&k->ctx, tp);
+    json_member(&b, "w3c_trace_id", k->ctx.trace_id);
+    json_member(&b, "w3c_span_id", k->ctx.span_id);
+    json_member(&b, "w3c_parent_span_id", k->ctx.parent_id);
     json_member(&b, "traceparent", tp);
   }
   return shlo__sb_take(&b);
+}
+
+static void copy_str(char *dst, size_t cap, const char *src) {
+  size_t n = src ? strnlen(src, cap - 1) : 0;
+  memcpy(dst, src ? src : "", n);
+  dst[n] = 0;
 }
 
 /* Drop from the old end what the limits no longer allow (locked). */
@@ -166,26 +178,29 @@ static void keep(srv_server *s, kept *k) {
 void srv_trace_finish(srv_server *s, srv_trace *tr, uint64_t t0_ns,
                       const srv_team *team, const srv_trace_about *a) {
   if (!tr->t) return;
-  char args[SRV_REQ_ID_LEN + 32];
-  snprintf(args, sizeof args, "{\"request_id\":\"%s\"}",
-           a->request_id ? a->request_id : "");
   shlo_trace_span(tr->t, a->route ? a->route : "request", "request", t0_ns,
-                  srv_now_ns(), args);
-  kept *k = calloc(1, sizeof *k);
-  char *about = k ? about_json(tr, a) : NULL;
-  if (!about) {
-    free(k);
+                  srv_now_ns(), NULL);
+  kept *k = malloc(sizeof *k);
+  if (!k) {
     srv_trace_discard(tr);
     return;
   }
   shlo_trace_seal(tr->t);
+  k->next = NULL;
   memcpy(k->key, tr->key, sizeof k->key);
   k->team = team;
   k->at_ns = srv_now_ns();
   k->trace = tr->t;
   tr->t = NULL;
-  k->about = about;
-  k->len = shlo_trace_bytes(k->trace) + strlen(about);
+  k->len = shlo_trace_bytes(k->trace) + sizeof *k;
+  k->protocol = a->protocol;
+  copy_str(k->request_id, sizeof k->request_id, a->request_id);
+  copy_str(k->team_name, sizeof k->team_name, a->team);
+  copy_str(k->route, sizeof k->route, a->route);
+  copy_str(k->module, sizeof k->module, a->module);
+  k->status = a->status;
+  k->has_ctx = a->ctx != NULL;
+  if (a->ctx) k->ctx = *a->ctx;
   keep(s, k);
 }
 
@@ -198,8 +213,11 @@ char *srv_traces_get(srv_server *s, const char *key,
   for (kept *k = t->head; k; k = k->next)
     if (!strcmp(k->key, key)) {
       /* another team's trace answers as a missing one */
-      if (!visible_owner || k->team == visible_owner)
-        out = shlo_trace_json(k->trace, k->about);
+      if (!visible_owner || k->team == visible_owner) {
+        char *about = about_json(k);
+        out = about ? shlo_trace_json(k->trace, about) : NULL;
+        free(about);
+      }
       break;
     }
   pthread_mutex_unlock(&t->lock);

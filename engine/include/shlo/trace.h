@@ -55,8 +55,8 @@ SHLO_API void shlo_trace_set_origin(shlo_trace *t, uint64_t origin_ns);
 SHLO_API uint64_t shlo_trace_now_ns(void);
 
 /* Record the span [t0_ns, t1_ns) on the calling thread.  name and cat
- * are copied (name up to 47 bytes, cat 15); args_json, when not NULL, is a JSON object
- * text ("{\"k\":1}") kept as given (copied; up to 127 bytes, else
+ * are copied (name up to 71 bytes, cat 15); args_json, when not NULL, is
+ * a JSON object text ("{\"k\":1}") kept as given (copied; up to 63 bytes, else
  * dropped).  A span that ends before it starts is recorded empty. */
 SHLO_API void shlo_trace_span(shlo_trace *t, const char *name,
                               const char *cat, uint64_t t0_ns,
@@ -79,9 +79,9 @@ SHLO_API int64_t shlo_trace_dropped(const shlo_trace *t);
  * when out of memory. */
 SHLO_API char *shlo_trace_json(shlo_trace *t, const char *other_json);
 
-/* Copy the step spans' names (op, label, line) out of the executable, so
- * that the trace outlives it.  Cheap: no text is formatted.  Not while
- * threads still record into t. */
+/* Copy the step spans' names (op, label up to 71 bytes, line) out of the
+ * executable, so that the trace outlives it.  Cheap: no text is
+ * formatted.  Not while threads still record into t. */
 SHLO_API void shlo_trace_seal(shlo_trace *t);
 /* Bytes the trace holds (its span chunks and tables). */
 SHLO_API size_t shlo_trace_bytes(const shlo_trace *t);

@@ -17,8 +17,8 @@
 #include "runtime/profile_int.h"
 #include "shlo/trace.h"
 
-enum { NAME_CAP = 80, OP_CAP = 40, CAT_CAP = 16, ARGS_CAP = 96,
-       CHUNK = 32 };
+enum { NAME_CAP = 72, OP_CAP = 32, CAT_CAP = 16, ARGS_CAP = 64,
+       CHUNK = 16 };
 
 /* One span.  A step's span borrows its step (names come from the plan)
  * until shlo_trace_seal copies them; a caller's span owns copies of its
@@ -112,8 +112,11 @@ static span *chunk_of(shlo_trace *t, int i) {
   span *_Atomic *at = &t->chunks[i / CHUNK];
   span *p = atomic_load_explicit(at, memory_order_acquire);
   if (p) return p;
-  span *mine = shlo__ctx_calloc(t->ctx, CHUNK, sizeof *mine);
+  /* not zeroed: a claim writes every field it reads but ready, which
+   * must say "not yet" until then */
+  span *mine = shlo__ctx_malloc(t->ctx, CHUNK * sizeof *mine);
   if (!mine) return NULL;
+  for (int k = 0; k < CHUNK; k++) atomic_init(&mine[k].ready, 0);
   if (atomic_compare_exchange_strong(at, &p, mine)) return mine;
   shlo__ctx_free(t->ctx, mine);
   return p;
@@ -147,6 +150,9 @@ void shlo_trace_span(shlo_trace *t, const char *name, const char *cat,
   copy_text(s->name, sizeof s->name, name ? name : "?");
   copy_text(s->cat, sizeof s->cat, cat ? cat : "span");
   s->is_step = false;
+  s->step = NULL;
+  s->op[0] = 0;
+  s->line = 0;
   s->args[0] = 0;
   /* arguments that do not fit are dropped whole: cut JSON is no JSON */
   if (args_json && strlen(args_json) < sizeof s->args)
@@ -160,6 +166,7 @@ void shlo__trace_step(shlo_trace *t, const shlo_step *step, uint64_t t0_ns,
   if (!s) return;
   s->step = step;
   s->is_step = true;
+  s->line = 0;
   s->t0 = t0_ns;
   s->t1 = t1_ns > t0_ns ? t1_ns : t0_ns;
   s->tid = thread_id();
@@ -230,9 +237,11 @@ size_t shlo_trace_bytes(const shlo_trace *t) {
 /* A step's span: its label (a fused group lists its ops) or op name,
  * with the op and its source line as arguments. */
 static void put_step(strbuf *b, span *s) {
-  seal_span(s); /* names read the same way sealed or not */
+  /* unsealed, the whole label; sealed, its first NAME_CAP - 1 bytes */
+  const char *label = s->step && s->step->label ? s->step->label : NULL;
+  seal_span(s);
   shlo__sb_puts(b, "\"name\":\"");
-  put_escaped(b, s->name);
+  put_escaped(b, label ? label : s->name);
   shlo__sb_puts(b, "\",\"cat\":\"step\",\"args\":{\"op\":\"");
   put_escaped(b, s->op);
   shlo__sb_printf(b, "\",\"line\":%d}", s->line);
