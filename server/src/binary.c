@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "binary.h"
+#include "history.h"
 #include "modmetrics.h"
 #include "reqlog.h"
 #include "core/strbuf.h"
@@ -362,6 +363,9 @@ static void account_job(srv_server *s, bin_job *b) {
   }
   srv_modmetrics_add(s, b->module, status, b->failed ? (int)b->err.kind : -1,
                      b->executed ? b->exec_s : -1);
+  srv_history_request(s, t, status, b->executed ? b->exec_s : -1, b->req_id,
+                      shlo_bin_type_name(b->type), b->module,
+                      b->failed ? (int)b->err.kind : -1);
   srv_audit_rec a = {
       .protocol = "binary",
       .request_id = b->req_id,

@@ -22,6 +22,7 @@
 #include "shlo/protocol.h"
 #include "oip.h"
 #include "store.h"
+#include "history.h"
 #include "modmetrics.h"
 #include "reqlog.h"
 #include "traces.h"
@@ -62,6 +63,7 @@ static srv_route match(const char *url, char *id) {
   if (!strcmp(url, "/healthz")) return R_HEALTHZ;
   if (!strcmp(url, "/readyz")) return R_READYZ;
   if (!strcmp(url, "/metrics")) return R_METRICS;
+  if (!strcmp(url, "/v1/console/history")) return R_HISTORY;
   if (!strncmp(url, "/v1/traces/", 11)) {
     size_t n = strlen(url + 11);
     if (n == 0 || n >= SRV_ID_LEN || strchr(url + 11, '/')) return R_OTHER;
@@ -96,7 +98,8 @@ static const char *allowed(srv_route r) {
   case R_OIP_HEALTH:
   case R_OIP:
   case R_METRICS: return "GET, HEAD";
-  case R_TRACE: return "GET";
+  case R_TRACE:
+  case R_HISTORY: return "GET";
   default: return srv_execs_allowed(r);
   }
 }
@@ -339,6 +342,11 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
     break;
   case R_TRACE:
     srv_traces_answer(r);
+    break;
+  case R_HISTORY:
+    srv_history_answer(
+        r, MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "res"),
+        MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "n"));
     break;
   case R_MODULES:
     if (!strcmp(method, "POST")) return submit(r, srv_job_register);
@@ -775,6 +783,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   log_request(s, r, ok);
   srv_modmetrics_add(s, r->module, r->status, r->err_kind,
                      r->executed ? r->exec_s : -1);
+  if (!health_route(r->route) && r->route != R_HISTORY &&
+      r->route != R_TRACE)
+    srv_history_request(s, r->team && (r->token_name || !s->n_tokens)
+                               ? r->team : NULL,
+                        r->status, r->executed ? r->exec_s : -1, r->req_id,
+                        allowed_path(r->route), r->module,
+                        r->status >= 400 ? r->err_kind : -1);
   srv_team_finished(r, ok);
   srv_audit_request(s, r);
   s->n_active--;
@@ -945,7 +960,7 @@ int srv_http_start(srv_server *s) {
   uv_poll_init(s->loop, &s->mhd_poll, ei->epoll_fd);
   s->mhd_poll.data = s;
   uv_poll_start(&s->mhd_poll, UV_READABLE, on_mhd_poll);
-  if (srv_execs_start(s)) {
+  if (srv_execs_start(s) || srv_history_start(s)) {
     fprintf(stderr, "shlo-server: out of memory\n");
     return -1;
   }
@@ -960,6 +975,7 @@ static void stop_all(srv_server *s) {
   uv_poll_stop(&s->mhd_poll);
   uv_timer_stop(&s->mhd_timer);
   srv_execs_stop(s); /* resumes what it suspended, as MHD_stop_daemon needs */
+  srv_history_stop(s);
   MHD_stop_daemon(s->mhd);
   s->mhd = NULL;
   free_tls();

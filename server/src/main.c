@@ -16,6 +16,7 @@
 
 #include "shlo/context.h"
 #include "server.h"
+#include "history.h"
 #include "modmetrics.h"
 #include "traces.h"
 #include "store.h"
@@ -207,6 +208,7 @@ out:
   srv_audit_close(&s);
   srv_traces_stop(&s);
   srv_modmetrics_free(&s);
+  srv_history_free(&s);
   if (s.log && s.log != stderr) fclose(s.log);
   if (s.devnull) fclose(s.devnull);
   srv_config_free(&s.cfg);

@@ -1,4 +1,5 @@
 /* Counters and the Prometheus text of /metrics.  Loop thread only. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,9 +37,30 @@ void srv_metrics_request(srv_metrics *m, srv_route route, int status) {
   m->requests[route][status_index(status)]++;
 }
 
-void srv_histogram_add(srv_histogram *h, double seconds) {
+int srv_lat_bucket(double seconds) {
   int i = 0;
   while (i < SRV_LAT_BUCKETS && seconds > lat_bounds[i]) i++;
+  return i;
+}
+
+double srv_histogram_quantile(const uint64_t counts[SRV_LAT_BUCKETS + 1],
+                              double q) {
+  uint64_t total = 0;
+  for (int i = 0; i <= SRV_LAT_BUCKETS; i++) total += counts[i];
+  if (!total) return NAN;
+  double want = q * (double)total, cum = 0, lo = 0;
+  for (int i = 0; i < SRV_LAT_BUCKETS; i++) {
+    double in = (double)counts[i];
+    if (cum + in >= want && in > 0)
+      return lo + (lat_bounds[i] - lo) * (want - cum) / in;
+    cum += in;
+    lo = lat_bounds[i];
+  }
+  return lo; /* in +Inf: the largest finite bound */
+}
+
+void srv_histogram_add(srv_histogram *h, double seconds) {
+  int i = srv_lat_bucket(seconds);
   h->buckets[i]++;
   h->count++;
   h->sum_s += seconds;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/strbuf.h"
+#include "json_write.h"
 #include "modmetrics.h"
 #include "server.h"
 #include "store.h"
@@ -167,6 +168,50 @@ void srv_modmetrics_put(srv_server *s, strbuf *b) {
   mod_row other = m->retired;
   for (int i = n_top; i < m->n; i++) row_add(&other, order[i]);
   put_rows(s, b, order, n_top, &other);
+  free(order);
+}
+
+static void put_json_row(strbuf *b, const char *label, const mod_row *r) {
+  uint64_t errors = 0;
+  for (int k = 0; k < SHLO_PERR_COUNT; k++) errors += r->errors[k];
+  uint64_t all = 0;
+  for (int c = 0; c < N_CLASS; c++) all += r->requests[c];
+  double p50 = srv_histogram_quantile(r->exec.buckets, 0.5) * 1000;
+  double p99 = srv_histogram_quantile(r->exec.buckets, 0.99) * 1000;
+  shlo__sb_puts(b, "{\"module\":");
+  shlo__json_str(b, label);
+  shlo__sb_printf(b, ",\"requests\":%llu,\"errors\":%llu,\"executions\":"
+                  "%llu", (unsigned long long)all, (unsigned long long)errors,
+                  (unsigned long long)r->exec.count);
+  if (p50 == p50) shlo__sb_printf(b, ",\"p50_ms\":%.6g,\"p99_ms\":%.6g", p50,
+                                  p99);
+  shlo__sb_putc(b, '}');
+}
+
+void srv_modmetrics_json(srv_server *s, strbuf *b) {
+  srv_modmetrics *m = table(s);
+  mod_row **order = m ? malloc(((size_t)m->n + 1) * sizeof *order) : NULL;
+  if (!order) {
+    shlo__sb_puts(b, "[]");
+    return;
+  }
+  for (int i = 0; i < m->n; i++) order[i] = &m->rows[i];
+  qsort(order, (size_t)m->n, sizeof *order, by_traffic);
+  int n_top = m->n < (int)s->cfg.metrics_max_modules
+                  ? m->n : (int)s->cfg.metrics_max_modules;
+  mod_row other = m->retired;
+  for (int i = n_top; i < m->n; i++) row_add(&other, order[i]);
+  shlo__sb_putc(b, '[');
+  char label[96];
+  for (int i = 0; i < n_top; i++) {
+    label_of(s, order[i], label, sizeof label);
+    /* the label without module="..." around it */
+    label[strlen(label) - 1] = 0;
+    put_json_row(b, label + 8, order[i]);
+    shlo__sb_putc(b, ',');
+  }
+  put_json_row(b, "other", &other);
+  shlo__sb_putc(b, ']');
   free(order);
 }
 

@@ -20,6 +20,9 @@ typedef struct srv_modmetrics srv_modmetrics;
 void srv_modmetrics_add(struct srv_server *s, const char *module, int status,
                         int err_kind, double exec_s);
 void srv_modmetrics_put(struct srv_server *s, struct strbuf *b);
+/* The same figures as a JSON array for the console: [{"module", "requests",
+ * "errors", "p50_ms", "p99_ms"}], the busiest first, "other" last. */
+void srv_modmetrics_json(struct srv_server *s, struct strbuf *b);
 void srv_modmetrics_free(struct srv_server *s);
 
 #endif

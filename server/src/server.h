@@ -40,6 +40,7 @@
   X(OIP, "/v2/models/{name}")                           \
   X(OIP_INFER, "/v2/models/{name}/infer")               \
   X(TRACE, "/v1/traces/{id}")                           \
+  X(HISTORY, "/v1/console/history")                     \
   X(OTHER, "other")
 
 typedef enum {
@@ -231,6 +232,7 @@ struct srv_server {
   struct srv_execs *execs; /* executions.c */
   struct srv_traces *traces; /* traces.c: the kept traces */
   struct srv_modmetrics *modmetrics; /* modmetrics.c, made at first use */
+  struct srv_history *history; /* history.c: the console's rings */
   /* partly received bodies and frames, least recently grown first */
   srv_pending *pending, *pending_tail;
   uint64_t pending_bytes;
@@ -364,6 +366,12 @@ void srv_binary_metrics(srv_server *s, struct strbuf *b);
 void srv_metrics_request(srv_metrics *m, srv_route route, int status);
 void srv_metrics_exec(srv_metrics *m, double seconds);
 void srv_histogram_add(srv_histogram *h, double seconds);
+/* The latency bucket a duration falls in (SRV_LAT_BUCKETS: +Inf). */
+int srv_lat_bucket(double seconds);
+/* The q-quantile, seconds, of counts per latency bucket (not cumulative),
+ * interpolated within its bucket; NaN when the counts are all 0. */
+double srv_histogram_quantile(const uint64_t counts[SRV_LAT_BUCKETS + 1],
+                              double q);
 /* One histogram's series; labels is "" or `name="value",...`. */
 struct strbuf;
 void srv_put_histogram(struct strbuf *b, const char *name,
