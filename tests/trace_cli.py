@@ -78,6 +78,44 @@ def check_run(tmp):
     check(doc["otherData"].get("spans_dropped") == 0, "no span dropped")
 
 
+LOOP = """func.func @main() -> tensor<64xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i64>
+  %c1 = stablehlo.constant dense<1> : tensor<i64>
+  %cn = stablehlo.constant dense<500> : tensor<i64>
+  %x0 = stablehlo.constant dense<1.0> : tensor<64xf32>
+  %r:2 = stablehlo.while(%i = %c0, %x = %x0) : tensor<i64>, tensor<64xf32>
+    cond {
+      %t = stablehlo.compare LT, %i, %cn : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    } do {
+      %n = stablehlo.add %i, %c1 : tensor<i64>
+      %y = stablehlo.multiply %x, %x : tensor<64xf32>
+      %z = stablehlo.sine %y : tensor<64xf32>
+      stablehlo.return %n, %z : tensor<i64>, tensor<64xf32>
+    }
+  return %r#1 : tensor<64xf32>
+}
+"""
+
+
+def check_regions(tmp):
+    """A loop of 500 iterations is one span: its body's steps (tensor ops,
+    so that the body runs as a plan, not as a scalar program) run inside
+    the while step, once per iteration, and are not spans of their own."""
+    prog, path = os.path.join(tmp, "loop.mlir"), os.path.join(tmp, "l.json")
+    with open(prog, "w") as f:
+        f.write(LOOP)
+    p = subprocess.run([CLI, "run", "--trace", path, prog],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       timeout=120)
+    if not check(p.returncode == 0, f"shlo run --trace (loop): {p.stderr!r}"):
+        return
+    steps = [e for e in load(path)["traceEvents"] if e["cat"] == "step"]
+    ops = sorted(e["args"]["op"] for e in steps)
+    check(len(steps) <= 5 and "stablehlo.while" in ops,
+          f"the loop's steps, not its body's: {len(steps)} {ops[:8]}")
+
+
 def check_bench(tmp):
     path = os.path.join(tmp, "b.json")
     p = subprocess.run([CLI, "bench", "--trace", path, "--runs", "2",
@@ -102,6 +140,7 @@ def main():
         sys.exit(77)
     with tempfile.TemporaryDirectory() as tmp:
         check_run(tmp)
+        check_regions(tmp)
         check_bench(tmp)
     if FAILURES:
         sys.exit(1)
