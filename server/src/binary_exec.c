@@ -420,6 +420,7 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
     return;
   }
   int total = n_res * n_procs;
+  uint64_t t_enc = srv_now_ns(); /* laying out RESULT: the trace's encode */
   size_t ident_len;
   char *ident = identity_block(b, &ident_len);
   if (b->identity && !ident) {
@@ -442,6 +443,7 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
     if (!ans_flat_result(b, &rh, ident, ident_len, res, total, len))
       fail(b, SHLO_PERR_RUNTIME, 500, "out of memory");
     free(ident);
+    srv_trace_span(b->trace, "encode answer", t_enc);
     return;
   }
   bool ok = ans_copy(&b->ans, &rh, sizeof rh);
@@ -450,6 +452,7 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   for (int k = 0; ok && k < total; k++) ok = ans_value(&b->ans, res[k]);
   if (!ok || !ans_finish(b, SHLO_BIN_RESULT))
     fail(b, SHLO_PERR_RUNTIME, 500, "out of memory");
+  srv_trace_span(b->trace, "encode answer", t_enc);
 }
 
 /* The grid: the request's, else the module's (1 x 1 by default). */

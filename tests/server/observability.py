@@ -153,6 +153,35 @@ def http_ids_made(srv):
               f"...and the trace starts a W3C trace of its own: {od}")
 
 
+def async_identity(srv):
+    """An asynchronous execution carries its creating request's id: in
+    its state object, and in its trace when it asked for one."""
+    h = dict(auth("alice"))
+    h["X-Request-Id"] = "req-async-1"
+    st, hd, data = srv.request("POST", "/v1/executions",
+                               {"program": PROG, "inputs": [], "trace": True},
+                               headers=h)
+    ans = json.loads(data) if st == 202 else {}
+    if not check(st == 202 and ans.get("request_id") == "req-async-1" and
+                 hd.get("x-request-id") == "req-async-1",
+                 f"an asynchronous execution names its request: {st} {ans}"):
+        return
+    end = {}
+    for _ in range(100):
+        st, _, data = srv.request("GET", f"/v1/executions/{ans['id']}"
+                                  "?wait_ms=200", headers=auth("alice"))
+        end = json.loads(data) if st == 200 else {}
+        if end.get("state") not in ("queued", "running"):
+            break
+    check(end.get("state") == "succeeded" and
+          end.get("request_id") == "req-async-1",
+          f"...to its end: {end}")
+    key = end.get("trace_id", "")
+    st, doc = get_trace(srv, key, "alice")
+    check(st == 200 and doc["otherData"].get("request_id") == "req-async-1",
+          f"its trace names the request: {st} {key}")
+
+
 def bin_hello(token):
     t = token.encode()
     body = struct.pack("<HHIQ", 1, 2, len(t), 0) + t + bytes(-len(t) % 8)
@@ -317,6 +346,7 @@ def main():
     try:
         http_identity(srv, audit)
         http_ids_made(srv)
+        async_identity(srv)
         binary_identity(srv, audit)
     finally:
         STOPS.append((srv.stop(), srv.log()))
