@@ -33,11 +33,16 @@ typedef struct kept {
   srv_trace_ctx ctx;
 } kept;
 
+enum { SPARE_MAX = 32 };
+
 typedef struct srv_traces {
   pthread_mutex_t lock;
   kept *head, *tail;   /* oldest first */
   int64_t n, bytes;
   uint64_t recorded, evicted;
+  /* traces of dropped records, emptied for the next traced request */
+  shlo_trace *spare[SPARE_MAX];
+  int n_spare;
 } srv_traces;
 
 int srv_traces_start(srv_server *s) {
@@ -60,6 +65,7 @@ void srv_traces_stop(srv_server *s) {
     next = k->next;
     kept_free(k);
   }
+  for (int i = 0; i < t->n_spare; i++) shlo_trace_free(t->spare[i]);
   pthread_mutex_destroy(&t->lock);
   free(t);
   s->traces = NULL;
@@ -76,7 +82,12 @@ bool srv_trace_wanted(const srv_server *s, bool asked) {
 }
 
 bool srv_trace_begin(const srv_server *s, srv_trace *tr, uint64_t t0_ns) {
-  tr->t = shlo_trace_new((int)s->cfg.trace_max_spans);
+  srv_traces *ts = s->traces;
+  pthread_mutex_lock(&ts->lock);
+  tr->t = ts->n_spare ? ts->spare[--ts->n_spare] : NULL;
+  pthread_mutex_unlock(&ts->lock);
+  if (tr->t) shlo_trace_reset(tr->t);
+  else tr->t = shlo_trace_new((int)s->cfg.trace_max_spans);
   if (!tr->t) return false;
   shlo_trace_set_origin(tr->t, t0_ns);
   srv_hex_random(tr->key, 32);
@@ -147,6 +158,15 @@ static void copy_str(char *dst, size_t cap, const char *src) {
   dst[n] = 0;
 }
 
+/* Free a dropped record, keeping its trace for reuse (locked). */
+static void drop(srv_traces *t, kept *k) {
+  if (t->n_spare < SPARE_MAX) {
+    t->spare[t->n_spare++] = k->trace;
+    k->trace = NULL;
+  }
+  kept_free(k);
+}
+
 /* Drop from the old end what the limits no longer allow (locked). */
 static void trim(srv_traces *t, const srv_config *c, uint64_t now) {
   uint64_t max_age = (uint64_t)c->trace_keep_s * 1000000000u;
@@ -158,7 +178,7 @@ static void trim(srv_traces *t, const srv_config *c, uint64_t now) {
     t->n--;
     t->bytes -= (int64_t)k->len;
     t->evicted++;
-    kept_free(k);
+    drop(t, k);
   }
 }
 

@@ -290,6 +290,20 @@ def bounded():
         check(m.get("shlo_traces_kept") == 2 and
               m.get("shlo_traces_recorded_total") == 3,
               f"the trace figures: {m.get('shlo_traces_kept')}")
+        # the next traces reuse the buffers of the dropped ones: each holds
+        # its own spans only
+        for k in range(3):
+            st, hd, _ = srv.request("POST", "/execute",
+                                    {"program": PROG, "inputs": []},
+                                    headers={"X-Request-Id": f"req-reuse-{k}"})
+            st, doc = get_trace(srv, hd.get("x-trace-id", "-"), "alice")
+            ev = doc.get("traceEvents", []) if st == 200 else []
+            roots = [e for e in ev if e["cat"] == "request"]
+            check(st == 200 and len(roots) == 1 and
+                  doc["otherData"]["request_id"] == f"req-reuse-{k}" and
+                  len([e for e in ev if e["name"] == "execute"]) == 1,
+                  f"a reused trace holds its own spans only: {st} "
+                  f"{[e['name'] for e in ev]}")
     finally:
         STOPS.append((srv.stop(), srv.log()))
 

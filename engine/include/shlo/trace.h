@@ -46,6 +46,11 @@ typedef struct shlo_trace shlo_trace;
 SHLO_API shlo_trace *shlo_trace_new(int max_spans);
 SHLO_API void shlo_trace_free(shlo_trace *t);
 
+/* Empty t for reuse, its origin now: spans are forgotten, its memory kept
+ * (a server that traces every request reuses traces rather than making
+ * and freeing one per request).  Not while threads still record into t. */
+SHLO_API void shlo_trace_reset(shlo_trace *t);
+
 /* Move the trace's time origin (shlo_trace_now_ns clock), e.g. back to
  * when a request arrived, before the trace existed.  Spans that start
  * before the origin are drawn from the origin. */

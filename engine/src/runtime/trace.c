@@ -93,6 +93,17 @@ void shlo_trace_free(shlo_trace *t) {
 
 shlo_profile *shlo_trace_profile(shlo_trace *t) { return t->profile; }
 
+void shlo_trace_reset(shlo_trace *t) {
+  int n = shlo_trace_count(t);
+  for (int i = 0; i < n; i++) {
+    span *c = atomic_load(&t->chunks[i / CHUNK]);
+    if (c) atomic_store(&c[i % CHUNK].ready, 0);
+  }
+  atomic_store(&t->next, 0);
+  atomic_store(&t->dropped, 0);
+  t->origin_ns = shlo_trace_now_ns();
+}
+
 void shlo_trace_set_origin(shlo_trace *t, uint64_t origin_ns) {
   t->origin_ns = origin_ns;
 }
