@@ -238,6 +238,10 @@ static const opt options[] = {
     {"metrics-max-modules", OPT_INT, OFF(metrics_max_modules), 0, 1000, "20",
      "modules with series of their own in /metrics (the busiest by "
      "requests); the others are summed as module=\"other\"", true},
+    {"otlp-endpoint", OPT_STR, OFF(otlp_endpoint), 0, 0, "",
+     "also export every recorded trace as OTLP/JSON spans: file:PATH (one "
+     "request a line) or http://HOST:PORT/PATH of an OTLP/HTTP collector "
+     "(port 4318, path /v1/traces by default); empty = off", true},
     {"log-format", OPT_STR, OFF(log_format), 0, 0, "text",
      "request log lines: text (key=value) or json (one object a line)",
      false},

@@ -18,6 +18,7 @@ typedef struct srv_config {
   char *tokens_file;
   char *log;                 /* "stderr", "off" or a file path */
   char *log_format;          /* "text" or "json" (docs/observability.md) */
+  char *otlp_endpoint;       /* "", file:PATH or http://HOST:PORT/PATH */
   char *store;               /* module store directory; "" = none */
   char *tls_cert, *tls_key;  /* PEM files: HTTPS when both are set */
   char *grid_backend;        /* "threads" or "mpi" */

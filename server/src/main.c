@@ -18,6 +18,7 @@
 #include "server.h"
 #include "history.h"
 #include "modmetrics.h"
+#include "otlp.h"
 #include "traces.h"
 #include "store.h"
 #include "shlo/grid_mpi.h"
@@ -153,6 +154,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "shlo-server: out of memory\n");
     goto out;
   }
+  if (srv_otlp_start(&s)) {
+    rc = 2;
+    goto out;
+  }
   if (srv_store_start(&s)) {
     rc = 2;
     goto out;
@@ -206,6 +211,7 @@ out:
   srv_auth_free(&s);
   srv_teams_free(&s.teams);
   srv_audit_close(&s);
+  srv_otlp_stop(&s); /* sends what is queued */
   srv_traces_stop(&s);
   srv_modmetrics_free(&s);
   srv_history_free(&s);

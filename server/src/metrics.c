@@ -7,6 +7,7 @@
 #include "executions.h"
 #include "modmetrics.h"
 #include "shlo/version.h"
+#include "otlp.h"
 #include "traces.h"
 #include "core/strbuf.h"
 
@@ -255,6 +256,7 @@ char *srv_metrics_text(srv_server *s) {
   srv_execs_metrics(s, &b);
   srv_binary_metrics(s, &b);
   srv_traces_metrics(s, &b);
+  srv_otlp_metrics(s, &b);
   put_teams(&b, s);
   srv_modmetrics_put(s, &b);
   shlo__sb_printf(&b, "# HELP shlo_build_info The server's version (value "

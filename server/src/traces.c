@@ -14,6 +14,7 @@
 #include "json_write.h"
 #include "reqid.h"
 #include "server.h"
+#include "otlp.h"
 #include "traces.h"
 
 typedef struct kept {
@@ -221,6 +222,11 @@ void srv_trace_finish(srv_server *s, srv_trace *tr, uint64_t t0_ns,
   k->status = a->status;
   k->has_ctx = a->ctx != NULL;
   if (a->ctx) k->ctx = *a->ctx;
+  srv_otlp_about o = {.key = k->key, .request_id = k->request_id,
+                      .team = k->team_name, .route = k->route,
+                      .module = k->module, .ctx = a->ctx,
+                      .status = k->status};
+  srv_otlp_export(s, k->trace, &o); /* before keep: then others may drop k */
   keep(s, k);
 }
 

@@ -20,6 +20,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -347,6 +348,103 @@ def json_log():
               f"{p.stderr!r}")
 
 
+def collector():
+    """A fake OTLP/HTTP collector on a free port: (port, bodies received,
+    the server to shut down)."""
+    import http.server
+    bodies = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            n = int(self.headers.get("Content-Length", 0))
+            bodies.append((self.path, self.headers.get("Content-Type"),
+                           self.rfile.read(n)))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd.server_address[1], bodies, httpd
+
+
+def check_otlp_request(req, what):
+    """The ExportTraceServiceRequest of one traced execute with
+    TRACEPARENT and request id req-otlp-1."""
+    rs = req["resourceSpans"][0]
+    names = {a["key"]: a["value"] for a in rs["resource"]["attributes"]}
+    check(names.get("service.name") == {"stringValue": "shlo-server"},
+          f"{what}: service.name: {names}")
+    spans = rs["scopeSpans"][0]["spans"]
+    roots = [s for s in spans if s["kind"] == 2]
+    if not check(len(roots) == 1, f"{what}: one SERVER span: {len(roots)}"):
+        return
+    root = roots[0]
+    attrs = {a["key"]: list(a["value"].values())[0] for a in root["attributes"]}
+    check(root.get("parentSpanId") == PARENT and root["traceId"] == TRACE_ID,
+          f"{what}: the root span is the caller's span's child: {root}")
+    check(attrs.get("shlo.request_id") == "req-otlp-1" and
+          attrs.get("shlo.team") == "anonymous",
+          f"{what}: the root names the request and team: {attrs}")
+    kids = [s for s in spans if s is not root]
+    check(kids and all(s["traceId"] == TRACE_ID and
+                       s.get("parentSpanId") == root["spanId"] for s in kids),
+          f"{what}: the stages and steps are the root's children")
+    ops = [a["value"]["stringValue"] for s in kids for a in s["attributes"]
+           if a["key"] == "shlo.op"]
+    check("stablehlo.add" in ops, f"{what}: a step span names its op: {ops}")
+    now = time.time() * 1e9
+    check(all(abs(int(s["startTimeUnixNano"]) - now) < 600e9 and
+              int(s["endTimeUnixNano"]) >= int(s["startTimeUnixNano"])
+              for s in spans), f"{what}: wall-clock times")
+
+
+def otlp():
+    """--otlp-endpoint: every trace also leaves as OTLP/JSON, POSTed to a
+    collector or appended to a file."""
+    port, bodies, httpd = collector()
+    srv = Server(BIN, "--trace-sample-rate", "1", "--otlp-endpoint",
+                 f"http://127.0.0.1:{port}/v1/traces")
+    try:
+        st, _, _ = srv.request("POST", "/execute",
+                               {"program": PROG, "inputs": []},
+                               headers={"X-Request-Id": "req-otlp-1",
+                                        "traceparent": TRACEPARENT})
+        check(st == 200, f"execute with an OTLP exporter: {st}")
+        if check(wait_until(lambda: bodies, 10), "the collector got a POST"):
+            path, ctype, body = bodies[0]
+            check(path == "/v1/traces" and ctype == "application/json",
+                  f"OTLP/HTTP JSON to the path: {path} {ctype}")
+            check_otlp_request(json.loads(body), "OTLP/HTTP")
+        check(wait_until(lambda: srv.metrics().get(
+            'shlo_otlp_exports_total{result="sent"}') == 1, 10),
+              "the export is counted as sent")
+    finally:
+        STOPS.append((srv.stop(), srv.log()))
+        httpd.shutdown()
+    path = os.path.join(TMP, "otlp.jsonl")
+    srv = Server(BIN, "--trace-sample-rate", "1", "--otlp-endpoint",
+                 f"file:{path}")
+    try:
+        srv.request("POST", "/execute", {"program": PROG, "inputs": []},
+                    headers={"X-Request-Id": "req-otlp-1",
+                             "traceparent": TRACEPARENT})
+    finally:
+        STOPS.append((srv.stop(), srv.log()))
+    with open(path) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    if check(len(lines) == 1, f"one OTLP request a line in the file: "
+                              f"{len(lines)}"):
+        check_otlp_request(lines[0], "OTLP file")
+    p = subprocess.run([BIN, "--port", "0", "--otlp-endpoint", "ftp://x"],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 2 and "otlp-endpoint" in p.stderr,
+          f"a malformed --otlp-endpoint stops the server: {p.returncode}")
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     tokens = os.path.join(TMP, "tokens")
@@ -366,6 +464,7 @@ def main():
         STOPS.append((srv.stop(), srv.log()))
     bounded()
     json_log()
+    otlp()
     check(all(rc == 0 for rc, _ in STOPS), "every server stops with status 0")
     if SANITIZED:
         check_clean_stops(STOPS)

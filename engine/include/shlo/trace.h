@@ -88,6 +88,26 @@ SHLO_API char *shlo_trace_json(shlo_trace *t, const char *other_json);
  * executable, so that the trace outlives it.  Cheap: no text is
  * formatted.  Not while threads still record into t. */
 SHLO_API void shlo_trace_seal(shlo_trace *t);
+/* One recorded span, as shlo_trace_each shows it (borrowed: valid during
+ * the call only). */
+typedef struct shlo_trace_span_view {
+  const char *name;      /* a step's label (its first 71 bytes once sealed)
+                            or op name; a caller's span's name */
+  const char *cat;       /* "step" for the engine's steps, else the caller's */
+  const char *op;        /* steps: the op's name; others: "" */
+  int line;              /* steps: the op's source line; others: 0 */
+  int tid;               /* the thread that recorded it */
+  uint64_t t0_ns, t1_ns; /* shlo_trace_now_ns clock */
+  const char *args_json; /* a caller's args ("" when none); steps: "" */
+} shlo_trace_span_view;
+
+/* Call fn(span, arg) for every span written whole, in the order they were
+ * recorded; returns how many.  Seals the trace (shlo_trace_seal). */
+SHLO_API int shlo_trace_each(shlo_trace *t,
+                             void (*fn)(const shlo_trace_span_view *span,
+                                        void *arg),
+                             void *arg);
+
 /* Bytes the trace holds (its span chunks and tables). */
 SHLO_API size_t shlo_trace_bytes(const shlo_trace *t);
 

@@ -276,6 +276,31 @@ static void put_span(strbuf *b, const shlo_trace *t, span *s) {
   shlo__sb_putc(b, '}');
 }
 
+typedef struct visit {
+  void (*fn)(const shlo_trace_span_view *, void *);
+  void *arg;
+  int n;
+} visit;
+
+static void visit_one(span *s, void *arg) {
+  visit *v = arg;
+  seal_span(s);
+  shlo_trace_span_view view = {
+      .name = s->name, .cat = s->is_step ? "step" : s->cat,
+      .op = s->is_step ? s->op : "", .line = s->line, .tid = s->tid,
+      .t0_ns = s->t0, .t1_ns = s->t1, .args_json = s->is_step ? "" : s->args};
+  v->fn(&view, v->arg);
+  v->n++;
+}
+
+int shlo_trace_each(shlo_trace *t,
+                    void (*fn)(const shlo_trace_span_view *, void *),
+                    void *arg) {
+  visit v = {fn, arg, 0};
+  each_span(t, visit_one, &v);
+  return v.n;
+}
+
 typedef struct render {
   strbuf *b;
   const shlo_trace *t;
