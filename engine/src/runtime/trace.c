@@ -43,6 +43,7 @@ struct shlo_trace {
   atomic_llong dropped;
   int n_chunks;
   span *_Atomic *chunks; /* cap / CHUNK of them, NULL until claimed */
+  atomic_int chunks_made; /* of them, allocated */
 };
 
 uint64_t shlo_trace_now_ns(void) {
@@ -128,7 +129,10 @@ static span *chunk_of(shlo_trace *t, int i) {
   span *mine = shlo__ctx_malloc(t->ctx, CHUNK * sizeof *mine);
   if (!mine) return NULL;
   for (int k = 0; k < CHUNK; k++) atomic_init(&mine[k].ready, 0);
-  if (atomic_compare_exchange_strong(at, &p, mine)) return mine;
+  if (atomic_compare_exchange_strong(at, &p, mine)) {
+    atomic_fetch_add(&t->chunks_made, 1);
+    return mine;
+  }
   shlo__ctx_free(t->ctx, mine);
   return p;
 }
@@ -239,10 +243,9 @@ static void seal_one(span *s, void *arg) {
 void shlo_trace_seal(shlo_trace *t) { each_span(t, seal_one, NULL); }
 
 size_t shlo_trace_bytes(const shlo_trace *t) {
-  size_t n = sizeof *t + (size_t)t->n_chunks * sizeof *t->chunks;
-  for (int i = 0; i < t->n_chunks; i++)
-    if (atomic_load(&t->chunks[i])) n += CHUNK * sizeof(span);
-  return n;
+  return sizeof *t + (size_t)t->n_chunks * sizeof *t->chunks +
+         (size_t)atomic_load(&((shlo_trace *)t)->chunks_made) * CHUNK *
+             sizeof(span);
 }
 
 /* A step's span: its label (a fused group lists its ops) or op name,
