@@ -813,21 +813,27 @@ static void execute_and_reply(exec_state *ex) {
   }
 }
 
-/* "trace": true asks for a trace; else trace-sample-rate may draw one.
- * False after a 400 for a "trace" that is no boolean. */
-static bool trace_start(exec_state *ex, uint64_t read_t0) {
-  srv_request *r = ex->r;
+/* Whether the body asks for a trace ("trace": true); false after a 400
+ * for a "trace" that is no boolean. */
+static bool trace_asked(exec_state *ex, bool *asked) {
   const cJSON *root = ex->b.req.root;
   const cJSON *t = root ? cJSON_GetObjectItemCaseSensitive(root, "trace")
                         : NULL;
-  if (t && !cJSON_IsBool(t) && !cJSON_IsNull(t)) {
-    srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
-                    "\"trace\" must be true or false");
-    return false;
-  }
-  if (!srv_trace_wanted(r->srv, t && cJSON_IsTrue(t)) ||
+  *asked = t && cJSON_IsTrue(t);
+  if (!t || cJSON_IsBool(t) || cJSON_IsNull(t)) return true;
+  srv_reply_error(ex->r, SHLO_PERR_INPUT, 400, 0, 0,
+                  "\"trace\" must be true or false");
+  return false;
+}
+
+/* Trace the execution when asked, or when trace-sample-rate draws it:
+ * from the request's arrival, through its reading (read_t0 .. read_t1). */
+static void trace_start(exec_state *ex, bool asked, uint64_t read_t0,
+                        uint64_t read_t1) {
+  srv_request *r = ex->r;
+  if (!srv_trace_wanted(r->srv, asked) ||
       !srv_trace_begin(r->srv, &ex->tr, r->t0_ns))
-    return true; /* out of memory: the execution runs untraced */
+    return; /* out of memory: the execution runs untraced */
   const srv_job *j = &r->job;
   if (j->submit_ns && j->start_ns > j->submit_ns) {
     shlo_trace_span(ex->tr.t, "receive request", "server", r->t0_ns,
@@ -838,8 +844,8 @@ static bool trace_start(exec_state *ex, uint64_t read_t0) {
     shlo_trace_span(ex->tr.t, "receive request", "server", r->t0_ns,
                     read_t0, NULL);
   }
-  srv_trace_span(&ex->tr, "decode request", read_t0);
-  return true;
+  shlo_trace_span(ex->tr.t, "decode request", "server", read_t0, read_t1,
+                  NULL);
 }
 
 /* A traced execution's id goes in its answer, and its trace is kept. */
@@ -880,19 +886,29 @@ static bool run_execute(srv_request *r, srv_lane *lane) {
     return true;
   }
   exec_state ex = {.r = r, .n_procs = 1, .cached = true};
-  uint64_t t = srv_now_ns();
+  uint64_t t0 = srv_now_ns();
   if (!read_body(r, &ex.b)) return true;
-  if (!trace_start(&ex, t)) {
+  uint64_t t1 = srv_now_ns();
+  bool asked;
+  if (!trace_asked(&ex, &asked)) {
     exec_free(&ex);
     return true;
   }
-  t = srv_now_ns();
-  if (!find_module(&ex, lane)) {
-    exec_free(&ex); /* a declined inline try: the worker traces it anew */
+  /* A worker traces from here; the loop only once it found a tiny
+   * module to run, so that a try it declines costs no trace. */
+  if (!lane) trace_start(&ex, asked, t0, t1);
+  bool found = find_module(&ex, lane);
+  if (lane && found) trace_start(&ex, asked, t0, t1);
+  uint64_t t = srv_trace_span(&ex.tr, !found      ? "module (not found or "
+                                                    "did not parse)"
+                                      : ex.cached ? "module (cached)"
+                                                  : "parse and verify",
+                              t1);
+  if (!found) {
+    trace_end(&ex); /* a failed request's trace is kept too */
+    exec_free(&ex);
     return !lane;
   }
-  t = srv_trace_span(&ex.tr, ex.cached ? "module (cached)"
-                                       : "parse and verify", t);
   memcpy(r->module, ex.e->id, SRV_ID_LEN);
   bool ok = compile_entry(&ex);
   t = srv_trace_span(&ex.tr, ex.cached ? "executable (cached)" : "compile",

@@ -143,6 +143,16 @@ def http_ids_made(srv):
     st, _, _ = execute(srv, "alice", {"program": PROG, "inputs": [],
                                       "trace": "yes"})
     check(st == 400, f'"trace": "yes" is refused: {st}')
+    st, hd, ans = execute(srv, "alice", {"program": "not mlir", "inputs": [],
+                                         "trace": True})
+    key = ans.get("trace_id", "") if isinstance(ans, dict) else ""
+    check(st == 400 and HEX32.match(key) and hd.get("x-trace-id") == key,
+          f"a failed request's answer names its trace too: {st} {ans}")
+    st, doc = get_trace(srv, key, "alice")
+    names = [e["name"] for e in doc.get("traceEvents", [])] if st == 200 else []
+    check(any(n.startswith("module (not found") for n in names) and
+          "execute" not in names,
+          f"...which shows where it failed: {st} {names}")
     st, hd, ans = execute(srv, "alice", {"program": PROG, "inputs": [],
                                          "trace": True},
                           {"traceparent": "00-zz-nothex-01"})
