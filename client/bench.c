@@ -17,6 +17,7 @@
 #include "remote.h"
 #include "shlo/engine.h"
 #include "shlo/profile.h"
+#include "shlo/trace.h"
 
 static uint64_t splitmix(uint64_t k, uint64_t i) {
   uint64_t z = (42 + k) + (i + 1) * 0x9E3779B97F4A7C15ull;
@@ -57,19 +58,22 @@ typedef struct bench_opts {
   shlo_profile *profile; /* --profile: time every step of the timed runs */
   const char *server;    /* --server URL: compile and run there */
   cli_inputs in;         /* --input / --args: instead of generated inputs */
+  const char *trace_path; /* --trace FILE: every run's steps as a trace */
+  shlo_trace *trace;
 } bench_opts;
 
 static int bench_usage(FILE *to, int rc) {
   fprintf(to,
     "usage: shlo bench FILE.mlir [--runs N] [--warmup N] [--int-range N]\n"
     "                  [--input=SPEC ... | --args=TEXT|@FILE]\n"
-    "                  [--profile | --server URL]\n"
+    "                  [--profile | --trace FILE | --server URL]\n"
     "  time the entry function (see ../shared/bench/README.md)\n"
     "  --runs N        timed runs (default 10); --warmup N untimed first (2)\n"
     "  --int-range N   generated integers are drawn from [0, N) (65536)\n"
     "  --input, --args the arguments, as `shlo run --help` describes them,\n"
     "                  instead of generated ones\n"
     "  --profile       time every step of the timed runs\n"
+    "  --trace FILE    write every run's steps as a Chrome trace\n"
     "  --server URL    compile and run at a shlo-server\n");
   return rc;
 }
@@ -99,16 +103,23 @@ static int parse_bench_opts(int argc, char **argv, bench_opts *o) {
       bad = !(o->profile = shlo_profile_new());
     else if (!strcmp(argv[i], "--server") && i + 1 < argc)
       o->server = argv[++i];
+    else if (!strcmp(argv[i], "--trace") && i + 1 < argc && !o->trace_path)
+      o->trace_path = argv[++i];
     else if (argv[i][0] != '-' && !o->path) o->path = argv[i];
     else bad = true;
   }
   if (bad || !o->path || o->runs < 1 || o->warmup < 0 || o->range < 1 ||
-      (o->server && o->profile)) {
+      (o->server && o->profile) ||
+      (o->trace_path && (o->server || o->profile))) {
     bench_usage(stderr, 2);
     cli_inputs_free(&o->in);
     shlo_profile_free(o->profile);
     o->profile = NULL;
     return 2;
+  }
+  if (o->trace_path && !(o->trace = shlo_trace_new(0))) {
+    fprintf(stderr, "shlo bench: out of memory\n");
+    return 1;
   }
   return 0;
 }
@@ -140,8 +151,15 @@ static bool time_runs(shlo_executable *e, shlo_value **args, int n_args,
                       int *n_res, shlo_diag *d) {
   for (int r = 0; r < o->warmup + o->runs; r++) {
     double s = now_ms();
+    uint64_t t0 = shlo_trace_now_ns();
     shlo_exec_opts eo = {.profile = r >= o->warmup ? o->profile : NULL};
-    if (shlo_execute(e, &eo, args, n_args, res, n_res, d)) {
+    if (o->trace) eo.profile = shlo_trace_profile(o->trace);
+    shlo_status st = shlo_execute(e, &eo, args, n_args, res, n_res, d);
+    char name[32];
+    snprintf(name, sizeof name, "%s %d", r < o->warmup ? "warmup" : "run",
+             r < o->warmup ? r : r - o->warmup);
+    shlo_trace_span(o->trace, name, "stage", t0, shlo_trace_now_ns(), NULL);
+    if (st) {
       cli_print_diag(d);
       return false;
     }
@@ -251,10 +269,13 @@ int cli_bench(int argc, char **argv) {
   int n_args = 0;
   if (!times) goto done;
   double t0 = now_ms(); /* "compile": reading and parsing included */
+  uint64_t load_ns = shlo_trace_now_ns();
   if (shlo_load_file(o.path, NULL, &m, &e, &d)) {
     cli_print_diag(&d);
     goto done;
   }
+  shlo_trace_span(o.trace, "load (read, parse, verify, compile)", "stage",
+                  load_ns, shlo_trace_now_ns(), NULL);
   double compile_ms = now_ms() - t0;
   const shlo_func *f = shlo_executable_entry(e);
   if (!make_inputs(&o, f, &args, &n_args)) goto done;
@@ -268,7 +289,9 @@ int cli_bench(int argc, char **argv) {
   printf("  kernels: %s\n", shlo_kernels_info());
   if (o.profile) shlo_profile_print(o.profile, stdout, 15);
   rc = 0;
+  if (o.trace && cli_trace_write(o.trace, o.trace_path, "shlo bench")) rc = 1;
 done:
+  shlo_trace_free(o.trace);
   shlo_profile_free(o.profile);
   cli_inputs_free(&o.in);
   for (int k = 0; k < n_args && args; k++) shlo_value_unref(args[k]);

@@ -37,4 +37,10 @@ char *cli_mpi_share_text(const char *text);
 /* Stop MPI (aborting the job when a rank was lost); returns rc. */
 int cli_mpi_finish(int rc);
 
+/* --trace FILE (trace_out.c): write t's Chrome trace JSON to path, with
+ * the command's name in its otherData; 0, or 1 after a message. */
+struct shlo_trace;
+int cli_trace_write(struct shlo_trace *t, const char *path,
+                    const char *command);
+
 #endif

@@ -9,6 +9,8 @@
 #include "remote.h"
 #include "shlo/artifact.h"
 #include "shlo/engine.h"
+#include "shlo/trace.h"
+#include "shlo/verify.h"
 #include "shlo/grid.h"
 
 char *cli_read_file(const char *path, size_t *len) {
@@ -120,7 +122,7 @@ static int print_grid_results(int R, int P, shlo_value **results,
  * the --infeed file's values go into every process's infeed queue.  Prints
  * each process's results and then its outfeed. */
 static int run_grid(shlo_executable *e, int R, int P, shlo_value **args,
-                    int n_args, const char *infeed_path) {
+                    int n_args, const char *infeed_path, shlo_trace *trace) {
   int n = R * P, rc = 1, n_results = 0, n_in = 0;
   const shlo_func *f = shlo_executable_entry(e);
   int per = 0; /* arguments per process that --args supplies */
@@ -144,13 +146,21 @@ static int run_grid(shlo_executable *e, int R, int P, shlo_value **args,
   if (infeed_path && read_infeed(infeed_path, &in_vals, &n_in, &d)) goto done;
   if (!make_feeds(inq, outq, n, in_vals, n_in)) goto oom;
   shlo_grid_opts go = {.num_replicas = R, .num_partitions = P,
-                       .infeed = inq, .outfeed = outq};
-  if (shlo_execute_grid(e, &go, dealt, f->n_args, &results, &n_results,
-                        &d)) {
+                       .infeed = inq, .outfeed = outq,
+                       .exec = {.profile = trace ? shlo_trace_profile(trace)
+                                                 : NULL}};
+  uint64_t t0 = shlo_trace_now_ns();
+  shlo_status st =
+      shlo_execute_grid(e, &go, dealt, f->n_args, &results, &n_results, &d);
+  uint64_t t1 = shlo_trace_now_ns();
+  shlo_trace_span(trace, "execute", "stage", t0, t1, NULL);
+  if (st) {
     cli_print_diag(&d);
     goto done;
   }
   rc = print_grid_results(R, P, results, n_results, outq);
+  shlo_trace_span(trace, "print results", "stage", t1, shlo_trace_now_ns(),
+                  NULL);
   goto done;
 oom:
   fprintf(stderr, "shlo: out of memory\n");
@@ -177,6 +187,7 @@ typedef struct run_opts {
   cli_inputs in;   /* --input / --args */
   cli_outputs out; /* --output */
   const char *server; /* --server URL: run there */
+  const char *trace_path; /* --trace FILE: write a Chrome trace there */
   int replicas, partitions; /* 0: the module's */
   bool explain;
   bool mpi; /* under mpirun: grids spread over the ranks */
@@ -202,6 +213,7 @@ static int run_usage(FILE *to, int rc) {
     "  --explain           print the execution plan instead of running\n"
     "  --replicas R, --partitions P   the process grid (default: the module's)\n"
     "  --infeed FILE       values for every process's infeed queue\n"
+    "  --trace FILE        write where the run's time went, as a Chrome trace\n"
     "  --server URL        run at a shlo-server (shlo://host:port binary,\n"
     "                      http://host:port JSON; token from $SHLO_TOKEN)\n"
     "  --mpi               under mpirun: spread the grid over the ranks\n"
@@ -224,6 +236,8 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     else if (!strcmp(argv[i], "--server") && i + 1 < argc)
       o->server = argv[++i];
     else if (!strcmp(argv[i], "--mpi")) o->mpi = true;
+    else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
+      o->trace_path = argv[++i];
     else if (!strcmp(argv[i], "--infeed") && i + 1 < argc)
       o->infeed_path = argv[++i];
     else if (!strcmp(argv[i], "--replicas") && i + 1 < argc) {
@@ -242,9 +256,9 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     }
   }
   if (!o->path) return run_usage(stderr, 2);
-  if (o->server && (o->explain || o->infeed_path || o->mpi)) {
-    fprintf(stderr, "shlo run: --explain, --infeed and --mpi are local only "
-                    "(not with --server)\n");
+  if (o->server && (o->explain || o->infeed_path || o->mpi || o->trace_path)) {
+    fprintf(stderr, "shlo run: --explain, --infeed, --trace and --mpi are "
+                    "local only (not with --server)\n");
     return 2;
   }
   return 0;
@@ -263,15 +277,54 @@ static shlo_status load_shared(const char *path, const shlo_compile_opts *co,
   return st;
 }
 
+/* shlo_load_file stage by stage, each stage a span of trace. */
+static shlo_status load_traced(const char *path, const shlo_compile_opts *co,
+                               shlo_trace *trace, shlo_module **m,
+                               shlo_executable **e, shlo_diag *d) {
+  uint64_t t0 = shlo_trace_now_ns();
+  size_t len;
+  char *text = shlo_read_file(path, &len, d);
+  if (!text) return d->code ? d->code : SHLO_EINPUT;
+  uint64_t t1 = shlo_trace_now_ns();
+  char args[64];
+  snprintf(args, sizeof args, "{\"bytes\":%zu}", len);
+  shlo_trace_span(trace, "read", "stage", t0, t1, args);
+  shlo_status st = shlo_parse_module(text, len, path, m, d);
+  free(text);
+  uint64_t t2 = shlo_trace_now_ns();
+  shlo_trace_span(trace, "parse", "stage", t1, t2, NULL);
+  if (st) return st;
+  /* dynamic shapes the verifier cannot judge are the compiler's to check */
+  st = shlo_verify_module_first(*m, NULL, d);
+  uint64_t t3 = shlo_trace_now_ns();
+  shlo_trace_span(trace, "verify", "stage", t2, t3, NULL);
+  if (st && st != SHLO_EUNSUPPORTED) return st;
+  shlo_compile_opts c = *co;
+  c.verified = st == SHLO_OK;
+  shlo_diag_clear(d);
+  st = shlo_compile(*m, &c, e, d);
+  shlo_trace_span(trace, "compile", "stage", t3, shlo_trace_now_ns(), NULL);
+  return st;
+}
+
 /* Run on one process and deliver the results (--output, else print). */
 static int run_single(shlo_executable *e, shlo_value **args, int n_args,
-                      const cli_outputs *out, shlo_diag *d) {
+                      const cli_outputs *out, shlo_trace *trace,
+                      shlo_diag *d) {
   shlo_value **results = NULL;
   int n_results = 0, rc = 1;
-  if (shlo_execute(e, NULL, args, n_args, &results, &n_results, d))
+  shlo_exec_opts eo = {.profile = trace ? shlo_trace_profile(trace) : NULL};
+  uint64_t t0 = shlo_trace_now_ns();
+  shlo_status st = shlo_execute(e, &eo, args, n_args, &results, &n_results, d);
+  uint64_t t1 = shlo_trace_now_ns();
+  shlo_trace_span(trace, "execute", "stage", t0, t1, NULL);
+  if (st) {
     cli_print_diag(d);
-  else
+  } else {
     rc = cli_outputs_deliver(out, "shlo run", results, n_results);
+    shlo_trace_span(trace, "deliver results", "stage", t1,
+                    shlo_trace_now_ns(), NULL);
+  }
   for (int i = 0; i < n_results; i++) shlo_value_unref(results[i]);
   free(results);
   return rc;
@@ -351,7 +404,8 @@ static bool explain_entry(const run_opts *o) {
 }
 
 /* The local run once the program is compiled. */
-static int run_loaded(const run_opts *o, shlo_module *m, shlo_executable *e) {
+static int run_loaded(const run_opts *o, shlo_module *m, shlo_executable *e,
+                      shlo_trace *trace) {
   shlo_value **args = NULL;
   int n_args = 0, mr, mp, rc = 1;
   shlo_diag d;
@@ -368,11 +422,14 @@ static int run_loaded(const run_opts *o, shlo_module *m, shlo_executable *e) {
                     "grid of %d)\n", R * P);
     return 1;
   }
+  uint64_t args_ns = shlo_trace_now_ns();
   if (cli_inputs_load("shlo run", &o->in, shlo_executable_entry(e),
                       grid ? R * P : 1, &args, &n_args))
     return 1;
-  if (grid) rc = run_grid(e, R, P, args, n_args, o->infeed_path);
-  else rc = run_single(e, args, n_args, &o->out, &d);
+  shlo_trace_span(trace, "load inputs", "stage", args_ns, shlo_trace_now_ns(),
+                  NULL);
+  if (grid) rc = run_grid(e, R, P, args, n_args, o->infeed_path, trace);
+  else rc = run_single(e, args, n_args, &o->out, trace, &d);
   for (int i = 0; i < n_args; i++) shlo_value_unref(args[i]);
   free(args);
   return rc;
@@ -380,6 +437,7 @@ static int run_loaded(const run_opts *o, shlo_module *m, shlo_executable *e) {
 
 int cli_run(int argc, char **argv) {
   run_opts o;
+  uint64_t start_ns = shlo_trace_now_ns();
   int rc = parse_run_opts(argc, argv, &o);
   if (rc) goto out;
   if (o.server) {
@@ -387,17 +445,30 @@ int cli_run(int argc, char **argv) {
     goto out;
   }
   rc = 1;
+  shlo_trace *trace = NULL;
+  if (o.trace_path && !(trace = shlo_trace_new(0))) {
+    fprintf(stderr, "shlo: out of memory\n");
+    goto out;
+  }
   shlo_module *m = NULL;
   shlo_executable *e = NULL;
   shlo_diag d;
   shlo_diag_clear(&d);
   shlo_compile_opts co = {.entry = o.entry};
-  if (o.mpi && cli_mpi_start()) goto out;
-  if (o.mpi ? load_shared(o.path, &co, &m, &e, &d)
-            : shlo_load_file(o.path, &co, &m, &e, &d)) {
+  if (o.mpi && cli_mpi_start()) goto done;
+  if (o.mpi    ? load_shared(o.path, &co, &m, &e, &d)
+      : trace ? load_traced(o.path, &co, trace, &m, &e, &d)
+              : shlo_load_file(o.path, &co, &m, &e, &d)) {
     if (!explain_entry(&o)) cli_print_diag(&d);
   } else {
-    rc = run_loaded(&o, m, e);
+    rc = run_loaded(&o, m, e, trace);
+  }
+done:
+  if (trace) { /* steps name themselves from e: written before it goes */
+    shlo_trace_span(trace, "shlo run", "command", start_ns,
+                    shlo_trace_now_ns(), NULL);
+    if (cli_trace_write(trace, o.trace_path, "shlo run") && !rc) rc = 1;
+    shlo_trace_free(trace);
   }
   shlo_executable_free(e);
   shlo_module_free(m);

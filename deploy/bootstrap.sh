@@ -6,7 +6,8 @@
 # grids across ranks (shlo run/test --mpi) and their tests; clang builds
 # the libFuzzer targets of fuzz/ (fuzz/run.sh, not part of the test run);
 # chromium, chromium-driver and python3-selenium run the web console's
-# browser test (tests/server/console_browser.py).  deploy/
+# browser test (tests/server/console_browser.py); prometheus gives promtool,
+# which checks /metrics (tests/server/metrics_promtool.py).  deploy/
 # test-fresh.sh checks this list on a bare Debian 12.  Safe to run again: it installs nothing that is
 # already there and rebuilds only what changed.
 set -euo pipefail
@@ -18,7 +19,8 @@ packages=(build-essential cmake ninja-build pkg-config
           valgrind nginx openssl
           python3 python3-numpy libgfortran-12-dev
           openmpi-bin libopenmpi-dev clang
-          chromium chromium-driver python3-selenium)
+          chromium chromium-driver python3-selenium
+          prometheus)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -34,6 +36,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [[ " ${missing[*]} " == *" nginx "* ]] && [ -d /run/systemd/system ]; then
     systemctl disable --now nginx >/dev/null 2>&1 || true
     echo "nginx: installed for the tests; its system service is disabled"
+  fi
+  # prometheus is here for its promtool (test_server_metrics_promtool)
+  if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now prometheus >/dev/null 2>&1 || true
   fi
 fi
 

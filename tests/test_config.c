@@ -195,7 +195,7 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 59); /* binary-port, issue #10's caps, compile bounds,
+  assert_int_equal(n, 67); /* binary-port, issue #10's caps, compile bounds,
                             issue #14: insecure, audit-log, six team-*,
                             store, tls-cert, tls-key,
                             issue #18: grid-backend, mpi-min-procs,
@@ -209,7 +209,11 @@ static void defaults_are_as_documented(void **state) {
                             max-nesting-depth,
 
                             issue #31: engine-threads, no-fusion,
-                            conv-general, mpi-peer-timeout */
+                            conv-general, mpi-peer-timeout,
+                            issue #35: trace-sample-rate, trace-keep,
+                            trace-keep-bytes, trace-keep-s,
+                            trace-max-spans, metrics-max-modules,
+                            otlp-endpoint, log-format */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");

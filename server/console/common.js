@@ -130,9 +130,24 @@ const Shlo = (function () {
     return (ms / 1000).toFixed(2) + ' s';
   }
 
-  /* Lines on a canvas: series [{values, color}], values null = a gap.
-   * The y axis starts at 0 and ends at the largest value shown. */
-  function chart(canvas, series, fmt) {
+  /* A wall time as the x axis writes it: HH:MM:SS, or HH:MM for charts
+   * whose points are minutes apart. */
+  function clock(ms, minutes) {
+    const d = new Date(ms), two = (v) => String(v).padStart(2, '0');
+    return two(d.getHours()) + ':' + two(d.getMinutes()) +
+      (minutes ? '' : ':' + two(d.getSeconds()));
+  }
+
+  /* Lines on a canvas, with axes and a legend: series [{values, color,
+   * label}], values null = a gap, the newest value at the right edge.
+   * opts.step_s is the time between values (1 s by default), opts.end_ms
+   * the wall time of the newest (now by default), opts.points the width
+   * of the window in values (at least the values given; 60 by default):
+   * the x axis is labelled with clock times, the y axis from 0 to the
+   * largest value shown, in fmt's units. */
+  function chart(canvas, series, fmt, opts) {
+    opts = opts || {};
+    const step = opts.step_s || 1, end = opts.end_ms || Date.now();
     const ratio = window.devicePixelRatio || 1;
     const w = canvas.clientWidth || canvas.width, h = canvas.clientHeight || canvas.height;
     if (canvas.width !== w * ratio) { canvas.width = w * ratio; canvas.height = h * ratio; }
@@ -145,13 +160,44 @@ const Shlo = (function () {
       for (const v of s.values) if (v !== null && v > max) max = v;
     }
     if (max === 0) max = 1;
-    const top = 14, bottom = h - 4, left = 4, right = w - 4;
-    g.strokeStyle = '#d5dbe3';
-    g.beginPath(); g.moveTo(left, bottom + 0.5); g.lineTo(right, bottom + 0.5); g.stroke();
-    g.fillStyle = '#5d6b7c';
-    g.font = '11px sans-serif';
-    g.fillText('max ' + fmt(max), left, 11);
-    const cap = Math.max(n, 60);
+    const left = 54, right = w - 8, top = 20, bottom = h - 18;
+    g.font = '10px sans-serif';
+    g.lineWidth = 1;
+    /* y axis: 0, half and the top, with their gridlines */
+    for (const f of [0, 0.5, 1]) {
+      const y = Math.round(bottom - f * (bottom - top)) + 0.5;
+      g.strokeStyle = f ? '#e6eaf0' : '#9aa6b5';
+      g.beginPath(); g.moveTo(left, y); g.lineTo(right, y); g.stroke();
+      g.fillStyle = '#5d6b7c';
+      g.textAlign = 'right';
+      g.fillText(fmt(max * f), left - 4, y + 3);
+    }
+    g.strokeStyle = '#9aa6b5';
+    g.beginPath(); g.moveTo(left + 0.5, top); g.lineTo(left + 0.5, bottom); g.stroke();
+    /* x axis: clock times at four ticks across the window */
+    const cap = Math.max(n, opts.points || 60, 2);
+    const span = (cap - 1) * step * 1000;
+    for (let k = 0; k <= 3; k++) {
+      const x = left + k * (right - left) / 3;
+      g.beginPath(); g.moveTo(Math.round(x) + 0.5, bottom); g.lineTo(Math.round(x) + 0.5, bottom + 3); g.stroke();
+      g.textAlign = k === 0 ? 'left' : k === 3 ? 'right' : 'center';
+      g.fillText(clock(end - span * (1 - k / 3), step >= 60), x, h - 4);
+    }
+    /* the legend, top right */
+    let lx = right;
+    g.textAlign = 'right';
+    for (const s of series.slice().reverse()) {
+      if (!s.label) continue;
+      g.fillStyle = '#1c2430';
+      g.fillText(s.label, lx, 11);
+      lx -= g.measureText(s.label).width + 4;
+      /* a faint swatch: only the lines are drawn in the series' full colour */
+      g.globalAlpha = 0.6;
+      g.fillStyle = s.color;
+      g.fillRect(lx - 10, 5, 10, 6);
+      g.globalAlpha = 1;
+      lx -= 18;
+    }
     for (const s of series) {
       g.strokeStyle = s.color;
       g.lineWidth = 1.5;
@@ -174,6 +220,60 @@ const Shlo = (function () {
         g.fill();
       }
     }
+  }
+
+  /* An execution's trace (Chrome trace JSON, GET /v1/traces/{id}) drawn
+   * into box as a timeline: the request's span on top, then the server's
+   * stages, then one row per thread for the engine's steps; each span a
+   * bar placed by its start and sized by its duration, named, with its
+   * duration in its tooltip. */
+  function timeline(box, doc) {
+    const ev = (doc.traceEvents || []).filter((e) => e.ph === 'X');
+    box.replaceChildren();
+    if (!ev.length) { box.append(el('p', { className: 'note' }, 'The trace has no spans.')); return; }
+    const t0 = Math.min(...ev.map((e) => e.ts));
+    const total = Math.max(...ev.map((e) => e.ts + e.dur)) - t0 || 1;
+    const rows = new Map();
+    const rowOf = (e) => e.cat === 'step' ? 'steps, thread ' + e.tid
+      : e.cat === 'request' || e.cat === 'command' ? 'request' : 'stages';
+    for (const e of ev.slice().sort((a, b) => a.ts - b.ts)) {
+      const key = rowOf(e);
+      if (!rows.has(key)) rows.set(key, []);
+      rows.get(key).push(e);
+    }
+    const order = [...rows.keys()].sort((a, b) =>
+      (a === 'request' ? 0 : a === 'stages' ? 1 : 2) - (b === 'request' ? 0 : b === 'stages' ? 1 : 2) ||
+      a.localeCompare(b));
+    const od = doc.otherData || {};
+    box.append(el('p', { className: 'note', id: 'timeline-summary' },
+      ev.length + ' spans over ' + fmtMs(total / 1000) +
+      (od.request_id ? ', request ' + od.request_id : '') +
+      (od.spans_dropped ? ', ' + od.spans_dropped + ' spans left out (trace-max-spans)' : '')));
+    for (const key of order) {
+      const track = el('div', { className: 'tl-track' });
+      for (const e of rows.get(key)) {
+        const bar = el('div', { className: 'tl-span tl-' + (e.cat || 'span'),
+                                title: e.name + ': ' + fmtMs(e.dur / 1000) +
+                                  (e.args && e.args.op ? ' (' + e.args.op + ', line ' + e.args.line + ')' : '') },
+                       e.name);
+        bar.style.left = (100 * (e.ts - t0) / total) + '%';
+        bar.style.width = Math.max(0.2, 100 * e.dur / total) + '%';
+        track.append(bar);
+      }
+      box.append(el('div', { className: 'tl-row' }, el('span', { className: 'tl-label' }, key), track));
+    }
+    box.append(el('div', { className: 'tl-row tl-axis' }, el('span', { className: 'tl-label' }, ''),
+      el('div', { className: 'tl-track' }, el('span', { className: 'tl-start' }, '0'),
+         el('span', { className: 'tl-end' }, fmtMs(total / 1000)))));
+    /* the longest spans below the row of bars too short to be read */
+    const longest = ev.filter((e) => e.cat !== 'request' && e.cat !== 'command')
+      .sort((a, b) => b.dur - a.dur).slice(0, 12);
+    box.append(el('table', { className: 'data tl-list' },
+      el('tr', {}, el('th', {}, 'span'), el('th', {}, 'kind'), el('th', {}, 'thread'),
+         el('th', {}, 'start'), el('th', {}, 'duration')),
+      longest.map((e) => el('tr', {}, el('td', { className: 'mono' }, e.name),
+        el('td', {}, e.cat), el('td', {}, String(e.tid)),
+        el('td', {}, fmtMs((e.ts - t0) / 1000)), el('td', {}, fmtMs(e.dur / 1000))))));
   }
 
   /* Bytes as base64 (the protocol's "b64" and "artifact"). */
@@ -199,5 +299,5 @@ const Shlo = (function () {
   document.addEventListener('DOMContentLoaded', header);
 
   return { el, byId, setText, call, errorText, authHeaders, askToken,
-           fmtBytes, fmtMs, chart, base64 };
+           fmtBytes, fmtMs, chart, timeline, clock, base64 };
 })();

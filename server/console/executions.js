@@ -121,5 +121,31 @@
     if (Array.isArray(list)) list.forEach((x) => addRow(String(x.id), x.state));
   }
 
+  /* A trace by its id, as a timeline (GET /v1/traces/{id}); the page's
+   * address may name one: executions.html#trace=ID. */
+  async function showTrace() {
+    const id = byId('trace-id').value.trim();
+    const box = byId('timeline');
+    box.hidden = false;
+    if (!/^[0-9a-f]{32}$/.test(id)) {
+      box.replaceChildren(el('p', { className: 'note bad' }, 'A trace id is 32 hex digits.'));
+      return;
+    }
+    const res = await call('GET', '/v1/traces/' + id);
+    if (!res.ok || !res.json) {
+      box.replaceChildren(el('p', { className: 'note bad' }, 'Trace: ' + errorText(res)));
+      return;
+    }
+    Shlo.timeline(box, res.json);
+  }
+
   document.addEventListener('DOMContentLoaded', detect);
+  document.addEventListener('DOMContentLoaded', () => {
+    byId('trace-show').addEventListener('click', showTrace);
+    const hit = /#trace=([0-9a-f]{32})$/.exec(location.hash);
+    if (hit) {
+      byId('trace-id').value = hit[1];
+      showTrace();
+    }
+  });
 })();

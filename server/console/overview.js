@@ -1,9 +1,16 @@
 /* Overview: /healthz, /readyz and /metrics polled each second; rates and
- * latency percentiles come from the differences between snapshots. */
+ * latency percentiles come from the differences between snapshots.  The
+ * history below comes from the server's rings (GET /v1/console/history):
+ * the past hour by second or the past day by minute, there before the
+ * page was opened; an admin sees the server and every team, any other
+ * token its own team. */
 'use strict';
 
 (function () {
-  const { byId, setText, call, fmtBytes, fmtMs, chart } = Shlo;
+  const { el, byId, setText, call, fmtBytes, fmtMs, chart, clock } = Shlo;
+  const HISTORY_MS = 2000;
+  const count = (v) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
+  const TEAM_COLORS = ['#2457c5', '#c58a24', '#1b7f3b', '#7b3fb3', '#b3261e', '#2a8f9e'];
   const POLL_MS = 1000, KEEP = 120, WINDOW = 5; /* percentiles over 5 polls */
   const snapshots = [];  /* {t, m} */
   const rps = [], p50 = [], p90 = [], p99 = [], queue = [], running = [];
@@ -106,11 +113,13 @@
       setText('v-pct', qs[0] === null ? 'no executions in the last ' + WINDOW + ' s'
         : 'p90 ' + fmtMs(qs[1] * 1000) + ', p99 ' + fmtMs(qs[2] * 1000) + ' (last ' + WINDOW + ' s)');
     }
-    chart(byId('chart-rps'), [{ values: rps, color: '#2457c5' }], (v) => v.toFixed(1) + '/s');
-    chart(byId('chart-latency'), [{ values: p50, color: '#1b7f3b' },
-      { values: p90, color: '#c58a24' }, { values: p99, color: '#b3261e' }], fmtMs);
-    chart(byId('chart-queue'), [{ values: queue, color: '#b3261e' },
-      { values: running, color: '#2457c5' }], (v) => String(Math.round(v)));
+    chart(byId('chart-rps'), [{ values: rps, color: '#2457c5', label: 'requests/s' }],
+          (v) => v.toFixed(1) + '/s', { points: KEEP });
+    chart(byId('chart-latency'), [{ values: p50, color: '#1b7f3b', label: 'p50' },
+      { values: p90, color: '#c58a24', label: 'p90' }, { values: p99, color: '#b3261e', label: 'p99' }],
+          fmtMs, { points: KEEP });
+    chart(byId('chart-queue'), [{ values: queue, color: '#b3261e', label: 'queued' },
+      { values: running, color: '#2457c5', label: 'running' }], count, { points: KEEP });
   }
 
   async function poll() {
@@ -119,8 +128,13 @@
       const res = await call('GET', '/metrics');
       if (!res.ok) {
         setText('overview-note', res.status === 403
-          ? 'This token may not read the server\'s metrics.'
+          ? 'This token may not read the server\'s metrics; the history below is your team\'s.'
           : 'Metrics: ' + Shlo.errorText(res), 'note bad');
+        if (res.status === 403) { /* the server-wide figures are not this token's */
+          byId('live-charts').hidden = true;
+          for (const card of document.querySelectorAll('#cards .card'))
+            if (!card.querySelector('#v-health')) card.hidden = true;
+        }
       } else {
         setText('overview-note', 'Live: polled every second from /metrics.', 'note');
         const m = parseMetrics(res.text);
@@ -135,5 +149,91 @@
     setTimeout(poll, POLL_MS);
   }
 
+  /* ---- history ---- */
+
+  const perSecond = (list, step) => list.map((v) => (v === null ? null : v / step));
+  const sumOf = (list) => list.reduce((a, v) => a + (v || 0), 0);
+
+  function cell(text, cls) { return el('td', cls ? { className: cls } : {}, text); }
+
+  function rate(errors, requests) {
+    return requests ? (100 * errors / requests).toFixed(1) + ' %' : '–';
+  }
+
+  function showTeams(h, step, opts) {
+    const teams = h.teams || [];
+    const admin = h.admin;
+    setText('hist-team-caption', admin ? 'Requests per second by team'
+      : 'Team ' + h.team + ': requests and errors per second');
+    const series = admin
+      ? teams.map((t, i) => ({ values: perSecond(t.requests, step),
+                               color: TEAM_COLORS[i % TEAM_COLORS.length], label: t.team }))
+      : teams.flatMap((t) => [
+          { values: perSecond(t.requests, step), color: '#2457c5', label: 'requests/s' },
+          { values: perSecond(t.errors, step), color: '#b3261e', label: 'errors/s' }]);
+    chart(byId('hist-team'), series, (v) => v.toFixed(2) + '/s', opts);
+    setText('teams-title', admin ? 'Teams (the window shown)' : 'Your team (the window shown)');
+    byId('teams-body').replaceChildren(...teams.map((t) => {
+      const req = sumOf(t.requests), err = sumOf(t.errors);
+      const means = t.exec_mean_ms.filter((v) => v !== null);
+      const mean = means.length ? means.reduce((a, v) => a + v, 0) / means.length : null;
+      return el('tr', { dataset: { team: t.team } }, cell(t.team, 'mono'), cell(String(req)),
+                cell(String(err)), cell(rate(err, req)), cell(fmtMs(mean)));
+    }));
+    if (!teams.length)
+      byId('teams-body').append(el('tr', {}, el('td', { colSpan: 5, className: 'note' }, 'No requests yet.')));
+  }
+
+  function showServer(h, step, opts) {
+    const s = h.series;
+    chart(byId('hist-requests'), [
+      { values: perSecond(s.requests, step), color: '#2457c5', label: 'requests/s' },
+      { values: perSecond(s.errors, step), color: '#b3261e', label: 'errors/s' }],
+          (v) => v.toFixed(2) + '/s', opts);
+    chart(byId('hist-latency'), [
+      { values: s.p50_ms, color: '#1b7f3b', label: 'p50' },
+      { values: s.p99_ms, color: '#b3261e', label: 'p99' }], fmtMs, opts);
+    chart(byId('hist-queue'), [
+      { values: s.queue, color: '#b3261e', label: 'queued' },
+      { values: s.running, color: '#2457c5', label: 'running' }], count, opts);
+    byId('modules-stats-body').replaceChildren(...(h.modules || []).map((m) =>
+      el('tr', { dataset: { module: m.module } }, cell(m.module, 'mono'), cell(String(m.requests)),
+         cell(String(m.errors)), cell(rate(m.errors, m.requests)), cell(String(m.executions)),
+         cell(fmtMs(m.p50_ms)), cell(fmtMs(m.p99_ms)))));
+  }
+
+  function showErrors(h) {
+    const rows = (h.errors || []).map((e) =>
+      el('tr', {}, cell(clock(e.time_ms, false), 'nowrap'), cell(e.request_id, 'mono'),
+         cell(e.team || '–'), cell(e.route, 'mono'), cell(e.module ? e.module.slice(0, 19) : '–', 'mono'),
+         cell(String(e.status)), cell(e.kind || '–')));
+    byId('errors-body').replaceChildren(...rows);
+    if (!rows.length)
+      byId('errors-body').append(el('tr', {}, el('td', { colSpan: 7, className: 'note' }, 'No errors in memory.')));
+  }
+
+  async function pollHistory() {
+    const [res, n] = byId('history-window').value.split(':');
+    try {
+      const r = await call('GET', '/v1/console/history?res=' + res + '&n=' + n);
+      if (!r.ok || !r.json) {
+        setText('history-note', 'History: ' + Shlo.errorText(r), 'note bad');
+      } else {
+        const h = r.json, step = h.resolution_s;
+        const opts = { step_s: step, end_ms: h.end_ms, points: Number(n) };
+        byId('history').className = 'panel' + (h.admin ? '' : ' team-view');
+        setText('history-note', (h.admin ? 'The server and every team' : 'Team ' + h.team) +
+                ', from the server\'s memory (' + (step === 1 ? 'per second' : 'per minute') + ').', 'note');
+        if (h.admin && h.series) showServer(h, step, opts);
+        showTeams(h, step, opts);
+        showErrors(h);
+      }
+    } catch (e) {
+      setText('history-note', 'The server does not answer: ' + e, 'note bad');
+    }
+    setTimeout(pollHistory, HISTORY_MS);
+  }
+
   document.addEventListener('DOMContentLoaded', poll);
+  document.addEventListener('DOMContentLoaded', pollHistory);
 })();

@@ -305,6 +305,8 @@
       return;
     }
     const req = { program: editor.text.value, inputs, print: true };
+    if (byId('trace').checked) req.trace = true;
+    byId('timeline').hidden = byId('timeline-title').hidden = true;
     const entry = byId('entry').value.trim();
     if (entry) req.entry = entry;
     setText('run-status', 'Running…', 'result');
@@ -331,6 +333,23 @@
       p.textContent = 'printed:\n' + res.json.printed;
       p.hidden = false;
     }
+    if (res.json.trace_id) showTrace(res.json.trace_id);
+  }
+
+  /* The run's trace as a timeline (GET /v1/traces/{id}). */
+  async function showTrace(id) {
+    const res = await call('GET', '/v1/traces/' + encodeURIComponent(id));
+    const box = byId('timeline');
+    setText('timeline-title', 'Trace ' + id);
+    const title = byId('timeline-title');
+    title.replaceChildren('Trace ', Shlo.el('a', { href: '/console/executions.html#trace=' + id,
+                                                  className: 'mono' }, id));
+    byId('timeline-title').hidden = box.hidden = false;
+    if (!res.ok || !res.json) {
+      box.replaceChildren(Shlo.el('p', { className: 'note bad' }, 'Trace: ' + errorText(res)));
+      return;
+    }
+    Shlo.timeline(box, res.json);
   }
 
   document.addEventListener('DOMContentLoaded', () => {

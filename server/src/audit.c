@@ -43,6 +43,7 @@ void srv_audit_write(srv_server *s, const srv_audit_rec *a) {
   shlo__json_key(&b, "time", true);
   shlo__json_str(&b, when);
   str_or_null(&b, "protocol", a->protocol);
+  str_or_null(&b, "request_id", a->request_id);
   str_or_null(&b, "team", a->team);
   str_or_null(&b, "token_name", a->token_name);
   str_or_null(&b, "method", a->method);
@@ -58,6 +59,7 @@ void srv_audit_write(srv_server *s, const srv_audit_rec *a) {
                   a->exec_ms, a->total_ms, (unsigned long long)a->bytes_in,
                   (unsigned long long)a->bytes_out);
   str_or_null(&b, "client", a->client);
+  str_or_null(&b, "trace_id", a->trace_id);
   shlo__sb_puts(&b, "}\n");
   char *line = shlo__sb_take(&b);
   if (line) fputs(line, s->audit);
@@ -74,6 +76,8 @@ void srv_audit_request(srv_server *s, const srv_request *r) {
   const srv_job *j = &r->job;
   srv_audit_rec a = {
       .protocol = "http",
+      .request_id = r->req_id,
+      .trace_id = r->trace_key[0] ? r->trace_key : NULL,
       /* with tokens, a request without a valid one has no team */
       .team = r->team && (r->token_name || !s->n_tokens) ? r->team->name
                                                          : NULL,

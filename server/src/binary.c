@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include "binary.h"
+#include "history.h"
+#include "modmetrics.h"
+#include "reqlog.h"
 #include "core/strbuf.h"
 #include "core/value.h"
 
@@ -328,18 +331,23 @@ static void fatal(bin_conn *c, shlo_proto_err_kind kind, const char *msg) {
 
 static void log_job(srv_server *s, bin_job *b) {
   if (!s->log) return;
-  char when[48];
-  srv_log_time(when);
-  fprintf(s->log, "time=%s protocol=binary type=%s id=%llu "
-          "status=%s duration_ms=%.3f module=%s token=%s bytes_in=%llu "
-          "bytes_out=%llu\n", when,
-          shlo_bin_type_name(b->type), (unsigned long long)b->id,
-          b->failed ? shlo_proto_err_name(b->err.kind) : "ok",
-          (double)(srv_now_ns() - b->t0_ns) / 1e6,
-          b->module[0] ? b->module : "-",
-          b->conn && b->conn->token ? b->conn->token : "-",
-          (unsigned long long)b->input_bytes,
-          (unsigned long long)b->ans.bytes);
+  const srv_job *j = &b->job;
+  srv_log_rec l = {
+      .protocol = "binary", .request_id = b->req_id,
+      .team = b->team ? b->team->name : NULL,
+      .token = b->conn ? b->conn->token : NULL,
+      .method = shlo_bin_type_name(b->type),
+      .route = shlo_bin_type_name(b->type), .module = b->module,
+      .trace_id = b->trace_key[0] ? b->trace_key : NULL,
+      .binary_type = shlo_bin_type_name(b->type), .binary_id = b->id,
+      .status = b->failed ? (b->err.http ? b->err.http : 500) : 200,
+      .error_kind = b->failed ? shlo_proto_err_name(b->err.kind) : NULL,
+      .duration_ms = (double)(srv_now_ns() - b->t0_ns) / 1e6,
+      .queue_ms = j->start_ns > j->submit_ns && j->submit_ns
+                      ? (double)(j->start_ns - j->submit_ns) / 1e6 : 0,
+      .exec_ms = b->executed ? b->exec_s * 1000 : 0,
+      .bytes_in = b->input_bytes, .bytes_out = b->ans.bytes};
+  srv_log_request(s, &l);
 }
 
 /* The team's figures and the audit line of a finished request. */
@@ -353,8 +361,15 @@ static void account_job(srv_server *s, bin_job *b) {
     t->bytes_out += b->ans.bytes;
     if (b->executed) t->exec_s += b->exec_s;
   }
+  srv_modmetrics_add(s, b->module, status, b->failed ? (int)b->err.kind : -1,
+                     b->executed ? b->exec_s : -1);
+  srv_history_request(s, t, status, b->executed ? b->exec_s : -1, b->req_id,
+                      shlo_bin_type_name(b->type), b->module,
+                      b->failed ? (int)b->err.kind : -1);
   srv_audit_rec a = {
       .protocol = "binary",
+      .request_id = b->req_id,
+      .trace_id = b->trace_key[0] ? b->trace_key : NULL,
       .team = t ? t->name : NULL,
       .token_name = b->conn ? b->conn->token : NULL,
       .method = shlo_bin_type_name(b->type),
@@ -427,6 +442,7 @@ static bin_job *job_new(bin_conn *c, int type) {
   b->type = type;
   b->version = c->version;
   b->t0_ns = srv_now_ns();
+  srv_reqid_new(b->req_id);
   b->team = c->team;
   b->scopes = c->scopes;
   shlo_cancel_set(&b->cancel, 0);
@@ -791,19 +807,26 @@ static void on_ex_fixed(bin_conn *c) {
   shlo_bin_execute *x = &b->ex;
   bool inl = x->flags & SHLO_BIN_EXEC_INLINE;
   uint64_t sl = shlo_bin_pad8(x->entry_length);
-  if (x->reserved ||
+  bool has_id = x->flags & SHLO_BIN_EXEC_REQUEST_ID;
+  uint64_t idl = shlo_bin_pad8(x->request_id_length);
+  if ((has_id ? x->request_id_length == 0 ||
+                    x->request_id_length > SRV_REQ_ID_MAX
+              : x->request_id_length != 0) ||
       (x->flags & ~(SHLO_BIN_EXEC_INLINE | SHLO_BIN_EXEC_PRINT |
+                    SHLO_BIN_EXEC_REQUEST_ID | SHLO_BIN_EXEC_TRACE |
                     (c->version >= SHLO_BIN_VERSION_STREAMS
                          ? SHLO_BIN_EXEC_ASYNC : 0))) ||
       (!inl && x->program_length) || x->entry_length > 4096 ||
-      x->program_length > c->left || sl + shlo_bin_pad8(x->program_length) > c->left ||
+      x->program_length > c->left ||
+      sl + shlo_bin_pad8(x->program_length) + idl > c->left ||
       x->n_inputs > c->left / sizeof(shlo_bin_value)) {
     x->n_inputs = 0;
     fatal(c, SHLO_PERR_INPUT, "EXECUTE: reserved field or flag set, or "
                               "lengths that do not fit the payload");
     return;
   }
-  uint64_t n = sl + shlo_bin_pad8(x->program_length);
+  uint64_t n = sl + shlo_bin_pad8(x->program_length) + idl;
+  b->identity = x->flags & (SHLO_BIN_EXEC_REQUEST_ID | SHLO_BIN_EXEC_TRACE);
   if (cfg->max_inputs && x->n_inputs > (uint64_t)cfg->max_inputs) {
     shlo_proto_fail(&b->err, SHLO_PERR_LIMIT, "limit max-inputs (%lld) "
                     "exceeded: %u inputs", (long long)cfg->max_inputs,
@@ -859,6 +882,11 @@ static void on_ex_strs(bin_conn *c) {
     memcpy(b->program, c->strs + sl, b->program_len);
     b->program[b->program_len] = 0;
   }
+  /* a client's id that is not sane is replaced, as X-Request-Id's is */
+  if (b->ex.flags & SHLO_BIN_EXEC_REQUEST_ID)
+    srv_reqid_take(b->req_id,
+                   c->strs + sl + shlo_bin_pad8(b->ex.program_length),
+                   b->ex.request_id_length);
   free(c->strs);
   c->strs = NULL;
   next_input(c);

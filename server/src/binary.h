@@ -42,6 +42,10 @@ typedef struct bin_job {
   int type;              /* SHLO_BIN_COMPILE or SHLO_BIN_EXECUTE */
   int version;
   uint64_t t0_ns;
+  char req_id[SRV_REQ_ID_LEN]; /* the EXECUTE's, else made (reqid.h) */
+  bool identity;         /* the RESULT carries the identity block */
+  struct srv_trace *trace; /* trace.h: set while its execution is traced */
+  char trace_key[33];    /* the stored trace's id, "" when not traced */
   /* the request */
   shlo_bin_execute ex;   /* EXECUTE's fixed part (COMPILE fills grid/entry) */
   char *entry;           /* malloc'd, NUL-terminated; NULL = default */

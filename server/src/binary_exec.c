@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "binary.h"
+#include "traces.h"
 #include "core/value.h"
 #include "store.h"
 #include "shlo/grid.h"
@@ -86,6 +87,7 @@ static bool ans_value(bin_answer *a, const shlo_value *v) {
 /* RESULT in one owned buffer (the values copied in); false when out of
  * memory. */
 static bool ans_flat_result(bin_job *b, const shlo_bin_result *rh,
+                            const char *ident, size_t ident_len,
                             shlo_value **res, int total, uint64_t len) {
   shlo_bin_header h;
   shlo_bin_header_init(&h, b->version, SHLO_BIN_RESULT, b->id, len);
@@ -94,6 +96,8 @@ static bool ans_flat_result(bin_job *b, const shlo_bin_result *rh,
   memcpy(f, &h, sizeof h);
   memcpy(f + sizeof h, rh, sizeof *rh);
   size_t off = sizeof h + sizeof *rh;
+  if (ident_len) memcpy(f + off, ident, ident_len);
+  off += ident_len;
   for (int k = 0; k < total; k++) off += shlo_bin_value_write(res[k], f + off);
   return ans_add(&b->ans, f, off, true);
 }
@@ -317,6 +321,26 @@ static void exec_failed(bin_job *b, shlo_status st, const shlo_diag *d,
   if (st) b->engine_status = st;
 }
 
+/* The RESULT's identity block (PROTOCOL.md "Request identity"), when
+ * the EXECUTE asked for it: calloc'd, *n bytes; NULL with *n = 0 when
+ * not asked for or out of memory. */
+static char *identity_block(const bin_job *b, size_t *n) {
+  *n = 0;
+  if (!b->identity) return NULL;
+  shlo_bin_identity id = {
+      .request_id_length = (uint32_t)strlen(b->req_id),
+      .trace_id_length = (uint32_t)strlen(b->trace_key)};
+  size_t rl = shlo_bin_pad8(id.request_id_length);
+  size_t len = sizeof id + rl + shlo_bin_pad8(id.trace_id_length);
+  char *p = calloc(1, len);
+  if (!p) return NULL;
+  memcpy(p, &id, sizeof id);
+  memcpy(p + sizeof id, b->req_id, id.request_id_length);
+  memcpy(p + sizeof id + rl, b->trace_key, id.trace_id_length);
+  *n = len;
+  return p;
+}
+
 /* The references run() took for a grid that shares one input list. */
 static void release_own(shlo_value **own, int n) {
   if (!own) return;
@@ -337,7 +361,10 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
     timeout_ms = (double)cfg->max_timeout_ms;
   shlo_exec_opts opts = {.timeout_s = timeout_ms / 1000.0,
                          .cancel = &b->cancel,
-                         .max_bytes = cfg->max_exec_memory};
+                         .max_bytes = cfg->max_exec_memory,
+                         .profile = b->trace && b->trace->t
+                                        ? shlo_trace_profile(b->trace->t)
+                                        : NULL};
   shlo_value **args = b->inputs, **res = NULL, **own = NULL;
   int n_res = 0;
   if (n_procs > 1 && b->ex.n_inputs == (uint32_t)f->n_args) {
@@ -381,7 +408,7 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
     else
       st = shlo_execute_grid(x, &g, args, f->n_args, &res, &n_res, &d);
   }
-  b->exec_s = (double)(srv_now_ns() - t1) / 1e9;
+  b->exec_s = (double)(srv_trace_span(b->trace, "execute", t1) - t1) / 1e9;
   b->executed = true;
   /* its run time places the module's next executions in a lane */
   if (st == SHLO_OK || st == SHLO_ETIMEOUT) cache_entry_ran(e, b->exec_s);
@@ -393,7 +420,15 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
     return;
   }
   int total = n_res * n_procs;
-  shlo_bin_result rh = {.flags = cached ? SHLO_BIN_RESULT_CACHED : 0,
+  uint64_t t_enc = srv_now_ns(); /* laying out RESULT: the trace's encode */
+  size_t ident_len;
+  char *ident = identity_block(b, &ident_len);
+  if (b->identity && !ident) {
+    fail(b, SHLO_PERR_RUNTIME, 500, "out of memory");
+    return;
+  }
+  shlo_bin_result rh = {.flags = (cached ? SHLO_BIN_RESULT_CACHED : 0) |
+                                 (ident ? SHLO_BIN_RESULT_IDENTITY : 0),
                         .n_procs = (uint32_t)n_procs,
                         .n_outputs = (uint32_t)n_res,
                         .compile_ms = compile_ms,
@@ -401,18 +436,23 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   memcpy(rh.id, e->key, 32);
   b->ans.vals = res; /* the answer owns the results now */
   b->ans.n_vals = total;
-  uint64_t len = sizeof rh;
+  uint64_t len = sizeof rh + ident_len;
   for (int k = 0; k < total && len <= FLAT_RESULT_BYTES; k++)
     len += shlo_bin_value_size(res[k]);
   if (len <= FLAT_RESULT_BYTES) {
-    if (!ans_flat_result(b, &rh, res, total, len))
+    if (!ans_flat_result(b, &rh, ident, ident_len, res, total, len))
       fail(b, SHLO_PERR_RUNTIME, 500, "out of memory");
+    free(ident);
+    srv_trace_span(b->trace, "encode answer", t_enc);
     return;
   }
   bool ok = ans_copy(&b->ans, &rh, sizeof rh);
+  if (ok && ident_len) ok = ans_copy(&b->ans, ident, ident_len);
+  free(ident);
   for (int k = 0; ok && k < total; k++) ok = ans_value(&b->ans, res[k]);
   if (!ok || !ans_finish(b, SHLO_BIN_RESULT))
     fail(b, SHLO_PERR_RUNTIME, 500, "out of memory");
+  srv_trace_span(b->trace, "encode answer", t_enc);
 }
 
 /* The grid: the request's, else the module's (1 x 1 by default). */
@@ -467,21 +507,57 @@ static void answer_module(bin_job *b, cache_entry *e, const shlo_executable *x,
     fail(b, SHLO_PERR_RUNTIME, 500, "out of memory");
 }
 
+/* An EXECUTE that set the trace flag, or that trace-sample-rate drew,
+ * is traced from its queue wait on. */
+static void trace_start(bin_job *b, srv_trace *tr) {
+  bool asked = b->ex.flags & SHLO_BIN_EXEC_TRACE;
+  if (b->type != SHLO_BIN_EXECUTE || !srv_trace_wanted(b->srv, asked) ||
+      !srv_trace_begin(b->srv, tr, b->t0_ns))
+    return;
+  b->trace = tr;
+  memcpy(b->trace_key, tr->key, sizeof b->trace_key);
+  const srv_job *j = &b->job;
+  if (j->submit_ns && j->start_ns > j->submit_ns) {
+    shlo_trace_span(tr->t, "receive request", "server", b->t0_ns,
+                    j->submit_ns, NULL);
+    shlo_trace_span(tr->t, "queue wait", "server", j->submit_ns, j->start_ns,
+                    NULL);
+  }
+}
+
+static void trace_end(bin_job *b) {
+  if (!b->trace) return;
+  srv_trace_about a = {.protocol = "binary", .request_id = b->req_id,
+                       .team = b->team ? b->team->name : NULL,
+                       .route = "EXECUTE", .module = b->module,
+                       .status = b->failed ? (int)b->err.http : 200};
+  srv_trace_finish(b->srv, b->trace, b->t0_ns, b->team, &a);
+  b->trace = NULL;
+}
+
 void bin_job_work(srv_job *j) {
   bin_job *b = (bin_job *)j;
   if (shlo_cancel_reason(&b->cancel)) {
     exec_failed(b, SHLO_ECANCELED, NULL, 0);
     return;
   }
+  srv_trace tr = {0};
+  trace_start(b, &tr);
   bool cached, fresh;
   double ms = 0;
+  uint64_t t = srv_now_ns();
   cache_entry *e = find_module(b, &cached, &fresh, &ms);
-  if (!e) return;
-  memcpy(b->module, e->id, SRV_ID_LEN);
-  const shlo_executable *x = compile(b, &e, fresh, &cached, &ms);
-  int R, P;
-  if (x && b->type == SHLO_BIN_COMPILE) answer_module(b, e, x, cached);
-  else if (x && grid_of(b, e, &R, &P)) run(b, e, x, R, P, cached, ms);
+  if (e) {
+    t = srv_trace_span(b->trace, cached ? "module (cached)"
+                                        : "parse and verify", t);
+    memcpy(b->module, e->id, SRV_ID_LEN);
+    const shlo_executable *x = compile(b, &e, fresh, &cached, &ms);
+    srv_trace_span(b->trace, cached ? "executable (cached)" : "compile", t);
+    int R, P;
+    if (x && b->type == SHLO_BIN_COMPILE) answer_module(b, e, x, cached);
+    else if (x && grid_of(b, e, &R, &P)) run(b, e, x, R, P, cached, ms);
+  }
+  trace_end(b); /* before e goes: step spans name e's ops */
   if (e) cache_release(&b->srv->cache, e);
 }
 

@@ -125,7 +125,8 @@ void bin_xstart(bin_conn *c, bin_job *b) {
     x_start_req q = {.s = s, .client = b->client, .team = b->team,
                      .scopes = b->scopes, .module = b->program ? NULL : module,
                      .body = &body, .len = strlen(body),
-                     .cap = strlen(body) + 1, .json_type = true};
+                     .cap = strlen(body) + 1, .json_type = true,
+                     .request_id = b->req_id};
     srv_execution *x = x_start(&q, &status, msg, sizeof msg);
     bx_ref *ref = x ? malloc(sizeof *ref) : NULL;
     if (x && ref) {

@@ -12,7 +12,8 @@
 #include "shlo/limits.h"
 #include "shlo/version.h"
 
-typedef enum { OPT_INT, OPT_SIZE, OPT_STR, OPT_BOOL } opt_type;
+/* OPT_RATIO: a decimal in [0, 1] ("0.05"), kept in parts per million */
+typedef enum { OPT_INT, OPT_SIZE, OPT_STR, OPT_BOOL, OPT_RATIO } opt_type;
 
 typedef struct opt {
   const char *name;
@@ -220,6 +221,32 @@ static const opt options[] = {
     {"mpi-peer-timeout", OPT_INT, OFF(mpi_peer_timeout), 1, 86400, "60",
      "seconds an MPI grid waits for a silent peer rank before it fails "
      "(grid-backend mpi)", true},
+    /* Observability (docs/observability.md). */
+    {"trace-sample-rate", OPT_RATIO, OFF(trace_sample_ppm), 0, 1000000, "0",
+     "share of executions traced without asking (0 to 1; \"trace\": true "
+     "or the binary trace flag always traces): GET /v1/traces/{id}",
+     false},
+    {"trace-keep", OPT_INT, OFF(trace_keep), 0, 1 << 20, "256",
+     "traces kept for GET /v1/traces/{id}; the oldest goes first (0 = "
+     "none kept)", false},
+    {"trace-keep-bytes", OPT_SIZE, OFF(trace_keep_bytes), 0, 64 * GB, "64m",
+     "bytes the kept traces hold (their spans), all together; the oldest "
+     "goes first",
+     false},
+    {"trace-keep-s", OPT_INT, OFF(trace_keep_s), 1, 86400 * 7, "600",
+     "a kept trace answers 404 after this long", false},
+    {"trace-max-spans", OPT_INT, OFF(trace_max_spans), 16, 1 << 20, "4096",
+     "spans of one execution's trace; more are counted, not kept", false},
+    {"metrics-max-modules", OPT_INT, OFF(metrics_max_modules), 0, 1000, "20",
+     "modules with series of their own in /metrics (the busiest by "
+     "requests); the others are summed as module=\"other\"", true},
+    {"otlp-endpoint", OPT_STR, OFF(otlp_endpoint), 0, 0, "",
+     "also export every recorded trace as OTLP/JSON spans: file:PATH (one "
+     "request a line) or http://HOST:PORT/PATH of an OTLP/HTTP collector "
+     "(port 4318, path /v1/traces by default); empty = off", true},
+    {"log-format", OPT_STR, OFF(log_format), 0, 0, "text",
+     "request log lines: text (key=value) or json (one object a line)",
+     false},
 };
 #define N_OPTIONS (sizeof options / sizeof *options)
 
@@ -252,6 +279,14 @@ static int set_opt(srv_config *c, const opt *o, const char *val,
     *(int64_t *)field = val[0] == '1';
     return 0;
   }
+  if (o->type == OPT_RATIO) {
+    char *rend;
+    errno = 0;
+    double r = strtod(val, &rend);
+    if (rend == val || *rend || errno || !(r >= 0 && r <= 1)) goto bad;
+    *(int64_t *)field = (int64_t)(r * 1e6 + 0.5);
+    return 0;
+  }
   errno = 0;
   char *end;
   long long v = strtoll(val, &end, 10);
@@ -279,6 +314,7 @@ bad:
   fprintf(stderr, "shlo-server: %s: %s: bad value '%s'%s\n", where, o->name,
           val, o->type == OPT_SIZE   ? " (an integer, optional k/m/g)"
                : o->type == OPT_BOOL ? " (0 or 1)"
+               : o->type == OPT_RATIO ? " (a number from 0 to 1)"
                                      : "");
   return -1;
 }
@@ -479,6 +515,8 @@ static void print_config_file(const srv_config *c, FILE *f) {
     } else {
       fprintf(f, "%s ", o->name);
       if (o->type == OPT_SIZE) print_size(f, (long long)*(const int64_t *)field);
+      else if (o->type == OPT_RATIO)
+        fprintf(f, "%g", (double)*(const int64_t *)field / 1e6);
       else fprintf(f, "%lld", (long long)*(const int64_t *)field);
       fputc('\n', f);
     }
@@ -571,6 +609,11 @@ int srv_config_load(srv_config *c, int argc, char **argv) {
     if (!strcmp(o->name, "config")) continue; /* done above */
     if (set_opt(c, o, val, "command line")) return -1;
   }
+  if (strcmp(c->log_format, "text") && strcmp(c->log_format, "json")) {
+    fprintf(stderr, "shlo-server: log-format must be text or json, got "
+                    "'%s'\n", c->log_format);
+    return -1;
+  }
   if (print) {
     print_config_file(c, stdout);
     return 1;
@@ -589,6 +632,9 @@ void srv_config_print(const srv_config *c, void *file) {
     if (options[i].type == OPT_STR)
       fprintf(f, "%s%s=%s", i ? " " : "", options[i].name,
               *(char *const *)field ? *(char *const *)field : "");
+    else if (options[i].type == OPT_RATIO)
+      fprintf(f, " %s=%g", options[i].name,
+              (double)*(const int64_t *)field / 1e6);
     else
       fprintf(f, "%s%s=%lld", i ? " " : "", options[i].name,
               (long long)*(const int64_t *)field);
@@ -603,6 +649,8 @@ static void value_text(const srv_config *c, const opt *o, char *out,
   if (o->type == OPT_STR) {
     const char *v = *(char *const *)field;
     snprintf(out, cap, "%s", v ? v : "");
+  } else if (o->type == OPT_RATIO) {
+    snprintf(out, cap, "%g", (double)*(const int64_t *)field / 1e6);
   } else {
     snprintf(out, cap, "%lld", (long long)*(const int64_t *)field);
   }

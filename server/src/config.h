@@ -17,6 +17,8 @@ typedef struct srv_config {
   char *config_file;
   char *tokens_file;
   char *log;                 /* "stderr", "off" or a file path */
+  char *log_format;          /* "text" or "json" (docs/observability.md) */
+  char *otlp_endpoint;       /* "", file:PATH or http://HOST:PORT/PATH */
   char *store;               /* module store directory; "" = none */
   char *tls_cert, *tls_key;  /* PEM files: HTTPS when both are set */
   char *grid_backend;        /* "threads" or "mpi" */
@@ -72,6 +74,10 @@ typedef struct srv_config {
   int64_t max_pending_body_bytes; /* partly received bodies and frames */
   int64_t frame_timeout_s;        /* one binary frame, total; 0 = off */
   int64_t max_json_answer_bytes;  /* an answer's JSON text; 0 = off */
+  /* observability (traces.c, docs/observability.md) */
+  int64_t trace_sample_ppm;  /* trace-sample-rate, parts per million */
+  int64_t trace_keep, trace_keep_bytes, trace_keep_s, trace_max_spans;
+  int64_t metrics_max_modules; /* per-module series (modmetrics.c) */
 } srv_config;
 
 /* Fill every option with its default. */

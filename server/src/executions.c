@@ -255,6 +255,10 @@ static srv_request *job_new(const x_start_req *q, srv_execution *x) {
   memcpy(job->client, q->client, sizeof job->client);
   job->team = q->team; /* quotas and module visibility, as the creator's */
   job->scopes = q->scopes;
+  /* the creating request's id goes with the work: its log and audit
+   * lines and its trace name it */
+  memcpy(job->req_id, x->request_id, sizeof job->req_id);
+  srv_trace_ctx_init(&job->tctx, NULL);
   job->job.work = srv_job_execute;
   job->job.done = job_done;
   job->job.lane = SRV_LANE_LONG;
@@ -277,6 +281,8 @@ char *x_state_json(const srv_execution *x) {
   shlo__json_str(&b, x->id);
   shlo__sb_puts(&b, ",\"state\":");
   shlo__json_str(&b, state_names[st]);
+  shlo__sb_puts(&b, ",\"request_id\":");
+  shlo__json_str(&b, x->request_id);
   if (st == X_CANCELED) {
     static const char *why[] = {"", "shutdown", "client_gone", "delete",
                                 "idle", "start_timeout"};
@@ -329,6 +335,8 @@ srv_execution *x_start(const x_start_req *q, int *status, char *msg,
     new_id(x->id);
     memcpy(x->client, q->client, sizeof x->client);
     x->team = q->team;
+    if (q->request_id)
+      snprintf(x->request_id, sizeof x->request_id, "%s", q->request_id);
     x->created_ns = x->activity_ns = srv_now_ns();
     job = job_new(q, x);
   }
@@ -356,7 +364,8 @@ static enum MHD_Result create(srv_request *r) {
       MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "module");
   x_start_req q = {.s = r->srv, .client = r->client, .team = r->team,
                    .scopes = r->scopes, .module = mod, .body = &r->body,
-                   .len = r->len, .cap = r->cap, .json_type = r->json_type};
+                   .len = r->len, .cap = r->cap, .json_type = r->json_type,
+                   .request_id = r->req_id};
   int status;
   char msg[200];
   srv_execution *x = x_start(&q, &status, msg, sizeof msg);

@@ -22,6 +22,10 @@
 #include "shlo/protocol.h"
 #include "oip.h"
 #include "store.h"
+#include "history.h"
+#include "modmetrics.h"
+#include "reqlog.h"
+#include "traces.h"
 
 uint64_t srv_now_ns(void) {
   struct timespec t;
@@ -59,6 +63,13 @@ static srv_route match(const char *url, char *id) {
   if (!strcmp(url, "/healthz")) return R_HEALTHZ;
   if (!strcmp(url, "/readyz")) return R_READYZ;
   if (!strcmp(url, "/metrics")) return R_METRICS;
+  if (!strcmp(url, "/v1/console/history")) return R_HISTORY;
+  if (!strncmp(url, "/v1/traces/", 11)) {
+    size_t n = strlen(url + 11);
+    if (n == 0 || n >= SRV_ID_LEN || strchr(url + 11, '/')) return R_OTHER;
+    memcpy(id, url + 11, n + 1);
+    return R_TRACE;
+  }
   if (!strncmp(url, "/v2", 3) && (!url[3] || url[3] == '/'))
     return srv_oip_match(url);
   if (!strcmp(url, "/v1/modules") || !strcmp(url, "/v1/modules/"))
@@ -87,6 +98,8 @@ static const char *allowed(srv_route r) {
   case R_OIP_HEALTH:
   case R_OIP:
   case R_METRICS: return "GET, HEAD";
+  case R_TRACE:
+  case R_HISTORY: return "GET";
   default: return srv_execs_allowed(r);
   }
 }
@@ -160,6 +173,8 @@ enum MHD_Result srv_http_reply(srv_request *r) {
     snprintf(n, sizeof n, "%zu", r->oip_json_len);
     MHD_add_response_header(resp, "Inference-Header-Content-Length", n);
   }
+  MHD_add_response_header(resp, "X-Request-Id", r->req_id);
+  if (r->trace_key[0]) MHD_add_response_header(resp, "X-Trace-Id", r->trace_key);
   if (r->retry_after) {
     char secs[16];
     snprintf(secs, sizeof secs, "%d", r->retry_s > 0 ? r->retry_s : 1);
@@ -221,8 +236,15 @@ static void count_cancel(srv_server *s, srv_request *r) {
   if (s->log) {
     char when[48];
     srv_log_time(when);
-    fprintf(s->log, "time=%s event=canceled reason=client_gone path=%s "
-                    "cancel_ms=%.3f\n", when, r->path, lat * 1000);
+    if (!strcmp(s->cfg.log_format, "json")) /* request ids need no escapes */
+      fprintf(s->log, "{\"time\":\"%s\",\"level\":\"info\",\"event\":"
+                      "\"canceled\",\"reason\":\"client_gone\","
+                      "\"request_id\":\"%s\",\"cancel_ms\":%.3f}\n",
+              when, r->req_id, lat * 1000);
+    else
+      fprintf(s->log, "time=%s event=canceled reason=client_gone "
+                      "request_id=%s path=%s cancel_ms=%.3f\n", when,
+              r->req_id, r->path, lat * 1000);
   }
 }
 
@@ -318,6 +340,14 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
   case R_METRICS:
     set_body(r, 200, srv_metrics_text(s), true);
     break;
+  case R_TRACE:
+    srv_traces_answer(r);
+    break;
+  case R_HISTORY:
+    srv_history_answer(
+        r, MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "res"),
+        MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "n"));
+    break;
   case R_MODULES:
     if (!strcmp(method, "POST")) return submit(r, srv_job_register);
     set_body(r, 200, cache_list_for(&s->cache, srv_visible_owner(r)), false);
@@ -403,6 +433,11 @@ static srv_request *request_new(srv_server *s, struct MHD_Connection *c,
   copy_trunc(r->path, sizeof r->path, url);
   r->route = match(url, r->id);
   r->err_kind = r->quota = -1;
+  const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                "X-Request-Id");
+  srv_reqid_take(r->req_id, rid, rid ? strlen(rid) : 0);
+  srv_trace_ctx_init(&r->tctx, MHD_lookup_connection_value(
+                                   c, MHD_HEADER_KIND, "traceparent"));
   r->team = s->anonymous;
   r->scopes = SRV_SCOPE_ALL; /* no tokens: one team, every scope */
   r->conn_state = srv_conn_of(c);
@@ -707,16 +742,25 @@ void srv_log_time(char out[48]) {
 
 static void log_request(srv_server *s, srv_request *r, bool completed) {
   if (!s->log) return;
-  char when[48];
-  srv_log_time(when);
-  fprintf(s->log,
-          "time=%s method=%s path=%s status=%d duration_ms=%.3f "
-          "module=%s token=%s bytes_in=%zu bytes_out=%zu%s\n",
-          when, r->method, r->path, r->status,
-          (double)(srv_now_ns() - r->t0_ns) / 1e6,
-          r->module[0] ? r->module : "-",
-          r->token_name ? r->token_name : "-", r->received, r->resp_len,
-          completed ? "" : " aborted=1");
+  const srv_job *j = &r->job;
+  srv_log_rec l = {
+      .protocol = "http", .request_id = r->req_id,
+      .team = r->team && (r->token_name || !s->n_tokens) ? r->team->name
+                                                         : NULL,
+      .token = r->token_name, .method = r->method, .path = r->path,
+      .route = allowed_path(r->route), .module = r->module,
+      .trace_id = r->trace_key[0] ? r->trace_key : NULL,
+      .status = r->status,
+      .error_kind = r->status >= 400 && r->err_kind >= 0
+                        ? shlo_proto_err_name(r->err_kind) : NULL,
+      .duration_ms = (double)(srv_now_ns() - r->t0_ns) / 1e6,
+      .queue_ms = j->start_ns > j->submit_ns && j->submit_ns
+                      ? (double)(j->start_ns - j->submit_ns) / 1e6 : 0,
+      .compile_ms = r->compile_ms,
+      .exec_ms = r->executed ? r->exec_s * 1000 : 0,
+      .bytes_in = r->received, .bytes_out = r->resp_len,
+      .aborted = !completed};
+  srv_log_request(s, &l);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -737,6 +781,15 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   srv_metrics_request(&s->metrics, r->route, r->status);
   if (ok) s->metrics.bytes_out += r->resp_len;
   log_request(s, r, ok);
+  srv_modmetrics_add(s, r->module, r->status, r->err_kind,
+                     r->executed ? r->exec_s : -1);
+  if (!health_route(r->route) && r->route != R_HISTORY &&
+      r->route != R_TRACE)
+    srv_history_request(s, r->team && (r->token_name || !s->n_tokens)
+                               ? r->team : NULL,
+                        r->status, r->executed ? r->exec_s : -1, r->req_id,
+                        allowed_path(r->route), r->module,
+                        r->status >= 400 ? r->err_kind : -1);
   srv_team_finished(r, ok);
   srv_audit_request(s, r);
   s->n_active--;
@@ -907,7 +960,7 @@ int srv_http_start(srv_server *s) {
   uv_poll_init(s->loop, &s->mhd_poll, ei->epoll_fd);
   s->mhd_poll.data = s;
   uv_poll_start(&s->mhd_poll, UV_READABLE, on_mhd_poll);
-  if (srv_execs_start(s)) {
+  if (srv_execs_start(s) || srv_history_start(s)) {
     fprintf(stderr, "shlo-server: out of memory\n");
     return -1;
   }
@@ -922,6 +975,7 @@ static void stop_all(srv_server *s) {
   uv_poll_stop(&s->mhd_poll);
   uv_timer_stop(&s->mhd_timer);
   srv_execs_stop(s); /* resumes what it suspended, as MHD_stop_daemon needs */
+  srv_history_stop(s);
   MHD_stop_daemon(s->mhd);
   s->mhd = NULL;
   free_tls();

@@ -19,6 +19,7 @@
 #include "shlo/protocol.h"
 #include "shlo/verify.h"
 #include "store.h"
+#include "traces.h"
 
 void srv_reply_error(srv_request *r, int kind, int http, int line, int col,
                      const char *fmt, ...) {
@@ -479,6 +480,7 @@ typedef struct exec_state {
   int n_args, n_res;        /* how many of args and res to release */
   int replicas, partitions, n_procs;
   double compile_ms;
+  srv_trace tr;   /* tr.t set when this execution is traced */
   bool cached; /* the module and its executable came from the cache */
   bool fresh;  /* parsed by this request and not yet published */
   srv_capture printed; /* "print": true -- interpreter.print's text */
@@ -685,7 +687,9 @@ static shlo_status run_entry(exec_state *ex, double timeout_ms,
   shlo_exec_opts opts = {.timeout_s = timeout_ms / 1000.0,
                          .print_stream = print ? print : s->devnull,
                          .cancel = &r->cancel,
-                         .max_bytes = s->cfg.max_exec_memory};
+                         .max_bytes = s->cfg.max_exec_memory,
+                         .profile = ex->tr.t ? shlo_trace_profile(ex->tr.t)
+                                             : NULL};
   shlo_status st;
   shlo_diag_clear(d);
   uint64_t t1 = srv_now_ns();
@@ -712,7 +716,7 @@ static shlo_status run_entry(exec_state *ex, double timeout_ms,
       st = shlo_execute_grid(ex->x, &g, ex->args, ex->f->n_args, &ex->res,
                              &ex->n_res, d);
   }
-  r->exec_s = (double)(srv_now_ns() - t1) / 1e9;
+  r->exec_s = (double)(srv_trace_span(&ex->tr, "execute", t1) - t1) / 1e9;
   r->executed = true;
   srv_capture_close(&ex->printed);
   if (st == SHLO_OK || st == SHLO_ETIMEOUT) cache_entry_ran(ex->e, r->exec_s);
@@ -742,7 +746,8 @@ static void reply_exec_failure(srv_request *r, shlo_status st,
  * they are sent (b64_stream.h); false to build it whole. */
 static bool reply_streamed(exec_state *ex) {
   srv_request *r = ex->r;
-  if (!ex->b.req.b64_out || !r->conn || r->exe) return false;
+  /* a traced answer is built whole: its trace id goes in the text */
+  if (!ex->b.req.b64_out || !r->conn || r->exe || ex->tr.t) return false;
   char *json = NULL;
   srv_b64_reply *reply = NULL;
   int got = srv_b64_reply_build(ex->res, ex->n_res, ex->n_procs, ex->e->id,
@@ -791,11 +796,13 @@ static void execute_and_reply(exec_state *ex) {
   double timeout_ms = timeout_ms_of(&r->srv->cfg, &ex->b.req);
   shlo_diag d;
   shlo_status st = run_entry(ex, timeout_ms, &d);
+  uint64_t t0 = srv_now_ns();
   if (st) {
     reply_exec_failure(r, st, &d, timeout_ms);
   } else {
     if (!reply_streamed(ex)) reply_whole(ex);
     ex->n_res *= ex->n_procs; /* res holds every process's results */
+    srv_trace_span(&ex->tr, "encode answer", t0);
   }
   if (ex->printed.len && r->resp && !r->resp_text) { /* success or error */
     r->resp = shlo_proto_json_add_printed(r->resp, ex->printed.text,
@@ -806,7 +813,61 @@ static void execute_and_reply(exec_state *ex) {
   }
 }
 
+/* Whether the body asks for a trace ("trace": true); false after a 400
+ * for a "trace" that is no boolean. */
+static bool trace_asked(exec_state *ex, bool *asked) {
+  const cJSON *root = ex->b.req.root;
+  const cJSON *t = root ? cJSON_GetObjectItemCaseSensitive(root, "trace")
+                        : NULL;
+  *asked = t && cJSON_IsTrue(t);
+  if (!t || cJSON_IsBool(t) || cJSON_IsNull(t)) return true;
+  srv_reply_error(ex->r, SHLO_PERR_INPUT, 400, 0, 0,
+                  "\"trace\" must be true or false");
+  return false;
+}
+
+/* Trace the execution when asked, or when trace-sample-rate draws it:
+ * from the request's arrival, through its reading (read_t0 .. read_t1). */
+static void trace_start(exec_state *ex, bool asked, uint64_t read_t0,
+                        uint64_t read_t1) {
+  srv_request *r = ex->r;
+  if (!srv_trace_wanted(r->srv, asked) ||
+      !srv_trace_begin(r->srv, &ex->tr, r->t0_ns))
+    return; /* out of memory: the execution runs untraced */
+  const srv_job *j = &r->job;
+  if (j->submit_ns && j->start_ns > j->submit_ns) {
+    shlo_trace_span(ex->tr.t, "receive request", "server", r->t0_ns,
+                    j->submit_ns, NULL);
+    shlo_trace_span(ex->tr.t, "queue wait", "server", j->submit_ns,
+                    j->start_ns, NULL);
+  } else { /* on the loop thread, at once */
+    shlo_trace_span(ex->tr.t, "receive request", "server", r->t0_ns,
+                    read_t0, NULL);
+  }
+  shlo_trace_span(ex->tr.t, "decode request", "server", read_t0, read_t1,
+                  NULL);
+}
+
+/* A traced execution's id goes in its answer, and its trace is kept. */
+static void trace_end(exec_state *ex) {
+  srv_request *r = ex->r;
+  if (!ex->tr.t) return;
+  memcpy(r->trace_key, ex->tr.key, sizeof r->trace_key);
+  if (r->resp && !r->resp_text) {
+    r->resp = srv_json_add_trace_id(r->resp, ex->tr.key);
+    r->resp_len = r->resp ? strlen(r->resp) : 0;
+    if (!r->resp) srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0,
+                                  "out of memory");
+  }
+  srv_trace_about a = {.protocol = "http", .request_id = r->req_id,
+                       .team = r->team ? r->team->name : NULL,
+                       .route = r->path, .module = r->module,
+                       .ctx = &r->tctx, .status = r->status};
+  srv_trace_finish(r->srv, &ex->tr, r->t0_ns, r->team, &a);
+}
+
 static void exec_free(exec_state *ex) {
+  srv_trace_discard(&ex->tr);
   for (int k = 0; k < ex->n_res; k++) shlo_value_unref(ex->res[k]);
   free(ex->res);
   for (int k = 0; k < ex->n_args; k++) shlo_value_unref(ex->args[k]);
@@ -825,14 +886,38 @@ static bool run_execute(srv_request *r, srv_lane *lane) {
     return true;
   }
   exec_state ex = {.r = r, .n_procs = 1, .cached = true};
+  uint64_t t0 = srv_now_ns();
   if (!read_body(r, &ex.b)) return true;
-  if (!find_module(&ex, lane)) {
+  uint64_t t1 = srv_now_ns();
+  bool asked;
+  if (!trace_asked(&ex, &asked)) {
+    exec_free(&ex);
+    return true;
+  }
+  /* A worker traces from here; the loop only once it found a tiny
+   * module to run, so that a try it declines costs no trace. */
+  if (!lane) trace_start(&ex, asked, t0, t1);
+  bool found = find_module(&ex, lane);
+  if (lane && found) trace_start(&ex, asked, t0, t1);
+  uint64_t t = srv_trace_span(&ex.tr, !found      ? "module (not found or "
+                                                    "did not parse)"
+                                      : ex.cached ? "module (cached)"
+                                                  : "parse and verify",
+                              t1);
+  if (!found) {
+    trace_end(&ex); /* a failed request's trace is kept too */
     exec_free(&ex);
     return !lane;
   }
   memcpy(r->module, ex.e->id, SRV_ID_LEN);
-  if (compile_entry(&ex) && choose_grid(&ex) && decode_args(&ex))
+  bool ok = compile_entry(&ex);
+  t = srv_trace_span(&ex.tr, ex.cached ? "executable (cached)" : "compile",
+                     t);
+  if (ok && choose_grid(&ex) && decode_args(&ex)) {
+    srv_trace_span(&ex.tr, "decode inputs", t);
     execute_and_reply(&ex);
+  }
+  trace_end(&ex);
   exec_free(&ex);
   if (r->exec_mem) srv_team_release_memory(r->team, r->exec_mem);
   r->exec_mem = 0;

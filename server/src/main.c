@@ -16,6 +16,10 @@
 
 #include "shlo/context.h"
 #include "server.h"
+#include "history.h"
+#include "modmetrics.h"
+#include "otlp.h"
+#include "traces.h"
 #include "store.h"
 #include "shlo/grid_mpi.h"
 
@@ -146,8 +150,12 @@ int main(int argc, char **argv) {
   }
   s.loop = uv_default_loop();
   cache_init(&s.cache, (size_t)s.cfg.cache_bytes);
-  if (srv_quota_setup(&s)) {
+  if (srv_quota_setup(&s) || srv_traces_start(&s)) {
     fprintf(stderr, "shlo-server: out of memory\n");
+    goto out;
+  }
+  if (srv_otlp_start(&s)) {
+    rc = 2;
     goto out;
   }
   if (srv_store_start(&s)) {
@@ -203,6 +211,10 @@ out:
   srv_auth_free(&s);
   srv_teams_free(&s.teams);
   srv_audit_close(&s);
+  srv_otlp_stop(&s); /* sends what is queued */
+  srv_traces_stop(&s);
+  srv_modmetrics_free(&s);
+  srv_history_free(&s);
   if (s.log && s.log != stderr) fclose(s.log);
   if (s.devnull) fclose(s.devnull);
   srv_config_free(&s.cfg);

@@ -1,9 +1,14 @@
 /* Counters and the Prometheus text of /metrics.  Loop thread only. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "server.h"
 #include "executions.h"
+#include "modmetrics.h"
+#include "shlo/version.h"
+#include "otlp.h"
+#include "traces.h"
 #include "core/strbuf.h"
 
 static const char *const route_names[] = {
@@ -33,9 +38,30 @@ void srv_metrics_request(srv_metrics *m, srv_route route, int status) {
   m->requests[route][status_index(status)]++;
 }
 
-void srv_histogram_add(srv_histogram *h, double seconds) {
+int srv_lat_bucket(double seconds) {
   int i = 0;
   while (i < SRV_LAT_BUCKETS && seconds > lat_bounds[i]) i++;
+  return i;
+}
+
+double srv_histogram_quantile(const uint64_t counts[SRV_LAT_BUCKETS + 1],
+                              double q) {
+  uint64_t total = 0;
+  for (int i = 0; i <= SRV_LAT_BUCKETS; i++) total += counts[i];
+  if (!total) return NAN;
+  double want = q * (double)total, cum = 0, lo = 0;
+  for (int i = 0; i < SRV_LAT_BUCKETS; i++) {
+    double in = (double)counts[i];
+    if (cum + in >= want && in > 0)
+      return lo + (lat_bounds[i] - lo) * (want - cum) / in;
+    cum += in;
+    lo = lat_bounds[i];
+  }
+  return lo; /* in +Inf: the largest finite bound */
+}
+
+void srv_histogram_add(srv_histogram *h, double seconds) {
+  int i = srv_lat_bucket(seconds);
   h->buckets[i]++;
   h->count++;
   h->sum_s += seconds;
@@ -80,6 +106,11 @@ static void put_histogram(strbuf *b, const char *name, const char *labels,
                   (unsigned long long)h->count);
 }
 
+void srv_put_histogram(strbuf *b, const char *name, const char *labels,
+                       const srv_histogram *h) {
+  put_histogram(b, name, labels, h);
+}
+
 /* The scheduling and guarding figures: lanes, compiles, cancels, refusals
  * (PROTOCOL.md "Fairness"). */
 static void put_fairness(strbuf *b, const srv_metrics *m) {
@@ -122,15 +153,15 @@ static void put_fairness(strbuf *b, const srv_metrics *m) {
  * bytes, cache bytes, refusals by quota, jobs in flight.  Each family's
  * samples together, as the text format wants them. */
 static void put_teams(strbuf *b, srv_server *s) {
-  static const char *const classes[SRV_TEAM_N_CLASS] = {"2xx", "4xx", "429",
-                                                        "5xx"};
+  static const char *const classes[SRV_TEAM_N_CLASS] = {"1xx", "2xx", "3xx",
+                                                        "4xx", "5xx"};
   static const char *const gauges[] = {
       "shlo_team_execution_seconds_total counter",
       "shlo_team_bytes_in_total counter", "shlo_team_bytes_out_total counter",
       "shlo_team_cache_bytes gauge", "shlo_team_cache_share_bytes gauge",
       "shlo_team_in_flight gauge"};
   shlo__sb_puts(b, "# HELP shlo_team_requests_total Requests by team and "
-                   "status class (HTTP and binary).\n"
+                   "status class, 429s in 4xx (HTTP and binary).\n"
                    "# TYPE shlo_team_requests_total counter\n");
   for (const srv_team *t = s->teams.list; t; t = t->next)
     for (int c = 0; c < SRV_TEAM_N_CLASS; c++)
@@ -224,6 +255,12 @@ char *srv_metrics_text(srv_server *s) {
   srv_listen_metrics(s, &b);
   srv_execs_metrics(s, &b);
   srv_binary_metrics(s, &b);
+  srv_traces_metrics(s, &b);
+  srv_otlp_metrics(s, &b);
   put_teams(&b, s);
-  return shlo__sb_take(&b);
+  srv_modmetrics_put(s, &b);
+  shlo__sb_printf(&b, "# HELP shlo_build_info The server's version (value "
+                  "1).\n# TYPE shlo_build_info gauge\n"
+                  "shlo_build_info{version=\"%s\"} 1\n", SHLO_VERSION_STRING);
+  return srv_metrics_add_help(shlo__sb_take(&b));
 }

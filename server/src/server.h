@@ -19,6 +19,7 @@
 #include "config.h"
 #include "counts.h"
 #include "pool.h"
+#include "reqid.h"
 #include "shlo/protocol.h"
 #include "teams.h"
 
@@ -39,6 +40,8 @@
   X(OIP_HEALTH, "/v2/health/{live,ready}")              \
   X(OIP, "/v2/models/{name}")                           \
   X(OIP_INFER, "/v2/models/{name}/infer")               \
+  X(TRACE, "/v1/traces/{id}")                           \
+  X(HISTORY, "/v1/console/history")                     \
   X(OTHER, "other")
 
 typedef enum {
@@ -133,6 +136,10 @@ typedef struct srv_request {
   srv_route route;
   char method[8];
   char path[160];      /* for the log, truncated */
+  char req_id[SRV_REQ_ID_LEN]; /* X-Request-Id, sane, else made (reqid.h) */
+  srv_trace_ctx tctx;  /* traceparent, else a new trace */
+  struct srv_trace *trace; /* trace.h: set while its execution is traced */
+  char trace_key[33];  /* the stored trace's id (GET /v1/traces/{id}) */
   char id[SRV_ID_LEN]; /* module id from the URL */
   bool json_type;      /* Content-Type: application/json */
   char *body;
@@ -225,6 +232,10 @@ struct srv_server {
   uint64_t started_ns;
   struct srv_binary *bin; /* NULL when --binary-port is 0 */
   struct srv_execs *execs; /* executions.c */
+  struct srv_traces *traces; /* traces.c: the kept traces */
+  struct srv_modmetrics *modmetrics; /* modmetrics.c, made at first use */
+  struct srv_history *history; /* history.c: the console's rings */
+  struct srv_otlp *otlp;       /* otlp.c: NULL unless otlp-endpoint */
   /* partly received bodies and frames, least recently grown first */
   srv_pending *pending, *pending_tail;
   uint64_t pending_bytes;
@@ -358,11 +369,24 @@ void srv_binary_metrics(srv_server *s, struct strbuf *b);
 void srv_metrics_request(srv_metrics *m, srv_route route, int status);
 void srv_metrics_exec(srv_metrics *m, double seconds);
 void srv_histogram_add(srv_histogram *h, double seconds);
+/* The latency bucket a duration falls in (SRV_LAT_BUCKETS: +Inf). */
+int srv_lat_bucket(double seconds);
+/* The q-quantile, seconds, of counts per latency bucket (not cumulative),
+ * interpolated within its bucket; NaN when the counts are all 0. */
+double srv_histogram_quantile(const uint64_t counts[SRV_LAT_BUCKETS + 1],
+                              double q);
+/* One histogram's series; labels is "" or `name="value",...`. */
+struct strbuf;
+void srv_put_histogram(struct strbuf *b, const char *name,
+                       const char *labels, const srv_histogram *h);
 /* A job's wait in its lane's queue, when it went through one. */
 void srv_metrics_queue_wait(srv_metrics *m, const srv_job *j);
 /* A finished job's queue wait, compile time and run time. */
 void srv_metrics_job(srv_metrics *m, const srv_request *r);
 char *srv_metrics_text(srv_server *s);
+/* metrics_help.c: text (taken over) with a # HELP line before each
+ * # TYPE line that has none; NULL when out of memory. */
+char *srv_metrics_add_help(char *text);
 
 /* auth.c */
 int srv_auth_load(srv_server *s, const char *path);
@@ -390,6 +414,8 @@ const void *srv_visible_owner(const srv_request *r);
 /* audit.c: one JSON line per request */
 typedef struct srv_audit_rec {
   const char *protocol;   /* "http" or "binary" */
+  const char *request_id; /* reqid.h */
+  const char *trace_id;   /* a stored trace's id, or NULL */
   const char *team, *token_name, *method, *route, *module, *client;
   int status;             /* HTTP status (binary: the error kind's) */
   int err_kind;           /* -1: none */

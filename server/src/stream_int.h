@@ -64,6 +64,7 @@ typedef struct srv_execution {
   int attached;             /* requests that point at it */
   bool seen_running;        /* the sweep saw X_RUNNING: idle clock on */
   uint64_t bytes_in, bytes_out;
+  char request_id[SRV_REQ_ID_LEN]; /* the request that created it */
 } srv_execution;
 
 /* One request's state on a streaming or state route (loop). */
@@ -118,6 +119,7 @@ typedef struct x_start_req {
   char **body;
   size_t len, cap;
   bool json_type;
+  const char *request_id; /* the creating request's (reqid.h), or NULL */
 } x_start_req;
 srv_execution *x_start(const x_start_req *q, int *status, char *msg,
                        size_t msg_len);

@@ -121,10 +121,11 @@ void srv_team_release_memory(srv_team *team, int64_t bytes) {
 }
 
 void srv_team_count_status(srv_team *team, int status) {
-  int c = status == 429               ? SRV_TEAM_429
-          : status >= 500             ? SRV_TEAM_5XX
+  int c = status >= 500             ? SRV_TEAM_5XX
           : status >= 400 || !status  ? SRV_TEAM_4XX
-                                      : SRV_TEAM_2XX;
+          : status >= 300             ? SRV_TEAM_3XX
+          : status >= 200             ? SRV_TEAM_2XX
+                                      : SRV_TEAM_1XX;
   team->requests[c]++;
 }
 

@@ -56,8 +56,11 @@ const char *srv_quota_name(int q);
 /* The quota of that name, or -1. */
 int srv_quota_find(const char *name, size_t len);
 
-/* Response classes counted per team (/metrics). */
-enum { SRV_TEAM_2XX, SRV_TEAM_4XX, SRV_TEAM_429, SRV_TEAM_5XX, SRV_TEAM_N_CLASS };
+/* Response classes counted per team (/metrics): every class, 429s in
+ * 4xx (and by quota in the team's refusals); a client that hung up
+ * before its answer counts as 4xx. */
+enum { SRV_TEAM_1XX, SRV_TEAM_2XX, SRV_TEAM_3XX, SRV_TEAM_4XX, SRV_TEAM_5XX,
+       SRV_TEAM_N_CLASS };
 
 typedef struct srv_team {
   char name[SRV_TEAM_NAME_LEN];

@@ -131,3 +131,12 @@ if(TARGET shlo-cli AND TARGET shlo-client)
     SKIP_RETURN_CODE 77 ENVIRONMENT
     "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16")
 endif()
+
+# Issue #35's request ids and traces against the sanitized server: traces
+# recorded, kept, evicted and read leak nothing.
+add_test(NAME test_server_observability_asan
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/observability.py
+          $<TARGET_FILE:shlo-server-asan> --sanitized)
+set_tests_properties(test_server_observability_asan PROPERTIES TIMEOUT 300
+  ENVIRONMENT
+  "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=16;SHLO_TEST_START_S=30")

@@ -5,7 +5,11 @@ the overview's live figures, a program run in the playground (its rendered
 values checked against sums computed here), a .npy input, a parse error's
 marker on its line, a module registered (pasted and uploaded) and deleted,
 a program full of markup rendered as text, the executions page's probe,
-and a token-protected server's prompt.  Every request must stay on the
+and a token-protected server's prompt.  Issue #35: after a workload the
+overview's history charts (axes, past data from the server's ring), the
+modules and recent errors (with request ids) tables, a non-admin token's
+view of its own team only, and an execution's trace drawn as a timeline
+with its step names on the playground and executions pages.  Every request must stay on the
 server's origin and the browser log must hold no console error.  A
 screenshot of each page goes to the artifact folder (argv[2]).
 
@@ -262,6 +266,142 @@ def test_overview_live(s):
           "overview: p50 <= p99 <= worst round trip: %r, %.2f ms" % (pct, worst[0]))
 
 
+def inked(s, canvas, rgb, alpha=200):
+    """Pixels of canvas in colour rgb (opaque ones: a chart's lines, not
+    its faint legend swatches)."""
+    # read from a copy: reading the page's canvas again and again makes
+    # Chromium log a warning (willReadFrequently)
+    return s.d.execute_script(
+        "const [c, r, g, b, a] = arguments;"
+        "const src = document.getElementById(c);"
+        "const cv = document.createElement('canvas');"
+        "cv.width = src.width; cv.height = src.height;"
+        "const x = cv.getContext('2d', {willReadFrequently: true});"
+        "x.drawImage(src, 0, 0);"
+        "const d = x.getImageData(0, 0, cv.width, cv.height).data;"
+        "let n = 0; for (let i = 0; i < d.length; i += 4)"
+        "  if (d[i + 3] > a && Math.abs(d[i] - r) < 30 &&"
+        "      Math.abs(d[i + 1] - g) < 30 && Math.abs(d[i + 2] - b) < 30) n++;"
+        "return n;", canvas, *rgb, alpha)
+
+
+def test_history(s):
+    """Executions, then the overview opened after them: the history charts
+    have axes and show that past; the recent errors name their request
+    ids; the modules table has the module run."""
+    for _ in range(5):
+        st, _ = s.srv.post("/execute", {"program": SCALE, "inputs": [
+            {"dtype": "f32", "shape": [3], "data": [1, 2, 3]}]})
+        check(st == 200, "history load: execute answered %d" % st)
+    st, _, _ = s.srv.request("POST", "/execute", {"program": "garbage",
+                                                  "inputs": []},
+                             headers={"X-Request-Id": "req-console-err-1"})
+    check(st == 400, "history load: a bad program answers 400: %d" % st)
+    s.expect_http_error("/execute", 400)
+    time.sleep(1.3)  # the second's sample closes in the ring
+    s.open("overview")
+    wait(s.d, "history: the server's history shown",
+         lambda: text(s.d, "#history-note").startswith("The server"))
+    # lines (opaque #2457c5) from the samples of before the page opened,
+    # and the axes (#9aa6b5) with their labels
+    wait(s.d, "history: the requests chart has past data",
+         lambda: inked(s, "hist-requests", (0x24, 0x57, 0xc5)) > 10)
+    check(inked(s, "hist-requests", (0x9a, 0xa6, 0xb5)) > 100,
+          "history: the requests chart has axes")
+    check(s.d.execute_script(
+        "return document.getElementById('hist-requests').clientHeight") >= 100,
+          "history: the chart is drawn at its size")
+    wait(s.d, "history: the recent errors name the request id",
+         lambda: "req-console-err-1" in text(s.d, "#errors-body"))
+    wait(s.d, "history: the modules table lists the module run",
+         lambda: len(s.d.find_elements(By.CSS_SELECTOR,
+                                       "#modules-stats-body tr")) >= 2)
+    rows = s.d.find_elements(By.CSS_SELECTOR, "#modules-stats-body tr")
+    check(any(int(r.find_elements(By.TAG_NAME, "td")[1].text) >= 5
+              for r in rows if "other" not in r.text),
+          "history: a module with the 5 requests: %s" % [r.text for r in rows])
+    s.shot("overview-history")
+
+
+def test_trace_timeline(s):
+    """A traced run in the playground draws its timeline with the step
+    names; the executions page draws the same trace from its id."""
+    s.open("playground")
+    from selenium.webdriver.support.ui import Select
+    Select(s.d.find_element(By.ID, "example")).select_by_index(0)
+    check(s.d.find_element(By.ID, "trace").is_selected(),
+          "timeline: the playground traces by default")
+    run_playground(s)
+    wait(s.d, "timeline: the playground draws the trace",
+         lambda: s.d.find_elements(By.CSS_SELECTOR, "#timeline .tl-step"))
+    steps = [e.text for e in s.d.find_elements(By.CSS_SELECTOR, "#timeline .tl-step")]
+    check(any("stablehlo.add" in t for t in steps),
+          "timeline: a step span named stablehlo.add: %s" % steps)
+    stages = [e.text for e in s.d.find_elements(By.CSS_SELECTOR, "#timeline .tl-server")]
+    check(any("execute" in t for t in stages),
+          "timeline: the execute stage drawn: %s" % stages)
+    trace_id = text(s.d, "#timeline-title a")
+    check(re.match(r"^[0-9a-f]{32}$", trace_id), "timeline: the trace id: %r" % trace_id)
+    s.shot("playground-trace")
+    s.d.get(s.origin + "/console/executions.html#trace=" + trace_id)
+    wait(s.d, "timeline: the executions page draws the trace",
+         lambda: any("stablehlo.add" in e.text for e in
+                     s.d.find_elements(By.CSS_SELECTOR, "#timeline .tl-step")))
+    check("spans over" in text(s.d, "#timeline-summary"),
+          "timeline: the summary names the spans and time")
+    s.shot("executions-trace")
+
+
+def test_team_view(srv):
+    """A token without admin sees its own team's history and errors, not
+    the server's nor another team's."""
+    for who, rid in (("secret-token-b", "req-team-b-err"),
+                     ("secret-token-a", "req-team-a-err")):
+        h = {"Authorization": "Bearer " + who}
+        for _ in range(2):
+            st, _, _ = srv.request("POST", "/execute", {"program": SCALE, "inputs": [
+                {"dtype": "f32", "shape": [3], "data": [1, 2, 3]}]}, headers=h)
+            check(st == 200, "team view load: %d" % st)
+        h["X-Request-Id"] = rid
+        st, _, _ = srv.request("POST", "/execute", {"program": "garbage", "inputs": []},
+                               headers=h)
+        check(st == 400, "team view load: a bad program: %d" % st)
+    time.sleep(1.3)
+    s = Session(srv, "team token")
+    try:
+        s.expect_http_error("/metrics", 401)
+        s.expect_http_error("/v1/console/history", 401)
+        s.expect_http_error("/metrics", 403)
+        s.open("overview")
+        wait(s.d, "team: the prompt appears",
+             lambda: s.d.find_elements(By.CSS_SELECTOR, "dialog#token-dialog[open]"))
+        s.d.find_element(By.ID, "token-input").send_keys("secret-token-b")
+        s.d.find_element(By.ID, "token-submit").click()
+        wait(s.d, "team: its own history shown",
+             lambda: text(s.d, "#history-note").startswith("Team team-b"))
+        wait(s.d, "team: its team's row",
+             lambda: s.d.find_elements(By.CSS_SELECTOR, '#teams-body tr[data-team="team-b"]'))
+        teams = [e.get_attribute("data-team") for e in
+                 s.d.find_elements(By.CSS_SELECTOR, "#teams-body tr")]
+        check(teams == ["team-b"], "team: only its own team: %s" % teams)
+        row = s.d.find_element(By.CSS_SELECTOR, '#teams-body tr[data-team="team-b"]')
+        cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+        check(int(cells[1]) >= 3 and int(cells[2]) >= 1,
+              "team: its requests and errors counted: %s" % cells)
+        wait(s.d, "team: its error with its request id",
+             lambda: "req-team-b-err" in text(s.d, "#errors-body"))
+        check("req-team-a-err" not in text(s.d, "#errors-body"),
+              "team: another team's error is not shown")
+        check(not s.d.find_element(By.ID, "hist-requests").is_displayed(),
+              "team: the server-wide charts are not shown")
+        wait(s.d, "team: its chart has data",
+             lambda: inked(s, "hist-team", (0x24, 0x57, 0xc5)) > 10)
+        s.shot("overview-team")
+        s.drain_logs()
+    finally:
+        s.close()
+
+
 def run_playground(s):
     s.d.find_element(By.ID, "run").click()
     return wait(s.d, "playground: the run ended",
@@ -477,7 +617,8 @@ def test_token_server(tmpdir):
     tokens = os.path.join(tmpdir, "tokens")
     with open(tokens, "w") as f:
         # admin: the overview reads /metrics, which only admin tokens may
-        f.write("team-a secret-token-a scopes=execute,register,admin\n")
+        f.write("team-a secret-token-a scopes=execute,register,admin\n"
+                "team-b secret-token-b\n")
     srv = Server(SERVER, "--threads", "2", "--tokens", tokens)
     s = Session(srv, "token server")
     try:
@@ -485,6 +626,7 @@ def test_token_server(tmpdir):
             s.expect_http_error("/v1/executions", 404)
         s.expect_http_error("/metrics", 401)
         s.expect_http_error("/v1/modules", 401)
+        s.expect_http_error("/v1/console/history", 401)
         s.open("overview")
         wait(s.d, "token: the prompt appears",
              lambda: s.d.find_elements(By.CSS_SELECTOR, "dialog#token-dialog[open]"))
@@ -512,6 +654,9 @@ def test_token_server(tmpdir):
         s.check_origin()
     finally:
         s.close()
+    try:
+        test_team_view(srv)
+    finally:
         stop(srv)
 
 
@@ -525,6 +670,8 @@ def main():
             test_playground(s)
             test_modules(s)
             test_executions(s)
+            test_trace_timeline(s)
+            test_history(s)
             test_overview_live(s)
             s.check_origin()
         finally:

@@ -282,3 +282,18 @@ add_test(NAME test_server_console
           ${SHLO_CONFORMANCE_DIR})
 set_tests_properties(test_server_console PROPERTIES TIMEOUT 300
   SKIP_RETURN_CODE 77)
+# Issue #35: request ids (HTTP X-Request-Id, traceparent, binary EXECUTE)
+# in the answer, the log, the audit line and the trace; GET
+# /v1/traces/{id} per team, trace-keep, trace-sample-rate.
+add_test(NAME test_server_observability
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/observability.py
+          $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_server_observability PROPERTIES TIMEOUT 120)
+# Issue #35: `promtool check metrics` accepts /metrics after a mixed
+# workload; per-team classes, per-module series bounded with 1,000
+# modules; SKIPPED (77) without promtool (Debian package prometheus).
+add_test(NAME test_server_metrics_promtool
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/metrics_promtool.py
+          $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_server_metrics_promtool PROPERTIES TIMEOUT 300
+  SKIP_RETURN_CODE 77)

@@ -20,6 +20,7 @@
 #include "core/membudget.h"
 #include "runtime/profile_int.h"
 #include "shlo/engine.h"
+#include "shlo/trace.h"
 
 
 static double now_s(void) {
@@ -94,9 +95,9 @@ shlo_status shlo__plan_run(const shlo_plan *p, shlo_exec *ex,
     }
     for (int k = 0; k < s->n_in; k++) in[k] = slots[s->in[k]];
     if (ex->profile) {
-      double t0 = now_s();
+      uint64_t t0 = shlo_trace_now_ns();
       st = s->fn(s, in, out, ex);
-      shlo__profile_add(ex->profile, s, (uint64_t)((now_s() - t0) * 1e9));
+      shlo__profile_step(ex->profile, p, s, t0);
     } else {
       st = s->fn(s, in, out, ex);
     }

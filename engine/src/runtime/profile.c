@@ -8,6 +8,7 @@
 #include "core/context_int.h"
 #include "runtime/profile_int.h"
 #include "shlo/profile.h"
+#include "shlo/trace.h"
 
 typedef struct row {
   const shlo_step *step;
@@ -20,6 +21,7 @@ struct shlo_profile {
   pthread_mutex_t lock;
   row *rows;
   int n, cap;
+  struct shlo_trace *trace; /* set: steps become its spans, no rows */
 };
 
 shlo_profile *shlo_profile_new(void) {
@@ -29,6 +31,24 @@ shlo_profile *shlo_profile_new(void) {
   p->ctx = c;
   pthread_mutex_init(&p->lock, NULL);
   return p;
+}
+
+shlo_profile *shlo__profile_new_for_trace(struct shlo_trace *t) {
+  shlo_profile *p = shlo_profile_new();
+  if (p) p->trace = t;
+  return p;
+}
+
+void shlo__profile_step(shlo_profile *p, const shlo_plan *plan,
+                        const shlo_step *s, uint64_t t0_ns) {
+  uint64_t t1 = shlo_trace_now_ns();
+  if (!p->trace) {
+    shlo__profile_add(p, s, t1 - t0_ns);
+    return;
+  }
+  /* region bodies run once per element: as spans they would be millions */
+  if (plan->name && strcmp(plan->name, "<region>"))
+    shlo__trace_step(p->trace, s, t0_ns, t1);
 }
 
 void shlo_profile_free(shlo_profile *p) {

@@ -103,6 +103,12 @@ _Static_assert(sizeof(shlo_bin_module) == 56, "MODULE is 56 bytes");
 #define SHLO_BIN_EXEC_INLINE 1u
 #define SHLO_BIN_EXEC_PRINT 2u /* send what interpreter.print wrote (OUTPUT) */
 #define SHLO_BIN_EXEC_ASYNC 4u /* version 2: answer STARTED at once */
+/* request_id_length is the length of a request id (1..128 bytes of
+ * [A-Za-z0-9._:/+=@-]) that follows the program, padded; the RESULT
+ * carries the identity block (PROTOCOL.md "Request identity") */
+#define SHLO_BIN_EXEC_REQUEST_ID 8u
+/* trace this execution; the RESULT's identity block names the trace */
+#define SHLO_BIN_EXEC_TRACE 16u
 typedef struct shlo_bin_execute {
   uint8_t id[32];
   uint32_t flags;
@@ -111,11 +117,21 @@ typedef struct shlo_bin_execute {
   uint32_t replicas, partitions;
   uint64_t timeout_us;
   uint32_t n_inputs;
-  uint32_t reserved;
+  uint32_t request_id_length; /* 0 unless SHLO_BIN_EXEC_REQUEST_ID */
 } shlo_bin_execute;
 _Static_assert(sizeof(shlo_bin_execute) == 72, "EXECUTE is 72 bytes");
 
 #define SHLO_BIN_RESULT_CACHED 1u
+/* the 64 bytes are followed by a shlo_bin_identity and its strings */
+#define SHLO_BIN_RESULT_IDENTITY 2u
+/* The identity of an EXECUTE that set SHLO_BIN_EXEC_REQUEST_ID or
+ * SHLO_BIN_EXEC_TRACE: its request id (the client's, else the server's)
+ * and the id of its trace (0: not traced), each string padded to 8. */
+typedef struct shlo_bin_identity {
+  uint32_t request_id_length, trace_id_length;
+  uint64_t reserved;
+} shlo_bin_identity;
+_Static_assert(sizeof(shlo_bin_identity) == 16, "identity is 16 bytes");
 typedef struct shlo_bin_result {
   uint8_t id[32];
   uint32_t flags;
