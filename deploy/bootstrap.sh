@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages shlo needs that are missing, then configures
 # and builds it in build/.  Beyond the build: curl, libcurl, valgrind, nginx
 # and python3 run tests (openssl makes test_server_tls its certificate); libgfortran-12-dev lets test_install link

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build shlo, run the example program through `shlo run`, then start
 # shlo-server in the foreground (Ctrl-C stops it cleanly).  Extra arguments
 # go to shlo-server, e.g. `bash deploy/run.sh --port 9000 --threads 4`.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's two commands on a machine that has nothing installed: a
 # Debian 12 minbase root made with debootstrap (deploy/mkroot.sh), the
 # project copied in with the shared folder beside it (../shared, as CI lays

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build shlo and run every test: unit tests, the corpus round trip and the
 # conformance regression check (see tests/CMakeLists.txt).
 set -euo pipefail

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for process grids (engine/src/runtime/grid.c, collective.c).
  *
  * Random programs drive grids of 1x1, 4x1, 1x4, 2x4 and 8x8 processes

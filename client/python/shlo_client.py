@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Python client of shlo-server: the binary protocol (shlo://host:port,
 PROTOCOL.md part 2) and HTTP/JSON (http://host:port, part 1).
 

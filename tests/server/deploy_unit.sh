@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/shlo-server.service: systemd accepts it (systemd-analyze verify,
 # with ExecStart pointed at this build's binary), it is Type=notify with a
 # SIGHUP reload (what the server implements, see test_server_service), and

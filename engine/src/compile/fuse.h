@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Elementwise fusion, a pass of the compiler (see fuse.c). */
 #ifndef SHLO_FUSE_H
 #define SHLO_FUSE_H
