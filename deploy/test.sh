@@ -4,7 +4,7 @@
 # conformance regression check (see tests/CMakeLists.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash deploy/bootstrap.sh
+bash deploy/bootstrap.sh test
 (cd build && ctest --output-on-failure -j"$(nproc)")
 
 # The same suite built with AddressSanitizer and UBSan (SHLO_SANITIZE): a
