@@ -57,7 +57,7 @@ if(NOT SHLO_SANITIZE AND NOT SHLO_FUZZ)
   target_link_options(shlo-client-shared PRIVATE "LINKER:--no-undefined")
 endif()
 set_target_properties(shlo-client PROPERTIES EXPORT_NAME client_static)
-install(TARGETS shlo-client-shared EXPORT shloTargets
+install(TARGETS shlo-client-shared EXPORT shloClientTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 # libshlo-client.pc, its paths relative to itself as libshlo.pc's are.

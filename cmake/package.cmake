@@ -18,7 +18,14 @@ else()
   set(SHLO_PACKAGE_HAS_CLIENT OFF)
 endif()
 set(SHLO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/shlo)
+# The engine's targets and the client's in files of their own, so that
+# a distribution may ship them in two packages (libshlo-dev,
+# libshlo-client-dev): shloConfig.cmake includes the client's when there.
 install(EXPORT shloTargets NAMESPACE shlo:: DESTINATION ${SHLO_CMAKE_DIR})
+if(SHLO_PACKAGE_HAS_CLIENT)
+  install(EXPORT shloClientTargets NAMESPACE shlo::
+          DESTINATION ${SHLO_CMAKE_DIR})
+endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/shloConfig.cmake.in
   ${PROJECT_BINARY_DIR}/shloConfig.cmake
   INSTALL_DESTINATION ${SHLO_CMAKE_DIR})
