@@ -423,7 +423,7 @@ class Client:
         """Whether the server takes work (GET /v2/health/ready)."""
         try:
             return bool(self._http("/v2 health").call(
-                "GET", "/v2/health/ready", v2=True).get("ready"))
+                "GET", "/v2/health/ready", v2=True, retry=False).get("ready"))
         except LimitError:
             return False  # 503 while shutting down
 
@@ -798,13 +798,15 @@ class _Http:
 
     def request(self, method: str, path: str, body: Optional[bytes] = None,
                 headers: Optional[Mapping[str, str]] = None,
-                idempotent: bool = True) -> Tuple[int, Any, bytes]:
+                idempotent: bool = True,
+                retry: bool = True) -> Tuple[int, Any, bytes]:
         """Send until it is taken or the retry policy gives up: (status,
         headers, body) of a success; the ShloError of a failure, with
         .attempts."""
         h = dict(self.headers)
         h.update(headers or {})
-        policy = self.retry if idempotent or self.retry.non_idempotent \
+        policy = self.retry if retry and (idempotent or
+                                          self.retry.non_idempotent) \
             else NO_RETRY
         attempt = 1
         while True:
@@ -822,12 +824,15 @@ class _Http:
             attempt += 1
 
     def call(self, method: str, path: str, doc: Any = None,
-             idempotent: bool = True, v2: bool = False) -> Any:
+             idempotent: bool = True, v2: bool = False,
+             retry: bool = True) -> Any:
         """A JSON request (doc None: no body) and its JSON answer.  (v2:
         an Open Inference Protocol route, whose errors have the same
-        shape to this client.)"""
+        shape to this client.)  retry False: never sent again (a health
+        check answers what is true now)."""
         body = json.dumps(doc).encode() if doc is not None else None
-        _, _, data = self.request(method, path, body, idempotent=idempotent)
+        _, _, data = self.request(method, path, body, idempotent=idempotent,
+                                  retry=retry)
         return _raise_for(200, data)
 
     def _post(self, path: str, body: Any, idempotent: bool = True) -> Any:

@@ -148,16 +148,24 @@ in_root "set -e; cd /t
     a=\$libdir/libshlo.a; [ \$lib = libshlo-client ] && a=\"\$libdir/libshlo-client.a \$a\"
     cc -std=c11 -Wall -Werror \$prog.c -o pc_static_\$prog \$(pkg-config --cflags \$lib) \$a \
       \$(pkg-config --static --libs \$lib | sed -E 's/(^| )-lshlo(-client)?( |\$)/ /g')
-    ./pc_shared_\$prog \$args >/dev/null && echo \"  ok   pkg-config shared \$lib\"
-    ./pc_static_\$prog \$args >/dev/null && echo \"  ok   pkg-config static \$lib\"
-    ! ldd ./pc_static_\$prog | grep -q libshlo
+    ./pc_shared_\$prog \$args >/dev/null
+    echo \"  ok   pkg-config shared \$lib\"
+    if ldd ./pc_static_\$prog | grep -q libshlo; then
+      echo \"pc_static_\$prog loads a shared libshlo\"; exit 1
+    fi
+    ./pc_static_\$prog \$args >/dev/null
+    echo \"  ok   pkg-config static \$lib\"
   done
   for s in OFF ON; do
     cmake -S find_package -B fp_\$s -DSHLO_USE_STATIC_LIBS=\$s -DCONSUMER_DIR=/t >/dev/null
     cmake --build fp_\$s >/dev/null
-    fp_\$s/consumer \$v >/dev/null && echo \"  ok   find_package shlo::shlo (static \$s)\"
-    fp_\$s/client_consumer http://127.0.0.1:$hport shlo://127.0.0.1:$bport >/dev/null &&
-      echo \"  ok   find_package shlo::client (static \$s)\"
+    if [ \$s = ON ] && ldd fp_\$s/client_consumer | grep -q libshlo; then
+      echo \"fp_ON/client_consumer loads a shared libshlo\"; exit 1
+    fi
+    fp_\$s/consumer \$v >/dev/null
+    echo \"  ok   find_package shlo::shlo (static \$s)\"
+    fp_\$s/client_consumer http://127.0.0.1:$hport shlo://127.0.0.1:$bport >/dev/null
+    echo \"  ok   find_package shlo::client (static \$s)\"
   done" || fail "a C consumer did not build or run"
 
 step "python3-shlo over HTTP, HTTPS and the binary protocol"
