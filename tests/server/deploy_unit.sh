@@ -12,7 +12,7 @@ command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit
 status=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sed "s|/usr/local/bin/shlo-server|$server|" "$unit" >"$tmp/shlo-server.service"
+sed -e "s|/usr/local/bin/shlo-server|$server|" -e "s|/usr/bin/shlo-server|$server|" "$unit" >"$tmp/shlo-server.service"
 if ! out=$(systemd-analyze verify "$tmp/shlo-server.service" 2>&1) || [ -n "$out" ]; then
   echo "FAIL: systemd-analyze verify: $out"
   status=1
