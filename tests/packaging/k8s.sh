@@ -16,7 +16,7 @@ skip() { echo "skipped: $*"; exit 77; }
 [ "${SHLO_TEST_PACKAGES:-0}" = 1 ] ||
   skip "set SHLO_TEST_PACKAGES=1 (builds a container image: minutes, root)"
 [ "$(id -u)" = 0 ] || skip "needs root (podman's bridge network)"
-for t in podman debootstrap curl; do
+for t in podman runc debootstrap curl; do
   command -v $t >/dev/null || skip "no $t (Debian: apt-get install $t)"
 done
 
@@ -24,8 +24,12 @@ work=$(mktemp -d /var/tmp/shlo-k8s.XXXXXX)
 manifest=$src/deploy/k8s/shlo.yaml
 # Private storage, as test-container.sh: nothing of the machine's podman
 # is touched.
+# runc, as test-container.sh: crun refuses this machine's hybrid cgroups.
 cat >"$work/containers.conf" <<'CONF'
+[containers]
+default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
 [engine]
+runtime = "runc"
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 CONF
