@@ -9,7 +9,8 @@ address (the docs say localhost:8080; the test's server has a port of
 its own) and build/ (the docs' build folder) for this build's.  Each
 must exit 0 and print the answer the docs give.
 
-usage: doc_examples.py SOURCE_DIR BUILD_DIR CMAKE CC"""
+usage: doc_examples.py SOURCE_DIR BUILD_DIR CMAKE CC
+Exits 77 (skipped) without curl, jq or pkg-config."""
 import os
 import re
 import shutil
@@ -98,6 +99,12 @@ def c_example(code, port, tmp):
 
 
 def main():
+    # The tools the examples use, which deploy/run.sh installs.
+    missing = [t for t in ("curl", "jq", "pkg-config") if not shutil.which(t)]
+    if missing:
+        print("doc_examples: skipped: no %s (deploy/bootstrap.sh installs "
+              "them)" % ", ".join(missing))
+        sys.exit(77)
     tmp = tempfile.mkdtemp(prefix="shlo-docex-")
     proc, port = start_server(tmp)
     # Debian's python3 has numpy (python3-numpy) where another first on
