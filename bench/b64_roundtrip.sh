@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A 64 MiB f32 tensor's round trip as b64 through shlo-server with its
 # default limits: curl POSTs {"program", "inputs": [{"b64": ...}],
 # "output_format": "b64"} (an 89.5 MB body) to /execute on loopback and

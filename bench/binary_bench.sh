@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The binary protocol beside the JSON route, on loopback, in one run (a
 # script that prints figures; nothing here passes or fails on a timing):
 #   (a) a 64 MiB f32 tensor through an identity program: GB/s each way

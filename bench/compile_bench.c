@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Time the three stages that turn program text into an executable --
  * parse, verify, compile -- for each file named, and print one line per
  * file: ops, then milliseconds per stage.  bench/compile_bench.sh feeds it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Compile time against op count: chains of 10k, 100k, 300k and 1M adds
 # (bench/gen_chain.py writes them to /tmp), parsed, verified and compiled
 # by build/bench/shlo_compile_bench, one line per program.  Every stage

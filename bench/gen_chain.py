@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Write a StableHLO program of N chained adds to stdout:
 %k = add(%k-1, %a), so every value but the last dies one step after it is
 made (what liveness must find for each of N slots).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Cholesky, LU, QR, eigh and SVD of 512 x 512 f32 and f64 matrices: shlo
 running the custom calls JAX's CPU export writes (lapack_?potrf_ffi, ...)
 against numpy.linalg, on the same machine in the same run, side by side.

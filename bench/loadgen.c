@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shlo-loadgen: the client side of bench/binary_bench.sh.  It drives one
  * shlo-server through both of its faces, the binary protocol and the JSON
  * route, the same way, and prints figures (never judges them):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # all_reduce across 4 grid processes: the thread backend (one process, 4
 # threads) against the MPI backend (mpirun -n 4, one grid process per
 # rank) on this machine, for 1, 16 and 256 MiB of f32 per process.

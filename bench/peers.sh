@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # shlo against numpy and PyTorch on the bench programs, side by side in one
 # run, with each program's distance to what this machine can do at most.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Throughput and latency of shlo-server for a small cached program, against
 # a bare libmicrohttpd handler (server/bare_mhd.c) on the same machine.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The soak's clients and report (see bench/soak.sh)."""
 import json
 import os

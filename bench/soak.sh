@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Soak: a shlo-server under mixed clients for N minutes, reporting figures
 # (not a test: nothing is asserted, the script prints what happened).
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The binary route of bench/stream_bench.sh: start a program that outfeeds
  * each value it takes from its infeed, feed it COUNT values of MIB MiB
  * (f32) from one thread while this one takes them back out, through

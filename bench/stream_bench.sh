@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Streaming executions on loopback (a script that prints figures; nothing
 # here passes or fails on a timing): COUNT values of MIB MiB (f32) go into
 # a running program's infeed and come back out of its outfeed (the program

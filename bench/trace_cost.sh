@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What tracing every execution costs (issue #35): the small cached program
 # of binary_bench.sh's `rate` (shlo-loadgen), over the binary protocol and
 # the JSON route, against two shlo-servers side by side, one with

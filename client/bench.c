@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shlo bench: time a program on generated inputs.
  *
  * Inputs follow ../shared/bench/README.md so results can be compared with

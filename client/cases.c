@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test-file splitting shared by shlo test, shlo verify and the tests. */
 #define _GNU_SOURCE /* memmem */
 #include <dirent.h>

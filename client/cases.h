@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Splitting a test file into cases at lines `// -----`, as MLIR's
  * -split-input-file does. */
 #ifndef SHLO_CASES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Subcommands of the `shlo` command; each returns the process exit code. */
 #ifndef SHLO_CLI_H
 #define SHLO_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `shlo CMD --help` for test, verify and print, whose option parsers stop
  * at the first unknown option (run, bench and serialize print their own;
  * docs/cli.md has every option of every command). */

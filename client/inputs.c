@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --input and --args (inputs.h).  Everything here reads text or files the
  * user gave: each malformed piece ends in one line naming the --input it
  * came from, and nothing is trusted before it is checked. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The arguments of `shlo run` and `shlo bench` (docs/cli.md): repeatable
  * --input in iree-run-module's grammar, or --args with MLIR literals.
  *

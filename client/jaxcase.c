@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shlo test on JAX export cases (jaxcase.h): a JSON file
  * {"program", "inputs", "expected_outputs", ...} as
  * ../shared/conformance/jax-export/ holds them, the tensors in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `shlo test` on the JSON cases of JAX exports (jaxcase.c). */
 #ifndef SHLO_CLI_JAXCASE_H
 #define SHLO_CLI_JAXCASE_H

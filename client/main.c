@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The `shlo` command: dispatch to its subcommands. */
 #include <stdbool.h>
 #include <stdio.h>

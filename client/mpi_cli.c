@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --mpi for shlo run and shlo test: under `mpirun -n K`, every rank runs
  * the same command; rank 0 reads the files and shares their bytes, grids
  * spread over the ranks (shlo/grid_mpi.h), and only rank 0 prints. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* .npy and .npz files <-> tensors (npy.h).  The .npy format: the magic
  * "\x93NUMPY", a version (1.0: a 16-bit header length; 2.0 and 3.0: 32-bit),
  * then a Python dict literal {'descr': '<f4', 'fortran_order': False,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NumPy's .npy and .npz files as shlo tensors, for `shlo run --input=@x.npy`
  * and `--output=@y.npy` (docs/cli.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* .npz files (npy.h): zip archives of .npy entries.  The reader walks the
  * central directory (zip64 records as np.savez writes them for big arrays
  * included) and takes stored entries, and deflated ones when built with

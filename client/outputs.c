@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Results as exact text and as .npy/.npz files (outputs.h). */
 #include "outputs.h"
 

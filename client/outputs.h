@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What `shlo run` does with results (docs/cli.md): print them as text that
  * reads back to the same bits, or write them to .npy/.npz files named by
  * --output. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Remote runs for `shlo test`, `shlo run` and `shlo bench`: the program's
  * text (and a case's RUN-line arguments) go to the server; its answer is
  * judged and printed as the local run judges and prints the engine's, so

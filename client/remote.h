@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `shlo test|run|bench --server URL`: the same cases and values, executed
  * by a shlo-server through libshlo-client, printed as the local runs
  * print them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shlo run and shlo print. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `shlo serialize`: a StableHLO text (or artifact) written as a portable
  * artifact for a chosen StableHLO version (shlo/artifact.h).  The inputs a
  * text's RUN line gives (`--args="..."`) go along as the module attribute

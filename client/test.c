@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shlo test: run the cases of .mlir files and report PASS/FAIL/SKIP.
  *
  * Each case runs in a child process, so a crash or a hang in one case is

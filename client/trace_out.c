@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --trace FILE of shlo run and shlo bench: the trace as Chrome
  * trace-event JSON, for Perfetto UI or chrome://tracing. */
 #include <stdio.h>

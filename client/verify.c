@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shlo verify: parse and verify the cases of .mlir files.
  *
  *   shlo verify PATH...                      a case passes when it verifies

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Make a Debian 12 (bookworm) minbase root in DIR with debootstrap, from the
 # Debian archive this machine's apt already uses, with that apt's sources
 # inside it and the official image's apt settings (no caches, no package

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Write an nginx.conf for shlo-servers from deploy/nginx.conf.in.
 # usage: nginx-conf.sh LISTEN RUNDIR SERVER... > nginx.conf
 #   LISTEN  what nginx listens on (8080, 127.0.0.1:8080)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # nginx (Debian's) in front of the shlo-servers of deploy/compose.yaml.  Its
 # config is written at start by deploy/nginx-conf.sh from nginx.conf.in --
 # the same template the three-server test uses -- for the servers named in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build deploy/Dockerfile with Debian's podman and run the image: it must
 # become ready (/readyz, and its own HEALTHCHECK), execute a program over
 # HTTP with a bearer token and refuse one without, run as a non-root user

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build shlo and run every test: unit tests, the corpus round trip and the
 # conformance regression check (see tests/CMakeLists.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash deploy/bootstrap.sh
+bash deploy/bootstrap.sh test
 (cd build && ctest --output-on-failure -j"$(nproc)")
 
 # The same suite built with AddressSanitizer and UBSan (SHLO_SANITIZE): a

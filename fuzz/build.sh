@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build the libFuzzer targets (fuzz_mlir, fuzz_json, fuzz_http,
 # fuzz_artifact) with clang,
 # ASan and UBSan into build/fuzz.  Not part of the default build.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the portable-artifact (MLIR bytecode) reader, then the
  * verifier and compiler on whatever it accepts, bounded as the server
  * bounds a program; and the writer's round trip on a module that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: shlo-server's request handlers, fed directly (no
  * socket, no libmicrohttpd): the first byte picks the route and the
  * content type, the rest is the body.  Each input goes through what a

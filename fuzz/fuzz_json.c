@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the JSON request decoder -- an execution request's
  * members and every tensor in its "inputs", decoded within small limits
  * as the server decodes them; and the same bytes as a response and as an

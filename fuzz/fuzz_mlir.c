@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the MLIR text parser, then the verifier and the
  * compiler on whatever parses -- the path every program a client sends
  * takes before anything runs.  Bounded like the server bounds it (an op

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A main for the fuzz targets outside libFuzzer: runs
  * LLVMFuzzerTestOneInput once on each file named (a folder: on each file
  * in it).  The default build links every target with it, so the harnesses

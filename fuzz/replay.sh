@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The fuzz targets' seed corpora (fuzz/seed-corpus.py, from the conformance
 # corpus) replayed through the targets built with fuzz/replay.c: run by the
 # sanitizer build's suite, where any ASan or UBSan report on a seed fails.

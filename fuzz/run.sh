@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build the fuzz targets, seed them from the conformance corpus and run
 # each for SECONDS (default 600), one after another; libFuzzer's last
 # status line (executions, cov, ft) and any crash go to /tmp/shlo-fuzz/.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Seed corpora for the fuzz targets, from the conformance corpus.
 
     python3 fuzz/seed-corpus.py CONFORMANCE_DIR OUT_DIR

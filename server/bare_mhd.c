@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bare_mhd: the baseline for bench/server_bench.sh, a libmicrohttpd
  * handler that reads the whole request body and answers every request with
  * one fixed JSON body the size and shape of shlo-server's answer to the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Turns the console's files into C arrays at build time (cmake -P), so that
 # shlo-server carries its web console with no file beside it.
 #   cmake -DOUT=console_assets.c -DFILES="a.html;b.js" -P embed_console.cmake

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The canonical printed form of a module, for comparing what an artifact
  * reads to with what its text parses to (test_artifact.c,
  * test_artifact_write.c): attribute dictionaries and #stablehlo.x<...>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One fuzz input through the artifact reader: shared by the bounded suite
  * test (test_artifact_fuzz.c) and the libFuzzer target
  * (tests/fuzz/fuzz_artifact.c).  Whatever the bytes, the reader must

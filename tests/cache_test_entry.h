@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* For the module cache's tests (test_cache.c, server/test_cache_owners.c):
  * a new unlinked entry for a one-function program whose text is tagged
  * (so it is unique) and padded with a comment to about `pad` bytes (the

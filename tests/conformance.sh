@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs `shlo test` over the conformance corpus and compares the cases that
 # pass with the list kept in the repository:
 #   - a listed case that no longer passes is a regression (fail);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fetches the conformance corpus the tests read (see SHLO_CONFORMANCE_DIR in
 # README.md) from StableHLO's repository, at the revision pinned in
 # tests/conformance/SOURCE_REVISION, and lays it out as the tests expect:

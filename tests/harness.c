@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test harness: text -> module -> executable -> execution. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared by the unit tests: run a whole program text through the engine. */
 #ifndef SHLO_TEST_HARNESS_H
 #define SHLO_TEST_HARNESS_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs a test that reads the conformance corpus, or skips it when there is
 # no corpus: exit status 77, which ctest reports as SKIPPED (SKIP_RETURN_CODE).
 # A corpus folder that exists but lacks some of its parts still runs the test,

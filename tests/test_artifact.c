@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Portable artifacts (shlo/artifact.h) against the corpus's vhlo/ folder:
  *   - every X.mlir.bc reads to the same module as parsing X.mlir, compared
  *     by the printed generic form once both are canonical (attribute

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The artifact reader against hostile bytes: the corpus's vhlo/ artifacts
  * with seeded mutations (bit flips, truncations, inserted and overwritten
  * bytes, huge varints, lengths and counts pushed to their limits).  Every

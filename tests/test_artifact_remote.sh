@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Artifacts written by `shlo serialize`, sent to a shlo-server:
 #   - `shlo run --server URL FILE.mlir.bc` over the binary protocol (its
 #     COMPILE carries the artifact's bytes) and over HTTP prints what the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `shlo test` on the corpus's programs as portable artifacts gives what it
 # gives on their texts.  test_artifact_write writes every case of interpret/
 # and jax/ as an artifact at the newest version, and at 1.0.0 each case

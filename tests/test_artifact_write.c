@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The artifact writer (shlo_write_artifact) against the corpus:
  *   - every case of interpret/ and jax/, serialized at the newest version
  *     and at 1.0.0 (where its ops exist there), reads back to the module

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The binary protocol codec of PROTOCOL.md part 2: every dtype's value
  * round-trips byte for byte, headers with a wrong magic, version, type,
  * reserved bit, length or size are refused with the matching kind, and

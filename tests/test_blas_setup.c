@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OpenBLAS's setup (engine/src/core/blas_setup.c), done when the first
  * context is made: the core OpenBLAS runs serves this CPU, or is the one
  * OPENBLAS_CORETYPE names when the user set it and the program said so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What StableHLO 1.13-1.20 added to the text that artifacts of those
  * versions carry: memref<...> buffer types, and replica groups named by
  * mesh axes (#stablehlo.replica_group_mesh_axes / #stablehlo.axis_ref).

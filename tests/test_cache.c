@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The server's module cache (server/src/cache.c): LRU order, the byte
  * bound and eviction, references that outlive eviction, and the invariants
  * under several threads inserting, looking up and removing at once. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Complex log_plus_one near zero: log(1 + z) must keep the digits of a
  * tiny z (computing 1 + z first loses them).  Reference values are
  * log(1 + z) evaluated with 40 significant digits (mpmath), rounded to

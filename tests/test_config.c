@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The server's option table (server/src/config.c): every option parses
  * from flags and from a config file, bounds are enforced, bad values are
  * refused with a message naming the option, the defaults are the ones

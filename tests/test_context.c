@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Contexts (shlo/context.h): two differently sized contexts run programs
  * at once in one process, each on its own pool; a context with a counting
  * allocator gets back every byte it handed out once its objects are freed

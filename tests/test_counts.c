@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The per-client count table (server/src/counts.c) against a plain array:
  * random adds and removals over colliding keys, so that deletion's
  * backward shift and growth are exercised. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* custom_call targets that stand for ops (engine/src/kernels/
  * custom_targets.c, compile/refine_custom.c): JAX's shape_assertion in a
  * static program (holds: the program runs; fails: SHLO_EINPUT with JAX's

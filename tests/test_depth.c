@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Nesting that only the stack would bound (issue #30): chains of calls,
  * regions within regions, types and attributes within each other.  Each
  * is refused at ten times the limit with a message naming the limit, and

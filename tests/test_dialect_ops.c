@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every op of StableHLO's and CHLO's op definitions runs.
  *
  * The table names each op that stablehlo/dialect/StablehloOps.td and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for the elementwise ops (engine/src/kernels/elementwise.c) and
  * convert / bitcast_convert (engine/src/kernels/convert.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The compiler and executor: plans, liveness, arguments, control flow,
  * deadlines and cancellation. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for floatfmt: exact decoding, round-to-nearest-even encoding
  * with each format family's overflow/NaN rules, reduce_precision and ULP
  * distance.  Rounding is checked against an oracle that knows nothing of

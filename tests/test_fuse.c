@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Elementwise fusion: a fused plan gives bit-identical results to the same
  * plan run op by op, for chains with intermediates used outside the run,
  * splat broadcasts, scalar select predicates, converts and several types. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Hostile programs through the whole engine: corpus cases with a few
  * random edits (digits, types, op names, deleted or doubled bytes) go
  * through parse, verify, compile and a bounded execution; and corpus cases

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The f32 GEMM by panels (engine/src/kernels/gemm_panels.c): on every
  * shape it takes -- either operand transposed or not, row blocks of 1 to
  * 6, panels cut by n at any column, strides wider than the rows -- each

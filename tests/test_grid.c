@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for process grids (engine/src/runtime/grid.c, rendezvous.c;
  * kernels/grid_ops.c, collective.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The bytes grid values cross MPI ranks as (runtime/grid_wire.h): every
  * kind of value comes back equal, quantization included, and every
  * truncation or corruption of a message is refused without a crash (the

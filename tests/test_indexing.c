@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for gather, dynamic_gather and scatter (engine/src/kernels/indexing.c).
  *
  * Each test parses a small program whose checks (check.expect_eq_const)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JAX's LAPACK custom calls (engine/src/kernels/lapack_*.c), checked
  * without JAX's expected values: each factorization must give back its
  * input (L L^H, P L U, Q R, A V = V diag(w), U S V^H, Q T Q^H, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for the linear-algebra family: dot_general / dot
  * (engine/src/kernels/linalg.c, linalg_common.c), convolution / dynamic_conv
  * (conv.c), fft (fft.c), triangular_solve, cholesky and batch_norm_*.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Dense element literals as MLIR reads them (engine/src/frontend/
  * parse_core.c), for every element type.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The op table's per-op facts (engine/src/ops/op_facts.h): that every row
  * gives each column a value the consumers accept, and that the values
  * agree with each other and with the tables outside the engine's op table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The parser on hostile and wrong input: every failure is a diagnostic
  * with file:line:col, never a crash or a hang; and the IR it builds for
  * valid text is what the text says. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The fork-join pool: every index is visited exactly once, from any number
  * of concurrent callers, and nested calls run inline. */
 #include <pthread.h>

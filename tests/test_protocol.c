@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The wire codec of protocol/PROTOCOL.md, called directly: every element
  * type survives encode -> decode (data and b64 forms), every malformed
  * tensor is refused with its own message, and the client half (request

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The radix sort (kernels/radix.h), 64- and 32-bit words, against a
  * plainly stable reference (qsort by key, then original index) on random
  * keys: wide and narrow fields, many equal keys (stability), one distinct

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for reduce, map (engine/src/kernels/reduce.c), reduce_window,
  * select_and_scatter (engine/src/kernels/reduce_window.c), sort (engine/src/kernels/sort.c)
  * and their shared body machinery (engine/src/kernels/reduce_body.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reduce_window over NHWC-style windows (one element of the last
  * dimension) folds whole rows; it must agree exactly with the same window
  * run through a non-native body (add, then add 0), with padding (where the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shape refinement at call time (engine/src/compile/refine*.c): programs
  * with dynamic shapes, written for this test in the style of JAX's
  * shape-polymorphic exports, run with several concrete argument shapes

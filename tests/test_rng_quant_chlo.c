@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for random numbers (engine/src/kernels/rng.c), uniform quantization
  * and quantized ops (engine/src/kernels/quant.c) and the CHLO ops
  * (engine/src/kernels/chlo.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The parser and printer over the whole conformance corpus:
  *   - every case of interpret/ and jax/ parses;
  *   - every case of verify/ without an expected-error annotation parses;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for the shape and data-movement ops (engine/src/kernels/shape.c):
  * broadcast_in_dim, concatenate, dynamic_slice, dynamic_update_slice,
  * get_dimension_size, iota, pad, reshape, reverse, slice, transpose.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamic_pad, real_dynamic_slice and the legacy broadcast: sizes read
  * from operands at run time, checked against the static result type. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sorts whose comparator is compare(f(a), f(b)) for one pure function f,
  * as jnp.sort and jnp.argsort emit for floats: the keyed path must give
  * exactly what the comparator says, bit for bit and stably. */

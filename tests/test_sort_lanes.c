@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Keyed sorts (compare(f(a), f(b)), jnp.sort's comparator) on slices long
  * enough that the key program runs over blocks of lanes and the order
  * comes from the radix sort: the result must be what a plain stable sort

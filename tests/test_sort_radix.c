@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stablehlo.sort on slices long enough for the radix paths (32-bit key
  * words: bare keys decoded back, keys carrying the element's bits, keys
  * carrying an index; parts on the pool), checked against a stable

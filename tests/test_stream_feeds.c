@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for the engine's streaming seam (engine/src/runtime/grid.c):
  * bounded feeds and their notify, an outfeed that waits for a slow reader,
  * host-transfer send/recv served by caller feeds, and a cancel that stops a

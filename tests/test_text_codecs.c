@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The byte-level codecs of the JSON route (protocol/src/b64.c and the
  * string scanner of json_read.c), whose fast loops take whole groups at a
  * time: every length and every alignment against a plain one-bit-at-a-time

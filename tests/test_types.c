@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Element types, value types, tensors and how values print. */
 #include <setjmp.h>
 #include <stdarg.h>

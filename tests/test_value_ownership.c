@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Values outlive the module and executable that made them (shlo/tensor.h):
  * a value owns everything it points at, quantization parameters included.
  *

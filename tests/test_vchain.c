@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* f32 lane programs (kernels/vchain.h): on every ISA variant this machine
  * can run, at every tail length, each lane op gives the bits of the
  * scalar definition the elementwise loops use (IEEE f32 arithmetic,

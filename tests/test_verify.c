@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for the verifier (engine/src/verify*.c): one test per op
  * family feeds deliberately wrong programs and asserts that the diagnostic
  * names the op, the spec's constraint label and the op's line:col; and that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One case per numbered constraint of convolution, reduce, reduce_window,
  * scatter and select_and_scatter, written from the spec's statement of
  * each (docs/spec.md): a program that breaks exactly that constraint must

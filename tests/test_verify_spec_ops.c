@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One negative case per numbered constraint of concatenate, dynamic_slice,
  * dynamic_update_slice, iota, get_tuple_element, pad, slice, reverse,
  * transpose, compare, clamp, complex, real, imag, sort, map, tuple,

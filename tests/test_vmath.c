@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The f32 vector maths (kernels/vmath.h): every ISA variant this machine
  * can run gives the portable variant's bits, at every length (the tails)
  * and in place; every result is within 2 ulp (exp: 1) of libm's double

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #35: `shlo run --trace FILE` and `shlo bench --trace FILE` write
 Chrome trace-event JSON.  The attention benchmark's trace must account for
 at least 95% of the run: the union of its stage spans (read, parse,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the tests of the f32 vector code (test_vmath.c, test_vchain.c)
  * share: float bit patterns, the edge values every variant must get
  * right, and a walk over the ISA variants this machine can run. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libshlo-client's front: URLs, call handles, synchronous calls as an
  * asynchronous call and a wait. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libshlo-client over the binary protocol: one TCP connection, writes
  * under a lock (a frame goes out whole, its tensors straight from the
  * caller's buffers with writev), and one reader thread that routes each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libshlo-client over HTTP/JSON: one libcurl easy handle per call (so
  * calls from many threads never share one), tensors as b64 both ways; an
  * asynchronous call is a thread doing the transfer, canceled by aborting

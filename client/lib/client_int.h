@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Inside libshlo-client: a call handle shared by both transports, and the
  * transports' entry points. */
 #ifndef SHLO_CLIENT_INT_H

@@ -1,12 +1,30 @@
+# SPDX-License-Identifier: Apache-2.0
 """Python client of shlo-server: the binary protocol (shlo://host:port,
-PROTOCOL.md part 2) and HTTP/JSON (http://host:port, part 1).
+PROTOCOL.md part 2), HTTP/JSON (http://host:port or https://host:port,
+part 1) and the Open Inference Protocol (/v2, part 3).
 
     from shlo_client import Client, ShloError
-    c = Client("shlo://127.0.0.1:9090", token=None)
-    out = c.execute(program_text, numpy.ones(4, numpy.float32))
-    m = c.compile(program_text)         # Module: id, entry, signature
-    out = m.execute(x, y, entry=None)
-    c.close()
+    with Client("shlo://127.0.0.1:9090", token=None) as c:
+        out = c.execute(program_text, numpy.ones(4, numpy.float32))
+        m = c.compile(program_text)     # Module: id, entry, signature
+        out = m.execute(x, y, entry=None)
+
+Over HTTP(S) also (docs/python.md):
+
+    c = Client("https://shlo.example:8443", token=t, ca_file="ca.pem",
+               retry=Retry(attempts=5, max_delay=10))
+    m = c.compile(program_text, name="adder")   # named for /v2
+    c.modules()                                 # [Module, ...]
+    c.delete_module(m.id)
+    c.infer("adder", [x, y])                    # {"output0": array}
+
+Refusals for load (429, 503) are retried after the server's Retry-After
+(Retry: bounded in attempts and in the longest wait; on by default for
+calls that change nothing when repeated, off for the others unless
+Retry(non_idempotent=True)).  Every error is a ShloError; its subclass
+names the kind (ParseError, VerifyError, InputError, LimitError,
+ExecutionError, DeadlineError, AuthError, NotFoundError, MethodError,
+ShloConnectionError).
 
 Streaming (PROTOCOL.md "Executions", and part 2 "Streaming executions"):
 start a program that loops on infeed / outfeed, feed it and drain it while
@@ -37,18 +55,28 @@ dtype mapping (numpy <-> StableHLO):
 """
 
 import base64
+import email.utils
 import http.client
 import json
 import queue
 import socket
+import ssl
 import struct
 import threading
+import time
 import urllib.parse
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional,
+                    Sequence, Tuple, Union)
 
 import numpy as np
 
-__all__ = ["Client", "Module", "Execution", "BinaryExecution", "ShloError",
-           "Raw", "RawArray"]
+__version__ = "0.2.0"
+
+__all__ = ["Client", "Module", "Execution", "BinaryExecution", "Retry",
+           "ShloError", "ParseError", "VerifyError", "InputError",
+           "LimitError", "ExecutionError", "DeadlineError", "AuthError",
+           "NotFoundError", "MethodError", "ShloConnectionError", "Raw",
+           "RawArray"]
 
 KINDS = ["parse", "verify", "input", "limit", "runtime", "timeout", "auth",
          "not_found", "method"]
@@ -86,12 +114,137 @@ STREAM_ALL = 0xFFFFFFFF
 
 
 class ShloError(Exception):
-    """An error the server (or the connection) reported."""
+    """An error the server (or the connection) reported: kind as the JSON
+    errors spell it, message, the place in the program (line, column; 0
+    when none), the HTTP status (0 on the binary protocol but for limits),
+    and for a refusal for load the seconds Retry-After asked to wait
+    (retry_after, None when not said), the quota named (quota) and how
+    many attempts the client made (attempts)."""
 
-    def __init__(self, kind, message, line=0, column=0, status=0):
+    def __init__(self, kind: str, message: str, line: int = 0,
+                 column: int = 0, status: int = 0) -> None:
         super().__init__("%s: %s" % (kind, message))
         self.kind, self.message = kind, message
         self.line, self.column, self.status = line, column, status
+        self.retry_after: Optional[float] = None
+        self.quota: Optional[str] = None
+        self.attempts = 1
+
+
+class ParseError(ShloError):
+    """The program's text does not parse (kind "parse")."""
+
+
+class VerifyError(ShloError):
+    """The program parses but is not valid StableHLO (kind "verify")."""
+
+
+class InputError(ShloError):
+    """A malformed request or inputs that do not fit (kind "input")."""
+
+
+class LimitError(ShloError):
+    """A limit or quota refused the request (kind "limit"): 413 for a
+    size, 429 for a quota, 503 for a full queue (retry_after set)."""
+
+
+class ExecutionError(ShloError):
+    """The execution failed on the server (kind "runtime")."""
+
+
+class DeadlineError(ShloError):
+    """The execution passed its time limit or was canceled (kind
+    "timeout")."""
+
+
+class AuthError(ShloError):
+    """No token, a wrong one, or one without the scope (kind "auth")."""
+
+
+class NotFoundError(ShloError):
+    """No such module, model, execution or route (kind "not_found")."""
+
+
+class MethodError(ShloError):
+    """The route does not take that method (kind "method")."""
+
+
+class ShloConnectionError(ShloError, ConnectionError):
+    """The server could not be reached (kind "connection")."""
+
+
+_ERROR_CLASSES = {
+    "parse": ParseError, "verify": VerifyError, "input": InputError,
+    "limit": LimitError, "runtime": ExecutionError, "timeout": DeadlineError,
+    "auth": AuthError, "not_found": NotFoundError, "method": MethodError,
+    "connection": ShloConnectionError,
+}
+
+
+def _make_error(kind: str, message: str, line: int = 0, column: int = 0,
+                status: int = 0) -> ShloError:
+    """The ShloError subclass for kind (ShloError itself for a kind this
+    client does not know, so a newer server's kinds still arrive)."""
+    return _ERROR_CLASSES.get(kind, ShloError)(kind, message, line, column,
+                                               status)
+
+
+class Retry:
+    """When and how long to wait before sending a request again that the
+    server refused for load (HTTP 429 or 503).
+
+    attempts: the most tries in all (1 = never retry).  A refusal with
+    Retry-After waits exactly that long, never less: the server said when
+    it can take the request.  One without waits backoff * 2**(try - 1)
+    seconds.  max_delay bounds one wait: a refusal that asks for longer
+    is given up at once (raised), as is the last try's.  non_idempotent:
+    retry calls that a second delivery could repeat (starting an
+    execution, feeding one) -- off by default.  on_retry(attempt, delay,
+    error), when given, is called before each wait."""
+
+    def __init__(self, attempts: int = 3, backoff: float = 0.25,
+                 max_delay: float = 30.0,
+                 statuses: Sequence[int] = (429, 503),
+                 non_idempotent: bool = False,
+                 on_retry: Optional[Callable[[int, float, ShloError],
+                                             None]] = None) -> None:
+        if attempts < 1 or backoff < 0 or max_delay < 0:
+            raise ValueError("Retry: attempts >= 1, backoff and max_delay "
+                             ">= 0")
+        self.attempts, self.backoff, self.max_delay = attempts, backoff, \
+            max_delay
+        self.statuses = tuple(statuses)
+        self.non_idempotent = non_idempotent
+        self.on_retry = on_retry
+
+    def delay(self, attempt: int, err: ShloError) -> Optional[float]:
+        """Seconds to wait after try number attempt (from 1) failed with
+        err, or None to give up."""
+        if err.status not in self.statuses or attempt >= self.attempts:
+            return None
+        if err.retry_after is not None:
+            wait = err.retry_after
+        else:
+            wait = self.backoff * 2 ** (attempt - 1)
+        return wait if wait <= self.max_delay else None
+
+
+NO_RETRY = Retry(attempts=1)
+
+
+def _retry_after(value: Optional[str]) -> Optional[float]:
+    """Retry-After's seconds: delta-seconds or an HTTP date; None when
+    absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 class RawArray(np.ndarray):
@@ -138,58 +291,175 @@ def _output(code, shape, data):
 
 
 class Module:
-    """A program compiled on the server: id, entry, signature."""
+    """A program compiled on the server: id ("sha256:<hex>"), entry,
+    signature, name (None when unnamed) and, over HTTP, the server's info
+    object (info: functions, cached, bytes, ...)."""
 
-    def __init__(self, client, id, entry, signature, program):
+    def __init__(self, client: "Client", id: str, entry: str,
+                 signature: str, program: Optional[str],
+                 name: Optional[str] = None,
+                 info: Optional[Dict[str, Any]] = None) -> None:
         self.client, self.id, self.entry = client, id, entry
         self.signature, self._program = signature, program
+        self.name, self.info = name, info or {}
 
-    def execute(self, *arrays, entry=None, timeout_ms=None):
+    def execute(self, *arrays: Any, entry: Optional[str] = None,
+                timeout_ms: Optional[float] = None) -> List[Any]:
+        """Run the module on arrays: a list of numpy arrays."""
         return self.client._conn.execute(None, self.id, arrays,
                                          entry or self.entry, timeout_ms)
 
-    def __repr__(self):
-        return "Module(%s, @%s %s)" % (self.id, self.entry, self.signature)
+    def set_name(self, name: str) -> "Module":
+        """Name it for the Open Inference Protocol (/v2/models/<name>):
+        registers its program again with the name (HTTP only; needs the
+        program's text, so not on a Module that Client.modules() listed).
+        The newest registration under a name owns it."""
+        if self._program is None:
+            raise ValueError("Module.set_name needs the program's text: "
+                             "use Client.compile(program, name=...)")
+        m = self.client.compile(self._program, self.entry, name=name)
+        self.name, self.info = m.name, m.info
+        return self
+
+    def delete(self) -> None:
+        """Take the module from the caller's team (HTTP only)."""
+        self.client.delete_module(self.id)
+
+    def __repr__(self) -> str:
+        named = " %r" % self.name if self.name else ""
+        return "Module(%s%s, @%s %s)" % (self.id, named, self.entry,
+                                         self.signature)
+
+
+def _signature(info: Mapping[str, Any]) -> str:
+    """"(inputs) -> outputs" of an info object's entry function."""
+    f = [x for x in info.get("functions", []) if x["name"] == info["entry"]]
+    if not f:
+        return ""
+    outs = f[0]["outputs"]
+    return "(%s) -> %s" % (", ".join(f[0]["inputs"]),
+                           outs[0] if len(outs) == 1
+                           else "(%s)" % ", ".join(outs))
 
 
 class Client:
-    """A connection to shlo-server, by URL: shlo://host:port (binary) or
-    http://host:port (JSON)."""
+    """A connection to shlo-server, by URL: shlo://host:port (binary),
+    http://host:port or https://host:port (JSON).
 
-    def __init__(self, url, token=None, timeout=300):
+    token: the bearer token (the binary protocol's HELLO carries it).
+    timeout: seconds a socket operation may take.  ca_file: for https,
+    the PEM file of the certificate authorities to trust (None: the
+    system's).  retry: a Retry, or None never to retry (HTTP only; on the
+    binary protocol a refusal is raised at once, as LimitError)."""
+
+    def __init__(self, url: str, token: Optional[str] = None,
+                 timeout: float = 300, *, ca_file: Optional[str] = None,
+                 retry: Optional[Retry] = Retry()) -> None:
         u = urllib.parse.urlsplit(url)
         if u.scheme == "shlo":
             self._conn = _Binary(u.hostname, u.port or 9090, token, timeout)
-        elif u.scheme == "http":
-            self._conn = _Http(u.hostname, u.port or 80, token, timeout)
+        elif u.scheme in ("http", "https"):
+            tls = None
+            if u.scheme == "https":
+                tls = ssl.create_default_context(cafile=ca_file)
+            self._conn = _Http(u.hostname, u.port or (443 if tls else 80),
+                               token, timeout, tls, retry or NO_RETRY)
         else:
-            raise ValueError("URL must start with shlo:// or http://")
+            raise ValueError("URL must start with shlo://, http:// or "
+                             "https://")
 
-    def execute(self, program, *arrays, entry=None, timeout_ms=None):
+    def execute(self, program: str, *arrays: Any,
+                entry: Optional[str] = None,
+                timeout_ms: Optional[float] = None) -> List[Any]:
         """Run program's entry function on arrays; a list of arrays."""
         return self._conn.execute(program, None, arrays, entry, timeout_ms)
 
-    def compile(self, program, entry=None):
+    def compile(self, program: str, entry: Optional[str] = None,
+                name: Optional[str] = None) -> Module:
+        """Register program (parse, verify, compile once): a Module.
+        name (HTTP only) names it for the Open Inference Protocol."""
+        if name is not None:
+            doc = self._http("naming a module").register(program, entry,
+                                                         name)
+            return self._module(doc, program)
         id, ent, sig = self._conn.compile(program, entry)
         return Module(self, id, ent, sig, program)
 
-    def start(self, program, *arrays, entry=None, timeout_ms=None):
+    def modules(self) -> List[Module]:
+        """The modules of the caller's team, most recently used first
+        (GET /v1/modules; HTTP only)."""
+        doc = self._http("listing modules").call("GET", "/v1/modules")
+        return [self._module(info, None) for info in doc["modules"]]
+
+    def module(self, id_: str) -> Module:
+        """One module by id (GET /v1/modules/{id}; HTTP only)."""
+        doc = self._http("looking a module up").call(
+            "GET", "/v1/modules/" + urllib.parse.quote(id_, safe=":"))
+        return self._module(doc, None)
+
+    def delete_module(self, id_: str) -> None:
+        """Take a module from the caller's team (DELETE /v1/modules/{id};
+        HTTP only); NotFoundError when the team has no such module."""
+        self._http("deleting a module").call(
+            "DELETE", "/v1/modules/" + urllib.parse.quote(id_, safe=":"))
+
+    def infer(self, model: str,
+              inputs: Union[Sequence[Any], Mapping[str, Any]],
+              outputs: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+        """Run a registered module by name or id through the Open
+        Inference Protocol (POST /v2/models/{model}/infer; HTTP only).
+        inputs: arrays in argument order, or {"input<i>": array}; tensors
+        travel as binary data.  outputs: the names to get back (default:
+        all).  Returns {"output<i>": numpy array} in the answer's order."""
+        return self._http("/v2 inference").infer(model, inputs, outputs)
+
+    def model_metadata(self, model: str) -> Dict[str, Any]:
+        """GET /v2/models/{model}: name, platform, inputs, outputs."""
+        return self._http("/v2 metadata").call(
+            "GET", "/v2/models/" + urllib.parse.quote(model, safe=":"),
+            v2=True)
+
+    def ready(self) -> bool:
+        """Whether the server takes work (GET /v2/health/ready)."""
+        try:
+            return bool(self._http("/v2 health").call(
+                "GET", "/v2/health/ready", v2=True, retry=False).get("ready"))
+        except LimitError:
+            return False  # 503 while shutting down
+
+    def start(self, program: str, *arrays: Any, entry: Optional[str] = None,
+              timeout_ms: Optional[float] = None):
         """Run program asynchronously (POST /v1/executions, or an
         asynchronous EXECUTE): an Execution (HTTP) or BinaryExecution, with
-        the same methods, to feed, drain, poll or cancel while it runs."""
+        the same methods, to feed, drain, poll or cancel while it runs.
+        Not retried unless Retry(non_idempotent=True): a second delivery
+        would start a second execution."""
         if isinstance(self._conn, _Binary):
             return self._conn.start(program, arrays, entry, timeout_ms)
         body = self._conn.exec_body(program, arrays, entry, timeout_ms)
-        doc = self._conn._post("/v1/executions", body)
+        doc = self._conn._post("/v1/executions", body, idempotent=False)
         return Execution(self._conn, doc["id"])
 
-    def close(self):
+    def _http(self, what: str) -> "_Http":
+        if not isinstance(self._conn, _Http):
+            raise InputError("input", "%s needs an http:// or https:// "
+                             "URL, not shlo://" % what)
+        return self._conn
+
+    def _module(self, info: Mapping[str, Any],
+                program: Optional[str]) -> Module:
+        return Module(self, info["id"], info["entry"], _signature(info),
+                      program, info.get("name"), dict(info))
+
+    def close(self) -> None:
+        """Close the connection(s); the binary protocol's cancels the
+        executions it started."""
         self._conn.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "Client":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
 
@@ -209,17 +479,44 @@ def _json_output(t):
                    base64.b64decode(t["b64"]))
 
 
-def _raise_for(status, data):
+# The kind of a /v2 error (its body says only {"error": message}) and of
+# an answer without a JSON error, by HTTP status.
+_KIND_OF_STATUS = {400: "input", 401: "auth", 403: "auth", 404: "not_found",
+                   405: "method", 408: "timeout", 413: "limit",
+                   429: "limit", 503: "limit", 504: "timeout"}
+
+
+def _http_error(status: int, headers: Any, data: bytes) -> ShloError:
+    """The ShloError of an HTTP answer with status >= 400: the JSON error
+    of part 1, the {"error": message} of /v2, or the status alone."""
     try:
         doc = json.loads(data)
     except ValueError:
-        raise ShloError("runtime", "HTTP %d: %r" % (status, data[:200]),
-                        status=status)
-    if status >= 400 and isinstance(doc, dict) and "error" in doc:
-        e = doc["error"]
-        raise ShloError(e.get("kind", "runtime"), e.get("message", ""),
-                        e.get("line", 0), e.get("column", 0), status)
-    return doc
+        doc = None
+    e = doc.get("error") if isinstance(doc, dict) else None
+    if isinstance(e, dict):
+        err = _make_error(e.get("kind", "runtime"), e.get("message", ""),
+                          e.get("line", 0), e.get("column", 0), status)
+        err.quota = e.get("quota")
+    else:
+        msg = e if isinstance(e, str) else "HTTP %d: %r" % (status,
+                                                            data[:200])
+        err = _make_error(_KIND_OF_STATUS.get(status, "runtime"), msg,
+                          status=status)
+    if headers is not None:
+        err.retry_after = _retry_after(headers.get("Retry-After"))
+    return err
+
+
+def _raise_for(status: int, data: bytes, headers: Any = None) -> Any:
+    """The JSON document of an answer; its ShloError when it failed."""
+    if status >= 400:
+        raise _http_error(status, headers, data)
+    try:
+        return json.loads(data)
+    except ValueError:
+        raise ExecutionError("runtime", "HTTP %d: not JSON: %r"
+                             % (status, data[:200]), status=status)
 
 
 class Execution:
@@ -240,7 +537,7 @@ class Execution:
             h.update(headers or {})
             c.request(method, path, body, h)
             r = c.getresponse()
-            return _raise_for(r.status, r.read())
+            return _raise_for(r.status, r.read(), r.headers)
         finally:
             if conn is None:
                 c.close()
@@ -287,7 +584,7 @@ class Execution:
                                         channel), headers=self._http.headers)
             r = c.getresponse()
             if r.status != 200:
-                _raise_for(r.status, r.read())
+                _raise_for(r.status, r.read(), r.headers)
             for line in r:
                 doc = json.loads(line)
                 if "state" in doc:
@@ -390,9 +687,9 @@ def _outputs_of(doc):
     of its failure or cancel."""
     if doc["state"] != "succeeded":
         e = doc.get("error", {})
-        raise ShloError(e.get("kind", "runtime"),
-                        e.get("message", doc["state"]),
-                        status=doc.get("status", 0))
+        raise _make_error(e.get("kind", "runtime"),
+                          e.get("message", doc["state"]),
+                          status=doc.get("status", 0))
     return [_json_output(t) for t in doc["outputs"]]
 
 
@@ -408,33 +705,138 @@ def _value_parts(code, arr):
             b"\0" * (_pad8(arr.nbytes) - arr.nbytes)]
 
 
+# Open Inference Protocol datatypes (PROTOCOL.md part 3) of numpy dtypes,
+# and back; BF16 travels as its uint16 bit pattern (Raw(a, "bf16")).
+_OIP_OF_NUMPY = {np.dtype(np.bool_): "BOOL", np.dtype(np.uint8): "UINT8",
+                 np.dtype(np.uint16): "UINT16", np.dtype(np.uint32): "UINT32",
+                 np.dtype(np.uint64): "UINT64", np.dtype(np.int8): "INT8",
+                 np.dtype(np.int16): "INT16", np.dtype(np.int32): "INT32",
+                 np.dtype(np.int64): "INT64", np.dtype(np.float16): "FP16",
+                 np.dtype(np.float32): "FP32", np.dtype(np.float64): "FP64"}
+_NUMPY_OF_OIP = {v: k for k, v in _OIP_OF_NUMPY.items()}
+_NUMPY_OF_OIP["BF16"] = np.dtype(np.uint16)
+
+
+def _oip_input(a: Any) -> Tuple[str, np.ndarray]:
+    """(datatype, contiguous little-endian array) of an input."""
+    if isinstance(a, Raw):
+        if a.stablehlo != "bf16":
+            raise InputError("input", "the Open Inference Protocol has no "
+                             "datatype for %s" % a.stablehlo)
+        return "BF16", np.ascontiguousarray(
+            a.array.astype("<u2", copy=False)).reshape(a.array.shape)
+    arr = np.asarray(a)
+    dt = _OIP_OF_NUMPY.get(arr.dtype.newbyteorder("="))
+    if dt is None:
+        raise InputError("input", "numpy dtype %s has no Open Inference "
+                         "Protocol datatype" % arr.dtype)
+    arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
+    return dt, np.ascontiguousarray(arr).reshape(arr.shape)
+
+
+def _oip_output(t: Mapping[str, Any], blob: Optional[bytes]) -> Any:
+    """An output of an inference answer as a numpy array (BF16: a
+    RawArray of its bit patterns)."""
+    dt = _NUMPY_OF_OIP.get(t.get("datatype"))
+    if dt is None:
+        raise ExecutionError("runtime", "unknown datatype in the answer: %r"
+                             % t.get("datatype"))
+    shape = tuple(t.get("shape", ()))
+    if blob is not None:
+        arr = np.frombuffer(blob, dtype=dt.newbyteorder("<")).astype(
+            dt, copy=False).reshape(shape)
+    else:
+        arr = np.array(t.get("data", []), dtype=dt).reshape(shape)
+    if t["datatype"] == "BF16":
+        arr = arr.view(RawArray)
+        arr.stablehlo = "bf16"
+    return arr
+
+
 class _Http:
-    def __init__(self, host, port, token, timeout):
+    """HTTP/1.1 to the server, plain or TLS: one kept connection per
+    thread, and the retry policy for refusals for load."""
+
+    def __init__(self, host: str, port: int, token: Optional[str],
+                 timeout: float, tls: Optional[ssl.SSLContext] = None,
+                 retry: Retry = NO_RETRY) -> None:
         self.host, self.port, self.timeout = host, port, timeout
+        self.tls, self.retry = tls, retry
         self.headers = {"Content-Type": "application/json"}
         if token:
             self.headers["Authorization"] = "Bearer " + token
         self.local = threading.local()  # one HTTP connection per thread
 
-    def _post(self, path, body):
+    def connection(self) -> http.client.HTTPConnection:
+        """A new HTTP connection (a stream holds its own)."""
+        if self.tls is not None:
+            return http.client.HTTPSConnection(self.host, self.port,
+                                               timeout=self.timeout,
+                                               context=self.tls)
+        return http.client.HTTPConnection(self.host, self.port,
+                                          timeout=self.timeout)
+
+    def _send(self, method: str, path: str, body: Optional[bytes],
+              headers: Mapping[str, str]) -> Tuple[int, Any, bytes]:
+        """One try on this thread's kept connection: (status, headers,
+        body).  A transport failure drops the connection and raises
+        ShloConnectionError."""
         c = getattr(self.local, "c", None)
         if c is None:
-            c = self.local.c = http.client.HTTPConnection(
-                self.host, self.port, timeout=self.timeout)
+            c = self.local.c = self.connection()
         try:
-            c.request("POST", path, json.dumps(body), self.headers)
+            c.request(method, path, body, headers)
             r = c.getresponse()
-            data = r.read()
-        except (OSError, http.client.HTTPException):
+            return r.status, r.headers, r.read()
+        except (OSError, http.client.HTTPException) as e:
             self.local.c = None
             c.close()
-            raise
-        doc = json.loads(data)
-        if "error" in doc:
-            e = doc["error"]
-            raise ShloError(e.get("kind", "runtime"), e.get("message", ""),
-                            e.get("line", 0), e.get("column", 0), r.status)
-        return doc
+            if isinstance(e, ssl.SSLError):
+                raise ShloConnectionError("connection", "TLS: %s" % e) from e
+            raise ShloConnectionError("connection", "%s:%d: %s"
+                                      % (self.host, self.port, e)) from e
+
+    def request(self, method: str, path: str, body: Optional[bytes] = None,
+                headers: Optional[Mapping[str, str]] = None,
+                idempotent: bool = True,
+                retry: bool = True) -> Tuple[int, Any, bytes]:
+        """Send until it is taken or the retry policy gives up: (status,
+        headers, body) of a success; the ShloError of a failure, with
+        .attempts."""
+        h = dict(self.headers)
+        h.update(headers or {})
+        policy = self.retry if retry and (idempotent or
+                                          self.retry.non_idempotent) \
+            else NO_RETRY
+        attempt = 1
+        while True:
+            status, hdrs, data = self._send(method, path, body, h)
+            if status < 400:
+                return status, hdrs, data
+            err = _http_error(status, hdrs, data)
+            wait = policy.delay(attempt, err)
+            if wait is None:
+                err.attempts = attempt
+                raise err
+            if policy.on_retry:
+                policy.on_retry(attempt, wait, err)
+            time.sleep(wait)
+            attempt += 1
+
+    def call(self, method: str, path: str, doc: Any = None,
+             idempotent: bool = True, v2: bool = False,
+             retry: bool = True) -> Any:
+        """A JSON request (doc None: no body) and its JSON answer.  (v2:
+        an Open Inference Protocol route, whose errors have the same
+        shape to this client.)  retry False: never sent again (a health
+        check answers what is true now)."""
+        body = json.dumps(doc).encode() if doc is not None else None
+        _, _, data = self.request(method, path, body, idempotent=idempotent,
+                                  retry=retry)
+        return _raise_for(200, data)
+
+    def _post(self, path: str, body: Any, idempotent: bool = True) -> Any:
+        return self.call("POST", path, body, idempotent)
 
     def exec_body(self, program, arrays, entry, timeout_ms):
         body = {"inputs": [_json_tensor(a) for a in arrays],
@@ -447,12 +849,9 @@ class _Http:
             body["program"] = program
         return body
 
-    def connection(self):
-        """A new HTTP connection (a stream holds its own)."""
-        return http.client.HTTPConnection(self.host, self.port,
-                                          timeout=self.timeout)
-
     def execute(self, program, module_id, arrays, entry, timeout_ms):
+        # Retried by default: an execution changes nothing on the server,
+        # and a refused one (429, 503) did not run.
         body = self.exec_body(program, arrays, entry, timeout_ms)
         if program is not None:
             doc = self._post("/execute", body)
@@ -463,24 +862,77 @@ class _Http:
     def _tensor(self, t):
         return _json_output(t)
 
-    def compile(self, program, entry):
-        body = {"program": program}
+    def register(self, program: str, entry: Optional[str],
+                 name: Optional[str] = None) -> Dict[str, Any]:
+        """POST /v1/modules: the info object.  Retried by default: the
+        same text registers the same id."""
+        body: Dict[str, Any] = {"program": program}
         if entry:
             body["entry"] = entry
-        doc = self._post("/v1/modules", body)
-        f = [x for x in doc["functions"] if x["name"] == doc["entry"]]
-        sig = ""
-        if f:
-            outs = f[0]["outputs"]
-            sig = "(%s) -> %s" % (", ".join(f[0]["inputs"]),
-                                  outs[0] if len(outs) == 1
-                                  else "(%s)" % ", ".join(outs))
-        return doc["id"], doc["entry"], sig
+        if name is not None:
+            body["name"] = name
+        return self._post("/v1/modules", body)
+
+    def compile(self, program, entry):
+        doc = self.register(program, entry)
+        return doc["id"], doc["entry"], _signature(doc)
+
+    def infer(self, model: str,
+              inputs: Union[Sequence[Any], Mapping[str, Any]],
+              outputs: Optional[Sequence[str]]) -> Dict[str, Any]:
+        """POST /v2/models/{model}/infer with binary tensor data both ways.
+        Retried by default, as an execution is."""
+        named: Iterable[Tuple[str, Any]] = inputs.items() \
+            if isinstance(inputs, Mapping) else \
+            (("input%d" % i, a) for i, a in enumerate(inputs))
+        heads, blobs = [], []
+        for name, a in named:
+            dt, arr = _oip_input(a)
+            blob = arr.tobytes()
+            heads.append({"name": name, "shape": list(arr.shape),
+                          "datatype": dt,
+                          "parameters": {"binary_data_size": len(blob)}})
+            blobs.append(blob)
+        req: Dict[str, Any] = {"inputs": heads,
+                               "parameters": {"binary_data_output": True}}
+        if outputs is not None:
+            req["outputs"] = [{"name": n} for n in outputs]
+        head = json.dumps(req).encode()
+        path = "/v2/models/%s/infer" % urllib.parse.quote(model, safe=":")
+        _, hdrs, data = self.request(
+            "POST", path, head + b"".join(blobs),
+            {"Content-Type": "application/octet-stream",
+             "Inference-Header-Content-Length": str(len(head))})
+        return self._infer_answer(hdrs, data)
+
+    @staticmethod
+    def _infer_answer(hdrs: Any, data: bytes) -> Dict[str, Any]:
+        """{name: array} of an inference answer, its binary data after
+        the JSON when Inference-Header-Content-Length says so."""
+        n = hdrs.get("Inference-Header-Content-Length")
+        n = int(n) if n is not None and n.isdigit() else len(data)
+        if n > len(data):
+            raise ExecutionError("runtime", "Inference-Header-Content-Length "
+                                 "%d past the answer's %d bytes"
+                                 % (n, len(data)))
+        doc = _raise_for(200, data[:n])
+        off, out = n, {}
+        for t in doc.get("outputs", []):
+            size = t.get("parameters", {}).get("binary_data_size")
+            blob = None
+            if size is not None:
+                if off + size > len(data):
+                    raise ExecutionError("runtime", "output %s: binary data "
+                                         "past the answer's end" % t["name"])
+                blob, off = data[off:off + size], off + size
+            out[t["name"]] = _oip_output(t, blob)
+        return out
 
     def close(self):
         c = getattr(self.local, "c", None)
         if c:
             c.close()
+            self.local.c = None
 
 
 class _Binary:
@@ -613,8 +1065,8 @@ class _Binary:
     def _error(p):
         kind, status, line, col, _es, ml = struct.unpack_from("<IIIIiI", p)
         msg = bytes(p[24:24 + ml]).decode("utf-8", "replace")
-        return ShloError(KINDS[kind] if kind < len(KINDS) else "runtime", msg,
-                         line, col, status)
+        return _make_error(KINDS[kind] if kind < len(KINDS) else "runtime",
+                           msg, line, col, status)
 
     @staticmethod
     def _str(s):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Base64 (RFC 4648) and the UTF-8 check: the byte-level codecs of the
  * JSON route, which a 64 MiB tensor crosses as 89 MB of base64 each way.
  * The loops work on whole groups through lookup tables built once (two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The binary protocol codec (PROTOCOL.md part 2): header checks, the
  * dtype table, value headers, error frames.  Every length read from a
  * peer is checked here before anyone trusts it. */

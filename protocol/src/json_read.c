@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The JSON reader behind shlo_proto_json_parse: cJSON's tree, built by
  * our own parser for two reasons.
  *

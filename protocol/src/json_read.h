@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Span nodes of shlo_proto_json_parse's trees (json_read.c): the value of
  * a "data" member that is an array, or of a "b64" member that is a string
  * without escapes, is left in the text as checked JSON instead of being

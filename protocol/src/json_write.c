@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The JSON writer (see json_write.h). */
 #include "core/value.h"
 #include "json_write.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one JSON writer of protocol/ and server/: appends to the engine's
  * string builder, with no tree in between (the response path writes every
  * element of every output through here).  cJSON is for parsing only.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The JSON codec of PROTOCOL.md: errors, tensors, execution requests and
  * responses.  Parsing uses cJSON; writing uses json_write.h (exact 64-bit
  * integers, shortest round-trip floats), never a cJSON tree. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every console page shares: building DOM nodes (text only, never
  * markup from data), calls to the server's JSON routes with the bearer
  * token, the token prompt, number formats and the small line charts. */

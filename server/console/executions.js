@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Executions: streaming executions (POST /v1/executions, GET/DELETE
  * /v1/executions/{id}, .../outfeed) when this server has them.  Whether it
  * does is asked, not assumed: a server without them answers 404 "no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Modules: the modules this token may see (GET /v1/modules), registering
  * one from pasted text or a file (POST /v1/modules) and deleting one. */
 'use strict';

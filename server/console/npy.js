@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NumPy .npy files as JSON tensors of PROTOCOL.md: the header dict gives
  * dtype, shape and order; the data, little-endian C order, goes to the
  * server as "b64" (the protocol's raw storage form), so no value is

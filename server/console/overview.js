@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Overview: /healthz, /readyz and /metrics polled each second; rates and
  * latency percentiles come from the differences between snapshots.  The
  * history below comes from the server's rings (GET /v1/console/history):

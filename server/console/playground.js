@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Playground: an editor with line numbers, inputs as JSON tensors or .npy
  * files, POST /execute, outputs as tables and 2-D heatmaps, and a parse or
  * verify error marked on its line and column. */

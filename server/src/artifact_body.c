@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Artifacts in request bodies (artifact_body.h). */
 #include "artifact_body.h"
 

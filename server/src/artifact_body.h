@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Portable artifacts (MLIR bytecode, shlo/artifact.h) in request bodies:
  * the raw bytes (Content-Type: application/octet-stream, recognised by the
  * bytecode magic), or base64 in a JSON body's "artifact" member.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The audit log: one JSON object per line per request, HTTP or binary,
  * for whoever must answer "who ran what, when, and what did it cost".  It
  * names a token by its name, never by its value.  Loop thread only. */

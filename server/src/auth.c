@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bearer tokens: the tokens file (teams.h describes its lines), read at
  * start and on SIGHUP.  Comparison takes the same time whatever the bytes,
  * and the token itself is never logged, only its name. */

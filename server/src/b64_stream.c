@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Base64 answers encoded as they are sent (b64_stream.h). */
 #include "b64_stream.h"
 #include "core/value.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Answers whose large base64 tensors are encoded while they are sent: a
  * 64 MiB output is 89 MB of base64, which encoding first and sending
  * after would hold in memory (fresh pages the kernel must zero) and keep

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The binary protocol listener (PROTOCOL.md part 2) on the server's libuv
  * loop: one uv_tcp_t per connection, frames read by a small state machine
  * that hands each piece a destination -- a header, a payload buffer, or

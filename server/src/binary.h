@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The binary protocol's server side, split in two: binary.c owns the
  * sockets (loop thread: frames in, frames out, flow control, timeouts),
  * binary_exec.c does a request's work (a worker thread, or the loop for a

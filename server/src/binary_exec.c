@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The work of a binary-protocol request (binary.h): find or compile the
  * module in the shared cache, check the inputs the loop already read into
  * tensors against the entry's arguments, execute, and lay out the answer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Streaming executions over the binary protocol (PROTOCOL.md part 2,
  * "Streaming executions"): an asynchronous EXECUTE starts an execution of
  * executions.c's table (the same ids, states and queues as the HTTP

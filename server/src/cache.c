@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The module cache (see cache.h). */
 #include <stdio.h>
 #include <stdlib.h>

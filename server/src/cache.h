@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The module cache: SHA-256(program text [+ grid shape]) -> parsed module
  * and its compiled executables, LRU, bounded in bytes, shared by every
  * worker thread.  An entry is reference counted: eviction or DELETE unlinks

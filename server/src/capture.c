@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* interpreter.print into memory (capture.h), through fopencookie. */
 #define _GNU_SOURCE
 #include "capture.h"

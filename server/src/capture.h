@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What an execution's interpreter.print ops write, kept for the client
  * that asked for it (HTTP "print": true, binary EXECUTE flag bit 1): a
  * stdio stream that appends to memory, up to a bound, so a program that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The option table (Redis config.c style): every option, limit or not, is
  * one row; flags, the config file, --help and the startup dump all read it. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shlo-server configuration: one table of options (name, type, bounds,
  * default, help), each settable as a command-line flag `--name VALUE`, as
  * a config-file line `name VALUE` and as an environment variable.

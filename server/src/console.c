@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Serving the embedded web console (console.h).  Loop thread. */
 #include <string.h>
 

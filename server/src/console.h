@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The web console: static HTML, CSS and JavaScript from server/console/,
  * embedded at build time (server/embed_console.cmake writes the asset
  * table), served under /console/ on the HTTP port.  The pages talk to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Open addressing with linear probing; deletion shifts the following run
  * back, so there are no tombstones to clean up (see counts.h). */
 #include <stdint.h>

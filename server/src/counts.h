@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A small table from a short text key (a client's address, a token's
  * name) to a count, for the per-client caps: connections per address and
  * requests in flight per client.  Loop thread only.  A key whose count

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Asynchronous executions: the table, their life (queued, running, ended,
  * forgotten), the state routes and the sweeps.  The streaming routes
  * (infeed / outfeed / channel connections) are in stream_http.c; both

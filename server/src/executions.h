@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Asynchronous executions as HTTP resources (PROTOCOL.md "Executions"):
  *
  *   POST   /v1/executions                      start one -> 202 {id, state}

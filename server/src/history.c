@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The console's history rings and recent errors (history.h).  Requests
  * add into the current second's sample; a 1 s timer closes it into the
  * seconds ring (an hour) and every 60 of them into the minutes ring (a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The console's history (docs/observability.md): a ring of per-second
  * samples of the last hour and one of per-minute samples of the last day
  * (requests, errors, execution latency, queue, per team), and the most

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* HTTP on the loop: libmicrohttpd without threads of its own, its epoll
  * descriptor under a uv_poll_t and its timeout under a uv_timer_t.  Routes
  * that compute (execute, register) go to the worker pool with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the worker threads do: decode a request, find or build the cached
  * module, execute, encode the answer.  Runs while the request's HTTP
  * connection is suspended; touches only its request, the config (read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The HTTP listener and the connections' guards.  shlo-server accepts its
  * own connections (libmicrohttpd runs with MHD_USE_NO_LISTEN_SOCKET and
  * gets each admitted socket through MHD_add_connection) so that every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shlo-server: the StableHLO execution service.  main wires the modules
  * together: config, auth, cache, workers, HTTP on one libuv loop, signals
  * for a graceful stop (SIGINT/SIGTERM) and a reload (SIGHUP, service.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Giving memory back after big requests (server.h). */
 #include <malloc.h>
 #include <stdlib.h>

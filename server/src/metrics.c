@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Counters and the Prometheus text of /metrics.  Loop thread only. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The # HELP line of every /metrics family that its writer does not give
  * one, in one table: the writers (metrics.c, listen.c, binary.c, ...) say
  * what they count with # TYPE, and this pass puts the operator's sentence

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-module figures (modmetrics.h).  A table of candidates, four times
  * metrics-max-modules, counts each module's requests; a module new to a
  * full table takes the place of the candidate with the fewest requests,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-module series of /metrics (docs/observability.md): requests by
  * status class, errors by kind and execution-time histograms, labelled
  * module="<registered name>" or module="sha256:<12 hex digits>".  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Module names per team, with versions (see names.h). */
 #include <stdio.h>
 #include <stdlib.h>

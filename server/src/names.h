@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Module names: each team's own, each name with versions.
  *
  * A team registers a module under a name (letters, digits, '_', '-',

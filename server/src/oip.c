@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Open Inference Protocol routes (see oip.h). */
 #include <stdarg.h>
 #include <stdlib.h>

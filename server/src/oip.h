@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Open Inference Protocol (KServe v2, HTTP/REST), a second face of
  * the registered modules (PROTOCOL.md part 3):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OTLP/JSON export of traces (otlp.h).  A worker renders a finished
  * trace's spans as one ExportTraceServiceRequest and queues the text; the
  * exporter thread appends it to the file or POSTs it to the collector,

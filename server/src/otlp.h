@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OpenTelemetry export of execution traces (docs/observability.md): with
  * otlp-endpoint set, every recorded trace also leaves as OTLP/JSON spans
  * (an ExportTraceServiceRequest), to a file (`file:PATH`, one request per

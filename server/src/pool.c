@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Execution workers (see pool.h). */
 #include <errno.h>
 #include <stdint.h>

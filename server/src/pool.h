@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Execution workers: a fixed set of threads taking jobs from a bounded
  * queue.  Jobs leave the loop with pool_submit + pool_flush and come back
  * on the loop thread through one uv_async_t: `done` always runs on the

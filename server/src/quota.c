@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Team quotas at the HTTP door (teams.h has the model): the rate at
  * authentication, the in-flight jobs at submission, and the 429 answer
  * that names the quota.  Loop thread only. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Request ids and W3C trace contexts (reqid.h). */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Request identity: the id every HTTP and binary request carries (the
  * client's X-Request-Id when it is sane, else one made here) and the W3C
  * trace context (traceparent) a caller may send, whose trace the server's

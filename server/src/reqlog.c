@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Request log lines (reqlog.h).  The text form is the one the log has
  * always had, with the request id added; the JSON form carries every
  * field, with a level an alerting rule can filter on: "error" for 5xx,

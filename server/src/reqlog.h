@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The request log (--log): one line per request, as key=value text or,
  * with log-format json, one JSON object per line for a log pipeline
  * (docs/observability.md).  Loop thread only. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shlo-server internals shared by its modules: the server, one HTTP
  * request, metrics, auth.  Threads: everything here belongs to the loop
  * thread except what a job's work function reads (its request's input

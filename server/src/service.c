@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The server as a service under a supervisor: readiness and stopping told
  * to systemd (Type=notify), and SIGHUP, which reloads what can change
  * without a restart.  Loop thread only.

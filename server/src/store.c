@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The module store and module names (see store.h). */
 #define _GNU_SOURCE /* memmem */
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The module store (--store DIR) and module names.
  *
  * Every registered module is one file DIR/<64 hex digits>.module, named by

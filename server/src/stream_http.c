@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The streaming connections of an execution (loop thread):
  *
  * - uploads (POST .../infeed, POST .../channels/{c}): each NDJSON line is

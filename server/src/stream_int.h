@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internals shared by executions.c (the table, the state routes) and
  * stream_http.c (the infeed / outfeed / channel connections). */
 #ifndef SHLO_SRV_STREAM_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Teams and their quotas (see teams.h). */
 #include <stdlib.h>
 #include <string.h>

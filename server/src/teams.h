@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Teams, scopes and per-team quotas.  Every bearer token belongs to one
  * team and carries scopes; modules belong to the teams that registered or
  * ran them (cache.h owners); quotas and counters are per team.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Kept traces (traces.h): a list, oldest first, under one lock; a put
  * drops from the old end past trace-keep, trace-keep-bytes or
  * trace-keep-s.  A trace is kept as its spans, sealed (names copied out

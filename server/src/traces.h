@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Traces of executions at the server (docs/observability.md): which
  * executions are traced (asked for, or sampled at trace-sample-rate), the
  * spans a request adds around the engine's step spans, and the kept

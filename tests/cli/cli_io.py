@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #33: `shlo run` for real tensors.  Checks, with values computed here
 (numpy), never with output of the code under test:
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #33: 40 typos (op names, attribute keys, enum values, types,
 function names, mismatched return types), each through `shlo run`, `shlo
 test`, `shlo verify` and the server's /execute.  Each must be an error at

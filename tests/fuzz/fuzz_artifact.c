@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target for the artifact reader and writer (not built by the
  * suite):
  *   clang -g -O1 -fsanitize=fuzzer,address -Iengine/include -Itests \

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Grids across MPI ranks (shlo run/test --mpi), when mpirun is there.
 #   mpi_grid.sh SHLO HAVE_MPI CORPUS conformance
 #     every grid case of CORPUS/interpret (the files that hold

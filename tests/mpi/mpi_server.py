@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """shlo-server across MPI ranks (issue #18): `mpirun -n 4 shlo-server
 --grid-backend mpi` answers grid executions with the outputs a
 single-process server gives, keeps its ranks in step through concurrent

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Mutation check: does the test suite notice small deliberate bugs?
 
 Each mutant in mutants.txt (see the comment at its top) replaces one exact

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A program with its own functions named like the parser's helpers links
  * libshlo.so (not the static library), parses, verifies, compiles and runs
  * a module through the public API, then calls its own functions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A program outside the project, built only from what `cmake --install`
  * put in a prefix, with `cc consumer.c $(pkg-config --cflags --libs
  * libshlo)`: parses, compiles and runs a small program and checks that the

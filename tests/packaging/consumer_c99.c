@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A C99 program outside the project, built only from the installed
  * headers with `gcc -std=c99 -Wall -Werror -pedantic` and pkg-config (see
  * languages.sh): parses, verifies, compiles and runs a program through the

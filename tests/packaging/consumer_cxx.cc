@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // A C++17 program outside the project, built only from the installed
 // headers with `g++ -std=c++17 -Wall -Werror` and pkg-config (see
 // languages.sh): the headers must parse as C++, their functions link with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The engine alone configures where pkg-config knows of OpenBLAS and nothing
 # else (no cJSON, libuv, libmicrohttpd, cmocka, libcurl), and the full
 # project does not (so the restriction is real).  Configure only: quick.

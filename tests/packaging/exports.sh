@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # libshlo.so must export exactly the functions (and objects) its public
 # headers declare with SHLO_API: anything else in its dynamic symbol table is
 # a leaked internal name that can clash with, or be interposed by, a name in

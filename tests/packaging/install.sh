@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs this build tree into a temporary prefix (`cmake --install
 # --prefix`), checks the files an installed shlo must have, then builds a
 # program outside the project against the installed libshlo with pkg-config,

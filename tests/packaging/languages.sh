@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The installed headers as C99 and C++17 programs see them.  Installs this
 # build tree into a temporary prefix, then
 #  - compiles each installed header alone, as C99 (gcc -std=c99 -pedantic)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every allocation in engine/src goes through the context's allocator
 # (core/alloc.h, core/context_int.h) so that an embedding program's
 # allocator sees every byte.  A raw C library call (malloc, calloc, realloc,

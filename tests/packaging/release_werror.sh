@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Release build -- what deploy/Dockerfile compiles -- has no warning
 # under -Wall -Wextra: -O3 inlines more than the RelWithDebInfo build the
 # other tests use, and its analyses (loop bounds, uninitialized reads)

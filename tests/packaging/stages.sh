@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The engine's stages depend one way (engine/CMakeLists.txt, SHLO_STAGES):
 #  1. each stage's target builds alone, in a fresh engine-only tree, with
 #     nothing built before it: it needs no other stage's build outputs;

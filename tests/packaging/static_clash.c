@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A program outside the project with its own functions named as the
  * internals of libshlo.a and libshlo-client.a were once named (bc_free,
  * bw_*, vhlo_*, client_*) and as a parser's helpers are commonly named

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every library `cmake --install` puts in a prefix defines only shlo_
 # (public) and shlo__ (internal) global names: a static archive hides
 # nothing, so any other global it defines (bc_free, client_call, ...) is a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shlo-server built with AddressSanitizer (LeakSanitizer included) for
 # test_binary_leaks: the engine is the tests' shlo_asan; the server's and
 # the protocol's sources are compiled again here with the same flags.

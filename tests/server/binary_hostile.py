@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Hostile peers against a live shlo-server's binary port: truncated,
 oversized, reserved-bits-set, wrong-version and random frames, a half-open
 peer and one that never reads its answers.  After each, a fresh client must

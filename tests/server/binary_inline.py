@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #11: tiny cached executions run on the server's loop thread
 (inline-max-work), everything else on a worker.  Over the binary protocol:
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """libshlo-client reads each RESULT from the socket straight into its
 tensors (client/lib/client_bin.c).  A fake binary-protocol server (this
 script) answers the `shlo` CLI's EXECUTE frames with RESULTs made here:

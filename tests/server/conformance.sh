@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Post every conformance program (text) to a live shlo-server's /execute and
 # compare with what `shlo test` says of the same file, run here and now:
 #   PASS -> 200;  SKIP (an op or type this build lacks) -> 422 verify;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Issue #20: the web console in a real browser.  Starts shlo-server, drives
 headless Chromium (python3-selenium + chromium-driver) through every page:
 the overview's live figures, a program run in the playground (its rendered

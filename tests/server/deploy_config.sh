@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/shlo.conf is exactly what `shlo-server --print-config` writes from
 # the option table with nothing set (so the shipped file cannot drift from
 # the code), and it names every option `shlo-server --help` lists.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/shlo-server.service: systemd accepts it (systemd-analyze verify,
 # with ExecStart pointed at this build's binary), it is Type=notify with a
 # SIGHUP reload (what the server implements, see test_server_service), and
@@ -11,7 +12,7 @@ command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit
 status=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sed "s|/usr/local/bin/shlo-server|$server|" "$unit" >"$tmp/shlo-server.service"
+sed -e "s|/usr/local/bin/shlo-server|$server|" -e "s|/usr/bin/shlo-server|$server|" "$unit" >"$tmp/shlo-server.service"
 if ! out=$(systemd-analyze verify "$tmp/shlo-server.service" 2>&1) || [ -n "$out" ]; then
   echo "FAIL: systemd-analyze verify: $out"
   status=1

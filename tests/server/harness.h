@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* End-to-end test harness: start a real shlo-server on a free loopback
  * port, talk HTTP to it with libcurl, stop it with SIGTERM and check that it
  * exits 0.  Each test program is its own process (ctest gives it a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue #32: JAX's CPU exports.  `shlo test` passes every JSON case of
 # jax-export/ locally and at a live server (binary and HTTP); the runner
 # fails a wrong answer and passes one that differs by a unit factor per

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #35: /metrics as a Prometheus user expects it.
 
 After a mixed workload (executions that succeed, fail to parse, name a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #34 items 1 and 2: model names belong to teams and have versions.
 
 Two teams register the same name with different programs: each runs its

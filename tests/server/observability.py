@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #35: request identity and execution traces at a live server.
 
 An X-Request-Id and a W3C traceparent sent over HTTP, and a request id

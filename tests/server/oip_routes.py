@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Open Inference Protocol routes (issue #14 item 6) against a live
 server: the protocol's own example requests (its JSON inference example
 and its binary tensor data example) sent to a module shaped like the

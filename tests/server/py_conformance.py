@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Run conformance cases through the Python client (shlo_client) and print
 the lines and summary `shlo test` prints.  usage: py_conformance.py URL PATH..."""
 import os

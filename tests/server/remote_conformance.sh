@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `shlo test --server URL` and the Python client print what the local
 # `shlo test` prints for the same corpus: the C client's whole output
 # (PASS/FAIL/SKIP lines, what the cases' interpreter.print ops wrote, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `shlo run --server URL` prints what the local `shlo run` prints, on
 # stdout and stderr, with the same exit status, for shlo:// and http://:
 # results of a program with arguments, a process grid, interpreter.print,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #10 over the binary protocol: the same fairness as HTTP.  On a
 2-worker server two long executions do not delay a 100x100 reduce or a
 COMPILE by more than 50 ms (the short lane; with --short-lane-workers 0 the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #10, cancellation on disconnect (HTTP): a client that hangs up while
 its execution runs has it canceled within 100 ms (seen in /metrics: the
 cancel counter and a free worker); one that hangs up while its execution

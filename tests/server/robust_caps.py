@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #10, connection caps and the request deadline, each answered, never
 a hang: every connection beyond max-connections (plus the 16 kept for
 health checks) gets a JSON 503 with Retry-After at once; a full server

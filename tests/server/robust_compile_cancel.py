@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #10, compiles canceled: a client that hangs up while its program is
 parsed or compiled frees the worker at the compile's next cancellation
 point; a compile that two requests wait for goes on while one of them is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #30, item 2: no recursion bounded only by the stack.  A sanitized
 server (ASan: its frames are several times larger than a plain build's) is
 sent a 100,000-deep chain of func.call, 100,000-deep nested regions and

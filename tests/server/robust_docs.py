@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #10, item 7: what PROTOCOL.md says, checked against a live server,
 one check per item of the issue's list:
 - errors of the HTTP layer itself (bad Content-Length, 414, 431, 505, bad

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #10, connections: 2,000 idle connections and 200 that trickle a
 byte of their headers every 2 s do not lock out well-behaved clients: 20 of
 them each get at least 99% of their requests answered correctly within 1 s,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #10, fairness: on a 2-worker server two long executions do not
 delay a registration or a 100x100 reduce by more than 50 ms (the long
 lane has one worker, the short lane the other); per-client caps answer

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #30 item 4: the server's memory stays bounded under clients that
 hold it, at default settings.  While two well-behaved clients (one binary,
 one HTTP) execute a small program in a loop:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #30, item 1: every file the server reads or opens at start -- the
 config file, the tokens file (also named by SHLO_TOKENS, as in the
 container), tls-cert, tls-key, the store directory and its records, the

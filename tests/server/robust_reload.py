@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #10, item 6: SIGHUP reloads the configuration and the tokens file,
 logs what changed (and what needs a restart), keeps the configuration in
 force when the file has errors, and drops nothing in flight.

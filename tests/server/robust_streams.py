@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #30, items 3 and 7: streaming executions that do not starve the
 server.
 

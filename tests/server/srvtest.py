@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers for the Python end-to-end tests of shlo-server: start a server
 on a free loopback port, talk HTTP over raw sockets or http.client, read
 /metrics, stop it.  Each test script imports this module; a failed check

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the shell tests that need a live shlo-server: starts $server
 # (the caller sets it, and $tmp; optionally an array server_flags of more
 # flags) on free loopback HTTP and binary ports ($hport, $bport), its

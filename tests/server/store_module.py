@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The module store (--store DIR, issue #14 item 4), against live servers:
 a restart executes the module ids registered before it without
 registering again; truncated, altered and foreign files are skipped with a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #13 over the binary protocol (PROTOCOL.md part 2, "Streaming
 executions"): the running-sum program started, fed and drained through the
 Python client's shlo:// transport, every sum checked in order against sums

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #13, streaming executions over HTTP: a program that loops on
 infeed, keeps a running sum and outfeeds it each iteration, fed by a
 chunked `curl` upload while `curl -N` drains its outfeed; every value is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #13 through the Python client: the running-sum program started
 with Client.start, fed from one thread with Execution.feed while the main
 thread iterates Execution.outfeed(); every sum is checked in order against

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #13, outfeed for a browser: GET .../outfeed with
 `Accept: text/event-stream` answers `text/event-stream`, one `data:` event
 per value in order (the JSON tensor form), then an `end` event whose data

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue #14: one server, several teams.  Issue #30 item 6: two teams
 holding one program through DELETEs and restarts with --store, and the
 wall time of a team's first use of another team's program.  Two teams' tokens: neither sees,

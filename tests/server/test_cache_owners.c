@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The module cache's owners (server/src/cache.c, issue #14): an entry is
  * seen only by the teams that adopted it; adopting says whether the team
  * had it; a team's share caps what it registers and protects its entries

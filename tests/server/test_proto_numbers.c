@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The fast paths of the JSON number output against the slow ones they
  * replace: floats (engine/src/core/elemfmt.c: shortest "%.<p>g" that reads
  * back, p from 6 for single and 15 for double), cJSON-style numbers

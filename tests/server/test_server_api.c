@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shlo-server end to end: every route, every error kind, the cache, the
  * deadline, the queue limit, auth on and off, hostile bytes, and a clean
  * exit on SIGTERM. */

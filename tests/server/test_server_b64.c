@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Large base64 tensors through a live shlo-server, the path a 64 MiB
  * round trip takes: a body several MB long (allocated once from its
  * Content-Length, or grown when sent chunked), decoded into the input

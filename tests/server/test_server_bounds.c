@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bounds a shared server keeps against big programs and big bodies, each
  * against a live server started fresh (so its peak RSS, VmHWM, is this
  * test's alone):

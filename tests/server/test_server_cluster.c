@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Three shlo-servers behind nginx, as deploy/compose.yaml runs them but
  * without containers: the servers and nginx on free loopback ports, nginx's
  * config written by deploy/nginx-conf.sh from deploy/nginx.conf.in.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Hostile bodies against a live server: valid /execute and
  * /v1/modules/{id}/execute requests with random edits (bytes changed,
  * deleted, doubled, truncated, non-UTF-8 bytes, huge numbers, odd dtypes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shlo-server under a supervisor (server/src/service.c, config.c): it tells
  * $NOTIFY_SOCKET READY=1 once it serves and STOPPING=1 on SIGTERM (systemd's
  * Type=notify); SIGHUP reloads the tokens file, keeps the old tokens when

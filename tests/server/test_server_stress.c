@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* 200 concurrent clients send a mix of valid and broken requests; every
  * valid answer must be correct, every broken one a clean 4xx, and the
  * server healthy (and its RSS bounded) after.  Two rounds, to see whether

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The tokens-file line parser (server/src/auth.c, teams.h): old `name
  * token` lines, team= and scopes=, @TEAM quota lines, and hostile lines,
  * each refused with a reason and nothing half-filled in force.  And the

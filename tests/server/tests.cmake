@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shlo-server end-to-end tests (included from server/CMakeLists.txt when
 # SHLO_BUILD_TESTS is on): each starts real servers on free loopback ports and
 # talks HTTP with libcurl.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # HTTPS (issue #14 item 5): a certificate made here with openssl, a server
 # with --tls-cert/--tls-key, and curl --cacert against it: health, an
 # execution, the /v2 routes; curl without the CA and plain HTTP fail; each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libshlo-client: talk to shlo-server from C.
  *
  *   shlo_client_error err;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Portable artifacts: StableHLO programs as MLIR bytecode of the VHLO
  * dialect, the form jax.export and PJRT plugins hand over.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An engine context: the threads, memory and settings one embedder gives
  * libshlo.
  *

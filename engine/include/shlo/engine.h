@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's front door: compile a parsed module, execute a function.
  *
  *   shlo_module *m;  shlo_parse_module(text, len, "prog.mlir", &m, &diag);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SHLO_API marks the functions libshlo exports.
  *
  * The library is built with -fvisibility=hidden: a function is part of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Process grids: run one executable on num_replicas x num_partitions
  * processes, each a thread of one execution, with per-process inputs,
  * results, infeed and outfeed queues.

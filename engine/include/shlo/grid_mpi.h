@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Process grids across the ranks of an MPI job.
  *
  * Started in every rank of `mpirun -n K prog`, the MPI backend spreads

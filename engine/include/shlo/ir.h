@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The IR: what the parser builds and the verifier and compiler read.
  *
  * A module owns an arena; every func, op, block, type, attribute and string

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bounds on the work of turning untrusted text into an executable.
  *
  * A server compiles programs its clients send; without bounds, a large or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-step execution profiles, for `shlo bench --profile`.
  *
  * Pass a profile in shlo_exec_opts.profile and every step the execution

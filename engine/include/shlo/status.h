@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Status codes and diagnostics: how every engine function reports failure.
  *
  * Functions return a shlo_status (0 = ok, negative = error) and, when given

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Runtime values: tensors, tuples and tokens.
  *
  * A shlo_value is reference counted: shlo_value_retain adds an owner,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Execution traces: spans on a timeline, written as Chrome trace-event
  * JSON (loads in Perfetto UI and chrome://tracing).
  *

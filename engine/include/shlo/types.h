@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Element types and value types of StableHLO.
  *
  * Storage: every element occupies a whole number of bytes.  Sub-byte integers

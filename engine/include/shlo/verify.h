@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The verifier: every constraint the StableHLO spec puts on a module.
  *
  *   shlo_diag_list dl;  shlo_diag_list_init(&dl);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The compiler: functions and regions into plans.
  *
  * Every value of a block gets its own slot; a value's slot is released

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The compiler's interface to op compile functions.
  *
  * compile.c walks a verified function and, for each op, calls the compile

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* How deep the compiler, the refiner and the executor will recurse on a
  * module, measured before any of them starts (depth.h).
  *

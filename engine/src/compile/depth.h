@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The nesting bound on calls (shlo_compile_limits.max_depth), checked
  * before compiling: the compiler, the refiner and the executor recurse
  * once per call and per region, so a module whose entry function reaches

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the runtime reads of a compiled executable (compile.c). */
 #ifndef SHLO_EXECUTABLE_H
 #define SHLO_EXECUTABLE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Elementwise fusion, a pass of the compiler.
  *
  * The compiler runs it on every plan it makes; the kernels stage defines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Text or file -> module -> verified executable, in one call (engine.h):
  * the sequence every tool and test runs before it executes. */
 #include <stdio.h>

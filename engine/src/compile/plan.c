@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Plans' lifetime: what a plan and its steps own, and freeing it. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Plans: what the compiler makes of a function and the executor runs.
  *
  * A plan is a flat array of steps over numbered slots.  Each step names a

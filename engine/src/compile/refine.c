@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shape refinement: the walk over functions, blocks and calls (refine.h).
  * Per-op shape rules and folding are in refine_infer.c.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shape refinement at call time (StableHLO's shape refinement, done when
  * the argument shapes are known).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Refined plans cached per argument-shape signature (refine_cache.h). */
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The refined plans of one dynamic-shape executable, cached per argument
  * shape signature (refine_cache.c).
  *

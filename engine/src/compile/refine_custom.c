@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shape rules of the custom_call targets that stand for ops with dynamic
  * shapes (refine_int.h): JAX's shape-polymorphic exports write
  * `stablehlo.dynamic_top_k` where the op's k is only known at call time,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shape refinement: folding the integer arithmetic that computes shapes
  * (refine_int.h).  Exporters compute shape operands from
  * get_dimension_size through convert, reshape, broadcast, concatenate,

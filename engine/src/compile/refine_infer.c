@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shape refinement, op by op: the rule that gives each result's shape from
  * the operands' refined shapes and folded values, and the folding of
  * integer shape arithmetic (refine_int.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internals of shape refinement shared by refine.c (the walk over
  * functions, blocks and calls) and refine_infer.c (per-op shape rules and
  * constant folding of shape arithmetic). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Allocation through the context the calling thread works in
  * (core/context_int.h): what a compile builds (plans, their steps, fused
  * groups, refined-plan caches) comes from the context the compile runs in

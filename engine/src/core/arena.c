@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bump allocator in chunks; big requests get a chunk of their own. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A bump allocator that owns everything one module (or one request) builds.
  * Freeing the arena frees all of it at once, plus any values registered
  * with shlo__arena_own_value. */

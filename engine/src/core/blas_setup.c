@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OpenBLAS's process-wide setup (see blas_setup.h).
  *
  * The calls below that are not in cblas.h are OpenBLAS's own internals,

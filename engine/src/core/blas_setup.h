@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OpenBLAS's process-wide setup.
  *
  * Two things, both before any BLAS call (a BLAS call happens only inside

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* <complex.h> with CMPLX also under clang: glibc before 2.37 defines it
  * only for GCC's version numbers, and the fuzz build (fuzz/) uses clang. */
 #ifndef SHLO_CORE_CMPLX_H

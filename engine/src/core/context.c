@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The core half of a context (core/context_int.h): allocation through the
  * context's allocator, its buffer cache, and the thread's current context. */
 #include <stdatomic.h>

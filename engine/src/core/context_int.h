@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The context's insides (shlo/context.h), for the engine's own files.
  *
  * The core half lives here: the allocator wrappers, the buffer cache and

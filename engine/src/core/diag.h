@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Diagnostics that name the op (or function) they are about. */
 #ifndef SHLO_CORE_DIAG_H
 #define SHLO_CORE_DIAG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The element printer (see elemfmt.h).  Numbers avoid printf where they
  * can: the server writes every element of every response through here. */
 #include "core/elemfmt.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one element printer: every element type as text, for the value
  * printer (print.c), the check ops' failure messages (kernels/check.c) and
  * the wire format's JSON (protocol/).  They differ only in how a float is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Narrow floating-point formats: exact decoding to double and
  * round-to-nearest-even encoding from double, bit for bit as LLVM's APFloat
  * (and so MLIR and the StableHLO reference interpreter) converts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Floating-point formats narrower than f32 (and the common f32/f64 paths):
  * decoding a stored element to double, and encoding a double into a format
  * with round-to-nearest-even and the format's own rules for overflow,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The range of an integer element type's values, in one place: the
  * parser's and the printer's default quantized storage range, the
  * verifier's storage checks and convert's saturation bounds all need it,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Compile limits: an op count, a deadline, a cancel flag (shlo/limits.h). */
 #include "core/limits.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Checking shlo_compile_limits (shlo/limits.h) from the parser, the
  * verifier and the compiler. */
 #ifndef SHLO_CORE_LIMITS_H

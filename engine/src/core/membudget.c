@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-execution memory budgets (see membudget.h). */
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-execution memory budgets.
  *
  * An execution with a byte limit installs a budget as its thread's current

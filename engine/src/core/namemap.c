@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Names to ints (namemap.h). */
 #include "core/namemap.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Names to ints: an open-addressing hash map for lookups that would be
  * quadratic as linear scans (the parser's aliases and function names).
  * Keys are borrowed (name, length) pairs that must outlive the map. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Values as text, in the StableHLO interpreter's layout:
  *
  *   tensor<2x2xi8> {

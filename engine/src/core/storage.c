@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Element type -> storage (types.h): the one table every typed access
  * (shlo_tensor_get/set) goes through. */
 #include "core/storage.h"

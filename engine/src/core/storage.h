@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The integer half of the element-type -> storage mapping (shlo/types.h,
  * core/storage.c), for kernels that keep one loop per integer storage.
  * SHLO_STORAGE_INTS comes first in shlo_storage, so an integer storage is

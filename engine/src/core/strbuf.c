@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The string builder (see strbuf.h). */
 #include "core/strbuf.h"
 

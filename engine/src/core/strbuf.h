@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one growable string builder of shlo: the engine's printers, the
  * protocol's JSON writer and the server's text bodies all append here.
  * Out of memory is sticky: every later call is a no-op and shlo__sb_take

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Nearest-name suggestions (suggest.h). */
 #include "core/suggest.h"
 

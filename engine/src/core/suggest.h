@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* "Did you mean ...?": the known name nearest to a misspelt one, by edit
  * distance, for the parser's and the verifier's errors about names that do
  * not exist (ops, enum values, keywords, types, functions). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Runtime values: allocation, reference counting, slow accessors. */
 #include <pthread.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tensors for kernels that write every element.
  *
  * shlo_tensor_new (public) zeroes the data, which for a large result is a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "core/thread.h"
 
 int shlo__thread_start(pthread_t *t, void *(*run)(void *), void *arg) {

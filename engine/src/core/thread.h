@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Threads the engine (and the server, which runs programs on its own
  * workers) starts to run client programs on.
  *

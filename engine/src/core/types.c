@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Element type tables and type helpers. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The layout of a runtime value, for the engine and the in-tree programs.
  *
  * shlo/tensor.h declares shlo_value opaque: programs outside the project

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Quantization parameters owned by values.
  *
  * A type's shlo_quant lives in its module's arena, but a value must outlive

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library's own version, for programs that link libshlo.so and want to
  * know which one they got (shlo/version.h holds the one they were built
  * against). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MLIR bytecode container reader (bytecode.h).
  *
  * Layout, per MLIR's "Bytecode Format" document: magic, format version,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MLIR bytecode container: what bytecode.c reads from a portable
  * artifact before any dialect gives the bytes a meaning.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MLIR bytecode container writer (bytecode_write.h).
  *
  * Everything that the file refers to by index (strings, dialects, op

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MLIR bytecode container writer: the inverse of bytecode.h.
  *
  * A writer interns strings, dialects, op names, attribute and type

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IR lookups and attribute readers. */
 #include <string.h>
 

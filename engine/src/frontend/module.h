@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The module behind the opaque shlo_module (shlo/ir.h): what the parser
  * and the artifact reader build, and every later stage reads. */
 #ifndef SHLO_MODULE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unknown names as parse errors with suggestions (names.h). */
 #include "frontend/names.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Names that do not exist, refused where they are written with the
  * nearest known one suggested (core/suggest.h): ops of the dialects the op
  * table holds entirely, enum kinds and values, element types, pretty-form

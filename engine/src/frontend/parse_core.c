@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The parser's cursor, types and attributes (dense literals included). */
 #include <ctype.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pretty (custom assembly) forms of ops, as JAX and the StableHLO tests
  * print them.  One generic loop reads the shapes most ops share (operands,
  * `key = value`, bare enum words, `{attrs}`, `: signature`); while, reduce

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The parser: modules, functions, regions and ops in generic form.  Pretty
  * forms are in parse_pretty.c, types and attributes in parse_core.c. */
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internals shared by the parser's files: the cursor over the text, error
  * reporting, and the value scopes of the function being parsed.
  *

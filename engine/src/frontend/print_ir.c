@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The IR printer: modules in generic form.  Values are renamed %v<id>,
  * dense literals print as hex blobs of their storage, so parsing the output
  * gives back the same IR (tests/test_roundtrip.c checks this over the

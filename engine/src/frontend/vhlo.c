@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Artifact -> StableHLO: the IR tree of bytecode.c, whose ops are VHLO,
  * written out as the StableHLO generic text the parser reads, so an
  * artifact builds exactly the module its text would (artifact.h).

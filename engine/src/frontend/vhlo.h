@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* VHLO, StableHLO's versioned mirror dialect, as portable artifacts carry
  * it: attribute/type decoding (vhlo_attrs.c) and the op-by-op lowering to
  * the StableHLO generic text the parser reads (vhlo.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Decoding of attribute and type entries (vhlo.h): the builtin dialect's
  * bytecode encoding (MLIR's BuiltinDialectBytecode) for the few builtin
  * attributes artifacts hold, and VHLO's own encoding (StableHLO's

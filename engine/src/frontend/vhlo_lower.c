@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* VHLO -> StableHLO attributes (vhlo_lower.h).
  *
  * VHLO keeps every attribute explicit and flat: dimension lists as i64

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* VHLO attributes -> StableHLO attribute text (vhlo_lower.c): the op's
  * StableHLO name and its attributes as the text parser reads them. */
 #ifndef SHLO_VHLO_LOWER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The VHLO ops this build reads: each versioned op's attribute names.
  *
  * In bytecode format 5 and later an op's attributes are "properties":

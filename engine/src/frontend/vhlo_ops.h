@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The table of VHLO ops this build reads (vhlo_ops.c). */
 #ifndef SHLO_VHLO_OPS_H
 #define SHLO_VHLO_OPS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* StableHLO module -> portable artifact (artifact.h): the inverse of
  * vhlo.c and vhlo_lower.c.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stablehlo.async_start and stablehlo.async_done.
  *
  * A future is carried as a tuple of the region's results.  async_start

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The test-harness ops: check.expect_*, interpreter.probe/print and the
  * stablehlo.custom_call @check.* forms JAX exports use.  A failed check
  * ends the execution with SHLO_ECHECK and says which element differs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CHLO ops as JAX exports them: the elementwise math functions (acos ...
  * zeta, mulhi, the is_*inf predicates), top_k, ragged_dot and scan.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CHLO's broadcasting ops (chlo.broadcast_add ... broadcast_select) and
  * chlo.constant_like.
  *

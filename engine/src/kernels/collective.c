@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Collectives: process groups, and the math of
  * all_gather, all_reduce, all_to_all, reduce_scatter, collective_permute,
  * collective_broadcast and collective_reduce.

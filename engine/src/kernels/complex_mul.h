@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Complex multiplication, one definition for every kernel.
  *
  * Computed as XLA's CPU backend does (the JAX corpus's expected values come

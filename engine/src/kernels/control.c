@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Control flow and value plumbing: constant, func.call, while, if, case,
  * tuple, get_tuple_element, optimization_barrier.
  *

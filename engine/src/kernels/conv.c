@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stablehlo.convolution and stablehlo.dynamic_conv (whose padding is a
  * third operand read at run time).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Channels-last convolution as one GEMM (conv_nhwc.h).
  *
  * The rows of the GEMM are the output positions of every batch element, in

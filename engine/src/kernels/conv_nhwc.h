@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The convolution fast path for channels-last layouts (conv.c chooses it at
  * compile time): lhs [batch][spatial...][feature], kernel
  * [spatial...][in-feature][out-feature], result [batch][spatial...][feature],

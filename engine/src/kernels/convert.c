@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stablehlo.convert and stablehlo.bitcast_convert.
  *
  * convert: one loop per (source storage flavour, destination storage

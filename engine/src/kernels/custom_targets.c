@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* custom_call targets that stand for ops (custom_targets.h).
  *
  * shape_assertion(pred, v0, v1, ...) {error_message = "... {0} ..."}:

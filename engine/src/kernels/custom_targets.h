@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* custom_call targets that stand for ops (custom_targets.c): JAX's
  * shape-polymorphic `shape_assertion` and `stablehlo.dynamic_top_k`, and
  * the sharding annotations of sharded exports, which on one process are

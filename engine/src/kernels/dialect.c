@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* StableHLO ops outside the spec's list that producers still emit
  * (StablehloOps.td: "on its way out of StableHLO"): torch_index_select,
  * einsum and unary_einsum, trace, set_dimension_size; and the compile

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* custom_call @stablehlo.dynamic_approx_top_k (custom_targets.h): what
  * JAX writes for lax.approx_max_k / approx_min_k in a shape-polymorphic
  * export.  Operands: inputs[n], init_values[n], k; results[n], each the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* custom_call @stablehlo.dynamic_reduce_window (custom_targets.h): what
  * JAX writes for a reduce_window (cumsum, pooling) of a shape-polymorphic
  * export.  Operands: inputs[n], init_values[n], window_dimensions,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Elementwise ops: arithmetic, logic, comparison, math functions.
  *
  * Every op of SHLO_OPS_ELEMENTWISE except convert and bitcast_convert

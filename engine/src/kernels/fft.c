@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stablehlo.fft: FFT, IFFT, RFFT and IRFFT over the innermost 1-3
  * dimensions, for any lengths.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Floating-point maximum and minimum, one definition for every kernel.
  *
  * StableHLO's maximum/minimum propagate NaN (the first operand's NaN when

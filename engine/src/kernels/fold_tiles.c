@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sums along rows of a lane program's value, on transposed tiles
  * (fold_tiles.h). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sums along rows of a value that is never stored: a lane program
  * (vchain.h) evaluated on 16 x 16 tiles of the arrays it is computed
  * from, each tile transposed so that one vector holds one column of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Elementwise fusion.
  *
  * A run of consecutive steps that are pure loops over the same number of

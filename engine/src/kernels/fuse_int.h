@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fused steps (fuse.c): what a run or rows group holds, shared with the
  * lane programs built for them (fuse_lanes.c).  Internal to the fusion
  * files (kernels/fuse*.c). */

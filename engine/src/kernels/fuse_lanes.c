@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Lane programs for fused runs (fuse_int.h): each stretch of a run made
  * of f32 lane ops (and broadcasts among them) as one kernels/vchain.h
  * program, whose values stay in vector registers from op to op.

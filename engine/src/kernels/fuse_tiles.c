@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reductions of a rows group computed on tiles (fuse_int.h,
  * kernels/fold_tiles.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* f32 GEMM by panels of columns (see gemm_panels.h).
  *
  * The height of a block of rows is a compile-time constant in each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* f32 GEMM by panels of columns, for the shapes where OpenBLAS spends
  * much of its time packing: c = op(a) * op(b), row-major, op(a) m x k and
  * op(b) k x n (ta / tb: the operand is stored transposed; lda and ldb are

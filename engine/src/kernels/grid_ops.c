@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ops of process grids that are not collectives:
  * interpreter.run_parallel, replica_id, partition_id, after_all, infeed,
  * outfeed, send and recv (their compile functions and kernels).  The grid

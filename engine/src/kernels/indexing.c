@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gather, dynamic_gather and scatter: moving slices of a tensor picked by
  * a tensor of start indices (spec: gather, scatter; dynamic_gather is
  * gather with its slice sizes given as a third operand).

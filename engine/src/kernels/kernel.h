@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What an op family's file includes: both halves of the plan contract,
  * the compiler's (compile/compiler.h, for its compile functions, which the
  * op table ops/ops.h declares) and the executor's (runtime/exec.h, for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shlo_kernels_info (shlo/engine.h): the run-time picks of vmath.c and
  * blas_setup.c in one line. */
 #include <pthread.h>

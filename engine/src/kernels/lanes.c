@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Scalar region programs over blocks of elements (see lanes.h). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A region's scalar program (plan.h) run on many elements at once.
  *
  * Kernels that apply one small region per element (a sort comparator's

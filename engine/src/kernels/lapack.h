@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JAX's CPU LAPACK/BLAS custom calls (`lapack_spotrf_ffi` ...): the table
  * the custom_call dispatch looks targets up in, and what each routine
  * family (lapack_factor.c, lapack_eigen.c) gives the driver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The driver of JAX's LAPACK custom calls (lapack.h): the target table,
  * the checks of an op against its family's signature and JAX's layouts,
  * and the kernel that runs a family over the batch.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JAX's LAPACK calls for spectral decompositions and reductions
  * (lapack.h): symmetric/Hermitian eigen (syevd/heevd), general eigen
  * (geev), Schur (gees), Hessenberg (gehrd), tridiagonal reduction

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JAX's LAPACK calls for factorizations and solves (lapack.h): Cholesky
  * (potrf), LU (getrf), QR (geqrf, geqp3, orgqr/ungqr), the triangular
  * solve (BLAS trsm) and the tridiagonal solve (gtsv).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Fortran LAPACK routines that Debian's libopenblas exports, declared
  * here once (OpenBLAS ships no header of them that every Debian release
  * agrees on).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Linear algebra: dot_general (and the legacy dot), triangular_solve,
  * cholesky and the three batch_norm ops.
  *

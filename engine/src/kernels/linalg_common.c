@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared machinery of the linear-algebra family (see linalg_int.h):
  * compute domains, conversion of element runs into and out of them,
  * strided gathers, and the GEMM dispatcher (OpenBLAS for f32/f64/complex,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal helpers shared by the linear-algebra family (linalg.c, conv.c,
  * fft.c): compute domains, element conversion into and out of them, strided
  * gathers, and one GEMM entry point that goes to OpenBLAS for f32, f64 and

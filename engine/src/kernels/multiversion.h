@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SHLO_CLONES before a function's definition compiles it once per x86-64
  * ISA level (AVX-512, AVX2, the baseline) and lets the loader pick the
  * best one the CPU has, so hot loops use wide vectors while the binary

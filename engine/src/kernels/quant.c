@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Uniform quantization: uniform_quantize, uniform_dequantize, and the
  * wrapper that runs any op with quantized operands or results.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stable LSD radix sort (see radix.h).
  *
  * Long arrays first go by their top digit into buckets (one count and

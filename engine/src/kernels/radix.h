@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stable LSD radix sort of 32- or 64-bit words by a field of their bits.
  *
  * Callers pack what they sort: sort.c puts a key (made ascending-unsigned

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stablehlo.reduce and stablehlo.map.
  *
  * reduce (spec: reduce): results[:][j] = body folded over the slice of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Region bodies of reduce-like ops (see reduce_int.h): recognising a body
  * that is one known binary op or one compare, the native loops generated
  * per (op, storage type) that replace such bodies, and the generic path

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared internals of the region-applying ops (reduce.c, reduce_window.c,
  * sort.c): recognising region bodies that are one known op, the native
  * per-element-type loops that replace them, and the generic path that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stablehlo.reduce_window and stablehlo.select_and_scatter: reductions
  * over sliding windows.
  *

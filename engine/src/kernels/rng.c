@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Random numbers: rng and rng_bit_generator.
  *
  * rng_bit_generator is bit-exact with XLA's expansion of the op

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The shape and data-movement family: broadcast_in_dim, concatenate,
  * dynamic_slice, dynamic_update_slice, get_dimension_size, iota, pad,
  * reshape, reverse, slice, transpose.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shape ops whose sizes come from operands (dynamic_pad,
  * real_dynamic_slice) and the legacy broadcast.  Their results must still
  * have static types; the operand-given sizes are read when the kernel runs

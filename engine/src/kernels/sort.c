@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stablehlo.sort: variadic, stable or not, any comparator.
  *
  * Spec: sort.  Every 1-D slice along `dimension` (negative counts from the

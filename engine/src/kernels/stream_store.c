@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Streaming copies (stream_store.h). */
 #include <stdatomic.h>
 #include <stdint.h>

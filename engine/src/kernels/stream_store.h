@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Copies whose stores bypass the caches, for results written once and
  * not read again soon: caching them would cost a read of every line
  * before it is overwritten, and would evict what the kernel still needs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A 16 x 16 tile of floats transposed in registers: sixteen 64-byte
  * vectors, row i in t[i], become column i in t[i].  Four butterfly
  * stages of two-vector shuffles; with AVX-512 each vector is one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* f32 lane programs: a chain of f32 elementwise ops run over arrays a
  * block of elements at a time, each op's value kept in vector registers
  * for the next, where a loop per op would store every value and load it

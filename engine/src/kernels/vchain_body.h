@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One variant of the lane-program evaluator of vchain.h, included by
  * vmath_body.h (whose lane functions and macros it uses) once per ISA.
  *

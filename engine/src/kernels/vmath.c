@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* f32 vector maths (see vmath.h) and lane programs (vchain.h): the
  * variants of vmath_body.h and vchain_body.h, one per ISA and one
  * portable, and the run-time choice among them.  Off x86-64

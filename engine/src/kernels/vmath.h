@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* f32 vector maths: exp, tanh and logistic over arrays, in SIMD.
  *
  * Each function evaluates in f32 (vmath_body.h has the maths), within

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One variant of the vector maths of vmath.h.  vmath.c includes this once
  * per variant with VM_ISA (a name suffix), VM_KIND (VM_AVX512, VM_AVX2 or
  * VM_PORTABLE), VM_TARGET (a target attribute string; none for the

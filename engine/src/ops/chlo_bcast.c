@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CHLO's broadcasting rule and the facts of its broadcasting ops, shared
  * by the verifier and the compiler (see chlo_bcast.h). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CHLO's broadcasting ops (chlo.broadcast_add ... broadcast_select): the
  * facts their rows give (ops.h, SHLO_BCAST column) and the broadcasting
  * rule, which the verifier (verify_chlo.c) and the compiler

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Facts about the custom_call targets that stand for ops
  * (custom_targets.h). */
 #include <string.h>

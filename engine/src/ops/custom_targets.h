@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Facts about the custom_call targets that stand for ops, which shape
  * refinement (compile/refine_custom.c) and their kernels
  * (kernels/custom_targets.c, dynamic_window.c, dynamic_topk.c) both

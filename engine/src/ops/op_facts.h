@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The op table's second half: the per-op facts that one stage each
  * needs, one row per op of ops.h, in the same order (checked at compile
  * time in ops.c, so an op added to ops.h without a row here, or a row out

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The op tables generated from SHLO_OP_LIST: names, compile dispatch,
  * flags and pretty-form keywords; and from SHLO_OP_FACTS (op_facts.h),
  * checked here row by row against SHLO_OP_LIST: quantized storage,

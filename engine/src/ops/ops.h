@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The op table: every op the engine knows, one row each, and every fact
  * about an op that more than one stage needs.
  *

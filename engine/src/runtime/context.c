@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Contexts: create, destroy, the default one (shlo/context.h).  The core
  * half (allocation, buffer cache, the thread's scope) is core/context.c. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The executor: runs plans over frames of slots.
  *
  * shlo__plan_run is the one dispatch loop: fetch a step, gather its input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What kernels may ask of the executor while a plan runs (exec.c).
  *
  * The runtime half of the plan contract: kernels report failures, run the

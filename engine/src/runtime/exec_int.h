@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The per-execution context behind shlo_exec (plan.h): diagnostics,
  * deadline, cancel flag, print stream and probe records.  Shared by the
  * threads of one execution; the lock guards the diagnostic and probes. */

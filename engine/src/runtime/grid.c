@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Process grids: feed queues, grid executions (one thread per process,
  * a supervisor that joins them), shlo_execute_grid, and the channels of
  * send and recv.  The ops that use them are kernels: the collectives in

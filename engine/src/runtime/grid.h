@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Process grids, internal: the state one grid execution shares between its
  * process threads (grid.c), the rendezvous of collectives (rendezvous.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MPI backend of process grids (grid_net.h, shlo/grid_mpi.h).
  *
  * One network thread per rank makes every MPI call but the shares: it

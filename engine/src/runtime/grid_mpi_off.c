@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MPI backend in a build without MPI: grids stay in one process.
  * (grid_mpi.c is the real one; CMake compiles exactly one of them.) */
 #include <stdlib.h>

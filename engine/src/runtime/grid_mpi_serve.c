@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A server's grids across the ranks (shlo/grid_mpi.h): rank 0 announces
  * each grid it spreads as a job, the followers run their share of it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The seam between the grid runtime (grid.c, rendezvous.c) and the ranks
  * of an MPI job (grid_mpi.c; grid_mpi_off.c in a build without MPI, where
  * every grid stays in one process).  No mpi.h here or in its includers.

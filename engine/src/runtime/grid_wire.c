@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Encoding grid values for the trip between MPI ranks (grid_wire.h).
  *
  *   value  := kind:i64 body

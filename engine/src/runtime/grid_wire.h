@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The bytes grid values travel as between the ranks of an MPI job
  * (grid_mpi.c): a flat, native-endian encoding of tensors (with their
  * quantization), tokens and tuples.  Every rank runs the same binary on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fork-join pool, one per context: a list of open jobs, workers claiming
  * chunks by atomic counters, the caller working on its own job until
  * every chunk is claimed, then waiting for the chunks others are still

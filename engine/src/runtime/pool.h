@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's fork-join thread pools, one per context (shlo/context.h).
  *
  * shlo__parallel_for splits [0, n) into chunks of at least `grain` and runs

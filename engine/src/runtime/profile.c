@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-step profiles: rows keyed by step, accumulated under one lock. */
 #include <pthread.h>
 #include <stdint.h>

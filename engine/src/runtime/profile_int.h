@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The executor's side of profiles (see shlo/profile.h). */
 #ifndef SHLO_PROFILE_INT_H
 #define SHLO_PROFILE_INT_H

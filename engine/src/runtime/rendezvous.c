@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The rendezvous of collectives: where the members of a process group
  * meet (grid.h).
  *

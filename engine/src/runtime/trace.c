@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Execution traces (shlo/trace.h): spans in slots that threads claim
  * with one atomic add, so recording costs no lock; the JSON is built once,
  * at the end.  Slots come in chunks allocated when first claimed: a trace

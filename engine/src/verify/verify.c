@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The verifier's core: module, function, region and type checks, the
  * diagnostics list, shared helpers, and the dispatch table from op code to
  * the op's verifier (defined in the verify_*.c family files), generated from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The attributes an op cannot go without (the spec's inputs that are
  * constants with no default), checked before the op's own verifier: in the
  * generic form a misspelt key (`{permutaton = ...}`) leaves the real one

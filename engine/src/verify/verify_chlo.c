@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Verifiers of the ops that StableHLO's and CHLO's op definitions
  * (StablehloOps.td, ChloOps.td) declare outside the spec's list: CHLO's
  * broadcasting ops and constant_like, and StableHLO's cross-replica-sum,

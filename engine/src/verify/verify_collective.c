@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Verifiers of the collective and communication family: all_gather,
  * all_reduce, all_to_all, collective_broadcast, collective_permute,
  * collective_reduce, reduce_scatter, infeed, outfeed, send, recv,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Verifiers of the elementwise family: unary and binary arithmetic, logical
  * and bitwise ops, compare, select, clamp, complex/real/imag, the
  * conversions, reduce_precision, is_finite, constant and the uniform

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Verifiers of the indexing family: gather, dynamic_gather, scatter. */
 #include <stdio.h>
 

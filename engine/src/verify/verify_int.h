@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internals shared by the verifier's files: the context, error reporting
  * and helpers for reading operand/result types and attributes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Verifiers of the linear-algebra family: dot, dot_general, convolution,
  * fft, triangular_solve, cholesky and the three batch_norm ops. */
 #include <stdio.h>

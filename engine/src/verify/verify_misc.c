@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Verifiers of control flow, tuples and the rest: func.call, case, if,
  * while, tuple, get_tuple_element, optimization_barrier, rng,
  * rng_bit_generator, custom_call, composite, and the dynamic-shape ops

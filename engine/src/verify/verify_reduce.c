@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Verifiers of the reduction family: map, reduce, reduce_window,
  * select_and_scatter, sort; and the reduction-body check that scatter and
  * the collectives share. */

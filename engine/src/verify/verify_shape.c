@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Verifiers of the shape family: broadcast_in_dim, broadcast,
  * concatenate, dynamic_slice, dynamic_update_slice, get_dimension_size,
  * iota, pad, reshape, reverse, slice, transpose. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ops of MLIR's tensor dialect that producers emit around StableHLO. */
 #include "verify/verify_int.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The binary protocol of PROTOCOL.md part 2: frame header, message
  * structs, value headers, the dtype code table, and small helpers both
  * ends use to build and check frames.  Structs are the wire layout

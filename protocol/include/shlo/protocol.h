@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The wire format shared by shlo-server and its clients: tensors as JSON,
  * execution requests and responses, and the one error shape.  PROTOCOL.md
  * is the specification; this is its codec (cJSON parses; the writer is
