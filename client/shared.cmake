@@ -31,9 +31,10 @@ else()
 endif()
 set_target_properties(shlo_protocol_objects PROPERTIES
   POSITION_INDEPENDENT_CODE ON)
+get_property(shlo_engine_objects GLOBAL PROPERTY SHLO_STAGE_OBJECTS)
 add_library(shlo-client-shared SHARED ${SHLO_CLIENT_LIB_SOURCES}
             $<TARGET_OBJECTS:shlo_protocol_objects>
-            $<TARGET_OBJECTS:shlo_objects>)
+            ${shlo_engine_objects})
 target_include_directories(shlo-client-shared
   PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
          $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/engine/include>
