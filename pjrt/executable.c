@@ -174,6 +174,22 @@ static PJRT_Error *check_program_format(const PJRT_Program *prog) {
   return NULL;
 }
 
+/* With $SHLO_PJRT_DUMP_DIR set, each program compiled is written there
+ * as FINGERPRINT.mlirbc (an artifact) or .mlir (text), to see what a
+ * framework sends.  Best effort: a failed write changes nothing. */
+static void dump_program(const PJRT_Program *prog, const char *fp) {
+  const char *dir = getenv("SHLO_PJRT_DUMP_DIR");
+  if (dir == NULL || *dir == 0 || prog->code == NULL) return;
+  bool bytecode = prog->code_size >= 4 && memcmp(prog->code, "ML\xefR", 4) == 0;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.%s", dir, fp, bytecode ? "mlirbc" : "mlir");
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) return;
+  if (fwrite(prog->code, 1, prog->code_size, f) != prog->code_size)
+    fprintf(stderr, "shlo pjrt: short write to %s\n", path);
+  fclose(f);
+}
+
 /* Parse, verify and compile; on success *out holds one reference. */
 static PJRT_Error *program_build(const PJRT_Client_Compile_Args *a,
                                  shlo_pjrt_program **out) {
@@ -193,9 +209,12 @@ static PJRT_Error *program_build(const PJRT_Client_Compile_Args *a,
                           (long long)p->num_partitions);
     goto fail;
   }
+  const char *code = a->program->code ? a->program->code : "";
+  fingerprint(code, a->program->code_size, a->compile_options,
+              a->compile_options ? a->compile_options_size : 0, p->fingerprint);
+  dump_program(a->program, p->fingerprint);
   shlo_diag diag;
   shlo_diag_clear(&diag);
-  const char *code = a->program->code ? a->program->code : "";
   if (shlo_load(code, a->program->code_size, "pjrt_program", NULL, &p->module,
                 &p->exe, &diag) != SHLO_OK) {
     err = shlo_pjrt_error_from_diag("compile", &diag);
@@ -207,8 +226,6 @@ static PJRT_Error *program_build(const PJRT_Client_Compile_Args *a,
     err = shlo_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
     goto fail;
   }
-  fingerprint(code, a->program->code_size, a->compile_options,
-              a->compile_options ? a->compile_options_size : 0, p->fingerprint);
   if ((err = describe_outputs(p)) != NULL) goto fail;
   *out = p;
   return NULL;

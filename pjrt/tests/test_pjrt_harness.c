@@ -3,7 +3,11 @@
  * sin(x) @ x^T from StableHLO text, move a 4x4 input in, execute, read
  * the result back and compare it with the same math done here in plain
  * C; then the error paths.  No Python, no JAX: this is the test that runs
- * everywhere.  Usage: test_pjrt_harness path/to/libshlo_pjrt.so */
+ * everywhere.  sdy_sin.mlirbc is what JAX 0.10 sent for
+ * jit(lambda a: sin(a) * 2) on an array placed on the shlo device (a
+ * portable artifact carrying a Shardy mesh and sharding, which the
+ * engine's artifact reader drops).
+ * Usage: test_pjrt_harness path/to/libshlo_pjrt.so path/to/sdy_sin.mlirbc */
 #include "pjrt_api.h"
 
 #include <dlfcn.h>
@@ -129,11 +133,11 @@ static PJRT_Device *check_client(PJRT_Client *client) {
   return dev;
 }
 
-static PJRT_Error *compile(PJRT_Client *client, const char *text,
-                           PJRT_LoadedExecutable **out) {
+static PJRT_Error *compile_bytes(PJRT_Client *client, const char *text,
+                                 size_t len, PJRT_LoadedExecutable **out) {
   ARGS(PJRT_Program, prog);
   prog.code = (char *)text;
-  prog.code_size = strlen(text);
+  prog.code_size = len;
   prog.format = "mlir";
   prog.format_size = 4;
   ARGS(PJRT_Client_Compile_Args, c);
@@ -142,6 +146,11 @@ static PJRT_Error *compile(PJRT_Client *client, const char *text,
   PJRT_Error *e = api->PJRT_Client_Compile(&c);
   *out = c.executable;
   return e;
+}
+
+static PJRT_Error *compile(PJRT_Client *client, const char *text,
+                           PJRT_LoadedExecutable **out) {
+  return compile_bytes(client, text, strlen(text), out);
 }
 
 static const char sin_matmul[] =
@@ -338,9 +347,53 @@ static void check_bad_program(PJRT_Client *client) {
                          PJRT_Error_Code_INVALID_ARGUMENT);
 }
 
+/* JAX's artifact for sin(a) * 2 on a 2x3 array placed on the device. */
+static void check_jax_artifact(PJRT_Client *client, PJRT_Device *dev,
+                               const char *path) {
+  FILE *f = fopen(path, "rb");
+  CHECK(f != NULL);
+  if (f == NULL) return;
+  char bytes[4096];
+  size_t n = fread(bytes, 1, sizeof bytes, f);
+  fclose(f);
+  CHECK(n > 4 && n < sizeof bytes && memcmp(bytes, "ML\xefR", 4) == 0);
+  PJRT_LoadedExecutable *le = NULL;
+  ok(compile_bytes(client, bytes, n, &le), "Compile (JAX artifact with sdy)");
+  if (le == NULL) return;
+  float x[16], got[16];
+  for (int i = 0; i < 6; i++) x[i] = (float)i - 2.5f;
+  int64_t dims[2] = {2, 3};
+  ARGS(PJRT_Client_BufferFromHostBuffer_Args, b);
+  b.client = client;
+  b.data = x;
+  b.type = PJRT_Buffer_Type_F32;
+  b.dims = dims;
+  b.num_dims = 2;
+  b.device = dev;
+  ok(api->PJRT_Client_BufferFromHostBuffer(&b), "BufferFromHostBuffer");
+  event_done(b.done_with_host_buffer);
+  PJRT_Buffer *out = NULL;
+  ok(execute(le, &b.buffer, 1, &out), "Execute (JAX artifact)");
+  if (out) {
+    ARGS(PJRT_Buffer_ToHostBuffer_Args, t);
+    t.src = out;
+    t.dst = got;
+    t.dst_size = 6 * sizeof(float);
+    ok(api->PJRT_Buffer_ToHostBuffer(&t), "ToHostBuffer");
+    event_done(t.event);
+    for (int i = 0; i < 6; i++)
+      CHECK(fabsf(got[i] - 2 * sinf(x[i])) <= 1e-6f);
+    destroy_buffer(out);
+  }
+  destroy_buffer(b.buffer);
+  ARGS(PJRT_LoadedExecutable_Destroy_Args, d);
+  d.executable = le;
+  ok(api->PJRT_LoadedExecutable_Destroy(&d), "LoadedExecutable_Destroy");
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s libshlo_pjrt.so\n", argv[0]);
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s libshlo_pjrt.so sdy_sin.mlirbc\n", argv[0]);
     return 2;
   }
   void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -362,6 +415,7 @@ int main(int argc, char **argv) {
     check_sin_matmul(cc.client, dev);
     check_buffers(cc.client, dev);
     check_bad_program(cc.client);
+    check_jax_artifact(cc.client, dev, argv[2]);
     ARGS(PJRT_Client_Destroy_Args, cd);
     cd.client = cc.client;
     ok(api->PJRT_Client_Destroy(&cd), "Client_Destroy");
