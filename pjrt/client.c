@@ -39,9 +39,18 @@ PJRT_Error *shlo_pjrt_Client_Create(PJRT_Client_Create_Args *args) {
     return shlo_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                            "shlo: out of memory creating a client");
   device_init(c);
+  PJRT_Error *err = shlo_pjrt_remote_connect(c, args);
+  if (err) {
+    free(c);
+    return err;
+  }
   snprintf(c->platform_version, sizeof c->platform_version,
-           "shlo %s (PJRT C API %d.%d)", SHLO_VERSION_STRING,
-           SHLO_PJRT_API_MAJOR, SHLO_PJRT_API_MINOR);
+           "shlo %s (PJRT C API %d.%d)%s%s", SHLO_VERSION_STRING,
+           SHLO_PJRT_API_MAJOR, SHLO_PJRT_API_MINOR,
+           c->remote ? ", remote " : "", c->remote ? c->server_url : "");
+  if (c->remote)
+    snprintf(c->device.desc.debug_string, sizeof c->device.desc.debug_string,
+             "shlo device 0: the engine of the server %s", c->server_url);
   args->client = c;
   return NULL;
 }
@@ -50,6 +59,7 @@ PJRT_Error *shlo_pjrt_Client_Create(PJRT_Client_Create_Args *args) {
  * destroys them before it destroys the client. */
 PJRT_Error *shlo_pjrt_Client_Destroy(PJRT_Client_Destroy_Args *args) {
   SHLO_PJRT_ARGS_CHECK(args, PJRT_Client_Destroy_Args, client);
+  if (args->client) shlo_pjrt_remote_close(args->client);
   free(args->client);
   return NULL;
 }

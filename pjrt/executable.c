@@ -116,9 +116,14 @@ static void program_release(shlo_pjrt_program *p) {
   free(p);
 }
 
+/* The function a program runs. */
+static const shlo_func *program_entry(const shlo_pjrt_program *p) {
+  return p->exe ? shlo_executable_entry(p->exe) : shlo_module_entry(p->module);
+}
+
 /* The outputs' element types and shapes, from the entry's result types. */
 static PJRT_Error *describe_outputs(shlo_pjrt_program *p) {
-  const shlo_func *f = shlo_executable_entry(p->exe);
+  const shlo_func *f = program_entry(p);
   int n = f->n_results;
   size_t total = 0;
   for (int i = 0; i < n; i++) {
@@ -213,12 +218,17 @@ static PJRT_Error *program_build(const PJRT_Client_Compile_Args *a,
   fingerprint(code, a->program->code_size, a->compile_options,
               a->compile_options ? a->compile_options_size : 0, p->fingerprint);
   dump_program(a->program, p->fingerprint);
-  shlo_diag diag;
-  shlo_diag_clear(&diag);
-  if (shlo_load(code, a->program->code_size, "pjrt_program", NULL, &p->module,
-                &p->exe, &diag) != SHLO_OK) {
-    err = shlo_pjrt_error_from_diag("compile", &diag);
-    goto fail;
+  if (a->client->remote) {
+    err = shlo_pjrt_remote_compile(a->client, p, code, a->program->code_size);
+    if (err) goto fail;
+  } else {
+    shlo_diag diag;
+    shlo_diag_clear(&diag);
+    if (shlo_load(code, a->program->code_size, "pjrt_program", NULL,
+                  &p->module, &p->exe, &diag) != SHLO_OK) {
+      err = shlo_pjrt_error_from_diag("compile", &diag);
+      goto fail;
+    }
   }
   const char *name = shlo_module_name(p->module);
   p->name = strdup(name ? name : "main");
@@ -428,7 +438,7 @@ static PJRT_Error *check_execute(const PJRT_LoadedExecutable_Execute_Args *a,
       (o->num_send_ops != 0 || o->num_recv_ops != 0))
     return shlo_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED,
                            "shlo does not run host send/recv callbacks");
-  const shlo_func *f = shlo_executable_entry(p->exe);
+  const shlo_func *f = program_entry(p);
   if (a->num_args != (size_t)f->n_args)
     return shlo_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
                            "%zu arguments given, the program takes %d",
@@ -491,12 +501,19 @@ PJRT_Error *shlo_pjrt_LoadedExecutable_Execute(
     in[i] = args->argument_lists[0][i]->value;
   shlo_value **results = NULL;
   int n_results = 0;
-  shlo_diag diag;
-  shlo_diag_clear(&diag);
-  shlo_status st = shlo_execute(p->exe, NULL, in, (int)args->num_args,
-                                &results, &n_results, &diag);
-  free(in);
-  if (st != SHLO_OK) return shlo_pjrt_error_from_diag("execute", &diag);
+  if (le->client->remote) {
+    err = shlo_pjrt_remote_execute(le->client, p, in, (int)args->num_args,
+                                   &results, &n_results);
+    free(in);
+    if (err) return err;
+  } else {
+    shlo_diag diag;
+    shlo_diag_clear(&diag);
+    shlo_status st = shlo_execute(p->exe, NULL, in, (int)args->num_args,
+                                  &results, &n_results, &diag);
+    free(in);
+    if (st != SHLO_OK) return shlo_pjrt_error_from_diag("execute", &diag);
+  }
   if (n_results != p->n_outputs) {
     for (int i = 0; i < n_results; i++) shlo_value_release(results[i]);
     free(results);

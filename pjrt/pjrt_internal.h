@@ -28,7 +28,7 @@ struct PJRT_DeviceDescription {
   int id;
   const char *kind;      /* "shlo-cpu" */
   char to_string[64];    /* "ShloDevice(id=0)" */
-  char debug_string[192];
+  char debug_string[320];
 };
 
 /* The device's one memory: host RAM, kind "device" as JAX's CPU plugin
@@ -46,13 +46,16 @@ struct PJRT_Device {
 };
 
 /* One client: one device running on the engine's whole thread pool
- * (docs/pjrt.md says why one), and its memory. */
+ * (docs/pjrt.md says why one), and its memory.  In the remote mode the
+ * device is the server's engine, reached through remote. */
 struct PJRT_Client {
   PJRT_Device device;
   PJRT_Memory memory;
   PJRT_Device *devices[1];
   PJRT_Memory *memories[1];
-  char platform_version[96];
+  char platform_version[384];
+  struct shlo_client *remote; /* NULL: in-process */
+  char server_url[256];
 };
 
 /* A device buffer: an immutable engine tensor (NULL once deleted). */
@@ -71,7 +74,8 @@ struct PJRT_Buffer {
 typedef struct shlo_pjrt_program {
   int refs;                /* atomic */
   shlo_module *module;
-  shlo_executable *exe;
+  shlo_executable *exe;    /* in-process; NULL in the remote mode */
+  char module_id[80];      /* remote: the server's "sha256:<hex>" */
   char *name;
   char fingerprint[17];    /* 64-bit FNV-1a of program and options, hex */
   int n_outputs;
@@ -124,6 +128,21 @@ PJRT_Buffer_Type shlo_pjrt_elem_to_pjrt(shlo_elem_type t);
 /* A buffer owning value (the caller's reference moves in); NULL on OOM
  * (value is then released). */
 PJRT_Buffer *shlo_pjrt_buffer_wrap(PJRT_Client *c, shlo_value *value);
+
+/* ---- the remote mode (remote.c; remote_off.c without libshlo-client) */
+/* Connect when the create options or $SHLO_PJRT_SERVER name a server;
+ * NULL (and c->remote NULL) when neither does. */
+PJRT_Error *shlo_pjrt_remote_connect(PJRT_Client *c,
+                                     const PJRT_Client_Create_Args *a);
+void shlo_pjrt_remote_close(PJRT_Client *c);
+/* Parse code here (its signature) and compile it on the server. */
+PJRT_Error *shlo_pjrt_remote_compile(PJRT_Client *c, shlo_pjrt_program *p,
+                                     const char *code, size_t len);
+/* Run p on the server: *out as shlo_execute gives it. */
+PJRT_Error *shlo_pjrt_remote_execute(PJRT_Client *c,
+                                     const shlo_pjrt_program *p,
+                                     shlo_value *const *in, int n_in,
+                                     shlo_value ***out, int *n_out);
 
 /* ---- the entries, one per implemented slot ---- */
 #define SHLO_PJRT_DECLARE(idx, name) \

@@ -7,7 +7,9 @@
  * jit(lambda a: sin(a) * 2) on an array placed on the shlo device (a
  * portable artifact carrying a Shardy mesh and sharding, which the
  * engine's artifact reader drops).
- * Usage: test_pjrt_harness path/to/libshlo_pjrt.so path/to/sdy_sin.mlirbc */
+ * Usage: test_pjrt_harness path/to/libshlo_pjrt.so path/to/sdy_sin.mlirbc
+ *        [--expect-refused]: only check that creating a client fails with
+ *        UNAUTHENTICATED (the remote mode with a token the server refuses). */
 #include "pjrt_api.h"
 
 #include <dlfcn.h>
@@ -391,9 +393,23 @@ static void check_jax_artifact(PJRT_Client *client, PJRT_Device *dev,
   ok(api->PJRT_LoadedExecutable_Destroy(&d), "LoadedExecutable_Destroy");
 }
 
+static int expect_refused(void) {
+  ARGS(PJRT_Client_Create_Args, cc);
+  PJRT_Error *e = api->PJRT_Client_Create(&cc);
+  CHECK(e != NULL && cc.client == NULL);
+  if (e) {
+    char msg[1024];
+    CHECK(take_error(e, msg, sizeof msg) == PJRT_Error_Code_UNAUTHENTICATED);
+    fprintf(stderr, "refused (expected): %s\n", msg);
+  }
+  return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s libshlo_pjrt.so sdy_sin.mlirbc\n", argv[0]);
+  bool refused = argc == 4 && strcmp(argv[3], "--expect-refused") == 0;
+  if (argc != 3 && !refused) {
+    fprintf(stderr, "usage: %s libshlo_pjrt.so sdy_sin.mlirbc "
+            "[--expect-refused]\n", argv[0]);
     return 2;
   }
   void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -407,6 +423,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "no GetPjrtApi in %s\n", argv[1]);
     return 1;
   }
+  if (refused) return expect_refused();
   check_table();
   ARGS(PJRT_Client_Create_Args, cc);
   ok(api->PJRT_Client_Create(&cc), "Client_Create");
