@@ -209,3 +209,73 @@ case("random_uniform", lambda: jax.random.uniform(jax.random.key(1), (3, 4)), ar
 case("random_normal", lambda: jax.random.normal(jax.random.key(2), (5,)), args())
 case("random_bits", lambda: jax.random.bits(jax.random.key(3), (6,)), args(), True)
 case("random_permutation", lambda: jax.random.permutation(jax.random.key(4), 8), args(), True)
+
+# ---- sweeps: the same ops over element types and seeded random shapes
+_shape_rng = np.random.default_rng(1234)
+
+
+def _shape():
+    rank = int(_shape_rng.integers(0, 4))
+    return tuple(int(d) for d in _shape_rng.integers(1, 6, rank))
+
+
+def typed(dtype, shape, seed):
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        lo, hi = max(info.min, -60), min(info.max, 60)
+        return lambda: _rng(seed).integers(lo, hi, shape).astype(dt)
+    if dt.kind == "b":
+        return lambda: _rng(seed).integers(0, 2, shape).astype(bool)
+    return lambda: _rng(seed).uniform(-3, 3, shape).astype(dt)
+
+
+# Narrow floats: XLA:CPU computes them in f32 without rounding between ops
+# (excess precision); one rounding step of the narrow type apart is equal.
+_NARROW_RTOL = {"float16": 2.0 ** -9, "bfloat16": 2.0 ** -7}
+_INTS = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
+_FLOATS = ("float32", "float16", jnp.bfloat16)
+
+for _dt in _INTS + _FLOATS:
+    _name = np.dtype(_dt).name
+    _tol = True if _name in _INTS else _NARROW_RTOL.get(_name, True)
+    for _op, _f in (("add", jnp.add), ("sub", jnp.subtract),
+                    ("mul", jnp.multiply), ("max", jnp.maximum),
+                    ("min", jnp.minimum)):
+        _s = _shape()
+        case(f"sweep_{_op}_{_name}", _f,
+             args(typed(_dt, _s, 1), typed(_dt, _s, 2)), _tol)
+    _s = _shape()
+    case(f"sweep_compare_{_name}", lambda a, b: (a < b, a == b, a >= b),
+         args(typed(_dt, _s, 3), typed(_dt, _s, 4)), True)
+    _s = _shape()
+    case(f"sweep_select_{_name}", lambda p, a, b: jnp.where(p, a, b),
+         args(typed(bool, _s, 5), typed(_dt, _s, 6), typed(_dt, _s, 7)), True)
+    for _ax in (None, 0, -1):
+        _s = _shape() or (3,)
+        _s = _s if len(_s) else (3,)
+        case(f"sweep_sum_ax{_ax}_{_name}", lambda a, ax=_ax: jnp.sum(a, axis=ax),
+             args(typed(_dt, _s, 8)),
+             _tol if _name in _INTS else (_NARROW_RTOL.get(_name, False)))
+        case(f"sweep_max_ax{_ax}_{_name}", lambda a, ax=_ax: jnp.max(a, axis=ax),
+             args(typed(_dt, _s, 9)), True)
+    _s = _shape()
+    case(f"sweep_transpose_reshape_{_name}", lambda a: a.T.reshape(-1),
+         args(typed(_dt, _s, 10)), True)
+    _s = _shape() or (2,)
+    case(f"sweep_concat_{_name}", lambda a: jnp.concatenate([a, a[::-1]], axis=0)
+         if a.ndim else jnp.stack([a, a]), args(typed(_dt, _s, 11)), True)
+
+for _dt in ("float16", jnp.bfloat16):
+    _name = np.dtype(_dt).name
+    for _op, _f in (("exp", jnp.exp), ("tanh", jnp.tanh), ("sin", jnp.sin),
+                    ("sqrt", lambda a: jnp.sqrt(jnp.abs(a))),
+                    ("log", lambda a: jnp.log(jnp.abs(a) + 0.5)),
+                    ("logistic", jax.nn.sigmoid)):
+        case(f"sweep_{_op}_{_name}", _f, args(typed(_dt, _shape(), 12)),
+             _NARROW_RTOL[_name])
+
+for _i in range(8):  # matmuls of seeded random sizes
+    _m, _k, _n = (int(d) for d in _shape_rng.integers(1, 9, 3))
+    case(f"sweep_matmul_{_m}x{_k}x{_n}", jnp.matmul,
+         args(f32(_m, _k, seed=20 + _i), f32(_k, _n, seed=40 + _i)))
