@@ -60,14 +60,17 @@ static bool layout_is_dense(const PJRT_Buffer_MemoryLayout *l, int rank,
   if (l == NULL) return true;
   if (l->type == PJRT_Buffer_MemoryLayout_Type_Tiled) {
     const PJRT_Buffer_MemoryLayout_Tiled *t = &l->tiled;
-    if (t->num_tiles != 0 || t->minor_to_major_size != (size_t)rank)
+    if (t->num_tiles != 0 || t->minor_to_major_size != (size_t)rank ||
+        (rank > 0 && t->minor_to_major == NULL))
       return false;
     for (int i = 0; i < rank; i++)
       if (t->minor_to_major[i] != rank - 1 - i) return false;
     return true;
   }
   if (l->type == PJRT_Buffer_MemoryLayout_Type_Strides) {
-    if (l->strides.num_byte_strides != (size_t)rank) return false;
+    if (l->strides.num_byte_strides != (size_t)rank ||
+        (rank > 0 && l->strides.byte_strides == NULL))
+      return false;
     int64_t want = (int64_t)elem_size;
     for (int i = rank - 1; i >= 0; i--) {
       if (dims[i] > 1 && l->strides.byte_strides[i] != want) return false;

@@ -423,7 +423,7 @@ PJRT_Error *shlo_pjrt_LoadedExecutable_Fingerprint(
 
 static PJRT_Error *check_execute(const PJRT_LoadedExecutable_Execute_Args *a,
                                  const shlo_pjrt_program *p) {
-  if (a->num_devices != 1 || a->argument_lists == NULL ||
+  if (a->num_devices != 1 || (a->argument_lists == NULL && a->num_args) ||
       a->output_lists == NULL || a->output_lists[0] == NULL)
     return shlo_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
                            "shlo executes on its one device: num_devices is "

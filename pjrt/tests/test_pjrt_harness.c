@@ -349,6 +349,71 @@ static void check_bad_program(PJRT_Client *client) {
                          PJRT_Error_Code_INVALID_ARGUMENT);
 }
 
+/* What the plugin refuses, each with its code: a buffer type shlo lacks,
+ * a negative dimension, a tiled device layout, a program format other
+ * than mlir, compile options asking for two replicas. */
+static PJRT_Error_Code host_buffer_code(PJRT_Client *client,
+                                        PJRT_Buffer_Type type,
+                                        int64_t dim0,
+                                        PJRT_Buffer_MemoryLayout *layout) {
+  float data[4] = {0};
+  int64_t dims[1] = {dim0};
+  ARGS(PJRT_Client_BufferFromHostBuffer_Args, b);
+  b.client = client;
+  b.data = data;
+  b.type = type;
+  b.dims = dims;
+  b.num_dims = 1;
+  b.device_layout = layout;
+  PJRT_Error *e = api->PJRT_Client_BufferFromHostBuffer(&b);
+  char msg[256];
+  CHECK(b.buffer == NULL);
+  return e ? take_error(e, msg, sizeof msg) : (PJRT_Error_Code)0;
+}
+
+static void check_refusals(PJRT_Client *client) {
+  CHECK(host_buffer_code(client, PJRT_Buffer_Type_INVALID, 4, NULL) ==
+        PJRT_Error_Code_UNIMPLEMENTED);
+  CHECK(host_buffer_code(client, PJRT_Buffer_Type_F32, -1, NULL) ==
+        PJRT_Error_Code_INVALID_ARGUMENT);
+  ARGS(PJRT_Buffer_MemoryLayout, tiled);
+  tiled.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+  tiled.tiled.minor_to_major_size = 1; /* and no array: refused, not read */
+  CHECK(host_buffer_code(client, PJRT_Buffer_Type_F32, 4, &tiled) ==
+        PJRT_Error_Code_UNIMPLEMENTED);
+  char msg[512];
+  ARGS(PJRT_Program, prog);
+  prog.code = (char *)sin_matmul;
+  prog.code_size = strlen(sin_matmul);
+  prog.format = "hlo";
+  prog.format_size = 3;
+  ARGS(PJRT_Client_Compile_Args, c);
+  c.client = client;
+  c.program = &prog;
+  PJRT_Error *e = api->PJRT_Client_Compile(&c);
+  CHECK(e != NULL && take_error(e, msg, sizeof msg) ==
+                         PJRT_Error_Code_UNIMPLEMENTED);
+  /* CompileOptionsProto{executable_build_options{num_replicas: 2}} */
+  static const char two_replicas[] = {0x1a, 0x02, 0x20, 0x02};
+  prog.format = "mlir";
+  prog.format_size = 4;
+  c.compile_options = two_replicas;
+  c.compile_options_size = sizeof two_replicas;
+  e = api->PJRT_Client_Compile(&c);
+  CHECK(e != NULL && take_error(e, msg, sizeof msg) ==
+                         PJRT_Error_Code_UNIMPLEMENTED);
+  CHECK(e == NULL || strstr(msg, "2 replicas") != NULL);
+  /* Options that are not a protobuf message: read as none given. */
+  static const char junk[] = {(char)0xff, (char)0xff, (char)0xff};
+  c.compile_options = junk;
+  c.compile_options_size = sizeof junk;
+  c.executable = NULL;
+  ok(api->PJRT_Client_Compile(&c), "Compile with unreadable options");
+  ARGS(PJRT_LoadedExecutable_Destroy_Args, d);
+  d.executable = c.executable;
+  ok(api->PJRT_LoadedExecutable_Destroy(&d), "LoadedExecutable_Destroy");
+}
+
 /* JAX's artifact for sin(a) * 2 on a 2x3 array placed on the device. */
 static void check_jax_artifact(PJRT_Client *client, PJRT_Device *dev,
                                const char *path) {
@@ -432,6 +497,7 @@ int main(int argc, char **argv) {
     check_sin_matmul(cc.client, dev);
     check_buffers(cc.client, dev);
     check_bad_program(cc.client);
+    check_refusals(cc.client);
     check_jax_artifact(cc.client, dev, argv[2]);
     ARGS(PJRT_Client_Destroy_Args, cd);
     cd.client = cc.client;
