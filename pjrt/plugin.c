@@ -190,10 +190,10 @@ static void plugin_attributes_init(void) {
   v->value_size = strlen(SHLO_VERSION_STRING);
 }
 
-/* XLA's header at 0.60 gives this struct's size as ending at `attributes`
- * (num_attributes came later to the size, not the struct), so that is the
- * size required; num_attributes is written because every caller's struct
- * has the field. */
+/* XLA's header has given this struct's size as ending at `attributes`
+ * (so in 0.33), though num_attributes follows it in every version: that
+ * shorter size is what is required, and num_attributes is written because
+ * every caller's struct has the field. */
 PJRT_Error *shlo_pjrt_Plugin_Attributes(PJRT_Plugin_Attributes_Args *args) {
   SHLO_PJRT_ARGS_CHECK(args, PJRT_Plugin_Attributes_Args, attributes);
   args->attributes = plugin_attributes;
