@@ -107,6 +107,8 @@ static void program_release(shlo_pjrt_program *p) {
     return;
   shlo_executable_free(p->exe);
   shlo_module_free(p->module);
+  free(p->code);
+  free(p->options);
   free(p->name);
   free(p->out_types);
   free(p->out_ranks);
@@ -182,30 +184,47 @@ static PJRT_Error *check_program_format(const PJRT_Program *prog) {
 /* With $SHLO_PJRT_DUMP_DIR set, each program compiled is written there
  * as FINGERPRINT.mlirbc (an artifact) or .mlir (text), to see what a
  * framework sends.  Best effort: a failed write changes nothing. */
-static void dump_program(const PJRT_Program *prog, const char *fp) {
+static void dump_program(const char *code, size_t len, const char *fp) {
   const char *dir = getenv("SHLO_PJRT_DUMP_DIR");
-  if (dir == NULL || *dir == 0 || prog->code == NULL) return;
-  bool bytecode = prog->code_size >= 4 && memcmp(prog->code, "ML\xefR", 4) == 0;
+  if (dir == NULL || *dir == 0) return;
+  bool bytecode = len >= 4 && memcmp(code, "ML\xefR", 4) == 0;
   char path[4096];
   snprintf(path, sizeof path, "%s/%s.%s", dir, fp, bytecode ? "mlirbc" : "mlir");
   FILE *f = fopen(path, "wb");
   if (f == NULL) return;
-  if (fwrite(prog->code, 1, prog->code_size, f) != prog->code_size)
+  if (fwrite(code, 1, len, f) != len)
     fprintf(stderr, "shlo pjrt: short write to %s\n", path);
   fclose(f);
 }
 
-/* Parse, verify and compile; on success *out holds one reference. */
-static PJRT_Error *program_build(const PJRT_Client_Compile_Args *a,
+/* A copy of n bytes (n may be 0: a 1-byte block, never NULL on success). */
+static char *copy_bytes(const char *src, size_t n) {
+  char *d = malloc(n + 1);
+  if (d && n) memcpy(d, src, n);
+  return d;
+}
+
+/* Parse, verify and compile code (an "mlir" program) with the serialized
+ * compile options; on success *out holds one reference.  The program
+ * keeps copies of both, for PJRT_Executable_Serialize. */
+static PJRT_Error *program_build(PJRT_Client *client, const char *code,
+                                 size_t len, const char *opts, size_t opts_len,
                                  shlo_pjrt_program **out) {
-  PJRT_Error *err = check_program_format(a->program);
-  if (err) return err;
+  PJRT_Error *err = NULL;
+  if (opts == NULL) opts_len = 0;
   shlo_pjrt_program *p = calloc(1, sizeof *p);
   if (p == NULL)
     return shlo_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
   p->refs = 1;
-  read_device_counts(a->compile_options, a->compile_options_size,
-                     &p->num_replicas, &p->num_partitions);
+  p->code = copy_bytes(code, len);
+  p->options = copy_bytes(opts, opts_len);
+  if (p->code == NULL || p->options == NULL) {
+    err = shlo_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
+    goto fail;
+  }
+  p->code_size = len;
+  p->options_size = opts_len;
+  read_device_counts(opts, opts_len, &p->num_replicas, &p->num_partitions);
   if (p->num_replicas * p->num_partitions != 1) {
     err = shlo_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED,
                           "shlo has one device: the program asks for %lld "
@@ -214,18 +233,16 @@ static PJRT_Error *program_build(const PJRT_Client_Compile_Args *a,
                           (long long)p->num_partitions);
     goto fail;
   }
-  const char *code = a->program->code ? a->program->code : "";
-  fingerprint(code, a->program->code_size, a->compile_options,
-              a->compile_options ? a->compile_options_size : 0, p->fingerprint);
-  dump_program(a->program, p->fingerprint);
-  if (a->client->remote) {
-    err = shlo_pjrt_remote_compile(a->client, p, code, a->program->code_size);
+  fingerprint(code, len, opts, opts_len, p->fingerprint);
+  dump_program(code, len, p->fingerprint);
+  if (client->remote) {
+    err = shlo_pjrt_remote_compile(client, p, code, len);
     if (err) goto fail;
   } else {
     shlo_diag diag;
     shlo_diag_clear(&diag);
-    if (shlo_load(code, a->program->code_size, "pjrt_program", NULL,
-                  &p->module, &p->exe, &diag) != SHLO_OK) {
+    if (shlo_load(code, len, "pjrt_program", NULL, &p->module, &p->exe,
+                  &diag) != SHLO_OK) {
       err = shlo_pjrt_error_from_diag("compile", &diag);
       goto fail;
     }
@@ -244,22 +261,35 @@ fail:
   return err;
 }
 
-PJRT_Error *shlo_pjrt_Client_Compile(PJRT_Client_Compile_Args *args) {
-  SHLO_PJRT_ARGS_CHECK(args, PJRT_Client_Compile_Args, executable);
-  if (args->client == NULL)
-    return shlo_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "null client");
+PJRT_Error *shlo_pjrt_compile_loaded(PJRT_Client *client, const char *code,
+                                     size_t len, const char *opts,
+                                     size_t opts_len,
+                                     PJRT_LoadedExecutable **out) {
   shlo_pjrt_program *p;
-  PJRT_Error *err = program_build(args, &p);
+  PJRT_Error *err = program_build(client, code, len, opts, opts_len, &p);
   if (err) return err;
   PJRT_LoadedExecutable *le = calloc(1, sizeof *le);
   if (le == NULL) {
     program_release(p);
     return shlo_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
   }
-  le->client = args->client;
+  le->client = client;
   le->prog = p;
-  args->executable = le;
+  *out = le;
   return NULL;
+}
+
+PJRT_Error *shlo_pjrt_Client_Compile(PJRT_Client_Compile_Args *args) {
+  SHLO_PJRT_ARGS_CHECK(args, PJRT_Client_Compile_Args, executable);
+  if (args->client == NULL)
+    return shlo_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "null client");
+  PJRT_Error *err = check_program_format(args->program);
+  if (err) return err;
+  const PJRT_Program *prog = args->program;
+  return shlo_pjrt_compile_loaded(args->client, prog->code ? prog->code : "",
+                                  prog->code_size, args->compile_options,
+                                  args->compile_options_size,
+                                  &args->executable);
 }
 
 /* ------------------------------------------------- executable accessors */

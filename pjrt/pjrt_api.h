@@ -556,6 +556,23 @@ struct PJRT_LoadedExecutable_IsDeleted_Args {
   bool is_deleted; /* out */
 };
 
+typedef struct PJRT_SerializedExecutable PJRT_SerializedExecutable;
+struct PJRT_Executable_Serialize_Args {
+  SHLO_PJRT_HEAD;
+  const PJRT_Executable *executable;
+  const char *serialized_bytes;      /* out, lives as serialized_executable */
+  size_t serialized_bytes_size;      /* out */
+  PJRT_SerializedExecutable *serialized_executable; /* out */
+  void (*serialized_executable_deleter)(PJRT_SerializedExecutable *exec);
+};
+struct PJRT_Executable_DeserializeAndLoad_Args {
+  SHLO_PJRT_HEAD;
+  PJRT_Client *client;
+  const char *serialized_executable;
+  size_t serialized_executable_size;
+  PJRT_LoadedExecutable *loaded_executable; /* out */
+};
+
 typedef struct PJRT_ExecuteOptions {
   SHLO_PJRT_HEAD;
   void **send_callbacks; /* host send/recv callbacks: refused when given */
@@ -799,6 +816,11 @@ SHLO_PJRT_SIZE(PJRT_Executable_OptimizedProgram_Args, program, 32)
 SHLO_PJRT_SIZE(PJRT_LoadedExecutable_AddressableDevices_Args,
                num_addressable_devices, 40)
 SHLO_PJRT_SIZE(PJRT_LoadedExecutable_IsDeleted_Args, is_deleted, 25)
+SHLO_PJRT_AT(PJRT_Executable_Serialize_Args, serialized_bytes, 24)
+SHLO_PJRT_AT(PJRT_Executable_Serialize_Args, serialized_executable, 40)
+SHLO_PJRT_SIZE(PJRT_Executable_Serialize_Args, serialized_executable_deleter, 56)
+SHLO_PJRT_AT(PJRT_Executable_DeserializeAndLoad_Args, serialized_executable, 24)
+SHLO_PJRT_SIZE(PJRT_Executable_DeserializeAndLoad_Args, loaded_executable, 48)
 SHLO_PJRT_AT(PJRT_ExecuteOptions, num_send_ops, 32)
 SHLO_PJRT_SIZE(PJRT_ExecuteOptions, launch_id, 52)
 SHLO_PJRT_AT(PJRT_LoadedExecutable_Execute_Args, options, 24)

@@ -76,6 +76,8 @@ typedef struct shlo_pjrt_program {
   shlo_module *module;
   shlo_executable *exe;    /* in-process; NULL in the remote mode */
   char module_id[80];      /* remote: the server's "sha256:<hex>" */
+  char *code, *options;    /* what was compiled, kept for Serialize */
+  size_t code_size, options_size;
   char *name;
   char fingerprint[17];    /* 64-bit FNV-1a of program and options, hex */
   int n_outputs;
@@ -128,6 +130,14 @@ PJRT_Buffer_Type shlo_pjrt_elem_to_pjrt(shlo_elem_type t);
 /* A buffer owning value (the caller's reference moves in); NULL on OOM
  * (value is then released). */
 PJRT_Buffer *shlo_pjrt_buffer_wrap(PJRT_Client *c, shlo_value *value);
+
+/* ---- compiling (executable.c) ---- */
+/* Compile code with serialized compile options into a new loaded
+ * executable (*out, the caller's). */
+PJRT_Error *shlo_pjrt_compile_loaded(PJRT_Client *client, const char *code,
+                                     size_t len, const char *opts,
+                                     size_t opts_len,
+                                     PJRT_LoadedExecutable **out);
 
 /* ---- the remote mode (remote.c; remote_off.c without libshlo-client) */
 /* Connect when the create options or $SHLO_PJRT_SERVER name a server;

@@ -237,7 +237,8 @@ SHLO_PJRT_SLOTS(SHLO_PJRT_STUB, SHLO_PJRT_NO_STUB)
   X(Executable_NumPartitions) X(Executable_NumOutputs)                    \
   X(Executable_SizeOfGeneratedCodeInBytes) X(Executable_OutputMemoryKinds) \
   X(Executable_OutputElementTypes) X(Executable_OutputDimensions)         \
-  X(Executable_Fingerprint)                                               \
+  X(Executable_Fingerprint) X(Executable_Serialize)                       \
+  X(Executable_DeserializeAndLoad)                                        \
   X(LoadedExecutable_Destroy) X(LoadedExecutable_GetExecutable)           \
   X(LoadedExecutable_AddressableDevices) X(LoadedExecutable_Delete)       \
   X(LoadedExecutable_IsDeleted) X(LoadedExecutable_Execute)               \

@@ -250,6 +250,56 @@ static PJRT_Error *execute(PJRT_LoadedExecutable *le, PJRT_Buffer **args,
   return e;
 }
 
+/* Serialize, load the bytes back as a new executable, and run both: the
+ * same results.  A byte flipped in the header is refused. */
+static void check_serialize(PJRT_Client *client, PJRT_LoadedExecutable *le,
+                            PJRT_Buffer *in) {
+  ARGS(PJRT_LoadedExecutable_GetExecutable_Args, ge);
+  ge.loaded_executable = le;
+  ok(api->PJRT_LoadedExecutable_GetExecutable(&ge), "GetExecutable");
+  ARGS(PJRT_Executable_Serialize_Args, s);
+  s.executable = ge.executable;
+  ok(api->PJRT_Executable_Serialize(&s), "Executable_Serialize");
+  ARGS(PJRT_Executable_Destroy_Args, ed);
+  ed.executable = ge.executable;
+  ok(api->PJRT_Executable_Destroy(&ed), "Executable_Destroy");
+  if (s.serialized_executable == NULL) return;
+  ARGS(PJRT_Executable_DeserializeAndLoad_Args, d);
+  d.client = client;
+  d.serialized_executable = s.serialized_bytes;
+  d.serialized_executable_size = s.serialized_bytes_size;
+  ok(api->PJRT_Executable_DeserializeAndLoad(&d), "DeserializeAndLoad");
+  PJRT_Buffer *a = NULL, *b = NULL;
+  float x[16], y[16];
+  ok(execute(le, &in, 1, &a), "Execute (original)");
+  if (d.loaded_executable) ok(execute(d.loaded_executable, &in, 1, &b),
+                              "Execute (deserialized)");
+  if (a && b) {
+    to_host(a, x);
+    to_host(b, y);
+    CHECK(memcmp(x, y, sizeof x) == 0);
+  }
+  if (a) destroy_buffer(a);
+  if (b) destroy_buffer(b);
+  ARGS(PJRT_LoadedExecutable_Destroy_Args, ld);
+  ld.executable = d.loaded_executable;
+  ok(api->PJRT_LoadedExecutable_Destroy(&ld), "LoadedExecutable_Destroy");
+  char *bad = malloc(s.serialized_bytes_size);
+  if (bad) {
+    memcpy(bad, s.serialized_bytes, s.serialized_bytes_size);
+    bad[17] ^= 0x40; /* the options' length */
+    d.serialized_executable = bad;
+    d.loaded_executable = NULL;
+    PJRT_Error *e = api->PJRT_Executable_DeserializeAndLoad(&d);
+    char msg[256];
+    CHECK(e != NULL && take_error(e, msg, sizeof msg) ==
+                           PJRT_Error_Code_INVALID_ARGUMENT);
+    CHECK(d.loaded_executable == NULL);
+    free(bad);
+  }
+  s.serialized_executable_deleter(s.serialized_executable);
+}
+
 /* sin(x) @ x^T on a 4x4 input, against plain C. */
 static void check_sin_matmul(PJRT_Client *client, PJRT_Device *dev) {
   PJRT_LoadedExecutable *le = NULL;
@@ -285,6 +335,7 @@ static void check_sin_matmul(PJRT_Client *client, PJRT_Device *dev) {
     CHECK(sz.on_device_size_in_bytes == 64);
     destroy_buffer(out);
   }
+  check_serialize(client, le, in);
   /* Two arguments to a one-argument program: refused, nothing made. */
   PJRT_Buffer *two[2] = {in, in}, *none[1] = {NULL};
   PJRT_Error *e = execute(le, two, 2, none);
