@@ -86,7 +86,8 @@ for _dt in (np.int8, np.int16, np.int32, np.uint8, np.uint32):
     _b = i32(4, 5, lo=0 if _n.startswith("u") else -50, hi=50, dtype=_dt)
     case(f"int_{_n}_arith", lambda a: a * 3 - a // 2 + a % 7, args(_b), True)
 case("int_bitwise", lambda a, b: (a & b) ^ (a | ~b), args(i32(6, seed=1), i32(6, seed=2)), True)
-case("int_shifts", lambda a: (a << 2) + (a >> 1) + lax.shift_right_logical(a, 3),
+case("int_shifts", lambda a: (a << 2) + (a >> 1) +
+     lax.shift_right_logical(a, a.dtype.type(3)),
      args(i32(7)), True)
 case("int_popcnt_clz", lambda a: lax.population_count(a) + lax.clz(a), args(i32(9)), True)
 case("int_compare", lambda a, b: jnp.stack([a < b, a == b, a >= b]),
@@ -135,9 +136,10 @@ case("rev", lambda a: a[::-1, ::-1], args(f32(3, 4)), True)
 case("concatenate", lambda a, b: jnp.concatenate([a, b, a], axis=0),
      args(f32(2, 3, seed=1), f32(4, 3, seed=2)), True)
 case("pad", lambda a: jnp.pad(a, ((1, 2), (0, 3)), constant_values=7.), args(f32(3, 3)), True)
-case("pad_interior", lambda a: lax.pad(a, 0., ((1, 1, 1),)), args(f32(4)), True)
+case("pad_interior", lambda a: lax.pad(a, a.dtype.type(0), ((1, 1, 1),)),
+     args(f32(4)), True)
 case("iota", lambda: jnp.arange(12).reshape(3, 4), args(), True)
-case("dynamic_slice", lambda a, i: lax.dynamic_slice(a, (i, 1), (2, 3)),
+case("dynamic_slice", lambda a, i: lax.dynamic_slice(a, (i, i - 1), (2, 3)),
      lambda: (f32(5, 6)(), np.int32(2)), True)
 case("dynamic_update_slice",
      lambda a, b: lax.dynamic_update_slice(a, b, (1, 2)), args(f32(5, 6), f32(2, 2, seed=3)), True)

@@ -75,8 +75,9 @@ def main():
             failed[name] = f"{type(e).__name__}: {first[:300]}"
     total = len(CASES)
     passed = total - len(failed)
-    print(f"oracle: {passed}/{total} functions agree with JAX's CPU backend "
-          f"({100.0 * passed / total:.1f}%)")
+    x64 = " (64-bit types on)" if jax.config.jax_enable_x64 else ""
+    print(f"oracle{x64}: {passed}/{total} functions agree with JAX's CPU "
+          f"backend ({100.0 * passed / total:.1f}%)")
     for name, why in sorted(failed.items()):
         tag = "known" if name in KNOWN else "NEW"
         print(f"  {tag} {name}: {why}")
