@@ -550,10 +550,20 @@ PJRT_Error *shlo_pjrt_LoadedExecutable_Execute(
     return shlo_pjrt_error(PJRT_Error_Code_INTERNAL,
                            "%d results, %d declared", n_results, p->n_outputs);
   }
+  PJRT_Event *done = NULL;
+  if (args->device_complete_events != NULL &&
+      (done = shlo_pjrt_event_new(NULL)) == NULL) {
+    for (int i = 0; i < n_results; i++) shlo_value_release(results[i]);
+    free(results);
+    return shlo_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
+  }
   err = hand_out_results(args, results, n_results);
   free(results);
-  if (err) return err;
+  if (err) {
+    free(done);
+    return err;
+  }
   if (args->device_complete_events != NULL)
-    args->device_complete_events[0] = shlo_pjrt_event_new(NULL);
+    args->device_complete_events[0] = done;
   return NULL;
 }
