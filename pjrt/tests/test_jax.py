@@ -42,6 +42,19 @@ def main():
     want = jax.jit(f)(jax.device_put(x, cpu))
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5,
                                atol=1e-6)
+    # Shardings on the one device: a mesh, in/out shardings, a sharding
+    # constraint (Shardy annotations the engine reads as identities).
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    mesh = jax.make_mesh((1,), ("x",), axis_types=(AxisType.Auto,),
+                         devices=shlo)
+    s = NamedSharding(mesh, P("x"))
+    g = jax.jit(lambda a: jax.lax.with_sharding_constraint(jnp.sin(a) * 2, s) + 1,
+                in_shardings=s, out_shardings=s)
+    v = np.arange(8, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(g(jax.device_put(v, s))),
+                               np.asarray(jax.jit(lambda a: jnp.sin(a) * 2 + 1)(
+                                   jax.device_put(v, cpu))), rtol=1e-6)
+
     # A compiled function serialized and loaded back runs the same.
     from jax.experimental import serialize_executable as se
     compiled = jax.jit(f).lower(x).compile()

@@ -8,6 +8,7 @@
  * portable artifact carrying a Shardy mesh and sharding, which the
  * engine's artifact reader drops).
  * Usage: test_pjrt_harness path/to/libshlo_pjrt.so path/to/sdy_sin.mlirbc
+ * (sdy_constraint.mlirbc is read from the same folder)
  *        [--expect-refused]: only check that creating a client fails with
  *        UNAUTHENTICATED (the remote mode with a token the server refuses). */
 #include "pjrt_api.h"
@@ -465,9 +466,14 @@ static void check_refusals(PJRT_Client *client) {
   ok(api->PJRT_LoadedExecutable_Destroy(&d), "LoadedExecutable_Destroy");
 }
 
-/* JAX's artifact for sin(a) * 2 on a 2x3 array placed on the device. */
+/* JAX's artifacts: sdy_sin.mlirbc, sin(a) * 2 on a 2x3 array placed on
+ * the device (a Shardy mesh and argument sharding); sdy_constraint.mlirbc,
+ * sin(a) * 2 + 1 on 4 elements with a with_sharding_constraint between
+ * (sdy.sharding_constraint wrapped in unrealized_conversion_casts): both
+ * are identities to the engine.  plus is what the program adds. */
 static void check_jax_artifact(PJRT_Client *client, PJRT_Device *dev,
-                               const char *path) {
+                               const char *path, int n_dims,
+                               const int64_t *dims, float plus) {
   FILE *f = fopen(path, "rb");
   CHECK(f != NULL);
   if (f == NULL) return;
@@ -479,14 +485,15 @@ static void check_jax_artifact(PJRT_Client *client, PJRT_Device *dev,
   ok(compile_bytes(client, bytes, n, &le), "Compile (JAX artifact with sdy)");
   if (le == NULL) return;
   float x[16], got[16];
-  for (int i = 0; i < 6; i++) x[i] = (float)i - 2.5f;
-  int64_t dims[2] = {2, 3};
+  int count = 1;
+  for (int i = 0; i < n_dims; i++) count *= (int)dims[i];
+  for (int i = 0; i < count; i++) x[i] = (float)i - 2.5f;
   ARGS(PJRT_Client_BufferFromHostBuffer_Args, b);
   b.client = client;
   b.data = x;
   b.type = PJRT_Buffer_Type_F32;
   b.dims = dims;
-  b.num_dims = 2;
+  b.num_dims = (size_t)n_dims;
   b.device = dev;
   ok(api->PJRT_Client_BufferFromHostBuffer(&b), "BufferFromHostBuffer");
   event_done(b.done_with_host_buffer);
@@ -496,11 +503,11 @@ static void check_jax_artifact(PJRT_Client *client, PJRT_Device *dev,
     ARGS(PJRT_Buffer_ToHostBuffer_Args, t);
     t.src = out;
     t.dst = got;
-    t.dst_size = 6 * sizeof(float);
+    t.dst_size = (size_t)count * sizeof(float);
     ok(api->PJRT_Buffer_ToHostBuffer(&t), "ToHostBuffer");
     event_done(t.event);
-    for (int i = 0; i < 6; i++)
-      CHECK(fabsf(got[i] - 2 * sinf(x[i])) <= 1e-6f);
+    for (int i = 0; i < count; i++)
+      CHECK(fabsf(got[i] - (2 * sinf(x[i]) + plus)) <= 1e-6f);
     destroy_buffer(out);
   }
   destroy_buffer(b.buffer);
@@ -549,7 +556,15 @@ int main(int argc, char **argv) {
     check_buffers(cc.client, dev);
     check_bad_program(cc.client);
     check_refusals(cc.client);
-    check_jax_artifact(cc.client, dev, argv[2]);
+    int64_t dims23[2] = {2, 3}, dims4[1] = {4};
+    check_jax_artifact(cc.client, dev, argv[2], 2, dims23, 0);
+    char other[4096];
+    snprintf(other, sizeof other, "%s", argv[2]);
+    char *slash = strrchr(other, '/');
+    snprintf(slash ? slash + 1 : other,
+             sizeof other - (size_t)(slash ? slash + 1 - other : 0),
+             "sdy_constraint.mlirbc");
+    check_jax_artifact(cc.client, dev, other, 1, dims4, 1);
     ARGS(PJRT_Client_Destroy_Args, cd);
     cd.client = cc.client;
     ok(api->PJRT_Client_Destroy(&cd), "Client_Destroy");
