@@ -32,6 +32,7 @@ soname=$(objdump -p "$libdir/libshlo.so" | awk '$1 == "SONAME" { print $2 }')
 # Programs this build made are installed too.
 [ -x "$build/client/shlo" ] && need bin/shlo
 [ -x "$build/server/shlo-server" ] && need bin/shlo-server
+[ -e "$build/pjrt/libshlo_pjrt.so" ] && need "$rel/shlo/libshlo_pjrt.so"
 
 export PKG_CONFIG_PATH=$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 echo "pkg-config --cflags --libs libshlo: $(pkg-config --cflags --libs libshlo)"

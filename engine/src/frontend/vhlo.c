@@ -24,6 +24,8 @@ typedef struct writer {
   bc_file *f;
   strbuf b;
   const vtype **value_types; /* per value number */
+  int *alias;                /* per value number: 1 + the earlier value it
+                                is (an identity op dropped), or 0 */
   const char *version;       /* the artifact's StableHLO version */
 } writer;
 
@@ -95,12 +97,22 @@ static int op_attrs(writer *w, const bc_op *op, const char *name,
   return n;
 }
 
-static void put_value(writer *w, int v) { shlo__sb_printf(&w->b, "%%v%d", v); }
+/* The value v stands for: itself, or what a dropped identity op passed on
+ * (each alias points to a lower number, so the walk ends). */
+static int resolve(const writer *w, int v) {
+  while (w->alias[v]) v = w->alias[v] - 1;
+  return v;
+}
+
+static void put_value(writer *w, int v) {
+  shlo__sb_printf(&w->b, "%%v%d", resolve(w, v));
+}
 
 static void put_types(writer *w, const int *vals, int n) {
   shlo__sb_printf(&w->b, "(");
   for (int i = 0; i < n; i++)
-    shlo__sb_printf(&w->b, "%s%s", i ? ", " : "", w->value_types[vals[i]]->text);
+    shlo__sb_printf(&w->b, "%s%s", i ? ", " : "",
+                    w->value_types[resolve(w, vals[i])]->text);
   shlo__sb_printf(&w->b, ")");
 }
 
@@ -123,10 +135,33 @@ static void write_region_body(writer *w, const bc_region *r, int indent,
   write_block(w, blk, indent, false, depth);
 }
 
+/* Ops that pass their one operand on unchanged, dropped with their result
+ * standing for the operand: Shardy's sharding constraint (where a value
+ * should live, which the caller decides) and the casts between VHLO and
+ * builtin types of the same type that StableHLO's serializer puts around
+ * an op of another dialect. */
+static bool drop_identity(writer *w, const bc_op *op, const char *dialect,
+                          const char *name) {
+  bool identity = (!strcmp(dialect, "sdy") && !strcmp(name, "sharding_constraint")) ||
+                  (!strcmp(dialect, "builtin") &&
+                   !strcmp(name, "unrealized_conversion_cast"));
+  if (!identity || op->n_operands != 1 || op->n_results != 1 || op->n_regions)
+    return false;
+  int from = resolve(w, op->operand_values[0]), to = op->result_values[0];
+  const vtype *t = shlo__vhlo_type(&w->v, op->result_types[0]);
+  if (from >= to || !w->value_types[from] ||
+      strcmp(w->value_types[from]->text, t->text))
+    return false;
+  w->value_types[to] = t;
+  w->alias[to] = from + 1;
+  return true;
+}
+
 static void write_op(writer *w, const bc_op *op, int indent, bool in_func,
                      int depth) {
   const char *dialect, *name = op_name(w, op, &dialect);
   bc_cursor c = op_cursor(w, op);
+  if (drop_identity(w, op, dialect, name)) return;
   bool is_vhlo = !strcmp(dialect, "vhlo");
   if (is_vhlo && !shlo__vhlo_op_find(name)) unknown_op(w, op, name);
   for (int i = 0; i < op->n_results; i++)
@@ -208,6 +243,9 @@ static const vattr *nth_dict(const vattr *arr, int i) {
 static void write_func(writer *w, const bc_op *op) {
   const char *dialect, *name = op_name(w, op, &dialect);
   bc_cursor c = op_cursor(w, op);
+  /* Shardy's device meshes (JAX declares one for arrays placed on a
+   * device): they name devices, which the engine's caller picks. */
+  if (!strcmp(dialect, "sdy") && !strcmp(name, "mesh")) return;
   if (strcmp(dialect, "vhlo") || strcmp(name, "func_v1"))
     shlo__bc_fail(&c, "expected vhlo.func_v1 at module level, found %s.%s", dialect,
             name);
@@ -346,6 +384,9 @@ char *shlo_artifact_to_text(const void *bytes, size_t len,
     shlo__vhlo_ctx_init(&w->v, &f);
     w->value_types = shlo__bc_alloc(&f, sizeof *w->value_types *
                                       (size_t)(f.n_values + 1));
+    memset(w->value_types, 0, sizeof *w->value_types * (size_t)(f.n_values + 1));
+    w->alias = shlo__bc_alloc(&f, sizeof *w->alias * (size_t)(f.n_values + 1));
+    memset(w->alias, 0, sizeof *w->alias * (size_t)(f.n_values + 1));
     write_module(w);
     text = shlo__sb_take(&w->b);
     if (!text)

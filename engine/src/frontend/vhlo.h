@@ -16,7 +16,9 @@
 typedef enum {
   VA_ARRAY, VA_BOOL, VA_ENUM, VA_DICT, VA_FLOAT, VA_INT, VA_ALIAS,
   VA_STRING, VA_TENSOR, VA_TYPE, VA_BOUNDS, VA_ACCURACY, VA_UNIT,
-  VA_SYMBOL, VA_DENSE_ARRAY, VA_OTHER
+  VA_SYMBOL, VA_DENSE_ARRAY, VA_OTHER,
+  VA_DROPPED /* Shardy's (sdy) attributes: dropped from attribute
+                dictionaries, refused anywhere else */
 } vattr_kind;
 
 typedef struct vtype vtype;

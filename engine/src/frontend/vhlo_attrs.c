@@ -638,6 +638,12 @@ const vattr *shlo__vhlo_attr(vhlo_ctx *v, int index) {
     a = read_vhlo_attr(v, &c);
   } else if (!strcmp(dialect, "builtin")) {
     a = read_builtin_attr(v, &c);
+  } else if (!strcmp(dialect, "sdy")) {
+    /* Shardings and meshes JAX attaches to arguments and results: they
+     * place data on devices, which the engine's caller does; the engine
+     * computes the same values without them. */
+    a = new_attr(f, VA_DROPPED);
+    c.p = c.end;
   } else {
     shlo__bc_fail(&c, "attribute of unsupported dialect '%s'", dialect);
   }

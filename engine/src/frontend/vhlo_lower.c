@@ -103,8 +103,9 @@ static void put_dense(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *a) {
 static void put_dict_body(vhlo_ctx *v, bc_cursor *c, strbuf *b,
                           const vattr *d) {
   shlo__sb_printf(b, "{");
-  for (int i = 0; i < d->n; i++) {
-    if (i) shlo__sb_printf(b, ", ");
+  for (int i = 0, k = 0; i < d->n; i++) {
+    if (d->items[i]->kind == VA_DROPPED) continue;
+    if (k++) shlo__sb_printf(b, ", ");
     shlo__vhlo_put_string(b, d->keys[i]->s, d->keys[i]->slen, true);
     if (d->items[i]->kind == VA_UNIT) continue;
     shlo__sb_printf(b, " = ");
@@ -173,6 +174,9 @@ static void put_attr(vhlo_ctx *v, bc_cursor *c, strbuf *b, const vattr *a) {
     if (a->text) shlo__sb_printf(b, "%s", a->text);
     else shlo__bc_fail(c, "attribute kind not supported here");
     break;
+  case VA_DROPPED:
+    shlo__bc_fail(c, "a Shardy (sdy) attribute where a value is needed");
+    break;
   }
   v->depth--;
 }
@@ -194,7 +198,7 @@ void shlo__vhlo_put_extra_attrs(vhlo_ctx *v, bc_cursor *c, strbuf *b,
                           const nattr *in, int n, const char *skip) {
   int k = 0;
   for (int i = 0; i < n; i++) {
-    if (listed(skip, in[i].name)) continue;
+    if (listed(skip, in[i].name) || in[i].a->kind == VA_DROPPED) continue;
     shlo__sb_printf(b, k++ ? ", " : " attributes {");
     shlo__vhlo_put_string(b, in[i].name, strlen(in[i].name), true);
     if (in[i].a->kind == VA_UNIT) continue;
