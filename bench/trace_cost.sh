@@ -12,14 +12,15 @@
 # request much less).  A benchmark, not a test: it prints figures and
 # judges none.
 #
-#   bash bench/trace_cost.sh [BUILD_DIR]   (CONNS=8 SECONDS=3 ROUNDS=5)
+#   bash bench/trace_cost.sh [BUILD_DIR]   (CONNS=8 RUN_S=3 ROUNDS=5)
+# (RUN_S, not SECONDS: bash keeps its own SECONDS, the shell's age)
 set -euo pipefail
 build=${1:-build}
 server=$build/server/shlo-server loadgen=$build/client/shlo-loadgen
 for f in "$server" "$loadgen"; do
   [ -x "$f" ] || { echo "no $f: build first (ninja -C $build)"; exit 1; }
 done
-CONNS=${CONNS:-8} SECONDS_EACH=${SECONDS:-3} ROUNDS=${ROUNDS:-5}
+CONNS=${CONNS:-8} SECONDS_EACH=${RUN_S:-3} ROUNDS=${ROUNDS:-5}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT
