@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# shlo against numpy and PyTorch on the bench programs, side by side in one
-# run, with each program's distance to what this machine can do at most.
+# shlo against numpy, PyTorch and JAX's CPU backend (XLA:CPU, compiling the
+# same StableHLO: bench/jax_peer.py) on the bench programs, side by side in
+# one run, with each program's distance to what this machine can do at
+# most.
 #
 #   bash bench/peers.sh [--rounds N] [--runs N] [--program NAME]...
 #                       [--bench-dir DIR] [--no-limits] [--server URL]...
@@ -22,8 +24,8 @@
 # set against the sgemm rate of their own round: both then ran under the
 # same load.  The median of those
 # per-round shares is shown, then the best.
-# Where PyTorch cannot be imported, the table says "torch: not available"
-# and compares with numpy alone.
+# Where PyTorch or JAX cannot be imported, the table says so ("n/a") and
+# compares with the others.
 #
 # --server URL (http://host:port or shlo://host:port, token from
 # $SHLO_TOKEN; may be given more than once) also runs each program through
@@ -70,11 +72,20 @@ if ! "$py" -c 'import torch' 2>/dev/null; then
   peer_list=(numpy)
   echo "torch: not available"
 fi
+# JAX's CPU backend (XLA:CPU) compiling the same StableHLO (jax_peer.py)
+if "$py" -c 'import jax' 2>/dev/null; then
+  peer_list+=(jax)
+  echo "jax: $("$py" -c 'import jax; print(jax.__version__)' 2>/dev/null)"
+else
+  echo "jax: not available (pip install jax jaxlib)"
+fi
 
 # peers.py imports torch at the top; without it, numpy runs with a stand-in
 # module that only absorbs those module-level calls.
 run_peer() { # program peer
-  if [ "$2" = torch ] || "$py" -c 'import torch' 2>/dev/null; then
+  if [ "$2" = jax ]; then
+    "$py" bench/jax_peer.py --program "$1" --bench-dir "$bench_dir"
+  elif [ "$2" = torch ] || "$py" -c 'import torch' 2>/dev/null; then
     "$py" "$bench_dir/peers.py" --program "$1" --peer "$2" --json
   else
     "$py" - "$bench_dir/peers.py" "$1" <<'PY'
@@ -202,7 +213,7 @@ def close(a, b):
     return abs(n1 - n2) <= 1e-4 * max(abs(n2), 1e-30) and abs(s1 - s2) <= 1e-4 * (abs(s2) + n2) + 1e-9
 
 print(f"\nmedian of {rounds} rounds, each the median of its runs; load average in 'load' lines above\n")
-hdr = ["program", "shlo ms", "numpy ms", "torch ms", "shlo ÷ faster peer", "floor ms", "shlo ÷ floor", "check"]
+hdr = ["program", "shlo ms", "numpy ms", "torch ms", "jax ms", "shlo ÷ jax", "shlo ÷ fastest peer", "floor ms", "shlo ÷ floor", "check"]
 print("| " + " | ".join(hdr) + " |")
 print("|---|" + "---:|" * (len(hdr) - 2) + "---|")
 bad = 0
@@ -223,7 +234,8 @@ for prog, by in rows.items():
                 bad += 1
                 break
     cells = [prog, f"{med.get('shlo', float('nan')):.2f}"]
-    cells += [f"{med[p]:.2f}" if p in med else "n/a" for p in ("numpy", "torch")]
+    cells += [f"{med[p]:.2f}" if p in med else "n/a" for p in ("numpy", "torch", "jax")]
+    cells += [f"{med['shlo'] / med['jax']:.2f}" if "jax" in med and "shlo" in med else "n/a"]
     cells += [f"{ratio:.2f}", f"{floor:.2f}" if floor else "-",
               f"{med['shlo'] / floor:.1f}" if floor else "-", "; ".join(checks) or "ok"]
     print("| " + " | ".join(cells) + " |")

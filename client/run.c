@@ -323,8 +323,8 @@ static int run_single(shlo_executable *e, shlo_value **args, int n_args,
     cli_print_diag(d);
   } else {
     rc = cli_outputs_deliver(out, "shlo run", results, n_results);
-    shlo_trace_span(trace, "deliver results", "stage", t1,
-                    shlo_trace_now_ns(), NULL);
+    shlo_trace_span(trace, "print results", "stage", t1, shlo_trace_now_ns(),
+                    NULL);
   }
   for (int i = 0; i < n_results; i++) shlo_value_unref(results[i]);
   free(results);

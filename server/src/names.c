@@ -153,7 +153,8 @@ int srv_names_of(srv_names *t, const char *team, const char *id,
     n++;
   }
   pthread_mutex_unlock(&t->lock);
-  qsort(out, (size_t)(n < cap ? n : cap), sizeof *out, by_time);
+  if (n > 1 && cap > 1) qsort(out, (size_t)(n < cap ? n : cap), sizeof *out,
+                              by_time);
   return n;
 }
 
@@ -171,7 +172,8 @@ int srv_names_versions(srv_names *t, const char *team, const char *name,
       n++;
     }
   pthread_mutex_unlock(&t->lock);
-  qsort(out, (size_t)(n < cap ? n : cap), sizeof *out, ascending);
+  if (n > 1 && cap > 1) qsort(out, (size_t)(n < cap ? n : cap), sizeof *out,
+                              ascending);
   return n;
 }
 
