@@ -32,12 +32,12 @@ typedef shlo_status (*shlo_kernel)(const shlo_step *s, shlo_value *const *in,
 /* Told that elements [lo, hi) of a result are final (see run_blocks). */
 typedef void (*shlo_block_done)(void *ctx, int64_t lo, int64_t hi);
 
-/* A step runs through one entry point, its kernel fn: the executor calls
- * nothing else.  Some ops can also give their computation as loops, which
- * the compiler combines with other steps' into new steps whose kernels
- * call them (fusion, kernels/fuse.c) or into a plan that runs on
- * registers (shlo_scalar_prog); these are those loops, each optional, and
- * each computing what fn computes. */
+/* A step runs through one entry point, its kernel fn.  Some ops can also
+ * give their computation as loops, which the compiler combines with other
+ * steps': into new steps whose kernels call them (fusion, kernels/fuse.c),
+ * or into a region that runs on registers (shlo_scalar_prog, whose steps'
+ * element loops the executor calls); these are those loops, each
+ * optional, and each computing what fn computes. */
 typedef struct shlo_step_loops {
   /* Set by ops whose kernel is one pure loop over contiguous elements
    * (elementwise, convert): applies it to n elements, `in[k]` pointing at
