@@ -118,12 +118,32 @@ static int print_grid_results(int R, int P, shlo_value **results,
   return rc;
 }
 
+/* A traced run's stages as one timeline without gaps: each stage's span
+ * starts where the one before it ended (the glue between two stages counts
+ * with the later one), so the stages cover the command's time whatever the
+ * scheduler does between them.  trace NULL: nothing is recorded. */
+typedef struct stages {
+  shlo_trace *trace;
+  uint64_t mark; /* where the next stage starts */
+} stages;
+
+static void stage_done(stages *sg, const char *name, const char *args) {
+  if (!sg->trace) return;
+  uint64_t now = shlo_trace_now_ns();
+  shlo_trace_span(sg->trace, name, "stage", sg->mark, now, args);
+  sg->mark = now;
+}
+
+static shlo_profile *stages_profile(const stages *sg) {
+  return sg->trace ? shlo_trace_profile(sg->trace) : NULL;
+}
+
 /* Run on a grid of R x P processes: args are given to every process (when
  * there are as many as the entry takes) or dealt to the processes in order;
  * the --infeed file's values go into every process's infeed queue.  Prints
  * each process's results and then its outfeed. */
 static int run_grid(shlo_executable *e, int R, int P, shlo_value **args,
-                    int n_args, const char *infeed_path, shlo_trace *trace) {
+                    int n_args, const char *infeed_path, stages *sg) {
   int n = R * P, rc = 1, n_results = 0, n_in = 0;
   const shlo_func *f = shlo_executable_entry(e);
   int per = 0; /* arguments per process that --args supplies */
@@ -148,20 +168,16 @@ static int run_grid(shlo_executable *e, int R, int P, shlo_value **args,
   if (!make_feeds(inq, outq, n, in_vals, n_in)) goto oom;
   shlo_grid_opts go = {.num_replicas = R, .num_partitions = P,
                        .infeed = inq, .outfeed = outq,
-                       .exec = {.profile = trace ? shlo_trace_profile(trace)
-                                                 : NULL}};
-  uint64_t t0 = shlo_trace_now_ns();
+                       .exec = {.profile = stages_profile(sg)}};
   shlo_status st =
       shlo_execute_grid(e, &go, dealt, f->n_args, &results, &n_results, &d);
-  uint64_t t1 = shlo_trace_now_ns();
-  shlo_trace_span(trace, "execute", "stage", t0, t1, NULL);
+  stage_done(sg, "execute", NULL);
   if (st) {
     cli_print_diag(&d);
     goto done;
   }
   rc = print_grid_results(R, P, results, n_results, outq);
-  shlo_trace_span(trace, "print results", "stage", t1, shlo_trace_now_ns(),
-                  NULL);
+  stage_done(sg, "print results", NULL);
   goto done;
 oom:
   fprintf(stderr, "shlo: out of memory\n");
@@ -278,53 +294,45 @@ static shlo_status load_shared(const char *path, const shlo_compile_opts *co,
   return st;
 }
 
-/* shlo_load_file stage by stage, each stage a span of trace. */
+/* shlo_load_file stage by stage, each stage a span of sg's trace. */
 static shlo_status load_traced(const char *path, const shlo_compile_opts *co,
-                               shlo_trace *trace, shlo_module **m,
+                               stages *sg, shlo_module **m,
                                shlo_executable **e, shlo_diag *d) {
-  uint64_t t0 = shlo_trace_now_ns();
   size_t len;
   char *text = shlo_read_file(path, &len, d);
   if (!text) return d->code ? d->code : SHLO_EINPUT;
-  uint64_t t1 = shlo_trace_now_ns();
   char args[64];
   snprintf(args, sizeof args, "{\"bytes\":%zu}", len);
-  shlo_trace_span(trace, "read", "stage", t0, t1, args);
+  stage_done(sg, "read", args);
   shlo_status st = shlo_parse_module(text, len, path, m, d);
   free(text);
-  uint64_t t2 = shlo_trace_now_ns();
-  shlo_trace_span(trace, "parse", "stage", t1, t2, NULL);
+  stage_done(sg, "parse", NULL);
   if (st) return st;
   /* dynamic shapes the verifier cannot judge are the compiler's to check */
   st = shlo_verify_module_first(*m, NULL, d);
-  uint64_t t3 = shlo_trace_now_ns();
-  shlo_trace_span(trace, "verify", "stage", t2, t3, NULL);
+  stage_done(sg, "verify", NULL);
   if (st && st != SHLO_EUNSUPPORTED) return st;
   shlo_compile_opts c = *co;
   c.verified = st == SHLO_OK;
   shlo_diag_clear(d);
   st = shlo_compile(*m, &c, e, d);
-  shlo_trace_span(trace, "compile", "stage", t3, shlo_trace_now_ns(), NULL);
+  stage_done(sg, "compile", NULL);
   return st;
 }
 
 /* Run on one process and deliver the results (--output, else print). */
 static int run_single(shlo_executable *e, shlo_value **args, int n_args,
-                      const cli_outputs *out, shlo_trace *trace,
-                      shlo_diag *d) {
+                      const cli_outputs *out, stages *sg, shlo_diag *d) {
   shlo_value **results = NULL;
   int n_results = 0, rc = 1;
-  shlo_exec_opts eo = {.profile = trace ? shlo_trace_profile(trace) : NULL};
-  uint64_t t0 = shlo_trace_now_ns();
+  shlo_exec_opts eo = {.profile = stages_profile(sg)};
   shlo_status st = shlo_execute(e, &eo, args, n_args, &results, &n_results, d);
-  uint64_t t1 = shlo_trace_now_ns();
-  shlo_trace_span(trace, "execute", "stage", t0, t1, NULL);
+  stage_done(sg, "execute", NULL);
   if (st) {
     cli_print_diag(d);
   } else {
     rc = cli_outputs_deliver(out, "shlo run", results, n_results);
-    shlo_trace_span(trace, "print results", "stage", t1, shlo_trace_now_ns(),
-                    NULL);
+    stage_done(sg, "print results", NULL);
   }
   for (int i = 0; i < n_results; i++) shlo_value_unref(results[i]);
   free(results);
@@ -406,7 +414,7 @@ static bool explain_entry(const run_opts *o) {
 
 /* The local run once the program is compiled. */
 static int run_loaded(const run_opts *o, shlo_module *m, shlo_executable *e,
-                      shlo_trace *trace) {
+                      stages *sg) {
   shlo_value **args = NULL;
   int n_args = 0, mr, mp, rc = 1;
   shlo_diag d;
@@ -423,14 +431,12 @@ static int run_loaded(const run_opts *o, shlo_module *m, shlo_executable *e,
                     "grid of %d)\n", R * P);
     return 1;
   }
-  uint64_t args_ns = shlo_trace_now_ns();
   if (cli_inputs_load("shlo run", &o->in, shlo_executable_entry(e),
                       grid ? R * P : 1, &args, &n_args))
     return 1;
-  shlo_trace_span(trace, "load inputs", "stage", args_ns, shlo_trace_now_ns(),
-                  NULL);
-  if (grid) rc = run_grid(e, R, P, args, n_args, o->infeed_path, trace);
-  else rc = run_single(e, args, n_args, &o->out, trace, &d);
+  stage_done(sg, "load inputs", NULL);
+  if (grid) rc = run_grid(e, R, P, args, n_args, o->infeed_path, sg);
+  else rc = run_single(e, args, n_args, &o->out, sg, &d);
   for (int i = 0; i < n_args; i++) shlo_value_unref(args[i]);
   free(args);
   return rc;
@@ -456,18 +462,20 @@ int cli_run(int argc, char **argv) {
   shlo_diag d;
   shlo_diag_clear(&d);
   shlo_compile_opts co = {.entry = o.entry};
+  stages sg = {.trace = trace, .mark = start_ns};
   if (o.mpi && cli_mpi_start()) goto done;
   if (o.mpi    ? load_shared(o.path, &co, &m, &e, &d)
-      : trace ? load_traced(o.path, &co, trace, &m, &e, &d)
+      : trace ? load_traced(o.path, &co, &sg, &m, &e, &d)
               : shlo_load_file(o.path, &co, &m, &e, &d)) {
     if (!explain_entry(&o)) cli_print_diag(&d);
   } else {
-    rc = run_loaded(&o, m, e, trace);
+    rc = run_loaded(&o, m, e, &sg);
   }
 done:
   if (trace) { /* steps name themselves from e: written before it goes */
-    shlo_trace_span(trace, "shlo run", "command", start_ns,
-                    shlo_trace_now_ns(), NULL);
+    /* the command: from its start to its last stage's end (what follows
+     * is writing this trace and freeing) */
+    shlo_trace_span(trace, "shlo run", "command", start_ns, sg.mark, NULL);
     if (cli_trace_write(trace, o.trace_path, "shlo run") && !rc) rc = 1;
     shlo_trace_free(trace);
   }
