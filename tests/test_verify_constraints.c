@@ -14,39 +14,7 @@
 
 #include <cmocka.h>
 
-#include "shlo/ir.h"
-#include "shlo/verify.h"
-
-/* The first diagnostic of verifying text (which must parse), formatted. */
-static shlo_status first_diag(const char *text, char *buf, size_t cap) {
-  shlo_module *m = NULL;
-  shlo_diag d;
-  shlo_diag_clear(&d);
-  buf[0] = 0;
-  if (shlo_parse_module(text, strlen(text), "t.mlir", &m, &d)) {
-    shlo_diag_format(&d, buf, cap);
-    fprintf(stderr, "parse failed: %s\n%s", buf, text);
-    fail();
-  }
-  shlo_status st = shlo_verify_module_first(m, NULL, &d);
-  if (st) shlo_diag_format(&d, buf, cap);
-  shlo_module_free(m);
-  return st;
-}
-
-/* text must fail verification at `at` (line:column of the op) with
- * "<op> (<label>)". */
-static void rejects_at(const char *at, const char *op, const char *label,
-                       const char *text) {
-  char buf[SHLO_DIAG_MAX + 256], want[128];
-  shlo_status st = first_diag(text, buf, sizeof buf);
-  snprintf(want, sizeof want, "t.mlir:%s: error: %s (%s)", at, op, label);
-  if (st != SHLO_EVERIFY || !strstr(buf, want)) {
-    fprintf(stderr, "wanted %s\ngot (status %d): %s\nfor:\n%s", want, st, buf,
-            text);
-    fail();
-  }
-}
+#include "verify_check.h"
 
 /* Every base puts a single-result op at 2:8 (`  %0 = ...`); ops with two
  * results (`  %0:2 = ...`) start at 2:10. */
@@ -54,13 +22,6 @@ static void rejects(const char *op, const char *label, const char *text) {
   rejects_at(strstr(text, "%0:2") ? "2:10" : "2:8", op, label, text);
 }
 
-static void accepts(const char *text) {
-  char buf[SHLO_DIAG_MAX + 256];
-  if (first_diag(text, buf, sizeof buf) != SHLO_OK) {
-    fprintf(stderr, "unexpected: %s\nfor:\n%s", buf, text);
-    fail();
-  }
-}
 
 /* ---- convolution ----
  * Base: lhs [b, 0, f] = 2x4x2, rhs [0, i, o] = 2x2x2, result 2x3x2. */

@@ -21,8 +21,7 @@
 
 #include <cmocka.h>
 
-#include "shlo/ir.h"
-#include "shlo/verify.h"
+#include "verify_check.h"
 
 /* func @main(params) -> ret whose body is `%0 = op` and its return. */
 static const char *prog(const char *params, const char *op, const char *ret) {
@@ -33,46 +32,10 @@ static const char *prog(const char *params, const char *op, const char *ret) {
   return buf;
 }
 
-/* The verifier's first diagnostic for text (which must parse). */
-static shlo_status verify_text(const char *text, char *buf, size_t cap) {
-  shlo_module *m = NULL;
-  shlo_diag d;
-  shlo_diag_clear(&d);
-  buf[0] = 0;
-  if (shlo_parse_module(text, strlen(text), "t.mlir", &m, &d)) {
-    shlo_diag_format(&d, buf, cap);
-    fprintf(stderr, "does not parse: %s\n%s", buf, text);
-    fail();
-  }
-  shlo_status st = shlo_verify_module_first(m, NULL, &d);
-  if (st) shlo_diag_format(&d, buf, cap);
-  shlo_module_free(m);
-  return st;
-}
-
-/* text must be rejected at line:col `at` with "<op> (<label>)". */
-static void rejects_at(const char *at, const char *op, const char *label,
-                       const char *text) {
-  char buf[SHLO_DIAG_MAX + 256], want[128];
-  snprintf(want, sizeof want, "t.mlir:%s: error: %s (%s)", at, op, label);
-  if (verify_text(text, buf, sizeof buf) != SHLO_EVERIFY ||
-      !strstr(buf, want)) {
-    fprintf(stderr, "wanted %s\ngot: %s\nfor:\n%s", want, buf, text);
-    fail();
-  }
-}
-
 static void rejects(const char *op, const char *label, const char *text) {
   rejects_at("2:8", op, label, text);
 }
 
-static void accepts(const char *text) {
-  char buf[SHLO_DIAG_MAX + 256];
-  if (verify_text(text, buf, sizeof buf) != SHLO_OK) {
-    fprintf(stderr, "rejected: %s\nfor:\n%s", buf, text);
-    fail();
-  }
-}
 
 /* ---- concatenate: inputs 3x2 and 1x2 along 0 give 4x2 ---- */
 
@@ -888,7 +851,7 @@ static void test_tensor_cast(void **state) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char text[2048];
     snprintf(text, sizeof text, "%s", bad[i]); /* prog's buffer is reused */
-    if (verify_text(text, buf, sizeof buf) != SHLO_EVERIFY ||
+    if (first_diag(text, buf, sizeof buf) != SHLO_EVERIFY ||
         !strstr(buf, "t.mlir:2:8: error: tensor.cast: operand type") ||
         !strstr(buf, "cast incompatible")) {
       fprintf(stderr, "tensor.cast accepted or misreported: %s\n%s", buf,
