@@ -27,6 +27,7 @@ void srv_traces_stop(struct srv_server *s);
 typedef struct srv_trace {
   shlo_trace *t;
   char key[SRV_TRACE_KEY_LEN];
+  void *rec; /* a kept record reused with t, or NULL (traces.c's) */
 } srv_trace;
 
 /* Whether to trace an execution: asked for, else drawn at the
