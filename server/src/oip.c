@@ -242,7 +242,9 @@ static void repository_index(srv_request *r) {
     ready_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "ready"));
     cJSON_Delete(q);
   }
-  const srv_team *owner = srv_listing_team(r);
+  /* without tokens every caller is an admin: the models never loaded
+   * (which have no team yet) are listed too */
+  const srv_team *owner = srv_visible_owner(r);
   char *json = srv_repository_index(r->srv, owner ? owner->name : NULL,
                                     ready_only);
   if (!json) oip_error(r, 500, "out of memory");

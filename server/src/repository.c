@@ -859,8 +859,8 @@ char *srv_repository_index(srv_server *s, const char *team, bool ready_only) {
   if (R) pthread_mutex_lock(&R->lock);
   for (int i = 0; R && i < R->n_m; i++) {
     const repo_model *m = &R->m[i];
-    /* a model not loaded yet has no team: every team sees it listed */
-    if (team && m->team[0] && strcmp(m->team, team)) continue;
+    /* a model never loaded has no team yet: only an admin sees it */
+    if (team && strcmp(m->team, team)) continue;
     if (m->reason[0] && !ready_only)
       index_row(&b, &first, m, !team, 0, "UNAVAILABLE", m->reason);
     else if (!m->wanted && !ready_only)
