@@ -24,8 +24,8 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from srvtest import (Server, check, finish, loop_program,  # noqa: E402
-                     wait_metrics, wait_until)
+from srvtest import (Server, check, check_clean_stops,  # noqa: E402
+                     finish, loop_program, wait_metrics, wait_until)
 
 SERVER, CLI = sys.argv[1], sys.argv[2]
 TMP = f"/tmp/shlo-repo-{os.getpid()}"
@@ -110,6 +110,13 @@ def run_adder(srv, version, want):
           f"adder {version or '(default)'} gives {want}: {st} {out}")
 
 
+def stopped(srv):
+    """Stop srv: it exits 0, and a sanitized build reports nothing (a
+    version's reference left behind would be a leak)."""
+    rc = srv.stop()
+    check_clean_stops([(rc, srv.log())])
+
+
 def explicit_mode(root, tokens):
     srv = Server(SERVER, "--tokens", tokens, "--model-repository", root,
                  "--model-control-mode", "explicit",
@@ -179,7 +186,7 @@ def explicit_mode(root, tokens):
         run_adder(srv, 1, [13.0, 24.0])
         unload_in_flight(srv)
     finally:
-        srv.stop()
+        stopped(srv)
 
 
 def unload_in_flight(srv):
@@ -232,7 +239,7 @@ def none_mode(root, tokens):
                          60), "SIGHUP forgets the removed model")
         run_adder(srv, 4, [10.0, 20.0])
     finally:
-        srv.stop()
+        stopped(srv)
 
 
 def poll_mode(root, tokens):
@@ -246,7 +253,7 @@ def poll_mode(root, tokens):
               "poll finds the new version")
         run_adder(srv, 5, [3.0, 4.0])
     finally:
-        srv.stop()
+        stopped(srv)
 
 
 def main():
