@@ -214,6 +214,10 @@ if(TARGET shlo-cli) # `shlo serialize` makes the artifact
             $<TARGET_FILE:shlo-server> $<TARGET_FILE:shlo-cli>)
   set_tests_properties(test_server_model_repository PROPERTIES TIMEOUT 300)
 endif()
+add_test(NAME test_server_oip_models
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/oip_models.py
+          $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_server_oip_models PROPERTIES TIMEOUT 120)
 # A portable artifact through the store; SKIPPED (77) without a corpus.
 add_test(NAME test_server_store_artifact
   COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/store_module.py
