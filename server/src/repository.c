@@ -909,3 +909,16 @@ bool srv_repository_io_name(srv_server *s, const char *id, bool output,
   pthread_mutex_unlock(&R->lock);
   return got;
 }
+
+long srv_repository_max_batch_size(srv_server *s, const char *id) {
+  srv_repository *R = s->repo;
+  long n = 0;
+  if (!R) return 0;
+  pthread_mutex_lock(&R->lock);
+  for (int k = 0; k < R->n_m && !n; k++)
+    for (int j = 0; j < R->m[k].n_v && !n; j++)
+      if (R->m[k].v[j].ready && !strcmp(R->m[k].v[j].id, id))
+        n = R->m[k].max_batch_size;
+  pthread_mutex_unlock(&R->lock);
+  return n;
+}

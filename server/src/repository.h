@@ -65,4 +65,8 @@ cache_entry *srv_repository_entry(struct srv_server *s, const char *id);
 bool srv_repository_io_name(struct srv_server *s, const char *id,
                             bool output, int i, char *out, size_t cap);
 
+/* The max_batch_size config.json gives the model of module id (0: none
+ * given, or no repository model runs it), for batching. */
+long srv_repository_max_batch_size(struct srv_server *s, const char *id);
+
 #endif
