@@ -114,7 +114,8 @@ static void repo_log(srv_server *s, const char *event, const char *model,
 static int read_small(const char *path, size_t max, char **out, size_t *len,
                       char *why, size_t cap) {
   *out = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* (O_NONBLOCK: a FIFO put in a file's place must not hang the load) */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return 1;
     say(why, cap, "%s: %s", path, strerror(errno));
@@ -481,6 +482,13 @@ static void version_release(srv_repository *R, const repo_model *m,
   srv_server *s = R->s;
   if (!v->ready) return;
   srv_names_drop_version(&s->names, m->team, m->name, v->version);
+  /* out of the table first: a lookup (srv_repository_entry) takes its
+   * reference under the lock, never from a version let go */
+  pthread_mutex_lock(&R->lock);
+  cache_entry *e = v->e;
+  v->e = NULL;
+  v->ready = false;
+  pthread_mutex_unlock(&R->lock);
   bool other = false;
   for (int i = 0; i < n_keep && !other; i++)
     if ((other = keep[i].ready && !strcmp(keep[i].id, v->id)))
@@ -489,16 +497,14 @@ static void version_release(srv_repository *R, const repo_model *m,
     for (int j = 0; j < R->m[i].n_v && !other; j++) {
       const repo_version *w = &R->m[i].v[j];
       other = w != v && w->ready && !strcmp(R->m[i].team, m->team) &&
-              !strcmp(w->id, v->id) && w->e == v->e;
+              !strcmp(w->id, v->id) && w->e == e;
     }
   uint8_t key[32];
   if (v->adopted && !other && cache_id_to_key(v->id, key)) {
     srv_team *team = team_named(s, m->team);
     if (team) cache_disown(&s->cache, key, team);
   }
-  cache_release(&s->cache, v->e);
-  v->e = NULL;
-  v->ready = false;
+  cache_release(&s->cache, e);
 }
 
 static void model_io_free(repo_model *m) {
@@ -551,6 +557,17 @@ static int load_versions(srv_repository *R, repo_model *m, const config *c,
     load_version(R->s, c, team, path, v);
   }
   return n;
+}
+
+/* Whether m's table has v's version failed already, from the same file
+ * and for the same reason. */
+static bool failed_before(const repo_model *m, const repo_version *v) {
+  for (int i = 0; i < m->n_v; i++)
+    if (m->v[i].version == v->version && !m->v[i].ready &&
+        same_file(&m->v[i].file, &v->file) &&
+        !strcmp(m->v[i].reason, v->reason))
+      return true;
+  return false;
 }
 
 /* (Re)load model NAME from DIR/NAME: 200, or an HTTP status with why. */
@@ -621,7 +638,7 @@ static int model_load(srv_repository *R, const char *name, char *why,
     if (next[i].ready) {
       ready++;
       srv_names_put(&s->names, c.team, name, next[i].version, next[i].id, now);
-    } else {
+    } else if (!failed_before(m, &next[i])) { /* a poll logs it once */
       repo_log(s, "unavailable", name, next[i].version, next[i].reason);
     }
   }
