@@ -768,9 +768,11 @@ int srv_repository_start(srv_server *s) {
   scan(R); /* explicit: lists the models, loads none */
   pthread_mutex_unlock(&R->work);
   int ready = 0, failed = 0;
-  for (int i = 0; i < R->n_m; i++)
+  for (int i = 0; i < R->n_m; i++) {
+    failed += R->m[i].reason[0] != 0; /* the model as a whole */
     for (int j = 0; j < R->m[i].n_v; j++)
       R->m[i].v[j].ready ? ready++ : failed++;
+  }
   fprintf(stderr, "shlo-server: model repository %s (%s): %d model(s), %d "
                   "version(s) ready, %d unavailable\n",
           s->cfg.model_repository, s->cfg.model_control_mode, R->n_m, ready,

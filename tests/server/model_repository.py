@@ -69,6 +69,21 @@ def make_repository(root):
     write(f"{root}/neg/config.json", '{"team": "alpha"}')
     write(f"{root}/slow/1/model.mlir", loop_program(SLOW_STEPS))
     write(f"{root}/slow/config.json", '{"team": "alpha"}')
+    # configurations that cannot be served: each model alone fails
+    for name, config in BAD_CONFIGS.items():
+        write(f"{root}/{name}/1/model.mlir", BINARY.format(op="add"))
+        write(f"{root}/{name}/config.json", config)
+
+
+BAD_CONFIGS = {  # name: (config.json, what the reason says)
+    "notjson": "{team: alpha",
+    "noteam": '{"team": "gamma"}',
+    "arity": '{"team": "alpha", "input": [{"name": "a"}]}',
+    "policy": '{"team": "alpha", "version_policy": {"newest": 2}}',
+    "entry": '{"team": "alpha", "entry_function": "absent"}',
+}
+BAD_REASONS = {"notjson": "JSON", "noteam": "gamma", "arity": "1 input",
+               "policy": "version_policy", "entry": "absent"}
 
 
 def call(srv, method, path, who, body=None, timeout=60):
@@ -139,10 +154,20 @@ def explicit_mode(root, tokens):
         st, j = call(srv, "POST", "/v2/repository/models/broken/load", "root")
         check(st == 400 and is_oip_error(j, "broken", "parse"),
               f"loading broken fails with its reason: {st} {j}")
+        for name, word in BAD_REASONS.items():
+            st, j = call(srv, "POST", f"/v2/repository/models/{name}/load",
+                         "root")
+            check(st == 400 and is_oip_error(j, word),
+                  f"{name} cannot load, and says why ({word}): {st} {j}")
+        st, j = call(srv, "POST", "/v2/repository/models/..%2Fetc/load",
+                     "root")
+        check(st in (400, 404) and is_oip_error(j),
+              f"a name that leaves the folder: {st} {j}")
         st, j = call(srv, "POST", "/v2/repository/models/nothere/load",
                      "root")
         check(st == 404 and is_oip_error(j), f"no such folder: {st} {j}")
-        idx = index(srv, "alice")
+        idx = {k: v for k, v in index(srv, "alice").items()
+               if k[0] not in BAD_CONFIGS}
         want = {("adder", "1"): "READY", ("adder", "2"): "READY",
                 ("broken", "1"): "UNAVAILABLE", ("neg", "1"): "READY",
                 ("slow", "1"): "READY"}
@@ -154,7 +179,7 @@ def explicit_mode(root, tokens):
               in srv.log(), "the failure is logged")
         st, j = call(srv, "POST", "/v2/repository/index", "alice",
                      {"ready": True})
-        check(st == 200 and sorted((r["name"], r["version"]) for r in j) ==
+        check(st == 200 and sorted((r["name"], r.get("version")) for r in j) ==
               [("adder", "1"), ("adder", "2"), ("neg", "1"), ("slow", "1")],
               f"index with ready: true lists the ready versions: {j}")
         run_adder(srv, 1, [13.0, 24.0])
@@ -242,6 +267,22 @@ def none_mode(root, tokens):
         stopped(srv)
 
 
+def evicted(root, tokens):
+    """A cache too small to keep the versions: each is still served (the
+    repository holds it) and the start summary counts every failure."""
+    srv = Server(SERVER, "--tokens", tokens, "--model-repository", root,
+                 "--cache-bytes", "100000")
+    try:
+        check(f"version(s) ready, {len(BAD_CONFIGS)} unavailable" in
+              srv.log(), "the start counts each model or version that "
+              "failed")
+        for v in (1, 2, 4):
+            run_adder(srv, v, {1: [13.0, 24.0], 2: [30.0, 80.0],
+                               4: [10.0, 20.0]}[v])
+    finally:
+        stopped(srv)
+
+
 def poll_mode(root, tokens):
     srv = Server(SERVER, "--tokens", tokens, "--model-repository", root,
                  "--model-control-mode", "poll", "--repository-poll-secs",
@@ -267,6 +308,7 @@ def main():
     try:
         explicit_mode(root, tokens)
         none_mode(root, tokens)
+        evicted(root, tokens)
         poll_mode(root, tokens)
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
