@@ -570,60 +570,43 @@ static bool failed_before(const repo_model *m, const repo_version *v) {
   return false;
 }
 
-/* (Re)load model NAME from DIR/NAME: 200, or an HTTP status with why. */
-static int model_load(srv_repository *R, const char *name, char *why,
-                      size_t cap) {
+/* The team c names (default: the one team of a server without tokens),
+ * or NULL with reason set. */
+static srv_team *config_team(srv_server *s, config *c, char *reason,
+                             size_t cap) {
+  if (!c->team[0] && !s->n_tokens)
+    snprintf(c->team, sizeof c->team, "anonymous");
+  if (!c->team[0]) {
+    say(reason, cap, "config.json names no \"team\" (a server with tokens "
+                     "needs one)");
+    return NULL;
+  }
+  srv_team *team = team_named(s, c->team);
+  if (!team)
+    say(reason, cap, "no team %s (teams come from the tokens file)",
+        c->team);
+  return team;
+}
+
+/* A model that cannot load as a whole (its config): logged and listed
+ * with its reason; the versions it had stay as they were. */
+static int model_failed(srv_repository *R, repo_model *m, const char *reason,
+                        char *why, size_t cap) {
+  repo_log(R->s, "unavailable", m->name, 0, reason);
+  pthread_mutex_lock(&R->lock);
+  say(m->reason, sizeof m->reason, "%s", reason);
+  m->wanted = true;
+  pthread_mutex_unlock(&R->lock);
+  say(why, cap, "model %s: %s", m->name, reason);
+  return 400;
+}
+
+/* Make next (n versions, taken over) m's versions: the old ones that do
+ * not stay let go, the ready ones named, the failures logged (once), the
+ * config's tensor names (taken over) kept.  Returns how many are ready. */
+static int install_versions(srv_repository *R, repo_model *m, config *c,
+                            repo_version *next, int n) {
   srv_server *s = R->s;
-  char dir[PATH_MAX];
-  path_of(dir, "%s/%s", s->cfg.model_repository, name);
-  struct stat st;
-  if (!store_name_ok(name) || stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-    say(why, cap, "no model %s in the repository", name);
-    return 404;
-  }
-  pthread_mutex_lock(&R->lock);
-  repo_model *m = model_row(R, name);
-  pthread_mutex_unlock(&R->lock);
-  if (!m) {
-    say(why, cap, "out of memory");
-    return 500;
-  }
-  config c;
-  char reason[REPO_REASON_LEN] = "";
-  srv_team *team = NULL;
-  if (read_config(dir, &c, reason, sizeof reason)) {
-    if (!c.team[0]) snprintf(c.team, sizeof c.team, "%s",
-                             s->n_tokens ? "" : "anonymous");
-    if (!c.team[0])
-      say(reason, sizeof reason, "config.json names no \"team\" (a "
-                                      "server with tokens needs one)");
-    else if (!(team = team_named(s, c.team)))
-      say(reason, sizeof reason, "no team %s (teams come from the "
-                                      "tokens file)", c.team);
-    else if (m->n_v && strcmp(m->team, c.team))
-      model_unload(R, m); /* the model moves to another team */
-  }
-  if (!team) {
-    repo_log(s, "unavailable", name, 0, reason);
-    pthread_mutex_lock(&R->lock);
-    say(m->reason, sizeof m->reason, "%s", reason);
-    m->wanted = true;
-    pthread_mutex_unlock(&R->lock);
-    config_free(&c);
-    say(why, cap, "model %s: %s", name, reason);
-    return 400;
-  }
-  repo_version *next = calloc(REPO_MAX_VERSIONS, sizeof *next);
-  if (!next) {
-    config_free(&c);
-    say(why, cap, "out of memory");
-    return 500;
-  }
-  pthread_mutex_lock(&R->lock);
-  snprintf(m->team, sizeof m->team, "%s", c.team);
-  pthread_mutex_unlock(&R->lock);
-  int n = load_versions(R, m, &c, team, dir, next);
-  /* the versions that go: their names, then their references */
   for (int i = 0; i < m->n_v; i++) {
     bool stays = false;
     for (int j = 0; j < n && !stays; j++)
@@ -637,9 +620,10 @@ static int model_load(srv_repository *R, const char *name, char *why,
   for (int i = 0; i < n; i++) {
     if (next[i].ready) {
       ready++;
-      srv_names_put(&s->names, c.team, name, next[i].version, next[i].id, now);
+      srv_names_put(&s->names, c->team, m->name, next[i].version, next[i].id,
+                    now);
     } else if (!failed_before(m, &next[i])) { /* a poll logs it once */
-      repo_log(s, "unavailable", name, next[i].version, next[i].reason);
+      repo_log(s, "unavailable", m->name, next[i].version, next[i].reason);
     }
   }
   pthread_mutex_lock(&R->lock);
@@ -647,24 +631,66 @@ static int model_load(srv_repository *R, const char *name, char *why,
   model_io_free(m);
   m->v = n ? next : NULL;
   m->n_v = n;
-  m->inputs = c.inputs;
-  m->outputs = c.outputs;
-  m->n_inputs = c.n_inputs;
-  m->n_outputs = c.n_outputs;
-  m->max_batch_size = c.max_batch_size;
+  m->inputs = c->inputs;
+  m->outputs = c->outputs;
+  m->n_inputs = c->n_inputs;
+  m->n_outputs = c->n_outputs;
+  c->inputs = c->outputs = NULL;
+  m->max_batch_size = c->max_batch_size;
   m->wanted = true;
   m->reason[0] = 0;
   if (!n)
     say(m->reason, sizeof m->reason, "no version folder (1/, 2/, ...) "
-             "that the version policy keeps");
+        "that the version policy keeps");
   pthread_mutex_unlock(&R->lock);
   if (!n) {
     free(next);
-    repo_log(s, "unavailable", name, 0, m->reason);
+    repo_log(s, "unavailable", m->name, 0, m->reason);
   }
+  return ready;
+}
+
+/* (Re)load model NAME from DIR/NAME: 200, or an HTTP status with why. */
+static int model_load(srv_repository *R, const char *name, char *why,
+                      size_t cap) {
+  srv_server *s = R->s;
+  char dir[PATH_MAX];
+  struct stat st;
+  if (!store_name_ok(name) ||
+      !path_of(dir, "%s/%s", s->cfg.model_repository, name) ||
+      stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+    say(why, cap, "no model %s in the repository", name);
+    return 404;
+  }
+  pthread_mutex_lock(&R->lock);
+  repo_model *m = model_row(R, name);
+  pthread_mutex_unlock(&R->lock);
+  if (!m) {
+    say(why, cap, "out of memory");
+    return 500;
+  }
+  config c;
+  char reason[REPO_REASON_LEN] = "";
+  srv_team *team = read_config(dir, &c, reason, sizeof reason)
+                       ? config_team(s, &c, reason, sizeof reason)
+                       : NULL;
+  repo_version *next = team ? calloc(REPO_MAX_VERSIONS, sizeof *next) : NULL;
+  if (!next) {
+    config_free(&c);
+    if (team) say(reason, sizeof reason, "out of memory");
+    return model_failed(R, m, reason, why, cap);
+  }
+  if (m->n_v && strcmp(m->team, c.team))
+    model_unload(R, m); /* the model moves to another team */
+  pthread_mutex_lock(&R->lock);
+  snprintf(m->team, sizeof m->team, "%s", c.team);
+  pthread_mutex_unlock(&R->lock);
+  int n = load_versions(R, m, &c, team, dir, next);
+  int ready = install_versions(R, m, &c, next, n);
+  config_free(&c);
   if (ready) return 200;
   say(why, cap, "model %s: no version loaded: %s", name,
-           n ? next[n - 1].reason : m->reason);
+      n ? m->v[n - 1].reason : m->reason);
   return 400;
 }
 
