@@ -57,6 +57,12 @@ add_executable(test_cache_owners
   ${CMAKE_SOURCE_DIR}/tests/server/test_cache_owners.c)
 target_link_libraries(test_cache_owners PRIVATE shlo_server_core PkgConfig::SRV_CMOCKA)
 add_test(NAME test_cache_owners COMMAND test_cache_owners)
+# Issue #34: names per team as the model repository drops and lists them.
+add_executable(test_names
+  ${CMAKE_SOURCE_DIR}/tests/server/test_names.c)
+target_include_directories(test_names PRIVATE ${CMAKE_SOURCE_DIR}/engine/src)
+target_link_libraries(test_names PRIVATE shlo_server_core PkgConfig::SRV_CMOCKA)
+add_test(NAME test_names COMMAND test_names)
 
 # Issue #14: two teams on one server (scopes, modules per team, "cached",
 # quotas and 429s, the audit log, SIGHUP with a request in flight).
