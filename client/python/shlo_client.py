@@ -488,8 +488,12 @@ class Client:
 
     def _module(self, info: Mapping[str, Any],
                 program: Optional[str]) -> Module:
+        name = info.get("name")
+        names = info.get("names") or []  # GET /v1/modules: the team's names
+        if name is None and names:
+            name = names[-1].get("name")  # the latest registration's
         return Module(self, info["id"], info["entry"], _signature(info),
-                      program, info.get("name"), dict(info))
+                      program, name, dict(info))
 
     def close(self) -> None:
         """Close the connection(s); the binary protocol's cancels the

@@ -176,7 +176,8 @@ with sc.Client(url) as c:
           m.entry == "main", f"compile with a name: {m!r}")
     hello_ok(m.execute(X, Y), "the named module runs")
     listed = {x.id: x for x in c.modules()}
-    # (the server's list and info objects do not carry the name)
+    check(m.id in listed and listed[m.id].name == "hello",
+          f"modules() gives each module its name: {listed}")
     check(m.id in listed and listed[m.id].entry == "main" and
           "tensor<3xf32>" in listed[m.id].signature,
           f"modules() lists it with its signature: {listed}")
