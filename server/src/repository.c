@@ -320,12 +320,21 @@ static int chosen_versions(const char *dir, const policy *pol, int *out) {
   int all[REPO_MAX_VERSIONS], n = 0;
   DIR *d = opendir(dir);
   if (!d) return 0;
-  for (struct dirent *de; (de = readdir(d)) && n < REPO_MAX_VERSIONS;) {
+  for (struct dirent *de; (de = readdir(d));) {
     int v = version_of(de->d_name);
     struct stat st;
     char path[PATH_MAX];
-    path_of(path, "%s/%s", dir, de->d_name);
-    if (v > 0 && !stat(path, &st) && S_ISDIR(st.st_mode)) all[n++] = v;
+    if (v <= 0 || !path_of(path, "%s/%s", dir, de->d_name) ||
+        stat(path, &st) || !S_ISDIR(st.st_mode))
+      continue;
+    if (n < REPO_MAX_VERSIONS) {
+      all[n++] = v;
+      continue;
+    }
+    int low = 0; /* full: the highest versions are the ones kept */
+    for (int i = 1; i < n; i++)
+      if (all[i] < all[low]) low = i;
+    if (v > all[low]) all[low] = v;
   }
   closedir(d);
   qsort(all, (size_t)n, sizeof *all, ascending);

@@ -6,6 +6,7 @@
  *   DIR/NAME/VERSION/model.mlir   StableHLO text, or
  *   DIR/NAME/VERSION/model.mlir.bc  a portable artifact
  *
+ * A model keeps at most its 256 highest version folders.
  * Each version is read, parsed, verified and its entry function compiled
  * when it loads; it is then the team's model NAME at VERSION (names.h),
  * served by the Open Inference Protocol and /v1 like a registered name.  A
