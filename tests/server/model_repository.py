@@ -135,7 +135,10 @@ def stopped(srv):
 def explicit_mode(root, tokens):
     srv = Server(SERVER, "--tokens", tokens, "--model-repository", root,
                  "--model-control-mode", "explicit",
-                 "--default-timeout-ms", "600000")
+                 "--default-timeout-ms", "600000",
+                 # a worker for the unload while the slow one runs, on any
+                 # number of cores
+                 "--threads", "3")
     try:
         idx = index(srv, "root")
         check(all(idx.get((m, None), {}).get("reason") == "unloaded"
