@@ -304,8 +304,17 @@ class Module:
         self.name, self.info = name, info or {}
 
     def execute(self, *arrays: Any, entry: Optional[str] = None,
-                timeout_ms: Optional[float] = None) -> List[Any]:
-        """Run the module on arrays: a list of numpy arrays."""
+                timeout_ms: Optional[float] = None,
+                inputs: Optional[Mapping[str, Any]] = None) -> Any:
+        """Run the module on arrays: a list of numpy arrays.  With
+        inputs={"x": array, ...} instead, the inputs go by the names the
+        model gives them (its JAX export's, or a repository config's) in
+        any order, through the Open Inference Protocol (HTTP only), and
+        the answer is {output name: array}."""
+        if inputs is not None:
+            if arrays:
+                raise ValueError("give arrays or inputs=, not both")
+            return self.client.infer(self.name or self.id, inputs)
         return self.client._conn.execute(None, self.id, arrays,
                                          entry or self.entry, timeout_ms)
 
@@ -405,19 +414,50 @@ class Client:
 
     def infer(self, model: str,
               inputs: Union[Sequence[Any], Mapping[str, Any]],
-              outputs: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+              outputs: Optional[Sequence[str]] = None,
+              version: Optional[int] = None) -> Dict[str, Any]:
         """Run a registered module by name or id through the Open
-        Inference Protocol (POST /v2/models/{model}/infer; HTTP only).
-        inputs: arrays in argument order, or {"input<i>": array}; tensors
-        travel as binary data.  outputs: the names to get back (default:
-        all).  Returns {"output<i>": numpy array} in the answer's order."""
-        return self._http("/v2 inference").infer(model, inputs, outputs)
+        Inference Protocol (POST /v2/models/{model}[/versions/{version}]
+        /infer; HTTP only).  inputs: arrays in argument order, or {name:
+        array} by the model's input names (model_metadata lists them;
+        "input<i>" always works); tensors travel as binary data.  outputs:
+        the names to get back (default: all).  Returns {output name: numpy
+        array} in the answer's order."""
+        return self._http("/v2 inference").infer(
+            _model_path(model, version), inputs, outputs)
 
-    def model_metadata(self, model: str) -> Dict[str, Any]:
-        """GET /v2/models/{model}: name, platform, inputs, outputs."""
+    def model_metadata(self, model: str,
+                       version: Optional[int] = None) -> Dict[str, Any]:
+        """GET /v2/models/{model}[/versions/{version}]: name, versions,
+        platform, inputs, outputs."""
         return self._http("/v2 metadata").call(
-            "GET", "/v2/models/" + urllib.parse.quote(model, safe=":"),
-            v2=True)
+            "GET", "/v2/models/" + _model_path(model, version), v2=True)
+
+    def models(self) -> List[Dict[str, Any]]:
+        """GET /v2/models: the caller's team's models, each {"name",
+        "platform", "versions"}."""
+        return self._http("/v2 listing").call(
+            "GET", "/v2/models", v2=True).get("models", [])
+
+    def repository_index(self, ready: bool = False) -> List[Dict[str, Any]]:
+        """POST /v2/repository/index: the model repository's models and
+        versions, each {"name", "version", "state", "reason"}."""
+        return self._http("/v2 repository").call(
+            "POST", "/v2/repository/index", {"ready": ready}, v2=True)
+
+    def load_model(self, name: str) -> None:
+        """POST /v2/repository/models/{name}/load (--model-control-mode
+        explicit): load it, or load its versions on disk again."""
+        self._http("/v2 repository").call(
+            "POST", "/v2/repository/models/%s/load"
+            % urllib.parse.quote(name, safe=""), {}, idempotent=False, v2=True)
+
+    def unload_model(self, name: str) -> None:
+        """POST /v2/repository/models/{name}/unload: executions already
+        running on it finish."""
+        self._http("/v2 repository").call(
+            "POST", "/v2/repository/models/%s/unload"
+            % urllib.parse.quote(name, safe=""), {}, idempotent=False, v2=True)
 
     def ready(self) -> bool:
         """Whether the server takes work (GET /v2/health/ready)."""
@@ -448,8 +488,12 @@ class Client:
 
     def _module(self, info: Mapping[str, Any],
                 program: Optional[str]) -> Module:
+        name = info.get("name")
+        names = info.get("names") or []  # GET /v1/modules: the team's names
+        if name is None and names:
+            name = names[-1].get("name")  # the latest registration's
         return Module(self, info["id"], info["entry"], _signature(info),
-                      program, info.get("name"), dict(info))
+                      program, name, dict(info))
 
     def close(self) -> None:
         """Close the connection(s); the binary protocol's cancels the
@@ -461,6 +505,12 @@ class Client:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _model_path(model: str, version: Optional[int]) -> str:
+    """{model} or {model}/versions/{version} of a /v2/models URL."""
+    path = urllib.parse.quote(model, safe=":/")
+    return path if version is None else "%s/versions/%d" % (path, version)
 
 
 def _json_tensor(a):
@@ -898,7 +948,7 @@ class _Http:
         if outputs is not None:
             req["outputs"] = [{"name": n} for n in outputs]
         head = json.dumps(req).encode()
-        path = "/v2/models/%s/infer" % urllib.parse.quote(model, safe=":")
+        path = "/v2/models/%s/infer" % model  # _model_path: quoted
         _, hdrs, data = self.request(
             "POST", path, head + b"".join(blobs),
             {"Content-Type": "application/octet-stream",

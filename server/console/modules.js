@@ -46,8 +46,13 @@
       el('span', { className: 'sig' }, signature(f)));
     const kind = m.artifact ? el('div', { className: 'note' },
       'artifact, StableHLO ' + (m.artifact.stablehlo_version || '?')) : null;
+    /* its names (issue #34): NAME vN, with TEAM/ for an admin's token */
+    const names = (m.names || []).length ? el('div', { className: 'note names' },
+      m.names.map((n) => (n.team ? n.team + '/' : '') + n.name + ' v' + n.version)
+        .join(', ')) : null;
     return el('tr', { dataset: { id: m.id } },
-      el('td', { className: 'mono', title: m.id }, m.id.slice(0, 19) + '…', kind),
+      el('td', { className: 'mono', title: m.id }, m.id.slice(0, 19) + '…', kind,
+         names),
       el('td', { className: 'mono' }, m.entry || ''),
       el('td', {}, sigs),
       el('td', { className: 'nowrap' }, grid),

@@ -444,6 +444,12 @@ cache_entry *cache_insert(srv_cache *c, cache_entry *e, bool *too_big) {
   return got;
 }
 
+void cache_retain(srv_cache *c, cache_entry *e) {
+  pthread_mutex_lock(&c->lock);
+  e->refs++;
+  pthread_mutex_unlock(&c->lock);
+}
+
 void cache_release(srv_cache *c, cache_entry *e) {
   if (!e) return;
   pthread_mutex_lock(&c->lock);
@@ -759,6 +765,13 @@ bool cache_disown(srv_cache *c, const uint8_t key[32], const void *owner) {
 }
 
 char *cache_list_for(srv_cache *c, const void *owner) {
+  return cache_list_with(c, owner, NULL, NULL);
+}
+
+char *cache_list_with(srv_cache *c, const void *owner,
+                      void (*more)(struct strbuf *b, const cache_entry *e,
+                                   void *ctx),
+                      void *ctx) {
   strbuf b = {0};
   shlo__sb_puts(&b, "{\"modules\":[");
   pthread_mutex_lock(&c->lock);
@@ -767,7 +780,13 @@ char *cache_list_for(srv_cache *c, const void *owner) {
     if (!owned_by(e, owner)) continue;
     if (!first) shlo__sb_putc(&b, ',');
     first = false;
-    shlo__sb_puts(&b, e->info);
+    if (!more) {
+      shlo__sb_puts(&b, e->info);
+      continue;
+    }
+    shlo__sb_add(&b, e->info, strlen(e->info) - 1); /* without its '}' */
+    more(&b, e, ctx);
+    shlo__sb_putc(&b, '}');
   }
   pthread_mutex_unlock(&c->lock);
   shlo__sb_puts(&b, "]}");

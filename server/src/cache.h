@@ -156,6 +156,9 @@ cache_entry *cache_entry_new(shlo_module *m, const uint8_t key[32],
  * (it lives until released) and *too_big is set. */
 cache_entry *cache_insert(srv_cache *c, cache_entry *e, bool *too_big);
 void cache_release(srv_cache *c, cache_entry *e);
+/* One more reference to e, which the caller holds one of already (linked
+ * or not): released with cache_release. */
+void cache_retain(srv_cache *c, cache_entry *e);
 /* Unlink; false if absent. */
 bool cache_remove(srv_cache *c, const uint8_t key[32]);
 /* The executable of `entry` (NULL: e->entry, else the module's entry
@@ -225,5 +228,13 @@ cache_entry *cache_insert_for(srv_cache *c, cache_entry *e, const void *owner,
 bool cache_disown(srv_cache *c, const uint8_t key[32], const void *owner);
 /* {"modules": [info...]} of the entries owner owns (NULL: all). */
 char *cache_list_for(srv_cache *c, const void *owner);
+/* The same, with more(b, e, ctx) adding keys (",\"k\":v...") to each
+ * entry's object; it runs under the cache lock, so it takes no lock that
+ * is ever held while the cache lock is taken. */
+struct strbuf;
+char *cache_list_with(srv_cache *c, const void *owner,
+                      void (*more)(struct strbuf *b, const cache_entry *e,
+                                   void *ctx),
+                      void *ctx);
 
 #endif

@@ -138,6 +138,17 @@ static const opt options[] = {
      "module store directory: registered modules (and their names) are "
      "kept there and known again after a restart; empty = memory only",
      true},
+    {"model-repository", OPT_STR, OFF(model_repository), 0, 0, "",
+     "model repository directory, as Triton's: NAME/VERSION/model.mlir (or "
+     "model.mlir.bc) and an optional NAME/config.json; empty = none",
+     true},
+    {"model-control-mode", OPT_STR, OFF(model_control_mode), 0, 0, "none",
+     "none: load the repository at start (and on SIGHUP); poll: also rescan "
+     "it every repository-poll-secs; explicit: POST "
+     "/v2/repository/models/NAME/load|unload", true},
+    {"repository-poll-secs", OPT_INT, OFF(repository_poll_secs), 1, 86400,
+     "15", "seconds between two scans of the model repository in "
+     "model-control-mode poll", true},
     {"tls-cert", OPT_STR, OFF(tls_cert), 0, 0, "",
      "PEM certificate (chain) file: with tls-key, HTTP becomes HTTPS", true},
     {"tls-key", OPT_STR, OFF(tls_key), 0, 0, "",

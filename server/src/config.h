@@ -25,6 +25,8 @@ typedef struct srv_config {
   char *grid_backend;        /* "threads" or "mpi" */
   char *audit_log;           /* the same, for the audit log (audit.c);
                                 strings stay before the limits */
+  char *model_repository;    /* repository.h; "" = none */
+  char *model_control_mode;  /* none, poll or explicit */
   /* limits */
   int64_t max_body_bytes;
   int64_t max_tensor_elements;
@@ -79,6 +81,7 @@ typedef struct srv_config {
   int64_t trace_sample_ppm;  /* trace-sample-rate, parts per million */
   int64_t trace_keep, trace_keep_bytes, trace_keep_s, trace_max_spans;
   int64_t metrics_max_modules; /* per-module series (modmetrics.c) */
+  int64_t repository_poll_secs; /* model-control-mode poll's period */
 } srv_config;
 
 /* Fill every option with its default. */

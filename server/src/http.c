@@ -98,7 +98,9 @@ static const char *allowed(srv_route r) {
   case R_READYZ:
   case R_OIP_HEALTH:
   case R_OIP:
+  case R_OIP_MODELS:
   case R_METRICS: return "GET, HEAD";
+  case R_OIP_REPO: return "GET, POST";
   case R_TRACE:
   case R_HISTORY: return "GET";
   default: return srv_execs_allowed(r);
@@ -151,8 +153,9 @@ enum MHD_Result srv_http_reply(srv_request *r) {
   r->state = RS_DONE;
   if (r->conn_state) r->conn_state->busy = true;
   if (!r->resp) srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
-  bool oip = r->route == R_OIP || r->route == R_OIP_HEALTH ||
-             r->route == R_OIP_INFER;
+  /* every answer under /v2, a 404 or 405 of no route included */
+  bool oip = !strncmp(r->path, "/v2", 3) &&
+             (!r->path[3] || r->path[3] == '/' || r->path[3] == '?');
   if (oip && r->status >= 400) srv_oip_error_shape(r);
   if (r->resp && !r->resp_text && !r->oip_json_len) { /* end JSON with a
                                                           newline, for curl */
@@ -328,6 +331,38 @@ static enum MHD_Result submit(srv_request *r, void (*work)(srv_job *)) {
   return MHD_YES;
 }
 
+/* Each module's names in GET /v1/modules: the caller's team's (with
+ * their team for an admin, who sees every team's). */
+typedef struct names_of_ctx {
+  srv_server *s;
+  const char *team; /* NULL: every team's, each with its team */
+} names_of_ctx;
+
+static void module_names(strbuf *b, const cache_entry *e, void *arg) {
+  names_of_ctx *ctx = arg;
+  srv_name_row rows[32];
+  int n = srv_names_of(&ctx->s->names, ctx->team, e->id, rows, 32);
+  shlo__sb_puts(b, ",\"names\":[");
+  for (int i = 0; i < n && i < 32; i++) {
+    shlo__sb_puts(b, i ? ",{" : "{");
+    if (!ctx->team) {
+      shlo__json_key(b, "team", true);
+      shlo__json_str(b, rows[i].team);
+    }
+    shlo__json_key(b, "name", ctx->team != NULL);
+    shlo__json_str(b, rows[i].name);
+    shlo__sb_printf(b, ",\"version\":%d}", rows[i].version);
+  }
+  shlo__sb_putc(b, ']');
+}
+
+static char *modules_listing(srv_request *r) {
+  const srv_team *team = srv_listing_team(r);
+  names_of_ctx ctx = {r->srv, team ? team->name : NULL};
+  return cache_list_with(&r->srv->cache, srv_visible_owner(r), module_names,
+                         &ctx);
+}
+
 static enum MHD_Result dispatch(srv_request *r, const char *method) {
   srv_server *s = r->srv;
   switch (r->route) {
@@ -351,7 +386,7 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
     break;
   case R_MODULES:
     if (!strcmp(method, "POST")) return submit(r, srv_job_register);
-    set_body(r, 200, cache_list_for(&s->cache, srv_visible_owner(r)), false);
+    set_body(r, 200, modules_listing(r), false);
     break;
   case R_MODULE: {
     uint8_t key[32];
@@ -391,6 +426,8 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
   case R_OIP_HEALTH:
   case R_OIP:
   case R_OIP_INFER:
+  case R_OIP_MODELS:
+  case R_OIP_REPO:
     if (srv_oip_answer_inline(r)) break;
     return submit(r, srv_job_oip);
   default:
@@ -497,6 +534,11 @@ static const char *allowed_path(srv_route route) {
 }
 
 const void *srv_visible_owner(const srv_request *r) {
+  return r->scopes & SRV_SCOPE_ADMIN ? NULL : r->team;
+}
+
+const srv_team *srv_listing_team(const srv_request *r) {
+  if (!r->srv->n_tokens) return r->team; /* one team: names as they are */
   return r->scopes & SRV_SCOPE_ADMIN ? NULL : r->team;
 }
 

@@ -21,6 +21,7 @@
 #include "modmetrics.h"
 #include "otlp.h"
 #include "traces.h"
+#include "repository.h"
 #include "store.h"
 #include "shlo/grid_mpi.h"
 
@@ -163,6 +164,10 @@ int main(int argc, char **argv) {
     rc = 2;
     goto out;
   }
+  if (srv_repository_start(&s)) {
+    rc = 2;
+    goto out;
+  }
   if (pool_init(&s.pool, s.loop, (int)s.cfg.threads, (int)s.cfg.max_queue,
                 (int)s.cfg.worker_spin_us * 1000, srv_http_drained, &s)) {
     fprintf(stderr, "shlo-server: cannot start worker threads\n");
@@ -207,6 +212,7 @@ out:
   free(s.bin);
   counts_free(&s.per_ip);
   counts_free(&s.per_client);
+  srv_repository_stop(&s); /* its references, before the cache goes */
   cache_destroy(&s.cache);
   srv_store_stop(&s);
   srv_auth_free(&s);

@@ -186,3 +186,34 @@ void srv_names_drop(srv_names *t, const char *team, const char *id) {
   }
   pthread_mutex_unlock(&t->lock);
 }
+
+bool srv_names_drop_version(srv_names *t, const char *team, const char *name,
+                            int version) {
+  pthread_mutex_lock(&t->lock);
+  int at = version > 0 ? find_locked(t, team, name, version) : -1;
+  if (at >= 0) t->rows[at] = t->rows[--t->n];
+  pthread_mutex_unlock(&t->lock);
+  return at >= 0;
+}
+
+static int by_team_name_version(const void *a, const void *b) {
+  const srv_name_row *x = a, *y = b;
+  int c = strcmp(x->team, y->team);
+  if (!c) c = strcmp(x->name, y->name);
+  return c ? c : x->version - y->version;
+}
+
+int srv_names_snapshot(srv_names *t, const char *team, srv_name_row **out) {
+  *out = NULL;
+  pthread_mutex_lock(&t->lock);
+  int n = 0;
+  srv_name_row *rows = t->n ? malloc((size_t)t->n * sizeof *rows) : NULL;
+  if (t->n && !rows) n = -1;
+  for (int i = 0; rows && i < t->n; i++)
+    if (!team || !strcmp(t->rows[i].team, team)) rows[n++] = t->rows[i];
+  pthread_mutex_unlock(&t->lock);
+  if (n > 1) qsort(rows, (size_t)n, sizeof *rows, by_team_name_version);
+  if (n <= 0) free(rows);
+  else *out = rows;
+  return n;
+}

@@ -65,5 +65,13 @@ int srv_names_versions(srv_names *t, const char *team, const char *name,
                        int *out, int cap);
 /* Drop the versions naming id that team holds (team NULL: every team's). */
 void srv_names_drop(srv_names *t, const char *team, const char *id);
+/* Drop one version of team's name (a model repository's unload); false
+ * when there was none. */
+bool srv_names_drop_version(srv_names *t, const char *team, const char *name,
+                            int version);
+/* A copy of team's rows (NULL: every team's), sorted by team, name and
+ * version, into *out (malloc'd, NULL when there are none); returns how
+ * many, -1 when out of memory. */
+int srv_names_snapshot(srv_names *t, const char *team, srv_name_row **out);
 
 #endif

@@ -10,6 +10,7 @@
 #include "shlo/protocol.h"
 #include "shlo/grid.h"
 #include "shlo/version.h"
+#include "repository.h"
 #include "store.h"
 
 /* ---- datatypes: the protocol's table against the engine's types ---- */
@@ -32,6 +33,112 @@ static const char *datatype_of(const shlo_type *t) {
   for (size_t i = 0; i < sizeof datatypes / sizeof *datatypes; i++)
     if (datatypes[i].et == t->elem) return datatypes[i].name;
   return NULL;
+}
+
+/* ---- tensor names ---- */
+
+/* The names of a model's inputs (or outputs), in order: a model
+ * repository's config.json names them; else a JAX export's jax.arg_info /
+ * jax.result_info attributes, when each is a usable name and no two are
+ * the same; else input0, input1, ... (output0, ...). */
+#define OIP_IO_NAME_LEN 128
+
+typedef struct io_names {
+  int n;
+  char (*name)[OIP_IO_NAME_LEN];
+} io_names;
+
+/* The string attribute key of dictionary d, or NULL. */
+static const char *dict_string(const shlo_attr *d, const char *key) {
+  if (!d || d->kind != SHLO_ATTR_STRUCT || d->struct_name) return NULL;
+  for (int i = 0; i < d->n; i++)
+    if (!strcmp(d->fields[i].name, key) && d->fields[i].value &&
+        d->fields[i].value->kind == SHLO_ATTR_STRING)
+      return d->fields[i].value->str;
+  return NULL;
+}
+
+/* A name a client can send back: 1..127 printable ASCII bytes. */
+static bool usable_name(const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  if (!n || n >= OIP_IO_NAME_LEN) return false;
+  for (size_t i = 0; i < n; i++)
+    if (s[i] < 0x20 || s[i] > 0x7e) return false;
+  return true;
+}
+
+static bool names_distinct(const io_names *io) {
+  for (int i = 0; i < io->n; i++)
+    for (int j = 0; j < i; j++)
+      if (!strcmp(io->name[i], io->name[j])) return false;
+  return true;
+}
+
+/* The program's own names (JAX's attributes), into io; false when one
+ * is missing, unusable, or two are the same. */
+static bool program_names(const shlo_func *f, bool output, io_names *io) {
+  const shlo_attr **attrs = output ? f->result_attrs : f->arg_attrs;
+  const char *key = output ? "jax.result_info" : "jax.arg_info";
+  for (int i = 0; i < io->n; i++) {
+    const char *nm = attrs ? dict_string(attrs[i], key) : NULL;
+    if (!usable_name(nm)) return false;
+    snprintf(io->name[i], OIP_IO_NAME_LEN, "%s", nm);
+  }
+  return names_distinct(io);
+}
+
+static void io_names_free(io_names *io) {
+  free(io->name);
+  io->name = NULL;
+  io->n = 0;
+}
+
+/* The names of module id's function f: false when out of memory. */
+static bool io_names_make(srv_server *s, const char *id, const shlo_func *f,
+                          bool output, io_names *io) {
+  io->n = output ? f->n_results : f->n_args;
+  io->name = calloc((size_t)io->n + 1, sizeof *io->name);
+  if (!io->name) return false;
+  bool named = true;
+  for (int i = 0; i < io->n && named; i++)
+    named = srv_repository_io_name(s, id, output, i, io->name[i],
+                                   OIP_IO_NAME_LEN) &&
+            usable_name(io->name[i]);
+  if (named && names_distinct(io)) return true;
+  if (program_names(f, output, io)) return true;
+  for (int i = 0; i < io->n; i++)
+    snprintf(io->name[i], OIP_IO_NAME_LEN, "%s%d",
+             output ? "output" : "input", i);
+  return true;
+}
+
+/* The index of a tensor name in io, or -1.  The positional name (inputN,
+ * outputN) is also taken where no tensor is named so. */
+static int io_index(const io_names *io, const char *s, const char *kind) {
+  if (!s) return -1;
+  for (int i = 0; i < io->n; i++)
+    if (!strcmp(io->name[i], s)) return i;
+  size_t k = strlen(kind);
+  if (strncmp(s, kind, k) || s[k] < '0' || s[k] > '9' ||
+      (s[k] == '0' && s[k + 1]))
+    return -1;
+  char *end;
+  long i = strtol(s + k, &end, 10);
+  return *end || i < 0 || i >= io->n ? -1 : (int)i;
+}
+
+/* "a, b, c" of io's names (at most cap bytes, "..." when cut). */
+static void io_list(const io_names *io, char *out, size_t cap) {
+  size_t at = 0;
+  out[0] = 0;
+  for (int i = 0; i < io->n && at < cap; i++) {
+    int w = snprintf(out + at, cap - at, "%s%s", i ? ", " : "", io->name[i]);
+    if (w < 0 || (size_t)w >= cap - at) {
+      snprintf(out + (cap > 4 ? cap - 4 : 0), cap > 4 ? 4 : cap, "...");
+      return;
+    }
+    at += (size_t)w;
+  }
 }
 
 /* ---- answers ---- */
@@ -72,15 +179,87 @@ srv_route srv_oip_match(const char *url) {
   if (!strcmp(url, "/v2/health/live") || !strcmp(url, "/v2/health/ready"))
     return R_OIP_HEALTH;
   if (!strcmp(url, "/v2") || !strcmp(url, "/v2/")) return R_OIP;
+  if (!strcmp(url, "/v2/models") || !strcmp(url, "/v2/models/"))
+    return R_OIP_MODELS;
+  if (!strcmp(url, "/v2/repository/index") ||
+      !strncmp(url, "/v2/repository/models/", 22))
+    return R_OIP_REPO;
   if (strncmp(url, "/v2/models/", 11) || !url[11]) return R_OTHER;
   size_t n = strlen(url);
   if (n > 6 && !strcmp(url + n - 6, "/infer")) return R_OIP_INFER;
   return R_OIP;
 }
 
+/* GET /v2/models: the caller's team's models, each with its versions
+ * (an admin's: every team's, as TEAM/NAME). */
+static void models_listing(srv_request *r) {
+  const srv_team *owner = srv_listing_team(r);
+  srv_name_row *rows;
+  int n = srv_names_snapshot(&r->srv->names, owner ? owner->name : NULL,
+                             &rows);
+  if (n < 0) {
+    oip_error(r, 500, "out of memory");
+    return;
+  }
+  strbuf b = {0};
+  shlo__sb_puts(&b, "{\"models\":[");
+  for (int i = 0; i < n; i++) {
+    bool first = !i || strcmp(rows[i].team, rows[i - 1].team) ||
+                 strcmp(rows[i].name, rows[i - 1].name);
+    bool last = i == n - 1 || strcmp(rows[i].team, rows[i + 1].team) ||
+                strcmp(rows[i].name, rows[i + 1].name);
+    if (first) {
+      char full[2 * SRV_NAME_LEN + 1];
+      snprintf(full, sizeof full, "%s%s%s", owner ? "" : rows[i].team,
+               owner ? "" : "/", rows[i].name);
+      shlo__sb_puts(&b, i ? ",{" : "{");
+      shlo__json_key(&b, "name", true);
+      shlo__json_str(&b, full);
+      shlo__sb_puts(&b, ",\"platform\":\"shlo_stablehlo\",\"versions\":[");
+    }
+    shlo__sb_printf(&b, "%s\"%d\"", first ? "" : ",", rows[i].version);
+    if (last) shlo__sb_puts(&b, "]}");
+  }
+  shlo__sb_puts(&b, "]}");
+  free(rows);
+  reply(r, 200, shlo__sb_take(&b));
+}
+
+/* /v2/repository/index (GET, or POST with {"ready": true} for the ready
+ * versions only). */
+static void repository_index(srv_request *r) {
+  bool ready_only = false;
+  if (r->body && r->len) {
+    cJSON *q = shlo_proto_json_parse(r->body, r->len, NULL);
+    if (q && !cJSON_IsObject(q)) {
+      cJSON_Delete(q);
+      q = NULL;
+    }
+    if (!q) {
+      oip_error(r, 400, "the index request is not one JSON object");
+      return;
+    }
+    ready_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "ready"));
+    cJSON_Delete(q);
+  }
+  /* without tokens every caller is an admin: the models never loaded
+   * (which have no team yet) are listed too */
+  const srv_team *owner = srv_visible_owner(r);
+  char *json = srv_repository_index(r->srv, owner ? owner->name : NULL,
+                                    ready_only);
+  if (!json) oip_error(r, 500, "out of memory");
+  else reply(r, 200, json);
+}
+
 bool srv_oip_answer_inline(srv_request *r) {
   const char *u = r->path;
-  if (!strcmp(u, "/v2/health/live")) {
+  if (!strcmp(u, "/v2/models") || !strcmp(u, "/v2/models/")) {
+    models_listing(r);
+  } else if (!strcmp(u, "/v2/repository/index")) {
+    repository_index(r);
+  } else if (!strncmp(u, "/v2/repository/", 15)) {
+    return false; /* load, unload: a worker's (they compile) */
+  } else if (!strcmp(u, "/v2/health/live")) {
     reply(r, 200, strdup("{\"live\":true}"));
   } else if (!strcmp(u, "/v2/health/ready")) {
     bool ready = !r->srv->draining;
@@ -158,7 +337,7 @@ static const shlo_func *model_func(srv_request *r, cache_entry *e) {
 /* {"name","datatype","shape"} of argument or result i; false (error set)
  * when the type has no datatype in the protocol. */
 static bool tensor_meta(srv_request *r, strbuf *b, const char *kind, int i,
-                        const shlo_type *t) {
+                        const char *name, const shlo_type *t) {
   const char *dt = datatype_of(t);
   char ty[256];
   if (!dt) {
@@ -167,8 +346,10 @@ static bool tensor_meta(srv_request *r, strbuf *b, const char *kind, int i,
                       "datatype for", kind, i, ty);
     return false;
   }
-  shlo__sb_printf(b, "%s{\"name\":\"%s%d\",\"datatype\":\"%s\",\"shape\":[",
-                  i ? "," : "", kind, i, dt);
+  shlo__sb_puts(b, i ? ",{" : "{");
+  shlo__json_key(b, "name", true);
+  shlo__json_str(b, name);
+  shlo__sb_printf(b, ",\"datatype\":\"%s\",\"shape\":[", dt);
   for (int d = 0; d < t->rank; d++)
     shlo__sb_printf(b, "%s%lld", d ? "," : "",
                     t->dims[d] < 0 ? -1LL : (long long)t->dims[d]);
@@ -193,6 +374,14 @@ static void model_metadata(srv_request *r, cache_entry *e, const char *name,
                            const char *team) {
   const shlo_func *f = model_func(r, e);
   if (!f) return;
+  io_names ins = {0}, outs = {0};
+  if (!io_names_make(r->srv, e->id, f, false, &ins) ||
+      !io_names_make(r->srv, e->id, f, true, &outs)) {
+    io_names_free(&ins);
+    io_names_free(&outs);
+    oip_error(r, 500, "out of memory");
+    return;
+  }
   strbuf b = {0};
   shlo__sb_putc(&b, '{');
   shlo__json_key(&b, "name", true);
@@ -206,17 +395,22 @@ static void model_metadata(srv_request *r, cache_entry *e, const char *name,
   shlo__json_key(&b, "inputs", false);
   shlo__sb_putc(&b, '[');
   for (int i = 0; i < f->n_args; i++)
-    if (!tensor_meta(r, &b, "input", i, f->arg_types[i])) goto fail;
+    if (!tensor_meta(r, &b, "input", i, ins.name[i], f->arg_types[i]))
+      goto fail;
   shlo__sb_putc(&b, ']');
   shlo__json_key(&b, "outputs", false);
   shlo__sb_putc(&b, '[');
   for (int i = 0; i < f->n_results; i++)
-    if (!tensor_meta(r, &b, "output", i, f->result_types[i])) goto fail;
+    if (!tensor_meta(r, &b, "output", i, outs.name[i], f->result_types[i]))
+      goto fail;
   shlo__sb_puts(&b, "]}");
   reply(r, 200, shlo__sb_take(&b));
-  return;
+  goto out;
 fail:
   shlo__sb_free(&b);
+out:
+  io_names_free(&ins);
+  io_names_free(&outs);
 }
 
 /* ---- inference ---- */
@@ -233,17 +427,8 @@ typedef struct infer {
   size_t bin_len, bin_used;
   shlo_value **args, **res;
   int n_res;
+  io_names ins, outs; /* the model's tensor names */
 } infer;
-
-/* "inputN" / "outputN" -> N, or -1. */
-static int tensor_index(const char *s, const char *kind, int n) {
-  size_t k = strlen(kind);
-  if (!s || strncmp(s, kind, k) || s[k] < '0' || s[k] > '9') return -1;
-  char *end;
-  long i = strtol(s + k, &end, 10);
-  if (*end || i < 0 || i >= n || (s[k] == '0' && s[k + 1])) return -1;
-  return (int)i;
-}
 
 /* The input's "parameters"."binary_data_size", -1 when absent. */
 static int64_t binary_size(const cJSON *t) {
@@ -265,12 +450,13 @@ static bool check_head(infer *in, const cJSON *t, int i, const shlo_type *ty) {
   char tys[256];
   shlo_type_format(ty, tys, sizeof tys);
   if (!want) {
-    oip_error(in->r, 400, "input%d is %s, which the Open Inference Protocol "
-                          "has no datatype for", i, tys);
+    oip_error(in->r, 400, "%s is %s, which the Open Inference Protocol "
+                          "has no datatype for", in->ins.name[i], tys);
     return false;
   }
   if (!cJSON_IsString(dt) || strcmp(dt->valuestring, want)) {
-    oip_error(in->r, 400, "input%d: datatype %s, the model takes %s (%s)", i,
+    oip_error(in->r, 400, "%s: datatype %s, the model takes %s (%s)",
+              in->ins.name[i],
               cJSON_IsString(dt) ? dt->valuestring : "missing", want, tys);
     return false;
   }
@@ -279,7 +465,8 @@ static bool check_head(infer *in, const cJSON *t, int i, const shlo_type *ty) {
   for (const cJSON *c = ok ? sh->child : NULL; c && ok; c = c->next, d++)
     ok = cJSON_IsNumber(c) && c->valuedouble >= 0 &&
          (ty->dims[d] < 0 || c->valuedouble == (double)ty->dims[d]);
-  if (!ok) oip_error(in->r, 400, "input%d: the shape is not that of %s", i, tys);
+  if (!ok) oip_error(in->r, 400, "%s: the shape is not that of %s",
+                    in->ins.name[i], tys);
   return ok;
 }
 
@@ -296,26 +483,26 @@ static bool binary_input(infer *in, const cJSON *t, int i,
   const srv_config *cfg = &in->r->srv->cfg;
   if (numel < 0 || numel > cfg->max_tensor_elements ||
       size > cfg->max_tensor_bytes) {
-    oip_error(in->r, 413, "input%d: over max-tensor-elements (%lld) or "
-                          "max-tensor-bytes (%lld)", i,
+    oip_error(in->r, 413, "%s: over max-tensor-elements (%lld) or "
+                          "max-tensor-bytes (%lld)", in->ins.name[i],
               (long long)cfg->max_tensor_elements,
               (long long)cfg->max_tensor_bytes);
     return false;
   }
   shlo_value *v = shlo_tensor_new(ty->elem, ty->rank, dims);
   if (!v) {
-    oip_error(in->r, 413, "input%d: out of memory", i);
+    oip_error(in->r, 413, "%s: out of memory", in->ins.name[i]);
     return false;
   }
   in->args[i] = v;
   if ((uint64_t)size != v->nbytes) {
-    oip_error(in->r, 400, "input%d: binary_data_size is %lld, the shape "
-                          "needs %zu bytes", i, (long long)size, v->nbytes);
+    oip_error(in->r, 400, "%s: binary_data_size is %lld, the shape "
+                          "needs %zu bytes", in->ins.name[i], (long long)size, v->nbytes);
     return false;
   }
   if (in->bin_len - in->bin_used < v->nbytes) {
-    oip_error(in->r, 400, "input%d: the body ends %zu bytes into its binary "
-                          "data", i, in->bin_len - in->bin_used);
+    oip_error(in->r, 400, "%s: the body ends %zu bytes into its binary "
+                          "data", in->ins.name[i], in->bin_len - in->bin_used);
     return false;
   }
   memcpy(v->data, in->bin + in->bin_used, v->nbytes);
@@ -323,7 +510,8 @@ static bool binary_input(infer *in, const cJSON *t, int i,
   if (v->elem == SHLO_I1)
     for (size_t k = 0; k < v->nbytes; k++)
       if (((const uint8_t *)v->data)[k] > 1) {
-        oip_error(in->r, 400, "input%d: BOOL byte %zu is %u, not 0 or 1", i,
+        oip_error(in->r, 400, "%s: BOOL byte %zu is %u, not 0 or 1",
+                  in->ins.name[i],
                   k, ((const uint8_t *)v->data)[k]);
         return false;
       }
@@ -338,7 +526,8 @@ static bool json_input(infer *in, const cJSON *t, int i, const shlo_type *ty) {
                            (int)cfg->max_inputs};
   const cJSON *data = cJSON_GetObjectItemCaseSensitive(t, "data");
   if (!data) {
-    oip_error(in->r, 400, "input%d: no \"data\" and no binary_data_size", i);
+    oip_error(in->r, 400, "%s: no \"data\" and no binary_data_size",
+              in->ins.name[i]);
     return false;
   }
   cJSON *obj = cJSON_CreateObject(), *shape = cJSON_CreateArray();
@@ -357,8 +546,8 @@ static bool json_input(infer *in, const cJSON *t, int i, const shlo_type *ty) {
     oip_error(in->r, 500, "out of memory");
     return false;
   }
-  char path[32];
-  snprintf(path, sizeof path, "input%d", i);
+  char path[OIP_IO_NAME_LEN];
+  snprintf(path, sizeof path, "%s", in->ins.name[i]);
   shlo_proto_error pe;
   int rc = shlo_proto_tensor_decode(obj, ty, &lim, path, &in->args[i], &pe);
   cJSON_Delete(obj);
@@ -369,9 +558,11 @@ static bool json_input(infer *in, const cJSON *t, int i, const shlo_type *ty) {
 static bool decode_inputs(infer *in) {
   const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(in->root, "inputs");
   const shlo_func *f = in->f;
-  if (!cJSON_IsArray(inputs) || cJSON_GetArraySize(inputs) != f->n_args) {
-    oip_error(in->r, 400, "\"inputs\" must list the model's %d input%s",
-              f->n_args, f->n_args == 1 ? "" : "s");
+  char names[512];
+  io_list(&in->ins, names, sizeof names);
+  if (!cJSON_IsArray(inputs)) {
+    oip_error(in->r, 400, "\"inputs\" must list the model's %d input%s (%s)",
+              f->n_args, f->n_args == 1 ? "" : "s", names);
     return false;
   }
   in->args = calloc((size_t)f->n_args + 1, sizeof *in->args);
@@ -381,25 +572,32 @@ static bool decode_inputs(infer *in) {
   }
   for (const cJSON *t = inputs->child; t; t = t->next) {
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(t, "name");
-    int i = tensor_index(cJSON_IsString(nm) ? nm->valuestring : NULL, "input",
-                         f->n_args);
+    int i = io_index(&in->ins, cJSON_IsString(nm) ? nm->valuestring : NULL,
+                     "input");
     if (i < 0 || in->args[i]) {
-      oip_error(in->r, 400, "input %s: %s", cJSON_IsString(nm) ?
+      oip_error(in->r, 400, "input %s: %s%s", cJSON_IsString(nm) ?
                 nm->valuestring : "without a name", i < 0 ?
-                "the model's inputs are input0, input1, ..." : "given twice");
+                "the model has no such input; its inputs are " :
+                "given twice", i < 0 ? names : "");
       return false;
     }
     const shlo_type *ty = f->arg_types[i];
     if (!check_head(in, t, i, ty)) return false;
     int64_t size = binary_size(t);
     if (size == -2) {
-      oip_error(in->r, 400, "input%d: binary_data_size must be a number of "
-                            "bytes", i);
+      oip_error(in->r, 400, "%s: binary_data_size must be a number of "
+                            "bytes", in->ins.name[i]);
       return false;
     }
     if (!(size >= 0 ? binary_input(in, t, i, ty, size) : json_input(in, t, i, ty)))
       return false;
   }
+  for (int i = 0; i < f->n_args; i++)
+    if (!in->args[i]) {
+      oip_error(in->r, 400, "input %s is missing; the model's inputs are %s",
+                in->ins.name[i], names);
+      return false;
+    }
   if (in->bin_used != in->bin_len) {
     oip_error(in->r, 400, "%zu bytes of binary data follow the JSON, the "
                           "inputs use %zu", in->bin_len, in->bin_used);
@@ -442,12 +640,13 @@ static bool choose_outputs(infer *in, wanted *w) {
   }
   for (const cJSON *o = outs->child; o; o = o->next, w->n++) {
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
-    int i = tensor_index(cJSON_IsString(nm) ? nm->valuestring : NULL,
-                         "output", n);
+    int i = io_index(&in->outs, cJSON_IsString(nm) ? nm->valuestring : NULL,
+                     "output");
     if (i < 0) {
-      oip_error(in->r, 400, "no output %s: the model's outputs are output0 "
-                "to output%d", cJSON_IsString(nm) ? nm->valuestring : "(no "
-                "name)", n - 1);
+      char names[512];
+      io_list(&in->outs, names, sizeof names);
+      oip_error(in->r, 400, "no output %s: the model's outputs are %s",
+                cJSON_IsString(nm) ? nm->valuestring : "(no name)", names);
       return false;
     }
     w->idx[w->n] = i;
@@ -467,12 +666,14 @@ static bool put_output(infer *in, strbuf *b, strbuf *bin, int k, int i,
                        ? datatype_of(in->f->result_types[i])
                        : NULL;
   if (!dt) {
-    oip_error(in->r, 400, "output%d has no datatype in the Open Inference "
-                          "Protocol", i);
+    oip_error(in->r, 400, "%s has no datatype in the Open Inference "
+                          "Protocol", in->outs.name[i]);
     return false;
   }
-  shlo__sb_printf(b, "%s{\"name\":\"output%d\",\"datatype\":\"%s\","
-                  "\"shape\":[", k ? "," : "", i, dt);
+  shlo__sb_puts(b, k ? ",{" : "{");
+  shlo__json_key(b, "name", true);
+  shlo__json_str(b, in->outs.name[i]);
+  shlo__sb_printf(b, ",\"datatype\":\"%s\",\"shape\":[", dt);
   for (int d = 0; d < v->rank; d++)
     shlo__sb_printf(b, "%s%lld", d ? "," : "", (long long)v->dims[d]);
   shlo__sb_puts(b, "],");
@@ -598,6 +799,11 @@ static void run_infer(infer *in) {
     return;
   }
   in->f = shlo_executable_entry(in->x);
+  if (!io_names_make(s, in->e->id, in->f, false, &in->ins) ||
+      !io_names_make(s, in->e->id, in->f, true, &in->outs)) {
+    oip_error(r, 500, "out of memory");
+    return;
+  }
   if (!read_request(in) || !decode_inputs(in)) return;
   shlo_exec_opts opts = {.timeout_s = (double)s->cfg.default_timeout_ms / 1e3,
                          .print_stream = s->devnull,
@@ -620,18 +826,55 @@ static void run_infer(infer *in) {
     answer_infer(in);
 }
 
+/* POST /v2/repository/models/NAME/load|unload: an admin's (or anyone's
+ * on a server without tokens), in --model-control-mode explicit. */
+static void repository_control(srv_request *r) {
+  const char *p = r->path + 22, *slash = strchr(p, '/');
+  bool load = slash && !strcmp(slash, "/load");
+  if (!slash || (!load && strcmp(slash, "/unload")) || slash == p) {
+    oip_error(r, 404, "no route %s", r->path);
+    return;
+  }
+  if (strcmp(r->method, "POST")) {
+    oip_error(r, 405, "%s takes POST", r->path);
+    return;
+  }
+  if (r->srv->n_tokens && !(r->scopes & SRV_SCOPE_ADMIN)) {
+    oip_error(r, 403, "loading and unloading models needs an admin token");
+    return;
+  }
+  char name[SRV_NAME_LEN], why[1024];
+  size_t n = (size_t)(slash - p);
+  if (n >= sizeof name) {
+    oip_error(r, 400, "malformed model name in %s", r->path);
+    return;
+  }
+  memcpy(name, p, n);
+  name[n] = 0;
+  int st = load ? srv_repository_load(r->srv, name, why, sizeof why)
+                : srv_repository_unload(r->srv, name, why, sizeof why);
+  if (st == 200) reply(r, 200, strdup("{}"));
+  else oip_error(r, st, "%s", why);
+}
+
 void srv_job_oip(srv_job *j) {
   srv_request *r = (srv_request *)j;
   char name[OIP_NAME_LEN], why[512];
   const char *rest;
   int version, found;
+  if (!strncmp(r->path, "/v2/repository/models/", 22)) {
+    repository_control(r);
+    return;
+  }
   if (!split_path(r, name, &version, &rest)) return;
   const void *owner = srv_visible_owner(r);
   char whose[SRV_NAME_LEN];
   cache_entry *e = srv_module_by_name(r->srv, r->team, owner == NULL, name,
                                       version, &found, whose, why,
                                       sizeof why);
-  if (e && owner && !cache_owns(&r->srv->cache, e, owner)) {
+  /* a name resolves within the caller's team already; an id must be a
+   * module the team owns */
+  if (e && owner && !found && !cache_owns(&r->srv->cache, e, owner)) {
     cache_release(&r->srv->cache, e); /* another team's: unknown here */
     e = NULL;
     snprintf(why, sizeof why, "no model %s", name);
@@ -667,5 +910,7 @@ void srv_job_oip(srv_job *j) {
     if (in.args[k]) shlo_value_unref(in.args[k]);
   free(in.args);
   cJSON_Delete(in.root);
+  io_names_free(&in.ins);
+  io_names_free(&in.outs);
   cache_release(&r->srv->cache, e);
 }

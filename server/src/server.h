@@ -41,6 +41,8 @@
   X(OIP_HEALTH, "/v2/health/{live,ready}")              \
   X(OIP, "/v2/models/{name}")                           \
   X(OIP_INFER, "/v2/models/{name}/infer")               \
+  X(OIP_MODELS, "/v2/models")                           \
+  X(OIP_REPO, "/v2/repository/{index,models/{name}/...}") \
   X(TRACE, "/v1/traces/{id}")                           \
   X(HISTORY, "/v1/console/history")                     \
   X(OTHER, "other")
@@ -215,6 +217,8 @@ struct srv_server {
   srv_pool pool;
   srv_cache cache;
   srv_names names;  /* module names per team and version (names.h) */
+  struct srv_repository *repo; /* repository.h: NULL without
+                                  --model-repository */
   srv_metrics metrics;
   srv_token *tokens;
   int n_tokens;
@@ -411,6 +415,9 @@ void srv_quota_release(srv_request *r);
 void srv_team_finished(srv_request *r, bool completed);
 /* The owner whose modules r may see: its team, NULL (all) for admin. */
 const void *srv_visible_owner(const srv_request *r);
+/* The team whose names a listing shows r: its own; NULL (every team's,
+ * each with its team) for an admin's token; the one team without tokens. */
+const srv_team *srv_listing_team(const srv_request *r);
 
 /* audit.c: one JSON line per request */
 typedef struct srv_audit_rec {

@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "repository.h"
 #include "server.h"
 
 int srv_service_notify(const char *state) {
@@ -127,6 +128,7 @@ static void on_hup(uv_signal_t *h, int signum) {
    * quotas stay */
   if (srv_quota_setup(s))
     fprintf(stderr, "shlo-server: reload: out of memory for the teams\n");
+  srv_repository_reload(s); /* on its own thread: loads may compile */
   reopen_log(s);
   if (srv_audit_open(s))
     fprintf(stderr, "shlo-server: reload: kept the audit log open\n");

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "server.h"
+#include "repository.h"
 #include "store.h"
 
 /* Format 2 names modules per team and version ("name TEAM VERSION TIME
@@ -717,6 +718,7 @@ cache_entry *srv_module_by_name(srv_server *s, const srv_team *team,
   if (!cache_id_to_key(id, key)) return NULL;
   snprintf(whose, SRV_NAME_LEN, "%s", who);
   cache_entry *e = srv_module_by_id(s, key, owner, true);
+  if (!e) e = srv_repository_entry(s, id); /* evicted: the repository's */
   if (!e) snprintf(why, cap, "model %s version %d is no longer stored", name,
                    *found);
   return e;

@@ -97,6 +97,19 @@ foreach(name store_module oip_routes model_names)
   set_tests_properties(test_server_${name}_asan PROPERTIES TIMEOUT 300
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;SHLO_TEST_START_S=30")
 endforeach()
+add_test(NAME test_server_oip_models_asan
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/oip_models.py
+          $<TARGET_FILE:shlo-server-asan>)
+set_tests_properties(test_server_oip_models_asan PROPERTIES TIMEOUT 300
+  ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;SHLO_TEST_START_S=30")
+if(TARGET shlo-cli) # `shlo serialize` makes the artifact
+  add_test(NAME test_server_model_repository_asan
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/model_repository.py
+            $<TARGET_FILE:shlo-server-asan> $<TARGET_FILE:shlo-cli>)
+  set_tests_properties(test_server_model_repository_asan PROPERTIES
+    TIMEOUT 600
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;SHLO_TEST_START_S=30")
+endif()
 add_test(NAME test_server_tls_asan
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/tls.sh
           $<TARGET_FILE:shlo-server-asan>)

@@ -38,6 +38,12 @@ TMP = tempfile.mkdtemp(prefix="shlo-pyclient-")
 HELLO = open(os.path.join(os.path.dirname(__file__), "..", "..", "examples",
                           "hello.mlir")).read()
 X, Y = np.float32([1, 2, 3]), np.float32([4, 5, 6])
+# A JAX export's tensor names (jax.arg_info, jax.result_info), issue #34.
+NAMED = """func.func @main(%a: tensor<3xf32> {{jax.arg_info = "x"}}, %b: tensor<3xf32> {{jax.arg_info = "y"}}) -> (tensor<3xf32> {{jax.result_info = "d"}}) {{
+  %r = stablehlo.{op} %a, %b : tensor<3xf32>
+  return %r : tensor<3xf32>
+}}
+"""
 
 check(os.path.realpath(sc.__file__).startswith(WANT_DIR),
       f"shlo_client comes from the installed package in {WANT_DIR}, "
@@ -170,7 +176,8 @@ with sc.Client(url) as c:
           m.entry == "main", f"compile with a name: {m!r}")
     hello_ok(m.execute(X, Y), "the named module runs")
     listed = {x.id: x for x in c.modules()}
-    # (the server's list and info objects do not carry the name)
+    check(m.id in listed and listed[m.id].name == "hello",
+          f"modules() gives each module its name: {listed}")
     check(m.id in listed and listed[m.id].entry == "main" and
           "tensor<3xf32>" in listed[m.id].signature,
           f"modules() lists it with its signature: {listed}")
@@ -186,6 +193,19 @@ with sc.Client(url) as c:
           out["output1"].tolist() == [[1, 4], [2, 5], [3, 6]],
           f"/v2 infer by id, named inputs, one output: {out}")
     check(c.ready(), "/v2/health/ready")
+    # issue #34: the names a JAX export gives its tensors, two versions
+    named = c.compile(NAMED.format(op="add"), name="named")
+    c.compile(NAMED.format(op="subtract"), name="named")
+    check(c.model_metadata("named", version=1)["inputs"][1]["name"] == "y",
+          "model_metadata(version=1) names the tensors")
+    check([(x["name"], x["versions"]) for x in c.models()] ==
+          [("hello", ["1"]), ("named", ["1", "2"])],
+          f"models() lists names and versions: {c.models()}")
+    out = named.execute(inputs={"y": X, "x": Y})  # the latest: subtract
+    check(list(out) == ["d"] and out["d"].tolist() == [3, 3, 3],
+          f"execute(inputs=...) by the program's names: {out}")
+    out = c.infer("named", {"y": X, "x": Y}, version=1)
+    check(out["d"].tolist() == [5, 7, 9], f"infer(version=1): {out}")
     try:
         c.infer("no-such-model", [X, Y])
         check(False, "/v2 infer of an unknown model answered")

@@ -57,6 +57,12 @@ add_executable(test_cache_owners
   ${CMAKE_SOURCE_DIR}/tests/server/test_cache_owners.c)
 target_link_libraries(test_cache_owners PRIVATE shlo_server_core PkgConfig::SRV_CMOCKA)
 add_test(NAME test_cache_owners COMMAND test_cache_owners)
+# Issue #34: names per team as the model repository drops and lists them.
+add_executable(test_names
+  ${CMAKE_SOURCE_DIR}/tests/server/test_names.c)
+target_include_directories(test_names PRIVATE ${CMAKE_SOURCE_DIR}/engine/src)
+target_link_libraries(test_names PRIVATE shlo_server_core PkgConfig::SRV_CMOCKA)
+add_test(NAME test_names COMMAND test_names)
 
 # Issue #14: two teams on one server (scopes, modules per team, "cached",
 # quotas and 429s, the audit log, SIGHUP with a request in flight).
@@ -206,6 +212,18 @@ foreach(name store_module oip_routes model_names)
             $<TARGET_FILE:shlo-server>)
   set_tests_properties(test_server_${name} PROPERTIES TIMEOUT 120)
 endforeach()
+# Issue #34: the model repository (explicit, none with SIGHUP, poll), a
+# version unloaded while it runs; OIP listing, versions and tensor names.
+if(TARGET shlo-cli) # `shlo serialize` makes the artifact
+  add_test(NAME test_server_model_repository
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/model_repository.py
+            $<TARGET_FILE:shlo-server> $<TARGET_FILE:shlo-cli>)
+  set_tests_properties(test_server_model_repository PROPERTIES TIMEOUT 300)
+endif()
+add_test(NAME test_server_oip_models
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/oip_models.py
+          $<TARGET_FILE:shlo-server>)
+set_tests_properties(test_server_oip_models PROPERTIES TIMEOUT 120)
 # A portable artifact through the store; SKIPPED (77) without a corpus.
 add_test(NAME test_server_store_artifact
   COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/server/store_module.py
