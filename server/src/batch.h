@@ -67,7 +67,8 @@ bool srv_batch_shape_ok(const shlo_func *f, char *why, size_t cap);
 
 typedef struct srv_batcher srv_batcher;
 
-/* A table for a server with n_workers execution workers; NULL on OOM. */
+/* A table for a server whose long lane has n_workers workers; NULL on
+ * OOM. */
 srv_batcher *srv_batcher_new(int n_workers);
 /* Free the table; no execution may be waiting in it. */
 void srv_batcher_free(srv_batcher *b);

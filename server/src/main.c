@@ -170,7 +170,9 @@ int main(int argc, char **argv) {
     goto out;
   }
   pool_set_short_reserved(&s.pool, (int)s.cfg.short_lane_workers);
-  if (!(s.batcher = srv_batcher_new(s.pool.n_threads))) {
+  /* the workers a long job may take: when all of them wait for batches,
+   * no other request can come to join one (batch.h) */
+  if (!(s.batcher = srv_batcher_new(s.pool.long_max))) {
     fprintf(stderr, "shlo-server: out of memory\n");
     pool_stop(&s.pool);
     uv_run(s.loop, UV_RUN_DEFAULT);
