@@ -134,7 +134,7 @@ typedef struct batch_item {
   shlo_value *const *args;
   int n_args;
   int64_t rows;
-  uint64_t came_ns;
+  uint64_t came_ns, started_ns; /* queued; its batch taken */
   const shlo_exec_opts *opts;
   /* set by the batch's leader, read once done (under the lock) */
   bool done;
@@ -483,6 +483,7 @@ static int take_batch(batch_queue *q, batch_item **items, int64_t *rows) {
     q->head = it->next;
     items[i] = it;
     q->rows -= it->rows;
+    it->started_ns = now;
     srv_histogram_add(&q->delay, (double)(now - it->came_ns) / 1e9);
   }
   if (!q->head) q->tail = NULL;
@@ -532,7 +533,7 @@ shlo_status srv_batch_execute(srv_batcher *b, const char *id,
                               shlo_value *const *args, int n_args,
                               shlo_value ***results, int *n_results,
                               shlo_diag *d, srv_batch_how *how) {
-  *how = SRV_BATCH_ALONE;
+  *how = (srv_batch_how){SRV_BATCH_ALONE, 0};
   batch_queue *q = NULL;
   int64_t rows = lead_rows(args, n_args);
   if (b && rows >= 1) {
@@ -546,7 +547,7 @@ shlo_status srv_batch_execute(srv_batcher *b, const char *id,
     q->refused++;
     int limit = q->cfg.max_queue_size;
     pthread_mutex_unlock(&b->lock);
-    *how = SRV_BATCH_FULL;
+    how->kind = SRV_BATCH_FULL;
     return shlo_diag_set(d, SHLO_ELIMIT, NULL, 0, 0,
                          "limit max_queue_size (%d): the module's batch "
                          "queue is full; retry later", limit);
@@ -566,7 +567,9 @@ shlo_status srv_batch_execute(srv_batcher *b, const char *id,
   }
   b->inside--;
   pthread_mutex_unlock(&b->lock);
-  *how = SRV_BATCH_STACKED;
+  how->kind = SRV_BATCH_STACKED;
+  how->queued_s = it.started_ns > it.came_ns
+                      ? (double)(it.started_ns - it.came_ns) / 1e9 : 0;
   *results = it.res;
   *n_results = it.n_res;
   if (d) *d = it.d;

@@ -87,6 +87,11 @@ typedef enum {
   SRV_BATCH_ALONE,   /* ran by itself (not batchable, or too many rows) */
   SRV_BATCH_STACKED, /* ran in a batch (of one, if no other came) */
   SRV_BATCH_FULL     /* refused: the queue held max_queue_size requests */
+} srv_batch_kind;
+
+typedef struct srv_batch_how {
+  srv_batch_kind kind;
+  double queued_s;   /* the wait for the batch to start, not execution */
 } srv_batch_how;
 
 /* shlo_execute of module id's executable x, stacked with concurrent calls
@@ -94,8 +99,8 @@ typedef enum {
  * The results are the caller's, as shlo_execute's.  A batch runs without
  * a cancel flag (one client's hang-up does not stop the others'), with
  * the longest of its requests' deadlines and the sum of their memory
- * bounds.  *how says whether it batched; with SRV_BATCH_FULL nothing ran
- * and the status is SHLO_ELIMIT. */
+ * bounds.  *how says whether it batched and how long it waited for its
+ * batch; with SRV_BATCH_FULL nothing ran and the status is SHLO_ELIMIT. */
 shlo_status srv_batch_execute(srv_batcher *b, const char *id,
                               const shlo_executable *x,
                               const shlo_exec_opts *opts,

@@ -400,7 +400,7 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   opts.print_stream = print_stream(b);
   uint64_t t1 = srv_now_ns();
   shlo_status st;
-  srv_batch_how how = SRV_BATCH_ALONE;
+  srv_batch_how how = {SRV_BATCH_ALONE, 0};
   if (n_procs == 1 && !b->entry && !(b->ex.flags & SHLO_BIN_EXEC_PRINT) &&
       !opts.profile) {
     /* stacked with concurrent executions of a batching module (batch.h) */
@@ -416,14 +416,15 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
     else
       st = shlo_execute_grid(x, &g, args, f->n_args, &res, &n_res, &d);
   }
-  b->exec_s = (double)(srv_trace_span(b->trace, "execute", t1) - t1) / 1e9;
+  b->exec_s = (double)(srv_trace_span(b->trace, "execute", t1) - t1) / 1e9 -
+              how.queued_s; /* a batch's wait is no execution time */
   b->executed = true;
   /* its run time places the module's next executions in a lane */
   if (st == SHLO_OK || st == SHLO_ETIMEOUT) cache_entry_ran(e, b->exec_s);
   srv_capture_close(&b->printed);
   srv_team_release_memory(b->team, mem);
   release_own(own, n_procs * f->n_args);
-  if (how == SRV_BATCH_FULL) {
+  if (how.kind == SRV_BATCH_FULL) {
     fail(b, SHLO_PERR_LIMIT, 429, d.message);
     return;
   }

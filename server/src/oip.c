@@ -609,10 +609,10 @@ static void run_infer(infer *in) {
   srv_batch_how how;
   st = srv_batch_execute(s->batcher, in->e->id, in->x, &opts, in->args,
                          in->f->n_args, &in->res, &in->n_res, &d, &how);
-  r->exec_s = (double)(srv_now_ns() - t0) / 1e9;
+  r->exec_s = (double)(srv_now_ns() - t0) / 1e9 - how.queued_s;
   r->executed = true;
   if (st == SHLO_OK || st == SHLO_ETIMEOUT) cache_entry_ran(in->e, r->exec_s);
-  if (how == SRV_BATCH_FULL) {
+  if (how.kind == SRV_BATCH_FULL) {
     oip_error(r, 429, "%s", d.message);
     r->retry_after = true;
   } else if (st == SHLO_ETIMEOUT || st == SHLO_ECANCELED ||
