@@ -2,6 +2,7 @@
 /* Dynamic batching (batch.h): the configuration, the per-module queues,
  * stacking the arguments and splitting the results. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -149,6 +150,7 @@ typedef struct batch_item {
 
 typedef struct batch_queue {
   char id[SRV_ID_LEN];
+  char entry[128];      /* the function that batches */
   srv_batch_cfg cfg;
   batch_item *head, *tail;
   int n_items;
@@ -164,6 +166,7 @@ struct srv_batcher {
   pthread_mutex_t lock;
   batch_queue **queues; /* never removed: a worker may still be in one */
   int n, cap;
+  atomic_int any;       /* n > 0: a server that batches nothing skips the lock */
   int n_workers;
   int inside;           /* workers in srv_batch_execute's queues/batches */
 };
@@ -218,16 +221,20 @@ static batch_queue *add_queue(srv_batcher *b, const char *id) {
   pthread_cond_init(&q->cond, &a);
   pthread_condattr_destroy(&a);
   b->queues[b->n++] = q;
+  atomic_store(&b->any, 1);
   return q;
 }
 
-int srv_batch_configure(srv_batcher *b, const char *id,
+int srv_batch_configure(srv_batcher *b, const char *id, const char *entry,
                         const srv_batch_cfg *cfg) {
   if (!b) return -1;
   pthread_mutex_lock(&b->lock);
   batch_queue *q = find_queue(b, id);
   if (!q && cfg->max_batch_size) q = add_queue(b, id);
-  if (q) q->cfg = *cfg;
+  if (q) {
+    q->cfg = *cfg;
+    snprintf(q->entry, sizeof q->entry, "%s", entry);
+  }
   pthread_mutex_unlock(&b->lock);
   return q || !cfg->max_batch_size ? 0 : -1;
 }
@@ -536,10 +543,12 @@ shlo_status srv_batch_execute(srv_batcher *b, const char *id,
   *how = (srv_batch_how){SRV_BATCH_ALONE, 0};
   batch_queue *q = NULL;
   int64_t rows = lead_rows(args, n_args);
-  if (b && rows >= 1) {
+  if (b && rows >= 1 && atomic_load_explicit(&b->any, memory_order_relaxed)) {
     pthread_mutex_lock(&b->lock);
     q = find_queue(b, id);
-    if (q && (!q->cfg.max_batch_size || rows > q->cfg.max_batch_size)) q = NULL;
+    if (q && (!q->cfg.max_batch_size || rows > q->cfg.max_batch_size ||
+              strcmp(q->entry, shlo_executable_entry(x)->name)))
+      q = NULL;
     if (!q) pthread_mutex_unlock(&b->lock);
   }
   if (!q) return shlo_execute(x, opts, args, n_args, results, n_results, d);

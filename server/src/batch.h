@@ -72,9 +72,10 @@ typedef struct srv_batcher srv_batcher;
 srv_batcher *srv_batcher_new(int n_workers);
 /* Free the table; no execution may be waiting in it. */
 void srv_batcher_free(srv_batcher *b);
-/* Batch module id's executions with cfg from now on (cfg->max_batch_size
- * 0: stop batching it).  -1 when out of memory. */
-int srv_batch_configure(srv_batcher *b, const char *id,
+/* Batch the executions of module id's function `entry` with cfg from now
+ * on (cfg->max_batch_size 0: stop batching it); executions of its other
+ * functions run alone.  -1 when out of memory. */
+int srv_batch_configure(srv_batcher *b, const char *id, const char *entry,
                         const srv_batch_cfg *cfg);
 /* Whether id's executions batch (the loop's inline path declines them:
  * a batch waits, and the loop thread must not). */

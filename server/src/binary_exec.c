@@ -401,8 +401,7 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   uint64_t t1 = srv_now_ns();
   shlo_status st;
   srv_batch_how how = {SRV_BATCH_ALONE, 0};
-  if (n_procs == 1 && !b->entry && !(b->ex.flags & SHLO_BIN_EXEC_PRINT) &&
-      !opts.profile) {
+  if (n_procs == 1 && !(b->ex.flags & SHLO_BIN_EXEC_PRINT) && !opts.profile) {
     /* stacked with concurrent executions of a batching module (batch.h) */
     st = srv_batch_execute(b->srv->batcher, e->id, x, &opts, args, f->n_args,
                            &res, &n_res, &d, &how);

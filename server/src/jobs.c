@@ -680,11 +680,11 @@ static double timeout_ms_of(const srv_config *cfg,
   return ms > (double)cfg->max_timeout_ms ? (double)cfg->max_timeout_ms : ms;
 }
 
-/* Whether the execution may join a batch (batch.h): the module's own
- * entry, nothing printed or profiled (one batch has one print stream and
- * one trace). */
+/* Whether the execution may join a batch (batch.h): nothing printed or
+ * profiled (one batch has one print stream and one trace); the batcher
+ * checks the function. */
 static bool batchable(const exec_state *ex) {
-  return !ex->b.req.entry && !ex->b.req.print && !ex->tr.t &&
+  return !ex->b.req.print && !ex->tr.t &&
          srv_batch_enabled(ex->r->srv->batcher, ex->e->id);
 }
 
@@ -1054,7 +1054,9 @@ void srv_job_register(srv_job *j) {
     srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "store: %s", why);
     goto done;
   }
-  if (batching_set && srv_batch_configure(s->batcher, e->id, &batching)) {
+  if (batching_set &&
+      srv_batch_configure(s->batcher, e->id, shlo_executable_entry(x)->name,
+                          &batching)) {
     srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
     goto done;
   }

@@ -79,6 +79,44 @@ def infer_v2(srv, name, i):
             for o in j["outputs"]]
 
 
+def binary_clients(srv, mid, alone):
+    """The same gated clients over the binary protocol (the Python
+    client, when numpy is there): the same bytes as alone."""
+    try:
+        import numpy as np
+        sys.path.insert(0, os.path.join(os.path.dirname(
+            os.path.abspath(__file__)), "..", "..", "client", "python"))
+        import shlo_client
+    except ImportError as e:
+        print(f"binary protocol part skipped: {e}")
+        return
+    ex0 = batch_figures(srv, mid)
+    mods = [shlo_client.Client(f"shlo://127.0.0.1:{srv.bport}").compile(
+        program()) for _ in range(WORKERS)]
+    gate = threading.Barrier(WORKERS)
+    got = [None] * WORKERS
+
+    def client(i):
+        rows, x, b = inputs(i)
+        args = [np.array(v, np.float32).reshape(rows, 3) for v in (x, b)]
+        gate.wait()
+        out = mods[i].execute(*args)
+        got[i] = [(list(a.shape), a.tobytes()) for a in out]
+
+    ts = [threading.Thread(target=client, args=(i,)) for i in range(WORKERS)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for i, g in enumerate(got):
+        want = [(sh, by) for sh, by in alone[i]]
+        check(g == want, f"binary client {i}: the batched answer is the "
+              f"one it got alone: {g} vs {want}")
+    ex, single, _ = batch_figures(srv, mid)
+    check(ex - ex0[0] > single - ex0[1],
+          "the binary protocol's executions batched too")
+
+
 def batch_figures(srv, mid):
     """(executions, those of one request, refused) of module mid."""
     m = srv.metrics()
@@ -131,6 +169,7 @@ def same_answers(srv, mid, name):
     check(ex > ex0 and (ex - ex0) - (single - single0) >= 1,
           f"at least one execution stacked two or more requests: "
           f"{ex - ex0} executions, {single - single0} of one request")
+    binary_clients(srv, mid, alone)
     return mid
 
 
@@ -209,7 +248,7 @@ def refusals(srv):
 
 def main():
     srv = Server(BIN, "--threads", str(WORKERS), "--short-lane-workers", "0",
-                 "--max-client-jobs", "0")
+                 "--max-client-jobs", "0", binary_port=True)
     try:
         same_answers(srv, None, "rows")
         queue_limit(srv)
