@@ -12,6 +12,7 @@
 #include "batch.h"
 #include "core/strbuf.h"
 #include "server.h"
+#include "teams.h"
 
 /* ---- the configuration ---- */
 
@@ -149,6 +150,7 @@ typedef struct batch_item {
 #define N_SIZE_BUCKETS 14
 
 typedef struct batch_queue {
+  char team[SRV_TEAM_NAME_LEN];
   char id[SRV_ID_LEN];
   char entry[128];      /* the function that batches */
   srv_batch_cfg cfg;
@@ -196,14 +198,17 @@ void srv_batcher_free(srv_batcher *b) {
   free(b);
 }
 
-static batch_queue *find_queue(srv_batcher *b, const char *id) {
+static batch_queue *find_queue(srv_batcher *b, const char *team,
+                               const char *id) {
   for (int i = 0; i < b->n; i++)
-    if (!strcmp(b->queues[i]->id, id)) return b->queues[i];
+    if (!strcmp(b->queues[i]->id, id) && !strcmp(b->queues[i]->team, team))
+      return b->queues[i];
   return NULL;
 }
 
 /* A new queue for id (lock held); NULL when out of memory. */
-static batch_queue *add_queue(srv_batcher *b, const char *id) {
+static batch_queue *add_queue(srv_batcher *b, const char *team,
+                              const char *id) {
   if (b->n == b->cap) {
     int cap = b->cap ? 2 * b->cap : 8;
     batch_queue **q = realloc(b->queues, (size_t)cap * sizeof *q);
@@ -214,6 +219,7 @@ static batch_queue *add_queue(srv_batcher *b, const char *id) {
   batch_queue *q = calloc(1, sizeof *q);
   if (!q) return NULL;
   snprintf(q->id, sizeof q->id, "%s", id);
+  snprintf(q->team, sizeof q->team, "%s", team);
   /* the leader's wait is timed against the monotonic clock */
   pthread_condattr_t a;
   pthread_condattr_init(&a);
@@ -225,12 +231,12 @@ static batch_queue *add_queue(srv_batcher *b, const char *id) {
   return q;
 }
 
-int srv_batch_configure(srv_batcher *b, const char *id, const char *entry,
-                        const srv_batch_cfg *cfg) {
+int srv_batch_configure(srv_batcher *b, const char *team, const char *id,
+                        const char *entry, const srv_batch_cfg *cfg) {
   if (!b) return -1;
   pthread_mutex_lock(&b->lock);
-  batch_queue *q = find_queue(b, id);
-  if (!q && cfg->max_batch_size) q = add_queue(b, id);
+  batch_queue *q = find_queue(b, team, id);
+  if (!q && cfg->max_batch_size) q = add_queue(b, team, id);
   if (q) {
     q->cfg = *cfg;
     snprintf(q->entry, sizeof q->entry, "%s", entry);
@@ -239,20 +245,22 @@ int srv_batch_configure(srv_batcher *b, const char *id, const char *entry,
   return q || !cfg->max_batch_size ? 0 : -1;
 }
 
-bool srv_batch_enabled(srv_batcher *b, const char *id) {
-  if (!b) return false;
+bool srv_batch_enabled(srv_batcher *b, const char *team, const char *id) {
+  if (!b || !atomic_load_explicit(&b->any, memory_order_relaxed))
+    return false;
   pthread_mutex_lock(&b->lock);
-  batch_queue *q = find_queue(b, id);
+  batch_queue *q = find_queue(b, team, id);
   bool on = q && q->cfg.max_batch_size > 0;
   pthread_mutex_unlock(&b->lock);
   return on;
 }
 
-void srv_batch_cfg_json(srv_batcher *b, const char *id, strbuf *sb) {
+void srv_batch_cfg_json(srv_batcher *b, const char *team, const char *id,
+                        strbuf *sb) {
   srv_batch_cfg c = {0};
   if (b) {
     pthread_mutex_lock(&b->lock);
-    batch_queue *q = find_queue(b, id);
+    batch_queue *q = find_queue(b, team, id);
     if (q) c = q->cfg;
     pthread_mutex_unlock(&b->lock);
   }
@@ -534,7 +542,8 @@ static void lead(srv_batcher *b, batch_queue *q, const shlo_executable *x,
   pthread_cond_broadcast(&q->cond);
 }
 
-shlo_status srv_batch_execute(srv_batcher *b, const char *id,
+shlo_status srv_batch_execute(srv_batcher *b, const char *team,
+                              const char *id,
                               const shlo_executable *x,
                               const shlo_exec_opts *opts,
                               shlo_value *const *args, int n_args,
@@ -545,7 +554,7 @@ shlo_status srv_batch_execute(srv_batcher *b, const char *id,
   int64_t rows = lead_rows(args, n_args);
   if (b && rows >= 1 && atomic_load_explicit(&b->any, memory_order_relaxed)) {
     pthread_mutex_lock(&b->lock);
-    q = find_queue(b, id);
+    q = find_queue(b, team, id);
     if (q && (!q->cfg.max_batch_size || rows > q->cfg.max_batch_size ||
               strcmp(q->entry, shlo_executable_entry(x)->name)))
       q = NULL;
@@ -592,15 +601,16 @@ static void put_queue(strbuf *sb, const batch_queue *q) {
   for (int i = 0; i < N_SIZE_BUCKETS; i++) {
     cum += q->sizes[i];
     if (i < N_SIZE_BUCKETS - 1)
-      shlo__sb_printf(sb, "shlo_batch_size_bucket{module=\"%s\",le=\"%d\"} "
-                          "%llu\n", q->id, 1 << i, (unsigned long long)cum);
+      shlo__sb_printf(sb, "shlo_batch_size_bucket{team=\"%s\",module=\"%s\","
+                          "le=\"%d\"} %llu\n", q->team, q->id, 1 << i, (unsigned long long)cum);
     else
-      shlo__sb_printf(sb, "shlo_batch_size_bucket{module=\"%s\",le=\"+Inf\"}"
-                          " %llu\n", q->id, (unsigned long long)cum);
+      shlo__sb_printf(sb, "shlo_batch_size_bucket{team=\"%s\",module=\"%s\","
+                          "le=\"+Inf\"} %llu\n", q->team, q->id, (unsigned long long)cum);
   }
-  shlo__sb_printf(sb, "shlo_batch_size_sum{module=\"%s\"} %llu\n"
-                      "shlo_batch_size_count{module=\"%s\"} %llu\n",
-                  q->id, (unsigned long long)q->requests, q->id,
+  shlo__sb_printf(sb, "shlo_batch_size_sum{team=\"%s\",module=\"%s\"} "
+                      "%llu\nshlo_batch_size_count{team=\"%s\",module="
+                      "\"%s\"} %llu\n", q->team, q->id,
+                  (unsigned long long)q->requests, q->team, q->id,
                   (unsigned long long)q->executions);
 }
 
@@ -614,22 +624,24 @@ void srv_batch_metrics(srv_batcher *b, strbuf *sb) {
                     "request's wait for its batch to start.\n"
                     "# TYPE shlo_batch_queue_delay_seconds histogram\n");
   for (int i = 0; i < b->n; i++) {
-    char label[SRV_ID_LEN + 16];
-    snprintf(label, sizeof label, "module=\"%s\"", b->queues[i]->id);
+    char label[SRV_TEAM_NAME_LEN + SRV_ID_LEN + 32];
+    snprintf(label, sizeof label, "team=\"%s\",module=\"%s\"",
+             b->queues[i]->team, b->queues[i]->id);
     srv_put_histogram(sb, "shlo_batch_queue_delay_seconds", label,
                       &b->queues[i]->delay);
   }
   shlo__sb_puts(sb, "# HELP shlo_batch_queue_depth Requests waiting for a "
                     "batch.\n# TYPE shlo_batch_queue_depth gauge\n");
   for (int i = 0; i < b->n; i++)
-    shlo__sb_printf(sb, "shlo_batch_queue_depth{module=\"%s\"} %d\n",
-                    b->queues[i]->id, b->queues[i]->n_items);
+    shlo__sb_printf(sb, "shlo_batch_queue_depth{team=\"%s\",module=\"%s\"}"
+                    " %d\n", b->queues[i]->team, b->queues[i]->id,
+                    b->queues[i]->n_items);
   shlo__sb_puts(sb, "# HELP shlo_batch_refused_total Requests refused 429 "
                     "for a full batch queue (max_queue_size).\n"
                     "# TYPE shlo_batch_refused_total counter\n");
   for (int i = 0; i < b->n; i++)
-    shlo__sb_printf(sb, "shlo_batch_refused_total{module=\"%s\"} %llu\n",
-                    b->queues[i]->id,
+    shlo__sb_printf(sb, "shlo_batch_refused_total{team=\"%s\",module="
+                    "\"%s\"} %llu\n", b->queues[i]->team, b->queues[i]->id,
                     (unsigned long long)b->queues[i]->refused);
   pthread_mutex_unlock(&b->lock);
 }

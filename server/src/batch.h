@@ -72,16 +72,20 @@ typedef struct srv_batcher srv_batcher;
 srv_batcher *srv_batcher_new(int n_workers);
 /* Free the table; no execution may be waiting in it. */
 void srv_batcher_free(srv_batcher *b);
-/* Batch the executions of module id's function `entry` with cfg from now
- * on (cfg->max_batch_size 0: stop batching it); executions of its other
- * functions run alone.  -1 when out of memory. */
-int srv_batch_configure(srv_batcher *b, const char *id, const char *entry,
-                        const srv_batch_cfg *cfg);
-/* Whether id's executions batch (the loop's inline path declines them:
- * a batch waits, and the loop thread must not). */
-bool srv_batch_enabled(srv_batcher *b, const char *id);
-/* id's configuration as a JSON object into sb ("null" when off). */
-void srv_batch_cfg_json(srv_batcher *b, const char *id, struct strbuf *sb);
+/* Batch team's executions of module id's function `entry` with cfg from
+ * now on (cfg->max_batch_size 0: stop batching them); executions of its
+ * other functions run alone.  Each team has its own queue and
+ * configuration of a module: one team's registration never changes how
+ * another team's executions of the same program wait.  -1 when out of
+ * memory. */
+int srv_batch_configure(srv_batcher *b, const char *team, const char *id,
+                        const char *entry, const srv_batch_cfg *cfg);
+/* Whether team's executions of id batch (the loop's inline path declines
+ * them: a batch waits, and the loop thread must not). */
+bool srv_batch_enabled(srv_batcher *b, const char *team, const char *id);
+/* The configuration as a JSON object into sb ("null" when off). */
+void srv_batch_cfg_json(srv_batcher *b, const char *team, const char *id,
+                        struct strbuf *sb);
 
 /* How a batched execution ended, beside its status. */
 typedef enum {
@@ -95,14 +99,15 @@ typedef struct srv_batch_how {
   double queued_s;   /* the wait for the batch to start, not execution */
 } srv_batch_how;
 
-/* shlo_execute of module id's executable x, stacked with concurrent calls
- * for id when id batches (a worker thread; it may wait up to the delay).
+/* shlo_execute of module id's executable x, stacked with team's concurrent
+ * calls for id when they batch (a worker thread; it may wait up to the delay).
  * The results are the caller's, as shlo_execute's.  A batch runs without
  * a cancel flag (one client's hang-up does not stop the others'), with
  * the longest of its requests' deadlines and the sum of their memory
  * bounds.  *how says whether it batched and how long it waited for its
  * batch; with SRV_BATCH_FULL nothing ran and the status is SHLO_ELIMIT. */
-shlo_status srv_batch_execute(srv_batcher *b, const char *id,
+shlo_status srv_batch_execute(srv_batcher *b, const char *team,
+                              const char *id,
                               const shlo_executable *x,
                               const shlo_exec_opts *opts,
                               shlo_value *const *args, int n_args,

@@ -403,8 +403,8 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   srv_batch_how how = {SRV_BATCH_ALONE, 0};
   if (n_procs == 1 && !(b->ex.flags & SHLO_BIN_EXEC_PRINT) && !opts.profile) {
     /* stacked with concurrent executions of a batching module (batch.h) */
-    st = srv_batch_execute(b->srv->batcher, e->id, x, &opts, args, f->n_args,
-                           &res, &n_res, &d, &how);
+    st = srv_batch_execute(b->srv->batcher, b->team->name, e->id, x, &opts,
+                           args, f->n_args, &res, &n_res, &d, &how);
   } else if (n_procs == 1) {
     st = shlo_execute(x, &opts, args, f->n_args, &res, &n_res, &d);
   } else {
@@ -583,7 +583,7 @@ bool bin_job_is_tiny(bin_job *b) {
   const shlo_executable *x = cache_entry_peek(e, b->entry);
   bool tiny = mr * mp == 1 && e->replicas <= 1 && e->partitions <= 1 &&
               srv_inline_ok(b->srv, x) &&
-              !srv_batch_enabled(b->srv->batcher, e->id);
+              !srv_batch_enabled(b->srv->batcher, b->team->name, e->id);
   cache_release(&b->srv->cache, e);
   return tiny;
 }

@@ -427,7 +427,8 @@ static bool inline_target(srv_request *r, const body *b, cache_entry **e,
   *x = cache_entry_peek(*e, b->req.entry);
   /* a batching module's executions wait for their batch: never here */
   if (mr * mp == 1 && (*e)->replicas <= 1 && (*e)->partitions <= 1 &&
-      srv_inline_ok(s, *x) && !srv_batch_enabled(s->batcher, (*e)->id)) {
+      srv_inline_ok(s, *x) &&
+      !srv_batch_enabled(s->batcher, r->team->name, (*e)->id)) {
     /* the lookup above did not count: a decline goes on to the worker,
      * which counts it then */
     cache_count_hit(&s->cache);
@@ -685,7 +686,7 @@ static double timeout_ms_of(const srv_config *cfg,
  * checks the function. */
 static bool batchable(const exec_state *ex) {
   return !ex->b.req.print && !ex->tr.t &&
-         srv_batch_enabled(ex->r->srv->batcher, ex->e->id);
+         srv_batch_enabled(ex->r->srv->batcher, ex->r->team->name, ex->e->id);
 }
 
 /* Run the entry on one process or on the grid; records the run time. */
@@ -714,8 +715,9 @@ static shlo_status run_entry(exec_state *ex, double timeout_ms,
     else st = shlo_execute_grid(ex->x, &g, ex->args, ex->f->n_args,
                                 &ex->res, &ex->n_res, d);
   } else if (ex->n_procs == 1 && batchable(ex)) {
-    st = srv_batch_execute(s->batcher, ex->e->id, ex->x, &opts, ex->args,
-                           ex->f->n_args, &ex->res, &ex->n_res, d, &ex->batch);
+    st = srv_batch_execute(s->batcher, r->team->name, ex->e->id, ex->x, &opts,
+                           ex->args, ex->f->n_args, &ex->res, &ex->n_res, d,
+                           &ex->batch);
   } else if (ex->n_procs == 1) {
     st = shlo_execute(ex->x, &opts, ex->args, ex->f->n_args, &ex->res,
                       &ex->n_res, d);
@@ -1055,8 +1057,8 @@ void srv_job_register(srv_job *j) {
     goto done;
   }
   if (batching_set &&
-      srv_batch_configure(s->batcher, e->id, shlo_executable_entry(x)->name,
-                          &batching)) {
+      srv_batch_configure(s->batcher, r->team->name, e->id,
+                          shlo_executable_entry(x)->name, &batching)) {
     srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
     goto done;
   }
@@ -1068,9 +1070,9 @@ void srv_job_register(srv_job *j) {
     shlo__json_str(&info, name);
     shlo__sb_printf(&info, ",\"version\":%d", version);
   }
-  if (srv_batch_enabled(s->batcher, e->id)) {
+  if (srv_batch_enabled(s->batcher, r->team->name, e->id)) {
     shlo__json_key(&info, "batching", false);
-    srv_batch_cfg_json(s->batcher, e->id, &info);
+    srv_batch_cfg_json(s->batcher, r->team->name, e->id, &info);
   }
   shlo__sb_puts(&info, cached ? ",\"cached\":true}" : ",\"cached\":false}");
   reply_ok(r, shlo__sb_take(&info));

@@ -607,8 +607,9 @@ static void run_infer(infer *in) {
   uint64_t t0 = srv_now_ns();
   /* stacked with concurrent infers of a batching model (batch.h) */
   srv_batch_how how;
-  st = srv_batch_execute(s->batcher, in->e->id, in->x, &opts, in->args,
-                         in->f->n_args, &in->res, &in->n_res, &d, &how);
+  st = srv_batch_execute(s->batcher, r->team->name, in->e->id, in->x, &opts,
+                         in->args, in->f->n_args, &in->res, &in->n_res, &d,
+                         &how);
   r->exec_s = (double)(srv_now_ns() - t0) / 1e9 - how.queued_s;
   r->executed = true;
   if (st == SHLO_OK || st == SHLO_ETIMEOUT) cache_entry_ran(in->e, r->exec_s);

@@ -120,7 +120,7 @@ def binary_clients(srv, mid, alone):
 def batch_figures(srv, mid):
     """(executions, those of one request, refused) of module mid."""
     m = srv.metrics()
-    lab = f'module="{mid}"'
+    lab = f'team="anonymous",module="{mid}"'
     return (m.get(f"shlo_batch_size_count{{{lab}}}", 0),
             m.get(f'shlo_batch_size_bucket{{{lab},le="1"}}', 0),
             m.get(f"shlo_batch_refused_total{{{lab}}}", 0))
@@ -184,7 +184,7 @@ def queue_limit(srv):
     t = threading.Thread(target=lambda: first.append(
         execute_v1(srv, mid, 0)))
     t.start()
-    lab = f'shlo_batch_queue_depth{{module="{mid}"}}'
+    lab = f'shlo_batch_queue_depth{{team="anonymous",module="{mid}"}}'
     dt, _ = wait_metrics(srv, lambda m: m.get(lab) == 1, 30, step=0.01)
     check(dt is not None, "the first request waits in the batch queue")
     rows, x, b = inputs(1)
@@ -223,10 +223,60 @@ def preferred_sizes(srv):
         t.join()
     check(all(isinstance(g, list) for g in got), f"answers: {got}")
     m = srv.metrics()
-    lab = f'module="{mid}"'
+    lab = f'team="anonymous",module="{mid}"'
     count = m.get(f"shlo_batch_size_count{{{lab}}}", 0)
     check(count >= 3 and m.get(f'shlo_batch_size_bucket{{{lab},le="2"}}')
           == count, f"6 one-row requests in batches of at most 2: {count}")
+
+
+def two_teams():
+    """A team's batching is its own: while alpha's request waits in its
+    queue of one (max_queue_size 1), beta's execution of the same program
+    (registered without batching) runs at once, and batches nothing."""
+    tok = {"alice": "alpha-batch-2f81", "bob": "beta-batch-77c3",
+           "root": "admin-batch-90d1"}
+    path = f"/tmp/shlo-batching-{os.getpid()}.tokens"
+    with open(path, "w") as f:
+        f.write(f"alice {tok['alice']} team=alpha\nbob {tok['bob']} "
+                f"team=beta\nroot {tok['root']} scopes=admin\n")
+    srv = Server(BIN, "--tokens", path, "--threads", "4",
+                 "--short-lane-workers", "0")
+    try:
+        def call(who, path, obj):
+            st, _, data = srv.request("POST", path, obj, {
+                "Authorization": "Bearer " + tok[who]}, 60)
+            return st, json.loads(data)
+
+        st, a = call("alice", "/v1/modules", {
+            "program": program("t"), "batching": {
+                "max_batch_size": 4, "max_queue_delay_us": 4000000,
+                "max_queue_size": 1}})
+        st2, b = call("bob", "/v1/modules", {"program": program("t")})
+        check(st == 200 and st2 == 200 and a["id"] == b["id"] and
+              "batching" in a and "batching" not in b,
+              f"one program, batching for alpha only: {a} {b}")
+        rows, x, y = inputs(0)
+        req = {"inputs": [{"dtype": "f32", "shape": [rows, 3], "data": x},
+                          {"dtype": "f32", "shape": [rows, 3], "data": y}]}
+        first = []
+        t = threading.Thread(target=lambda: first.append(
+            call("alice", f"/v1/modules/{a['id']}/execute", req)))
+        t.start()
+        admin = {"Authorization": "Bearer " + tok["root"]}
+        lab = f'shlo_batch_queue_depth{{team="alpha",module="{a["id"]}"}}'
+        dt, _ = wait_metrics(srv, lambda m: m.get(lab) == 1, 30, step=0.01,
+                             headers=admin)
+        check(dt is not None, "alpha's request waits in its batch queue")
+        st, j = call("bob", f"/v1/modules/{b['id']}/execute", req)
+        check(st == 200, f"beta's execution is not in alpha's queue: {st} {j}")
+        m = srv.metrics(admin)
+        check(not any('team="beta"' in k for k in m if "shlo_batch" in k),
+              "beta has no batch queue")
+        t.join()
+        check(first and first[0][0] == 200, f"alpha's request ran: {first}")
+    finally:
+        srv.stop()
+        os.unlink(path)
 
 
 def refusals(srv):
@@ -260,6 +310,7 @@ def main():
                         text), "the batch figures are histograms")
     finally:
         rc = srv.stop()
+    two_teams()
     if SANITIZED:
         check_clean_stops([(rc, srv.log())])
     finish("batching")
