@@ -615,7 +615,7 @@ static void put_queue(strbuf *sb, const batch_queue *q) {
 }
 
 void srv_batch_metrics(srv_batcher *b, strbuf *sb) {
-  if (!b) return;
+  if (!b || !atomic_load(&b->any)) return; /* no family without series */
   pthread_mutex_lock(&b->lock);
   shlo__sb_puts(sb, "# HELP shlo_batch_size Requests per batched execution "
                     "(dynamic batching).\n# TYPE shlo_batch_size histogram\n");
