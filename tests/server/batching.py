@@ -17,6 +17,8 @@ import base64
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import threading
 
@@ -308,6 +310,11 @@ def main():
         check(re.search(r"# TYPE shlo_batch_size histogram", text) and
               re.search(r"# TYPE shlo_batch_queue_delay_seconds histogram",
                         text), "the batch figures are histograms")
+        if shutil.which("promtool"):
+            r = subprocess.run(["promtool", "check", "metrics"], input=text,
+                               capture_output=True, text=True)
+            check(r.returncode == 0, f"promtool accepts the figures: "
+                  f"{r.stdout} {r.stderr}")
     finally:
         rc = srv.stop()
     two_teams()
