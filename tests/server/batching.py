@@ -277,8 +277,10 @@ def two_teams():
         t.join()
         check(first and first[0][0] == 200, f"alpha's request ran: {first}")
     finally:
-        srv.stop()
+        rc = srv.stop()
         os.unlink(path)
+    if SANITIZED:
+        check_clean_stops([(rc, srv.log())])
 
 
 def refusals(srv):
