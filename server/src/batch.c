@@ -170,6 +170,7 @@ struct srv_batcher {
   int n, cap;
   atomic_int any;       /* n > 0: a server that batches nothing skips the lock */
   int n_workers;
+  shlo_cancel cancel;   /* srv_batch_cancel_all: every batch's flag */
   int inside;           /* workers in srv_batch_execute's queues/batches */
 };
 
@@ -387,8 +388,10 @@ static void run_alone(const shlo_executable *x, batch_item *it) {
 
 /* The batch's options: no cancel flag (one client's hang-up must not stop
  * the others'), the longest deadline, the sum of the memory bounds. */
-static shlo_exec_opts batch_opts(batch_item **items, int n) {
-  shlo_exec_opts o = {.print_stream = items[0]->opts->print_stream};
+static shlo_exec_opts batch_opts(const shlo_cancel *cancel,
+                                 batch_item **items, int n) {
+  shlo_exec_opts o = {.print_stream = items[0]->opts->print_stream,
+                      .cancel = cancel};
   for (int i = 0; i < n; i++) {
     const shlo_exec_opts *p = items[i]->opts;
     if (p->timeout_s <= 0 || o.timeout_s < 0) o.timeout_s = -1;
@@ -404,9 +407,9 @@ static shlo_exec_opts batch_opts(batch_item **items, int n) {
 /* Execute the n items as one and give each its results.  Whatever does
  * not go as one batch (arguments that do not stack, results that do not
  * split, a failure) runs each item alone, so that each gets exactly its
- * own answer; only a deadline ends all of them at once. */
-static void run_batch(const shlo_executable *x, batch_item **items, int n,
-                      int64_t rows) {
+ * own answer; only a deadline or a shutdown ends all of them at once. */
+static void run_batch(srv_batcher *b, const shlo_executable *x,
+                      batch_item **items, int n, int64_t rows) {
   if (n == 1) {
     run_alone(x, items[0]);
     return;
@@ -420,7 +423,7 @@ static void run_batch(const shlo_executable *x, batch_item **items, int n,
   int n_res = 0;
   shlo_diag d;
   shlo_diag_clear(&d);
-  shlo_exec_opts o = batch_opts(items, n);
+  shlo_exec_opts o = batch_opts(&b->cancel, items, n);
   shlo_status st = stacked ? shlo_execute(x, &o, args, n_args, &res, &n_res, &d)
                            : SHLO_ENOMEM;
   bool split = st == SHLO_OK && split_results(items, n, res, n_res, rows);
@@ -431,7 +434,7 @@ static void run_batch(const shlo_executable *x, batch_item **items, int n,
   for (int i = 0; i < n; i++) {
     if (split) {
       items[i]->st = SHLO_OK;
-    } else if (st == SHLO_ETIMEOUT) {
+    } else if (st == SHLO_ETIMEOUT || st == SHLO_ECANCELED) {
       items[i]->st = st;
       items[i]->d = d;
     } else {
@@ -449,7 +452,7 @@ static bool batch_ready(const srv_batcher *b, const batch_queue *q) {
   if (q->rows >= c->max_batch_size) return true;
   if (c->n_preferred && q->rows >= c->preferred[c->n_preferred - 1])
     return true;
-  return b->inside >= b->n_workers;
+  return b->inside >= b->n_workers || shlo_cancel_reason(&b->cancel);
 }
 
 static bool is_preferred(const srv_batch_cfg *c, int64_t rows) {
@@ -533,7 +536,7 @@ static void lead(srv_batcher *b, batch_queue *q, const shlo_executable *x,
   q->leading = false;
   pthread_cond_broadcast(&q->cond); /* the new head may lead */
   pthread_mutex_unlock(&b->lock);
-  if (items) run_batch(x, items, n, rows);
+  if (items) run_batch(b, x, items, n, rows);
   else run_alone(x, me);
   pthread_mutex_lock(&b->lock);
   for (int i = 0; i < n; i++) items[i]->done = true;
@@ -592,6 +595,14 @@ shlo_status srv_batch_execute(srv_batcher *b, const char *team,
   *n_results = it.n_res;
   if (d) *d = it.d;
   return it.st;
+}
+
+void srv_batch_cancel_all(srv_batcher *b, int why) {
+  if (!b) return;
+  shlo_cancel_set_first(&b->cancel, why);
+  pthread_mutex_lock(&b->lock);
+  for (int i = 0; i < b->n; i++) pthread_cond_broadcast(&b->queues[i]->cond);
+  pthread_mutex_unlock(&b->lock);
 }
 
 /* ---- figures ---- */

@@ -102,7 +102,8 @@ typedef struct srv_batch_how {
 /* shlo_execute of module id's executable x, stacked with team's concurrent
  * calls for id when they batch (a worker thread; it may wait up to the delay).
  * The results are the caller's, as shlo_execute's.  A batch runs without
- * a cancel flag (one client's hang-up does not stop the others'), with
+ * its requests' cancel flags (one client's hang-up does not stop the
+ * others'; only srv_batch_cancel_all stops it), with
  * the longest of its requests' deadlines and the sum of their memory
  * bounds.  *how says whether it batched and how long it waited for its
  * batch; with SRV_BATCH_FULL nothing ran and the status is SHLO_ELIMIT. */
@@ -113,6 +114,11 @@ shlo_status srv_batch_execute(srv_batcher *b, const char *team,
                               shlo_value *const *args, int n_args,
                               shlo_value ***results, int *n_results,
                               shlo_diag *d, srv_batch_how *how);
+
+/* Shutdown's grace period is over (loop thread): running batches stop
+ * (SHLO_ECANCELED, reason `why`), waiting leaders stop waiting, and later
+ * batches run canceled. */
+void srv_batch_cancel_all(srv_batcher *b, int why);
 
 /* The batch sizes, queue delays, waiting requests and refusals of every
  * batching module, as Prometheus text. */
