@@ -57,6 +57,14 @@ add_executable(test_cache_owners
   ${CMAKE_SOURCE_DIR}/tests/server/test_cache_owners.c)
 target_link_libraries(test_cache_owners PRIVATE shlo_server_core PkgConfig::SRV_CMOCKA)
 add_test(NAME test_cache_owners COMMAND test_cache_owners)
+# Dynamic batching's core: stacked calls from many threads get the bytes
+# of their calls alone; fallbacks, a full queue, a cancel (issue #34).
+add_executable(test_batch ${CMAKE_SOURCE_DIR}/tests/server/test_batch.c)
+target_include_directories(test_batch PRIVATE ${CMAKE_SOURCE_DIR}/engine/src)
+target_link_libraries(test_batch PRIVATE shlo_server_core
+  PkgConfig::SRV_CMOCKA Threads::Threads)
+add_test(NAME test_batch COMMAND test_batch)
+set_tests_properties(test_batch PROPERTIES TIMEOUT 120)
 
 # Issue #14: two teams on one server (scopes, modules per team, "cached",
 # quotas and 429s, the audit log, SIGHUP with a request in flight).
