@@ -116,6 +116,11 @@ static bool type_batches(const shlo_type *t, const char *what, int i,
 }
 
 bool srv_batch_shape_ok(const shlo_func *f, char *why, size_t cap) {
+  if (strlen(f->name) >= SRV_BATCH_FN_LEN) {
+    snprintf(why, cap, "cannot batch: the function's name is over %d bytes",
+             SRV_BATCH_FN_LEN - 1);
+    return false;
+  }
   if (f->n_args < 1 || f->n_results < 1) {
     snprintf(why, cap, "cannot batch: @%s has no %s", f->name,
              f->n_args < 1 ? "arguments" : "results");
@@ -152,7 +157,7 @@ typedef struct batch_item {
 typedef struct batch_queue {
   char team[SRV_TEAM_NAME_LEN];
   char id[SRV_ID_LEN];
-  char entry[128];      /* the function that batches */
+  char entry[SRV_BATCH_FN_LEN]; /* the function that batches */
   srv_batch_cfg cfg;
   batch_item *head, *tail;
   int n_items;

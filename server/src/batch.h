@@ -46,6 +46,7 @@ struct strbuf;
 #define SRV_BATCH_MAX_PREFERRED 8
 #define SRV_BATCH_MAX_SIZE 4096
 #define SRV_BATCH_MAX_DELAY_US 10000000 /* 10 s */
+#define SRV_BATCH_FN_LEN 128 /* the batching function's name, NUL included */
 
 /* One module's batching, as registered ("batching": {...}). */
 typedef struct srv_batch_cfg {

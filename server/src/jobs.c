@@ -1029,6 +1029,9 @@ void srv_job_register(srv_job *j) {
   bool batching_set;
   if (!register_batching(r, &b.req, e, x, &batching, &batching_set))
     goto done;
+  /* the function's name outlives x, which a publish below may free */
+  char batch_fn[SRV_BATCH_FN_LEN];
+  snprintf(batch_fn, sizeof batch_fn, "%s", shlo_executable_entry(x)->name);
   if (!cached) {
     e->cost_ms = r->compile_ms;
     cache_entry *p = publish(r, e, true);
@@ -1057,8 +1060,8 @@ void srv_job_register(srv_job *j) {
     goto done;
   }
   if (batching_set &&
-      srv_batch_configure(s->batcher, r->team->name, e->id,
-                          shlo_executable_entry(x)->name, &batching)) {
+      srv_batch_configure(s->batcher, r->team->name, e->id, batch_fn,
+                          &batching)) {
     srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
     goto done;
   }
