@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "binary.h"
 #include "traces.h"
 #include "core/value.h"
@@ -399,7 +400,12 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
   opts.print_stream = print_stream(b);
   uint64_t t1 = srv_now_ns();
   shlo_status st;
-  if (n_procs == 1) {
+  srv_batch_how how = {SRV_BATCH_ALONE, 0};
+  if (n_procs == 1 && !(b->ex.flags & SHLO_BIN_EXEC_PRINT) && !opts.profile) {
+    /* stacked with concurrent executions of a batching module (batch.h) */
+    st = srv_batch_execute(b->srv->batcher, b->team->name, e->id, x, &opts,
+                           args, f->n_args, &res, &n_res, &d, &how);
+  } else if (n_procs == 1) {
     st = shlo_execute(x, &opts, args, f->n_args, &res, &n_res, &d);
   } else {
     shlo_grid_opts g = {.num_replicas = R, .num_partitions = P, .exec = opts};
@@ -409,13 +415,18 @@ static void run(bin_job *b, cache_entry *e, const shlo_executable *x,
     else
       st = shlo_execute_grid(x, &g, args, f->n_args, &res, &n_res, &d);
   }
-  b->exec_s = (double)(srv_trace_span(b->trace, "execute", t1) - t1) / 1e9;
+  b->exec_s = (double)(srv_trace_span(b->trace, "execute", t1) - t1) / 1e9 -
+              how.queued_s; /* a batch's wait is no execution time */
   b->executed = true;
   /* its run time places the module's next executions in a lane */
   if (st == SHLO_OK || st == SHLO_ETIMEOUT) cache_entry_ran(e, b->exec_s);
   srv_capture_close(&b->printed);
   srv_team_release_memory(b->team, mem);
   release_own(own, n_procs * f->n_args);
+  if (how.kind == SRV_BATCH_FULL) {
+    fail(b, SHLO_PERR_LIMIT, 429, d.message);
+    return;
+  }
   if (st) {
     exec_failed(b, st, &d, timeout_ms);
     return;
@@ -571,7 +582,8 @@ bool bin_job_is_tiny(bin_job *b) {
   shlo_module_grid(e->m, &mr, &mp);
   const shlo_executable *x = cache_entry_peek(e, b->entry);
   bool tiny = mr * mp == 1 && e->replicas <= 1 && e->partitions <= 1 &&
-              srv_inline_ok(b->srv, x);
+              srv_inline_ok(b->srv, x) &&
+              !srv_batch_enabled(b->srv->batcher, b->team->name, e->id);
   cache_release(&b->srv->cache, e);
   return tiny;
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "b64_stream.h"
 #include "console.h"
 #include "server.h"
@@ -1044,6 +1045,7 @@ static void on_drain_tick(uv_timer_t *t) {
       shlo_cancel_set_first(&r->cancel, SRV_CANCEL_SHUTDOWN);
     }
     cache_recheck_waits(&s->cache);
+    srv_batch_cancel_all(s->batcher, SRV_CANCEL_SHUTDOWN);
     fprintf(stderr, "shlo-server: grace period over, canceled %d "
                     "execution(s)\n", n);
   }

@@ -16,6 +16,7 @@
 #include "shlo/grid_mpi.h"
 #include "artifact_body.h"
 #include "b64_stream.h"
+#include "batch.h"
 #include "json_write.h"
 #include "shlo/protocol.h"
 #include "shlo/verify.h"
@@ -424,8 +425,10 @@ static bool inline_target(srv_request *r, const body *b, cache_entry **e,
   int mr, mp;
   shlo_module_grid((*e)->m, &mr, &mp);
   *x = cache_entry_peek(*e, b->req.entry);
+  /* a batching module's executions wait for their batch: never here */
   if (mr * mp == 1 && (*e)->replicas <= 1 && (*e)->partitions <= 1 &&
-      srv_inline_ok(s, *x)) {
+      srv_inline_ok(s, *x) &&
+      !srv_batch_enabled(s->batcher, r->team->name, (*e)->id)) {
     /* the lookup above did not count: a decline goes on to the worker,
      * which counts it then */
     cache_count_hit(&s->cache);
@@ -484,6 +487,7 @@ typedef struct exec_state {
   srv_trace tr;   /* tr.t set when this execution is traced */
   bool cached; /* the module and its executable came from the cache */
   bool fresh;  /* parsed by this request and not yet published */
+  srv_batch_how batch; /* batch.h: whether it ran stacked with others */
   srv_capture printed; /* "print": true -- interpreter.print's text */
 } exec_state;
 
@@ -677,6 +681,14 @@ static double timeout_ms_of(const srv_config *cfg,
   return ms > (double)cfg->max_timeout_ms ? (double)cfg->max_timeout_ms : ms;
 }
 
+/* Whether the execution may join a batch (batch.h): nothing printed or
+ * profiled (one batch has one print stream and one trace); the batcher
+ * checks the function. */
+static bool batchable(const exec_state *ex) {
+  return !ex->b.req.print && !ex->tr.t &&
+         srv_batch_enabled(ex->r->srv->batcher, ex->r->team->name, ex->e->id);
+}
+
 /* Run the entry on one process or on the grid; records the run time. */
 static shlo_status run_entry(exec_state *ex, double timeout_ms,
                              shlo_diag *d) {
@@ -702,6 +714,10 @@ static shlo_status run_entry(exec_state *ex, double timeout_ms,
     if (st) shlo_diag_set(d, st, NULL, 0, 0, "out of memory for the stream queues");
     else st = shlo_execute_grid(ex->x, &g, ex->args, ex->f->n_args,
                                 &ex->res, &ex->n_res, d);
+  } else if (ex->n_procs == 1 && batchable(ex)) {
+    st = srv_batch_execute(s->batcher, r->team->name, ex->e->id, ex->x, &opts,
+                           ex->args, ex->f->n_args, &ex->res, &ex->n_res, d,
+                           &ex->batch);
   } else if (ex->n_procs == 1) {
     st = shlo_execute(ex->x, &opts, ex->args, ex->f->n_args, &ex->res,
                       &ex->n_res, d);
@@ -717,7 +733,9 @@ static shlo_status run_entry(exec_state *ex, double timeout_ms,
       st = shlo_execute_grid(ex->x, &g, ex->args, ex->f->n_args, &ex->res,
                              &ex->n_res, d);
   }
-  r->exec_s = (double)(srv_trace_span(&ex->tr, "execute", t1) - t1) / 1e9;
+  /* a batched request's wait for its batch is no execution time */
+  r->exec_s = (double)(srv_trace_span(&ex->tr, "execute", t1) - t1) / 1e9 -
+              ex->batch.queued_s;
   r->executed = true;
   srv_capture_close(&ex->printed);
   if (st == SHLO_OK || st == SHLO_ETIMEOUT) cache_entry_ran(ex->e, r->exec_s);
@@ -798,7 +816,10 @@ static void execute_and_reply(exec_state *ex) {
   shlo_diag d;
   shlo_status st = run_entry(ex, timeout_ms, &d);
   uint64_t t0 = srv_now_ns();
-  if (st) {
+  if (ex->batch.kind == SRV_BATCH_FULL) {
+    srv_reply_error(r, SHLO_PERR_LIMIT, 429, 0, 0, "%s", d.message);
+    r->retry_after = true;
+  } else if (st) {
     reply_exec_failure(r, st, &d, timeout_ms);
   } else {
     if (!reply_streamed(ex)) reply_whole(ex);
@@ -943,6 +964,35 @@ static bool register_name(srv_request *r, const shlo_proto_exec_req *req,
   return true;
 }
 
+/* The optional "batching" of a registration (batch.h): read, and checked
+ * against the compiled entry x; false after an error reply.  *on says
+ * whether the registration sets it (max_batch_size 0 turns it off). */
+static bool register_batching(srv_request *r, const shlo_proto_exec_req *req,
+                              const cache_entry *e, const shlo_executable *x,
+                              srv_batch_cfg *cfg, bool *on) {
+  const cJSON *j = req->root ? cJSON_GetObjectItemCaseSensitive(req->root,
+                                                                "batching")
+                             : NULL;
+  char why[512];
+  int mr, mp;
+  *on = j && !cJSON_IsNull(j);
+  if (!*on) return true;
+  shlo_module_grid(e->m, &mr, &mp);
+  if (!srv_batch_cfg_parse(j, cfg, why, sizeof why) ||
+      (cfg->max_batch_size &&
+       !srv_batch_shape_ok(shlo_executable_entry(x), why, sizeof why))) {
+    srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0, "%s", why);
+    return false;
+  }
+  if (cfg->max_batch_size &&
+      (mr * mp > 1 || req->replicas > 1 || req->partitions > 1)) {
+    srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0,
+                    "cannot batch: the module runs on a grid");
+    return false;
+  }
+  return true;
+}
+
 void srv_job_register(srv_job *j) {
   srv_request *r = (srv_request *)j;
   srv_server *s = r->srv;
@@ -975,6 +1025,13 @@ void srv_job_register(srv_job *j) {
     reply_diag(r, st, &d);
     goto done;
   }
+  srv_batch_cfg batching;
+  bool batching_set;
+  if (!register_batching(r, &b.req, e, x, &batching, &batching_set))
+    goto done;
+  /* the function's name outlives x, which a publish below may free */
+  char batch_fn[SRV_BATCH_FN_LEN];
+  snprintf(batch_fn, sizeof batch_fn, "%s", shlo_executable_entry(x)->name);
   if (!cached) {
     e->cost_ms = r->compile_ms;
     cache_entry *p = publish(r, e, true);
@@ -1002,6 +1059,12 @@ void srv_job_register(srv_job *j) {
     srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "store: %s", why);
     goto done;
   }
+  if (batching_set &&
+      srv_batch_configure(s->batcher, r->team->name, e->id, batch_fn,
+                          &batching)) {
+    srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
+    goto done;
+  }
   /* The entry's info object with "name" (if any) and "cached" last. */
   strbuf info = {0};
   shlo__sb_add(&info, e->info, strlen(e->info) - 1); /* without its '}' */
@@ -1009,6 +1072,10 @@ void srv_job_register(srv_job *j) {
     shlo__json_key(&info, "name", false);
     shlo__json_str(&info, name);
     shlo__sb_printf(&info, ",\"version\":%d", version);
+  }
+  if (srv_batch_enabled(s->batcher, r->team->name, e->id)) {
+    shlo__json_key(&info, "batching", false);
+    srv_batch_cfg_json(s->batcher, r->team->name, e->id, &info);
   }
   shlo__sb_puts(&info, cached ? ",\"cached\":true}" : ",\"cached\":false}");
   reply_ok(r, shlo__sb_take(&info));

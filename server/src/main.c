@@ -17,6 +17,7 @@
 
 #include "shlo/context.h"
 #include "server.h"
+#include "batch.h"
 #include "history.h"
 #include "modmetrics.h"
 #include "otlp.h"
@@ -174,6 +175,14 @@ int main(int argc, char **argv) {
     goto out;
   }
   pool_set_short_reserved(&s.pool, (int)s.cfg.short_lane_workers);
+  /* the workers a long job may take: when all of them wait for batches,
+   * no other request can come to join one (batch.h) */
+  if (!(s.batcher = srv_batcher_new(s.pool.long_max))) {
+    fprintf(stderr, "shlo-server: out of memory\n");
+    pool_stop(&s.pool);
+    uv_run(s.loop, UV_RUN_DEFAULT);
+    goto out;
+  }
   srv_memory_init(s.pool.n_threads);
   uv_signal_init(s.loop, &s.sig_int);
   uv_signal_init(s.loop, &s.sig_term);
@@ -222,6 +231,7 @@ out:
   srv_traces_stop(&s);
   srv_modmetrics_free(&s);
   srv_history_free(&s);
+  srv_batcher_free(s.batcher); /* the workers are gone */
   if (s.log && s.log != stderr) fclose(s.log);
   if (s.devnull) fclose(s.devnull);
   srv_config_free(&s.cfg);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "server.h"
 #include "executions.h"
 #include "modmetrics.h"
@@ -260,6 +261,7 @@ char *srv_metrics_text(srv_server *s) {
   srv_otlp_metrics(s, &b);
   put_teams(&b, s);
   srv_modmetrics_put(s, &b);
+  srv_batch_metrics(s->batcher, &b);
   shlo__sb_printf(&b, "# HELP shlo_build_info The server's version (value "
                   "1).\n# TYPE shlo_build_info gauge\n"
                   "shlo_build_info{version=\"%s\"} 1\n", SHLO_VERSION_STRING);

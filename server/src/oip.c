@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "core/value.h"
 #include "json_write.h"
 #include "oip.h"
@@ -810,12 +811,18 @@ static void run_infer(infer *in) {
                          .cancel = &r->cancel,
                          .max_bytes = s->cfg.max_exec_memory};
   uint64_t t0 = srv_now_ns();
-  st = shlo_execute(in->x, &opts, in->args, in->f->n_args, &in->res,
-                    &in->n_res, &d);
-  r->exec_s = (double)(srv_now_ns() - t0) / 1e9;
+  /* stacked with concurrent infers of a batching model (batch.h) */
+  srv_batch_how how;
+  st = srv_batch_execute(s->batcher, r->team->name, in->e->id, in->x, &opts,
+                         in->args, in->f->n_args, &in->res, &in->n_res, &d,
+                         &how);
+  r->exec_s = (double)(srv_now_ns() - t0) / 1e9 - how.queued_s;
   r->executed = true;
   if (st == SHLO_OK || st == SHLO_ETIMEOUT) cache_entry_ran(in->e, r->exec_s);
-  if (st == SHLO_ETIMEOUT || st == SHLO_ECANCELED ||
+  if (how.kind == SRV_BATCH_FULL) {
+    oip_error(r, 429, "%s", d.message);
+    r->retry_after = true;
+  } else if (st == SHLO_ETIMEOUT || st == SHLO_ECANCELED ||
       shlo_cancel_reason(&r->cancel))
     oip_error(r, st == SHLO_ETIMEOUT ? 504 : 503, "execution %s: %s",
               st == SHLO_ETIMEOUT ? "timed out" : "canceled", d.message);

@@ -241,6 +241,7 @@ struct srv_server {
   struct srv_modmetrics *modmetrics; /* modmetrics.c, made at first use */
   struct srv_history *history; /* history.c: the console's rings */
   struct srv_otlp *otlp;       /* otlp.c: NULL unless otlp-endpoint */
+  struct srv_batcher *batcher; /* batch.h: dynamic batching's queues */
   /* partly received bodies and frames, least recently grown first */
   srv_pending *pending, *pending_tail;
   uint64_t pending_bytes;
