@@ -7,9 +7,12 @@
 # and test-fresh.sh (the fresh machine).
 #
 # usage: bash deploy/mkroot.sh DIR
+#        bash deploy/mkroot.sh --reachable   (exit 0: the archive answers)
 #   SHLO_ROOT_CACHE=FILE  keep a tarball of the pristine root there and
 #                         unpack it next time instead of running debootstrap
-#                         again (debootstrap takes minutes on a slow link)
+#                         again (debootstrap takes minutes on a slow link);
+#                         a tarball older than a week is made again, so the
+#                         base does not drift far from the archive
 set -euo pipefail
 dir=${1:?usage: mkroot.sh DIR}
 cache=${SHLO_ROOT_CACHE:-}
@@ -20,9 +23,17 @@ mirror=$(apt-cache policy 2>/dev/null |
          awk '$3 == "bookworm/main" && $2 !~ /security/ { print $2; exit }')
 mirror=${mirror:-http://deb.debian.org/debian}
 
+# --reachable: only say whether that archive answers (tests that need it
+# skip, rather than fail, on a machine that cannot reach it).
+if [ "$dir" = --reachable ]; then
+  curl -sfI --max-time 20 "$mirror/dists/bookworm/Release" >/dev/null ||
+    { echo "the Debian archive $mirror does not answer"; exit 1; }
+  exit 0
+fi
+
 rm -rf "$dir"
 mkdir -p "$dir"
-if [ -n "$cache" ] && [ -s "$cache" ]; then
+if [ -n "$cache" ] && [ -s "$cache" ] && [ -n "$(find "$cache" -mtime -7)" ]; then
   echo "mkroot: unpacking $cache"
   tar -C "$dir" -xf "$cache"
   exit 0
@@ -62,7 +73,10 @@ echo 'Apt::AutoRemove::SuggestsImportant "false";' \
 rm -rf "$dir"/var/lib/apt/lists/* "$dir"/var/cache/apt/*.bin \
        "$dir"/var/cache/apt/archives/*.deb
 
+# Written aside and renamed: two tests making roots at once never unpack
+# a half-written tarball.
 if [ -n "$cache" ]; then
-  tar -C "$dir" -cf "$cache" .
+  mkdir -p "$(dirname "$cache")"
+  tar -C "$dir" -cf "$cache.$$" . && mv -f "$cache.$$" "$cache"
   echo "mkroot: cached the root in $cache"
 fi

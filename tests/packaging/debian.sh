@@ -14,18 +14,21 @@
 #     with find_package(shlo), shared and static, and runs them;
 #   - runs the installed python3-shlo against the servers over HTTP, HTTPS
 #     and the binary protocol.
-# Heavy (a package build, a debootstrap, packages fetched into the root:
-# minutes, root, network), so it runs only with SHLO_TEST_PACKAGES=1 and
-# exits 77 (skipped, with the reason) otherwise or without the tools.
+# It runs where its tools are (root, dpkg-dev, debhelper, debootstrap,
+# the Debian archive) and exits 77 (skipped, with the reason) where they
+# are not; SHLO_TEST_PACKAGES=0 skips it (minutes: a package build, a
+# root, packages fetched into it).
 # usage: debian.sh SOURCE_DIR
-#   SHLO_ROOT_CACHE=FILE  reuse a debootstrapped base (deploy/mkroot.sh)
+#   SHLO_ROOT_CACHE=FILE  the debootstrapped base, kept between runs
+#                         (deploy/mkroot.sh; default
+#                         /var/cache/shlo-test/bookworm-minbase.tar, empty:
+#                         none)
 set -euo pipefail
 src=$(realpath "$1")
 skip() { echo "skipped: $*"; exit 77; }
-[ "${SHLO_TEST_PACKAGES:-0}" = 1 ] ||
-  skip "set SHLO_TEST_PACKAGES=1 (builds the packages and a Debian root: minutes, root, network)"
+[ "${SHLO_TEST_PACKAGES:-1}" != 0 ] || skip "SHLO_TEST_PACKAGES=0"
 [ "$(id -u)" = 0 ] || skip "needs root (chroot, mounts)"
-for t in dpkg-buildpackage dh debootstrap chroot; do
+for t in dpkg-buildpackage dh debootstrap chroot curl; do
   command -v $t >/dev/null || skip "no $t (Debian: dpkg-dev, debhelper, debootstrap)"
 done
 
@@ -41,6 +44,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+why=$(bash "$src/deploy/mkroot.sh" --reachable) || skip "$why"
+export SHLO_ROOT_CACHE=${SHLO_ROOT_CACHE-/var/cache/shlo-test/bookworm-minbase.tar}
 t0=$(date +%s)
 step() { echo "== [$(( $(date +%s) - t0 )) s] $*"; }
 fail() { echo "FAIL: $*"; exit 1; }

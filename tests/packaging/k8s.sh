@@ -13,14 +13,16 @@
 # Kubernetes does, and lets the pod restart on it.
 #   SHLO_K8S_WORK=DIR  keep podman's storage there (the base image and the
 #                      build's layers) for the next run
-# Heavy (an image build, minutes, root): only with SHLO_TEST_PACKAGES=1,
-# else exits 77 (skipped, with the reason), as without podman or root.
+# It runs where its tools are (root, podman, runc, catatonit,
+# debootstrap) and exits 77 (skipped, with the reason) where they are
+# not; SHLO_TEST_PACKAGES=0 skips it (minutes: an image build).
+#   SHLO_ROOT_CACHE=FILE  the debootstrapped base image's root, kept
+#                         between runs (as debian.sh)
 # usage: k8s.sh SOURCE_DIR
 set -euo pipefail
 src=$(realpath "$1")
 skip() { echo "skipped: $*"; exit 77; }
-[ "${SHLO_TEST_PACKAGES:-0}" = 1 ] ||
-  skip "set SHLO_TEST_PACKAGES=1 (builds a container image: minutes, root)"
+[ "${SHLO_TEST_PACKAGES:-1}" != 0 ] || skip "SHLO_TEST_PACKAGES=0"
 [ "$(id -u)" = 0 ] || skip "needs root (podman's bridge network)"
 for t in podman runc catatonit debootstrap curl; do
   command -v $t >/dev/null || skip "no $t (Debian: apt-get install $t)"
@@ -60,6 +62,8 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
+why=$(bash "$src/deploy/mkroot.sh" --reachable) || skip "$why"
+export SHLO_ROOT_CACHE=${SHLO_ROOT_CACHE-/var/cache/shlo-test/bookworm-minbase.tar}
 t0=$(date +%s)
 step() { echo "== [$(( $(date +%s) - t0 )) s] $*"; }
 fail() { echo "FAIL: $*"; podman ps -a 2>/dev/null | sed 's/^/  /'; exit 1; }
