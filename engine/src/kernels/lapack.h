@@ -118,6 +118,18 @@ int shlo__la_work_count(la_kind k, const void *answer, int least);
 size_t shlo__la_size(la_kind k);
 size_t shlo__la_real_size(la_kind k);
 
+/* ---- OpenBLAS threads inside one call (lapack_threads.c) ---- */
+
+/* Whether a batch of p's matrices runs faster one matrix after another
+ * with OpenBLAS on `threads` threads than over the engine's pool of that
+ * many, one OpenBLAS thread each: fewer matrices than threads, and large
+ * ones. */
+bool shlo__la_threads_pay(const la_params *p, int threads);
+/* Let OpenBLAS use `threads` threads until shlo__la_threads_lower; false
+ * (nothing changed, nothing to lower) when another call holds them. */
+bool shlo__la_threads_raise(int threads);
+void shlo__la_threads_lower(void);
+
 /* ---- the families ---- */
 
 extern const la_family shlo__la_potrf, shlo__la_getrf, shlo__la_geqrf,
