@@ -968,9 +968,10 @@ static void test_refusals(void **state) {
 }
 
 /* ==== large matrices, fewer than the pool has threads ====
- * They run one after another with OpenBLAS threaded inside each call
- * (lapack_threads.c) instead of over the pool: the same answers, whatever
- * the machine's core count (the context has four threads). */
+ * Where CPUs are free they run one after another with OpenBLAS threaded
+ * inside each call (lapack_threads.c) instead of over the pool (the
+ * context has four threads, whatever the machine's core count): the same
+ * answers either way. */
 
 enum { LARGE = 130 }; /* 130 x 130: past the threaded path's 128 x 128 */
 

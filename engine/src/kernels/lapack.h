@@ -120,11 +120,15 @@ size_t shlo__la_real_size(la_kind k);
 
 /* ---- OpenBLAS threads inside one call (lapack_threads.c) ---- */
 
-/* Whether a batch of p's matrices runs faster one matrix after another
- * with OpenBLAS on `threads` threads than over the engine's pool of that
- * many, one OpenBLAS thread each: fewer matrices than threads, and large
- * ones. */
-bool shlo__la_threads_pay(const la_params *p, int threads);
+/* How many OpenBLAS threads each matrix of p's batch gets when the batch
+ * runs one matrix after another rather than over the engine's pool of
+ * pool_threads, one OpenBLAS thread each: more than one only for fewer
+ * large matrices than the pool has threads, of the families whose time is
+ * in BLAS-3, and no more than the CPUs free at the moment. */
+int shlo__la_threads_for(const la_params *p, int pool_threads);
+/* The CPUs a caller can use, from the text of /proc/loadavg: online CPUs
+ * less the runnable threads other than the caller; -1 if unreadable. */
+int shlo__la_idle_cpus(const char *loadavg_text);
 /* Let OpenBLAS use `threads` threads until shlo__la_threads_lower; false
  * (nothing changed, nothing to lower) when another call holds them. */
 bool shlo__la_threads_raise(int threads);

@@ -7,8 +7,9 @@
  * matrix; each chunk owns its scratch (every operand and result of one
  * batch element), so the LAPACK calls of different chunks share nothing.
  * OpenBLAS itself runs one thread per call there (blas_setup.c).  Fewer
- * large matrices than the pool has threads run one after another with
- * OpenBLAS on the pool's thread count instead (lapack_threads.c). */
+ * large matrices than the pool has threads may run one after another with
+ * OpenBLAS threaded inside each call instead (lapack_threads.c says
+ * when). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -390,8 +391,8 @@ static shlo_status k_lapack(const shlo_step *s, shlo_value *const *in,
   }
   la_job job = {.p = p, .in = in, .out = res, .ex = ex};
   atomic_init(&job.failed, 0);
-  int threads = shlo__pool_threads();
-  if (shlo__la_threads_pay(p, threads) && shlo__la_threads_raise(threads)) {
+  int threads = shlo__la_threads_for(p, shlo__pool_threads());
+  if (threads > 1 && shlo__la_threads_raise(threads)) {
     run_range(&job, 0, p->batch);
     shlo__la_threads_lower();
   } else if (p->batch > 1) {
