@@ -13,10 +13,13 @@ liblapack.so.3, which the alternatives point at OpenBLAS's, the library
 shlo calls.  `-s` keeps a numpy that pip put in the user's site-packages
 (a wheel with its own OpenBLAS build) out of the comparison; the script
 prints which numpy it measured and warns when it is not Debian's.  shlo
-runs a single large matrix with OpenBLAS on its pool's thread count (one
-per core; a batch goes over the pool, one OpenBLAS thread per matrix), and
-numpy keeps OpenBLAS's default (one per core) unless --threads-numpy N
-holds it to N (OPENBLAS_NUM_THREADS, set before numpy loads).  The two sides
+runs eigh, SVD and QR of a single large matrix with OpenBLAS threaded on
+as many of its pool's threads (one per core) as CPUs are free at that
+moment, Cholesky and LU on one thread (engine/src/kernels/
+lapack_threads.c says why); numpy keeps OpenBLAS's default (one thread
+per core) unless --threads-numpy N holds it to N (OPENBLAS_NUM_THREADS,
+set before numpy loads).  The load average at the end is printed: on a
+busy machine neither side gains from a second thread.  The two sides
 take turns, --rounds times, each round timing --runs calls of each after a
 warm-up, so that both see the same load on a shared machine; the times
 are the minimum over all rounds.  shlo's come from `shlo bench`
@@ -188,7 +191,7 @@ threads = "default threads" if args.threads_numpy <= 0 else \
     f"{args.threads_numpy} thread(s)"
 print(f"{N}x{N}, min of {args.rounds} x {args.runs} runs each side, in "
       f"turns; numpy {np.__version__} on "
-      f"{threads}, shlo OpenBLAS on its pool's threads for one matrix")
+      f"{threads}; shlo threads eigh/svd/qr on free CPUs")
 print(f"{'case':<14}{'shlo ms':>10}{'numpy ms':>10}{'shlo/numpy':>12}")
 worst = 0.0
 np.seterr(over="ignore")  # det of a random 512 x 512 f32 matrix overflows
@@ -206,3 +209,8 @@ for name, prog in PROGRAMS.items():
         print(f"{name + ' ' + e:<14}{ms_shlo:>10.2f}{ms_np:>10.2f}"
               f"{ratio:>11.2f}x")
 print(f"worst ratio {worst:.2f}x (target: within 1.2x)")
+try:
+    with open("/proc/loadavg") as f:
+        print("load average at the end: " + " ".join(f.read().split()[:3]))
+except OSError:
+    pass
