@@ -2,7 +2,8 @@
 /* How many CPUs a LAPACK call of one large matrix may give OpenBLAS
  * (engine/src/kernels/lapack_threads.c): the online CPUs less the threads
  * /proc/loadavg counts as runnable besides the caller; unreadable text
- * says nothing (-1), and a machine busier than its CPUs leaves none. */
+ * says nothing (-1), and a machine busier than its CPUs leaves none; a
+ * call then gets between one thread and the pool's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,9 +32,21 @@ static void idle_cpus_from_loadavg(void **state) {
   assert_int_equal(shlo__la_idle_cpus("load: high"), -1);
 }
 
+static void threads_within_free_cpus(void **state) {
+  (void)state;
+  assert_int_equal(shlo__la_threads_within(4, -1), 4); /* not known */
+  assert_int_equal(shlo__la_threads_within(4, 16), 4); /* the pool's */
+  assert_int_equal(shlo__la_threads_within(4, 4), 4);
+  assert_int_equal(shlo__la_threads_within(4, 3), 3);
+  assert_int_equal(shlo__la_threads_within(4, 1), 1);
+  assert_int_equal(shlo__la_threads_within(4, 0), 1); /* never none */
+  assert_int_equal(shlo__la_threads_within(1, 8), 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(idle_cpus_from_loadavg),
+      cmocka_unit_test(threads_within_free_cpus),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

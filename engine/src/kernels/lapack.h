@@ -129,6 +129,9 @@ int shlo__la_threads_for(const la_params *p, int pool_threads);
 /* The CPUs a caller can use, from the text of /proc/loadavg: online CPUs
  * less the runnable threads other than the caller; -1 if unreadable. */
 int shlo__la_idle_cpus(const char *loadavg_text);
+/* The threads a call gets of pool_threads with free_cpus CPUs free (-1:
+ * not known, all of them): at least one, at most both. */
+int shlo__la_threads_within(int pool_threads, int free_cpus);
 /* Let OpenBLAS use `threads` threads until shlo__la_threads_lower; false
  * (nothing changed, nothing to lower) when another call holds them. */
 bool shlo__la_threads_raise(int threads);

@@ -27,6 +27,11 @@
  *    that spins for a moment after its last chunk counts too).  One read of a small file per call of a matrix of
  *    at least 128 x 128 (a millisecond or more of LAPACK).  Where the file
  *    cannot be read (not Linux), the pool's thread count stands.
+ *    OpenBLAS's own workers keep spinning (runnable) for up to about 0.1 s
+ *    after a threaded call (2^28 cycles, its default thread timeout): for
+ *    a while after one, those this process raised count as free again,
+ *    or back-to-back calls would each see the last one's workers and
+ *    fall back to one thread every other time.
  *
  * OpenBLAS 0.3.21 (Debian 12) has one thread count for the whole process
  * (blas_cpu_number), so raising it is visible to every BLAS call made
@@ -40,8 +45,11 @@
  * (blas_thread_shutdown_): a threaded call that started during the raise
  * may still be using them. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cblas.h>
@@ -49,6 +57,23 @@
 #include "kernels/lapack.h"
 
 static pthread_mutex_t raise_lock = PTHREAD_MUTEX_INITIALIZER;
+static int raised_to; /* under raise_lock */
+
+/* When the last raise ended and to how many threads: its workers may
+ * still spin then (see above).  Written by the holder of raise_lock, read
+ * by anyone; a torn pair only misjudges one call's thread count. */
+static atomic_int_fast64_t lowered_ns;
+static atomic_int lowered_threads;
+
+/* How long after a threaded call its OpenBLAS workers may still spin:
+ * 2^28 cycles is 0.1 s at 2.7 GHz; a slower clock takes longer. */
+#define WORKER_SPIN_NS 250000000
+
+static int64_t mono_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 bool shlo__la_threads_raise(int threads) {
   if (threads < 2)
@@ -56,12 +81,24 @@ bool shlo__la_threads_raise(int threads) {
   if (pthread_mutex_trylock(&raise_lock) != 0)
     return false; /* another call has them */
   openblas_set_num_threads(threads);
+  raised_to = threads;
   return true;
 }
 
 void shlo__la_threads_lower(void) {
   openblas_set_num_threads(1);
+  atomic_store(&lowered_threads, raised_to);
+  atomic_store(&lowered_ns, mono_ns());
   pthread_mutex_unlock(&raise_lock);
+}
+
+/* Runnable threads that are this process's own OpenBLAS workers spinning
+ * after the last threaded call, as far as one can tell. */
+static int own_spinning_workers(void) {
+  int64_t since = mono_ns() - atomic_load(&lowered_ns);
+  int threads = atomic_load(&lowered_threads);
+  return since >= 0 && since < WORKER_SPIN_NS && threads > 1 ? threads - 1
+                                                              : 0;
 }
 
 /* The families whose time is in BLAS-3 that OpenBLAS threads. */
@@ -111,7 +148,13 @@ int shlo__la_threads_for(const la_params *p, int pool_threads) {
       p->in[0].per < LEAST_ELEMENTS || !family_threads(p->fam))
     return 1;
   int idle = idle_cpus_now();
-  if (idle >= 0 && idle < pool_threads)
-    return idle < 1 ? 1 : idle;
-  return pool_threads;
+  if (idle >= 0)
+    idle += own_spinning_workers();
+  return shlo__la_threads_within(pool_threads, idle);
+}
+
+int shlo__la_threads_within(int pool_threads, int free_cpus) {
+  if (free_cpus < 0 || free_cpus >= pool_threads)
+    return pool_threads;
+  return free_cpus < 1 ? 1 : free_cpus;
 }
