@@ -6,16 +6,20 @@ against numpy.linalg, on the same machine in the same run, side by side.
 
     /usr/bin/python3 -s bench/linalg.py [--shlo build/client/shlo] [--n 512]
                                         [--runs 4] [--rounds 5]
-                                        [--threads-numpy 1]
+                                        [--threads-numpy 0] [--cases eigh,svd]
 
 Both sides end in the same LAPACK: Debian's numpy (python3-numpy) links
 liblapack.so.3, which the alternatives point at OpenBLAS's, the library
 shlo calls.  `-s` keeps a numpy that pip put in the user's site-packages
 (a wheel with its own OpenBLAS build) out of the comparison; the script
 prints which numpy it measured and warns when it is not Debian's.  shlo
-runs OpenBLAS on one thread per call (it threads over a batch instead), so
-numpy is held to one thread as well (OPENBLAS_NUM_THREADS=1, set before
-numpy loads; --threads-numpy 0 leaves numpy its default).  The two sides
+runs eigh, SVD and QR of a single large matrix with OpenBLAS threaded on
+as many of its pool's threads (one per core) as CPUs are free at that
+moment, Cholesky and LU on one thread (engine/src/kernels/
+lapack_threads.c says why); numpy keeps OpenBLAS's default (one thread
+per core) unless --threads-numpy N holds it to N (OPENBLAS_NUM_THREADS,
+set before numpy loads).  The load average at the end is printed: on a
+busy machine neither side gains from a second thread.  The two sides
 take turns, --rounds times, each round timing --runs calls of each after a
 warm-up, so that both see the same load on a shared machine; the times
 are the minimum over all rounds.  shlo's come from `shlo bench`
@@ -55,7 +59,9 @@ ap.add_argument("--shlo", default=os.path.join(here, "..", "build", "client",
 ap.add_argument("--n", type=int, default=512)
 ap.add_argument("--runs", type=int, default=4)
 ap.add_argument("--rounds", type=int, default=5)
-ap.add_argument("--threads-numpy", type=int, default=1)
+ap.add_argument("--threads-numpy", type=int, default=0)
+ap.add_argument("--cases", default="cholesky,lu,qr,eigh,svd",
+                help="comma-separated subset of the five")
 args = ap.parse_args()
 if args.threads_numpy > 0:
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
@@ -185,11 +191,13 @@ threads = "default threads" if args.threads_numpy <= 0 else \
     f"{args.threads_numpy} thread(s)"
 print(f"{N}x{N}, min of {args.rounds} x {args.runs} runs each side, in "
       f"turns; numpy {np.__version__} on "
-      f"{threads}, shlo one OpenBLAS thread per call")
+      f"{threads}; shlo threads eigh/svd/qr on free CPUs")
 print(f"{'case':<14}{'shlo ms':>10}{'numpy ms':>10}{'shlo/numpy':>12}")
 worst = 0.0
 np.seterr(over="ignore")  # det of a random 512 x 512 f32 matrix overflows
 for name, prog in PROGRAMS.items():
+    if name not in args.cases.split(","):
+        continue
     for e, x, dt in (("f32", "s", np.float32), ("f64", "d", np.float64)):
         text = prog(e, x)
         ms_shlo = ms_np = float("inf")
@@ -201,3 +209,8 @@ for name, prog in PROGRAMS.items():
         print(f"{name + ' ' + e:<14}{ms_shlo:>10.2f}{ms_np:>10.2f}"
               f"{ratio:>11.2f}x")
 print(f"worst ratio {worst:.2f}x (target: within 1.2x)")
+try:
+    with open("/proc/loadavg") as f:
+        print("load average at the end: " + " ".join(f.read().split()[:3]))
+except OSError:
+    pass

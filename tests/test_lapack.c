@@ -13,6 +13,7 @@
  * epsilon times the size and the input's magnitude. */
 #include <complex.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "shlo/context.h"
 #include "shlo/engine.h"
 
 typedef double complex cplx;
@@ -127,6 +129,10 @@ typedef struct outs {
   int n;
 } outs;
 
+/* The context run() compiles in: NULL (the default) but where a test
+ * needs a pool of a known size. */
+static shlo_context *run_ctx;
+
 /* Compile and run text on args; the results into o.  Fails the test with
  * the diagnostic unless it runs. */
 static void run(const char *text, shlo_value **args, int n_args, outs *o) {
@@ -134,8 +140,9 @@ static void run(const char *text, shlo_value **args, int n_args, outs *o) {
   shlo_executable *e = NULL;
   shlo_diag d;
   shlo_diag_clear(&d);
+  shlo_compile_opts co = {.context = run_ctx};
   shlo_status st = shlo_parse_module(text, strlen(text), "lapack.mlir", &m, &d);
-  if (!st) st = shlo_compile(m, NULL, &e, &d);
+  if (!st) st = shlo_compile(m, &co, &e, &d);
   if (!st) st = shlo_execute(e, NULL, args, n_args, &o->v, &o->n, &d);
   if (st) {
     char buf[2048];
@@ -960,6 +967,106 @@ static void test_refusals(void **state) {
                  "operand 0 has a layout other than JAX's");
 }
 
+/* ==== large matrices, fewer than the pool has threads ====
+ * Where CPUs are free they run one after another with OpenBLAS threaded
+ * inside each call (lapack_threads.c) instead of over the pool (the
+ * context has four threads, whatever the machine's core count): the same
+ * answers either way. */
+
+enum { LARGE = 130 }; /* 130 x 130: past the threaded path's 128 x 128 */
+
+static void test_large_threaded(void **state) {
+  (void)state;
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  o.threads = 4;
+  assert_int_equal(shlo_context_create(&o, &run_ctx), SHLO_OK);
+  for (int k = 0; k < 4; k++) check_eigh(k, 1, LARGE, hpd_entry);
+  check_eigh(D, 3, LARGE, hpd_entry);
+  check_potrf(D, 1, LARGE, hpd_entry, 'L', true);
+  check_potrf(C, 1, LARGE, neg_entry, 'U', false);
+  check_getrf(S, 1, LARGE, LARGE, random_entry, false);
+  check_getrf(D, 1, LARGE, LARGE, singular_entry, true);
+  check_qr(Z, 1, LARGE, LARGE, random_entry);
+  check_svd("gesdd", D, 1, LARGE, LARGE, random_entry, 'A');
+  /* a batch as large as the pool goes over it, as before */
+  check_potrf(S, 4, LARGE, hpd_entry, 'L', true);
+  shlo_context_destroy(run_ctx);
+  run_ctx = NULL;
+}
+
+/* Two executions at once that each want OpenBLAS's threads: one has them,
+ * the other does not wait for them; both answers hold. */
+typedef struct eigh_run {
+  const shlo_executable *e;
+  shlo_value *arg;
+  shlo_value **res;
+  int n_res;
+  shlo_status st;
+} eigh_run;
+
+static void *run_eigh_thread(void *arg) {
+  eigh_run *r = arg;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  r->st = shlo_execute(r->e, NULL, &r->arg, 1, &r->res, &r->n_res, &d);
+  return NULL;
+}
+
+static void test_large_concurrent(void **state) {
+  (void)state;
+  cur_n = LARGE;
+  char text[1024];
+  const char *a = ty(1, LARGE, LARGE, "f64"), *w = ty(1, LARGE, -1, "f64"),
+             *info = ty(1, -1, -1, "i32");
+  snprintf(text, sizeof text,
+           "func.func @main(%%a: %s) -> (%s, %s, %s) {\n"
+           "  %%0:3 = stablehlo.custom_call @lapack_dsyevd_ffi(%%a) "
+           "{mhlo.backend_config = {mode = 86 : ui8, uplo = 76 : ui8}} : "
+           "(%s) -> (%s, %s, %s)\n"
+           "  return %%0#0, %%0#1, %%0#2 : %s, %s, %s\n}\n",
+           a, a, w, info, a, a, w, info, a, w, info);
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  o.threads = 2;
+  shlo_context *ctx = NULL;
+  assert_int_equal(shlo_context_create(&o, &ctx), SHLO_OK);
+  shlo_module *m = NULL;
+  shlo_executable *e = NULL;
+  shlo_diag d;
+  shlo_diag_clear(&d);
+  shlo_compile_opts co = {.context = ctx};
+  assert_int_equal(shlo_parse_module(text, strlen(text), "eigh.mlir", &m, &d),
+                   SHLO_OK);
+  assert_int_equal(shlo_compile(m, &co, &e, &d), SHLO_OK);
+  enum { RUNS = 3 };
+  eigh_run r[RUNS];
+  pthread_t t[RUNS];
+  for (int i = 0; i < RUNS; i++) {
+    r[i] = (eigh_run){.e = e, .arg = make(D, 1, LARGE, LARGE, hpd_entry)};
+    assert_int_equal(pthread_create(&t[i], NULL, run_eigh_thread, &r[i]), 0);
+  }
+  for (int i = 0; i < RUNS; i++) assert_int_equal(pthread_join(t[i], NULL), 0);
+  for (int i = 0; i < RUNS; i++) {
+    assert_int_equal(r[i].st, SHLO_OK);
+    assert_int_equal(r[i].n_res, 3);
+    assert_int_equal(info_at(r[i].res[2], 0), 0);
+    mat x = mat_of(r[i].arg, 0), v = mat_of(r[i].res[0], 0);
+    mat vw = mat_new(LARGE, LARGE);
+    for (int p = 0; p < LARGE; p++)
+      for (int q = 0; q < LARGE; q++)
+        M(vw, p, q) = M(v, p, q) * at(r[i].res[1], 0, q, 0);
+    mat av = mat_mul(x, v);
+    assert_close(av, vw, bound(D, LARGE, mat_max(x)), "A V = V diag(w)");
+    free(x.a), free(v.a), free(vw.a), free(av.a);
+    outs o_i = {r[i].res, r[i].n_res};
+    outs_free(&o_i, &r[i].arg, 1);
+  }
+  shlo_executable_free(e);
+  shlo_module_free(m);
+  shlo_context_destroy(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_potrf),      cmocka_unit_test(test_getrf),
@@ -968,6 +1075,8 @@ int main(void) {
       cmocka_unit_test(test_schur),      cmocka_unit_test(test_reductions),
       cmocka_unit_test(test_trsm),       cmocka_unit_test(test_gtsv),
       cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_large_threaded),
+      cmocka_unit_test(test_large_concurrent),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
  * ends the execution with SHLO_ECHECK and says which element differs. */
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,14 +36,22 @@ static bool float_almost(double a, double b, double tol) {
   return isfinite(a) && isfinite(b) && fabs(a - b) <= tol;
 }
 
+/* StableHLO's ULP difference: 0 for the same non-finite value (both NaN,
+ * or the same infinity), the largest 64-bit count when only one side is
+ * that value (so that max_ulp_difference = 2^64 - 1 and the same min ask
+ * for a non-finite mismatch, as tests/math/ulp_difference_* do), else the
+ * representable values between them.  The attributes are ui64: read into
+ * int64 they wrap, hence the casts. */
 static bool ulp_ok(shlo_elem_type t, const void *a, const void *b,
                    const check_params *p) {
   double x = shlo__float_load(t, a), y = shlo__float_load(t, b);
+  uint64_t d;
   if (!isfinite(x) || !isfinite(y)) {
     size_t es = shlo_elem_size(t);
-    return (isnan(x) && isnan(y)) || memcmp(a, b, es) == 0;
+    d = (isnan(x) && isnan(y)) || memcmp(a, b, es) == 0 ? 0 : UINT64_MAX;
+  } else {
+    d = shlo__float_ulp_distance(t, a, b);
   }
-  uint64_t d = shlo__float_ulp_distance(t, a, b);
   return d <= (uint64_t)p->max_ulp && d >= (uint64_t)p->min_ulp;
 }
 

@@ -118,6 +118,25 @@ int shlo__la_work_count(la_kind k, const void *answer, int least);
 size_t shlo__la_size(la_kind k);
 size_t shlo__la_real_size(la_kind k);
 
+/* ---- OpenBLAS threads inside one call (lapack_threads.c) ---- */
+
+/* How many OpenBLAS threads each matrix of p's batch gets when the batch
+ * runs one matrix after another rather than over the engine's pool of
+ * pool_threads, one OpenBLAS thread each: more than one only for fewer
+ * large matrices than the pool has threads, of the families whose time is
+ * in BLAS-3, and no more than the CPUs free at the moment. */
+int shlo__la_threads_for(const la_params *p, int pool_threads);
+/* The CPUs a caller can use, from the text of /proc/loadavg: online CPUs
+ * less the runnable threads other than the caller; -1 if unreadable. */
+int shlo__la_idle_cpus(const char *loadavg_text);
+/* The threads a call gets of pool_threads with free_cpus CPUs free (-1:
+ * not known, all of them): at least one, at most both. */
+int shlo__la_threads_within(int pool_threads, int free_cpus);
+/* Let OpenBLAS use `threads` threads until shlo__la_threads_lower; false
+ * (nothing changed, nothing to lower) when another call holds them. */
+bool shlo__la_threads_raise(int threads);
+void shlo__la_threads_lower(void);
+
 /* ---- the families ---- */
 
 extern const la_family shlo__la_potrf, shlo__la_getrf, shlo__la_geqrf,

@@ -6,7 +6,10 @@
  * The batch runs in chunks on the engine's pool when it has more than one
  * matrix; each chunk owns its scratch (every operand and result of one
  * batch element), so the LAPACK calls of different chunks share nothing.
- * OpenBLAS itself runs one thread per call (blas_setup.c). */
+ * OpenBLAS itself runs one thread per call there (blas_setup.c).  Fewer
+ * large matrices than the pool has threads may run one after another with
+ * OpenBLAS threaded inside each call instead (lapack_threads.c says
+ * when). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -388,10 +391,15 @@ static shlo_status k_lapack(const shlo_step *s, shlo_value *const *in,
   }
   la_job job = {.p = p, .in = in, .out = res, .ex = ex};
   atomic_init(&job.failed, 0);
-  if (p->batch > 1)
+  int threads = shlo__la_threads_for(p, shlo__pool_threads());
+  if (threads > 1 && shlo__la_threads_raise(threads)) {
+    run_range(&job, 0, p->batch);
+    shlo__la_threads_lower();
+  } else if (p->batch > 1) {
     shlo__parallel_for(p->batch, 1, run_range, &job);
-  else if (p->batch == 1)
+  } else if (p->batch == 1) {
     run_range(&job, 0, 1);
+  }
   int failed = atomic_load(&job.failed);
   if (failed == 1)
     goto nomem;
