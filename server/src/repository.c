@@ -13,9 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "json_write.h"
 #include "repository.h"
 #include "server.h"
+#include "shlo/grid.h"
 #include "store.h"
 
 enum { MODE_NONE, MODE_POLL, MODE_EXPLICIT };
@@ -42,6 +44,7 @@ typedef struct repo_version {
   bool adopted;     /* the repository made the team an owner of e */
   file_id file;
   char reason[REPO_REASON_LEN]; /* when not ready */
+  char batch_fn[SRV_BATCH_FN_LEN]; /* the entry that batches (ready) */
 } repo_version;
 
 typedef struct repo_model {
@@ -56,6 +59,7 @@ typedef struct repo_model {
   char (*inputs)[REPO_IO_NAME_LEN], (*outputs)[REPO_IO_NAME_LEN];
   int n_inputs, n_outputs;
   long max_batch_size;
+  srv_batch_cfg batch; /* dynamic_batching (max_batch_size 0: none) */
 } repo_model;
 
 typedef struct srv_repository {
@@ -160,6 +164,7 @@ typedef struct config {
   char (*inputs)[REPO_IO_NAME_LEN], (*outputs)[REPO_IO_NAME_LEN];
   int n_inputs, n_outputs;
   long max_batch_size;
+  srv_batch_cfg batch; /* dynamic_batching (max_batch_size 0: none) */
   policy pol;
 } config;
 
@@ -257,6 +262,73 @@ static bool string_field(const cJSON *root, const char *key, char *out,
   return true;
 }
 
+/* A copy of a dynamic_batching field for the batcher's reader: a number,
+ * or a string of digits (protobuf's JSON writes a uint64 so, as Triton's
+ * max_queue_delay_microseconds). */
+static cJSON *batch_number(const cJSON *v) {
+  if (!cJSON_IsString(v)) return cJSON_Duplicate(v, true);
+  const char *p = v->valuestring;
+  if (!*p || strlen(p) > 15 || strspn(p, "0123456789") != strlen(p))
+    return cJSON_Duplicate(v, true); /* the reader says what is wrong */
+  return cJSON_CreateNumber(strtod(p, NULL));
+}
+
+/* The batcher's key for one of Triton's dynamic_batching keys (val is
+ * the value to read, a field of it for default_queue_policy); NULL with
+ * why set for a key this server does not take. */
+static const char *batch_key(const cJSON *f, const cJSON **val, char *why,
+                             size_t cap) {
+  *val = f;
+  if (!strcmp(f->string, "max_queue_delay_microseconds"))
+    return "max_queue_delay_us";
+  if (!strcmp(f->string, "preferred_batch_size"))
+    return "preferred_batch_sizes";
+  if (!strcmp(f->string, "max_queue_size")) return "max_queue_size";
+  if (!strcmp(f->string, "default_queue_policy") && cJSON_IsObject(f) &&
+      cJSON_GetArraySize(f) == 1 &&
+      (*val = cJSON_GetObjectItemCaseSensitive(f, "max_queue_size")))
+    return "max_queue_size";
+  say(why, cap, "config.json: dynamic_batching: \"%.64s\" is not taken "
+      "(known: max_queue_delay_microseconds, preferred_batch_size, "
+      "max_queue_size, default_queue_policy.max_queue_size, "
+      "preserve_ordering)", f->string);
+  return NULL;
+}
+
+/* Triton's "dynamic_batching" into c->batch, with max_batch_size rows:
+ * its keys renamed to the "batching" object's (batch.h) and read by the
+ * same reader, so the bounds are a registration's. */
+static bool read_dynamic_batching(const cJSON *root, config *c, char *why,
+                                  size_t cap) {
+  const cJSON *db = cJSON_GetObjectItemCaseSensitive(root, "dynamic_batching");
+  if (!db) return true;
+  if (!cJSON_IsObject(db) || c->max_batch_size < 1) {
+    say(why, cap, "config.json: dynamic_batching is an object, with "
+        "max_batch_size 1 or more");
+    return false;
+  }
+  cJSON *o = cJSON_CreateObject();
+  bool ok = o && cJSON_AddNumberToObject(o, "max_batch_size",
+                                         (double)c->max_batch_size);
+  char inner[400] = "";
+  for (const cJSON *f = db->child; ok && f; f = f->next) {
+    const cJSON *val;
+    if (!strcmp(f->string, "preserve_ordering")) continue; /* always so */
+    const char *key = batch_key(f, &val, why, cap);
+    cJSON *copy = key ? batch_number(val) : NULL;
+    if (!key) return cJSON_Delete(o), false;
+    ok = copy && cJSON_AddItemToObject(o, key, copy);
+    if (!ok) cJSON_Delete(copy);
+  }
+  if (!ok) say(inner, sizeof inner, "out of memory");
+  else ok = srv_batch_cfg_parse(o, &c->batch, inner, sizeof inner);
+  cJSON_Delete(o);
+  if (!ok)
+    say(why, cap, "config.json: dynamic_batching (as %s): %s",
+        "max_queue_delay_us, preferred_batch_sizes, max_queue_size", inner);
+  return ok;
+}
+
 /* DIR/NAME/config.json into c (defaults without one); false with why. */
 static bool read_config(const char *dir, config *c, char *why, size_t cap) {
   memset(c, 0, sizeof *c);
@@ -294,7 +366,8 @@ static bool read_config(const char *dir, config *c, char *why, size_t cap) {
        tensor_names(in, "input", &c->inputs, &c->n_inputs, why, cap) &&
        tensor_names(out, "output", &c->outputs, &c->n_outputs, why, cap) &&
        read_policy(cJSON_GetObjectItemCaseSensitive(root, "version_policy"),
-                   &c->pol, why, cap);
+                   &c->pol, why, cap) &&
+       read_dynamic_batching(root, c, why, cap);
   cJSON_Delete(root);
   if (!ok) config_free(c);
   return ok;
@@ -394,6 +467,29 @@ static bool names_fit(const config *c, const shlo_func *f, char *why,
   return true;
 }
 
+/* A config's max_batch_size says the leading dimension is the batch (as
+ * Triton's): the entry function must batch (batch.h), on no grid; false
+ * with v's reason set.  The batching function's name goes into v. */
+static bool batch_fits(const config *c, const cache_entry *e,
+                       const shlo_func *f, repo_version *v) {
+  int mr, mp;
+  char why[REPO_REASON_LEN - 64];
+  if (c->max_batch_size < 1) return true;
+  shlo_module_grid(e->m, &mr, &mp);
+  if (mr * mp > 1 || e->replicas > 1 || e->partitions > 1) {
+    say(v->reason, sizeof v->reason, "config.json gives max_batch_size %ld: "
+        "cannot batch: the module runs on a grid", c->max_batch_size);
+    return false;
+  }
+  if (!srv_batch_shape_ok(f, why, sizeof why)) {
+    say(v->reason, sizeof v->reason, "config.json gives max_batch_size %ld: "
+        "%s", c->max_batch_size, why);
+    return false;
+  }
+  snprintf(v->batch_fn, sizeof v->batch_fn, "%s", f->name);
+  return true;
+}
+
 /* Read, parse, verify and compile one version into v (ready, or its
  * reason). */
 static void load_version(srv_server *s, const config *c, srv_team *team,
@@ -445,7 +541,8 @@ static void load_version(srv_server *s, const config *c, srv_team *team,
     cache_release(&s->cache, e);
     return;
   }
-  if (!names_fit(c, shlo_executable_entry(x), v->reason, sizeof v->reason)) {
+  if (!names_fit(c, shlo_executable_entry(x), v->reason, sizeof v->reason) ||
+      !batch_fits(c, e, shlo_executable_entry(x), v)) {
     cache_release(&s->cache, e);
     return;
   }
@@ -508,6 +605,10 @@ static void version_release(srv_repository *R, const repo_model *m,
       other = w != v && w->ready && !strcmp(R->m[i].team, m->team) &&
               !strcmp(w->id, v->id) && w->e == e;
     }
+  if (m->batch.max_batch_size && !other) { /* its batching goes with it */
+    srv_batch_cfg off = {0};
+    srv_batch_configure(s->batcher, m->team, v->id, "", &off);
+  }
   uint8_t key[32];
   if (v->adopted && !other && cache_id_to_key(v->id, key)) {
     srv_team *team = team_named(s, m->team);
@@ -631,6 +732,11 @@ static int install_versions(srv_repository *R, repo_model *m, config *c,
       ready++;
       srv_names_put(&s->names, c->team, m->name, next[i].version, next[i].id,
                     now);
+      /* the config's batching (or none, when it had some before) */
+      if ((c->batch.max_batch_size || m->batch.max_batch_size) &&
+          srv_batch_configure(s->batcher, c->team, next[i].id,
+                              next[i].batch_fn, &c->batch))
+        repo_log(s, "unbatched", m->name, next[i].version, "out of memory");
     } else if (!failed_before(m, &next[i])) { /* a poll logs it once */
       repo_log(s, "unavailable", m->name, next[i].version, next[i].reason);
     }
@@ -646,6 +752,7 @@ static int install_versions(srv_repository *R, repo_model *m, config *c,
   m->n_outputs = c->n_outputs;
   c->inputs = c->outputs = NULL;
   m->max_batch_size = c->max_batch_size;
+  m->batch = c->batch;
   m->wanted = true;
   m->reason[0] = 0;
   if (!n)
