@@ -1113,15 +1113,16 @@ void srv_job_register(srv_job *j) {
   cached = a == CACHE_HAD;
   char why[1200];
   int version = 0;
-  if (srv_store_registered(s, e, r->team->name, name, &version, why,
-                           sizeof why)) {
-    srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "store: %s", why);
-    goto done;
-  }
+  /* the batcher first: the store's record keeps what it has */
   if (batching_set &&
       srv_batch_configure(s->batcher, r->team->name, e->id, batch_fn,
                           &batching)) {
     srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
+    goto done;
+  }
+  if (srv_store_registered(s, e, r->team->name, name, batching_set, &version,
+                           why, sizeof why)) {
+    srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "store: %s", why);
     goto done;
   }
   /* The entry's info object with "name" (if any) and "cached" last. */

@@ -394,6 +394,49 @@ def repository_batching(alone):
         check_clean_stops([(rc, srv.log())])
 
 
+def store_restart():
+    """A registration's batching is kept in the --store record with the
+    module: after a restart, the module batches as registered (a
+    registration without "batching" answers the configuration in force);
+    turned off, a restart keeps it off.  The record's line is what the
+    server wrote: its fields, and an older record's lack of one, load."""
+    store = f"/tmp/shlo-batching-store-{os.getpid()}"
+    cfg = {"max_batch_size": 16, "max_queue_delay_us": 4000000,
+           "preferred_batch_sizes": [4, 2], "max_queue_size": 3}
+    kept = dict(cfg, preferred_batch_sizes=[2, 4])
+
+    def registered(batching=None):
+        body = {"program": program("k"), "name": "kept"}
+        if batching is not None:
+            body["batching"] = batching
+        srv = Server(BIN, "--store", store)
+        try:
+            st, j = srv.post("/v1/modules", body)
+        finally:
+            rc = srv.stop()
+        if SANITIZED:
+            check_clean_stops([(rc, srv.log())])
+        check(st == 200, f"register into the store: {st} {j}")
+        return j
+
+    try:
+        j = registered(cfg)
+        check(j.get("batching") == kept, f"batching on: {j}")
+        with open(f"{store}/{j['id'][7:]}.module", "rb") as f:
+            head = f.read().split(b"\n\n")[0].decode()
+        check("\nbatching anonymous 16 4000000 3 2,4 main\n" in head + "\n",
+              f"the record has the batching line: {head}")
+        j = registered()
+        check(j.get("batching") == kept,
+              f"after a restart the module batches as registered: {j}")
+        j = registered({"max_batch_size": 0})
+        check("batching" not in j, f"batching off: {j}")
+        j = registered()
+        check("batching" not in j, f"and off after a restart: {j}")
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+
+
 def main():
     srv = Server(BIN, "--threads", str(WORKERS), "--short-lane-workers", "0",
                  "--max-client-jobs", "0", binary_port=True)
@@ -415,6 +458,7 @@ def main():
         rc = srv.stop()
     two_teams()
     repository_batching(alone)
+    store_restart()
     if SANITIZED:
         check_clean_stops([(rc, srv.log())])
     finish("batching")
