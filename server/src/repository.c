@@ -19,6 +19,7 @@
 #include "server.h"
 #include "shlo/grid.h"
 #include "store.h"
+#include "warmup.h"
 
 enum { MODE_NONE, MODE_POLL, MODE_EXPLICIT };
 
@@ -27,6 +28,8 @@ enum { MODE_NONE, MODE_POLL, MODE_EXPLICIT };
 #define REPO_CONFIG_MAX (1 << 20) /* bytes of a config.json */
 #define REPO_MAX_VERSIONS 256     /* per model */
 #define REPO_MAX_TENSORS 1024     /* names in a config.json */
+_Static_assert(REPO_IO_NAME_LEN == SRV_WARMUP_NAME_LEN,
+               "warmup.h reads the config's input names");
 
 /* What tells a model file apart from the one loaded before it. */
 typedef struct file_id {
@@ -165,13 +168,16 @@ typedef struct config {
   int n_inputs, n_outputs;
   long max_batch_size;
   srv_batch_cfg batch; /* dynamic_batching (max_batch_size 0: none) */
+  cJSON *warmup;       /* model_warmup (warmup.h), or NULL */
   policy pol;
 } config;
 
 static void config_free(config *c) {
   free(c->inputs);
   free(c->outputs);
+  cJSON_Delete(c->warmup);
   c->inputs = c->outputs = NULL;
+  c->warmup = NULL;
 }
 
 /* The names of a list of tensors ("input": [{"name": "x", ...}, ...]). */
@@ -329,6 +335,15 @@ static bool read_dynamic_batching(const cJSON *root, config *c, char *why,
   return ok;
 }
 
+/* model_warmup, kept to run on each version as it loads (warmup.h). */
+static bool read_warmup(const cJSON *root, config *c, char *why, size_t cap) {
+  const cJSON *w = cJSON_GetObjectItemCaseSensitive(root, "model_warmup");
+  if (!w || !srv_warmup_check(w, why, cap)) return !w;
+  if ((c->warmup = cJSON_Duplicate(w, true))) return true;
+  say(why, cap, "out of memory");
+  return false;
+}
+
 /* DIR/NAME/config.json into c (defaults without one); false with why. */
 static bool read_config(const char *dir, config *c, char *why, size_t cap) {
   memset(c, 0, sizeof *c);
@@ -367,7 +382,8 @@ static bool read_config(const char *dir, config *c, char *why, size_t cap) {
        tensor_names(out, "output", &c->outputs, &c->n_outputs, why, cap) &&
        read_policy(cJSON_GetObjectItemCaseSensitive(root, "version_policy"),
                    &c->pol, why, cap) &&
-       read_dynamic_batching(root, c, why, cap);
+       read_dynamic_batching(root, c, why, cap) &&
+       read_warmup(root, c, why, cap);
   cJSON_Delete(root);
   if (!ok) config_free(c);
   return ok;
@@ -490,9 +506,30 @@ static bool batch_fits(const config *c, const cache_entry *e,
   return true;
 }
 
-/* Read, parse, verify and compile one version into v (ready, or its
- * reason). */
+/* The config's warm-up samples on x (none: true); false with v's reason
+ * set.  Logged with the runs it made. */
+static bool warmed_up(srv_server *s, const config *c, const char *dir,
+                      const char *model, const shlo_executable *x,
+                      repo_version *v) {
+  char why[REPO_REASON_LEN - 16], runs_s[48];
+  int runs = 0;
+  if (!c->warmup) return true;
+  if (!srv_warmup_run(s, c->warmup, x, dir,
+                      (const char(*)[SRV_WARMUP_NAME_LEN])c->inputs,
+                      c->n_inputs, c->max_batch_size, &runs, why,
+                      sizeof why)) {
+    say(v->reason, sizeof v->reason, "warm-up: %s", why);
+    return false;
+  }
+  snprintf(runs_s, sizeof runs_s, "%d run(s)", runs);
+  repo_log(s, "warmed_up", model, v->version, runs_s);
+  return true;
+}
+
+/* Read, parse, verify, compile and warm up one version of model (its
+ * folder dir) into v (ready, or its reason). */
 static void load_version(srv_server *s, const config *c, srv_team *team,
+                         const char *dir, const char *model,
                          const char *path, repo_version *v) {
   char *text = NULL, why[REPO_REASON_LEN];
   size_t len = 0;
@@ -542,7 +579,8 @@ static void load_version(srv_server *s, const config *c, srv_team *team,
     return;
   }
   if (!names_fit(c, shlo_executable_entry(x), v->reason, sizeof v->reason) ||
-      !batch_fits(c, e, shlo_executable_entry(x), v)) {
+      !batch_fits(c, e, shlo_executable_entry(x), v) ||
+      !warmed_up(s, c, dir, model, x, v)) {
     cache_release(&s->cache, e);
     return;
   }
@@ -664,7 +702,7 @@ static int load_versions(srv_repository *R, repo_model *m, const config *c,
       cache_retain(&R->s->cache, v->e);
       continue;
     }
-    load_version(R->s, c, team, path, v);
+    load_version(R->s, c, team, dir, m->name, path, v);
   }
   return n;
 }

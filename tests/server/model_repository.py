@@ -300,6 +300,83 @@ def poll_mode(root, tokens):
         stopped(srv)
 
 
+ROWS = """func.func @main(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %r = stablehlo.negate %x : tensor<?x3xf32>
+  return %r : tensor<?x3xf32>
+}
+"""
+
+
+def warmup(tokens):
+    """config.json's model_warmup (Triton's spelling) runs at load: the
+    samples that fit run (count times each; zero_data, random_data, a
+    file of warmup/, a batch of batch_size rows) and the log says how
+    many ran; a sample that does not fit the program makes the version
+    UNAVAILABLE with the reason, and the others still load."""
+    root = TMP + "/warm"
+
+    def sample(a, b=None, **extra):
+        ins = {"a": a, "b": b or {"data_type": "TYPE_FP32", "dims": [2],
+                                  "zero_data": True}}
+        return dict(extra, inputs=ins)
+
+    f32 = {"data_type": "TYPE_FP32", "dims": [2]}
+    models = {
+        "warm": [sample(dict(f32, zero_data=True), name="zeros", count=3),
+                 sample(dict(f32, random_data=True)),
+                 sample(dict(f32, input_data_file="a.bin"))],
+        "coldshape": [sample(dict(f32, dims=[3], zero_data=True))],
+        "coldtype": [sample(dict(f32, data_type="TYPE_INT32",
+                                 zero_data=True))],
+        "coldname": [{"inputs": {"c": dict(f32, zero_data=True)}}],
+        "coldfile": [sample(dict(f32, input_data_file="../a.bin"))],
+        "coldsize": [sample(dict(f32, input_data_file="short.bin"))],
+        "colddata": [sample(f32)],
+    }
+    for name, samples in models.items():
+        write(f"{root}/{name}/1/model.mlir", BINARY.format(op="add"))
+        write(f"{root}/{name}/config.json", json.dumps({
+            "team": "alpha", "input": [{"name": "a"}, {"name": "b"}],
+            "model_warmup": samples}))
+    write(f"{root}/warm/warmup/a.bin", b"\0\0\x80\x3f\0\0\0\x40", "wb")
+    write(f"{root}/coldsize/warmup/short.bin", b"\0\0\x80\x3f", "wb")
+    write(f"{root}/rows/1/model.mlir", ROWS)
+    write(f"{root}/rows/config.json", json.dumps({
+        "team": "alpha", "max_batch_size": 4, "model_warmup": [
+            {"batch_size": 2, "inputs": {"input0": {
+                "data_type": "TYPE_FP32", "dims": [3], "zero_data": True}}}]}))
+    srv = Server(SERVER, "--tokens", tokens, "--model-repository", root)
+    try:
+        idx = index(srv, "alice")
+        state = {k[0]: v for k, v in idx.items()}
+        check(state.get("warm", {}).get("state") == "READY" and
+              state.get("rows", {}).get("state") == "READY",
+              f"the versions whose warm-up runs are ready: {idx}")
+        log = srv.log()
+        check('event=repository_warmed_up model=warm version=1 '
+              'reason="5 run(s)"' in log and
+              'event=repository_warmed_up model=rows version=1 '
+              'reason="1 run(s)"' in log,
+              f"the log counts the warm-up runs: {log[-2000:]}")
+        reasons = {"coldshape": "model_warmup 0", "coldtype": "i32",
+                   "coldname": "\"c\" is no input",
+                   "coldfile": "input_data_file",
+                   "coldsize": "size", "colddata": "zero_data"}
+        for name, word in reasons.items():
+            r = state.get(name, {})
+            check(r.get("state") == "UNAVAILABLE" and
+                  "warm-up" in r.get("reason", "") and
+                  word in r.get("reason", ""),
+                  f"{name}: a warm-up that fails makes the version "
+                  f"unavailable, with the reason ({word}): {r}")
+        run = infer(srv, "alice", "warm", [("a", "FP32", [1, 2]),
+                                           ("b", "FP32", [3, 4])])
+        check(run == (200, {"output0": [4.0, 6.0]}),
+              f"the warmed-up model answers: {run}")
+    finally:
+        stopped(srv)
+
+
 def main():
     shutil.rmtree(TMP, ignore_errors=True)
     os.makedirs(TMP)
@@ -313,6 +390,7 @@ def main():
         none_mode(root, tokens)
         evicted(root, tokens)
         poll_mode(root, tokens)
+        warmup(tokens)
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
     finish("model_repository")
