@@ -63,6 +63,7 @@ typedef struct repo_model {
   int n_inputs, n_outputs;
   long max_batch_size;
   srv_batch_cfg batch; /* dynamic_batching (max_batch_size 0: none) */
+  uint64_t config_hash; /* of the config.json its versions loaded with */
 } repo_model;
 
 typedef struct srv_repository {
@@ -169,6 +170,7 @@ typedef struct config {
   long max_batch_size;
   srv_batch_cfg batch; /* dynamic_batching (max_batch_size 0: none) */
   cJSON *warmup;       /* model_warmup (warmup.h), or NULL */
+  uint64_t hash;       /* of the file's bytes (0: no file) */
   policy pol;
 } config;
 
@@ -353,6 +355,9 @@ static bool read_config(const char *dir, config *c, char *why, size_t cap) {
   path_of(path, "%s/config.json", dir);
   int rc = read_small(path, REPO_CONFIG_MAX, &text, &len, why, cap);
   if (rc) return rc > 0;
+  c->hash = 1469598103934665603u; /* FNV-1a: tells a changed file apart */
+  for (size_t i = 0; i < len; i++)
+    c->hash = (c->hash ^ (unsigned char)text[i]) * 1099511628211u;
   cJSON *root = shlo_proto_json_parse(text, len, NULL);
   free(text);
   bool ok = cJSON_IsObject(root);
@@ -693,7 +698,9 @@ static int load_versions(srv_repository *R, repo_model *m, const config *c,
       continue;
     }
     repo_version *old = NULL;
-    for (int j = 0; j < m->n_v && !old; j++)
+    /* a changed config.json loads every version again: its batching,
+     * names and warm-up are checked on each (the cache makes it cheap) */
+    for (int j = 0; j < m->n_v && !old && m->config_hash == c->hash; j++)
       if (m->v[j].version == want[i] && m->v[j].ready &&
           same_file(&m->v[j].file, &v->file))
         old = &m->v[j];
@@ -758,8 +765,9 @@ static int install_versions(srv_repository *R, repo_model *m, config *c,
   for (int i = 0; i < m->n_v; i++) {
     bool stays = false;
     for (int j = 0; j < n && !stays; j++)
-      stays = next[j].ready && next[j].e == m->v[i].e &&
-              next[j].version == m->v[i].version;
+      if ((stays = next[j].ready && next[j].e == m->v[i].e &&
+                   next[j].version == m->v[i].version))
+        next[j].adopted |= m->v[i].adopted; /* loaded again: the claim */
     if (stays) cache_release(&s->cache, m->v[i].e); /* next holds one */
     else version_release(R, m, &m->v[i], next, n);
   }
@@ -791,6 +799,7 @@ static int install_versions(srv_repository *R, repo_model *m, config *c,
   c->inputs = c->outputs = NULL;
   m->max_batch_size = c->max_batch_size;
   m->batch = c->batch;
+  m->config_hash = c->hash;
   m->wanted = true;
   m->reason[0] = 0;
   if (!n)

@@ -2,7 +2,9 @@
 /* The model repository (--model-repository DIR), laid out as Triton's:
  *
  *   DIR/NAME/config.json          optional: team, entry function, tensor
- *                                 names, max_batch_size, version_policy
+ *                                 names, max_batch_size, dynamic_batching,
+ *                                 model_warmup, version_policy
+ *   DIR/NAME/warmup/FILE          warm-up inputs (warmup.h)
  *   DIR/NAME/VERSION/model.mlir   StableHLO text, or
  *   DIR/NAME/VERSION/model.mlir.bc  a portable artifact
  *
@@ -67,7 +69,9 @@ bool srv_repository_io_name(struct srv_server *s, const char *id,
                             bool output, int i, char *out, size_t cap);
 
 /* The max_batch_size config.json gives the model of module id (0: none
- * given, or no repository model runs it), for batching. */
+ * given, or no repository model runs it).  Its dynamic_batching
+ * configures the batcher (batch.h) for each version as it loads, and
+ * its model_warmup runs on each (a failure: the version UNAVAILABLE). */
 long srv_repository_max_batch_size(struct srv_server *s, const char *id);
 
 #endif

@@ -373,6 +373,21 @@ def warmup(tokens):
                                            ("b", "FP32", [3, 4])])
         check(run == (200, {"output0": [4.0, 6.0]}),
               f"the warmed-up model answers: {run}")
+        # a changed config.json is checked again on the unchanged version
+        write(f"{root}/warm/config.json", json.dumps({
+            "team": "alpha", "input": [{"name": "a"}, {"name": "b"}],
+            "model_warmup": models["coldshape"]}))
+        srv.proc.send_signal(signal.SIGHUP)
+
+        def warm_state():
+            return index(srv, "alice").get(("warm", "1"), {})
+        check(wait_until(lambda: warm_state().get("state") == "UNAVAILABLE",
+                         60) and "warm-up" in warm_state().get("reason", ""),
+              f"after SIGHUP the new warm-up fails the version: "
+              f"{warm_state()}")
+        st, _ = infer(srv, "alice", "warm", [("a", "FP32", [1, 2]),
+                                             ("b", "FP32", [3, 4])])
+        check(st == 404, f"and it is no longer served: {st}")
     finally:
         stopped(srv)
 
