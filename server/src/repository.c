@@ -15,6 +15,7 @@
 
 #include "batch.h"
 #include "json_write.h"
+#include "pbtxt.h"
 #include "repository.h"
 #include "server.h"
 #include "shlo/grid.h"
@@ -346,7 +347,18 @@ static bool read_warmup(const cJSON *root, config *c, char *why, size_t cap) {
   return false;
 }
 
-/* DIR/NAME/config.json into c (defaults without one); false with why. */
+/* The team as a Triton parameter ("parameters": {"team":
+ * {"string_value": "alpha"}}, config.pbtxt's way to say it). */
+static bool parameter_team(const cJSON *root, config *c, char *why,
+                           size_t cap) {
+  const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "parameters");
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(p, "team");
+  return !t || string_field(t, "string_value", c->team, sizeof c->team, why,
+                            cap);
+}
+
+/* DIR/NAME/config.json (else config.pbtxt, pbtxt.h) into c (defaults
+ * without either); false with why. */
 static bool read_config(const char *dir, config *c, char *why, size_t cap) {
   memset(c, 0, sizeof *c);
   c->pol.latest = 1;
@@ -354,14 +366,18 @@ static bool read_config(const char *dir, config *c, char *why, size_t cap) {
   size_t len;
   path_of(path, "%s/config.json", dir);
   int rc = read_small(path, REPO_CONFIG_MAX, &text, &len, why, cap);
+  bool pbtxt = rc == 1; /* none: Triton's text format, if there */
+  if (pbtxt && path_of(path, "%s/config.pbtxt", dir))
+    rc = read_small(path, REPO_CONFIG_MAX, &text, &len, why, cap);
   if (rc) return rc > 0;
   c->hash = 1469598103934665603u; /* FNV-1a: tells a changed file apart */
   for (size_t i = 0; i < len; i++)
     c->hash = (c->hash ^ (unsigned char)text[i]) * 1099511628211u;
-  cJSON *root = shlo_proto_json_parse(text, len, NULL);
+  cJSON *root = pbtxt ? srv_pbtxt_parse(text, len, why, cap)
+                      : shlo_proto_json_parse(text, len, NULL);
   free(text);
   bool ok = cJSON_IsObject(root);
-  if (!ok) say(why, cap, "config.json is not one JSON object");
+  if (!ok && !pbtxt) say(why, cap, "config.json is not one JSON object");
   const cJSON *mbs = ok ? cJSON_GetObjectItemCaseSensitive(root,
                                                            "max_batch_size")
                         : NULL;
@@ -379,6 +395,7 @@ static bool read_config(const char *dir, config *c, char *why, size_t cap) {
     if (!out) out = cJSON_GetObjectItemCaseSensitive(root, "outputs");
   }
   ok = ok && string_field(root, "team", c->team, sizeof c->team, why, cap) &&
+       (c->team[0] || parameter_team(root, c, why, cap)) &&
        string_field(root, "entry_function", c->entry, sizeof c->entry, why,
                     cap) &&
        (c->entry[0] ||
@@ -1099,15 +1116,20 @@ cache_entry *srv_repository_entry(srv_server *s, const char *id) {
   return e;
 }
 
-bool srv_repository_io_name(srv_server *s, const char *id, bool output,
+bool srv_repository_io_name(srv_server *s, const char *team,
+                            const char *model, const char *id, bool output,
                             int i, char *out, size_t cap) {
   srv_repository *R = s->repo;
   bool got = false;
   if (!R) return false;
+  const char *slash = model ? strrchr(model, '/') : NULL;
+  if (slash) model = slash + 1; /* an admin's TEAM/NAME */
   pthread_mutex_lock(&R->lock);
   for (int k = 0; k < R->n_m && !got; k++) {
     const repo_model *m = &R->m[k];
     int n = output ? m->n_outputs : m->n_inputs;
+    /* two models may run one program: the one asked for names it */
+    if (team && (strcmp(m->team, team) || strcmp(m->name, model))) continue;
     for (int j = 0; j < m->n_v && !got && i < n; j++)
       if (m->v[j].ready && !strcmp(m->v[j].id, id)) {
         snprintf(out, cap, "%s", output ? m->outputs[i] : m->inputs[i]);

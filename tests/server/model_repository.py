@@ -307,6 +307,22 @@ ROWS = """func.func @main(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
 """
 
 
+PBTXT = """name: "pb"
+platform: "shlo"   # Triton's fields that this server does not need are read
+parameters { key: "team" value { string_value: "alpha" } }
+input [
+  { name: "a" data_type: TYPE_FP32 dims: [ 2 ] },
+  { name: "b" data_type: TYPE_FP32 dims: [ 2 ] }
+]
+output { name: "sum" data_type: TYPE_FP32 dims: [ 2 ] }
+version_policy { all { } }
+model_warmup [ { name: "z"
+  inputs { key: "a" value { data_type: TYPE_FP32 dims: [ 2 ] zero_data: true } }
+  inputs { key: "b" value { data_type: TYPE_FP32 dims: 2 random_data: true } }
+} ]
+"""
+
+
 def warmup(tokens):
     """config.json's model_warmup (Triton's spelling) runs at load: the
     samples that fit run (count times each; zero_data, random_data, a
@@ -345,10 +361,29 @@ def warmup(tokens):
         "team": "alpha", "max_batch_size": 4, "model_warmup": [
             {"batch_size": 2, "inputs": {"input0": {
                 "data_type": "TYPE_FP32", "dims": [3], "zero_data": True}}}]}))
+    # Triton's config.pbtxt where there is no config.json
+    write(f"{root}/pb/1/model.mlir", BINARY.format(op="add"))
+    write(f"{root}/pb/config.pbtxt", PBTXT)
+    write(f"{root}/pbbad/1/model.mlir", BINARY.format(op="add"))
+    write(f"{root}/pbbad/config.pbtxt", 'name: "pbbad"\ninput [ { name: "a')
     srv = Server(SERVER, "--tokens", tokens, "--model-repository", root)
     try:
         idx = index(srv, "alice")
         state = {k[0]: v for k, v in idx.items()}
+        check(state.get("pb", {}).get("state") == "READY" and
+              'event=repository_warmed_up model=pb version=1 '
+              'reason="1 run(s)"' in srv.log(),
+              f"a config.pbtxt model loads, its warm-up run: {state}")
+        run = infer(srv, "alice", "pb", [("b", "FP32", [1, 2]),
+                                         ("a", "FP32", [3, 4])])
+        check(run == (200, {"sum": [4.0, 6.0]}),
+              f"config.pbtxt's tensor names serve /v2: {run}")
+        # no team yet (its config did not parse): the admin's index has it
+        r = index(srv, "root").get(("pbbad", None), {})
+        check(r.get("state") == "UNAVAILABLE" and
+              "config.pbtxt:2: a string without its closing quote" in
+              r.get("reason", ""),
+              f"a config.pbtxt that does not parse, with its line: {r}")
         check(state.get("warm", {}).get("state") == "READY" and
               state.get("rows", {}).get("state") == "READY",
               f"the versions whose warm-up runs are ready: {idx}")
