@@ -577,7 +577,8 @@ static bool model_path(const char *path, char *name, size_t cap,
  * in the name's place must be a module the team owns, as on /v2. */
 static bool module_from_name(exec_state *ex) {
   srv_request *r = ex->r;
-  char name[2 * STORE_NAME_LEN + SRV_ID_LEN], why[512], whose[SRV_NAME_LEN];
+  char name[2 * STORE_NAME_LEN + SRV_ID_LEN], why[512] = "";
+  char whose[SRV_NAME_LEN];
   int version, found = 0;
   if (ex->b.program) {
     srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0, "\"program\" is not "
@@ -600,6 +601,8 @@ static bool module_from_name(exec_state *ex) {
     snprintf(why, sizeof why, "no model %s%s", name,
              version ? " with versions" : "");
   }
+  if (!ex->e && !why[0]) /* an id: srv_module_by_id says nothing */
+    snprintf(why, sizeof why, "no model %s", name);
   if (!ex->e) {
     srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "%s (register a "
                     "module with \"name\", or use its id)", why);

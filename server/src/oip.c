@@ -871,7 +871,7 @@ static void repository_control(srv_request *r) {
 
 void srv_job_oip(srv_job *j) {
   srv_request *r = (srv_request *)j;
-  char name[OIP_NAME_LEN], why[512];
+  char name[OIP_NAME_LEN], why[512] = "";
   const char *rest;
   int version, found;
   if (!strncmp(r->path, "/v2/repository/models/", 22)) {
@@ -891,6 +891,8 @@ void srv_job_oip(srv_job *j) {
     e = NULL;
     snprintf(why, sizeof why, "no model %s", name);
   }
+  if (!e && !why[0]) /* an id: srv_module_by_id says nothing */
+    snprintf(why, sizeof why, "no model %s", name);
   if (!e) {
     oip_error(r, 404, "%s (register a module with \"name\", or use its id)",
               why);

@@ -152,6 +152,12 @@ def execute_by_name(srv, a1, b1):
     check(got == [10.0, 11.0], f"the admin runs alpha/hello v1: {got}")
     got, _ = run_v1(srv, "root", "beta/hello")
     check(got == [20.0, 21.0], f"the admin runs beta/hello: {got}")
+    unknown = "sha256:" + "0" * 64
+    for route in (f"/v1/models/{unknown}/execute", f"/v2/models/{unknown}"):
+        st, j = call(srv, "POST" if "v1" in route else "GET", route, "alice",
+                     {"inputs": []} if "v1" in route else None)
+        check(st == 404 and f"no model {unknown}" in json.dumps(j),
+              f"an unknown id says so (no stale message): {route} {st} {j}")
     st, _ = run_v1(srv, "alice", "hello/versions/x")
     check(st == 404, f"a malformed version: {st}")
     st, j = run_v1(srv, "alice", "hello", {"program": const_program(1)})
