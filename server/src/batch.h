@@ -3,7 +3,9 @@
  * their leading dimension into one execution and split back.
  *
  * A module batches only when its registration asked for it ("batching",
- * docs/operator-guide.md) and its entry function is shape-polymorphic in
+ * docs/operator-guide.md; kept by the store, store.h), or its repository
+ * model's config.json's dynamic_batching (repository.h), and its entry
+ * function is shape-polymorphic in
  * the batch: every argument and result a ranked tensor whose leading
  * dimension is dynamic (`tensor<?x...>`) and whose other dimensions are
  * static.  The engine refines such a function for each batch size it sees

@@ -18,13 +18,14 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from srvtest import Server, check, check_clean_stops, finish, \
-    wait_metrics  # noqa: E402
+    wait_metrics, wait_until  # noqa: E402
 
 BIN = sys.argv[1]
 SANITIZED = "--sanitized" in sys.argv[2:]
@@ -387,6 +388,14 @@ def repository_batching(alone):
         m = srv.metrics()
         check(m.get(f'shlo_batch_queue_depth{{team="anonymous",'
                     f'module="{mid}"}}') == 0, "its queue is empty after")
+        # the model's folder goes: after SIGHUP its batching goes too
+        shutil.rmtree(f"{root}/rowsrepo")
+        srv.proc.send_signal(signal.SIGHUP)
+
+        def batching_now():
+            return srv.post("/v1/modules", {"program": program()})[1]
+        check(wait_until(lambda: "batching" not in batching_now(), 60),
+              f"an unloaded version's batching ends: {batching_now()}")
     finally:
         rc = srv.stop()
         shutil.rmtree(root, ignore_errors=True)
