@@ -115,10 +115,37 @@ static void hostile_text(void **state) {
   assert_non_null(strstr(why, "NUL"));
 }
 
+/* Truncations and byte edits of a whole configuration: each is read or
+ * refused with a reason, never more (run under the sanitizers too). */
+static void edited_text(void **state) {
+  (void)state;
+  static const char base[] =
+      "name: \"m\" max_batch_size: 4 input [ { name: 'a' dims: [ -1, 2 ] "
+      "} ] dynamic_batching < preferred_batch_size: 2 > model_warmup [{ "
+      "inputs { key: \"a\" value { zero_data: true } } }] # end\n";
+  static const char bytes[] = "{}[]<>:;,\"'\\#\n -.1aZ_\0";
+  char buf[sizeof base], why[256];
+  unsigned seed = 7;
+  for (int k = 0; k < 4000; k++) {
+    memcpy(buf, base, sizeof base);
+    size_t len = sizeof base - 1;
+    for (int e = 0; e < 1 + k % 4; e++) {
+      seed = seed * 1103515245u + 12345u;
+      buf[(seed >> 8) % len] = bytes[(seed >> 20) % (sizeof bytes - 1)];
+    }
+    if (k % 3 == 0) len = (seed >> 4) % len; /* cut short */
+    why[0] = 0;
+    cJSON *j = srv_pbtxt_parse(buf, len, why, sizeof why);
+    if (!j) assert_true(why[0] != 0);
+    cJSON_Delete(j);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(triton_config),
       cmocka_unit_test(hostile_text),
+      cmocka_unit_test(edited_text),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
