@@ -384,15 +384,37 @@ class Client:
         return self._conn.execute(program, None, arrays, entry, timeout_ms)
 
     def compile(self, program: str, entry: Optional[str] = None,
-                name: Optional[str] = None) -> Module:
+                name: Optional[str] = None,
+                batching: Optional[Mapping[str, Any]] = None) -> Module:
         """Register program (parse, verify, compile once): a Module.
-        name (HTTP only) names it for the Open Inference Protocol."""
-        if name is not None:
-            doc = self._http("naming a module").register(program, entry,
-                                                         name)
+        name (HTTP only) names it for the Open Inference Protocol.
+        batching (HTTP only): the team's dynamic batching of it, as
+        {"max_batch_size": N, "max_queue_delay_us": US,
+        "preferred_batch_sizes": [...], "max_queue_size": N}
+        (max_batch_size 0 turns it off); Module.info["batching"] is the
+        configuration in force."""
+        if name is not None or batching is not None:
+            doc = self._http("naming or batching a module").register(
+                program, entry, name, batching)
             return self._module(doc, program)
         id, ent, sig = self._conn.compile(program, entry)
         return Module(self, id, ent, sig, program)
+
+    def register(self, program: str, entry: Optional[str] = None, *,
+                 name: Optional[str] = None,
+                 batching: Optional[Mapping[str, Any]] = None) -> Module:
+        """compile() by the server's word for it (POST /v1/modules)."""
+        return self.compile(program, entry, name=name, batching=batching)
+
+    def execute_model(self, name: str, *arrays: Any,
+                      version: Optional[int] = None,
+                      timeout_ms: Optional[float] = None) -> List[Any]:
+        """Run the caller's team's model name (its latest version, or
+        version) on arrays in argument order: POST /v1/models/{name}
+        [/versions/{version}]/execute (HTTP only); a list of arrays.  An
+        admin names another team's model as "team/name"."""
+        return self._http("executing a model by name").execute_model(
+            _model_path(name, version), arrays, timeout_ms)
 
     def modules(self) -> List[Module]:
         """The modules of the caller's team, most recently used first
@@ -913,15 +935,24 @@ class _Http:
         return _json_output(t)
 
     def register(self, program: str, entry: Optional[str],
-                 name: Optional[str] = None) -> Dict[str, Any]:
+                 name: Optional[str] = None,
+                 batching: Optional[Mapping[str, Any]] = None
+                 ) -> Dict[str, Any]:
         """POST /v1/modules: the info object.  Retried by default: the
-        same text registers the same id."""
+        same text registers the same id (and the same batching)."""
         body: Dict[str, Any] = {"program": program}
         if entry:
             body["entry"] = entry
         if name is not None:
             body["name"] = name
+        if batching is not None:
+            body["batching"] = dict(batching)
         return self._post("/v1/modules", body)
+
+    def execute_model(self, path, arrays, timeout_ms):
+        body = self.exec_body(None, arrays, None, timeout_ms)
+        doc = self._post("/v1/models/%s/execute" % path, body)
+        return [self._tensor(t) for t in doc["outputs"]]
 
     def compile(self, program, entry):
         doc = self.register(program, entry)

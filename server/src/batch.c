@@ -193,6 +193,12 @@ srv_batcher *srv_batcher_new(int n_workers) {
   return b;
 }
 
+void srv_batcher_set_workers(srv_batcher *b, int n_workers) {
+  pthread_mutex_lock(&b->lock);
+  b->n_workers = n_workers;
+  pthread_mutex_unlock(&b->lock);
+}
+
 void srv_batcher_free(srv_batcher *b) {
   if (!b) return;
   for (int i = 0; i < b->n; i++) {
@@ -249,6 +255,21 @@ int srv_batch_configure(srv_batcher *b, const char *team, const char *id,
   }
   pthread_mutex_unlock(&b->lock);
   return q || !cfg->max_batch_size ? 0 : -1;
+}
+
+bool srv_batch_cfg_get(srv_batcher *b, const char *team, const char *id,
+                       srv_batch_cfg *out, char *entry) {
+  bool on = false;
+  if (!b) return false;
+  pthread_mutex_lock(&b->lock);
+  batch_queue *q = find_queue(b, team, id);
+  if (q && q->cfg.max_batch_size > 0) {
+    *out = q->cfg;
+    memcpy(entry, q->entry, SRV_BATCH_FN_LEN);
+    on = true;
+  }
+  pthread_mutex_unlock(&b->lock);
+  return on;
 }
 
 bool srv_batch_enabled(srv_batcher *b, const char *team, const char *id) {

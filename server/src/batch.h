@@ -3,7 +3,9 @@
  * their leading dimension into one execution and split back.
  *
  * A module batches only when its registration asked for it ("batching",
- * docs/operator-guide.md) and its entry function is shape-polymorphic in
+ * docs/operator-guide.md; kept by the store, store.h), or its repository
+ * model's config.json's dynamic_batching (repository.h), and its entry
+ * function is shape-polymorphic in
  * the batch: every argument and result a ranked tensor whose leading
  * dimension is dynamic (`tensor<?x...>`) and whose other dimensions are
  * static.  The engine refines such a function for each batch size it sees
@@ -71,6 +73,9 @@ typedef struct srv_batcher srv_batcher;
 /* A table for a server whose long lane has n_workers workers; NULL on
  * OOM. */
 srv_batcher *srv_batcher_new(int n_workers);
+/* The long lane's worker count, once the pool has started (before any
+ * execution: the table may be made, and configured, before the pool). */
+void srv_batcher_set_workers(srv_batcher *b, int n_workers);
 /* Free the table; no execution may be waiting in it. */
 void srv_batcher_free(srv_batcher *b);
 /* Batch team's executions of module id's function `entry` with cfg from
@@ -81,6 +86,10 @@ void srv_batcher_free(srv_batcher *b);
  * memory. */
 int srv_batch_configure(srv_batcher *b, const char *team, const char *id,
                         const char *entry, const srv_batch_cfg *cfg);
+/* Team's configuration of id into *out (and its function's name into
+ * entry, SRV_BATCH_FN_LEN bytes): false when it does not batch. */
+bool srv_batch_cfg_get(srv_batcher *b, const char *team, const char *id,
+                       srv_batch_cfg *out, char *entry);
 /* Whether team's executions of id batch (the loop's inline path declines
  * them: a batch waits, and the loop thread must not). */
 bool srv_batch_enabled(srv_batcher *b, const char *team, const char *id);

@@ -85,6 +85,11 @@ static srv_route match(const char *url, char *id) {
     if (!slash) return R_MODULE;
     if (!strcmp(slash, "/execute")) return R_MODULE_EXEC;
   }
+  /* /v1/models/NAME[/versions/V]/execute: the worker reads the name */
+  size_t n = strlen(url);
+  if (!strncmp(url, "/v1/models/", 11) && n > 19 &&
+      !strcmp(url + n - 8, "/execute"))
+    return R_MODEL_EXEC;
   return R_OTHER;
 }
 
@@ -92,7 +97,8 @@ static const char *allowed(srv_route r) {
   switch (r) {
   case R_EXECUTE:
   case R_OIP_INFER:
-  case R_MODULE_EXEC: return "POST";
+  case R_MODULE_EXEC:
+  case R_MODEL_EXEC: return "POST";
   case R_MODULES: return "GET, POST";
   case R_MODULE: return "GET, DELETE";
   case R_HEALTHZ:
@@ -417,6 +423,7 @@ static enum MHD_Result dispatch(srv_request *r, const char *method) {
   }
   case R_EXECUTE:
   case R_MODULE_EXEC:
+  case R_MODEL_EXEC:
     return submit(r, srv_job_execute);
   case R_EXECS:
   case R_EXEC:
@@ -650,7 +657,8 @@ static enum MHD_Result admit(srv_request *r, const char *url,
   if (stream) return srv_execs_upload_headers(r); /* 409 before the body */
   r->content_length = stream ? 0 : (size_t)cl_n;
   /* a large execution body: its base64 decoded as it comes */
-  if ((r->route == R_EXECUTE || r->route == R_MODULE_EXEC) &&
+  if ((r->route == R_EXECUTE || r->route == R_MODULE_EXEC ||
+       r->route == R_MODEL_EXEC) &&
       r->content_length >= SRV_B64_SPLICE_BODY &&
       !(r->b64_in = srv_b64_in_new(r->content_length)))
     return MHD_NO;

@@ -550,10 +550,72 @@ static bool module_from_id(exec_state *ex) {
   return true;
 }
 
+/* The NAME (an admin's TEAM/NAME too) and version (0: none) of path
+ * "/v1/models/NAME[/versions/V]/execute"; false when malformed. */
+static bool model_path(const char *path, char *name, size_t cap,
+                       int *version) {
+  const char *p = path + 11, *end = path + strlen(path) - 8; /* /execute */
+  const char *vs = strstr(p, "/versions/");
+  *version = 0;
+  if (vs && vs < end) {
+    char *stop;
+    long v = strtol(vs + 10, &stop, 10);
+    if (stop != end || stop == vs + 10 || v < 1 || v > INT32_MAX)
+      return false;
+    *version = (int)v;
+    end = vs;
+  }
+  size_t n = (size_t)(end - p);
+  if (end < p || n == 0 || n >= cap) return false;
+  memcpy(name, p, n);
+  name[n] = 0;
+  return true;
+}
+
+/* POST /v1/models/{name}[/versions/{v}]/execute: a name resolved as /v2
+ * resolves it (the caller's team's names; an admin's TEAM/NAME); an id
+ * in the name's place must be a module the team owns, as on /v2. */
+static bool module_from_name(exec_state *ex) {
+  srv_request *r = ex->r;
+  char name[2 * STORE_NAME_LEN + SRV_ID_LEN], why[512] = "";
+  char whose[SRV_NAME_LEN];
+  int version, found = 0;
+  if (ex->b.program) {
+    srv_reply_error(r, SHLO_PERR_INPUT, 400, 0, 0, "\"program\" is not "
+                    "allowed here: the URL names the model");
+    return false;
+  }
+  if (!model_path(r->path, name, sizeof name, &version)) {
+    srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "malformed model "
+                    "name or version in %.200s", r->path);
+    return false;
+  }
+  const void *owner = srv_visible_owner(r);
+  ex->e = srv_module_by_name(r->srv, r->team, owner == NULL, name, version,
+                             &found, whose, why, sizeof why);
+  if (ex->e && ((owner && !found && !cache_owns(&r->srv->cache, ex->e,
+                                                 owner)) ||
+                (version && !found))) {
+    cache_release(&r->srv->cache, ex->e); /* another team's id, or an id */
+    ex->e = NULL;                          /* with a version */
+    snprintf(why, sizeof why, "no model %s%s", name,
+             version ? " with versions" : "");
+  }
+  if (!ex->e && !why[0]) /* an id: srv_module_by_id says nothing */
+    snprintf(why, sizeof why, "no model %s", name);
+  if (!ex->e) {
+    srv_reply_error(r, SHLO_PERR_NOT_FOUND, 404, 0, 0, "%s (register a "
+                    "module with \"name\", or use its id)", why);
+    return false;
+  }
+  return true;
+}
+
 /* Find the request's module and its compiled entry; with a lane (inline
  * only), only a tiny cached one (see inline_target). */
 static bool find_module(exec_state *ex, srv_lane *lane) {
   if (lane) return inline_target(ex->r, &ex->b, &ex->e, &ex->x, lane);
+  if (ex->r->route == R_MODEL_EXEC) return module_from_name(ex);
   return ex->r->route == R_EXECUTE ? module_from_program(ex)
                                    : module_from_id(ex);
 }
@@ -1054,15 +1116,16 @@ void srv_job_register(srv_job *j) {
   cached = a == CACHE_HAD;
   char why[1200];
   int version = 0;
-  if (srv_store_registered(s, e, r->team->name, name, &version, why,
-                           sizeof why)) {
-    srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "store: %s", why);
-    goto done;
-  }
+  /* the batcher first: the store's record keeps what it has */
   if (batching_set &&
       srv_batch_configure(s->batcher, r->team->name, e->id, batch_fn,
                           &batching)) {
     srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "out of memory");
+    goto done;
+  }
+  if (srv_store_registered(s, e, r->team->name, name, batching_set, &version,
+                           why, sizeof why)) {
+    srv_reply_error(r, SHLO_PERR_RUNTIME, 500, 0, 0, "store: %s", why);
     goto done;
   }
   /* The entry's info object with "name" (if any) and "cached" last. */

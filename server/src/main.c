@@ -161,6 +161,12 @@ int main(int argc, char **argv) {
     rc = 2;
     goto out;
   }
+  /* before the store and the repository: their modules' batching is
+   * configured as they load; the worker count comes with the pool */
+  if (!(s.batcher = srv_batcher_new(0))) {
+    fprintf(stderr, "shlo-server: out of memory\n");
+    goto out;
+  }
   if (srv_store_start(&s)) {
     rc = 2;
     goto out;
@@ -177,12 +183,7 @@ int main(int argc, char **argv) {
   pool_set_short_reserved(&s.pool, (int)s.cfg.short_lane_workers);
   /* the workers a long job may take: when all of them wait for batches,
    * no other request can come to join one (batch.h) */
-  if (!(s.batcher = srv_batcher_new(s.pool.long_max))) {
-    fprintf(stderr, "shlo-server: out of memory\n");
-    pool_stop(&s.pool);
-    uv_run(s.loop, UV_RUN_DEFAULT);
-    goto out;
-  }
+  srv_batcher_set_workers(s.batcher, s.pool.long_max);
   srv_memory_init(s.pool.n_threads);
   uv_signal_init(s.loop, &s.sig_int);
   uv_signal_init(s.loop, &s.sig_term);

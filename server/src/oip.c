@@ -94,16 +94,18 @@ static void io_names_free(io_names *io) {
   io->n = 0;
 }
 
-/* The names of module id's function f: false when out of memory. */
-static bool io_names_make(srv_server *s, const char *id, const shlo_func *f,
-                          bool output, io_names *io) {
+/* The names of module id's function f, as team's model `model` names
+ * them (NULL: an id was asked for): false when out of memory. */
+static bool io_names_make(srv_server *s, const char *team, const char *model,
+                          const char *id, const shlo_func *f, bool output,
+                          io_names *io) {
   io->n = output ? f->n_results : f->n_args;
   io->name = calloc((size_t)io->n + 1, sizeof *io->name);
   if (!io->name) return false;
   bool named = true;
   for (int i = 0; i < io->n && named; i++)
-    named = srv_repository_io_name(s, id, output, i, io->name[i],
-                                   OIP_IO_NAME_LEN) &&
+    named = srv_repository_io_name(s, team, model, id, output, i,
+                                   io->name[i], OIP_IO_NAME_LEN) &&
             usable_name(io->name[i]);
   if (named && names_distinct(io)) return true;
   if (program_names(f, output, io)) return true;
@@ -376,8 +378,8 @@ static void model_metadata(srv_request *r, cache_entry *e, const char *name,
   const shlo_func *f = model_func(r, e);
   if (!f) return;
   io_names ins = {0}, outs = {0};
-  if (!io_names_make(r->srv, e->id, f, false, &ins) ||
-      !io_names_make(r->srv, e->id, f, true, &outs)) {
+  if (!io_names_make(r->srv, team, name, e->id, f, false, &ins) ||
+      !io_names_make(r->srv, team, name, e->id, f, true, &outs)) {
     io_names_free(&ins);
     io_names_free(&outs);
     oip_error(r, 500, "out of memory");
@@ -419,6 +421,7 @@ out:
 typedef struct infer {
   srv_request *r;
   const char *name;
+  const char *team;   /* whose model name is; NULL when addressed by id */
   int version;        /* of a named model; 0 when addressed by id */
   cache_entry *e;
   const shlo_executable *x;
@@ -800,8 +803,10 @@ static void run_infer(infer *in) {
     return;
   }
   in->f = shlo_executable_entry(in->x);
-  if (!io_names_make(s, in->e->id, in->f, false, &in->ins) ||
-      !io_names_make(s, in->e->id, in->f, true, &in->outs)) {
+  if (!io_names_make(s, in->team, in->name, in->e->id, in->f, false,
+                     &in->ins) ||
+      !io_names_make(s, in->team, in->name, in->e->id, in->f, true,
+                     &in->outs)) {
     oip_error(r, 500, "out of memory");
     return;
   }
@@ -866,7 +871,7 @@ static void repository_control(srv_request *r) {
 
 void srv_job_oip(srv_job *j) {
   srv_request *r = (srv_request *)j;
-  char name[OIP_NAME_LEN], why[512];
+  char name[OIP_NAME_LEN], why[512] = "";
   const char *rest;
   int version, found;
   if (!strncmp(r->path, "/v2/repository/models/", 22)) {
@@ -886,6 +891,8 @@ void srv_job_oip(srv_job *j) {
     e = NULL;
     snprintf(why, sizeof why, "no model %s", name);
   }
+  if (!e && !why[0]) /* an id: srv_module_by_id says nothing */
+    snprintf(why, sizeof why, "no model %s", name);
   if (!e) {
     oip_error(r, 404, "%s (register a module with \"name\", or use its id)",
               why);
@@ -898,7 +905,8 @@ void srv_job_oip(srv_job *j) {
     return;
   }
   memcpy(r->module, e->id, SRV_ID_LEN);
-  infer in = {.r = r, .name = name, .version = found, .e = e};
+  infer in = {.r = r, .name = name, .team = found ? whose : NULL,
+              .version = found, .e = e};
   if (!strcmp(rest, "/ready")) {
     strbuf b = {0};
     shlo__sb_putc(&b, '{');

@@ -13,10 +13,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "json_write.h"
+#include "pbtxt.h"
 #include "repository.h"
 #include "server.h"
+#include "shlo/grid.h"
 #include "store.h"
+#include "warmup.h"
 
 enum { MODE_NONE, MODE_POLL, MODE_EXPLICIT };
 
@@ -25,6 +29,8 @@ enum { MODE_NONE, MODE_POLL, MODE_EXPLICIT };
 #define REPO_CONFIG_MAX (1 << 20) /* bytes of a config.json */
 #define REPO_MAX_VERSIONS 256     /* per model */
 #define REPO_MAX_TENSORS 1024     /* names in a config.json */
+_Static_assert(REPO_IO_NAME_LEN == SRV_WARMUP_NAME_LEN,
+               "warmup.h reads the config's input names");
 
 /* What tells a model file apart from the one loaded before it. */
 typedef struct file_id {
@@ -42,6 +48,7 @@ typedef struct repo_version {
   bool adopted;     /* the repository made the team an owner of e */
   file_id file;
   char reason[REPO_REASON_LEN]; /* when not ready */
+  char batch_fn[SRV_BATCH_FN_LEN]; /* the entry that batches (ready) */
 } repo_version;
 
 typedef struct repo_model {
@@ -56,6 +63,8 @@ typedef struct repo_model {
   char (*inputs)[REPO_IO_NAME_LEN], (*outputs)[REPO_IO_NAME_LEN];
   int n_inputs, n_outputs;
   long max_batch_size;
+  srv_batch_cfg batch; /* dynamic_batching (max_batch_size 0: none) */
+  uint64_t config_hash; /* of the config.json its versions loaded with */
 } repo_model;
 
 typedef struct srv_repository {
@@ -160,13 +169,18 @@ typedef struct config {
   char (*inputs)[REPO_IO_NAME_LEN], (*outputs)[REPO_IO_NAME_LEN];
   int n_inputs, n_outputs;
   long max_batch_size;
+  srv_batch_cfg batch; /* dynamic_batching (max_batch_size 0: none) */
+  cJSON *warmup;       /* model_warmup (warmup.h), or NULL */
+  uint64_t hash;       /* of the file's bytes (0: no file) */
   policy pol;
 } config;
 
 static void config_free(config *c) {
   free(c->inputs);
   free(c->outputs);
+  cJSON_Delete(c->warmup);
   c->inputs = c->outputs = NULL;
+  c->warmup = NULL;
 }
 
 /* The names of a list of tensors ("input": [{"name": "x", ...}, ...]). */
@@ -257,7 +271,94 @@ static bool string_field(const cJSON *root, const char *key, char *out,
   return true;
 }
 
-/* DIR/NAME/config.json into c (defaults without one); false with why. */
+/* A copy of a dynamic_batching field for the batcher's reader: a number,
+ * or a string of digits (protobuf's JSON writes a uint64 so, as Triton's
+ * max_queue_delay_microseconds). */
+static cJSON *batch_number(const cJSON *v) {
+  if (!cJSON_IsString(v)) return cJSON_Duplicate(v, true);
+  const char *p = v->valuestring;
+  if (!*p || strlen(p) > 15 || strspn(p, "0123456789") != strlen(p))
+    return cJSON_Duplicate(v, true); /* the reader says what is wrong */
+  return cJSON_CreateNumber(strtod(p, NULL));
+}
+
+/* The batcher's key for one of Triton's dynamic_batching keys (val is
+ * the value to read, a field of it for default_queue_policy); NULL with
+ * why set for a key this server does not take. */
+static const char *batch_key(const cJSON *f, const cJSON **val, char *why,
+                             size_t cap) {
+  *val = f;
+  if (!strcmp(f->string, "max_queue_delay_microseconds"))
+    return "max_queue_delay_us";
+  if (!strcmp(f->string, "preferred_batch_size"))
+    return "preferred_batch_sizes";
+  if (!strcmp(f->string, "max_queue_size")) return "max_queue_size";
+  if (!strcmp(f->string, "default_queue_policy") && cJSON_IsObject(f) &&
+      cJSON_GetArraySize(f) == 1 &&
+      (*val = cJSON_GetObjectItemCaseSensitive(f, "max_queue_size")))
+    return "max_queue_size";
+  say(why, cap, "config.json: dynamic_batching: \"%.64s\" is not taken "
+      "(known: max_queue_delay_microseconds, preferred_batch_size, "
+      "max_queue_size, default_queue_policy.max_queue_size, "
+      "preserve_ordering)", f->string);
+  return NULL;
+}
+
+/* Triton's "dynamic_batching" into c->batch, with max_batch_size rows:
+ * its keys renamed to the "batching" object's (batch.h) and read by the
+ * same reader, so the bounds are a registration's. */
+static bool read_dynamic_batching(const cJSON *root, config *c, char *why,
+                                  size_t cap) {
+  const cJSON *db = cJSON_GetObjectItemCaseSensitive(root, "dynamic_batching");
+  if (!db) return true;
+  if (!cJSON_IsObject(db) || c->max_batch_size < 1) {
+    say(why, cap, "config.json: dynamic_batching is an object, with "
+        "max_batch_size 1 or more");
+    return false;
+  }
+  cJSON *o = cJSON_CreateObject();
+  bool ok = o && cJSON_AddNumberToObject(o, "max_batch_size",
+                                         (double)c->max_batch_size);
+  char inner[400] = "";
+  for (const cJSON *f = db->child; ok && f; f = f->next) {
+    const cJSON *val;
+    if (!strcmp(f->string, "preserve_ordering")) continue; /* always so */
+    const char *key = batch_key(f, &val, why, cap);
+    cJSON *copy = key ? batch_number(val) : NULL;
+    if (!key) return cJSON_Delete(o), false;
+    ok = copy && cJSON_AddItemToObject(o, key, copy);
+    if (!ok) cJSON_Delete(copy);
+  }
+  if (!ok) say(inner, sizeof inner, "out of memory");
+  else ok = srv_batch_cfg_parse(o, &c->batch, inner, sizeof inner);
+  cJSON_Delete(o);
+  if (!ok)
+    say(why, cap, "config.json: dynamic_batching (as %s): %s",
+        "max_queue_delay_us, preferred_batch_sizes, max_queue_size", inner);
+  return ok;
+}
+
+/* model_warmup, kept to run on each version as it loads (warmup.h). */
+static bool read_warmup(const cJSON *root, config *c, char *why, size_t cap) {
+  const cJSON *w = cJSON_GetObjectItemCaseSensitive(root, "model_warmup");
+  if (!w || !srv_warmup_check(w, why, cap)) return !w;
+  if ((c->warmup = cJSON_Duplicate(w, true))) return true;
+  say(why, cap, "out of memory");
+  return false;
+}
+
+/* The team as a Triton parameter ("parameters": {"team":
+ * {"string_value": "alpha"}}, config.pbtxt's way to say it). */
+static bool parameter_team(const cJSON *root, config *c, char *why,
+                           size_t cap) {
+  const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "parameters");
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(p, "team");
+  return !t || string_field(t, "string_value", c->team, sizeof c->team, why,
+                            cap);
+}
+
+/* DIR/NAME/config.json (else config.pbtxt, pbtxt.h) into c (defaults
+ * without either); false with why. */
 static bool read_config(const char *dir, config *c, char *why, size_t cap) {
   memset(c, 0, sizeof *c);
   c->pol.latest = 1;
@@ -265,11 +366,18 @@ static bool read_config(const char *dir, config *c, char *why, size_t cap) {
   size_t len;
   path_of(path, "%s/config.json", dir);
   int rc = read_small(path, REPO_CONFIG_MAX, &text, &len, why, cap);
+  bool pbtxt = rc == 1; /* none: Triton's text format, if there */
+  if (pbtxt && path_of(path, "%s/config.pbtxt", dir))
+    rc = read_small(path, REPO_CONFIG_MAX, &text, &len, why, cap);
   if (rc) return rc > 0;
-  cJSON *root = shlo_proto_json_parse(text, len, NULL);
+  c->hash = 1469598103934665603u; /* FNV-1a: tells a changed file apart */
+  for (size_t i = 0; i < len; i++)
+    c->hash = (c->hash ^ (unsigned char)text[i]) * 1099511628211u;
+  cJSON *root = pbtxt ? srv_pbtxt_parse(text, len, why, cap)
+                      : shlo_proto_json_parse(text, len, NULL);
   free(text);
   bool ok = cJSON_IsObject(root);
-  if (!ok) say(why, cap, "config.json is not one JSON object");
+  if (!ok && !pbtxt) say(why, cap, "config.json is not one JSON object");
   const cJSON *mbs = ok ? cJSON_GetObjectItemCaseSensitive(root,
                                                            "max_batch_size")
                         : NULL;
@@ -287,6 +395,7 @@ static bool read_config(const char *dir, config *c, char *why, size_t cap) {
     if (!out) out = cJSON_GetObjectItemCaseSensitive(root, "outputs");
   }
   ok = ok && string_field(root, "team", c->team, sizeof c->team, why, cap) &&
+       (c->team[0] || parameter_team(root, c, why, cap)) &&
        string_field(root, "entry_function", c->entry, sizeof c->entry, why,
                     cap) &&
        (c->entry[0] ||
@@ -294,7 +403,9 @@ static bool read_config(const char *dir, config *c, char *why, size_t cap) {
        tensor_names(in, "input", &c->inputs, &c->n_inputs, why, cap) &&
        tensor_names(out, "output", &c->outputs, &c->n_outputs, why, cap) &&
        read_policy(cJSON_GetObjectItemCaseSensitive(root, "version_policy"),
-                   &c->pol, why, cap);
+                   &c->pol, why, cap) &&
+       read_dynamic_batching(root, c, why, cap) &&
+       read_warmup(root, c, why, cap);
   cJSON_Delete(root);
   if (!ok) config_free(c);
   return ok;
@@ -394,9 +505,53 @@ static bool names_fit(const config *c, const shlo_func *f, char *why,
   return true;
 }
 
-/* Read, parse, verify and compile one version into v (ready, or its
- * reason). */
+/* A config's max_batch_size says the leading dimension is the batch (as
+ * Triton's): the entry function must batch (batch.h), on no grid; false
+ * with v's reason set.  The batching function's name goes into v. */
+static bool batch_fits(const config *c, const cache_entry *e,
+                       const shlo_func *f, repo_version *v) {
+  int mr, mp;
+  char why[REPO_REASON_LEN - 64];
+  if (c->max_batch_size < 1) return true;
+  shlo_module_grid(e->m, &mr, &mp);
+  if (mr * mp > 1 || e->replicas > 1 || e->partitions > 1) {
+    say(v->reason, sizeof v->reason, "config.json gives max_batch_size %ld: "
+        "cannot batch: the module runs on a grid", c->max_batch_size);
+    return false;
+  }
+  if (!srv_batch_shape_ok(f, why, sizeof why)) {
+    say(v->reason, sizeof v->reason, "config.json gives max_batch_size %ld: "
+        "%s", c->max_batch_size, why);
+    return false;
+  }
+  snprintf(v->batch_fn, sizeof v->batch_fn, "%s", f->name);
+  return true;
+}
+
+/* The config's warm-up samples on x (none: true); false with v's reason
+ * set.  Logged with the runs it made. */
+static bool warmed_up(srv_server *s, const config *c, const char *dir,
+                      const char *model, const shlo_executable *x,
+                      repo_version *v) {
+  char why[REPO_REASON_LEN - 16], runs_s[48];
+  int runs = 0;
+  if (!c->warmup) return true;
+  if (!srv_warmup_run(s, c->warmup, x, dir,
+                      (const char(*)[SRV_WARMUP_NAME_LEN])c->inputs,
+                      c->n_inputs, c->max_batch_size, &runs, why,
+                      sizeof why)) {
+    say(v->reason, sizeof v->reason, "warm-up: %s", why);
+    return false;
+  }
+  snprintf(runs_s, sizeof runs_s, "%d run(s)", runs);
+  repo_log(s, "warmed_up", model, v->version, runs_s);
+  return true;
+}
+
+/* Read, parse, verify, compile and warm up one version of model (its
+ * folder dir) into v (ready, or its reason). */
 static void load_version(srv_server *s, const config *c, srv_team *team,
+                         const char *dir, const char *model,
                          const char *path, repo_version *v) {
   char *text = NULL, why[REPO_REASON_LEN];
   size_t len = 0;
@@ -445,7 +600,9 @@ static void load_version(srv_server *s, const config *c, srv_team *team,
     cache_release(&s->cache, e);
     return;
   }
-  if (!names_fit(c, shlo_executable_entry(x), v->reason, sizeof v->reason)) {
+  if (!names_fit(c, shlo_executable_entry(x), v->reason, sizeof v->reason) ||
+      !batch_fits(c, e, shlo_executable_entry(x), v) ||
+      !warmed_up(s, c, dir, model, x, v)) {
     cache_release(&s->cache, e);
     return;
   }
@@ -508,6 +665,10 @@ static void version_release(srv_repository *R, const repo_model *m,
       other = w != v && w->ready && !strcmp(R->m[i].team, m->team) &&
               !strcmp(w->id, v->id) && w->e == e;
     }
+  if (m->batch.max_batch_size && !other) { /* its batching goes with it */
+    srv_batch_cfg off = {0};
+    srv_batch_configure(s->batcher, m->team, v->id, "", &off);
+  }
   uint8_t key[32];
   if (v->adopted && !other && cache_id_to_key(v->id, key)) {
     srv_team *team = team_named(s, m->team);
@@ -554,7 +715,9 @@ static int load_versions(srv_repository *R, repo_model *m, const config *c,
       continue;
     }
     repo_version *old = NULL;
-    for (int j = 0; j < m->n_v && !old; j++)
+    /* a changed config.json loads every version again: its batching,
+     * names and warm-up are checked on each (the cache makes it cheap) */
+    for (int j = 0; j < m->n_v && !old && m->config_hash == c->hash; j++)
       if (m->v[j].version == want[i] && m->v[j].ready &&
           same_file(&m->v[j].file, &v->file))
         old = &m->v[j];
@@ -563,7 +726,7 @@ static int load_versions(srv_repository *R, repo_model *m, const config *c,
       cache_retain(&R->s->cache, v->e);
       continue;
     }
-    load_version(R->s, c, team, path, v);
+    load_version(R->s, c, team, dir, m->name, path, v);
   }
   return n;
 }
@@ -619,8 +782,9 @@ static int install_versions(srv_repository *R, repo_model *m, config *c,
   for (int i = 0; i < m->n_v; i++) {
     bool stays = false;
     for (int j = 0; j < n && !stays; j++)
-      stays = next[j].ready && next[j].e == m->v[i].e &&
-              next[j].version == m->v[i].version;
+      if ((stays = next[j].ready && next[j].e == m->v[i].e &&
+                   next[j].version == m->v[i].version))
+        next[j].adopted |= m->v[i].adopted; /* loaded again: the claim */
     if (stays) cache_release(&s->cache, m->v[i].e); /* next holds one */
     else version_release(R, m, &m->v[i], next, n);
   }
@@ -631,6 +795,11 @@ static int install_versions(srv_repository *R, repo_model *m, config *c,
       ready++;
       srv_names_put(&s->names, c->team, m->name, next[i].version, next[i].id,
                     now);
+      /* the config's batching (or none, when it had some before) */
+      if ((c->batch.max_batch_size || m->batch.max_batch_size) &&
+          srv_batch_configure(s->batcher, c->team, next[i].id,
+                              next[i].batch_fn, &c->batch))
+        repo_log(s, "unbatched", m->name, next[i].version, "out of memory");
     } else if (!failed_before(m, &next[i])) { /* a poll logs it once */
       repo_log(s, "unavailable", m->name, next[i].version, next[i].reason);
     }
@@ -646,6 +815,8 @@ static int install_versions(srv_repository *R, repo_model *m, config *c,
   m->n_outputs = c->n_outputs;
   c->inputs = c->outputs = NULL;
   m->max_batch_size = c->max_batch_size;
+  m->batch = c->batch;
+  m->config_hash = c->hash;
   m->wanted = true;
   m->reason[0] = 0;
   if (!n)
@@ -945,15 +1116,20 @@ cache_entry *srv_repository_entry(srv_server *s, const char *id) {
   return e;
 }
 
-bool srv_repository_io_name(srv_server *s, const char *id, bool output,
+bool srv_repository_io_name(srv_server *s, const char *team,
+                            const char *model, const char *id, bool output,
                             int i, char *out, size_t cap) {
   srv_repository *R = s->repo;
   bool got = false;
   if (!R) return false;
+  const char *slash = model ? strrchr(model, '/') : NULL;
+  if (slash) model = slash + 1; /* an admin's TEAM/NAME */
   pthread_mutex_lock(&R->lock);
   for (int k = 0; k < R->n_m && !got; k++) {
     const repo_model *m = &R->m[k];
     int n = output ? m->n_outputs : m->n_inputs;
+    /* two models may run one program: the one asked for names it */
+    if (team && (strcmp(m->team, team) || strcmp(m->name, model))) continue;
     for (int j = 0; j < m->n_v && !got && i < n; j++)
       if (m->v[j].ready && !strcmp(m->v[j].id, id)) {
         snprintf(out, cap, "%s", output ? m->outputs[i] : m->inputs[i]);

@@ -2,7 +2,10 @@
 /* The model repository (--model-repository DIR), laid out as Triton's:
  *
  *   DIR/NAME/config.json          optional: team, entry function, tensor
- *                                 names, max_batch_size, version_policy
+ *                                 names, max_batch_size, dynamic_batching,
+ *                                 model_warmup, version_policy
+ *   DIR/NAME/config.pbtxt         else: the same as Triton's text (pbtxt.h)
+ *   DIR/NAME/warmup/FILE          warm-up inputs (warmup.h)
  *   DIR/NAME/VERSION/model.mlir   StableHLO text, or
  *   DIR/NAME/VERSION/model.mlir.bc  a portable artifact
  *
@@ -61,13 +64,18 @@ char *srv_repository_index(struct srv_server *s, const char *team,
  * have been evicted, the repository keeps it); NULL when none. */
 cache_entry *srv_repository_entry(struct srv_server *s, const char *id);
 
-/* The name config.json gives input (output) i of the module id's model:
- * true with out set, false when it gives none. */
-bool srv_repository_io_name(struct srv_server *s, const char *id,
-                            bool output, int i, char *out, size_t cap);
+/* The name config.json gives input (output) i of team's model `model`
+ * (an admin's TEAM/NAME too) running module id; with team NULL (an id
+ * was asked for), of any model running id.  True with out set, false
+ * when it gives none. */
+bool srv_repository_io_name(struct srv_server *s, const char *team,
+                            const char *model, const char *id, bool output,
+                            int i, char *out, size_t cap);
 
 /* The max_batch_size config.json gives the model of module id (0: none
- * given, or no repository model runs it), for batching. */
+ * given, or no repository model runs it).  Its dynamic_batching
+ * configures the batcher (batch.h) for each version as it loads, and
+ * its model_warmup runs on each (a failure: the version UNAVAILABLE). */
 long srv_repository_max_batch_size(struct srv_server *s, const char *id);
 
 #endif

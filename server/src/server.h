@@ -30,6 +30,7 @@
   X(MODULES, "/v1/modules")                             \
   X(MODULE, "/v1/modules/{id}")                         \
   X(MODULE_EXEC, "/v1/modules/{id}/execute")            \
+  X(MODEL_EXEC, "/v1/models/{name}/execute")            \
   X(HEALTHZ, "/healthz")                                \
   X(READYZ, "/readyz")                                  \
   X(METRICS, "/metrics")                                \

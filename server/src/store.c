@@ -32,10 +32,12 @@ void store_record_free(store_record *r) {
   free(r->program);
   free(r->teams);
   free(r->names);
+  free(r->batching);
   r->entry = r->program = NULL;
   r->teams = NULL;
   r->names = NULL;
-  r->n_teams = r->n_names = 0;
+  r->batching = NULL;
+  r->n_teams = r->n_names = r->n_batching = 0;
 }
 
 bool store_record_has_team(const store_record *r, const char *team) {
@@ -114,6 +116,21 @@ static int write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
+/* One "batching" header line into out (snprintf's count; -1 when the
+ * entry's name would break the line). */
+static int batching_line(const store_batching *b, char *out, size_t cap) {
+  char pref[SRV_BATCH_MAX_PREFERRED * 8 + 2] = "-";
+  size_t k = 0;
+  for (int i = 0; i < b->cfg.n_preferred; i++)
+    k += (size_t)snprintf(pref + k, sizeof pref - k, "%s%d", i ? "," : "",
+                          b->cfg.preferred[i]);
+  if (strpbrk(b->entry, "\n\r") || !b->entry[0]) return -1;
+  return snprintf(out, cap, "batching %s %d %lld %d %s %s\n", b->team,
+                  b->cfg.max_batch_size,
+                  (long long)b->cfg.max_queue_delay_us, b->cfg.max_queue_size,
+                  pref, b->entry);
+}
+
 /* The header of r: "key value" lines (a "team" line per team), then a
  * blank line. */
 static int format_header(const store_record *r, char *out, size_t cap) {
@@ -130,6 +147,10 @@ static int format_header(const store_record *r, char *out, size_t cap) {
     const srv_name_row *nm = &r->names[i];
     k = snprintf(out + n, cap - n, "name %s %d %lld %s\n", nm->team,
                  nm->version, (long long)nm->registered_ns, nm->name);
+  }
+  for (int i = 0; k > 0 && (size_t)k < cap - n && i < r->n_batching; i++) {
+    n += (size_t)k;
+    k = batching_line(&r->batching[i], out + n, cap - n);
   }
   if (k < 0 || (size_t)k >= cap - n) return -1;
   n += (size_t)k;
@@ -208,6 +229,51 @@ static bool name_line(store_record *r, const char *val) {
   return true;
 }
 
+/* The preferred sizes of a batching line ("-", or ascending sizes of at
+ * most max joined by ','); false when malformed. */
+static bool preferred_sizes(const char *p, srv_batch_cfg *c) {
+  c->n_preferred = 0;
+  if (!strcmp(p, "-")) return true;
+  for (;;) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 1 || v > c->max_batch_size ||
+        c->n_preferred == SRV_BATCH_MAX_PREFERRED ||
+        (c->n_preferred && v < c->preferred[c->n_preferred - 1]))
+      return false;
+    c->preferred[c->n_preferred++] = (int)v;
+    if (!*end) return true;
+    if (*end != ',') return false;
+    p = end + 1;
+  }
+}
+
+/* A "batching" line's value into r, within the bounds a registration's
+ * "batching" has (batch.c); false for anything else. */
+static bool batching_field(store_record *r, const char *val) {
+  store_batching b = {0};
+  char team[STORE_TEAM_LEN], pref[128];
+  long long delay;
+  int used = 0;
+  if (sscanf(val, "%63s %d %lld %d %127s %n", team, &b.cfg.max_batch_size,
+             &delay, &b.cfg.max_queue_size, pref, &used) != 5 || !used ||
+      !store_name_ok(team) || b.cfg.max_batch_size < 1 ||
+      b.cfg.max_batch_size > SRV_BATCH_MAX_SIZE || delay < 0 ||
+      delay > SRV_BATCH_MAX_DELAY_US || b.cfg.max_queue_size < 0 ||
+      b.cfg.max_queue_size > (1 << 20) || !preferred_sizes(pref, &b.cfg) ||
+      !val[used] || strlen(val + used) >= SRV_BATCH_FN_LEN)
+    return false;
+  b.cfg.max_queue_delay_us = delay;
+  snprintf(b.team, sizeof b.team, "%s", team);
+  snprintf(b.entry, sizeof b.entry, "%s", val + used);
+  store_batching *g = realloc(r->batching,
+                              (size_t)(r->n_batching + 1) * sizeof *g);
+  if (!g) return false;
+  r->batching = g;
+  r->batching[r->n_batching++] = b;
+  return true;
+}
+
 /* One "key value" header line into r (a format-1 name into legacy); false
  * for anything unexpected. */
 static bool header_field(store_record *r, const char *key, const char *val,
@@ -225,6 +291,8 @@ static bool header_field(store_record *r, const char *key, const char *val,
     strcpy(legacy, val);
   } else if (!strcmp(key, "name") && format == 2) {
     if (!(*seen & 1) || !name_line(r, val)) return false; /* id first */
+  } else if (!strcmp(key, "batching") && format == 2) {
+    if (!batching_field(r, val)) return false;
   } else if (!strcmp(key, "entry")) {
     free(r->entry);
     r->entry = *val ? strdup(val) : NULL;
@@ -441,6 +509,16 @@ static void record_names(srv_server *s, const store_record *rec) {
   }
 }
 
+/* The batching rec's header gives its teams, into the batcher. */
+static void record_batching(srv_server *s, const store_record *rec) {
+  for (int i = 0; i < rec->n_batching; i++) {
+    const store_batching *b = &rec->batching[i];
+    if (store_record_has_team(rec, b->team) &&
+        srv_batch_configure(s->batcher, b->team, rec->id, b->entry, &b->cfg))
+      store_log(s, "unbatched", rec->id + 7, "out of memory");
+  }
+}
+
 /* Load one file of the directory into the cache; false when skipped. */
 static bool load_file(srv_server *s, const char *file) {
   char id[SRV_ID_LEN], why[1400];
@@ -463,8 +541,12 @@ static bool load_file(srv_server *s, const char *file) {
     srv_team *team = srv_team_get(&s->teams, rec.teams[i]);
     if (team) cache_adopt(&s->cache, e, team, false);
   }
-  if (!e) store_log(s, "skipped", file, why);
-  else record_names(s, &rec);
+  if (!e) {
+    store_log(s, "skipped", file, why);
+  } else {
+    record_names(s, &rec);
+    record_batching(s, &rec);
+  }
   cache_release(&s->cache, e);
   store_record_free(&rec);
   return e != NULL;
@@ -553,14 +635,27 @@ static int write_record(srv_server *s, cache_entry *e, store_record *teams,
   for (int i = 0; i < rec.n_names; i++)
     if (!store_record_has_team(&rec, rec.names[i].team))
       rec.names[i--] = rec.names[--rec.n_names];
+  /* each team's batching of it, as the batcher has it now */
+  if (!(rec.batching = calloc((size_t)rec.n_teams, sizeof *rec.batching))) {
+    free(rec.names);
+    snprintf(why, cap, "out of memory");
+    return -1;
+  }
+  for (int i = 0; i < rec.n_teams; i++) {
+    store_batching *b = &rec.batching[rec.n_batching];
+    snprintf(b->team, sizeof b->team, "%s", rec.teams[i]);
+    if (srv_batch_cfg_get(s->batcher, b->team, e->id, &b->cfg, b->entry))
+      rec.n_batching++;
+  }
   int rc = store_write(s->cfg.store, &rec, why, cap);
   free(rec.names);
+  free(rec.batching);
   return rc;
 }
 
 int srv_store_registered(srv_server *s, cache_entry *e, const char *team,
-                         const char *name, int *version, char *why,
-                         size_t cap) {
+                         const char *name, bool batching_set, int *version,
+                         char *why, size_t cap) {
   int64_t now = wall_ns();
   char had[SRV_ID_LEN] = "";
   int old_version = 0;
@@ -584,7 +679,7 @@ int srv_store_registered(srv_server *s, cache_entry *e, const char *team,
   /* a module already stored is written again only for a new version of
    * a name or a new team */
   int wrc = 0;
-  if (rc != 0 || renamed || !held) {
+  if (rc != 0 || renamed || !held || batching_set) {
     int64_t t = rc != 0 || renamed ? now : old.registered_ns;
     if (store_record_add_team(&old, team)) {
       snprintf(why, cap, "team %s does not fit a record", team);
@@ -617,8 +712,12 @@ cache_entry *srv_module_by_id(srv_server *s, const uint8_t key[32],
   }
   e = entry_of_record(s, &rec, why, sizeof why);
   if (e && owner) cache_adopt(&s->cache, e, owner, true);
-  if (!e) store_log(s, "skipped", id + 7, why);
-  else record_names(s, &rec);
+  if (!e) {
+    store_log(s, "skipped", id + 7, why);
+  } else {
+    record_names(s, &rec);
+    record_batching(s, &rec);
+  }
   store_record_free(&rec);
   return e;
 }
@@ -749,6 +848,11 @@ void srv_store_deleted(srv_server *s, cache_entry *e, const void *owner) {
    * the other teams keep theirs */
   srv_names_drop(&s->names, owner ? ((const srv_team *)owner)->name : NULL,
                  e->id);
+  /* and so does its batching: registered again, it starts unbatched */
+  srv_batch_cfg off = {0};
+  for (const srv_team *t = owner ? owner : s->teams.list; t;
+       t = owner ? NULL : t->next)
+    srv_batch_configure(s->batcher, t->name, e->id, "", &off);
   if (!store_on(s)) return;
   pthread_mutex_lock(&record_lock);
   record_deleted(s, e, owner);

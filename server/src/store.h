@@ -31,11 +31,22 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "batch.h"
 #include "cache.h"
 #include "names.h"
 
 #define STORE_NAME_LEN 64
 #define STORE_TEAM_LEN 64
+
+/* A team's batching of a stored module (batch.h), one "batching" header
+ * line: "TEAM MAX DELAY_US QUEUE PREFERRED ENTRY" (PREFERRED "-" or sizes
+ * joined by ','; ENTRY, the batching function, is the rest of the line).
+ * A record without such lines (older ones) batches nothing. */
+typedef struct store_batching {
+  char team[STORE_TEAM_LEN];
+  srv_batch_cfg cfg;
+  char entry[SRV_BATCH_FN_LEN];
+} store_batching;
 
 /* One stored module. */
 typedef struct store_record {
@@ -47,6 +58,8 @@ typedef struct store_record {
   int n_teams;
   srv_name_row *names;         /* malloc'd: its teams' names of it */
   int n_names;
+  store_batching *batching;    /* malloc'd: its teams' batching of it */
+  int n_batching;
   char *entry;                 /* malloc'd; NULL = the module's own */
   int replicas, partitions;    /* as the key saw them (0 = 1x1) */
   int64_t registered_ns;       /* CLOCK_REALTIME of the last write */
@@ -89,11 +102,13 @@ int srv_store_start(struct srv_server *s);
 void srv_store_stop(struct srv_server *s);
 /* After team registered e: give it team's `name` (may be NULL), its
  * version into *version, and write its record (a new module, a new team,
- * or a new version of a name).  -1 with why set when the record could
- * not be written. */
+ * a new version of a name, or with batching_set a batching the
+ * registration set, already in s->batcher).  -1 with why set when the
+ * record could not be written. */
 int srv_store_registered(struct srv_server *s, cache_entry *e,
-                         const char *team, const char *name, int *version,
-                         char *why, size_t cap);
+                         const char *team, const char *name,
+                         bool batching_set, int *version, char *why,
+                         size_t cap);
 /* The module of key that owner (a team; NULL: any) may see: cached, else
  * read back from the store when its record is owner's team's, parsed and
  * adopted by owner (the read is published to the cache).  A reference,

@@ -18,13 +18,14 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from srvtest import Server, check, check_clean_stops, finish, \
-    wait_metrics  # noqa: E402
+    wait_metrics, wait_until  # noqa: E402
 
 BIN = sys.argv[1]
 SANITIZED = "--sanitized" in sys.argv[2:]
@@ -172,7 +173,7 @@ def same_answers(srv, mid, name):
           f"at least one execution stacked two or more requests: "
           f"{ex - ex0} executions, {single - single0} of one request")
     binary_clients(srv, mid, alone)
-    return mid
+    return alone
 
 
 def queue_limit(srv):
@@ -300,11 +301,156 @@ def refusals(srv):
           f"a preferred size over the maximum is refused: {st} {j}")
 
 
+def execute_by_name(srv, path, i):
+    """Each output's (shape, raw bytes) from /v1/models/PATH/execute."""
+    rows, x, b = inputs(i)
+    st, j = srv.post(f"/v1/models/{path}/execute", {
+        "inputs": [{"dtype": "f32", "shape": [rows, 3], "data": x},
+                   {"dtype": "f32", "shape": [rows, 3], "data": b}],
+        "output_format": "b64"}, timeout=60)
+    if st != 200:
+        return st, j
+    return [(o["shape"], base64.b64decode(o["b64"])) for o in j["outputs"]]
+
+
+def repository_batching(alone):
+    """A repository model's config.json batches as Triton's does
+    (max_batch_size, dynamic_batching with Triton's spellings): gated
+    clients over /v2 infer and /v1/models/NAME/execute get the bytes
+    each got alone (from the first server: the same program), and at
+    least one execution stacks two or more.  A static program with a
+    max_batch_size, and a dynamic_batching key this server does not
+    take, are UNAVAILABLE with their reasons."""
+    root = f"/tmp/shlo-batching-repo-{os.getpid()}"
+    models = {
+        "rowsrepo": (program(), {"max_batch_size": 64, "dynamic_batching": {
+            # protobuf's JSON writes a uint64 as a string
+            "max_queue_delay_microseconds": "5000000",
+            "default_queue_policy": {"max_queue_size": 100},
+            "preserve_ordering": True}}),
+        "static": (STATIC, {"max_batch_size": 8,
+                            "dynamic_batching": {}}),
+        "priority": (program("p"), {"max_batch_size": 8, "dynamic_batching":
+                                    {"priority_levels": 2}}),
+    }
+    for name, (text, config) in models.items():
+        os.makedirs(f"{root}/{name}/1")
+        with open(f"{root}/{name}/1/model.mlir", "w") as f:
+            f.write(text)
+        with open(f"{root}/{name}/config.json", "w") as f:
+            json.dump(config, f)
+    srv = Server(BIN, "--threads", str(WORKERS), "--short-lane-workers", "0",
+                 "--max-client-jobs", "0", "--model-repository", root)
+    try:
+        st, j = srv.post("/v2/repository/index", {})
+        idx = {r["name"]: r for r in j} if st == 200 else {}
+        check(idx.get("rowsrepo", {}).get("state") == "READY",
+              f"the batching model loads: {j}")
+        reason = idx.get("static", {}).get("reason", "")
+        check(idx.get("static", {}).get("state") == "UNAVAILABLE" and
+              "max_batch_size 8" in reason and "leading dimension" in reason,
+              f"a static program with max_batch_size is unavailable, and "
+              f"says why: {idx.get('static')}")
+        reason = idx.get("priority", {}).get("reason", "")
+        check(idx.get("priority", {}).get("state") == "UNAVAILABLE" and
+              "priority_levels" in reason,
+              f"an unknown dynamic_batching key: {idx.get('priority')}")
+        st, j = srv.post("/v1/modules", {"program": program()})
+        check(st == 200 and j.get("batching") == {
+            "max_batch_size": 64, "max_queue_delay_us": 5000000,
+            "max_queue_size": 100, "preferred_batch_sizes": []},
+              f"the module's id, and the config's batching in Triton's "
+              f"words as the server keeps it: {st} {j}")
+        mid = j.get("id")
+        ex0, single0, _ = batch_figures(srv, mid)
+        for rnd in range(2):
+            gate = threading.Barrier(WORKERS)
+            got = [None] * WORKERS
+
+            def client(i):
+                gate.wait()
+                got[i] = (infer_v2(srv, "rowsrepo", i) if i % 2 else
+                          execute_by_name(srv, "rowsrepo/versions/1", i))
+
+            ts = [threading.Thread(target=client, args=(i,))
+                  for i in range(WORKERS)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            for i, g in enumerate(got):
+                check(g == alone[i], f"repository round {rnd} client {i}: "
+                      f"batched is bit-identical to alone: {g} vs {alone[i]}")
+        ex, single, _ = batch_figures(srv, mid)
+        check(ex > ex0 and (ex - ex0) - (single - single0) >= 1,
+              f"a repository model's executions stacked: {ex - ex0} "
+              f"executions, {single - single0} of one request")
+        m = srv.metrics()
+        check(m.get(f'shlo_batch_queue_depth{{team="anonymous",'
+                    f'module="{mid}"}}') == 0, "its queue is empty after")
+        # the model's folder goes: after SIGHUP its batching goes too
+        shutil.rmtree(f"{root}/rowsrepo")
+        srv.proc.send_signal(signal.SIGHUP)
+
+        def batching_now():
+            return srv.post("/v1/modules", {"program": program()})[1]
+        check(wait_until(lambda: "batching" not in batching_now(), 60),
+              f"an unloaded version's batching ends: {batching_now()}")
+    finally:
+        rc = srv.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    if SANITIZED:
+        check_clean_stops([(rc, srv.log())])
+
+
+def store_restart():
+    """A registration's batching is kept in the --store record with the
+    module: after a restart, the module batches as registered (a
+    registration without "batching" answers the configuration in force);
+    turned off, a restart keeps it off.  The record's line is what the
+    server wrote: its fields, and an older record's lack of one, load."""
+    store = f"/tmp/shlo-batching-store-{os.getpid()}"
+    cfg = {"max_batch_size": 16, "max_queue_delay_us": 4000000,
+           "preferred_batch_sizes": [4, 2], "max_queue_size": 3}
+    kept = dict(cfg, preferred_batch_sizes=[2, 4])
+
+    def registered(batching=None):
+        body = {"program": program("k"), "name": "kept"}
+        if batching is not None:
+            body["batching"] = batching
+        srv = Server(BIN, "--store", store)
+        try:
+            st, j = srv.post("/v1/modules", body)
+        finally:
+            rc = srv.stop()
+        if SANITIZED:
+            check_clean_stops([(rc, srv.log())])
+        check(st == 200, f"register into the store: {st} {j}")
+        return j
+
+    try:
+        j = registered(cfg)
+        check(j.get("batching") == kept, f"batching on: {j}")
+        with open(f"{store}/{j['id'][7:]}.module", "rb") as f:
+            head = f.read().split(b"\n\n")[0].decode()
+        check("\nbatching anonymous 16 4000000 3 2,4 main\n" in head + "\n",
+              f"the record has the batching line: {head}")
+        j = registered()
+        check(j.get("batching") == kept,
+              f"after a restart the module batches as registered: {j}")
+        j = registered({"max_batch_size": 0})
+        check("batching" not in j, f"batching off: {j}")
+        j = registered()
+        check("batching" not in j, f"and off after a restart: {j}")
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+
+
 def main():
     srv = Server(BIN, "--threads", str(WORKERS), "--short-lane-workers", "0",
                  "--max-client-jobs", "0", binary_port=True)
     try:
-        same_answers(srv, None, "rows")
+        alone = same_answers(srv, None, "rows")
         queue_limit(srv)
         preferred_sizes(srv)
         refusals(srv)
@@ -320,6 +466,8 @@ def main():
     finally:
         rc = srv.stop()
     two_teams()
+    repository_batching(alone)
+    store_restart()
     if SANITIZED:
         check_clean_stops([(rc, srv.log())])
     finish("batching")

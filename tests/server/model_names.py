@@ -114,6 +114,58 @@ def versions(srv, a1):
     return a2
 
 
+def run_v1(srv, who, path, body=None):
+    """POST /v1/models/PATH/execute: the first output's data, or the
+    status and answer."""
+    st, j = call(srv, "POST", f"/v1/models/{path}/execute", who,
+                 {"inputs": []} if body is None else body)
+    if st != 200:
+        return st, j
+    return j["outputs"][0]["data"], j
+
+
+def execute_by_name(srv, a1, b1):
+    """/v1/models/NAME[/versions/V]/execute resolves as /v2 does."""
+    got, _ = run_v1(srv, "alice", "hello")
+    check(got == [30.0, 31.0], f"/v1 by name: the latest version: {got}")
+    got, _ = run_v1(srv, "alice", "hello/versions/1")
+    check(got == [10.0, 11.0], f"/v1 by name and version: {got}")
+    got, _ = run_v1(srv, "bob", "hello")
+    check(got == [20.0, 21.0], f"beta's own hello over /v1: {got}")
+    got, _ = run_v1(srv, "alice", a1["id"])
+    check(got == [10.0, 11.0], f"an id the team owns in the name's place: "
+          f"{got}")
+    for who, path, what in (
+            ("alice", "beta/hello", "another team's TEAM/NAME"),
+            ("alice", b1["id"], "another team's id"),
+            ("alice", "hello/versions/9", "a version that is not"),
+            ("alice", f"{a1['id']}/versions/1", "an id with a version"),
+            ("alice", "nothing", "an unknown name"),
+            ("root", "hello", "a bare name two teams have (admin)")):
+        st, j = run_v1(srv, who, path)
+        # the answer repeats what was asked, and names no team beside
+        check(st == 404 and "beta" not in json.dumps(j).replace(path, ""),
+              f"{what}: 404 without the other team's name: {st} {j}")
+    st, j = run_v1(srv, "root", "hello")
+    check("TEAM/hello" in json.dumps(j), f"the admin is told TEAM/NAME: {j}")
+    got, _ = run_v1(srv, "root", "alpha/hello/versions/1")
+    check(got == [10.0, 11.0], f"the admin runs alpha/hello v1: {got}")
+    got, _ = run_v1(srv, "root", "beta/hello")
+    check(got == [20.0, 21.0], f"the admin runs beta/hello: {got}")
+    unknown = "sha256:" + "0" * 64
+    for route in (f"/v1/models/{unknown}/execute", f"/v2/models/{unknown}"):
+        st, j = call(srv, "POST" if "v1" in route else "GET", route, "alice",
+                     {"inputs": []} if "v1" in route else None)
+        check(st == 404 and f"no model {unknown}" in json.dumps(j),
+              f"an unknown id says so (no stale message): {route} {st} {j}")
+    st, _ = run_v1(srv, "alice", "hello/versions/x")
+    check(st == 404, f"a malformed version: {st}")
+    st, j = run_v1(srv, "alice", "hello", {"program": const_program(1)})
+    check(st == 400, f"a program in the body is refused: {st} {j}")
+    st, _ = call(srv, "GET", "/v1/models/hello/execute", "alice")
+    check(st == 405, f"execute is a POST: {st}")
+
+
 def restart_and_delete(flags, a1, a2, b1, store):
     srv = Server(BIN, *flags)
     got, _ = infer(srv, "alice", "hello")
@@ -163,6 +215,7 @@ def main():
     srv = Server(BIN, *flags)
     a1, b1 = two_teams(srv)
     a2 = versions(srv, a1)
+    execute_by_name(srv, a1, b1)
     check(srv.stop() == 0, "server stopped cleanly (no sanitizer report)")
     restart_and_delete(flags, a1, a2, b1, store)
     shutil.rmtree(store, ignore_errors=True)

@@ -300,6 +300,133 @@ def poll_mode(root, tokens):
         stopped(srv)
 
 
+ROWS = """func.func @main(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %r = stablehlo.negate %x : tensor<?x3xf32>
+  return %r : tensor<?x3xf32>
+}
+"""
+
+
+PBTXT = """name: "pb"
+platform: "shlo"   # Triton's fields that this server does not need are read
+parameters { key: "team" value { string_value: "alpha" } }
+input [
+  { name: "a" data_type: TYPE_FP32 dims: [ 2 ] },
+  { name: "b" data_type: TYPE_FP32 dims: [ 2 ] }
+]
+output { name: "sum" data_type: TYPE_FP32 dims: [ 2 ] }
+version_policy { all { } }
+model_warmup [ { name: "z"
+  inputs { key: "a" value { data_type: TYPE_FP32 dims: [ 2 ] zero_data: true } }
+  inputs { key: "b" value { data_type: TYPE_FP32 dims: 2 random_data: true } }
+} ]
+"""
+
+
+def warmup(tokens):
+    """config.json's model_warmup (Triton's spelling) runs at load: the
+    samples that fit run (count times each; zero_data, random_data, a
+    file of warmup/, a batch of batch_size rows) and the log says how
+    many ran; a sample that does not fit the program makes the version
+    UNAVAILABLE with the reason, and the others still load."""
+    root = TMP + "/warm"
+
+    def sample(a, b=None, **extra):
+        ins = {"a": a, "b": b or {"data_type": "TYPE_FP32", "dims": [2],
+                                  "zero_data": True}}
+        return dict(extra, inputs=ins)
+
+    f32 = {"data_type": "TYPE_FP32", "dims": [2]}
+    models = {
+        "warm": [sample(dict(f32, zero_data=True), name="zeros", count=3),
+                 sample(dict(f32, random_data=True)),
+                 sample(dict(f32, input_data_file="a.bin"))],
+        "coldshape": [sample(dict(f32, dims=[3], zero_data=True))],
+        "coldtype": [sample(dict(f32, data_type="TYPE_INT32",
+                                 zero_data=True))],
+        "coldname": [{"inputs": {"c": dict(f32, zero_data=True)}}],
+        "coldfile": [sample(dict(f32, input_data_file="../a.bin"))],
+        "coldsize": [sample(dict(f32, input_data_file="short.bin"))],
+        "colddata": [sample(f32)],
+    }
+    for name, samples in models.items():
+        write(f"{root}/{name}/1/model.mlir", BINARY.format(op="add"))
+        write(f"{root}/{name}/config.json", json.dumps({
+            "team": "alpha", "input": [{"name": "a"}, {"name": "b"}],
+            "model_warmup": samples}))
+    write(f"{root}/warm/warmup/a.bin", b"\0\0\x80\x3f\0\0\0\x40", "wb")
+    write(f"{root}/coldsize/warmup/short.bin", b"\0\0\x80\x3f", "wb")
+    write(f"{root}/rows/1/model.mlir", ROWS)
+    write(f"{root}/rows/config.json", json.dumps({
+        "team": "alpha", "max_batch_size": 4, "model_warmup": [
+            {"batch_size": 2, "inputs": {"input0": {
+                "data_type": "TYPE_FP32", "dims": [3], "zero_data": True}}}]}))
+    # Triton's config.pbtxt where there is no config.json
+    write(f"{root}/pb/1/model.mlir", BINARY.format(op="add"))
+    write(f"{root}/pb/config.pbtxt", PBTXT)
+    write(f"{root}/pbbad/1/model.mlir", BINARY.format(op="add"))
+    write(f"{root}/pbbad/config.pbtxt", 'name: "pbbad"\ninput [ { name: "a')
+    srv = Server(SERVER, "--tokens", tokens, "--model-repository", root)
+    try:
+        idx = index(srv, "alice")
+        state = {k[0]: v for k, v in idx.items()}
+        check(state.get("pb", {}).get("state") == "READY" and
+              'event=repository_warmed_up model=pb version=1 '
+              'reason="1 run(s)"' in srv.log(),
+              f"a config.pbtxt model loads, its warm-up run: {state}")
+        run = infer(srv, "alice", "pb", [("b", "FP32", [1, 2]),
+                                         ("a", "FP32", [3, 4])])
+        check(run == (200, {"sum": [4.0, 6.0]}),
+              f"config.pbtxt's tensor names serve /v2: {run}")
+        # no team yet (its config did not parse): the admin's index has it
+        r = index(srv, "root").get(("pbbad", None), {})
+        check(r.get("state") == "UNAVAILABLE" and
+              "config.pbtxt:2: a string without its closing quote" in
+              r.get("reason", ""),
+              f"a config.pbtxt that does not parse, with its line: {r}")
+        check(state.get("warm", {}).get("state") == "READY" and
+              state.get("rows", {}).get("state") == "READY",
+              f"the versions whose warm-up runs are ready: {idx}")
+        log = srv.log()
+        check('event=repository_warmed_up model=warm version=1 '
+              'reason="5 run(s)"' in log and
+              'event=repository_warmed_up model=rows version=1 '
+              'reason="1 run(s)"' in log,
+              f"the log counts the warm-up runs: {log[-2000:]}")
+        reasons = {"coldshape": "model_warmup 0", "coldtype": "i32",
+                   "coldname": "\"c\" is no input",
+                   "coldfile": "input_data_file",
+                   "coldsize": "size", "colddata": "zero_data"}
+        for name, word in reasons.items():
+            r = state.get(name, {})
+            check(r.get("state") == "UNAVAILABLE" and
+                  "warm-up" in r.get("reason", "") and
+                  word in r.get("reason", ""),
+                  f"{name}: a warm-up that fails makes the version "
+                  f"unavailable, with the reason ({word}): {r}")
+        run = infer(srv, "alice", "warm", [("a", "FP32", [1, 2]),
+                                           ("b", "FP32", [3, 4])])
+        check(run == (200, {"output0": [4.0, 6.0]}),
+              f"the warmed-up model answers: {run}")
+        # a changed config.json is checked again on the unchanged version
+        write(f"{root}/warm/config.json", json.dumps({
+            "team": "alpha", "input": [{"name": "a"}, {"name": "b"}],
+            "model_warmup": models["coldshape"]}))
+        srv.proc.send_signal(signal.SIGHUP)
+
+        def warm_state():
+            return index(srv, "alice").get(("warm", "1"), {})
+        check(wait_until(lambda: warm_state().get("state") == "UNAVAILABLE",
+                         60) and "warm-up" in warm_state().get("reason", ""),
+              f"after SIGHUP the new warm-up fails the version: "
+              f"{warm_state()}")
+        st, _ = infer(srv, "alice", "warm", [("a", "FP32", [1, 2]),
+                                             ("b", "FP32", [3, 4])])
+        check(st == 404, f"and it is no longer served: {st}")
+    finally:
+        stopped(srv)
+
+
 def main():
     shutil.rmtree(TMP, ignore_errors=True)
     os.makedirs(TMP)
@@ -313,6 +440,7 @@ def main():
         none_mode(root, tokens)
         evicted(root, tokens)
         poll_mode(root, tokens)
+        warmup(tokens)
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
     finish("model_repository")

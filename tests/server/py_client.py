@@ -38,6 +38,12 @@ TMP = tempfile.mkdtemp(prefix="shlo-pyclient-")
 HELLO = open(os.path.join(os.path.dirname(__file__), "..", "..", "examples",
                           "hello.mlir")).read()
 X, Y = np.float32([1, 2, 3]), np.float32([4, 5, 6])
+# A batch of rows (issue #34's dynamic batching): a dynamic leading dimension.
+ROWS = """func.func @main(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  %r = stablehlo.add %x, %x : tensor<?x2xf32>
+  return %r : tensor<?x2xf32>
+}
+"""
 # A JAX export's tensor names (jax.arg_info, jax.result_info), issue #34.
 NAMED = """func.func @main(%a: tensor<3xf32> {{jax.arg_info = "x"}}, %b: tensor<3xf32> {{jax.arg_info = "y"}}) -> (tensor<3xf32> {{jax.result_info = "d"}}) {{
   %r = stablehlo.{op} %a, %b : tensor<3xf32>
@@ -206,6 +212,36 @@ with sc.Client(url) as c:
           f"execute(inputs=...) by the program's names: {out}")
     out = c.infer("named", {"y": X, "x": Y}, version=1)
     check(out["d"].tolist() == [5, 7, 9], f"infer(version=1): {out}")
+    # issue #34: /v1/models/NAME[/versions/V]/execute, batching at
+    # registration
+    got = c.execute_model("named", X, Y)  # the latest: subtract
+    check(len(got) == 1 and got[0].tolist() == [-3, -3, -3],
+          f"execute_model by name: {got}")
+    got = c.execute_model("named", X, Y, version=1)
+    check(got[0].tolist() == [5, 7, 9], f"execute_model(version=1): {got}")
+    rows = c.register(ROWS, name="rows", batching={
+        "max_batch_size": 8, "max_queue_delay_us": 1000,
+        "preferred_batch_sizes": [4, 2]})
+    check(rows.name == "rows" and rows.info.get("batching") == {
+        "max_batch_size": 8, "max_queue_delay_us": 1000,
+        "preferred_batch_sizes": [2, 4], "max_queue_size": 0},
+          f"register(batching=...) answers the batching in force: "
+          f"{rows.info}")
+    A = np.float32([[1, 2], [3, 4]])
+    got = c.execute_model("rows", A)
+    check(got[0].tolist() == [[2, 4], [6, 8]], f"a batching model runs: {got}")
+    off = c.compile(ROWS, batching={"max_batch_size": 0})
+    check("batching" not in off.info, f"batching turned off: {off.info}")
+    try:
+        c.register(HELLO, batching={"max_batch_size": 4})
+        check(False, "a static program was given batching")
+    except sc.InputError as e:
+        check("leading dimension" in str(e), f"batching refused: {e!r}")
+    try:
+        c.execute_model("no-such-model", X)
+        check(False, "execute_model of an unknown model answered")
+    except sc.NotFoundError as e:
+        check(e.status == 404, f"execute_model unknown: {e!r}")
     try:
         c.infer("no-such-model", [X, Y])
         check(False, "/v2 infer of an unknown model answered")

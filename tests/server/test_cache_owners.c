@@ -205,8 +205,86 @@ static void store_record_teams(void **state) {
   assert_int_equal(rmdir(dir), 0);
 }
 
+/* A header line of a record of program into dir/<id>.module (the rest
+ * as the server writes it); store_read's status back. */
+static int read_with_line(const char *dir, const char *line,
+                          store_record *r) {
+  uint8_t key[32];
+  char id[SRV_ID_LEN], path[256], why[512];
+  cache_key(program, sizeof program - 1, 0, 0, key);
+  cache_key_to_id(key, id);
+  snprintf(path, sizeof path, "%s/%s.module", dir, id + 7);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "shlo-module 2\nid %s\nteam gamma\n%s\nentry \nreplicas 0\n"
+             "partitions 0\nregistered 5\nprogram-bytes %zu\n\n%s", id,
+          line, sizeof program - 1, program);
+  fclose(f);
+  int rc = store_read(dir, id, true, r, why, sizeof why);
+  unlink(path);
+  return rc;
+}
+
+/* A team's batching of a module: written and read back as it was; a
+ * line out of a registration's bounds makes the record untrusted. */
+static void store_record_batching(void **state) {
+  (void)state;
+  char dir[] = "/tmp/shlo-owners-XXXXXX", why[512];
+  assert_non_null(mkdtemp(dir));
+  store_batching b[2] = {
+      {"gamma", {.max_batch_size = 8, .max_queue_delay_us = 1500,
+                 .preferred = {2, 8}, .n_preferred = 2,
+                 .max_queue_size = 5}, "main"},
+      {"delta", {.max_batch_size = 1}, "a b"}}; /* a quoted @"a b" */
+  store_record w = {.program = (char *)program,
+                    .program_len = sizeof program - 1, .batching = b,
+                    .n_batching = 2};
+  uint8_t key[32];
+  cache_key(program, w.program_len, 0, 0, key);
+  cache_key_to_id(key, w.id);
+  assert_int_equal(store_record_add_team(&w, "gamma"), 0);
+  assert_int_equal(store_write(dir, &w, why, sizeof why), 0);
+  free(w.teams);
+  store_record r;
+  assert_int_equal(store_read(dir, w.id, false, &r, why, sizeof why), 0);
+  assert_int_equal(r.n_batching, 2);
+  assert_string_equal(r.batching[0].team, "gamma");
+  assert_int_equal(r.batching[0].cfg.max_batch_size, 8);
+  assert_int_equal(r.batching[0].cfg.max_queue_delay_us, 1500);
+  assert_int_equal(r.batching[0].cfg.n_preferred, 2);
+  assert_int_equal(r.batching[0].cfg.preferred[1], 8);
+  assert_int_equal(r.batching[0].cfg.max_queue_size, 5);
+  assert_string_equal(r.batching[0].entry, "main");
+  assert_string_equal(r.batching[1].entry, "a b");
+  assert_int_equal(r.batching[1].cfg.n_preferred, 0);
+  store_record_free(&r);
+  assert_int_equal(store_remove(dir, w.id), 0);
+  /* a record without the line batches nothing */
+  assert_int_equal(read_with_line(dir, "team gamma", &r), 0);
+  assert_int_equal(r.n_batching, 0);
+  store_record_free(&r);
+  assert_int_equal(read_with_line(dir, "batching gamma 4 0 0 - main", &r),
+                   0);
+  assert_int_equal(r.n_batching, 1);
+  store_record_free(&r);
+  static const char *const bad[] = {
+      "batching gamma 0 0 0 - main",       /* batching off is no line */
+      "batching gamma 99999 0 0 - main",   /* over SRV_BATCH_MAX_SIZE */
+      "batching gamma 4 -1 0 - main",      /* a negative delay */
+      "batching gamma 4 0 0 8 main",       /* preferred over the max */
+      "batching gamma 4 0 0 4,2 main",     /* not ascending */
+      "batching gamma 4 0 0 2,,4 main",
+      "batching gamma 4 0 0 -",            /* no entry */
+      "batching ../x 4 0 0 - main",        /* not a team name */
+      "batching gamma 4 0 x - main"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    assert_int_equal(read_with_line(dir, bad[i], &r), -1);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(store_record_batching),
       cmocka_unit_test(visibility_and_adoption),
       cmocka_unit_test(shares),
       cmocka_unit_test(store_record_teams),

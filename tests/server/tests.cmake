@@ -71,6 +71,12 @@ target_link_libraries(test_batch PRIVATE shlo_server_core
   PkgConfig::SRV_CMOCKA Threads::Threads)
 add_test(NAME test_batch COMMAND test_batch)
 set_tests_properties(test_batch PROPERTIES TIMEOUT 120)
+# A repository's config.pbtxt: Triton's text format as JSON, and hostile
+# text refused with its line (issue #34).
+add_executable(test_pbtxt ${CMAKE_SOURCE_DIR}/tests/server/test_pbtxt.c)
+target_link_libraries(test_pbtxt PRIVATE shlo_server_core
+  PkgConfig::SRV_CMOCKA)
+add_test(NAME test_pbtxt COMMAND test_pbtxt)
 
 # Issue #14: two teams on one server (scopes, modules per team, "cached",
 # quotas and 429s, the audit log, SIGHUP with a request in flight).
