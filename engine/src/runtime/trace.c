@@ -96,10 +96,13 @@ void shlo_trace_free(shlo_trace *t) {
 shlo_profile *shlo_trace_profile(shlo_trace *t) { return t->profile; }
 
 void shlo_trace_reset(shlo_trace *t) {
+  /* relaxed: no thread records into t now, and the store to next below
+   * publishes these (a server resets a trace per traced request) */
   int n = shlo_trace_count(t);
   for (int i = 0; i < n; i++) {
-    span *c = atomic_load(&t->chunks[i / CHUNK]);
-    if (c) atomic_store(&c[i % CHUNK].ready, 0);
+    span *c = atomic_load_explicit(&t->chunks[i / CHUNK],
+                                   memory_order_relaxed);
+    if (c) atomic_store_explicit(&c[i % CHUNK].ready, 0, memory_order_relaxed);
   }
   atomic_store(&t->next, 0);
   atomic_store(&t->dropped, 0);
