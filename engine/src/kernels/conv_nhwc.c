@@ -131,35 +131,71 @@ static void nhwc_fill(const nhwc_job *j, int64_t r0, int64_t rows, char *x) {
     nhwc_row(j, b, oidx, x + (size_t)(r * j->k) * j->es);
 }
 
+/* The window's shape for the pointer gathers: per window position w, its
+ * offset in lhs elements from the window's first element (rel, for a
+ * window wholly inside the lhs) and its index along each dimension (kq);
+ * per dimension, how far the window reaches (reach). */
+typedef struct nhwc_window {
+  int64_t windows;
+  int64_t *rel, *kq; /* windows, windows x ns */
+  int64_t reach[SHLO_CONV_NHWC_MAX_SP];
+} nhwc_window;
+
+static void nhwc_window_shape(const shlo__conv_nhwc *g, nhwc_window *wn) {
+  int ns = g->ns;
+  int64_t kidx[SHLO_CONV_NHWC_MAX_SP];
+  for (int i = 0; i < ns; i++) {
+    kidx[i] = 0;
+    wn->reach[i] = (g->k_sp[i] - 1) * g->rhs_dil[i];
+  }
+  for (int64_t w = 0; w < wn->windows; w++) {
+    int64_t off = 0;
+    for (int i = 0; i < ns; i++) {
+      wn->kq[w * ns + i] = kidx[i] * g->rhs_dil[i];
+      off = off * g->in_sp[i] + wn->kq[w * ns + i];
+    }
+    wn->rel[w] = off * g->ci;
+    for (int i = ns - 1; i >= 0; i--) {
+      if (++kidx[i] < g->k_sp[i]) break;
+      kidx[i] = 0;
+    }
+  }
+}
+
 /* For rows r0 .. r0 + rows - 1, a pointer per window position (in window
  * order) to the in-features under it, or to zeros on the padding: the
- * im2col rows, not copied. */
-static void nhwc_gather(const nhwc_job *j, int64_t r0, int64_t rows,
-                        const float **ptrs) {
+ * im2col rows, not copied.  A window wholly inside the lhs (most of them)
+ * is its first element's offset plus the fixed ones in wn->rel; only
+ * those at the edges check each window position. */
+static void nhwc_gather(const nhwc_job *j, const nhwc_window *wn, int64_t r0,
+                        int64_t rows, const float **ptrs) {
   const shlo__conv_nhwc *g = j->g;
   const float *lhs = (const float *)j->lhs;
   int ns = g->ns;
-  int64_t windows = j->k / g->ci;
+  int64_t windows = wn->windows;
   int64_t oidx[SHLO_CONV_NHWC_MAX_SP], b = nhwc_position(g, r0, oidx);
   for (int64_t r = 0; r < rows; r++, ptrs += windows, nhwc_next(g, &b, oidx)) {
-    int64_t base[SHLO_CONV_NHWC_MAX_SP], kidx[SHLO_CONV_NHWC_MAX_SP];
+    int64_t base[SHLO_CONV_NHWC_MAX_SP], first = b;
+    bool inside = true;
     for (int i = 0; i < ns; i++) {
       base[i] = oidx[i] * g->stride[i] - j->pad_lo[i];
-      kidx[i] = 0;
+      inside = inside && base[i] >= 0 && base[i] + wn->reach[i] < g->in_sp[i];
+      first = first * g->in_sp[i] + base[i];
+    }
+    if (inside) {
+      const float *at = lhs + first * g->ci;
+      for (int64_t w = 0; w < windows; w++) ptrs[w] = at + wn->rel[w];
+      continue;
     }
     for (int64_t w = 0; w < windows; w++) {
-      bool inside = true;
+      bool in = true;
       int64_t off = b;
       for (int i = 0; i < ns; i++) {
-        int64_t q = base[i] + kidx[i] * g->rhs_dil[i];
-        inside = inside && q >= 0 && q < g->in_sp[i];
+        int64_t q = base[i] + wn->kq[w * ns + i];
+        in = in && q >= 0 && q < g->in_sp[i];
         off = off * g->in_sp[i] + q;
       }
-      ptrs[w] = inside ? lhs + off * g->ci : j->zeros;
-      for (int i = ns - 1; i >= 0; i--) {
-        if (++kidx[i] < g->k_sp[i]) break;
-        kidx[i] = 0;
-      }
+      ptrs[w] = in ? lhs + off * g->ci : j->zeros;
     }
   }
 }
@@ -168,14 +204,20 @@ static void nhwc_gather(const nhwc_job *j, int64_t r0, int64_t rows,
 static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
   const shlo__conv_nhwc *g = j->g;
   int64_t windows = j->k / g->ci;
+  nhwc_window wn = {.windows = windows};
   const float **ptrs = shlo__malloc(sizeof *ptrs * (size_t)(j->block * windows));
-  if (!ptrs) {
+  wn.rel = shlo__malloc(sizeof *wn.rel * (size_t)windows * (size_t)(1 + g->ns));
+  if (!ptrs || !wn.rel) {
     atomic_store(&j->failed, 1);
+    shlo__free(ptrs);
+    shlo__free(wn.rel);
     return;
   }
+  wn.kq = wn.rel + windows;
+  nhwc_window_shape(g, &wn);
   for (int64_t blk = lo; blk < hi; blk++) {
     int64_t r0 = blk * j->block, rows = min64(j->block, j->rows - r0);
-    nhwc_gather(j, r0, rows, ptrs);
+    nhwc_gather(j, &wn, r0, rows, ptrs);
     float *out = (float *)j->out + r0 * g->co;
     if (!shlo__sgemm_panels_gathered(rows, g->co, windows, g->ci, ptrs,
                                      (const float *)j->kernel, g->co, out,
@@ -186,6 +228,7 @@ static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
     if (j->done) j->done(j->done_ctx, r0 * g->co, (r0 + rows) * g->co);
   }
   shlo__free(ptrs);
+  shlo__free(wn.rel);
 }
 
 /* Blocks [lo, hi): im2col (unless direct), then one GEMM into the result. */
