@@ -331,6 +331,12 @@ bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
       (zeros = shlo__calloc((size_t)g->ci, sizeof(float)))) {
     j.gathered = true;
     j.zeros = zeros;
+    /* blocks of whole blocks of the GEMM's rows (6, or 12 for up to 32
+     * out-features, gemm_panels.h): the last rows of a block otherwise
+     * go one or two at a time, with too few sums in flight */
+    int64_t h = g->co <= 32 ? 12 : 6;
+    if (j.block > h) j.block -= j.block % h;
+    blocks = (j.rows + j.block - 1) / j.block;
   }
   /* a few runs of blocks per thread, each allocating one buffer: a thread
    * held up by another process leaves little for the rest to wait on;
