@@ -9,6 +9,7 @@
  * load per kernel vector for up to 24 multiply-adds: with 4 positions of
  * 2 vectors (8 sums), as before, the loads bounded cnn's first layer at
  * 120 GFLOP/s on one Zen 5 thread. */
+#include <stdint.h>
 #include <string.h>
 
 #include "kernels/conv_small.h"
@@ -49,9 +50,12 @@ void shlo__conv_small_init(shlo__conv_small *s, const shlo__conv_nhwc *g,
   }
   /* the indices whose window is inside form one range: its ends */
   int64_t st = g->stride[last], lo = s->pad_lo[last];
-  int64_t room = g->in_sp[last] - 1 - s->reach[last] + lo; /* x * st <= room */
-  s->x_lo = lo <= 0 ? 0 : (lo + st - 1) / st;
-  s->x_hi = room < 0 ? 0 : min64(room / st + 1, g->o_sp[last]);
+  int64_t room; /* x * st <= room: (in - 1 - reach) + lo, without overflow */
+  if (__builtin_add_overflow(g->in_sp[last] - 1 - s->reach[last], lo, &room))
+    room = lo > 0 ? INT64_MAX : -1;
+  s->x_lo = lo <= 0 ? 0 : lo / st + (lo % st != 0);
+  s->x_hi = room < 0 ? 0 : room / st >= g->o_sp[last] ? g->o_sp[last]
+                                                      : room / st + 1;
   s->x_lo = min64(s->x_lo, s->x_hi);
 }
 
@@ -193,14 +197,14 @@ typedef float small_v16 __attribute__((vector_size(64)));
     for (int64_t r = r0, end = r0 + rows; r < end;) {                       \
       /* a run of positions along the innermost dimension */               \
       int64_t x = oidx[last], run = min64(g->o_sp[last] - x, end - r);      \
-      int64_t base[SHLO_CONV_NHWC_MAX_SP], first = b;                       \
+      int64_t base[SHLO_CONV_NHWC_MAX_SP], outer = b;                       \
       bool outer_inside = true;                                             \
       for (int i = 0; i < ns; i++) {                                        \
         base[i] = oidx[i] * g->stride[i] - s->pad_lo[i];                    \
         if (i < last)                                                       \
           outer_inside = outer_inside && base[i] >= 0 &&                    \
                          base[i] + s->reach[i] < g->in_sp[i];               \
-        first = first * g->in_sp[i] + base[i];                              \
+        if (i < last) outer = outer * g->in_sp[i] + base[i];                \
       }                                                                     \
       /* [f0, f1): windows inside the lhs, at least a group of them */               \
       int64_t f0 = x, f1 = x;                                               \
@@ -216,7 +220,10 @@ typedef float small_v16 __attribute__((vector_size(64)));
           for (int64_t gx = f0;; gx += SMALL_POS(CO)) {                     \
             gx = min64(gx, f1 - SMALL_POS(CO));                             \
             small_inside_##CO(                                              \
-                s, s->lhs + (first + (gx - x) * sx) * g->ci, sx * g->ci,    \
+                s,                                                          \
+                s->lhs + (outer * g->in_sp[last] + gx * sx -                \
+                          s->pad_lo[last]) * g->ci,                         \
+                sx * g->ci,                                                 \
                 r + (gx - x));                                              \
             if (gx + SMALL_POS(CO) == f1) break;                            \
           }                                                                 \
