@@ -794,6 +794,17 @@ static void test_conv_nhwc_matches_general(void **state) {
       {SHLO_F32, 2, 1, 3, 32, {5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {SHLO_F32, 2, 2, 2, 16, {7, 7}, {2, 2}, {2, 2}, {1, 1}, {0, 1, 1, 0}},
       {SHLO_F32, 1, 1, 4, 64, {11, 0}, {3, 0}, {1, 0}, {2, 0}, {2, 0, 0, 0}},
+      /* small windows along rows wider than a group (12 positions of 16
+       * or 32 out-features, 6 of 64): whole groups inside, a last group
+       * overlapping the one before it, edges and rows on the padding
+       * queued; strides, dilation and negative padding along the rows,
+       * and out-feature counts summed as scalars (20) */
+      {SHLO_F32, 2, 2, 3, 32, {6, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {SHLO_F32, 2, 1, 2, 64, {5, 31}, {3, 3}, {2, 2}, {1, 1}, {1, 0, 1, 0}},
+      {SHLO_F32, 2, 2, 1, 16, {4, 29}, {2, 3}, {1, 1}, {1, 3}, {0, 1, 2, 2}},
+      {SHLO_F32, 2, 2, 2, 32, {9, 30}, {3, 3}, {1, 1}, {1, 1}, {-1, 1, -2, 0}},
+      {SHLO_F32, 2, 1, 3, 20, {5, 13}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {SHLO_F32, 1, 3, 4, 32, {50, 0}, {5, 0}, {1, 0}, {1, 0}, {2, 2, 0, 0}},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     run_nhwc_case(&cases[i]);

@@ -13,6 +13,7 @@
 
 #include "core/alloc.h"
 #include "kernels/conv_nhwc.h"
+#include "kernels/conv_small.h"
 #include "kernels/gemm_panels.h"
 #include "kernels/multiversion.h"
 #include "runtime/pool.h"
@@ -35,6 +36,7 @@ typedef struct nhwc_job {
    * in-features, or to zeros (ci of them) on the padding */
   bool gathered;
   const float *zeros;
+  const shlo__conv_small *small; /* the small-window sums' setup */
   shlo__conv_done done;
   void *done_ctx;
   atomic_int failed;
@@ -131,35 +133,71 @@ static void nhwc_fill(const nhwc_job *j, int64_t r0, int64_t rows, char *x) {
     nhwc_row(j, b, oidx, x + (size_t)(r * j->k) * j->es);
 }
 
+/* The window's shape for the pointer gathers: per window position w, its
+ * offset in lhs elements from the window's first element (rel, for a
+ * window wholly inside the lhs) and its index along each dimension (kq);
+ * per dimension, how far the window reaches (reach). */
+typedef struct nhwc_window {
+  int64_t windows;
+  int64_t *rel, *kq; /* windows, windows x ns */
+  int64_t reach[SHLO_CONV_NHWC_MAX_SP];
+} nhwc_window;
+
+static void nhwc_window_shape(const shlo__conv_nhwc *g, nhwc_window *wn) {
+  int ns = g->ns;
+  int64_t kidx[SHLO_CONV_NHWC_MAX_SP];
+  for (int i = 0; i < ns; i++) {
+    kidx[i] = 0;
+    wn->reach[i] = (g->k_sp[i] - 1) * g->rhs_dil[i];
+  }
+  for (int64_t w = 0; w < wn->windows; w++) {
+    int64_t off = 0;
+    for (int i = 0; i < ns; i++) {
+      wn->kq[w * ns + i] = kidx[i] * g->rhs_dil[i];
+      off = off * g->in_sp[i] + wn->kq[w * ns + i];
+    }
+    wn->rel[w] = off * g->ci;
+    for (int i = ns - 1; i >= 0; i--) {
+      if (++kidx[i] < g->k_sp[i]) break;
+      kidx[i] = 0;
+    }
+  }
+}
+
 /* For rows r0 .. r0 + rows - 1, a pointer per window position (in window
  * order) to the in-features under it, or to zeros on the padding: the
- * im2col rows, not copied. */
-static void nhwc_gather(const nhwc_job *j, int64_t r0, int64_t rows,
-                        const float **ptrs) {
+ * im2col rows, not copied.  A window wholly inside the lhs (most of them)
+ * is its first element's offset plus the fixed ones in wn->rel; only
+ * those at the edges check each window position. */
+static void nhwc_gather(const nhwc_job *j, const nhwc_window *wn, int64_t r0,
+                        int64_t rows, const float **ptrs) {
   const shlo__conv_nhwc *g = j->g;
   const float *lhs = (const float *)j->lhs;
   int ns = g->ns;
-  int64_t windows = j->k / g->ci;
+  int64_t windows = wn->windows;
   int64_t oidx[SHLO_CONV_NHWC_MAX_SP], b = nhwc_position(g, r0, oidx);
   for (int64_t r = 0; r < rows; r++, ptrs += windows, nhwc_next(g, &b, oidx)) {
-    int64_t base[SHLO_CONV_NHWC_MAX_SP], kidx[SHLO_CONV_NHWC_MAX_SP];
+    int64_t base[SHLO_CONV_NHWC_MAX_SP], first = b;
+    bool inside = true;
     for (int i = 0; i < ns; i++) {
       base[i] = oidx[i] * g->stride[i] - j->pad_lo[i];
-      kidx[i] = 0;
+      inside = inside && base[i] >= 0 && base[i] + wn->reach[i] < g->in_sp[i];
+      first = first * g->in_sp[i] + base[i];
+    }
+    if (inside) {
+      const float *at = lhs + first * g->ci;
+      for (int64_t w = 0; w < windows; w++) ptrs[w] = at + wn->rel[w];
+      continue;
     }
     for (int64_t w = 0; w < windows; w++) {
-      bool inside = true;
+      bool in = true;
       int64_t off = b;
       for (int i = 0; i < ns; i++) {
-        int64_t q = base[i] + kidx[i] * g->rhs_dil[i];
-        inside = inside && q >= 0 && q < g->in_sp[i];
+        int64_t q = base[i] + wn->kq[w * ns + i];
+        in = in && q >= 0 && q < g->in_sp[i];
         off = off * g->in_sp[i] + q;
       }
-      ptrs[w] = inside ? lhs + off * g->ci : j->zeros;
-      for (int i = ns - 1; i >= 0; i--) {
-        if (++kidx[i] < g->k_sp[i]) break;
-        kidx[i] = 0;
-      }
+      ptrs[w] = in ? lhs + off * g->ci : j->zeros;
     }
   }
 }
@@ -168,14 +206,20 @@ static void nhwc_gather(const nhwc_job *j, int64_t r0, int64_t rows,
 static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
   const shlo__conv_nhwc *g = j->g;
   int64_t windows = j->k / g->ci;
+  nhwc_window wn = {.windows = windows};
   const float **ptrs = shlo__malloc(sizeof *ptrs * (size_t)(j->block * windows));
-  if (!ptrs) {
+  wn.rel = shlo__malloc(sizeof *wn.rel * (size_t)windows * (size_t)(1 + g->ns));
+  if (!ptrs || !wn.rel) {
     atomic_store(&j->failed, 1);
+    shlo__free(ptrs);
+    shlo__free(wn.rel);
     return;
   }
+  wn.kq = wn.rel + windows;
+  nhwc_window_shape(g, &wn);
   for (int64_t blk = lo; blk < hi; blk++) {
     int64_t r0 = blk * j->block, rows = min64(j->block, j->rows - r0);
-    nhwc_gather(j, r0, rows, ptrs);
+    nhwc_gather(j, &wn, r0, rows, ptrs);
     float *out = (float *)j->out + r0 * g->co;
     if (!shlo__sgemm_panels_gathered(rows, g->co, windows, g->ci, ptrs,
                                      (const float *)j->kernel, g->co, out,
@@ -186,6 +230,7 @@ static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
     if (j->done) j->done(j->done_ctx, r0 * g->co, (r0 + rows) * g->co);
   }
   shlo__free(ptrs);
+  shlo__free(wn.rel);
 }
 
 /* Blocks [lo, hi): im2col (unless direct), then one GEMM into the result. */
@@ -216,148 +261,13 @@ static void nhwc_blocks(void *ctx, int64_t lo, int64_t hi) {
   shlo__free(x);
 }
 
-#define NHWC_SMALL_K 32
-#define NHWC_SMALL_CO 256
-
 bool shlo__conv_nhwc_small(const shlo__conv_nhwc *g) {
   int64_t k = g->ci;
   for (int i = 0; i < g->ns; i++) k *= g->k_sp[i];
   /* (an empty window or no in-features: the GEMM's zeros) */
-  return g->dom == LA_F32 && k > 0 && k <= NHWC_SMALL_K &&
-         g->co <= NHWC_SMALL_CO;
+  return g->dom == LA_F32 && k > 0 && k <= SHLO_CONV_SMALL_K &&
+         g->co <= SHLO_CONV_SMALL_CO;
 }
-
-#define NHWC_SMALL_POS 4 /* output positions at once: independent sums */
-
-/* The sums of one output position: CO/16 vectors of 16 floats for CO of
- * 16, 32 or 64, else co floats one by one. */
-typedef float nhwc_v16 __attribute__((vector_size(64)));
-#define NHWC_ACC_16 nhwc_v16
-#define NHWC_ACC_32 nhwc_v16
-#define NHWC_ACC_64 nhwc_v16
-#define NHWC_ACC_co float
-#define NHWC_ACC(CO) NHWC_ACC_##CO
-#define NHWC_LANES_16 16
-#define NHWC_LANES_32 16
-#define NHWC_LANES_64 16
-#define NHWC_LANES_co 1
-#define NHWC_LANES(CO) NHWC_LANES_##CO
-#define NHWC_NV(CO) (CO / NHWC_LANES(CO))
-
-/* The four positions' sums += their values v0..v3 times the kernel's row
- * of out-features at wk. */
-#define NHWC_SMALL_MAC(CO)                                                  \
-  _Pragma("GCC unroll 4") for (int64_t q = 0; q < NHWC_NV(CO); q++) {       \
-    NHWC_ACC(CO) wv;                                                        \
-    memcpy(&wv, wk + q * NHWC_LANES(CO), sizeof wv);                        \
-    a0[q] += v0 * wv;                                                       \
-    a1[q] += v1 * wv;                                                       \
-    a2[q] += v2 * wv;                                                       \
-    a3[q] += v3 * wv;                                                       \
-  }
-
-/* Output positions r0 .. r0 + rows - 1 of small-window f32 convolution j,
- * NHWC_SMALL_POS at a time (their sums are independent chains of
- * multiply-adds, where one position alone would wait on each), each
- * summing its window (in window order, then in-feature order) into its
- * out-features: CO of them, known when compiled so the sums stay in
- * registers, or co. */
-#define NHWC_SMALL_ROWS(CO)                                                 \
-  SHLO_CLONES static void nhwc_small_##CO(const nhwc_job *j, int64_t r0,    \
-                                          int64_t rows) {                   \
-    const shlo__conv_nhwc *g = j->g;                                        \
-    const float *lhs = (const float *)j->lhs, *ker = (const float *)j->kernel; \
-    const int ns = g->ns;                                                   \
-    const int64_t co = g->co, ci = g->ci, windows = j->k / ci;              \
-    (void)co;                                                               \
-    int64_t kq[NHWC_SMALL_K][SHLO_CONV_NHWC_MAX_SP], kidx[SHLO_CONV_NHWC_MAX_SP]; \
-    /* rel[v]: where window value v (window position, in-feature) lies    \
-     * from its position's first window element, for windows that lie    \
-     * wholly inside the lhs; reach[i]: how far a window spans along i */ \
-    int64_t rel[NHWC_SMALL_K], reach[SHLO_CONV_NHWC_MAX_SP];                \
-    for (int i = 0; i < ns; i++) {                                          \
-      kidx[i] = 0;                                                          \
-      reach[i] = (g->k_sp[i] - 1) * g->rhs_dil[i];                          \
-    }                                                                       \
-    for (int64_t w = 0; w < windows; w++) {                                 \
-      int64_t off = 0;                                                      \
-      for (int i = 0; i < ns; i++) {                                        \
-        kq[w][i] = kidx[i] * g->rhs_dil[i];                                 \
-        off = off * g->in_sp[i] + kq[w][i];                                 \
-      }                                                                     \
-      for (int64_t c = 0; c < ci; c++) rel[w * ci + c] = off * ci + c;      \
-      for (int i = ns - 1; i >= 0; i--) {                                   \
-        if (++kidx[i] < g->k_sp[i]) break;                                  \
-        kidx[i] = 0;                                                        \
-      }                                                                     \
-    }                                                                       \
-    int64_t oidx[SHLO_CONV_NHWC_MAX_SP], b = nhwc_position(g, r0, oidx);   \
-    for (int64_t r = 0; r < rows; r += NHWC_SMALL_POS) {                    \
-      int np = (int)min64(NHWC_SMALL_POS, rows - r);                        \
-      int64_t pb[NHWC_SMALL_POS], base[NHWC_SMALL_POS][SHLO_CONV_NHWC_MAX_SP]; \
-      bool all_inside = np == NHWC_SMALL_POS;                               \
-      for (int p = 0; p < np; p++) {                                        \
-        pb[p] = b;                                                          \
-        for (int i = 0; i < ns; i++) {                                      \
-          base[p][i] = oidx[i] * g->stride[i] - j->pad_lo[i];               \
-          all_inside = all_inside && base[p][i] >= 0 &&                     \
-                       base[p][i] + reach[i] < g->in_sp[i];                 \
-        }                                                                   \
-        nhwc_next(g, &b, oidx);                                             \
-      }                                                                     \
-      NHWC_ACC(CO) a0[NHWC_NV(CO)], a1[NHWC_NV(CO)], a2[NHWC_NV(CO)],       \
-          a3[NHWC_NV(CO)]; /* named, and vectors: kept in registers */      \
-      memset(a0, 0, sizeof a0);                                             \
-      memset(a1, 0, sizeof a1);                                             \
-      memset(a2, 0, sizeof a2);                                             \
-      memset(a3, 0, sizeof a3);                                             \
-      if (all_inside) { /* the common case: no padding in any window */     \
-        const float *src[NHWC_SMALL_POS];                                   \
-        for (int p = 0; p < NHWC_SMALL_POS; p++) {                          \
-          int64_t off = pb[p];                                              \
-          for (int i = 0; i < ns; i++) off = off * g->in_sp[i] + base[p][i]; \
-          src[p] = lhs + off * ci;                                          \
-        }                                                                   \
-        const float *wk = ker;                                              \
-        for (int64_t v = 0; v < j->k; v++, wk += co) {                      \
-          float v0 = src[0][rel[v]], v1 = src[1][rel[v]],                   \
-                v2 = src[2][rel[v]], v3 = src[3][rel[v]];                   \
-          NHWC_SMALL_MAC(CO);                                               \
-        }                                                                   \
-      } else {                                                              \
-        for (int64_t w = 0; w < windows; w++) {                             \
-          const float *src[NHWC_SMALL_POS];                                 \
-          for (int p = 0; p < NHWC_SMALL_POS; p++) {                        \
-            bool inside = p < np;                                           \
-            int64_t off = p < np ? pb[p] : 0;                               \
-            for (int i = 0; i < ns && inside; i++) {                        \
-              int64_t q = base[p][i] + kq[w][i];                            \
-              inside = q >= 0 && q < g->in_sp[i];                           \
-              off = off * g->in_sp[i] + q;                                  \
-            }                                                               \
-            src[p] = inside ? lhs + off * ci : NULL;                        \
-          }                                                                 \
-          const float *wk = ker + w * ci * co;                              \
-          for (int64_t c = 0; c < ci; c++, wk += co) {                      \
-            /* padding reads 0, multiplied like any value (0 x inf: NaN) */ \
-            float v0 = src[0] ? src[0][c] : 0.0f,                           \
-                  v1 = src[1] ? src[1][c] : 0.0f,                           \
-                  v2 = src[2] ? src[2][c] : 0.0f,                           \
-                  v3 = src[3] ? src[3][c] : 0.0f;                           \
-            NHWC_SMALL_MAC(CO);                                             \
-          }                                                                 \
-        }                                                                   \
-      }                                                                     \
-      const void *const acc[NHWC_SMALL_POS] = {a0, a1, a2, a3};             \
-      for (int p = 0; p < np; p++)                                          \
-        memcpy((float *)j->out + (r0 + r + p) * co, acc[p],                 \
-               (size_t)co * sizeof(float));                                 \
-    }                                                                       \
-  }
-NHWC_SMALL_ROWS(16)
-NHWC_SMALL_ROWS(32)
-NHWC_SMALL_ROWS(64)
-NHWC_SMALL_ROWS(co)
 
 #define NHWC_SMALL_PIECE 256 /* rows between calls of done: in L1 or L2 */
 
@@ -367,12 +277,7 @@ static void nhwc_small_blocks(void *ctx, int64_t lo, int64_t hi) {
   int64_t end = min64(hi * j->block, j->rows);
   for (int64_t r0 = lo * j->block; r0 < end; r0 += NHWC_SMALL_PIECE) {
     int64_t rows = min64(NHWC_SMALL_PIECE, end - r0);
-    switch (co) {
-    case 16: nhwc_small_16(j, r0, rows); break;
-    case 32: nhwc_small_32(j, r0, rows); break;
-    case 64: nhwc_small_64(j, r0, rows); break;
-    default: nhwc_small_co(j, r0, rows);
-    }
+    shlo__conv_small_rows(j->small, r0, rows);
     if (j->done) j->done(j->done_ctx, r0 * co, (r0 + rows) * co);
   }
 }
@@ -385,6 +290,23 @@ static bool nhwc_direct(const shlo__conv_nhwc *g, const int64_t *pad) {
         pad[2 * i + 1] != 0)
       return false;
   return true;
+}
+
+/* j->block for the GEMM by panels: as many blocks as the L2 bound asks
+ * (the block it holds), rounded up to a multiple of the threads, all of
+ * one size and that of whole blocks of the GEMM's rows (6, or 12 for up
+ * to 32 out-features, gemm_panels.h), whose last rows would otherwise go
+ * one or two at a time with too few sums in flight.  Blocks of 227 rows
+ * taken three at a time left one of two threads 30% more of cnn's third
+ * layer than the other. */
+static void nhwc_balance(nhwc_job *j, int threads) {
+  int64_t h = j->g->co <= 32 ? 12 : 6;
+  int64_t want = (j->rows + j->block - 1) / j->block;
+  want = (want + threads - 1) / threads * threads;
+  int64_t even = (j->rows + want - 1) / want;
+  even = (even + h - 1) / h * h;
+  if (shlo__sgemm_panels_takes(even, j->g->co, j->k)) j->block = even;
+  else if (j->block > h) j->block -= j->block % h;
 }
 
 bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
@@ -409,19 +331,32 @@ bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
                      : min64(per_thread,
                              max64(1, NHWC_BLOCK_BYTES /
                                           max64(1, j.k * (int64_t)j.es)));
+  bool small = shlo__conv_nhwc_small(g);
+  /* the small-window sums have no rows to keep in L2: blocks of one
+   * piece, so that the threads share them evenly (blocks of 4854 rows
+   * left one thread a third more of cnn's first layer than the other) */
+  if (small) j.block = min64(per_thread, NHWC_SMALL_PIECE);
   int64_t blocks = (j.rows + j.block - 1) / j.block;
   float *zeros = NULL;
-  bool small = shlo__conv_nhwc_small(g);
+  shlo__conv_small sm;
+  if (small) {
+    shlo__conv_small_init(&sm, g, lhs, kernel, pad, out);
+    j.small = &sm;
+  }
   if (!small && !j.direct && g->dom == LA_F32 && g->ci > 0 &&
       shlo__sgemm_panels_takes(j.block, g->co, j.k) &&
       (zeros = shlo__calloc((size_t)g->ci, sizeof(float)))) {
     j.gathered = true;
     j.zeros = zeros;
+    nhwc_balance(&j, threads);
+    blocks = (j.rows + j.block - 1) / j.block;
   }
   /* a few runs of blocks per thread, each allocating one buffer: a thread
    * held up by another process leaves little for the rest to wait on;
-   * small convolutions stay on the calling thread */
+   * small convolutions stay on the calling thread.  The GEMM by panels'
+   * blocks are few and even (nhwc_balance): one at a time */
   int64_t grain = (blocks + 4 * threads - 1) / (4 * threads);
+  if (j.gathered) grain = 1;
   if (j.rows * j.k * g->co < NHWC_SPLIT_MIN) grain = blocks;
   shlo__parallel_for(blocks, grain, small ? nhwc_small_blocks : nhwc_blocks,
                      &j);

@@ -56,7 +56,7 @@ GP_INLINE void panel_row(int V, bool copy, int64_t kk, int64_t k,
     }
   } else {
 #pragma GCC unroll 4
-    for (int v = 0; v < V; v++) bv[v] = _mm512_load_ps(pk + 16 * v);
+    for (int v = 0; v < V; v++) bv[v] = _mm512_loadu_ps(pk + 16 * v);
   }
 }
 
@@ -202,11 +202,18 @@ GP_TARGET static void panel(int vecs, bool tb, int64_t m, int64_t k, gp_a a,
         for (int64_t kk = 0; kk < k; kk++) p[kk * row + j] = b[j * ldb + kk];
     }
   }
+  /* an untransposed b whose rows are exactly the panel's already is the
+   * copy: read in place */
+  bool copy_b = !tb;
+  if (!tb && width == 16 * vecs && ldb == width) {
+    copy_b = false;
+    p = (float *)b;
+  }
   if (a.rows)
-    (vecs == 2 ? gathered_rows2 : gathered_rows4)(!tb, m, k, a, b, ldb, p, c,
+    (vecs == 2 ? gathered_rows2 : gathered_rows4)(copy_b, m, k, a, b, ldb, p, c,
                                                   ldc, mask);
   else
-    (vecs == 2 ? rows2 : rows4)(!tb, m, k, a, b, ldb, p, c, ldc, mask);
+    (vecs == 2 ? rows2 : rows4)(copy_b, m, k, a, b, ldb, p, c, ldc, mask);
 }
 
 bool shlo__sgemm_panels_takes(int64_t m, int64_t n, int64_t k) {

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Small-window f32 convolution without a GEMM (conv_small.h).
+ *
+ * The sums of a group of positions live in registers: for 16, 32 or 64
+ * out-features, vectors of 16 floats, 24 of them per group (12 positions
+ * of 32 out-features, 6 of 64), which leaves registers for the kernel's
+ * row and the lhs value; for other counts, 4 positions of scalars.  Each
+ * step of a group then costs one broadcast lhs value per position and one
+ * load per kernel vector for up to 24 multiply-adds: with 4 positions of
+ * 2 vectors (8 sums), as before, the loads bounded cnn's first layer at
+ * 120 GFLOP/s on one Zen 5 thread. */
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/conv_small.h"
+#include "kernels/multiversion.h"
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* The in-features of a window position on the padding. */
+static const float small_zeros[SHLO_CONV_SMALL_K];
+
+void shlo__conv_small_init(shlo__conv_small *s, const shlo__conv_nhwc *g,
+                           const float *lhs, const float *kernel,
+                           const int64_t *pad, float *out) {
+  int ns = g->ns, last = ns - 1;
+  s->g = g;
+  s->lhs = lhs, s->kernel = kernel, s->out = out;
+  s->k = g->ci;
+  int64_t kidx[SHLO_CONV_NHWC_MAX_SP];
+  for (int i = 0; i < ns; i++) {
+    s->pad_lo[i] = pad[2 * i];
+    s->k *= g->k_sp[i];
+    s->reach[i] = (g->k_sp[i] - 1) * g->rhs_dil[i];
+    kidx[i] = 0;
+  }
+  s->windows = s->k / g->ci;
+  for (int64_t w = 0; w < s->windows; w++) {
+    int64_t off = 0;
+    for (int i = 0; i < ns; i++) {
+      s->kq[w][i] = kidx[i] * g->rhs_dil[i];
+      off = off * g->in_sp[i] + s->kq[w][i];
+    }
+    for (int64_t c = 0; c < g->ci; c++) s->rel[w * g->ci + c] = off * g->ci + c;
+    for (int i = ns - 1; i >= 0; i--) {
+      if (++kidx[i] < g->k_sp[i]) break;
+      kidx[i] = 0;
+    }
+  }
+  /* the indices whose window is inside form one range: its ends */
+  int64_t st = g->stride[last], lo = s->pad_lo[last];
+  int64_t room; /* x * st <= room: (in - 1 - reach) + lo, without overflow */
+  if (__builtin_add_overflow(g->in_sp[last] - 1 - s->reach[last], lo, &room))
+    room = lo > 0 ? INT64_MAX : -1;
+  s->x_lo = lo <= 0 ? 0 : lo / st + (lo % st != 0);
+  s->x_hi = room < 0 ? 0 : room / st >= g->o_sp[last] ? g->o_sp[last]
+                                                      : room / st + 1;
+  s->x_lo = min64(s->x_lo, s->x_hi);
+}
+
+/* Output position r, counted in the result's order, as its batch element
+ * (returned) and spatial index oidx. */
+static int64_t small_position(const shlo__conv_nhwc *g, int64_t r,
+                              int64_t *oidx) {
+  for (int i = g->ns - 1; i >= 0; i--) {
+    oidx[i] = r % g->o_sp[i];
+    r /= g->o_sp[i];
+  }
+  return r;
+}
+
+/* The positions waiting for a group of their own: their rows of the
+ * result, batch elements and the lhs index of their window's first value
+ * along each dimension (may lie on the padding). */
+typedef struct small_queue {
+  int n;
+  int64_t r[12], b[12], base[12][SHLO_CONV_NHWC_MAX_SP];
+} small_queue;
+
+/* For queued position p (or none: p >= q->n), a pointer per window
+ * position to its in-features, or to zeros. */
+static void small_pointers(const shlo__conv_small *s, const small_queue *q,
+                           int p, const float **src) {
+  const shlo__conv_nhwc *g = s->g;
+  for (int64_t w = 0; w < s->windows; w++) {
+    bool in = p < q->n;
+    int64_t off = in ? q->b[p] : 0;
+    for (int i = 0; i < g->ns && in; i++) {
+      int64_t at = q->base[p][i] + s->kq[w][i];
+      in = at >= 0 && at < g->in_sp[i];
+      off = off * g->in_sp[i] + at;
+    }
+    src[w] = in ? s->lhs + off * g->ci : small_zeros;
+  }
+}
+
+/* The sums of one position: NV vectors of 16 floats for CO of 16, 32 or
+ * 64, else co floats; POS positions at once. */
+typedef float small_v16 __attribute__((vector_size(64)));
+#define SMALL_ACC_16 small_v16
+#define SMALL_ACC_32 small_v16
+#define SMALL_ACC_64 small_v16
+#define SMALL_ACC_co float
+#define SMALL_ACC(CO) SMALL_ACC_##CO
+#define SMALL_LANES_16 16
+#define SMALL_LANES_32 16
+#define SMALL_LANES_64 16
+#define SMALL_LANES_co 1
+#define SMALL_LANES(CO) SMALL_LANES_##CO
+#define SMALL_NV(CO) (CO / SMALL_LANES(CO))
+#define SMALL_POS_16 12
+#define SMALL_POS_32 12
+#define SMALL_POS_64 6
+#define SMALL_POS_co 4
+#define SMALL_POS(CO) SMALL_POS_##CO
+#define SMALL_WIDTH_16 16
+#define SMALL_WIDTH_32 32
+#define SMALL_WIDTH_64 64
+#define SMALL_WIDTH_co s->g->co
+#define SMALL_WIDTH(CO) SMALL_WIDTH_##CO /* out-features, known if it can */
+
+/* acc[p] = 0 for every position. */
+#define SMALL_ZERO(CO)                                                      \
+  _Pragma("GCC unroll 12") for (int p = 0; p < SMALL_POS(CO); p++)          \
+  _Pragma("GCC unroll 4") for (int64_t qv = 0; qv < SMALL_NV(CO); qv++)     \
+    acc[p][qv] = (SMALL_ACC(CO)){0};
+
+/* acc[p] += VAL(p) x the kernel's row of out-features at wk: the row
+ * loaded first, then position by position (each value broadcast just
+ * before its multiply-adds: all of them first would take 12 registers and
+ * push sums out of theirs). */
+#define SMALL_MAC(CO, VAL)                                                  \
+  {                                                                         \
+    SMALL_ACC(CO) wv[SMALL_NV(CO)];                                         \
+    _Pragma("GCC unroll 4") for (int64_t qv = 0; qv < SMALL_NV(CO); qv++)   \
+      memcpy(&wv[qv], wk + qv * SMALL_LANES(CO), sizeof wv[qv]);            \
+    _Pragma("GCC unroll 12") for (int p = 0; p < SMALL_POS(CO); p++) {     \
+      float val = VAL(p);                                                   \
+      _Pragma("GCC unroll 4") for (int64_t qv = 0; qv < SMALL_NV(CO); qv++) \
+        acc[p][qv] += val * wv[qv];                                         \
+    }                                                                       \
+  }
+
+#define SMALL_AT(p) at[(p) * step]   /* the values of a group inside */
+#define SMALL_SRC(p) src[p][w][c]   /* those of a queued group */
+
+/* acc[p] stored as the result's row rows[p], for p < n. */
+#define SMALL_STORE(CO, n, rows)                                            \
+  for (int p = 0; p < (n); p++)                                             \
+    memcpy(s->out + (rows)[p] * width, acc[p], sizeof(float) * (size_t)width);
+
+/* Per CO: the group at fixed offsets (POS positions along the innermost
+ * dimension from the lhs value first, step values apart, into result rows
+ * r ..), the queued group, and the rows r0 .. r0 + rows - 1 sorted into
+ * them. */
+#define SMALL_ROWS(CO)                                                      \
+  static inline __attribute__((always_inline)) void small_inside_##CO(const shlo__conv_small *s,      \
+                                            const float *first,             \
+                                            int64_t step, int64_t r) {      \
+    const int64_t co = s->g->co, width = SMALL_WIDTH(CO);                   \
+    (void)co; /* (the sums' count where CO is co) */                        \
+    SMALL_ACC(CO) acc[SMALL_POS(CO)][SMALL_NV(CO)];                         \
+    SMALL_ZERO(CO)                                                          \
+    const float *wk = s->kernel;                                            \
+    for (int64_t v = 0; v < s->k; v++, wk += width) {                       \
+      const float *at = first + s->rel[v];                                  \
+      SMALL_MAC(CO, SMALL_AT)                                               \
+    }                                                                       \
+    int64_t rows[SMALL_POS(CO)];                                            \
+    for (int p = 0; p < SMALL_POS(CO); p++) rows[p] = r + p;                \
+    SMALL_STORE(CO, SMALL_POS(CO), rows)                                    \
+  }                                                                         \
+  static inline __attribute__((always_inline)) void small_queued_##CO(const shlo__conv_small *s,      \
+                                            small_queue *q) {               \
+    const int64_t co = s->g->co, width = SMALL_WIDTH(CO), ci = s->g->ci;    \
+    (void)co;                                                               \
+    const float *src[SMALL_POS(CO)][SHLO_CONV_SMALL_K];                     \
+    for (int p = 0; p < SMALL_POS(CO); p++) small_pointers(s, q, p, src[p]); \
+    SMALL_ACC(CO) acc[SMALL_POS(CO)][SMALL_NV(CO)];                         \
+    SMALL_ZERO(CO)                                                          \
+    const float *wk = s->kernel;                                            \
+    for (int64_t w = 0; w < s->windows; w++)                                \
+      for (int64_t c = 0; c < ci; c++, wk += width) {                       \
+        SMALL_MAC(CO, SMALL_SRC)                                            \
+      }                                                                     \
+    SMALL_STORE(CO, q->n, q->r)                                             \
+    q->n = 0;                                                               \
+  }                                                                         \
+  SHLO_CLONES static void small_rows_##CO(const shlo__conv_small *s, int64_t r0,        \
+                              int64_t rows) {                               \
+    const shlo__conv_nhwc *g = s->g;                                        \
+    const int ns = g->ns, last = ns - 1;                                    \
+    const int64_t sx = g->stride[last];                                     \
+    small_queue q = {.n = 0};                                               \
+    int64_t oidx[SHLO_CONV_NHWC_MAX_SP], b = small_position(g, r0, oidx);  \
+    for (int64_t r = r0, end = r0 + rows; r < end;) {                       \
+      /* a run of positions along the innermost dimension */               \
+      int64_t x = oidx[last], run = min64(g->o_sp[last] - x, end - r);      \
+      int64_t base[SHLO_CONV_NHWC_MAX_SP], outer = b;                       \
+      bool outer_inside = true;                                             \
+      for (int i = 0; i < ns; i++) {                                        \
+        base[i] = oidx[i] * g->stride[i] - s->pad_lo[i];                    \
+        if (i < last)                                                       \
+          outer_inside = outer_inside && base[i] >= 0 &&                    \
+                         base[i] + s->reach[i] < g->in_sp[i];               \
+        if (i < last) outer = outer * g->in_sp[i] + base[i];                \
+      }                                                                     \
+      /* [f0, f1): windows inside the lhs, at least a group of them */               \
+      int64_t f0 = x, f1 = x;                                               \
+      if (outer_inside) {                                                   \
+        f0 = max64(x, s->x_lo);                                             \
+        int64_t top = min64(x + run, s->x_hi);                              \
+        if (top - f0 >= SMALL_POS(CO)) f1 = top;                            \
+      }                                                                     \
+      for (int64_t xx = x; xx < x + run;) {                                 \
+        if (xx == f0 && f1 > f0) {                                          \
+          /* the last group ends at f1, overlapping the one before: its    \
+           * sums are the same again, and cheaper than queued ones */       \
+          for (int64_t gx = f0;; gx += SMALL_POS(CO)) {                     \
+            gx = min64(gx, f1 - SMALL_POS(CO));                             \
+            small_inside_##CO(                                              \
+                s,                                                          \
+                s->lhs + (outer * g->in_sp[last] + gx * sx -                \
+                          s->pad_lo[last]) * g->ci,                         \
+                sx * g->ci,                                                 \
+                r + (gx - x));                                              \
+            if (gx + SMALL_POS(CO) == f1) break;                            \
+          }                                                                 \
+          xx = f1;                                                          \
+          continue;                                                         \
+        }                                                                   \
+        q.r[q.n] = r + (xx - x);                                            \
+        q.b[q.n] = b;                                                       \
+        memcpy(q.base[q.n], base, sizeof(int64_t) * (size_t)ns);            \
+        q.base[q.n][last] = base[last] + (xx - x) * sx;                     \
+        if (++q.n == SMALL_POS(CO)) small_queued_##CO(s, &q);               \
+        xx++;                                                               \
+      }                                                                     \
+      r += run;                                                             \
+      /* on to the next run: the innermost index wraps, the others carry */ \
+      oidx[last] = x + run;                                                 \
+      for (int i = last; i > 0 && oidx[i] == g->o_sp[i]; i--) {             \
+        oidx[i] = 0;                                                        \
+        oidx[i - 1]++;                                                      \
+      }                                                                     \
+      if (oidx[0] == g->o_sp[0]) {                                          \
+        oidx[0] = 0;                                                        \
+        b++;                                                                \
+      }                                                                     \
+    }                                                                       \
+    if (q.n) small_queued_##CO(s, &q);                                      \
+  }
+SMALL_ROWS(16)
+SMALL_ROWS(32)
+SMALL_ROWS(64)
+SMALL_ROWS(co)
+
+void shlo__conv_small_rows(const shlo__conv_small *s, int64_t r0,
+                           int64_t rows) {
+  switch (s->g->co) {
+  case 16: small_rows_16(s, r0, rows); break;
+  case 32: small_rows_32(s, r0, rows); break;
+  case 64: small_rows_64(s, r0, rows); break;
+  default: small_rows_co(s, r0, rows);
+  }
+}

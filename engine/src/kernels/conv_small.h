@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The f32 channels-last convolution of a small window (conv_nhwc.h,
+ * shlo__conv_nhwc_small: window x in-features <= SHLO_CONV_SMALL_K), summed
+ * without a GEMM: cnn's first layer, 3x3x3 into 32 out-features.
+ *
+ * Each output position sums its window's products into its out-features,
+ * in window order then in-feature order (padding multiplied as a 0 like
+ * any value: 0 x inf is NaN, as in the GEMM), several positions at once
+ * so that their sums are independent chains of multiply-adds.  Along the
+ * innermost spatial dimension, the positions whose windows lie wholly
+ * inside the lhs go in groups read at fixed offsets from the group's first
+ * value; the rest (the edges, and the tails of rows too short for a
+ * group) are queued and summed in groups too, through a pointer per
+ * window position (to zeros on the padding). */
+#ifndef SHLO_CONV_SMALL_H
+#define SHLO_CONV_SMALL_H
+
+#include <stdint.h>
+
+#include "kernels/conv_nhwc.h"
+
+#define SHLO_CONV_SMALL_K 32    /* most window values (window x in-features) */
+#define SHLO_CONV_SMALL_CO 256  /* most out-features */
+
+/* One call's operands and the window's shape, set once per call. */
+typedef struct shlo__conv_small {
+  const shlo__conv_nhwc *g;
+  const float *lhs, *kernel;
+  float *out;
+  int64_t pad_lo[SHLO_CONV_NHWC_MAX_SP];
+  int64_t k, windows; /* window values, window positions */
+  /* per window value v: its lhs offset from the window's first value */
+  int64_t rel[SHLO_CONV_SMALL_K];
+  /* per window position w: its (dilated) index along each dimension */
+  int64_t kq[SHLO_CONV_SMALL_K][SHLO_CONV_NHWC_MAX_SP];
+  int64_t reach[SHLO_CONV_NHWC_MAX_SP]; /* the window's span - 1 */
+  /* the output indices along the innermost dimension whose window lies
+   * inside the lhs along it: [x_lo, x_hi) */
+  int64_t x_lo, x_hi;
+} shlo__conv_small;
+
+/* s set up for g (shlo__conv_nhwc_small(g) true) on these operands, pad as
+ * in shlo__conv_nhwc_run. */
+void shlo__conv_small_init(shlo__conv_small *s, const shlo__conv_nhwc *g,
+                           const float *lhs, const float *kernel,
+                           const int64_t *pad, float *out);
+
+/* Output positions r0 .. r0 + rows - 1 (in the result's order) written. */
+void shlo__conv_small_rows(const shlo__conv_small *s, int64_t r0,
+                           int64_t rows);
+
+#endif
