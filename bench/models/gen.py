@@ -10,10 +10,10 @@ time, so every product is scaled by 1/sqrt(fan-in) after the GEMM (a
 scalar multiply that fuses with the bias), which keeps softmax, tanh and
 the sigmoids in their sensitive range, where a wrong result shows.
 
-  python3 bench/models/gen.py [--out DIR] [--tiny]
+  python3 bench/models/gen.py [--tiny] [--out DIR]
 
---tiny writes the same programs at toy sizes (tests/bench_models uses them
-to check that every program parses, verifies and runs).  Needs jax; the
+--tiny writes the same programs at toy sizes into bench/models/tiny
+(tests/bench_models.py runs them and compares with the numpy peer).  Needs jax; the
 int8 program is written by hand (JAX has no uniform quantized types): it
 is StableHLO's static int8 linear as a quantizing exporter writes it.
 """
@@ -33,7 +33,7 @@ FULL = dict(batch=8, seq=128, width=768, heads=12, mlp=3072,
             rn_batch=8, rn_hw=56, rn_c=256, rn_mid=64,
             lstm_steps=100, lstm_batch=32, lstm_in=512, lstm_hidden=512,
             q_batch=64, q_in=1024, q_out=4096)
-TINY = dict(batch=2, seq=8, width=16, heads=2, mlp=32,
+TINY = dict(batch=1, seq=4, width=128, heads=2, mlp=64,   # head width 64 as FULL's
             rn_batch=1, rn_hw=6, rn_c=8, rn_mid=4,
             lstm_steps=3, lstm_batch=2, lstm_in=4, lstm_hidden=4,
             q_batch=2, q_in=8, q_out=4)
@@ -180,9 +180,11 @@ def programs(s):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--out")
     ap.add_argument("--tiny", action="store_true")
     a = ap.parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    a.out = a.out or (os.path.join(here, "tiny") if a.tiny else here)
     os.makedirs(a.out, exist_ok=True)
     for name, text in programs(TINY if a.tiny else FULL):
         with open(os.path.join(a.out, name + ".mlir"), "w") as fh:
