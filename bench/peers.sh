@@ -55,6 +55,9 @@
 # program run in-process (bench/small_inproc.c): requests/s and the server's cost
 # per request, 1/rate - the in-process time of one run.
 #
+# PEERS_KEEP=DIR keeps the raw records there (one line per round, program
+# and runner: median ms, sum, l2; the peers' errors; limits.c's output).
+#
 # A benchmark, not a test: the figures depend on the machine and its load
 # (printed first).  Compare ratios within one run, never across runs.
 set -euo pipefail
@@ -79,7 +82,7 @@ while [ $# -gt 0 ]; do
     --no-models) models=0; shift ;;
     --models-only) models=2; shift ;;
     --serve-small) serve_small=1; shift ;;
-    -h|--help) sed -n '2,64p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,67p' "$0"; exit 0 ;;
     *) echo "peers.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
