@@ -82,7 +82,7 @@ while [ $# -gt 0 ]; do
     --no-models) models=0; shift ;;
     --models-only) models=2; shift ;;
     --serve-small) serve_small=1; shift ;;
-    -h|--help) sed -n '2,67p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "peers.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
