@@ -22,6 +22,9 @@ Where the weights are:
                 same torch module (ORT may pre-pack them: its best case); the
                 int8 model is written with onnx.helper (QuantizeLinear,
                 MatMulInteger, Cast, Mul), weights as an int8 initializer.
+                The bottleneck's input goes to ORT as NCHW, transposed once
+                outside the timing (ORT's convolutions take NCHW; torch sees
+                the NHWC data as a channels_last view, free).
 Peer-specific math:
   transformer_bf16  numpy: f32 GEMMs on operands rounded to bf16 (numpy has
                 no bf16; exact products, f32 sums: the program's math, not
