@@ -401,9 +401,11 @@ if errors:
     print("\nno figure:")
     for (prog, who), msg in errors.items():
         print(f"  {prog} {who}: {msg}")
-versions = sorted({l.strip() for l in open(errors_path + ".versions") if l.strip()})
+# "peer version" lines; peers.py prints no version (the bare name then)
+versions = sorted({l.split(" ", 1)[1].strip() for l in open(errors_path + ".versions") if " " in l.strip()})
+versions = [v for v in versions if " " in v]
 if versions:
-    print("\npeers:", "; ".join(v.split(" ", 1)[1] for v in versions if " " in v))
+    print("\npeers:", "; ".join(versions))
 low = [(lo, hi) for lo, hi in (("transformer_bf16", "transformer"), ("int8_linear", "linear_f32"))
        if "shlo" in med_of.get(lo, {}) and "shlo" in med_of.get(hi, {})]
 if low:
