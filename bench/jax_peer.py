@@ -11,7 +11,10 @@ timed runs after the warm-up are printed as one JSON line, with the
 float64 sum and 2-norm of output 0, as peers.py prints its peers.
 
   python3 bench/jax_peer.py --program NAME [--bench-dir DIR] [--runs N]
-                            [--warmup N]
+                            [--warmup N] [--mlir FILE]
+
+(--mlir: another program, e.g. bench/models/NAME.mlir; f32, bf16 and i32
+arguments.)
 
 Exit status 77 when jax cannot be imported (peers.sh then leaves it out).
 """
@@ -34,6 +37,7 @@ except ImportError as e:  # pip install jax jaxlib
 
 RUNS = {"while_loop": (3, 1)}  # (runs, warm-up) where (20, 3) takes too long
 DTYPES = {"f32": np.float32, "i32": np.int32}
+FLOATS = ("f32", "bf16")
 
 
 def splitmix(state, n):
@@ -52,7 +56,7 @@ def arguments(text):
     if not m:
         raise SystemExit("jax_peer: no @main in the program")
     args = []
-    for dims, elem in re.findall(r"tensor<((?:\d+x)*)(f32|i32)>", m.group(1)):
+    for dims, elem in re.findall(r"tensor<((?:\d+x)*)(f32|bf16|i32)>", m.group(1)):
         args.append((tuple(int(d) for d in dims.split("x") if d), elem))
     return args
 
@@ -60,9 +64,10 @@ def arguments(text):
 def make_input(k, shape, elem, index_range):
     n = int(np.prod(shape, dtype=np.int64))
     z = splitmix(42 + k, n)
-    if elem == "f32":
+    if elem in FLOATS:  # bf16: the f32 value rounded to nearest even
         x = (z >> np.uint64(40)).astype(np.float64) * 2.0 ** -23 - 1.0
-        return x.astype(np.float32).reshape(shape)
+        x = x.astype(np.float32).reshape(shape)
+        return x.astype(jax.numpy.bfloat16) if elem == "bf16" else x
     # integer arguments index the rows of argument 0 (gather_scatter's idx)
     return ((z >> np.uint64(32)) % np.uint64(index_range)).astype(
         DTYPES[elem]).reshape(shape)
@@ -74,8 +79,9 @@ def main():
     ap.add_argument("--bench-dir", default="../shared/bench")
     ap.add_argument("--runs", type=int)
     ap.add_argument("--warmup", type=int)
+    ap.add_argument("--mlir", help="the program's file (default: BENCH_DIR/programs/NAME.mlir)")
     a = ap.parse_args()
-    text = open(f"{a.bench_dir}/programs/{a.program}.mlir").read()
+    text = open(a.mlir or f"{a.bench_dir}/programs/{a.program}.mlir").read()
     args = arguments(text)
     rows = args[0][0][0] if args and args[0][0] else 1
     host = [make_input(k, s, e, rows) for k, (s, e) in enumerate(args)]
