@@ -1035,9 +1035,9 @@ static void conv_relu_program(char *buf, size_t cap, int n, int hw, int ci,
  * convolution itself (shlo_step.loop.run_bias_relu): in the GEMM by
  * panels' registers on partial panels (24, 40 and 100 out-features) and
  * blocks of rows cut short, strided or not, and over each block on the
- * paths without panels (small windows, a 1x1 window on the lhs itself, a
- * window too long for the panels); the bits of the unfused steps,
- * NaN and -inf columns included. */
+ * paths without panels (small windows of 16, 32, 64 out-features and of
+ * 20, a 1x1 window on the lhs itself, a window too long for the panels);
+ * the bits of the unfused steps, NaN and -inf columns included. */
 static void conv_bias_relu_in_the_convolution(void **state) {
   (void)state;
   static const struct {
@@ -1048,6 +1048,9 @@ static void conv_bias_relu_in_the_convolution(void **state) {
       {2, 13, 8, 100, 3, 2, 1, "nhwc gemm"},
       {5, 9, 32, 24, 3, 1, 0, "nhwc gemm"},
       {4, 17, 3, 20, 3, 1, 1, "nhwc small window"},
+      {4, 17, 3, 32, 3, 1, 1, "nhwc small window"},
+      {5, 16, 3, 16, 3, 2, 1, "nhwc small window"},
+      {2, 15, 2, 64, 3, 1, 1, "nhwc small window"},
       {2, 9, 40, 33, 1, 1, 0, "nhwc gemm"},
       {4, 8, 520, 30, 3, 1, 1, "nhwc gemm"},
   };
