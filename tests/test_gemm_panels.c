@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "kernels/gemm_panels.h"
+#include "kernels/vmath.h"
 
 static bool has_avx512f(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -219,6 +220,38 @@ static void epilogue_in_registers_on_partial_panels(void **state) {
       for (int t = 1; t < 4; t++) check_epi(ms[i], ns[j], 9, 5, t & 1, t & 2);
 }
 
+/* The epilogue over a block in memory (the paths without panels), with
+ * each ISA's code the machine runs (AVX-512, or one element at a time):
+ * the add and the maximum written out here, NaN and -0 included. */
+static void epilogue_in_memory_on_every_isa(void **state) {
+  (void)state;
+  static const char *isas[] = {"avx512f", "avx2", "portable"};
+  const char *was = shlo__vmath_isa();
+  enum { M = 5, N = 37, LD = 40 };
+  float bias[N], c[M * LD], want[M * LD];
+  fill(bias, N, 11);
+  static const float odd[] = {NAN, -INFINITY, INFINITY, -0.0f, -1e30f};
+  for (int j = 0; j < N; j += 3) bias[j] = odd[(j / 3) % 5];
+  for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+    if (!shlo__vmath_use_isa(isas[i])) continue;
+    for (int t = 1; t < 4; t++) {
+      fill(c, M * LD, (uint32_t)(t + 40));
+      c[0] = -0.0f, c[1] = NAN, c[LD + 2] = 0.0f;
+      for (int r = 0; r < M; r++)
+        for (int j = 0; j < LD; j++) {
+          float x = c[r * LD + j];
+          if (j < N && (t & 1)) x += bias[j];
+          if (j < N && (t & 2)) x = relu_ref(x);
+          want[r * LD + j] = x;
+        }
+      shlo__gemm_epi epi = {t & 1 ? bias : NULL, t & 2};
+      shlo__gemm_epi_apply(&epi, M, N, c, LD);
+      assert_memory_equal(c, want, sizeof c);
+    }
+  }
+  assert_true(shlo__vmath_use_isa(was));
+}
+
 static void declines_outside_its_bounds(void **state) {
   (void)state;
   float a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 4}, c[4] = {9, 9, 9, 9};
@@ -239,6 +272,7 @@ int main(void) {
       cmocka_unit_test(bench_shapes),
       cmocka_unit_test(gathered_rows_are_the_strided_product),
       cmocka_unit_test(epilogue_in_registers_on_partial_panels),
+      cmocka_unit_test(epilogue_in_memory_on_every_isa),
       cmocka_unit_test(declines_outside_its_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
