@@ -1066,6 +1066,31 @@ static void conv_bias_relu_in_the_convolution(void **state) {
   }
 }
 
+/* What is not exactly a bias and ReLU keeps its run behind the blocks:
+ * the bias first (of two NaNs the add keeps its first operand's, the GEMM
+ * the product's), a maximum with 0.5 (conv_program), a bias along
+ * another dimension. */
+static void conv_near_bias_relu_keeps_its_run(void **state) {
+  (void)state;
+  char text[8192];
+  conv_relu_program(text, sizeof text, 3, 11, 16, 40, 3, 1, 1);
+  char *add = strstr(text, "stablehlo.add %y, %bb");
+  assert_non_null(add);
+  memcpy(add, "stablehlo.add %bb, %y", strlen("stablehlo.add %bb, %y"));
+  same_results_without(text, "convolution [nhwc gemm] + fused(",
+                       "[in the producer's registers]");
+  conv_program(text, sizeof text, 4, 12, 16, 32, 1, "%r",
+               "tensor<4x12x12x32xf32>");
+  same_results_without(text, "convolution [nhwc gemm] + fused(",
+                       "[in the producer's registers]");
+  conv_relu_program(text, sizeof text, 3, 40, 16, 40, 3, 1, 1);
+  char *dims = strstr(text, "dims = [3]");
+  assert_non_null(dims);
+  dims[8] = '2'; /* 40 positions along dimension 2 as well */
+  same_results_without(text, "convolution [nhwc gemm] + fused(",
+                       "[in the producer's registers]");
+}
+
 /* Appends to buf the lines that make %NAME, a tensor<SHAPExf32> of
  * fn (sine, cosine) of 0, 1, ..., n - 1. */
 static void wavy_operand(char *buf, size_t cap, const char *name,
@@ -1272,6 +1297,7 @@ int main(void) {
       cmocka_unit_test(conv_epilogues_with_results_of_their_own),
       cmocka_unit_test(conv_read_elsewhere_keeps_its_step),
       cmocka_unit_test(conv_bias_relu_in_the_convolution),
+      cmocka_unit_test(conv_near_bias_relu_keeps_its_run),
       cmocka_unit_test(dot_softmax_runs_behind_the_gemms),
       cmocka_unit_test(dot_bias_relu_runs_behind_the_gemm),
       cmocka_unit_test(dot_rows_go_to_the_pool_whole),

@@ -62,7 +62,11 @@ bool shlo__fuse_bias_relu_of(const shlo_step *r, const shlo_type *made,
     else if (max < 0 && member_is(m, SHLO_OP_MAXIMUM)) max = k;
     else return false;
   }
-  if (bb < 0 || add < 0 || !reads_pair(&f->m[add], ext, -(bb + 1)))
+  /* the product first, as the GEMM adds it (of two NaNs, the first
+   * operand's is kept) */
+  const member *ma = add >= 0 ? &f->m[add] : NULL;
+  if (bb < 0 || !ma || ma->n_in != 2 || ma->ref[0] != ext ||
+      ma->ref[1] != -(bb + 1))
     return false;
   *bias = f->m[bb].ref[0];
   *zero = -1;
