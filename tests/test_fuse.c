@@ -991,6 +991,106 @@ static void conv_read_elsewhere_keeps_its_step(void **state) {
   same_results_without(text, "convolution [nhwc gemm] (", " + fused(");
 }
 
+/* A convolution of sine values by cosine ones, NHWC (n x hw x hw x ci by
+ * win x win x ci x co, padding pad, stride st), plus a bias per
+ * out-feature of log(j - 2) (NaN, -inf, then ordinary values), then the
+ * maximum with a constant +0: a ReLU. */
+static void conv_relu_program(char *buf, size_t cap, int n, int hw, int ci,
+                              int co, int win, int st, int pad) {
+  int o = (hw + 2 * pad - win) / st + 1;
+  char in[64], ker[64], out[64];
+  snprintf(in, sizeof in, "tensor<%dx%dx%dx%dxf32>", n, hw, hw, ci);
+  snprintf(ker, sizeof ker, "tensor<%dx%dx%dx%dxf32>", win, win, ci, co);
+  snprintf(out, sizeof out, "tensor<%dx%dx%dx%dxf32>", n, o, o, co);
+  int nel = n * hw * hw * ci, kel = win * win * ci * co;
+  snprintf(buf, cap,
+           "func.func @main() -> %s {\n"
+           "  %%i = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
+           "  %%s = stablehlo.sine %%i : tensor<%dxf32>\n"
+           "  %%x = stablehlo.reshape %%s : (tensor<%dxf32>) -> %s\n"
+           "  %%j = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
+           "  %%c = stablehlo.cosine %%j : tensor<%dxf32>\n"
+           "  %%k = stablehlo.reshape %%c : (tensor<%dxf32>) -> %s\n"
+           "  %%bi = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
+           "  %%two = stablehlo.constant dense<2.0> : tensor<%dxf32>\n"
+           "  %%bd = stablehlo.subtract %%bi, %%two : tensor<%dxf32>\n"
+           "  %%bv = stablehlo.log %%bd : tensor<%dxf32>\n"
+           "  %%y = stablehlo.convolution(%%x, %%k) dim_numbers = "
+           "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = "
+           "[%d, %d], pad = [[%d, %d], [%d, %d]]} {batch_group_count = 1 : "
+           "i64, feature_group_count = 1 : i64} : (%s, %s) -> %s\n"
+           "  %%bb = stablehlo.broadcast_in_dim %%bv, dims = [3] : "
+           "(tensor<%dxf32>) -> %s\n"
+           "  %%a = stablehlo.add %%y, %%bb : %s\n"
+           "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %%zb = stablehlo.broadcast_in_dim %%z, dims = [] : "
+           "(tensor<f32>) -> %s\n"
+           "  %%r = stablehlo.maximum %%a, %%zb : %s\n"
+           "  func.return %%r : %s\n}\n",
+           out, nel, nel, nel, in, kel, kel, kel, ker, co, co, co, co, st, st,
+           pad, pad, pad, pad, in, ker, out, co, out, out, out, out, out);
+}
+
+/* A bias and a ReLU (the maximum with a constant +0) go into the
+ * convolution itself (shlo_step.loop.run_bias_relu): in the GEMM by
+ * panels' registers on partial panels (24, 40 and 100 out-features) and
+ * blocks of rows cut short, strided or not, and over each block on the
+ * paths without panels (small windows of 16, 32, 64 out-features and of
+ * 20, a 1x1 window on the lhs itself, a window too long for the panels);
+ * the bits of the unfused steps, NaN and -inf columns included. */
+static void conv_bias_relu_in_the_convolution(void **state) {
+  (void)state;
+  static const struct {
+    int n, hw, ci, co, win, st, pad;
+    const char *how;
+  } cases[] = {
+      {3, 11, 16, 40, 3, 1, 1, "nhwc gemm"},
+      {2, 13, 8, 100, 3, 2, 1, "nhwc gemm"},
+      {5, 9, 32, 24, 3, 1, 0, "nhwc gemm"},
+      {4, 17, 3, 20, 3, 1, 1, "nhwc small window"},
+      {4, 17, 3, 32, 3, 1, 1, "nhwc small window"},
+      {5, 16, 3, 16, 3, 2, 1, "nhwc small window"},
+      {2, 15, 2, 64, 3, 1, 1, "nhwc small window"},
+      {2, 9, 40, 33, 1, 1, 0, "nhwc gemm"},
+      {4, 8, 520, 30, 3, 1, 1, "nhwc gemm"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[8192], expect[256];
+    conv_relu_program(text, sizeof text, cases[i].n, cases[i].hw, cases[i].ci,
+                      cases[i].co, cases[i].win, cases[i].st, cases[i].pad);
+    snprintf(expect, sizeof expect,
+             "convolution [%s] + fused(broadcast_in_dim, add, "
+             "broadcast_in_dim, maximum)", cases[i].how);
+    same_results(text, expect);
+    same_results(text, "[in the producer's registers]");
+  }
+}
+
+/* What is not exactly a bias and ReLU keeps its run behind the blocks:
+ * the bias first (of two NaNs the add keeps its first operand's, the GEMM
+ * the product's), a maximum with 0.5 (conv_program), a bias along
+ * another dimension. */
+static void conv_near_bias_relu_keeps_its_run(void **state) {
+  (void)state;
+  char text[8192];
+  conv_relu_program(text, sizeof text, 3, 11, 16, 40, 3, 1, 1);
+  char *add = strstr(text, "stablehlo.add %y, %bb");
+  assert_non_null(add);
+  memcpy(add, "stablehlo.add %bb, %y", strlen("stablehlo.add %bb, %y"));
+  same_results_without(text, "convolution [nhwc gemm] + fused(",
+                       "[in the producer's registers]");
+  conv_program(text, sizeof text, 4, 12, 16, 32, 1, "%r",
+               "tensor<4x12x12x32xf32>");
+  same_results_without(text, "convolution [nhwc gemm] + fused(",
+                       "[in the producer's registers]");
+  conv_relu_program(text, sizeof text, 3, 40, 16, 40, 3, 1, 1);
+  char *dims = strstr(text, "dims = [3]");
+  assert_non_null(dims);
+  dims[8] = '2'; /* 40 positions along dimension 2 as well */
+  same_results_without(text, "convolution [nhwc gemm] + fused(",
+                       "[in the producer's registers]");
+}
+
 /* Appends to buf the lines that make %NAME, a tensor<SHAPExf32> of
  * fn (sine, cosine) of 0, 1, ..., n - 1. */
 static void wavy_operand(char *buf, size_t cap, const char *name,
@@ -1196,6 +1296,8 @@ int main(void) {
       cmocka_unit_test(conv_epilogues_run_in_place),
       cmocka_unit_test(conv_epilogues_with_results_of_their_own),
       cmocka_unit_test(conv_read_elsewhere_keeps_its_step),
+      cmocka_unit_test(conv_bias_relu_in_the_convolution),
+      cmocka_unit_test(conv_near_bias_relu_keeps_its_run),
       cmocka_unit_test(dot_softmax_runs_behind_the_gemms),
       cmocka_unit_test(dot_bias_relu_runs_behind_the_gemm),
       cmocka_unit_test(dot_rows_go_to_the_pool_whole),

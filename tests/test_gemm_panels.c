@@ -4,6 +4,7 @@
  * 6, panels cut by n at any column, strides wider than the rows -- each
  * element of c is exactly the scalar chain of fmaf over k in order;
  * op(a) gathered from runs of floats gives the bits of the strided form;
+ * a bias and ReLU in registers give those of the add and maximum after;
  * outside its bounds, or on a CPU without AVX-512F, it declines and leaves
  * c alone. */
 #include <math.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "kernels/gemm_panels.h"
+#include "kernels/vmath.h"
 
 static bool has_avx512f(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -150,6 +152,106 @@ static void gathered_rows_are_the_strided_product(void **state) {
   check_gathered(25, 48, 40, 1);
 }
 
+/* The epilogue in registers (shlo__gemm_epi) against the product without
+ * it, then the add and StableHLO's maximum with +0 written out here: a NaN
+ * kept, +0 for -0 and for negatives, bit for bit.  The bias holds NaN,
+ * infinities and -0 among ordinary values, so some columns are all NaN,
+ * all +0, or +inf. */
+static float relu_ref(float x) { return isnan(x) ? x : x > 0 ? x : 0.0f; }
+
+static void check_epi(int64_t m, int64_t n, int64_t runs, int64_t run,
+                      bool with_bias, bool relu) {
+  int64_t k = runs * run;
+  float *a = malloc(sizeof(float) * (size_t)(m * k));
+  float *b = malloc(sizeof(float) * (size_t)(k * n));
+  float *c = malloc(sizeof(float) * (size_t)(m * n));
+  float *d = malloc(sizeof(float) * (size_t)(m * n));
+  float *bias = malloc(sizeof(float) * (size_t)n);
+  const float **rows = malloc(sizeof(float *) * (size_t)(m * runs));
+  assert_true(a && b && c && d && bias && rows);
+  fill(a, m * k, (uint32_t)(m * 3 + runs));
+  fill(b, k * n, (uint32_t)(n * 5 + run));
+  fill(bias, n, (uint32_t)n);
+  static const float odd[] = {NAN, -INFINITY, INFINITY, -0.0f, -1e30f};
+  for (int64_t j = 0; j < n; j += 3) bias[j] = odd[(j / 3) % 5];
+  for (int64_t r = 0; r < m; r++)
+    for (int64_t w = 0; w < runs; w++) rows[r * runs + w] = a + r * k + w * run;
+  shlo__gemm_epi epi = {with_bias ? bias : NULL, relu};
+  bool took = shlo__sgemm_panels_gathered_epi(m, n, runs, run, rows, b, n, c,
+                                              n, &epi);
+  assert_int_equal(took, has_avx512f());
+  if (took) {
+    assert_true(shlo__sgemm_panels_gathered(m, n, runs, run, rows, b, n, d, n));
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        float want = with_bias ? d[i * n + j] + bias[j] : d[i * n + j];
+        if (relu) want = relu_ref(want);
+        if (memcmp(&c[i * n + j], &want, sizeof want))
+          fail_msg("m=%lld n=%lld k=%lld bias=%d relu=%d: c[%lld][%lld] = "
+                   "%a, want %a", (long long)m, (long long)n, (long long)k,
+                   with_bias, relu, (long long)i, (long long)j, c[i * n + j],
+                   want);
+      }
+  }
+  /* the scalar form for the products the panels do not take */
+  memcpy(c, d, sizeof(float) * (size_t)(m * n));
+  shlo__gemm_epi_apply(&epi, m, n, c, n);
+  if (took) {
+    assert_true(shlo__sgemm_panels_gathered_epi(m, n, runs, run, rows, b, n,
+                                                d, n, &epi));
+    assert_memory_equal(c, d, sizeof(float) * (size_t)(m * n));
+  }
+  free(a);
+  free(b);
+  free(c);
+  free(d);
+  free(bias);
+  free(rows);
+}
+
+/* partial panels of both widths (30 of 32 columns; 64 + 36 of 128; 24),
+ * block heights that leave 1 to 5 rows at the end */
+static void epilogue_in_registers_on_partial_panels(void **state) {
+  (void)state;
+  static const int64_t ms[] = {1, 7, 13, 29};
+  static const int64_t ns[] = {24, 30, 64, 100};
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+    for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++)
+      for (int t = 1; t < 4; t++) check_epi(ms[i], ns[j], 9, 5, t & 1, t & 2);
+}
+
+/* The epilogue over a block in memory (the paths without panels), with
+ * each ISA's code the machine runs (AVX-512, or one element at a time):
+ * the add and the maximum written out here, NaN and -0 included. */
+static void epilogue_in_memory_on_every_isa(void **state) {
+  (void)state;
+  static const char *isas[] = {"avx512f", "avx2", "portable"};
+  const char *was = shlo__vmath_isa();
+  enum { M = 5, N = 37, LD = 40 };
+  float bias[N], c[M * LD], want[M * LD];
+  fill(bias, N, 11);
+  static const float odd[] = {NAN, -INFINITY, INFINITY, -0.0f, -1e30f};
+  for (int j = 0; j < N; j += 3) bias[j] = odd[(j / 3) % 5];
+  for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+    if (!shlo__vmath_use_isa(isas[i])) continue;
+    for (int t = 1; t < 4; t++) {
+      fill(c, M * LD, (uint32_t)(t + 40));
+      c[0] = -0.0f, c[1] = NAN, c[LD + 2] = 0.0f;
+      for (int r = 0; r < M; r++)
+        for (int j = 0; j < LD; j++) {
+          float x = c[r * LD + j];
+          if (j < N && (t & 1)) x += bias[j];
+          if (j < N && (t & 2)) x = relu_ref(x);
+          want[r * LD + j] = x;
+        }
+      shlo__gemm_epi epi = {t & 1 ? bias : NULL, t & 2};
+      shlo__gemm_epi_apply(&epi, M, N, c, LD);
+      assert_memory_equal(c, want, sizeof c);
+    }
+  }
+  assert_true(shlo__vmath_use_isa(was));
+}
+
 static void declines_outside_its_bounds(void **state) {
   (void)state;
   float a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 4}, c[4] = {9, 9, 9, 9};
@@ -169,6 +271,8 @@ int main(void) {
       cmocka_unit_test(every_block_height_and_panel_cut),
       cmocka_unit_test(bench_shapes),
       cmocka_unit_test(gathered_rows_are_the_strided_product),
+      cmocka_unit_test(epilogue_in_registers_on_partial_panels),
+      cmocka_unit_test(epilogue_in_memory_on_every_isa),
       cmocka_unit_test(declines_outside_its_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,6 +65,15 @@ typedef struct shlo_step_loops {
   shlo_status (*run_blocks)(const shlo_step *s, shlo_value *const *in,
                             shlo_value *result, shlo_block_done done,
                             void *ctx, shlo_exec *ex);
+  /* Optional, beside run_blocks, for an f32 result of rank >= 1: the
+   * same result with, on each element while it is made, bias[column]
+   * (bias: one float per element of the last dimension; NULL: none)
+   * added, then, when relu, the maximum with +0 as stablehlo.maximum
+   * gives it.  The compiler hands it a convolution's bias and ReLU
+   * (kernels/fuse.c), which the GEMM applies in its registers. */
+  shlo_status (*run_bias_relu)(const shlo_step *s, shlo_value *const *in,
+                               shlo_value *result, const float *bias,
+                               bool relu, shlo_exec *ex);
 } shlo_step_loops;
 
 struct shlo_step {

@@ -553,6 +553,18 @@ static shlo_status conv_run_blocks(const shlo_step *s, shlo_value *const *in,
   return SHLO_OK;
 }
 
+/* The same, f32, with a bias and ReLU after it (shlo_step.loop.run_bias_relu). */
+static shlo_status conv_run_bias_relu(const shlo_step *s, shlo_value *const *in,
+                                      shlo_value *result, const float *bias,
+                                      bool relu, shlo_exec *ex) {
+  const conv_params *p = s->params;
+  shlo__gemm_epi epi = {bias, relu};
+  if (!shlo__conv_nhwc_run_epi(&p->fast, in[0]->data, in[1]->data, p->pad,
+                               result->data, &epi, NULL, NULL))
+    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
+  return SHLO_OK;
+}
+
 /* The fast path's parameters and its --explain label. */
 static shlo_status conv_use_nhwc(shlo_compiler *cc, const shlo_op *op,
                                  conv_params *p, shlo_step *step) {
@@ -574,6 +586,8 @@ static shlo_status conv_use_nhwc(shlo_compiler *cc, const shlo_op *op,
   p->nhwc = true;
   if (!p->dynamic && p->ci * p->kp != 0)
     step->loop.run_blocks = conv_run_blocks;
+  if (!p->dynamic && p->ci * p->kp != 0 && p->dom == LA_F32)
+    step->loop.run_bias_relu = conv_run_bias_relu;
   return SHLO_OK;
 }
 

@@ -37,8 +37,10 @@ typedef struct nhwc_job {
   bool gathered;
   const float *zeros;
   const shlo__conv_small *small; /* the small-window sums' setup */
+  void *small_out;               /* (its result) */
   shlo__conv_done done;
   void *done_ctx;
+  const shlo__gemm_epi *epi; /* f32: on each element before done; or NULL */
   atomic_int failed;
 } nhwc_job;
 
@@ -221,9 +223,9 @@ static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
     int64_t r0 = blk * j->block, rows = min64(j->block, j->rows - r0);
     nhwc_gather(j, &wn, r0, rows, ptrs);
     float *out = (float *)j->out + r0 * g->co;
-    if (!shlo__sgemm_panels_gathered(rows, g->co, windows, g->ci, ptrs,
-                                     (const float *)j->kernel, g->co, out,
-                                     g->co)) {
+    if (!shlo__sgemm_panels_gathered_epi(rows, g->co, windows, g->ci, ptrs,
+                                         (const float *)j->kernel, g->co, out,
+                                         g->co, j->epi)) {
       atomic_store(&j->failed, 1); /* out of memory for its panel */
       break;
     }
@@ -256,6 +258,8 @@ static void nhwc_blocks(void *ctx, int64_t lo, int64_t hi) {
     shlo__la_gemm_serial(g->dom, false, false, rows, g->co, j->k, a, j->k,
                          j->kernel, g->co,
                          j->out + (size_t)(r0 * g->co) * j->es, g->co);
+    shlo__gemm_epi_apply(j->epi, rows, g->co,
+                         (float *)j->out + r0 * g->co, g->co);
     if (j->done) j->done(j->done_ctx, r0 * g->co, (r0 + rows) * g->co);
   }
   shlo__free(x);
@@ -278,6 +282,8 @@ static void nhwc_small_blocks(void *ctx, int64_t lo, int64_t hi) {
   for (int64_t r0 = lo * j->block; r0 < end; r0 += NHWC_SMALL_PIECE) {
     int64_t rows = min64(NHWC_SMALL_PIECE, end - r0);
     shlo__conv_small_rows(j->small, r0, rows);
+    shlo__gemm_epi_apply(j->epi, rows, co, (float *)j->small_out + r0 * co,
+                         co);
     if (j->done) j->done(j->done_ctx, r0 * co, (r0 + rows) * co);
   }
 }
@@ -312,8 +318,16 @@ static void nhwc_balance(nhwc_job *j, int threads) {
 bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
                          const void *kernel, const int64_t *pad, void *out,
                          shlo__conv_done done, void *ctx) {
+  return shlo__conv_nhwc_run_epi(g, lhs, kernel, pad, out, NULL, done, ctx);
+}
+
+bool shlo__conv_nhwc_run_epi(const shlo__conv_nhwc *g, const void *lhs,
+                             const void *kernel, const int64_t *pad, void *out,
+                             const shlo__gemm_epi *epi, shlo__conv_done done,
+                             void *ctx) {
+  if (epi && g->dom != LA_F32) return false; /* (a caller's slip) */
   nhwc_job j = {.g = g, .lhs = lhs, .kernel = kernel, .out = out,
-                .done = done, .done_ctx = ctx};
+                .done = done, .done_ctx = ctx, .epi = epi, .small_out = out};
   j.es = shlo__la_dom_size(g->dom);
   j.direct = nhwc_direct(g, pad);
   j.rows = g->n;

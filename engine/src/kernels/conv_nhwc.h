@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernels/gemm_panels.h"
 #include "kernels/linalg_int.h"
 
 #define SHLO_CONV_NHWC_MAX_SP (SHLO_MAX_RANK - 2)
@@ -56,5 +57,14 @@ typedef void (*shlo__conv_done)(void *ctx, int64_t lo, int64_t hi);
 bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
                          const void *kernel, const int64_t *pad, void *out,
                          shlo__conv_done done, void *ctx);
+
+/* The same, f32 only, with epi (gemm_panels.h) applied to every element
+ * of out before its block is final: in the GEMM by panels' registers
+ * where it takes the blocks, else over each block while it is in cache.
+ * Returns false, having done nothing, for another element type. */
+bool shlo__conv_nhwc_run_epi(const shlo__conv_nhwc *g, const void *lhs,
+                             const void *kernel, const int64_t *pad, void *out,
+                             const shlo__gemm_epi *epi, shlo__conv_done done,
+                             void *ctx);
 
 #endif

@@ -1217,6 +1217,11 @@ typedef struct epilogue {
    * overwritten, and the block stays in cache instead of a second buffer
    * coming in from memory. */
   bool in_place;
+  /* The run is a bias and ReLU (shlo__fuse_bias_relu_of) that the
+   * producer applies itself (loop.run_bias_relu): the run's inputs
+   * holding the bias and the maximum's scalar (-1: no maximum). */
+  bool bias_relu;
+  int bias_ext, zero_ext;
 } epilogue;
 
 static void epilogue_free(void *p) {
@@ -1250,6 +1255,19 @@ static shlo_status k_epilogue(const shlo_step *s, shlo_value *const *in,
   const int n_prod = e->producer.n_in;
   for (int k = 0; k < f->n_ext; k++)
     run_in[k] = k == e->ext ? made : in[n_prod + k - (k > e->ext)];
+  /* (the scalar is a constant +0, epilogue_join; checked again) */
+  if (e->bias_relu &&
+      run_in[e->bias_ext]->numel == made->dims[made->rank - 1] &&
+      (e->zero_ext < 0 || shlo__fuse_is_pos_zero(run_in[e->zero_ext]))) {
+    st = e->producer.loop.run_bias_relu(&e->producer, in, made,
+                                        run_in[e->bias_ext]->data,
+                                        e->zero_ext >= 0, ex);
+    if (!st) {
+      out[0] = made;
+      shlo_value_ref(made);
+    }
+    goto done;
+  }
   if (e->in_place) {
     out[0] = made;
     shlo_value_ref(made);
@@ -1303,7 +1321,7 @@ static shlo_status epilogue_join(shlo_plan *pl, int i, int ext,
   shlo_step js = {0};
   js.in = shlo__malloc((size_t)(p->n_in + r->n_in) * sizeof *js.in);
   const char *pl_label = p->label ? p->label : p->op->name;
-  size_t cap = strlen(pl_label) + strlen(r->label) + 16;
+  size_t cap = strlen(pl_label) + strlen(r->label) + 40;
   js.label = shlo__malloc(cap);
   if (!e || !js.in || !js.label) {
     shlo__free(e);
@@ -1320,8 +1338,15 @@ static shlo_status epilogue_join(shlo_plan *pl, int i, int ext,
                 shlo_type_equal(e->made, types[r->out[0]]);
   for (int k = 0; k < last->n_in; k++)
     e->in_place = e->in_place && last->ref[k] != ext;
+  e->bias_relu = p->loop.run_bias_relu &&
+                 shlo__fuse_bias_relu_of(r, e->made, ext, types, &e->bias_ext,
+                                         &e->zero_ext) &&
+                 (e->zero_ext < 0 ||
+                  shlo__fuse_const_pos_zero(pl, r->in[e->zero_ext]));
   snprintf(js.label, cap, "%s + %s%s", pl_label, r->label,
-           e->in_place ? " [in place]" : "");
+           e->bias_relu  ? " [in the producer's registers]"
+           : e->in_place ? " [in place]"
+                         : "");
   for (int k = 0; k < p->n_in; k++) js.in[js.n_in++] = p->in[k];
   for (int k = 0; k < r->n_in; k++)
     if (k != ext) js.in[js.n_in++] = r->in[k];

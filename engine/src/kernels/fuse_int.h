@@ -218,6 +218,20 @@ void shlo__fuse_tiles_undo(fused *f);
  * (unless one element), members' values at val[] (those it stores it
  * writes there), but output q where lp->direct[q] at direct[q] when
  * direct is not NULL (a rows group's result row). */
+/* Whether run r, reading producer result `made` as its input ext, is a
+ * bias and ReLU of it: bias = add(made, broadcast along the last
+ * dimension of an f32 input from outside), then, optionally,
+ * maximum(bias, broadcast of an f32 scalar input) as r's one result, of
+ * made's type.  Sets *bias to the bias's input and *zero to the
+ * scalar's (-1 without the maximum; a ReLU only where its value is
+ * +0, which the caller checks). */
+bool shlo__fuse_bias_relu_of(const shlo_step *r, const shlo_type *made,
+                             int ext, const shlo_type *const *types,
+                             int *bias, int *zero);
+/* Whether v is an f32 scalar +0 (bits all zero). */
+bool shlo__fuse_is_pos_zero(const shlo_value *v);
+/* Whether slot of pl is a constant step's f32 scalar +0. */
+bool shlo__fuse_const_pos_zero(const shlo_plan *pl, int slot);
 void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r,
                           int64_t ext_elem, char *const *val,
                           char *const *direct, int64_t n, void *work);

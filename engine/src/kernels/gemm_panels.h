@@ -49,4 +49,25 @@ bool shlo__sgemm_panels_gathered(int64_t m, int64_t n, int64_t runs,
                                  const float *b, int64_t ldb, float *c,
                                  int64_t ldc);
 
+/* What is applied to each element of c in registers, before it is
+ * stored: bias[j] added to column j (bias NULL: nothing added), then,
+ * when relu, the maximum with +0 as StableHLO's maximum gives it (a NaN
+ * kept, +0 for either zero).  Bit for bit the add and maximum steps a
+ * program writes after the product. */
+typedef struct shlo__gemm_epi {
+  const float *bias; /* n floats */
+  bool relu;
+} shlo__gemm_epi;
+
+/* shlo__sgemm_panels_gathered, then epi (NULL: none) on every element. */
+bool shlo__sgemm_panels_gathered_epi(int64_t m, int64_t n, int64_t runs,
+                                     int64_t run, const float *const *rows,
+                                     const float *b, int64_t ldb, float *c,
+                                     int64_t ldc, const shlo__gemm_epi *epi);
+
+/* epi on rows x n of c (rows ldc apart), in memory: for the products the
+ * panels do not take. */
+void shlo__gemm_epi_apply(const shlo__gemm_epi *epi, int64_t rows, int64_t n,
+                          float *c, int64_t ldc);
+
 #endif
