@@ -5,7 +5,8 @@
  * with each rounding class of the dropped half (zero, one ulp, just below,
  * at and just above the tie, all ones) plus random ones; the array
  * functions at every tail length; doubles around bf16's normal range
- * edges. */
+ * edges; and the convert and dot_general kernels that use them, on values
+ * whose expected bits are worked out by hand in the comments. */
 #include <math.h>
 #include <stdbool.h>
 #include <setjmp.h>
@@ -19,6 +20,10 @@
 
 #include "core/bf16conv.h"
 #include "core/floatfmt.h"
+#include "harness.h"
+
+#define RUN_OK(...) \
+  assert_int_equal(harness_run(PROG(__VA_ARGS__), 0), SHLO_OK)
 
 static float f32_of(uint32_t x) {
   float f;
@@ -204,6 +209,67 @@ static void test_from_double_matches_reference(void **state) {
   }
 }
 
+/* f32 -> bf16 through the convert kernel: 19 elements (a 16-lane body and
+ * a 3-lane tail), results as i16 patterns. */
+static void test_convert_kernel_f32_to_bf16(void **state) {
+  (void)state;
+  RUN_OK("  %0 = stablehlo.constant dense<["
+         /* ties to even (down, up), just above a tie */
+         "0x3F808000, 0x3F818000, 0x3F808001, "
+         /* f32 max and -max overflow to +-inf */
+         "0x7F7FFFFF, 0xFF7FFFFF, "
+         /* NaNs: payload only below bf16 (made quiet), -qNaN, sNaN */
+         "0x7F800001, 0xFFC12345, 0x7FA00000, "
+         /* subnormal ties (down, up), -largest subnormal rounds to normal */
+         "0x00008000, 0x00018000, 0x807FFFFF, "
+         /* -0, inf, carry into the exponent, -pi, tiny, carry to 1.0 */
+         "0x80000000, 0x7F800000, 0x3FFFFFFF, 0xC0490FDB, 0x00000001, "
+         "0x3F7FFFFF, 0x47000000, 0x3F80FFFF]> : tensor<19xf32>\n"
+         "  %1 = stablehlo.convert %0 : (tensor<19xf32>) -> tensor<19xbf16>\n"
+         "  %2 = stablehlo.bitcast_convert %1 : (tensor<19xbf16>) -> "
+         "tensor<19xi16>\n"
+         "  check.expect_eq_const %2, dense<[16256, 16258, 16257, 32640, -128, "
+         "32704, -63, 32736, 0, 2, -32640, -32768, 32640, 16384, -16311, 0, "
+         "16256, 18176, 16257]> : tensor<19xi16>\n");
+}
+
+/* bf16 -> f32 through the convert kernel: signalling NaNs come out quiet
+ * with their payload, subnormals exact; 17 elements. */
+static void test_convert_kernel_bf16_to_f32(void **state) {
+  (void)state;
+  RUN_OK("  %0 = stablehlo.constant dense<[32641, -127, 1, -32767, 16256, "
+         "32709, 32640, 16384, 16385, 16386, 16387, 16388, 16389, 16390, "
+         "16391, 16392, 16393]> : tensor<17xi16>\n"
+         "  %1 = stablehlo.bitcast_convert %0 : (tensor<17xi16>) -> "
+         "tensor<17xbf16>\n"
+         "  %2 = stablehlo.convert %1 : (tensor<17xbf16>) -> tensor<17xf32>\n"
+         "  %3 = stablehlo.bitcast_convert %2 : (tensor<17xf32>) -> "
+         "tensor<17xi32>\n"
+         "  check.expect_eq_const %3, dense<[2143354880, -4128768, 65536, "
+         "-2147418112, 1065353216, 2143617024, 2139095040, 1073741824, "
+         "1073807360, 1073872896, 1073938432, 1074003968, 1074069504, "
+         "1074135040, 1074200576, 1074266112, 1074331648]> : "
+         "tensor<17xi32>\n");
+}
+
+/* bf16 x bf16 -> f32 dot_general, lhs contracted on its first dimension
+ * (a strided gather) and rhs contiguous: sums of exact products. */
+static void test_dot_general_bf16_f32(void **state) {
+  (void)state;
+  RUN_OK("  %a = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, "
+         "6.0]]> : tensor<3x2xbf16>\n"
+         "  %b = stablehlo.constant dense<[[1.0, 0.5], [2.0, 0.25], [3.0, "
+         "0.125]]> : tensor<3x2xbf16>\n"
+         "  %c = stablehlo.dot_general %a, %b, contracting_dims = [0] x [0] "
+         ": (tensor<3x2xbf16>, tensor<3x2xbf16>) -> tensor<2x2xf32>\n"
+         "  check.expect_eq_const %c, dense<[[22.0, 1.875], [28.0, 2.75]]> : "
+         "tensor<2x2xf32>\n"
+         "  %d = stablehlo.dot_general %b, %a, contracting_dims = [1] x [1] "
+         ": (tensor<3x2xbf16>, tensor<3x2xbf16>) -> tensor<3x3xf32>\n"
+         "  check.expect_eq_const %d, dense<[[2.0, 5.0, 8.0], [2.5, 7.0, "
+         "11.5], [3.25, 9.5, 15.75]]> : tensor<3x3xf32>\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_scalar_from_f32_matches_reference),
@@ -211,6 +277,9 @@ int main(void) {
       cmocka_unit_test(test_every_bf16_to_f32),
       cmocka_unit_test(test_array_tails_and_bounds),
       cmocka_unit_test(test_from_double_matches_reference),
+      cmocka_unit_test(test_convert_kernel_f32_to_bf16),
+      cmocka_unit_test(test_convert_kernel_bf16_to_f32),
+      cmocka_unit_test(test_dot_general_bf16_f32),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
