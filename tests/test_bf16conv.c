@@ -139,6 +139,35 @@ static void test_every_bf16_to_f32(void **state) {
   free(h);
 }
 
+/* f16: every pattern back to f32, and the f32 cases (each 16-bit high
+ * half with every class of low half) forward, against floatfmt. */
+static void test_f16_arrays_match_reference(void **state) {
+  (void)state;
+  uint16_t *h = malloc(65536 * sizeof *h);
+  float *wide = malloc(65536 * sizeof *wide);
+  assert_non_null(h);
+  assert_non_null(wide);
+  for (uint32_t i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+  shlo__f16_to_f32_n(wide, h, 65536);
+  for (uint32_t i = 0; i < 65536; i++)
+    if (bits32(wide[i]) != bits32((float)shlo__f16_to_double((uint16_t)i)))
+      fail_msg("f16 0x%04x: got 0x%08x", (unsigned)i, (unsigned)bits32(wide[i]));
+  free(wide);
+  free(h);
+  uint32_t *x = make_cases();
+  uint16_t *got = malloc(N_CASES * sizeof *got);
+  assert_non_null(got);
+  shlo__f16_from_f32_n(got, (const float *)(const void *)x, N_CASES);
+  for (size_t i = 0; i < N_CASES; i++) {
+    const uint16_t want = shlo__f16_from_double((double)f32_of(x[i]));
+    if (got[i] != want)
+      fail_msg("f32 0x%08x: got f16 0x%04x, want 0x%04x", (unsigned)x[i],
+               (unsigned)got[i], (unsigned)want);
+  }
+  free(got);
+  free(x);
+}
+
 /* Each length 0..40 from an odd offset: the vector body, the masked tail,
  * and nothing written outside [0, n) (guards around the output). */
 static void test_array_tails_and_bounds(void **state) {
@@ -157,14 +186,26 @@ static void test_array_tails_and_bounds(void **state) {
     memset(out32, 0xA5, sizeof out32);
     shlo__bf16_from_f32_n(out16 + GUARD, src + 1, n);
     shlo__bf16_to_f32_n(out32 + GUARD, h + 1, n);
+    uint16_t f16[MAX + 2 * GUARD];
+    float w16[MAX + 2 * GUARD];
+    memset(f16, 0xA5, sizeof f16);
+    memset(w16, 0xA5, sizeof w16);
+    shlo__f16_from_f32_n(f16 + GUARD, src + 1, n);
+    shlo__f16_to_f32_n(w16 + GUARD, h + 1, n);
     for (int i = 0; i < MAX + 2 * GUARD; i++) {
       const bool inside = i >= GUARD && i < GUARD + n;
       if (inside) {
         assert_int_equal(out16[i], ref_from_f32(bits32(src[1 + i - GUARD])));
         assert_int_equal(bits32(out32[i]), ref_to_f32(h[1 + i - GUARD]));
+        assert_int_equal(f16[i],
+                         shlo__f16_from_double(src[1 + i - GUARD]));
+        assert_int_equal(bits32(w16[i]),
+                         bits32((float)shlo__f16_to_double(h[1 + i - GUARD])));
       } else {
         assert_int_equal(out16[i], 0xA5A5);
         assert_int_equal(bits32(out32[i]), 0xA5A5A5A5u);
+        assert_int_equal(f16[i], 0xA5A5);
+        assert_int_equal(bits32(w16[i]), 0xA5A5A5A5u);
       }
     }
   }
@@ -253,7 +294,8 @@ static void test_convert_kernel_bf16_to_f32(void **state) {
 }
 
 /* bf16 x bf16 -> f32 dot_general, lhs contracted on its first dimension
- * (a strided gather) and rhs contiguous: sums of exact products. */
+ * (a strided gather) and rhs contiguous: sums of exact products; then f16
+ * operands, and f32 <-> f16 converts. */
 static void test_dot_general_bf16_f32(void **state) {
   (void)state;
   RUN_OK("  %a = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, "
@@ -267,7 +309,26 @@ static void test_dot_general_bf16_f32(void **state) {
          "  %d = stablehlo.dot_general %b, %a, contracting_dims = [1] x [1] "
          ": (tensor<3x2xbf16>, tensor<3x2xbf16>) -> tensor<3x3xf32>\n"
          "  check.expect_eq_const %d, dense<[[2.0, 5.0, 8.0], [2.5, 7.0, "
-         "11.5], [3.25, 9.5, 15.75]]> : tensor<3x3xf32>\n");
+         "11.5], [3.25, 9.5, 15.75]]> : tensor<3x3xf32>\n"
+         /* f16 operands, contiguous: the f16 array widening */
+         "  %e = stablehlo.constant dense<[[1.0, 2.0, 3.0]]> : "
+         "tensor<1x3xf16>\n"
+         "  %f = stablehlo.constant dense<[[0.5], [0.25], [0.125]]> : "
+         "tensor<3x1xf16>\n"
+         "  %g = stablehlo.dot_general %e, %f, contracting_dims = [1] x [0] "
+         ": (tensor<1x3xf16>, tensor<3x1xf16>) -> tensor<1x1xf32>\n"
+         "  check.expect_eq_const %g, dense<[[1.375]]> : tensor<1x1xf32>\n"
+         "  %h = stablehlo.convert %e : (tensor<1x3xf16>) -> tensor<1x3xf32>\n"
+         "  check.expect_eq_const %h, dense<[[1.0, 2.0, 3.0]]> : "
+         "tensor<1x3xf32>\n"
+         "  %i = stablehlo.constant dense<[65520.0, 1.0009765625, "
+         "1.00048828125]> : tensor<3xf32>\n"
+         "  %j = stablehlo.convert %i : (tensor<3xf32>) -> tensor<3xf16>\n"
+         "  %k = stablehlo.bitcast_convert %j : (tensor<3xf16>) -> "
+         "tensor<3xi16>\n"
+         /* 65520 overflows to inf; 1 + 2^-10 exact; 1 + 2^-11 ties to 1 */
+         "  check.expect_eq_const %k, dense<[31744, 15361, 15360]> : "
+         "tensor<3xi16>\n");
 }
 
 int main(void) {
@@ -275,6 +336,7 @@ int main(void) {
       cmocka_unit_test(test_scalar_from_f32_matches_reference),
       cmocka_unit_test(test_array_from_f32_matches_reference),
       cmocka_unit_test(test_every_bf16_to_f32),
+      cmocka_unit_test(test_f16_arrays_match_reference),
       cmocka_unit_test(test_array_tails_and_bounds),
       cmocka_unit_test(test_from_double_matches_reference),
       cmocka_unit_test(test_convert_kernel_f32_to_bf16),

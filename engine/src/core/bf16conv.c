@@ -6,8 +6,16 @@
  * The AVX-512 loop does the scalar function's integer steps on 16 lanes;
  * the tail uses masked loads and stores, so it never reads or writes past
  * the arrays.  AVX512_BF16's VCVTNEPS2BF16 is not used: it flushes
- * subnormal inputs to zero, which the exact conversion does not. */
+ * subnormal inputs to zero, which the exact conversion does not.
+ *
+ * f16 uses the hardware's VCVTPS2PH (nearest-even, exceptions off) and
+ * VCVTPH2PS, which round and widen as floatfmt does (test_bf16conv checks
+ * every f16 pattern and a wide sample of f32 inputs); f32 subnormals give
+ * a signed zero in f16 whatever MXCSR.DAZ says.  The scalar loops are
+ * floatfmt's own functions. */
 #include "core/bf16conv.h"
+
+#include "core/floatfmt.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -97,7 +105,48 @@ BF16_AVX512 static void to_f32_avx512(float *dst, const uint16_t *src,
     _mm512_mask_storeu_epi32(dst + i, m, to_f32_16(_mm512_cvtepu16_epi32(h)));
   }
 }
+
+/* f16: 16 lanes per instruction; the tail through zeroed copies (16-bit
+ * masked loads and stores need AVX512BW). */
+BF16_AVX512 static void f16_from_f32_avx512(uint16_t *dst, const float *src,
+                                            int64_t n) {
+  const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256((__m256i *)(dst + i),
+                        _mm512_cvtps_ph(_mm512_loadu_ps(src + i), rnd));
+  if (i < n) {
+    const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+    uint16_t tail[16];
+    _mm256_storeu_si256((__m256i *)tail,
+                        _mm512_cvtps_ph(_mm512_maskz_loadu_ps(m, src + i), rnd));
+    memcpy(dst + i, tail, (size_t)(n - i) * sizeof *tail);
+  }
+}
+
+BF16_AVX512 static void f16_to_f32_avx512(float *dst, const uint16_t *src,
+                                          int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(
+                                  (const __m256i *)(src + i))));
+  if (i < n) {
+    uint16_t tail[16] = {0};
+    memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
+    const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(dst + i, m,
+                          _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)tail)));
+  }
+}
 #endif
+
+static void f16_from_f32_scalar(uint16_t *dst, const float *src, int64_t n) {
+  for (int64_t i = 0; i < n; i++) dst[i] = shlo__f16_from_double(src[i]);
+}
+
+static void f16_to_f32_scalar(float *dst, const uint16_t *src, int64_t n) {
+  for (int64_t i = 0; i < n; i++) dst[i] = (float)shlo__f16_to_double(src[i]);
+}
 
 /* ---- dispatch ------------------------------------------------------------ */
 
@@ -138,6 +187,28 @@ void shlo__bf16_to_f32_n(float *dst, const uint16_t *src, int64_t n) {
   }
 #endif
   to_f32_scalar(dst, src, n);
+}
+
+void shlo__f16_from_f32_n(uint16_t *dst, const float *src, int64_t n) {
+  if (n <= 0) return;
+#if BF16_HAVE_AVX512
+  if (use_avx512()) {
+    f16_from_f32_avx512(dst, src, n);
+    return;
+  }
+#endif
+  f16_from_f32_scalar(dst, src, n);
+}
+
+void shlo__f16_to_f32_n(float *dst, const uint16_t *src, int64_t n) {
+  if (n <= 0) return;
+#if BF16_HAVE_AVX512
+  if (use_avx512()) {
+    f16_to_f32_avx512(dst, src, n);
+    return;
+  }
+#endif
+  f16_to_f32_scalar(dst, src, n);
 }
 
 const char *shlo__bf16conv_isa(void) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* f32 <-> bf16 on bit patterns, for whole arrays and single elements.
+/* f32 <-> bf16 on bit patterns, for whole arrays and single elements
+ * (and f32 <-> f16 for whole arrays).
  *
  * Bit for bit what floatfmt's descriptor-driven path gives (f32 widened to
  * double, then rounded once; bf16 decoded to double, then narrowed to
@@ -41,6 +42,12 @@ void shlo__bf16_from_f32_n(uint16_t *dst, const float *src, int64_t n);
 
 /* dst[i] = the f32 value of the bf16 pattern src[i], i < n (no overlap). */
 void shlo__bf16_to_f32_n(float *dst, const uint16_t *src, int64_t n);
+
+/* The same for f16: dst[i] = src[i] rounded to nearest-even (overflow to
+ * inf, NaNs quiet with their top payload bits), and back exactly; bit for
+ * bit floatfmt's shlo__f16_from_double / shlo__f16_to_double. */
+void shlo__f16_from_f32_n(uint16_t *dst, const float *src, int64_t n);
+void shlo__f16_to_f32_n(float *dst, const uint16_t *src, int64_t n);
 
 /* The ISA the array functions use on this CPU: "avx512f" or "scalar". */
 const char *shlo__bf16conv_isa(void);

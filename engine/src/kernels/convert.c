@@ -238,8 +238,9 @@ CV_DSTS(DEF_CVT_ROW)
 #define ROW_CVT(DN, DK) [DST_##DN] = {CV_SRCS(CELL_CVT, DN, DK)},
 static const cv_fn cv_tab[DST_COUNT][SRC_COUNT] = {CV_DSTS(ROW_CVT)};
 
-/* f32 <-> bf16, the conversions around every bf16 GEMM: whole arrays at
- * once (AVX-512 where present), the same bits as the generic loops. */
+/* f32 <-> bf16 (the conversions around every bf16 GEMM) and f32 <-> f16:
+ * whole arrays at once (AVX-512 where present), the same bits as the
+ * generic loops. */
 static void cvt_f32_to_bf16(void *d, const void *a, int64_t n,
                             const cv_params *p) {
   (void)p;
@@ -252,10 +253,24 @@ static void cvt_bf16_to_f32(void *d, const void *a, int64_t n,
   shlo__bf16_to_f32_n(d, a, n);
 }
 
+static void cvt_f32_to_f16(void *d, const void *a, int64_t n,
+                           const cv_params *p) {
+  (void)p;
+  shlo__f16_from_f32_n(d, a, n);
+}
+
+static void cvt_f16_to_f32(void *d, const void *a, int64_t n,
+                           const cv_params *p) {
+  (void)p;
+  shlo__f16_to_f32_n(d, a, n);
+}
+
 /* The array loop for set -> det where one exists, else the table's. */
 static cv_fn cv_pick(shlo_elem_type set, shlo_elem_type det, cv_fn generic) {
   if (set == SHLO_F32 && det == SHLO_BF16) return cvt_f32_to_bf16;
   if (set == SHLO_BF16 && det == SHLO_F32) return cvt_bf16_to_f32;
+  if (set == SHLO_F32 && det == SHLO_F16) return cvt_f32_to_f16;
+  if (set == SHLO_F16 && det == SHLO_F32) return cvt_f16_to_f32;
   return generic;
 }
 

@@ -98,9 +98,14 @@ LA_DEF_LOAD_REAL(load_f32_generic, float)
 
 /* bf16 into f32, the operands of a bf16 GEMM with f32 accumulation:
  * contiguous runs convert as arrays (AVX-512 where present), strided ones
- * by the same bit steps; the values are those of the generic path. */
+ * by the same bit steps; the values are those of the generic path.
+ * Contiguous f16 runs convert as arrays too. */
 static void load_f32(float *d, int64_t step, shlo_elem_type se,
                      const char *src, int64_t n, int64_t ss) {
+  if (se == SHLO_F16 && step == 1 && ss == 2) {
+    shlo__f16_to_f32_n(d, (const uint16_t *)(const void *)src, n);
+    return;
+  }
   if (se != SHLO_BF16) {
     load_f32_generic(d, step, se, src, n, ss);
     return;
