@@ -73,6 +73,12 @@ double shlo__f16_to_double(uint16_t bits);
 uint16_t shlo__bf16_from_double(double v);
 double shlo__bf16_to_double(uint16_t bits);
 
+/* The descriptor-driven bf16 encoder and decoder every other format uses:
+ * the reference that the fast bf16 paths (above and core/bf16conv.h) must
+ * match bit for bit; tests compare against them. */
+uint16_t shlo__bf16_from_double_ref(double v);
+double shlo__bf16_to_double_ref(uint16_t bits);
+
 /* ULP distance between two values of float type t stored at a and b:
  * |order(a) - order(b)|, where order maps the stored patterns monotonically
  * to integers (sign-magnitude to signed, +0 and -0 both 0; for f8E8M0FNU the

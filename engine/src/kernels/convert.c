@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/bf16conv.h"
 #include "core/floatfmt.h"
 #include "core/int_range.h"
 #include "core/storage.h"
@@ -237,6 +238,42 @@ CV_DSTS(DEF_CVT_ROW)
 #define ROW_CVT(DN, DK) [DST_##DN] = {CV_SRCS(CELL_CVT, DN, DK)},
 static const cv_fn cv_tab[DST_COUNT][SRC_COUNT] = {CV_DSTS(ROW_CVT)};
 
+/* f32 <-> bf16 (the conversions around every bf16 GEMM) and f32 <-> f16:
+ * whole arrays at once (AVX-512 where present), the same bits as the
+ * generic loops. */
+static void cvt_f32_to_bf16(void *d, const void *a, int64_t n,
+                            const cv_params *p) {
+  (void)p;
+  shlo__bf16_from_f32_n(d, a, n);
+}
+
+static void cvt_bf16_to_f32(void *d, const void *a, int64_t n,
+                            const cv_params *p) {
+  (void)p;
+  shlo__bf16_to_f32_n(d, a, n);
+}
+
+static void cvt_f32_to_f16(void *d, const void *a, int64_t n,
+                           const cv_params *p) {
+  (void)p;
+  shlo__f16_from_f32_n(d, a, n);
+}
+
+static void cvt_f16_to_f32(void *d, const void *a, int64_t n,
+                           const cv_params *p) {
+  (void)p;
+  shlo__f16_to_f32_n(d, a, n);
+}
+
+/* The array loop for set -> det where one exists, else the table's. */
+static cv_fn cv_pick(shlo_elem_type set, shlo_elem_type det, cv_fn generic) {
+  if (set == SHLO_F32 && det == SHLO_BF16) return cvt_f32_to_bf16;
+  if (set == SHLO_BF16 && det == SHLO_F32) return cvt_bf16_to_f32;
+  if (set == SHLO_F32 && det == SHLO_F16) return cvt_f32_to_f16;
+  if (set == SHLO_F16 && det == SHLO_F32) return cvt_f16_to_f32;
+  return generic;
+}
+
 /* i1 stores its 0/1 (b1); every other type by its storage. */
 static int cv_dst_index(shlo_elem_type t) {
   return t == SHLO_I1 ? DST_b1 : shlo__storage_loop(t);
@@ -325,7 +362,7 @@ shlo_status shlo__compile_convert(shlo_compiler *cc, const shlo_op *op,
     p->dhi = ldexp(1.0, b);
     p->umax = p->mask;
   }
-  p->fn = cv_tab[di][si];
+  p->fn = cv_pick(p->set, p->det, cv_tab[di][si]);
   step->fn = k_convert;
   step->loop.range = cv_range;
   return SHLO_OK;

@@ -10,6 +10,7 @@
 
 #include <cblas.h>
 
+#include "core/bf16conv.h"
 #include "core/floatfmt.h"
 #include "core/blas_setup.h"
 #include "kernels/gemm_panels.h"
@@ -92,8 +93,34 @@ int64_t shlo__la_prod(const int64_t *dims, int n) {
     }                                                                        \
   }
 
-LA_DEF_LOAD_REAL(load_f32, float)
 LA_DEF_LOAD_REAL(load_f64, double)
+LA_DEF_LOAD_REAL(load_f32_generic, float)
+
+/* bf16 into f32, the operands of a bf16 GEMM with f32 accumulation:
+ * contiguous runs convert as arrays (AVX-512 where present), strided ones
+ * by the same bit steps; the values are those of the generic path.
+ * Contiguous f16 runs convert as arrays too. */
+static void load_f32(float *d, int64_t step, shlo_elem_type se,
+                     const char *src, int64_t n, int64_t ss) {
+  if (se == SHLO_F16 && step == 1 && ss == 2) {
+    shlo__f16_to_f32_n(d, (const uint16_t *)(const void *)src, n);
+    return;
+  }
+  if (se != SHLO_BF16) {
+    load_f32_generic(d, step, se, src, n, ss);
+    return;
+  }
+  if (step == 1 && ss == 2) {
+    shlo__bf16_to_f32_n(d, (const uint16_t *)(const void *)src, n);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    uint16_t h;
+    memcpy(&h, src + i * ss, sizeof h);
+    const uint32_t x = shlo__bf16_to_f32_bits(h);
+    memcpy(&d[i * step], &x, sizeof x);
+  }
+}
 
 /* Imaginary parts (0 for real sources) into d[i * step]. */
 #define LA_DEF_LOAD_IMAG(NAME, DT)                                           \
