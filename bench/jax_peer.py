@@ -20,12 +20,16 @@ Exit status 77 when jax cannot be imported (peers.sh then leaves it out).
 """
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from model_peers import splitmix  # noqa: E402  the same inputs as the peers
 
 try:
     import jax
@@ -38,16 +42,6 @@ except ImportError as e:  # pip install jax jaxlib
 RUNS = {"while_loop": (3, 1)}  # (runs, warm-up) where (20, 3) takes too long
 DTYPES = {"f32": np.float32, "i32": np.int32}
 FLOATS = ("f32", "bf16")
-
-
-def splitmix(state, n):
-    """Outputs 1..n of SplitMix64 started at state (wrapping uint64)."""
-    with np.errstate(over="ignore"):
-        i = np.arange(1, n + 1, dtype=np.uint64)
-        z = np.uint64(state) + i * np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
 
 
 def arguments(text):

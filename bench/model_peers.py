@@ -56,6 +56,7 @@ HEAD_DIM = 64  # gen.py: width 768, 12 heads
 # ---- the arguments ----
 
 def splitmix(state, n):
+    """Outputs 1..n of SplitMix64 started at state (wrapping uint64)."""
     with np.errstate(over="ignore"):
         i = np.arange(1, n + 1, dtype=np.uint64)
         z = np.uint64(state) + i * np.uint64(0x9E3779B97F4A7C15)

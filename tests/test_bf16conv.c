@@ -21,33 +21,10 @@
 #include "core/bf16conv.h"
 #include "core/floatfmt.h"
 #include "harness.h"
+#include "bits.h"
 
 #define RUN_OK(...) \
   assert_int_equal(harness_run(PROG(__VA_ARGS__), 0), SHLO_OK)
-
-static float f32_of(uint32_t x) {
-  float f;
-  memcpy(&f, &x, sizeof f);
-  return f;
-}
-
-static uint32_t bits32(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  return x;
-}
-
-static uint64_t bits64(double v) {
-  uint64_t b;
-  memcpy(&b, &v, sizeof b);
-  return b;
-}
-
-static double from64(uint64_t b) {
-  double v;
-  memcpy(&v, &b, sizeof v);
-  return v;
-}
 
 /* The reference's bf16 for the f32 pattern x: widen to double, round. */
 static uint16_t ref_from_f32(uint32_t x) {

@@ -16,20 +16,9 @@
 #include <cmocka.h>
 
 #include "core/floatfmt.h"
+#include "bits.h"
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static uint64_t bits64(double v) {
-  uint64_t b;
-  memcpy(&b, &v, sizeof b);
-  return b;
-}
-
-static double from64(uint64_t b) {
-  double v;
-  memcpy(&v, &b, sizeof v);
-  return v;
-}
 
 static uint8_t enc8(shlo_elem_type t, double v) {
   uint8_t b = 0xAA;

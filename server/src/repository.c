@@ -81,10 +81,7 @@ typedef struct srv_repository {
 
 /* ---- log ---- */
 
-/* snprintf for messages, which may be cut short. */
-static void say(char *out, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void say(char *out, size_t cap, const char *fmt, ...) {
+void srv_say(char *out, size_t cap, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(out, cap, fmt, ap);
@@ -127,12 +124,12 @@ static int read_small(const char *path, size_t max, char **out, size_t *len,
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return 1;
-    say(why, cap, "%s: %s", path, strerror(errno));
+    srv_say(why, cap, "%s: %s", path, strerror(errno));
     return -1;
   }
   struct stat st;
   if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
-    say(why, cap, "%s: not a regular file of at most %zu bytes", path,
+    srv_say(why, cap, "%s: not a regular file of at most %zu bytes", path,
              max);
     close(fd);
     return -1;
@@ -147,7 +144,7 @@ static int read_small(const char *path, size_t max, char **out, size_t *len,
   close(fd);
   if (!b || got != (size_t)st.st_size) {
     free(b);
-    say(why, cap, "%s: %s", path, b ? "short read" : "out of memory");
+    srv_say(why, cap, "%s: %s", path, b ? "short read" : "out of memory");
     return -1;
   }
   b[got] = 0;
@@ -190,13 +187,13 @@ static bool tensor_names(const cJSON *list, const char *key,
   if (!list) return true;
   int k = cJSON_GetArraySize(list);
   if (!cJSON_IsArray(list) || k > REPO_MAX_TENSORS) {
-    say(why, cap, "config.json: \"%s\" must be a list of at most %d "
+    srv_say(why, cap, "config.json: \"%s\" must be a list of at most %d "
                        "tensors", key, REPO_MAX_TENSORS);
     return false;
   }
   *out = calloc((size_t)k + 1, sizeof **out);
   if (!*out) {
-    say(why, cap, "out of memory");
+    srv_say(why, cap, "out of memory");
     return false;
   }
   int i = 0;
@@ -204,7 +201,7 @@ static bool tensor_names(const cJSON *list, const char *key,
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(t, "name");
     if (!cJSON_IsString(nm) || !nm->valuestring[0] ||
         strlen(nm->valuestring) >= REPO_IO_NAME_LEN) {
-      say(why, cap, "config.json: %s %d has no \"name\" of 1 to %d "
+      srv_say(why, cap, "config.json: %s %d has no \"name\" of 1 to %d "
                          "bytes", key, i, REPO_IO_NAME_LEN - 1);
       return false;
     }
@@ -229,7 +226,7 @@ static bool read_policy(const cJSON *p, policy *pol, char *why, size_t cap) {
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(latest, "num_versions");
     if (!cJSON_IsNumber(n) || n->valuedouble < 1 ||
         n->valuedouble > REPO_MAX_VERSIONS) {
-      say(why, cap, "config.json: version_policy.latest.num_versions "
+      srv_say(why, cap, "config.json: version_policy.latest.num_versions "
                          "must be 1 to %d", REPO_MAX_VERSIONS);
       return false;
     }
@@ -239,7 +236,7 @@ static bool read_policy(const cJSON *p, policy *pol, char *why, size_t cap) {
   const cJSON *vs = spec ? cJSON_GetObjectItemCaseSensitive(spec, "versions")
                          : NULL;
   if (!cJSON_IsArray(vs) || cJSON_GetArraySize(vs) > REPO_MAX_VERSIONS) {
-    say(why, cap, "config.json: version_policy is {\"all\": {}}, "
+    srv_say(why, cap, "config.json: version_policy is {\"all\": {}}, "
                        "{\"latest\": {\"num_versions\": N}} or "
                        "{\"specific\": {\"versions\": [...]}}");
     return false;
@@ -247,7 +244,7 @@ static bool read_policy(const cJSON *p, policy *pol, char *why, size_t cap) {
   pol->latest = 0;
   for (const cJSON *v = vs->child; v; v = v->next) {
     if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > INT_MAX) {
-      say(why, cap, "config.json: a specific version is a number >= 1");
+      srv_say(why, cap, "config.json: a specific version is a number >= 1");
       return false;
     }
     pol->specific[pol->n_specific++] = (int)v->valuedouble;
@@ -263,7 +260,7 @@ static bool string_field(const cJSON *root, const char *key, char *out,
   out[0] = 0;
   if (!v) return true;
   if (!cJSON_IsString(v) || strlen(v->valuestring) >= out_cap) {
-    say(why, cap, "config.json: \"%s\" must be a string of at most "
+    srv_say(why, cap, "config.json: \"%s\" must be a string of at most "
                        "%zu bytes", key, out_cap - 1);
     return false;
   }
@@ -297,7 +294,7 @@ static const char *batch_key(const cJSON *f, const cJSON **val, char *why,
       cJSON_GetArraySize(f) == 1 &&
       (*val = cJSON_GetObjectItemCaseSensitive(f, "max_queue_size")))
     return "max_queue_size";
-  say(why, cap, "config.json: dynamic_batching: \"%.64s\" is not taken "
+  srv_say(why, cap, "config.json: dynamic_batching: \"%.64s\" is not taken "
       "(known: max_queue_delay_microseconds, preferred_batch_size, "
       "max_queue_size, default_queue_policy.max_queue_size, "
       "preserve_ordering)", f->string);
@@ -312,7 +309,7 @@ static bool read_dynamic_batching(const cJSON *root, config *c, char *why,
   const cJSON *db = cJSON_GetObjectItemCaseSensitive(root, "dynamic_batching");
   if (!db) return true;
   if (!cJSON_IsObject(db) || c->max_batch_size < 1) {
-    say(why, cap, "config.json: dynamic_batching is an object, with "
+    srv_say(why, cap, "config.json: dynamic_batching is an object, with "
         "max_batch_size 1 or more");
     return false;
   }
@@ -329,11 +326,11 @@ static bool read_dynamic_batching(const cJSON *root, config *c, char *why,
     ok = copy && cJSON_AddItemToObject(o, key, copy);
     if (!ok) cJSON_Delete(copy);
   }
-  if (!ok) say(inner, sizeof inner, "out of memory");
+  if (!ok) srv_say(inner, sizeof inner, "out of memory");
   else ok = srv_batch_cfg_parse(o, &c->batch, inner, sizeof inner);
   cJSON_Delete(o);
   if (!ok)
-    say(why, cap, "config.json: dynamic_batching (as %s): %s",
+    srv_say(why, cap, "config.json: dynamic_batching (as %s): %s",
         "max_queue_delay_us, preferred_batch_sizes, max_queue_size", inner);
   return ok;
 }
@@ -343,7 +340,7 @@ static bool read_warmup(const cJSON *root, config *c, char *why, size_t cap) {
   const cJSON *w = cJSON_GetObjectItemCaseSensitive(root, "model_warmup");
   if (!w || !srv_warmup_check(w, why, cap)) return !w;
   if ((c->warmup = cJSON_Duplicate(w, true))) return true;
-  say(why, cap, "out of memory");
+  srv_say(why, cap, "out of memory");
   return false;
 }
 
@@ -377,13 +374,13 @@ static bool read_config(const char *dir, config *c, char *why, size_t cap) {
                       : shlo_proto_json_parse(text, len, NULL);
   free(text);
   bool ok = cJSON_IsObject(root);
-  if (!ok && !pbtxt) say(why, cap, "config.json is not one JSON object");
+  if (!ok && !pbtxt) srv_say(why, cap, "config.json is not one JSON object");
   const cJSON *mbs = ok ? cJSON_GetObjectItemCaseSensitive(root,
                                                            "max_batch_size")
                         : NULL;
   if (mbs && (!cJSON_IsNumber(mbs) || mbs->valuedouble < 0 ||
               mbs->valuedouble > INT_MAX)) {
-    say(why, cap, "config.json: max_batch_size must be a number >= 0");
+    srv_say(why, cap, "config.json: max_batch_size must be a number >= 0");
     ok = false;
   }
   if (ok && mbs) c->max_batch_size = (long)mbs->valuedouble;
@@ -493,12 +490,12 @@ static srv_team *team_named(srv_server *s, const char *name) {
 static bool names_fit(const config *c, const shlo_func *f, char *why,
                       size_t cap) {
   if (c->n_inputs && c->n_inputs != f->n_args) {
-    say(why, cap, "config.json names %d input(s), @%s takes %d",
+    srv_say(why, cap, "config.json names %d input(s), @%s takes %d",
              c->n_inputs, f->name, f->n_args);
     return false;
   }
   if (c->n_outputs && c->n_outputs != f->n_results) {
-    say(why, cap, "config.json names %d output(s), @%s returns %d",
+    srv_say(why, cap, "config.json names %d output(s), @%s returns %d",
              c->n_outputs, f->name, f->n_results);
     return false;
   }
@@ -515,12 +512,12 @@ static bool batch_fits(const config *c, const cache_entry *e,
   if (c->max_batch_size < 1) return true;
   shlo_module_grid(e->m, &mr, &mp);
   if (mr * mp > 1 || e->replicas > 1 || e->partitions > 1) {
-    say(v->reason, sizeof v->reason, "config.json gives max_batch_size %ld: "
+    srv_say(v->reason, sizeof v->reason, "config.json gives max_batch_size %ld: "
         "cannot batch: the module runs on a grid", c->max_batch_size);
     return false;
   }
   if (!srv_batch_shape_ok(f, why, sizeof why)) {
-    say(v->reason, sizeof v->reason, "config.json gives max_batch_size %ld: "
+    srv_say(v->reason, sizeof v->reason, "config.json gives max_batch_size %ld: "
         "%s", c->max_batch_size, why);
     return false;
   }
@@ -540,7 +537,7 @@ static bool warmed_up(srv_server *s, const config *c, const char *dir,
                       (const char(*)[SRV_WARMUP_NAME_LEN])c->inputs,
                       c->n_inputs, c->max_batch_size, &runs, why,
                       sizeof why)) {
-    say(v->reason, sizeof v->reason, "warm-up: %s", why);
+    srv_say(v->reason, sizeof v->reason, "warm-up: %s", why);
     return false;
   }
   snprintf(runs_s, sizeof runs_s, "%d run(s)", runs);
@@ -558,7 +555,7 @@ static void load_version(srv_server *s, const config *c, srv_team *team,
   v->ready = false;
   if (read_small(path, (size_t)s->cfg.max_body_bytes, &text, &len, why,
                  sizeof why)) {
-    say(v->reason, sizeof v->reason, "%s (max-body-bytes %lld)", why,
+    srv_say(v->reason, sizeof v->reason, "%s (max-body-bytes %lld)", why,
              (long long)s->cfg.max_body_bytes);
     return;
   }
@@ -569,17 +566,17 @@ static void load_version(srv_server *s, const config *c, srv_team *team,
                                   &err);
   free(text);
   if (!e) {
-    say(v->reason, sizeof v->reason, "%s: %s",
+    srv_say(v->reason, sizeof v->reason, "%s: %s",
              shlo_proto_err_name(err.kind), err.message);
     return;
   }
   if (!cached && c->entry[0] && cache_entry_set_entry(e, c->entry)) {
     cache_release(&s->cache, e);
-    say(v->reason, sizeof v->reason, "out of memory");
+    srv_say(v->reason, sizeof v->reason, "out of memory");
     return;
   }
   if (cached && c->entry[0] && (!e->entry || strcmp(e->entry, c->entry))) {
-    say(v->reason, sizeof v->reason, "this program is registered "
+    srv_say(v->reason, sizeof v->reason, "this program is registered "
              "already with the entry function %s, not %s",
              e->entry ? e->entry : "(its own)", c->entry);
     cache_release(&s->cache, e);
@@ -596,7 +593,7 @@ static void load_version(srv_server *s, const config *c, srv_team *team,
   shlo_status st = cache_entry_exe(&s->cache, e, NULL, NULL, &x, &compiled,
                                    &d);
   if (st) {
-    say(v->reason, sizeof v->reason, "compile: %s", d.message);
+    srv_say(v->reason, sizeof v->reason, "compile: %s", d.message);
     cache_release(&s->cache, e);
     return;
   }
@@ -710,7 +707,7 @@ static int load_versions(srv_repository *R, repo_model *m, const config *c,
     char vdir[PATH_MAX], path[PATH_MAX];
     path_of(vdir, "%s/%d", dir, want[i]);
     if (!model_file(vdir, path, &v->file)) {
-      say(v->reason, sizeof v->reason, "%d/ holds no model.mlir or "
+      srv_say(v->reason, sizeof v->reason, "%d/ holds no model.mlir or "
                "model.mlir.bc", want[i]);
       continue;
     }
@@ -749,13 +746,13 @@ static srv_team *config_team(srv_server *s, config *c, char *reason,
   if (!c->team[0] && !s->n_tokens)
     snprintf(c->team, sizeof c->team, "anonymous");
   if (!c->team[0]) {
-    say(reason, cap, "config.json names no \"team\" (a server with tokens "
+    srv_say(reason, cap, "config.json names no \"team\" (a server with tokens "
                      "needs one)");
     return NULL;
   }
   srv_team *team = team_named(s, c->team);
   if (!team)
-    say(reason, cap, "no team %s (teams come from the tokens file)",
+    srv_say(reason, cap, "no team %s (teams come from the tokens file)",
         c->team);
   return team;
 }
@@ -766,10 +763,10 @@ static int model_failed(srv_repository *R, repo_model *m, const char *reason,
                         char *why, size_t cap) {
   repo_log(R->s, "unavailable", m->name, 0, reason);
   pthread_mutex_lock(&R->lock);
-  say(m->reason, sizeof m->reason, "%s", reason);
+  srv_say(m->reason, sizeof m->reason, "%s", reason);
   m->wanted = true;
   pthread_mutex_unlock(&R->lock);
-  say(why, cap, "model %s: %s", m->name, reason);
+  srv_say(why, cap, "model %s: %s", m->name, reason);
   return 400;
 }
 
@@ -820,7 +817,7 @@ static int install_versions(srv_repository *R, repo_model *m, config *c,
   m->wanted = true;
   m->reason[0] = 0;
   if (!n)
-    say(m->reason, sizeof m->reason, "no version folder (1/, 2/, ...) "
+    srv_say(m->reason, sizeof m->reason, "no version folder (1/, 2/, ...) "
         "that the version policy keeps");
   pthread_mutex_unlock(&R->lock);
   if (!n) {
@@ -839,14 +836,14 @@ static int model_load(srv_repository *R, const char *name, char *why,
   if (!store_name_ok(name) ||
       !path_of(dir, "%s/%s", s->cfg.model_repository, name) ||
       stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-    say(why, cap, "no model %s in the repository", name);
+    srv_say(why, cap, "no model %s in the repository", name);
     return 404;
   }
   pthread_mutex_lock(&R->lock);
   repo_model *m = model_row(R, name);
   pthread_mutex_unlock(&R->lock);
   if (!m) {
-    say(why, cap, "out of memory");
+    srv_say(why, cap, "out of memory");
     return 500;
   }
   config c;
@@ -857,7 +854,7 @@ static int model_load(srv_repository *R, const char *name, char *why,
   repo_version *next = team ? calloc(REPO_MAX_VERSIONS, sizeof *next) : NULL;
   if (!next) {
     config_free(&c);
-    if (team) say(reason, sizeof reason, "out of memory");
+    if (team) srv_say(reason, sizeof reason, "out of memory");
     return model_failed(R, m, reason, why, cap);
   }
   if (m->n_v && strcmp(m->team, c.team))
@@ -869,7 +866,7 @@ static int model_load(srv_repository *R, const char *name, char *why,
   int ready = install_versions(R, m, &c, next, n);
   config_free(&c);
   if (ready) return 200;
-  say(why, cap, "model %s: no version loaded: %s", name,
+  srv_say(why, cap, "model %s: no version loaded: %s", name,
       n ? m->v[n - 1].reason : m->reason);
   return 400;
 }
@@ -1024,11 +1021,11 @@ void srv_repository_reload(srv_server *s) {
 /* Load and unload are explicit mode's (as Triton's). */
 static bool control_allowed(srv_server *s, char *why, size_t cap) {
   if (!s->repo) {
-    say(why, cap, "this server has no --model-repository");
+    srv_say(why, cap, "this server has no --model-repository");
     return false;
   }
   if (s->repo->mode != MODE_EXPLICIT) {
-    say(why, cap, "loading and unloading models needs "
+    srv_say(why, cap, "loading and unloading models needs "
                        "--model-control-mode explicit (this server's is %s)",
              s->cfg.model_control_mode);
     return false;
@@ -1052,7 +1049,7 @@ int srv_repository_unload(srv_server *s, const char *name, char *why,
   pthread_mutex_lock(&R->work);
   repo_model *m = model_find(R, name); /* rows change only under work */
   if (m) model_unload(R, m);
-  else say(why, cap, "no model %s in the repository", name);
+  else srv_say(why, cap, "no model %s in the repository", name);
   pthread_mutex_unlock(&R->work);
   return m ? 200 : 404;
 }

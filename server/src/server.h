@@ -249,6 +249,10 @@ struct srv_server {
 };
 
 uint64_t srv_now_ns(void);
+/* A message into the caller's buffer of cap bytes, cut to fit (the
+ * reasons the repository and its warm-ups give; repository.c). */
+void srv_say(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* The log lines' time stamp, "2025-01-31T12:00:00.123Z" (http.c). */
 void srv_log_time(char out[48]);
 /* Append n bytes to r->body, kept NUL-terminated (http.c); false when out

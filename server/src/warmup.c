@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +17,6 @@
 #include "store.h"
 #include "warmup.h"
 
-static void say(char *out, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void say(char *out, size_t cap, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(out, cap, fmt, ap);
-  va_end(ap);
-}
 
 bool srv_warmup_check(const cJSON *j, char *why, size_t cap) {
   if (!j) return true;
@@ -34,7 +25,7 @@ bool srv_warmup_check(const cJSON *j, char *why, size_t cap) {
   for (const cJSON *e = ok ? j->child : NULL; e && ok; e = e->next)
     ok = cJSON_IsObject(e);
   if (!ok)
-    say(why, cap, "config.json: model_warmup is a list of at most %d "
+    srv_say(why, cap, "config.json: model_warmup is a list of at most %d "
         "objects ({\"name\", \"batch_size\", \"count\", \"inputs\"})",
         SRV_WARMUP_MAX_SAMPLES);
   return ok;
@@ -120,7 +111,7 @@ static bool fill_file(shlo_value *v, const char *dir, const cJSON *file,
   if (!cJSON_IsString(file) || !store_name_ok(file->valuestring) ||
       snprintf(path, sizeof path, "%s/warmup/%s", dir, file->valuestring) >=
           (int)sizeof path) {
-    say(why, cap, "input_data_file is a file name of the model's warmup/ "
+    srv_say(why, cap, "input_data_file is a file name of the model's warmup/ "
         "folder (letters, digits, '_', '-', '.')");
     return false;
   }
@@ -129,7 +120,7 @@ static bool fill_file(shlo_value *v, const char *dir, const cJSON *file,
   size_t want = shlo_tensor_nbytes(v), got = 0;
   if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
       (uint64_t)st.st_size != want) {
-    say(why, cap, "warmup/%s: %s", file->valuestring,
+    srv_say(why, cap, "warmup/%s: %s", file->valuestring,
         fd < 0 ? strerror(errno) : "not a regular file of the tensor's size");
     if (fd >= 0) close(fd);
     return false;
@@ -142,7 +133,7 @@ static bool fill_file(shlo_value *v, const char *dir, const cJSON *file,
     got += (size_t)k;
   }
   close(fd);
-  if (got != want) say(why, cap, "warmup/%s: short read", file->valuestring);
+  if (got != want) srv_say(why, cap, "warmup/%s: short read", file->valuestring);
   return got == want;
 }
 
@@ -154,13 +145,13 @@ static bool input_shape(const cJSON *in, int batch, int64_t *dims, int *rank,
   *rank = 0;
   if (batch > 0) dims[(*rank)++] = batch;
   if (n < 0 || n + *rank > SHLO_MAX_RANK) {
-    say(why, cap, "\"dims\" is a list of at most %d sizes", SHLO_MAX_RANK);
+    srv_say(why, cap, "\"dims\" is a list of at most %d sizes", SHLO_MAX_RANK);
     return false;
   }
   for (const cJSON *e = d->child; e; e = e->next) {
     if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 1e9 ||
         e->valuedouble != (double)(int64_t)e->valuedouble) {
-      say(why, cap, "\"dims\" are sizes from 0 to 1e9");
+      srv_say(why, cap, "\"dims\" are sizes from 0 to 1e9");
       return false;
     }
     dims[(*rank)++] = (int64_t)e->valuedouble;
@@ -177,13 +168,13 @@ static shlo_value *sample_input(srv_server *s, const cJSON *in,
   int rank;
   if (!cJSON_IsObject(in) ||
       !elem_of(cJSON_GetObjectItemCaseSensitive(in, "data_type"), &elem)) {
-    say(why, cap, "\"data_type\" is one of TYPE_BOOL, TYPE_(U)INT8..64, "
+    srv_say(why, cap, "\"data_type\" is one of TYPE_BOOL, TYPE_(U)INT8..64, "
         "TYPE_FP16, TYPE_FP32, TYPE_FP64, TYPE_BF16");
     return NULL;
   }
   if (!input_shape(in, batch, dims, &rank, why, cap)) return NULL;
   if (want->kind != SHLO_TYPE_TENSOR || want->elem != elem) {
-    say(why, cap, "the sample gives %s, the function takes %s",
+    srv_say(why, cap, "the sample gives %s, the function takes %s",
         shlo_elem_name(elem), want->kind == SHLO_TYPE_TENSOR
                                   ? shlo_elem_name(want->elem)
                                   : "no tensor");
@@ -195,7 +186,7 @@ static shlo_value *sample_input(srv_server *s, const cJSON *in,
                       ? shlo_tensor_new(elem, rank, dims)
                       : NULL;
   if (!v) {
-    say(why, cap, "the tensor is over max-body-bytes, or out of memory");
+    srv_say(why, cap, "the tensor is over max-body-bytes, or out of memory");
     return NULL;
   }
   const cJSON *file = cJSON_GetObjectItemCaseSensitive(in, "input_data_file");
@@ -205,7 +196,7 @@ static shlo_value *sample_input(srv_server *s, const cJSON *in,
   else if (file)
     ok = fill_file(v, dir, file, why, cap);
   else if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(in, "zero_data"))) {
-    say(why, cap, "give zero_data, random_data or input_data_file");
+    srv_say(why, cap, "give zero_data, random_data or input_data_file");
     ok = false;
   }
   if (ok) return v;
@@ -221,25 +212,25 @@ static bool sample_args(srv_server *s, const cJSON *sample,
   const cJSON *ins = cJSON_GetObjectItemCaseSensitive(sample, "inputs");
   char inner[400];
   if (!cJSON_IsObject(ins)) {
-    say(why, cap, "\"inputs\" is an object {name: {...}}");
+    srv_say(why, cap, "\"inputs\" is an object {name: {...}}");
     return false;
   }
   for (const cJSON *in = ins->child; in; in = in->next) {
     int i = input_index(in->string, names, n_names, f->n_args);
     if (i < 0 || args[i]) {
-      say(why, cap, "input \"%.64s\" is %s", in->string,
+      srv_say(why, cap, "input \"%.64s\" is %s", in->string,
           i < 0 ? "no input of the model" : "given twice");
       return false;
     }
     if (!(args[i] = sample_input(s, in, f->arg_types[i], batch, dir, inner,
                                  sizeof inner))) {
-      say(why, cap, "input \"%.64s\": %s", in->string, inner);
+      srv_say(why, cap, "input \"%.64s\": %s", in->string, inner);
       return false;
     }
   }
   for (int i = 0; i < f->n_args; i++)
     if (!args[i]) {
-      say(why, cap, "no input %d (%s)", i, n_names ? names[i] : "input<i>");
+      srv_say(why, cap, "no input %d (%s)", i, n_names ? names[i] : "input<i>");
       return false;
     }
   return true;
@@ -253,7 +244,7 @@ static bool sample_int(const cJSON *sample, const char *key, int dflt, int lo,
   if (!v) return true;
   if (!cJSON_IsNumber(v) || v->valuedouble < lo || v->valuedouble > hi ||
       v->valuedouble != (double)(int)v->valuedouble) {
-    say(why, cap, "\"%s\" is an integer from %d to %d", key, lo, hi);
+    srv_say(why, cap, "\"%s\" is an integer from %d to %d", key, lo, hi);
     return false;
   }
   *out = (int)v->valuedouble;
@@ -277,7 +268,7 @@ static bool run_sample(srv_server *s, const cJSON *sample,
   shlo_value **args = calloc((size_t)f->n_args + 1, sizeof *args);
   bool ok = args && sample_args(s, sample, f, dir, names, n_names, batch,
                                 args, why, cap);
-  if (!args) say(why, cap, "out of memory");
+  if (!args) srv_say(why, cap, "out of memory");
   shlo_exec_opts opts = {.timeout_s = (double)s->cfg.max_timeout_ms / 1000.0,
                          .print_stream = s->devnull,
                          .max_bytes = s->cfg.max_exec_memory};
@@ -290,7 +281,7 @@ static bool run_sample(srv_server *s, const cJSON *sample,
                                   &d);
     for (int i = 0; !st && i < n_res; i++) shlo_value_release(res[i]);
     free(res);
-    if (st) say(why, cap, "%s", d.message[0] ? d.message : "failed");
+    if (st) srv_say(why, cap, "%s", d.message[0] ? d.message : "failed");
     else (*runs)++;
     ok = !st;
   }
@@ -311,7 +302,7 @@ bool srv_warmup_run(srv_server *s, const cJSON *warmup,
                    inner, sizeof inner))
       continue;
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-    say(why, cap, "model_warmup %d%s%.64s%s: %s", k,
+    srv_say(why, cap, "model_warmup %d%s%.64s%s: %s", k,
         cJSON_IsString(name) ? " (" : "",
         cJSON_IsString(name) ? name->valuestring : "",
         cJSON_IsString(name) ? ")" : "", inner);

@@ -57,8 +57,14 @@ def inputs(i):
 
 def execute_v1(srv, mid, i):
     """Each output's (shape, raw bytes) from /v1, or the status."""
+    return execute_at(srv, f"/v1/modules/{mid}/execute", i)
+
+
+def execute_at(srv, route, i):
+    """Each output's (shape, raw bytes) from an execute route, or the
+    status."""
     rows, x, b = inputs(i)
-    st, j = srv.post(f"/v1/modules/{mid}/execute", {
+    st, j = srv.post(route, {
         "inputs": [{"dtype": "f32", "shape": [rows, 3], "data": x},
                    {"dtype": "f32", "shape": [rows, 3], "data": b}],
         "output_format": "b64"}, timeout=60)
@@ -303,14 +309,7 @@ def refusals(srv):
 
 def execute_by_name(srv, path, i):
     """Each output's (shape, raw bytes) from /v1/models/PATH/execute."""
-    rows, x, b = inputs(i)
-    st, j = srv.post(f"/v1/models/{path}/execute", {
-        "inputs": [{"dtype": "f32", "shape": [rows, 3], "data": x},
-                   {"dtype": "f32", "shape": [rows, 3], "data": b}],
-        "output_format": "b64"}, timeout=60)
-    if st != 200:
-        return st, j
-    return [(o["shape"], base64.b64decode(o["b64"])) for o in j["outputs"]]
+    return execute_at(srv, f"/v1/models/{path}/execute", i)
 
 
 def repository_batching(alone):
