@@ -89,7 +89,11 @@ values = [rng.integers(-10**12, 10**12, 3, dtype=np.int64) for _ in range(N)]
 sums = np.cumsum(np.stack(values), axis=0)
 
 # ---- the running sum, through the Python client over shlo:// ----
-srv, bport = serve()
+# An idle limit far past any stall of a loaded machine: this part checks
+# the values, not the idle rule (once, with two suites and their ASan
+# builds on two cores, the exchange stood still past the default 30 s and
+# the execution was canceled as idle).
+srv, bport = serve("--execution-idle-ms", "600000")
 c = Client(f"shlo://127.0.0.1:{bport}")
 ex = c.start(RUNNING_SUM, np.int64(N), timeout_ms=60000)
 check(ex.id.startswith("ex-") and len(ex.id) == 19, f"an execution id: {ex.id}")

@@ -52,9 +52,10 @@ RUNNING_SUM = """func.func @main(%n: tensor<i64>) -> tensor<3xi64> {
 IDLE_MS = 300
 FLAGS = ["--threads", "3", "--short-lane-workers", "1",
          "--stream-queue-values", "4", "--execution-keep-s", "60"]
-# The running sum on a server with the default idle time (curl may take a
-# while to start on a busy machine); the endings on one with a short one.
-srv = Server(sys.argv[1], *FLAGS)
+# The running sum on a server whose idle limit is far past any stall of a
+# busy machine (curl may take a while to start); the endings on one with a
+# short one.
+srv = Server(sys.argv[1], *FLAGS, "--execution-idle-ms", "600000")
 BASE = f"http://127.0.0.1:{srv.port}"
 STOPS = []
 
