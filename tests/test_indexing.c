@@ -598,6 +598,107 @@ static void test_scatter_point_just_past_the_end(void **state) {
          "}\n");
 }
 
+/* ---- large walks (split over the pool, prefetched, row vectors) ---- */
+
+/* A gather of 8192 rows of 64 from a 4096 x 64 operand: large enough to
+ * be split over the pool's threads.  The rows are picked in a scrambled
+ * order (2731 * k mod 4096) and the expected values come from elementwise
+ * ops alone: row r of the operand holds r * 64 + column. */
+static void test_gather_large_rows(void **state) {
+  (void)state;
+  RUN_OK("func.func @main() {\n"
+         "  %i = stablehlo.iota dim = 0 : tensor<262144xi32>\n"
+         "  %op = stablehlo.reshape %i : (tensor<262144xi32>) -> "
+         "tensor<4096x64xi32>\n"
+         "  %k = stablehlo.iota dim = 0 : tensor<8192xi32>\n"
+         "  %m = stablehlo.constant dense<2731> : tensor<8192xi32>\n"
+         "  %n = stablehlo.constant dense<4096> : tensor<8192xi32>\n"
+         "  %km = stablehlo.multiply %k, %m : tensor<8192xi32>\n"
+         "  %rows = stablehlo.remainder %km, %n : tensor<8192xi32>\n"
+         "  %idx = stablehlo.reshape %rows : (tensor<8192xi32>) -> "
+         "tensor<8192x1xi32>\n"
+         "  %r = \"stablehlo.gather\"(%op, %idx) {\n"
+         "    dimension_numbers = #stablehlo.gather<offset_dims = [1], "
+         "collapsed_slice_dims = [0], start_index_map = [0], "
+         "index_vector_dim = 1>,\n"
+         "    slice_sizes = array<i64: 1, 64>, indices_are_sorted = false\n"
+         "  } : (tensor<4096x64xi32>, tensor<8192x1xi32>) -> "
+         "tensor<8192x64xi32>\n"
+         "  %b = stablehlo.broadcast_in_dim %rows, dims = [0] : "
+         "(tensor<8192xi32>) -> tensor<8192x64xi32>\n"
+         "  %w = stablehlo.constant dense<64> : tensor<8192x64xi32>\n"
+         "  %bw = stablehlo.multiply %b, %w : tensor<8192x64xi32>\n"
+         "  %col = stablehlo.iota dim = 1 : tensor<8192x64xi32>\n"
+         "  %want = stablehlo.add %bw, %col : tensor<8192x64xi32>\n"
+         "  check.expect_eq %r, %want : tensor<8192x64xi32>\n"
+         "  func.return\n"
+         "}\n");
+}
+
+/* f32 scatter of whole rows (the vector row loops) with duplicate
+ * indices: 4096 rows of 37 into 1000 (row k mod 1000), so rows below 96
+ * are hit five times and the rest four.  add sums exact integers; max
+ * sees a NaN (kept), -0 against +0 (+0) and -inf (never wins).  Expected
+ * values from elementwise ops on the row number alone. */
+static void test_scatter_rows_with_duplicates(void **state) {
+  (void)state;
+  RUN_OK("func.func @main() {\n"
+         "  %k = stablehlo.iota dim = 0 : tensor<4096xi32>\n"
+         "  %n = stablehlo.constant dense<1000> : tensor<4096xi32>\n"
+         "  %rows = stablehlo.remainder %k, %n : tensor<4096xi32>\n"
+         "  %idx = stablehlo.reshape %rows : (tensor<4096xi32>) -> "
+         "tensor<4096x1xi32>\n"
+         "  %ci = stablehlo.iota dim = 1 : tensor<4096x37xi32>\n"
+         "  %u = stablehlo.convert %ci : (tensor<4096x37xi32>) -> "
+         "tensor<4096x37xf32>\n"
+         "  %z = stablehlo.constant dense<0.0> : tensor<1000x37xf32>\n"
+         "  %s = \"stablehlo.scatter\"(%z, %idx, %u) ({\n"
+         "    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+         "      %t = stablehlo.add %a, %b : tensor<f32>\n"
+         "      stablehlo.return %t : tensor<f32>\n"
+         "  }) {scatter_dimension_numbers = #stablehlo.scatter<"
+         "update_window_dims = [1], inserted_window_dims = [0], "
+         "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : "
+         "(tensor<1000x37xf32>, tensor<4096x1xi32>, tensor<4096x37xf32>) -> "
+         "tensor<1000x37xf32>\n"
+         "  %r = stablehlo.iota dim = 0 : tensor<1000x37xi32>\n"
+         "  %c = stablehlo.iota dim = 1 : tensor<1000x37xi32>\n"
+         "  %lim = stablehlo.constant dense<96> : tensor<1000x37xi32>\n"
+         "  %low = stablehlo.compare LT, %r, %lim : (tensor<1000x37xi32>, "
+         "tensor<1000x37xi32>) -> tensor<1000x37xi1>\n"
+         "  %five = stablehlo.constant dense<5> : tensor<1000x37xi32>\n"
+         "  %four = stablehlo.constant dense<4> : tensor<1000x37xi32>\n"
+         "  %hits = stablehlo.select %low, %five, %four : "
+         "tensor<1000x37xi1>, tensor<1000x37xi32>\n"
+         "  %sum = stablehlo.multiply %hits, %c : tensor<1000x37xi32>\n"
+         "  %want = stablehlo.convert %sum : (tensor<1000x37xi32>) -> "
+         "tensor<1000x37xf32>\n"
+         "  check.expect_eq %s, %want : tensor<1000x37xf32>\n"
+         "  %ops = stablehlo.constant dense<[[0x7FC00000, -0.0, 1.0, -1.0, "
+         "0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, "
+         "0.0, 0.0]]> : tensor<1x19xf32>\n"
+         "  %upd = stablehlo.constant dense<[[[1.0, 0.0, 0xFF800000, 2.0, "
+         "-0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, "
+         "12.0, 13.0, 14.0]], [[2.0, 0.0, 5.0, -3.0, 0.0, 0.0, 0.0, 0.0, "
+         "0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 15.0]]]> : "
+         "tensor<2x1x19xf32>\n"
+         "  %zi = stablehlo.constant dense<0> : tensor<2x1xi32>\n"
+         "  %mx = \"stablehlo.scatter\"(%ops, %zi, %upd) ({\n"
+         "    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+         "      %t = stablehlo.maximum %a, %b : tensor<f32>\n"
+         "      stablehlo.return %t : tensor<f32>\n"
+         "  }) {scatter_dimension_numbers = #stablehlo.scatter<"
+         "update_window_dims = [1, 2], inserted_window_dims = [], "
+         "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : "
+         "(tensor<1x19xf32>, tensor<2x1xi32>, tensor<2x1x19xf32>) -> "
+         "tensor<1x19xf32>\n"
+         "  check.expect_eq_const %mx, dense<[[0x7FC00000, 0.0, 5.0, 2.0, "
+         "0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, "
+         "12.0, 13.0, 15.0]]> : tensor<1x19xf32>\n"
+         "  func.return\n"
+         "}\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gather_clamp),
@@ -618,6 +719,8 @@ int main(void) {
       cmocka_unit_test(test_scatter_empty_indices),
       cmocka_unit_test(test_wrong_expectation),
       cmocka_unit_test(test_bad_dimension_numbers),
+      cmocka_unit_test(test_gather_large_rows),
+      cmocka_unit_test(test_scatter_rows_with_duplicates),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -372,6 +372,27 @@ static void test_bad_permutation(void **state) {
   assert_non_null(strstr(d.message, "is not a permutation"));
 }
 
+/* Broadcasts large enough to be filled span by span, and split over the
+ * pool (4 MB): a scalar, and a 3-element row whose 12-byte blocks do not
+ * divide the span.  Expected values from iota alone. */
+static void test_broadcast_large(void **state) {
+  (void)state;
+  RUN_OK("func.func @main() {\n"
+         "  %x = stablehlo.constant dense<3.5> : tensor<f32>\n"
+         "  %b = stablehlo.broadcast_in_dim %x, dims = [] : (tensor<f32>) -> "
+         "tensor<1024x1024xf32>\n"
+         "  check.expect_eq_const %b, dense<3.5> : tensor<1024x1024xf32>\n"
+         "  %row = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>\n"
+         "  %r = stablehlo.broadcast_in_dim %row, dims = [1] : "
+         "(tensor<3xi32>) -> tensor<200001x3xi32>\n"
+         "  %c = stablehlo.iota dim = 1 : tensor<200001x3xi32>\n"
+         "  %one = stablehlo.constant dense<1> : tensor<200001x3xi32>\n"
+         "  %want = stablehlo.add %c, %one : tensor<200001x3xi32>\n"
+         "  check.expect_eq %r, %want : tensor<200001x3xi32>\n"
+         "  func.return\n"
+         "}\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_transpose_rank3),
@@ -388,6 +409,7 @@ int main(void) {
       cmocka_unit_test(test_iota_types),
       cmocka_unit_test(test_wrong_expectation),
       cmocka_unit_test(test_bad_permutation),
+      cmocka_unit_test(test_broadcast_large),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,20 +14,26 @@
  *      batch position (batch dims) or the operand offset (offset dims).
  *      Extent-1 dimensions are dropped and neighbours that are contiguous in
  *      both are merged, so when the offset dims are trailing the innermost
- *      loop is one memcpy per slice row.
+ *      loop is one memcpy per slice row.  A large result's rows are split
+ *      over the pool, and each row's source is prefetched a few rows
+ *      ahead (the start indices are all known by then).
  *
  * The scatter kernel visits each scatter position once, clips its update
  * window to the bounds of the inputs (elements outside are skipped, as the
  * spec says) and applies the update computation along the window's
  * innermost dimension: a memcpy when the body just returns the update, a
- * native loop per element type when it is one known binary op, and the
- * compiled region per element otherwise.
+ * native loop per element type when it is one known binary op (in vectors
+ * along a contiguous f32 row), and the compiled region per element
+ * otherwise.  It stays on one thread, in position order, so duplicate
+ * indices combine in the order the spec's loop gives; the destination of
+ * a position a few ahead is prefetched where its place is one index.
  *
  * Elements move by size whatever their type.  Index tensors may have any
  * integer type: a loader for it is chosen at compile time. */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core/value.h"
@@ -37,6 +43,8 @@
 #include "core/floatfmt.h"
 #include "core/storage.h"
 #include "kernels/kernel.h"
+#include "kernels/multiversion.h"
+#include "runtime/pool.h"
 
 #define MAXR SHLO_MAX_RANK
 
@@ -195,29 +203,49 @@ static void gather_bases(const gather_params *p, const void *idx,
   }
 }
 
-/* Pass 2: walk the result res, a row of the innermost loop at a time. */
-static shlo_status gather_walk_result(const shlo_step *s,
-                                      const gather_params *p,
-                                      const int64_t *base, const char *src,
-                                      shlo_value *res, shlo_exec *ex) {
-  char *dst = res->data;
+/* Below this many result elements a gather stays on the calling thread: handing out the work costs more than it saves. */
+#define IDX_PARALLEL_MIN ((int64_t)1 << 16)
+/* How many slices ahead a gather prefetches its source rows, and at most
+ * how many bytes of each.  Start indices are known before the walk, so the
+ * rows' cache misses, which bound a gather from a large operand, can be
+ * overlapped instead of taken one after another. */
+#define IDX_AHEAD 8
+#define IDX_AHEAD_BYTES 512
+
+static void prefetch_bytes(const char *p, size_t n) {
+  if (n > IDX_AHEAD_BYTES) n = IDX_AHEAD_BYTES;
+  for (size_t o = 0; o < n; o += 64) __builtin_prefetch(p + o, 0, 0);
+}
+
+/* Pass 2 over rows [t0, t1) of the result (a row is one run of the
+ * innermost loop), written to dst from row t0 on; false when the
+ * execution was told to stop. */
+static bool gather_rows(const gather_params *p, const int64_t *base,
+                        const char *src, char *dst, int64_t t0, int64_t t1,
+                        shlo_exec *ex) {
   size_t esz = p->esz;
   int nl = p->n_loop;
-  if (nl == 0) {
-    memcpy(dst, src + (size_t)base[0] * esz, esz);
-    return SHLO_OK;
-  }
   int64_t inner = p->cnt[nl - 1], ib = p->bstr[nl - 1], il = p->lstr[nl - 1];
-  int64_t outer = res->numel / inner;
-  int64_t ctr[MAXR] = {0}, cb = 0, co = 0;
-  for (int64_t t = 0; t < outer; t++) {
-    if ((t & 1023) == 1023 && shlo__exec_should_stop(ex))
-      return shlo__exec_stopped(ex, s);
-    if (p->contig)
-      memcpy(dst, src + (size_t)(base[cb] + co) * esz, (size_t)inner * esz);
-    else
+  int64_t ctr[MAXR] = {0}, cb = 0, co = 0, rem = t0;
+  for (int j = nl - 2; j >= 0; j--) {
+    ctr[j] = rem % p->cnt[j];
+    rem /= p->cnt[j];
+    cb += ctr[j] * p->bstr[j];
+    co += ctr[j] * p->lstr[j];
+  }
+  /* where the slice IDX_AHEAD rows on starts, when rows step batches */
+  int64_t ahead = nl >= 2 ? IDX_AHEAD * p->bstr[nl - 2] : 0;
+  size_t row = (size_t)inner * esz;
+  for (int64_t t = t0; t < t1; t++) {
+    if ((t & 1023) == 1023 && shlo__exec_should_stop(ex)) return false;
+    if (p->contig) {
+      if (ahead > 0 && cb + ahead < p->n_batch)
+        prefetch_bytes(src + (size_t)(base[cb + ahead] + co) * esz, row);
+      memcpy(dst, src + (size_t)(base[cb] + co) * esz, row);
+    } else {
       gather_row(dst, src, base + cb, ib, co, il, inner, esz);
-    dst += (size_t)inner * esz;
+    }
+    dst += row;
     for (int j = nl - 2; j >= 0; j--) {
       cb += p->bstr[j];
       co += p->lstr[j];
@@ -227,6 +255,47 @@ static shlo_status gather_walk_result(const shlo_step *s,
       ctr[j] = 0;
     }
   }
+  return true;
+}
+
+typedef struct gather_job {
+  const gather_params *p;
+  const int64_t *base;
+  const char *src;
+  char *dst;
+  shlo_exec *ex;
+  atomic_bool stopped;
+} gather_job;
+
+static void gather_chunk(void *ctx, int64_t t0, int64_t t1) {
+  gather_job *j = ctx;
+  size_t row = (size_t)j->p->cnt[j->p->n_loop - 1] * j->p->esz;
+  if (atomic_load_explicit(&j->stopped, memory_order_relaxed)) return;
+  if (!gather_rows(j->p, j->base, j->src, j->dst + (size_t)t0 * row, t0, t1,
+                   j->ex))
+    atomic_store_explicit(&j->stopped, true, memory_order_relaxed);
+}
+
+/* Pass 2: walk the result res, rows split over the pool when it is large
+ * (each row is written by one thread, from the same sources: the bytes do
+ * not depend on the split). */
+static shlo_status gather_walk_result(const shlo_step *s,
+                                      const gather_params *p,
+                                      const int64_t *base, const char *src,
+                                      shlo_value *res, shlo_exec *ex) {
+  if (p->n_loop == 0) {
+    memcpy(res->data, src + (size_t)base[0] * p->esz, p->esz);
+    return SHLO_OK;
+  }
+  int64_t inner = p->cnt[p->n_loop - 1];
+  int64_t outer = res->numel / inner;
+  gather_job j = {p, base, src, res->data, ex, false};
+  if (res->numel >= IDX_PARALLEL_MIN)
+    shlo__parallel_for(outer, (IDX_PARALLEL_MIN / 4 + inner - 1) / inner,
+                       gather_chunk, &j);
+  else
+    gather_chunk(&j, 0, outer);
+  if (atomic_load(&j.stopped)) return shlo__exec_stopped(ex, s);
   return SHLO_OK;
 }
 
@@ -638,12 +707,27 @@ static const combine_fn icn_tab[ICO_COUNT] = {IC_OPS(ICN_ROW)};
 #define FC_min(a, b) SHLO_FMIN(a, b)
 #define FC_OPS(X) X(add) X(mul) X(max) X(min)
 
+/* A contiguous f32 row (an embedding's row): in vectors, one IEEE op per
+ * element as the strided loop does, so every clone gives the same bits. */
+#define DEF_FC_ROW(OP)                                                      \
+  SHLO_CLONES __attribute__((optimize("tree-vectorize",                    \
+                                      "vect-cost-model=dynamic")))          \
+  static void fc_##OP##_row_f32(float *restrict d, const float *restrict u, \
+                                int64_t n) {                                \
+    for (int64_t i = 0; i < n; i++) d[i] = FC_##OP(d[i], u[i]);            \
+  }
+FC_OPS(DEF_FC_ROW)
+
 #define DEF_FC(OP)                                                          \
   static void fc_##OP##_f32(char *d_, const char *u_, int64_t n,            \
                             int64_t ds, int64_t us, shlo_elem_type et) {    \
     (void)et;                                                               \
     float *d = (float *)(void *)d_;                                         \
     const float *u = (const float *)(const void *)u_;                       \
+    if (ds == 1 && us == 1) {                                               \
+      fc_##OP##_row_f32(d, u, n);                                           \
+      return;                                                               \
+    }                                                                       \
     for (int64_t i = 0; i < n; i++) {                                       \
       float a = d[i * ds], b = u[i * us];                                   \
       d[i * ds] = FC_##OP(a, b);                                            \
@@ -910,6 +994,58 @@ static shlo_status scatter_window(const scatter_run *r, const int64_t *start,
 /* Index values far outside any tensor are pinned so sums cannot overflow. */
 #define SCATTER_FAR ((int64_t)1 << 61)
 
+/* Prefetch, for writing, the window of the position IDX_AHEAD on from
+ * the one whose indices start at ioff, where its place is one index
+ * along one dimension (the common embedding-gradient form); elsewhere
+ * nothing.  Random rows of a large output are what bound such a
+ * scatter, and their misses overlap this way. */
+static void scatter_prefetch(const scatter_run *r, const void *idx,
+                             int64_t ioff) {
+  const scatter_params *p = r->p;
+  if (p->n_sd != 1 || p->n_map != 1 || p->n_bat != 0) return;
+  int64_t d = p->map[0];
+  int64_t v = p->load(idx, ioff + IDX_AHEAD * p->sd_istr[0]);
+  if (v < 0 || v >= p->idims[d]) return;
+  int64_t at = v * p->istr[d];
+  size_t esz = p->esz[0], n = esz;
+  if (p->n_w > 0 && p->w_istr[p->n_w - 1] == 1)
+    n = (size_t)p->w_cnt[p->n_w - 1] * esz;
+  if (n > IDX_AHEAD_BYTES) n = IDX_AHEAD_BYTES;
+  const char *row = (const char *)r->out[0]->data + (size_t)at * esz;
+  for (size_t o = 0; o < n; o += 64) __builtin_prefetch(row + o, 1, 0);
+}
+
+/* Every scatter position in order, each window applied where it lands. */
+static shlo_status scatter_positions(const scatter_run *r) {
+  const scatter_params *p = r->p;
+  const void *idx = r->in[p->n]->data;
+  int64_t pi[MAXR] = {0}, ioff = 0, uo = 0, start[MAXR];
+  for (int64_t b = 0; b < p->n_pos; b++) {
+    if ((b & 255) == 255 && shlo__exec_should_stop(r->ex))
+      return shlo__exec_stopped(r->ex, r->s);
+    if (b + IDX_AHEAD < p->n_pos) scatter_prefetch(r, idx, ioff);
+    memset(start, 0, sizeof start);
+    for (int k = 0; k < p->n_map; k++) {
+      int64_t v = p->load(idx, ioff + k * p->iv_str);
+      start[p->map[k]] = v < -SCATTER_FAR ? -SCATTER_FAR
+                         : v > SCATTER_FAR ? SCATTER_FAR : v;
+    }
+    for (int i = 0; i < p->n_bat; i++)
+      start[p->bat_dim[i]] += pi[p->bat_pos[i]];
+    shlo_status st = scatter_window(r, start, uo);
+    if (st) return st;
+    for (int j = p->n_sd - 1; j >= 0; j--) {
+      ioff += p->sd_istr[j];
+      uo += p->sd_ustr[j];
+      if (++pi[j] < p->sd_cnt[j]) break;
+      ioff -= pi[j] * p->sd_istr[j];
+      uo -= pi[j] * p->sd_ustr[j];
+      pi[j] = 0;
+    }
+  }
+  return SHLO_OK;
+}
+
 static shlo_status k_scatter(const shlo_step *s, shlo_value *const *in,
                              shlo_value **out, shlo_exec *ex) {
   const scatter_params *p = s->params;
@@ -943,32 +1079,7 @@ static shlo_status k_scatter(const shlo_step *s, shlo_value *const *in,
     }
   }
 
-  const void *idx = in[n]->data;
-  int64_t pi[MAXR] = {0}, ioff = 0, uo = 0, start[MAXR];
-  for (int64_t b = 0; b < p->n_pos; b++) {
-    if ((b & 255) == 255 && shlo__exec_should_stop(ex)) {
-      st = shlo__exec_stopped(ex, s);
-      goto done;
-    }
-    memset(start, 0, sizeof start);
-    for (int k = 0; k < p->n_map; k++) {
-      int64_t v = p->load(idx, ioff + k * p->iv_str);
-      start[p->map[k]] = v < -SCATTER_FAR ? -SCATTER_FAR
-                         : v > SCATTER_FAR ? SCATTER_FAR : v;
-    }
-    for (int i = 0; i < p->n_bat; i++)
-      start[p->bat_dim[i]] += pi[p->bat_pos[i]];
-    st = scatter_window(&r, start, uo);
-    if (st) goto done;
-    for (int j = p->n_sd - 1; j >= 0; j--) {
-      ioff += p->sd_istr[j];
-      uo += p->sd_ustr[j];
-      if (++pi[j] < p->sd_cnt[j]) break;
-      ioff -= pi[j] * p->sd_istr[j];
-      uo -= pi[j] * p->sd_ustr[j];
-      pi[j] = 0;
-    }
-  }
+  st = scatter_positions(&r);
 
 done:
   if (r.lead) {

@@ -22,6 +22,7 @@
 #include "core/tensor_uninit.h"
 #include "core/value.h"
 #include "kernels/kernel.h"
+#include "runtime/pool.h"
 #include "compile/plan.h"
 #include "core/value_quant.h"
 
@@ -141,14 +142,45 @@ static void copy_run(const shape_copy *c, char *dst, const char *src) {
   }
 }
 
+/* Doubling stops once the copied span reaches this many bytes; from there
+ * the span is copied from the start again and again, so its source stays
+ * in L1 and a large fill only writes memory instead of reading its own
+ * first half back. */
+#define REPLICATE_SPAN ((size_t)16 << 10)
+/* Fills of at least this many bytes are split over the pool. */
+#define REPLICATE_PARALLEL ((size_t)2 << 20)
+
+typedef struct span_fill {
+  char *dst;       /* the whole destination; its first span is filled */
+  size_t span;     /* bytes, a whole number of blocks */
+  size_t total;    /* bytes */
+} span_fill;
+
+/* Spans [first, end) of the destination, the last one cut at total. */
+static void fill_spans(void *ctx, int64_t first, int64_t end) {
+  const span_fill *f = ctx;
+  for (int64_t i = first < 1 ? 1 : first; i < end; i++) {
+    size_t at = (size_t)i * f->span;
+    size_t n = f->total - at < f->span ? f->total - at : f->span;
+    memcpy(f->dst + at, f->dst, n);
+  }
+}
+
 /* dst holds one block of blk bytes; repeat it so dst holds n blocks. */
 static void replicate(char *dst, size_t blk, int64_t n) {
   int64_t done = 1;
-  while (done < n) {
+  while (done < n && (size_t)done * blk < REPLICATE_SPAN) {
     int64_t c = done < n - done ? done : n - done;
     memcpy(dst + (size_t)done * blk, dst, (size_t)c * blk);
     done += c;
   }
+  if (done >= n) return;
+  span_fill f = {dst, (size_t)done * blk, (size_t)n * blk};
+  int64_t spans = (int64_t)((f.total + f.span - 1) / f.span);
+  if (f.total >= REPLICATE_PARALLEL)
+    shlo__parallel_for(spans, 16, fill_spans, &f);
+  else
+    fill_spans(&f, 1, spans);
 }
 
 /* Broadcast copy into a dense destination: source stride 0 marks a
