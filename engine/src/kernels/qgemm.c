@@ -15,6 +15,7 @@
  * wrapping 32-bit arithmetic: exact modulo 2^32, so exact when |S| < 2^31,
  * which the compiler's bound guarantees. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #define QG_NB 64            /* columns per packed block of w */
 #define QG_GB (QG_NB * 4)   /* bytes per group of 4 rows in a block */
 #define QG_MR 6             /* most rows of c per register block */
+#define QG_PREFETCH 32      /* rows of w ahead while packing */
 #define QG_SPLIT_MIN ((int64_t)1 << 20) /* multiply-adds worth a split */
 
 /* Pack the block of w's columns [j0, j0 + QG_NB) (see above) into bp
@@ -142,6 +144,9 @@ QG_T512 static void pack_avx512(const int8_t *w, int64_t k, int64_t n,
     __m512i r[4];
     for (int t = 0; t < 4; t++) {
       int64_t kk = 4 * g + t;
+      /* each row is in another page: no hardware prefetch reaches it */
+      if (kk + QG_PREFETCH < k)
+        _mm_prefetch((const char *)(w + (kk + QG_PREFETCH) * n + j0), _MM_HINT_T0);
       r[t] = kk < k ? _mm512_maskz_loadu_epi8(mask, w + kk * n + j0)
                     : _mm512_setzero_si512();
     }
@@ -732,6 +737,17 @@ bool shlo__qgemm_compile(shlo_compiler *cc, const shlo_op *op,
   p->cmax = (int32_t)oq->storage_max;
   p->storage = oq->storage;
   p->quant = oq;
+  /* --explain and --profile say which path the dot took */
+  size_t len = strlen(op->name) + sizeof " [integer]";
+  char *label = shlo__malloc(len); /* the plan's: core/alloc.h */
+  if (!label) {
+    qg_params_free(p);
+    *st = shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
+    return true;
+  }
+  snprintf(label, len, "%s [integer]", op->name);
+  shlo__free(step->label);
+  step->label = label;
   if (step->free_params) step->free_params(step->params);
   step->params = p;
   step->free_params = qg_params_free;
