@@ -31,13 +31,18 @@
 #define QG_NB 64            /* columns per packed block of w */
 #define QG_GB (QG_NB * 4)   /* bytes per group of 4 rows in a block */
 #define QG_MR 6             /* most rows of c per register block */
+#define QG_PACK_BLOCKS 4    /* most blocks packed in one pass over w */
 #define QG_PREFETCH 32      /* rows of w ahead while packing */
 #define QG_SPLIT_MIN ((int64_t)1 << 20) /* multiply-adds worth a split */
 
-/* Pack the block of w's columns [j0, j0 + QG_NB) (see above) into bp
- * and its column sums into colsum (QG_NB entries, zero past n). */
+/* Pack the nblk blocks of w's columns from j0 (see above), block i into
+ * bp + i * bstride, and their column sums into colsum (QG_NB entries per
+ * block, zero past n).  Several blocks at once read longer runs of each
+ * row: every row of w is in another page, and one cache line per page
+ * visit left the packing bound by the latency of the misses. */
 typedef void (*qg_pack_fn)(const int8_t *w, int64_t k, int64_t n,
-                           int64_t j0, uint8_t *bp, int32_t *colsum);
+                           int64_t j0, int nblk, int64_t bstride,
+                           uint8_t *bp, int32_t *colsum);
 /* tile[r * QG_NB + j] = D over rows [0, rows) of ua (row stride kp) and
  * the packed block bp, rows <= QG_MR; wrapping sums. */
 typedef void (*qg_tile_fn)(int rows, const uint8_t *ua, int64_t kp,
@@ -72,8 +77,8 @@ static void store_portable(const qg_out *o, int rows, int cols,
 
 /* ---- portable variant: the reference the others must equal ---- */
 
-static void pack_portable(const int8_t *w, int64_t k, int64_t n, int64_t j0,
-                          uint8_t *bp, int32_t *colsum) {
+static void pack1_portable(const int8_t *w, int64_t k, int64_t n, int64_t j0,
+                           uint8_t *bp, int32_t *colsum) {
   int64_t cols = n - j0 < QG_NB ? n - j0 : QG_NB;
   memset(colsum, 0, QG_NB * sizeof *colsum);
   for (int64_t g = 0; 4 * g < k; g++)
@@ -84,6 +89,13 @@ static void pack_portable(const int8_t *w, int64_t k, int64_t n, int64_t j0,
         bp[g * QG_GB + c * 4 + t] = (uint8_t)v;
         colsum[c] += v;
       }
+}
+
+static void pack_portable(const int8_t *w, int64_t k, int64_t n, int64_t j0,
+                          int nblk, int64_t bstride, uint8_t *bp,
+                          int32_t *colsum) {
+  for (int i = 0; i < nblk; i++)
+    pack1_portable(w, k, n, j0 + i * QG_NB, bp + i * bstride, colsum + i * QG_NB);
 }
 
 static void tile_portable(int rows, const uint8_t *ua, int64_t kp,
@@ -134,50 +146,59 @@ QG_T512 static void store_avx512(const qg_out *o, int rows, int cols,
 }
 
 QG_T512 static void pack_avx512(const int8_t *w, int64_t k, int64_t n,
-                                int64_t j0, uint8_t *bp, int32_t *colsum) {
-  int64_t cols = n - j0 < QG_NB ? n - j0 : QG_NB;
-  const __mmask64 mask = cols == 64 ? ~(__mmask64)0 : ((__mmask64)1 << cols) - 1;
+                                int64_t j0, int nblk, int64_t bstride,
+                                uint8_t *bp, int32_t *colsum) {
   const __m512i ones8 = _mm512_set1_epi8(1), ones16 = _mm512_set1_epi16(1);
-  __m512i sum[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(),
-                    _mm512_setzero_si512(), _mm512_setzero_si512()};
+  __mmask64 mask[QG_PACK_BLOCKS];
+  for (int i = 0; i < nblk; i++) {
+    int64_t cols = n - j0 - i * QG_NB < QG_NB ? n - j0 - i * QG_NB : QG_NB;
+    mask[i] = cols == 64 ? ~(__mmask64)0 : ((__mmask64)1 << cols) - 1;
+    memset(colsum + i * QG_NB, 0, QG_NB * sizeof *colsum);
+  }
   for (int64_t g = 0; 4 * g < k; g++) {
-    __m512i r[4];
-    for (int t = 0; t < 4; t++) {
-      int64_t kk = 4 * g + t;
-      /* each row is in another page: no hardware prefetch reaches it */
-      if (kk + QG_PREFETCH < k)
-        _mm_prefetch((const char *)(w + (kk + QG_PREFETCH) * n + j0), _MM_HINT_T0);
-      r[t] = kk < k ? _mm512_maskz_loadu_epi8(mask, w + kk * n + j0)
-                    : _mm512_setzero_si512();
-    }
-    /* byte interleave of the 4 rows: in each 128-bit lane L, u_q holds
-     * columns 16L + 4q .. 16L + 4q + 3, 4 bytes each */
-    __m512i t0 = _mm512_unpacklo_epi8(r[0], r[1]);
-    __m512i t1 = _mm512_unpackhi_epi8(r[0], r[1]);
-    __m512i t2 = _mm512_unpacklo_epi8(r[2], r[3]);
-    __m512i t3 = _mm512_unpackhi_epi8(r[2], r[3]);
-    __m512i u0 = _mm512_unpacklo_epi16(t0, t2);
-    __m512i u1 = _mm512_unpackhi_epi16(t0, t2);
-    __m512i u2 = _mm512_unpacklo_epi16(t1, t3);
-    __m512i u3 = _mm512_unpackhi_epi16(t1, t3);
-    /* transpose the 4 x 4 lanes: out_q = columns 16q .. 16q + 15 */
-    __m512i v0 = _mm512_shuffle_i32x4(u0, u1, 0x44);
-    __m512i v1 = _mm512_shuffle_i32x4(u2, u3, 0x44);
-    __m512i v2 = _mm512_shuffle_i32x4(u0, u1, 0xEE);
-    __m512i v3 = _mm512_shuffle_i32x4(u2, u3, 0xEE);
-    __m512i out[4] = {_mm512_shuffle_i32x4(v0, v1, 0x88),
-                      _mm512_shuffle_i32x4(v0, v1, 0xDD),
-                      _mm512_shuffle_i32x4(v2, v3, 0x88),
-                      _mm512_shuffle_i32x4(v2, v3, 0xDD)};
-    for (int q = 0; q < 4; q++) {
-      _mm512_store_si512((void *)(bp + g * QG_GB + 64 * q), out[q]);
-      /* 1 * w summed by pairs (at most 2 * 128: no saturation), then
-       * pairs of pairs into the column's lane */
-      sum[q] = _mm512_add_epi32(
-          sum[q], _mm512_madd_epi16(_mm512_maddubs_epi16(ones8, out[q]), ones16));
+    for (int i = 0; i < nblk; i++) {
+      const int8_t *wb = w + j0 + i * QG_NB;
+      __m512i r[4];
+#pragma GCC unroll 4
+      for (int t = 0; t < 4; t++) {
+        int64_t kk = 4 * g + t;
+        if (kk + QG_PREFETCH < k)
+          _mm_prefetch((const char *)(wb + (kk + QG_PREFETCH) * n), _MM_HINT_T0);
+        r[t] = kk < k ? _mm512_maskz_loadu_epi8(mask[i], wb + kk * n)
+                      : _mm512_setzero_si512();
+      }
+      /* byte interleave of the 4 rows: in each 128-bit lane L, u_q holds
+       * columns 16L + 4q .. 16L + 4q + 3, 4 bytes each */
+      __m512i t0 = _mm512_unpacklo_epi8(r[0], r[1]);
+      __m512i t1 = _mm512_unpackhi_epi8(r[0], r[1]);
+      __m512i t2 = _mm512_unpacklo_epi8(r[2], r[3]);
+      __m512i t3 = _mm512_unpackhi_epi8(r[2], r[3]);
+      __m512i u0 = _mm512_unpacklo_epi16(t0, t2);
+      __m512i u1 = _mm512_unpackhi_epi16(t0, t2);
+      __m512i u2 = _mm512_unpacklo_epi16(t1, t3);
+      __m512i u3 = _mm512_unpackhi_epi16(t1, t3);
+      /* transpose the 4 x 4 lanes: out_q = columns 16q .. 16q + 15 */
+      __m512i v0 = _mm512_shuffle_i32x4(u0, u1, 0x44);
+      __m512i v1 = _mm512_shuffle_i32x4(u2, u3, 0x44);
+      __m512i v2 = _mm512_shuffle_i32x4(u0, u1, 0xEE);
+      __m512i v3 = _mm512_shuffle_i32x4(u2, u3, 0xEE);
+      __m512i out[4] = {_mm512_shuffle_i32x4(v0, v1, 0x88),
+                        _mm512_shuffle_i32x4(v0, v1, 0xDD),
+                        _mm512_shuffle_i32x4(v2, v3, 0x88),
+                        _mm512_shuffle_i32x4(v2, v3, 0xDD)};
+      uint8_t *dst = bp + i * bstride + g * QG_GB;
+      int32_t *cs = colsum + i * QG_NB;
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; q++) {
+        _mm512_store_si512((void *)(dst + 64 * q), out[q]);
+        /* 1 * w summed by pairs (at most 2 * 128: no saturation), then
+         * pairs of pairs into the column's lane */
+        __m512i part = _mm512_madd_epi16(_mm512_maddubs_epi16(ones8, out[q]), ones16);
+        __m512i sum = _mm512_loadu_si512((const void *)(cs + 16 * q));
+        _mm512_storeu_si512((void *)(cs + 16 * q), _mm512_add_epi32(sum, part));
+      }
     }
   }
-  for (int q = 0; q < 4; q++) _mm512_storeu_si512((void *)(colsum + 16 * q), sum[q]);
 }
 
 QG_INLINE QG_TVNNI void tile_vnni_r(const int R, const uint8_t *ua, int64_t kp,
@@ -278,8 +299,8 @@ QG_T512 static void tile_bw(int rows, const uint8_t *ua, int64_t kp,
 
 /* ---- AVX2: the same pack by 32-column halves, the same emulation ---- */
 
-QG_T256 static void pack_avx2(const int8_t *w, int64_t k, int64_t n,
-                              int64_t j0, uint8_t *bp, int32_t *colsum) {
+QG_T256 static void pack1_avx2(const int8_t *w, int64_t k, int64_t n,
+                               int64_t j0, uint8_t *bp, int32_t *colsum) {
   int64_t cols = n - j0 < QG_NB ? n - j0 : QG_NB;
   const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
   __m256i sum[8];
@@ -299,6 +320,7 @@ QG_T256 static void pack_avx2(const int8_t *w, int64_t k, int64_t n,
     }
     for (int h = 0; h < 2; h++) {
       __m256i r[4];
+#pragma GCC unroll 4
       for (int t = 0; t < 4; t++)
         r[t] = _mm256_loadu_si256((const __m256i *)(src[t] + 32 * h));
       __m256i t0 = _mm256_unpacklo_epi8(r[0], r[1]);
@@ -313,6 +335,7 @@ QG_T256 static void pack_avx2(const int8_t *w, int64_t k, int64_t n,
                         _mm256_permute2x128_si256(u2, u3, 0x20),
                         _mm256_permute2x128_si256(u0, u1, 0x31),
                         _mm256_permute2x128_si256(u2, u3, 0x31)};
+#pragma GCC unroll 4
       for (int p = 0; p < 4; p++) {
         _mm256_store_si256((__m256i *)(bp + g * QG_GB + 128 * h + 32 * p), out[p]);
         sum[4 * h + p] = _mm256_add_epi32(
@@ -322,6 +345,13 @@ QG_T256 static void pack_avx2(const int8_t *w, int64_t k, int64_t n,
     }
   }
   for (int q = 0; q < 8; q++) _mm256_storeu_si256((__m256i *)(colsum + 8 * q), sum[q]);
+}
+
+QG_T256 static void pack_avx2(const int8_t *w, int64_t k, int64_t n,
+                              int64_t j0, int nblk, int64_t bstride,
+                              uint8_t *bp, int32_t *colsum) {
+  for (int i = 0; i < nblk; i++)
+    pack1_avx2(w, k, n, j0 + i * QG_NB, bp + i * bstride, colsum + i * QG_NB);
 }
 
 /* Rows [0, R) over the 16 columns at byte offset 64 * quarter of each
@@ -451,30 +481,35 @@ typedef struct qg_job {
 static void qg_blocks(void *ctx, int64_t lo, int64_t hi) {
   qg_job *j = ctx;
   const shlo__qgemm *g = j->g;
-  uint8_t *bp = shlo__aligned_alloc((size_t)(j->kp / 4) * QG_GB);
+  int64_t bstride = (j->kp / 4) * QG_GB;
+  int nblk_max = hi - lo < QG_PACK_BLOCKS ? (int)(hi - lo) : QG_PACK_BLOCKS;
+  uint8_t *bp = shlo__aligned_alloc((size_t)(nblk_max * bstride));
   if (!bp) {
     atomic_store(&j->nomem, true);
     return;
   }
   _Alignas(64) int32_t tile[QG_MR * QG_NB];
-  int32_t colsum[QG_NB], zw[QG_NB];
+  int32_t colsum[QG_PACK_BLOCKS * QG_NB], zw[QG_NB];
   uint32_t corr[QG_NB];
   const uint32_t zak = (uint32_t)g->za * (uint32_t)g->k;
-  for (int64_t b = lo; b < hi; b++) {
-    int64_t j0 = b * QG_NB;
-    int cols = (int)(g->n - j0 < QG_NB ? g->n - j0 : QG_NB);
-    j->v->pack(g->w, g->k, g->n, j0, bp, colsum);
-    for (int c = 0; c < QG_NB; c++) {
-      zw[c] = c < cols ? g->zw[j0 + c] : 0;
-      corr[c] = zak * (uint32_t)zw[c] -
-                (j->c0 + (uint32_t)g->za) * (uint32_t)colsum[c];
-    }
-    for (int64_t i0 = 0; i0 < g->m; i0 += QG_MR) {
-      int rows = (int)(g->m - i0 < QG_MR ? g->m - i0 : QG_MR);
-      j->v->tile(rows, j->ua + i0 * j->kp, j->kp, bp, tile);
-      qg_out o = {corr, zw, j->rowsum + i0, g->cmin, g->cmax,
-                  g->c + i0 * g->n + j0, g->n};
-      j->v->store(&o, rows, cols, tile);
+  for (int64_t b0 = lo; b0 < hi; b0 += nblk_max) {
+    int nblk = hi - b0 < nblk_max ? (int)(hi - b0) : nblk_max;
+    j->v->pack(g->w, g->k, g->n, b0 * QG_NB, nblk, bstride, bp, colsum);
+    for (int i = 0; i < nblk; i++) {
+      int64_t j0 = (b0 + i) * QG_NB;
+      int cols = (int)(g->n - j0 < QG_NB ? g->n - j0 : QG_NB);
+      for (int c = 0; c < QG_NB; c++) {
+        zw[c] = c < cols ? g->zw[j0 + c] : 0;
+        corr[c] = zak * (uint32_t)zw[c] -
+                  (j->c0 + (uint32_t)g->za) * (uint32_t)colsum[i * QG_NB + c];
+      }
+      for (int64_t i0 = 0; i0 < g->m; i0 += QG_MR) {
+        int rows = (int)(g->m - i0 < QG_MR ? g->m - i0 : QG_MR);
+        j->v->tile(rows, j->ua + i0 * j->kp, j->kp, bp + i * bstride, tile);
+        qg_out o = {corr, zw, j->rowsum + i0, g->cmin, g->cmax,
+                    g->c + i0 * g->n + j0, g->n};
+        j->v->store(&o, rows, cols, tile);
+      }
     }
   }
   shlo__aligned_free(bp);
