@@ -4,7 +4,8 @@
  *
  * Kernel: on shapes with tails (m = 1 and not a multiple of the 6-row
  * block, n not a multiple of 16 or 64, k not a multiple of 4, k = 0),
- * signed and unsigned lhs, zero points on both sides, narrow clamps, every
+ * signed and unsigned lhs, zero points on both sides, narrow clamps, a
+ * long k whose unsigned-times-signed sums wrap around 32 bits, every
  * ISA variant this machine has gives exactly clamp(sum_k (a - za)(w - zw))
  * as the test computes it in int64.
  *
@@ -50,6 +51,7 @@ typedef struct kcase {
   int32_t za;
   int zw_spread; /* zw[j] in [-zw_spread, zw_spread] */
   int32_t cmin, cmax;
+  bool extreme; /* every a at its largest, every w -128 */
 } kcase;
 
 static void check_kernel(const kcase *kc, uint32_t seed) {
@@ -65,6 +67,10 @@ static void check_kernel(const kcase *kc, uint32_t seed) {
   /* the extremes, where an emulation that saturates would show */
   if (m * k > 0) a[0] = kc->a_unsigned ? 255 : 0x80;
   if (k * n > 0) w[0] = -128;
+  if (kc->extreme) {
+    memset(a, kc->a_unsigned ? 255 : 127, (size_t)(m * k));
+    memset(w, 0x80, (size_t)(k * n));
+  }
   for (int64_t j = 0; j < n; j++)
     zw[j] = kc->zw_spread
                 ? (int32_t)(rnd(&seed) % (2 * kc->zw_spread + 1)) - kc->zw_spread
@@ -107,16 +113,21 @@ static void test_kernel_shapes(void **state) {
   (void)state;
   const char *best = shlo__qgemm_isa();
   const kcase cases[] = {
-      {1, 1, 1, false, 0, 0, INT32_MIN, INT32_MAX},
-      {1, 64, 4, false, 0, 0, INT32_MIN, INT32_MAX},
-      {1, 65, 7, false, 0, 2, INT32_MIN, INT32_MAX},
-      {7, 17, 3, true, 128, 0, INT32_MIN, INT32_MAX},
-      {6, 130, 33, false, 5, 3, INT32_MIN, INT32_MAX},
-      {13, 100, 129, true, 7, 1, INT32_MIN, INT32_MAX},
-      {12, 64, 256, false, -3, 0, INT32_MIN, INT32_MAX},
-      {25, 47, 61, false, 0, 0, -128, 127}, /* the clamp of an i8 result */
-      {5, 9, 0, false, 0, 0, 3, 100},       /* k = 0: 0 clamped */
-      {3, 0, 5, false, 0, 0, INT32_MIN, INT32_MAX},
+      {1, 1, 1, false, 0, 0, INT32_MIN, INT32_MAX, false},
+      {1, 64, 4, false, 0, 0, INT32_MIN, INT32_MAX, false},
+      {1, 65, 7, false, 0, 2, INT32_MIN, INT32_MAX, false},
+      {7, 17, 3, true, 128, 0, INT32_MIN, INT32_MAX, false},
+      {6, 130, 33, false, 5, 3, INT32_MIN, INT32_MAX, false},
+      {13, 100, 129, true, 7, 1, INT32_MIN, INT32_MAX, false},
+      {12, 64, 256, false, -3, 0, INT32_MIN, INT32_MAX, false},
+      {25, 47, 61, false, 0, 0, -128, 127, false}, /* the clamp of an i8 result */
+      {5, 9, 0, false, 0, 0, 3, 100, false},       /* k = 0: 0 clamped */
+      {3, 0, 5, false, 0, 0, INT32_MIN, INT32_MAX, false},
+      /* a long k: fewer blocks packed at once (5 blocks in 3 + 2 or 1s) */
+      {2, 300, 5001, false, 1, 0, INT32_MIN, INT32_MAX, false},
+      /* S = 100000 * 127 * -128 fits 32 bits, while the sum of
+       * (a + 128) * w that VPDPBUSD makes wraps around: it must come back */
+      {1, 3, 100000, false, 0, 0, INT32_MIN, INT32_MAX, true},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     check_kernel(&cases[i], (uint32_t)(17 + i));

@@ -32,6 +32,7 @@
 #define QG_GB (QG_NB * 4)   /* bytes per group of 4 rows in a block */
 #define QG_MR 6             /* most rows of c per register block */
 #define QG_PACK_BLOCKS 4    /* most blocks packed in one pass over w */
+#define QG_PACK_BYTES ((int64_t)1 << 20) /* most bytes packed at once */
 #define QG_PREFETCH 32      /* rows of w ahead while packing */
 #define QG_SPLIT_MIN ((int64_t)1 << 20) /* multiply-adds worth a split */
 
@@ -483,6 +484,9 @@ static void qg_blocks(void *ctx, int64_t lo, int64_t hi) {
   const shlo__qgemm *g = j->g;
   int64_t bstride = (j->kp / 4) * QG_GB;
   int nblk_max = hi - lo < QG_PACK_BLOCKS ? (int)(hi - lo) : QG_PACK_BLOCKS;
+  /* a long k packs fewer blocks at once: a thread's buffer stays near
+   * QG_PACK_BYTES (one block is the least) */
+  while (nblk_max > 1 && nblk_max * bstride > QG_PACK_BYTES) nblk_max--;
   uint8_t *bp = shlo__aligned_alloc((size_t)(nblk_max * bstride));
   if (!bp) {
     atomic_store(&j->nomem, true);
