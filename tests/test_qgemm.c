@@ -18,6 +18,7 @@
  * (result zero point 1; ui8 storage, which C17 makes both sides' and whose
  * weights VPDPBUSD cannot take) still give the reference, through the
  * float path. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -324,11 +325,161 @@ static void test_programs(void **state) {
     check_program(&cases[i], (uint32_t)(101 + i));
 }
 
+/* ---- the quantize and dequantize around the dot ---- */
+
+/* Run text on n_args f32/i32 args; its n_res results into res. */
+static void run_n(const char *text, shlo_value *const *args, int n_args,
+                  shlo_value **res, int n_res) {
+  shlo_module *m = NULL;
+  shlo_executable *e = NULL;
+  shlo_value **r = NULL;
+  int n = 0;
+  shlo_diag d;
+  char buf[SHLO_DIAG_MAX + 256];
+  shlo_diag_clear(&d);
+  shlo_status st = shlo_parse_module(text, strlen(text), "q.mlir", &m, &d);
+  if (st == SHLO_OK) st = shlo_compile(m, NULL, &e, &d);
+  if (st == SHLO_OK) st = shlo_execute(e, NULL, args, n_args, &r, &n, &d);
+  if (st != SHLO_OK) {
+    shlo_diag_format(&d, buf, sizeof buf);
+    print_message("%s: %s\n", shlo_status_name(st), buf);
+  }
+  assert_int_equal(st, SHLO_OK);
+  assert_int_equal(n, n_res);
+  for (int i = 0; i < n; i++) res[i] = r[i];
+  free(r);
+  shlo_executable_free(e);
+  shlo_module_free(m);
+}
+
+/* f32 operands for quantization: the edges and a spread of magnitudes. */
+#define QX_N 4096
+static void quant_inputs(float *x, float scale) {
+  const float edges[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN,
+                         1e-45f, -1e-45f, 1.17e-38f, 3.4e38f, -3.4e38f};
+  int n = 0;
+  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) x[n++] = edges[i];
+  /* halfway points and their neighbours, around and past the clamps */
+  for (int k = -300; k <= 300 && n + 3 <= QX_N / 2; k++) {
+    float h = ((float)k + 0.5f) * scale;
+    x[n++] = h;
+    x[n++] = nextafterf(h, INFINITY);
+    x[n++] = nextafterf(h, -INFINITY);
+  }
+  uint32_t seed = 7;
+  while (n < QX_N) { /* random bit patterns: every exponent */
+    uint32_t bits = rnd(&seed) ^ (rnd(&seed) << 24);
+    memcpy(&x[n++], &bits, sizeof bits);
+  }
+}
+
+/* q_one as quant.c's general loop defines it, in double. */
+static int64_t quant_ref(float x, double scale, int64_t zp, int64_t lo,
+                         int64_t hi) {
+  double t = (double)(float)((double)x / scale);
+  int64_t s;
+  if (t != t) {
+    s = zp;
+  } else {
+    t = nearbyint(t);
+    if (t > 4e18) t = 4e18;
+    if (t < -4e18) t = -4e18;
+    s = (int64_t)t + zp;
+  }
+  return s < lo ? lo : s > hi ? hi : s;
+}
+
+/* Per tensor (the vector loop) and per axis with the same pair twice (the
+ * general loop) give the same bytes, and those of the reference. */
+static void check_quantize(const char *store, int64_t lo, int64_t hi,
+                           const char *scale_text, float scale, int zp) {
+  int64_t dims[2] = {QX_N / 2, 2};
+  shlo_value *x = shlo_tensor_new(SHLO_F32, 2, dims);
+  assert_non_null(x);
+  quant_inputs(x->data, scale);
+  const char *it = strstr(store, "16") ? "i16" : "i8";
+  char text[2048];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: tensor<2048x2xf32>) -> (tensor<2048x2x%s>, tensor<2048x2x%s>) {\n"
+           "  %%a = stablehlo.uniform_quantize %%x : (tensor<2048x2xf32>) -> tensor<2048x2x!quant.uniform<%s:f32, %s:%d>>\n"
+           "  %%b = stablehlo.uniform_quantize %%x : (tensor<2048x2xf32>) -> tensor<2048x2x!quant.uniform<%s:f32:1, {%s:%d, %s:%d}>>\n"
+           "  %%ai = stablehlo.bitcast_convert %%a : (tensor<2048x2x!quant.uniform<%s:f32, %s:%d>>) -> tensor<2048x2x%s>\n"
+           "  %%bi = stablehlo.bitcast_convert %%b : (tensor<2048x2x!quant.uniform<%s:f32:1, {%s:%d, %s:%d}>>) -> tensor<2048x2x%s>\n"
+           "  func.return %%ai, %%bi : tensor<2048x2x%s>, tensor<2048x2x%s>\n}\n",
+           it, it, store, scale_text, zp, store, scale_text, zp, scale_text, zp,
+           store, scale_text, zp, it, store, scale_text, zp, scale_text, zp, it,
+           it, it);
+  shlo_value *r[2];
+  run_n(text, &x, 1, r, 2);
+  assert_int_equal(r[0]->nbytes, r[1]->nbytes);
+  assert_memory_equal(r[0]->data, r[1]->data, r[0]->nbytes);
+  bool wide = it[1] == '1';
+  bool is_unsigned = store[0] == 'u';
+  for (int64_t i = 0; i < QX_N; i++) {
+    int64_t got = wide ? (is_unsigned ? (int64_t)((uint16_t *)r[0]->data)[i]
+                                      : (int64_t)((int16_t *)r[0]->data)[i])
+                       : (is_unsigned ? (int64_t)((uint8_t *)r[0]->data)[i]
+                                      : (int64_t)((int8_t *)r[0]->data)[i]);
+    int64_t want = quant_ref(((float *)x->data)[i], (double)scale, zp, lo, hi);
+    if (got != want)
+      print_message("%s x %a: %lld, want %lld\n", store, (double)((float *)x->data)[i],
+                    (long long)got, (long long)want);
+    assert_int_equal(got, want);
+  }
+  shlo_value_unref(r[0]);
+  shlo_value_unref(r[1]);
+  shlo_value_unref(x);
+}
+
+static void test_quantize_bytes(void **state) {
+  (void)state;
+  check_quantize("i8", -128, 127, "0.1", 0.1f, -3);
+  check_quantize("i8", -128, 127, "0.0078125", 0.0078125f, 0);
+  check_quantize("ui8", 0, 255, "0.3", 0.3f, 128);
+  check_quantize("i16", -32768, 32767, "0.001", 0.001f, 7);
+}
+
+/* i32 storage with zero point 0 to f32: one rounding of the int32, one
+ * f32 multiply, per tensor and per axis. */
+static void test_dequantize_i32(void **state) {
+  (void)state;
+  int64_t dims[2] = {1024, 3};
+  shlo_value *x = shlo_tensor_new(SHLO_SI32, 2, dims);
+  assert_non_null(x);
+  int32_t *xv = x->data;
+  uint32_t seed = 3;
+  const int32_t edges[] = {0, 1, -1, INT32_MAX, INT32_MIN, 16777217, -16777217,
+                           16777219, 33554435};
+  for (int i = 0; i < 3 * 1024; i++)
+    xv[i] = i < 9 ? edges[i] : (int32_t)(rnd(&seed) ^ (rnd(&seed) << 24)) >> (i % 24);
+  const char *text =
+      "func.func @main(%x: tensor<1024x3xi32>) -> (tensor<1024x3xf32>, tensor<1024x3xf32>) {\n"
+      "  %a = stablehlo.bitcast_convert %x : (tensor<1024x3xi32>) -> tensor<1024x3x!quant.uniform<i32:f32, 0.1>>\n"
+      "  %b = stablehlo.bitcast_convert %x : (tensor<1024x3xi32>) -> tensor<1024x3x!quant.uniform<i32:f32:1, {0.1, 3.0e-5, 6.103515625e-05}>>\n"
+      "  %fa = stablehlo.uniform_dequantize %a : (tensor<1024x3x!quant.uniform<i32:f32, 0.1>>) -> tensor<1024x3xf32>\n"
+      "  %fb = stablehlo.uniform_dequantize %b : (tensor<1024x3x!quant.uniform<i32:f32:1, {0.1, 3.0e-5, 6.103515625e-05}>>) -> tensor<1024x3xf32>\n"
+      "  func.return %fa, %fb : tensor<1024x3xf32>, tensor<1024x3xf32>\n}\n";
+  shlo_value *r[2];
+  run_n(text, &x, 1, r, 2);
+  const double scales[3] = {(double)0.1f, (double)3.0e-5f, 6.103515625e-05};
+  for (int i = 0; i < 3 * 1024; i++) {
+    float a = (float)((double)(float)(double)xv[i] * (double)0.1f);
+    float b = (float)((double)(float)(double)xv[i] * scales[i % 3]);
+    assert_memory_equal(&((float *)r[0]->data)[i], &a, sizeof a);
+    assert_memory_equal(&((float *)r[1]->data)[i], &b, sizeof b);
+  }
+  shlo_value_unref(r[0]);
+  shlo_value_unref(r[1]);
+  shlo_value_unref(x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kernel_shapes),
       cmocka_unit_test(test_unknown_isa),
       cmocka_unit_test(test_programs),
+      cmocka_unit_test(test_quantize_bytes),
+      cmocka_unit_test(test_dequantize_i32),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

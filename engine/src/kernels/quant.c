@@ -187,6 +187,11 @@ static inline int q_pair(const qinfo *q, int64_t i) {
  * index goes by blocks rather than a division per element: a quantized
  * linear layer's weights (4M elements) went through this on every call.
  * T is the storage's C type. */
+/* The fast loops below vectorize only with the full cost model (-O2's
+ * cheap one refuses loops with a remainder); vectorizing them changes no
+ * result: no float sums to reassociate, each element on its own. */
+#pragma GCC push_options
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 #define Q_DEQ_F32(NAME, T)                                                   \
   SHLO_CLONES static void deq_f32_##NAME(const qinfo *q, const void *src, float *dst,    \
                              const float *scale, const int32_t *zp) {        \
@@ -217,6 +222,7 @@ Q_DEQ_F32(u8, uint8_t)
 Q_DEQ_F32(s16, int16_t)
 Q_DEQ_F32(u16, uint16_t)
 Q_DEQ_F32(s32, int32_t) /* only with zero points 0: x - 0 cannot overflow */
+#pragma GCC pop_options
 
 /* The float fast path of q_dequantize where it applies (f32 expressed,
  * storage of at most 16 bits, zero points within 2^24 of 0); false to
@@ -305,6 +311,8 @@ static inline int64_t q_one(const qinfo *q, int k, double v) {
  * integer, and after it |t| < 2^22, where adding and subtracting 1.5 *
  * 2^23 rounds to nearest even exactly.  NaN gives the zero point.  No
  * multiply, so no contraction: every clone gives the same bytes. */
+#pragma GCC push_options /* as for Q_DEQ_F32 */
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 #define Q_QUANT_F32(NAME, T)                                                 \
   SHLO_CLONES static void quant_f32_##NAME(const float *x, int64_t n,        \
                                            void *dst, float scale, int32_t zp, \
@@ -323,6 +331,7 @@ Q_QUANT_F32(s8, int8_t)
 Q_QUANT_F32(u8, uint8_t)
 Q_QUANT_F32(s16, int16_t)
 Q_QUANT_F32(u16, uint16_t)
+#pragma GCC pop_options
 
 /* The fast path of q_quantize where it applies (f32 in, f32 expressed,
  * one scale, storage of at most 16 bits); false to take the general
