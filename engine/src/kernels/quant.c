@@ -34,6 +34,8 @@
 #include "core/floatfmt.h"
 #include "core/value.h"
 #include "kernels/kernel.h"
+#include "kernels/multiversion.h"
+#include "kernels/qgemm.h"
 #include "core/value_quant.h"
 
 /* ---- element access chosen once per type ---- */
@@ -185,8 +187,13 @@ static inline int q_pair(const qinfo *q, int64_t i) {
  * index goes by blocks rather than a division per element: a quantized
  * linear layer's weights (4M elements) went through this on every call.
  * T is the storage's C type. */
+/* The fast loops below vectorize only with the full cost model (-O2's
+ * cheap one refuses loops with a remainder); vectorizing them changes no
+ * result: no float sums to reassociate, each element on its own. */
+#pragma GCC push_options
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 #define Q_DEQ_F32(NAME, T)                                                   \
-  static void deq_f32_##NAME(const qinfo *q, const void *src, float *dst,    \
+  SHLO_CLONES static void deq_f32_##NAME(const qinfo *q, const void *src, float *dst,    \
                              const float *scale, const int32_t *zp) {        \
     const T *x = src;                                                        \
     const int64_t inner = q->inner, axis = q->axis_dim;                      \
@@ -214,6 +221,8 @@ Q_DEQ_F32(s8, int8_t)
 Q_DEQ_F32(u8, uint8_t)
 Q_DEQ_F32(s16, int16_t)
 Q_DEQ_F32(u16, uint16_t)
+Q_DEQ_F32(s32, int32_t) /* only with zero points 0: x - 0 cannot overflow */
+#pragma GCC pop_options
 
 /* The float fast path of q_dequantize where it applies (f32 expressed,
  * storage of at most 16 bits, zero points within 2^24 of 0); false to
@@ -225,6 +234,9 @@ static bool deq_f32_fast(const qinfo *q, const void *src, float *dst) {
   case SHLO_UI2: case SHLO_UI4: case SHLO_UI8: fn = deq_f32_u8; break;
   case SHLO_SI16: fn = deq_f32_s16; break;
   case SHLO_UI16: fn = deq_f32_u16; break;
+  /* an int32 rounds to f32 once, as q_round does with the exact
+   * difference; the quantized dot's i32 results come here */
+  case SHLO_SI32: fn = deq_f32_s32; break;
   default: return false;
   }
   if (q->expressed != SHLO_F32 || q->axis_dim * q->inner <= 0 ||
@@ -239,7 +251,8 @@ static bool deq_f32_fast(const qinfo *q, const void *src, float *dst) {
   int32_t *zp = n <= ON_STACK ? zp_stack : shlo__malloc((size_t)n * sizeof *zp);
   bool ok = scale && zp;
   for (int k = 0; ok && k < n; k++) {
-    ok = q->zp[k] >= -(1 << 24) && q->zp[k] <= (1 << 24);
+    ok = q->zp[k] >= -(1 << 24) && q->zp[k] <= (1 << 24) &&
+         (q->storage != SHLO_SI32 || q->zp[k] == 0);
     scale[k] = (float)q->scale[k]; /* already a float's value */
     zp[k] = (int32_t)q->zp[k];
   }
@@ -291,6 +304,57 @@ static inline int64_t q_one(const qinfo *q, int k, double v) {
   return s;
 }
 
+/* q_one over f32 x, per tensor, into storage of type T, in f32
+ * arithmetic: x / scale in f32 is the double quotient rounded to f32
+ * (double has over 2 * 24 + 2 bits); the clamp to [lo, hi] (the storage
+ * range less the zero point, integers) commutes with rounding to an
+ * integer, and after it |t| < 2^22, where adding and subtracting 1.5 *
+ * 2^23 rounds to nearest even exactly.  NaN gives the zero point.  No
+ * multiply, so no contraction: every clone gives the same bytes. */
+#pragma GCC push_options /* as for Q_DEQ_F32 */
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#define Q_QUANT_F32(NAME, T)                                                 \
+  SHLO_CLONES static void quant_f32_##NAME(const float *x, int64_t n,        \
+                                           void *dst, float scale, int32_t zp, \
+                                           float lo, float hi) {             \
+    T *d = dst;                                                              \
+    for (int64_t i = 0; i < n; i++) {                                        \
+      float t = x[i] / scale;                                                \
+      t = t == t ? t : 0.0f;                                                 \
+      t = t < lo ? lo : t;                                                   \
+      t = t > hi ? hi : t;                                                   \
+      t = (t + 12582912.0f) - 12582912.0f;                                   \
+      d[i] = (T)((int32_t)t + zp);                                           \
+    }                                                                        \
+  }
+Q_QUANT_F32(s8, int8_t)
+Q_QUANT_F32(u8, uint8_t)
+Q_QUANT_F32(s16, int16_t)
+Q_QUANT_F32(u16, uint16_t)
+#pragma GCC pop_options
+
+/* The fast path of q_quantize where it applies (f32 in, f32 expressed,
+ * one scale, storage of at most 16 bits); false to take the general
+ * loop. */
+static bool quant_f32_fast(const qinfo *q, const shlo_value *x,
+                           shlo_elem_type xt, void *dst) {
+  if (xt != SHLO_F32 || q->expressed != SHLO_F32 || q->n != 1 ||
+      q->zp[0] < -(1 << 16) || q->zp[0] > (1 << 16) ||
+      q->smin < -(1 << 16) || q->smax > (1 << 16))
+    return false;
+  void (*fn)(const float *, int64_t, void *, float, int32_t, float, float);
+  switch (q->storage) {
+  case SHLO_SI2: case SHLO_SI4: case SHLO_SI8: fn = quant_f32_s8; break;
+  case SHLO_UI2: case SHLO_UI4: case SHLO_UI8: fn = quant_f32_u8; break;
+  case SHLO_SI16: fn = quant_f32_s16; break;
+  case SHLO_UI16: fn = quant_f32_u16; break;
+  default: return false;
+  }
+  fn(x->data, q->numel, dst, (float)q->scale[0], (int32_t)q->zp[0],
+     (float)(q->smin - q->zp[0]), (float)(q->smax - q->zp[0]));
+  return true;
+}
+
 /* Float tensor x of element type xt to a new storage tensor of q's type. */
 static shlo_value *q_quantize(const qinfo *q, const shlo_value *x,
                               shlo_elem_type xt) {
@@ -300,6 +364,7 @@ static shlo_value *q_quantize(const qinfo *q, const shlo_value *x,
     shlo_value_unref(r);
     return NULL;
   }
+  if (quant_f32_fast(q, x, xt, r->data)) return r;
   size_t xs = shlo_elem_size(xt);
   for (int64_t i = 0; i < q->numel; i++) {
     double v;
@@ -534,6 +599,9 @@ static void qover_restore(qover *o) {
 
 shlo_status shlo__compile_quantized(shlo_compiler *cc, const shlo_op *op,
                                     shlo_step *step, shlo_compile_fn inner) {
+  /* A dot whose quantized answer is an integer sum (qgemm.h) runs as one */
+  shlo_status qst;
+  if (shlo__qgemm_compile(cc, op, step, &qst)) return qst;
   /* The op table's quant column says, for every op, whether its kernel
    * runs on storage, runs via float here, or is refused. */
   switch (shlo__op_quant((shlo_opcode)op->code)) {
