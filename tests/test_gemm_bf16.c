@@ -122,30 +122,35 @@ test_instruction_adds_odd_then_even(void **state) {
 
 /* ---- the kernel ---- */
 
-/* c = a * b with padded strides against seq_dot, through the serial or
- * the split entry point. */
-static void check_shape(int64_t m, int64_t n, int64_t k, bool split) {
-  int64_t lda = k + 3, ldb = n + 5, ldc = n + 2;
-  uint16_t *a = malloc(sizeof(uint16_t) * (size_t)(m * lda));
-  uint16_t *b = malloc(sizeof(uint16_t) * (size_t)(k * ldb + 1));
+/* c = op(a) * op(b) with padded strides against seq_dot, through the
+ * serial or the split entry point; the padding past each stored row
+ * holds values the guard refuses, never read. */
+static void check_shape(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                        bool split) {
+  int64_t a_rows = ta ? k : m, a_cols = ta ? m : k;
+  int64_t b_rows = tb ? n : k, b_cols = tb ? k : n;
+  int64_t lda = a_cols + 3, ldb = b_cols + 5, ldc = n + 2;
+  uint16_t *a = malloc(sizeof(uint16_t) * (size_t)(a_rows * lda));
+  uint16_t *b = malloc(sizeof(uint16_t) * (size_t)(b_rows * ldb));
   float *c = malloc(sizeof(float) * (size_t)(m * ldc));
   assert_true(a && b && c);
-  for (int64_t i = 0; i < m * lda; i++) a[i] = rand_bf16();
-  for (int64_t i = 0; i < k * ldb + 1; i++) b[i] = rand_bf16();
-  /* the padding holds what the guard would refuse: never read */
-  for (int64_t i = 0; i < m; i++) a[i * lda + k] = 0x0001;
-  for (int64_t kk = 0; kk < k; kk++) b[kk * ldb + n] = 0x7f80;
+  for (int64_t i = 0; i < a_rows * lda; i++)
+    a[i] = i % lda < a_cols ? rand_bf16() : 0x0001;
+  for (int64_t i = 0; i < b_rows * ldb; i++)
+    b[i] = i % ldb < b_cols ? rand_bf16() : 0x7f80;
   for (int64_t i = 0; i < m * ldc; i++) c[i] = -77.0f;
-  int r = split ? shlo__gemm_bf16(m, n, k, a, lda, b, ldb, c, ldc)
-                : shlo__gemm_bf16_serial(m, n, k, a, lda, b, ldb, c, ldc);
+  int r = split ? shlo__gemm_bf16(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)
+                : shlo__gemm_bf16_serial(ta, tb, m, n, k, a, lda, b, ldb, c,
+                                         ldc);
   assert_int_equal(r, 1);
   for (int64_t i = 0; i < m; i++) {
     for (int64_t j = 0; j < n; j++) {
-      float want = seq_dot(a + i * lda, 1, b + j, ldb, k);
+      float want = seq_dot(ta ? a + i : a + i * lda, ta ? lda : 1,
+                           tb ? b + j * ldb : b + j, tb ? 1 : ldb, k);
       if (bits32(c[i * ldc + j]) != bits32(want))
-        fail_msg("%lldx%lldx%lld: c[%lld][%lld] = %a, want %a", (long long)m,
-                 (long long)n, (long long)k, (long long)i, (long long)j,
-                 (double)c[i * ldc + j], (double)want);
+        fail_msg("%d%d %lldx%lldx%lld: c[%lld][%lld] = %a, want %a", ta, tb,
+                 (long long)m, (long long)n, (long long)k, (long long)i,
+                 (long long)j, (double)c[i * ldc + j], (double)want);
     }
     for (int64_t j = n; j < ldc; j++) assert_true(c[i * ldc + j] == -77.0f);
   }
@@ -155,21 +160,24 @@ static void check_shape(int64_t m, int64_t n, int64_t k, bool split) {
 static void test_kernel_every_tail(void **state) {
   (void)state;
   if (!shlo__gemm_bf16_available()) skip();
-  static const int64_t ms[] = {1, 2, 5, 6, 7, 13};
+  static const int64_t ms[] = {1, 2, 5, 6, 7, 13, 17};
   static const int64_t ns[] = {1, 15, 16, 17, 64, 65, 130};
   static const int64_t ks[] = {1, 2, 3, 7, 32, 33, 64, 129};
-  for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-    for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
-      for (size_t l = 0; l < sizeof ks / sizeof *ks; l++)
-        check_shape(ms[i], ns[j], ks[l], false);
+  for (int form = 0; form < 4; form++)
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+      for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
+        for (size_t l = 0; l < sizeof ks / sizeof *ks; l++)
+          check_shape(form & 1, form & 2, ms[i], ns[j], ks[l], false);
 }
 
 static void test_kernel_split_over_pool(void **state) {
   (void)state;
   if (!shlo__gemm_bf16_available()) skip();
-  check_shape(70, 300, 33, true);  /* by columns */
-  check_shape(301, 40, 65, true);  /* by rows */
-  check_shape(128, 128, 64, true); /* the attention's product */
+  for (int form = 0; form < 4; form++) {
+    check_shape(form & 1, form & 2, 70, 300, 33, true);  /* by columns */
+    check_shape(form & 1, form & 2, 301, 40, 65, true);  /* by rows */
+    check_shape(form & 1, form & 2, 128, 128, 64, true); /* attention */
+  }
 }
 
 /* Sums of -0 products are +0, as the scalar chain from +0 gives. */
@@ -179,20 +187,23 @@ static void test_kernel_zero_sign(void **state) {
   uint16_t a[3] = {0x8000, 0x3f80, 0x8000}, b[3 * 16];
   for (int i = 0; i < 3 * 16; i++) b[i] = (i / 16) == 1 ? 0x8000 : 0x3f80;
   float c[16];
-  assert_int_equal(shlo__gemm_bf16_serial(1, 16, 3, a, 3, b, 16, c, 16), 1);
+  assert_int_equal(shlo__gemm_bf16_serial(false, false, 1, 16, 3, a, 3, b, 16, c, 16), 1);
   for (int j = 0; j < 16; j++) assert_int_equal(bits32(c[j]), 0);
 }
 
-/* One value v at a[i][kk] or b[kk][j]: whether the kernel takes it. */
-static int with_value(uint16_t v, bool in_a, int64_t pos) {
+/* One value v at position pos of a or of b, each stored plain or
+ * transposed: whether the kernel takes it. */
+static int with_value(uint16_t v, bool in_a, int64_t pos, int form) {
   enum { M = 7, N = 19, K = 9 };
+  bool ta = form & 1, tb = form & 2;
   uint16_t a[M * K], b[K * N];
   float c[M * N];
   for (int i = 0; i < M * K; i++) a[i] = rand_bf16();
   for (int i = 0; i < K * N; i++) b[i] = rand_bf16();
   if (in_a) a[pos % (M * K)] = v;
   else b[pos % (K * N)] = v;
-  return shlo__gemm_bf16_serial(M, N, K, a, K, b, N, c, N);
+  return shlo__gemm_bf16_serial(ta, tb, M, N, K, a, ta ? M : K, b,
+                                tb ? K : N, c, N);
 }
 
 static void test_kernel_guard(void **state) {
@@ -205,20 +216,21 @@ static void test_kernel_guard(void **state) {
   /* taken: zeros and the range's edges 2^-50 and just below 2^64 */
   static const uint16_t taken[] = {0x0000, 0x8000, 0x2680, 0xa680, 0x5f7f,
                                    0xdf7f, 0x3f80};
-  /* the last element of a's rows and of b's last row: the odd k's
-   * lone half of a pair */
-  static const int64_t where[] = {0, 8, 62, 5, 18, 170};
-  for (size_t w = 0; w < sizeof where / sizeof *where; w++)
-    for (int side = 0; side < 2; side++) {
-      for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
-        assert_int_equal(with_value(refused[i], side, where[w]), 0);
-      for (size_t i = 0; i < sizeof taken / sizeof *taken; i++)
-        assert_int_equal(with_value(taken[i], side, where[w]), 1);
-    }
+  /* ends of rows, the last row and the odd k's lone halves of pairs in
+   * each form (a's 8 and 62, b's 8, 170 and 189 among them) */
+  static const int64_t where[] = {0, 8, 62, 5, 18, 170, 189, 53};
+  for (int form = 0; form < 4; form++)
+    for (size_t w = 0; w < sizeof where / sizeof *where; w++)
+      for (int side = 0; side < 2; side++) {
+        for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+          assert_int_equal(with_value(refused[i], side, where[w], form), 0);
+        for (size_t i = 0; i < sizeof taken / sizeof *taken; i++)
+          assert_int_equal(with_value(taken[i], side, where[w], form), 1);
+      }
   /* the edge values give exact sums */
   uint16_t a[2] = {0x2680, 0x5f7f}, b[2] = {0x2680, 0x5f7f};
   float c;
-  assert_int_equal(shlo__gemm_bf16_serial(1, 1, 2, a, 2, b, 1, &c, 1), 1);
+  assert_int_equal(shlo__gemm_bf16_serial(false, false, 1, 1, 2, a, 2, b, 1, &c, 1), 1);
   assert_int_equal(bits32(c), bits32(seq_dot(a, 1, b, 1, 2)));
 }
 

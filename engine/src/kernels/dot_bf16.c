@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dot_general of bf16 operands with an f32 result on the bf16 GEMM
- * (gemm_bf16.h), for linalg.c: the operands are walked into [B][M][K] and
- * [B][K][N] as bf16 bit patterns (copies of two bytes, no conversion;
- * an operand already in that layout is read in place), then one bf16
- * GEMM per batch element.  When the kernel declines (no AVX512_BF16, an
+ * (gemm_bf16.h), for linalg.c: each operand is walked into [B][M][K] or
+ * its transpose [B][K][M] (rhs: [B][K][N] or [B][N][K]) as bf16 bit
+ * patterns, whichever form is laid out in place or in contiguous runs
+ * (copies of two bytes, no conversion), then one bf16 GEMM per batch
+ * element, told which operands are transposed.  When the kernel declines (no AVX512_BF16, an
  * input outside its guard), the caller runs the widened f32 path for the
  * whole call, overwriting whatever was written. */
 #include <stdatomic.h>
@@ -64,6 +65,21 @@ static void gather_u16(const shlo__la_walk *w, uint16_t *dst,
   }
 }
 
+/* Whether a walk reads runs of contiguous elements. */
+static bool walk_in_runs(const shlo__la_walk *w) {
+  return w->rank == 0 || w->stride[w->rank - 1] == 2;
+}
+
+/* Of an operand's two forms (plain, transposed), the one to read: in
+ * place before in runs before element by element, the plain one on a
+ * tie.  Whether it is the transposed one. */
+static bool pick_transposed(const shlo__la_walk *plain,
+                            const shlo__la_walk *trans) {
+  if (walk_in_place(plain)) return false;
+  if (walk_in_place(trans)) return true;
+  return !walk_in_runs(plain) && walk_in_runs(trans);
+}
+
 /* An operand as a [B][rows][cols] bf16 array: in place or gathered into
  * *buf (to free).  NULL when out of memory. */
 static const uint16_t *operand(const shlo__la_walk *w, const char *src,
@@ -77,6 +93,7 @@ static const uint16_t *operand(const shlo__la_walk *w, const char *src,
 }
 
 typedef struct bf16_batches {
+  bool ta, tb;
   int64_t m, n, k;
   const uint16_t *a, *b;
   float *c;
@@ -88,24 +105,25 @@ static void batch_range(void *ctx, int64_t lo, int64_t hi) {
   int64_t m = j->m, n = j->n, k = j->k;
   for (int64_t i = lo; i < hi; i++) {
     if (atomic_load_explicit(&j->declined, memory_order_relaxed)) return;
-    int r = shlo__gemm_bf16_serial(m, n, k, j->a + i * m * k, k,
-                                   j->b + i * k * n, n, j->c + i * m * n, n);
+    int r = shlo__gemm_bf16_serial(j->ta, j->tb, m, n, k, j->a + i * m * k,
+                                   j->ta ? m : k, j->b + i * k * n,
+                                   j->tb ? k : n, j->c + i * m * n, n);
     if (r == 0) atomic_store_explicit(&j->declined, 1, memory_order_relaxed);
     if (r < 0) atomic_store_explicit(&j->nomem, 1, memory_order_relaxed);
   }
 }
 
-int shlo__dot_bf16(const shlo__la_walk *lw, const shlo__la_walk *rw,
-                   int64_t nb, int64_t m, int64_t n, int64_t k,
-                   const char *lhs, const char *rhs, float *c,
-                   bool split_batch) {
+int shlo__dot_bf16(const shlo__la_walk *const w[4], int64_t nb, int64_t m,
+                   int64_t n, int64_t k, const char *lhs, const char *rhs,
+                   float *c, bool split_batch) {
   if (!shlo__gemm_bf16_available()) return 0;
   uint16_t *abuf = NULL, *bbuf = NULL;
   int done = -1;
-  const uint16_t *a = operand(lw, lhs, nb * m * k, &abuf);
-  const uint16_t *b = a ? operand(rw, rhs, nb * k * n, &bbuf) : NULL;
+  bool ta = pick_transposed(w[0], w[1]), tb = pick_transposed(w[2], w[3]);
+  const uint16_t *a = operand(w[ta ? 1 : 0], lhs, nb * m * k, &abuf);
+  const uint16_t *b = a ? operand(w[tb ? 3 : 2], rhs, nb * k * n, &bbuf) : NULL;
   if (!a || !b) goto out;
-  bf16_batches job = {.m = m, .n = n, .k = k, .a = a, .b = b, .c = c};
+  bf16_batches job = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .a = a, .b = b, .c = c};
   atomic_init(&job.declined, 0);
   atomic_init(&job.nomem, 0);
   if (split_batch) {
@@ -114,8 +132,8 @@ int shlo__dot_bf16(const shlo__la_walk *lw, const shlo__la_walk *rw,
     shlo__parallel_for(nb, grain > 1 ? grain : 1, batch_range, &job);
   } else {
     for (int64_t i = 0; i < nb && !atomic_load(&job.declined); i++) {
-      int r = shlo__gemm_bf16(m, n, k, a + i * m * k, k, b + i * k * n, n,
-                              c + i * m * n, n);
+      int r = shlo__gemm_bf16(ta, tb, m, n, k, a + i * m * k, ta ? m : k,
+                              b + i * k * n, tb ? k : n, c + i * m * n, n);
       if (r == 0) atomic_store(&job.declined, 1);
       if (r < 0) atomic_store(&job.nomem, 1);
     }

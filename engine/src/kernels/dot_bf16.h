@@ -17,14 +17,14 @@
 bool shlo__dot_bf16_applies(const shlo_op *op, shlo_elem_type lt,
                             shlo_elem_type rt, shlo_elem_type ot);
 
-/* c ([nb][m][n] f32, all nonzero) = the products of the operands walked
- * by lw ([nb][m][k]) and rw ([nb][k][n]) from lhs and rhs.  split_batch:
- * whole GEMMs per thread of the pool, else each GEMM split.  1: done;
- * 0: declined (c partly written: run the widened path); -1: out of
- * memory. */
-int shlo__dot_bf16(const shlo__la_walk *lw, const shlo__la_walk *rw,
-                   int64_t nb, int64_t m, int64_t n, int64_t k,
-                   const char *lhs, const char *rhs, float *c,
-                   bool split_batch);
+/* c ([nb][m][n] f32, all nonzero) = the products of lhs and rhs, walked
+ * by w[0] as [nb][m][k] or by w[1] as [nb][k][m], and by w[2] as
+ * [nb][k][n] or w[3] as [nb][n][k]: of each pair, the form read in place
+ * or in contiguous runs.  split_batch: whole GEMMs per thread of the
+ * pool, else each GEMM split.  1: done; 0: declined (c partly written:
+ * run the widened path); -1: out of memory. */
+int shlo__dot_bf16(const shlo__la_walk *const w[4], int64_t nb, int64_t m,
+                   int64_t n, int64_t k, const char *lhs, const char *rhs,
+                   float *c, bool split_batch);
 
 #endif

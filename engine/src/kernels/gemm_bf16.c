@@ -62,6 +62,33 @@ GB_TARGET static bool pack_a(int64_t m, int64_t k, const uint16_t *a,
   return bad != 0;
 }
 
+/* pack_a's work for a stored transposed (k x m, rows lda apart): pairs
+ * of a's rows 2q and 2q + 1 side by side, 16 columns of c's rows at a
+ * time, each dword scattered to its row of ap. */
+GB_TARGET static bool pack_a_t(int64_t m, int64_t k, const uint16_t *a,
+                               int64_t lda, uint32_t *ap) {
+  int64_t kq = (k + 1) / 2;
+  __mmask32 bad = 0;
+  const __m512i rows = _mm512_mullo_epi32(
+      _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+      _mm512_set1_epi32((int)kq));
+  for (int64_t r = 0; r < m; r += 16) {
+    __mmask16 in = m - r >= 16 ? (__mmask16)0xffff
+                               : (__mmask16)((1u << (m - r)) - 1);
+    for (int64_t q = 0; q < kq; q++) {
+      const uint16_t *even = a + 2 * q * lda + r;
+      __m512i hi = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, even));
+      __m512i lo = 2 * q + 1 < k ? _mm512_cvtepu16_epi32(
+                                       _mm256_maskz_loadu_epi16(in, even + lda))
+                                 : _mm512_setzero_si512();
+      __m512i w = _mm512_or_si512(_mm512_slli_epi32(hi, 16), lo);
+      bad |= outside_guard(w);
+      _mm512_mask_i32scatter_epi32(ap + r * kq + q, in, rows, w, 4);
+    }
+  }
+  return bad != 0;
+}
+
 /* The panel of b's columns [0, width) (b points at column 0) into p:
  * kq rows of GB_PANEL dwords, dword (q, j) holding b[2q][j] in its upper
  * half and b[2q + 1][j] (0 past k) in its lower; columns past width are
@@ -86,6 +113,38 @@ GB_TARGET static bool pack_b(int64_t k, const uint16_t *b, int64_t ldb,
     }
   }
   (void)width;
+  return bad != 0;
+}
+
+/* pack_b's work for b stored transposed (n x k, rows ldb apart): the
+ * pair (2q, 2q + 1) of a column is one dword of its row, gathered 16
+ * columns at a time and its halves swapped; an odd k's last element
+ * alone (a dword there could reach past the row). */
+GB_TARGET static bool pack_b_t(int64_t k, const uint16_t *b, int64_t ldb,
+                               int64_t width, const __mmask16 *mask,
+                               uint32_t *p) {
+  __mmask32 bad = 0;
+  const __m512i cols = _mm512_mullo_epi32(
+      _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+      _mm512_set1_epi32((int)ldb));
+  for (int v = 0; v < GB_VECS; v++) {
+    const uint16_t *col = b + 16 * v * ldb;
+    for (int64_t q = 0; q < k / 2; q++) {
+      __m512i w = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask[v],
+                                              cols, col + 2 * q, 2);
+      w = _mm512_rol_epi32(w, 16);
+      bad |= outside_guard(w);
+      _mm512_store_si512(p + (q * GB_VECS + v) * 16, w);
+    }
+    if (k % 2) {
+      uint32_t last[16] = {0};
+      for (int64_t j = 0; j < 16 && 16 * v + j < width; j++)
+        last[j] = (uint32_t)col[j * ldb + k - 1] << 16;
+      __m512i w = _mm512_loadu_si512(last);
+      bad |= outside_guard(w);
+      _mm512_store_si512(p + (k / 2 * GB_VECS + v) * 16, w);
+    }
+  }
   return bad != 0;
 }
 
@@ -201,9 +260,10 @@ bool shlo__gemm_bf16_available(void) {
   return cpu_ok() && !strcmp(shlo__vmath_isa(), "avx512f");
 }
 
-int shlo__gemm_bf16_serial(int64_t m, int64_t n, int64_t k,
-                           const uint16_t *a, int64_t lda, const uint16_t *b,
-                           int64_t ldb, float *c, int64_t ldc) {
+int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
+                           int64_t k, const uint16_t *a, int64_t lda,
+                           const uint16_t *b, int64_t ldb, float *c,
+                           int64_t ldc) {
   if (!shlo__gemm_bf16_available()) return 0;
   if (m <= 0 || n <= 0) return 1;
   if (k <= 0) {
@@ -216,12 +276,14 @@ int shlo__gemm_bf16_serial(int64_t m, int64_t n, int64_t k,
   int done = -1;
   if (!ap || !p) goto out;
   done = 0;
-  if (pack_a(m, k, a, lda, ap)) goto out;
+  if (ta ? pack_a_t(m, k, a, lda, ap) : pack_a(m, k, a, lda, ap)) goto out;
   for (int64_t j = 0; j < n; j += GB_PANEL) {
     int64_t width = n - j < GB_PANEL ? n - j : GB_PANEL;
     __mmask16 mask[GB_VECS];
     panel_masks(width, mask);
-    if (pack_b(k, b + j, ldb, width, mask, p)) goto out;
+    if (tb ? pack_b_t(k, b + j * ldb, ldb, width, mask, p)
+           : pack_b(k, b + j, ldb, width, mask, p))
+      goto out;
     panel_rows(m, kq, ap, p, c + j, ldc, mask);
   }
   done = 1;
@@ -235,10 +297,11 @@ out:
 
 bool shlo__gemm_bf16_available(void) { return false; }
 
-int shlo__gemm_bf16_serial(int64_t m, int64_t n, int64_t k,
-                           const uint16_t *a, int64_t lda, const uint16_t *b,
-                           int64_t ldb, float *c, int64_t ldc) {
-  (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b, (void)ldb, (void)c,
+int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
+                           int64_t k, const uint16_t *a, int64_t lda,
+                           const uint16_t *b, int64_t ldb, float *c,
+                           int64_t ldc) {
+  (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b, (void)ldb, (void)c,
       (void)ldc;
   return 0;
 }
@@ -250,7 +313,7 @@ int shlo__gemm_bf16_serial(int64_t m, int64_t n, int64_t k,
 #define GB_SPLIT_MIN ((int64_t)1 << 18)
 
 typedef struct gb_job {
-  bool by_cols;
+  bool ta, tb, by_cols;
   int64_t m, n, k, lda, ldb, ldc;
   const uint16_t *a, *b;
   float *c;
@@ -261,22 +324,25 @@ static void gb_block(void *ctx, int64_t lo, int64_t hi) {
   gb_job *j = ctx;
   if (atomic_load_explicit(&j->declined, memory_order_relaxed)) return;
   int r = j->by_cols
-              ? shlo__gemm_bf16_serial(j->m, hi - lo, j->k, j->a, j->lda,
-                                       j->b + lo, j->ldb, j->c + lo, j->ldc)
-              : shlo__gemm_bf16_serial(hi - lo, j->n, j->k, j->a + lo * j->lda,
-                                       j->lda, j->b, j->ldb,
-                                       j->c + lo * j->ldc, j->ldc);
+              ? shlo__gemm_bf16_serial(
+                    j->ta, j->tb, j->m, hi - lo, j->k, j->a, j->lda,
+                    j->b + (j->tb ? lo * j->ldb : lo), j->ldb, j->c + lo,
+                    j->ldc)
+              : shlo__gemm_bf16_serial(
+                    j->ta, j->tb, hi - lo, j->n, j->k,
+                    j->a + (j->ta ? lo : lo * j->lda), j->lda, j->b,
+                    j->ldb, j->c + lo * j->ldc, j->ldc);
   if (r == 0) atomic_store_explicit(&j->declined, 1, memory_order_relaxed);
   if (r < 0) atomic_store_explicit(&j->nomem, 1, memory_order_relaxed);
 }
 
-int shlo__gemm_bf16(int64_t m, int64_t n, int64_t k, const uint16_t *a,
-                    int64_t lda, const uint16_t *b, int64_t ldb, float *c,
-                    int64_t ldc) {
+int shlo__gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                    const uint16_t *a, int64_t lda, const uint16_t *b,
+                    int64_t ldb, float *c, int64_t ldc) {
   int threads = shlo__pool_threads();
   if (threads <= 1 || m * n * k < GB_SPLIT_MIN || !shlo__gemm_bf16_available())
-    return shlo__gemm_bf16_serial(m, n, k, a, lda, b, ldb, c, ldc);
-  gb_job j = {.by_cols = n >= m, .m = m, .n = n, .k = k, .lda = lda,
+    return shlo__gemm_bf16_serial(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  gb_job j = {.ta = ta, .tb = tb, .by_cols = n >= m, .m = m, .n = n, .k = k, .lda = lda,
               .ldb = ldb, .ldc = ldc, .a = a, .b = b, .c = c};
   atomic_init(&j.declined, 0);
   atomic_init(&j.nomem, 0);

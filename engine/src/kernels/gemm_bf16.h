@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* bf16 x bf16 -> f32 GEMM on AVX512_BF16 (VDPBF16PS): c = a * b,
- * row-major, a m x k (rows lda apart), b k x n (ldb), c m x n (ldc),
- * written, never read; a and b hold bf16 bit patterns.
+/* bf16 x bf16 -> f32 GEMM on AVX512_BF16 (VDPBF16PS): c = op(a) op(b),
+ * row-major, op(a) m x k, op(b) k x n, c m x n (rows ldc apart), written,
+ * never read; a and b hold bf16 bit patterns.  As in cblas: ta / tb, the
+ * operand is stored transposed (a k x m, b n x k); lda and ldb are the
+ * strides of the stored rows.
  *
  * What it computes.  Each element of c is the sum over k, in k order,
  * starting from +0, of the exact products a[i][kk] * b[kk][j], every
@@ -41,9 +43,9 @@
  * Taken where the CPU has AVX-512F, BW, VL and BF16 and the engine runs
  * AVX-512F (shlo__vmath_isa; tests turn it off with shlo__vmath_use_isa).
  *
- * Blocking: panels of 64 columns of b are packed into pairs of rows
- * (k / 2 rows of 64 dwords); a is packed once per call into pairs along
- * k; blocks of 6 rows of c then run over k with 24 accumulators in
+ * Blocking: panels of 64 columns of op(b) are packed into pairs of rows
+ * (k / 2 rows of 64 dwords; a transposed b by 16-lane gathers); op(a) is
+ * packed once per call into pairs along k (a transposed a by scatters); blocks of 6 rows of c then run over k with 24 accumulators in
  * registers, as gemm_panels.c's f32 kernel does. */
 #ifndef SHLO_GEMM_BF16_H
 #define SHLO_GEMM_BF16_H
@@ -57,14 +59,15 @@ bool shlo__gemm_bf16_available(void);
 /* The product on the calling thread.  1: done; 0: declined (an input
  * outside the guard's range, or the kernel not available), c partly
  * written; -1: out of memory for the packed copies. */
-int shlo__gemm_bf16_serial(int64_t m, int64_t n, int64_t k,
-                           const uint16_t *a, int64_t lda, const uint16_t *b,
-                           int64_t ldb, float *c, int64_t ldc);
+int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
+                           int64_t k, const uint16_t *a, int64_t lda,
+                           const uint16_t *b, int64_t ldb, float *c,
+                           int64_t ldc);
 
 /* The same, blocks of rows or columns of c split over the engine's pool
  * (the same bits: each element's sum is computed by one thread). */
-int shlo__gemm_bf16(int64_t m, int64_t n, int64_t k, const uint16_t *a,
-                    int64_t lda, const uint16_t *b, int64_t ldb, float *c,
-                    int64_t ldc);
+int shlo__gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                    const uint16_t *a, int64_t lda, const uint16_t *b,
+                    int64_t ldb, float *c, int64_t ldc);
 
 #endif

@@ -67,6 +67,7 @@ typedef struct dot_params {
   shlo__la_walk lw, rw; /* lhs -> [B][M][K], rhs -> [B][K][N] */
   int lmode, rmode;     /* DOT_PACK or used in place (transposed or not) */
   bool bf16;            /* may take the bf16 GEMM (dot_bf16.h) */
+  shlo__la_walk lw_t, rw_t; /* with bf16: [B][K][M] and [B][N][K] */
 } dot_params;
 
 /* One GEMM per batch element, for batch elements [lo, hi); with done, it
@@ -140,7 +141,8 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
   const char *a = in[0]->data, *b = in[1]->data;
   char *c = v->data;
   if (p->bf16) { /* the bf16 GEMM, unless it declines the call */
-    int r = shlo__dot_bf16(&p->lw, &p->rw, nb, m, n, k, a, b,
+    const shlo__la_walk *w[4] = {&p->lw, &p->lw_t, &p->rw, &p->rw_t};
+    int r = shlo__dot_bf16(w, nb, m, n, k, a, b,
                            (float *)(void *)c, dot_split_batch(p));
     if (r < 0) return oom(s, ex);
     if (r > 0) {
@@ -352,10 +354,12 @@ shlo_status shlo__compile_dot_general(shlo_compiler *cc, const shlo_op *op,
   int r = concat3(order, d.lb, d.nlb, d.lfree, d.nlf, d.lc, d.nlc);
   concat3(alt, d.lb, d.nlb, d.lc, d.nlc, d.lfree, d.nlf);
   dot_walk(&p->lw, lt, order, r);
+  if (p->bf16) dot_walk(&p->lw_t, lt, alt, r);
   p->lmode = dot_operand_mode(p, lt, order, alt);
   r = concat3(order, d.rb, d.nrb, d.rc, d.nrc, d.rfree, d.nrf);
   concat3(alt, d.rb, d.nrb, d.rfree, d.nrf, d.rc, d.nrc);
   dot_walk(&p->rw, rt, order, r);
+  if (p->bf16) dot_walk(&p->rw_t, rt, alt, r);
   p->rmode = dot_operand_mode(p, rt, order, alt);
   step->fn = k_dot;
   if (p->nb && p->m && p->n && p->k && shlo__la_native(p->dom, p->ot))
