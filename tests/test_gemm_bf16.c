@@ -113,6 +113,12 @@ test_instruction_adds_odd_then_even(void **state) {
    * 1 + 2^-23) */
   assert_int_equal(bits32(dp_lane(1.0f, 0x3380, 0x3380, 0x3f80, 0x3f80)),
                    bits32(1.0f));
+  /* a sum past f32's range rounds to inf, as an IEEE add does:
+   * 1.5 * 2^127 + 2^63 * 2^63 */
+  assert_int_equal(bits32(dp_lane(0x1.8p127f, 0, 0x5f00, 0, 0x5f00)),
+                   bits32(INFINITY));
+  assert_int_equal(bits32(dp_lane(-0x1.8p127f, 0, 0xdf00, 0, 0x5f00)),
+                   bits32(-INFINITY));
   /* a subnormal input counts as 0 (DAZ): 2^-133 * 2^126 is 2^-7 */
   assert_int_equal(bits32(dp_lane(0.0f, 0x0001, 0, 0x7e80, 0)), 0);
   /* and a product below f32's normals gives 0 (FTZ) */
