@@ -253,6 +253,7 @@ typedef struct dot_case {
                   int64_t kk);
   int64_t (*ridx)(const int64_t *d, int64_t b0, int64_t b1, int64_t j,
                   int64_t kk);
+  bool doubled; /* the program returns r + r: fused, run on each block */
 } dot_case;
 
 /* the attention's scores: [b, s, h, d] x [b, s, h, d], batch (0, 2),
@@ -302,27 +303,27 @@ static const dot_case cases[] = {
      " contracting_dims = [3] x [3] : (tensor<2x13x3x9xbf16>,"
      " tensor<2x13x3x9xbf16>) -> tensor<2x3x13x13xf32>\n"
      "  func.return %r : tensor<2x3x13x13xf32>\n}\n",
-     4, 4, {2, 13, 3, 9}, {2, 13, 3, 9}, 2, 3, 13, 13, 9, att_l, att_l},
+     4, 4, {2, 13, 3, 9}, {2, 13, 3, 9}, 2, 3, 13, 13, 9, att_l, att_l, false},
     {"func.func @main(%a: tensor<2x13x3x9xbf16>, %b: tensor<2x3x11x13xbf16>)"
      " -> tensor<2x3x9x11xf32> {\n"
      "  %r = stablehlo.dot_general %a, %b, batching_dims = [0, 2] x [0, 1],"
      " contracting_dims = [1] x [3] : (tensor<2x13x3x9xbf16>,"
      " tensor<2x3x11x13xbf16>) -> tensor<2x3x9x11xf32>\n"
      "  func.return %r : tensor<2x3x9x11xf32>\n}\n",
-     4, 4, {2, 13, 3, 9}, {2, 3, 11, 13}, 2, 3, 9, 11, 13, out_l, out_r},
+     4, 4, {2, 13, 3, 9}, {2, 3, 11, 13}, 2, 3, 9, 11, 13, out_l, out_r, false},
     {"func.func @main(%a: tensor<37x71xbf16>, %b: tensor<71x130xbf16>)"
      " -> tensor<37x130xf32> {\n"
      "  %r = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0]"
      " : (tensor<37x71xbf16>, tensor<71x130xbf16>) -> tensor<37x130xf32>\n"
      "  func.return %r : tensor<37x130xf32>\n}\n",
-     2, 2, {37, 71}, {71, 130}, 1, 1, 37, 130, 71, mat_l, mat_r},
+     2, 2, {37, 71}, {71, 130}, 1, 1, 37, 130, 71, mat_l, mat_r, false},
     {"func.func @main(%a: tensor<37x71xbf16>, %b: tensor<130x71xbf16>)"
      " -> tensor<37x130xf32> {\n"
      "  %r = stablehlo.dot_general %a, %b, contracting_dims = [1] x [1],"
      " precision = [DEFAULT, DEFAULT] : (tensor<37x71xbf16>,"
      " tensor<130x71xbf16>) -> tensor<37x130xf32>\n"
      "  func.return %r : tensor<37x130xf32>\n}\n",
-     2, 2, {37, 71}, {130, 71}, 1, 1, 37, 130, 71, mat_l, matt_r},
+     2, 2, {37, 71}, {130, 71}, 1, 1, 37, 130, 71, mat_l, matt_r, false},
     /* big enough to split over the pool */
     {"func.func @main(%a: tensor<4x50x97xbf16>, %b: tensor<97x300xbf16>)"
      " -> tensor<4x50x300xf32> {\n"
@@ -330,7 +331,17 @@ static const dot_case cases[] = {
      " : (tensor<4x50x97xbf16>, tensor<97x300xbf16>) ->"
      " tensor<4x50x300xf32>\n"
      "  func.return %r : tensor<4x50x300xf32>\n}\n",
-     3, 2, {4, 50, 97}, {97, 300}, 1, 1, 200, 300, 97, proj_l, mat_r},
+     3, 2, {4, 50, 97}, {97, 300}, 1, 1, 200, 300, 97, proj_l, mat_r, false},
+    /* the scores with an add fused after the product: the batch split
+     * over the pool, each block's add run as its GEMM is done */
+    {"func.func @main(%a: tensor<2x13x3x9xbf16>, %b: tensor<2x13x3x9xbf16>)"
+     " -> tensor<2x3x13x13xf32> {\n"
+     "  %r = stablehlo.dot_general %a, %b, batching_dims = [0, 2] x [0, 2],"
+     " contracting_dims = [3] x [3] : (tensor<2x13x3x9xbf16>,"
+     " tensor<2x13x3x9xbf16>) -> tensor<2x3x13x13xf32>\n"
+     "  %s = stablehlo.add %r, %r : tensor<2x3x13x13xf32>\n"
+     "  func.return %s : tensor<2x3x13x13xf32>\n}\n",
+     4, 4, {2, 13, 3, 9}, {2, 13, 3, 9}, 2, 3, 13, 13, 9, att_l, att_l, true},
     /* HIGHEST keeps the widened path: the same sums where it runs the
      * engine's own loops */
     {"func.func @main(%a: tensor<37x71xbf16>, %b: tensor<71x130xbf16>)"
@@ -339,7 +350,7 @@ static const dot_case cases[] = {
      " precision = [HIGHEST, HIGHEST] : (tensor<37x71xbf16>,"
      " tensor<71x130xbf16>) -> tensor<37x130xf32>\n"
      "  func.return %r : tensor<37x130xf32>\n}\n",
-     2, 2, {37, 71}, {71, 130}, 1, 1, 37, 130, 71, mat_l, mat_r},
+     2, 2, {37, 71}, {71, 130}, 1, 1, 37, 130, 71, mat_l, mat_r, false},
 };
 
 /* Operand values: random (rand_bf16), subnormals, or magnitudes within
@@ -393,6 +404,7 @@ static void run_case(const dot_case *c, bool exact, int lvals, int rvals) {
             acc += p;
             sum += p, mag += fabs(p);
           }
+          if (c->doubled) acc += acc, sum += sum, mag += mag;
           if (exact) {
             if (bits32(out[o]) != bits32(acc))
               fail_msg("%s: element %lld = %a, want %a", shlo__vmath_isa(),

@@ -97,6 +97,8 @@ typedef struct bf16_batches {
   int64_t m, n, k;
   const uint16_t *a, *b;
   float *c;
+  shlo_block_done done;
+  void *done_ctx;
   atomic_int declined, nomem;
 } bf16_batches;
 
@@ -110,15 +112,17 @@ static void batch_range(void *ctx, int64_t lo, int64_t hi) {
                                    j->tb ? k : n, j->c + i * m * n, n);
     if (r == 0) atomic_store_explicit(&j->declined, 1, memory_order_relaxed);
     if (r < 0) atomic_store_explicit(&j->nomem, 1, memory_order_relaxed);
+    if (r == 1 && j->done) j->done(j->done_ctx, i * m * n, (i + 1) * m * n);
   }
 }
 
 int shlo__dot_bf16(const shlo__la_walk *const w[4], int64_t nb, int64_t m,
                    int64_t n, int64_t k, const char *lhs, const char *rhs,
-                   float *c, bool split_batch) {
+                   float *c, bool split_batch, shlo_block_done done,
+                   void *done_ctx) {
   if (!shlo__gemm_bf16_available()) return 0;
   uint16_t *abuf = NULL, *bbuf = NULL;
-  int done = -1;
+  int result = -1;
   bool ta = pick_transposed(w[0], w[1]), tb = pick_transposed(w[2], w[3]);
   const uint16_t *a = operand(w[ta ? 1 : 0], lhs, nb * m * k, &abuf);
   const uint16_t *b = a ? operand(w[tb ? 3 : 2], rhs, nb * k * n, &bbuf) : NULL;
@@ -127,7 +131,16 @@ int shlo__dot_bf16(const shlo__la_walk *const w[4], int64_t nb, int64_t m,
   atomic_init(&job.declined, 0);
   atomic_init(&job.nomem, 0);
   if (split_batch) {
-    /* whole GEMMs per thread, as linalg.c's f32 batches */
+    /* whole GEMMs per thread, as linalg.c's f32 batches, each followed by
+     * what reads its block (while it is in cache): once the operands are
+     * known to be in the guard, no GEMM declines */
+    if (done && (!shlo__gemm_bf16_in_guard(a, nb * m * k) ||
+                 !shlo__gemm_bf16_in_guard(b, nb * k * n))) {
+      result = 0;
+      goto out;
+    }
+    job.done = done;
+    job.done_ctx = done_ctx;
     int64_t grain = ((int64_t)1 << 18) / (m * n * k);
     shlo__parallel_for(nb, grain > 1 ? grain : 1, batch_range, &job);
   } else {
@@ -138,9 +151,9 @@ int shlo__dot_bf16(const shlo__la_walk *const w[4], int64_t nb, int64_t m,
       if (r < 0) atomic_store(&job.nomem, 1);
     }
   }
-  done = atomic_load(&job.nomem) ? -1 : atomic_load(&job.declined) ? 0 : 1;
+  result = atomic_load(&job.nomem) ? -1 : atomic_load(&job.declined) ? 0 : 1;
 out:
   shlo__free(abuf);
   shlo__free(bbuf);
-  return done;
+  return result;
 }

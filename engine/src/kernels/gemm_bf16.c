@@ -241,6 +241,19 @@ GB_TARGET static bool instruction_matches_model(void) {
   return true;
 }
 
+GB_TARGET static bool in_guard(const uint16_t *x, int64_t n) {
+  __mmask32 bad = 0;
+  for (int64_t i = 0; i < n; i += 32) {
+    __mmask32 in = n - i >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << (n - i)) - 1;
+    bad |= outside_guard(_mm512_maskz_loadu_epi16(in, x + i));
+  }
+  return bad == 0;
+}
+
+bool shlo__gemm_bf16_in_guard(const uint16_t *x, int64_t n) {
+  return shlo__gemm_bf16_available() && in_guard(x, n);
+}
+
 /* 1 usable, 0 not; -1 not yet known */
 static atomic_int gb_cpu_ok = -1;
 
@@ -296,6 +309,11 @@ out:
 #else /* no AVX512_BF16 kernel on this compiler or architecture */
 
 bool shlo__gemm_bf16_available(void) { return false; }
+
+bool shlo__gemm_bf16_in_guard(const uint16_t *x, int64_t n) {
+  (void)x, (void)n;
+  return false;
+}
 
 int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
                            int64_t k, const uint16_t *a, int64_t lda,

@@ -56,6 +56,11 @@
 /* Whether the kernels here run on this CPU now (see above). */
 bool shlo__gemm_bf16_available(void);
 
+/* Whether the kernels run here and take all n bf16 patterns at x (none
+ * outside the guard): a caller that checked its operands so knows that
+ * the kernels will not decline them. */
+bool shlo__gemm_bf16_in_guard(const uint16_t *x, int64_t n);
+
 /* The product on the calling thread.  1: done; 0: declined (an input
  * outside the guard's range, or the kernel not available), c partly
  * written; -1: out of memory for the packed copies. */

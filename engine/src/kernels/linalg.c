@@ -142,11 +142,12 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
   char *c = v->data;
   if (p->bf16) { /* the bf16 GEMM, unless it declines the call */
     const shlo__la_walk *w[4] = {&p->lw, &p->lw_t, &p->rw, &p->rw_t};
-    int r = shlo__dot_bf16(w, nb, m, n, k, a, b,
-                           (float *)(void *)c, dot_split_batch(p));
+    bool split = dot_split_batch(p);
+    int r = shlo__dot_bf16(w, nb, m, n, k, a, b, (float *)(void *)c, split,
+                           done, done_ctx);
     if (r < 0) return oom(s, ex);
     if (r > 0) {
-      if (done) dot_tell_rows(p, done, done_ctx);
+      if (done && !split) dot_tell_rows(p, done, done_ctx);
       return SHLO_OK;
     }
   }
