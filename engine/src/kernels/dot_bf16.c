@@ -119,7 +119,7 @@ static void batch_range(void *ctx, int64_t lo, int64_t hi) {
 int shlo__dot_bf16(const shlo__la_walk *const w[4], int64_t nb, int64_t m,
                    int64_t n, int64_t k, const char *lhs, const char *rhs,
                    float *c, bool split_batch, shlo_block_done done,
-                   void *done_ctx) {
+                   void *done_ctx, shlo_exec *ex) {
   if (!shlo__gemm_bf16_available()) return 0;
   uint16_t *abuf = NULL, *bbuf = NULL;
   int result = -1;
@@ -145,6 +145,11 @@ int shlo__dot_bf16(const shlo__la_walk *const w[4], int64_t nb, int64_t m,
     shlo__parallel_for(nb, grain > 1 ? grain : 1, batch_range, &job);
   } else {
     for (int64_t i = 0; i < nb && !atomic_load(&job.declined); i++) {
+      /* between GEMMs, as linalg.c's f32 loop does every 64 */
+      if (i && i % 64 == 0 && shlo__exec_should_stop(ex)) {
+        result = -2;
+        goto out;
+      }
       int r = shlo__gemm_bf16(ta, tb, m, n, k, a + i * m * k, ta ? m : k,
                               b + i * k * n, tb ? k : n, c + i * m * n, n);
       if (r == 0) atomic_store(&job.declined, 1);

@@ -25,11 +25,12 @@ bool shlo__dot_bf16_applies(const shlo_op *op, shlo_elem_type lt,
  * pool, each followed by done (when not NULL) of its block of c, the
  * operands having been checked against the guard first, so that no block
  * is told of before the call is sure to finish here; else each GEMM
- * split, done not called.  1: done; 0: declined (c partly written: run
- * the widened path); -1: out of memory. */
+ * split, done not called, ex asked between GEMMs whether to stop.  1:
+ * done; 0: declined (c partly written: run the widened path); -1: out of
+ * memory; -2: stopped. */
 int shlo__dot_bf16(const shlo__la_walk *const w[4], int64_t nb, int64_t m,
                    int64_t n, int64_t k, const char *lhs, const char *rhs,
                    float *c, bool split_batch, shlo_block_done done,
-                   void *done_ctx);
+                   void *done_ctx, shlo_exec *ex);
 
 #endif

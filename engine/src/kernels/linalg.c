@@ -144,7 +144,8 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
     const shlo__la_walk *w[4] = {&p->lw, &p->lw_t, &p->rw, &p->rw_t};
     bool split = dot_split_batch(p);
     int r = shlo__dot_bf16(w, nb, m, n, k, a, b, (float *)(void *)c, split,
-                           done, done_ctx);
+                           done, done_ctx, ex);
+    if (r == -2) return shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
     if (r < 0) return oom(s, ex);
     if (r > 0) {
       if (done && !split) dot_tell_rows(p, done, done_ctx);
