@@ -22,6 +22,7 @@
 #include "core/alloc.h"
 #include "core/floatfmt.h"
 #include "core/value.h"
+#include "kernels/dot_bf16.h"
 #include "kernels/linalg_int.h"
 #include "core/tensor_uninit.h"
 #include "kernels/kernel.h"
@@ -65,6 +66,8 @@ typedef struct dot_params {
   int64_t out_dims[SHLO_MAX_RANK];
   shlo__la_walk lw, rw; /* lhs -> [B][M][K], rhs -> [B][K][N] */
   int lmode, rmode;     /* DOT_PACK or used in place (transposed or not) */
+  bool bf16;            /* may take the bf16 GEMM (dot_bf16.h) */
+  shlo__la_walk lw_t, rw_t; /* with bf16: [B][K][M] and [B][N][K] */
 } dot_params;
 
 /* One GEMM per batch element, for batch elements [lo, hi); with done, it
@@ -116,6 +119,16 @@ static void dot_rows_done_range(void *ctx, int64_t lo, int64_t hi) {
   d->done(d->ctx, lo * d->n, hi * d->n);
 }
 
+/* done of every row of the result, from the pool. */
+static void dot_tell_rows(const dot_params *p, shlo_block_done done,
+                          void *done_ctx) {
+  int64_t row = p->out_rank ? p->out_dims[p->out_rank - 1] : 1;
+  dot_rows_done rows = {done, done_ctx, row};
+  int64_t grain = (1 << 14) / row;
+  shlo__parallel_for(p->nb * p->m * p->n / row, grain > 1 ? grain : 1,
+                     dot_rows_done_range, &rows);
+}
+
 /* C (v, uninitialised; nb, m, n, k all nonzero) = the GEMMs of in[0] and
  * in[1], telling done of its blocks when it is not NULL. */
 static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
@@ -127,6 +140,18 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
   void *abuf = NULL, *bbuf = NULL, *cbuf = NULL;
   const char *a = in[0]->data, *b = in[1]->data;
   char *c = v->data;
+  if (p->bf16) { /* the bf16 GEMM, unless it declines the call */
+    const shlo__la_walk *w[4] = {&p->lw, &p->lw_t, &p->rw, &p->rw_t};
+    bool split = dot_split_batch(p);
+    int r = shlo__dot_bf16(w, nb, m, n, k, a, b, (float *)(void *)c, split,
+                           done, done_ctx, ex);
+    if (r == -2) return shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+    if (r < 0) return oom(s, ex);
+    if (r > 0) {
+      if (done && !split) dot_tell_rows(p, done, done_ctx);
+      return SHLO_OK;
+    }
+  }
   if (p->lmode == DOT_PACK) {
     abuf = shlo__malloc((size_t)(nb * m * k) * es);
     if (!abuf) goto nomem;
@@ -160,13 +185,8 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
       }
       dot_batch_range(&job, i, i + 64 < nb ? i + 64 : nb);
     }
-    if (done) { /* the GEMMs had the threads: the rows go to the pool */
-      int64_t row = p->out_rank ? p->out_dims[p->out_rank - 1] : 1;
-      dot_rows_done rows = {done, done_ctx, row};
-      int64_t grain = (1 << 14) / row;
-      shlo__parallel_for(nb * m * n / row, grain > 1 ? grain : 1,
-                         dot_rows_done_range, &rows);
-    }
+    if (done) /* the GEMMs had the threads: the rows go to the pool */
+      dot_tell_rows(p, done, done_ctx);
   }
   if (!direct_out)
     shlo__la_store(p->dom, p->ot, v->data, (int64_t)shlo_elem_size(p->ot),
@@ -322,6 +342,7 @@ shlo_status shlo__compile_dot_general(shlo_compiler *cc, const shlo_op *op,
   p->lt = lt->elem;
   p->rt = rt->elem;
   p->ot = ot->elem;
+  p->bf16 = shlo__dot_bf16_applies(op, lt->elem, rt->elem, ot->elem);
   p->out_rank = ot->rank;
   memcpy(p->out_dims, ot->dims, sizeof p->out_dims);
   p->nb = p->m = p->n = p->k = 1;
@@ -335,10 +356,12 @@ shlo_status shlo__compile_dot_general(shlo_compiler *cc, const shlo_op *op,
   int r = concat3(order, d.lb, d.nlb, d.lfree, d.nlf, d.lc, d.nlc);
   concat3(alt, d.lb, d.nlb, d.lc, d.nlc, d.lfree, d.nlf);
   dot_walk(&p->lw, lt, order, r);
+  if (p->bf16) dot_walk(&p->lw_t, lt, alt, r);
   p->lmode = dot_operand_mode(p, lt, order, alt);
   r = concat3(order, d.rb, d.nrb, d.rc, d.nrc, d.rfree, d.nrf);
   concat3(alt, d.rb, d.nrb, d.rfree, d.nrf, d.rc, d.nrc);
   dot_walk(&p->rw, rt, order, r);
+  if (p->bf16) dot_walk(&p->rw_t, rt, alt, r);
   p->rmode = dot_operand_mode(p, rt, order, alt);
   step->fn = k_dot;
   if (p->nb && p->m && p->n && p->k && shlo__la_native(p->dom, p->ot))

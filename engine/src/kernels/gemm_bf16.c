@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* bf16 GEMM on VDPBF16PS (see gemm_bf16.h for what it computes and why).
+ *
+ * The height of a block of rows is a compile-time constant in each
+ * instance of block() (always inlined into a switch), so that its
+ * accumulators stay in registers. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kernels/gemm_bf16.h"
+#include "kernels/vmath.h"
+#include "runtime/pool.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    __GNUC__ >= 10
+#include <immintrin.h>
+
+#define GB_VECS 4    /* vectors of 16 columns per panel */
+#define GB_PANEL 64  /* columns per panel: GB_VECS * 16 */
+#define GB_ROWS 6    /* most rows of c per block */
+
+/* the guard's range of |x|'s bf16 pattern: [2^-50, 2^64) */
+#define GB_LOW (77u << 7)
+#define GB_SPAN ((191u - 77u) << 7)
+
+#define GB_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#define GB_INLINE GB_TARGET __attribute__((always_inline)) static inline
+
+/* The lanes (bf16 halves) of x outside the guard's range: nonzero with
+ * |x| below 2^-50 or at least 2^64. */
+GB_INLINE __mmask32 outside_guard(__m512i x) {
+  __m512i mag = _mm512_and_si512(x, _mm512_set1_epi16(0x7fff));
+  __m512i off = _mm512_sub_epi16(mag, _mm512_set1_epi16((short)GB_LOW));
+  return _mm512_cmpge_epu16_mask(off, _mm512_set1_epi16((short)GB_SPAN)) &
+         _mm512_test_epi16_mask(mag, mag);
+}
+
+/* a's rows [0, m) into ap, kq = (k + 1) / 2 dwords a row: dword q holds
+ * element 2q in its upper half (the one VDPBF16PS adds first) and 2q + 1
+ * (0 past k) in its lower.  Whether any element is outside the guard. */
+GB_TARGET static bool pack_a(int64_t m, int64_t k, const uint16_t *a,
+                             int64_t lda, uint32_t *ap) {
+  int64_t kq = (k + 1) / 2;
+  __mmask32 bad = 0;
+  for (int64_t r = 0; r < m; r++) {
+    const uint16_t *row = a + r * lda;
+    uint32_t *dst = ap + r * kq;
+    for (int64_t j = 0; j < k; j += 32) {
+      int64_t cnt = k - j < 32 ? k - j : 32;
+      __mmask32 in = cnt == 32 ? ~(__mmask32)0 : ((__mmask32)1 << cnt) - 1;
+      __m512i x = _mm512_maskz_loadu_epi16(in, row + j);
+      bad |= outside_guard(x);
+      int64_t words = (cnt + 1) / 2;
+      __mmask16 out =
+          words == 16 ? (__mmask16)0xffff : (__mmask16)((1u << words) - 1);
+      _mm512_mask_storeu_epi32(dst + j / 2, out, _mm512_rol_epi32(x, 16));
+    }
+  }
+  return bad != 0;
+}
+
+/* pack_a's work for a stored transposed (k x m, rows lda apart): pairs
+ * of a's rows 2q and 2q + 1 side by side, 16 columns of c's rows at a
+ * time, each dword scattered to its row of ap. */
+GB_TARGET static bool pack_a_t(int64_t m, int64_t k, const uint16_t *a,
+                               int64_t lda, uint32_t *ap) {
+  int64_t kq = (k + 1) / 2;
+  __mmask32 bad = 0;
+  const __m512i rows = _mm512_mullo_epi32(
+      _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+      _mm512_set1_epi32((int)kq));
+  for (int64_t r = 0; r < m; r += 16) {
+    __mmask16 in = m - r >= 16 ? (__mmask16)0xffff
+                               : (__mmask16)((1u << (m - r)) - 1);
+    for (int64_t q = 0; q < kq; q++) {
+      const uint16_t *even = a + 2 * q * lda + r;
+      __m512i hi = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, even));
+      __m512i lo = 2 * q + 1 < k ? _mm512_cvtepu16_epi32(
+                                       _mm256_maskz_loadu_epi16(in, even + lda))
+                                 : _mm512_setzero_si512();
+      __m512i w = _mm512_or_si512(_mm512_slli_epi32(hi, 16), lo);
+      bad |= outside_guard(w);
+      _mm512_mask_i32scatter_epi32(ap + r * kq + q, in, rows, w, 4);
+    }
+  }
+  return bad != 0;
+}
+
+/* The panel of b's columns [0, width) (b points at column 0) into p:
+ * kq rows of GB_PANEL dwords, dword (q, j) holding b[2q][j] in its upper
+ * half and b[2q + 1][j] (0 past k) in its lower; columns past width are
+ * 0.  Whether any element is outside the guard. */
+GB_TARGET static bool pack_b(int64_t k, const uint16_t *b, int64_t ldb,
+                             int64_t width, const __mmask16 *mask,
+                             uint32_t *p) {
+  __mmask32 bad = 0;
+  for (int64_t q = 0; 2 * q < k; q++) {
+    const uint16_t *even = b + 2 * q * ldb;
+    bool odd = 2 * q + 1 < k;
+#pragma GCC unroll 4
+    for (int v = 0; v < GB_VECS; v++) {
+      __m512i hi = _mm512_cvtepu16_epi32(
+          _mm256_maskz_loadu_epi16(mask[v], even + 16 * v));
+      __m512i lo = odd ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(
+                             mask[v], even + ldb + 16 * v))
+                       : _mm512_setzero_si512();
+      __m512i w = _mm512_or_si512(_mm512_slli_epi32(hi, 16), lo);
+      bad |= outside_guard(w);
+      _mm512_store_si512(p + (q * GB_VECS + v) * 16, w);
+    }
+  }
+  (void)width;
+  return bad != 0;
+}
+
+/* pack_b's work for b stored transposed (n x k, rows ldb apart): the
+ * pair (2q, 2q + 1) of a column is one dword of its row, gathered 16
+ * columns at a time and its halves swapped; an odd k's last element
+ * alone (a dword there could reach past the row). */
+GB_TARGET static bool pack_b_t(int64_t k, const uint16_t *b, int64_t ldb,
+                               int64_t width, const __mmask16 *mask,
+                               uint32_t *p) {
+  __mmask32 bad = 0;
+  const __m512i cols = _mm512_mullo_epi32(
+      _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+      _mm512_set1_epi32((int)ldb));
+  for (int v = 0; v < GB_VECS; v++) {
+    const uint16_t *col = b + 16 * v * ldb;
+    for (int64_t q = 0; q < k / 2; q++) {
+      __m512i w = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask[v],
+                                              cols, col + 2 * q, 2);
+      w = _mm512_rol_epi32(w, 16);
+      bad |= outside_guard(w);
+      _mm512_store_si512(p + (q * GB_VECS + v) * 16, w);
+    }
+    if (k % 2) {
+      uint32_t last[16] = {0};
+      for (int64_t j = 0; j < 16 && 16 * v + j < width; j++)
+        last[j] = (uint32_t)col[j * ldb + k - 1] << 16;
+      __m512i w = _mm512_loadu_si512(last);
+      bad |= outside_guard(w);
+      _mm512_store_si512(p + (k / 2 * GB_VECS + v) * 16, w);
+    }
+  }
+  return bad != 0;
+}
+
+/* Rows [0, R) of a panel of c: the sums over the kq pairs of the packed
+ * a (rows kq dwords apart) and panel p, stored under mask. */
+GB_INLINE void block(int R, int64_t kq, const uint32_t *ap, const uint32_t *p,
+                     float *c, int64_t ldc, const __mmask16 *mask) {
+  __m512 acc[GB_ROWS][GB_VECS];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+    for (int v = 0; v < GB_VECS; v++) acc[r][v] = _mm512_setzero_ps();
+  for (int64_t q = 0; q < kq; q++) {
+    __m512bh bv[GB_VECS];
+#pragma GCC unroll 4
+    for (int v = 0; v < GB_VECS; v++)
+      bv[v] = (__m512bh)_mm512_load_si512(p + (q * GB_VECS + v) * 16);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) {
+      __m512bh ar = (__m512bh)_mm512_set1_epi32((int)ap[r * kq + q]);
+#pragma GCC unroll 4
+      for (int v = 0; v < GB_VECS; v++)
+        acc[r][v] = _mm512_dpbf16_ps(acc[r][v], ar, bv[v]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+    for (int v = 0; v < GB_VECS; v++)
+      _mm512_mask_storeu_ps(c + r * ldc + 16 * v, mask[v], acc[r][v]);
+}
+
+#define GB_BLOCK(R) \
+  case R: block(R, kq, ap + i * kq, p, c + i * ldc, ldc, mask); break;
+
+/* All m rows of one panel of c, in blocks of 6 and then at most one each
+ * of 4, 2 and 1. */
+GB_TARGET static void panel_rows(int64_t m, int64_t kq, const uint32_t *ap,
+                                 const uint32_t *p, float *c, int64_t ldc,
+                                 const __mmask16 *mask) {
+  for (int64_t i = 0; i < m;) {
+    int64_t left = m - i;
+    int R = left >= 6 ? 6 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    switch (R) { GB_BLOCK(6) GB_BLOCK(4) GB_BLOCK(2) GB_BLOCK(1) }
+    i += R;
+  }
+}
+
+static void panel_masks(int64_t width, __mmask16 *mask) {
+  for (int v = 0; v < GB_VECS; v++) {
+    int64_t cols = width - 16 * v;
+    mask[v] = cols >= 16  ? (__mmask16)0xffff
+              : cols <= 0 ? 0
+                          : (__mmask16)((1u << cols) - 1);
+  }
+}
+
+/* One lane-wise VDPBF16PS against the model of gemm_bf16.h, on pairs
+ * drawn so that each of the other plausible orders (the even product
+ * first, the two products summed first, one rounding) gives other bits in
+ * some lanes: whether this CPU adds as the model says. */
+GB_TARGET static bool instruction_matches_model(void) {
+  uint32_t seed = 12345;
+  for (int round = 0; round < 16; round++) {
+    uint32_t aw[16], bw[16];
+    float s[16], got[16];
+    for (int l = 0; l < 16; l++) {
+      uint16_t h[5];
+      for (int e = 0; e < 5; e++) { /* normal, exponents 2^-7 .. 2^7 */
+        seed = seed * 1664525u + 1013904223u;
+        h[e] = (uint16_t)(((seed >> 31) << 15) | ((120 + (seed >> 8) % 15) << 7) |
+                          ((seed >> 16) & 127));
+      }
+      aw[l] = (uint32_t)h[0] << 16 | h[1];
+      bw[l] = (uint32_t)h[2] << 16 | h[3];
+      uint32_t sb = (uint32_t)h[4] << 16;
+      memcpy(&s[l], &sb, 4);
+    }
+    __m512 r = _mm512_dpbf16_ps(_mm512_loadu_ps(s),
+                                (__m512bh)_mm512_loadu_si512(aw),
+                                (__m512bh)_mm512_loadu_si512(bw));
+    _mm512_storeu_ps(got, r);
+    for (int l = 0; l < 16; l++) {
+      uint32_t x[4] = {aw[l] & 0xffff0000u, aw[l] << 16, bw[l] & 0xffff0000u,
+                       bw[l] << 16};
+      float f[4];
+      memcpy(f, x, sizeof f);
+      volatile float odd = f[0] * f[2], even = f[1] * f[3];
+      volatile float t = s[l] + odd;
+      float want = t + even;
+      if (memcmp(&want, &got[l], 4)) return false;
+    }
+  }
+  return true;
+}
+
+GB_TARGET static bool in_guard(const uint16_t *x, int64_t n) {
+  __mmask32 bad = 0;
+  for (int64_t i = 0; i < n; i += 32) {
+    __mmask32 in = n - i >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << (n - i)) - 1;
+    bad |= outside_guard(_mm512_maskz_loadu_epi16(in, x + i));
+  }
+  return bad == 0;
+}
+
+bool shlo__gemm_bf16_in_guard(const uint16_t *x, int64_t n) {
+  return shlo__gemm_bf16_available() && in_guard(x, n);
+}
+
+/* 1 usable, 0 not; -1 not yet known */
+static atomic_int gb_cpu_ok = -1;
+
+static bool cpu_ok(void) {
+  int v = atomic_load_explicit(&gb_cpu_ok, memory_order_relaxed);
+  if (v < 0) {
+    __builtin_cpu_init();
+    v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bf16") && instruction_matches_model();
+    atomic_store_explicit(&gb_cpu_ok, v, memory_order_relaxed);
+  }
+  return v == 1;
+}
+
+bool shlo__gemm_bf16_available(void) {
+  return cpu_ok() && !strcmp(shlo__vmath_isa(), "avx512f");
+}
+
+int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
+                           int64_t k, const uint16_t *a, int64_t lda,
+                           const uint16_t *b, int64_t ldb, float *c,
+                           int64_t ldc) {
+  if (!shlo__gemm_bf16_available()) return 0;
+  if (m <= 0 || n <= 0) return 1;
+  if (k <= 0) {
+    for (int64_t i = 0; i < m; i++) memset(c + i * ldc, 0, sizeof(float) * (size_t)n);
+    return 1;
+  }
+  int64_t kq = (k + 1) / 2;
+  uint32_t *ap = shlo__aligned_alloc(sizeof(uint32_t) * (size_t)(m * kq));
+  uint32_t *p = shlo__aligned_alloc(sizeof(uint32_t) * (size_t)(kq * GB_PANEL));
+  int done = -1;
+  if (!ap || !p) goto out;
+  done = 0;
+  if (ta ? pack_a_t(m, k, a, lda, ap) : pack_a(m, k, a, lda, ap)) goto out;
+  for (int64_t j = 0; j < n; j += GB_PANEL) {
+    int64_t width = n - j < GB_PANEL ? n - j : GB_PANEL;
+    __mmask16 mask[GB_VECS];
+    panel_masks(width, mask);
+    if (tb ? pack_b_t(k, b + j * ldb, ldb, width, mask, p)
+           : pack_b(k, b + j, ldb, width, mask, p))
+      goto out;
+    panel_rows(m, kq, ap, p, c + j, ldc, mask);
+  }
+  done = 1;
+out:
+  shlo__aligned_free(ap);
+  shlo__aligned_free(p);
+  return done;
+}
+
+#else /* no AVX512_BF16 kernel on this compiler or architecture */
+
+bool shlo__gemm_bf16_available(void) { return false; }
+
+bool shlo__gemm_bf16_in_guard(const uint16_t *x, int64_t n) {
+  (void)x, (void)n;
+  return false;
+}
+
+int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
+                           int64_t k, const uint16_t *a, int64_t lda,
+                           const uint16_t *b, int64_t ldb, float *c,
+                           int64_t ldc) {
+  (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b, (void)ldb, (void)c,
+      (void)ldc;
+  return 0;
+}
+#endif
+
+/* ---- split over the pool ---- */
+
+/* Multiply-adds worth a split (linalg_common.c's threshold). */
+#define GB_SPLIT_MIN ((int64_t)1 << 18)
+
+typedef struct gb_job {
+  bool ta, tb, by_cols;
+  int64_t m, n, k, lda, ldb, ldc;
+  const uint16_t *a, *b;
+  float *c;
+  atomic_int declined, nomem;
+} gb_job;
+
+static void gb_block(void *ctx, int64_t lo, int64_t hi) {
+  gb_job *j = ctx;
+  if (atomic_load_explicit(&j->declined, memory_order_relaxed)) return;
+  int r = j->by_cols
+              ? shlo__gemm_bf16_serial(
+                    j->ta, j->tb, j->m, hi - lo, j->k, j->a, j->lda,
+                    j->b + (j->tb ? lo * j->ldb : lo), j->ldb, j->c + lo,
+                    j->ldc)
+              : shlo__gemm_bf16_serial(
+                    j->ta, j->tb, hi - lo, j->n, j->k,
+                    j->a + (j->ta ? lo : lo * j->lda), j->lda, j->b,
+                    j->ldb, j->c + lo * j->ldc, j->ldc);
+  if (r == 0) atomic_store_explicit(&j->declined, 1, memory_order_relaxed);
+  if (r < 0) atomic_store_explicit(&j->nomem, 1, memory_order_relaxed);
+}
+
+int shlo__gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                    const uint16_t *a, int64_t lda, const uint16_t *b,
+                    int64_t ldb, float *c, int64_t ldc) {
+  int threads = shlo__pool_threads();
+  if (threads <= 1 || m * n * k < GB_SPLIT_MIN || !shlo__gemm_bf16_available())
+    return shlo__gemm_bf16_serial(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  gb_job j = {.ta = ta, .tb = tb, .by_cols = n >= m, .m = m, .n = n, .k = k, .lda = lda,
+              .ldb = ldb, .ldc = ldc, .a = a, .b = b, .c = c};
+  atomic_init(&j.declined, 0);
+  atomic_init(&j.nomem, 0);
+  int64_t len = j.by_cols ? n : m;
+  /* one block per thread: whole panels of columns, or rows by 6 */
+  int64_t unit = j.by_cols ? 64 : 6;
+  int64_t grain = ((len + threads - 1) / threads + unit - 1) / unit * unit;
+  shlo__parallel_for(len, grain, gb_block, &j);
+  if (atomic_load(&j.nomem)) return -1;
+  return atomic_load(&j.declined) ? 0 : 1;
+}
