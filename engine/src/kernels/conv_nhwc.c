@@ -204,6 +204,16 @@ static void nhwc_gather(const nhwc_job *j, const nhwc_window *wn, int64_t r0,
   }
 }
 
+/* j->epi for the block of rows from r0: its residual rows moved there
+ * (in e), or j->epi itself. */
+static const shlo__gemm_epi *nhwc_block_epi(const nhwc_job *j, int64_t r0,
+                                            shlo__gemm_epi *e) {
+  if (!j->epi || !j->epi->res) return j->epi;
+  *e = *j->epi;
+  e->res += r0 * e->ldres;
+  return e;
+}
+
 /* Blocks [lo, hi) by the GEMM by panels on gathered rows. */
 static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
   const shlo__conv_nhwc *g = j->g;
@@ -223,9 +233,10 @@ static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
     int64_t r0 = blk * j->block, rows = min64(j->block, j->rows - r0);
     nhwc_gather(j, &wn, r0, rows, ptrs);
     float *out = (float *)j->out + r0 * g->co;
+    shlo__gemm_epi e;
     if (!shlo__sgemm_panels_gathered_epi(rows, g->co, windows, g->ci, ptrs,
                                          (const float *)j->kernel, g->co, out,
-                                         g->co, j->epi)) {
+                                         g->co, nhwc_block_epi(j, r0, &e))) {
       atomic_store(&j->failed, 1); /* out of memory for its panel */
       break;
     }
@@ -258,7 +269,8 @@ static void nhwc_blocks(void *ctx, int64_t lo, int64_t hi) {
     shlo__la_gemm_serial(g->dom, false, false, rows, g->co, j->k, a, j->k,
                          j->kernel, g->co,
                          j->out + (size_t)(r0 * g->co) * j->es, g->co);
-    shlo__gemm_epi_apply(j->epi, rows, g->co,
+    shlo__gemm_epi e;
+    shlo__gemm_epi_apply(nhwc_block_epi(j, r0, &e), rows, g->co,
                          (float *)j->out + r0 * g->co, g->co);
     if (j->done) j->done(j->done_ctx, r0 * g->co, (r0 + rows) * g->co);
   }
@@ -282,8 +294,9 @@ static void nhwc_small_blocks(void *ctx, int64_t lo, int64_t hi) {
   for (int64_t r0 = lo * j->block; r0 < end; r0 += NHWC_SMALL_PIECE) {
     int64_t rows = min64(NHWC_SMALL_PIECE, end - r0);
     shlo__conv_small_rows(j->small, r0, rows);
-    shlo__gemm_epi_apply(j->epi, rows, co, (float *)j->small_out + r0 * co,
-                         co);
+    shlo__gemm_epi e;
+    shlo__gemm_epi_apply(nhwc_block_epi(j, r0, &e), rows, co,
+                         (float *)j->small_out + r0 * co, co);
     if (j->done) j->done(j->done_ctx, r0 * co, (r0 + rows) * co);
   }
 }
@@ -357,7 +370,17 @@ bool shlo__conv_nhwc_run_epi(const shlo__conv_nhwc *g, const void *lhs,
     shlo__conv_small_init(&sm, g, lhs, kernel, pad, out);
     j.small = &sm;
   }
-  if (!small && !j.direct && g->dom == LA_F32 && g->ci > 0 &&
+  /* f32 1x1: the lhs's rows through the panels as well (one pointer per
+   * row), in blocks that stay in L2 like the others, halved until the
+   * panels take them (at most 1024 rows past 128 out-features) */
+  if (!small && j.direct && g->dom == LA_F32) {
+    j.block = min64(j.block,
+                    max64(1, NHWC_BLOCK_BYTES / max64(1, j.k * (int64_t)j.es)));
+    while (j.block >= 128 && !shlo__sgemm_panels_takes(j.block, g->co, j.k))
+      j.block /= 2;
+    blocks = (j.rows + j.block - 1) / j.block;
+  }
+  if (!small && g->dom == LA_F32 && g->ci > 0 &&
       shlo__sgemm_panels_takes(j.block, g->co, j.k) &&
       (zeros = shlo__calloc((size_t)g->ci, sizeof(float)))) {
     j.gathered = true;
