@@ -372,13 +372,16 @@ bool shlo__conv_nhwc_run_epi(const shlo__conv_nhwc *g, const void *lhs,
   }
   /* f32 1x1: the lhs's rows through the panels as well (one pointer per
    * row), in blocks that stay in L2 like the others, halved until the
-   * panels take them (at most 1024 rows past 128 out-features) */
+   * panels take them (at most 1024 rows past 128 out-features); where
+   * they do not, OpenBLAS keeps its blocks of a thread's share */
   if (!small && j.direct && g->dom == LA_F32) {
-    j.block = min64(j.block,
-                    max64(1, NHWC_BLOCK_BYTES / max64(1, j.k * (int64_t)j.es)));
-    while (j.block >= 128 && !shlo__sgemm_panels_takes(j.block, g->co, j.k))
-      j.block /= 2;
-    blocks = (j.rows + j.block - 1) / j.block;
+    int64_t b = min64(j.block, max64(1, NHWC_BLOCK_BYTES /
+                                            max64(1, j.k * (int64_t)j.es)));
+    while (b >= 128 && !shlo__sgemm_panels_takes(b, g->co, j.k)) b /= 2;
+    if (shlo__sgemm_panels_takes(b, g->co, j.k)) {
+      j.block = b;
+      blocks = (j.rows + j.block - 1) / j.block;
+    }
   }
   if (!small && g->dom == LA_F32 && g->ci > 0 &&
       shlo__sgemm_panels_takes(j.block, g->co, j.k) &&
