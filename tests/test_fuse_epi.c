@@ -228,7 +228,9 @@ static void check_cases_every_isa(const conv_case *cases, size_t n) {
 }
 
 /* The bottleneck's three epilogues and their parts alone: 1x1 windows
- * (33 and 256 out-features: a tail of a panel, four panels), 3x3 with
+ * (33 and 256 out-features: a tail of a panel, four panels; 160
+ * in-features: OpenBLAS in blocks of 819 rows, the epilogue over each in
+ * memory), 3x3 with
  * padding (40, 100 and 24), bias and residual without a ReLU, a ReLU
  * alone, a scale alone, the residual written second. */
 static void convolution_epilogues_of_every_shape(void **state) {
@@ -236,6 +238,7 @@ static void convolution_epilogues_of_every_shape(void **state) {
   static const conv_case cases[] = {
       {2, 9, 40, 33, 1, 0, ALL},
       {2, 8, 64, 256, 1, 0, ALL},
+      {2, 24, 160, 40, 1, 0, ALL},
       {2, 12, 64, 256, 1, 0, SCALE},
       {3, 11, 16, 40, 3, 1, SCALE | BIAS | RELU_CALL},
       {2, 13, 8, 100, 3, 1, BIAS | RES_AFTER | RELU},

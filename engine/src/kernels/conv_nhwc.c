@@ -20,6 +20,12 @@
 
 #define NHWC_BLOCK_BYTES ((int64_t)512 << 10) /* im2col rows of one block */
 #define NHWC_SPLIT_MIN ((int64_t)1 << 20)     /* multiply-adds worth threads */
+/* 1x1 windows through the panels up to this many in-features: the copy
+ * of a panel of the kernel (k x 64 floats) stays in L1.  Past it OpenBLAS
+ * was as fast or faster (the bottleneck's 256 -> 64 layer: 20.7 ms for
+ * the block on panels, 19.0 on OpenBLAS, medians of 4 interleaved runs
+ * on a shared machine; its 64 -> 256 layer the same either way). */
+#define NHWC_DIRECT_PANELS_K 128
 
 typedef struct nhwc_job {
   const shlo__conv_nhwc *g;
@@ -311,6 +317,29 @@ static bool nhwc_direct(const shlo__conv_nhwc *g, const int64_t *pad) {
   return true;
 }
 
+/* j->block for an f32 1x1 window, whose lhs is the GEMM's a: blocks
+ * that stay in L2 like the im2col ones, so that an epilogue goes over each
+ * in cache.  Through the panels for few in-features (the rows read in
+ * place, one pointer each), the blocks halved until the panels take them
+ * (at most 1024 rows past 128 out-features): true.  Else OpenBLAS, in such
+ * blocks where there is an epilogue, in a thread's share where there is
+ * none (as before it). */
+static bool nhwc_direct_blocks(nhwc_job *j) {
+  const shlo__conv_nhwc *g = j->g;
+  int64_t b = min64(j->block, max64(1, NHWC_BLOCK_BYTES /
+                                           max64(1, j->k * (int64_t)j->es)));
+  if (j->k <= NHWC_DIRECT_PANELS_K) {
+    int64_t p = b;
+    while (p >= 128 && !shlo__sgemm_panels_takes(p, g->co, j->k)) p /= 2;
+    if (shlo__sgemm_panels_takes(p, g->co, j->k)) {
+      j->block = p;
+      return true;
+    }
+  }
+  if (shlo__gemm_epi_any(j->epi)) j->block = b;
+  return false;
+}
+
 /* j->block for the GEMM by panels: as many blocks as the L2 bound asks
  * (the block it holds), rounded up to a multiple of the threads, all of
  * one size and that of whole blocks of the GEMM's rows (6, or 12 for up
@@ -370,20 +399,11 @@ bool shlo__conv_nhwc_run_epi(const shlo__conv_nhwc *g, const void *lhs,
     shlo__conv_small_init(&sm, g, lhs, kernel, pad, out);
     j.small = &sm;
   }
-  /* f32 1x1: the lhs's rows through the panels as well (one pointer per
-   * row), in blocks that stay in L2 like the others, halved until the
-   * panels take them (at most 1024 rows past 128 out-features); where
-   * they do not, OpenBLAS keeps its blocks of a thread's share */
-  if (!small && j.direct && g->dom == LA_F32) {
-    int64_t b = min64(j.block, max64(1, NHWC_BLOCK_BYTES /
-                                            max64(1, j.k * (int64_t)j.es)));
-    while (b >= 128 && !shlo__sgemm_panels_takes(b, g->co, j.k)) b /= 2;
-    if (shlo__sgemm_panels_takes(b, g->co, j.k)) {
-      j.block = b;
-      blocks = (j.rows + j.block - 1) / j.block;
-    }
-  }
-  if (!small && g->dom == LA_F32 && g->ci > 0 &&
+  bool direct_panels = !small && j.direct && g->dom == LA_F32 &&
+                       nhwc_direct_blocks(&j);
+  blocks = (j.rows + j.block - 1) / j.block;
+  if (!small && (!j.direct || direct_panels) && g->dom == LA_F32 &&
+      g->ci > 0 &&
       shlo__sgemm_panels_takes(j.block, g->co, j.k) &&
       (zeros = shlo__calloc((size_t)g->ci, sizeof(float)))) {
     j.gathered = true;
