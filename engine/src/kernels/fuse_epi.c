@@ -12,8 +12,10 @@
  * at most once; each link is exactly the op the program writes (the
  * product first in the multiply and the bias add, the residual add's
  * operands in the program's order), so the bits are those of the steps
- * one by one.  A chain of a single run with a bias and ReLU is left to
- * fuse.c's epilogue (loop.run_bias_relu). */
+ * one by one (save the payload of a NaN where both operands of an add
+ * are NaNs, as everywhere in the engine, kernels/vchain.h).  A chain of
+ * a single run right behind the producer with a bias and perhaps a ReLU
+ * is left to fuse.c's epilogue (loop.run_bias_relu), which does the same. */
 #include <stdio.h>
 #include <string.h>
 
