@@ -176,7 +176,7 @@ static void check_epi(int64_t m, int64_t n, int64_t runs, int64_t run,
   for (int64_t j = 0; j < n; j += 3) bias[j] = odd[(j / 3) % 5];
   for (int64_t r = 0; r < m; r++)
     for (int64_t w = 0; w < runs; w++) rows[r * runs + w] = a + r * k + w * run;
-  shlo__gemm_epi epi = {with_bias ? bias : NULL, relu};
+  shlo__gemm_epi epi = {.bias = with_bias ? bias : NULL, .relu = relu};
   bool took = shlo__sgemm_panels_gathered_epi(m, n, runs, run, rows, b, n, c,
                                               n, &epi);
   assert_int_equal(took, has_avx512f());
@@ -244,12 +244,118 @@ static void epilogue_in_memory_on_every_isa(void **state) {
           if (j < N && (t & 2)) x = relu_ref(x);
           want[r * LD + j] = x;
         }
-      shlo__gemm_epi epi = {t & 1 ? bias : NULL, t & 2};
+      shlo__gemm_epi epi = {.bias = t & 1 ? bias : NULL, .relu = t & 2};
       shlo__gemm_epi_apply(&epi, M, N, c, LD);
       assert_memory_equal(c, want, sizeof c);
     }
   }
   assert_true(shlo__vmath_use_isa(was));
+}
+
+/* x, past the compiler: a product that stays rounded before the add
+ * (no FMA of the two) */
+static float rounded(float x) {
+  volatile float v = x;
+  return v;
+}
+
+/* The whole epilogue of element (i, j) written out: the product d times
+ * scale, the bias, the residual (ldres apart) added in the order given,
+ * the ReLU; what (flags) says which are there. */
+enum { E_SCALE = 1, E_BIAS = 2, E_RES = 4, E_RES_FIRST = 8, E_RELU = 16 };
+static float epi_ref(int what, float d, float scale, float bias, float res) {
+  float x = d;
+  if (what & E_SCALE) x = rounded(x * scale);
+  if (what & E_BIAS) x = rounded(x + bias);
+  if (what & E_RES) x = what & E_RES_FIRST ? rounded(res + x) : rounded(x + res);
+  return what & E_RELU ? relu_ref(x) : x;
+}
+
+/* The residual: NaN, -inf, -0 and +0 among ordinary values, rows ldres
+ * apart. */
+static float *residual(int64_t m, int64_t ldres) {
+  float *res = malloc(sizeof(float) * (size_t)(m * ldres + 1));
+  assert_non_null(res);
+  fill(res, m * ldres, (uint32_t)(m + ldres));
+  static const float odd[] = {NAN, -0.0f, -INFINITY, 0.0f, -0.0f};
+  for (int64_t i = 0; i < m * ldres; i += 4) res[i] = odd[(i / 4) % 5];
+  return res;
+}
+
+/* The scale, bias, residual and ReLU, in the panels' registers (where the
+ * machine has AVX-512) and in memory on each ISA, against epi_ref for
+ * every combination, c's rows n apart and the residual's n + 5. */
+static void check_whole_epi(int64_t m, int64_t n, int64_t runs, int64_t run) {
+  static const char *isas[] = {"avx512f", "avx2", "portable"};
+  const char *was = shlo__vmath_isa();
+  int64_t k = runs * run, ldres = n + 5;
+  float *a = malloc(sizeof(float) * (size_t)(m * k));
+  float *b = malloc(sizeof(float) * (size_t)(k * n));
+  float *c = malloc(sizeof(float) * (size_t)(m * n));
+  float *d = malloc(sizeof(float) * (size_t)(m * n));
+  float *bias = malloc(sizeof(float) * (size_t)n);
+  float *res = residual(m, ldres);
+  const float **rows = malloc(sizeof(float *) * (size_t)(m * runs));
+  assert_true(a && b && c && d && bias && rows);
+  fill(a, m * k, (uint32_t)(m * 7 + runs));
+  fill(b, k * n, (uint32_t)(n * 3 + run));
+  fill(bias, n, (uint32_t)(n + 1));
+  for (int64_t j = 0; j < n; j += 5) bias[j] = j % 2 ? INFINITY : NAN;
+  for (int64_t r = 0; r < m; r++)
+    for (int64_t w = 0; w < runs; w++) rows[r * runs + w] = a + r * k + w * run;
+  const float scale = 0.0416666679f;
+  bool panels = shlo__sgemm_panels_gathered(m, n, runs, run, rows, b, n, d, n);
+  for (int what = 1; what < 32; what++) {
+    if ((what & E_RES_FIRST) && !(what & E_RES)) continue;
+    shlo__gemm_epi epi = {.bias = what & E_BIAS ? bias : NULL,
+                          .relu = what & E_RELU,
+                          .scaled = what & E_SCALE,
+                          .scale = scale,
+                          .res = what & E_RES ? res : NULL,
+                          .ldres = ldres,
+                          .res_first = what & E_RES_FIRST};
+    for (size_t v = 0; v < sizeof isas / sizeof isas[0]; v++) {
+      if (!shlo__vmath_use_isa(isas[v])) continue;
+      for (int in_memory = 0; in_memory < 2; in_memory++) {
+        if (!in_memory && (!panels || strcmp(isas[v], "avx512f"))) continue;
+        if (in_memory) {
+          memcpy(c, d, sizeof(float) * (size_t)(m * n));
+          shlo__gemm_epi_apply(&epi, m, n, c, n);
+        } else {
+          assert_true(shlo__sgemm_panels_gathered_epi(m, n, runs, run, rows,
+                                                      b, n, c, n, &epi));
+        }
+        for (int64_t i = 0; i < m; i++)
+          for (int64_t j = 0; j < n; j++) {
+            float want = epi_ref(what, d[i * n + j], scale, bias[j],
+                                 res[i * ldres + j]);
+            if (memcmp(&c[i * n + j], &want, sizeof want))
+              fail_msg("%s %s m=%lld n=%lld parts %d: c[%lld][%lld] = %a, "
+                       "want %a", isas[v], in_memory ? "memory" : "registers",
+                       (long long)m, (long long)n, what, (long long)i,
+                       (long long)j, c[i * n + j], want);
+          }
+      }
+    }
+  }
+  assert_true(shlo__vmath_use_isa(was));
+  free(a);
+  free(b);
+  free(c);
+  free(d);
+  free(bias);
+  free(res);
+  free(rows);
+}
+
+/* one row, blocks cut short (7, 13 rows), tails of panels of both
+ * widths (30, 100 columns), one run of a whole row and runs of one */
+static void whole_epilogue_in_registers_and_in_memory(void **state) {
+  (void)state;
+  check_whole_epi(1, 30, 4, 8);
+  check_whole_epi(7, 100, 1, 40);
+  check_whole_epi(13, 64, 9, 5);
+  check_whole_epi(29, 24, 30, 1);
 }
 
 static void declines_outside_its_bounds(void **state) {
@@ -273,6 +379,7 @@ int main(void) {
       cmocka_unit_test(gathered_rows_are_the_strided_product),
       cmocka_unit_test(epilogue_in_registers_on_partial_panels),
       cmocka_unit_test(epilogue_in_memory_on_every_isa),
+      cmocka_unit_test(whole_epilogue_in_registers_and_in_memory),
       cmocka_unit_test(declines_outside_its_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdatomic.h>
 
+struct shlo__gemm_epi; /* kernels/gemm_panels.h */
+
 #include "shlo/ir.h"
 #include "shlo/tensor.h"
 
@@ -74,6 +76,12 @@ typedef struct shlo_step_loops {
   shlo_status (*run_bias_relu)(const shlo_step *s, shlo_value *const *in,
                                shlo_value *result, const float *bias,
                                bool relu, shlo_exec *ex);
+  /* Optional, the same with a whole epilogue (kernels/gemm_panels.h:
+   * a scale, a bias, a residual added, a ReLU), which the compiler
+   * gathers from the steps behind the product (kernels/fuse_bias.c). */
+  shlo_status (*run_epi)(const shlo_step *s, shlo_value *const *in,
+                         shlo_value *result,
+                         const struct shlo__gemm_epi *epi, shlo_exec *ex);
 } shlo_step_loops;
 
 struct shlo_step {

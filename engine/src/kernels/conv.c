@@ -558,9 +558,21 @@ static shlo_status conv_run_bias_relu(const shlo_step *s, shlo_value *const *in,
                                       shlo_value *result, const float *bias,
                                       bool relu, shlo_exec *ex) {
   const conv_params *p = s->params;
-  shlo__gemm_epi epi = {bias, relu};
+  shlo__gemm_epi epi = {.bias = bias, .relu = relu};
   if (!shlo__conv_nhwc_run_epi(&p->fast, in[0]->data, in[1]->data, p->pad,
                                result->data, &epi, NULL, NULL))
+    return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
+  return SHLO_OK;
+}
+
+/* The same with a whole epilogue (shlo_step.loop.run_epi). */
+static shlo_status conv_run_epi(const shlo_step *s, shlo_value *const *in,
+                                shlo_value *result,
+                                const struct shlo__gemm_epi *epi,
+                                shlo_exec *ex) {
+  const conv_params *p = s->params;
+  if (!shlo__conv_nhwc_run_epi(&p->fast, in[0]->data, in[1]->data, p->pad,
+                               result->data, epi, NULL, NULL))
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
   return SHLO_OK;
 }
@@ -588,6 +600,8 @@ static shlo_status conv_use_nhwc(shlo_compiler *cc, const shlo_op *op,
     step->loop.run_blocks = conv_run_blocks;
   if (!p->dynamic && p->ci * p->kp != 0 && p->dom == LA_F32)
     step->loop.run_bias_relu = conv_run_bias_relu;
+  if (!p->dynamic && p->ci * p->kp != 0 && p->dom == LA_F32)
+    step->loop.run_epi = conv_run_epi;
   return SHLO_OK;
 }
 

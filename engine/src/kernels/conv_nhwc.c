@@ -20,6 +20,12 @@
 
 #define NHWC_BLOCK_BYTES ((int64_t)512 << 10) /* im2col rows of one block */
 #define NHWC_SPLIT_MIN ((int64_t)1 << 20)     /* multiply-adds worth threads */
+/* 1x1 windows through the panels up to this many in-features: the copy
+ * of a panel of the kernel (k x 64 floats) stays in L1.  Past it OpenBLAS
+ * was as fast or faster (the bottleneck's 256 -> 64 layer: 20.7 ms for
+ * the block on panels, 19.0 on OpenBLAS, medians of 4 interleaved runs
+ * on a shared machine; its 64 -> 256 layer the same either way). */
+#define NHWC_DIRECT_PANELS_K 128
 
 typedef struct nhwc_job {
   const shlo__conv_nhwc *g;
@@ -204,6 +210,16 @@ static void nhwc_gather(const nhwc_job *j, const nhwc_window *wn, int64_t r0,
   }
 }
 
+/* j->epi for the block of rows from r0: its residual rows moved there
+ * (in e), or j->epi itself. */
+static const shlo__gemm_epi *nhwc_block_epi(const nhwc_job *j, int64_t r0,
+                                            shlo__gemm_epi *e) {
+  if (!j->epi || !j->epi->res) return j->epi;
+  *e = *j->epi;
+  e->res += r0 * e->ldres;
+  return e;
+}
+
 /* Blocks [lo, hi) by the GEMM by panels on gathered rows. */
 static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
   const shlo__conv_nhwc *g = j->g;
@@ -223,9 +239,10 @@ static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
     int64_t r0 = blk * j->block, rows = min64(j->block, j->rows - r0);
     nhwc_gather(j, &wn, r0, rows, ptrs);
     float *out = (float *)j->out + r0 * g->co;
+    shlo__gemm_epi e;
     if (!shlo__sgemm_panels_gathered_epi(rows, g->co, windows, g->ci, ptrs,
                                          (const float *)j->kernel, g->co, out,
-                                         g->co, j->epi)) {
+                                         g->co, nhwc_block_epi(j, r0, &e))) {
       atomic_store(&j->failed, 1); /* out of memory for its panel */
       break;
     }
@@ -258,7 +275,8 @@ static void nhwc_blocks(void *ctx, int64_t lo, int64_t hi) {
     shlo__la_gemm_serial(g->dom, false, false, rows, g->co, j->k, a, j->k,
                          j->kernel, g->co,
                          j->out + (size_t)(r0 * g->co) * j->es, g->co);
-    shlo__gemm_epi_apply(j->epi, rows, g->co,
+    shlo__gemm_epi e;
+    shlo__gemm_epi_apply(nhwc_block_epi(j, r0, &e), rows, g->co,
                          (float *)j->out + r0 * g->co, g->co);
     if (j->done) j->done(j->done_ctx, r0 * g->co, (r0 + rows) * g->co);
   }
@@ -282,8 +300,9 @@ static void nhwc_small_blocks(void *ctx, int64_t lo, int64_t hi) {
   for (int64_t r0 = lo * j->block; r0 < end; r0 += NHWC_SMALL_PIECE) {
     int64_t rows = min64(NHWC_SMALL_PIECE, end - r0);
     shlo__conv_small_rows(j->small, r0, rows);
-    shlo__gemm_epi_apply(j->epi, rows, co, (float *)j->small_out + r0 * co,
-                         co);
+    shlo__gemm_epi e;
+    shlo__gemm_epi_apply(nhwc_block_epi(j, r0, &e), rows, co,
+                         (float *)j->small_out + r0 * co, co);
     if (j->done) j->done(j->done_ctx, r0 * co, (r0 + rows) * co);
   }
 }
@@ -296,6 +315,29 @@ static bool nhwc_direct(const shlo__conv_nhwc *g, const int64_t *pad) {
         pad[2 * i + 1] != 0)
       return false;
   return true;
+}
+
+/* j->block for an f32 1x1 window, whose lhs is the GEMM's a: blocks
+ * that stay in L2 like the im2col ones, so that an epilogue goes over each
+ * in cache.  Through the panels for few in-features (the rows read in
+ * place, one pointer each), the blocks halved until the panels take them
+ * (at most 1024 rows past 128 out-features): true.  Else OpenBLAS, in such
+ * blocks where there is an epilogue, in a thread's share where there is
+ * none (as before it). */
+static bool nhwc_direct_blocks(nhwc_job *j) {
+  const shlo__conv_nhwc *g = j->g;
+  int64_t b = min64(j->block, max64(1, NHWC_BLOCK_BYTES /
+                                           max64(1, j->k * (int64_t)j->es)));
+  if (j->k <= NHWC_DIRECT_PANELS_K) {
+    int64_t p = b;
+    while (p >= 128 && !shlo__sgemm_panels_takes(p, g->co, j->k)) p /= 2;
+    if (shlo__sgemm_panels_takes(p, g->co, j->k)) {
+      j->block = p;
+      return true;
+    }
+  }
+  if (shlo__gemm_epi_any(j->epi)) j->block = b;
+  return false;
 }
 
 /* j->block for the GEMM by panels: as many blocks as the L2 bound asks
@@ -357,7 +399,11 @@ bool shlo__conv_nhwc_run_epi(const shlo__conv_nhwc *g, const void *lhs,
     shlo__conv_small_init(&sm, g, lhs, kernel, pad, out);
     j.small = &sm;
   }
-  if (!small && !j.direct && g->dom == LA_F32 && g->ci > 0 &&
+  bool direct_panels = !small && j.direct && g->dom == LA_F32 &&
+                       nhwc_direct_blocks(&j);
+  blocks = (j.rows + j.block - 1) / j.block;
+  if (!small && (!j.direct || direct_panels) && g->dom == LA_F32 &&
+      g->ci > 0 &&
       shlo__sgemm_panels_takes(j.block, g->co, j.k) &&
       (zeros = shlo__calloc((size_t)g->ci, sizeof(float)))) {
     j.gathered = true;

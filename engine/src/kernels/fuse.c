@@ -1441,5 +1441,8 @@ shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types) {
   }
   p->n_steps = w;
   fuse_index_free(&x);
-  return join_epilogues(p, types);
+  shlo_status st = shlo__fuse_epi_chains(p, types);
+  return st ? st : join_epilogues(p, types);
 }
+
+bool shlo__fuse_is_run(const shlo_step *s) { return s->fn == k_fused; }

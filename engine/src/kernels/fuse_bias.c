@@ -22,9 +22,9 @@ static int64_t type_numel(const shlo_type *t) {
 /* Whether broadcast member m reads an f32 input from outside the run
  * along the last dimension alone (a bias: one value per column, cols of
  * them), or, with scalar, one f32 value everywhere. */
-static bool bcast_of(const member *m, const shlo_step *r,
-                     const shlo_type *const *types, int64_t cols,
-                     bool scalar) {
+bool shlo__fuse_bcast_of(const member *m, const shlo_step *r,
+                         const shlo_type *const *types, int64_t cols,
+                         bool scalar) {
   if (!m->bcast || m->n_in != 1 || m->ref[0] < 0 || m->out >= 0 ||
       m->map.rank < 1)
     return false;
@@ -33,8 +33,10 @@ static bool bcast_of(const member *m, const shlo_step *r,
       t->rank < 0 || type_numel(t) != (scalar ? 1 : cols))
     return false;
   int last = m->map.rank - 1;
+  /* (a dimension of one element never moves, whatever its stride: a
+   * batch of one) */
   for (int d = 0; d < last; d++)
-    if (m->map.src_stride[d]) return false;
+    if (m->map.src_stride[d] && m->map.dims[d] != 1) return false;
   return m->map.src_stride[last] == (scalar ? 0 : 1);
 }
 
@@ -56,8 +58,8 @@ bool shlo__fuse_bias_relu_of(const shlo_step *r, const shlo_type *made,
   int add = -1, max = -1, bb = -1, zb = -1;
   for (int k = 0; k < f->n_members; k++) {
     const member *m = &f->m[k];
-    if (bb < 0 && bcast_of(m, r, types, cols, false)) bb = k;
-    else if (zb < 0 && bcast_of(m, r, types, cols, true)) zb = k;
+    if (bb < 0 && shlo__fuse_bcast_of(m, r, types, cols, false)) bb = k;
+    else if (zb < 0 && shlo__fuse_bcast_of(m, r, types, cols, true)) zb = k;
     else if (add < 0 && member_is(m, SHLO_OP_ADD)) add = k;
     else if (max < 0 && member_is(m, SHLO_OP_MAXIMUM)) max = k;
     else return false;

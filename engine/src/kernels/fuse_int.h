@@ -228,6 +228,19 @@ void shlo__fuse_tiles_undo(fused *f);
 bool shlo__fuse_bias_relu_of(const shlo_step *r, const shlo_type *made,
                              int ext, const shlo_type *const *types,
                              int *bias, int *zero);
+/* Whether broadcast member m of run r reads an f32 input from outside
+ * the run along the last dimension alone (cols values, one per column),
+ * or, with scalar, one f32 value everywhere. */
+bool shlo__fuse_bcast_of(const member *m, const shlo_step *r,
+                         const shlo_type *const *types, int64_t cols,
+                         bool scalar);
+/* Whether step s is a fused run or rows group (fuse.c's kernel). */
+bool shlo__fuse_is_run(const shlo_step *s);
+/* Each producer with loop.run_epi whose result only a chain of runs and
+ * calls of a ReLU behind it reads, as a scale, bias, residual add and
+ * ReLU (fuse_epi.c), made one step: the producer applying them all in
+ * its registers. */
+shlo_status shlo__fuse_epi_chains(shlo_plan *pl, const shlo_type *const *types);
 /* Whether v is an f32 scalar +0 (bits all zero). */
 bool shlo__fuse_is_pos_zero(const shlo_value *v);
 /* Whether slot of pl is a constant step's f32 scalar +0. */

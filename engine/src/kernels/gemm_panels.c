@@ -13,12 +13,26 @@
 #include "kernels/gemm_panels.h"
 #include "kernels/vmath.h"
 
+bool shlo__gemm_epi_any(const shlo__gemm_epi *epi) {
+  return epi && (epi->bias || epi->relu || epi->scaled || epi->res);
+}
+
 /* shlo__gemm_epi_apply one element at a time */
 static void epi_apply_scalar(const shlo__gemm_epi *epi, int64_t rows,
                              int64_t n, float *c, int64_t ldc) {
+  const float *res = epi->res;
   for (int64_t r = 0; r < rows; r++, c += ldc) {
+    if (epi->scaled)
+      for (int64_t j = 0; j < n; j++) c[j] *= epi->scale;
     if (epi->bias)
       for (int64_t j = 0; j < n; j++) c[j] += epi->bias[j];
+    if (res) {
+      if (epi->res_first)
+        for (int64_t j = 0; j < n; j++) c[j] = res[j] + c[j];
+      else
+        for (int64_t j = 0; j < n; j++) c[j] = c[j] + res[j];
+      res += epi->ldres;
+    }
     if (epi->relu)
       for (int64_t j = 0; j < n; j++) c[j] = shlo_fmaxf(c[j], 0.0f);
   }
@@ -33,6 +47,10 @@ static void epi_apply_scalar(const shlo__gemm_epi *epi, int64_t rows,
 #define GP_PREFETCH 8 /* rows of b ahead while copying */
 
 #define GP_TARGET __attribute__((target("avx512f")))
+/* x, opaque to the compiler: a product it cannot contract with the add
+ * after it into one FMA (GNU C contracts by default; the program's
+ * multiply and add round twice) */
+#define GP_ROUNDED(x) __asm__("" : "+v"(x))
 #define GP_INLINE GP_TARGET __attribute__((always_inline)) static inline
 
 /* op(a): element (r, kk) is a[r * ars + kk * aks], or, gathered (rows
@@ -45,6 +63,12 @@ typedef struct gp_a {
   int64_t runs, run;
   const float *bias;
   bool relu;
+  /* the rest of the epilogue: res from the panel's first column and the
+   * block's first row */
+  bool scaled, res_first;
+  float scale;
+  const float *res;
+  int64_t ldres;
 } gp_a;
 
 /* Row kk of the panel of op(b) into bv.  With copy, it is read from b
@@ -118,6 +142,16 @@ GP_INLINE void block(int R, int V, bool copy, bool gathered, int64_t k,
   }
   /* the epilogue after the sums, once per block: the loop over k keeps
    * its registers */
+  if (a.scaled) {
+    const __m512 scale = _mm512_set1_ps(a.scale);
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+      for (int v = 0; v < V; v++) {
+        acc[r][v] = _mm512_mul_ps(acc[r][v], scale);
+        GP_ROUNDED(acc[r][v]);
+      }
+  }
   if (a.bias) {
     __m512 bias[GP_VECS];
 #pragma GCC unroll 4
@@ -127,6 +161,16 @@ GP_INLINE void block(int R, int V, bool copy, bool gathered, int64_t k,
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
       for (int v = 0; v < V; v++) acc[r][v] = _mm512_add_ps(acc[r][v], bias[v]);
+  }
+  if (a.res) {
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+      for (int v = 0; v < V; v++) {
+        __m512 x = _mm512_maskz_loadu_ps(mask[v], a.res + r * a.ldres + 16 * v);
+        acc[r][v] = a.res_first ? _mm512_add_ps(x, acc[r][v])
+                                : _mm512_add_ps(acc[r][v], x);
+      }
   }
   if (a.relu) {
     /* max_ps gives its second operand, +0, for a NaN and for either zero:
@@ -186,6 +230,7 @@ static int block_height(int vecs, int64_t left) {
       gp_a ai = a;                                                          \
       if (a.rows) ai.rows = a.rows + i * a.runs;                            \
       else ai.a = a.a + i * a.ars;                                          \
+      if (a.res) ai.res = a.res + i * a.ldres;                              \
       float *ci = c + i * ldc;                                              \
       switch ((VECS) * 100 + R) { __VA_ARGS__ }                             \
       i += R;                                                               \
@@ -267,8 +312,16 @@ GP_TARGET static void epi_apply_avx512(const shlo__gemm_epi *epi,
     for (int64_t j = 0; j < n; j += 16) {
       __mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
       __m512 x = _mm512_maskz_loadu_ps(m, c + j);
+      if (epi->scaled) {
+        x = _mm512_mul_ps(x, _mm512_set1_ps(epi->scale));
+        GP_ROUNDED(x);
+      }
       if (epi->bias)
         x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, epi->bias + j));
+      if (epi->res) {
+        __m512 y = _mm512_maskz_loadu_ps(m, epi->res + r * epi->ldres + j);
+        x = epi->res_first ? _mm512_add_ps(y, x) : _mm512_add_ps(x, y);
+      }
       if (epi->relu) {
         __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
         x = _mm512_mask_mov_ps(_mm512_max_ps(x, zero), nan, x);
@@ -279,7 +332,7 @@ GP_TARGET static void epi_apply_avx512(const shlo__gemm_epi *epi,
 
 void shlo__gemm_epi_apply(const shlo__gemm_epi *epi, int64_t rows, int64_t n,
                           float *c, int64_t ldc) {
-  if (!epi || (!epi->bias && !epi->relu)) return;
+  if (!shlo__gemm_epi_any(epi)) return;
   if (!strcmp(shlo__vmath_isa(), "avx512f"))
     epi_apply_avx512(epi, rows, n, c, ldc);
   else
@@ -304,6 +357,7 @@ static bool panels(gp_a op_a, bool tb, int64_t m, int64_t n, int64_t k,
     int64_t width = n - j < 16 * vecs ? n - j : 16 * vecs;
     gp_a pa = op_a;
     if (pa.bias) pa.bias += j;
+    if (pa.res) pa.res += j;
     panel(vecs, tb, m, k, pa, tb ? b + j * ldb : b + j, ldb, p, c + j, ldc,
           width);
   }
@@ -314,7 +368,7 @@ static bool panels(gp_a op_a, bool tb, int64_t m, int64_t n, int64_t k,
 bool shlo__sgemm_panels(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                         const float *a, int64_t lda, const float *b,
                         int64_t ldb, float *c, int64_t ldc) {
-  gp_a op_a = {a, ta ? 1 : lda, ta ? lda : 1, NULL, 0, 0, NULL, false};
+  gp_a op_a = {.a = a, .ars = ta ? 1 : lda, .aks = ta ? lda : 1};
   return panels(op_a, tb, m, n, k, b, ldb, c, ldc);
 }
 
@@ -330,8 +384,16 @@ bool shlo__sgemm_panels_gathered_epi(int64_t m, int64_t n, int64_t runs,
                                      int64_t run, const float *const *rows,
                                      const float *b, int64_t ldb, float *c,
                                      int64_t ldc, const shlo__gemm_epi *epi) {
-  gp_a op_a = {NULL, 0, 0, rows, runs, run, epi ? epi->bias : NULL,
-               epi && epi->relu};
+  gp_a op_a = {.rows = rows, .runs = runs, .run = run};
+  if (epi) {
+    op_a.bias = epi->bias;
+    op_a.relu = epi->relu;
+    op_a.scaled = epi->scaled;
+    op_a.scale = epi->scale;
+    op_a.res = epi->res;
+    op_a.ldres = epi->ldres;
+    op_a.res_first = epi->res_first;
+  }
   return runs >= 1 && run >= 1 && runs <= INT64_MAX / run &&
          panels(op_a, false, m, n, runs * run, b, ldb, c, ldc);
 }

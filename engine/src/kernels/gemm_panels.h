@@ -50,14 +50,27 @@ bool shlo__sgemm_panels_gathered(int64_t m, int64_t n, int64_t runs,
                                  int64_t ldc);
 
 /* What is applied to each element of c in registers, before it is
- * stored: bias[j] added to column j (bias NULL: nothing added), then,
+ * stored, in this order: when scaled, the product times scale (a folded
+ * batch norm's factor); bias[j] added to column j (bias NULL: nothing
+ * added); when res is set, element (i, j) of the residual (res + i * ldres
+ * + j, rows aligned with c's) added, as res + x when res_first (the
+ * operands in the order the program writes them), else x + res; then,
  * when relu, the maximum with +0 as StableHLO's maximum gives it (a NaN
- * kept, +0 for either zero).  Bit for bit the add and maximum steps a
- * program writes after the product. */
+ * kept, +0 for either zero).  Bit for bit the multiply, add and maximum
+ * steps a program writes after the product (as in kernels/vchain.h, save
+ * the payload of a NaN where both operands of an add are NaNs). */
 typedef struct shlo__gemm_epi {
   const float *bias; /* n floats */
   bool relu;
+  bool scaled;
+  float scale;
+  const float *res; /* rows of n floats, ldres apart, or NULL */
+  int64_t ldres;
+  bool res_first;
 } shlo__gemm_epi;
+
+/* Whether epi does anything. */
+bool shlo__gemm_epi_any(const shlo__gemm_epi *epi);
 
 /* shlo__sgemm_panels_gathered, then epi (NULL: none) on every element. */
 bool shlo__sgemm_panels_gathered_epi(int64_t m, int64_t n, int64_t runs,
