@@ -109,8 +109,9 @@ static void unref_all(shlo_value **v, int n) {
 }
 
 /* Pre-LayerNorm as JAX writes it for x of B x R x C: the mean and
- * variance kept as B x R x 1, gamma and beta through 1 x 1 x C.  %arg1,
- * %arg2: gamma, beta (C). */
+ * variance kept as B x R x 1, gamma and beta through 1 x 1 x C (%g, %be).
+ * The mean (B x R x 1) is returned too: a row value written block by
+ * block into a result of that shape. */
 static void layernorm_text(char *buf, int64_t b, int64_t r, int64_t c) {
   char F[64], K[64];
   snprintf(F, sizeof F, "%" PRId64 "x%" PRId64 "x%" PRId64, b, r, c);
@@ -118,7 +119,8 @@ static void layernorm_text(char *buf, int64_t b, int64_t r, int64_t c) {
   snprintf(
       buf, TEXT_CAP,
       "func.func @main(%%x: tensor<%sxf32>, %%g: tensor<%" PRId64
-      "xf32>, %%be: tensor<%" PRId64 "xf32>) -> tensor<%sxf32> {\n"
+      "xf32>, %%be: tensor<%" PRId64 "xf32>) -> (tensor<%sxf32>, "
+      "tensor<%sxf32>) {\n"
       "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
       "  %%cn = stablehlo.constant dense<%" PRId64 ".0> : tensor<f32>\n"
       "  %%eps = stablehlo.constant dense<1.0e-5> : tensor<f32>\n"
@@ -157,9 +159,9 @@ static void layernorm_text(char *buf, int64_t b, int64_t r, int64_t c) {
       "  %%bb = stablehlo.broadcast_in_dim %%b1, dims = [0, 1, 2] : "
       "(tensor<1x1x%" PRId64 "xf32>) -> tensor<%sxf32>\n"
       "  %%o = stablehlo.add %%yg, %%bb : tensor<%sxf32>\n"
-      "  func.return %%o : tensor<%sxf32>\n}\n",
-      F, c, c, F, c, F, b, r, b, r, K, K, K, K, F, F, F, F, b, r, b, r, K, K,
-      K, K, K, K, F, F, c, c, c, F, F, c, c, c, F, F, F);
+      "  func.return %%o, %%mean : tensor<%sxf32>, tensor<%sxf32>\n}\n",
+      F, c, c, F, K, c, F, b, r, b, r, K, K, K, K, F, F, F, F, b, r, b, r, K, K,
+      K, K, K, K, F, F, c, c, c, F, F, c, c, c, F, F, F, K);
 }
 
 static void keepdims_layernorm(int64_t b, int64_t r, int64_t c,
