@@ -333,6 +333,52 @@ static void reshapes_take_over_only_what_dies(void **state) {
   shlo_value_unref(copy);
 }
 
+/* Inside a loop body: the bias's reshaping broadcast of a captured value
+ * moves ahead of the body's chain, and a reshape of a value the body
+ * made and drops (taken over) feeds the next step; each of three
+ * iterations gives the op-by-op bytes. */
+static void loop_bodies_move_and_reshape_alike(void **state) {
+  (void)state;
+  const char *text =
+      "func.func @main(%x: tensor<64x96xf32>, %b: tensor<96xf32>) -> "
+      "tensor<64x96xf32> {\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i64>\n"
+      "  %n = stablehlo.constant dense<3> : tensor<i64>\n"
+      "  %r:2 = stablehlo.while(%i = %z, %v = %x) : tensor<i64>, "
+      "tensor<64x96xf32>\n"
+      "  cond {\n"
+      "    %c = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) "
+      "-> tensor<i1>\n"
+      "    stablehlo.return %c : tensor<i1>\n"
+      "  } do {\n"
+      "    %one = stablehlo.constant dense<1> : tensor<i64>\n"
+      "    %i2 = stablehlo.add %i, %one : tensor<i64>\n"
+      "    %k = stablehlo.constant dense<0.5> : tensor<f32>\n"
+      "    %kb = stablehlo.broadcast_in_dim %k, dims = [] : (tensor<f32>) -> "
+      "tensor<64x96xf32>\n"
+      "    %t = stablehlo.tanh %v : tensor<64x96xf32>\n"
+      "    %h = stablehlo.multiply %t, %kb : tensor<64x96xf32>\n"
+      "    %b1 = stablehlo.broadcast_in_dim %b, dims = [1] : "
+      "(tensor<96xf32>) -> tensor<1x96xf32>\n"
+      "    %bb = stablehlo.broadcast_in_dim %b1, dims = [0, 1] : "
+      "(tensor<1x96xf32>) -> tensor<64x96xf32>\n"
+      "    %y = stablehlo.add %h, %bb : tensor<64x96xf32>\n"
+      "    %y3 = stablehlo.reshape %y : (tensor<64x96xf32>) -> "
+      "tensor<64x2x48xf32>\n"
+      "    %e = stablehlo.exponential %y3 : tensor<64x2x48xf32>\n"
+      "    %y2 = stablehlo.reshape %e : (tensor<64x2x48xf32>) -> "
+      "tensor<64x96xf32>\n"
+      "    stablehlo.return %i2, %y2 : tensor<i64>, tensor<64x96xf32>\n"
+      "  }\n"
+      "  func.return %r#1 : tensor<64x96xf32>\n}\n";
+  int64_t xd[2] = {64, 96}, bd[1] = {96};
+  shlo_value *args[2] = {arg_f32(2, xd, 31, true), arg_f32(1, bd, 32, false)};
+  same_results(text, args, 2,
+               "fused(broadcast_in_dim, tanh, multiply, broadcast_in_dim, "
+               "add)");
+  unref_all(args, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(keepdims_layernorm_is_one_group),
@@ -340,6 +386,7 @@ int main(void) {
       cmocka_unit_test(keepdims_softmax_is_one_group),
       cmocka_unit_test(bias_through_unit_dims_joins_the_chain),
       cmocka_unit_test(reshapes_take_over_only_what_dies),
+      cmocka_unit_test(loop_bodies_move_and_reshape_alike),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
