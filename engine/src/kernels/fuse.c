@@ -642,8 +642,8 @@ static bool is_row_bcast(const shlo_step *s, const shlo_type *const *types,
   int64_t bd[SHLO_MAX_RANK];
   int n = shlo_attr_i64s(shlo_op_attr(s->op, "broadcast_dimensions"), bd,
                          SHLO_MAX_RANK);
-  if (n != types[s->in[0]]->rank || slot_dom(types, s->in[0], F) != DOM_ROW ||
-      slot_dom(types, s->out[0], F) != DOM_FULL)
+  if (slot_dom(types, s->in[0], F) != DOM_ROW ||
+      slot_dom(types, s->out[0], F) != DOM_FULL || n != types[s->in[0]]->rank)
     return false;
   for (int j = 0; j < n; j++)
     if (bd[j] != j) return false;
