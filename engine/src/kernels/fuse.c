@@ -595,16 +595,36 @@ static bool fusable(const shlo_step *s, const shlo_type *const *types,
 /* ---- finding rows groups ---- */
 
 /* DOM_FULL when slot's value has shape F, DOM_ROW when it has F's shape
- * without the last dimension, else -1. */
+ * without the last dimension or with it 1 (JAX's keepdims mean, 8x128x1
+ * beside 8x128x768: the same elements in the same order), else -1. */
 static int slot_dom(const shlo_type *const *types, int slot,
                     const shlo_type *F) {
   const shlo_type *t = types[slot];
   if (!t || t->kind != SHLO_TYPE_TENSOR) return -1;
   int lead = F->rank - 1;
   if (t->rank != F->rank && t->rank != lead) return -1;
-  for (int d = 0; d < t->rank; d++)
+  for (int d = 0; d < lead; d++)
     if (t->dims[d] != F->dims[d]) return -1;
-  return t->rank == F->rank ? DOM_FULL : DOM_ROW;
+  if (t->rank == lead) return DOM_ROW;
+  return t->dims[lead] == F->dims[lead] ? DOM_FULL
+         : t->dims[lead] == 1           ? DOM_ROW
+                                        : -1;
+}
+
+/* A broadcast_in_dim between two row values of as many elements (8x128
+ * to 8x128x1, the order kept): a member that copies its block's rows. */
+static bool is_row_reshape(const shlo_step *s, const shlo_type *const *types,
+                           const shlo_type *F) {
+  int64_t bd[SHLO_MAX_RANK];
+  if (!s->op || s->op->code != SHLO_OP_BROADCAST_IN_DIM || s->n_in != 1 ||
+      s->n_out != 1 || slot_dom(types, s->in[0], F) != DOM_ROW ||
+      slot_dom(types, s->out[0], F) != DOM_ROW)
+    return false;
+  int n = shlo_attr_i64s(shlo_op_attr(s->op, "broadcast_dimensions"), bd,
+                         SHLO_MAX_RANK);
+  for (int j = 0; j < n; j++)
+    if (bd[j] != j) return false;
+  return n == types[s->in[0]]->rank;
 }
 
 /* Whether slot is written by one of steps [first, k). */
@@ -615,14 +635,15 @@ static bool made_by_member(const shlo_plan *p, int first, int k, int slot) {
 }
 
 /* A broadcast that puts element r of a row value at every column of row
- * r: broadcast_dimensions = [0, ..., rank - 2]. */
+ * r: broadcast_dimensions = [0, ..., rank - 2], or [0, ..., rank - 1] from
+ * a row value whose last dimension is 1. */
 static bool is_row_bcast(const shlo_step *s, const shlo_type *const *types,
                          const shlo_type *F) {
   int64_t bd[SHLO_MAX_RANK];
   int n = shlo_attr_i64s(shlo_op_attr(s->op, "broadcast_dimensions"), bd,
                          SHLO_MAX_RANK);
-  if (n != F->rank - 1 || slot_dom(types, s->in[0], F) != DOM_ROW ||
-      slot_dom(types, s->out[0], F) != DOM_FULL)
+  if (slot_dom(types, s->in[0], F) != DOM_ROW ||
+      slot_dom(types, s->out[0], F) != DOM_FULL || n != types[s->in[0]]->rank)
     return false;
   for (int j = 0; j < n; j++)
     if (bd[j] != j) return false;
@@ -643,6 +664,7 @@ static int rows_member_dom(const shlo_plan *p, int first, int k,
                ? DOM_ROW
                : -1;
   if (s->n_plans) return -1;
+  if (is_row_reshape(s, types, F)) return dom;
   if (is_bcast(s, types)) {
     bcast_map m;
     if (!bcast_map_of(s, types, &m)) return -1;
@@ -1409,6 +1431,7 @@ static shlo_status join_epilogues(shlo_plan *pl,
 
 shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types) {
   shlo_status st0 = hoist_constants(p);
+  if (!st0) st0 = shlo__fuse_hoist_reshapes(p, types);
   if (st0) return st0;
   fuse_index x = {0};
   st0 = fuse_index_init(&x, p);

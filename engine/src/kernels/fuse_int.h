@@ -245,6 +245,12 @@ shlo_status shlo__fuse_epi_chains(shlo_plan *pl, const shlo_type *const *types);
 bool shlo__fuse_is_pos_zero(const shlo_value *v);
 /* Whether slot of pl is a constant step's f32 scalar +0. */
 bool shlo__fuse_const_pos_zero(const shlo_plan *pl, int slot);
+/* Broadcasts that only add unit dimensions to a small argument or
+ * constant move to the front of plan p, behind its constants, so that
+ * they no longer cut the chains they sit in (fuse_order.c); types: each
+ * slot's.  Run before the fusion indexes the plan. */
+shlo_status shlo__fuse_hoist_reshapes(shlo_plan *p,
+                                      const shlo_type *const *types);
 void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r,
                           int64_t ext_elem, char *const *val,
                           char *const *direct, int64_t n, void *work);

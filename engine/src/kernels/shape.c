@@ -25,6 +25,7 @@
 #include "runtime/pool.h"
 #include "compile/plan.h"
 #include "core/value_quant.h"
+#include "runtime/exec.h"
 
 /* ---- strided box copies ---- */
 
@@ -375,10 +376,23 @@ static shlo_status no_mem(shlo_compiler *cc, const shlo_op *op) {
 /* ---- reshape ---- */
 
 /* stablehlo.reshape: same elements, row-major order, new shape (C1: same
- * number of elements).  One memcpy. */
+ * number of elements).  An operand that dies here and that no one else
+ * holds becomes the result: only its shape changes (a transformer layer's
+ * reshapes around its attention heads copied 22 MB a call).  Otherwise,
+ * and for quantized values (whose per-axis scales name a dimension), one
+ * memcpy. */
 static shlo_status k_reshape(const shlo_step *s, shlo_value *const *in,
                              shlo_value **out, shlo_exec *ex) {
   const shape_params *p = s->params;
+  shlo_value *taken = p->quant || in[0]->quant || in[0]->elem != p->elem
+                          ? NULL
+                          : shlo__exec_take_input(s, in, 0);
+  if (taken) {
+    taken->rank = p->rank;
+    memcpy(taken->dims, p->dims, sizeof taken->dims);
+    out[0] = taken;
+    return SHLO_OK;
+  }
   shlo_value *v = result_new(p, s, ex);
   if (!v) return SHLO_ENOMEM;
   if (v->nbytes) memcpy(v->data, in[0]->data, v->nbytes);
