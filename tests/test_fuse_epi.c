@@ -5,8 +5,9 @@
  * the convolution's GEMM, give the bits of the same program run op by
  * op: 1x1 windows (the lhs's rows through the panels) and 3x3 ones,
  * out-features that leave tails of panels, one output row, small windows,
- * a window too long for the panels, and the residual's NaN and -0 beside
- * the bias's NaN and -inf; on every ISA this machine runs. */
+ * a window too long for the panels, results large enough to be stored
+ * past the caches, and the residual's NaN and -0 beside the bias's NaN
+ * and -inf; on every ISA this machine runs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -268,6 +269,20 @@ static void convolution_epilogues_at_the_edges(void **state) {
   check_cases_every_isa(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* Results of 16 MiB and more, stored past the caches (conv_nhwc.c's
+ * NHWC_STREAM_BYTES): 4 x 64 x 64 x 256 floats, exactly the bound, by
+ * 1x1 windows (every vector a whole line), and 2 x 128 x 128 x 130 by 3x3
+ * ones (rows of 130 floats: vectors on and off a line's start, a masked
+ * tail). */
+static void convolution_epilogues_past_the_caches(void **state) {
+  (void)state;
+  static const conv_case cases[] = {
+      {4, 64, 16, 256, 1, 0, ALL},
+      {3, 128, 8, 120, 3, 1, BIAS | RES_AFTER | RELU},
+  };
+  check_cases_every_isa(cases, sizeof cases / sizeof cases[0]);
+}
+
 /* What is not such an epilogue keeps its steps, with their bits: the
  * scalar written first in the multiply. */
 static void near_epilogues_keep_their_steps(void **state) {
@@ -285,6 +300,7 @@ int main(void) {
       cmocka_unit_test(convolution_epilogues_of_every_shape),
       cmocka_unit_test(convolution_epilogues_at_the_edges),
       cmocka_unit_test(near_epilogues_keep_their_steps),
+      cmocka_unit_test(convolution_epilogues_past_the_caches),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
