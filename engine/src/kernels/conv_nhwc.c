@@ -20,21 +20,21 @@
 
 #define NHWC_BLOCK_BYTES ((int64_t)512 << 10) /* im2col rows of one block */
 #define NHWC_SPLIT_MIN ((int64_t)1 << 20)     /* multiply-adds worth threads */
-/* 1x1 windows through the panels up to this many in-features: the copy
- * of a panel of the kernel (k x 64 floats) stays in L1.  Past it OpenBLAS
- * was as fast or faster (the bottleneck's 256 -> 64 layer: 20.7 ms for
- * the block on panels, 19.0 on OpenBLAS, medians of 4 interleaved runs
- * on a shared machine; its 64 -> 256 layer the same either way). */
-#define NHWC_DIRECT_PANELS_K 128
+/* 1x1 windows through the panels up to this many in-features.  At 128
+ * the copy of a panel of the kernel (k x 64 floats) stays in L1; the
+ * bottleneck's 256 -> 64 layer (k = 256, the copy in L2) lost to OpenBLAS
+ * until the panels prefetched the next block's rows of the input
+ * (gemm_panels.c), then won: 3.13 ms against 3.38 on one thread, 1.61
+ * against 1.88 on two (minimums of 14 and 10 interleaved rounds).  Not
+ * measured past 256: OpenBLAS there, as before. */
+#define NHWC_DIRECT_PANELS_K 256
 /* Results of at least this many bytes that no consumer reads block by
  * block are stored past the caches by the GEMM by panels
  * (shlo__gemm_epi.stream): half the 32 MiB L3 of the machine measured,
  * where a result that size has mostly left it by the time the next step
  * reads it.  The bottleneck's last layer (25.7 MB, residual and ReLU),
  * one thread: 5.2 ms with cached stores, 4.1 streamed, the write no
- * longer reading each line first.  (On 256 -> 64 there, k = 256, the
- * panels still lost to OpenBLAS after this session's changes: 4.4-4.8 ms
- * against 3.3; the limit above stays.) */
+ * longer reading each line first. */
 #define NHWC_STREAM_BYTES ((int64_t)16 << 20)
 
 typedef struct nhwc_job {
