@@ -283,20 +283,26 @@ static float *residual(int64_t m, int64_t ldres) {
 }
 
 /* The scale, bias, residual and ReLU, in the panels' registers (where the
- * machine has AVX-512) and in memory on each ISA, against epi_ref for
- * every combination, c's rows n apart and the residual's n + 5. */
-static void check_whole_epi(int64_t m, int64_t n, int64_t runs, int64_t run) {
+ * machine has AVX-512; c stored through the caches and streamed past
+ * them) and in memory on each ISA, against epi_ref for every combination,
+ * c's rows n apart from `shift` floats past a 64-byte line (0: every
+ * vector of a row of 16 * q floats is a whole line, streamed) and the
+ * residual's n + 5. */
+static void check_whole_epi(int64_t m, int64_t n, int64_t runs, int64_t run,
+                            int64_t shift) {
   static const char *isas[] = {"avx512f", "avx2", "portable"};
   const char *was = shlo__vmath_isa();
   int64_t k = runs * run, ldres = n + 5;
   float *a = malloc(sizeof(float) * (size_t)(m * k));
   float *b = malloc(sizeof(float) * (size_t)(k * n));
-  float *c = malloc(sizeof(float) * (size_t)(m * n));
+  size_t c_bytes = (sizeof(float) * (size_t)(m * n + shift) + 63) / 64 * 64;
+  float *c_line = aligned_alloc(64, c_bytes);
   float *d = malloc(sizeof(float) * (size_t)(m * n));
   float *bias = malloc(sizeof(float) * (size_t)n);
   float *res = residual(m, ldres);
   const float **rows = malloc(sizeof(float *) * (size_t)(m * runs));
-  assert_true(a && b && c && d && bias && rows);
+  assert_true(a && b && c_line && d && bias && rows);
+  float *c = c_line + shift;
   fill(a, m * k, (uint32_t)(m * 7 + runs));
   fill(b, k * n, (uint32_t)(n * 3 + run));
   fill(bias, n, (uint32_t)(n + 1));
@@ -316,12 +322,15 @@ static void check_whole_epi(int64_t m, int64_t n, int64_t runs, int64_t run) {
                           .res_first = what & E_RES_FIRST};
     for (size_t v = 0; v < sizeof isas / sizeof isas[0]; v++) {
       if (!shlo__vmath_use_isa(isas[v])) continue;
-      for (int in_memory = 0; in_memory < 2; in_memory++) {
-        if (!in_memory && (!panels || strcmp(isas[v], "avx512f"))) continue;
-        if (in_memory) {
+      /* 0: in memory, 1: in registers, 2: the same, streamed */
+      for (int in_memory = 0; in_memory < 3; in_memory++) {
+        if (in_memory && (!panels || strcmp(isas[v], "avx512f"))) continue;
+        epi.stream = in_memory == 2;
+        if (!in_memory) {
           memcpy(c, d, sizeof(float) * (size_t)(m * n));
           shlo__gemm_epi_apply(&epi, m, n, c, n);
         } else {
+          for (int64_t i = 0; i < m * n; i++) c[i] = -77.0f;
           assert_true(shlo__sgemm_panels_gathered_epi(m, n, runs, run, rows,
                                                       b, n, c, n, &epi));
         }
@@ -331,7 +340,9 @@ static void check_whole_epi(int64_t m, int64_t n, int64_t runs, int64_t run) {
                                  res[i * ldres + j]);
             if (memcmp(&c[i * n + j], &want, sizeof want))
               fail_msg("%s %s m=%lld n=%lld parts %d: c[%lld][%lld] = %a, "
-                       "want %a", isas[v], in_memory ? "memory" : "registers",
+                       "want %a", isas[v],
+                       (const char *[]){"memory", "registers",
+                                        "streamed"}[in_memory],
                        (long long)m, (long long)n, what, (long long)i,
                        (long long)j, c[i * n + j], want);
           }
@@ -341,7 +352,7 @@ static void check_whole_epi(int64_t m, int64_t n, int64_t runs, int64_t run) {
   assert_true(shlo__vmath_use_isa(was));
   free(a);
   free(b);
-  free(c);
+  free(c_line);
   free(d);
   free(bias);
   free(res);
@@ -349,13 +360,20 @@ static void check_whole_epi(int64_t m, int64_t n, int64_t runs, int64_t run) {
 }
 
 /* one row, blocks cut short (7, 13 rows), tails of panels of both
- * widths (30, 100 columns), one run of a whole row and runs of one */
+ * widths (30, 100 columns), one run of a whole row and runs of one; c on
+ * a line's start and off it: rows of whole lines (64, 256 columns, every
+ * vector streamed, or none where shifted), rows of 100 columns (some
+ * vectors on a line's start, some not, the tail masked) */
 static void whole_epilogue_in_registers_and_in_memory(void **state) {
   (void)state;
-  check_whole_epi(1, 30, 4, 8);
-  check_whole_epi(7, 100, 1, 40);
-  check_whole_epi(13, 64, 9, 5);
-  check_whole_epi(29, 24, 30, 1);
+  check_whole_epi(1, 30, 4, 8, 0);
+  check_whole_epi(7, 100, 1, 40, 0);
+  check_whole_epi(7, 100, 1, 40, 3);
+  check_whole_epi(13, 64, 9, 5, 0);
+  check_whole_epi(13, 64, 9, 5, 1);
+  check_whole_epi(29, 24, 30, 1, 0);
+  check_whole_epi(19, 256, 2, 32, 0);
+  check_whole_epi(1, 256, 1, 64, 8);
 }
 
 static void declines_outside_its_bounds(void **state) {

@@ -20,12 +20,22 @@
 
 #define NHWC_BLOCK_BYTES ((int64_t)512 << 10) /* im2col rows of one block */
 #define NHWC_SPLIT_MIN ((int64_t)1 << 20)     /* multiply-adds worth threads */
-/* 1x1 windows through the panels up to this many in-features: the copy
- * of a panel of the kernel (k x 64 floats) stays in L1.  Past it OpenBLAS
- * was as fast or faster (the bottleneck's 256 -> 64 layer: 20.7 ms for
- * the block on panels, 19.0 on OpenBLAS, medians of 4 interleaved runs
- * on a shared machine; its 64 -> 256 layer the same either way). */
-#define NHWC_DIRECT_PANELS_K 128
+/* 1x1 windows through the panels up to this many in-features.  At 128
+ * the copy of a panel of the kernel (k x 64 floats) stays in L1; the
+ * bottleneck's 256 -> 64 layer (k = 256, the copy in L2) lost to OpenBLAS
+ * until the panels prefetched the next block's rows of the input
+ * (gemm_panels.c), then won: 3.13 ms against 3.38 on one thread, 1.61
+ * against 1.88 on two (minimums of 14 and 10 interleaved rounds).  Not
+ * measured past 256: OpenBLAS there, as before. */
+#define NHWC_DIRECT_PANELS_K 256
+/* Results of at least this many bytes that no consumer reads block by
+ * block are stored past the caches by the GEMM by panels
+ * (shlo__gemm_epi.stream): half the 32 MiB L3 of the machine measured,
+ * where a result that size has mostly left it by the time the next step
+ * reads it.  The bottleneck's last layer (25.7 MB, residual and ReLU),
+ * one thread: 5.2 ms with cached stores, 4.1 streamed, the write no
+ * longer reading each line first. */
+#define NHWC_STREAM_BYTES ((int64_t)16 << 20)
 
 typedef struct nhwc_job {
   const shlo__conv_nhwc *g;
@@ -47,6 +57,7 @@ typedef struct nhwc_job {
   shlo__conv_done done;
   void *done_ctx;
   const shlo__gemm_epi *epi; /* f32: on each element before done; or NULL */
+  bool stream; /* the result past the caches (NHWC_STREAM_BYTES) */
   atomic_int failed;
 } nhwc_job;
 
@@ -211,12 +222,13 @@ static void nhwc_gather(const nhwc_job *j, const nhwc_window *wn, int64_t r0,
 }
 
 /* j->epi for the block of rows from r0: its residual rows moved there
- * (in e), or j->epi itself. */
+ * and j->stream set (in e), or j->epi itself where neither applies. */
 static const shlo__gemm_epi *nhwc_block_epi(const nhwc_job *j, int64_t r0,
                                             shlo__gemm_epi *e) {
-  if (!j->epi || !j->epi->res) return j->epi;
-  *e = *j->epi;
-  e->res += r0 * e->ldres;
+  if (!j->stream && (!j->epi || !j->epi->res)) return j->epi;
+  *e = j->epi ? *j->epi : (shlo__gemm_epi){0};
+  e->stream = j->stream;
+  if (e->res) e->res += r0 * e->ldres;
   return e;
 }
 
@@ -380,6 +392,9 @@ bool shlo__conv_nhwc_run_epi(const shlo__conv_nhwc *g, const void *lhs,
     j.k *= g->k_sp[i];
   }
   if (j.rows == 0 || g->co == 0) return true;
+  /* (no done: nothing reads the blocks as they come) */
+  j.stream = !done && g->dom == LA_F32 &&
+             j.rows * g->co >= NHWC_STREAM_BYTES / (int64_t)sizeof(float);
   int threads = shlo__pool_threads();
   /* enough blocks for every thread, each small enough to stay in L2 */
   int64_t per_thread = (j.rows + threads - 1) / threads;

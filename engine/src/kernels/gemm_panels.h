@@ -67,9 +67,15 @@ typedef struct shlo__gemm_epi {
   const float *res; /* rows of n floats, ldres apart, or NULL */
   int64_t ldres;
   bool res_first;
+  /* c's values stored past the caches (non-temporal stores, whole aligned
+   * lines only; the rest as usual): for a c far larger than the caches
+   * that nothing reads soon.  The same bits either way, and no part of
+   * the epilogue's values: shlo__gemm_epi_any and shlo__gemm_epi_apply
+   * ignore it */
+  bool stream;
 } shlo__gemm_epi;
 
-/* Whether epi does anything. */
+/* Whether epi does anything to the values. */
 bool shlo__gemm_epi_any(const shlo__gemm_epi *epi);
 
 /* shlo__sgemm_panels_gathered, then epi (NULL: none) on every element. */
