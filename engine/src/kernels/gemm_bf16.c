@@ -20,6 +20,17 @@
 #define GB_VECS 4    /* vectors of 16 columns per panel */
 #define GB_PANEL 64  /* columns per panel: GB_VECS * 16 */
 #define GB_ROWS 6    /* most rows of c per block */
+/* The blocks (measured on Zen 4, 1 MiB L2: 768 x 96 beat 384 or 512
+ * pairs and 48, 120 or 192 rows on the transformer's products): a's
+ * block of GB_MC rows by GB_KC pairs is 288 KiB and a panel's slice of b
+ * 192 KiB, so both stay in L2 while the block's rows pass over the
+ * panels. */
+#ifndef GB_KC
+#define GB_KC 768    /* pairs of k per slice */
+#endif
+#ifndef GB_MC
+#define GB_MC 96     /* rows of c per block (a multiple of GB_ROWS) */
+#endif
 
 /* the guard's range of |x|'s bf16 pattern: [2^-50, 2^64) */
 #define GB_LOW (77u << 7)
@@ -148,23 +159,29 @@ GB_TARGET static bool pack_b_t(int64_t k, const uint16_t *b, int64_t ldb,
   return bad != 0;
 }
 
-/* Rows [0, R) of a panel of c: the sums over the kq pairs of the packed
- * a (rows kq dwords apart) and panel p, stored under mask. */
-GB_INLINE void block(int R, int64_t kq, const uint32_t *ap, const uint32_t *p,
-                     float *c, int64_t ldc, const __mmask16 *mask) {
+/* Rows [0, R) of a panel of c over kc pairs: the packed a (rows lda
+ * dwords apart) against panel slice p.  The first slice of k starts each
+ * sum from +0; a later one from the f32 partial sum the slice before it
+ * stored in c, so the sums run in the same k order with the same
+ * roundings, whatever the split.  Stored under mask. */
+GB_INLINE void block(int R, int64_t kc, int64_t lda, const uint32_t *ap,
+                     const uint32_t *p, float *c, int64_t ldc,
+                     const __mmask16 *mask, bool first) {
   __m512 acc[GB_ROWS][GB_VECS];
 #pragma GCC unroll 6
   for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
-    for (int v = 0; v < GB_VECS; v++) acc[r][v] = _mm512_setzero_ps();
-  for (int64_t q = 0; q < kq; q++) {
+    for (int v = 0; v < GB_VECS; v++)
+      acc[r][v] = first ? _mm512_setzero_ps()
+                        : _mm512_maskz_loadu_ps(mask[v], c + r * ldc + 16 * v);
+  for (int64_t q = 0; q < kc; q++) {
     __m512bh bv[GB_VECS];
 #pragma GCC unroll 4
     for (int v = 0; v < GB_VECS; v++)
       bv[v] = (__m512bh)_mm512_load_si512(p + (q * GB_VECS + v) * 16);
 #pragma GCC unroll 6
     for (int r = 0; r < R; r++) {
-      __m512bh ar = (__m512bh)_mm512_set1_epi32((int)ap[r * kq + q]);
+      __m512bh ar = (__m512bh)_mm512_set1_epi32((int)ap[r * lda + q]);
 #pragma GCC unroll 4
       for (int v = 0; v < GB_VECS; v++)
         acc[r][v] = _mm512_dpbf16_ps(acc[r][v], ar, bv[v]);
@@ -177,14 +194,17 @@ GB_INLINE void block(int R, int64_t kq, const uint32_t *ap, const uint32_t *p,
       _mm512_mask_storeu_ps(c + r * ldc + 16 * v, mask[v], acc[r][v]);
 }
 
-#define GB_BLOCK(R) \
-  case R: block(R, kq, ap + i * kq, p, c + i * ldc, ldc, mask); break;
+#define GB_BLOCK(R)                                                        \
+  case R:                                                                  \
+    block(R, kc, lda, ap + i * lda, p, c + i * ldc, ldc, mask, first);     \
+    break;
 
-/* All m rows of one panel of c, in blocks of 6 and then at most one each
- * of 4, 2 and 1. */
-GB_TARGET static void panel_rows(int64_t m, int64_t kq, const uint32_t *ap,
-                                 const uint32_t *p, float *c, int64_t ldc,
-                                 const __mmask16 *mask) {
+/* All m rows of one panel slice of c, in blocks of 6 and then at most
+ * one each of 4, 2 and 1. */
+GB_TARGET static void panel_rows(int64_t m, int64_t kc, int64_t lda,
+                                 const uint32_t *ap, const uint32_t *p,
+                                 float *c, int64_t ldc, const __mmask16 *mask,
+                                 bool first) {
   for (int64_t i = 0; i < m;) {
     int64_t left = m - i;
     int R = left >= 6 ? 6 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
@@ -273,6 +293,71 @@ bool shlo__gemm_bf16_available(void) {
   return cpu_ok() && !strcmp(shlo__vmath_isa(), "avx512f");
 }
 
+/* The blocks of the loops over k and m (see gemm_bf16.h): kc pairs of k
+ * and mc rows of c at a time; tests shrink them to reach every edge. */
+static int64_t gb_kc = GB_KC, gb_mc = GB_MC;
+
+/* Every panel of op(b)'s n columns into bp, panel after panel, kq * 64
+ * dwords each.  Whether any element is outside the guard. */
+GB_TARGET static bool pack_b_all(bool tb, int64_t n, int64_t k,
+                                 const uint16_t *b, int64_t ldb,
+                                 uint32_t *bp) {
+  int64_t kq = (k + 1) / 2;
+  for (int64_t j = 0; j < n; j += GB_PANEL) {
+    int64_t width = n - j < GB_PANEL ? n - j : GB_PANEL;
+    __mmask16 mask[GB_VECS];
+    panel_masks(width, mask);
+    uint32_t *p = bp + j / GB_PANEL * kq * GB_PANEL;
+    if (tb ? pack_b_t(k, b + j * ldb, ldb, width, mask, p)
+           : pack_b(k, b + j, ldb, width, mask, p))
+      return true;
+  }
+  return false;
+}
+
+/* Rows [i0, i0 + mc) and pairs [q0, q0 + kc) of op(a) into ap, kc dwords
+ * a row (pack_a's layout on the slice).  Whether any element is outside
+ * the guard. */
+GB_TARGET static bool pack_a_block(bool ta, int64_t k, const uint16_t *a,
+                                   int64_t lda, int64_t i0, int64_t mc,
+                                   int64_t q0, int64_t kc, uint32_t *ap) {
+  int64_t cnt = k - 2 * q0 < 2 * kc ? k - 2 * q0 : 2 * kc;
+  return ta ? pack_a_t(mc, cnt, a + 2 * q0 * lda + i0, lda, ap)
+            : pack_a(mc, cnt, a + i0 * lda + 2 * q0, lda, ap);
+}
+
+/* c = op(a) op(b) with b packed in bp: slices of kc pairs of k, and
+ * within each, blocks of mc rows of op(a), each packed into ap (a buffer
+ * of gb_mc * gb_kc dwords that stays in L2) just before every panel's
+ * slice of b passes by it.  Whether any element of a is outside the
+ * guard (c then partly written). */
+GB_TARGET static bool multiply_blocks(bool ta, int64_t m, int64_t n,
+                                      int64_t k, const uint16_t *a,
+                                      int64_t lda, const uint32_t *bp,
+                                      uint32_t *ap, float *c, int64_t ldc) {
+  int64_t kq = (k + 1) / 2;
+  for (int64_t q0 = 0; q0 < kq; q0 += gb_kc) {
+    int64_t kc = kq - q0 < gb_kc ? kq - q0 : gb_kc;
+    for (int64_t i0 = 0; i0 < m; i0 += gb_mc) {
+      int64_t mc = m - i0 < gb_mc ? m - i0 : gb_mc;
+      if (pack_a_block(ta, k, a, lda, i0, mc, q0, kc, ap)) return true;
+      for (int64_t j = 0; j < n; j += GB_PANEL) {
+        int64_t width = n - j < GB_PANEL ? n - j : GB_PANEL;
+        __mmask16 mask[GB_VECS];
+        panel_masks(width, mask);
+        const uint32_t *p = bp + (j / GB_PANEL * kq + q0) * GB_PANEL;
+        panel_rows(mc, kc, kc, ap, p, c + i0 * ldc + j, ldc, mask, q0 == 0);
+      }
+    }
+  }
+  return false;
+}
+
+void shlo__gemm_bf16_set_blocking(int64_t kc, int64_t mc) {
+  gb_kc = kc > 0 ? kc : GB_KC;
+  gb_mc = mc > 0 ? mc : GB_MC;
+}
+
 int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
                            int64_t k, const uint16_t *a, int64_t lda,
                            const uint16_t *b, int64_t ldb, float *c,
@@ -284,25 +369,20 @@ int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
     return 1;
   }
   int64_t kq = (k + 1) / 2;
-  uint32_t *ap = shlo__aligned_alloc(sizeof(uint32_t) * (size_t)(m * kq));
-  uint32_t *p = shlo__aligned_alloc(sizeof(uint32_t) * (size_t)(kq * GB_PANEL));
+  int64_t panels = (n + GB_PANEL - 1) / GB_PANEL;
+  int64_t kc = kq < gb_kc ? kq : gb_kc, mc = m < gb_mc ? m : gb_mc;
+  uint32_t *ap = shlo__aligned_alloc(sizeof(uint32_t) * (size_t)(mc * kc));
+  uint32_t *bp =
+      shlo__aligned_alloc(sizeof(uint32_t) * (size_t)(panels * kq * GB_PANEL));
   int done = -1;
-  if (!ap || !p) goto out;
+  if (!ap || !bp) goto out;
   done = 0;
-  if (ta ? pack_a_t(m, k, a, lda, ap) : pack_a(m, k, a, lda, ap)) goto out;
-  for (int64_t j = 0; j < n; j += GB_PANEL) {
-    int64_t width = n - j < GB_PANEL ? n - j : GB_PANEL;
-    __mmask16 mask[GB_VECS];
-    panel_masks(width, mask);
-    if (tb ? pack_b_t(k, b + j * ldb, ldb, width, mask, p)
-           : pack_b(k, b + j, ldb, width, mask, p))
-      goto out;
-    panel_rows(m, kq, ap, p, c + j, ldc, mask);
-  }
+  if (pack_b_all(tb, n, k, b, ldb, bp)) goto out;
+  if (multiply_blocks(ta, m, n, k, a, lda, bp, ap, c, ldc)) goto out;
   done = 1;
 out:
   shlo__aligned_free(ap);
-  shlo__aligned_free(p);
+  shlo__aligned_free(bp);
   return done;
 }
 
@@ -323,6 +403,7 @@ int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
       (void)ldc;
   return 0;
 }
+void shlo__gemm_bf16_set_blocking(int64_t kc, int64_t mc) { (void)kc, (void)mc; }
 #endif
 
 /* ---- split over the pool ---- */
