@@ -210,6 +210,7 @@ static void test_kernel_small_blocks(void **state) {
     for (int form = 0; form < 4; form++) {
       check_shape(form & 1, form & 2, 70, 300, 33, true);
       check_shape(form & 1, form & 2, 301, 40, 65, true);
+      check_shape(form & 1, form & 2, 5, 1300, 41, true); /* by panels */
     }
   }
   shlo__gemm_bf16_set_blocking(0, 0);

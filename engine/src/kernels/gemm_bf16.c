@@ -358,10 +358,70 @@ void shlo__gemm_bf16_set_blocking(int64_t kc, int64_t mc) {
   gb_mc = mc > 0 ? mc : GB_MC;
 }
 
-int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
-                           int64_t k, const uint16_t *a, int64_t lda,
-                           const uint16_t *b, int64_t ldb, float *c,
-                           int64_t ldc) {
+/* One product's operands and its packed b, shared by the threads that
+ * pack b's panels and multiply blocks of c's rows or panels. */
+typedef struct gb_job {
+  bool ta, tb;
+  int64_t m, n, k, lda, ldb, ldc;
+  const uint16_t *a, *b;
+  float *c;
+  uint32_t *bp; /* every panel of op(b), kq * GB_PANEL dwords each */
+  atomic_int declined, nomem;
+} gb_job;
+
+/* Panels [lo, hi) of b into j->bp. */
+static void gb_pack(void *ctx, int64_t lo, int64_t hi) {
+  gb_job *j = ctx;
+  int64_t kq = (j->k + 1) / 2;
+  int64_t n = hi * GB_PANEL < j->n ? hi * GB_PANEL : j->n;
+  const uint16_t *b = j->b + (j->tb ? lo * GB_PANEL * j->ldb : lo * GB_PANEL);
+  if (pack_b_all(j->tb, n - lo * GB_PANEL, j->k, b, j->ldb,
+                 j->bp + lo * kq * GB_PANEL))
+    atomic_store_explicit(&j->declined, 1, memory_order_relaxed);
+}
+
+/* Rows [i0, i1) and columns [j0, j1) (j0 a panel's first) of c from the
+ * packed b, with a block of a of its own. */
+static void gb_multiply(gb_job *j, int64_t i0, int64_t i1, int64_t j0,
+                        int64_t j1) {
+  if (atomic_load_explicit(&j->declined, memory_order_relaxed)) return;
+  int64_t kq = (j->k + 1) / 2, m = i1 - i0;
+  int64_t kc = kq < gb_kc ? kq : gb_kc, mc = m < gb_mc ? m : gb_mc;
+  uint32_t *ap = shlo__aligned_alloc(sizeof(uint32_t) * (size_t)(mc * kc));
+  if (!ap) {
+    atomic_store_explicit(&j->nomem, 1, memory_order_relaxed);
+    return;
+  }
+  const uint16_t *a = j->a + (j->ta ? i0 : i0 * j->lda);
+  if (multiply_blocks(j->ta, m, j1 - j0, j->k, a, j->lda,
+                      j->bp + j0 / GB_PANEL * kq * GB_PANEL, ap,
+                      j->c + i0 * j->ldc + j0, j->ldc))
+    atomic_store_explicit(&j->declined, 1, memory_order_relaxed);
+  shlo__aligned_free(ap);
+}
+
+static void gb_rows(void *ctx, int64_t lo, int64_t hi) {
+  gb_job *j = ctx;
+  gb_multiply(j, lo, hi, 0, j->n);
+}
+
+static void gb_panels(void *ctx, int64_t lo, int64_t hi) {
+  gb_job *j = ctx;
+  gb_multiply(j, 0, j->m, lo * GB_PANEL,
+              hi * GB_PANEL < j->n ? hi * GB_PANEL : j->n);
+}
+
+/* Multiply-adds worth a split (linalg_common.c's threshold). */
+#define GB_SPLIT_MIN ((int64_t)1 << 18)
+
+/* The product on `threads` threads (1: the calling one alone).  b's
+ * panels are packed once, split over the threads; then each thread takes
+ * whole blocks of rows of c (each packing only its own rows of a), or,
+ * where there are too few rows for a block each, whole panels.  Each
+ * element's sum is computed by one thread, in the same order. */
+static int gb_run(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                  const uint16_t *a, int64_t lda, const uint16_t *b,
+                  int64_t ldb, float *c, int64_t ldc, int threads) {
   if (!shlo__gemm_bf16_available()) return 0;
   if (m <= 0 || n <= 0) return 1;
   if (k <= 0) {
@@ -370,20 +430,43 @@ int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
   }
   int64_t kq = (k + 1) / 2;
   int64_t panels = (n + GB_PANEL - 1) / GB_PANEL;
-  int64_t kc = kq < gb_kc ? kq : gb_kc, mc = m < gb_mc ? m : gb_mc;
-  uint32_t *ap = shlo__aligned_alloc(sizeof(uint32_t) * (size_t)(mc * kc));
-  uint32_t *bp =
-      shlo__aligned_alloc(sizeof(uint32_t) * (size_t)(panels * kq * GB_PANEL));
-  int done = -1;
-  if (!ap || !bp) goto out;
-  done = 0;
-  if (pack_b_all(tb, n, k, b, ldb, bp)) goto out;
-  if (multiply_blocks(ta, m, n, k, a, lda, bp, ap, c, ldc)) goto out;
-  done = 1;
-out:
-  shlo__aligned_free(ap);
-  shlo__aligned_free(bp);
-  return done;
+  gb_job j = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
+              .ldb = ldb, .ldc = ldc, .a = a, .b = b, .c = c};
+  atomic_init(&j.declined, 0);
+  atomic_init(&j.nomem, 0);
+  j.bp = shlo__aligned_alloc(sizeof(uint32_t) * (size_t)(panels * kq * GB_PANEL));
+  if (!j.bp) return -1;
+  if (threads <= 1) {
+    gb_pack(&j, 0, panels);
+    gb_rows(&j, 0, m);
+  } else {
+    shlo__parallel_for(panels, (panels + threads - 1) / threads, gb_pack, &j);
+    if (m >= threads * (gb_mc / 2)) {
+      /* rows by 6, one share per thread */
+      int64_t grain = ((m + threads - 1) / threads + GB_ROWS - 1) / GB_ROWS * GB_ROWS;
+      shlo__parallel_for(m, grain, gb_rows, &j);
+    } else {
+      shlo__parallel_for(panels, (panels + threads - 1) / threads, gb_panels, &j);
+    }
+  }
+  shlo__aligned_free(j.bp);
+  if (atomic_load(&j.nomem)) return -1;
+  return atomic_load(&j.declined) ? 0 : 1;
+}
+
+int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
+                           int64_t k, const uint16_t *a, int64_t lda,
+                           const uint16_t *b, int64_t ldb, float *c,
+                           int64_t ldc) {
+  return gb_run(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, 1);
+}
+
+int shlo__gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                    const uint16_t *a, int64_t lda, const uint16_t *b,
+                    int64_t ldb, float *c, int64_t ldc) {
+  int threads = shlo__pool_threads();
+  if (m * n * k < GB_SPLIT_MIN) threads = 1;
+  return gb_run(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, threads);
 }
 
 #else /* no AVX512_BF16 kernel on this compiler or architecture */
@@ -404,52 +487,10 @@ int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
   return 0;
 }
 void shlo__gemm_bf16_set_blocking(int64_t kc, int64_t mc) { (void)kc, (void)mc; }
-#endif
-
-/* ---- split over the pool ---- */
-
-/* Multiply-adds worth a split (linalg_common.c's threshold). */
-#define GB_SPLIT_MIN ((int64_t)1 << 18)
-
-typedef struct gb_job {
-  bool ta, tb, by_cols;
-  int64_t m, n, k, lda, ldb, ldc;
-  const uint16_t *a, *b;
-  float *c;
-  atomic_int declined, nomem;
-} gb_job;
-
-static void gb_block(void *ctx, int64_t lo, int64_t hi) {
-  gb_job *j = ctx;
-  if (atomic_load_explicit(&j->declined, memory_order_relaxed)) return;
-  int r = j->by_cols
-              ? shlo__gemm_bf16_serial(
-                    j->ta, j->tb, j->m, hi - lo, j->k, j->a, j->lda,
-                    j->b + (j->tb ? lo * j->ldb : lo), j->ldb, j->c + lo,
-                    j->ldc)
-              : shlo__gemm_bf16_serial(
-                    j->ta, j->tb, hi - lo, j->n, j->k,
-                    j->a + (j->ta ? lo : lo * j->lda), j->lda, j->b,
-                    j->ldb, j->c + lo * j->ldc, j->ldc);
-  if (r == 0) atomic_store_explicit(&j->declined, 1, memory_order_relaxed);
-  if (r < 0) atomic_store_explicit(&j->nomem, 1, memory_order_relaxed);
-}
 
 int shlo__gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                     const uint16_t *a, int64_t lda, const uint16_t *b,
                     int64_t ldb, float *c, int64_t ldc) {
-  int threads = shlo__pool_threads();
-  if (threads <= 1 || m * n * k < GB_SPLIT_MIN || !shlo__gemm_bf16_available())
-    return shlo__gemm_bf16_serial(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
-  gb_job j = {.ta = ta, .tb = tb, .by_cols = n >= m, .m = m, .n = n, .k = k, .lda = lda,
-              .ldb = ldb, .ldc = ldc, .a = a, .b = b, .c = c};
-  atomic_init(&j.declined, 0);
-  atomic_init(&j.nomem, 0);
-  int64_t len = j.by_cols ? n : m;
-  /* one block per thread: whole panels of columns, or rows by 6 */
-  int64_t unit = j.by_cols ? 64 : 6;
-  int64_t grain = ((len + threads - 1) / threads + unit - 1) / unit * unit;
-  shlo__parallel_for(len, grain, gb_block, &j);
-  if (atomic_load(&j.nomem)) return -1;
-  return atomic_load(&j.declined) ? 0 : 1;
+  return shlo__gemm_bf16_serial(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
 }
+#endif
