@@ -53,8 +53,10 @@
  * first starts from the f32 partial sums the one before it stored in c,
  * so the sums and their roundings are those of one pass over k.  Packing
  * a by blocks keeps the packed copy in cache (packing all of a before
- * wrote it to memory and read it back once per panel): the product with
- * k = 3072 went from 11.2 to 9.0 ms on one Zen 4 thread. */
+ * wrote it to memory and read it back once per panel): in a loop of
+ * calls on one Zen 4 thread, the product with k = 3072 went from 11.2 to
+ * 9.0 ms (inside the transformer layer, page faults on fresh buffers
+ * and a loaded machine hide most of it). */
 #ifndef SHLO_GEMM_BF16_H
 #define SHLO_GEMM_BF16_H
 
@@ -77,8 +79,10 @@ int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
                            const uint16_t *b, int64_t ldb, float *c,
                            int64_t ldc);
 
-/* The same, blocks of rows or columns of c split over the engine's pool
- * (the same bits: each element's sum is computed by one thread). */
+/* The same over the engine's pool: b's panels packed once, shared out,
+ * then blocks of c's rows (or, with few rows, panels) per thread, each
+ * packing its own rows of a (the same bits: each element's sum is
+ * computed by one thread). */
 int shlo__gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                     const uint16_t *a, int64_t lda, const uint16_t *b,
                     int64_t ldb, float *c, int64_t ldc);
