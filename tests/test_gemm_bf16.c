@@ -216,18 +216,18 @@ static void test_kernel_small_blocks(void **state) {
   shlo__gemm_bf16_set_blocking(0, 0);
 }
 
-/* The default blocks (768 pairs of k, 96 rows): k at a slice's end
- * (1536), one element past it (1537, odd: a last slice of one lone
- * element) and one pair past it (1538); rows at a block's end (96) and
- * past it (97, 193). */
+/* The default blocks (1536 pairs of k, 48 rows): k at a slice's end
+ * (3072), one element past it (3073, odd: a last slice of one lone
+ * element) and one pair past it (3074); rows at a block's end (48) and
+ * past it (49, 97). */
 static void test_kernel_default_blocks(void **state) {
   (void)state;
   if (!shlo__gemm_bf16_available()) skip();
   shlo__gemm_bf16_set_blocking(0, 0);
   for (int form = 0; form < 4; form++) {
-    check_shape(form & 1, form & 2, 96, 17, 1536, false);
-    check_shape(form & 1, form & 2, 97, 65, 1537, false);
-    check_shape(form & 1, form & 2, 193, 16, 1538, false);
+    check_shape(form & 1, form & 2, 48, 17, 3072, false);
+    check_shape(form & 1, form & 2, 49, 65, 3073, false);
+    check_shape(form & 1, form & 2, 97, 16, 3074, false);
   }
 }
 

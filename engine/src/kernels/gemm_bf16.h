@@ -45,18 +45,18 @@
  *
  * Blocking: every panel of 64 columns of op(b) is packed first, into
  * pairs of rows (k / 2 rows of 64 dwords; a transposed b by 16-lane
- * gathers).  Then, for each slice of k (768 pairs) and each block of 96
- * rows of op(a), the block's slice is packed into pairs along k (a
+ * gathers).  Then, for each slice of k (1536 pairs) and each block of
+ * 48 rows of op(a), the block's slice is packed into pairs along k (a
  * transposed a by scatters) into a buffer that stays in L2, and every
  * panel passes by it in blocks of 6 rows of c, 24 accumulators in
  * registers, as gemm_panels.c's f32 kernel does.  A slice after the
  * first starts from the f32 partial sums the one before it stored in c,
- * so the sums and their roundings are those of one pass over k.  Packing
- * a by blocks keeps the packed copy in cache (packing all of a before
- * wrote it to memory and read it back once per panel): in a loop of
- * calls on one Zen 4 thread, the product with k = 3072 went from 11.2 to
- * 9.0 ms (inside the transformer layer, page faults on fresh buffers
- * and a loaded machine hide most of it). */
+ * so the sums and their roundings are those of one pass over k.  a is
+ * packed block by block as it is used (before, all of it first, written
+ * to memory and read back once per panel); inside the transformer layer
+ * that gains little on one thread (the products' time is the multiply,
+ * ~90% of the instruction's rate in a loop, and packing b's cold
+ * weights); the gain is on two threads, where b is now packed once. */
 #ifndef SHLO_GEMM_BF16_H
 #define SHLO_GEMM_BF16_H
 
