@@ -418,7 +418,10 @@ static const dot_case cases[] = {
 
 /* Operand values: random (rand_bf16), subnormals, or magnitudes within
  * 2^40 .. 2^63 (whose products with subnormals are normal f32). */
-enum { VALS_RANDOM, VALS_SUBNORMAL, VALS_LARGE };
+/* VALS_LAST_SUBNORMAL: +0 everywhere but the last element, a subnormal:
+ * the guard must find it in the last row of the last matrix, however
+ * the operand is read (in place, with strides, or gathered) */
+enum { VALS_RANDOM, VALS_SUBNORMAL, VALS_LARGE, VALS_LAST_SUBNORMAL };
 
 static shlo_value *bf16_tensor(int rank, const int64_t *dims, int vals) {
   shlo_value *v = shlo_tensor_new(SHLO_BF16, rank, dims);
@@ -429,6 +432,7 @@ static shlo_value *bf16_tensor(int rank, const int64_t *dims, int vals) {
     if (vals == VALS_SUBNORMAL) h = (uint16_t)((h & 0x807f) | 1);
     if (vals == VALS_LARGE)
       h = (uint16_t)((h & 0x807f) | ((167 + rnd() % 23) << 7));
+    if (vals == VALS_LAST_SUBNORMAL) h = i + 1 < v->numel ? 0 : 0x0041;
     x[i] = h;
   }
   return v;
@@ -517,6 +521,8 @@ static void test_dot_general_subnormal_inputs(void **state) {
     bool plain = cases[i].m * cases[i].n * cases[i].k <= 32768;
     run_case(&cases[i], own || plain, VALS_SUBNORMAL, VALS_LARGE);
     run_case(&cases[i], own || plain, VALS_LARGE, VALS_SUBNORMAL);
+    run_case(&cases[i], own || plain, VALS_LAST_SUBNORMAL, VALS_LARGE);
+    run_case(&cases[i], own || plain, VALS_LARGE, VALS_LAST_SUBNORMAL);
   }
 }
 
