@@ -44,12 +44,12 @@
  * AVX-512F (shlo__vmath_isa; tests turn it off with shlo__vmath_use_isa).
  *
  * Blocking: every panel of 64 columns of op(b) is packed first, into
- * pairs of rows (k / 2 rows of 64 dwords; a transposed b by 16-lane
- * gathers).  Then, for each slice of k (1536 pairs) and each block of
- * 48 rows of op(a), the block's slice is packed into pairs along k (a
- * transposed a by scatters) into a buffer that stays in L2, and every
- * panel passes by it in blocks of 6 rows of c, 24 accumulators in
- * registers, as gemm_panels.c's f32 kernel does.  A slice after the
+ * pairs of rows (k / 2 rows of 64 dwords; a transposed b by 16 x 16
+ * transposes in registers).  Then, for each slice of k (1536 pairs) and
+ * each block of 48 rows of op(a), the block's slice is packed into pairs
+ * along k (a transposed a by the same transposes) into a buffer that
+ * stays in L2, and every panel passes by it in blocks of 6 rows of c, 24
+ * accumulators in registers, as gemm_panels.c's f32 kernel does.  A slice after the
  * first starts from the f32 partial sums the one before it stored in c,
  * so the sums and their roundings are those of one pass over k.  a is
  * packed block by block as it is used (before, all of it first, written
