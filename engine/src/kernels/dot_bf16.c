@@ -158,7 +158,8 @@ static bool operand_view(const shlo__la_walk *plain,
                          const shlo__la_walk *trans, int64_t nb,
                          int64_t rows, int64_t cols, const char *src,
                          bf16_view *v) {
-  bf16_view form[2] = {{.rows = rows, .cols = cols}, {.rows = cols, .cols = rows}};
+  bf16_view form[2] = {{.rows = rows, .cols = cols},
+                        {.rows = cols, .cols = rows}};
   const shlo__la_walk *w[2] = {plain, trans};
   for (int t = 0; t < 2; t++)
     if (walk_in_place(w[t])) {
@@ -217,7 +218,8 @@ int shlo__dot_bf16(const shlo__la_walk *const w[4], int64_t nb, int64_t m,
   bool ta = operand_view(w[0], w[1], nb, m, k, lhs, &va);
   bool tb = va.base ? operand_view(w[2], w[3], nb, k, n, rhs, &vb) : false;
   if (!va.base || !vb.base) goto out;
-  bf16_batches job = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .a = &va, .b = &vb, .c = c};
+  bf16_batches job = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k,
+                      .a = &va, .b = &vb, .c = c};
   atomic_init(&job.declined, 0);
   atomic_init(&job.nomem, 0);
   if (split_batch) {

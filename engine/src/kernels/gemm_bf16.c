@@ -134,9 +134,9 @@ GB_TARGET static bool pack_a_t(int64_t m, int64_t k, const uint16_t *a,
         }
         const uint16_t *even = a + 2 * q * lda + r;
         __m512i hi = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, even));
-        __m512i lo = 2 * q + 1 < k ? _mm512_cvtepu16_epi32(
-                                         _mm256_maskz_loadu_epi16(in, even + lda))
-                                   : _mm512_setzero_si512();
+        __m512i lo = _mm512_setzero_si512();
+        if (2 * q + 1 < k)
+          lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, even + lda));
         x[t] = _mm512_or_si512(_mm512_slli_epi32(hi, 16), lo);
         bad |= outside_guard(x[t]);
       }
@@ -481,7 +481,8 @@ static int gb_run(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
               .ldb = ldb, .ldc = ldc, .a = a, .b = b, .c = c};
   atomic_init(&j.declined, 0);
   atomic_init(&j.nomem, 0);
-  j.bp = shlo__aligned_alloc(sizeof(uint32_t) * (size_t)(panels * kq * GB_PANEL));
+  j.bp = shlo__aligned_alloc(sizeof(uint32_t) *
+                             (size_t)(panels * kq * GB_PANEL));
   if (!j.bp) return -1;
   if (threads <= 1) {
     gb_pack(&j, 0, panels);
@@ -490,10 +491,12 @@ static int gb_run(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
     shlo__parallel_for(panels, (panels + threads - 1) / threads, gb_pack, &j);
     if (m >= threads * (gb_mc / 2)) {
       /* rows by 6, one share per thread */
-      int64_t grain = ((m + threads - 1) / threads + GB_ROWS - 1) / GB_ROWS * GB_ROWS;
+      int64_t share = (m + threads - 1) / threads;
+      int64_t grain = (share + GB_ROWS - 1) / GB_ROWS * GB_ROWS;
       shlo__parallel_for(m, grain, gb_rows, &j);
     } else {
-      shlo__parallel_for(panels, (panels + threads - 1) / threads, gb_panels, &j);
+      shlo__parallel_for(panels, (panels + threads - 1) / threads, gb_panels,
+                         &j);
     }
   }
   shlo__aligned_free(j.bp);
@@ -533,7 +536,9 @@ int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
       (void)ldc;
   return 0;
 }
-void shlo__gemm_bf16_set_blocking(int64_t kc, int64_t mc) { (void)kc, (void)mc; }
+void shlo__gemm_bf16_set_blocking(int64_t kc, int64_t mc) {
+  (void)kc, (void)mc;
+}
 
 int shlo__gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                     const uint16_t *a, int64_t lda, const uint16_t *b,

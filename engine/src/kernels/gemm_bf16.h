@@ -49,14 +49,15 @@
  * each block of 48 rows of op(a), the block's slice is packed into pairs
  * along k (a transposed a by the same transposes) into a buffer that
  * stays in L2, and every panel passes by it in blocks of 6 rows of c, 24
- * accumulators in registers, as gemm_panels.c's f32 kernel does.  A slice after the
- * first starts from the f32 partial sums the one before it stored in c,
- * so the sums and their roundings are those of one pass over k.  a is
- * packed block by block as it is used (before, all of it first, written
- * to memory and read back once per panel); inside the transformer layer
- * that gains little on one thread (the products' time is the multiply,
- * ~90% of the instruction's rate in a loop, and packing b's cold
- * weights); the gain is on two threads, where b is now packed once. */
+ * accumulators in registers, as gemm_panels.c's f32 kernel does.  A
+ * slice after the first starts from the f32 partial sums the one before
+ * it stored in c, so the sums and their roundings are those of one pass
+ * over k.  a is packed block by block as it is used (before, all of it
+ * first, written to memory and read back once per panel); inside the
+ * transformer layer that gains little on one thread (the products' time
+ * is the multiply, ~90% of the instruction's rate in a loop, and packing
+ * b's cold weights); the gain is on two threads, where b is now packed
+ * once. */
 #ifndef SHLO_GEMM_BF16_H
 #define SHLO_GEMM_BF16_H
 
