@@ -6,7 +6,9 @@
  *   order and guard rest on);
  * - on every shape (tails of m, n and k, odd k, k = 1, strides wider than
  *   the rows) each element of c is the scalar f32 sum over k in order
- *   from +0, bit for bit, and c's padding is left alone;
+ *   from +0, bit for bit, and c's padding is left alone, also where
+ *   the loops split k into slices and the rows into blocks (shrunk to
+ *   reach every edge, and at the defaults);
  * - inputs outside the guard (subnormal, tiny, >= 2^64, inf, NaN)
  *   anywhere, the tail of an odd k included, make it decline, and the
  *   guard's edge values are taken;
@@ -186,6 +188,67 @@ static void test_kernel_split_over_pool(void **state) {
   }
 }
 
+/* The loops over slices of k and blocks of rows, shrunk so that small
+ * shapes reach every edge: a slice boundary at, just before and just
+ * after a pair, an odd k ending in a short last slice, blocks of rows
+ * that end in a tail of 1 to 5, a block height that is not a multiple of
+ * 6, a slice of a single pair; plain and transposed, serial and split.
+ * A later slice starts from the partial sums in c, so every element must
+ * still be the one sum over k in order from +0. */
+static void test_kernel_small_blocks(void **state) {
+  (void)state;
+  if (!shlo__gemm_bf16_available()) skip();
+  static const int64_t blocks[][2] = {{4, 6}, {1, 7}, {3, 12}, {5, 1}};
+  static const int64_t ms[] = {1, 5, 6, 7, 12, 13, 25};
+  static const int64_t ks[] = {1, 7, 8, 9, 15, 16, 17, 33};
+  for (size_t bl = 0; bl < sizeof blocks / sizeof *blocks; bl++) {
+    shlo__gemm_bf16_set_blocking(blocks[bl][0], blocks[bl][1]);
+    for (int form = 0; form < 4; form++)
+      for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        for (size_t l = 0; l < sizeof ks / sizeof *ks; l++)
+          check_shape(form & 1, form & 2, ms[i], 65, ks[l], false);
+    for (int form = 0; form < 4; form++) {
+      check_shape(form & 1, form & 2, 70, 300, 33, true);
+      check_shape(form & 1, form & 2, 301, 40, 65, true);
+      check_shape(form & 1, form & 2, 5, 1300, 41, true); /* by panels */
+    }
+  }
+  shlo__gemm_bf16_set_blocking(0, 0);
+}
+
+/* The default blocks (1536 pairs of k, 48 rows): k at a slice's end
+ * (3072), one element past it (3073, odd: a last slice of one lone
+ * element) and one pair past it (3074); rows at a block's end (48) and
+ * past it (49, 97). */
+static void test_kernel_default_blocks(void **state) {
+  (void)state;
+  if (!shlo__gemm_bf16_available()) skip();
+  shlo__gemm_bf16_set_blocking(0, 0);
+  for (int form = 0; form < 4; form++) {
+    check_shape(form & 1, form & 2, 48, 17, 3072, false);
+    check_shape(form & 1, form & 2, 49, 65, 3073, false);
+    check_shape(form & 1, form & 2, 97, 16, 3074, false);
+  }
+}
+
+/* A value outside the guard in a later slice of k or a later block of
+ * rows still declines the call (a is packed by blocks as it is used). */
+static int with_value(uint16_t v, bool in_a, int64_t pos, int form);
+
+static void test_kernel_guard_in_later_blocks(void **state) {
+  (void)state;
+  if (!shlo__gemm_bf16_available()) skip();
+  shlo__gemm_bf16_set_blocking(2, 2);
+  for (int form = 0; form < 4; form++)
+    for (int64_t pos = 0; pos < 7 * 9; pos += 4) {
+      assert_int_equal(with_value(0x7f80, true, pos, form), 0);
+      assert_int_equal(with_value(0x0001, true, pos, form), 0);
+      assert_int_equal(with_value(0xffc0, false, pos * 3, form), 0);
+      assert_int_equal(with_value(0x3f80, true, pos, form), 1);
+    }
+  shlo__gemm_bf16_set_blocking(0, 0);
+}
+
 /* Sums of -0 products are +0, as the scalar chain from +0 gives. */
 static void test_kernel_zero_sign(void **state) {
   (void)state;
@@ -355,7 +418,10 @@ static const dot_case cases[] = {
 
 /* Operand values: random (rand_bf16), subnormals, or magnitudes within
  * 2^40 .. 2^63 (whose products with subnormals are normal f32). */
-enum { VALS_RANDOM, VALS_SUBNORMAL, VALS_LARGE };
+/* VALS_LAST_SUBNORMAL: +0 everywhere but the last element, a subnormal:
+ * the guard must find it in the last row of the last matrix, however
+ * the operand is read (in place, with strides, or gathered) */
+enum { VALS_RANDOM, VALS_SUBNORMAL, VALS_LARGE, VALS_LAST_SUBNORMAL };
 
 static shlo_value *bf16_tensor(int rank, const int64_t *dims, int vals) {
   shlo_value *v = shlo_tensor_new(SHLO_BF16, rank, dims);
@@ -366,6 +432,7 @@ static shlo_value *bf16_tensor(int rank, const int64_t *dims, int vals) {
     if (vals == VALS_SUBNORMAL) h = (uint16_t)((h & 0x807f) | 1);
     if (vals == VALS_LARGE)
       h = (uint16_t)((h & 0x807f) | ((167 + rnd() % 23) << 7));
+    if (vals == VALS_LAST_SUBNORMAL) h = i + 1 < v->numel ? 0 : 0x0041;
     x[i] = h;
   }
   return v;
@@ -454,6 +521,8 @@ static void test_dot_general_subnormal_inputs(void **state) {
     bool plain = cases[i].m * cases[i].n * cases[i].k <= 32768;
     run_case(&cases[i], own || plain, VALS_SUBNORMAL, VALS_LARGE);
     run_case(&cases[i], own || plain, VALS_LARGE, VALS_SUBNORMAL);
+    run_case(&cases[i], own || plain, VALS_LAST_SUBNORMAL, VALS_LARGE);
+    run_case(&cases[i], own || plain, VALS_LARGE, VALS_LAST_SUBNORMAL);
   }
 }
 
@@ -462,6 +531,9 @@ int main(void) {
       cmocka_unit_test(test_instruction_adds_odd_then_even),
       cmocka_unit_test(test_kernel_every_tail),
       cmocka_unit_test(test_kernel_split_over_pool),
+      cmocka_unit_test(test_kernel_small_blocks),
+      cmocka_unit_test(test_kernel_default_blocks),
+      cmocka_unit_test(test_kernel_guard_in_later_blocks),
       cmocka_unit_test(test_kernel_zero_sign),
       cmocka_unit_test(test_kernel_guard),
       cmocka_unit_test(test_dot_general_layouts),

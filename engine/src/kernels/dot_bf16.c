@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dot_general of bf16 operands with an f32 result on the bf16 GEMM
- * (gemm_bf16.h), for linalg.c: each operand is walked into [B][M][K] or
- * its transpose [B][K][M] (rhs: [B][K][N] or [B][N][K]) as bf16 bit
- * patterns, whichever form is laid out in place or in contiguous runs
- * (copies of two bytes, no conversion), then one bf16 GEMM per batch
- * element, told which operands are transposed.  When the kernel declines (no AVX512_BF16, an
- * input outside its guard), the caller runs the widened f32 path for the
- * whole call, overwriting whatever was written. */
+ * (gemm_bf16.h), for linalg.c: each operand is read as [B][M][K] or its
+ * transpose [B][K][M] (rhs: [B][K][N] or [B][N][K]) bf16 matrices, in
+ * place where its walk lays them out contiguously or as rows at one
+ * stride (each matrix found from the walk's leading dimensions), else
+ * walked into a copy (two bytes at a time, no conversion); then one bf16
+ * GEMM per batch element, told which operands are transposed and their
+ * row strides.  When the kernel declines (no AVX512_BF16, an input
+ * outside its guard), the caller runs the widened f32 path for the whole
+ * call, overwriting whatever was written. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -80,22 +82,112 @@ static bool pick_transposed(const shlo__la_walk *plain,
   return !walk_in_runs(plain) && walk_in_runs(trans);
 }
 
-/* An operand as a [B][rows][cols] bf16 array: in place or gathered into
- * *buf (to free).  NULL when out of memory. */
-static const uint16_t *operand(const shlo__la_walk *w, const char *src,
-                               int64_t count, uint16_t **buf) {
-  *buf = NULL;
-  if (walk_in_place(w)) return (const uint16_t *)(const void *)src;
-  *buf = shlo__malloc((size_t)count * 2);
-  if (!*buf) return NULL;
-  gather_u16(w, *buf, src);
-  return *buf;
+/* An operand as nb matrices of rows x cols bf16, rows ld elements apart:
+ * read in place (contiguous, or with strides the walk gives) or gathered
+ * into buf (to free).  Matrix i starts at base plus, for each leading
+ * dimension d of the walk, i's digit in d times stride[d] bytes. */
+typedef struct bf16_view {
+  const char *base;
+  int64_t ld, rows, cols;
+  int nlead;
+  int64_t count[SHLO_LA_WALK_MAX], stride[SHLO_LA_WALK_MAX];
+  uint16_t *buf;
+} bf16_view;
+
+static void view_contiguous(bf16_view *v, const void *p, int64_t nb) {
+  v->base = p;
+  v->ld = v->cols;
+  v->nlead = 1;
+  v->count[0] = nb;
+  v->stride[0] = v->rows * v->cols * 2;
+}
+
+/* Whether the walk reads nb matrices whose rows are runs of exactly cols
+ * elements, rows at one stride: then they are read where they lie (the
+ * attention's heads, [batch][seq][head][dim], are such matrices: a copy
+ * of each operand cost as much as the small products' packing). */
+static bool view_strided(bf16_view *v, const shlo__la_walk *w, int64_t nb,
+                         const char *src) {
+  if (w->empty || w->rank < 2) return false;
+  int last = w->rank - 1;
+  if (w->stride[last] != 2 || w->count[last] != v->cols ||
+      w->count[last - 1] != v->rows || w->stride[last - 1] % 2 ||
+      w->stride[last - 1] / 2 < v->cols)
+    return false;
+  int64_t batches = 1;
+  for (int d = 0; d < last - 1; d++) batches *= w->count[d];
+  if (batches != nb) return false;
+  v->base = src + w->offset;
+  v->ld = w->stride[last - 1] / 2;
+  v->nlead = last - 1;
+  for (int d = 0; d < last - 1; d++) {
+    v->count[d] = w->count[d];
+    v->stride[d] = w->stride[d];
+  }
+  return true;
+}
+
+static const uint16_t *view_matrix(const bf16_view *v, int64_t i) {
+  const char *p = v->base;
+  for (int d = v->nlead - 1; d >= 0; d--) {
+    p += i % v->count[d] * v->stride[d];
+    i /= v->count[d];
+  }
+  return (const uint16_t *)(const void *)p;
+}
+
+/* Whether every element of the view is in the bf16 GEMM's guard. */
+static bool view_in_guard(const bf16_view *v, int64_t nb) {
+  for (int64_t i = 0; i < nb; i++) {
+    const uint16_t *x = view_matrix(v, i);
+    if (v->ld == v->cols) {
+      if (!shlo__gemm_bf16_in_guard(x, v->rows * v->cols)) return false;
+      continue;
+    }
+    for (int64_t r = 0; r < v->rows; r++)
+      if (!shlo__gemm_bf16_in_guard(x + r * v->ld, v->cols)) return false;
+  }
+  return true;
+}
+
+/* Of an operand's two forms (plain: rows x cols, transposed), the one to
+ * read, into *v: in place contiguous, then in place with strides, then
+ * gathered (pick_transposed's choice).  Whether it is the transposed one;
+ * v->base NULL when out of memory. */
+static bool operand_view(const shlo__la_walk *plain,
+                         const shlo__la_walk *trans, int64_t nb,
+                         int64_t rows, int64_t cols, const char *src,
+                         bf16_view *v) {
+  bf16_view form[2] = {{.rows = rows, .cols = cols},
+                        {.rows = cols, .cols = rows}};
+  const shlo__la_walk *w[2] = {plain, trans};
+  for (int t = 0; t < 2; t++)
+    if (walk_in_place(w[t])) {
+      *v = form[t];
+      view_contiguous(v, src, nb);
+      return t;
+    }
+  for (int t = 0; t < 2; t++)
+    if (view_strided(&form[t], w[t], nb, src)) {
+      *v = form[t];
+      return t;
+    }
+  int t = pick_transposed(plain, trans);
+  *v = form[t];
+  v->buf = shlo__malloc((size_t)(nb * rows * cols) * 2);
+  if (!v->buf) {
+    v->base = NULL;
+    return t;
+  }
+  gather_u16(w[t], v->buf, src);
+  view_contiguous(v, v->buf, nb);
+  return t;
 }
 
 typedef struct bf16_batches {
   bool ta, tb;
   int64_t m, n, k;
-  const uint16_t *a, *b;
+  const bf16_view *a, *b;
   float *c;
   shlo_block_done done;
   void *done_ctx;
@@ -107,9 +199,9 @@ static void batch_range(void *ctx, int64_t lo, int64_t hi) {
   int64_t m = j->m, n = j->n, k = j->k;
   for (int64_t i = lo; i < hi; i++) {
     if (atomic_load_explicit(&j->declined, memory_order_relaxed)) return;
-    int r = shlo__gemm_bf16_serial(j->ta, j->tb, m, n, k, j->a + i * m * k,
-                                   j->ta ? m : k, j->b + i * k * n,
-                                   j->tb ? k : n, j->c + i * m * n, n);
+    int r = shlo__gemm_bf16_serial(j->ta, j->tb, m, n, k, view_matrix(j->a, i),
+                                   j->a->ld, view_matrix(j->b, i), j->b->ld,
+                                   j->c + i * m * n, n);
     if (r == 0) atomic_store_explicit(&j->declined, 1, memory_order_relaxed);
     if (r < 0) atomic_store_explicit(&j->nomem, 1, memory_order_relaxed);
     if (r == 1 && j->done) j->done(j->done_ctx, i * m * n, (i + 1) * m * n);
@@ -121,21 +213,20 @@ int shlo__dot_bf16(const shlo__la_walk *const w[4], int64_t nb, int64_t m,
                    float *c, bool split_batch, shlo_block_done done,
                    void *done_ctx, shlo_exec *ex) {
   if (!shlo__gemm_bf16_available()) return 0;
-  uint16_t *abuf = NULL, *bbuf = NULL;
+  bf16_view va = {0}, vb = {0};
   int result = -1;
-  bool ta = pick_transposed(w[0], w[1]), tb = pick_transposed(w[2], w[3]);
-  const uint16_t *a = operand(w[ta ? 1 : 0], lhs, nb * m * k, &abuf);
-  const uint16_t *b = a ? operand(w[tb ? 3 : 2], rhs, nb * k * n, &bbuf) : NULL;
-  if (!a || !b) goto out;
-  bf16_batches job = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .a = a, .b = b, .c = c};
+  bool ta = operand_view(w[0], w[1], nb, m, k, lhs, &va);
+  bool tb = va.base ? operand_view(w[2], w[3], nb, k, n, rhs, &vb) : false;
+  if (!va.base || !vb.base) goto out;
+  bf16_batches job = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k,
+                      .a = &va, .b = &vb, .c = c};
   atomic_init(&job.declined, 0);
   atomic_init(&job.nomem, 0);
   if (split_batch) {
     /* whole GEMMs per thread, as linalg.c's f32 batches, each followed by
      * what reads its block (while it is in cache): once the operands are
      * known to be in the guard, no GEMM declines */
-    if (done && (!shlo__gemm_bf16_in_guard(a, nb * m * k) ||
-                 !shlo__gemm_bf16_in_guard(b, nb * k * n))) {
+    if (done && (!view_in_guard(&va, nb) || !view_in_guard(&vb, nb))) {
       result = 0;
       goto out;
     }
@@ -150,15 +241,15 @@ int shlo__dot_bf16(const shlo__la_walk *const w[4], int64_t nb, int64_t m,
         result = -2;
         goto out;
       }
-      int r = shlo__gemm_bf16(ta, tb, m, n, k, a + i * m * k, ta ? m : k,
-                              b + i * k * n, tb ? k : n, c + i * m * n, n);
+      int r = shlo__gemm_bf16(ta, tb, m, n, k, view_matrix(&va, i), va.ld,
+                              view_matrix(&vb, i), vb.ld, c + i * m * n, n);
       if (r == 0) atomic_store(&job.declined, 1);
       if (r < 0) atomic_store(&job.nomem, 1);
     }
   }
   result = atomic_load(&job.nomem) ? -1 : atomic_load(&job.declined) ? 0 : 1;
 out:
-  shlo__free(abuf);
-  shlo__free(bbuf);
+  shlo__free(va.buf);
+  shlo__free(vb.buf);
   return result;
 }

@@ -21,13 +21,13 @@ bool shlo__dot_bf16_applies(const shlo_op *op, shlo_elem_type lt,
 /* c ([nb][m][n] f32, all nonzero) = the products of lhs and rhs, walked
  * by w[0] as [nb][m][k] or by w[1] as [nb][k][m], and by w[2] as
  * [nb][k][n] or w[3] as [nb][n][k]: of each pair, the form read in place
- * or in contiguous runs.  split_batch: whole GEMMs per thread of the
- * pool, each followed by done (when not NULL) of its block of c, the
- * operands having been checked against the guard first, so that no block
- * is told of before the call is sure to finish here; else each GEMM
- * split, done not called, ex asked between GEMMs whether to stop.  1:
- * done; 0: declined (c partly written: run the widened path); -1: out of
- * memory; -2: stopped. */
+ * (contiguous, then rows at one stride) or else in contiguous runs.
+ * split_batch: whole GEMMs per thread of the pool, each followed by done
+ * (when not NULL) of its block of c, the operands having been checked
+ * against the guard first, so that no block is told of before the call
+ * is sure to finish here; else each GEMM split, done not called, ex asked
+ * between GEMMs whether to stop.  1: done; 0: declined (c partly
+ * written: run the widened path); -1: out of memory; -2: stopped. */
 int shlo__dot_bf16(const shlo__la_walk *const w[4], int64_t nb, int64_t m,
                    int64_t n, int64_t k, const char *lhs, const char *rhs,
                    float *c, bool split_batch, shlo_block_done done,

@@ -43,10 +43,21 @@
  * Taken where the CPU has AVX-512F, BW, VL and BF16 and the engine runs
  * AVX-512F (shlo__vmath_isa; tests turn it off with shlo__vmath_use_isa).
  *
- * Blocking: panels of 64 columns of op(b) are packed into pairs of rows
- * (k / 2 rows of 64 dwords; a transposed b by 16-lane gathers); op(a) is
- * packed once per call into pairs along k (a transposed a by scatters); blocks of 6 rows of c then run over k with 24 accumulators in
- * registers, as gemm_panels.c's f32 kernel does. */
+ * Blocking: every panel of 64 columns of op(b) is packed first, into
+ * pairs of rows (k / 2 rows of 64 dwords; a transposed b by 16 x 16
+ * transposes in registers).  Then, for each slice of k (1536 pairs) and
+ * each block of 48 rows of op(a), the block's slice is packed into pairs
+ * along k (a transposed a by the same transposes) into a buffer that
+ * stays in L2, and every panel passes by it in blocks of 6 rows of c, 24
+ * accumulators in registers, as gemm_panels.c's f32 kernel does.  A
+ * slice after the first starts from the f32 partial sums the one before
+ * it stored in c, so the sums and their roundings are those of one pass
+ * over k.  a is packed block by block as it is used (before, all of it
+ * first, written to memory and read back once per panel); inside the
+ * transformer layer that gains little on one thread (the products' time
+ * is the multiply, ~90% of the instruction's rate in a loop, and packing
+ * b's cold weights); the gain is on two threads, where b is now packed
+ * once. */
 #ifndef SHLO_GEMM_BF16_H
 #define SHLO_GEMM_BF16_H
 
@@ -69,10 +80,17 @@ int shlo__gemm_bf16_serial(bool ta, bool tb, int64_t m, int64_t n,
                            const uint16_t *b, int64_t ldb, float *c,
                            int64_t ldc);
 
-/* The same, blocks of rows or columns of c split over the engine's pool
- * (the same bits: each element's sum is computed by one thread). */
+/* The same over the engine's pool: b's panels packed once, shared out,
+ * then blocks of c's rows (or, with few rows, panels) per thread, each
+ * packing its own rows of a (the same bits: each element's sum is
+ * computed by one thread). */
 int shlo__gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                     const uint16_t *a, int64_t lda, const uint16_t *b,
                     int64_t ldb, float *c, int64_t ldc);
+
+/* Tests only: the loops' blocks, kc pairs of k and mc rows of c (at
+ * least 1 each; 0 restores the defaults).  Not thread-safe: set it while
+ * no product runs.  Any blocking gives the same bits. */
+void shlo__gemm_bf16_set_blocking(int64_t kc, int64_t mc);
 
 #endif
