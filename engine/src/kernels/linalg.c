@@ -25,6 +25,7 @@
 #include "kernels/linalg_int.h"
 #include "core/tensor_uninit.h"
 #include "kernels/kernel.h"
+#include "kernels/pack_scope.h"
 #include "compile/plan.h"
 #include "runtime/pool.h"
 
@@ -116,6 +117,20 @@ static void dot_rows_done_range(void *ctx, int64_t lo, int64_t hi) {
   d->done(d->ctx, lo * d->n, hi * d->n);
 }
 
+/* The packed form of rhs where it is a matrix a running while carries
+ * unchanged (pack_scope.h) and the product would run through the GEMM
+ * panels anyway (the bytes stay the same); NULL otherwise. */
+static const shlo__sgemm_packed *dot_loop_pack(const dot_params *p,
+                                               const shlo_value *rhs,
+                                               shlo_exec *ex) {
+  if (p->dom != LA_F32 || p->rt != SHLO_F32 || p->ot != SHLO_F32 ||
+      p->nb != 1 || p->rmode == DOT_PACK ||
+      !shlo__la_gemm_f32_all_panels(p->m, p->n, p->k))
+    return NULL;
+  bool tb = p->rmode == DOT_DIRECT_T;
+  return shlo__pack_scope_find(ex, rhs, tb, p->k, p->n, tb ? p->k : p->n);
+}
+
 /* C (v, uninitialised; nb, m, n, k all nonzero) = the GEMMs of in[0] and
  * in[1], telling done of its blocks when it is not NULL. */
 static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
@@ -146,7 +161,20 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
     c = cbuf;
   }
   dot_batches job = {p, a, b, c, NULL, NULL};
-  if (dot_split_batch(p)) {
+  const shlo__sgemm_packed *pb = dot_loop_pack(p, in[1], ex);
+  if (pb) {
+    /* cannot fail: dot_loop_pack checked what the panels need */
+    bool ta = p->lmode == DOT_DIRECT_T;
+    (void)shlo__sgemm_prepacked(ta, m, (const float *)a, ta ? m : k, pb,
+                                (float *)c, n);
+    if (done) { /* as below: whole rows of the result, from the pool */
+      int64_t row = p->out_rank ? p->out_dims[p->out_rank - 1] : 1;
+      dot_rows_done rows = {done, done_ctx, row};
+      int64_t grain = (1 << 14) / row;
+      shlo__parallel_for(m * n / row, grain > 1 ? grain : 1,
+                         dot_rows_done_range, &rows);
+    }
+  } else if (dot_split_batch(p)) {
     /* each thread's GEMMs, then at once what follows them */
     job.done = done;
     job.done_ctx = done_ctx;
