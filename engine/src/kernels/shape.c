@@ -343,10 +343,21 @@ static shlo_status no_mem(shlo_compiler *cc, const shlo_op *op) {
 /* ---- reshape ---- */
 
 /* stablehlo.reshape: same elements, row-major order, new shape (C1: same
- * number of elements).  One memcpy. */
+ * number of elements).  One memcpy, or none: an operand that dies here
+ * and that nothing else holds (an LSTM step's dynamic_slice, 256 KiB per
+ * step) takes the new shape in place. */
 static shlo_status k_reshape(const shlo_step *s, shlo_value *const *in,
                              shlo_value **out, shlo_exec *ex) {
   const shape_params *p = s->params;
+  shlo_value *own = p->quant || in[0]->quant || in[0]->elem != p->elem
+                        ? NULL
+                        : shlo__exec_take_input(s, in, 0);
+  if (own) {
+    own->rank = p->rank;
+    memcpy(own->dims, p->dims, sizeof own->dims);
+    out[0] = own;
+    return SHLO_OK;
+  }
   shlo_value *v = result_new(p, s, ex);
   if (!v) return SHLO_ENOMEM;
   if (v->nbytes) memcpy(v->data, in[0]->data, v->nbytes);
