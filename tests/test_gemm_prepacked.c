@@ -10,7 +10,9 @@
  *   every iteration) gives the bytes of the same loop reading the weights
  *   from outside (never packed), and of the fmaf chains written out here;
  * - a while whose body changes its weights every iteration, and a while
- *   nested in one that does, see each iteration's weights: no stale pack.
+ *   nested in one that does, see each iteration's weights: no stale pack;
+ *   a while nested in one that carries the same weights unchanged gives
+ *   the same bytes too (it reuses the outer loop's pack).
  * Every ISA variant this machine has is checked. */
 #include <math.h>
 #include <setjmp.h>
@@ -122,7 +124,8 @@ enum weights {
   CARRIED,  /* a loop value the body returns unchanged: packed */
   CAPTURED, /* read from outside the loop: never packed */
   HALVED,   /* a loop value the body halves every iteration */
-  NESTED    /* halved by an outer loop, carried unchanged by an inner one */
+  NESTED,   /* halved by an outer loop, carried unchanged by an inner one */
+  KEPT      /* carried unchanged by an outer loop and by an inner one */
 };
 
 #define STEPS 4 /* iterations (of the outer loop where nested) */
@@ -152,23 +155,24 @@ static char *loop_program(enum weights how, bool tb, int64_t m, int64_t n) {
   snprintf(step, sizeof step,
            "      %%d = stablehlo.dot_general %%%s, %s, %s : (%s, %s) -> %s\n"
            "      %%h2 = stablehlo.add %%d, %%x : %s\n",
-           how == NESTED ? "hh" : "h", how == NESTED ? "%www" : wv, dims, h,
+           how >= NESTED ? "hh" : "h", how >= NESTED ? "%www" : wv, dims, h,
            w, h, h);
   char body[4096];
-  if (how == NESTED)
+  if (how >= NESTED)
     snprintf(body, sizeof body,
-             "      %%half = stablehlo.constant dense<0.5> : %s\n"
+             "      %%half = stablehlo.constant dense<%s> : %s\n"
              "      %%wh = stablehlo.multiply %%ww, %%half : %s\n"
              "      %%z = stablehlo.constant dense<0> : tensor<i32>\n"
              "      %%in:3 = stablehlo.while(%%j = %%z, %%hh = %%h, "
-             "%%www = %%wh) : tensor<i32>, %s, %s\n%s do {\n"
+             "%%www = %%%s) : tensor<i32>, %s, %s\n%s do {\n"
              "      %%onej = stablehlo.constant dense<1> : tensor<i32>\n"
              "      %%j2 = stablehlo.add %%j, %%onej : tensor<i32>\n%s"
              "      stablehlo.return %%j2, %%h2, %%www : tensor<i32>, %s, %s\n"
              "    }\n"
              "      %%ho = stablehlo.add %%in#1, %%x : %s\n"
              "      %%w2 = stablehlo.add %%wh, %%wh : %s\n",
-             w, w, h, w, cond_inner, step, h, w, h, w);
+             how == KEPT ? "1.0" : "0.5", w, w, how == KEPT ? "ww" : "wh", h,
+             w, cond_inner, step, h, w, h, w);
   else
     snprintf(body, sizeof body, "%s%s", step,
              how == HALVED
@@ -182,7 +186,9 @@ static char *loop_program(enum weights how, bool tb, int64_t m, int64_t n) {
   /* the nested body adds x once more after its inner loop, and doubles
    * the halved weights back (exact): the next outer iteration halves
    * them again, so the inner loops all see w / 2 but as new values */
-  const char *wret = how == CAPTURED ? "%w" : how == CARRIED ? "%ww" : "%w2";
+  const char *wret = how == CAPTURED               ? "%w"
+                     : how == CARRIED || how == KEPT ? "%ww"
+                                                     : "%w2";
   snprintf(text, 8192,
            "func.func @main(%%h0: %s, %%w: %s, %%x: %s) -> %s {\n"
            "  %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
@@ -194,7 +200,7 @@ static char *loop_program(enum weights how, bool tb, int64_t m, int64_t n) {
            "    }\n"
            "  return %%r#1 : %s\n"
            "}\n",
-           h, w, h, h, h, w, cond_outer, body, how == NESTED ? "ho" : "h2",
+           h, w, h, h, h, w, cond_outer, body, how >= NESTED ? "ho" : "h2",
            wret, h, w, h);
   return text;
 }
@@ -225,11 +231,13 @@ static void ref_loop(enum weights how, bool tb, int64_t m, int64_t n,
   memcpy(h, h0, sizeof(float) * (size_t)(m * n));
   memcpy(w, w0, sizeof(float) * (size_t)(n * n));
   for (int s = 0; s < STEPS; s++) {
-    if (how == NESTED) {
-      for (int64_t i = 0; i < n * n; i++) w[i] *= 0.5f;
+    if (how >= NESTED) {
+      if (how == NESTED)
+        for (int64_t i = 0; i < n * n; i++) w[i] *= 0.5f;
       for (int t = 0; t < INNER; t++) ref_step(h, w, x, tb, m, n);
       for (int64_t i = 0; i < m * n; i++) h[i] += x[i];
-      for (int64_t i = 0; i < n * n; i++) w[i] += w[i];
+      if (how == NESTED)
+        for (int64_t i = 0; i < n * n; i++) w[i] += w[i];
     } else {
       ref_step(h, w, x, tb, m, n);
       if (how == HALVED)
@@ -282,6 +290,7 @@ static void check_loops(bool tb, int64_t m, int64_t n) {
   float *captured = run_loop(CAPTURED, tb, m, n, args);
   float *halved = run_loop(HALVED, tb, m, n, args);
   float *nested = run_loop(NESTED, tb, m, n, args);
+  float *kept = run_loop(KEPT, tb, m, n, args);
   size_t bytes = sizeof(float) * (size_t)(m * n);
   assert_memory_equal(carried, captured, bytes);
   /* the weights passed in are the caller's, untouched */
@@ -294,9 +303,9 @@ static void check_loops(bool tb, int64_t m, int64_t n) {
     const float *h0 = shlo_tensor_data(args[0]), *x = shlo_tensor_data(args[2]);
     float *want = malloc(bytes);
     assert_non_null(want);
-    static const enum weights hows[] = {CARRIED, HALVED, NESTED};
-    float *got[] = {carried, halved, nested};
-    for (int i = 0; i < 3; i++) {
+    static const enum weights hows[] = {CARRIED, HALVED, NESTED, KEPT};
+    float *got[] = {carried, halved, nested, kept};
+    for (int i = 0; i < 4; i++) {
       ref_loop(hows[i], tb, m, n, h0, w0, x, want);
       if (memcmp(got[i], want, bytes))
         fail_msg("loop %d tb=%d m=%lld n=%lld: differs from fmaf", hows[i],
@@ -309,6 +318,7 @@ static void check_loops(bool tb, int64_t m, int64_t n) {
   free(captured);
   free(halved);
   free(nested);
+  free(kept);
   for (int i = 0; i < 3; i++) shlo_value_unref(args[i]);
 }
 

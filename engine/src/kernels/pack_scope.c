@@ -76,17 +76,20 @@ void shlo__pack_scope_leave(shlo_exec *ex, shlo__pack_scope *scope) {
   shlo__free(scope);
 }
 
-/* The innermost scope of this thread holding v, and v's index in it. */
+/* The outermost scope of this thread holding v, and v's index in it: a
+ * loop nested in one that carries the same value unchanged reuses the
+ * outer loop's pack in each of its runs instead of packing again. */
 static shlo__pack_scope *holder(shlo_exec *ex, const shlo_value *v, int *at) {
   pthread_t self = pthread_self();
   shlo__pack_scope *found = NULL;
   pthread_mutex_lock(&scopes_lock);
-  for (shlo__pack_scope *s = *shlo__exec_packs(ex); s && !found; s = s->next)
+  for (shlo__pack_scope *s = *shlo__exec_packs(ex); s; s = s->next)
     if (pthread_equal(s->owner, self))
-      for (int i = 0; i < s->n && !found; i++)
+      for (int i = 0; i < s->n; i++)
         if (s->values[i] == v) {
           found = s;
           *at = i;
+          break;
         }
   pthread_mutex_unlock(&scopes_lock);
   return found;
