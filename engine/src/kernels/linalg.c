@@ -25,6 +25,7 @@
 #include "kernels/linalg_int.h"
 #include "core/tensor_uninit.h"
 #include "kernels/kernel.h"
+#include "kernels/gemm_panels.h"
 #include "kernels/pack_scope.h"
 #include "compile/plan.h"
 #include "runtime/pool.h"
@@ -125,7 +126,8 @@ static const shlo__sgemm_packed *dot_loop_pack(const dot_params *p,
                                                shlo_exec *ex) {
   if (p->dom != LA_F32 || p->rt != SHLO_F32 || p->ot != SHLO_F32 ||
       p->nb != 1 || p->rmode == DOT_PACK ||
-      !shlo__la_gemm_f32_all_panels(p->m, p->n, p->k))
+      !shlo__la_gemm_f32_all_panels(p->m, p->n, p->k) ||
+      !shlo__sgemm_panels_takes(p->m, p->n, p->k))
     return NULL;
   bool tb = p->rmode == DOT_DIRECT_T;
   return shlo__pack_scope_find(ex, rhs, tb, p->k, p->n, tb ? p->k : p->n);
@@ -162,11 +164,9 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
   }
   dot_batches job = {p, a, b, c, NULL, NULL};
   const shlo__sgemm_packed *pb = dot_loop_pack(p, in[1], ex);
-  if (pb) {
-    /* cannot fail: dot_loop_pack checked what the panels need */
-    bool ta = p->lmode == DOT_DIRECT_T;
-    (void)shlo__sgemm_prepacked(ta, m, (const float *)a, ta ? m : k, pb,
-                                (float *)c, n);
+  bool ta = p->lmode == DOT_DIRECT_T;
+  if (pb && shlo__sgemm_prepacked(ta, m, (const float *)a, ta ? m : k, pb,
+                                  (float *)c, n)) {
     if (done) { /* as below: whole rows of the result, from the pool */
       int64_t row = p->out_rank ? p->out_dims[p->out_rank - 1] : 1;
       dot_rows_done rows = {done, done_ctx, row};
