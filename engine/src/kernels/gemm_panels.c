@@ -451,7 +451,7 @@ GP_TARGET static void packed_panel(bool ta, int64_t m, int64_t k,
               : cols <= 0 ? 0
                           : (__mmask16)((1u << cols) - 1);
   }
-  gp_a op_a = {a, ta ? 1 : lda, ta ? lda : 1, NULL, 0, 0, NULL, false};
+  gp_a op_a = {.a = a, .ars = ta ? 1 : lda, .aks = ta ? lda : 1};
   rows4(false, m, k, op_a, panel, GP_PANEL, (float *)panel, c, ldc, mask);
 }
 
