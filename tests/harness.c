@@ -42,3 +42,27 @@ char *harness_explain(const shlo_executable *e) {
   fclose(f);
   return buf;
 }
+
+harness_result harness_run_fused(const char *text, bool fuse,
+                                 shlo_value **args, int n_args) {
+  harness_result r = {0};
+  shlo_module *m;
+  shlo_executable *e;
+  shlo_diag d;
+  if (shlo_parse_module(text, strlen(text), "f.mlir", &m, &d))
+    fail_msg("parse: %s\n%s", d.message, text);
+  shlo_compile_opts o = {.no_fusion = !fuse};
+  if (shlo_compile(m, &o, &e, &d)) fail_msg("compile: %s", d.message);
+  r.plan = harness_explain(e);
+  if (shlo_execute(e, NULL, args, n_args, &r.v, &r.n, &d))
+    fail_msg("execute: %s", d.message);
+  shlo_executable_free(e);
+  shlo_module_free(m);
+  return r;
+}
+
+void harness_result_free(harness_result *r) {
+  for (int i = 0; i < r->n; i++) shlo_value_unref(r->v[i]);
+  free(r->v);
+  free(r->plan);
+}

@@ -15,6 +15,19 @@ shlo_status harness_run(const char *text, bool quiet);
 /* What --explain prints for e (malloc'd; the caller frees it). */
 char *harness_explain(const shlo_executable *e);
 
+/* The results of one run of a program, and the plan it ran. */
+typedef struct harness_result {
+  shlo_value **v;
+  int n;
+  char *plan; /* what --explain printed */
+} harness_result;
+
+/* Parse, compile (fused, or with fusion off) and run @main of `text` on
+ * args; any failure fails the calling test with its diagnostic. */
+harness_result harness_run_fused(const char *text, bool fuse,
+                                 shlo_value **args, int n_args);
+void harness_result_free(harness_result *r);
+
 /* A program: @main with the given body lines. */
 #define PROG(...) "func.func @main() {\n" __VA_ARGS__ "  func.return\n}\n"
 

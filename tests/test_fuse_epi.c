@@ -22,34 +22,13 @@
 #include "kernels/vmath.h"
 #include "shlo/engine.h"
 
-typedef struct run_result {
-  shlo_value **v;
-  int n;
-  char *plan;
-} run_result;
+typedef harness_result run_result;
 
 static run_result run(const char *text, bool fuse) {
-  run_result r = {0};
-  shlo_module *m;
-  shlo_executable *e;
-  shlo_diag d;
-  if (shlo_parse_module(text, strlen(text), "f.mlir", &m, &d))
-    fail_msg("parse: %s", d.message);
-  shlo_compile_opts o = {.no_fusion = !fuse};
-  if (shlo_compile(m, &o, &e, &d)) fail_msg("compile: %s", d.message);
-  r.plan = harness_explain(e);
-  if (shlo_execute(e, NULL, NULL, 0, &r.v, &r.n, &d))
-    fail_msg("execute: %s", d.message);
-  shlo_executable_free(e);
-  shlo_module_free(m);
-  return r;
+  return harness_run_fused(text, fuse, NULL, 0);
 }
 
-static void release(run_result *r) {
-  for (int i = 0; i < r->n; i++) shlo_value_unref(r->v[i]);
-  free(r->v);
-  free(r->plan);
-}
+static void release(run_result *r) { harness_result_free(r); }
 
 /* Fused and unfused, byte for byte; the fused plan contains expect (or,
  * with expect_not, lacks it). */

@@ -27,35 +27,14 @@
 
 #define TEXT_CAP 16384
 
-typedef struct run_result {
-  shlo_value **v;
-  int n;
-  char *plan;
-} run_result;
+typedef harness_result run_result;
 
 static run_result run(const char *text, bool fuse, shlo_value **args,
                       int n_args) {
-  run_result r = {0};
-  shlo_module *m;
-  shlo_executable *e;
-  shlo_diag d;
-  if (shlo_parse_module(text, strlen(text), "f.mlir", &m, &d))
-    fail_msg("parse: %s\n%s", d.message, text);
-  shlo_compile_opts o = {.no_fusion = !fuse};
-  if (shlo_compile(m, &o, &e, &d)) fail_msg("compile: %s", d.message);
-  r.plan = harness_explain(e);
-  if (shlo_execute(e, NULL, args, n_args, &r.v, &r.n, &d))
-    fail_msg("execute: %s", d.message);
-  shlo_executable_free(e);
-  shlo_module_free(m);
-  return r;
+  return harness_run_fused(text, fuse, args, n_args);
 }
 
-static void release(run_result *r) {
-  for (int i = 0; i < r->n; i++) shlo_value_unref(r->v[i]);
-  free(r->v);
-  free(r->plan);
-}
+static void release(run_result *r) { harness_result_free(r); }
 
 /* Fused and op by op on args: the same bytes; the fused plan contains
  * `expect` (NULL: no check) and the unfused one no fused step. */
