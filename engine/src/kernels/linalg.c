@@ -23,7 +23,6 @@
 #include "core/floatfmt.h"
 #include "core/value.h"
 #include "kernels/dot_bf16.h"
-#include "kernels/gemm_panels.h"
 #include "kernels/linalg_int.h"
 #include "core/tensor_uninit.h"
 #include "kernels/kernel.h"
@@ -79,57 +78,17 @@ typedef struct dot_batches {
   char *c;
   shlo_block_done done;
   void *done_ctx;
-  /* each batch element's GEMM in `parts` slices of `part_rows` rows of
-   * its result (the last one shorter), one unit of the range each; 1 and
-   * m where the GEMMs are whole */
-  int64_t parts, part_rows;
 } dot_batches;
 
-/* Units [lo, hi) of the job: slice u % parts of batch element u / parts. */
 static void dot_batch_range(void *ctx, int64_t lo, int64_t hi) {
   const dot_batches *j = ctx;
   const dot_params *p = j->p;
   int64_t m = p->m, n = p->n, k = p->k, es = (int64_t)shlo__la_dom_size(p->dom);
   bool ta = p->lmode == DOT_DIRECT_T, tb = p->rmode == DOT_DIRECT_T;
-  for (int64_t u = lo; u < hi; u++) {
-    int64_t i = u / j->parts, r0 = u % j->parts * j->part_rows;
-    int64_t rows = m - r0 < j->part_rows ? m - r0 : j->part_rows;
-    /* row r0 of op(a): column r0 of a stored transposed */
-    const char *a = j->a + (i * m * k + (ta ? r0 : r0 * k)) * es;
-    char *c = j->c + (i * m + r0) * n * es;
-    shlo__la_gemm(p->dom, ta, tb, rows, n, k, a, ta ? m : k,
-                  j->b + i * k * n * es, tb ? k : n, c, n);
-    if (j->done) j->done(j->done_ctx, (i * m + r0) * n, (i * m + r0 + rows) * n);
-  }
-}
-
-/* Units of the pool's work per thread wanted where the batch splits over
- * it: with whole GEMMs as units (attention: 8 heads on 2 threads, 4
- * each), a thread that starts late or is interrupted leaves the other
- * waiting up to a whole GEMM and its softmax at the end of the step. */
-#define DOT_UNITS_PER_THREAD 8
-/* Multiply-adds of a slice below which a GEMM is not cut further. */
-#define DOT_PART_MIN_WORK ((int64_t)1 << 20)
-
-/* Cut each batch element's GEMM into slices of whole rows where the batch
- * splits over the pool into too few units: only products the engine's
- * panels take (gemm_panels.h) whole and in slices alike, where each
- * element of c is the same sum over k in the same order whatever rows
- * the call has, so the bits do not depend on the cut.  Slices are
- * multiples of 12 rows, the panels' row blocks. */
-static void dot_cut_rows(const dot_params *p, dot_batches *j) {
-  j->parts = 1;
-  j->part_rows = p->m;
-  if (p->dom != LA_F32 || !shlo__sgemm_panels_takes(p->m, p->n, p->k)) return;
-  int64_t units = (int64_t)shlo__pool_threads() * DOT_UNITS_PER_THREAD;
-  int64_t parts = (units + p->nb - 1) / p->nb;
-  for (; parts > 1; parts--) {
-    int64_t rows = ((p->m + parts - 1) / parts + 11) / 12 * 12;
-    if (rows < p->m && rows * p->n * p->k >= DOT_PART_MIN_WORK) {
-      j->part_rows = rows;
-      j->parts = (p->m + rows - 1) / rows;
-      return;
-    }
+  for (int64_t i = lo; i < hi; i++) {
+    shlo__la_gemm(p->dom, ta, tb, m, n, k, j->a + i * m * k * es, ta ? m : k,
+                  j->b + i * k * n * es, tb ? k : n, j->c + i * m * n * es, n);
+    if (j->done) j->done(j->done_ctx, i * m * n, (i + 1) * m * n);
   }
 }
 
@@ -211,15 +170,13 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
     if (!cbuf) goto nomem;
     c = cbuf;
   }
-  dot_batches job = {p, a, b, c, NULL, NULL, 1, m};
+  dot_batches job = {p, a, b, c, NULL, NULL};
   if (dot_split_batch(p)) {
     /* each thread's GEMMs, then at once what follows them */
     job.done = done;
     job.done_ctx = done_ctx;
-    dot_cut_rows(p, &job);
-    int64_t grain = DOT_BATCH_GRAIN_WORK / (job.part_rows * n * k);
-    shlo__parallel_for(nb * job.parts, grain > 1 ? grain : 1, dot_batch_range,
-                       &job);
+    int64_t grain = DOT_BATCH_GRAIN_WORK / (m * n * k);
+    shlo__parallel_for(nb, grain > 1 ? grain : 1, dot_batch_range, &job);
   } else {
     for (int64_t i = 0; i < nb; i += 64) {
       if (i && shlo__exec_should_stop(ex)) {

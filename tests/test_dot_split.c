@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Batched products whose batch splits over the pool in slices of rows
- * (kernels/linalg.c, dot_cut_rows): attention's chain (Q K^T, scaled and
- * softmaxed along rows behind the GEMMs, then times V) and products with
- * either operand stored transposed give, on 2 and 3 threads, the bytes
- * one thread gives: for batches of 1, 3 and 8, slices with a short last
- * one, and 1-row products that are never cut. */
+/* Batched products whose batch splits over the pool (kernels/linalg.c,
+ * dot_split_batch), with the rows group behind each GEMM run on the
+ * thread that made it: attention's chain (Q K^T, scaled and softmaxed
+ * along rows behind the GEMMs, then times V, its K^T copied by the
+ * panels' transposed tiles) and products with the lhs stored transposed
+ * give, on 2 and 3 threads, the bytes one thread gives: batches of 1, 3,
+ * 4 and 8, row counts that end in short blocks, 1-row products.  (Cutting
+ * each GEMM into slices of rows for more units per thread was tried with
+ * this test and left out: see docs/performance.md.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,7 +34,7 @@ static shlo_value *run_on(const char *text, int threads) {
   int nr = 0;
   shlo_diag d;
   shlo_compile_opts co = {.context = ctx};
-  if (shlo_parse_module(text, strlen(text), "slices.mlir", &m, &d))
+  if (shlo_parse_module(text, strlen(text), "split.mlir", &m, &d))
     fail_msg("parse: %s", d.message);
   if (shlo_compile(m, &co, &e, &d)) fail_msg("compile: %s", d.message);
   if (shlo_execute(e, NULL, NULL, 0, &r, &nr, &d))
@@ -150,16 +153,16 @@ static void check_lhs_transposed(int b, int m, int n, int k) {
   free(t);
 }
 
-/* The bench program's shape (8 heads of 256 x 64: two slices each on 2
- * threads), and 3 heads whose slices end in a short one. */
-static void attention_slices_match_one_thread(void **state) {
+/* The bench program's shape (8 heads of 256 x 64), and 3 heads whose
+ * rows end in a short block. */
+static void attention_split_matches_one_thread(void **state) {
   (void)state;
   check_attention(8, 256, 256, 64, 64);
   check_attention(3, 150, 200, 300, 40);
 }
 
-/* Batches of 1 (the GEMM splits itself, not the batch) and 1-row
- * products (never cut) in attention's chain. */
+/* A batch of 1 (the GEMM splits itself, not the batch) and 1-row
+ * products in attention's chain. */
 static void whole_gemms_match_one_thread(void **state) {
   (void)state;
   check_attention(1, 200, 256, 64, 64);
@@ -167,8 +170,8 @@ static void whole_gemms_match_one_thread(void **state) {
   check_attention(3, 1, 40, 300, 33);
 }
 
-/* op(a) read from a transposed lhs in slices of its columns. */
-static void transposed_lhs_slices_match_one_thread(void **state) {
+/* op(a) read from a transposed lhs. */
+static void transposed_lhs_split_matches_one_thread(void **state) {
   (void)state;
   check_lhs_transposed(4, 130, 96, 200);
   check_lhs_transposed(3, 61, 64, 500);
@@ -176,9 +179,9 @@ static void transposed_lhs_slices_match_one_thread(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(attention_slices_match_one_thread),
+      cmocka_unit_test(attention_split_matches_one_thread),
       cmocka_unit_test(whole_gemms_match_one_thread),
-      cmocka_unit_test(transposed_lhs_slices_match_one_thread),
+      cmocka_unit_test(transposed_lhs_split_matches_one_thread),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
