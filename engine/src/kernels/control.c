@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "kernels/kernel.h"
 #include "core/value_quant.h"
+#include "kernels/pack_scope.h"
 
 static shlo_status run_region(const shlo_step *s, int r, shlo_value *const *in,
                               shlo_value *const *lead, int n,
@@ -221,18 +222,40 @@ static shlo_status k_while_scalar(const shlo_step *s, shlo_value *const *in,
   return SHLO_OK;
 }
 
+/* The scope (pack_scope.h) over the f32 matrices the body returns
+ * unchanged (s->params, a bool per operand), or NULL: none. */
+static shlo__pack_scope *while_pack_scope(const shlo_step *s,
+                                          shlo_value *const *in,
+                                          shlo_exec *ex) {
+  const bool *same = s->params;
+  int n = s->op->n_operands, held = 0;
+  shlo_value *stack[8];
+  shlo_value **v =
+      n <= 8 ? stack : shlo__malloc((size_t)n * sizeof *v);
+  if (!v) return NULL;
+  for (int i = 0; i < n; i++)
+    if (same[i] && in[i]->kind == SHLO_TYPE_TENSOR &&
+        in[i]->elem == SHLO_F32 && in[i]->rank == 2 && !in[i]->quant)
+      v[held++] = in[i];
+  shlo__pack_scope *scope = shlo__pack_scope_enter(ex, v, held);
+  if (v != stack) shlo__free(v);
+  return scope;
+}
+
 static shlo_status k_while(const shlo_step *s, shlo_value *const *in,
                            shlo_value **out, shlo_exec *ex) {
   int n = s->op->n_operands;
   if (while_is_scalar(s, in)) return k_while_scalar(s, in, out, ex);
   shlo_value **cur = shlo__calloc((size_t)n + 1, sizeof *cur);
   shlo_value **next = shlo__calloc((size_t)n + 1, sizeof *next);
+  shlo__pack_scope *packs = NULL;
   shlo_status st = SHLO_OK;
   if (!cur || !next) {
     st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
     goto done;
   }
   for (int i = 0; i < n; i++) cur[i] = shlo_value_ref(in[i]);
+  packs = while_pack_scope(s, in, ex);
   for (;;) {
     if (shlo__exec_should_stop(ex)) {
       st = shlo__exec_stopped(ex, s);
@@ -253,10 +276,23 @@ static shlo_status k_while(const shlo_step *s, shlo_value *const *in,
   memcpy(out, cur, (size_t)n * sizeof *cur);
   memset(cur, 0, (size_t)n * sizeof *cur);
 done:
+  shlo__pack_scope_leave(ex, packs);
   if (cur) unref_all(cur, n);
   shlo__free(cur);
   shlo__free(next);
   return st;
+}
+
+/* Per operand, whether the body returns its block argument i as its
+ * result i: the value every iteration sees is the one the loop began
+ * with.  The step's parameters, one bool per operand. */
+static shlo_status while_invariants(shlo_step *step, int n) {
+  bool *same = shlo__params_alloc(step, (size_t)n + 1);
+  if (!same) return SHLO_ENOMEM;
+  const shlo_plan *body = step->plans[1];
+  for (int i = 0; i < n && i < body->n_args; i++)
+    same[i] = body->result_slots[i] == body->arg_slots[i];
+  return SHLO_OK;
 }
 
 shlo_status shlo__compile_while(shlo_compiler *cc, const shlo_op *op,
@@ -269,6 +305,8 @@ shlo_status shlo__compile_while(shlo_compiler *cc, const shlo_op *op,
       step->plans[1]->n_results != op->n_operands)
     return shlo__cc_fail(cc, op, SHLO_EVERIFY,
                         "cond must return one i1 and body the loop values");
+  if (while_invariants(step, op->n_operands))
+    return shlo__cc_fail(cc, op, SHLO_ENOMEM, "out of memory");
   step->fn = k_while;
   return SHLO_OK;
 }

@@ -445,6 +445,34 @@ bool shlo__sgemm_panels_gathered_epi(int64_t m, int64_t n, int64_t runs,
          panels(op_a, false, m, n, runs * run, b, ldb, c, ldc);
 }
 
+
+/* shlo__sgemm_panels_packed's blocks: the panel is read in place, never
+ * copied (copy_b false), and its masked-off columns are never stored. */
+GP_TARGET static void packed_panel(bool ta, int64_t m, int64_t k,
+                                   const float *a, int64_t lda,
+                                   const float *panel, int64_t width,
+                                   float *c, int64_t ldc) {
+  __mmask16 mask[GP_VECS];
+  for (int v = 0; v < GP_VECS; v++) {
+    int64_t cols = width - 16 * v;
+    mask[v] = cols >= 16  ? 0xffff
+              : cols <= 0 ? 0
+                          : (__mmask16)((1u << cols) - 1);
+  }
+  gp_a op_a = {.a = a, .ars = ta ? 1 : lda, .aks = ta ? lda : 1};
+  rows4(false, m, k, op_a, panel, GP_PANEL, (float *)panel, c, ldc, mask);
+}
+
+bool shlo__sgemm_panels_packed(bool ta, int64_t m, int64_t k, const float *a,
+                               int64_t lda, const float *panel, int64_t width,
+                               float *c, int64_t ldc) {
+  if (m < 1 || k < 1 || width < 1 || width > GP_PANEL ||
+      strcmp(shlo__vmath_isa(), "avx512f"))
+    return false;
+  packed_panel(ta, m, k, a, lda, panel, width, c, ldc);
+  return true;
+}
+
 #else /* no AVX-512 kernel on this compiler or architecture */
 
 void shlo__gemm_epi_apply(const shlo__gemm_epi *epi, int64_t rows, int64_t n,
@@ -480,5 +508,13 @@ bool shlo__sgemm_panels_gathered_epi(int64_t m, int64_t n, int64_t runs,
                                      int64_t ldc, const shlo__gemm_epi *epi) {
   (void)epi;
   return shlo__sgemm_panels_gathered(m, n, runs, run, rows, b, ldb, c, ldc);
+}
+
+bool shlo__sgemm_panels_packed(bool ta, int64_t m, int64_t k, const float *a,
+                               int64_t lda, const float *panel, int64_t width,
+                               float *c, int64_t ldc) {
+  (void)ta, (void)m, (void)k, (void)a, (void)lda, (void)panel, (void)width,
+      (void)c, (void)ldc;
+  return false;
 }
 #endif

@@ -26,6 +26,8 @@
 #include "kernels/linalg_int.h"
 #include "core/tensor_uninit.h"
 #include "kernels/kernel.h"
+#include "kernels/gemm_panels.h"
+#include "kernels/pack_scope.h"
 #include "compile/plan.h"
 #include "runtime/pool.h"
 
@@ -129,6 +131,21 @@ static void dot_tell_rows(const dot_params *p, shlo_block_done done,
                      dot_rows_done_range, &rows);
 }
 
+/* The packed form of rhs where it is a matrix a running while carries
+ * unchanged (pack_scope.h) and the product would run through the GEMM
+ * panels anyway (the bytes stay the same); NULL otherwise. */
+static const shlo__sgemm_packed *dot_loop_pack(const dot_params *p,
+                                               const shlo_value *rhs,
+                                               shlo_exec *ex) {
+  if (p->dom != LA_F32 || p->rt != SHLO_F32 || p->ot != SHLO_F32 ||
+      p->nb != 1 || p->rmode == DOT_PACK ||
+      !shlo__la_gemm_f32_all_panels(p->m, p->n, p->k) ||
+      !shlo__sgemm_panels_takes(p->m, p->n, p->k))
+    return NULL;
+  bool tb = p->rmode == DOT_DIRECT_T;
+  return shlo__pack_scope_find(ex, rhs, tb, p->k, p->n, tb ? p->k : p->n);
+}
+
 /* C (v, uninitialised; nb, m, n, k all nonzero) = the GEMMs of in[0] and
  * in[1], telling done of its blocks when it is not NULL. */
 static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
@@ -145,7 +162,7 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
     bool split = dot_split_batch(p);
     int r = shlo__dot_bf16(w, nb, m, n, k, a, b, (float *)(void *)c, split,
                            done, done_ctx, ex);
-    if (r == -2) return shlo__exec_fail(ex, s, SHLO_ECANCELED, "stopped");
+    if (r == -2) return shlo__exec_stopped(ex, s);
     if (r < 0) return oom(s, ex);
     if (r > 0) {
       if (done && !split) dot_tell_rows(p, done, done_ctx);
@@ -171,7 +188,18 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
     c = cbuf;
   }
   dot_batches job = {p, a, b, c, NULL, NULL};
-  if (dot_split_batch(p)) {
+  const shlo__sgemm_packed *pb = dot_loop_pack(p, in[1], ex);
+  bool ta = p->lmode == DOT_DIRECT_T;
+  if (pb && shlo__sgemm_prepacked(ta, m, (const float *)a, ta ? m : k, pb,
+                                  (float *)c, n)) {
+    if (done) { /* as below: whole rows of the result, from the pool */
+      int64_t row = p->out_rank ? p->out_dims[p->out_rank - 1] : 1;
+      dot_rows_done rows = {done, done_ctx, row};
+      int64_t grain = (1 << 14) / row;
+      shlo__parallel_for(m * n / row, grain > 1 ? grain : 1,
+                         dot_rows_done_range, &rows);
+    }
+  } else if (dot_split_batch(p)) {
     /* each thread's GEMMs, then at once what follows them */
     job.done = done;
     job.done_ctx = done_ctx;

@@ -568,6 +568,24 @@ void shlo__la_gemm_serial(shlo__la_dom d, bool ta, bool tb, int64_t m,
   la_gemm(d, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, false);
 }
 
+bool shlo__la_gemm_f32_all_panels(int64_t m, int64_t n, int64_t k) {
+  if (m == 0 || n == 0 || k == 0 || m * n * k <= LA_NAIVE_MAX) return false;
+  int threads = shlo__pool_threads();
+  if (threads <= 1 || m * n * k < LA_SPLIT_MIN)
+    return shlo__sgemm_panels_takes(m, n, k);
+  /* la_gemm's blocks, as it splits them */
+  bool by_cols = n >= m;
+  int64_t len = by_cols ? n : m;
+  int64_t grain = ((len + threads - 1) / threads + 15) / 16 * 16;
+  for (int64_t lo = 0; lo < len; lo += grain) {
+    int64_t part = len - lo < grain ? len - lo : grain;
+    if (!(by_cols ? shlo__sgemm_panels_takes(m, part, k)
+                  : shlo__sgemm_panels_takes(part, n, k)))
+      return false;
+  }
+  return true;
+}
+
 static void blas_gemm(shlo__la_dom d, bool ta, bool tb, int64_t m, int64_t n,
                       int64_t k, const void *a, int64_t lda, const void *b,
                       int64_t ldb, void *c, int64_t ldc) {

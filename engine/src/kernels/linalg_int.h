@@ -83,6 +83,12 @@ void shlo__la_gemm_serial(shlo__la_dom d, bool ta, bool tb, int64_t m,
                           int64_t n, int64_t k, const void *a, int64_t lda,
                           const void *b, int64_t ldb, void *c, int64_t ldc);
 
+/* Whether shlo__la_gemm of an f32 m x k by k x n product runs every block
+ * of it through the GEMM panels (gemm_panels.h): then each element is
+ * the fmaf chain the panels define, and any other route to the panels'
+ * arithmetic (gemm_prepacked.h) gives the same bytes. */
+bool shlo__la_gemm_f32_all_panels(int64_t m, int64_t n, int64_t k);
+
 /* Element-count helpers: product of n dims; overflow-safe enough for
  * static shapes already accepted by the verifier. */
 int64_t shlo__la_prod(const int64_t *dims, int n);

@@ -36,6 +36,9 @@ struct shlo_exec {
    * uses it to fail the whole grid and wake the other processes.  Set by
    * whoever runs the execution (grid.c); the executor knows no more. */
   void (*on_failure)(shlo_exec *ex);
+  /* The loop-invariant values of the whiles running now, innermost first,
+   * with their packed GEMM forms (kernels/pack_scope.h); NULL: none. */
+  struct shlo__pack_scope *packs;
 };
 
 void shlo__exec_init(shlo_exec *ex, const shlo_exec_opts *opts,
