@@ -21,13 +21,19 @@
 #include "shlo/context.h"
 #include "shlo/engine.h"
 
-/* Run text's @main in a context of `threads`; its one result. */
-static shlo_value *run_on(const char *text, int threads) {
+/* A context of `threads`.  It outlives the values run in it: their
+ * buffers go back to its cache when released. */
+static shlo_context *pool_of(int threads) {
   shlo_context_options o;
   shlo_context_options_init(&o);
   o.threads = threads;
   shlo_context *ctx = NULL;
   assert_int_equal(shlo_context_create(&o, &ctx), SHLO_OK);
+  return ctx;
+}
+
+/* Run text's @main in ctx; its one result. */
+static shlo_value *run_in(const char *text, shlo_context *ctx) {
   shlo_module *m = NULL;
   shlo_executable *e = NULL;
   shlo_value **r = NULL;
@@ -44,20 +50,23 @@ static shlo_value *run_on(const char *text, int threads) {
   free(r);
   shlo_executable_free(e);
   shlo_module_free(m);
-  shlo_context_destroy(ctx);
   return v;
 }
 
 /* The same bytes on 2 and 3 threads as on 1. */
 static void same_on_every_pool(const char *text) {
-  shlo_value *one = run_on(text, 1);
+  shlo_context *one_ctx = pool_of(1);
+  shlo_value *one = run_in(text, one_ctx);
   for (int t = 2; t <= 3; t++) {
-    shlo_value *v = run_on(text, t);
+    shlo_context *ctx = pool_of(t);
+    shlo_value *v = run_in(text, ctx);
     assert_int_equal(v->nbytes, one->nbytes);
     assert_memory_equal(v->data, one->data, one->nbytes);
     shlo_value_unref(v);
+    shlo_context_destroy(ctx);
   }
   shlo_value_unref(one);
+  shlo_context_destroy(one_ctx);
 }
 
 /* %name: a tensor<shape> of distinct, irregular values (fn of an iota
