@@ -315,6 +315,17 @@ GP_TARGET static void transposed_panel(int vecs, int64_t k, const float *b,
   }
 }
 
+/* The lanes of each vector of a panel width columns wide that hold
+ * columns: whole vectors, then a tail, then none. */
+GP_TARGET static void panel_masks(int64_t width, __mmask16 *mask) {
+  for (int v = 0; v < GP_VECS; v++) {
+    int64_t cols = width - 16 * v;
+    mask[v] = cols >= 16  ? 0xffff
+              : cols <= 0 ? 0
+                          : (__mmask16)((1u << cols) - 1);
+  }
+}
+
 /* The panel of `width` columns (at most 16 * vecs) whose op(b) starts at b
  * (column 0 of the panel) and whose c starts at c.  An untransposed b is
  * copied by the first block of rows; a transposed one first, column by
@@ -323,12 +334,7 @@ GP_TARGET static void panel(int vecs, bool tb, int64_t m, int64_t k, gp_a a,
                             const float *b, int64_t ldb, float *p, float *c,
                             int64_t ldc, int64_t width) {
   __mmask16 mask[GP_VECS];
-  for (int v = 0; v < GP_VECS; v++) {
-    int64_t cols = width - 16 * v;
-    mask[v] = cols >= 16  ? 0xffff
-              : cols <= 0 ? 0
-                          : (__mmask16)((1u << cols) - 1);
-  }
+  panel_masks(width, mask);
   if (tb) transposed_panel(vecs, k, b, ldb, p, width);
   /* an untransposed b whose rows are exactly the panel's already is the
    * copy: read in place */
@@ -453,12 +459,7 @@ GP_TARGET static void packed_panel(bool ta, int64_t m, int64_t k,
                                    const float *panel, int64_t width,
                                    float *c, int64_t ldc) {
   __mmask16 mask[GP_VECS];
-  for (int v = 0; v < GP_VECS; v++) {
-    int64_t cols = width - 16 * v;
-    mask[v] = cols >= 16  ? 0xffff
-              : cols <= 0 ? 0
-                          : (__mmask16)((1u << cols) - 1);
-  }
+  panel_masks(width, mask);
   gp_a op_a = {.a = a, .ars = ta ? 1 : lda, .aks = ta ? lda : 1};
   rows4(false, m, k, op_a, panel, GP_PANEL, (float *)panel, c, ldc, mask);
 }
