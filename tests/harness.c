@@ -44,7 +44,7 @@ char *harness_explain(const shlo_executable *e) {
 }
 
 harness_result harness_run_fused(const char *text, bool fuse,
-                                 shlo_value **args, int n_args) {
+                                 shlo_value *const *args, int n_args) {
   harness_result r = {0};
   shlo_module *m;
   shlo_executable *e;

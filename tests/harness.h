@@ -25,7 +25,7 @@ typedef struct harness_result {
 /* Parse, compile (fused, or with fusion off) and run @main of `text` on
  * args; any failure fails the calling test with its diagnostic. */
 harness_result harness_run_fused(const char *text, bool fuse,
-                                 shlo_value **args, int n_args);
+                                 shlo_value *const *args, int n_args);
 void harness_result_free(harness_result *r);
 
 /* A program: @main with the given body lines. */

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "core/value.h"
+#include "harness.h"
 #include "kernels/qgemm.h"
 #include "shlo/engine.h"
 
@@ -229,36 +230,12 @@ static char *program(const pcase *pc, bool direct) {
  * the plan runs a dot on the integer path (--explain's label). */
 static shlo_value *run(const char *text, shlo_value *const *args,
                        bool *integer) {
-  shlo_module *m = NULL;
-  shlo_executable *e = NULL;
-  shlo_value **r = NULL;
-  int n = 0;
-  shlo_diag d;
-  char buf[SHLO_DIAG_MAX + 256];
-  shlo_diag_clear(&d);
-  shlo_status st = shlo_parse_module(text, strlen(text), "qgemm.mlir", &m, &d);
-  if (st == SHLO_OK) st = shlo_compile(m, NULL, &e, &d);
-  if (st == SHLO_OK) {
-    char *plan = NULL;
-    size_t plan_len = 0;
-    FILE *f = open_memstream(&plan, &plan_len);
-    assert_non_null(f);
-    shlo_executable_explain(e, f);
-    fclose(f);
-    *integer = strstr(plan, "[integer]") != NULL;
-    free(plan);
-    st = shlo_execute(e, NULL, args, 2, &r, &n, &d);
-  }
-  if (st != SHLO_OK) {
-    shlo_diag_format(&d, buf, sizeof buf);
-    print_message("%s: %s\n", shlo_status_name(st), buf);
-  }
-  assert_int_equal(st, SHLO_OK);
-  assert_int_equal(n, 1);
-  shlo_value *v = r[0];
-  free(r);
-  shlo_executable_free(e);
-  shlo_module_free(m);
+  harness_result h = harness_run_fused(text, true, args, 2);
+  assert_int_equal(h.n, 1);
+  *integer = strstr(h.plan, "[integer]") != NULL;
+  shlo_value *v = h.v[0];
+  h.n = 0; /* the result is the caller's */
+  harness_result_free(&h);
   return v;
 }
 
@@ -330,26 +307,11 @@ static void test_programs(void **state) {
 /* Run text on n_args f32/i32 args; its n_res results into res. */
 static void run_n(const char *text, shlo_value *const *args, int n_args,
                   shlo_value **res, int n_res) {
-  shlo_module *m = NULL;
-  shlo_executable *e = NULL;
-  shlo_value **r = NULL;
-  int n = 0;
-  shlo_diag d;
-  char buf[SHLO_DIAG_MAX + 256];
-  shlo_diag_clear(&d);
-  shlo_status st = shlo_parse_module(text, strlen(text), "q.mlir", &m, &d);
-  if (st == SHLO_OK) st = shlo_compile(m, NULL, &e, &d);
-  if (st == SHLO_OK) st = shlo_execute(e, NULL, args, n_args, &r, &n, &d);
-  if (st != SHLO_OK) {
-    shlo_diag_format(&d, buf, sizeof buf);
-    print_message("%s: %s\n", shlo_status_name(st), buf);
-  }
-  assert_int_equal(st, SHLO_OK);
-  assert_int_equal(n, n_res);
-  for (int i = 0; i < n; i++) res[i] = r[i];
-  free(r);
-  shlo_executable_free(e);
-  shlo_module_free(m);
+  harness_result h = harness_run_fused(text, true, args, n_args);
+  assert_int_equal(h.n, n_res);
+  for (int i = 0; i < h.n; i++) res[i] = h.v[i];
+  h.n = 0; /* the results are the caller's */
+  harness_result_free(&h);
 }
 
 /* f32 operands for quantization: the edges and a spread of magnitudes. */
