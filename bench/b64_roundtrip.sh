@@ -25,10 +25,11 @@ cleanup() {
   wait 2>/dev/null; rm -rf "$tmp"
 }
 trap cleanup EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. "$(dirname "$0")/lib.sh"
+port=$(bench_free_port)
 env -i "$build/server/shlo-server" --port "$port" --log off 2>"$tmp/server.log" &
 pid=$!
-for _ in $(seq 100); do curl -sf "localhost:$port/healthz" >/dev/null && break; sleep 0.05; done
+bench_wait_healthy "$port"
 python3 - "$tmp/req.json" <<'PY'
 import base64, json, os, sys
 n = 16 * 1024 * 1024                      # 64 MiB of f32
@@ -73,7 +74,7 @@ for i in $(seq "$runs"); do
 done
 echo "median of $runs: $(printf '%s\n' "${times[@]}" | median) s," \
      "server CPU $(printf '%s\n' "${cpus[@]}" | median) s"
-bport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+bport=$(bench_free_port)
 "$build/server/bare_mhd" "$bport" echo &
 bpid=$!
 for _ in $(seq 100); do curl -s -o /dev/null "localhost:$bport/" && break; sleep 0.05; done

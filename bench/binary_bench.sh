@@ -19,13 +19,11 @@
 set -euo pipefail
 build=${1:-build}
 server=$build/server/shlo-server loadgen=$build/client/shlo-loadgen
-for f in "$server" "$loadgen"; do
-  [ -x "$f" ] || { echo "no $f: build first (ninja -C $build)"; exit 1; }
-done
+. "$(dirname "$0")/lib.sh"
+bench_need "$server" "$loadgen"
 MIB=${MIB:-64} REPS=${REPS:-5} N=${N:-20000} CONNS=${CONNS:-32}
 DURATION=${DURATION:-5} THREADS=${THREADS:-0} INLINE=${INLINE:-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-hport=$(free_port) bport=$(free_port)
+hport=$(bench_free_port) bport=$(bench_free_port)
 # Room for the JSON route's base64 body of the big tensor (4/3 of it).
 "$server" --host 127.0.0.1 --port "$hport" --binary-port "$bport" --log off \
   --threads "$THREADS" --max-body-bytes "$((MIB * 2 + 16))m" \
@@ -33,9 +31,7 @@ hport=$(free_port) bport=$(free_port)
   ${INLINE:+--inline-max-work "$INLINE"} 2>/dev/null &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
-for _ in $(seq 200); do
-  curl -sf "http://127.0.0.1:$hport/healthz" >/dev/null && break; sleep 0.05
-done
+bench_wait_healthy "$hport"
 echo "shlo-server pid $pid, HTTP :$hport, binary :$bport; $(nproc) cores;" \
      "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 "$loadgen" roundtrip "$bport" "$hport" "$MIB" "$REPS"

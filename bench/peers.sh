@@ -62,6 +62,7 @@
 # (printed first).  Compare ratios within one run, never across runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 rounds=3
 runs=20
 bench_dir=${SHLO_BENCH_DIR:-../shared/bench}
@@ -464,14 +465,11 @@ if [ "$serve_small" = 1 ]; then
       "(--target shlo-server shlo-loadgen shlo-small-inproc)"
   else
     secs=${SERVE_SECONDS:-5}
-    free_port() { "${py[@]}" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-    hport=$(free_port) bport=$(free_port)
+    hport=$(bench_free_port) bport=$(bench_free_port)
     "$server" --host 127.0.0.1 --port "$hport" --binary-port "$bport" --log off \
       --max-connections 4096 --max-queue 1024 2>/dev/null &
     spid=$!
-    for _ in $(seq 200); do
-      curl -sf "http://127.0.0.1:$hport/healthz" >/dev/null && break; sleep 0.05
-    done
+    bench_wait_healthy "$hport"
     for ((r = 1; r <= rounds; r++)); do
       "$inproc" 200000 3 | awk '{ print "inproc", $2 }' # µs
       "$loadgen" rate "$bport" "$hport" 64 "$secs" |

@@ -31,7 +31,7 @@ fi
 [ -f "$build/build.ninja" ] || cmake -S . -B "$build" -G Ninja >/dev/null
 ninja -C "$build" shlo-server bare_mhd >/dev/null
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. bench/lib.sh
 tmp=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
@@ -52,13 +52,13 @@ print('wrk.headers["Content-Type"] = "application/json"')
 print('wrk.body = ' + json.dumps(sys.argv[1]))
 PY
 
-sp=$(free_port)
+sp=$(bench_free_port)
 "$build/server/shlo-server" --port "$sp" --log off ${SHLO_BENCH_THREADS:+--threads $SHLO_BENCH_THREADS} 2>"$tmp/server.log" &
 pids+=($!)
-bp=$(free_port)
+bp=$(bench_free_port)
 "$build/server/bare_mhd" "$bp" &
 pids+=($!)
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$sp/healthz" >/dev/null && break; sleep 0.05; done
+bench_wait_healthy "$sp"
 # warm the cache, and show the answer once
 curl -sf -H 'Content-Type: application/json' --data-binary "$body" "http://127.0.0.1:$sp/execute" >/dev/null
 curl -sf -H 'Content-Type: application/json' --data-binary "$body" "http://127.0.0.1:$sp/execute"; echo

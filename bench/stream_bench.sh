@@ -21,27 +21,22 @@ build=${1:-build}
 mode=${2:-both}
 server=$build/server/shlo-server
 bench=$build/client/shlo_stream_bench
-[ -x "$server" ] || { echo "no $server: build first (ninja -C $build)"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+bench_need "$server"
 py=python3
 /usr/bin/python3 -c 'import numpy' 2>/dev/null && py=/usr/bin/python3
 COUNT=${COUNT:-1000} MIB=${MIB:-1} THREADS=${THREADS:-0}
-free_port() {
-  $py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-port=$(free_port)
-bport=$(free_port)
+port=$(bench_free_port)
+bport=$(bench_free_port)
 "$server" --host 127.0.0.1 --port "$port" --binary-port "$bport" \
   --log off --threads "$THREADS" \
   --max-timeout-ms 3600000 --stream-queue-values 16 2>/dev/null &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-  curl -sf "localhost:$port/healthz" >/dev/null 2>&1 && break
-  sleep 0.05
-done
+bench_wait_healthy "$port"
 echo "load: $(uptime)"
 if [ "$mode" != http ]; then
-  [ -x "$bench" ] || { echo "no $bench: build first (ninja -C $build)"; exit 1; }
+  bench_need "$bench"
   "$bench" "shlo://127.0.0.1:$bport" "$COUNT" "$MIB"
 fi
 [ "$mode" = binary ] && exit 0

@@ -17,25 +17,20 @@
 set -euo pipefail
 build=${1:-build}
 server=$build/server/shlo-server loadgen=$build/client/shlo-loadgen
-for f in "$server" "$loadgen"; do
-  [ -x "$f" ] || { echo "no $f: build first (ninja -C $build)"; exit 1; }
-done
+. "$(dirname "$0")/lib.sh"
+bench_need "$server" "$loadgen"
 CONNS=${CONNS:-8} SECONDS_EACH=${RUN_S:-3} ROUNDS=${ROUNDS:-5}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT
 declare -A hport bport pid
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 for rate in 0 1; do
-  hport[$rate]=$(free_port) bport[$rate]=$(free_port)
+  hport[$rate]=$(bench_free_port) bport[$rate]=$(bench_free_port)
   "$server" --port "${hport[$rate]}" --binary-port "${bport[$rate]}" \
     --log off --max-queue 1024 --trace-sample-rate "$rate" 2>/dev/null &
   pids+=($!)
   pid[$rate]=$!
-  for _ in $(seq 200); do
-    curl -sf "http://127.0.0.1:${hport[$rate]}/healthz" >/dev/null && break
-    sleep 0.05
-  done
+  bench_wait_healthy "${hport[$rate]}"
 done
 echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg);" \
      "$CONNS connections, ${SECONDS_EACH} s per run"
