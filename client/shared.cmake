@@ -8,27 +8,8 @@
 # (libshlo-client.pc requires libshlo of the same version).
 # Included from client/CMakeLists.txt once target shlo-client exists.
 
-# The SONAME and the .pc file's paths as engine/CMakeLists.txt makes
-# libshlo's (its variables are that directory's).
-if(PROJECT_VERSION_MAJOR EQUAL 0)
-  set(SHLO_CLIENT_SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
-else()
-  set(SHLO_CLIENT_SOVERSION ${PROJECT_VERSION_MAJOR})
-endif()
-foreach(kind LIBDIR INCLUDEDIR)
-  if(IS_ABSOLUTE "${CMAKE_INSTALL_${kind}}")
-    set(SHLO_PC_${kind} "${CMAKE_INSTALL_${kind}}")
-  else()
-    set(SHLO_PC_${kind} "\${prefix}/${CMAKE_INSTALL_${kind}}")
-  endif()
-endforeach()
-if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
-  set(SHLO_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
-else()
-  file(RELATIVE_PATH up "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
-  string(REGEX REPLACE "/$" "" up "${up}")
-  set(SHLO_PC_PREFIX "\${pcfiledir}/${up}")
-endif()
+# The SONAME's version and the .pc file's paths are libshlo's
+# (cmake/install_paths.cmake).
 set_target_properties(shlo_protocol_objects PROPERTIES
   POSITION_INDEPENDENT_CODE ON)
 get_property(shlo_engine_objects GLOBAL PROPERTY SHLO_STAGE_OBJECTS)
@@ -49,7 +30,7 @@ set_target_properties(shlo-client-shared PROPERTIES
   OUTPUT_NAME shlo-client
   C_VISIBILITY_PRESET hidden
   VERSION ${PROJECT_VERSION}
-  SOVERSION ${SHLO_CLIENT_SOVERSION}
+  SOVERSION ${SHLO_SOVERSION}
   EXPORT_NAME client_shared
   LINK_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/client.map)
 target_link_options(shlo-client-shared PRIVATE
