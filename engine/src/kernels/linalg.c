@@ -256,6 +256,46 @@ static shlo_status dot_run_blocks(const shlo_step *s, shlo_value *const *in,
   return dot_compute(s, s->params, in, result, done, ctx, ex);
 }
 
+/* An epilogue (gemm_panels.h) on whole rows of an f32 result, n floats
+ * each, as the blocks of it are told done: the residual's rows moved to
+ * the block's first. */
+typedef struct dot_epi_rows {
+  const shlo__gemm_epi *epi;
+  float *c;
+  int64_t n;
+} dot_epi_rows;
+
+static void dot_epi_block(void *ctx, int64_t lo, int64_t hi) {
+  const dot_epi_rows *d = ctx;
+  shlo__gemm_epi e = *d->epi;
+  if (e.res) e.res += lo / d->n * e.ldres;
+  shlo__gemm_epi_apply(&e, (hi - lo) / d->n, d->n, d->c + lo, d->n);
+}
+
+/* shlo_step.loop.run_epi of an f32 dot_general: the GEMM as run_blocks
+ * makes it, then epi on each element.  Where the loop's packed weights
+ * take the product (an LSTM's recurrent step), each 64-column panel gets
+ * it right after it is made, on that thread; elsewhere each block of
+ * rows gets it as it is told done (the same blocks as an epilogue run
+ * has, without its broadcasts and scratch).  The GEMM's calls are those
+ * of k_dot, and shlo__gemm_epi_apply gives the ops' own bits: the bytes
+ * are those of the steps one by one. */
+static shlo_status dot_run_epi(const shlo_step *s, shlo_value *const *in,
+                               shlo_value *result, const shlo__gemm_epi *epi,
+                               shlo_exec *ex) {
+  const dot_params *p = s->params;
+  float *c = result->data;
+  const shlo__sgemm_packed *pb = p->bf16 ? NULL : dot_loop_pack(p, in[1], ex);
+  bool ta = p->lmode == DOT_DIRECT_T;
+  if (pb && shlo__sgemm_prepacked_epi(ta, p->m, in[0]->data,
+                                      ta ? p->m : p->k, pb, c, p->n, epi))
+    return SHLO_OK;
+  dot_epi_rows rows = {epi, c, p->out_dims[p->out_rank - 1]};
+  return dot_compute(s, p, in, result,
+                     shlo__gemm_epi_any(epi) ? dot_epi_block : NULL, &rows,
+                     ex);
+}
+
 /* Whether dims order[0..r) is 0, 1, ..., r-1. */
 static bool is_identity(const int64_t *order, int r) {
   for (int i = 0; i < r; i++)
@@ -394,6 +434,9 @@ shlo_status shlo__compile_dot_general(shlo_compiler *cc, const shlo_op *op,
   step->fn = k_dot;
   if (p->nb && p->m && p->n && p->k && shlo__la_native(p->dom, p->ot))
     step->loop.run_blocks = dot_run_blocks;
+  if (step->loop.run_blocks && p->dom == LA_F32 && p->ot == SHLO_F32 &&
+      p->out_rank >= 1)
+    step->loop.run_epi = dot_run_epi;
   return SHLO_OK;
 }
 
