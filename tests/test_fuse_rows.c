@@ -240,7 +240,8 @@ static void keepdims_softmax_is_one_group(void **state) {
 
 /* A GEMM's scale and bias through 1 x 1 x N, then a residual add: the
  * bias's reshaping broadcast no longer cuts the chain, which runs whole
- * behind the GEMM. */
+ * behind the GEMM (since dot_general took whole epilogues, in its
+ * registers: kernels/fuse_epi.c). */
 static void bias_through_unit_dims_joins_the_chain(void **state) {
   (void)state;
   char text[TEXT_CAP];
@@ -267,8 +268,8 @@ static void bias_through_unit_dims_joins_the_chain(void **state) {
   shlo_value *args[4] = {arg_f32(3, xd, 11, true), arg_f32(2, wd, 12, false),
                          arg_f32(1, bd, 13, false), arg_f32(3, rd, 14, true)};
   same_results(text, args, 4,
-               "fused(broadcast_in_dim, multiply, broadcast_in_dim, add, "
-               "add)");
+               "dot_general + epilogue(multiply, add, add) [in the "
+               "producer's registers]");
   unref_all(args, 4);
 }
 

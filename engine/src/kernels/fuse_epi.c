@@ -15,7 +15,12 @@
  * one by one (save the payload of a NaN where both operands of an add
  * are NaNs, as everywhere in the engine, kernels/vchain.h).  A chain of
  * a single run right behind the producer with a bias and perhaps a ReLU
- * is left to fuse.c's epilogue (loop.run_bias_relu), which does the same. */
+ * is left to fuse.c's epilogue (loop.run_bias_relu), which does the same.
+ *
+ * dot_general takes such chains too (linalg.c, dot_run_epi): an LSTM's
+ * input projection (scale and bias over a 26 MB result, a pass of its
+ * own before) and its recurrent product (scale, then the step's input
+ * added, written first). */
 #include <stdio.h>
 #include <string.h>
 

@@ -61,7 +61,19 @@ typedef struct prepacked_job {
   const float *a;
   const shlo__sgemm_packed *pb;
   float *c;
+  const shlo__gemm_epi *epi; /* or NULL */
 } prepacked_job;
+
+/* j->epi on the columns [j0, j0 + width) of c just made, while they are
+ * in this core's L1: its bias and residual moved to column j0. */
+static void prepacked_panel_epi(const prepacked_job *j, int64_t j0,
+                                int64_t width) {
+  if (!shlo__gemm_epi_any(j->epi)) return;
+  shlo__gemm_epi e = *j->epi;
+  if (e.bias) e.bias += j0;
+  if (e.res) e.res += j0;
+  shlo__gemm_epi_apply(&e, j->m, width, j->c + j0, j->ldc);
+}
 
 /* Panels [lo, hi) of c. */
 static void prepacked_panels(void *ctx, int64_t lo, int64_t hi) {
@@ -74,14 +86,22 @@ static void prepacked_panels(void *ctx, int64_t lo, int64_t hi) {
     (void)shlo__sgemm_panels_packed(j->ta, j->m, k, j->a, j->lda,
                                     j->pb->panels + p * k * PP_PANEL, width,
                                     j->c + j0, j->ldc);
+    prepacked_panel_epi(j, j0, width);
   }
 }
 
 bool shlo__sgemm_prepacked(bool ta, int64_t m, const float *a, int64_t lda,
                            const shlo__sgemm_packed *pb, float *c,
                            int64_t ldc) {
+  return shlo__sgemm_prepacked_epi(ta, m, a, lda, pb, c, ldc, NULL);
+}
+
+bool shlo__sgemm_prepacked_epi(bool ta, int64_t m, const float *a,
+                               int64_t lda, const shlo__sgemm_packed *pb,
+                               float *c, int64_t ldc,
+                               const shlo__gemm_epi *epi) {
   if (!pb || !shlo__sgemm_panels_takes(m, pb->n, pb->k)) return false;
-  prepacked_job job = {ta, m, lda, ldc, a, pb, c};
+  prepacked_job job = {ta, m, lda, ldc, a, pb, c, epi};
   int64_t panels = panel_count(pb->n);
   int threads = shlo__pool_threads();
   /* one even share of panels per thread; a lone small product stays on

@@ -38,4 +38,14 @@ bool shlo__sgemm_prepacked(bool ta, int64_t m, const float *a, int64_t lda,
                            const shlo__sgemm_packed *pb, float *c,
                            int64_t ldc);
 
+/* The same, then epi (gemm_panels.h; NULL: none) on each panel of c as
+ * soon as it is made, by the thread that made it, while it is in cache:
+ * a product's epilogue without a pass of its own over c.  The residual's
+ * rows are ldres apart and aligned with c's.  epi.stream is ignored. */
+struct shlo__gemm_epi;
+bool shlo__sgemm_prepacked_epi(bool ta, int64_t m, const float *a,
+                               int64_t lda, const shlo__sgemm_packed *pb,
+                               float *c, int64_t ldc,
+                               const struct shlo__gemm_epi *epi);
+
 #endif

@@ -14,6 +14,7 @@
 #include <assert.h>
 #include <complex.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,6 +257,102 @@ static shlo_status dot_run_blocks(const shlo_step *s, shlo_value *const *in,
   return dot_compute(s, s->params, in, result, done, ctx, ex);
 }
 
+/* An epilogue (gemm_panels.h) on whole rows of an f32 result, n floats
+ * each, as the blocks of it are told done: the residual's rows moved to
+ * the block's first. */
+typedef struct dot_epi_rows {
+  const shlo__gemm_epi *epi;
+  float *c;
+  int64_t n;
+} dot_epi_rows;
+
+static void dot_epi_block(void *ctx, int64_t lo, int64_t hi) {
+  const dot_epi_rows *d = ctx;
+  shlo__gemm_epi e = *d->epi;
+  if (e.res) e.res += lo / d->n * e.ldres;
+  shlo__gemm_epi_apply(&e, (hi - lo) / d->n, d->n, d->c + lo, d->n);
+}
+
+/* The product through the GEMM by panels with the epilogue in its
+ * registers (gemm_panels.h), each thread a block of rows of c whose rows
+ * of a are read in place through pointers.  Each element is the panels'
+ * fmaf chain over k in any blocking, so this gives k_dot's bytes where
+ * la_gemm runs every block of it through the panels too. */
+typedef struct dot_panels_job {
+  const float *const *rows; /* a's rows */
+  const float *b;
+  float *c;
+  int64_t n, k;
+  const shlo__gemm_epi *epi;
+  atomic_int failed; /* a panel's copy could not be allocated */
+} dot_panels_job;
+
+static void dot_panels_rows(void *ctx, int64_t lo, int64_t hi) {
+  dot_panels_job *j = ctx;
+  shlo__gemm_epi e = *j->epi;
+  if (e.res) e.res += lo * e.ldres;
+  if (!shlo__sgemm_panels_gathered_epi(hi - lo, j->n, 1, j->k, j->rows + lo,
+                                       j->b, j->n, j->c + lo * j->n, j->n,
+                                       &e))
+    atomic_store(&j->failed, 1);
+}
+
+/* Rows of c per thread for dot_panels_rows, or 0 where the product is
+ * not one the panels take whole, in blocks of rows, as k_dot would. */
+static int64_t dot_panels_grain(const dot_params *p) {
+  if (p->bf16 || p->nb != 1 || p->lt != SHLO_F32 || p->rt != SHLO_F32 ||
+      p->lmode != DOT_DIRECT || p->rmode != DOT_DIRECT ||
+      !shlo__la_gemm_f32_all_panels(p->m, p->n, p->k))
+    return 0;
+  int threads = shlo__pool_threads();
+  int64_t grain = (p->m + threads - 1) / threads;
+  /* a lone small product stays on the calling thread, as in la_gemm */
+  if (p->m * p->n * p->k < ((int64_t)1 << 18)) grain = p->m;
+  return shlo__sgemm_panels_takes(grain, p->n, p->k) ? grain : 0;
+}
+
+/* dot_panels_rows over all of c; false where the panels could not run
+ * (out of memory for a copy: the caller makes c the other way). */
+static bool dot_panels_epi(const dot_params *p, int64_t grain,
+                                  const float *a, const float *b, float *c,
+                                  const shlo__gemm_epi *epi) {
+  const float **rows = shlo__malloc((size_t)p->m * sizeof *rows);
+  if (!rows) return false;
+  for (int64_t r = 0; r < p->m; r++) rows[r] = a + r * p->k;
+  dot_panels_job j = {rows, b, c, p->n, p->k, epi, 0};
+  shlo__parallel_for(p->m, grain, dot_panels_rows, &j);
+  shlo__free(rows);
+  return !atomic_load(&j.failed);
+}
+
+/* shlo_step.loop.run_epi of an f32 dot_general: the GEMM as run_blocks
+ * makes it, then epi on each element.  Where the loop's packed weights
+ * take the product (an LSTM's recurrent step), each 64-column panel gets
+ * it right after it is made, on that thread; where the GEMM by panels
+ * takes the product, it runs in the panels' registers; elsewhere (the
+ * products OpenBLAS makes) each block of rows gets it as it is told done (the same blocks as an epilogue run
+ * has, without its broadcasts and scratch).  The GEMM's calls are those
+ * of k_dot, and shlo__gemm_epi_apply gives the ops' own bits: the bytes
+ * are those of the steps one by one. */
+static shlo_status dot_run_epi(const shlo_step *s, shlo_value *const *in,
+                               shlo_value *result, const shlo__gemm_epi *epi,
+                               shlo_exec *ex) {
+  const dot_params *p = s->params;
+  float *c = result->data;
+  const shlo__sgemm_packed *pb = p->bf16 ? NULL : dot_loop_pack(p, in[1], ex);
+  bool ta = p->lmode == DOT_DIRECT_T;
+  if (pb && shlo__sgemm_prepacked_epi(ta, p->m, in[0]->data,
+                                      ta ? p->m : p->k, pb, c, p->n, epi))
+    return SHLO_OK;
+  int64_t grain = dot_panels_grain(p);
+  if (grain && dot_panels_epi(p, grain, in[0]->data, in[1]->data, c, epi))
+    return SHLO_OK;
+  dot_epi_rows rows = {epi, c, p->out_dims[p->out_rank - 1]};
+  return dot_compute(s, p, in, result,
+                     shlo__gemm_epi_any(epi) ? dot_epi_block : NULL, &rows,
+                     ex);
+}
+
 /* Whether dims order[0..r) is 0, 1, ..., r-1. */
 static bool is_identity(const int64_t *order, int r) {
   for (int i = 0; i < r; i++)
@@ -394,6 +491,9 @@ shlo_status shlo__compile_dot_general(shlo_compiler *cc, const shlo_op *op,
   step->fn = k_dot;
   if (p->nb && p->m && p->n && p->k && shlo__la_native(p->dom, p->ot))
     step->loop.run_blocks = dot_run_blocks;
+  if (step->loop.run_blocks && p->dom == LA_F32 && p->ot == SHLO_F32 &&
+      p->out_rank >= 1)
+    step->loop.run_epi = dot_run_epi;
   return SHLO_OK;
 }
 
