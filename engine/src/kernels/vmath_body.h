@@ -211,6 +211,7 @@ VM_LOOP(logistic)
 #undef VM_LOOP
 
 #include "kernels/vchain_body.h"
+#include "kernels/vsoftmax_body.h"
 
 #undef VM_N2
 #undef VM_N
