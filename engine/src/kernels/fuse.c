@@ -477,7 +477,7 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
     int64_t nr = hi - r0 < f->block ? hi - r0 : f->block;
     for (int k = 0; k < f->n_members;) {
       const member *m = &f->m[k];
-      if (f->softmax && k <= f->sm.sub && !m->fold) {
+      if (f->softmax && k == f->sm.start) {
         /* the rest in two passes; the members before the subtract in
          * its segment are broadcasts read as one element */
         for (int q = k; q < f->sm.sub; q++) rows_point_one(f, val, q);

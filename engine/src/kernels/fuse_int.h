@@ -138,9 +138,11 @@ typedef struct output {
 /* A rows group that ends in softmax's tail (fuse_softmax.c): members
  * sub = subtract(a, broadcast of row value max), exp = exponential(sub),
  * sum = reduce add(exp), a broadcast of sum, div = divide(exp, that),
- * the group's last member.  Indices into the members. */
+ * the group's last member; start: the first member of sub's segment
+ * (after the reduction before it), where the tail's kernel takes over.
+ * Indices into the members. */
 typedef struct softmax_tail {
-  int sub, max, exp, sum, div;
+  int sub, max, exp, sum, div, start;
 } softmax_tail;
 
 typedef struct fused {

@@ -60,7 +60,7 @@ bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f) {
   f->softmax = false;
   int n = f->n_members;
   if (n < 6 || f->cols < 1) return false;
-  softmax_tail t = {n - 5, -1, n - 4, n - 3, n - 1};
+  softmax_tail t = {n - 5, -1, n - 4, n - 3, n - 1, n - 5};
   const member *sub = &f->m[t.sub], *sum = &f->m[t.sum];
   const member *div = &f->m[t.div];
   t.max = one_of(f, t.sub, 1);
@@ -82,8 +82,10 @@ bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f) {
     return false;
   /* the subtract's segment holds nothing to compute before it (fuse.c
    * starts the tail at the segment's first member) */
-  for (int q = t.sub - 1; q >= 0 && !f->m[q].fold; q--)
-    if (!f->m[q].one) return false;
+  while (t.start > 0 && !f->m[t.start - 1].fold) {
+    t.start--;
+    if (!f->m[t.start].one) return false;
+  }
   /* what only the tail reads, and nothing outside */
   for (int q = t.sub; q < t.div; q++)
     if (f->m[q].out >= 0) return false;
