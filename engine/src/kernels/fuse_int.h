@@ -143,6 +143,7 @@ typedef struct output {
  * Indices into the members. */
 typedef struct softmax_tail {
   int sub, max, exp, sum, div, start;
+  bool max_of_a; /* max is a maximum of a itself: a - max <= 0 or NaN */
 } softmax_tail;
 
 typedef struct fused {

@@ -60,7 +60,7 @@ bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f) {
   f->softmax = false;
   int n = f->n_members;
   if (n < 6 || f->cols < 1) return false;
-  softmax_tail t = {n - 5, -1, n - 4, n - 3, n - 1, n - 5};
+  softmax_tail t = {n - 5, -1, n - 4, n - 3, n - 1, n - 5, false};
   const member *sub = &f->m[t.sub], *sum = &f->m[t.sum];
   const member *div = &f->m[t.div];
   t.max = one_of(f, t.sub, 1);
@@ -86,6 +86,9 @@ bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f) {
     t.start--;
     if (!f->m[t.start].one) return false;
   }
+  const member *mx = &f->m[t.max];
+  t.max_of_a = mx->fold->opcode == SHLO_OP_MAXIMUM &&
+               mx->fold->et == SHLO_F32 && mx->ref[0] == sub->ref[0];
   /* what only the tail reads, and nothing outside */
   for (int q = t.sub; q < t.div; q++)
     if (f->m[q].out >= 0) return false;
@@ -112,7 +115,7 @@ void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
   memcpy(&init, r->in[sum_m->ref[1]]->data, sizeof init);
   for (int64_t j = 0; j < nr; j++) sum[j] = init;
   if (!shlo__vsoftmax_exp_f32(e, sum, y, (const float *)val[t->max], nr,
-                              cols))
+                              cols, t->max_of_a))
     sum_m->fold->fold_rows(sum, e, nr, cols, sum_m->fold);
   float *d = (float *)r->out[div->out]->data + r0 * cols;
   shlo__vsoftmax_div_f32(d, e, sum, nr, cols,

@@ -38,7 +38,8 @@ typedef void (*vm_chain_fn)(const shlo_vchain *p, float *const *out,
                             const float *const *in, int64_t n, void *work);
 
 typedef bool (*vm_sm_exp_fn)(float *e, float *sum, const float *y,
-                             const float *m, int64_t rows, int64_t cols);
+                             const float *m, int64_t rows, int64_t cols,
+                             bool m_is_max);
 typedef void (*vm_sm_div_fn)(float *d, float *e, const float *s,
                              int64_t rows, int64_t cols, bool stream);
 
@@ -150,8 +151,9 @@ void shlo__vchain_run(const shlo_vchain *p, float *const *out,
 }
 
 bool shlo__vsoftmax_exp_f32(float *e, float *sum, const float *y,
-                            const float *m, int64_t rows, int64_t cols) {
-  return vm_impl_now()->sm_exp(e, sum, y, m, rows, cols);
+                            const float *m, int64_t rows, int64_t cols,
+                            bool m_is_max) {
+  return vm_impl_now()->sm_exp(e, sum, y, m, rows, cols, m_is_max);
 }
 
 void shlo__vsoftmax_div_f32(float *d, float *e, const float *s, int64_t rows,

@@ -6,17 +6,24 @@
  * divide; each row's sum adds its elements in column order from its
  * running value, as the reduce kernel's sequential fold does. */
 
+/* exp(v), v <= 0 or NaN when nonpos (exp_core_of) */
+VM_INLINE VF VM_FN(vsm_exp_of)(VF v, bool nonpos) {
+  return nonpos ? VM_FN(exp_nonpos_lanes)(v) : VM_FN(exp_lanes)(v);
+}
+
 /* e[c] = exp(y[c] - m) for c in [0, cols) */
 VM_INLINE void VM_FN(vsm_exp_row)(float *e, const float *y, float m,
-                                  int64_t cols) {
+                                  int64_t cols, bool nonpos) {
   VF mv = VM_FN(splat)(m);
   int64_t i = 0;
   for (; i + VM_W <= cols; i += VM_W)
-    VM_FN(store)(e + i, VM_FN(exp_lanes)(VM_FN(load)(y + i) - mv));
+    VM_FN(store)(e + i, VM_FN(vsm_exp_of)(VM_FN(load)(y + i) - mv, nonpos));
   if (i == cols) return;
-  float buf[VM_W] = {0};
+  /* padded with m, whose lanes give m - m: 0 or NaN, as nonpos asks */
+  float buf[VM_W];
+  for (int j = 0; j < VM_W; j++) buf[j] = m;
   memcpy(buf, y + i, (size_t)(cols - i) * sizeof *y);
-  VM_FN(store)(buf, VM_FN(exp_lanes)(VM_FN(load)(buf) - mv));
+  VM_FN(store)(buf, VM_FN(vsm_exp_of)(VM_FN(load)(buf) - mv, nonpos));
   memcpy(e + i, buf, (size_t)(cols - i) * sizeof *e);
 }
 
@@ -50,9 +57,12 @@ VM_INLINE void VM_FN(vsm_sum16)(float *sum, const float *e, int64_t cols) {
  * slower than the ops one by one: 16 exp chains at a time spill). */
 VM_EXTERN bool VM_FN(vsm_exp)(float *e, float *sum,
                               const float *y, const float *m, int64_t rows,
-                              int64_t cols) {
+                              int64_t cols, bool m_is_max) {
   for (int64_t r = 0; r < rows; r++) {
-    VM_FN(vsm_exp_row)(e + r * cols, y + r * cols, m[r], cols);
+    if (m_is_max) /* two loops, each with its exp inlined */
+      VM_FN(vsm_exp_row)(e + r * cols, y + r * cols, m[r], cols, true);
+    else
+      VM_FN(vsm_exp_row)(e + r * cols, y + r * cols, m[r], cols, false);
 #if VM_KIND == VM_AVX512 && defined(__GNUC__) && !defined(__clang__)
     if (cols >= 16 && rows % 16 == 0 && r % 16 == 15)
       VM_FN(vsm_sum16)(sum + r - 15, e + (r - 15) * cols, cols);
