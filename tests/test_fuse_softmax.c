@@ -69,9 +69,12 @@ static shlo_value *softmax_arg(int rank, const int64_t *dims, bool special) {
 }
 
 /* Softmax over the last dimension of x (dims, rank 2 or 3), as JAX
- * writes it; with `scaled`, x times 0.125 first (attention's scores). */
+ * writes it; with `scaled`, x times 0.125 first (attention's scores).
+ * `fold` is the row value subtracted: "maximum" (softmax, init -inf),
+ * or "minimum" (init +inf; x - min x is >= 0: the exponential's general
+ * path). */
 static void softmax_text(char *buf, int rank, const int64_t *dims,
-                         bool scaled) {
+                         bool scaled, const char *fold) {
   char F[64], R[64];
   if (rank == 2) {
     snprintf(F, sizeof F, "%" PRId64 "x%" PRId64, dims[0], dims[1]);
@@ -96,8 +99,8 @@ static void softmax_text(char *buf, int rank, const int64_t *dims,
       buf, TEXT_CAP,
       "func.func @main(%%x: tensor<%sxf32>) -> tensor<%sxf32> {\n"
       "%s"
-      "  %%ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
-      "  %%m = stablehlo.reduce(%s init: %%ninf) applies stablehlo.maximum "
+      "  %%ninf = stablehlo.constant dense<%s> : tensor<f32>\n"
+      "  %%m = stablehlo.reduce(%s init: %%ninf) applies stablehlo.%s "
       "across dimensions = [%d] : (tensor<%sxf32>, tensor<f32>) -> "
       "tensor<%sxf32>\n"
       "  %%mb = stablehlo.broadcast_in_dim %%m, dims = [%s] : "
@@ -111,17 +114,18 @@ static void softmax_text(char *buf, int rank, const int64_t *dims,
       "(tensor<%sxf32>) -> tensor<%sxf32>\n"
       "  %%y = stablehlo.divide %%e, %%sb : tensor<%sxf32>\n"
       "  func.return %%y : tensor<%sxf32>\n}\n",
-      F, F, scale, xs, last, F, R, keep, R, F, xs, F, F, last, F, R, keep, R,
-      F, F, F);
+      F, F, scale, strcmp(fold, "maximum") ? "0x7F800000" : "0xFF800000", xs,
+      fold, last, F, R, keep, R, F, xs, F, F, last, F, R,
+      keep, R, F, F, F);
 }
 
 /* Fused and op by op on the same x: the same bytes.  When `grouped`,
  * the fused plan must make the chain one rows group; whenever it does,
  * the group must run the tail as one kernel. */
-static void same_softmax(int rank, const int64_t *dims, bool scaled,
-                         bool special, bool grouped) {
+static void same_softmax_of(int rank, const int64_t *dims, bool scaled,
+                            bool special, bool grouped, const char *fold) {
   char text[TEXT_CAP];
-  softmax_text(text, rank, dims, scaled);
+  softmax_text(text, rank, dims, scaled, fold);
   shlo_value *x = softmax_arg(rank, dims, special);
   harness_result a = harness_run_fused(text, true, &x, 1);
   harness_result b = harness_run_fused(text, false, &x, 1);
@@ -146,6 +150,11 @@ static void same_softmax(int rank, const int64_t *dims, bool scaled,
   harness_result_free(&a);
   harness_result_free(&b);
   shlo_value_unref(x);
+}
+
+static void same_softmax(int rank, const int64_t *dims, bool scaled,
+                         bool special, bool grouped) {
+  same_softmax_of(rank, dims, scaled, special, grouped, "maximum");
 }
 
 /* fn once per vmath ISA this machine runs, then back to the default. */
@@ -189,6 +198,10 @@ static void scaled(void) {
   same_softmax(3, e, true, false, false); /* 544 elements: op by op */
   int64_t f[3] = {5, 33, 129};
   same_softmax(3, f, true, true, true);
+  /* x - min x: the exponential's general path (a row with +inf gives
+   * inf / inf, NaN, op by op too) */
+  same_softmax_of(3, f, true, true, true, "minimum");
+  same_softmax_of(3, f, true, false, true, "minimum");
 }
 
 static void scaled_softmax_matches_op_by_op(void **state) {
