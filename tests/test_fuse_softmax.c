@@ -175,7 +175,7 @@ static void each_isa(void (*fn)(void)) {
  * block of 16; small shapes stay op by op (too few elements to fuse). */
 static void row_lengths(void) {
   static const int64_t cols[] = {1, 15, 16, 17, 1023, 1024};
-  static const int64_t rows[] = {1, 7, 16, 37, 300};
+  static const int64_t rows[] = {1, 7, 16, 17, 37, 300};
   for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
       int64_t d[2] = {rows[r], cols[c]};
