@@ -477,6 +477,13 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
     int64_t nr = hi - r0 < f->block ? hi - r0 : f->block;
     for (int k = 0; k < f->n_members;) {
       const member *m = &f->m[k];
+      if (f->softmax && k == f->sm.start) {
+        /* the rest in two passes; the members before the subtract in
+         * its segment are broadcasts read as one element */
+        for (int q = k; q < f->sm.sub; q++) rows_point_one(f, val, q);
+        shlo__fuse_softmax_block(r, val, r0, nr, scratch, per);
+        break;
+      }
       if (m->fold || nr == 1) { /* one member over the whole block */
         /* (a block of one row computes every member in its place and
          * folds what they made, tile programs or not) */
@@ -899,6 +906,7 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
     f->lanes_work = 0; /* the segments' programs, made again */
     tiles = false;
   }
+  shlo__fuse_softmax_plan(p, first, f);
 }
 
 /* Scratch slots and chunk size of run f: a member's value needs a slot
@@ -1034,6 +1042,9 @@ static void rows_label(const fused *f, char *buf, size_t cap) {
              "moved to a later segment, %d kept as tiles]",
              tiles, tiles == 1 ? "" : "s", tile_ops, tile_only,
              tile_only == 1 ? "" : "s", moved, kept);
+  len = strlen(buf);
+  if (f->softmax)
+    snprintf(buf + len, cap - len, " [softmax tail in two passes]");
 }
 
 /* Per-slot lookups that keep fusion linear in the plan's size.  last_read

@@ -135,6 +135,17 @@ typedef struct output {
   int64_t dims[SHLO_MAX_RANK];
 } output;
 
+/* A rows group that ends in softmax's tail (fuse_softmax.c): members
+ * sub = subtract(a, broadcast of row value max), exp = exponential(sub),
+ * sum = reduce add(exp), a broadcast of sum, div = divide(exp, that),
+ * the group's last member; start: the first member of sub's segment
+ * (after the reduction before it), where the tail's kernel takes over.
+ * Indices into the members. */
+typedef struct softmax_tail {
+  int sub, max, exp, sum, div, start;
+  bool max_of_a; /* max is a maximum of a itself: a - max <= 0 or NaN */
+} softmax_tail;
+
 typedef struct fused {
   int n_members;
   member *m;
@@ -152,6 +163,8 @@ typedef struct fused {
   size_t lanes_work;  /* bytes of workspace its lane programs need */
   int n_keep;         /* rows groups: reductions that keep tiles */
   size_t keep_bytes;  /* bytes of one such reduction's tiles of a block */
+  bool softmax;       /* rows group: its tail runs as sm says */
+  softmax_tail sm;
 } fused;
 
 typedef struct fused_run {
@@ -251,6 +264,15 @@ bool shlo__fuse_const_pos_zero(const shlo_plan *pl, int slot);
  * slot's.  Run before the fusion indexes the plan. */
 shlo_status shlo__fuse_hoist_reshapes(shlo_plan *p,
                                       const shlo_type *const *types);
+/* Whether rows group f (steps first.. of p, described) ends in softmax's
+ * tail; sets f->softmax and f->sm when it does. */
+bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f);
+/* The softmax tail of r's group over the block of nr rows at r0, the
+ * members before it done (val[] their values over the block), members'
+ * scratch `per` bytes apart at scratch. */
+void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
+                              int64_t r0, int64_t nr, char *scratch,
+                              size_t per);
 void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r,
                           int64_t ext_elem, char *const *val,
                           char *const *direct, int64_t n, void *work);

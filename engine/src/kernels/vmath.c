@@ -18,8 +18,12 @@
 #include <immintrin.h>
 #endif
 
+#include "kernels/stream_store.h"
 #include "kernels/vchain.h"
 #include "kernels/vmath.h"
+#if defined(__GNUC__) && !defined(__clang__)
+#include "kernels/transpose16.h"
+#endif
 
 #define VM_LOG2E_F 0x1.715476p+0f
 #define VM_LN2_HI_F 0x1.62e43p-1f   /* ln 2 rounded to f32 */
@@ -33,10 +37,18 @@ typedef void (*vm_fn)(float *d, const float *x, int64_t n);
 typedef void (*vm_chain_fn)(const shlo_vchain *p, float *const *out,
                             const float *const *in, int64_t n, void *work);
 
+typedef bool (*vm_sm_exp_fn)(float *e, float *sum, const float *y,
+                             const float *m, int64_t rows, int64_t cols,
+                             bool m_is_max);
+typedef void (*vm_sm_div_fn)(float *d, float *e, const float *s,
+                             int64_t rows, int64_t cols, bool stream);
+
 typedef struct vm_impl {
   const char *isa;
   vm_fn exp, tanh, logistic;
   vm_chain_fn chain;
+  vm_sm_exp_fn sm_exp;
+  vm_sm_div_fn sm_div;
 } vm_impl;
 
 #define VM_ISA portable
@@ -80,11 +92,13 @@ typedef struct vm_impl {
 /* best first; the portable one (SSE2 on x86-64) runs anywhere */
 static const vm_impl vm_impls[] = {
 #if defined(__x86_64__) && defined(__GNUC__)
-    {"avx512f", vexp_avx512, vtanh_avx512, vlogistic_avx512, vchain_avx512},
-    {"avx2", vexp_avx2, vtanh_avx2, vlogistic_avx2, vchain_avx2},
+    {"avx512f", vexp_avx512, vtanh_avx512, vlogistic_avx512, vchain_avx512,
+     vsm_exp_avx512, vsm_div_avx512},
+    {"avx2", vexp_avx2, vtanh_avx2, vlogistic_avx2, vchain_avx2,
+     vsm_exp_avx2, vsm_div_avx2},
 #endif
     {"portable", vexp_portable, vtanh_portable, vlogistic_portable,
-     vchain_portable},
+     vchain_portable, vsm_exp_portable, vsm_div_portable},
 };
 
 static bool vm_supported(const vm_impl *v) {
@@ -134,6 +148,17 @@ size_t shlo__vchain_work_bytes(const shlo_vchain *p) {
 void shlo__vchain_run(const shlo_vchain *p, float *const *out,
                       const float *const *in, int64_t n, void *work) {
   vm_impl_now()->chain(p, out, in, n, work);
+}
+
+bool shlo__vsoftmax_exp_f32(float *e, float *sum, const float *y,
+                            const float *m, int64_t rows, int64_t cols,
+                            bool m_is_max) {
+  return vm_impl_now()->sm_exp(e, sum, y, m, rows, cols, m_is_max);
+}
+
+void shlo__vsoftmax_div_f32(float *d, float *e, const float *s, int64_t rows,
+                            int64_t cols, bool stream) {
+  vm_impl_now()->sm_div(d, e, s, rows, cols, stream);
 }
 
 const char *shlo__vmath_isa(void) { return vm_impl_now()->isa; }

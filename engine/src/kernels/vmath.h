@@ -27,6 +27,22 @@ void shlo__vexp_f32(float *d, const float *x, int64_t n);
 void shlo__vtanh_f32(float *d, const float *x, int64_t n);
 void shlo__vlogistic_f32(float *d, const float *x, int64_t n);
 
+/* Softmax rows (the fused rows kernel of kernels/fuse_softmax.c), rows
+ * of cols floats, row-major.  shlo__vsoftmax_exp_f32 sets
+ * e[r][c] = exp(y[r][c] - m[r]) (f32 subtract, then exp as above) and,
+ * when it returns true, adds each row of e to sum[r] in column order, as
+ * the reduce kernel's sequential fold does; when it returns false it
+ * left sum as it was and the caller folds e.  m_is_max: m[r] is the
+ * maximum of row r of y (NaN where the row holds one), so every y - m is
+ * <= 0 or NaN, which spares the exponential two checks (same bits).  shlo__vsoftmax_div_f32
+ * sets d[r][c] = e[r][c] / s[r] (an f32 divide), written past the caches
+ * when stream (the caller fences, stream_store.h); it may overwrite e. */
+bool shlo__vsoftmax_exp_f32(float *e, float *sum, const float *y,
+                            const float *m, int64_t rows, int64_t cols,
+                            bool m_is_max);
+void shlo__vsoftmax_div_f32(float *d, float *e, const float *s, int64_t rows,
+                            int64_t cols, bool stream);
+
 /* The ISA the functions above use: "avx512f", "avx2" or "portable", the best
  * this machine has unless shlo__vmath_use_isa chose another.  The f32
  * maximum and minimum row folds (reduce_body.c) and the f32 GEMM by panels

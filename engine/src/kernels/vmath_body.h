@@ -129,9 +129,27 @@ VM_INLINE VF VM_FN(reduce)(VF y, VI *k) {
 /* c0 + r (c1 + r (c2 + ...)), highest first */
 #define VM_HORNER(p, r, c) ((p) = VM_FN(fma)((p), (r), VM_FN(splat)(c)))
 
-VM_INLINE VF VM_FN(exp_core)(VF x) {
+#if VM_KIND == VM_AVX512
+VM_INLINE bool VM_FN(any_below)(VI k, int lo) {
+  return _mm512_cmplt_epi32_mask((__m512i)k, _mm512_set1_epi32(lo)) != 0;
+}
+#else
+VM_INLINE bool VM_FN(any_below)(VI k, int lo) {
+  return VM_FN(any_outside)(k, lo, INT32_MAX);
+}
+#endif
+
+/* exp of x clamped to [-104, 89] (exp_core); nonpos: the caller knows
+ * every lane is <= 0 or NaN (softmax's x - max x), so the upper clamp
+ * and the check for 2^k above the normals are left out: for such lanes
+ * they change nothing (a NaN lane is clamped to -104 by MAXPS's rule
+ * either way), and the bits are exp_core's.  Always inlined with a
+ * constant nonpos. */
+VM_INLINE VF VM_FN(exp_core_of)(VF x, bool nonpos) {
   VI k;
-  VF r = VM_FN(reduce)(VM_FN(clamp)(x, -104.0f, 89.0f), &k);
+  VF c = nonpos ? VM_FN(max)(x, VM_FN(splat)(-104.0f))
+                : VM_FN(clamp)(x, -104.0f, 89.0f);
+  VF r = VM_FN(reduce)(c, &k);
   VF p = VM_FN(splat)(1.9875691500e-4f);
   VM_HORNER(p, r, 1.3981999507e-3f);
   VM_HORNER(p, r, 8.3334519073e-3f);
@@ -139,11 +157,26 @@ VM_INLINE VF VM_FN(exp_core)(VF x) {
   VM_HORNER(p, r, 1.6666665459e-1f);
   VM_HORNER(p, r, 5.0000001201e-1f);
   VF y = VM_FN(fma)(p, r * r, r) + 1.0f;
-  if (!VM_FN(any_outside)(k, -126, 127)) return y * VM_FN(pow2)(k);
+  if (nonpos ? !VM_FN(any_below)(k, -126) : !VM_FN(any_outside)(k, -126, 127))
+    return y * VM_FN(pow2)(k);
   /* k in [-150, 128]: two normal halves; where 2^k is normal too, the
    * product is the one above */
   VI k1 = k >> 1;
   return y * VM_FN(pow2)(k1) * VM_FN(pow2)(k - k1);
+}
+
+VM_INLINE VF VM_FN(exp_core)(VF x) { return VM_FN(exp_core_of)(x, false); }
+
+/* x + x (x quieted, payload kept) where x is NaN, else v: on AVX-512 a
+ * compare into a mask and a masked add, where the generic select takes
+ * four instructions */
+VM_INLINE VF VM_FN(nan_or)(VF x, VF v) {
+#if VM_KIND == VM_AVX512
+  __mmask16 m = _mm512_cmp_ps_mask((__m512)x, (__m512)x, _CMP_UNORD_Q);
+  return (VF)_mm512_mask_add_ps((__m512)v, m, (__m512)x, (__m512)x);
+#else
+  return VM_FN(sel)(x != x, x + x, v);
+#endif
 }
 
 /* tanh of a = |x| */
@@ -171,14 +204,19 @@ VM_INLINE VF VM_FN(load)(const float *x) {
 VM_INLINE void VM_FN(store)(float *d, VF v) { memcpy(d, &v, sizeof v); }
 
 VM_INLINE VF VM_FN(exp_lanes)(VF x) {
-  return VM_FN(sel)(x != x, x + x, VM_FN(exp_core)(x));
+  return VM_FN(nan_or)(x, VM_FN(exp_core)(x));
+}
+
+/* exp_lanes of lanes <= 0 or NaN (exp_core_of), the same bits */
+VM_INLINE VF VM_FN(exp_nonpos_lanes)(VF x) {
+  return VM_FN(nan_or)(x, VM_FN(exp_core_of)(x, true));
 }
 
 VM_INLINE VF VM_FN(tanh_lanes)(VF x) {
   const VI sign = (VI){0} + INT32_MIN;
   VF t = VM_FN(tanh_abs)((VF)((VI)x & ~sign));
   t = (VF)((VI)t | ((VI)x & sign));
-  return VM_FN(sel)(x != x, x + x, t);
+  return VM_FN(nan_or)(x, t);
 }
 
 /* e = exp(-|x|) never overflows: 1 / (1 + e) for x >= 0, e / (1 + e)
@@ -188,7 +226,7 @@ VM_INLINE VF VM_FN(logistic_lanes)(VF x) {
   const VI sign = (VI){0} + INT32_MIN;
   VF e = VM_FN(exp_core)((VF)((VI)x | sign));
   VF r = VM_FN(sel)((VI)x < 0, e, VM_FN(splat)(1.0f)) / (1.0f + e);
-  return VM_FN(sel)(x != x, x + x, r);
+  return VM_FN(nan_or)(x, r);
 }
 
 /* d[i] = f(x[i]): whole vectors, then the tail through a padded vector
@@ -211,6 +249,7 @@ VM_LOOP(logistic)
 #undef VM_LOOP
 
 #include "kernels/vchain_body.h"
+#include "kernels/vsoftmax_body.h"
 
 #undef VM_N2
 #undef VM_N
