@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Channels-last convolutions split over the pool (kernels/conv_nhwc.c):
  * the small-window sums taken 256 rows at a time, the GEMM by panels'
- * blocks with their last round cut into pieces (nhwc_tail), each thread
- * summing from its own copy of the window's setup, and the pool's opener
- * waiting for the last worker (runtime/pool.c).  Whatever share each
+ * blocks with their last round cut into pieces (nhwc_tail), and the
+ * pool's opener watching for the last worker (runtime/pool.c).  Whatever share each
  * thread gets, every output element is the same chain of multiply-adds,
  * so 2 and 3 threads must give the bytes one thread gives (on each ISA
  * the machine runs for the small-window sums; on AVX-512F, where the

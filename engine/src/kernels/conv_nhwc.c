@@ -321,14 +321,9 @@ static void nhwc_small_blocks(void *ctx, int64_t lo, int64_t hi) {
   nhwc_job *j = ctx;
   int64_t co = j->g->co;
   int64_t end = min64(hi * j->block, j->rows);
-  /* the setup (2 KB, read for every window value) copied into this
-   * thread's frame: where it is, on the opening thread's stack, its first
-   * lines may share a cache line with that thread's own frames below it,
-   * which it writes all the time */
-  shlo__conv_small own = *j->small;
   for (int64_t r0 = lo * j->block; r0 < end; r0 += NHWC_SMALL_PIECE) {
     int64_t rows = min64(NHWC_SMALL_PIECE, end - r0);
-    shlo__conv_small_rows(&own, r0, rows);
+    shlo__conv_small_rows(j->small, r0, rows);
     shlo__gemm_epi e;
     shlo__gemm_epi_apply(nhwc_block_epi(j, r0, &e), rows, co,
                          (float *)j->small_out + r0 * co, co);
