@@ -4,9 +4,10 @@
  * blocks with their last round cut into pieces (nhwc_tail), and the
  * pool's opener watching for the last worker (runtime/pool.c).  Whatever share each
  * thread gets, every output element is the same chain of multiply-adds,
- * so 2 and 3 threads must give the bytes one thread gives (on each ISA
- * the machine runs for the small-window sums; on AVX-512F, where the
- * engine's panels take them, for the GEMMs): cnn's three layers at batch 1 and 3, with and
+ * so 2 and 3 threads must give the bytes one thread gives (for the
+ * small-window sums under each ISA the engine can be set to, though their
+ * code is the loader's clone for the CPU; for the GEMMs on AVX-512F,
+ * where the engine's panels take them): cnn's three layers at batch 1 and 3, with and
  * without their bias and ReLU, odd spatial sizes whose rows end in short
  * blocks and pieces, out-feature counts off the vector width, and a
  * column of infinite inputs whose NaNs must land where one thread puts
@@ -164,8 +165,7 @@ static void check_case(const conv_case *c) {
   free(t);
 }
 
-/* Every case on each ISA the machine runs (the small-window sums are the
- * engine's own on each). */
+/* Every case under each ISA the machine runs. */
 static void check_every_isa(const conv_case *cases, size_t n) {
   static const char *isas[] = {"avx512f", "avx2", "portable"};
   const char *was = shlo__vmath_isa();
@@ -176,8 +176,9 @@ static void check_every_isa(const conv_case *cases, size_t n) {
 }
 
 /* cnn's first layer (3x3x3 into 32: the small-window sums) at batch 1
- * and 3, on odd sizes whose rows end in short pieces, 16 and 64
- * out-features and one (20) summed as scalars. */
+ * and 3, on odd sizes whose rows end in short pieces and in half groups
+ * or overlapping ones (conv_small.c), 16 and 64 out-features and one
+ * (20) summed as scalars. */
 static void small_window_split_matches_one_thread(void **state) {
   (void)state;
   static const conv_case cases[] = {
