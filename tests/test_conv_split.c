@@ -2,16 +2,16 @@
 /* Channels-last convolutions split over the pool (kernels/conv_nhwc.c):
  * the small-window sums taken 256 rows at a time, the GEMM by panels'
  * blocks with their last round cut into pieces (nhwc_tail), and the
- * pool's opener watching for the last worker (runtime/pool.c).  Whatever share each
- * thread gets, every output element is the same chain of multiply-adds,
- * so 2 and 3 threads must give the bytes one thread gives (for the
- * small-window sums under each ISA the engine can be set to, though their
- * code is the loader's clone for the CPU; for the GEMMs on AVX-512F,
- * where the engine's panels take them): cnn's three layers at batch 1 and 3, with and
- * without their bias and ReLU, odd spatial sizes whose rows end in short
- * blocks and pieces, out-feature counts off the vector width, and a
- * column of infinite inputs whose NaNs must land where one thread puts
- * them. */
+ * pool's opener watching for the last worker (runtime/pool.c).
+ * Whatever share each thread gets, every output element is the same
+ * chain of multiply-adds, so 2 and 3 threads must give the bytes one
+ * thread gives (for the small-window sums under each ISA the engine can
+ * be set to, though their code is the loader's clone for the CPU; for
+ * the GEMMs on AVX-512F, where the engine's panels take them): cnn's
+ * three layers at batch 1 and 3, with and without their bias and ReLU,
+ * odd spatial sizes whose rows end in short blocks and pieces,
+ * out-feature counts off the vector width, and a column of infinite
+ * inputs whose NaNs must land where one thread puts them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -237,7 +237,8 @@ static const shlo__gemm_epi *nhwc_block_epi(const nhwc_job *j, int64_t r0,
 }
 
 /* Block blk's first row (returned) and its rows (*rows). */
-static int64_t nhwc_block_span(const nhwc_job *j, int64_t blk, int64_t *rows) {
+static int64_t nhwc_block_span(const nhwc_job *j, int64_t blk,
+                               int64_t *rows) {
   int64_t r0 = min64(blk, j->tail_from) * j->block;
   if (blk > j->tail_from) r0 += (blk - j->tail_from) * j->tail;
   *rows = min64(blk < j->tail_from ? j->block : j->tail, j->rows - r0);

@@ -150,10 +150,6 @@ typedef float small_v16 __attribute__((vector_size(64)));
   for (int p = 0; p < (n); p++)                                             \
     memcpy(s->out + (rows)[p] * width, acc[p], sizeof(float) * (size_t)width);
 
-/* Per CO: the group at fixed offsets (POS positions along the innermost
- * dimension from the lhs value first, step values apart, into result rows
- * r ..), the queued group, and the rows r0 .. r0 + rows - 1 sorted into
- * them. */
 /* A group of NPOS positions at fixed offsets: NPOS positions along the
  * innermost dimension from the lhs value first, step values apart, into
  * result rows r .. r + NPOS - 1 (NAME: small_inside_CO, or _half for
@@ -176,6 +172,8 @@ typedef float small_v16 __attribute__((vector_size(64)));
     SMALL_STORE(CO, NPOS, rows)                                             \
   }
 
+/* Per CO: the groups at fixed offsets (POS positions, and half as many),
+ * the queued group, and the rows r0 .. r0 + rows - 1 sorted into them. */
 #define SMALL_ROWS(CO)                                                      \
   SMALL_INSIDE(CO, small_inside_##CO, SMALL_POS(CO))                        \
   SMALL_INSIDE(CO, small_half_##CO, SMALL_POS(CO) / 2)                      \
