@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The fork-join pool: every index is visited exactly once, from any number
- * of concurrent callers, and nested calls run inline. */
+ * of concurrent callers, nested calls run inline, and a call returns only
+ * once every chunk is done, however long a worker's chunk outlasts the
+ * caller's own. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -74,11 +77,46 @@ static void nested_calls_run_inline(void **state) {
   free(c.hits);
 }
 
+/* Odd indices sleep `ns` before writing their slot (a plain int: what
+ * the caller reads after the call must be the chunk's write). */
+typedef struct slow {
+  int *slot;
+  long ns;
+} slow;
+
+static void slow_range(void *ctx, int64_t b, int64_t e) {
+  slow *s = ctx;
+  for (int64_t i = b; i < e; i++) {
+    if (i % 2) {
+      struct timespec t = {0, s->ns};
+      nanosleep(&t, NULL);
+    }
+    s->slot[i] = (int)i + 1;
+  }
+}
+
+/* The caller watches for its last worker for a while (runtime/pool.c),
+ * then sleeps on the condition: chunks shorter than that watch, about as
+ * long, and far longer all end before the call returns. */
+static void calls_wait_for_slow_chunks(void **state) {
+  (void)state;
+  static const long waits[] = {20000, 90000, 110000, 2000000};
+  int slot[8];
+  for (size_t w = 0; w < sizeof waits / sizeof waits[0]; w++)
+    for (int round = 0; round < 5; round++) {
+      memset(slot, 0, sizeof slot);
+      slow s = {slot, waits[w]};
+      shlo__parallel_for(8, 1, slow_range, &s);
+      for (int i = 0; i < 8; i++) assert_int_equal(slot[i], i + 1);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_index_runs_exactly_once),
       cmocka_unit_test(concurrent_callers_share_the_workers),
       cmocka_unit_test(nested_calls_run_inline),
+      cmocka_unit_test(calls_wait_for_slow_chunks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,10 @@ typedef struct nhwc_job {
   int64_t rows;  /* GEMM rows: batch x output positions */
   int64_t k;     /* values per im2col row: window x in-features */
   int64_t block; /* rows per block */
+  /* blocks from tail_from on have tail rows (the last round, cut finer so
+   * that the threads end together; nhwc_tail); none where tail_from is
+   * past the last block */
+  int64_t tail_from, tail;
   size_t es;     /* bytes per element */
   bool direct;   /* 1x1 window, stride 1, no padding: lhs is the matrix */
   /* f32 where the GEMM by panels takes the blocks: no im2col copy, the
@@ -232,6 +236,15 @@ static const shlo__gemm_epi *nhwc_block_epi(const nhwc_job *j, int64_t r0,
   return e;
 }
 
+/* Block blk's first row (returned) and its rows (*rows). */
+static int64_t nhwc_block_span(const nhwc_job *j, int64_t blk,
+                               int64_t *rows) {
+  int64_t r0 = min64(blk, j->tail_from) * j->block;
+  if (blk > j->tail_from) r0 += (blk - j->tail_from) * j->tail;
+  *rows = min64(blk < j->tail_from ? j->block : j->tail, j->rows - r0);
+  return r0;
+}
+
 /* Blocks [lo, hi) by the GEMM by panels on gathered rows. */
 static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
   const shlo__conv_nhwc *g = j->g;
@@ -248,7 +261,7 @@ static void nhwc_gathered_blocks(nhwc_job *j, int64_t lo, int64_t hi) {
   wn.kq = wn.rel + windows;
   nhwc_window_shape(g, &wn);
   for (int64_t blk = lo; blk < hi; blk++) {
-    int64_t r0 = blk * j->block, rows = min64(j->block, j->rows - r0);
+    int64_t rows, r0 = nhwc_block_span(j, blk, &rows);
     nhwc_gather(j, &wn, r0, rows, ptrs);
     float *out = (float *)j->out + r0 * g->co;
     shlo__gemm_epi e;
@@ -369,6 +382,31 @@ static void nhwc_balance(nhwc_job *j, int threads) {
   else if (j->block > h) j->block -= j->block % h;
 }
 
+#define NHWC_TAIL_PIECES 4 /* per thread, in the last round of blocks */
+
+/* The last round of j's blocks (one per thread) cut into NHWC_TAIL_PIECES
+ * pieces per thread (whole blocks of the GEMM's rows, h): the threads take
+ * blocks as they come, and one that runs slower (another process, its
+ * share of the memory) then waits for at most a piece, not a block.  cnn's
+ * second and third layers have 5 and 10 blocks per thread, about 60 us
+ * each on one thread; timed per thread on two, their busy times differed
+ * by 42 us (355 against 313) for nearly equal rows.  The panel of the
+ * kernel each piece copies again costs about 1% of a layer.  blocks is
+ * j's count of blocks until now; returns the new count. */
+static int64_t nhwc_tail(nhwc_job *j, int threads, int64_t blocks) {
+  int64_t h = j->g->co <= 32 ? 12 : 6;
+  if (threads < 2 || blocks < threads) return blocks;
+  int64_t from = blocks - threads, left = j->rows - from * j->block;
+  int64_t pieces = (int64_t)threads * NHWC_TAIL_PIECES;
+  int64_t tail = (left + pieces - 1) / pieces;
+  tail = (tail + h - 1) / h * h;
+  if (tail >= j->block || !shlo__sgemm_panels_takes(tail, j->g->co, j->k))
+    return blocks;
+  j->tail_from = from;
+  j->tail = tail;
+  return from + (left + tail - 1) / tail;
+}
+
 bool shlo__conv_nhwc_run(const shlo__conv_nhwc *g, const void *lhs,
                          const void *kernel, const int64_t *pad, void *out,
                          shlo__conv_done done, void *ctx) {
@@ -392,6 +430,7 @@ bool shlo__conv_nhwc_run_epi(const shlo__conv_nhwc *g, const void *lhs,
     j.k *= g->k_sp[i];
   }
   if (j.rows == 0 || g->co == 0) return true;
+  j.tail_from = INT64_MAX; /* no tail unless nhwc_tail cuts one */
   /* (no done: nothing reads the blocks as they come) */
   j.stream = !done && g->dom == LA_F32 &&
              j.rows * g->co >= NHWC_STREAM_BYTES / (int64_t)sizeof(float);
@@ -431,8 +470,13 @@ bool shlo__conv_nhwc_run_epi(const shlo__conv_nhwc *g, const void *lhs,
    * small convolutions stay on the calling thread.  The GEMM by panels'
    * blocks are few and even (nhwc_balance): one at a time */
   int64_t grain = (blocks + 4 * threads - 1) / (4 * threads);
-  if (j.gathered) grain = 1;
-  if (j.rows * j.k * g->co < NHWC_SPLIT_MIN) grain = blocks;
+  /* one piece at a time where nothing is allocated per run (a run of the
+   * small-window sums is 256 rows, a few microseconds: the threads end
+   * within one of each other) */
+  if (j.gathered || small) grain = 1;
+  bool split = j.rows * j.k * g->co >= NHWC_SPLIT_MIN;
+  if (j.gathered && split) blocks = nhwc_tail(&j, threads, blocks);
+  if (!split) grain = blocks;
   shlo__parallel_for(blocks, grain, small ? nhwc_small_blocks : nhwc_blocks,
                      &j);
   shlo__free(zeros);
