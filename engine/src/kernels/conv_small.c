@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "kernels/conv_small.h"
-#include "kernels/multiversion.h"
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -94,6 +93,20 @@ static void small_pointers(const shlo__conv_small *s, const small_queue *q,
     src[w] = in ? s->lhs + off * g->ci : small_zeros;
   }
 }
+
+/* The sums compiled once per ISA level, like SHLO_CLONES
+ * (multiversion.h), but NOT under its rule of the same bits everywhere:
+ * the AVX-512 clone contracts each multiply and add into an FMA, the
+ * others do not (their targets have no FMA), as a product's sums may
+ * (docs/internals.md, summation order).  Every thread and every block
+ * runs the same clone, so a CPU gives the same bytes at any thread
+ * count. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SMALL_CLONES \
+  __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SMALL_CLONES
+#endif
 
 /* The sums of one position: NV vectors of 16 floats for CO of 16, 32 or
  * 64, else co floats; POS positions at once. */
@@ -193,7 +206,7 @@ typedef float small_v16 __attribute__((vector_size(64)));
     SMALL_STORE(CO, q->n, q->r)                                             \
     q->n = 0;                                                               \
   }                                                                         \
-  SHLO_CLONES static void small_rows_##CO(const shlo__conv_small *s, int64_t r0,        \
+  SMALL_CLONES static void small_rows_##CO(const shlo__conv_small *s, int64_t r0,        \
                               int64_t rows) {                               \
     const shlo__conv_nhwc *g = s->g;                                        \
     const int ns = g->ns, last = ns - 1;                                    \
