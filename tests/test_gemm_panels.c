@@ -97,6 +97,23 @@ static void bench_shapes(void **state) {
   check_shape(false, false, 2000, 32, 27);
 }
 
+/* linear_f32 (64 x 1024 by 1024 x 4096) as each of two threads runs it,
+ * 32 panels of b rows 16 KiB apart, and its shape with tails: one row,
+ * 63 and 65 rows (a block of 3 or 5 after the blocks of 6), 4095 columns
+ * (a last panel of 63), k = 1023 and 1; n = 1 and 17 are not theirs. */
+static void linear_shapes_with_tails(void **state) {
+  (void)state;
+  check_shape(false, false, 64, 2048, 1024);
+  check_shape(false, false, 1, 4095, 1023);
+  check_shape(false, false, 65, 4095, 7);
+  check_shape(false, false, 63, 200, 1023);
+  check_shape(false, false, 65, 129, 1023);
+  check_shape(false, false, 63, 4095, 1);
+  /* too few columns: BLAS's, whatever the CPU */
+  assert_false(shlo__sgemm_panels_takes(65, 1, 1023));
+  assert_false(shlo__sgemm_panels_takes(63, 17, 1023));
+}
+
 /* op(a) gathered from runs, every fifth of them zeros (a convolution's
  * padding), against the strided form on the same matrix written out: the
  * same bits, and the fmaf chain. */
@@ -394,6 +411,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_block_height_and_panel_cut),
       cmocka_unit_test(bench_shapes),
+      cmocka_unit_test(linear_shapes_with_tails),
       cmocka_unit_test(gathered_rows_are_the_strided_product),
       cmocka_unit_test(epilogue_in_registers_on_partial_panels),
       cmocka_unit_test(epilogue_in_memory_on_every_isa),

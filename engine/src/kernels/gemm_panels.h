@@ -7,8 +7,12 @@
  * For each panel of 64 columns of c (32 where n <= 32), the panel of
  * op(b) is copied into a contiguous buffer once: b's rows are ldb apart,
  * and a power-of-two stride such as 4 KiB maps them all to a few cache
- * sets.  Blocks of 6 rows of c (12 in 32-column panels) then run over k
- * with their 24 accumulators in AVX-512 registers, reading the copy.
+ * sets.  The first panel's copy is made by its first block of rows as it
+ * sums; each later one's (b untransposed) by the blocks of the panel
+ * before, a row every few steps over k, so that its loads from memory
+ * never come all at once.  Blocks of 6 rows of c (12 in 32-column
+ * panels) run over k with their 24 accumulators in AVX-512 registers,
+ * reading the copy.
  * Each element of c is one fused multiply-add after another over k in
  * order, from zero: the result is exactly that of a scalar fmaf loop.
  *
