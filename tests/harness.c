@@ -9,7 +9,9 @@
 
 #include <cmocka.h>
 
+#include "core/value.h"
 #include "harness.h"
+#include "shlo/context.h"
 
 shlo_status harness_run(const char *text, bool quiet) {
   shlo_module *m = NULL;
@@ -65,4 +67,67 @@ void harness_result_free(harness_result *r) {
   for (int i = 0; i < r->n; i++) shlo_value_unref(r->v[i]);
   free(r->v);
   free(r->plan);
+}
+
+/* A context of `threads`.  It outlives the values run in it: their
+ * buffers go back to its cache when released. */
+static shlo_context *pool_of(int threads) {
+  shlo_context_options o;
+  shlo_context_options_init(&o);
+  o.threads = threads;
+  shlo_context *ctx = NULL;
+  assert_int_equal(shlo_context_create(&o, &ctx), SHLO_OK);
+  return ctx;
+}
+
+/* Run text's @main in ctx; its one result. */
+static shlo_value *run_in(const char *text, shlo_context *ctx) {
+  shlo_module *m = NULL;
+  shlo_executable *e = NULL;
+  shlo_value **r = NULL;
+  int nr = 0;
+  shlo_diag d;
+  shlo_compile_opts co = {.context = ctx};
+  if (shlo_parse_module(text, strlen(text), "pools.mlir", &m, &d))
+    fail_msg("parse: %s\n%s", d.message, text);
+  if (shlo_compile(m, &co, &e, &d)) fail_msg("compile: %s", d.message);
+  if (shlo_execute(e, NULL, NULL, 0, &r, &nr, &d))
+    fail_msg("execute: %s", d.message);
+  assert_int_equal(nr, 1);
+  shlo_value *v = r[0];
+  free(r);
+  shlo_executable_free(e);
+  shlo_module_free(m);
+  return v;
+}
+
+/* Where two f32 results first differ, printed before the test fails. */
+static void print_first_difference(const shlo_value *one, const shlo_value *v,
+                                   int threads) {
+  if (one->elem != SHLO_F32) return;
+  const float *a = one->data, *b = v->data;
+  for (int64_t i = 0; i < one->numel; i++)
+    if (memcmp(&a[i], &b[i], sizeof a[i]) != 0) {
+      print_message("%d threads, element %lld: %a, one thread %a\n", threads,
+                    (long long)i, (double)b[i], (double)a[i]);
+      return;
+    }
+}
+
+void harness_same_on_pools(const char *text) {
+  shlo_context *one_ctx = pool_of(1);
+  shlo_value *one = run_in(text, one_ctx);
+  for (int t = 2; t <= 3; t++) {
+    shlo_context *ctx = pool_of(t);
+    shlo_value *v = run_in(text, ctx);
+    assert_int_equal(v->nbytes, one->nbytes);
+    if (memcmp(v->data, one->data, one->nbytes) != 0) {
+      print_first_difference(one, v, t);
+      fail();
+    }
+    shlo_value_unref(v);
+    shlo_context_destroy(ctx);
+  }
+  shlo_value_unref(one);
+  shlo_context_destroy(one_ctx);
 }

@@ -28,6 +28,11 @@ harness_result harness_run_fused(const char *text, bool fuse,
                                  shlo_value *const *args, int n_args);
 void harness_result_free(harness_result *r);
 
+/* Run @main of `text` (no arguments, one result) on pools of 1, 2 and 3
+ * threads, and fail the calling test unless 2 and 3 threads give one
+ * thread's bytes (the first differing f32 element is printed). */
+void harness_same_on_pools(const char *text);
+
 /* A program: @main with the given body lines. */
 #define PROG(...) "func.func @main() {\n" __VA_ARGS__ "  func.return\n}\n"
 

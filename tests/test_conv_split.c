@@ -25,63 +25,7 @@
 #include "kernels/vmath.h"
 #include "shlo/context.h"
 #include "shlo/engine.h"
-
-/* A context of `threads`.  It outlives the values run in it: their
- * buffers go back to its cache when released. */
-static shlo_context *pool_of(int threads) {
-  shlo_context_options o;
-  shlo_context_options_init(&o);
-  o.threads = threads;
-  shlo_context *ctx = NULL;
-  assert_int_equal(shlo_context_create(&o, &ctx), SHLO_OK);
-  return ctx;
-}
-
-/* Run text's @main in ctx; its one result. */
-static shlo_value *run_in(const char *text, shlo_context *ctx) {
-  shlo_module *m = NULL;
-  shlo_executable *e = NULL;
-  shlo_value **r = NULL;
-  int nr = 0;
-  shlo_diag d;
-  shlo_compile_opts co = {.context = ctx};
-  if (shlo_parse_module(text, strlen(text), "conv.mlir", &m, &d))
-    fail_msg("parse: %s\n%s", d.message, text);
-  if (shlo_compile(m, &co, &e, &d)) fail_msg("compile: %s", d.message);
-  if (shlo_execute(e, NULL, NULL, 0, &r, &nr, &d))
-    fail_msg("execute: %s", d.message);
-  assert_int_equal(nr, 1);
-  shlo_value *v = r[0];
-  free(r);
-  shlo_executable_free(e);
-  shlo_module_free(m);
-  return v;
-}
-
-/* The same bytes on 2 and 3 threads as on 1. */
-static void same_on_every_pool(const char *text) {
-  shlo_context *one_ctx = pool_of(1);
-  shlo_value *one = run_in(text, one_ctx);
-  for (int t = 2; t <= 3; t++) {
-    shlo_context *ctx = pool_of(t);
-    shlo_value *v = run_in(text, ctx);
-    assert_int_equal(v->nbytes, one->nbytes);
-    if (memcmp(v->data, one->data, one->nbytes) != 0) {
-      const float *a = one->data, *b = v->data;
-      for (int64_t i = 0; i < one->numel; i++)
-        if (memcmp(&a[i], &b[i], sizeof a[i]) != 0) {
-          print_message("%d threads, element %lld: %a, one thread %a\n", t,
-                        (long long)i, (double)b[i], (double)a[i]);
-          break;
-        }
-      fail();
-    }
-    shlo_value_unref(v);
-    shlo_context_destroy(ctx);
-  }
-  shlo_value_unref(one);
-  shlo_context_destroy(one_ctx);
-}
+#include "harness.h"
 
 static void append(char *buf, size_t cap, const char *fmt, ...) {
   size_t len = strlen(buf);
@@ -161,7 +105,7 @@ static void check_case(const conv_case *c) {
            "  func.return %%r : tensor<%sxf32>\n}\n",
            c->co, oshape, oshape, oshape, oshape, oshape);
   }
-  same_on_every_pool(t);
+  harness_same_on_pools(t);
   free(t);
 }
 
