@@ -131,3 +131,12 @@ void harness_same_on_pools(const char *text) {
   shlo_value_unref(one);
   shlo_context_destroy(one_ctx);
 }
+
+void harness_appendf(char *buf, size_t cap, const char *fmt, ...) {
+  size_t len = strlen(buf);
+  if (len + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + len, cap - len, fmt, ap);
+  va_end(ap);
+}

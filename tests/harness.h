@@ -4,6 +4,7 @@
 #define SHLO_TEST_HARNESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "shlo/engine.h"
 
@@ -32,6 +33,13 @@ void harness_result_free(harness_result *r);
  * threads, and fail the calling test unless 2 and 3 threads give one
  * thread's bytes (the first differing f32 element is printed). */
 void harness_same_on_pools(const char *text);
+
+/* Append printf-style text to the string in buf (cap bytes in all),
+ * cut short at the end of buf. */
+__attribute__((format(printf, 3, 4))) void harness_appendf(char *buf,
+                                                          size_t cap,
+                                                          const char *fmt,
+                                                          ...);
 
 /* A program: @main with the given body lines. */
 #define PROG(...) "func.func @main() {\n" __VA_ARGS__ "  func.return\n}\n"

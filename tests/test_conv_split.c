@@ -27,19 +27,11 @@
 #include "shlo/engine.h"
 #include "harness.h"
 
-static void append(char *buf, size_t cap, const char *fmt, ...) {
-  size_t len = strlen(buf);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf + len, cap - len, fmt, ap);
-  va_end(ap);
-}
-
 /* %name: a tensor<shape> of distinct, irregular values (fn of an iota
  * scaled by step). */
 static void operand(char *buf, size_t cap, const char *name, const char *fn,
                     long n, const char *shape, const char *step) {
-  append(buf, cap,
+  harness_appendf(buf, cap,
          "  %%%s_i = stablehlo.iota dim = 0 : tensor<%ldxf32>\n"
          "  %%%s_s = stablehlo.constant dense<%s> : tensor<%ldxf32>\n"
          "  %%%s_m = stablehlo.multiply %%%s_i, %%%s_s : tensor<%ldxf32>\n"
@@ -66,11 +58,11 @@ static void check_case(const conv_case *c) {
   snprintf(lshape, sizeof lshape, "%dx%dx%dx%d", c->n, c->h, c->w, c->ci);
   snprintf(kshape, sizeof kshape, "3x3x%dx%d", c->ci, c->co);
   snprintf(oshape, sizeof oshape, "%dx%dx%dx%d", c->n, oh, ow, c->co);
-  append(t, CAP, "func.func @main() -> tensor<%sxf32> {\n", oshape);
+  harness_appendf(t, CAP, "func.func @main() -> tensor<%sxf32> {\n", oshape);
   long nl = (long)c->n * c->h * c->w * c->ci;
   operand(t, CAP, c->inf ? "x0" : "x", "sine", nl, lshape, "0.37");
   if (c->inf)
-    append(t, CAP,
+    harness_appendf(t, CAP,
            "  %%pos = stablehlo.iota dim = 2 : tensor<%sxi32>\n"
            "  %%five = stablehlo.constant dense<5> : tensor<%sxi32>\n"
            "  %%at = stablehlo.compare EQ, %%pos, %%five : "
@@ -81,7 +73,7 @@ static void check_case(const conv_case *c) {
            "tensor<%sxf32>\n",
            lshape, lshape, lshape, lshape, lshape, lshape, lshape, lshape);
   operand(t, CAP, "k", "cosine", 9L * c->ci * c->co, kshape, "0.61");
-  append(t, CAP,
+  harness_appendf(t, CAP,
          "  %%y = stablehlo.convolution(%%x, %%k) dim_numbers = [b, 0, 1, "
          "f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [%d, %d], pad = "
          "[[1, 1], [1, 1]]} {batch_group_count = 1 : i64, "
@@ -89,12 +81,12 @@ static void check_case(const conv_case *c) {
          "-> tensor<%sxf32>\n",
          c->stride, c->stride, lshape, kshape, oshape);
   if (!c->epilogue) {
-    append(t, CAP, "  func.return %%y : tensor<%sxf32>\n}\n", oshape);
+    harness_appendf(t, CAP, "  func.return %%y : tensor<%sxf32>\n}\n", oshape);
   } else {
     char bshape[16];
     snprintf(bshape, sizeof bshape, "%d", c->co);
     operand(t, CAP, "bias", "sine", c->co, bshape, "1.3");
-    append(t, CAP,
+    harness_appendf(t, CAP,
            "  %%bb = stablehlo.broadcast_in_dim %%bias, dims = [3] : "
            "(tensor<%dxf32>) -> tensor<%sxf32>\n"
            "  %%s = stablehlo.add %%y, %%bb : tensor<%sxf32>\n"

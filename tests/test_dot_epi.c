@@ -39,19 +39,10 @@ typedef struct dot_case {
   int b, m, k, n, parts;
 } dot_case;
 
-__attribute__((format(printf, 3, 4))) static void add(char *buf, size_t cap,
-                                                    const char *fmt, ...) {
-  size_t len = strlen(buf);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf + len, cap - len, fmt, ap);
-  va_end(ap);
-}
-
 /* %name: n floats of f(iota + shift), reshaped to type `to`. */
 static void values(char *buf, size_t cap, const char *name, const char *f,
                    long n, const char *to) {
-  add(buf, cap,
+  harness_appendf(buf, cap,
       "  %%%s_i = stablehlo.iota dim = 0 : tensor<%ldxf32>\n"
       "  %%%s_f = stablehlo.%s %%%s_i : tensor<%ldxf32>\n"
       "  %%%s = stablehlo.reshape %%%s_f : (tensor<%ldxf32>) -> %s\n",
@@ -64,13 +55,13 @@ static void values(char *buf, size_t cap, const char *name, const char *f,
  * their runs stay apart from its epilogue. */
 static void bias_and_residual(char *buf, size_t cap, int n, long onel,
                               const char *out) {
-  add(buf, cap,
+  harness_appendf(buf, cap,
       "  %%bi = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
       "  %%two = stablehlo.constant dense<2.0> : tensor<%dxf32>\n"
       "  %%bd = stablehlo.subtract %%bi, %%two : tensor<%dxf32>\n"
       "  %%bv = stablehlo.log %%bd : tensor<%dxf32>\n",
       n, n, n, n);
-  add(buf, cap,
+  harness_appendf(buf, cap,
       "  %%ri = stablehlo.iota dim = 0 : tensor<%ldxf32>\n"
       "  %%rs = stablehlo.sine %%ri : tensor<%ldxf32>\n"
       "  %%r0 = stablehlo.constant dense<0.0> : tensor<%ldxf32>\n"
@@ -91,7 +82,7 @@ static const char *epilogue_ops(char *buf, size_t cap, int parts, int n,
                                 const char *out) {
   const char *v = "%y";
   if (parts & SCALE) {
-    add(buf, cap,
+    harness_appendf(buf, cap,
         "  %%sc = stablehlo.constant dense<0.0441941731> : tensor<f32>\n"
         "  %%scb = stablehlo.broadcast_in_dim %%sc, dims = [] : (tensor<f32>)"
         " -> %s\n"
@@ -100,7 +91,7 @@ static const char *epilogue_ops(char *buf, size_t cap, int parts, int n,
     v = "%y1";
   }
   if (parts & BIAS) {
-    add(buf, cap,
+    harness_appendf(buf, cap,
         "  %%b3 = stablehlo.broadcast_in_dim %%bv, dims = [2] : "
         "(tensor<%dxf32>) -> tensor<1x1x%dxf32>\n"
         "  %%bb = stablehlo.broadcast_in_dim %%b3, dims = [0, 1, 2] : "
@@ -110,13 +101,13 @@ static const char *epilogue_ops(char *buf, size_t cap, int parts, int n,
     v = "%y2";
   }
   if (parts & (RES_FIRST | RES_AFTER)) {
-    add(buf, cap, "  %%y3 = stablehlo.add %s%s%s : %s\n",
+    harness_appendf(buf, cap, "  %%y3 = stablehlo.add %s%s%s : %s\n",
         parts & RES_FIRST ? "%res, " : "", v, parts & RES_FIRST ? "" : ", %res",
         out);
     v = "%y3";
   }
   if (parts & RELU) {
-    add(buf, cap,
+    harness_appendf(buf, cap,
         "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
         "  %%zb = stablehlo.broadcast_in_dim %%z, dims = [] : (tensor<f32>) "
         "-> %s\n"
@@ -139,34 +130,34 @@ static void dot_program(char *buf, size_t cap, const dot_case *c) {
   snprintf(out, sizeof out, "tensor<%dx%dx%dxf32>", c->b, c->m, c->n);
   long onel = (long)c->b * c->m * c->n;
   buf[0] = 0;
-  add(buf, cap, "func.func @main() -> %s {\n", out);
+  harness_appendf(buf, cap, "func.func @main() -> %s {\n", out);
   values(buf, cap, "x", "sine", (long)c->b * c->m * c->k, lhs);
   values(buf, cap, "w", "cosine", (batched ? (long)c->b : 1) * c->k * c->n,
          rhs);
   bias_and_residual(buf, cap, c->n, onel, out);
   if (batched)
-    add(buf, cap,
+    harness_appendf(buf, cap,
         "  %%y = stablehlo.dot_general %%x, %%w, batching_dims = [0] x [0], "
         "contracting_dims = [2] x [1] : (%s, %s) -> %s\n",
         lhs, rhs, out);
   else
-    add(buf, cap,
+    harness_appendf(buf, cap,
         "  %%y = stablehlo.dot_general %%x, %%w, contracting_dims = [2] x [0]"
         " : (%s, %s) -> %s\n",
         lhs, rhs, out);
   const char *v = epilogue_ops(buf, cap, c->parts, c->n, out);
-  add(buf, cap, "  func.return %s : %s\n}\n", v, out);
+  harness_appendf(buf, cap, "  func.return %s : %s\n}\n", v, out);
 }
 
 /* The label of the step with parts' ops, in order. */
 static void expected_label(char *buf, size_t cap, int parts) {
   snprintf(buf, cap, "+ epilogue(");
   const char *sep = "";
-  if (parts & SCALE) add(buf, cap, "%smultiply", sep), sep = ", ";
-  if (parts & BIAS) add(buf, cap, "%sadd", sep), sep = ", ";
-  if (parts & (RES_FIRST | RES_AFTER)) add(buf, cap, "%sadd", sep), sep = ", ";
-  if (parts & RELU) add(buf, cap, "%smaximum", sep);
-  add(buf, cap, ") [in the producer's registers]");
+  if (parts & SCALE) harness_appendf(buf, cap, "%smultiply", sep), sep = ", ";
+  if (parts & BIAS) harness_appendf(buf, cap, "%sadd", sep), sep = ", ";
+  if (parts & (RES_FIRST | RES_AFTER)) harness_appendf(buf, cap, "%sadd", sep), sep = ", ";
+  if (parts & RELU) harness_appendf(buf, cap, "%smaximum", sep);
+  harness_appendf(buf, cap, ") [in the producer's registers]");
 }
 
 /* Fused and unfused, byte for byte; the fused plan contains expect. */
@@ -249,11 +240,11 @@ static void loop_program(char *buf, size_t cap, int m, int n) {
   snprintf(nn, sizeof nn, "tensor<%dx%dxf32>", n, n);
   snprintf(xs, sizeof xs, "tensor<3x%dx%dxf32>", m, n);
   buf[0] = 0;
-  add(buf, cap, "func.func @main() -> %s {\n", mn);
+  harness_appendf(buf, cap, "func.func @main() -> %s {\n", mn);
   values(buf, cap, "h0", "sine", (long)m * n, mn);
   values(buf, cap, "w0", "cosine", (long)n * n, nn);
   values(buf, cap, "x0", "sine", 3L * m * n, xs);
-  add(buf, cap,
+  harness_appendf(buf, cap,
       "  %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
       "  %%r:4 = stablehlo.while(%%i = %%c0, %%h = %%h0, %%w = %%w0, "
       "%%x = %%x0) : tensor<i32>, %s, %s, %s\n"

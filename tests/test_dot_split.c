@@ -38,21 +38,13 @@ static void operand(char *buf, size_t cap, const char *name, const char *fn,
            name, name, n, shape);
 }
 
-static void append(char *buf, size_t cap, const char *fmt, ...) {
-  size_t len = strlen(buf);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf + len, cap - len, fmt, ap);
-  va_end(ap);
-}
-
 /* softmax(Q K^T * 0.125) V with Q [b, m, d], K [b, n, d], V [b, n, e]. */
 static void check_attention(int b, int m, int n, int d, int e) {
   enum { CAP = 8192 };
   char *t = calloc(CAP, 1);
   assert_non_null(t);
   char shape[64];
-  append(t, CAP, "func.func @main() -> tensor<%dx%dx%dxf32> {\n", b, m, e);
+  harness_appendf(t, CAP, "func.func @main() -> tensor<%dx%dx%dxf32> {\n", b, m, e);
   snprintf(shape, sizeof shape, "%dx%dx%d", b, m, d);
   operand(t, CAP, "q", "sine", (long)b * m * d, shape, "0.37");
   snprintf(shape, sizeof shape, "%dx%dx%d", b, n, d);
@@ -61,7 +53,7 @@ static void check_attention(int b, int m, int n, int d, int e) {
   operand(t, CAP, "v", "sine", (long)b * n * e, shape, "1.13");
   char s[48];
   snprintf(s, sizeof s, "tensor<%dx%dx%dxf32>", b, m, n);
-  append(t, CAP,
+  harness_appendf(t, CAP,
          "  %%s = stablehlo.dot_general %%q, %%k, batching_dims = [0] x [0], "
          "contracting_dims = [2] x [2] : (tensor<%dx%dx%dxf32>, "
          "tensor<%dx%dx%dxf32>) -> %s\n"
@@ -100,12 +92,12 @@ static void check_lhs_transposed(int b, int m, int n, int k) {
   char *t = calloc(CAP, 1);
   assert_non_null(t);
   char shape[64];
-  append(t, CAP, "func.func @main() -> tensor<%dx%dx%dxf32> {\n", b, m, n);
+  harness_appendf(t, CAP, "func.func @main() -> tensor<%dx%dx%dxf32> {\n", b, m, n);
   snprintf(shape, sizeof shape, "%dx%dx%d", b, k, m);
   operand(t, CAP, "a", "sine", (long)b * k * m, shape, "0.29");
   snprintf(shape, sizeof shape, "%dx%dx%d", b, k, n);
   operand(t, CAP, "w", "cosine", (long)b * k * n, shape, "0.77");
-  append(t, CAP,
+  harness_appendf(t, CAP,
          "  %%o = stablehlo.dot_general %%a, %%w, batching_dims = [0] x [0], "
          "contracting_dims = [1] x [1] : (tensor<%dx%dx%dxf32>, "
          "tensor<%dx%dx%dxf32>) -> tensor<%dx%dx%dxf32>\n"

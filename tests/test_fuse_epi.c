@@ -62,15 +62,6 @@ typedef struct conv_case {
   int n, hw, ci, co, win, pad, parts;
 } conv_case;
 
-__attribute__((format(printf, 3, 4))) static void add(char *buf, size_t cap,
-                                                    const char *fmt, ...) {
-  size_t len = strlen(buf);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf + len, cap - len, fmt, ap);
-  va_end(ap);
-}
-
 /* The program of case c: lhs sine values, kernel cosine ones; the bias
  * log(j - 2) (NaN, NaN, -inf, then ordinary values); the residual
  * -max(sin(i), 0) * exp(log(i - 5)): NaN (log's, as the bias's) for
@@ -88,8 +79,8 @@ static void conv_program(char *buf, size_t cap, const conv_case *c) {
   int nel = c->n * c->hw * c->hw * c->ci, kel = c->win * c->win * c->ci * c->co;
   int onel = c->n * o * o * c->co;
   buf[0] = 0;
-  add(buf, cap, "func.func @main() -> %s {\n", out);
-  add(buf, cap,
+  harness_appendf(buf, cap, "func.func @main() -> %s {\n", out);
+  harness_appendf(buf, cap,
       "  %%i = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
       "  %%s = stablehlo.sine %%i : tensor<%dxf32>\n"
       "  %%x = stablehlo.reshape %%s : (tensor<%dxf32>) -> %s\n"
@@ -97,13 +88,13 @@ static void conv_program(char *buf, size_t cap, const conv_case *c) {
       "  %%cs = stablehlo.cosine %%j : tensor<%dxf32>\n"
       "  %%k = stablehlo.reshape %%cs : (tensor<%dxf32>) -> %s\n",
       nel, nel, nel, in, kel, kel, kel, ker);
-  add(buf, cap,
+  harness_appendf(buf, cap,
       "  %%bi = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
       "  %%two = stablehlo.constant dense<2.0> : tensor<%dxf32>\n"
       "  %%bd = stablehlo.subtract %%bi, %%two : tensor<%dxf32>\n"
       "  %%bv = stablehlo.log %%bd : tensor<%dxf32>\n",
       c->co, c->co, c->co, c->co);
-  add(buf, cap,
+  harness_appendf(buf, cap,
       "  %%ri = stablehlo.iota dim = 0 : tensor<%dxf32>\n"
       "  %%rs = stablehlo.sine %%ri : tensor<%dxf32>\n"
       "  %%r0 = stablehlo.constant dense<0.0> : tensor<%dxf32>\n"
@@ -116,7 +107,7 @@ static void conv_program(char *buf, size_t cap, const conv_case *c) {
       "  %%rp = stablehlo.multiply %%rn, %%re : tensor<%dxf32>\n"
       "  %%res = stablehlo.reshape %%rp : (tensor<%dxf32>) -> %s\n",
       onel, onel, onel, onel, onel, onel, onel, onel, onel, onel, onel, out);
-  add(buf, cap,
+  harness_appendf(buf, cap,
       "  %%y = stablehlo.convolution(%%x, %%k) dim_numbers = "
       "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[%d, %d], "
       "[%d, %d]]} {batch_group_count = 1 : i64, feature_group_count = 1 : "
@@ -124,7 +115,7 @@ static void conv_program(char *buf, size_t cap, const conv_case *c) {
       c->pad, c->pad, c->pad, c->pad, in, ker, out);
   const char *v = "%y";
   if (c->parts & (SCALE | SCALE_AFTER)) {
-    add(buf, cap,
+    harness_appendf(buf, cap,
         "  %%sc = stablehlo.constant dense<0.0416666679> : tensor<f32>\n"
         "  %%scb = stablehlo.broadcast_in_dim %%sc, dims = [] : (tensor<f32>)"
         " -> %s\n"
@@ -133,7 +124,7 @@ static void conv_program(char *buf, size_t cap, const conv_case *c) {
     v = "%y1";
   }
   if (c->parts & BIAS) {
-    add(buf, cap,
+    harness_appendf(buf, cap,
         "  %%b4 = stablehlo.broadcast_in_dim %%bv, dims = [3] : "
         "(tensor<%dxf32>) -> tensor<1x1x1x%dxf32>\n"
         "  %%bb = stablehlo.broadcast_in_dim %%b4, dims = [0, 1, 2, 3] : "
@@ -143,17 +134,17 @@ static void conv_program(char *buf, size_t cap, const conv_case *c) {
     v = "%y2";
   }
   if (c->parts & (RES_FIRST | RES_AFTER)) {
-    add(buf, cap, "  %%y3 = stablehlo.add %s%s%s : %s\n",
+    harness_appendf(buf, cap, "  %%y3 = stablehlo.add %s%s%s : %s\n",
         c->parts & RES_FIRST ? "%res, " : "", v,
         c->parts & RES_FIRST ? "" : ", %res", out);
     v = "%y3";
   }
   if (c->parts & RELU_CALL) {
-    add(buf, cap, "  %%y4 = func.call @relu(%s) : (%s) -> %s\n", v, out, out);
+    harness_appendf(buf, cap, "  %%y4 = func.call @relu(%s) : (%s) -> %s\n", v, out, out);
     v = "%y4";
   }
   if (c->parts & RELU) {
-    add(buf, cap,
+    harness_appendf(buf, cap,
         "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
         "  %%zb = stablehlo.broadcast_in_dim %%z, dims = [] : (tensor<f32>) "
         "-> %s\n"
@@ -161,8 +152,8 @@ static void conv_program(char *buf, size_t cap, const conv_case *c) {
         out, v, out);
     v = "%y5";
   }
-  add(buf, cap, "  func.return %s : %s\n}\n", v, out);
-  add(buf, cap,
+  harness_appendf(buf, cap, "  func.return %s : %s\n}\n", v, out);
+  harness_appendf(buf, cap,
       "func.func private @relu(%%a: %s) -> %s {\n"
       "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
       "  %%zb = stablehlo.broadcast_in_dim %%z, dims = [] : (tensor<f32>) -> "
@@ -176,11 +167,11 @@ static void conv_program(char *buf, size_t cap, const conv_case *c) {
 static void expected_label(char *buf, size_t cap, const conv_case *c) {
   snprintf(buf, cap, "+ epilogue(");
   const char *sep = "";
-  if (c->parts & SCALE) add(buf, cap, "%smultiply", sep), sep = ", ";
-  if (c->parts & BIAS) add(buf, cap, "%sadd", sep), sep = ", ";
-  if (c->parts & (RES_FIRST | RES_AFTER)) add(buf, cap, "%sadd", sep), sep = ", ";
-  if (c->parts & (RELU | RELU_CALL)) add(buf, cap, "%smaximum", sep);
-  add(buf, cap, ") [in the producer's registers]");
+  if (c->parts & SCALE) harness_appendf(buf, cap, "%smultiply", sep), sep = ", ";
+  if (c->parts & BIAS) harness_appendf(buf, cap, "%sadd", sep), sep = ", ";
+  if (c->parts & (RES_FIRST | RES_AFTER)) harness_appendf(buf, cap, "%sadd", sep), sep = ", ";
+  if (c->parts & (RELU | RELU_CALL)) harness_appendf(buf, cap, "%smaximum", sep);
+  harness_appendf(buf, cap, ") [in the producer's registers]");
 }
 
 static const int ALL = SCALE | BIAS | RES_FIRST | RELU_CALL;
