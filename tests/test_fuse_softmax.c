@@ -273,6 +273,7 @@ static void shared_exponential_keeps_the_plain_path(void **state) {
 typedef struct keepdims_form {
   const char *cap, *cap_op;
   bool cap_second, transposed;
+  bool bf16; /* the result converted to bf16 (transformer_bf16.mlir) */
 } keepdims_form;
 
 static void keepdims_text(char *buf, int rank, const int64_t *dims,
@@ -295,9 +296,14 @@ static void keepdims_text(char *buf, int rank, const int64_t *dims,
   R[strlen(R) - 1] = '\0'; /* R: the row dims without the trailing x */
   const char *swap = rank == 3 ? "1, 0" : "0, 2, 1";
   const char *op = k.cap_op ? k.cap_op : "maximum";
+  char cvt[160] = "";
+  if (k.bf16)
+    snprintf(cvt, sizeof cvt,
+             "  %%yb = stablehlo.convert %%y : (tensor<%sf32>) -> "
+             "tensor<%sbf16>\n", F, F);
   int n = snprintf(
       buf, TEXT_CAP,
-      "func.func @main(%%x: tensor<%sf32>) -> tensor<%sf32> {\n"
+      "func.func @main(%%x: tensor<%sf32>) -> tensor<%s%s> {\n"
       "  %%k = stablehlo.constant dense<0.125> : tensor<f32>\n"
       "  %%kb = stablehlo.broadcast_in_dim %%k, dims = [] : (tensor<f32>) "
       "-> tensor<%sf32>\n"
@@ -324,10 +330,12 @@ static void keepdims_text(char *buf, int rank, const int64_t *dims,
       "  %%sb = stablehlo.broadcast_in_dim %%s1, dims = [%s] : "
       "(tensor<%sf32>) -> tensor<%sf32>\n"
       "  %%y = stablehlo.divide %%e, %%sb : tensor<%sf32>\n"
-      "  func.return %%y : tensor<%sf32>\n}\n",
-      F, F, F, F, k.cap, rank - 1, F, R, R, op,
+      "%s"
+      "  func.return %s : tensor<%s%s>\n}\n",
+      F, F, k.bf16 ? "bf16" : "f32", F, F, k.cap, rank - 1, F, R, R, op,
       k.cap_second ? "%m, %cb" : "%cb, %m", R, k.transposed ? swap : lead, R,
-      K, all, K, F, F, F, rank - 1, F, R, lead, R, K, all, K, F, F, F);
+      K, all, K, F, F, F, rank - 1, F, R, lead, R, K, all, K, F, F, cvt,
+      k.bf16 ? "%yb" : "%y", F, k.bf16 ? "bf16" : "f32");
   assert_true(n > 0 && n < TEXT_CAP);
 }
 
@@ -348,12 +356,12 @@ static void same_keepdims(int rank, const int64_t *dims, keepdims_form k,
   assert_int_equal(b.n, 1);
   assert_int_equal(a.v[0]->nbytes, b.v[0]->nbytes);
   if (memcmp(a.v[0]->data, b.v[0]->data, a.v[0]->nbytes)) {
-    const uint32_t *p = a.v[0]->data, *q = b.v[0]->data;
-    int64_t i = 0;
+    const uint8_t *p = a.v[0]->data, *q = b.v[0]->data;
+    size_t i = 0;
     while (p[i] == q[i]) i++;
-    fail_msg("%s cap %s: element %" PRId64 " fused 0x%08" PRIx32
-             " op by op 0x%08" PRIx32,
-             shlo__vmath_isa(), k.cap, i, p[i], q[i]);
+    fail_msg("%s cap %s%s: byte %zu fused 0x%02x op by op 0x%02x",
+             shlo__vmath_isa(), k.cap, k.bf16 ? " bf16" : "", i, p[i],
+             q[i]);
   }
   harness_result_free(&a);
   harness_result_free(&b);
@@ -366,18 +374,22 @@ static void same_keepdims(int rank, const int64_t *dims, keepdims_form k,
  * values (the maximum applied, not assumed away), NaN (every row NaN),
  * +inf, and -0 against rows of +-0; either operand order. */
 static void keepdims(void) {
-  keepdims_form jax = {"0xFF800000", NULL, false, false};
+  keepdims_form jax = {"0xFF800000", NULL, false, false, false};
   int64_t t[4] = {8, 12, 128, 128};
   same_keepdims(4, t, jax, true, true);
+  keepdims_form jax_bf16 = {"0xFF800000", NULL, false, false, true};
+  same_keepdims(4, t, jax_bf16, true, true);
   static const int64_t shapes[][3] = {{3, 37, 129}, {7, 37, 17}, {2, 40, 1}};
   static const char *const caps[] = {"0xFF800000", "0.5", "0x7FC00000",
                                      "0x7F800000", "-0.0"};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
     for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++)
       for (int second = 0; second < 2; second++) {
-        keepdims_form k = {caps[c], NULL, second, false};
+        keepdims_form k = {caps[c], NULL, second, false, false};
         same_keepdims(3, shapes[i], k, true, shapes[i][2] > 1);
         same_keepdims(3, shapes[i], k, false, shapes[i][2] > 1);
+        k.bf16 = true;
+        same_keepdims(3, shapes[i], k, true, shapes[i][2] > 1);
       }
 }
 
@@ -394,9 +406,9 @@ static void keepdims_softmax_matches_op_by_op(void **state) {
 static void other_row_values_keep_the_plain_path(void **state) {
   (void)state;
   int64_t d[3] = {24, 24, 33};
-  keepdims_form add = {"0.5", "add", false, false};
+  keepdims_form add = {"0.5", "add", false, false, false};
   same_keepdims(3, d, add, true, false);
-  keepdims_form swapped = {"0xFF800000", NULL, false, true};
+  keepdims_form swapped = {"0xFF800000", NULL, false, true, false};
   same_keepdims(3, d, swapped, true, false);
 }
 

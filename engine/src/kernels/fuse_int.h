@@ -150,6 +150,9 @@ typedef struct softmax_tail {
    * member cap's scratch.  cap = -1: the row value is max itself. */
   int cap, cap_in;
   bool cap_first;
+  /* >= 0: the group's last member, a convert of div to bf16 (the bf16
+   * transformer's), which is then the result instead of div */
+  int cvt;
 } softmax_tail;
 
 typedef struct fused {

@@ -27,6 +27,7 @@
  * the maximum of a. */
 #include <string.h>
 
+#include "core/bf16conv.h"
 #include "core/value.h"
 #include "kernels/float_minmax.h"
 #include "kernels/fuse_int.h"
@@ -141,15 +142,31 @@ static int row_value(const shlo_plan *p, int first, const fused *f,
   return q;
 }
 
+/* Whether member q is a convert to bf16 of member q - 1's f32 value
+ * over full rows, one of the group's results. */
+static bool to_bf16(const shlo_plan *p, int first, const fused *f, int q) {
+  const member *m = &f->m[q];
+  const shlo_step *s = &p->steps[first + q]; /* members take it later */
+  return s->op && s->op->code == SHLO_OP_CONVERT && m->n_in == 1 &&
+         member_ref(m->ref[0]) == q - 1 && f->m[q - 1].esz == 4 &&
+         m->dom == DOM_FULL && m->out >= 0 &&
+         f->outs[m->out].elem == SHLO_BF16 && !m->one && !m->tile_only &&
+         m->moved_to < 0 && m->inv == INV_NO;
+}
+
 bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f) {
   f->softmax = false;
   int n = f->n_members;
   if (n < 6 || n > FUSE_MAX_MEMBERS || f->cols < 1) return false;
   bool on[FUSE_MAX_MEMBERS] = {false}; /* the tail's row values' members */
-  softmax_tail t = {0, -1, 0, 0, n - 1, 0, false, -1, -1, false};
+  softmax_tail t = {0, -1, 0, 0, n - 1, 0, false, -1, -1, false, -1};
+  if (to_bf16(p, first, f, n - 1)) {
+    t.cvt = n - 1;
+    t.div = n - 2;
+  }
   const member *div = &f->m[t.div];
   if (!tail_op(p, first, f, t.div, SHLO_LANE_DIV) ||
-      member_ref(div->ref[0]) < 0 || div->out < 0)
+      member_ref(div->ref[0]) < 0 || (div->out < 0) != (t.cvt >= 0))
     return false;
   /* the divisor: a broadcast of the sum read as one element per row,
    * through row copies */
@@ -236,6 +253,13 @@ void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
   if (!shlo__vsoftmax_exp_f32(e, sum, y, mx, nr,
                               cols, t->max_of_a))
     sum_m->fold->fold_rows(sum, e, nr, cols, sum_m->fold);
+  if (t->cvt >= 0) { /* e / s in place, then rounded as convert does */
+    shlo__vsoftmax_div_f32(e, e, sum, nr, cols, false);
+    shlo__bf16_from_f32_n(
+        (uint16_t *)r->out[f->m[t->cvt].out]->data + r0 * cols, e,
+        nr * cols);
+    return;
+  }
   float *d = (float *)r->out[div->out]->data + r0 * cols;
   shlo__vsoftmax_div_f32(d, e, sum, nr, cols,
                          shlo__fuse_rows_streams(f, div));
