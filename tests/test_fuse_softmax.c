@@ -262,12 +262,164 @@ static void shared_exponential_keeps_the_plain_path(void **state) {
   shlo_value_unref(x);
 }
 
+/* Softmax as JAX exports it with keepdims (bench/models/transformer.mlir's
+ * attention): x scaled by 0.125, its row maximum m (init -inf), then
+ * maximum(c, m) (JAX's -inf init folded in again as an elementwise
+ * maximum; `cap` is c's literal, `cap_second` puts it second), m and the
+ * sum each broadcast to R x 1 and then along the rows.  `cap_op`
+ * replaces the maximum (a different row value: "add"); `transposed`
+ * broadcasts maximum(c, m) to R x 1 with its two dimensions swapped
+ * (square R), another row's value. */
+typedef struct keepdims_form {
+  const char *cap, *cap_op;
+  bool cap_second, transposed;
+  bool bf16; /* the result converted to bf16 (transformer_bf16.mlir) */
+} keepdims_form;
+
+static void keepdims_text(char *buf, int rank, const int64_t *dims,
+                          keepdims_form k) {
+  char F[64] = "", R[64] = "", K[64] = "", lead[32] = "", all[32] = "";
+  for (int i = 0; i < rank; i++) {
+    char d[24];
+    snprintf(d, sizeof d, "%" PRId64 "x", dims[i]);
+    strcat(F, d);
+    if (i < rank - 1) {
+      strcat(R, d);
+      strcat(K, d);
+      snprintf(d, sizeof d, "%s%d", i ? ", " : "", i);
+      strcat(lead, d);
+    }
+    snprintf(d, sizeof d, "%s%d", i ? ", " : "", i);
+    strcat(all, d);
+  }
+  strcat(K, "1x");
+  R[strlen(R) - 1] = '\0'; /* R: the row dims without the trailing x */
+  const char *swap = rank == 3 ? "1, 0" : "0, 2, 1";
+  const char *op = k.cap_op ? k.cap_op : "maximum";
+  char cvt[160] = "";
+  if (k.bf16)
+    snprintf(cvt, sizeof cvt,
+             "  %%yb = stablehlo.convert %%y : (tensor<%sf32>) -> "
+             "tensor<%sbf16>\n", F, F);
+  int n = snprintf(
+      buf, TEXT_CAP,
+      "func.func @main(%%x: tensor<%sf32>) -> tensor<%s%s> {\n"
+      "  %%k = stablehlo.constant dense<0.125> : tensor<f32>\n"
+      "  %%kb = stablehlo.broadcast_in_dim %%k, dims = [] : (tensor<f32>) "
+      "-> tensor<%sf32>\n"
+      "  %%xs = stablehlo.multiply %%x, %%kb : tensor<%sf32>\n"
+      "  %%ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %%c = stablehlo.constant dense<%s> : tensor<f32>\n"
+      "  %%m = stablehlo.reduce(%%xs init: %%ninf) applies stablehlo.maximum "
+      "across dimensions = [%d] : (tensor<%sf32>, tensor<f32>) -> "
+      "tensor<%sxf32>\n"
+      "  %%cb = stablehlo.broadcast_in_dim %%c, dims = [] : (tensor<f32>) "
+      "-> tensor<%sxf32>\n"
+      "  %%mm = stablehlo.%s %s : tensor<%sxf32>\n"
+      "  %%m1 = stablehlo.broadcast_in_dim %%mm, dims = [%s] : "
+      "(tensor<%sxf32>) -> tensor<%sf32>\n"
+      "  %%mb = stablehlo.broadcast_in_dim %%m1, dims = [%s] : "
+      "(tensor<%sf32>) -> tensor<%sf32>\n"
+      "  %%d = stablehlo.subtract %%xs, %%mb : tensor<%sf32>\n"
+      "  %%e = stablehlo.exponential %%d : tensor<%sf32>\n"
+      "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %%s = stablehlo.reduce(%%e init: %%z) applies stablehlo.add across "
+      "dimensions = [%d] : (tensor<%sf32>, tensor<f32>) -> tensor<%sxf32>\n"
+      "  %%s1 = stablehlo.broadcast_in_dim %%s, dims = [%s] : "
+      "(tensor<%sxf32>) -> tensor<%sf32>\n"
+      "  %%sb = stablehlo.broadcast_in_dim %%s1, dims = [%s] : "
+      "(tensor<%sf32>) -> tensor<%sf32>\n"
+      "  %%y = stablehlo.divide %%e, %%sb : tensor<%sf32>\n"
+      "%s"
+      "  func.return %s : tensor<%s%s>\n}\n",
+      F, F, k.bf16 ? "bf16" : "f32", F, F, k.cap, rank - 1, F, R, R, op,
+      k.cap_second ? "%m, %cb" : "%cb, %m", R, k.transposed ? swap : lead, R,
+      K, all, K, F, F, F, rank - 1, F, R, lead, R, K, all, K, F, F, cvt,
+      k.bf16 ? "%yb" : "%y", F, k.bf16 ? "bf16" : "f32");
+  assert_true(n > 0 && n < TEXT_CAP);
+}
+
+/* keepdims_text's program fused and op by op on the same x: the same
+ * bytes; the tail in two passes exactly when `taken`. */
+static void same_keepdims(int rank, const int64_t *dims, keepdims_form k,
+                          bool special, bool taken) {
+  char text[TEXT_CAP];
+  keepdims_text(text, rank, dims, k);
+  shlo_value *x = softmax_arg(rank, dims, special);
+  harness_result a = harness_run_fused(text, true, &x, 1);
+  harness_result b = harness_run_fused(text, false, &x, 1);
+  if ((strstr(a.plan, TAIL_LABEL) != NULL) != taken)
+    fail_msg("cap %s %s: the tail %s taken:\n%s", k.cap,
+             k.cap_op ? k.cap_op : "maximum", taken ? "not" : "wrongly",
+             a.plan);
+  assert_int_equal(a.n, 1);
+  assert_int_equal(b.n, 1);
+  assert_int_equal(a.v[0]->nbytes, b.v[0]->nbytes);
+  if (memcmp(a.v[0]->data, b.v[0]->data, a.v[0]->nbytes)) {
+    const uint8_t *p = a.v[0]->data, *q = b.v[0]->data;
+    size_t i = 0;
+    while (p[i] == q[i]) i++;
+    fail_msg("%s cap %s%s: byte %zu fused 0x%02x op by op 0x%02x",
+             shlo__vmath_isa(), k.cap, k.bf16 ? " bf16" : "", i, p[i],
+             q[i]);
+  }
+  harness_result_free(&a);
+  harness_result_free(&b);
+  shlo_value_unref(x);
+}
+
+/* The transformer's own shape (8 x 12 heads x 128 x 128), then rows of
+ * 1, 17 and 129 (vector and tile tails) in row counts no multiple of
+ * 16; caps -inf (the transformer's), a finite one that lifts most row
+ * values (the maximum applied, not assumed away), NaN (every row NaN),
+ * +inf, and -0 against rows of +-0; either operand order. */
+static void keepdims(void) {
+  keepdims_form jax = {"0xFF800000", NULL, false, false, false};
+  int64_t t[4] = {8, 12, 128, 128};
+  same_keepdims(4, t, jax, true, true);
+  keepdims_form jax_bf16 = {"0xFF800000", NULL, false, false, true};
+  same_keepdims(4, t, jax_bf16, true, true);
+  static const int64_t shapes[][3] = {{3, 37, 129}, {7, 37, 17}, {2, 40, 1}};
+  static const char *const caps[] = {"0xFF800000", "0.5", "0x7FC00000",
+                                     "0x7F800000", "-0.0"};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++)
+      for (int second = 0; second < 2; second++) {
+        keepdims_form k = {caps[c], NULL, second, false, false};
+        same_keepdims(3, shapes[i], k, true, shapes[i][2] > 1);
+        same_keepdims(3, shapes[i], k, false, shapes[i][2] > 1);
+        k.bf16 = true;
+        same_keepdims(3, shapes[i], k, true, shapes[i][2] > 1);
+      }
+}
+
+static void keepdims_softmax_matches_op_by_op(void **state) {
+  (void)state;
+  each_isa(keepdims);
+}
+
+/* Row values the tail must not take for maximum(c, m): c added to m
+ * (one rows group, whose tail keeps the plain path), and maximum(c, m)
+ * of the row at the swapped index (rows i, j reading j, i's: the
+ * planner ends the group before the transposing broadcast, and the
+ * second group's row value comes from outside).  The same bytes. */
+static void other_row_values_keep_the_plain_path(void **state) {
+  (void)state;
+  int64_t d[3] = {24, 24, 33};
+  keepdims_form add = {"0.5", "add", false, false, false};
+  same_keepdims(3, d, add, true, false);
+  keepdims_form swapped = {"0xFF800000", NULL, false, true, false};
+  same_keepdims(3, d, swapped, true, false);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(softmax_rows_match_op_by_op),
       cmocka_unit_test(scaled_softmax_matches_op_by_op),
       cmocka_unit_test(streamed_result_matches_op_by_op),
       cmocka_unit_test(shared_exponential_keeps_the_plain_path),
+      cmocka_unit_test(keepdims_softmax_matches_op_by_op),
+      cmocka_unit_test(other_row_values_keep_the_plain_path),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,6 +144,15 @@ typedef struct output {
 typedef struct softmax_tail {
   int sub, max, exp, sum, div, start;
   bool max_of_a; /* max is a maximum of a itself: a - max <= 0 or NaN */
+  /* The row value subtracted is maximum(c, max) (JAX's max with its
+   * init folded in), c the one element of outside input cap_in, the
+   * operands in that order unless !cap_first; the tail computes it, into
+   * member cap's scratch.  cap = -1: the row value is max itself. */
+  int cap, cap_in;
+  bool cap_first;
+  /* >= 0: the group's last member, a convert of div to bf16 (the bf16
+   * transformer's), which is then the result instead of div */
+  int cvt;
 } softmax_tail;
 
 typedef struct fused {

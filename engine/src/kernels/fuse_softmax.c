@@ -12,10 +12,24 @@
  * result is.  Every element sees the same IEEE operations as the ops
  * one by one and every sum adds its row in column order, so the bits are
  * the unfused ones (test_fuse_softmax checks each variant).  The divide
- * stays a divide: e * (1 / s) rounds twice. */
+ * stays a divide: e * (1 / s) rounds twice.
+ *
+ * JAX's softmax with keepdims (bench/models/transformer.mlir) reaches m
+ * and s through broadcasts that only add unit dimensions (8x12x128 ->
+ * 8x12x128x1), and subtracts maximum(-inf, m): its reduce's -inf init
+ * folded in again as an elementwise maximum.  Such a broadcast's value
+ * is its operand's element for element, so the tail reads the operand.
+ * The maximum is no identity to rely on for any c, so the tail computes
+ * it, per row, with the maximum op's own function (shlo_fmaxf: NaN
+ * propagated, -0 below +0), the operands in the program's order; for
+ * c = -inf it gives m's bits for every m, NaN and -0 included.  Since
+ * maximum(c, m) >= m or is NaN, a - it is still <= 0 or NaN where m is
+ * the maximum of a. */
 #include <string.h>
 
+#include "core/bf16conv.h"
 #include "core/value.h"
+#include "kernels/float_minmax.h"
 #include "kernels/fuse_int.h"
 #include "kernels/vmath.h"
 #include "ops/ops.h"
@@ -56,45 +70,164 @@ static int one_of(const fused *f, int q, int i) {
   return member_ref(f->m[b].ref[0]);
 }
 
+/* Whether member q is a broadcast of a row value (one element per row)
+ * to another shape of one element per row, only adding or keeping unit
+ * dimensions (JAX's keepdims 8x12x128 -> 8x12x128x1): element i of its
+ * value is element i of its operand, so the tail may read the operand
+ * in its place.  None of the group's results. */
+static bool row_copy(const fused *f, int q) {
+  const member *m = &f->m[q];
+  int j = member_ref(m->ref[0]);
+  if (!m->bcast || m->one || m->dom != DOM_ROW || m->out >= 0 ||
+      m->esz != 4 || j < 0 || f->m[j].dom != DOM_ROW)
+    return false;
+  int64_t stride = 1; /* the operand's offsets are the linear index */
+  for (int d = m->map.rank - 1; d >= 0; d--) {
+    if (m->map.dims[d] != 1 && m->map.src_stride[d] != stride) return false;
+    stride *= m->map.dims[d];
+  }
+  return stride == f->rows;
+}
+
+/* Member q followed back through row copies, each marked in on[]. */
+static int through_copies(const fused *f, int q, bool *on) {
+  while (q >= 0 && row_copy(f, q)) {
+    on[q] = true;
+    q = member_ref(f->m[q].ref[0]);
+  }
+  return q;
+}
+
+/* Whether member q is maximum(c, x) or maximum(x, c) over row values, c
+ * a broadcast of one f32 element from outside; sets t's cap fields and
+ * returns x's member (-1: not such). */
+static int capped_max(const shlo_plan *p, int first, const fused *f, int q,
+                      softmax_tail *t, bool *on) {
+  if (q < 0) return -1;
+  const member *m = &f->m[q];
+  const shlo_step *s = &p->steps[first + q]; /* members take it later */
+  if (s->loop.lane_op != SHLO_LANE_MAX || !s->op ||
+      s->op->code != SHLO_OP_MAXIMUM ||
+      !shlo__fuse_lanes_op(p, first, f, q) || m->dom != DOM_ROW ||
+      m->out >= 0 || m->moved_to >= 0)
+    return -1;
+  for (int i = 0; i < 2; i++) {
+    int c = member_ref(m->ref[i]), x = member_ref(m->ref[1 - i]);
+    if (c < 0 || x < 0) continue;
+    const member *cm = &f->m[c];
+    bool scalar = cm->bcast && !cm->one && cm->esz == 4 && cm->out < 0 &&
+                  cm->ref[0] >= 0;
+    /* every element read from the operand's offset 0: along no
+     * dimension longer than 1 does it move, so it holds one element */
+    for (int d = 0; scalar && d < cm->map.rank; d++)
+      if (cm->map.dims[d] != 1 && cm->map.src_stride[d] != 0) scalar = false;
+    if (!scalar) continue;
+    t->cap = q;
+    t->cap_in = cm->ref[0];
+    t->cap_first = i == 0;
+    on[q] = on[c] = true;
+    return x;
+  }
+  return -1;
+}
+
+/* The row maximum member the subtract's row value comes from: through
+ * row copies, optionally maximum(c, ...) (capped_max), row copies again;
+ * the members passed marked in on[].  -1: not such. */
+static int row_value(const shlo_plan *p, int first, const fused *f,
+                     softmax_tail *t, bool *on) {
+  int q = through_copies(f, one_of(f, t->sub, 1), on);
+  if (q >= 0 && !f->m[q].fold)
+    q = through_copies(f, capped_max(p, first, f, q, t, on), on);
+  return q;
+}
+
+/* Whether member q is a convert to bf16 of member q - 1's f32 value
+ * over full rows, one of the group's results. */
+static bool to_bf16(const shlo_plan *p, int first, const fused *f, int q) {
+  const member *m = &f->m[q];
+  const shlo_step *s = &p->steps[first + q]; /* members take it later */
+  return s->op && s->op->code == SHLO_OP_CONVERT && m->n_in == 1 &&
+         member_ref(m->ref[0]) == q - 1 && f->m[q - 1].esz == 4 &&
+         m->dom == DOM_FULL && m->out >= 0 &&
+         f->outs[m->out].elem == SHLO_BF16 && !m->one && !m->tile_only &&
+         m->moved_to < 0 && m->inv == INV_NO;
+}
+
 bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f) {
   f->softmax = false;
   int n = f->n_members;
-  if (n < 6 || f->cols < 1) return false;
-  softmax_tail t = {n - 5, -1, n - 4, n - 3, n - 1, n - 5, false};
-  const member *sub = &f->m[t.sub], *sum = &f->m[t.sum];
+  if (n < 6 || n > FUSE_MAX_MEMBERS || f->cols < 1) return false;
+  bool on[FUSE_MAX_MEMBERS] = {false}; /* the tail's row values' members */
+  softmax_tail t = {0, -1, 0, 0, n - 1, 0, false, -1, -1, false, -1};
+  if (to_bf16(p, first, f, n - 1)) {
+    t.cvt = n - 1;
+    t.div = n - 2;
+  }
   const member *div = &f->m[t.div];
-  t.max = one_of(f, t.sub, 1);
-  if (!tail_op(p, first, f, t.sub, SHLO_LANE_SUB) || !tail_source(f, sub) ||
-      t.max < 0 || !f->m[t.max].fold || f->m[t.max].dom != DOM_ROW ||
-      f->m[t.max].inv != INV_NO ||
-      f->m[t.max].esz != 4 || f->m[t.max].out >= 0)
+  if (!tail_op(p, first, f, t.div, SHLO_LANE_DIV) ||
+      member_ref(div->ref[0]) < 0 || (div->out < 0) != (t.cvt >= 0))
     return false;
-  if (!tail_op(p, first, f, t.exp, SHLO_LANE_EXP) ||
-      member_ref(f->m[t.exp].ref[0]) != t.sub)
-    return false;
+  /* the divisor: a broadcast of the sum read as one element per row,
+   * through row copies */
+  int b = member_ref(div->ref[1]);
+  if (b < 0 || !f->m[b].one) return false;
+  on[b] = true;
+  t.sum = through_copies(f, member_ref(f->m[b].ref[0]), on);
+  t.exp = t.sum - 1;
+  t.sub = t.sum - 2;
+  if (t.sub < 1 || member_ref(div->ref[0]) != t.exp) return false;
+  for (int q = t.sum + 1; q < t.div; q++) /* only the divisor's path */
+    if (!on[q]) return false;
+  const member *sub = &f->m[t.sub], *sum = &f->m[t.sum];
   if (!sum->fold || sum->fold->opcode != SHLO_OP_ADD ||
       sum->fold->et != SHLO_F32 || sum->tile || sum->keep >= 0 ||
       member_ref(sum->ref[0]) != t.exp || member_ref(sum->ref[1]) >= 0)
     return false;
-  if (!tail_op(p, first, f, t.div, SHLO_LANE_DIV) ||
-      member_ref(div->ref[0]) != t.exp || one_of(f, t.div, 1) != t.sum ||
-      member_ref(div->ref[1]) != n - 2 || div->out < 0)
+  if (!tail_op(p, first, f, t.exp, SHLO_LANE_EXP) ||
+      member_ref(f->m[t.exp].ref[0]) != t.sub)
     return false;
-  /* the subtract's segment holds nothing to compute before it (fuse.c
-   * starts the tail at the segment's first member) */
+  if (!tail_op(p, first, f, t.sub, SHLO_LANE_SUB) || !tail_source(f, sub))
+    return false;
+  t.max = row_value(p, first, f, &t, on);
+  if (t.max < 0 || !f->m[t.max].fold || f->m[t.max].dom != DOM_ROW ||
+      f->m[t.max].inv != INV_NO || f->m[t.max].esz != 4 ||
+      f->m[t.max].out >= 0 || on[t.max])
+    return false;
+  /* the subtract's segment holds nothing to compute before it but the
+   * row value's path, which the tail computes itself (fuse.c starts
+   * the tail at the segment's first member) */
+  t.start = t.sub;
   while (t.start > 0 && !f->m[t.start - 1].fold) {
     t.start--;
-    if (!f->m[t.start].one) return false;
+    if (!f->m[t.start].one && !on[t.start]) return false;
   }
+  for (int q = 0; q < t.start; q++) /* the path lies in that segment */
+    if (on[q]) return false;
+  /* with a cap, maximum(c, m) >= m or NaN: the same bound holds */
   const member *mx = &f->m[t.max];
   t.max_of_a = mx->fold->opcode == SHLO_OP_MAXIMUM &&
                mx->fold->et == SHLO_F32 && mx->ref[0] == sub->ref[0];
   /* what only the tail reads, and nothing outside */
-  for (int q = t.sub; q < t.div; q++)
+  for (int q = t.start; q < t.div; q++)
     if (f->m[q].out >= 0) return false;
   f->softmax = true;
   f->sm = t;
   return true;
+}
+
+/* The row values maximum(c, max[j]) of nr rows in to[], operands in
+ * the maximum's order, with the maximum op's own function: the bits the
+ * member would have made. */
+static const float *capped_rows(const fused_run *r, const char *max,
+                                int64_t nr, char *to) {
+  const softmax_tail *t = &r->f->sm;
+  const float *m = (const float *)max;
+  float c, *v = (float *)to;
+  memcpy(&c, r->in[t->cap_in]->data, sizeof c);
+  for (int64_t j = 0; j < nr; j++)
+    v[j] = t->cap_first ? shlo_fmaxf(c, m[j]) : shlo_fmaxf(m[j], c);
+  return v;
 }
 
 void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
@@ -111,12 +244,22 @@ void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
              : (const float *)r->in[sub->ref[0]]->data + r0 * cols;
   float *e = (float *)(scratch + (size_t)t->exp * per);
   float *sum = (float *)(scratch + (size_t)t->sum * per);
+  const float *mx = (const float *)val[t->max];
+  if (t->cap >= 0) mx = capped_rows(r, val[t->max], nr,
+                                    scratch + (size_t)t->cap * per);
   float init;
   memcpy(&init, r->in[sum_m->ref[1]]->data, sizeof init);
   for (int64_t j = 0; j < nr; j++) sum[j] = init;
-  if (!shlo__vsoftmax_exp_f32(e, sum, y, (const float *)val[t->max], nr,
+  if (!shlo__vsoftmax_exp_f32(e, sum, y, mx, nr,
                               cols, t->max_of_a))
     sum_m->fold->fold_rows(sum, e, nr, cols, sum_m->fold);
+  if (t->cvt >= 0) { /* e / s in place, then rounded as convert does */
+    shlo__vsoftmax_div_f32(e, e, sum, nr, cols, false);
+    shlo__bf16_from_f32_n(
+        (uint16_t *)r->out[f->m[t->cvt].out]->data + r0 * cols, e,
+        nr * cols);
+    return;
+  }
   float *d = (float *)r->out[div->out]->data + r0 * cols;
   shlo__vsoftmax_div_f32(d, e, sum, nr, cols,
                          shlo__fuse_rows_streams(f, div));
