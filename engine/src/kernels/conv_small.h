@@ -15,6 +15,7 @@
 #ifndef SHLO_CONV_SMALL_H
 #define SHLO_CONV_SMALL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kernels/conv_nhwc.h"
@@ -37,7 +38,23 @@ typedef struct shlo__conv_small {
   /* the output indices along the innermost dimension whose window lies
    * inside the lhs along it: [x_lo, x_hi) */
   int64_t x_lo, x_hi;
+  /* A whole row of positions whose windows touch the padding is summed
+   * from a copy of the lhs values it reads, padding written as zeros
+   * (the same products in the same order as through pointers to zeros,
+   * at the cost of positions inside): pad_span[i] values along each
+   * dimension (the window's span; along the innermost, the whole row's),
+   * pad_floats in all, 0 where the copy would not fit
+   * SHLO_CONV_SMALL_PAD; pad_rel[v]: window value v's offset in it. */
+  int64_t pad_span[SHLO_CONV_NHWC_MAX_SP];
+  int64_t pad_floats;
+  int64_t pad_rel[SHLO_CONV_SMALL_K];
 } shlo__conv_small;
+
+#define SHLO_CONV_SMALL_PAD 4096 /* most floats in a row's padded copy */
+
+/* Tests: whether rows touching the padding use the padded copy (true, the
+ * default) or the pointers per window position; returns the old value. */
+bool shlo__conv_small_use_pad_copy(bool on);
 
 /* s set up for g (shlo__conv_nhwc_small(g) true) on these operands, pad as
  * in shlo__conv_nhwc_run. */
