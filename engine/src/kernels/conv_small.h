@@ -9,9 +9,10 @@
  * so that their sums are independent chains of multiply-adds.  Along the
  * innermost spatial dimension, the positions whose windows lie wholly
  * inside the lhs go in groups read at fixed offsets from the group's first
- * value; the rest (the edges, and the tails of rows too short for a
- * group) are queued and summed in groups too, through a pointer per
- * window position (to zeros on the padding). */
+ * value; a whole row that touches the padding goes the same way from a
+ * padded copy of the values it reads; the rest (the edges of partial
+ * rows, and rows too short for a group) are queued and summed in groups
+ * too, through a pointer per window position (to zeros on the padding). */
 #ifndef SHLO_CONV_SMALL_H
 #define SHLO_CONV_SMALL_H
 
