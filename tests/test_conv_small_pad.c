@@ -8,7 +8,8 @@
  * remainders of every group size (half, two thirds, overlapping), 16, 32,
  * 64 and 20 out-features, padding on one side only, wider than the
  * window and negative, strides, dilated windows, one and three spatial
- * dimensions, and a column of infinite inputs (NaN results). */
+ * dimensions, rows too long for the copy, and a column of infinite
+ * inputs (NaN results). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -154,6 +155,8 @@ static void padded_rows_give_the_pointers_bytes(void **state) {
       /* a dilated window, strides, a 1x5 window */
       {2, 1, 3, 32, {8, 27}, {3, 3}, {2, 2}, {2, 2}, {1, 2}, {2, 2}, false},
       {2, 2, 1, 32, {6, 40}, {1, 5}, {0, 2}, {0, 2}, {1, 1}, {1, 1}, true},
+      /* rows too long for the copy (the pointers for both) */
+      {2, 1, 3, 32, {3, 300}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false},
       /* one and three spatial dimensions */
       {1, 3, 3, 32, {50}, {5}, {2}, {2}, {1}, {1}, true},
       {3, 2, 1, 16, {5, 6, 20}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1},
