@@ -9,6 +9,7 @@
  * load per kernel vector for up to 24 multiply-adds: with 4 positions of
  * 2 vectors (8 sums), as before, the loads bounded cnn's first layer at
  * 120 GFLOP/s on one Zen 5 thread. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -19,6 +20,40 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* The in-features of a window position on the padding. */
 static const float small_zeros[SHLO_CONV_SMALL_K];
+
+/* Tests may turn the padded copy off to compare with the pointers. */
+static _Atomic bool small_pad_copy = true;
+
+bool shlo__conv_small_use_pad_copy(bool on) {
+  return atomic_exchange(&small_pad_copy, on);
+}
+
+/* The padded copy's layout (conv_small.h); pad_floats 0 where it does
+ * not fit (or the row has no positions). */
+static void pad_copy_init(shlo__conv_small *s) {
+  const shlo__conv_nhwc *g = s->g;
+  int last = g->ns - 1;
+  s->pad_floats = 0;
+  int64_t span_last;
+  if (g->o_sp[last] < 1 ||
+      __builtin_mul_overflow(g->o_sp[last] - 1, g->stride[last], &span_last) ||
+      __builtin_add_overflow(span_last, s->reach[last] + 1, &span_last))
+    return;
+  int64_t n = g->ci, str[SHLO_CONV_NHWC_MAX_SP];
+  for (int i = last; i >= 0; i--) {
+    s->pad_span[i] = i == last ? span_last : s->reach[i] + 1;
+    str[i] = n;
+    if (__builtin_mul_overflow(n, s->pad_span[i], &n) ||
+        n > SHLO_CONV_SMALL_PAD)
+      return;
+  }
+  for (int64_t w = 0; w < s->windows; w++) {
+    int64_t off = 0;
+    for (int i = 0; i <= last; i++) off += s->kq[w][i] * str[i];
+    for (int64_t c = 0; c < g->ci; c++) s->pad_rel[w * g->ci + c] = off + c;
+  }
+  s->pad_floats = n;
+}
 
 void shlo__conv_small_init(shlo__conv_small *s, const shlo__conv_nhwc *g,
                            const float *lhs, const float *kernel,
@@ -56,6 +91,7 @@ void shlo__conv_small_init(shlo__conv_small *s, const shlo__conv_nhwc *g,
   s->x_hi = room < 0 ? 0 : room / st >= g->o_sp[last] ? g->o_sp[last]
                                                       : room / st + 1;
   s->x_lo = min64(s->x_lo, s->x_hi);
+  pad_copy_init(s);
 }
 
 /* Output position r, counted in the result's order, as its batch element
@@ -91,6 +127,45 @@ static void small_pointers(const shlo__conv_small *s, const small_queue *q,
       off = off * g->in_sp[i] + at;
     }
     src[w] = in ? s->lhs + off * g->ci : small_zeros;
+  }
+}
+
+/* buf = the padded copy for the row of positions of batch element b
+ * whose first window starts at lhs index base[i] along each dimension
+ * (the lhs values, zeros where they lie on the padding). */
+static void pad_copy_fill(const shlo__conv_small *s, int64_t b,
+                          const int64_t *base, float *buf) {
+  const shlo__conv_nhwc *g = s->g;
+  const int last = g->ns - 1;
+  const int64_t ci = g->ci, span = s->pad_span[last];
+  /* along the innermost dimension: [x0, x1) of the copy inside the lhs */
+  int64_t x0 = min64(max64(-base[last], 0), span);
+  int64_t x1 = max64(min64(g->in_sp[last] - base[last], span), x0);
+  int64_t idx[SHLO_CONV_NHWC_MAX_SP] = {0};
+  for (float *d = buf;; d += span * ci) {
+    bool in = true;
+    int64_t off = b;
+    for (int i = 0; i < last && in; i++) {
+      int64_t at = base[i] + idx[i];
+      in = at >= 0 && at < g->in_sp[i];
+      off = off * g->in_sp[i] + at;
+    }
+    if (!in || x1 == x0) {
+      memset(d, 0, sizeof(float) * (size_t)(span * ci));
+    } else {
+      const float *from =
+          s->lhs + (off * g->in_sp[last] + base[last] + x0) * ci;
+      memset(d, 0, sizeof(float) * (size_t)(x0 * ci));
+      memcpy(d + x0 * ci, from,
+             sizeof(float) * (size_t)((x1 - x0) * ci));
+      memset(d + x1 * ci, 0, sizeof(float) * (size_t)((span - x1) * ci));
+    }
+    int i = last - 1;
+    for (; i >= 0; i--) {
+      if (++idx[i] < s->pad_span[i]) break;
+      idx[i] = 0;
+    }
+    if (i < 0) return;
   }
 }
 
@@ -166,18 +241,19 @@ typedef float small_v16 __attribute__((vector_size(64)));
 /* A group of NPOS positions at fixed offsets: NPOS positions along the
  * innermost dimension from the lhs value first, step values apart, into
  * result rows r .. r + NPOS - 1 (NAME: small_inside_CO, or _half for
- * NPOS = POS / 2). */
+ * NPOS = POS / 2); rel: the window values' offsets (s->rel in the lhs,
+ * s->pad_rel in a padded copy). */
 #define SMALL_INSIDE(CO, NAME, NPOS)                                        \
   static inline __attribute__((always_inline)) void NAME(                   \
       const shlo__conv_small *s, const float *first, int64_t step,          \
-      int64_t r) {                                                          \
+      const int64_t *rel, int64_t r) {                                      \
     const int64_t co = s->g->co, width = SMALL_WIDTH(CO);                   \
     (void)co; /* (the sums' count where CO is co) */                        \
     SMALL_ACC(CO) acc[NPOS][SMALL_NV(CO)];                                  \
     SMALL_ZERO(CO, NPOS)                                                    \
     const float *wk = s->kernel;                                            \
     for (int64_t v = 0; v < s->k; v++, wk += width) {                       \
-      const float *at = first + s->rel[v];                                  \
+      const float *at = first + rel[v];                                     \
       SMALL_MAC(CO, NPOS, SMALL_AT)                                         \
     }                                                                       \
     int64_t rows[NPOS];                                                     \
@@ -190,6 +266,28 @@ typedef float small_v16 __attribute__((vector_size(64)));
 #define SMALL_ROWS(CO)                                                      \
   SMALL_INSIDE(CO, small_inside_##CO, SMALL_POS(CO))                        \
   SMALL_INSIDE(CO, small_half_##CO, SMALL_POS(CO) / 2)                      \
+  SMALL_INSIDE(CO, small_two3_##CO, SMALL_POS(CO) * 2 / 3)                  \
+  /* n >= POS positions from first, step values apart, into result rows     \
+   * r ..: whole groups, then what is left (if any): a half group where     \
+   * it fits in one, else a group ending at n, each overlapping the one     \
+   * before where it must (the same sums again, cheaper than queued         \
+   * ones).  cnn's rows of 30 inside: 12, 12 and a half group of 6, not     \
+   * 12 more of which 6 again (its first layer, one thread: 0.222 ->        \
+   * 0.201 ms, minimums of 10 rounds) */                                    \
+  static inline __attribute__((always_inline)) void small_span_##CO(        \
+      const shlo__conv_small *s, const float *first, int64_t step,          \
+      const int64_t *rel, int64_t n, int64_t r) {                           \
+    const int64_t pos = SMALL_POS(CO), half = pos / 2, two3 = pos * 2 / 3;  \
+    int64_t gx = 0;                                                         \
+    for (; gx + pos <= n; gx += pos)                                        \
+      small_inside_##CO(s, first + gx * step, step, rel, r + gx);           \
+    if (gx < n && n - gx <= half)                                           \
+      small_half_##CO(s, first + (n - half) * step, step, rel, r + n - half); \
+    else if (gx < n && n - gx <= two3)                                      \
+      small_two3_##CO(s, first + (n - two3) * step, step, rel, r + n - two3); \
+    else if (gx < n)                                                        \
+      small_inside_##CO(s, first + (n - pos) * step, step, rel, r + n - pos); \
+  }                                                                         \
   static inline __attribute__((always_inline)) void small_queued_##CO(const shlo__conv_small *s,      \
                                             small_queue *q) {               \
     const int64_t co = s->g->co, width = SMALL_WIDTH(CO), ci = s->g->ci;    \
@@ -212,6 +310,8 @@ typedef float small_v16 __attribute__((vector_size(64)));
     const int ns = g->ns, last = ns - 1;                                    \
     const int64_t sx = g->stride[last];                                     \
     small_queue q = {.n = 0};                                               \
+    float padded[SHLO_CONV_SMALL_PAD];                                      \
+    const bool pad_copy = s->pad_floats > 0 && atomic_load(&small_pad_copy); \
     int64_t oidx[SHLO_CONV_NHWC_MAX_SP], b = small_position(g, r0, oidx);  \
     for (int64_t r = r0, end = r0 + rows; r < end;) {                       \
       /* a run of positions along the innermost dimension */               \
@@ -232,29 +332,17 @@ typedef float small_v16 __attribute__((vector_size(64)));
         int64_t top = min64(x + run, s->x_hi);                              \
         if (top - f0 >= SMALL_POS(CO)) f1 = top;                            \
       }                                                                     \
+      /* a whole row touching the padding: from its padded copy */          \
+      if (pad_copy && x == 0 && run == g->o_sp[last] &&                     \
+          run >= SMALL_POS(CO) && !(f0 == x && f1 == x + run)) {            \
+        pad_copy_fill(s, b, base, padded);                                  \
+        small_span_##CO(s, padded, sx * g->ci, s->pad_rel, run, r);         \
+      } else                                                                \
       for (int64_t xx = x; xx < x + run;) {                                 \
         if (xx == f0 && f1 > f0) {                                          \
-          /* whole groups, then what is left (if any): a half group where   \
-           * it fits in one, else a group ending at f1, each overlapping    \
-           * the one before where it must (the same sums again, cheaper     \
-           * than queued ones).  cnn's rows of 30 inside: 12, 12 and a half \
-           * group of 6, not 12 more of which 6 again (its first layer, one \
-           * thread: 0.222 -> 0.201 ms, minimums of 10 rounds) */          \
-          const int64_t pos = SMALL_POS(CO), half = pos / 2;                \
-          const int64_t at_x = outer * g->in_sp[last] - s->pad_lo[last];   \
-          int64_t gx = f0;                                                  \
-          for (; gx + pos <= f1; gx += pos)                                 \
-            small_inside_##CO(s, s->lhs + (at_x + gx * sx) * g->ci,         \
-                              sx * g->ci, r + (gx - x));                    \
-          if (gx < f1 && f1 - gx <= half) {                                 \
-            gx = f1 - half;                                                 \
-            small_half_##CO(s, s->lhs + (at_x + gx * sx) * g->ci,           \
-                            sx * g->ci, r + (gx - x));                      \
-          } else if (gx < f1) {                                             \
-            gx = f1 - pos;                                                  \
-            small_inside_##CO(s, s->lhs + (at_x + gx * sx) * g->ci,         \
-                              sx * g->ci, r + (gx - x));                    \
-          }                                                                 \
+          const int64_t at_x = outer * g->in_sp[last] - s->pad_lo[last];    \
+          small_span_##CO(s, s->lhs + (at_x + f0 * sx) * g->ci, sx * g->ci, \
+                          s->rel, f1 - f0, r + (f0 - x));                   \
           xx = f1;                                                          \
           continue;                                                         \
         }                                                                   \

@@ -9,12 +9,14 @@
  * so that their sums are independent chains of multiply-adds.  Along the
  * innermost spatial dimension, the positions whose windows lie wholly
  * inside the lhs go in groups read at fixed offsets from the group's first
- * value; the rest (the edges, and the tails of rows too short for a
- * group) are queued and summed in groups too, through a pointer per
- * window position (to zeros on the padding). */
+ * value; a whole row that touches the padding goes the same way from a
+ * padded copy of the values it reads; the rest (the edges of partial
+ * rows, and rows too short for a group) are queued and summed in groups
+ * too, through a pointer per window position (to zeros on the padding). */
 #ifndef SHLO_CONV_SMALL_H
 #define SHLO_CONV_SMALL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kernels/conv_nhwc.h"
@@ -37,7 +39,25 @@ typedef struct shlo__conv_small {
   /* the output indices along the innermost dimension whose window lies
    * inside the lhs along it: [x_lo, x_hi) */
   int64_t x_lo, x_hi;
+  /* A whole row of positions whose windows touch the padding is summed
+   * from a copy of the lhs values it reads, padding written as zeros
+   * (the same products in the same order as through pointers to zeros,
+   * at the cost of positions inside): pad_span[i] values along each
+   * dimension (the window's span; along the innermost, the whole row's),
+   * pad_floats in all, 0 where the copy would not fit
+   * SHLO_CONV_SMALL_PAD; pad_rel[v]: window value v's offset in it. */
+  int64_t pad_span[SHLO_CONV_NHWC_MAX_SP];
+  int64_t pad_floats;
+  int64_t pad_rel[SHLO_CONV_SMALL_K];
 } shlo__conv_small;
+
+/* Most floats in a row's padded copy, which lives on the stack (8 KiB;
+ * ImageNet's rows, 224 wide with 3 in-features, fit). */
+#define SHLO_CONV_SMALL_PAD 2048
+
+/* Tests: whether rows touching the padding use the padded copy (true, the
+ * default) or the pointers per window position; returns the old value. */
+bool shlo__conv_small_use_pad_copy(bool on);
 
 /* s set up for g (shlo__conv_nhwc_small(g) true) on these operands, pad as
  * in shlo__conv_nhwc_run. */

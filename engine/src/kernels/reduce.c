@@ -23,6 +23,7 @@
 #include "core/value.h"
 #include "runtime/pool.h"
 #include "kernels/reduce_int.h"
+#include "kernels/reduce_split.h"
 
 /* ---- reduce ---- */
 
@@ -101,6 +102,14 @@ static shlo_status k_reduce_native(const shlo_step *s, shlo_value *const *in,
     shlo__parallel_for(rows, row_grain(len), fold_rows, &job);
     return SHLO_OK;
   }
+  /* Several rows per result element: split by result elements. */
+  int split = shlo__reduce_split(p->rank, p->dims, p->out_stride, b, src, dst,
+                                 ex);
+  if (split < 0) {
+    shlo__rb_unref_n(out, 1);
+    return shlo__rb_stopped(s, ex);
+  }
+  if (split == 0) return SHLO_OK;
   int64_t idx[SHLO_MAX_RANK] = {0};
   int64_t obase = 0;
   for (int64_t r = 0; r < rows; r++) {
