@@ -140,3 +140,17 @@ void harness_appendf(char *buf, size_t cap, const char *fmt, ...) {
   vsnprintf(buf + len, cap - len, fmt, ap);
   va_end(ap);
 }
+
+void harness_operand(char *buf, size_t cap, const char *name, const char *fn,
+                     long n, const char *shape, const char *step) {
+  harness_appendf(buf, cap,
+                  "  %%%s_i = stablehlo.iota dim = 0 : tensor<%ldxf32>\n"
+                  "  %%%s_s = stablehlo.constant dense<%s> : tensor<%ldxf32>\n"
+                  "  %%%s_m = stablehlo.multiply %%%s_i, %%%s_s : "
+                  "tensor<%ldxf32>\n"
+                  "  %%%s_f = stablehlo.%s %%%s_m : tensor<%ldxf32>\n"
+                  "  %%%s = stablehlo.reshape %%%s_f : (tensor<%ldxf32>) -> "
+                  "tensor<%sxf32>\n",
+                  name, n, name, step, n, name, name, name, n, name, fn, name,
+                  n, name, name, n, shape);
+}

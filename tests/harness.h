@@ -41,6 +41,12 @@ __attribute__((format(printf, 3, 4))) void harness_appendf(char *buf,
                                                           const char *fmt,
                                                           ...);
 
+/* Append to buf the lines that define %name, a tensor<shape> of n
+ * distinct, irregular f32 values: stablehlo.FN of an iota scaled by step
+ * (a decimal literal). */
+void harness_operand(char *buf, size_t cap, const char *name, const char *fn,
+                     long n, const char *shape, const char *step);
+
 /* A program: @main with the given body lines. */
 #define PROG(...) "func.func @main() {\n" __VA_ARGS__ "  func.return\n}\n"
 

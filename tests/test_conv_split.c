@@ -27,21 +27,6 @@
 #include "shlo/engine.h"
 #include "harness.h"
 
-/* %name: a tensor<shape> of distinct, irregular values (fn of an iota
- * scaled by step). */
-static void operand(char *buf, size_t cap, const char *name, const char *fn,
-                    long n, const char *shape, const char *step) {
-  harness_appendf(buf, cap,
-         "  %%%s_i = stablehlo.iota dim = 0 : tensor<%ldxf32>\n"
-         "  %%%s_s = stablehlo.constant dense<%s> : tensor<%ldxf32>\n"
-         "  %%%s_m = stablehlo.multiply %%%s_i, %%%s_s : tensor<%ldxf32>\n"
-         "  %%%s_f = stablehlo.%s %%%s_m : tensor<%ldxf32>\n"
-         "  %%%s = stablehlo.reshape %%%s_f : (tensor<%ldxf32>) -> "
-         "tensor<%sxf32>\n",
-         name, n, name, step, n, name, name, name, n, name, fn, name, n,
-         name, name, n, shape);
-}
-
 /* A 3x3 convolution, NHWC by HWIO, padding 1 on every side. */
 typedef struct conv_case {
   int n, h, w, ci, co, stride;
@@ -60,7 +45,7 @@ static void check_case(const conv_case *c) {
   snprintf(oshape, sizeof oshape, "%dx%dx%dx%d", c->n, oh, ow, c->co);
   harness_appendf(t, CAP, "func.func @main() -> tensor<%sxf32> {\n", oshape);
   long nl = (long)c->n * c->h * c->w * c->ci;
-  operand(t, CAP, c->inf ? "x0" : "x", "sine", nl, lshape, "0.37");
+  harness_operand(t, CAP, c->inf ? "x0" : "x", "sine", nl, lshape, "0.37");
   if (c->inf)
     harness_appendf(t, CAP,
            "  %%pos = stablehlo.iota dim = 2 : tensor<%sxi32>\n"
@@ -72,7 +57,7 @@ static void check_case(const conv_case *c) {
            "  %%x = stablehlo.select %%at, %%infs, %%x0 : tensor<%sxi1>, "
            "tensor<%sxf32>\n",
            lshape, lshape, lshape, lshape, lshape, lshape, lshape, lshape);
-  operand(t, CAP, "k", "cosine", 9L * c->ci * c->co, kshape, "0.61");
+  harness_operand(t, CAP, "k", "cosine", 9L * c->ci * c->co, kshape, "0.61");
   harness_appendf(t, CAP,
          "  %%y = stablehlo.convolution(%%x, %%k) dim_numbers = [b, 0, 1, "
          "f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [%d, %d], pad = "
@@ -85,7 +70,7 @@ static void check_case(const conv_case *c) {
   } else {
     char bshape[16];
     snprintf(bshape, sizeof bshape, "%d", c->co);
-    operand(t, CAP, "bias", "sine", c->co, bshape, "1.3");
+    harness_operand(t, CAP, "bias", "sine", c->co, bshape, "1.3");
     harness_appendf(t, CAP,
            "  %%bb = stablehlo.broadcast_in_dim %%bias, dims = [3] : "
            "(tensor<%dxf32>) -> tensor<%sxf32>\n"

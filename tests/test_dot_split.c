@@ -22,22 +22,6 @@
 #include "shlo/engine.h"
 #include "harness.h"
 
-/* %name: a tensor<shape> of distinct, irregular values (fn of an iota
- * scaled by step). */
-static void operand(char *buf, size_t cap, const char *name, const char *fn,
-                    long n, const char *shape, const char *step) {
-  size_t len = strlen(buf);
-  snprintf(buf + len, cap - len,
-           "  %%%s_i = stablehlo.iota dim = 0 : tensor<%ldxf32>\n"
-           "  %%%s_s = stablehlo.constant dense<%s> : tensor<%ldxf32>\n"
-           "  %%%s_m = stablehlo.multiply %%%s_i, %%%s_s : tensor<%ldxf32>\n"
-           "  %%%s_f = stablehlo.%s %%%s_m : tensor<%ldxf32>\n"
-           "  %%%s = stablehlo.reshape %%%s_f : (tensor<%ldxf32>) -> "
-           "tensor<%sxf32>\n",
-           name, n, name, step, n, name, name, name, n, name, fn, name, n,
-           name, name, n, shape);
-}
-
 /* softmax(Q K^T * 0.125) V with Q [b, m, d], K [b, n, d], V [b, n, e]. */
 static void check_attention(int b, int m, int n, int d, int e) {
   enum { CAP = 8192 };
@@ -46,11 +30,11 @@ static void check_attention(int b, int m, int n, int d, int e) {
   char shape[64];
   harness_appendf(t, CAP, "func.func @main() -> tensor<%dx%dx%dxf32> {\n", b, m, e);
   snprintf(shape, sizeof shape, "%dx%dx%d", b, m, d);
-  operand(t, CAP, "q", "sine", (long)b * m * d, shape, "0.37");
+  harness_operand(t, CAP, "q", "sine", (long)b * m * d, shape, "0.37");
   snprintf(shape, sizeof shape, "%dx%dx%d", b, n, d);
-  operand(t, CAP, "k", "cosine", (long)b * n * d, shape, "0.61");
+  harness_operand(t, CAP, "k", "cosine", (long)b * n * d, shape, "0.61");
   snprintf(shape, sizeof shape, "%dx%dx%d", b, n, e);
-  operand(t, CAP, "v", "sine", (long)b * n * e, shape, "1.13");
+  harness_operand(t, CAP, "v", "sine", (long)b * n * e, shape, "1.13");
   char s[48];
   snprintf(s, sizeof s, "tensor<%dx%dx%dxf32>", b, m, n);
   harness_appendf(t, CAP,
@@ -94,9 +78,9 @@ static void check_lhs_transposed(int b, int m, int n, int k) {
   char shape[64];
   harness_appendf(t, CAP, "func.func @main() -> tensor<%dx%dx%dxf32> {\n", b, m, n);
   snprintf(shape, sizeof shape, "%dx%dx%d", b, k, m);
-  operand(t, CAP, "a", "sine", (long)b * k * m, shape, "0.29");
+  harness_operand(t, CAP, "a", "sine", (long)b * k * m, shape, "0.29");
   snprintf(shape, sizeof shape, "%dx%dx%d", b, k, n);
-  operand(t, CAP, "w", "cosine", (long)b * k * n, shape, "0.77");
+  harness_operand(t, CAP, "w", "cosine", (long)b * k * n, shape, "0.77");
   harness_appendf(t, CAP,
          "  %%o = stablehlo.dot_general %%a, %%w, batching_dims = [0] x [0], "
          "contracting_dims = [1] x [1] : (tensor<%dx%dx%dxf32>, "
