@@ -481,7 +481,7 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
         /* the rest in two passes; the members before the subtract in
          * its segment are broadcasts read as one element */
         for (int q = k; q < f->sm.sub; q++) rows_point_one(f, val, q);
-        shlo__fuse_softmax_block(r, val, r0, nr, scratch, per);
+        shlo__fuse_softmax_block(r, val, r0, nr, hi, scratch, per);
         break;
       }
       if (m->fold || nr == 1) { /* one member over the whole block */

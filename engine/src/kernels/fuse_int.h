@@ -278,10 +278,11 @@ shlo_status shlo__fuse_hoist_reshapes(shlo_plan *p,
 bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f);
 /* The softmax tail of r's group over the block of nr rows at r0, the
  * members before it done (val[] their values over the block), members'
- * scratch `per` bytes apart at scratch. */
+ * scratch `per` bytes apart at scratch; the chunk's blocks end at row
+ * hi. */
 void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
-                              int64_t r0, int64_t nr, char *scratch,
-                              size_t per);
+                              int64_t r0, int64_t nr, int64_t hi,
+                              char *scratch, size_t per);
 void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r,
                           int64_t ext_elem, char *const *val,
                           char *const *direct, int64_t n, void *work);

@@ -231,8 +231,8 @@ static const float *capped_rows(const fused_run *r, const char *max,
 }
 
 void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
-                              int64_t r0, int64_t nr, char *scratch,
-                              size_t per) {
+                              int64_t r0, int64_t nr, int64_t hi,
+                              char *scratch, size_t per) {
   const fused *f = r->f;
   const softmax_tail *t = &f->sm;
   const member *sub = &f->m[t->sub], *sum_m = &f->m[t->sum];
@@ -250,8 +250,11 @@ void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
   float init;
   memcpy(&init, r->in[sum_m->ref[1]]->data, sizeof init);
   for (int64_t j = 0; j < nr; j++) sum[j] = init;
-  if (!shlo__vsoftmax_exp_f32(e, sum, y, mx, nr,
-                              cols, t->max_of_a))
+  /* an outside a's next block is asked for while this one's
+   * exponentials are computed, so the next row maximum reads it from
+   * L2 instead of waiting on memory with nothing else to do */
+  const float *next = a < 0 && r0 + nr < hi ? y + nr * cols : NULL;
+  if (!shlo__vsoftmax_exp_f32(e, sum, y, mx, nr, cols, t->max_of_a, next))
     sum_m->fold->fold_rows(sum, e, nr, cols, sum_m->fold);
   if (t->cvt >= 0) { /* e / s in place, then rounded as convert does */
     shlo__vsoftmax_div_f32(e, e, sum, nr, cols, false);

@@ -39,7 +39,7 @@ void shlo__vlogistic_f32(float *d, const float *x, int64_t n);
  * when stream (the caller fences, stream_store.h); it may overwrite e. */
 bool shlo__vsoftmax_exp_f32(float *e, float *sum, const float *y,
                             const float *m, int64_t rows, int64_t cols,
-                            bool m_is_max);
+                            bool m_is_max, const float *next);
 void shlo__vsoftmax_div_f32(float *d, float *e, const float *s, int64_t rows,
                             int64_t cols, bool stream);
 

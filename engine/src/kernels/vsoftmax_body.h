@@ -11,13 +11,16 @@ VM_INLINE VF VM_FN(vsm_exp_of)(VF v, bool nonpos) {
   return nonpos ? VM_FN(exp_nonpos_lanes)(v) : VM_FN(exp_lanes)(v);
 }
 
-/* e[c] = exp(y[c] - m) for c in [0, cols) */
+/* e[c] = exp(y[c] - m) for c in [0, cols), asking for pf[c] meanwhile */
 VM_INLINE void VM_FN(vsm_exp_row)(float *e, const float *y, float m,
-                                  int64_t cols, bool nonpos) {
+                                  int64_t cols, bool nonpos,
+                                  const float *pf) {
   VF mv = VM_FN(splat)(m);
   int64_t i = 0;
-  for (; i + VM_W <= cols; i += VM_W)
+  for (; i + VM_W <= cols; i += VM_W) {
+    __builtin_prefetch(pf + i, 0, 2);
     VM_FN(store)(e + i, VM_FN(vsm_exp_of)(VM_FN(load)(y + i) - mv, nonpos));
+  }
   if (i == cols) return;
   /* padded with m, whose lanes give m - m: 0 or NaN, as nonpos asks */
   float buf[VM_W];
@@ -57,12 +60,14 @@ VM_INLINE void VM_FN(vsm_sum16)(float *sum, const float *e, int64_t cols) {
  * slower than the ops one by one: 16 exp chains at a time spill). */
 VM_EXTERN bool VM_FN(vsm_exp)(float *e, float *sum,
                               const float *y, const float *m, int64_t rows,
-                              int64_t cols, bool m_is_max) {
+                              int64_t cols, bool m_is_max,
+                              const float *next) {
   for (int64_t r = 0; r < rows; r++) {
+    const float *pf = (next ? next : y) + r * cols;
     if (m_is_max) /* two loops, each with its exp inlined */
-      VM_FN(vsm_exp_row)(e + r * cols, y + r * cols, m[r], cols, true);
+      VM_FN(vsm_exp_row)(e + r * cols, y + r * cols, m[r], cols, true, pf);
     else
-      VM_FN(vsm_exp_row)(e + r * cols, y + r * cols, m[r], cols, false);
+      VM_FN(vsm_exp_row)(e + r * cols, y + r * cols, m[r], cols, false, pf);
 #if VM_KIND == VM_AVX512 && defined(__GNUC__) && !defined(__clang__)
     if (cols >= 16 && rows % 16 == 0 && r % 16 == 15)
       VM_FN(vsm_sum16)(sum + r - 15, e + (r - 15) * cols, cols);
