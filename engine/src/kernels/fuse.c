@@ -473,6 +473,7 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
     if (f->m[k].inv == INV_ALIAS) val[k] = r->in[f->m[k].ref[0]]->data;
   char *work = scratch + (size_t)f->n_members * per;
   char *kept = work + f->lanes_work; /* tiles kept by reductions */
+  softmax_carry carry = {0};
   for (int64_t r0 = lo; r0 < hi; r0 += f->block) {
     int64_t nr = hi - r0 < f->block ? hi - r0 : f->block;
     for (int k = 0; k < f->n_members;) {
@@ -481,7 +482,7 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
         /* the rest in two passes; the members before the subtract in
          * its segment are broadcasts read as one element */
         for (int q = k; q < f->sm.sub; q++) rows_point_one(f, val, q);
-        shlo__fuse_softmax_block(r, val, r0, nr, hi, scratch, per);
+        shlo__fuse_softmax_block(r, val, r0, nr, hi, scratch, per, &carry);
         break;
       }
       if (m->fold || nr == 1) { /* one member over the whole block */
@@ -508,6 +509,7 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
       k = e;
     }
   }
+  if (f->softmax) shlo__fuse_softmax_flush(r, &carry);
   shlo__stream_fence(); /* before the pool's join */
   shlo__free(val);
   shlo__aligned_free(scratch);
@@ -534,6 +536,14 @@ static shlo_status k_fused(const shlo_step *s, shlo_value *const *in,
   if (f->cols) {
     /* whole blocks per chunk */
     int64_t grain = FUSE_GRAIN / f->cols / f->block * f->block;
+    /* and at least a quarter of a thread's share: each chunk pays for
+     * its scratch and a first block with nothing to overlap its reads,
+     * and a softmax tail's last divide goes alone (64-row chunks made
+     * softmax 1.3x slower than 512-row ones on two threads); four a
+     * thread still even out a thread that falls behind */
+    int64_t quarter = f->rows / (4 * (int64_t)shlo__pool_threads()) /
+                      f->block * f->block;
+    if (quarter > grain) grain = quarter;
     shlo__parallel_for(f->rows, grain > f->block ? grain : f->block,
                        rows_chunk, &r);
   } else {

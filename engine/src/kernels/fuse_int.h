@@ -13,6 +13,7 @@
 #include "compile/plan.h"
 #include "kernels/reduce_int.h"
 #include "kernels/vchain.h"
+#include "kernels/vmath.h"
 
 /* Longest run or group: each member has FUSE_CHUNK * SCRATCH_ELEM bytes of
  * scratch per worker, so an endless chain may not make it endless (2 MiB). */
@@ -276,13 +277,25 @@ shlo_status shlo__fuse_hoist_reshapes(shlo_plan *p,
 /* Whether rows group f (steps first.. of p, described) ends in softmax's
  * tail; sets f->softmax and f->sm when it does. */
 bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f);
+/* A softmax block whose divide is still to do: it goes beside the next
+ * block's exponentials, or at the chunk's end (shlo__fuse_softmax_flush).
+ * blocks: how many blocks of the chunk have been begun; their parity
+ * picks each block's buffers, so that the block before keeps its own.
+ * Zeroed at the chunk's start. */
+typedef struct softmax_carry {
+  shlo_vsoftmax_div dv;
+  int64_t blocks;
+} softmax_carry;
+
 /* The softmax tail of r's group over the block of nr rows at r0, the
  * members before it done (val[] their values over the block), members'
  * scratch `per` bytes apart at scratch; the chunk's blocks end at row
- * hi. */
+ * hi.  Its divide may be left in c for the next block or the flush. */
 void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
                               int64_t r0, int64_t nr, int64_t hi,
-                              char *scratch, size_t per);
+                              char *scratch, size_t per, softmax_carry *c);
+/* The divide c holds, if any, done now: at the end of a chunk. */
+void shlo__fuse_softmax_flush(const fused_run *r, softmax_carry *c);
 void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r,
                           int64_t ext_elem, char *const *val,
                           char *const *direct, int64_t n, void *work);

@@ -232,7 +232,7 @@ static const float *capped_rows(const fused_run *r, const char *max,
 
 void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
                               int64_t r0, int64_t nr, int64_t hi,
-                              char *scratch, size_t per) {
+                              char *scratch, size_t per, softmax_carry *c) {
   const fused *f = r->f;
   const softmax_tail *t = &f->sm;
   const member *sub = &f->m[t->sub], *sum_m = &f->m[t->sum];
@@ -242,8 +242,13 @@ void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
   const float *y =
       a >= 0 ? (const float *)val[a]
              : (const float *)r->in[sub->ref[0]]->data + r0 * cols;
-  float *e = (float *)(scratch + (size_t)t->exp * per);
-  float *sum = (float *)(scratch + (size_t)t->sum * per);
+  /* every other block's e and sums in the subtract's and the divide's
+   * scratch, which the tail leaves unused (e is made straight from a;
+   * the divide writes the result), while the block before is divided
+   * from its own */
+  bool other = t->cvt < 0 && c->blocks++ % 2;
+  float *e = (float *)(scratch + (size_t)(other ? t->sub : t->exp) * per);
+  float *sum = (float *)(scratch + (size_t)(other ? t->div : t->sum) * per);
   const float *mx = (const float *)val[t->max];
   if (t->cap >= 0) mx = capped_rows(r, val[t->max], nr,
                                     scratch + (size_t)t->cap * per);
@@ -254,8 +259,11 @@ void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
    * exponentials are computed, so the next row maximum reads it from
    * L2 instead of waiting on memory with nothing else to do */
   const float *next = a < 0 && r0 + nr < hi ? y + nr * cols : NULL;
-  if (!shlo__vsoftmax_exp_f32(e, sum, y, mx, nr, cols, t->max_of_a, next))
+  const shlo_vsoftmax_div *dv = c->dv.rows ? &c->dv : NULL;
+  if (!shlo__vsoftmax_exp_f32(e, sum, y, mx, nr, cols, t->max_of_a, next,
+                              dv))
     sum_m->fold->fold_rows(sum, e, nr, cols, sum_m->fold);
+  c->dv.rows = 0; /* done beside these exponentials */
   if (t->cvt >= 0) { /* e / s in place, then rounded as convert does */
     shlo__vsoftmax_div_f32(e, e, sum, nr, cols, false);
     shlo__bf16_from_f32_n(
@@ -263,7 +271,15 @@ void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
         nr * cols);
     return;
   }
-  float *d = (float *)r->out[div->out]->data + r0 * cols;
-  shlo__vsoftmax_div_f32(d, e, sum, nr, cols,
-                         shlo__fuse_rows_streams(f, div));
+  /* e / s: beside the next block's exponentials, where their FMAs hide
+   * the divides and the stores, or at the chunk's end */
+  c->dv = (shlo_vsoftmax_div){(float *)r->out[div->out]->data + r0 * cols,
+                              e, sum, nr, shlo__fuse_rows_streams(f, div)};
+}
+
+void shlo__fuse_softmax_flush(const fused_run *r, softmax_carry *c) {
+  if (c->dv.rows)
+    shlo__vsoftmax_div_f32(c->dv.d, c->dv.e, c->dv.s, c->dv.rows, r->f->cols,
+                           c->dv.stream);
+  c->dv.rows = 0;
 }

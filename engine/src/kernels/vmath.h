@@ -28,18 +28,35 @@ void shlo__vtanh_f32(float *d, const float *x, int64_t n);
 void shlo__vlogistic_f32(float *d, const float *x, int64_t n);
 
 /* Softmax rows (the fused rows kernel of kernels/fuse_softmax.c), rows
- * of cols floats, row-major.  shlo__vsoftmax_exp_f32 sets
- * e[r][c] = exp(y[r][c] - m[r]) (f32 subtract, then exp as above) and,
- * when it returns true, adds each row of e to sum[r] in column order, as
- * the reduce kernel's sequential fold does; when it returns false it
- * left sum as it was and the caller folds e.  m_is_max: m[r] is the
- * maximum of row r of y (NaN where the row holds one), so every y - m is
- * <= 0 or NaN, which spares the exponential two checks (same bits).  shlo__vsoftmax_div_f32
- * sets d[r][c] = e[r][c] / s[r] (an f32 divide), written past the caches
- * when stream (the caller fences, stream_store.h); it may overwrite e. */
+ * of cols floats, row-major.
+ *
+ * shlo__vsoftmax_div_f32 sets d[r][c] = e[r][c] / s[r] (an f32
+ * divide), written past the caches when stream (the caller fences,
+ * stream_store.h); it may overwrite e.
+ *
+ * shlo__vsoftmax_exp_f32 sets e[r][c] = exp(y[r][c] - m[r]) (f32
+ * subtract, then exp as above) and, when it returns true, adds each row
+ * of e to sum[r] in column order, as the reduce kernel's sequential fold
+ * does; when it returns false it left sum as it was and the caller folds
+ * e.  m_is_max: m[r] is the maximum of row r of y (NaN where the row
+ * holds one), so every y - m is <= 0 or NaN, which spares the
+ * exponential two checks (same bits).  next (or NULL): rows of the same
+ * shape asked for from memory meanwhile.  dv (or NULL): another block's
+ * divide, done as shlo__vsoftmax_div_f32(dv->d, dv->e, dv->s, dv->rows,
+ * cols, dv->stream) would, beside these exponentials; its buffers may
+ * not overlap e, sum, y or m. */
+typedef struct shlo_vsoftmax_div {
+  float *d;
+  float *e;
+  const float *s;
+  int64_t rows;
+  bool stream;
+} shlo_vsoftmax_div;
+
 bool shlo__vsoftmax_exp_f32(float *e, float *sum, const float *y,
                             const float *m, int64_t rows, int64_t cols,
-                            bool m_is_max, const float *next);
+                            bool m_is_max, const float *next,
+                            const shlo_vsoftmax_div *dv);
 void shlo__vsoftmax_div_f32(float *d, float *e, const float *s, int64_t rows,
                             int64_t cols, bool stream);
 
