@@ -345,21 +345,16 @@ static bool nhwc_direct(const shlo__conv_nhwc *g, const int64_t *pad) {
 /* j->block for an f32 1x1 window, whose lhs is the GEMM's a: blocks
  * that stay in L2 like the im2col ones, so that an epilogue goes over each
  * in cache.  Through the panels for few in-features (the rows read in
- * place, one pointer each), the blocks halved until the panels take them
- * (at most 1024 rows past 128 out-features): true.  Else OpenBLAS, in such
- * blocks where there is an epilogue, in a thread's share where there is
- * none (as before it). */
+ * place, one pointer each) where they take the product: true.  Else
+ * OpenBLAS, in such blocks where there is an epilogue, in a thread's share
+ * where there is none (as before it). */
 static bool nhwc_direct_blocks(nhwc_job *j) {
   const shlo__conv_nhwc *g = j->g;
   int64_t b = min64(j->block, max64(1, NHWC_BLOCK_BYTES /
                                            max64(1, j->k * (int64_t)j->es)));
-  if (j->k <= NHWC_DIRECT_PANELS_K) {
-    int64_t p = b;
-    while (p >= 128 && !shlo__sgemm_panels_takes(p, g->co, j->k)) p /= 2;
-    if (shlo__sgemm_panels_takes(p, g->co, j->k)) {
-      j->block = p;
-      return true;
-    }
+  if (j->k <= NHWC_DIRECT_PANELS_K && shlo__sgemm_panels_takes(b, g->co, j->k)) {
+    j->block = b;
+    return true;
   }
   if (shlo__gemm_epi_any(j->epi)) j->block = b;
   return false;

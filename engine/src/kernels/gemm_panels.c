@@ -449,7 +449,7 @@ void shlo__gemm_epi_apply(const shlo__gemm_epi *epi, int64_t rows, int64_t n,
 
 bool shlo__sgemm_panels_takes(int64_t m, int64_t n, int64_t k) {
   /* the engine's ISA choice, vmath's (made once, then an atomic load) */
-  return m >= 1 && n >= 24 && k >= 1 && k <= 4096 && (m <= 1024 || n <= 128) &&
+  return m >= 1 && n >= 24 && k >= 1 && k <= 4096 &&
          !strcmp(shlo__vmath_isa(), "avx512f");
 }
 
