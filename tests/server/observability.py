@@ -17,10 +17,12 @@ usage: observability.py SHLO_SERVER [--sanitized]"""
 import json
 import os
 import re
+import shutil
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -31,7 +33,9 @@ from srvtest import (Server, check, check_clean_stops, finish,  # noqa: E402
 BIN = sys.argv[1]
 SANITIZED = sys.argv[2:] == ["--sanitized"]
 STOPS = []  # (exit status, log) of each server
-TMP = f"/tmp/shlo-obs-{os.getpid()}"
+# a fresh folder: one named by the pid alone outlived its run, and a
+# later run given the same pid read that run's audit lines as its own
+TMP = tempfile.mkdtemp(prefix="shlo-obs-")
 TOKENS = {"alice": "alpha-obs-secret-1", "bob": "beta-obs-secret-2",
           "root": "admin-obs-secret-3"}
 PROG = """func.func @main() -> tensor<2xf32> {
@@ -457,7 +461,6 @@ def otlp():
 
 
 def main():
-    os.makedirs(TMP, exist_ok=True)
     tokens = os.path.join(TMP, "tokens")
     with open(tokens, "w") as f:
         f.write(f"alice {TOKENS['alice']} team=alpha\n"
@@ -482,4 +485,7 @@ def main():
     finish("observability")
 
 
-main()
+try:
+    main()
+finally:
+    shutil.rmtree(TMP, ignore_errors=True)
