@@ -37,10 +37,13 @@ static int64_t numel_of(int rank, const int64_t *dims) {
 }
 
 /* x of rows x cols: values in [-8, 8) from a SplitMix64 stream; when
- * `special`, rows 1 to 7 (those that exist) hold a NaN, a +inf, only
- * -inf, values near +-3e38, values spread over [-200, 0] (exponentials
- * denormal or zero), a -inf among ordinary values, and -0.0 and +0.0
- * only. */
+ * `special`, rows 1 to 7 of every 16 (those that exist) hold a NaN, a
+ * +inf, only -inf, values near +-3e38, values spread over [-200, 0]
+ * (exponentials denormal or zero), a -inf among ordinary values, and
+ * -0.0 and +0.0 only, and row 8 two NaNs of different payloads and
+ * signs: in the first block of a chunk, whose row maximum
+ * is the reduce kernel's, and in later ones, whose row maximum the tail
+ * takes beside the block before. */
 static shlo_value *softmax_arg(int rank, const int64_t *dims, bool special) {
   shlo_value *v = shlo_tensor_new(SHLO_F32, rank, dims);
   assert_non_null(v);
@@ -55,15 +58,24 @@ static shlo_value *softmax_arg(int rank, const int64_t *dims, bool special) {
     x[i] = (float)((double)(t >> 40) * 0x1p-20 - 8.0);
   }
   if (!special) return v;
-  for (int64_t c = 0; c < cols; c++) {
-    float u = x[c]; /* row 0's value, in [-8, 8) */
-    if (rows > 1 && c == cols / 2) x[1 * cols + c] = NAN;
-    if (rows > 2 && c == 0) x[2 * cols + c] = INFINITY;
-    if (rows > 3) x[3 * cols + c] = -INFINITY;
-    if (rows > 4) x[4 * cols + c] = u * 4.2e37f;
-    if (rows > 5) x[5 * cols + c] = -25.0f * (u + 8.0f);
-    if (rows > 6 && c == cols - 1) x[6 * cols + c] = -INFINITY;
-    if (rows > 7) x[7 * cols + c] = c % 2 ? -0.0f : 0.0f;
+  for (int64_t b = 0; b < rows; b += 16) {
+    float *y = x + b * cols;
+    int64_t left = rows - b;
+    for (int64_t c = 0; c < cols; c++) {
+      float u = y[c]; /* the block's row 0, in [-8, 8) */
+      if (left > 1 && c == cols / 2) y[1 * cols + c] = NAN;
+      if (left > 2 && c == 0) y[2 * cols + c] = INFINITY;
+      if (left > 3) y[3 * cols + c] = -INFINITY;
+      if (left > 4) y[4 * cols + c] = u * 4.2e37f;
+      if (left > 5) y[5 * cols + c] = -25.0f * (u + 8.0f);
+      if (left > 6 && c == cols - 1) y[6 * cols + c] = -INFINITY;
+      if (left > 7) y[7 * cols + c] = c % 2 ? -0.0f : 0.0f;
+      /* two NaNs of other payloads: which one a maximum keeps shows */
+      if (left > 8 && cols > 3 && (c == 1 || c == cols - 2)) {
+        uint32_t bits = c == 1 ? 0x7fc00001u : 0xffc00002u;
+        memcpy(&y[8 * cols + c], &bits, sizeof bits);
+      }
+    }
   }
   return v;
 }

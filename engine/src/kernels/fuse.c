@@ -485,6 +485,13 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
         shlo__fuse_softmax_block(r, val, r0, nr, hi, scratch, per, &carry);
         break;
       }
+      if (f->softmax && k == f->sm.max && f->sm.max_ahead &&
+          shlo__fuse_softmax_max_taken(&carry, r0, nr,
+                                       rows_dest(r, k, r0, scratch, per))) {
+        val[k] = rows_dest(r, k, r0, scratch, per); /* taken ahead */
+        k++;
+        continue;
+      }
       if (m->fold || nr == 1) { /* one member over the whole block */
         /* (a block of one row computes every member in its place and
          * folds what they made, tile programs or not) */

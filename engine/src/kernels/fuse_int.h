@@ -145,6 +145,10 @@ typedef struct output {
 typedef struct softmax_tail {
   int sub, max, exp, sum, div, start;
   bool max_of_a; /* max is a maximum of a itself: a - max <= 0 or NaN */
+  /* a comes from outside, max is its maximum from an outside init, no
+   * cap, no convert: each block's row maxima are taken beside the block
+   * before's exponentials (softmax_carry's ahead) */
+  bool max_ahead;
   /* The row value subtracted is maximum(c, max) (JAX's max with its
    * init folded in), c the one element of outside input cap_in, the
    * operands in that order unless !cap_first; the tail computes it, into
@@ -285,6 +289,10 @@ bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f);
 typedef struct softmax_carry {
   shlo_vsoftmax_div dv;
   int64_t blocks;
+  /* the row maxima of the ahead_rows rows at ahead_r0, taken beside the
+   * block before (ahead_rows 0: none) */
+  const float *ahead;
+  int64_t ahead_r0, ahead_rows;
 } softmax_carry;
 
 /* The softmax tail of r's group over the block of nr rows at r0, the
@@ -296,6 +304,10 @@ void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
                               char *scratch, size_t per, softmax_carry *c);
 /* The divide c holds, if any, done now: at the end of a chunk. */
 void shlo__fuse_softmax_flush(const fused_run *r, softmax_carry *c);
+/* Whether c holds the row maxima of the block of nr rows at r0 (the
+ * member max's value over it); if so they are copied to `to`. */
+bool shlo__fuse_softmax_max_taken(softmax_carry *c, int64_t r0, int64_t nr,
+                                  char *to);
 void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r,
                           int64_t ext_elem, char *const *val,
                           char *const *direct, int64_t n, void *work);

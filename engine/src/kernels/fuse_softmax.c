@@ -25,6 +25,7 @@
  * c = -inf it gives m's bits for every m, NaN and -0 included.  Since
  * maximum(c, m) >= m or is NaN, a - it is still <= 0 or NaN where m is
  * the maximum of a. */
+#include <math.h>
 #include <string.h>
 
 #include "core/bf16conv.h"
@@ -159,7 +160,7 @@ bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f) {
   int n = f->n_members;
   if (n < 6 || n > FUSE_MAX_MEMBERS || f->cols < 1) return false;
   bool on[FUSE_MAX_MEMBERS] = {false}; /* the tail's row values' members */
-  softmax_tail t = {0, -1, 0, 0, n - 1, 0, false, -1, -1, false, -1};
+  softmax_tail t = {0, -1, 0, 0, n - 1, 0, false, false, -1, -1, false, -1};
   if (to_bf16(p, first, f, n - 1)) {
     t.cvt = n - 1;
     t.div = n - 2;
@@ -208,6 +209,11 @@ bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f) {
   const member *mx = &f->m[t.max];
   t.max_of_a = mx->fold->opcode == SHLO_OP_MAXIMUM &&
                mx->fold->et == SHLO_F32 && mx->ref[0] == sub->ref[0];
+  /* the scratch of the divide, past its other block's sums, holds the
+   * maxima ahead and their flags: room for that from 16 columns */
+  t.max_ahead = t.max_of_a && member_ref(sub->ref[0]) < 0 && t.cap < 0 &&
+                t.cvt < 0 && member_ref(mx->ref[1]) < 0 && !mx->tile &&
+                mx->keep < 0 && f->cols >= 16;
   /* what only the tail reads, and nothing outside */
   for (int q = t.start; q < t.div; q++)
     if (f->m[q].out >= 0) return false;
@@ -228,6 +234,38 @@ static const float *capped_rows(const fused_run *r, const char *max,
   for (int64_t j = 0; j < nr; j++)
     v[j] = t->cap_first ? shlo_fmaxf(c, m[j]) : shlo_fmaxf(m[j], c);
   return v;
+}
+
+/* The member max's value over the rows mx took (the block at r0), from
+ * their largest elements: maximum(init, largest) with the maximum op's
+ * function, as the reduce kernel's lanes fold ends; a row mx could not
+ * settle, or whose init makes that NaN, through the member's own fold.
+ * Left in c for shlo__fuse_softmax_max_taken. */
+static void max_ahead_done(const fused_run *r, const shlo_vsoftmax_max *mx,
+                           int64_t r0, softmax_carry *c) {
+  const member *m = &r->f->m[r->f->sm.max];
+  int64_t cols = r->f->cols;
+  float init;
+  memcpy(&init, r->in[m->ref[1]]->data, sizeof init);
+  for (int64_t j = 0; j < mx->rows; j++) {
+    float v = mx->odd[j] ? NAN : shlo_fmaxf(init, mx->hi[j]);
+    if (v != v) {
+      v = init;
+      m->fold->fold_rows(&v, mx->x + j * cols, 1, cols, m->fold);
+    }
+    mx->hi[j] = v;
+  }
+  c->ahead = mx->hi;
+  c->ahead_r0 = r0;
+  c->ahead_rows = mx->rows;
+}
+
+bool shlo__fuse_softmax_max_taken(softmax_carry *c, int64_t r0, int64_t nr,
+                                  char *to) {
+  bool ok = c->ahead_rows == nr && c->ahead_r0 == r0;
+  if (ok) memcpy(to, c->ahead, (size_t)nr * sizeof *c->ahead);
+  c->ahead_rows = 0;
+  return ok;
 }
 
 void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
@@ -257,13 +295,23 @@ void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
   for (int64_t j = 0; j < nr; j++) sum[j] = init;
   /* an outside a's next block is asked for while this one's
    * exponentials are computed, so the next row maximum reads it from
-   * L2 instead of waiting on memory with nothing else to do */
+   * L2 instead of waiting on memory with nothing else to do; or, where
+   * the tail may, that maximum is taken meanwhile */
   const float *next = a < 0 && r0 + nr < hi ? y + nr * cols : NULL;
   const shlo_vsoftmax_div *dv = c->dv.rows ? &c->dv : NULL;
+  shlo_vsoftmax_max ahead = {0};
+  if (next && t->max_ahead) {
+    float *at = (float *)(scratch + (size_t)t->div * per) + f->block;
+    ahead = (shlo_vsoftmax_max){next, at, (bool *)(at + f->block),
+                                hi - r0 - nr < f->block ? hi - r0 - nr
+                                                        : f->block};
+    next = NULL; /* read anyway */
+  }
   if (!shlo__vsoftmax_exp_f32(e, sum, y, mx, nr, cols, t->max_of_a, next,
-                              dv))
+                              dv, ahead.rows ? &ahead : NULL))
     sum_m->fold->fold_rows(sum, e, nr, cols, sum_m->fold);
   c->dv.rows = 0; /* done beside these exponentials */
+  if (ahead.rows) max_ahead_done(r, &ahead, r0 + nr, c);
   if (t->cvt >= 0) { /* e / s in place, then rounded as convert does */
     shlo__vsoftmax_div_f32(e, e, sum, nr, cols, false);
     shlo__bf16_from_f32_n(

@@ -40,7 +40,8 @@ typedef void (*vm_chain_fn)(const shlo_vchain *p, float *const *out,
 typedef bool (*vm_sm_exp_fn)(float *e, float *sum, const float *y,
                              const float *m, int64_t rows, int64_t cols,
                              bool m_is_max, const float *next,
-                             const shlo_vsoftmax_div *dv);
+                             const shlo_vsoftmax_div *dv,
+                             const shlo_vsoftmax_max *mx);
 typedef void (*vm_sm_div_fn)(float *d, float *e, const float *s,
                              int64_t rows, int64_t cols, bool stream);
 
@@ -154,8 +155,10 @@ void shlo__vchain_run(const shlo_vchain *p, float *const *out,
 bool shlo__vsoftmax_exp_f32(float *e, float *sum, const float *y,
                             const float *m, int64_t rows, int64_t cols,
                             bool m_is_max, const float *next,
-                            const shlo_vsoftmax_div *dv) {
-  return vm_impl_now()->sm_exp(e, sum, y, m, rows, cols, m_is_max, next, dv);
+                            const shlo_vsoftmax_div *dv,
+                            const shlo_vsoftmax_max *mx) {
+  return vm_impl_now()->sm_exp(e, sum, y, m, rows, cols, m_is_max, next, dv,
+                               mx);
 }
 
 void shlo__vsoftmax_div_f32(float *d, float *e, const float *s, int64_t rows,

@@ -53,10 +53,25 @@ typedef struct shlo_vsoftmax_div {
   bool stream;
 } shlo_vsoftmax_div;
 
+/* mx (or NULL): the row maxima of another block, rows of cols floats at
+ * x, taken beside the exponentials (the loads hidden under their FMAs):
+ * for each r < rows, hi[r] = the largest element of row r and odd[r] =
+ * false where the row holds no NaN and its largest is not zero (then
+ * every order of comparisons finds the same bits); odd[r] = true
+ * otherwise, and hi[r] means nothing: the caller folds that row itself.
+ * Its buffers may not overlap e, sum, y, m or dv's. */
+typedef struct shlo_vsoftmax_max {
+  const float *x;
+  float *hi;
+  bool *odd;
+  int64_t rows;
+} shlo_vsoftmax_max;
+
 bool shlo__vsoftmax_exp_f32(float *e, float *sum, const float *y,
                             const float *m, int64_t rows, int64_t cols,
                             bool m_is_max, const float *next,
-                            const shlo_vsoftmax_div *dv);
+                            const shlo_vsoftmax_div *dv,
+                            const shlo_vsoftmax_max *mx);
 void shlo__vsoftmax_div_f32(float *d, float *e, const float *s, int64_t rows,
                             int64_t cols, bool stream);
 

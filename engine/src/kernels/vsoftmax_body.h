@@ -25,19 +25,6 @@ VM_INLINE void VM_FN(vsm_exp_rest)(float *e, const float *y, float m,
   memcpy(e + i, buf, (size_t)(cols - i) * sizeof *e);
 }
 
-/* e[c] = exp(y[c] - m) for c in [0, cols), asking for pf[c] meanwhile */
-VM_INLINE void VM_FN(vsm_exp_row)(float *e, const float *y, float m,
-                                  int64_t cols, bool nonpos,
-                                  const float *pf) {
-  VF mv = VM_FN(splat)(m);
-  int64_t i = 0;
-  for (; i + VM_W <= cols; i += VM_W) {
-    __builtin_prefetch(pf + i, 0, 2);
-    VM_FN(store)(e + i, VM_FN(vsm_exp_of)(VM_FN(load)(y + i) - mv, nonpos));
-  }
-  VM_FN(vsm_exp_rest)(e, y, m, i, cols, nonpos);
-}
-
 /* d[c] = x[c] / s for c in [0, cols), written past the caches when
  * stream (the caller fences); with stream, x may be d.  AVX-512 streams
  * straight from registers where d's row is aligned and whole vectors;
@@ -59,40 +46,68 @@ VM_INLINE void VM_FN(vsm_div_row)(float *d, float *x, float s, int64_t cols,
   if (stream) shlo__stream_copy(d, x, (size_t)cols * sizeof *x);
 }
 
-/* vsm_exp_row, and beside it d[c] = x[c] / s (vsm_div_row) from another
- * buffer, in one loop: the divides and their stores go out while the
- * exponential's FMAs run, instead of in a pass of their own that waits
- * on the stores.  Each element's operations are those of the two rows
- * done one after the other. */
-VM_INLINE void VM_FN(vsm_exp_div_row)(float *e, const float *y, float m,
-                                      int64_t cols, bool nonpos,
-                                      const float *pf, float *d,
-                                      const float *x, float s, bool stream) {
-  VF mv = VM_FN(splat)(m), sv = VM_FN(splat)(s);
-  int64_t i = 0;
-#if VM_KIND == VM_AVX512
-  if (stream) { /* the caller checked d's row: aligned, whole vectors */
-    for (; i + 16 <= cols; i += 16) {
-      __builtin_prefetch(pf + i, 0, 2);
-      _mm512_stream_ps(d + i, (__m512)(VM_FN(load)(x + i) / sv));
-      VM_FN(store)(e + i, VM_FN(vsm_exp_of)(VM_FN(load)(y + i) - mv, nonpos));
-    }
-    VM_FN(vsm_exp_rest)(e, y, m, i, cols, nonpos);
-    return;
-  }
-#else
-  (void)stream; /* the caller streams no row through here */
+/* What vsm_row does beside a row's exponentials: nothing, a divide
+ * (vsm_div_row's, stored), or a divide streamed from registers (AVX-512,
+ * the caller having checked that d's row is aligned whole vectors). */
+#ifndef VSM_DIV_KINDS /* once for all variants */
+#define VSM_DIV_KINDS
+enum { VSM_NO_DIV, VSM_DIV, VSM_DIV_STREAM };
 #endif
+
+/* e[c] = exp(y[c] - m) for c in [0, cols), and in the same loop:
+ * - by div, d[c] = x[c] / s from another buffer: the divides and their
+ *   stores go out while the exponential's FMAs run, instead of in a pass
+ *   of their own that waits on the stores;
+ * - where ahead, the largest element of another row xm into *hi, *odd
+ *   set where xm holds a NaN or its largest is zero (whose sign the
+ *   order of comparisons would decide): the next block's row maximum,
+ *   from loads the FMAs hide, in place of a pass of its own;
+ * - elsewhere pf[c] asked for from memory.
+ * Each element's operations are those of the rows done one by one.
+ * Always inlined with constant nonpos, div and ahead. */
+VM_INLINE void VM_FN(vsm_row)(float *e, const float *y, float m,
+                              int64_t cols, bool nonpos, const float *pf,
+                              int div, float *d, const float *x, float s,
+                              bool ahead, const float *xm, float *hi,
+                              bool *odd) {
+  VF mv = VM_FN(splat)(m), sv = VM_FN(splat)(s);
+  VF h = VM_FN(splat)(-INFINITY);
+  VI nan = {0};
+  int64_t i = 0;
   for (; i + VM_W <= cols; i += VM_W) {
-    __builtin_prefetch(pf + i, 0, 2);
-    VM_FN(store)(d + i, VM_FN(load)(x + i) / sv);
+    if (ahead) {
+      VF v = VM_FN(load)(xm + i);
+      nan |= (VI)(v != v);
+      h = VM_FN(max)(h, v);
+    } else {
+      __builtin_prefetch(pf + i, 0, 2);
+    }
+#if VM_KIND == VM_AVX512
+    if (div == VSM_DIV_STREAM)
+      _mm512_stream_ps(d + i, (__m512)(VM_FN(load)(x + i) / sv));
+#endif
+    if (div == VSM_DIV) VM_FN(store)(d + i, VM_FN(load)(x + i) / sv);
     VM_FN(store)(e + i, VM_FN(vsm_exp_of)(VM_FN(load)(y + i) - mv, nonpos));
   }
-  for (int64_t j = i; j < cols; j++) d[j] = x[j] / s;
+  if (div == VSM_DIV)
+    for (int64_t j = i; j < cols; j++) d[j] = x[j] / s;
   VM_FN(vsm_exp_rest)(e, y, m, i, cols, nonpos);
+  if (!ahead) return;
+  float r = -INFINITY;
+  bool bad = false;
+  for (int l = 0; l < VM_W; l++) {
+    bad |= nan[l] != 0;
+    if (h[l] > r) r = h[l];
+  }
+  for (int64_t j = i; j < cols; j++) {
+    bad |= xm[j] != xm[j];
+    if (xm[j] > r) r = xm[j];
+  }
+  *hi = r;
+  *odd = bad || r == 0;
 }
 
-/* Whether a row of d can take vsm_exp_div_row's divide */
+/* Whether a row of d can take vsm_row's divide */
 VM_INLINE bool VM_FN(vsm_div_beside)(const float *d, int64_t cols,
                                      bool stream) {
 #if VM_KIND == VM_AVX512
@@ -128,39 +143,65 @@ VM_INLINE void VM_FN(vsm_sum16)(float *sum, const float *e, int64_t cols) {
 }
 #endif
 
+/* The largest element of each row of x past those vsm_row took (mx's
+ * rows past the exponentials'), as vsm_row reports it. */
+VM_INLINE void VM_FN(vsm_hi_rest)(const shlo_vsoftmax_max *mx, int64_t from,
+                                  int64_t cols) {
+  for (int64_t r = from; r < mx->rows; r++) {
+    const float *xr = mx->x + r * cols;
+    float h = -INFINITY;
+    bool bad = false;
+    for (int64_t j = 0; j < cols; j++) {
+      bad |= xr[j] != xr[j];
+      if (xr[j] > h) h = xr[j];
+    }
+    mx->hi[r] = h;
+    mx->odd[r] = bad || h == 0;
+  }
+}
+
 /* Each row's exponentials, and after every 16 rows their sums, while
  * the 16 rows are still in L1 or L2 (the exponentials of 16 rows
  * computed tile by tile instead, each tile's transposed at once, ran 6%
  * slower than the ops one by one: 16 exp chains at a time spill); row r
- * of dv's divide beside row r's exponentials. */
+ * of dv's divide and of mx's maxima beside row r's exponentials. */
 VM_EXTERN bool VM_FN(vsm_exp)(float *e, float *sum,
                               const float *y, const float *m, int64_t rows,
                               int64_t cols, bool m_is_max, const float *next,
-                              const shlo_vsoftmax_div *dv) {
-  int64_t n_div = dv ? dv->rows : 0;
+                              const shlo_vsoftmax_div *dv,
+                              const shlo_vsoftmax_max *mx) {
+  int64_t n_div = dv ? dv->rows : 0, n_max = mx ? mx->rows : 0;
   for (int64_t r = 0; r < rows; r++) {
     const float *pf = (next ? next : y) + r * cols;
-    float *er = e + r * cols;
+    float *er = e + r * cols, *dr = r < n_div ? dv->d + r * cols : NULL;
     const float *yr = y + r * cols;
-    float *dr = r < n_div ? dv->d + r * cols : NULL;
-    if (dr && VM_FN(vsm_div_beside)(dr, cols, dv->stream)) {
-      const float *x = dv->e + r * cols;
-      /* each combination a loop of its own, its exp inlined */
-      if (m_is_max && dv->stream)
-        VM_FN(vsm_exp_div_row)(er, yr, m[r], cols, true, pf, dr, x, dv->s[r], true);
-      else if (m_is_max)
-        VM_FN(vsm_exp_div_row)(er, yr, m[r], cols, true, pf, dr, x, dv->s[r], false);
-      else if (dv->stream)
-        VM_FN(vsm_exp_div_row)(er, yr, m[r], cols, false, pf, dr, x, dv->s[r], true);
-      else
-        VM_FN(vsm_exp_div_row)(er, yr, m[r], cols, false, pf, dr, x, dv->s[r], false);
-    } else {
-      if (dr) VM_FN(vsm_div_row)(dr, dv->e + r * cols, dv->s[r], cols, dv->stream);
-      if (m_is_max)
-        VM_FN(vsm_exp_row)(er, yr, m[r], cols, true, pf);
-      else
-        VM_FN(vsm_exp_row)(er, yr, m[r], cols, false, pf);
-    }
+    const float *x = dr ? dv->e + r * cols : NULL;
+    float s = dr ? dv->s[r] : 0;
+    int div = VSM_NO_DIV;
+    if (dr && VM_FN(vsm_div_beside)(dr, cols, dv->stream))
+      div = dv->stream ? VSM_DIV_STREAM : VSM_DIV;
+    else if (dr) /* a row the loop cannot take: first, by itself */
+      VM_FN(vsm_div_row)(dr, dv->e + r * cols, s, cols, dv->stream);
+    bool ahead = r < n_max;
+    const float *xm = ahead ? mx->x + r * cols : NULL;
+    float *hi = ahead ? &mx->hi[r] : NULL;
+    bool *odd = ahead ? &mx->odd[r] : NULL;
+    /* each combination a loop of its own, its exp inlined */
+#define VSM_ROW(NONPOS, DIV, AHEAD)                                        \
+  VM_FN(vsm_row)(er, yr, m[r], cols, NONPOS, pf, DIV, dr, x, s, AHEAD, xm, \
+                 hi, odd)
+#define VSM_ROWS(NONPOS, AHEAD)                                            \
+  do {                                                                     \
+    if (div == VSM_DIV_STREAM) VSM_ROW(NONPOS, VSM_DIV_STREAM, AHEAD);     \
+    else if (div == VSM_DIV) VSM_ROW(NONPOS, VSM_DIV, AHEAD);              \
+    else VSM_ROW(NONPOS, VSM_NO_DIV, AHEAD);                               \
+  } while (0)
+    if (m_is_max && ahead) VSM_ROWS(true, true);
+    else if (m_is_max) VSM_ROWS(true, false);
+    else if (ahead) VSM_ROWS(false, true);
+    else VSM_ROWS(false, false);
+#undef VSM_ROWS
+#undef VSM_ROW
 #if VM_KIND == VM_AVX512 && defined(__GNUC__) && !defined(__clang__)
     if (cols >= 16 && rows % 16 == 0 && r % 16 == 15)
       VM_FN(vsm_sum16)(sum + r - 15, e + (r - 15) * cols, cols);
@@ -169,6 +210,7 @@ VM_EXTERN bool VM_FN(vsm_exp)(float *e, float *sum,
   for (int64_t r = rows; r < n_div; r++) /* dv's rows past these */
     VM_FN(vsm_div_row)(dv->d + r * cols, dv->e + r * cols, dv->s[r], cols,
                        dv->stream);
+  if (mx) VM_FN(vsm_hi_rest)(mx, rows, cols);
 #if VM_KIND == VM_AVX512 && defined(__GNUC__) && !defined(__clang__)
   if (cols >= 16 && rows % 16 == 0) return true;
 #else
