@@ -9,10 +9,13 @@
  * time, and stored once; every 16 rows their sums are taken while the
  * rows are still in L1 or L2 (vmath.h, shlo__vsoftmax_exp_f32); then
  * e / s goes to the result, streamed straight from registers where the
- * result is.  Every element sees the same IEEE operations as the ops
- * one by one and every sum adds its row in column order, so the bits are
- * the unfused ones (test_fuse_softmax checks each variant).  The divide
- * stays a divide: e * (1 / s) rounds twice.
+ * result is, in the same loop as the next block's exponentials (the
+ * chunk's last block at its end), and where a is an outside argument
+ * that loop also takes the next block's row maxima.  Every element sees
+ * the same IEEE operations as the ops one by one and every sum adds its
+ * row in column order, so the bits are the unfused ones
+ * (test_fuse_softmax checks each variant).  The divide stays a divide:
+ * e * (1 / s) rounds twice.
  *
  * JAX's softmax with keepdims (bench/models/transformer.mlir) reaches m
  * and s through broadcasts that only add unit dimensions (8x12x128 ->
