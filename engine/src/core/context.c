@@ -108,11 +108,13 @@ static void *system_data_alloc(size_t cap) {
   return p;
 }
 
-/* An embedder's allocator promises no alignment: take DATA_ALIGN more and
- * keep the block's own address just below the aligned data.  Under
+/* Aligned by hand over c's malloc (an embedder's promises no alignment;
+ * glibc's aligned_alloc fragments, see shlo__aligned_alloc): take
+ * DATA_ALIGN more and keep the block's own address just below the
+ * aligned data.  Under
  * AddressSanitizer the bytes past cap are poisoned, so that reading or
  * writing past the block is still caught where it begins. */
-static void *custom_data_alloc(shlo_context *c, size_t cap) {
+static void *aligned_over_malloc(shlo_context *c, size_t cap) {
   if (cap > SIZE_MAX - DATA_ALIGN - sizeof(void *)) return NULL;
   size_t whole = cap + DATA_ALIGN + sizeof(void *);
   char *raw = shlo__ctx_malloc(c, whole);
@@ -174,7 +176,7 @@ static bool cache_give(shlo_context *c, void *b, size_t cap) {
 void *shlo__ctx_data_alloc(shlo_context *c, size_t cap) {
   void *b = cache_take(c, cap);
   if (b) return b;
-  return c && c->custom_alloc ? custom_data_alloc(c, cap)
+  return c && c->custom_alloc ? aligned_over_malloc(c, cap)
                               : system_data_alloc(cap);
 }
 
@@ -197,7 +199,7 @@ void *shlo__aligned_alloc(size_t n) {
   if (n > SIZE_MAX - DATA_ALIGN) return NULL;
   size_t cap = (n + DATA_ALIGN - 1) / DATA_ALIGN * DATA_ALIGN;
   if (!cap) cap = DATA_ALIGN;
-  return custom_data_alloc(shlo__ctx_current(), cap);
+  return aligned_over_malloc(shlo__ctx_current(), cap);
 }
 
 void shlo__aligned_free(void *p) {

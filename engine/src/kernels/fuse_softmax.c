@@ -305,9 +305,10 @@ void shlo__fuse_softmax_block(const fused_run *r, char *const *val,
   shlo_vsoftmax_max ahead = {0};
   if (next && t->max_ahead) {
     float *at = (float *)(scratch + (size_t)t->div * per) + f->block;
+    /* the next block is never longer than this one (only a chunk's
+     * last block is short), as the kernel asks */
     ahead = (shlo_vsoftmax_max){next, at, (bool *)(at + f->block),
-                                hi - r0 - nr < f->block ? hi - r0 - nr
-                                                        : f->block};
+                                hi - r0 - nr < nr ? hi - r0 - nr : nr};
     next = NULL; /* read anyway */
   }
   if (!shlo__vsoftmax_exp_f32(e, sum, y, mx, nr, cols, t->max_of_a, next,

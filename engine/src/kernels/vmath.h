@@ -54,8 +54,8 @@ typedef struct shlo_vsoftmax_div {
 } shlo_vsoftmax_div;
 
 /* mx (or NULL): the row maxima of another block, rows of cols floats at
- * x, taken beside the exponentials (the loads hidden under their FMAs):
- * for each r < rows, hi[r] = the largest element of row r and odd[r] =
+ * x, taken beside the exponentials (the loads hidden under their FMAs),
+ * no more rows than the exponentials': for each r < rows, hi[r] = the largest element of row r and odd[r] =
  * false where the row holds no NaN and its largest is not zero (then
  * every order of comparisons finds the same bits); odd[r] = true
  * otherwise, and hi[r] means nothing: the caller folds that row itself.

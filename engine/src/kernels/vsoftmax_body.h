@@ -143,23 +143,6 @@ VM_INLINE void VM_FN(vsm_sum16)(float *sum, const float *e, int64_t cols) {
 }
 #endif
 
-/* The largest element of each row of x past those vsm_row took (mx's
- * rows past the exponentials'), as vsm_row reports it. */
-VM_INLINE void VM_FN(vsm_hi_rest)(const shlo_vsoftmax_max *mx, int64_t from,
-                                  int64_t cols) {
-  for (int64_t r = from; r < mx->rows; r++) {
-    const float *xr = mx->x + r * cols;
-    float h = -INFINITY;
-    bool bad = false;
-    for (int64_t j = 0; j < cols; j++) {
-      bad |= xr[j] != xr[j];
-      if (xr[j] > h) h = xr[j];
-    }
-    mx->hi[r] = h;
-    mx->odd[r] = bad || h == 0;
-  }
-}
-
 /* Each row's exponentials, and after every 16 rows their sums, while
  * the 16 rows are still in L1 or L2 (the exponentials of 16 rows
  * computed tile by tile instead, each tile's transposed at once, ran 6%
@@ -210,7 +193,6 @@ VM_EXTERN bool VM_FN(vsm_exp)(float *e, float *sum,
   for (int64_t r = rows; r < n_div; r++) /* dv's rows past these */
     VM_FN(vsm_div_row)(dv->d + r * cols, dv->e + r * cols, dv->s[r], cols,
                        dv->stream);
-  if (mx) VM_FN(vsm_hi_rest)(mx, rows, cols);
 #if VM_KIND == VM_AVX512 && defined(__GNUC__) && !defined(__clang__)
   if (cols >= 16 && rows % 16 == 0) return true;
 #else
