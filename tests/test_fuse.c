@@ -1083,10 +1083,10 @@ static void wavy_operand(char *buf, size_t cap, const char *name,
            name, n, name, fn, name, n, name, name, n, shape);
 }
 
-/* Scaled rows of a batched product, softmaxed along the rows: the rows
- * group runs behind each batch element's GEMM (nb 8 splits over the
- * pool), or behind all of them, a block of rows at a time (nb 3), over
- * the product in place. */
+/* Scaled rows of a batched product, softmaxed along the rows: the scale
+ * in the GEMM's registers (fuse_scale.c), the rows group behind each
+ * batch element's GEMM (nb 8 splits over the pool), or behind all of
+ * them, a block of rows at a time (nb 3), over the product in place. */
 static void dot_softmax_runs_behind_the_gemms(void **state) {
   (void)state;
   static const int batches[] = {8, 3};
@@ -1127,7 +1127,8 @@ static void dot_softmax_runs_behind_the_gemms(void **state) {
              nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb, nb,
              nb);
     strncat(text, tail, sizeof text - strlen(text) - 1);
-    same_results(text, "dot_general + fused_rows(");
+    same_results(text, "dot_general + multiply [in the producer's "
+                       "registers] + fused_rows(");
     run_result r = run(text, true);
     assert_non_null(strstr(r.plan, "[in place]"));
     release(&r);

@@ -78,10 +78,13 @@ typedef struct shlo_step_loops {
                                bool relu, shlo_exec *ex);
   /* Optional, the same with a whole epilogue (kernels/gemm_panels.h:
    * a scale, a bias, a residual added, a ReLU), which the compiler
-   * gathers from the steps behind the product (kernels/fuse_bias.c). */
+   * gathers from the steps behind the product (kernels/fuse_epi.c,
+   * kernels/fuse_scale.c); with done (NULL: none), telling it of each
+   * block as run_blocks does, every element of the block final. */
   shlo_status (*run_epi)(const shlo_step *s, shlo_value *const *in,
                          shlo_value *result,
-                         const struct shlo__gemm_epi *epi, shlo_exec *ex);
+                         const struct shlo__gemm_epi *epi,
+                         shlo_block_done done, void *ctx, shlo_exec *ex);
 } shlo_step_loops;
 
 struct shlo_step {

@@ -569,10 +569,11 @@ static shlo_status conv_run_bias_relu(const shlo_step *s, shlo_value *const *in,
 static shlo_status conv_run_epi(const shlo_step *s, shlo_value *const *in,
                                 shlo_value *result,
                                 const struct shlo__gemm_epi *epi,
+                                shlo_block_done done, void *ctx,
                                 shlo_exec *ex) {
   const conv_params *p = s->params;
   if (!shlo__conv_nhwc_run_epi(&p->fast, in[0]->data, in[1]->data, p->pad,
-                               result->data, epi, NULL, NULL))
+                               result->data, epi, done, ctx))
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
   return SHLO_OK;
 }

@@ -1460,6 +1460,7 @@ static shlo_status join_epilogues(shlo_plan *pl,
 shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types) {
   shlo_status st0 = hoist_constants(p);
   if (!st0) st0 = shlo__fuse_hoist_reshapes(p, types);
+  if (!st0) st0 = shlo__fuse_fold_scales(p, types);
   if (st0) return st0;
   fuse_index x = {0};
   st0 = fuse_index_init(&x, p);

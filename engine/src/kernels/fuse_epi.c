@@ -263,7 +263,8 @@ static shlo_status k_epi_chain(const shlo_step *s, shlo_value *const *in,
   }
   epi.relu = e->relu;
   shlo_status st =
-      ok ? e->producer.loop.run_epi(&e->producer, in, made, &epi, ex)
+      ok ? e->producer.loop.run_epi(&e->producer, in, made, &epi, NULL,
+                                        NULL, ex)
          : shlo__exec_fail(ex, s, SHLO_EVERIFY, "epilogue operand of another size");
   if (st) {
     shlo_value_unref(made);

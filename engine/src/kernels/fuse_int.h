@@ -268,6 +268,13 @@ bool shlo__fuse_is_run(const shlo_step *s);
  * ReLU (fuse_epi.c), made one step: the producer applying them all in
  * its registers. */
 shlo_status shlo__fuse_epi_chains(shlo_plan *pl, const shlo_type *const *types);
+/* Each producer with loop.run_epi whose result only a multiply by a
+ * broadcast of one f32 element reads (the product first), a reduce
+ * reading the multiply's, made one step with it, in the multiply's
+ * place, the scale applied in the producer's registers (fuse_scale.c).
+ * Run before the fusion indexes the plan. */
+shlo_status shlo__fuse_fold_scales(shlo_plan *pl,
+                                   const shlo_type *const *types);
 /* Whether v is an f32 scalar +0 (bits all zero). */
 bool shlo__fuse_is_pos_zero(const shlo_value *v);
 /* Whether slot of pl is a constant step's f32 scalar +0. */

@@ -497,10 +497,32 @@ static bool panels(gp_a op_a, bool tb, int64_t m, int64_t n, int64_t k,
   return true;
 }
 
+/* epi's parts (NULL: none) into op_a, where the blocks apply them */
+static void with_epi(gp_a *op_a, const shlo__gemm_epi *epi) {
+  if (!epi) return;
+  op_a->bias = epi->bias;
+  op_a->relu = epi->relu;
+  op_a->scaled = epi->scaled;
+  op_a->scale = epi->scale;
+  op_a->res = epi->res;
+  op_a->ldres = epi->ldres;
+  op_a->res_first = epi->res_first;
+  op_a->stream = epi->stream;
+}
+
 bool shlo__sgemm_panels(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                         const float *a, int64_t lda, const float *b,
                         int64_t ldb, float *c, int64_t ldc) {
+  return shlo__sgemm_panels_epi(ta, tb, m, n, k, a, lda, b, ldb, c, ldc,
+                                NULL);
+}
+
+bool shlo__sgemm_panels_epi(bool ta, bool tb, int64_t m, int64_t n,
+                            int64_t k, const float *a, int64_t lda,
+                            const float *b, int64_t ldb, float *c,
+                            int64_t ldc, const shlo__gemm_epi *epi) {
   gp_a op_a = {.a = a, .ars = ta ? 1 : lda, .aks = ta ? lda : 1};
+  with_epi(&op_a, epi);
   return panels(op_a, tb, m, n, k, b, ldb, c, ldc);
 }
 
@@ -517,16 +539,7 @@ bool shlo__sgemm_panels_gathered_epi(int64_t m, int64_t n, int64_t runs,
                                      const float *b, int64_t ldb, float *c,
                                      int64_t ldc, const shlo__gemm_epi *epi) {
   gp_a op_a = {.rows = rows, .runs = runs, .run = run};
-  if (epi) {
-    op_a.bias = epi->bias;
-    op_a.relu = epi->relu;
-    op_a.scaled = epi->scaled;
-    op_a.scale = epi->scale;
-    op_a.res = epi->res;
-    op_a.ldres = epi->ldres;
-    op_a.res_first = epi->res_first;
-    op_a.stream = epi->stream;
-  }
+  with_epi(&op_a, epi);
   return runs >= 1 && run >= 1 && runs <= INT64_MAX / run &&
          panels(op_a, false, m, n, runs * run, b, ldb, c, ldc);
 }
@@ -581,6 +594,14 @@ bool shlo__sgemm_panels_gathered(int64_t m, int64_t n, int64_t runs,
   (void)m, (void)n, (void)runs, (void)run, (void)rows, (void)b, (void)ldb,
       (void)c, (void)ldc;
   return false;
+}
+
+bool shlo__sgemm_panels_epi(bool ta, bool tb, int64_t m, int64_t n,
+                            int64_t k, const float *a, int64_t lda,
+                            const float *b, int64_t ldb, float *c,
+                            int64_t ldc, const shlo__gemm_epi *epi) {
+  (void)epi;
+  return shlo__sgemm_panels(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 bool shlo__sgemm_panels_gathered_epi(int64_t m, int64_t n, int64_t runs,

@@ -94,6 +94,12 @@ bool shlo__sgemm_panels_gathered_epi(int64_t m, int64_t n, int64_t runs,
                                      const float *b, int64_t ldb, float *c,
                                      int64_t ldc, const shlo__gemm_epi *epi);
 
+/* shlo__sgemm_panels, then epi (NULL: none) on every element. */
+bool shlo__sgemm_panels_epi(bool ta, bool tb, int64_t m, int64_t n,
+                            int64_t k, const float *a, int64_t lda,
+                            const float *b, int64_t ldb, float *c,
+                            int64_t ldc, const shlo__gemm_epi *epi);
+
 /* epi on rows x n of c (rows ldc apart), in memory: for the products the
  * panels do not take. */
 void shlo__gemm_epi_apply(const shlo__gemm_epi *epi, int64_t rows, int64_t n,

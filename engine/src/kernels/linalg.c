@@ -73,12 +73,16 @@ typedef struct dot_params {
   shlo__la_walk lw_t, rw_t; /* with bf16: [B][K][M] and [B][N][K] */
 } dot_params;
 
-/* One GEMM per batch element, for batch elements [lo, hi); with done, it
- * is told of each element's block of C as soon as the GEMM is done. */
+/* One GEMM per batch element, for batch elements [lo, hi); with epi (f32
+ * only), it is applied to each element's block of C, in the panels'
+ * registers when `panels` (the GEMM would run through them anyway);
+ * with done, that is told of the block as soon as it is final. */
 typedef struct dot_batches {
   const dot_params *p;
   const char *a, *b;
   char *c;
+  const shlo__gemm_epi *epi;
+  bool panels;
   shlo_block_done done;
   void *done_ctx;
 } dot_batches;
@@ -89,8 +93,18 @@ static void dot_batch_range(void *ctx, int64_t lo, int64_t hi) {
   int64_t m = p->m, n = p->n, k = p->k, es = (int64_t)shlo__la_dom_size(p->dom);
   bool ta = p->lmode == DOT_DIRECT_T, tb = p->rmode == DOT_DIRECT_T;
   for (int64_t i = lo; i < hi; i++) {
-    shlo__la_gemm(p->dom, ta, tb, m, n, k, j->a + i * m * k * es, ta ? m : k,
-                  j->b + i * k * n * es, tb ? k : n, j->c + i * m * n * es, n);
+    const char *a = j->a + i * m * k * es, *b = j->b + i * k * n * es;
+    char *c = j->c + i * m * n * es;
+    shlo__gemm_epi e = j->epi ? *j->epi : (shlo__gemm_epi){0};
+    if (e.res) e.res += i * m * e.ldres; /* this element's rows */
+    if (!j->panels ||
+        !shlo__sgemm_panels_epi(ta, tb, m, n, k, (const float *)a,
+                                ta ? m : k, (const float *)b, tb ? k : n,
+                                (float *)c, n, &e)) {
+      shlo__la_gemm(p->dom, ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, c,
+                    n);
+      if (j->epi) shlo__gemm_epi_apply(&e, m, n, (float *)c, n);
+    }
     if (j->done) j->done(j->done_ctx, i * m * n, (i + 1) * m * n);
   }
 }
@@ -147,13 +161,47 @@ static const shlo__sgemm_packed *dot_loop_pack(const dot_params *p,
   return shlo__pack_scope_find(ex, rhs, tb, p->k, p->n, tb ? p->k : p->n);
 }
 
+/* epi on whole rows of an f32 result, n floats each, as the blocks of it
+ * are told done, then the caller's done (NULL: none) of the same block:
+ * the residual's rows moved to the block's first. */
+typedef struct dot_epi_rows {
+  const shlo__gemm_epi *epi;
+  float *c;
+  int64_t n;
+  shlo_block_done done;
+  void *ctx;
+} dot_epi_rows;
+
+static void dot_epi_block(void *ctx, int64_t lo, int64_t hi) {
+  const dot_epi_rows *d = ctx;
+  shlo__gemm_epi e = *d->epi;
+  if (e.res) e.res += lo / d->n * e.ldres;
+  shlo__gemm_epi_apply(&e, (hi - lo) / d->n, d->n, d->c + lo, d->n);
+  if (d->done) d->done(d->ctx, lo, hi);
+}
+
 /* C (v, uninitialised; nb, m, n, k all nonzero) = the GEMMs of in[0] and
- * in[1], telling done of its blocks when it is not NULL. */
+ * in[1], then epi (NULL: none; f32 only) on every element, telling done of
+ * its blocks when it is not NULL. */
 static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
                                shlo_value *const *in, shlo_value *v,
+                               const shlo__gemm_epi *epi,
                                shlo_block_done done, void *done_ctx,
                                shlo_exec *ex) {
   int64_t nb = p->nb, m = p->m, n = p->n, k = p->k;
+  /* outside the batches split over the pool, epi goes over each block
+   * as it is told done, before the caller's done */
+  dot_epi_rows after = {epi, v->data,
+                        p->out_rank ? p->out_dims[p->out_rank - 1] : 1, done,
+                        done_ctx};
+  shlo_block_done batch_done = done;
+  void *batch_ctx = done_ctx;
+  if (shlo__gemm_epi_any(epi)) {
+    done = dot_epi_block;
+    done_ctx = &after;
+  } else {
+    epi = NULL;
+  }
   size_t es = shlo__la_dom_size(p->dom);
   void *abuf = NULL, *bbuf = NULL, *cbuf = NULL;
   const char *a = in[0]->data, *b = in[1]->data;
@@ -188,7 +236,7 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
     if (!cbuf) goto nomem;
     c = cbuf;
   }
-  dot_batches job = {p, a, b, c, NULL, NULL};
+  dot_batches job = {p, a, b, c, NULL, false, NULL, NULL};
   const shlo__sgemm_packed *pb = dot_loop_pack(p, in[1], ex);
   bool ta = p->lmode == DOT_DIRECT_T;
   if (pb && shlo__sgemm_prepacked(ta, m, (const float *)a, ta ? m : k, pb,
@@ -201,9 +249,12 @@ static shlo_status dot_compute(const shlo_step *s, const dot_params *p,
                          dot_rows_done_range, &rows);
     }
   } else if (dot_split_batch(p)) {
-    /* each thread's GEMMs, then at once what follows them */
-    job.done = done;
-    job.done_ctx = done_ctx;
+    /* each thread's GEMMs, then at once what follows them: epi in the
+     * panels' registers where they make each GEMM whole anyway */
+    job.epi = epi;
+    job.panels = epi && shlo__la_gemm_f32_all_panels(m, n, k);
+    job.done = batch_done;
+    job.done_ctx = batch_ctx;
     int64_t grain = DOT_BATCH_GRAIN_WORK / (m * n * k);
     shlo__parallel_for(nb, grain > 1 ? grain : 1, dot_batch_range, &job);
   } else {
@@ -238,7 +289,8 @@ static shlo_status k_dot(const shlo_step *s, shlo_value *const *in,
             : shlo__tensor_new_uninit(p->ot, p->out_rank, p->out_dims);
   if (!v)
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for the result");
-  shlo_status st = zeros ? SHLO_OK : dot_compute(s, p, in, v, NULL, NULL, ex);
+  shlo_status st =
+      zeros ? SHLO_OK : dot_compute(s, p, in, v, NULL, NULL, NULL, ex);
   if (st) {
     shlo_value_unref(v);
     return st;
@@ -254,23 +306,7 @@ static shlo_status k_dot(const shlo_step *s, shlo_value *const *in,
 static shlo_status dot_run_blocks(const shlo_step *s, shlo_value *const *in,
                                   shlo_value *result, shlo_block_done done,
                                   void *ctx, shlo_exec *ex) {
-  return dot_compute(s, s->params, in, result, done, ctx, ex);
-}
-
-/* An epilogue (gemm_panels.h) on whole rows of an f32 result, n floats
- * each, as the blocks of it are told done: the residual's rows moved to
- * the block's first. */
-typedef struct dot_epi_rows {
-  const shlo__gemm_epi *epi;
-  float *c;
-  int64_t n;
-} dot_epi_rows;
-
-static void dot_epi_block(void *ctx, int64_t lo, int64_t hi) {
-  const dot_epi_rows *d = ctx;
-  shlo__gemm_epi e = *d->epi;
-  if (e.res) e.res += lo / d->n * e.ldres;
-  shlo__gemm_epi_apply(&e, (hi - lo) / d->n, d->n, d->c + lo, d->n);
+  return dot_compute(s, s->params, in, result, NULL, done, ctx, ex);
 }
 
 /* The product through the GEMM by panels with the epilogue in its
@@ -329,28 +365,30 @@ static bool dot_panels_epi(const dot_params *p, int64_t grain,
  * makes it, then epi on each element.  Where the loop's packed weights
  * take the product (an LSTM's recurrent step), each 64-column panel gets
  * it right after it is made, on that thread; where the GEMM by panels
- * takes the product, it runs in the panels' registers; elsewhere (the
- * products OpenBLAS makes) each block of rows gets it as it is told done (the same blocks as an epilogue run
- * has, without its broadcasts and scratch).  The GEMM's calls are those
- * of k_dot, and shlo__gemm_epi_apply gives the ops' own bits: the bytes
- * are those of the steps one by one. */
+ * takes the product, or each GEMM of a batch split over the threads, it
+ * runs in the panels' registers; elsewhere (the products OpenBLAS makes)
+ * each block of rows gets it as it is told done (the same blocks as an
+ * epilogue run has, without its broadcasts and scratch).  The GEMM's
+ * calls are those of k_dot, and shlo__gemm_epi_apply gives the ops' own
+ * bits: the bytes are those of the steps one by one.  done, where the
+ * whole product is made at once, is told of its rows after it. */
 static shlo_status dot_run_epi(const shlo_step *s, shlo_value *const *in,
                                shlo_value *result, const shlo__gemm_epi *epi,
+                               shlo_block_done done, void *ctx,
                                shlo_exec *ex) {
   const dot_params *p = s->params;
   float *c = result->data;
   const shlo__sgemm_packed *pb = p->bf16 ? NULL : dot_loop_pack(p, in[1], ex);
   bool ta = p->lmode == DOT_DIRECT_T;
-  if (pb && shlo__sgemm_prepacked_epi(ta, p->m, in[0]->data,
-                                      ta ? p->m : p->k, pb, c, p->n, epi))
-    return SHLO_OK;
   int64_t grain = dot_panels_grain(p);
-  if (grain && dot_panels_epi(p, grain, in[0]->data, in[1]->data, c, epi))
+  if ((pb && shlo__sgemm_prepacked_epi(ta, p->m, in[0]->data,
+                                       ta ? p->m : p->k, pb, c, p->n, epi)) ||
+      (grain &&
+       dot_panels_epi(p, grain, in[0]->data, in[1]->data, c, epi))) {
+    if (done) dot_tell_rows(p, done, ctx);
     return SHLO_OK;
-  dot_epi_rows rows = {epi, c, p->out_dims[p->out_rank - 1]};
-  return dot_compute(s, p, in, result,
-                     shlo__gemm_epi_any(epi) ? dot_epi_block : NULL, &rows,
-                     ex);
+  }
+  return dot_compute(s, p, in, result, epi, done, ctx, ex);
 }
 
 /* Whether dims order[0..r) is 0, 1, ..., r-1. */
