@@ -6,7 +6,8 @@
  * the GEMM with an epilogue (kernels/linalg.c): a batch split over the
  * threads through the panels, one product by the panels, a batch the
  * threads do not split, products too small for the panels and too deep
- * for them (OpenBLAS), each with the rhs stored transposed or not.  The
+ * for them (OpenBLAS), the bf16 GEMM with an f32 product, each with
+ * the rhs stored transposed or not.  The
  * lhs holds NaN, the scales include a negative one, NaN and a scale
  * computed at run time; a multiply with the scalar first, and a product
  * something else reads too, keep their steps. */
@@ -33,6 +34,7 @@ enum {
   SCALAR_FIRST = 2, /* multiply(broadcast, product): not taken */
   READ_TWICE = 4,   /* the product is also returned: not taken */
   RUNTIME = 8,      /* the scale is sqrt(its square), made at run time */
+  BF16 = 16,        /* q and k rounded to bf16, the product f32 */
 };
 
 typedef struct scale_case {
@@ -53,6 +55,7 @@ static void scale_program(char *buf, size_t cap, const scale_case *c) {
   else
     snprintf(K, sizeof K, "tensor<%dx%dx%dxf32>", c->b, c->n, c->k);
   snprintf(S, sizeof S, "tensor<%dx%dx%dxf32>", c->b, c->m, c->n);
+  const char *ty = c->how & BF16 ? "bf16" : "f32";
   snprintf(R, sizeof R, "tensor<%dx%dxf32>", c->b, c->m);
   buf[0] = 0;
   harness_appendf(buf, cap, "func.func @main() -> (%s%s%s) {\n", S,
@@ -78,10 +81,19 @@ static void scale_program(char *buf, size_t cap, const scale_case *c) {
       "  %%kv = stablehlo.multiply %%kc, %%k8 : tensor<%ldxf32>\n"
       "  %%k = stablehlo.reshape %%kv : (tensor<%ldxf32>) -> %s\n",
       kn, kn, kn, kn, kn, K);
+  char Qt[64], Kt[64];
+  snprintf(Qt, sizeof Qt, "%.*s%s>", (int)(strlen(Q) - 4), Q, ty);
+  snprintf(Kt, sizeof Kt, "%.*s%s>", (int)(strlen(K) - 4), K, ty);
+  if (c->how & BF16)
+    harness_appendf(buf, cap,
+        "  %%qb = stablehlo.convert %%q : (%s) -> %s\n"
+        "  %%kb = stablehlo.convert %%k : (%s) -> %s\n",
+        Q, Qt, K, Kt);
   harness_appendf(buf, cap,
-      "  %%p = stablehlo.dot_general %%q, %%k, batching_dims = [0] x [0], "
+      "  %%p = stablehlo.dot_general %s, %s, batching_dims = [0] x [0], "
       "contracting_dims = [2] x [%d] : (%s, %s) -> %s\n",
-      c->how & RHS_KN ? 1 : 2, Q, K, S);
+      c->how & BF16 ? "%qb" : "%q", c->how & BF16 ? "%kb" : "%k",
+      c->how & RHS_KN ? 1 : 2, Qt, Kt, S);
   if (c->how & RUNTIME)
     harness_appendf(buf, cap,
         "  %%c0 = stablehlo.constant dense<%s> : tensor<f32>\n"
@@ -150,6 +162,8 @@ static const scale_case routes[] = {
     {2, 24, 4100, 32, "0.0625", RHS_KN},     /* too deep: OpenBLAS */
     {4, 64, 16, 48, "0x7FC00001", 0},        /* a NaN scale */
     {4, 64, 16, 48, "-0.5", RUNTIME},
+    {4, 64, 32, 48, "0.125", BF16},          /* the bf16 GEMM */
+    {3, 64, 32, 48, "0.125", BF16 | RHS_KN},
 };
 
 static void each_route(void) {
