@@ -10,8 +10,9 @@
  * element size, out-of-bounds scatter windows, native update computations
  * per element type, bodies that go through the compiled region (with a
  * captured value), variadic scatter, an operand updated in place when it
- * dies at the scatter (and copied when it is also the updates), and a
- * wrong expectation. */
+ * dies at the scatter (and copied when it is also the updates), a
+ * scatter split over the pool by where it lands (the bytes of one
+ * thread), and a wrong expectation. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -699,6 +700,64 @@ static void test_scatter_rows_with_duplicates(void **state) {
          "}\n");
 }
 
+/* A scatter of rows split over the pool by the rows it lands in
+ * (indexing.c, scatter_all): 8192 positions of 16 floats into 1000 rows,
+ * picked as (2731 k mod 1100) - 50, so that rows repeat up to nine times
+ * and some positions land below 0 or past the end (skipped).  The
+ * updates are sin(k + c) * e^(3 (k mod 7)): magnitudes 1 to 1e8 whose
+ * sums depend on their order, and with the update itself as the body
+ * the last position wins.  Pools of 2 and 3 threads (split) give one
+ * thread's bytes (in position order, one pass). */
+static void scatter_program(char *buf, size_t cap, const char *body) {
+  snprintf(buf, cap,
+      "func.func @main() -> tensor<1000x16xf32> {\n"
+      "  %%k = stablehlo.iota dim = 0 : tensor<8192xi32>\n"
+      "  %%m = stablehlo.constant dense<2731> : tensor<8192xi32>\n"
+      "  %%n = stablehlo.constant dense<1100> : tensor<8192xi32>\n"
+      "  %%o = stablehlo.constant dense<50> : tensor<8192xi32>\n"
+      "  %%km = stablehlo.multiply %%k, %%m : tensor<8192xi32>\n"
+      "  %%kr = stablehlo.remainder %%km, %%n : tensor<8192xi32>\n"
+      "  %%rows = stablehlo.subtract %%kr, %%o : tensor<8192xi32>\n"
+      "  %%idx = stablehlo.reshape %%rows : (tensor<8192xi32>) -> "
+      "tensor<8192x1xi32>\n"
+      "  %%r = stablehlo.iota dim = 0 : tensor<8192x16xf32>\n"
+      "  %%c = stablehlo.iota dim = 1 : tensor<8192x16xf32>\n"
+      "  %%rc = stablehlo.add %%r, %%c : tensor<8192x16xf32>\n"
+      "  %%sn = stablehlo.sine %%rc : tensor<8192x16xf32>\n"
+      "  %%ki = stablehlo.iota dim = 0 : tensor<8192x16xi32>\n"
+      "  %%sv = stablehlo.constant dense<7> : tensor<8192x16xi32>\n"
+      "  %%k7 = stablehlo.remainder %%ki, %%sv : tensor<8192x16xi32>\n"
+      "  %%kf = stablehlo.convert %%k7 : (tensor<8192x16xi32>) -> "
+      "tensor<8192x16xf32>\n"
+      "  %%th = stablehlo.constant dense<3.0> : tensor<8192x16xf32>\n"
+      "  %%ex = stablehlo.multiply %%kf, %%th : tensor<8192x16xf32>\n"
+      "  %%mg = stablehlo.exponential %%ex : tensor<8192x16xf32>\n"
+      "  %%u = stablehlo.multiply %%sn, %%mg : tensor<8192x16xf32>\n"
+      "  %%z = stablehlo.constant dense<0.5> : tensor<1000x16xf32>\n"
+      "  %%s = \"stablehlo.scatter\"(%%z, %%idx, %%u) ({\n"
+      "    ^bb0(%%a: tensor<f32>, %%b: tensor<f32>):\n"
+      "%s"
+      "  }) {scatter_dimension_numbers = #stablehlo.scatter<"
+      "update_window_dims = [1], inserted_window_dims = [0], "
+      "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : "
+      "(tensor<1000x16xf32>, tensor<8192x1xi32>, tensor<8192x16xf32>) -> "
+      "tensor<1000x16xf32>\n"
+      "  func.return %%s : tensor<1000x16xf32>\n"
+      "}\n",
+      body);
+}
+
+static void test_scatter_split_keeps_position_order(void **state) {
+  (void)state;
+  char text[4096];
+  scatter_program(text, sizeof text,
+                  "      %t = stablehlo.add %a, %b : tensor<f32>\n"
+                  "      stablehlo.return %t : tensor<f32>\n");
+  harness_same_on_pools(text);
+  scatter_program(text, sizeof text, "      stablehlo.return %b : tensor<f32>\n");
+  harness_same_on_pools(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gather_clamp),
@@ -721,6 +780,7 @@ int main(void) {
       cmocka_unit_test(test_bad_dimension_numbers),
       cmocka_unit_test(test_gather_large_rows),
       cmocka_unit_test(test_scatter_rows_with_duplicates),
+      cmocka_unit_test(test_scatter_split_keeps_position_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

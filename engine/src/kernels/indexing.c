@@ -1024,7 +1024,9 @@ static shlo_status scatter_positions(const scatter_run *r) {
     if ((b & 255) == 255 && shlo__exec_should_stop(r->ex))
       return shlo__exec_stopped(r->ex, r->s);
     if (b + IDX_AHEAD < p->n_pos) scatter_prefetch(r, idx, ioff);
-    memset(start, 0, sizeof start);
+    /* (only the input's dims: a memset of all MAXR cost as much as
+     * an embedding row's update) */
+    for (int d = 0; d < p->rank; d++) start[d] = 0;
     for (int k = 0; k < p->n_map; k++) {
       int64_t v = p->load(idx, ioff + k * p->iv_str);
       start[p->map[k]] = v < -SCATTER_FAR ? -SCATTER_FAR
@@ -1044,6 +1046,136 @@ static shlo_status scatter_positions(const scatter_run *r) {
     }
   }
   return SHLO_OK;
+}
+
+/* ---- a scatter split over the pool by where its updates land ---- */
+
+/* A scatter whose updates combine natively (or replace) and whose
+ * positions each land at one index along a dim of the input (an
+ * embedding's gradient: rows picked by one index) splits that dim into
+ * ranges: the positions are first sorted, stably, by the range they land
+ * in, then each range applies its own in position order.  Each element
+ * of the result gets its updates in the order one thread gives them, so
+ * the bytes do not depend on the split.  Returns that dim, or -1 where
+ * the scatter runs in one pass. */
+static int scatter_split_dim(const scatter_params *p, int64_t work) {
+  if (p->mode == SC_REGION || p->n_map != 1 || p->n_bat != 0 ||
+      work < IDX_PARALLEL_MIN || shlo__pool_threads() < 2)
+    return -1;
+  int64_t d = p->map[0];
+  for (int j = 0; j < p->n_pt; j++)
+    if (p->pt_dim[j] == d && p->idims[d] >= 2) return (int)d;
+  return -1;
+}
+
+/* ranges of the split dim per thread, claimed as threads come */
+#define SCATTER_PARTS_PER_THREAD 4
+
+/* A position that lands in the input: its index along the split dim,
+ * and where its updates start. */
+typedef struct scatter_pos {
+  int64_t v, uo;
+} scatter_pos;
+
+typedef struct scatter_split {
+  const scatter_run *r;
+  int dim;
+  int64_t per;             /* indices of the dim per range */
+  const scatter_pos *pos;  /* sorted by range, in position order within */
+  const int64_t *first;    /* range k's positions: [first[k], first[k+1]) */
+  atomic_int stopped;
+} scatter_split;
+
+/* Each position landing in the input, in order: its range counted, and
+ * its place written (when at is set; cursor: each range's next slot). */
+static void scatter_sort_pass(const scatter_run *r, int dim, int64_t per,
+                              int64_t *cursor, scatter_pos *at) {
+  const scatter_params *p = r->p;
+  const void *idx = r->in[p->n]->data;
+  int64_t pi[MAXR] = {0}, ioff = 0, uo = 0;
+  for (int64_t b = 0; b < p->n_pos; b++) {
+    int64_t v = p->load(idx, ioff);
+    if (v >= 0 && v < p->idims[dim]) {
+      int64_t k = v / per;
+      if (at) at[cursor[k]] = (scatter_pos){v, uo};
+      cursor[k]++;
+    }
+    for (int j = p->n_sd - 1; j >= 0; j--) {
+      ioff += p->sd_istr[j];
+      uo += p->sd_ustr[j];
+      if (++pi[j] < p->sd_cnt[j]) break;
+      ioff -= pi[j] * p->sd_istr[j];
+      uo -= pi[j] * p->sd_ustr[j];
+      pi[j] = 0;
+    }
+  }
+}
+
+/* Prefetch position q's input window (for writing) and updates. */
+static void scatter_pos_prefetch(const scatter_run *r, int dim,
+                                 const scatter_pos *q) {
+  const scatter_params *p = r->p;
+  size_t esz = p->esz[0], n = esz;
+  if (p->n_w > 0 && p->w_istr[p->n_w - 1] == 1)
+    n = (size_t)p->w_cnt[p->n_w - 1] * esz;
+  if (n > IDX_AHEAD_BYTES) n = IDX_AHEAD_BYTES;
+  const char *row = (const char *)r->out[0]->data +
+                    (size_t)(q->v * p->istr[dim]) * esz;
+  const char *up = (const char *)r->in[p->n + 1]->data + (size_t)q->uo * esz;
+  for (size_t o = 0; o < n; o += 64) {
+    __builtin_prefetch(row + o, 1, 0);
+    __builtin_prefetch(up + o, 0, 0);
+  }
+}
+
+static void scatter_ranges(void *ctx, int64_t lo, int64_t hi) {
+  scatter_split *j = ctx;
+  const scatter_run *r = j->r;
+  int64_t start[MAXR];
+  for (int d = 0; d < r->p->rank; d++) start[d] = 0;
+  for (int64_t k = lo; k < hi && !atomic_load(&j->stopped); k++)
+    for (int64_t i = j->first[k]; i < j->first[k + 1]; i++) {
+      if ((i & 255) == 255 && shlo__exec_should_stop(r->ex)) {
+        atomic_store(&j->stopped, 1);
+        return;
+      }
+      if (i + IDX_AHEAD < j->first[k + 1])
+        scatter_pos_prefetch(r, j->dim, &j->pos[i + IDX_AHEAD]);
+      start[j->dim] = j->pos[i].v;
+      scatter_window(r, start, j->pos[i].uo); /* (natively: no status) */
+    }
+}
+
+/* All positions, split over the pool where scatter_split_dim allows. */
+static shlo_status scatter_all(const scatter_run *r) {
+  const scatter_params *p = r->p;
+  int dim = scatter_split_dim(p, r->in[p->n + 1]->numel);
+  if (dim < 0) return scatter_positions(r);
+  int64_t parts = (int64_t)shlo__pool_threads() * SCATTER_PARTS_PER_THREAD;
+  if (parts > p->idims[dim]) parts = p->idims[dim];
+  int64_t per = (p->idims[dim] + parts - 1) / parts;
+  parts = (p->idims[dim] + per - 1) / per;
+  int64_t *first = shlo__calloc((size_t)parts + 1, sizeof *first);
+  scatter_pos *pos = shlo__malloc((size_t)p->n_pos * sizeof *pos);
+  if (!first || !pos) {
+    shlo__free(first);
+    shlo__free(pos);
+    return scatter_positions(r); /* the same bytes, in one pass */
+  }
+  scatter_sort_pass(r, dim, per, first + 1, NULL);
+  for (int64_t k = 0; k < parts; k++) first[k + 1] += first[k];
+  int64_t *cursor = shlo__malloc((size_t)parts * sizeof *cursor);
+  if (cursor) {
+    memcpy(cursor, first, (size_t)parts * sizeof *cursor);
+    scatter_sort_pass(r, dim, per, cursor, pos);
+  }
+  scatter_split j = {r, dim, per, pos, first, 0};
+  if (cursor) shlo__parallel_for(parts, 1, scatter_ranges, &j);
+  shlo__free(cursor);
+  shlo__free(first);
+  shlo__free(pos);
+  if (!cursor) return scatter_positions(r);
+  return atomic_load(&j.stopped) ? shlo__exec_stopped(r->ex, r->s) : SHLO_OK;
 }
 
 static shlo_status k_scatter(const shlo_step *s, shlo_value *const *in,
@@ -1079,7 +1211,7 @@ static shlo_status k_scatter(const shlo_step *s, shlo_value *const *in,
     }
   }
 
-  st = scatter_positions(&r);
+  st = scatter_all(&r);
 
 done:
   if (r.lead) {
