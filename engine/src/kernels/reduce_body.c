@@ -394,6 +394,49 @@ RB_ISA_512(lanes_min_avx512, _mm512_min_ps, <)
 RB_ISA_256(lanes_max_avx2, _mm256_max_ps, >)
 RB_ISA_256(lanes_min_avx2, _mm256_min_ps, <)
 
+/* accum_grid of an f32 maximum or minimum (reduce_window's pooling, see
+ * reduce_int.h): each vector of dst taken into a register, folded with
+ * its k window elements in order, stored once, where the generic loop
+ * reads and writes dst for every window element.  MAXPS/MINPS give the
+ * body's bits unless a value is a NaN or a zero (which NaN, and which
+ * zero of a tie, the order of the comparisons decides): a vector that
+ * meets one is folded again, lane by lane, with the body's function.
+ * The columns after the last whole vector go the same way. */
+#define RB_GRID_512(NAME, PICK, FN)                                         \
+  __attribute__((target("avx512f"))) static void NAME(                      \
+      void *dst, const void *src, const shlo_rb_grid *g) {                  \
+    const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);                \
+    const __m512 zero = _mm512_setzero_ps();                                \
+    for (int64_t r = 0; r < g->rows; r++) {                                 \
+      float *d = (float *)dst + r * g->dst_step;                            \
+      const float *x = (const float *)src + r * g->src_step;               \
+      for (int64_t i = 0; i < g->n; i += 16) {                              \
+        __mmask16 odd = 0xffff;                                             \
+        if (i + 16 <= g->n) {                                               \
+          __m512 v = _mm512_loadu_ps(d + i);                                \
+          odd = 0;                                                          \
+          for (int64_t k = 0; k <= g->k; k++) {                             \
+            __m512 y = k ? _mm512_loadu_ps(x + (k - 1) * g->k_step + i) : v; \
+            __m512 m = _mm512_castsi512_ps(                                 \
+                _mm512_and_si512(_mm512_castps_si512(y), magnitude));       \
+            odd |= _mm512_cmp_ps_mask(m, zero, _CMP_NGT_UQ);                \
+            v = PICK(y, v);                                                 \
+          }                                                                 \
+          if (!odd) _mm512_storeu_ps(d + i, v);                             \
+        }                                                                   \
+        if (odd)                                                            \
+          for (int64_t l = i; l < i + 16 && l < g->n; l++) {                \
+            float a = d[l];                                                 \
+            for (int64_t k = 0; k < g->k; k++)                              \
+              a = FN(a, x[k * g->k_step + l]);                              \
+            d[l] = a;                                                       \
+          }                                                                 \
+      }                                                                     \
+    }                                                                       \
+  }
+RB_GRID_512(grid_max_avx512, _mm512_max_ps, RB_FMAX)
+RB_GRID_512(grid_min_avx512, _mm512_min_ps, RB_FMIN)
+
 /* The loop of the variant vmath uses (shlo__vmath_isa: the best this CPU
  * has, or the one a test chose), so that tests walk both folds and vector
  * maths through each ISA alike.  Its "avx2" also asks for FMA, which these
@@ -409,13 +452,39 @@ static bool rb_lanes_isa(bool max, const float *x, int64_t n, float *r,
     return false;
   return true;
 }
+
+/* The grid fold above where vmath's variant is AVX-512's; false else. */
+static bool rb_grid_isa(bool max, void *dst, const void *src,
+                        const shlo_rb_grid *g) {
+  if (strcmp(shlo__vmath_isa(), "avx512f")) return false;
+  (max ? grid_max_avx512 : grid_min_avx512)(dst, src, g);
+  return true;
+}
 #else
 static bool rb_lanes_isa(bool max, const float *x, int64_t n, float *r,
                          int32_t *nan) {
   (void)max, (void)x, (void)n, (void)r, (void)nan;
   return false;
 }
+static bool rb_grid_isa(bool max, void *dst, const void *src,
+                        const shlo_rb_grid *g) {
+  (void)max, (void)dst, (void)src, (void)g;
+  return false;
+}
 #endif
+
+/* accum_grid of an f32 maximum or minimum: the ISA's grid fold, or the
+ * generic loop. */
+static void accum_grid_MAX_f32_isa(void *dst, const void *src,
+                                   const shlo_rb_grid *g,
+                                   const shlo_rb_native *b) {
+  if (!rb_grid_isa(true, dst, src, g)) accum_grid_MAX_f32(dst, src, g, b);
+}
+static void accum_grid_MIN_f32_isa(void *dst, const void *src,
+                                   const shlo_rb_grid *g,
+                                   const shlo_rb_native *b) {
+  if (!rb_grid_isa(false, dst, src, g)) accum_grid_MIN_f32(dst, src, g, b);
+}
 
 #define RB_DEF_LANES(NAME, CMP, FN, SEQ, IS_MAX)                            \
   SHLO_CLONES static void NAME(void *acc, const void *src, int64_t n,       \
@@ -650,6 +719,8 @@ bool shlo__rb_match(shlo_compiler *cc, const shlo_op *op, int r,
   b->gfold = rb_tab[k][fl].gfold;
   b->accum = rb_tab[k][fl].accum;
   b->accum_grid = rb_tab[k][fl].accum_grid;
+  if (fl == FL_f32 && k == RB_MAX) b->accum_grid = accum_grid_MAX_f32_isa;
+  if (fl == FL_f32 && k == RB_MIN) b->accum_grid = accum_grid_MIN_f32_isa;
   return true;
 }
 
