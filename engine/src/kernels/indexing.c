@@ -42,6 +42,7 @@
 #include "kernels/float_minmax.h"
 #include "core/floatfmt.h"
 #include "core/storage.h"
+#include "core/tensor_uninit.h"
 #include "kernels/kernel.h"
 #include "kernels/multiversion.h"
 #include "runtime/pool.h"
@@ -208,8 +209,9 @@ static void gather_bases(const gather_params *p, const void *idx,
 /* How many slices ahead a gather prefetches its source rows, and at most
  * how many bytes of each.  Start indices are known before the walk, so the
  * rows' cache misses, which bound a gather from a large operand, can be
- * overlapped instead of taken one after another. */
-#define IDX_AHEAD 8
+ * overlapped instead of taken one after another.  (16384 rows of 256
+ * bytes from 16 MB: 8 ahead took 195 us on two threads, 16 160, 32 143.) */
+#define IDX_AHEAD 32
 #define IDX_AHEAD_BYTES 512
 
 static void prefetch_bytes(const char *p, size_t n) {
@@ -308,10 +310,14 @@ static shlo_status k_gather(const shlo_step *s, shlo_value *const *in,
     shlo_status st = gather_dynamic_sizes(s, p, in[2], hi, ex);
     if (st) return st;
   }
-  shlo_value *res = shlo_tensor_new(p->elem, p->out_rank, p->out_dims);
+  /* every element of the result is written below, unless the operand
+   * is empty: only unit dims of slice size 0 get here with a non-empty
+   * result, which then stays zero */
+  int64_t in_numel = in[0]->numel;
+  shlo_value *res =
+      in_numel ? shlo__tensor_new_uninit(p->elem, p->out_rank, p->out_dims)
+               : shlo_tensor_new(p->elem, p->out_rank, p->out_dims);
   if (!res) return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
-  /* An empty operand leaves nothing to read: only unit dims of slice
-   * size 0 get here with a non-empty result; it stays zero. */
   if (res->numel == 0 || in[0]->numel == 0) {
     out[0] = res;
     return SHLO_OK;
