@@ -93,11 +93,17 @@ VM_INLINE void VM_FN(vsm_row)(float *e, const float *y, float m,
     for (int64_t j = i; j < cols; j++) d[j] = x[j] / s;
   VM_FN(vsm_exp_rest)(e, y, m, i, cols, nonpos);
   if (!ahead) return;
+  /* (through arrays: indexing the vectors themselves kept them in
+   * memory, stored on every iteration of the loop above) */
+  float hl[VM_W];
+  int32_t nl[VM_W];
+  VM_FN(store)(hl, h);
+  memcpy(nl, &nan, sizeof nl);
   float r = -INFINITY;
   bool bad = false;
   for (int l = 0; l < VM_W; l++) {
-    bad |= nan[l] != 0;
-    if (h[l] > r) r = h[l];
+    bad |= nl[l] != 0;
+    if (hl[l] > r) r = hl[l];
   }
   for (int64_t j = i; j < cols; j++) {
     bad |= xm[j] != xm[j];
