@@ -1461,6 +1461,7 @@ shlo_status shlo__fuse_plan(shlo_plan *p, const shlo_type *const *types) {
   shlo_status st0 = hoist_constants(p);
   if (!st0) st0 = shlo__fuse_hoist_reshapes(p, types);
   if (!st0) st0 = shlo__fuse_fold_scales(p, types);
+  if (!st0) st0 = shlo__fuse_scatter_fills(p, types);
   if (st0) return st0;
   fuse_index x = {0};
   st0 = fuse_index_init(&x, p);

@@ -275,6 +275,11 @@ shlo_status shlo__fuse_epi_chains(shlo_plan *pl, const shlo_type *const *types);
  * Run before the fusion indexes the plan. */
 shlo_status shlo__fuse_fold_scales(shlo_plan *pl,
                                    const shlo_type *const *types);
+/* Each scatter whose input is a broadcast of one element that nothing
+ * else reads takes that element instead, and fills its result from it
+ * (fuse_fill.c).  Run before the fusion indexes the plan. */
+shlo_status shlo__fuse_scatter_fills(shlo_plan *pl,
+                                     const shlo_type *const *types);
 /* Whether v is an f32 scalar +0 (bits all zero). */
 bool shlo__fuse_is_pos_zero(const shlo_value *v);
 /* Whether slot of pl is a constant step's f32 scalar +0. */

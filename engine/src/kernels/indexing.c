@@ -40,6 +40,7 @@
 #include "core/alloc.h"
 #include "kernels/complex_mul.h"
 #include "kernels/float_minmax.h"
+#include "kernels/indexing.h"
 #include "core/floatfmt.h"
 #include "core/storage.h"
 #include "core/tensor_uninit.h"
@@ -861,6 +862,10 @@ typedef struct scatter_params {
   int64_t pt_dim[MAXR];
   int n_w;                 /* window dims of extent > 1, in order */
   int64_t w_dim[MAXR], w_cnt[MAXR], w_ustr[MAXR], w_istr[MAXR];
+  /* The input is one element, and the result starts as that element
+   * everywhere (a broadcast that only the scatter read, taken in by the
+   * fusion: shlo__scatter_fill_from_scalar). */
+  bool fill;
 } scatter_params;
 
 /* What a kernel run carries around. */
@@ -1066,7 +1071,7 @@ static shlo_status scatter_positions(const scatter_run *r) {
  * the scatter runs in one pass. */
 static int scatter_split_dim(const scatter_params *p, int64_t work) {
   if (p->mode == SC_REGION || p->n_map != 1 || p->n_bat != 0 ||
-      work < IDX_PARALLEL_MIN || shlo__pool_threads() < 2)
+      work < IDX_PARALLEL_MIN || (shlo__pool_threads() < 2 && !p->fill))
     return -1;
   int64_t d = p->map[0];
   for (int j = 0; j < p->n_pt; j++)
@@ -1076,6 +1081,11 @@ static int scatter_split_dim(const scatter_params *p, int64_t work) {
 
 /* ranges of the split dim per thread, claimed as threads come */
 #define SCATTER_PARTS_PER_THREAD 4
+/* A result filled range by range is cut into ranges of about this many
+ * bytes, so that each range's fill is still in L2 when its updates
+ * land (a 16 MB result filled whole and then updated at random missed
+ * on its rows wherever the L3 was shared). */
+#define SCATTER_FILL_RANGE ((size_t)512 << 10)
 
 /* A position that lands in the input: its index along the split dim,
  * and where its updates start. */
@@ -1089,8 +1099,41 @@ typedef struct scatter_split {
   int64_t per;             /* indices of the dim per range */
   const scatter_pos *pos;  /* sorted by range, in position order within */
   const int64_t *first;    /* range k's positions: [first[k], first[k+1]) */
+  bool fill;               /* each range fills its slab of the result first */
   atomic_int stopped;
 } scatter_split;
+
+/* n elements of esz bytes at dst set to *val, by doubling copies. */
+static void fill_elems(char *dst, const void *val, size_t esz, int64_t n) {
+  if (n <= 0) return;
+  memcpy(dst, val, esz);
+  size_t have = esz, total = (size_t)n * esz;
+  while (have < total) {
+    size_t c = have < total - have ? have : total - have;
+    memcpy(dst + have, dst, c);
+    have += c;
+  }
+}
+
+/* Elements [lo, hi) of a scatter's result seeded from its scalar. */
+static void fill_result_range(const scatter_run *r, int64_t lo, int64_t hi) {
+  size_t esz = r->p->esz[0];
+  fill_elems((char *)r->out[0]->data + (size_t)lo * esz, r->in[0]->data, esz,
+             hi - lo);
+}
+
+static void fill_result_chunk(void *ctx, int64_t lo, int64_t hi) {
+  fill_result_range(ctx, lo, hi);
+}
+
+/* The whole result seeded from the scalar, over the pool when large. */
+static void fill_result(const scatter_run *r) {
+  int64_t n = r->out[0]->numel;
+  if (n >= IDX_PARALLEL_MIN)
+    shlo__parallel_for(n, IDX_PARALLEL_MIN, fill_result_chunk, (void *)r);
+  else
+    fill_result_range(r, 0, n);
+}
 
 /* Each position landing in the input, in order: its range counted, and
  * its place written (when at is set; cursor: each range's next slot). */
@@ -1137,9 +1180,15 @@ static void scatter_pos_prefetch(const scatter_run *r, int dim,
 static void scatter_ranges(void *ctx, int64_t lo, int64_t hi) {
   scatter_split *j = ctx;
   const scatter_run *r = j->r;
+  const scatter_params *p = r->p;
   int64_t start[MAXR];
-  for (int d = 0; d < r->p->rank; d++) start[d] = 0;
-  for (int64_t k = lo; k < hi && !atomic_load(&j->stopped); k++)
+  for (int d = 0; d < p->rank; d++) start[d] = 0;
+  for (int64_t k = lo; k < hi && !atomic_load(&j->stopped); k++) {
+    if (j->fill) { /* (the split dim is the first: a slab of the result) */
+      int64_t end = (k + 1) * j->per < p->idims[0] ? (k + 1) * j->per
+                                                   : p->idims[0];
+      fill_result_range(r, k * j->per * p->istr[0], end * p->istr[0]);
+    }
     for (int64_t i = j->first[k]; i < j->first[k + 1]; i++) {
       if ((i & 255) == 255 && shlo__exec_should_stop(r->ex)) {
         atomic_store(&j->stopped, 1);
@@ -1150,14 +1199,22 @@ static void scatter_ranges(void *ctx, int64_t lo, int64_t hi) {
       start[j->dim] = j->pos[i].v;
       scatter_window(r, start, j->pos[i].uo); /* (natively: no status) */
     }
+  }
 }
 
-/* All positions, split over the pool where scatter_split_dim allows. */
+/* All positions, split over the pool where scatter_split_dim allows; a
+ * result seeded from a scalar filled first, or, where the split dim is
+ * its first, range by range. */
 static shlo_status scatter_all(const scatter_run *r) {
   const scatter_params *p = r->p;
   int dim = scatter_split_dim(p, r->in[p->n + 1]->numel);
+  bool fill_ranges = p->fill && dim == 0;
+  if (p->fill && !fill_ranges) fill_result(r);
   if (dim < 0) return scatter_positions(r);
   int64_t parts = (int64_t)shlo__pool_threads() * SCATTER_PARTS_PER_THREAD;
+  size_t bytes = (size_t)r->out[0]->numel * p->esz[0];
+  if (fill_ranges && (int64_t)(bytes / SCATTER_FILL_RANGE) > parts)
+    parts = (int64_t)(bytes / SCATTER_FILL_RANGE);
   if (parts > p->idims[dim]) parts = p->idims[dim];
   int64_t per = (p->idims[dim] + parts - 1) / parts;
   parts = (p->idims[dim] + per - 1) / per;
@@ -1166,6 +1223,7 @@ static shlo_status scatter_all(const scatter_run *r) {
   if (!first || !pos) {
     shlo__free(first);
     shlo__free(pos);
+    if (fill_ranges) fill_result(r);
     return scatter_positions(r); /* the same bytes, in one pass */
   }
   scatter_sort_pass(r, dim, per, first + 1, NULL);
@@ -1175,11 +1233,12 @@ static shlo_status scatter_all(const scatter_run *r) {
     memcpy(cursor, first, (size_t)parts * sizeof *cursor);
     scatter_sort_pass(r, dim, per, cursor, pos);
   }
-  scatter_split j = {r, dim, per, pos, first, 0};
+  scatter_split j = {r, dim, per, pos, first, fill_ranges, 0};
   if (cursor) shlo__parallel_for(parts, 1, scatter_ranges, &j);
   shlo__free(cursor);
   shlo__free(first);
   shlo__free(pos);
+  if (!cursor && fill_ranges) fill_result(r);
   if (!cursor) return scatter_positions(r);
   return atomic_load(&j.stopped) ? shlo__exec_stopped(r->ex, r->s) : SHLO_OK;
 }
@@ -1191,16 +1250,27 @@ static shlo_status k_scatter(const shlo_step *s, shlo_value *const *in,
   shlo_status st = SHLO_OK;
   scatter_run r = {s, p, in, out, ex, NULL, NULL};
   for (int i = 0; i < n; i++) {
-    /* the updates go straight into an operand that dies here */
-    out[i] = shlo__exec_take_input(s, in, i);
-    if (!out[i]) out[i] = shlo_tensor_clone(in[i]);
+    if (p->fill) { /* filled below, from the scalar in[0] */
+      out[i] = shlo__tensor_new_uninit(p->elem[0], p->rank, p->idims);
+    } else {
+      /* the updates go straight into an operand that dies here */
+      out[i] = shlo__exec_take_input(s, in, i);
+      if (!out[i]) out[i] = shlo_tensor_clone(in[i]);
+    }
     if (!out[i]) {
       st = shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory");
       goto done;
     }
   }
-  if (p->n_pos == 0 || in[n + 1]->numel == 0 || in[0]->numel == 0)
+  if (p->fill && in[0]->numel != 1) {
+    st = shlo__exec_fail(ex, s, SHLO_EVERIFY,
+                         "the scalar a scatter starts from is not one element");
     goto done;
+  }
+  if (p->n_pos == 0 || in[n + 1]->numel == 0 || out[0]->numel == 0) {
+    if (p->fill) fill_result(&r);
+    goto done;
+  }
   if (p->mode == SC_REGION) {
     r.lead = shlo__calloc((size_t)(3 * n), sizeof *r.lead);
     if (!r.lead) {
@@ -1217,7 +1287,7 @@ static shlo_status k_scatter(const shlo_step *s, shlo_value *const *in,
     }
   }
 
-  st = scatter_all(&r);
+  st = scatter_all(&r); /* (fills a result seeded from a scalar) */
 
 done:
   if (r.lead) {
@@ -1465,4 +1535,12 @@ shlo_status shlo__compile_scatter(shlo_compiler *cc, const shlo_op *op,
   scatter_window_dims(p, &dn, t0, u0, ustr);
   step->fn = k_scatter;
   return SHLO_OK;
+}
+
+bool shlo__scatter_fill_from_scalar(shlo_step *s) {
+  if (s->fn != k_scatter || !s->params) return false;
+  scatter_params *p = s->params;
+  if (p->n != 1 || p->fill) return false;
+  p->fill = true;
+  return true;
 }
