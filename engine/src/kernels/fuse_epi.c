@@ -348,14 +348,9 @@ static bool producer_takes(const shlo_step *p, const shlo_type *const *types) {
 }
 
 shlo_status shlo__fuse_epi_chains(shlo_plan *pl, const shlo_type *const *types) {
-  int *reads = shlo__calloc((size_t)pl->n_slots + 1, sizeof *reads);
+  int *reads = shlo__fuse_reads(pl);
   bool *gone = shlo__calloc((size_t)pl->n_steps + 1, sizeof *gone);
   shlo_status st = reads && gone ? SHLO_OK : SHLO_ENOMEM;
-  if (!st) {
-    for (int i = 0; i < pl->n_steps; i++)
-      for (int k = 0; k < pl->steps[i].n_in; k++) reads[pl->steps[i].in[k]]++;
-    for (int k = 0; k < pl->n_results; k++) reads[pl->result_slots[k]]++;
-  }
   for (int i = 0; !st && i < pl->n_steps; i++) {
     if (gone[i] || !producer_takes(&pl->steps[i], types)) continue;
     chain c;
@@ -363,12 +358,7 @@ shlo_status shlo__fuse_epi_chains(shlo_plan *pl, const shlo_type *const *types) 
     if (c.n_links && !chain_is_bias_relu(&c, i))
       st = chain_join(pl, i, &c, types, gone);
   }
-  if (gone) {
-    int w = 0;
-    for (int i = 0; i < pl->n_steps; i++)
-      if (!gone[i]) pl->steps[w++] = pl->steps[i];
-    pl->n_steps = w;
-  }
+  if (gone) shlo__fuse_drop_gone(pl, gone);
   shlo__free(reads);
   shlo__free(gone);
   return st;

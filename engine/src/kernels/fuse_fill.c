@@ -15,21 +15,9 @@
 #include "kernels/indexing.h"
 #include "ops/ops.h"
 
-static bool is_op(const shlo_step *s, int code) {
-  return s->op && s->op->code == code;
-}
-
-/* The step before `before` that makes slot, or -1. */
-static int maker_of(const shlo_plan *pl, int slot, int before) {
-  for (int i = 0; i < before; i++)
-    for (int k = 0; k < pl->steps[i].n_out; k++)
-      if (pl->steps[i].out[k] == slot) return i;
-  return -1;
-}
-
 /* Whether step b broadcasts one element of a plain tensor. */
 static bool broadcasts_one(const shlo_step *b, const shlo_type *const *types) {
-  if (!is_op(b, SHLO_OP_BROADCAST_IN_DIM) || b->n_in != 1 || b->n_out != 1 ||
+  if (!shlo__fuse_step_is(b, SHLO_OP_BROADCAST_IN_DIM) || b->n_in != 1 || b->n_out != 1 ||
       b->n_plans)
     return false;
   const shlo_type *t = types[b->in[0]];
@@ -39,21 +27,18 @@ static bool broadcasts_one(const shlo_step *b, const shlo_type *const *types) {
 
 shlo_status shlo__fuse_scatter_fills(shlo_plan *pl,
                                      const shlo_type *const *types) {
-  int *reads = shlo__calloc((size_t)pl->n_slots + 1, sizeof *reads);
+  int *reads = shlo__fuse_reads(pl);
   bool *gone = shlo__calloc((size_t)pl->n_steps + 1, sizeof *gone);
   if (!reads || !gone) {
     shlo__free(reads);
     shlo__free(gone);
     return SHLO_ENOMEM;
   }
-  for (int i = 0; i < pl->n_steps; i++)
-    for (int k = 0; k < pl->steps[i].n_in; k++) reads[pl->steps[i].in[k]]++;
-  for (int k = 0; k < pl->n_results; k++) reads[pl->result_slots[k]]++;
   for (int i = 0; i < pl->n_steps; i++) {
     shlo_step *s = &pl->steps[i];
-    if (!is_op(s, SHLO_OP_SCATTER) || s->n_in < 1 || reads[s->in[0]] != 1)
+    if (!shlo__fuse_step_is(s, SHLO_OP_SCATTER) || s->n_in < 1 || reads[s->in[0]] != 1)
       continue;
-    int b = maker_of(pl, s->in[0], i);
+    int b = shlo__fuse_maker(pl, s->in[0], i);
     if (b < 0 || gone[b] || !broadcasts_one(&pl->steps[b], types) ||
         !shlo__scatter_fill_from_scalar(s))
       continue;
@@ -69,10 +54,7 @@ shlo_status shlo__fuse_scatter_fills(shlo_plan *pl,
     shlo__step_free(&pl->steps[b]);
     gone[b] = true;
   }
-  int w = 0;
-  for (int i = 0; i < pl->n_steps; i++)
-    if (!gone[i]) pl->steps[w++] = pl->steps[i];
-  pl->n_steps = w;
+  shlo__fuse_drop_gone(pl, gone);
   shlo__free(reads);
   shlo__free(gone);
   return SHLO_OK;

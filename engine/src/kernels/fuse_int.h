@@ -275,6 +275,18 @@ shlo_status shlo__fuse_epi_chains(shlo_plan *pl, const shlo_type *const *types);
  * Run before the fusion indexes the plan. */
 shlo_status shlo__fuse_fold_scales(shlo_plan *pl,
                                    const shlo_type *const *types);
+/* Whether step s is op `code`. */
+static inline bool shlo__fuse_step_is(const shlo_step *s, int code) {
+  return s->op && s->op->code == code;
+}
+/* The step before `before` of pl that makes slot, or -1. */
+int shlo__fuse_maker(const shlo_plan *pl, int slot, int before);
+/* How many times each slot of pl is read, a result counting as one read
+ * more (n_slots + 1 ints, shlo__free'd by the caller); NULL when out of
+ * memory. */
+int *shlo__fuse_reads(const shlo_plan *pl);
+/* The steps of pl not marked gone, moved down in order. */
+void shlo__fuse_drop_gone(shlo_plan *pl, const bool *gone);
 /* Each scatter whose input is a broadcast of one element that nothing
  * else reads takes that element instead, and fills its result from it
  * (fuse_fill.c).  Run before the fusion indexes the plan. */

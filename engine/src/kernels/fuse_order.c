@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Step order before fusion: reshaping broadcasts of arguments move to the
- * front of the plan.
+ * front of the plan; and the plan walks the passes before and after the
+ * fusion share (fuse_int.h).
  *
  * JAX writes a bias add as two broadcasts, the first only adding unit
  * dimensions (768 -> 1x1x768, same elements), right before the add that
@@ -73,3 +74,27 @@ shlo_status shlo__fuse_hoist_reshapes(shlo_plan *p,
   shlo__free(moved);
   return SHLO_OK;
 }
+
+int shlo__fuse_maker(const shlo_plan *pl, int slot, int before) {
+  for (int i = 0; i < before; i++)
+    for (int k = 0; k < pl->steps[i].n_out; k++)
+      if (pl->steps[i].out[k] == slot) return i;
+  return -1;
+}
+
+int *shlo__fuse_reads(const shlo_plan *pl) {
+  int *reads = shlo__calloc((size_t)pl->n_slots + 1, sizeof *reads);
+  if (!reads) return NULL;
+  for (int i = 0; i < pl->n_steps; i++)
+    for (int k = 0; k < pl->steps[i].n_in; k++) reads[pl->steps[i].in[k]]++;
+  for (int k = 0; k < pl->n_results; k++) reads[pl->result_slots[k]]++;
+  return reads;
+}
+
+void shlo__fuse_drop_gone(shlo_plan *pl, const bool *gone) {
+  int w = 0;
+  for (int i = 0; i < pl->n_steps; i++)
+    if (!gone[i]) pl->steps[w++] = pl->steps[i];
+  pl->n_steps = w;
+}
+

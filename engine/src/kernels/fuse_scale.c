@@ -80,10 +80,6 @@ static shlo_status k_scaled(const shlo_step *s, shlo_value *const *in,
   return SHLO_OK;
 }
 
-static bool is_op(const shlo_step *s, int code) {
-  return s->op && s->op->code == code;
-}
-
 /* Whether step p's result can take the scale: an f32 tensor with rows. */
 static bool producer_takes(const shlo_step *p, const shlo_type *const *types) {
   if (!p->loop.run_epi || !p->loop.run_blocks || p->n_out != 1) return false;
@@ -92,19 +88,11 @@ static bool producer_takes(const shlo_step *p, const shlo_type *const *types) {
          !t->quant && t->rank >= 1 && t->dims[t->rank - 1] > 0;
 }
 
-/* The step before `before` that makes slot, or -1. */
-static int maker_of(const shlo_plan *pl, int slot, int before) {
-  for (int i = 0; i < before; i++)
-    for (int k = 0; k < pl->steps[i].n_out; k++)
-      if (pl->steps[i].out[k] == slot) return i;
-  return -1;
-}
-
 /* Whether a reduce after step i reads slot. */
 static bool reduced(const shlo_plan *pl, int i, int slot) {
   for (int j = i + 1; j < pl->n_steps; j++)
     for (int k = 0; k < pl->steps[j].n_in; k++)
-      if (pl->steps[j].in[k] == slot && is_op(&pl->steps[j], SHLO_OP_REDUCE))
+      if (pl->steps[j].in[k] == slot && shlo__fuse_step_is(&pl->steps[j], SHLO_OP_REDUCE))
         return true;
   return false;
 }
@@ -115,15 +103,15 @@ static bool reduced(const shlo_plan *pl, int i, int slot) {
 static bool scales(const shlo_plan *pl, int mi, int x,
                    const shlo_type *const *types, int *b, int *scalar) {
   const shlo_step *m = &pl->steps[mi];
-  if (!is_op(m, SHLO_OP_MULTIPLY) || m->n_in != 2 || m->n_out != 1 ||
+  if (!shlo__fuse_step_is(m, SHLO_OP_MULTIPLY) || m->n_in != 2 || m->n_out != 1 ||
       m->in[0] != x || m->in[1] == x ||
       !shlo_type_equal(types[m->out[0]], types[x]) ||
       !reduced(pl, mi, m->out[0]))
     return false;
-  *b = maker_of(pl, m->in[1], mi);
+  *b = shlo__fuse_maker(pl, m->in[1], mi);
   if (*b < 0) return false;
   const shlo_step *bs = &pl->steps[*b];
-  if (!is_op(bs, SHLO_OP_BROADCAST_IN_DIM) || bs->n_in != 1 ||
+  if (!shlo__fuse_step_is(bs, SHLO_OP_BROADCAST_IN_DIM) || bs->n_in != 1 ||
       bs->n_out != 1 || bs->n_plans)
     return false;
   const shlo_type *st = types[bs->in[0]];
@@ -179,14 +167,9 @@ static shlo_status scale_join(shlo_plan *pl, int i, int mi, int scalar,
 
 shlo_status shlo__fuse_fold_scales(shlo_plan *pl,
                                    const shlo_type *const *types) {
-  int *reads = shlo__calloc((size_t)pl->n_slots + 1, sizeof *reads);
+  int *reads = shlo__fuse_reads(pl);
   bool *gone = shlo__calloc((size_t)pl->n_steps + 1, sizeof *gone);
   shlo_status st = reads && gone ? SHLO_OK : SHLO_ENOMEM;
-  if (!st) {
-    for (int i = 0; i < pl->n_steps; i++)
-      for (int k = 0; k < pl->steps[i].n_in; k++) reads[pl->steps[i].in[k]]++;
-    for (int k = 0; k < pl->n_results; k++) reads[pl->result_slots[k]]++;
-  }
   for (int i = 0; !st && i < pl->n_steps; i++) {
     const shlo_step *p = &pl->steps[i];
     if (gone[i] || !producer_takes(p, types) || reads[p->out[0]] != 1)
@@ -203,12 +186,7 @@ shlo_status shlo__fuse_fold_scales(shlo_plan *pl,
       gone[b] = true;
     }
   }
-  if (gone) {
-    int w = 0;
-    for (int i = 0; i < pl->n_steps; i++)
-      if (!gone[i]) pl->steps[w++] = pl->steps[i];
-    pl->n_steps = w;
-  }
+  if (gone) shlo__fuse_drop_gone(pl, gone);
   shlo__free(reads);
   shlo__free(gone);
   return st;
