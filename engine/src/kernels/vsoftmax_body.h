@@ -79,9 +79,8 @@ VM_INLINE void VM_FN(vsm_row)(float *e, const float *y, float m,
       VF v = VM_FN(load)(xm + i);
       nan |= (VI)(v != v);
       h = VM_FN(max)(h, v);
-    } else {
-      __builtin_prefetch(pf + i, 0, 2);
     }
+    __builtin_prefetch(pf + i, 0, 2);
 #if VM_KIND == VM_AVX512
     if (div == VSM_DIV_STREAM)
       _mm512_stream_ps(d + i, (__m512)(VM_FN(load)(x + i) / sv));
@@ -161,7 +160,10 @@ VM_EXTERN bool VM_FN(vsm_exp)(float *e, float *sum,
                               const shlo_vsoftmax_max *mx) {
   int64_t n_div = dv ? dv->rows : 0, n_max = mx ? mx->rows : 0;
   for (int64_t r = 0; r < rows; r++) {
-    const float *pf = (next ? next : y) + r * cols;
+    /* asked for from memory meanwhile: the next block's row, or, where
+     * that row's maximum is taken here, the row of the block after */
+    const float *pf = r < n_max ? mx->x + (rows + r) * cols
+                                : (next ? next : y) + r * cols;
     float *er = e + r * cols, *dr = r < n_div ? dv->d + r * cols : NULL;
     const float *yr = y + r * cols;
     const float *x = dr ? dv->e + r * cols : NULL;
