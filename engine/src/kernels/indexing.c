@@ -1026,6 +1026,20 @@ static void scatter_prefetch(const scatter_run *r, const void *idx,
   for (size_t o = 0; o < n; o += 64) __builtin_prefetch(row + o, 1, 0);
 }
 
+/* From one scatter position to the next: its update scatter index pi,
+ * where its indices start (*ioff) and its updates (*uo). */
+static void scatter_next(const scatter_params *p, int64_t *pi, int64_t *ioff,
+                         int64_t *uo) {
+  for (int j = p->n_sd - 1; j >= 0; j--) {
+    *ioff += p->sd_istr[j];
+    *uo += p->sd_ustr[j];
+    if (++pi[j] < p->sd_cnt[j]) return;
+    *ioff -= pi[j] * p->sd_istr[j];
+    *uo -= pi[j] * p->sd_ustr[j];
+    pi[j] = 0;
+  }
+}
+
 /* Every scatter position in order, each window applied where it lands. */
 static shlo_status scatter_positions(const scatter_run *r) {
   const scatter_params *p = r->p;
@@ -1047,14 +1061,7 @@ static shlo_status scatter_positions(const scatter_run *r) {
       start[p->bat_dim[i]] += pi[p->bat_pos[i]];
     shlo_status st = scatter_window(r, start, uo);
     if (st) return st;
-    for (int j = p->n_sd - 1; j >= 0; j--) {
-      ioff += p->sd_istr[j];
-      uo += p->sd_ustr[j];
-      if (++pi[j] < p->sd_cnt[j]) break;
-      ioff -= pi[j] * p->sd_istr[j];
-      uo -= pi[j] * p->sd_ustr[j];
-      pi[j] = 0;
-    }
+    scatter_next(p, pi, &ioff, &uo);
   }
   return SHLO_OK;
 }
@@ -1149,14 +1156,7 @@ static void scatter_sort_pass(const scatter_run *r, int dim, int64_t per,
       if (at) at[cursor[k]] = (scatter_pos){v, uo};
       cursor[k]++;
     }
-    for (int j = p->n_sd - 1; j >= 0; j--) {
-      ioff += p->sd_istr[j];
-      uo += p->sd_ustr[j];
-      if (++pi[j] < p->sd_cnt[j]) break;
-      ioff -= pi[j] * p->sd_istr[j];
-      uo -= pi[j] * p->sd_ustr[j];
-      pi[j] = 0;
-    }
+    scatter_next(p, pi, &ioff, &uo);
   }
 }
 
