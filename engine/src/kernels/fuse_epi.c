@@ -322,16 +322,8 @@ static shlo_status chain_join(shlo_plan *pl, int i, const chain *c,
     if (op->kind == EPI_BIAS) e->bias_at = at;
     if (op->kind == EPI_RES) e->res_at = at, e->res_first = op->first;
   }
-  js.out = last->out; /* the last link's result becomes the step's */
-  js.n_out = last->n_out;
-  last->out = NULL;
-  last->n_out = 0;
-  e->producer = *p;
-  memset(p, 0, sizeof *p);
+  shlo__fuse_join(&js, last, p, &e->producer, e, epi_chain_free);
   js.fn = k_epi_chain;
-  js.op = e->producer.op;
-  js.params = e;
-  js.free_params = epi_chain_free;
   for (int k = 0; k < c->n_links; k++) shlo__step_free(&pl->steps[c->links[k]]);
   for (int k = 0; k < c->n_links - 1; k++) gone[c->links[k]] = true;
   gone[i] = true;

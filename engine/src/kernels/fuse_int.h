@@ -279,6 +279,13 @@ shlo_status shlo__fuse_fold_scales(shlo_plan *pl,
 static inline bool shlo__fuse_step_is(const shlo_step *s, int code) {
   return s->op && s->op->code == code;
 }
+/* A producer p and the steps behind it made step js (its kernel and
+ * inputs already set): js takes over the results of `last` (which keeps
+ * none), p is moved into *keep, part of params (p left empty), and js's
+ * op and params are set (fuse_epi.c's chains, fuse_scale.c's scales). */
+void shlo__fuse_join(shlo_step *js, shlo_step *last, shlo_step *p,
+                     shlo_step *keep, void *params,
+                     void (*free_params)(void *));
 /* The step before `before` of pl that makes slot, or -1. */
 int shlo__fuse_maker(const shlo_plan *pl, int slot, int before);
 /* How many times each slot of pl is read, a result counting as one read

@@ -75,6 +75,20 @@ shlo_status shlo__fuse_hoist_reshapes(shlo_plan *p,
   return SHLO_OK;
 }
 
+void shlo__fuse_join(shlo_step *js, shlo_step *last, shlo_step *p,
+                     shlo_step *keep, void *params,
+                     void (*free_params)(void *)) {
+  js->out = last->out; /* the last step's results become js's */
+  js->n_out = last->n_out;
+  last->out = NULL;
+  last->n_out = 0;
+  *keep = *p;
+  memset(p, 0, sizeof *p);
+  js->op = keep->op;
+  js->params = params;
+  js->free_params = free_params;
+}
+
 int shlo__fuse_maker(const shlo_plan *pl, int slot, int before) {
   for (int i = 0; i < before; i++)
     for (int k = 0; k < pl->steps[i].n_out; k++)

@@ -148,16 +148,8 @@ static shlo_status scale_join(shlo_plan *pl, int i, int mi, int scalar,
   sc->made = types[p->out[0]];
   for (int k = 0; k < p->n_in; k++) js.in[js.n_in++] = p->in[k];
   js.in[js.n_in++] = scalar;
-  js.out = m->out; /* the multiply's result becomes the step's */
-  js.n_out = m->n_out;
-  m->out = NULL;
-  m->n_out = 0;
-  sc->producer = *p;
-  memset(p, 0, sizeof *p);
+  shlo__fuse_join(&js, m, p, &sc->producer, sc, scaled_free);
   js.fn = k_scaled;
-  js.op = sc->producer.op;
-  js.params = sc;
-  js.free_params = scaled_free;
   js.loop.run_blocks = scaled_run;
   shlo__step_free(m);
   *m = js;
