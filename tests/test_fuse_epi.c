@@ -225,8 +225,8 @@ static void convolution_epilogues_of_every_shape(void **state) {
 
 /* Blocks that end in one row (5329 = 12 x 444 + 1 rows by panels of 24
  * out-features, 4489 and 3721 = 6 x q + 1 by panels of 40), the small
- * window sums (3 in-features), a window of 4680 values, past what the
- * panels take. */
+ * window sums (3 in-features; a bias and a ReLU alone taken in their
+ * registers), a window of 4680 values, past what the panels take. */
 static void convolution_epilogues_at_the_edges(void **state) {
   (void)state;
   static const conv_case cases[] = {
@@ -235,6 +235,12 @@ static void convolution_epilogues_at_the_edges(void **state) {
       {1, 61, 8, 40, 3, 1, ALL},
       {4, 17, 3, 32, 3, 1, ALL},
       {3, 9, 3, 20, 3, 1, SCALE | RES_AFTER | RELU},
+      /* the small window sums taking a bias and a ReLU in their
+       * registers: vectors of 16, 32 and 64 out-features, scalars of 20 */
+      {4, 17, 3, 32, 3, 1, BIAS | RELU},
+      {2, 17, 3, 16, 3, 1, BIAS},
+      {2, 15, 3, 64, 3, 1, RELU_CALL},
+      {3, 9, 3, 20, 3, 1, BIAS | RELU},
       {2, 10, 520, 30, 3, 1, ALL},
   };
   check_cases_every_isa(cases, sizeof cases / sizeof cases[0]);

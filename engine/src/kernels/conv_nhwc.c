@@ -58,6 +58,7 @@ typedef struct nhwc_job {
   const float *zeros;
   const shlo__conv_small *small; /* the small-window sums' setup */
   void *small_out;               /* (its result) */
+  bool small_epi; /* the small-window sums take the epilogue themselves */
   shlo__conv_done done;
   void *done_ctx;
   const shlo__gemm_epi *epi; /* f32: on each element before done; or NULL */
@@ -326,8 +327,9 @@ static void nhwc_small_blocks(void *ctx, int64_t lo, int64_t hi) {
     int64_t rows = min64(NHWC_SMALL_PIECE, end - r0);
     shlo__conv_small_rows(j->small, r0, rows);
     shlo__gemm_epi e;
-    shlo__gemm_epi_apply(nhwc_block_epi(j, r0, &e), rows, co,
-                         (float *)j->small_out + r0 * co, co);
+    if (!j->small_epi)
+      shlo__gemm_epi_apply(nhwc_block_epi(j, r0, &e), rows, co,
+                           (float *)j->small_out + r0 * co, co);
     if (j->done) j->done(j->done_ctx, r0 * co, (r0 + rows) * co);
   }
 }
@@ -447,6 +449,12 @@ bool shlo__conv_nhwc_run_epi(const shlo__conv_nhwc *g, const void *lhs,
   if (small) {
     shlo__conv_small_init(&sm, g, lhs, kernel, pad, out);
     j.small = &sm;
+    /* a bias and a ReLU in the sums' registers, before they are stored */
+    if (epi && !epi->scaled && !epi->res) {
+      sm.bias = epi->bias;
+      sm.relu = epi->relu;
+      j.small_epi = true;
+    }
   }
   bool direct_panels = !small && j.direct && g->dom == LA_F32 &&
                        nhwc_direct_blocks(&j);

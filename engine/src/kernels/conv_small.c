@@ -91,6 +91,8 @@ void shlo__conv_small_init(shlo__conv_small *s, const shlo__conv_nhwc *g,
   s->x_hi = room < 0 ? 0 : room / st >= g->o_sp[last] ? g->o_sp[last]
                                                       : room / st + 1;
   s->x_lo = min64(s->x_lo, s->x_hi);
+  s->bias = NULL;
+  s->relu = false;
   pad_copy_init(s);
 }
 
@@ -233,8 +235,35 @@ typedef float small_v16 __attribute__((vector_size(64)));
 #define SMALL_AT(p) at[(p) * step]   /* the values of a group inside */
 #define SMALL_SRC(p) src[p][w][c]   /* those of a queued group */
 
-/* acc[p] stored as the result's row rows[p], for p < n. */
+/* relu of epi_apply (gemm_panels.c), x where x > 0 or NaN, else +0, in
+ * integer operations on the bits i: kept unless the sign is set and the
+ * rest is not above infinity's (i >> 31 and that difference's sign are
+ * then both all ones).  (A float compare giving a vector of lanes needs
+ * AVX512DQ to turn its mask into one: without it the avx512f clone did
+ * the lanes one by one, 4x slower.) */
+typedef int32_t small_i16 __attribute__((vector_size(64)));
+#define SMALL_RELU_BITS(i)                                                  \
+  ((i) & ~(((i) >> 31) & ((((i) & INT32_MAX) - 0x7f800001) >> 31)))
+#define SMALL_RELU_V(x) ((small_v16)SMALL_RELU_BITS((small_i16)(x)))
+#define SMALL_RELU_16 SMALL_RELU_V
+#define SMALL_RELU_32 SMALL_RELU_V
+#define SMALL_RELU_64 SMALL_RELU_V
+#define SMALL_RELU_co(x) ((x) > 0 || (x) != (x) ? (x) : 0.0f)
+#define SMALL_RELU(CO, x) SMALL_RELU_##CO(x)
+
+/* acc[p], with s's epilogue, stored as the result's row rows[p], for
+ * p < n. */
 #define SMALL_STORE(CO, n, rows)                                            \
+  if (s->bias || s->relu)                                                   \
+    for (int p = 0; p < (n); p++)                                           \
+      _Pragma("GCC unroll 4") for (int64_t qv = 0; qv < SMALL_NV(CO); qv++) { \
+        if (s->bias) {                                                      \
+          SMALL_ACC(CO) b;                                                  \
+          memcpy(&b, s->bias + qv * SMALL_LANES(CO), sizeof b);             \
+          acc[p][qv] = acc[p][qv] + b;                                      \
+        }                                                                   \
+        if (s->relu) acc[p][qv] = SMALL_RELU(CO, acc[p][qv]);               \
+      }                                                                     \
   for (int p = 0; p < (n); p++)                                             \
     memcpy(s->out + (rows)[p] * width, acc[p], sizeof(float) * (size_t)width);
 
@@ -254,6 +283,9 @@ typedef float small_v16 __attribute__((vector_size(64)));
     const float *wk = s->kernel;                                            \
     for (int64_t v = 0; v < s->k; v++, wk += width) {                       \
       const float *at = first + rel[v];                                     \
+      /* (opaque: else the compiler keeps first + p * step for each p in   \
+       * a register of its own, and adds rel[v] to each) */                \
+      __asm__("" : "+r"(at));                                               \
       SMALL_MAC(CO, NPOS, SMALL_AT)                                         \
     }                                                                       \
     int64_t rows[NPOS];                                                     \
@@ -287,6 +319,17 @@ typedef float small_v16 __attribute__((vector_size(64)));
       small_two3_##CO(s, first + (n - two3) * step, step, rel, r + n - two3); \
     else if (gx < n)                                                        \
       small_inside_##CO(s, first + (n - pos) * step, step, rel, r + n - pos); \
+  }                                                                         \
+  /* small_span with the step a constant where it is 3 floats (three     \
+   * in-features, stride 1: a first layer's RGB): each broadcast then     \
+   * reads at a fixed displacement from one pointer, where a step known   \
+   * only at run time takes an address computed per position, more       \
+   * registers than there are, and spills */                              \
+  static inline __attribute__((always_inline)) void small_span_any_##CO(    \
+      const shlo__conv_small *s, const float *first, int64_t step,          \
+      const int64_t *rel, int64_t n, int64_t r) {                           \
+    if (step == 3) small_span_##CO(s, first, 3, rel, n, r);                 \
+    else small_span_##CO(s, first, step, rel, n, r);                        \
   }                                                                         \
   static inline __attribute__((always_inline)) void small_queued_##CO(const shlo__conv_small *s,      \
                                             small_queue *q) {               \
@@ -336,12 +379,12 @@ typedef float small_v16 __attribute__((vector_size(64)));
       if (pad_copy && x == 0 && run == g->o_sp[last] &&                     \
           run >= SMALL_POS(CO) && !(f0 == x && f1 == x + run)) {            \
         pad_copy_fill(s, b, base, padded);                                  \
-        small_span_##CO(s, padded, sx * g->ci, s->pad_rel, run, r);         \
+        small_span_any_##CO(s, padded, sx * g->ci, s->pad_rel, run, r);       \
       } else                                                                \
       for (int64_t xx = x; xx < x + run;) {                                 \
         if (xx == f0 && f1 > f0) {                                          \
           const int64_t at_x = outer * g->in_sp[last] - s->pad_lo[last];    \
-          small_span_##CO(s, s->lhs + (at_x + f0 * sx) * g->ci, sx * g->ci, \
+          small_span_any_##CO(s, s->lhs + (at_x + f0 * sx) * g->ci, sx * g->ci, \
                           s->rel, f1 - f0, r + (f0 - x));                   \
           xx = f1;                                                          \
           continue;                                                         \

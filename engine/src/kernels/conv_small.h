@@ -49,6 +49,12 @@ typedef struct shlo__conv_small {
   int64_t pad_span[SHLO_CONV_NHWC_MAX_SP];
   int64_t pad_floats;
   int64_t pad_rel[SHLO_CONV_SMALL_K];
+  /* The epilogue taken on the sums in registers before they are stored
+   * (the caller's, where it is no more than these): bias (out-feature
+   * floats, or NULL) added, then relu, the larger of each and +0 (a NaN
+   * kept).  init sets none. */
+  const float *bias;
+  bool relu;
 } shlo__conv_small;
 
 /* Most floats in a row's padded copy, which lives on the stack (8 KiB;
