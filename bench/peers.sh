@@ -19,7 +19,9 @@
 # numpy, PyTorch and ONNX Runtime (JAX is shown beside, not in that ratio).
 # Each peer at its best (../shared/bench/README.md, "Peers"): every peer
 # runs under both glibc allocator settings in each round (the default, and
-# freed memory kept: $KEEP_FREED below) and the faster counts; where the
+# freed memory kept: $KEEP_FREED below) and the faster counts, and so
+# does shlo (two draws each on a noisy machine, not two for the peers and
+# one for shlo, as before 2026-12-07); where the
 # CPU has AVX-512 and OPENBLAS_CORETYPE is unset, it is set to SkylakeX for
 # everyone (Debian's OpenBLAS 0.3.21 falls back to an old core on CPUs
 # newer than itself).  numpy, PyTorch and ONNX Runtime run in Debian's
@@ -234,12 +236,19 @@ for ((r = 1; r <= rounds; r++)); do
     while_loop) w=1; n=3 ;;
     transformer*|lstm) w=2; n=$(( runs < 10 ? runs : 10 )) ;;
     esac
-    if "$shlo" bench "$mlir" --runs "$n" --warmup "$w" > "$tmp/shlo.out" 2>&1; then
+    # shlo under both allocator settings too, the faster counting, as for
+    # every peer: the same two draws on a noisy machine for everyone
+    rm -f "$tmp/shlo.kept"
+    if "$shlo" bench "$mlir" --runs "$n" --warmup "$w" > "$tmp/shlo.out" 2>&1 &&
+      GLIBC_TUNABLES=$KEEP_FREED "$shlo" bench "$mlir" --runs "$n" \
+        --warmup "$w" > "$tmp/shlo.kept" 2>&1; then
       awk -v r="$r" -v p="$p" '
         /median/ { for (i = 1; i <= NF; i++) if ($i == "median") ms = $(i + 1) }
-        /output 0:/ { print r, p, "shlo", ms, $4, $6 }' "$tmp/shlo.out" >> "$records"
+        /output 0:/ { if (best == "" || ms + 0 < best + 0) { best = ms; s = $4; l = $6 } }
+        END { print r, p, "shlo", best, s, l }' "$tmp/shlo.out" "$tmp/shlo.kept" >> "$records"
     else # refused or failed: the table says so, with shlo's words
-      echo "$p shlo $(grep -v '^ *$' "$tmp/shlo.out" | head -1 | cut -c1-200)" >> "$errors"
+      out=$tmp/shlo.out; [ -f "$tmp/shlo.kept" ] && out=$tmp/shlo.kept
+      echo "$p shlo $(grep -v '^ *$' "$out" | head -1 | cut -c1-200)" >> "$errors"
     fi
     for url in "${servers[@]}"; do
       "$shlo" bench "$mlir" --runs "$n" --warmup "$w" --server "$url" \
