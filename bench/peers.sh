@@ -373,7 +373,7 @@ def close(a, b, tol):
     (_, s1, n1), (_, s2, n2) = a, b
     return abs(n1 - n2) <= tol * max(abs(n2), 1e-30) and abs(s1 - s2) <= tol * (abs(s2) + n2) + 1e-9
 
-print(f"\nmedian of {rounds} rounds, each the median of its runs; each peer the faster of two "
+print(f"\nmedian of {rounds} rounds, each the median of its runs; shlo and each peer the faster of two "
       "allocator settings; load average in 'load' lines above\n")
 hdr = ["program", "shlo ms", "numpy ms", "torch ms", "ORT ms", "jax ms", "shlo ÷ fastest",
        "shlo ÷ jax", "floor ms", "shlo ÷ floor", "check"]
