@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kernels/conv_small.h"
+#include "kernels/float_minmax.h"
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -248,7 +249,7 @@ typedef int32_t small_i16 __attribute__((vector_size(64)));
 #define SMALL_RELU_16 SMALL_RELU_V
 #define SMALL_RELU_32 SMALL_RELU_V
 #define SMALL_RELU_64 SMALL_RELU_V
-#define SMALL_RELU_co(x) ((x) > 0 || (x) != (x) ? (x) : 0.0f)
+#define SMALL_RELU_co(x) shlo_fmaxf((x), 0.0f) /* as epi_apply_scalar */
 #define SMALL_RELU(CO, x) SMALL_RELU_##CO(x)
 
 /* acc[p], with s's epilogue, stored as the result's row rows[p], for
