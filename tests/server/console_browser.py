@@ -242,20 +242,14 @@ def test_overview_live(s):
         p50, pct = text(s.d, "#v-p50"), text(s.d, "#v-pct")
         # each chart's first series colour (overview.js) is on its canvas;
         # a line needs two snapshots with data, which a slow (sanitizer)
-        # build may not have yet when the figures first appear
-        def inked(c, rgb):
-            return s.d.execute_script(
-                "const [c, r, g, b] = arguments;"
-                "const cv = document.getElementById(c);"
-                "const d = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;"
-                "let n = 0; for (let i = 0; i < d.length; i += 4)"
-                "  if (d[i + 3] > 200 && Math.abs(d[i] - r) < 30 &&"
-                "      Math.abs(d[i + 1] - g) < 30 && Math.abs(d[i + 2] - b) < 30) n++;"
-                "return n;", c, *rgb)
+        # build may not have yet when the figures first appear.  inked()
+        # reads a copy: polling the page's own canvas with getImageData
+        # makes Chromium warn (willReadFrequently) once a loaded machine
+        # needs more than a few polls, and a warning fails drain_logs
         for c, rgb in (("chart-rps", (0x24, 0x57, 0xc5)),
                        ("chart-latency", (0x1b, 0x7f, 0x3b))):
             wait(s.d, "overview: %s has a coloured line" % c,
-                 lambda: inked(c, rgb) > 10)
+                 lambda: inked(s, c, rgb) > 10)
         s.shot("overview-live")
     finally:
         stop.set()
