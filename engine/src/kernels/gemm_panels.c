@@ -48,6 +48,7 @@ static void epi_apply_scalar(const shlo__gemm_epi *epi, int64_t rows,
 #define GP_PREFETCH 8 /* rows of b ahead while copying */
 #define GP_EVERY 8 /* iterations over k for each row of the next panel */
 #define GP_AHEAD 4 /* rows of the next panel fetched before copied */
+#define GP_SPREAD_K 128 /* k up to which blocks fetch c's lines in turn */
 
 #define GP_TARGET __attribute__((target("avx512f")))
 /* x, opaque to the compiler: a product it cannot contract with the add
@@ -130,11 +131,31 @@ GP_INLINE void panel_row(int V, bool copy, int64_t kk, int64_t k,
   }
 }
 
+/* At iteration kk of a block's loop over k, line kk of the block's c (R
+ * rows of V vectors) fetched for the stores at its end, and at kk 0 the
+ * lines a loop shorter than R * V never reaches.  Where k is short, the
+ * R * V fetches all at the block's start, queued ahead of the loop's own
+ * loads, made attention's Q K^T (256 x 256 x 64) 4% slower on one
+ * thread; where it is long, the test in the loop cost 1.5%. */
+GP_INLINE void c_line_ahead(int R, int V, const gp_a *a, int64_t kk,
+                            int64_t k, float *c, int64_t ldc,
+                            const __mmask16 *mask) {
+  if (a->stream) return; /* c goes past the caches */
+  if (kk < R * V && mask[kk % V])
+    _mm_prefetch((const char *)(c + kk / V * ldc + 16 * (kk % V)),
+                 _MM_HINT_T0);
+  if (kk == 0)
+    for (int64_t l = k; l < R * V; l++)
+      if (mask[l % V])
+        _mm_prefetch((const char *)(c + l / V * ldc + 16 * (l % V)),
+                     _MM_HINT_T0);
+}
+
 /* Rows [0, R) of the panel (V vectors wide) of c at c; copy as for
  * panel_row; gathered when a.rows is set (a parameter of its own, so that
  * each form is compiled alone and keeps its registers). */
-GP_INLINE void block(int R, int V, bool copy, bool gathered, int64_t k,
-                     gp_a a,
+GP_INLINE void block(int R, int V, bool copy, bool gathered, bool spread,
+                     int64_t k, gp_a a,
                      const float *b, int64_t ldb, float *p, float *c,
                      int64_t ldc, const __mmask16 *mask) {
   __m512 acc[GP_ROWS][GP_VECS], bv[GP_VECS];
@@ -142,7 +163,8 @@ GP_INLINE void block(int R, int V, bool copy, bool gathered, int64_t k,
    * fetched while the sums run: rows a whole row of c apart, a panel's
    * width of each, which the hardware prefetchers do not foresee.  On the
    * bottleneck's 64 -> 256 layer with its residual, one thread: 6.4 ms
-   * without, 4.2 with */
+   * without, 4.2 with.  spread (a constant): c's lines go one per
+   * iteration of the loop over k instead (c_line_ahead) */
 #pragma GCC unroll 12
   for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
@@ -150,7 +172,7 @@ GP_INLINE void block(int R, int V, bool copy, bool gathered, int64_t k,
       if (a.res && mask[v])
         _mm_prefetch((const char *)(a.res + r * a.ldres + 16 * v),
                      _MM_HINT_T0);
-      if (!a.stream && mask[v])
+      if (!spread && !a.stream && mask[v])
         _mm_prefetch((const char *)(c + r * ldc + 16 * v), _MM_HINT_T0);
     }
 #pragma GCC unroll 12
@@ -164,6 +186,7 @@ GP_INLINE void block(int R, int V, bool copy, bool gathered, int64_t k,
     for (int64_t kk = 0; kk < k; kk++) {
       if (!(kk & (GP_EVERY - 1)) && row < rows_end)
         next_row(V, &a, ldb, row++, k);
+      if (spread) c_line_ahead(R, V, &a, kk, k, c, ldc, mask);
       panel_row(V, copy, kk, k, b, ldb, p, mask, bv);
       const float *ak = a.a + kk * a.aks;
 #pragma GCC unroll 12
@@ -266,13 +289,20 @@ GP_INLINE void block(int R, int V, bool copy, bool gathered, int64_t k,
  * widest blocks (of 32 registers), fewer in those for the last rows. */
 #define GP_BLOCK(R, V)                                                    \
   case (V) * 100 + (R):                                                   \
-    if (copy) block(R, V, true, false, k, ai, b, ldb, p, ci, ldc, mask);  \
-    else block(R, V, false, false, k, ai, b, ldb, p, ci, ldc, mask);      \
+    if (copy)                                                             \
+      block(R, V, true, false, false, k, ai, b, ldb, p, ci, ldc, mask);   \
+    else                                                                  \
+      block(R, V, false, false, false, k, ai, b, ldb, p, ci, ldc, mask);  \
+    break;
+/* the same for k <= GP_SPREAD_K, c's lines fetched in turn; no copy */
+#define GP_BLOCK_S(R, V)                                                  \
+  case (V) * 100 + (R):                                                   \
+    block(R, V, false, false, true, k, ai, b, ldb, p, ci, ldc, mask);     \
     break;
 /* the same for gathered rows */
 #define GP_BLOCK_G(R, V)                                                  \
   case (V) * 100 + (R):                                                   \
-    block(R, V, copy, true, k, ai, b, ldb, p, ci, ldc, mask);             \
+    block(R, V, copy, true, false, k, ai, b, ldb, p, ci, ldc, mask);      \
     break;
 
 /* The height of the next block with `left` rows to go: the largest, 6 in
@@ -318,7 +348,8 @@ static inline void next_share(gp_a *ai, int64_t m, int64_t k, int64_t i,
                              const __mmask16 *mask) {                      \
     for (int64_t i = 0; i < m;) {                                           \
       int R = block_height(VECS, m - i);                                    \
-      bool copy = copy_b && i == 0;                                         \
+      bool copy = copy_b && i == 0; /* (GP_BLOCK_S: never) */               \
+      (void)copy;                                                           \
       gp_a ai = a;                                                          \
       if (a.rows) ai.rows = a.rows + i * a.runs;                            \
       else ai.a = a.a + i * a.ars;                                          \
@@ -335,6 +366,15 @@ GP_PANEL_ROWS(rows4, 4,
 GP_PANEL_ROWS(rows2, 2,
               GP_BLOCK(12, 2) GP_BLOCK(8, 2) GP_BLOCK(4, 2) GP_BLOCK(2, 2)
                   GP_BLOCK(1, 2))
+/* (functions of their own: the long loops' code stays as it was; beside
+ * these in one function, 512 x 512 x 512 and 1024 x 768 x 768 ran 0.5-1%
+ * slower) */
+GP_PANEL_ROWS(short_rows4, 4,
+              GP_BLOCK_S(6, 4) GP_BLOCK_S(4, 4) GP_BLOCK_S(2, 4)
+                  GP_BLOCK_S(1, 4))
+GP_PANEL_ROWS(short_rows2, 2,
+              GP_BLOCK_S(12, 2) GP_BLOCK_S(8, 2) GP_BLOCK_S(4, 2)
+                  GP_BLOCK_S(2, 2) GP_BLOCK_S(1, 2))
 GP_PANEL_ROWS(gathered_rows4, 4,
               GP_BLOCK_G(6, 4) GP_BLOCK_G(4, 4) GP_BLOCK_G(2, 4)
                   GP_BLOCK_G(1, 4))
@@ -405,6 +445,9 @@ GP_TARGET static void panel(int vecs, bool tb, int64_t m, int64_t k, gp_a a,
   if (a.rows)
     (vecs == 2 ? gathered_rows2 : gathered_rows4)(copy_b, m, k, a, b, ldb, p, c,
                                                   ldc, mask);
+  else if (!copy_b && k <= GP_SPREAD_K)
+    (vecs == 2 ? short_rows2 : short_rows4)(false, m, k, a, b, ldb, p, c, ldc,
+                                            mask);
   else
     (vecs == 2 ? rows2 : rows4)(copy_b, m, k, a, b, ldb, p, c, ldc, mask);
 }
