@@ -203,6 +203,45 @@ VM_INLINE VF VM_FN(load)(const float *x) {
 
 VM_INLINE void VM_FN(store)(float *d, VF v) { memcpy(d, &v, sizeof v); }
 
+#if VM_KIND == VM_AVX512
+/* exp_core_of's operations, with x + x for a NaN lane, in fewer
+ * instructions and the same bits:
+ * - the clamp takes x as MAXPS's and MINPS's second operand, which they
+ *   give where either is NaN, so a NaN lane passes it; every step after
+ *   it then has that NaN (quieted, payload kept) for each NaN operand and
+ *   gives it: x + x, without nan_or's compare and masked add;
+ * - VSCALEFPS multiplies by 2^k with one rounding whether or not 2^k or
+ *   the product is a normal f32: the bits of y * 2^k, or of the two
+ *   halves' product below the normals, without the test of k, the
+ *   integer steps and the multiply.
+ * One pass of softmax's exponentials took 9.75 cycles a vector of 16 the
+ * other way, 8.6 so (alone in L1, on Zen 5). */
+VM_INLINE VF VM_FN(exp_scalef)(VF x, bool nonpos) {
+  const float shift = 0x1.8p23f;
+  __m512 c = _mm512_max_ps(_mm512_set1_ps(-104.0f), (__m512)x);
+  if (!nonpos) c = _mm512_min_ps(_mm512_set1_ps(89.0f), c);
+  VF cv = (VF)c;
+  VF t = VM_FN(fma)(cv, VM_FN(splat)(VM_LOG2E_F), VM_FN(splat)(shift));
+  VF kf = t - shift;
+  VF r = VM_FN(fma)(kf, VM_FN(splat)(-VM_LN2_HI_F), cv);
+  r = VM_FN(fma)(kf, VM_FN(splat)(-VM_LN2_LO_F), r);
+  VF p = VM_FN(splat)(1.9875691500e-4f);
+  VM_HORNER(p, r, 1.3981999507e-3f);
+  VM_HORNER(p, r, 8.3334519073e-3f);
+  VM_HORNER(p, r, 4.1665795894e-2f);
+  VM_HORNER(p, r, 1.6666665459e-1f);
+  VM_HORNER(p, r, 5.0000001201e-1f);
+  VF y = VM_FN(fma)(p, r * r, r) + 1.0f;
+  return (VF)_mm512_scalef_ps((__m512)y, (__m512)kf);
+}
+
+VM_INLINE VF VM_FN(exp_lanes)(VF x) { return VM_FN(exp_scalef)(x, false); }
+
+/* exp_lanes of lanes <= 0 or NaN, the same bits */
+VM_INLINE VF VM_FN(exp_nonpos_lanes)(VF x) {
+  return VM_FN(exp_scalef)(x, true);
+}
+#else
 VM_INLINE VF VM_FN(exp_lanes)(VF x) {
   return VM_FN(nan_or)(x, VM_FN(exp_core)(x));
 }
@@ -211,6 +250,7 @@ VM_INLINE VF VM_FN(exp_lanes)(VF x) {
 VM_INLINE VF VM_FN(exp_nonpos_lanes)(VF x) {
   return VM_FN(nan_or)(x, VM_FN(exp_core_of)(x, true));
 }
+#endif
 
 VM_INLINE VF VM_FN(tanh_lanes)(VF x) {
   const VI sign = (VI){0} + INT32_MIN;
