@@ -241,6 +241,11 @@ VM_INLINE VF VM_FN(exp_lanes)(VF x) { return VM_FN(exp_scalef)(x, false); }
 VM_INLINE VF VM_FN(exp_nonpos_lanes)(VF x) {
   return VM_FN(exp_scalef)(x, true);
 }
+
+/* exp of lanes <= 0, any value in a NaN lane (a caller that sets those) */
+VM_INLINE VF VM_FN(exp_nonpos_any)(VF x) {
+  return VM_FN(exp_scalef)(x, true);
+}
 #else
 VM_INLINE VF VM_FN(exp_lanes)(VF x) {
   return VM_FN(nan_or)(x, VM_FN(exp_core)(x));
@@ -249,6 +254,11 @@ VM_INLINE VF VM_FN(exp_lanes)(VF x) {
 /* exp_lanes of lanes <= 0 or NaN (exp_core_of), the same bits */
 VM_INLINE VF VM_FN(exp_nonpos_lanes)(VF x) {
   return VM_FN(nan_or)(x, VM_FN(exp_core_of)(x, true));
+}
+
+/* exp of lanes <= 0, any value in a NaN lane (a caller that sets those) */
+VM_INLINE VF VM_FN(exp_nonpos_any)(VF x) {
+  return VM_FN(exp_core_of)(x, true);
 }
 #endif
 
@@ -264,7 +274,7 @@ VM_INLINE VF VM_FN(tanh_lanes)(VF x) {
  * to the denormals */
 VM_INLINE VF VM_FN(logistic_lanes)(VF x) {
   const VI sign = (VI){0} + INT32_MIN;
-  VF e = VM_FN(exp_core)((VF)((VI)x | sign));
+  VF e = VM_FN(exp_nonpos_any)((VF)((VI)x | sign));
   VF r = VM_FN(sel)((VI)x < 0, e, VM_FN(splat)(1.0f)) / (1.0f + e);
   return VM_FN(nan_or)(x, r);
 }
