@@ -169,6 +169,10 @@ static void keepdims_layernorm_is_one_group(void **state) {
   keepdims_layernorm(2, 300, 16, whole);
   keepdims_layernorm(4, 100, 17, whole);
   keepdims_layernorm(2, 200, 15, whole);
+  /* rows longer than 1024: blocks of 64 with their tail of 6 rows (rows
+   * of 1040), of 16 with a tail of 4 (rows of 4100, past 64 x 4096) */
+  keepdims_layernorm(1, 70, 1040, whole);
+  keepdims_layernorm(1, 20, 4100, whole);
 }
 
 /* Rows of one element form no group; the results stay the same. */
@@ -235,6 +239,7 @@ static void keepdims_softmax_is_one_group(void **state) {
   keepdims_softmax(2, 2, 200, 16, whole);
   keepdims_softmax(1, 3, 100, 17, whole);
   keepdims_softmax(2, 1, 200, 15, whole);
+  keepdims_softmax(1, 1, 37, 2050, whole);
   keepdims_softmax(2, 4, 1024, 1, NULL);
 }
 

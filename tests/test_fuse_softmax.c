@@ -197,6 +197,35 @@ static void row_lengths(void) {
     }
 }
 
+/* Rows longer than 1024 (the old bound of blocks of 16, past which sums
+ * went one row at a time) in blocks of 16, a tail of columns and of rows
+ * among them: the op-by-op bytes.  The block is asserted too, since the
+ * bytes alone would not show a fall back to single rows. */
+static void long_rows(void) {
+  static const int64_t cols[] = {1040, 4100};
+  static const int64_t rows[] = {16, 37};
+  for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+      int64_t d[2] = {rows[r], cols[c]};
+      same_softmax(2, d, false, true, true);
+      same_softmax(2, d, false, false, true);
+      char text[TEXT_CAP];
+      softmax_text(text, 2, d, false, "maximum");
+      shlo_value *x = softmax_arg(2, d, false);
+      harness_result a = harness_run_fused(text, true, &x, 1);
+      if (!strstr(a.plan, "[blocks of 16 rows"))
+        fail_msg("rows of %" PRId64 ": not in blocks of 16:\n%s", cols[c],
+                 a.plan);
+      harness_result_free(&a);
+      shlo_value_unref(x);
+    }
+}
+
+static void long_rows_match_op_by_op(void **state) {
+  (void)state;
+  each_isa(long_rows);
+}
+
 static void softmax_rows_match_op_by_op(void **state) {
   (void)state;
   each_isa(row_lengths);
@@ -473,6 +502,7 @@ static void blocks_split_over_threads_alike(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(softmax_rows_match_op_by_op),
+      cmocka_unit_test(long_rows_match_op_by_op),
       cmocka_unit_test(scaled_softmax_matches_op_by_op),
       cmocka_unit_test(streamed_result_matches_op_by_op),
       cmocka_unit_test(shared_exponential_keeps_the_plain_path),

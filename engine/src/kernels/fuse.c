@@ -738,6 +738,16 @@ static int rows_group_end(const shlo_plan *p, int i,
   return j;
 }
 
+/* The most elements in a block of rows whose reductions fold `side` of
+ * them side by side: 1 MB of f32 (16 rows of up to 16384, or 64 of up to
+ * 4096 where tiles fold them).  It was 16384 (16 rows of up to 1024), and
+ * softmax over rows of 1040 went one row at a time, each sum folded one
+ * element after another: 512 rows on one thread, 0.356 ms so, 0.106 in
+ * blocks of 16 (rows of 1024: 0.106 either way); 128 rows of 4096, 0.336
+ * -> 0.122 ms; 32 of 16384, 0.332 -> 0.155.  layernorm over 2 M elements
+ * in rows of 4096: 2.58 -> 0.71 ms; of 16384: 2.59 -> 1.45. */
+#define ROWS_SIDE_MAX_ELEMS (128 * FUSE_CHUNK)
+
 /* Rows per block, when the group's reductions fold `side` rows side by
  * side (shlo_rb_native.side).  When they fold one row at a time, few
  * enough that each member's values over a block stay in L1; otherwise a
@@ -747,7 +757,7 @@ static int64_t rows_block(int64_t cols, int side) {
     return ROWS_L1_ELEMS / cols > 1 ? ROWS_L1_ELEMS / cols : 1;
   int64_t block = FUSE_CHUNK / cols;
   if (block >= side) return block / side * side;
-  if (side * cols <= 8 * FUSE_CHUNK) return side;
+  if (side * cols <= ROWS_SIDE_MAX_ELEMS) return side;
   if (block < 4) block = 4 * cols <= 2 * FUSE_CHUNK ? 4 : 1;
   return block;
 }
@@ -915,7 +925,9 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
   bool tiles = shlo__fuse_tiles_plan(p, first, f) > 0;
   /* a tile program sums four groups of 16 rows side by side, their
    * chains of additions overlapping (fold_tiles.c) */
-  if (tiles && f->block == 16) f->block = 64;
+  if (tiles && f->block == 16 && 64 * f->cols <= ROWS_SIDE_MAX_ELEMS)
+    f->block = 64; /* (so too: layernorm over 2016 rows of 1040 on one
+                    * thread, 1.85 ms in blocks of 16, 1.07 in 64) */
   f->keep_bytes = shlo__fold_tiles_kept_bytes(f->block, f->cols);
   while (!rows_programs(p, first, f) && tiles) {
     shlo__fuse_tiles_undo(f);
