@@ -116,18 +116,35 @@ VM_INLINE VF VM_FN(clamp)(VF y, float lo, float hi) {
 /* 2^k for integer lanes -126 <= k <= 127 */
 VM_INLINE VF VM_FN(pow2)(VI k) { return (VF)((k + 127) << 23); }
 
-/* k = round(y / ln2) (integer lanes), r = y - k ln2, for |y| < 2^21 */
-VM_INLINE VF VM_FN(reduce)(VF y, VI *k) {
+/* k = round(y / ln2), as integer lanes (*k) and as floats (*kf), r = y -
+ * k ln2, for |y| < 2^21 (what a caller leaves unused, inlined, goes) */
+VM_INLINE VF VM_FN(reduce_both)(VF y, VI *k, VF *kf) {
   const float shift = 0x1.8p23f; /* adding it rounds to an integer */
   VF t = VM_FN(fma)(y, VM_FN(splat)(VM_LOG2E_F), VM_FN(splat)(shift));
-  VF kf = t - shift;
+  *kf = t - shift;
   *k = (VI)t - (VI)VM_FN(splat)(shift);
-  VF r = VM_FN(fma)(kf, VM_FN(splat)(-VM_LN2_HI_F), y);
-  return VM_FN(fma)(kf, VM_FN(splat)(-VM_LN2_LO_F), r);
+  VF r = VM_FN(fma)(*kf, VM_FN(splat)(-VM_LN2_HI_F), y);
+  return VM_FN(fma)(*kf, VM_FN(splat)(-VM_LN2_LO_F), r);
+}
+
+VM_INLINE VF VM_FN(reduce)(VF y, VI *k) {
+  VF kf;
+  return VM_FN(reduce_both)(y, k, &kf);
 }
 
 /* c0 + r (c1 + r (c2 + ...)), highest first */
 #define VM_HORNER(p, r, c) ((p) = VM_FN(fma)((p), (r), VM_FN(splat)(c)))
+
+/* e^r for |r| <= ln2/2: 1 + r + r^2 P(r) (see the top) */
+VM_INLINE VF VM_FN(exp_poly)(VF r) {
+  VF p = VM_FN(splat)(1.9875691500e-4f);
+  VM_HORNER(p, r, 1.3981999507e-3f);
+  VM_HORNER(p, r, 8.3334519073e-3f);
+  VM_HORNER(p, r, 4.1665795894e-2f);
+  VM_HORNER(p, r, 1.6666665459e-1f);
+  VM_HORNER(p, r, 5.0000001201e-1f);
+  return VM_FN(fma)(p, r * r, r) + 1.0f;
+}
 
 #if VM_KIND == VM_AVX512
 VM_INLINE bool VM_FN(any_below)(VI k, int lo) {
@@ -149,14 +166,7 @@ VM_INLINE VF VM_FN(exp_core_of)(VF x, bool nonpos) {
   VI k;
   VF c = nonpos ? VM_FN(max)(x, VM_FN(splat)(-104.0f))
                 : VM_FN(clamp)(x, -104.0f, 89.0f);
-  VF r = VM_FN(reduce)(c, &k);
-  VF p = VM_FN(splat)(1.9875691500e-4f);
-  VM_HORNER(p, r, 1.3981999507e-3f);
-  VM_HORNER(p, r, 8.3334519073e-3f);
-  VM_HORNER(p, r, 4.1665795894e-2f);
-  VM_HORNER(p, r, 1.6666665459e-1f);
-  VM_HORNER(p, r, 5.0000001201e-1f);
-  VF y = VM_FN(fma)(p, r * r, r) + 1.0f;
+  VF y = VM_FN(exp_poly)(VM_FN(reduce)(c, &k));
   if (nonpos ? !VM_FN(any_below)(k, -126) : !VM_FN(any_outside)(k, -126, 127))
     return y * VM_FN(pow2)(k);
   /* k in [-150, 128]: two normal halves; where 2^k is normal too, the
@@ -217,21 +227,10 @@ VM_INLINE void VM_FN(store)(float *d, VF v) { memcpy(d, &v, sizeof v); }
  * One pass of softmax's exponentials took 9.75 cycles a vector of 16 the
  * other way, 8.6 so (alone in L1, on Zen 5). */
 VM_INLINE VF VM_FN(exp_scalef)(VF x, bool nonpos) {
-  const float shift = 0x1.8p23f;
   __m512 c = _mm512_max_ps(_mm512_set1_ps(-104.0f), (__m512)x);
   if (!nonpos) c = _mm512_min_ps(_mm512_set1_ps(89.0f), c);
-  VF cv = (VF)c;
-  VF t = VM_FN(fma)(cv, VM_FN(splat)(VM_LOG2E_F), VM_FN(splat)(shift));
-  VF kf = t - shift;
-  VF r = VM_FN(fma)(kf, VM_FN(splat)(-VM_LN2_HI_F), cv);
-  r = VM_FN(fma)(kf, VM_FN(splat)(-VM_LN2_LO_F), r);
-  VF p = VM_FN(splat)(1.9875691500e-4f);
-  VM_HORNER(p, r, 1.3981999507e-3f);
-  VM_HORNER(p, r, 8.3334519073e-3f);
-  VM_HORNER(p, r, 4.1665795894e-2f);
-  VM_HORNER(p, r, 1.6666665459e-1f);
-  VM_HORNER(p, r, 5.0000001201e-1f);
-  VF y = VM_FN(fma)(p, r * r, r) + 1.0f;
+  VI k;
+  VF kf, y = VM_FN(exp_poly)(VM_FN(reduce_both)((VF)c, &k, &kf));
   return (VF)_mm512_scalef_ps((__m512)y, (__m512)kf);
 }
 
