@@ -192,7 +192,16 @@ VM_INLINE VF VM_FN(nan_or)(VF x, VF v) {
 /* tanh of a = |x| */
 VM_INLINE VF VM_FN(tanh_abs)(VF a) {
   VI k;
-  VF r = VM_FN(reduce)(VM_FN(min)(a + a, VM_FN(splat)(20.0f)), &k);
+  VF kf;
+#if VM_KIND == VM_AVX512
+  /* as in exp_scalef: a NaN lane passes MINPS as its second operand, and
+   * every step after gives it back; 2^k by VSCALEFPS (exact here) */
+  VF r = VM_FN(reduce_both)((VF)_mm512_min_ps(_mm512_set1_ps(20.0f),
+                                              (__m512)(a + a)),
+                            &k, &kf);
+#else
+  VF r = VM_FN(reduce_both)(VM_FN(min)(a + a, VM_FN(splat)(20.0f)), &k, &kf);
+#endif
   VF q = VM_FN(splat)(1.0f / 5040); /* 1/7! */
   VM_HORNER(q, r, 1.0f / 720);
   VM_HORNER(q, r, 1.0f / 120);
@@ -200,7 +209,11 @@ VM_INLINE VF VM_FN(tanh_abs)(VF a) {
   VM_HORNER(q, r, 1.0f / 6);
   VM_HORNER(q, r, 0.5f);
   VF em = VM_FN(fma)(q, r * r, r); /* e^r - 1 */
-  VF s = VM_FN(pow2)(k);           /* k in [0, 29] */
+#if VM_KIND == VM_AVX512
+  VF s = (VF)_mm512_scalef_ps(_mm512_set1_ps(1.0f), (__m512)kf);
+#else
+  VF s = VM_FN(pow2)(k); /* k in [0, 29] */
+#endif
   VF e = VM_FN(fma)(s, em, s - 1.0f);
   return e / (e + 2.0f);
 }
@@ -265,7 +278,12 @@ VM_INLINE VF VM_FN(tanh_lanes)(VF x) {
   const VI sign = (VI){0} + INT32_MIN;
   VF t = VM_FN(tanh_abs)((VF)((VI)x & ~sign));
   t = (VF)((VI)t | ((VI)x & sign));
+#if VM_KIND == VM_AVX512
+  return t; /* a NaN came through tanh_abs quieted, its sign put back:
+             * x + x */
+#else
   return VM_FN(nan_or)(x, t);
+#endif
 }
 
 /* e = exp(-|x|) never overflows: 1 / (1 + e) for x >= 0, e / (1 + e)
