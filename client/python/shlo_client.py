@@ -685,13 +685,28 @@ class Execution:
 
 class BinaryExecution:
     """An asynchronous execution started over the binary protocol: the
-    same methods as Execution, as frames on the client's one connection
+    same methods as Execution, as frames on the client's connection
     (PROTOCOL.md part 2, "Streaming executions").  Closing that connection
-    cancels the executions it started."""
+    cancels the executions it started.
+
+    feed() sends its INFEED frames on a second connection of its own,
+    opened at the first feed: while an INFEED waits for room in a full
+    queue the server reads nothing more from its connection, so on the
+    shared one a SUBSCRIBE sent after it (a feeding thread that ran ahead
+    of the reading one) would never be read, and the program, waiting on
+    an outfeed nobody drains, would never take the value."""
 
     def __init__(self, conn, id):
         self._conn, self.id = conn, id
         self.final = None
+        self._feed_conn = None
+        self._feed_lock = threading.Lock()
+
+    def _feeder(self):
+        with self._feed_lock:
+            if self._feed_conn is None:
+                self._feed_conn = self._conn.sibling()
+            return self._feed_conn
 
     def _ref(self, flags=0):
         return [self.id.encode().ljust(24, b"\0"), struct.pack("<II", flags, 0)]
@@ -719,7 +734,7 @@ class BinaryExecution:
         parts = self._stream(self.id, 2 if close else 0, replica or 0,
                              partition or 0, channel)
         parts += _value_parts(code, arr)
-        self._conn._call(T_INFEED, parts)
+        self._feeder()._call(T_INFEED, parts)
 
     def outfeed(self, replica=None, partition=None, channel=None):
         """The values the program outfeeds (or sends on host channel
@@ -751,7 +766,11 @@ class BinaryExecution:
         return _state_doc(pl)
 
     def close(self):
-        pass
+        """Close the feeding connection (the execution goes on)."""
+        with self._feed_lock:
+            if self._feed_conn is not None:
+                self._feed_conn.close()
+                self._feed_conn = None
 
 
 def _outputs_of(doc):
@@ -1020,6 +1039,7 @@ class _Binary:
     """One TCP connection; a reader thread routes answers to requests."""
 
     def __init__(self, host, port, token, timeout):
+        self._addr = (host, port, token, timeout)
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.wlock = threading.Lock()
@@ -1119,6 +1139,10 @@ class _Binary:
         if t == T_ERROR:
             raise self._error(payload)
         return t, payload
+
+    def sibling(self):
+        """Another connection to the same server, with the same token."""
+        return _Binary(*self._addr)
 
     def _subscribe(self, parts):
         """SUBSCRIBE: a queue that gets its OUTFEED frames, then its STATE

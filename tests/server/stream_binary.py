@@ -127,6 +127,29 @@ out = ex.result()
 check(len(out) == 1 and np.array_equal(out[0], sums[-1]),
       f"result(): the last sum: {out}")
 
+# Feeding runs ahead of the reading: every queue full and the next INFEED
+# held before the SUBSCRIBE is sent.  The server reads nothing more from a
+# connection whose INFEED waits for room, so the client feeds on a second
+# connection; on the one connection this SUBSCRIBE was never read, and the
+# program, waiting on its full outfeed queue, ran to its deadline.
+M = 12
+ex = c.start(RUNNING_SUM, np.int64(M), timeout_ms=20000)
+t = threading.Thread(target=lambda: [ex.feed(v) for v in values[:M]],
+                     daemon=True)
+t.start()
+for _ in range(1000):  # 4 queued in, 4 out, one taken and held: 9 in
+    if http_state(srv, ex.id)[1].get("bytes_in") == 9 * 24:
+        break
+    time.sleep(0.01)
+check(http_state(srv, ex.id)[1].get("bytes_in") == 9 * 24,
+      f"feeding ran ahead: {http_state(srv, ex.id)}")
+got = list(ex.outfeed())
+t.join(10)
+check(len(got) == M and all(np.array_equal(g, sums[i])
+                            for i, g in enumerate(got)) and
+      ex.final.get("state") == "succeeded",
+      f"subscribed after the queues filled: {len(got)} sums, {ex.final}")
+
 # An execution started over HTTP, fed and drained over binary.
 st, ans = srv.post("/v1/executions", {
     "program": RUNNING_SUM, "timeout_ms": 60000,
