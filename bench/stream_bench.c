@@ -2,13 +2,17 @@
 /* The binary route of bench/stream_bench.sh: start a program that outfeeds
  * each value it takes from its infeed, feed it COUNT values of MIB MiB
  * (f32) from one thread while this one takes them back out, through
- * libshlo-client's streaming calls on one shlo:// connection.  Checks each
- * value's first and last element (value i is filled with i % 7) and prints
- * MB/s of tensor data through the program.  Not a test: no timing is
- * asserted.
+ * libshlo-client's streaming calls on one client.  Checks each value's
+ * first and last element (value i is filled with i % 7) and prints MB/s
+ * of tensor data through the program.  Not a test: no timing is asserted.
  *
- * usage: shlo_stream_bench shlo://HOST:PORT COUNT MIB */
+ * With --ahead it prints the execution's id and reads a line from stdin
+ * before its first shlo_execution_next, so a test can let the feeder fill
+ * every queue first (tests/server/stream_binary.py).
+ *
+ * usage: shlo_stream_bench shlo://HOST:PORT COUNT MIB [--ahead] */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,8 +74,10 @@ static char *program(long n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s shlo://HOST:PORT COUNT MIB\n", argv[0]);
+  bool ahead = argc == 5 && !strcmp(argv[4], "--ahead");
+  if (argc != 4 && !ahead) {
+    fprintf(stderr, "usage: %s shlo://HOST:PORT COUNT MIB [--ahead]\n",
+            argv[0]);
     return 2;
   }
   long count = atol(argv[2]), n = atol(argv[3]) * 262144;
@@ -103,7 +109,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   pthread_t th;
-  pthread_create(&th, NULL, feed_main, &f);
+  if (pthread_create(&th, NULL, feed_main, &f)) return 1;
+  if (ahead) {
+    char line[16];
+    printf("%s\n", shlo_execution_id(f.x));
+    fflush(stdout);
+    if (!fgets(line, sizeof line, stdin)) return 1;
+  }
   long got = 0, bad = 0;
   shlo_value *v;
   int rc;

@@ -31,6 +31,9 @@ typedef struct bin {
   char why[256];           /* why the connection ended */
   xsub *subs;              /* SUBSCRIBEs not yet ended (plock) */
   pthread_t reader;
+  char host[256];          /* where it connected, for a sibling */
+  int port;
+  char *token;
 } bin;
 
 static const char zeros[8];
@@ -648,11 +651,16 @@ void *shlo__client_bin_connect(const char *host, int port, const char *token,
   b->fd = dial(host, port, err);
   pthread_mutex_init(&b->wlock, NULL);
   pthread_mutex_init(&b->plock, NULL);
-  if (b->fd < 0 || hello(b, token, err) ||
+  snprintf(b->host, sizeof b->host, "%s", host);
+  b->port = port;
+  b->token = token ? strdup(token) : NULL;
+  if (b->fd < 0 || (token && !b->token) || hello(b, token, err) ||
       pthread_create(&b->reader, NULL, reader_main, b)) {
+    if (b->fd >= 0 && token && !b->token) shlo__client_err_conn(err, "out of memory");
     if (b->fd >= 0) close(b->fd);
     pthread_mutex_destroy(&b->wlock);
     pthread_mutex_destroy(&b->plock);
+    free(b->token);
     free(b);
     return NULL;
   }
@@ -668,6 +676,7 @@ static void bin_close(shlo_client *c) {
   close(b->fd);
   pthread_mutex_destroy(&b->wlock);
   pthread_mutex_destroy(&b->plock);
+  free(b->token);
   free(b);
 }
 
@@ -680,11 +689,18 @@ const client_ops shlo__client_bin_ops = {bin_compile, bin_start, bin_cancel,
  * answer: the values stream without a round trip each. */
 #define FEED_WINDOW 8
 
+/* Feeds go on a connection of their own (feeder, opened at the first
+ * feed): while an INFEED waits for room in a full queue the server reads
+ * nothing more from its connection, so on the client's connection a
+ * SUBSCRIBE, WAIT or STOP sent after it (a feeding thread ahead of the
+ * reading one) would not be read until the program, waiting on an
+ * outfeed nobody drains, reached its deadline. */
 struct shlo_execution {
   shlo_client *c;
   char id[SHLO_BIN_EXEC_ID_LEN + 1];
   xsub *sub; /* after the first shlo_execution_next */
   pthread_mutex_t feed_lock;
+  shlo_client *feeder;         /* INFEEDs' connection (feed_lock) */
   shlo_call *fed[FEED_WINDOW]; /* a ring of unanswered INFEEDs */
   int fed_head, fed_n;
   int feed_failed;             /* a refused INFEED: later feeds fail */
@@ -814,6 +830,24 @@ static void feed_settle(shlo_execution *x) {
   call_free(call);
 }
 
+/* The feeding connection: another to the same server with the same
+ * token (feed_lock held); NULL with feed_err set, failing every feed. */
+static shlo_client *feeder_open(shlo_execution *x) {
+  bin *b = x->c->impl;
+  shlo_client *f = calloc(1, sizeof *f);
+  if (f) {
+    f->ops = &shlo__client_bin_ops;
+    f->impl = shlo__client_bin_connect(b->host, b->port, b->token,
+                                       &x->feed_err);
+  } else {
+    shlo__client_err_conn(&x->feed_err, "out of memory");
+  }
+  if (f && f->impl) return f;
+  free(f);
+  x->feed_failed = 1;
+  return NULL;
+}
+
 int shlo_execution_feed(shlo_execution *x, const shlo_value *v, int replica,
                         int partition, shlo_client_error *err) {
   if (shlo_value_kind(v) != SHLO_TYPE_TENSOR || replica < 0 || partition < 0)
@@ -829,9 +863,10 @@ int shlo_execution_feed(shlo_execution *x, const shlo_value *v, int replica,
                          {(void *)shlo_tensor_data_const(v), nb},
                          {(void *)zeros, shlo_bin_pad8(nb) - nb}};
   pthread_mutex_lock(&x->feed_lock);
+  if (!x->feeder && !x->feed_failed) x->feeder = feeder_open(x);
   if (x->fed_n == FEED_WINDOW) feed_settle(x);
-  shlo_call *call = x->feed_failed ? NULL : call_new(x->c);
-  if (call && start_call(x->c->impl, call, SHLO_BIN_INFEED, iov, 5)) {
+  shlo_call *call = x->feed_failed ? NULL : call_new(x->feeder);
+  if (call && start_call(x->feeder->impl, call, SHLO_BIN_INFEED, iov, 5)) {
     x->feed_failed = 1;
     x->feed_err = call->err;
     call_free(call);
@@ -962,6 +997,7 @@ void shlo_execution_free(shlo_execution *x) {
   if (!x) return;
   shlo_client_error ignored;
   shlo_execution_feed_flush(x, &ignored);
+  shlo_client_close(x->feeder);
   pthread_mutex_destroy(&x->feed_lock);
   if (x->sub) {
     bin *b = x->c->impl;

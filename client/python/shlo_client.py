@@ -65,6 +65,7 @@ import struct
 import threading
 import time
 import urllib.parse
+import weakref
 from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional,
                     Sequence, Tuple, Union)
 
@@ -1049,6 +1050,7 @@ class _Binary:
         self.next_id = 1
         self.version = 1
         self.dead = None
+        self.siblings = weakref.WeakSet()  # feeding connections (sibling)
         tok = (token or "").encode()
         pad = b"\0" * (-len(tok) % 8)  # payloads end on 8 bytes
         self._send(T_HELLO, 0,
@@ -1141,8 +1143,12 @@ class _Binary:
         return t, payload
 
     def sibling(self):
-        """Another connection to the same server, with the same token."""
-        return _Binary(*self._addr)
+        """Another connection to the same server, with the same token,
+        closed with this one."""
+        sib = _Binary(*self._addr)
+        with self.plock:
+            self.siblings.add(sib)
+        return sib
 
     def _subscribe(self, parts):
         """SUBSCRIBE: a queue that gets its OUTFEED frames, then its STATE
@@ -1238,6 +1244,10 @@ class _Binary:
         return arr, off + _pad8(length)
 
     def close(self):
+        with self.plock:
+            sibs, self.siblings = list(self.siblings), weakref.WeakSet()
+        for sib in sibs:
+            sib.close()
         try:
             self._send(T_GOODBYE, 0, [])
         except OSError:

@@ -162,7 +162,10 @@ got = list(hx.outfeed())
 check(len(got) == 3 and all(np.array_equal(g, sums[i]) for i, g in enumerate(got)),
       f"an HTTP-started execution fed and drained over binary: {got}")
 check(hx.final.get("state") == "succeeded", f"its end: {hx.final}")
+feeds = [ex._feed_conn, hx._feed_conn]
 c.close()
+check(all(f is not None and f.sock.fileno() == -1 for f in feeds),
+      "closing the client closes its executions' feeding connections")
 
 # libshlo-client: 40 values of 1 MiB in and out, each checked by the program
 if C_CLIENT:
@@ -171,6 +174,30 @@ if C_CLIENT:
     print(p.stdout.strip())
     check(p.returncode == 0 and "(succeeded, 40 values checked, 0 wrong)"
           in p.stdout, f"libshlo-client streams 40 MiB: {p.stdout} {p.stderr}")
+    # Its feeder ahead of its reader, as the Python client's above: every
+    # queue full (4 in, 4 out, one held by the program) and the next
+    # INFEED held before the first shlo_execution_next subscribes.  On the
+    # client's one connection that SUBSCRIBE was never read.
+    p = subprocess.Popen([C_CLIENT, f"shlo://127.0.0.1:{bport}", "12", "1",
+                          "--ahead"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    xid = p.stdout.readline().strip()
+    for _ in range(1000):
+        if http_state(srv, xid)[1].get("bytes_in") == 9 << 20:
+            break
+        time.sleep(0.01)
+    held = http_state(srv, xid)[1]
+    check(held.get("bytes_in") == 9 << 20,
+          f"libshlo-client's feeding ran ahead: {xid} {held}")
+    try:
+        out, err = p.communicate("go\n", timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    check(p.returncode == 0 and "(succeeded, 12 values checked, 0 wrong)"
+          in out, f"libshlo-client subscribed after the queues filled: "
+          f"{out} {err}")
 STOPS.append((srv.stop(), srv.log()))
 
 # ---- endings, on a server with a short idle time ----

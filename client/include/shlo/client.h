@@ -132,7 +132,11 @@ SHLO_CLIENT_API const char *shlo_execution_id(const shlo_execution *x);
  * one 8 before it was queued (it blocks while the server's queue is
  * full).  A refused value fails that feed or a later one, and every feed
  * after it; shlo_execution_feed_flush waits for every answer.  v may be
- * released as soon as feed returns. */
+ * released as soon as feed returns.  An execution's feeds travel on a
+ * connection of their own, opened at its first feed (same server and
+ * token) and closed by shlo_execution_free: the server reads nothing
+ * more from a connection whose INFEED waits for room, and next, wait and
+ * cancel must still reach it then. */
 SHLO_CLIENT_API int shlo_execution_feed(shlo_execution *x,
                                         const shlo_value *v, int replica,
                                         int partition,
