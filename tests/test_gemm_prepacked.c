@@ -70,7 +70,8 @@ static void check_kernel(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
     assert_null(pb);
     assert_false(shlo__sgemm_prepacked(ta, m, a, lda, pb, c, ldc));
     assert_false(
-        shlo__sgemm_panels_packed(ta, m, k, a, lda, b, n < 64 ? n : 64, c, ldc));
+        shlo__sgemm_panels_packed(ta, m, k, a, lda, b, n < 64 ? n : 64, NULL,
+                                  c, ldc));
     for (int64_t i = 0; i < m * ldc; i++) assert_true(c[i] == -77.0f);
     goto done;
   }

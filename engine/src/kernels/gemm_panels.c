@@ -593,20 +593,24 @@ bool shlo__sgemm_panels_gathered_epi(int64_t m, int64_t n, int64_t runs,
 GP_TARGET static void packed_panel(bool ta, int64_t m, int64_t k,
                                    const float *a, int64_t lda,
                                    const float *panel, int64_t width,
-                                   float *c, int64_t ldc) {
+                                   const shlo__gemm_epi *epi, float *c,
+                                   int64_t ldc) {
   __mmask16 mask[GP_VECS];
   panel_masks(width, mask);
   gp_a op_a = {.a = a, .ars = ta ? 1 : lda, .aks = ta ? lda : 1};
+  with_epi(&op_a, epi);
   rows4(false, m, k, op_a, panel, GP_PANEL, (float *)panel, c, ldc, mask);
+  if (op_a.stream) _mm_sfence();
 }
 
 bool shlo__sgemm_panels_packed(bool ta, int64_t m, int64_t k, const float *a,
                                int64_t lda, const float *panel, int64_t width,
-                               float *c, int64_t ldc) {
+                               const shlo__gemm_epi *epi, float *c,
+                               int64_t ldc) {
   if (m < 1 || k < 1 || width < 1 || width > GP_PANEL ||
       strcmp(shlo__vmath_isa(), "avx512f"))
     return false;
-  packed_panel(ta, m, k, a, lda, panel, width, c, ldc);
+  packed_panel(ta, m, k, a, lda, panel, width, epi, c, ldc);
   return true;
 }
 
@@ -657,9 +661,10 @@ bool shlo__sgemm_panels_gathered_epi(int64_t m, int64_t n, int64_t runs,
 
 bool shlo__sgemm_panels_packed(bool ta, int64_t m, int64_t k, const float *a,
                                int64_t lda, const float *panel, int64_t width,
-                               float *c, int64_t ldc) {
+                               const shlo__gemm_epi *epi, float *c,
+                               int64_t ldc) {
   (void)ta, (void)m, (void)k, (void)a, (void)lda, (void)panel, (void)width,
-      (void)c, (void)ldc;
+      (void)epi, (void)c, (void)ldc;
   return false;
 }
 #endif

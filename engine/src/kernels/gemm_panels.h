@@ -109,10 +109,12 @@ void shlo__gemm_epi_apply(const shlo__gemm_epi *epi, int64_t rows, int64_t n,
  * floats (panel), of which the first width (1..64) are op(b)'s columns
  * and the rest zeros; c's columns [0, width) of rows [0, m) are written,
  * each element the same fmaf chain as above (gemm_prepacked.h packs b so
- * once for many products).  false, having done nothing, where the
- * engine does not run AVX-512F. */
+ * once for many products), then epi (NULL: none; its bias and residual
+ * from the panel's first column) in registers.  false, having done
+ * nothing, where the engine does not run AVX-512F. */
 bool shlo__sgemm_panels_packed(bool ta, int64_t m, int64_t k, const float *a,
                                int64_t lda, const float *panel, int64_t width,
-                               float *c, int64_t ldc);
+                               const shlo__gemm_epi *epi, float *c,
+                               int64_t ldc);
 
 #endif

@@ -64,17 +64,6 @@ typedef struct prepacked_job {
   const shlo__gemm_epi *epi; /* or NULL */
 } prepacked_job;
 
-/* j->epi on the columns [j0, j0 + width) of c just made, while they are
- * in this core's L1: its bias and residual moved to column j0. */
-static void prepacked_panel_epi(const prepacked_job *j, int64_t j0,
-                                int64_t width) {
-  if (!shlo__gemm_epi_any(j->epi)) return;
-  shlo__gemm_epi e = *j->epi;
-  if (e.bias) e.bias += j0;
-  if (e.res) e.res += j0;
-  shlo__gemm_epi_apply(&e, j->m, width, j->c + j0, j->ldc);
-}
-
 /* Panels [lo, hi) of c. */
 static void prepacked_panels(void *ctx, int64_t lo, int64_t hi) {
   const prepacked_job *j = ctx;
@@ -83,10 +72,15 @@ static void prepacked_panels(void *ctx, int64_t lo, int64_t hi) {
     int64_t j0 = p * PP_PANEL;
     int64_t width = n - j0 < PP_PANEL ? n - j0 : PP_PANEL;
     /* cannot fail: shlo__sgemm_prepacked checked the ISA and sizes */
-    (void)shlo__sgemm_panels_packed(j->ta, j->m, k, j->a, j->lda,
-                                    j->pb->panels + p * k * PP_PANEL, width,
-                                    j->c + j0, j->ldc);
-    prepacked_panel_epi(j, j0, width);
+    const float *panel = j->pb->panels + p * k * PP_PANEL;
+    /* the epilogue in the blocks' registers, their residual's lines
+     * fetched while they sum: applied to each panel after it, the LSTM's
+     * recurrent product waited on its residual's rows, 8 KB apart */
+    shlo__gemm_epi e = j->epi ? *j->epi : (shlo__gemm_epi){0};
+    if (e.bias) e.bias += j0;
+    if (e.res) e.res += j0;
+    (void)shlo__sgemm_panels_packed(j->ta, j->m, k, j->a, j->lda, panel,
+                                    width, &e, j->c + j0, j->ldc);
   }
 }
 
