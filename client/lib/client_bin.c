@@ -644,19 +644,21 @@ static int hello(bin *b, const char *token, shlo_client_error *err) {
 void *shlo__client_bin_connect(const char *host, int port, const char *token,
                          shlo_client_error *err) {
   bin *b = calloc(1, sizeof *b);
-  if (!b) {
+  char *tok = token ? strdup(token) : NULL;
+  if (!b || (token && !tok)) {
+    free(b);
+    free(tok);
     shlo__client_err_conn(err, "out of memory");
     return NULL;
   }
+  snprintf(b->host, sizeof b->host, "%s", host);
+  b->port = port;
+  b->token = tok;
   b->fd = dial(host, port, err);
   pthread_mutex_init(&b->wlock, NULL);
   pthread_mutex_init(&b->plock, NULL);
-  snprintf(b->host, sizeof b->host, "%s", host);
-  b->port = port;
-  b->token = token ? strdup(token) : NULL;
-  if (b->fd < 0 || (token && !b->token) || hello(b, token, err) ||
+  if (b->fd < 0 || hello(b, token, err) ||
       pthread_create(&b->reader, NULL, reader_main, b)) {
-    if (b->fd >= 0 && token && !b->token) shlo__client_err_conn(err, "out of memory");
     if (b->fd >= 0) close(b->fd);
     pthread_mutex_destroy(&b->wlock);
     pthread_mutex_destroy(&b->plock);

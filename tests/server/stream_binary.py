@@ -70,6 +70,17 @@ def wait_final(srv, xid, limit_s):
         time.sleep(0.005)
 
 
+def wait_bytes_in(srv, xid, n):
+    """The execution's state once the server has taken n bytes of infeed
+    (or after 10 s)."""
+    for _ in range(1000):
+        ans = http_state(srv, xid)[1]
+        if ans.get("bytes_in") == n:
+            break
+        time.sleep(0.01)
+    return ans
+
+
 def worker_free(srv):
     def free(m):  # executions run on their own workers (issue #30)
         return m.get("shlo_executions_running") == 0 and \
@@ -137,12 +148,8 @@ ex = c.start(RUNNING_SUM, np.int64(M), timeout_ms=20000)
 t = threading.Thread(target=lambda: [ex.feed(v) for v in values[:M]],
                      daemon=True)
 t.start()
-for _ in range(1000):  # 4 queued in, 4 out, one taken and held: 9 in
-    if http_state(srv, ex.id)[1].get("bytes_in") == 9 * 24:
-        break
-    time.sleep(0.01)
-check(http_state(srv, ex.id)[1].get("bytes_in") == 9 * 24,
-      f"feeding ran ahead: {http_state(srv, ex.id)}")
+held = wait_bytes_in(srv, ex.id, 9 * 24)  # 4 in, 4 out, one held: 9 in
+check(held.get("bytes_in") == 9 * 24, f"feeding ran ahead: {held}")
 got = list(ex.outfeed())
 t.join(10)
 check(len(got) == M and all(np.array_equal(g, sums[i])
@@ -183,11 +190,7 @@ if C_CLIENT:
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     xid = p.stdout.readline().strip()
-    for _ in range(1000):
-        if http_state(srv, xid)[1].get("bytes_in") == 9 << 20:
-            break
-        time.sleep(0.01)
-    held = http_state(srv, xid)[1]
+    held = wait_bytes_in(srv, xid, 9 << 20)
     check(held.get("bytes_in") == 9 << 20,
           f"libshlo-client's feeding ran ahead: {xid} {held}")
     try:

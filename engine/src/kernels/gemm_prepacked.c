@@ -68,15 +68,16 @@ typedef struct prepacked_job {
 static void prepacked_panels(void *ctx, int64_t lo, int64_t hi) {
   const prepacked_job *j = ctx;
   int64_t k = j->pb->k, n = j->pb->n;
+  /* the epilogue in the blocks' registers, their residual's lines
+   * fetched while they sum: applied to each panel after it, the LSTM's
+   * recurrent product waited on its residual's rows, 8 KB apart */
+  const shlo__gemm_epi none = {0}, *epi = j->epi ? j->epi : &none;
   for (int64_t p = lo; p < hi; p++) {
     int64_t j0 = p * PP_PANEL;
     int64_t width = n - j0 < PP_PANEL ? n - j0 : PP_PANEL;
     /* cannot fail: shlo__sgemm_prepacked checked the ISA and sizes */
     const float *panel = j->pb->panels + p * k * PP_PANEL;
-    /* the epilogue in the blocks' registers, their residual's lines
-     * fetched while they sum: applied to each panel after it, the LSTM's
-     * recurrent product waited on its residual's rows, 8 KB apart */
-    shlo__gemm_epi e = j->epi ? *j->epi : (shlo__gemm_epi){0};
+    shlo__gemm_epi e = *epi; /* its bias and residual from column j0 */
     if (e.bias) e.bias += j0;
     if (e.res) e.res += j0;
     (void)shlo__sgemm_panels_packed(j->ta, j->m, k, j->a, j->lda, panel,
