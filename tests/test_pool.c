@@ -2,7 +2,8 @@
 /* The fork-join pool: every index is visited exactly once, from any number
  * of concurrent callers, nested calls run inline, and a call returns only
  * once every chunk is done, however long a worker's chunk outlasts the
- * caller's own. */
+ * caller's own; a caller set alone runs every chunk itself.  (Which
+ * thread takes which home range is a matter of timing: not asserted.) */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,7 +45,32 @@ static void every_index_runs_exactly_once(void **state) {
   check_once(1000, 1);
   check_once(100003, 64);
   check_once(1 << 20, 1 << 15);
+  check_once(7, 1); /* fewer chunks than some pools have threads */
+  check_once(130, 1); /* more threads than home ranges, where so */
   assert_true(shlo__pool_threads() >= 1);
+}
+
+static void on_the_caller(void *ctx, int64_t b, int64_t e) {
+  pthread_t *self = ctx;
+  assert_true(pthread_equal(*self, pthread_self()));
+  (void)b;
+  (void)e;
+}
+
+static void alone_runs_on_the_caller(void **state) {
+  (void)state;
+  assert_false(shlo__pool_alone(true));
+  assert_int_equal(shlo__pool_threads(), 1);
+  pthread_t self = pthread_self();
+  shlo__parallel_for(1 << 20, 1, on_the_caller, &self);
+  counts c = {calloc(100003, sizeof(atomic_int)), 0};
+  assert_non_null(c.hits);
+  shlo__parallel_for(100003, 64, count_range, &c); /* one chunk, the lot */
+  for (int64_t i = 0; i < 100003; i++) assert_int_equal(atomic_load(&c.hits[i]), 1);
+  free(c.hits);
+  assert_true(shlo__pool_alone(false));
+  assert_false(shlo__pool_alone(false));
+  check_once(100003, 64);
 }
 
 static void *caller(void *arg) {
@@ -114,6 +140,7 @@ static void calls_wait_for_slow_chunks(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_index_runs_exactly_once),
+      cmocka_unit_test(alone_runs_on_the_caller),
       cmocka_unit_test(concurrent_callers_share_the_workers),
       cmocka_unit_test(nested_calls_run_inline),
       cmocka_unit_test(calls_wait_for_slow_chunks),

@@ -2,7 +2,20 @@
 /* Fork-join pool, one per context: a list of open jobs, workers claiming
  * chunks by atomic counters, the caller working on its own job until
  * every chunk is claimed, then waiting for the chunks others are still
- * running.  Destroying the pool stops and joins its workers. */
+ * running.  Destroying the pool stops and joins its workers.
+ *
+ * A job's chunks are cut into one home range per thread, in order: the
+ * caller's first, then worker 1's, and so on.  Each thread claims from
+ * its own range first and then from the others'.  So a thread takes the
+ * same part of every job of the same size, and a step that splits its
+ * data as the step before it did, or as the same step did on the last
+ * execution, finds its part where it left it: in its own core's cache.
+ * Where cores share lines slowly that is worth a lot (a line the other
+ * core holds must be fetched or taken back from it); claiming chunks in
+ * one global order sent each chunk to whichever thread came first:
+ * attention 0.35-0.38 -> 0.34 ms, reduce_window 0.56 -> 0.54 on two
+ * threads.  A thread that arrives late still finds its range's chunks
+ * taken by the others, so no thread waits on another's range. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -15,12 +28,17 @@
 #include "core/membudget.h"
 #include "runtime/pool.h"
 
+/* home ranges of a job at most (threads past it share them) */
+#define POOL_HOMES 64
+
 typedef struct job {
   shlo_range_fn fn;
   void *ctx;
   struct shlo_mem_budget *budget; /* the opener's: chunks charge it */
   int64_t n, grain;
-  atomic_int_fast64_t next; /* first unclaimed index */
+  int homes;       /* home ranges, each of per_home chunks (the last */
+  int64_t per_home; /* fewer) */
+  atomic_int_fast64_t next[POOL_HOMES]; /* each range's next unclaimed chunk */
   /* workers inside this job: changed under the lock, read without it by
    * the opener while it waits for the last of them (wait_for_workers) */
   atomic_int running;
@@ -53,21 +71,50 @@ struct shlo__pool {
   int n_own;    /* threads the pool started itself, to join */
   pthread_t own[POOL_MAX_THREADS];
   atomic_uint opened; /* jobs opened so far (wraps): what spinners watch */
+  atomic_int workers_seen; /* workers started: the next one's home */
 };
 
 static _Thread_local bool in_chunk;
+/* the thread's execution runs its parallel steps alone (pool.h) */
+static _Thread_local bool alone;
+/* which home range the thread claims from first: 0 for every caller,
+ * worker k's k */
+static _Thread_local int home_of_thread;
+
+static int64_t chunks_of(const job *j) {
+  return (j->n + j->grain - 1) / j->grain;
+}
+
+/* One past home range h's last chunk. */
+static int64_t home_end(const job *j, int h) {
+  int64_t end = (h + 1) * j->per_home, all = chunks_of(j);
+  return end < all ? end : all;
+}
+
+static bool job_open(const job *j) {
+  for (int h = 0; h < j->homes; h++)
+    if (atomic_load(&j->next[h]) < home_end(j, h)) return true;
+  return false;
+}
 
 static bool claim_and_run(job *j) {
   bool ran = false;
-  for (;;) {
-    int64_t b = atomic_fetch_add(&j->next, j->grain);
-    if (b >= j->n) return ran;
-    int64_t e = b + j->grain < j->n ? b + j->grain : j->n;
-    in_chunk = true;
-    j->fn(j->ctx, b, e);
-    in_chunk = false;
-    ran = true;
+  int mine = home_of_thread % j->homes;
+  for (int k = 0; k < j->homes; k++) {
+    int h = (mine + k) % j->homes;
+    int64_t hi = home_end(j, h);
+    for (;;) {
+      int64_t c = atomic_fetch_add(&j->next[h], 1);
+      if (c >= hi) break;
+      int64_t b = c * j->grain;
+      int64_t e = b + j->grain < j->n ? b + j->grain : j->n;
+      in_chunk = true;
+      j->fn(j->ctx, b, e);
+      in_chunk = false;
+      ran = true;
+    }
   }
+  return ran;
 }
 
 static void unlink_job(shlo__pool *pool, job *j) {
@@ -123,12 +170,13 @@ static void wait_for_workers(shlo__pool *pool, job *j) {
  * from the pool's context whichever thread runs it. */
 static void worker_loop(void *arg) {
   shlo__pool *pool = arg;
+  home_of_thread = 1 + atomic_fetch_add(&pool->workers_seen, 1);
   shlo_context *prev_scope = shlo__ctx_swap(pool->ctx);
   bool spun = false;
   pthread_mutex_lock(&pool->mu);
   while (!pool->stop) {
     job *j = pool->head;
-    while (j && atomic_load(&j->next) >= j->n) j = j->nextjob;
+    while (j && !job_open(j)) j = j->nextjob;
     if (!j && !spun) { /* look again for a moment before sleeping */
       unsigned seen = atomic_load(&pool->opened);
       pthread_mutex_unlock(&pool->mu);
@@ -236,19 +284,31 @@ static shlo__pool *current_pool(void) {
   return c ? c->pool : NULL;
 }
 
-int shlo__pool_threads(void) { return shlo__pool_size(current_pool()); }
+int shlo__pool_threads(void) {
+  return alone ? 1 : shlo__pool_size(current_pool());
+}
+
+bool shlo__pool_alone(bool on) {
+  bool was = alone;
+  alone = on;
+  return was;
+}
 
 void shlo__parallel_for(int64_t n, int64_t grain, shlo_range_fn fn, void *ctx) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
-  shlo__pool *pool = n <= grain || in_chunk ? NULL : current_pool();
+  shlo__pool *pool = n <= grain || in_chunk || alone ? NULL : current_pool();
   if (!pool || pool->threads == 1) {
     fn(ctx, 0, n);
     return;
   }
   job j = {.fn = fn, .ctx = ctx, .n = n, .grain = grain,
            .budget = shlo__budget_current()};
-  atomic_init(&j.next, 0);
+  int64_t all = chunks_of(&j);
+  j.homes = pool->threads < POOL_HOMES ? pool->threads : POOL_HOMES;
+  if (j.homes > all) j.homes = (int)all;
+  j.per_home = (all + j.homes - 1) / j.homes;
+  for (int h = 0; h < j.homes; h++) atomic_init(&j.next[h], h * j.per_home);
   atomic_init(&j.running, 0);
   pthread_mutex_lock(&pool->mu);
   j.nextjob = pool->head;

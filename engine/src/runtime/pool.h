@@ -11,6 +11,7 @@
 #ifndef SHLO_POOL_H
 #define SHLO_POOL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "shlo/context.h"
@@ -23,6 +24,12 @@ void shlo__parallel_for(int64_t n, int64_t grain, shlo_range_fn fn, void *ctx);
 /* Threads that take part in a parallel_for of the calling thread's
  * context (workers + the caller). */
 int shlo__pool_threads(void);
+
+/* From now on the calling thread runs the parallel_for calls it makes by
+ * itself, as a pool of one (shlo__pool_threads then says 1), when on;
+ * returns the setting it replaces.  An execution timed alone sets it
+ * (core/timed_choice.h). */
+bool shlo__pool_alone(bool on);
 
 /* A pool of `threads` (<= 0: one per core; at most 256) for context ctx:
  * threads - 1 workers, lent by exec when exec->run is set, else started
