@@ -12,7 +12,8 @@
 
 /* The engine reads no environment variable: the CLI maps the ones it has
  * always obeyed onto the default context's options before anything runs
- * (SHLO_THREADS: threads; SHLO_NO_FUSION, SHLO_CONV_GENERAL: set at all
+ * (SHLO_THREADS: threads; SHLO_NO_FUSION, SHLO_CONV_GENERAL,
+ * SHLO_FIXED_THREADS: set at all
  * means on; SHLO_MPI_PEER_TIMEOUT: seconds; OPENBLAS_CORETYPE set: keep
  * the BLAS core the user chose). */
 static void engine_from_env(void) {
@@ -25,6 +26,7 @@ static void engine_from_env(void) {
   v = getenv("SHLO_MPI_PEER_TIMEOUT");
   if (v && atof(v) > 0) o.mpi_peer_timeout_s = atof(v);
   o.blas_keep_core = getenv("OPENBLAS_CORETYPE") != NULL;
+  o.fixed_threads = getenv("SHLO_FIXED_THREADS") != NULL;
   /* nothing has used the engine yet, so this cannot fail */
   (void)shlo_default_context_configure(&o);
 }

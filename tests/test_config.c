@@ -196,7 +196,7 @@ static void defaults_are_as_documented(void **state) {
     srv_config_free(&d2);
     srv_config_free(&base);
   }
-  assert_int_equal(n, 70); /* binary-port, issue #10's caps, compile bounds,
+  assert_int_equal(n, 71); /* binary-port, issue #10's caps, compile bounds,
                             issue #14: insecure, audit-log, six team-*,
                             store, tls-cert, tls-key,
                             issue #18: grid-backend, mpi-min-procs,
@@ -216,7 +216,8 @@ static void defaults_are_as_documented(void **state) {
                             trace-max-spans, metrics-max-modules,
                             otlp-endpoint, log-format,
                             issue #34: model-repository,
-                            model-control-mode, repository-poll-secs */
+                            model-control-mode, repository-poll-secs,
+                            issue #37: fixed-threads */
   srv_config_free(&c);
   srv_config_defaults(&c);
   assert_string_equal(c.host, "127.0.0.1");

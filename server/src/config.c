@@ -227,6 +227,11 @@ static const opt options[] = {
      "share (0 = one per core; environment SHLO_THREADS)", true},
     {"no-fusion", OPT_BOOL, OFF(no_fusion), 0, 1, "0",
      "compile every elementwise op as its own step (for bug hunts)", true},
+    {"fixed-threads", OPT_BOOL, OFF(fixed_threads), 0, 1, "0",
+     "run every execution's parallel steps on all the engine's threads; by "
+     "default a program that only moves data is timed now and then on its "
+     "executing thread alone, and runs so while that is clearly faster",
+     true},
     {"conv-general", OPT_BOOL, OFF(conv_general), 0, 1, "0",
      "run every convolution on the general im2col path, never the "
      "channels-last one (for bug hunts)", true},

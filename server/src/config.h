@@ -72,6 +72,7 @@ typedef struct srv_config {
   int64_t engine_threads;     /* 0 = one per core */
   int64_t no_fusion;
   int64_t conv_general;
+  int64_t fixed_threads;
   int64_t mpi_peer_timeout;   /* seconds */
   /* memory held for connections (listen.c, binary.c) */
   int64_t max_pending_body_bytes; /* partly received bodies and frames */

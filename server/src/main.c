@@ -89,6 +89,7 @@ static int engine_configure(const srv_config *c) {
   o.threads = (int)c->engine_threads;
   o.no_fusion = c->no_fusion != 0;
   o.conv_general = c->conv_general != 0;
+  o.fixed_threads = c->fixed_threads != 0;
   o.mpi_peer_timeout_s = (double)c->mpi_peer_timeout;
   o.blas_keep_core = getenv("OPENBLAS_CORETYPE") != NULL;
   if (shlo_default_context_configure(&o) != SHLO_OK || !shlo_default_context()) {

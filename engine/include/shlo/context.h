@@ -111,6 +111,12 @@ typedef struct shlo_context_options {
    * user chose one with OPENBLAS_CORETYPE).  Process-wide (OpenBLAS is):
    * the first context created decides (core/blas_setup.h). */
   bool blas_keep_core;
+  /* Run every execution's parallel steps on all the context's threads.
+   * Otherwise (the default) each executable times some of its executions
+   * on the executing thread alone and runs there while that is clearly
+   * faster: where the threads' cores share data slowly, a memory-bound
+   * program can be (the results are the same bytes either way). */
+  bool fixed_threads;
 } shlo_context_options;
 
 /* The defaults: every field zero but struct_size and buffer_cache_bytes. */

@@ -65,6 +65,8 @@ struct shlo_executable {
   int entry_index;
   shlo_refine_cache *refine; /* dynamic shapes: plans per signature */
   shlo_context *ctx;         /* where it runs; NULL: the default */
+  shlo__choice alone;        /* executions on the pool or alone */
+  bool may_run_alone;        /* a candidate for it (may_run_alone) */
 };
 
 /* ---- compile-time view for op compile functions ---- */
@@ -606,6 +608,40 @@ static shlo_status compile_refining(const shlo_module *m,
   return SHLO_OK;
 }
 
+/* Whether executions of plan p may be timed on the executing thread
+ * alone (core/timed_choice.h): none of its steps is a product, a
+ * convolution or a factorisation, which two threads always run faster,
+ * nor a loop, call or branch, whose body may be any of those, nor an
+ * exchange with the outside (feeds, collectives), whose time is not the
+ * program's.  What is left moves and maps data, where whether the second
+ * thread helps depends on how fast the cores share it. */
+static bool may_run_alone(const shlo_plan *p) {
+  if (!p) return false;
+  for (int i = 0; i < p->n_steps; i++) {
+    const shlo_op *op = p->steps[i].op;
+    if (!op) return false;
+    switch (op->code) {
+    case SHLO_OP_DOT: case SHLO_OP_DOT_GENERAL: case SHLO_OP_CONVOLUTION:
+    case SHLO_OP_DYNAMIC_CONV: case SHLO_OP_CHLO_RAGGED_DOT:
+    case SHLO_OP_EINSUM: case SHLO_OP_UNARY_EINSUM: case SHLO_OP_FFT:
+    case SHLO_OP_CHOLESKY: case SHLO_OP_TRIANGULAR_SOLVE:
+    case SHLO_OP_CUSTOM_CALL: case SHLO_OP_WHILE: case SHLO_OP_CASE:
+    case SHLO_OP_IF: case SHLO_OP_CALL: case SHLO_OP_COMPOSITE:
+    case SHLO_OP_CHLO_SCAN: case SHLO_OP_INFEED: case SHLO_OP_OUTFEED:
+    case SHLO_OP_SEND: case SHLO_OP_RECV: case SHLO_OP_ALL_GATHER:
+    case SHLO_OP_ALL_REDUCE: case SHLO_OP_ALL_TO_ALL:
+    case SHLO_OP_COLLECTIVE_BROADCAST: case SHLO_OP_COLLECTIVE_PERMUTE:
+    case SHLO_OP_COLLECTIVE_REDUCE: case SHLO_OP_REDUCE_SCATTER:
+    case SHLO_OP_CROSS_REPLICA_SUM:
+    case SHLO_OP_RUN_PARALLEL: case SHLO_OP_ASYNC_START:
+      return false;
+    default:
+      break;
+    }
+  }
+  return true;
+}
+
 static shlo_status compile_in_scope(const shlo_module *m,
                                     const shlo_compile_opts *opts,
                                     shlo_executable **out, shlo_diag *diag);
@@ -670,6 +706,7 @@ static shlo_status compile_in_scope(const shlo_module *m,
   }
   e->m = m;
   e->ctx = ctx;
+  shlo__choice_init(&e->alone);
   e->n_funcs = m->n_funcs;
   e->func_plans = cc.func_plans;
   e->entry = entry;
@@ -681,6 +718,7 @@ static shlo_status compile_in_scope(const shlo_module *m,
     shlo_executable_free(e);
     return st;
   }
+  e->may_run_alone = may_run_alone(e->func_plans[e->entry_index]);
   *out = e;
   return SHLO_OK;
 }
@@ -723,6 +761,12 @@ int64_t shlo_executable_refinements(const shlo_executable *e) {
 
 const shlo_plan *shlo__executable_plan(const shlo_executable *e) {
   return e->refine ? NULL : e->func_plans[e->entry_index];
+}
+
+shlo__choice *shlo__executable_alone(const shlo_executable *e) {
+  /* (atomics that executions update: the executable is otherwise shared
+   * read-only) */
+  return e->may_run_alone ? (shlo__choice *)&e->alone : NULL;
 }
 
 shlo_refine_cache *shlo__executable_refine(const shlo_executable *e) {

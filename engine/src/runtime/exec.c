@@ -19,6 +19,7 @@
 #include "core/alloc.h"
 #include "core/context_int.h"
 #include "core/membudget.h"
+#include "runtime/pool.h"
 #include "runtime/profile_int.h"
 #include "shlo/engine.h"
 #include "shlo/trace.h"
@@ -346,6 +347,31 @@ shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
   return st;
 }
 
+/* The plan run on the pool or on this thread alone, as the executable's
+ * choice says (core/timed_choice.h), and a trial's time given back to
+ * it.  A profiled execution runs the way last chosen and is no trial: a
+ * profile shows what the executions run, and its timers stay out of the
+ * trials.  A trial that fails gives no time: its epoch then keeps the
+ * last choice. */
+static shlo_status run_chosen(const shlo_executable *e,
+                              const shlo_exec_opts *opts, const shlo_plan *p,
+                              shlo_exec *ex, shlo_value *const *args,
+                              shlo_value **res) {
+  shlo__choice *c = shlo__executable_alone(e);
+  if (!c || shlo__ctx_options(shlo__ctx_current())->fixed_threads ||
+      shlo__pool_threads() < 2)
+    return shlo__plan_run(p, ex, args, res);
+  shlo__choice_turn turn = {shlo__choice_current(c), false};
+  if (!(opts && opts->profile)) turn = shlo__choice_begin(c);
+  bool was = shlo__pool_alone(turn.way == 1);
+  uint64_t t0 = turn.trial ? shlo_trace_now_ns() : 0;
+  shlo_status st = shlo__plan_run(p, ex, args, res);
+  if (turn.trial && st == SHLO_OK)
+    shlo__choice_end(c, turn, shlo_trace_now_ns() - t0);
+  shlo__pool_alone(was);
+  return st;
+}
+
 static shlo_status execute_in_scope(const shlo_executable *e,
                                     const shlo_exec_opts *opts,
                                     shlo_value *const *args, int n_args,
@@ -392,7 +418,7 @@ static shlo_status execute_in_scope(const shlo_executable *e,
     }
     prev = shlo__budget_swap(budget);
   }
-  shlo_status st = shlo__plan_run(p, &ex, args, res);
+  shlo_status st = run_chosen(e, opts, p, &ex, args, res);
   if (budget) {
     shlo__budget_swap(prev);
     if (st && shlo__budget_exceeded(budget))
