@@ -233,7 +233,8 @@ static void dot_epilogues_on_every_route(void **state) {
  * of an input that the loop also carries, with its residual written
  * first, three times: results of at least 4096 elements (smaller ones
  * are not fused); n = 129: two whole panels and one column; n = 1000:
- * a 40-column tail. */
+ * a 40-column tail.  32 and 20 rows are split by rows over two or more
+ * threads (20: blocks of 8, 8 and 4), the others by panels. */
 static void loop_program(char *buf, size_t cap, int m, int n) {
   char mn[48], nn[48], xs[48];
   snprintf(mn, sizeof mn, "tensor<%dx%dxf32>", m, n);
@@ -276,7 +277,7 @@ static void loop_program(char *buf, size_t cap, int m, int n) {
 }
 
 static void loops(void) {
-  static const int shapes[][2] = {{32, 129}, {5, 1000}, {64, 64}};
+  static const int shapes[][2] = {{32, 129}, {5, 1000}, {64, 64}, {20, 210}};
   char *text = malloc(TEXT_CAP);
   assert_non_null(text);
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
