@@ -77,9 +77,6 @@ struct shlo__pool {
 static _Thread_local bool in_chunk;
 /* the thread's execution runs its parallel steps alone (pool.h) */
 static _Thread_local bool alone;
-/* which home range the thread claims from first: 0 for every caller,
- * worker k's k */
-static _Thread_local int home_of_thread;
 
 static int64_t chunks_of(const job *j) {
   return (j->n + j->grain - 1) / j->grain;
@@ -97,9 +94,11 @@ static bool job_open(const job *j) {
   return false;
 }
 
-static bool claim_and_run(job *j) {
+/* Run chunks of j until none is left unclaimed, from home range `home`
+ * (0 for every caller, k for worker k) first. */
+static bool claim_and_run(job *j, int home) {
   bool ran = false;
-  int mine = home_of_thread % j->homes;
+  int mine = home % j->homes;
   for (int k = 0; k < j->homes; k++) {
     int h = (mine + k) % j->homes;
     int64_t hi = home_end(j, h);
@@ -170,7 +169,7 @@ static void wait_for_workers(shlo__pool *pool, job *j) {
  * from the pool's context whichever thread runs it. */
 static void worker_loop(void *arg) {
   shlo__pool *pool = arg;
-  home_of_thread = 1 + atomic_fetch_add(&pool->workers_seen, 1);
+  int home = 1 + atomic_fetch_add(&pool->workers_seen, 1);
   shlo_context *prev_scope = shlo__ctx_swap(pool->ctx);
   bool spun = false;
   pthread_mutex_lock(&pool->mu);
@@ -194,7 +193,7 @@ static void worker_loop(void *arg) {
     pthread_mutex_unlock(&pool->mu);
     /* what a chunk allocates counts against its execution's limit */
     struct shlo_mem_budget *prev_budget = shlo__budget_swap(j->budget);
-    claim_and_run(j);
+    claim_and_run(j, home);
     shlo__budget_swap(prev_budget);
     pthread_mutex_lock(&pool->mu);
     /* (j may be gone once this is 0: its opener returns without the lock) */
@@ -318,7 +317,7 @@ void shlo__parallel_for(int64_t n, int64_t grain, shlo_range_fn fn, void *ctx) {
   pthread_cond_broadcast(&pool->work);
   pthread_mutex_unlock(&pool->mu);
 
-  claim_and_run(&j);
+  claim_and_run(&j, 0);
 
   pthread_mutex_lock(&pool->mu);
   unlink_job(pool, &j);
