@@ -175,6 +175,59 @@ static void transposing_broadcasts_read_strided(void **state) {
       "fused(broadcast_in_dim, add, broadcast_in_dim, multiply)");
 }
 
+/* Slices of a larger value feed a run in place, copied a chunk at a time
+ * into scratch (an LSTM's four gates cut from one product's columns, in a
+ * lane program), and strided slices of a rank-3 value: the bits the copies
+ * give, each slice read from its own start (an offset dropped or a stride
+ * taken as 1 reads other elements). */
+static void slices_feed_a_run_in_place(void **state) {
+  (void)state;
+  same_results(
+      "func.func @main() -> (tensor<32x512xf32>, tensor<32x512xf32>) {\n"
+      "  %j = stablehlo.iota dim = 1 : tensor<32x2048xf32>\n"
+      "  %i = stablehlo.iota dim = 0 : tensor<32x2048xf32>\n"
+      "  %k = stablehlo.constant dense<0.0013> : tensor<32x2048xf32>\n"
+      "  %a = stablehlo.multiply %j, %k : tensor<32x2048xf32>\n"
+      "  %g = stablehlo.subtract %a, %i : tensor<32x2048xf32>\n"
+      "  %c = stablehlo.sine %i : tensor<32x2048xf32>\n"
+      "  %x = stablehlo.add %g, %c : tensor<32x2048xf32>\n"
+      "  %s0 = stablehlo.slice %x [0:32, 0:512] : (tensor<32x2048xf32>) -> "
+      "tensor<32x512xf32>\n"
+      "  %s1 = stablehlo.slice %x [0:32, 512:1024] : (tensor<32x2048xf32>) "
+      "-> tensor<32x512xf32>\n"
+      "  %s2 = stablehlo.slice %x [0:32, 1024:1536] : (tensor<32x2048xf32>) "
+      "-> tensor<32x512xf32>\n"
+      "  %s3 = stablehlo.slice %x [0:32, 1536:2048] : (tensor<32x2048xf32>) "
+      "-> tensor<32x512xf32>\n"
+      "  %n = stablehlo.negate %s1 : tensor<32x512xf32>\n"
+      "  %e = stablehlo.exponential %n : tensor<32x512xf32>\n"
+      "  %t = stablehlo.tanh %s2 : tensor<32x512xf32>\n"
+      "  %m = stablehlo.multiply %e, %t : tensor<32x512xf32>\n"
+      "  %l = stablehlo.logistic %s0 : tensor<32x512xf32>\n"
+      "  %h = stablehlo.add %m, %l : tensor<32x512xf32>\n"
+      "  %q = stablehlo.divide %h, %s3 : tensor<32x512xf32>\n"
+      "  func.return %q, %h : tensor<32x512xf32>, tensor<32x512xf32>\n}\n",
+      "fused(slice, slice, slice, slice, negate, exponential, tanh, "
+      "multiply, logistic, add, divide) [in registers: 7 ops");
+  same_results(
+      "func.func @main() -> tensor<4x64x64xf64> {\n"
+      "  %a = stablehlo.iota dim = 0 : tensor<10x64x130xf64>\n"
+      "  %b = stablehlo.iota dim = 2 : tensor<10x64x130xf64>\n"
+      "  %c = stablehlo.iota dim = 1 : tensor<10x64x130xf64>\n"
+      "  %k = stablehlo.constant dense<1000.0> : tensor<10x64x130xf64>\n"
+      "  %ak = stablehlo.multiply %a, %k : tensor<10x64x130xf64>\n"
+      "  %ab = stablehlo.add %ak, %b : tensor<10x64x130xf64>\n"
+      "  %x = stablehlo.atan2 %ab, %c : tensor<10x64x130xf64>\n"
+      "  %y = stablehlo.iota dim = 1 : tensor<4x64x64xf64>\n"
+      "  %s = \"stablehlo.slice\"(%x) {start_indices = array<i64: 1, 0, 2>, "
+      "limit_indices = array<i64: 9, 64, 130>, strides = array<i64: 2, 1, "
+      "2>} : (tensor<10x64x130xf64>) -> tensor<4x64x64xf64>\n"
+      "  %w = stablehlo.multiply %s, %y : tensor<4x64x64xf64>\n"
+      "  %z = stablehlo.add %w, %s : tensor<4x64x64xf64>\n"
+      "  func.return %z : tensor<4x64x64xf64>\n}\n",
+      "fused(slice, multiply, add)");
+}
+
 /* Pseudo-random f32 values of shape S (a string like "96x130") from two
  * iotas: %x = 4 sin(1.3 i + 0.7 j + 0.01 i j). */
 #define WAVY(S)                                                              \
@@ -1251,6 +1304,7 @@ int main(void) {
       cmocka_unit_test(select_convert_and_compare_fuse),
       cmocka_unit_test(broadcasts_of_rows_and_columns_read_in_place),
       cmocka_unit_test(transposing_broadcasts_read_strided),
+      cmocka_unit_test(slices_feed_a_run_in_place),
       cmocka_unit_test(softmax_rows_fuse_around_both_reductions),
       cmocka_unit_test(square_layernorm_tells_rows_from_columns),
       cmocka_unit_test(a_row_value_broadcast_across_columns_ends_the_group),

@@ -155,7 +155,7 @@ static void member_range(const fused *f, const member *m, char *d,
  * fill where it is broadcast. */
 static void bcast_fill(const bcast_map *m, const char *src, char *dst,
                        int64_t b, int64_t n, size_t esz) {
-  int64_t idx[SHLO_MAX_RANK], off = 0, rem = b;
+  int64_t idx[SHLO_MAX_RANK], off = m->offset, rem = b;
   int last = m->rank - 1;
   if (last < 0) { /* rank 0: one element */
     splat_run(dst, src, n, esz);
@@ -534,6 +534,26 @@ static shlo_status fused_new_results(const shlo_step *s, const fused *f,
   return SHLO_OK;
 }
 
+/* Elements per pool chunk of run f: 16 scratch chunks; but a run too
+ * short for two such whose members' loops add up to as much work (in
+ * elements times members, broadcasts read as one element aside) goes to
+ * the pool too, a share per thread.  An LSTM step's gates (16384
+ * elements, 18 ops and 4 slices) took 28 us on one thread, 14 on two,
+ * each thread's rows made by the same thread in the product before.
+ * Smaller pieces of long runs cost more than they give (gelu 0.67 ->
+ * 0.72 ms in chunks of 4096). */
+static int64_t run_grain(const fused *f) {
+  int64_t grain = 16 * f->chunk;
+  int work = 0;
+  for (int k = 0; k < f->n_members; k++)
+    work += !f->m[k].one && !f->m[k].once;
+  if (f->numel >= 2 * grain || f->numel * work < 4 * grain) return grain;
+  int64_t threads = shlo__pool_threads();
+  int64_t share = (f->numel + threads - 1) / threads;
+  share = (share + f->chunk - 1) / f->chunk * f->chunk;
+  return share < grain ? share : grain;
+}
+
 static shlo_status k_fused(const shlo_step *s, shlo_value *const *in,
                            shlo_value **out, shlo_exec *ex) {
   const fused *f = s->params;
@@ -554,7 +574,7 @@ static shlo_status k_fused(const shlo_step *s, shlo_value *const *in,
     shlo__parallel_for(f->rows, grain > f->block ? grain : f->block,
                        rows_chunk, &r);
   } else {
-    shlo__parallel_for(f->numel, 16 * f->chunk, fused_chunk, &r);
+    shlo__parallel_for(f->numel, run_grain(f), fused_chunk, &r);
   }
   if (atomic_load(&r.failed))
     return shlo__exec_fail(ex, s, SHLO_ENOMEM, "out of memory for scratch");
@@ -598,13 +618,63 @@ static bool bcast_map_of(const shlo_step *s, const shlo_type *const *types,
   return true;
 }
 
+/* A slice of a larger operand, which a run reads in place as it reads a
+ * broadcast (the gates of an LSTM cut from one product's columns): each
+ * chunk copies its part of the slice into scratch in the caches instead
+ * of a whole copy going through memory, on the pool's threads instead of
+ * before the run.  Quantized operands keep their copy step. */
+static bool is_slice_view(const shlo_step *s, const shlo_type *const *types) {
+  if (!s->op || s->op->code != SHLO_OP_SLICE || s->n_in != 1 ||
+      s->n_out != 1 || !types[s->in[0]] || types[s->in[0]]->quant)
+    return false;
+  int64_t n_in = slot_numel(types, s->in[0]);
+  int64_t n_out = slot_numel(types, s->out[0]);
+  return n_out >= 1 && n_out < n_in;
+}
+
+static bool slice_map_of(const shlo_step *s, const shlo_type *const *types,
+                         bcast_map *m) {
+  const shlo_type *it = types[s->in[0]], *rt = types[s->out[0]];
+  int64_t start[SHLO_MAX_RANK], step[SHLO_MAX_RANK], istr[SHLO_MAX_RANK];
+  if (it->rank != rt->rank || it->rank < 1 ||
+      shlo_attr_i64s(shlo_op_attr(s->op, "start_indices"), start,
+                     SHLO_MAX_RANK) != it->rank)
+    return false;
+  const shlo_attr *sa = shlo_op_attr(s->op, "strides");
+  if (!sa)
+    for (int d = 0; d < it->rank; d++) step[d] = 1;
+  else if (shlo_attr_i64s(sa, step, SHLO_MAX_RANK) != it->rank)
+    return false;
+  memset(m, 0, sizeof *m);
+  m->rank = rt->rank;
+  memcpy(m->dims, rt->dims, sizeof m->dims);
+  shlo_strides(it->rank, it->dims, istr);
+  for (int d = 0; d < it->rank; d++) {
+    /* (the verifier checked the bounds; a non-empty slice here) */
+    if (start[d] < 0 || step[d] < 1 ||
+        start[d] + (rt->dims[d] - 1) * step[d] >= it->dims[d])
+      return false;
+    m->src_stride[d] = istr[d] * step[d];
+    m->offset += start[d] * istr[d];
+  }
+  return true;
+}
+
+/* The map of a member that reads its operand through one: a slice's, or
+ * a broadcast_in_dim's (a rows group's row reshapes too). */
+static bool view_map_of(const shlo_step *s, const shlo_type *const *types,
+                        bcast_map *m) {
+  if (is_slice_view(s, types)) return slice_map_of(s, types, m);
+  return bcast_map_of(s, types, m);
+}
+
 static bool fusable(const shlo_step *s, const shlo_type *const *types,
                     int64_t numel) {
   if (s->n_out != 1 || s->n_plans || slot_numel(types, s->out[0]) != numel)
     return false;
-  if (is_bcast(s, types)) {
+  if (is_bcast(s, types) || is_slice_view(s, types)) {
     bcast_map m;
-    return bcast_map_of(s, types, &m);
+    return view_map_of(s, types, &m);
   }
   if (!s->loop.range) return false;
   /* Operands are whole (numel) or, for select/clamp, one element that
@@ -1023,7 +1093,7 @@ static void mark_scalars(const shlo_plan *p, int first, fused *f,
   *once = *ones = 0;
   for (int k = 0; k < f->n_members; k++) {
     member *m = &f->m[k];
-    if (!m->bcast || m->out >= 0 || m->ref[0] < 0) continue;
+    if (!m->bcast || m->slice || m->out >= 0 || m->ref[0] < 0) continue;
     bool scalar = slot_numel(types, p->steps[first + k].in[0]) == 1;
     if (!scalar && !bcast_periodic(&m->map)) continue;
     if (scalar && readers_take_one(p, first, f, k)) try_one(f, k);
@@ -1128,7 +1198,8 @@ static void fuse_member(const shlo_plan *p, int first, int last, int k,
   m->moved_to = -1;
   m->keep = -1;
   m->bcast = !s->loop.range;
-  if (m->bcast) bcast_map_of(s, types, &m->map);
+  m->slice = m->bcast && is_slice_view(s, types);
+  if (m->bcast) view_map_of(s, types, &m->map);
   m->n_in = s->n_in;
   for (int i = 0; i < s->n_in; i++)
     m->ref[i] = fuse_input_ref(x, s->in[i], types, numel, f, fs);

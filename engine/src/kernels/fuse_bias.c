@@ -25,8 +25,8 @@ static int64_t type_numel(const shlo_type *t) {
 bool shlo__fuse_bcast_of(const member *m, const shlo_step *r,
                          const shlo_type *const *types, int64_t cols,
                          bool scalar) {
-  if (!m->bcast || m->n_in != 1 || m->ref[0] < 0 || m->out >= 0 ||
-      m->map.rank < 1)
+  if (!m->bcast || m->slice || m->n_in != 1 || m->ref[0] < 0 ||
+      m->out >= 0 || m->map.rank < 1)
     return false;
   const shlo_type *t = types[r->in[m->ref[0]]];
   if (t->kind != SHLO_TYPE_TENSOR || t->elem != SHLO_F32 || t->quant ||

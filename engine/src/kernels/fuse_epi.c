@@ -146,7 +146,8 @@ static bool call_is_relu(const shlo_step *s) {
   const fused *f = r->params;
   if (f->n_members != 2 || f->n_out != 1 || f->cols) return false;
   const member *b = &f->m[0], *mx = &f->m[1];
-  if (!b->bcast || b->n_in != 1 || b->ref[0] < 0 || b->out >= 0 ||
+  if (!b->bcast || b->slice || b->n_in != 1 || b->ref[0] < 0 ||
+      b->out >= 0 ||
       !member_is(mx, SHLO_OP_MAXIMUM) || mx->out != 0 || mx->n_in != 2)
     return false;
   for (int d = 0; d < b->map.rank; d++)

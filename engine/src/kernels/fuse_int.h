@@ -24,18 +24,22 @@
 enum { DOM_FULL, DOM_ROW };
 enum { ADV_NONE, ADV_FULL, ADV_ROW };
 
-/* How a broadcast_in_dim member reads its operand: the operand offset of
- * result element i follows i's multi-index with these strides (0 along
- * broadcast dimensions). */
+/* How a broadcast_in_dim or slice member reads its operand: the operand
+ * offset of result element i is `offset` plus i's multi-index times these
+ * strides (0 along broadcast dimensions; a slice's start and steps). */
 typedef struct bcast_map {
   int rank;
   int64_t dims[SHLO_MAX_RANK];
   int64_t src_stride[SHLO_MAX_RANK];
+  int64_t offset; /* 0 for a broadcast */
 } bcast_map;
 
 typedef struct member {
   shlo_step step; /* the original step, moved here */
-  bool bcast;     /* broadcast_in_dim of a smaller operand */
+  bool bcast;     /* broadcast_in_dim of a smaller operand, or a slice */
+  bool slice;     /* a slice of a larger operand from outside the run,
+                     read in place through map as a broadcast is (runs
+                     only): never a bias, a scalar or a periodic fill */
   bcast_map map;
   int n_in;
   int ref[3];     /* >= 0: external input; < 0: -(m + 1), member m's value */
