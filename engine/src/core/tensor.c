@@ -9,6 +9,7 @@
 #include "core/floatfmt.h"
 #include "core/membudget.h"
 #include "core/tensor_uninit.h"
+#include "core/tensor_view.h"
 #include "core/value.h"
 #include "core/value_quant.h"
 #include "shlo/tensor.h"
@@ -165,7 +166,7 @@ shlo_value *shlo__tensor_new_uninit(shlo_elem_type elem, int rank,
 
 bool shlo__tensor_adopt(shlo_value *v, void *data) {
   /* data is aligned_alloc's: only a tensor of the C library's may take it */
-  if (v->kind != SHLO_TYPE_TENSOR || data_is_inline(v) ||
+  if (v->kind != SHLO_TYPE_TENSOR || data_is_inline(v) || v->owner ||
       (v->ctx && v->ctx->custom_alloc))
     return false;
   size_t cap = (v->nbytes + SHLO_ALIGN - 1) / SHLO_ALIGN * SHLO_ALIGN;
@@ -187,6 +188,59 @@ shlo_value *shlo_context_tensor_new(shlo_context *ctx, shlo_elem_type elem,
   shlo_value *v = tensor_new(elem, rank, dims, true);
   shlo__ctx_swap(prev);
   return v;
+}
+
+shlo_value *shlo__tensor_view(shlo_value *of, size_t offset,
+                              shlo_elem_type elem, int rank,
+                              const int64_t *dims) {
+  shlo_value *owner = of->owner ? of->owner : of;
+  const char *at = (const char *)of->data + offset;
+  size_t from = (size_t)(at - (const char *)owner->data);
+  if (of->kind != SHLO_TYPE_TENSOR || of->quant || rank < 0 ||
+      rank > SHLO_MAX_RANK || (unsigned)elem >= SHLO_ELEM_COUNT ||
+      from % SHLO_ALIGN)
+    return NULL;
+  int64_t numel = 1;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0 || (dims[i] && numel > INT64_MAX / dims[i])) return NULL;
+    numel *= dims[i];
+  }
+  size_t esize = shlo_elem_size(elem);
+  if ((uint64_t)numel > SIZE_MAX / esize) return NULL;
+  size_t nbytes = (size_t)numel * esize;
+  if (nbytes < SHLO_VIEW_MIN_BYTES || nbytes % SHLO_ALIGN ||
+      from > owner->nbytes || nbytes > owner->nbytes - from)
+    return NULL;
+  shlo_value *v = value_alloc(SHLO_TYPE_TENSOR);
+  if (!v) return NULL;
+  v->owner = shlo_value_retain(owner);
+  v->data = (void *)at;
+  v->elem = elem;
+  v->rank = rank;
+  if (rank) memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
+  v->numel = numel;
+  v->nbytes = nbytes;
+  return v;
+}
+
+bool shlo__value_is_view(const shlo_value *v) { return v && v->owner; }
+
+shlo_status shlo__value_settle(shlo_value **v) {
+  shlo_value *x = *v;
+  if (!x) return SHLO_OK;
+  if (x->kind == SHLO_TYPE_TUPLE) {
+    for (int i = 0; i < x->n_elems; i++) {
+      shlo_status st = shlo__value_settle(&x->elems[i]);
+      if (st) return st;
+    }
+    return SHLO_OK;
+  }
+  if (!x->owner) return SHLO_OK;
+  shlo_value *c = shlo_tensor_clone(x);
+  if (!c) return SHLO_ENOMEM;
+  shlo_value_release(x);
+  *v = c;
+  return SHLO_OK;
 }
 
 shlo_value *shlo_tensor_new_like(const shlo_type *t) {
@@ -240,7 +294,10 @@ void shlo_value_release(shlo_value *v) {
   shlo__ctx_free(ctx, v->elems);
   quant_release(v->quant);
   if (v->budget) shlo__budget_uncharge(v->budget, charged_bytes(v));
-  if (v->kind != SHLO_TYPE_TENSOR) {
+  if (v->owner) { /* a view: the buffer is its owner's */
+    shlo_value_release(v->owner);
+    shlo__ctx_free(ctx, v);
+  } else if (v->kind != SHLO_TYPE_TENSOR) {
     shlo__ctx_free(ctx, v);
   } else if (data_is_inline(v)) {
     shlo__ctx_data_free(ctx, v, SHLO_HEADER + (size_t)charged_bytes(v));

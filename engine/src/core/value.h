@@ -32,6 +32,10 @@ struct shlo_value {
   /* TUPLE */
   int n_elems;
   shlo_value **elems; /* owned references */
+  /* A view (core/tensor_view.h): data lies inside owner's buffer, and
+   * the view holds a reference to owner; NULL for a tensor with a buffer
+   * of its own. */
+  struct shlo_value *owner;
   /* the execution memory budget this tensor is charged to, or NULL */
   struct shlo_mem_budget *budget;
   struct shlo_context *ctx; /* whose allocator the value came from */

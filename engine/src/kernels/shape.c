@@ -20,6 +20,7 @@
 #include "core/floatfmt.h"
 #include "core/storage.h"
 #include "core/tensor_uninit.h"
+#include "core/tensor_view.h"
 #include "core/value.h"
 #include "kernels/kernel.h"
 #include "runtime/pool.h"
@@ -387,7 +388,7 @@ static shlo_status k_reshape(const shlo_step *s, shlo_value *const *in,
   const shape_params *p = s->params;
   shlo_value *taken = p->quant || in[0]->quant || in[0]->elem != p->elem
                           ? NULL
-                          : shlo__exec_take_input(s, in, 0);
+                          : shlo__exec_take_input_shape(s, in, 0);
   if (taken) {
     taken->rank = p->rank;
     memcpy(taken->dims, p->dims, sizeof taken->dims);
@@ -672,9 +673,25 @@ static int64_t start_offset(const shape_params *p, shlo_value *const *in) {
   return off;
 }
 
+/* Whether copy c is one contiguous run of bytes on both sides. */
+static bool copy_is_one_run(const shape_copy *c) {
+  return !c->empty && c->rank == 1 && c->sstride[0] == (int64_t)c->es &&
+         c->dstride[0] == (int64_t)c->es;
+}
+
 static shlo_status k_dynamic_slice(const shlo_step *s, shlo_value *const *in,
                                    shlo_value **out, shlo_exec *ex) {
   const shape_params *p = s->params;
+  /* whole rows of the operand: its elements where they are (a view),
+   * when large and aligned enough (shlo__tensor_view says) */
+  if (copy_is_one_run(&p->copy) && !p->quant) {
+    shlo_value *v = shlo__tensor_view(in[0], (size_t)start_offset(p, in),
+                                      p->elem, p->rank, p->dims);
+    if (v) {
+      out[0] = v;
+      return SHLO_OK;
+    }
+  }
   shlo_value *v = result_new(p, s, ex);
   if (!v) return SHLO_ENOMEM;
   if (!p->copy.empty)

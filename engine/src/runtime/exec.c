@@ -15,6 +15,7 @@
 #include "compile/executable.h"
 #include "compile/refine_cache.h"
 #include "core/value.h"
+#include "core/tensor_view.h"
 #include "runtime/exec_int.h"
 #include "core/alloc.h"
 #include "core/context_int.h"
@@ -161,10 +162,10 @@ bool shlo__step_region_is_scalar(const shlo_step *s, int r) {
   return r < s->n_plans && s->plans[r]->scalar != NULL;
 }
 
-shlo_value *shlo__exec_take_input(const shlo_step *s, shlo_value *const *in,
-                                  int k) {
+static shlo_value *take_input(const shlo_step *s, shlo_value *const *in,
+                              int k, bool view_ok) {
   shlo_value *v = in[k];
-  if (!v || v->kind != SHLO_TYPE_TENSOR ||
+  if (!v || v->kind != SHLO_TYPE_TENSOR || (v->owner && !view_ok) ||
       atomic_load_explicit(&v->refs, memory_order_acquire) != 1)
     return NULL;
   bool dies = false;
@@ -172,6 +173,16 @@ shlo_value *shlo__exec_take_input(const shlo_step *s, shlo_value *const *in,
   for (int j = 0; j < s->n_in; j++)
     if (j != k && in[j] == v) return NULL;
   return dies ? shlo_value_ref(v) : NULL;
+}
+
+shlo_value *shlo__exec_take_input(const shlo_step *s, shlo_value *const *in,
+                                  int k) {
+  return take_input(s, in, k, false);
+}
+
+shlo_value *shlo__exec_take_input_shape(const shlo_step *s,
+                                        shlo_value *const *in, int k) {
+  return take_input(s, in, k, true);
 }
 
 /* Run scalar program sp's ops over regs, its arguments already in place. */
@@ -419,6 +430,14 @@ static shlo_status execute_in_scope(const shlo_executable *e,
     prev = shlo__budget_swap(budget);
   }
   shlo_status st = run_chosen(e, opts, p, &ex, args, res);
+  /* the caller may write its results: none is a view of another value */
+  bool ran = st == SHLO_OK;
+  for (int i = 0; !st && i < p->n_results; i++)
+    st = shlo__value_settle(&res[i]);
+  if (ran && st) {
+    shlo__exec_fail(&ex, NULL, st, "out of memory for a result");
+    for (int i = 0; i < p->n_results; i++) shlo_value_unref(res[i]);
+  }
   if (budget) {
     shlo__budget_swap(prev);
     if (st && shlo__budget_exceeded(budget))

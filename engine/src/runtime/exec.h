@@ -77,6 +77,11 @@ shlo_status shlo__exec_fail(shlo_exec *ex, const shlo_step *s,
  * a large operand that dies there (scatter into a tensor of zeros). */
 shlo_value *shlo__exec_take_input(const shlo_step *s, shlo_value *const *in,
                                   int k);
+/* The same for a kernel that changes only the value's shape (reshape):
+ * a view (core/tensor_view.h) may be taken too, which take_input never
+ * hands out, its elements being its owner's. */
+shlo_value *shlo__exec_take_input_shape(const shlo_step *s,
+                                        shlo_value *const *in, int k);
 /* Nonzero when the execution must stop (cancelled or past its deadline);
  * long-running kernels call it in their outer loops. */
 bool shlo__exec_should_stop(shlo_exec *ex);

@@ -17,6 +17,7 @@
 
 #include "frontend/module.h"
 #include "core/value.h"
+#include "core/tensor_view.h"
 #include "core/thread.h"
 #include "runtime/exec.h"
 #include "runtime/grid.h"
@@ -151,8 +152,26 @@ shlo_status shlo_feed_try_push(shlo_feed *q, shlo_value *v) {
 /* Append v, waiting while the bounded queue is full until there is room,
  * *stop is set or the deadline passes (the outfeed and host sends of a
  * program whose reader is slow). */
+static shlo_status feed_put_wait(shlo_feed *q, shlo_value *v, double deadline,
+                                 const shlo_cancel *stop);
+
 shlo_status shlo__feed_put_wait(shlo_feed *q, shlo_value *v, double deadline,
                                 const shlo_cancel *stop) {
+  /* what a feed holds may reach a caller, who may write it: a view goes
+   * as a copy of its own (core/tensor_view.h) */
+  shlo_value *own = shlo_value_ref(v);
+  shlo_status st = shlo__value_settle(&own);
+  if (st) {
+    shlo_value_unref(own);
+    return st;
+  }
+  st = feed_put_wait(q, own, deadline, stop);
+  shlo_value_unref(own);
+  return st;
+}
+
+static shlo_status feed_put_wait(shlo_feed *q, shlo_value *v, double deadline,
+                                 const shlo_cancel *stop) {
   shlo_status st = SHLO_OK;
   pthread_mutex_lock(&q->lock);
   for (;;) {
@@ -483,6 +502,8 @@ static void *proc_main(void *arg) {
   ex.on_failure = grid_process_failed;
   ex.proc = j->k;
   j->st = shlo__plan_run(j->plan, &ex, j->args, j->results);
+  for (int i = 0; !j->st && i < j->plan->n_results; i++)
+    j->st = shlo__value_settle(&j->results[i]);
   shlo__exec_destroy(&ex);
   if (g->outfeed[j->k]) shlo_feed_close(g->outfeed[j->k]);
   pthread_mutex_lock(&g->lock);
