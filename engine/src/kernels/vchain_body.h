@@ -5,28 +5,14 @@
  * A block is VC_K vectors, each of its accumulator's vectors a variable
  * of its own (v0, v1, ...) so that the compiler keeps them in registers
  * across the instruction loop; each instruction's case does its op on
- * all of them, one switch per instruction per block.  VC_K is as many as
- * the ISA's registers hold beside an op's temporaries: 16 of AVX-512's
- * 32, 8 of AVX2's 16. */
+ * all of them, one switch per instruction per block (vchain_blocks.h,
+ * once per block width).  VC_K leaves room in the registers for an op's
+ * constants and temporaries beside the accumulator: 8 of AVX2's 16
+ * registers.  AVX-512 has two widths: 16 of its 32 registers, and 8 for
+ * a program with exp, tanh or logistic, whose dozen constants beside 16
+ * accumulators spilled (gelu 0.605 -> 0.558 ms with 8, where layernorm's
+ * four plain ops a row at a time ran 2% slower with 8). */
 
-#if VM_KIND == VM_AVX512
-#define VC_K 16
-#define VC_EACH(X, E)                                                       \
-  X(0, E) X(1, E) X(2, E) X(3, E) X(4, E) X(5, E) X(6, E) X(7, E)           \
-  X(8, E) X(9, E) X(10, E) X(11, E) X(12, E) X(13, E) X(14, E) X(15, E)
-#define VC_DECL VF v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, \
-                   v13, v14, v15
-#elif VM_KIND == VM_AVX2
-#define VC_K 8
-#define VC_EACH(X, E)                                                       \
-  X(0, E) X(1, E) X(2, E) X(3, E) X(4, E) X(5, E) X(6, E) X(7, E)
-#define VC_DECL VF v0, v1, v2, v3, v4, v5, v6, v7
-#else
-#define VC_K 4
-#define VC_EACH(X, E) X(0, E) X(1, E) X(2, E) X(3, E)
-#define VC_DECL VF v0, v1, v2, v3
-#endif
-#define VC_B (VC_K * VM_W) /* elements per block */
 
 /* max and min of StableHLO (float_minmax.h), lane by lane: the larger
  * (smaller); of equal values the AND (OR) of their bits, so +0 (-0) of
@@ -91,8 +77,6 @@ VM_INLINE VF VM_FN(vc_sqrt)(VF a) {
 #define VC_STREAM(j, E) VC_STORE(j, E)
 #endif
 
-/* Blocks [lo, hi) (multiples of VC_B apart): input k at in[k] + i, or
- * in[k] itself when adv[k] is 0 (a splat block); output k at out[k] + i. */
 /* An instruction decoded for one call: its case, where its operands
  * start and whether they advance (a mask for the element index), and its
  * output (NULL: none), so that a block pays for the switch alone.  A
@@ -106,138 +90,49 @@ typedef struct VM_FN(vc_dec) {
   int code;
 } VM_FN(vc_dec);
 
-VM_EXTERN void VM_FN(vc_blocks)(const shlo_vchain *p, float *const *out,
-                                const float *const *in, const uint8_t *adv,
-                                int64_t lo, int64_t hi) {
-  VM_FN(vc_dec) dec[p->n_ins > 0 ? p->n_ins : 1];
-  for (int k = 0; k < p->n_ins; k++) {
-    const shlo_vchain_ins *ins = &p->ins[k];
-    VM_FN(vc_dec) *d = &dec[k];
-    int form = 0;
-    d->a = d->b = NULL;
-    d->ma = d->mb = 0;
-    if (ins->a >= 0) {
-      d->a = in[ins->a];
-      d->ma = adv[ins->a] ? -1 : 0;
-      form |= 1;
-    }
-    if (ins->b >= 0 && shlo_lane_op_binary(ins->op)) {
-      d->b = in[ins->b];
-      d->mb = adv[ins->b] ? -1 : 0;
-      form |= 2;
-    }
-    d->code = VC_CODE(ins->op, form);
-    d->o = ins->out >= 0 ? out[ins->out] : NULL;
-    d->stream = ins->out >= 0 && p->out_stream[ins->out];
-  }
-  const VM_FN(vc_dec) *end = dec + p->n_ins;
-  for (int64_t i = lo; i < hi; i += VC_B) {
-    VC_DECL;
-#define VC_ZERO(j, E) v##j = (VF){0};
-    VC_EACH(VC_ZERO, _)
-#undef VC_ZERO
-    for (const VM_FN(vc_dec) *d = dec; d < end; d++) {
-      /* (in integers: an unused operand's start is NULL) */
-      const float *pa = (const float *)((uintptr_t)d->a +
-                                        (uintptr_t)(i & d->ma) * 4);
-      const float *pb = (const float *)((uintptr_t)d->b +
-                                        (uintptr_t)(i & d->mb) * 4);
-      switch (d->code) {
-        VC_CASE_BIN(ADD, x + y)
-        VC_CASE_BIN(SUB, x - y)
-        VC_CASE_BIN(MUL, x * y)
-        VC_CASE_BIN(DIV, x / y)
-        VC_CASE_BIN(MAX, VM_FN(vc_max)(x, y))
-        VC_CASE_BIN(MIN, VM_FN(vc_min)(x, y))
-        VC_CASE_UN(NEG, VM_FN(vc_neg)(x))
-        VC_CASE_UN(ABS, VM_FN(vc_abs)(x))
-        VC_CASE_UN(SQRT, VM_FN(vc_sqrt)(x))
-        VC_CASE_UN(EXP, VM_FN(exp_lanes)(x))
-        VC_CASE_UN(TANH, VM_FN(tanh_lanes)(x))
-        VC_CASE_UN(LOGISTIC, VM_FN(logistic_lanes)(x))
-      default:
-        break; /* refused when the program was built */
-      }
-      if (d->o) {
-        float *po = d->o + i;
-        if (d->stream && !((uintptr_t)po & (VM_W * 4 - 1))) {
-          VC_EACH(VC_STREAM, _)
-        } else {
-          VC_EACH(VC_STORE, _)
-        }
-      }
-    }
-  }
-}
+#define VC_EACH8(X, E)                                                      \
+  X(0, E) X(1, E) X(2, E) X(3, E) X(4, E) X(5, E) X(6, E) X(7, E)
+#if VM_KIND == VM_AVX512
+#define VC_K 16
+#define VC_EACH(X, E)                                                       \
+  VC_EACH8(X, E)                                                            \
+  X(8, E) X(9, E) X(10, E) X(11, E) X(12, E) X(13, E) X(14, E) X(15, E)
+#define VC_DECL VF v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, \
+                   v13, v14, v15
+#define VC_FN(name) VM_N(VM_FN(name), wide)
+#include "kernels/vchain_blocks.h"
+#endif
+#if VM_KIND != VM_PORTABLE
+#define VC_K 8
+#define VC_EACH(X, E) VC_EACH8(X, E)
+#define VC_DECL VF v0, v1, v2, v3, v4, v5, v6, v7
+#else
+#define VC_K 4
+#define VC_EACH(X, E) X(0, E) X(1, E) X(2, E) X(3, E)
+#define VC_DECL VF v0, v1, v2, v3
+#endif
+#define VC_FN(name) VM_N(VM_FN(name), narrow)
+#include "kernels/vchain_blocks.h"
+#undef VC_EACH8
 
-/* The last n < VC_B elements: every array that advances is copied to a
- * block of its own in work (one block per distinct address, so that an
- * output read back as an input stays one array), the block runs, and the
- * outputs' first n elements are copied back.  The same operations as a
- * whole block's, so the same bits. */
-VM_EXTERN void VM_FN(vc_tail)(const shlo_vchain *p, float *const *out,
-                              const float *const *in, const uint8_t *adv,
-                              int64_t n, float *work) {
-  const float *addr[2 * SHLO_VCHAIN_MAX_IO];
-  int n_addr = 0;
-  const float *tin[SHLO_VCHAIN_MAX_IO];
-  float *tout[SHLO_VCHAIN_MAX_IO];
-  /* inputs first: an output at an input's address finds its block
-   * already filled */
-  for (int k = 0; k < p->n_in + p->n_out; k++) {
-    bool is_in = k < p->n_in;
-    const float *a = is_in ? in[k] : out[k - p->n_in];
-    if (is_in && !adv[k]) {
-      tin[k] = a; /* a splat block */
-      continue;
-    }
-    int s = 0;
-    while (s < n_addr && addr[s] != a) s++;
-    float *blk = work + (size_t)s * VC_B;
-    if (s == n_addr) {
-      addr[n_addr++] = a;
-      memset(blk, 0, VC_B * sizeof *blk);
-      if (is_in) memcpy(blk, a, (size_t)n * sizeof *blk);
-    }
-    if (is_in) tin[k] = blk;
-    else tout[k - p->n_in] = blk;
-  }
-  VM_FN(vc_blocks)(p, tout, tin, adv, 0, VC_B);
-  for (int q = 0; q < p->n_out; q++)
-    memcpy(out[q], tout[q], (size_t)n * sizeof *out[q]);
+/* Whether p has an op whose code holds many constants (see the top). */
+VM_INLINE bool VM_FN(vc_heavy)(const shlo_vchain *p) {
+  for (int k = 0; k < p->n_ins; k++)
+    if (p->ins[k].op >= SHLO_LANE_EXP) return true;
+  return false;
 }
 
 VM_EXTERN void VM_FN(vchain)(const shlo_vchain *p, float *const *out,
                              const float *const *in, int64_t n, void *work) {
-  float *w = work;
-  const float *src[SHLO_VCHAIN_MAX_IO];
-  uint8_t adv[SHLO_VCHAIN_MAX_IO];
-  for (int k = 0; k < p->n_in; k++) {
-    adv[k] = !p->in_one[k];
-    src[k] = in[k];
-    if (adv[k]) continue;
-    VF s = VM_FN(splat)(*in[k]); /* a block of the one element */
-    for (int j = 0; j < VC_B; j += VM_W) VM_FN(store)(w + j, s);
-    src[k] = w;
-    w += VC_B;
+#if VM_KIND == VM_AVX512
+  if (!VM_FN(vc_heavy)(p)) {
+    VM_N(VM_FN(vchain), wide)(p, out, in, n, work);
+    return;
   }
-  int64_t whole = n - n % VC_B;
-  VM_FN(vc_blocks)(p, out, src, adv, 0, whole);
-  if (whole < n) {
-    float *const *o = out;
-    float *tail_out[SHLO_VCHAIN_MAX_IO];
-    const float *tail_in[SHLO_VCHAIN_MAX_IO];
-    for (int q = 0; q < p->n_out; q++) tail_out[q] = o[q] + whole;
-    for (int k = 0; k < p->n_in; k++)
-      tail_in[k] = adv[k] ? src[k] + whole : src[k];
-    VM_FN(vc_tail)(p, tail_out, tail_in, adv, n - whole, w);
-  }
+#endif
+  VM_N(VM_FN(vchain), narrow)(p, out, in, n, work);
 }
 
-#undef VC_K
-#undef VC_EACH
-#undef VC_DECL
-#undef VC_B
 #undef VC_CODE
 #undef VC_LA
 #undef VC_LB

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The block loop of vchain_body.h at one width, included by it once per
+ * width with VC_K (vectors per block), VC_EACH and VC_DECL (one
+ * variable per vector) and VC_FN (a name with the width's suffix)
+ * defined; it undefines them. */
+
+#define VC_B (VC_K * VM_W) /* elements per block */
+
+/* Blocks [lo, hi) (multiples of VC_B apart): input k at in[k] + i, or
+ * in[k] itself when adv[k] is 0 (a splat block); output k at out[k] + i. */
+VM_EXTERN void VC_FN(vc_blocks)(const shlo_vchain *p, float *const *out,
+                                const float *const *in, const uint8_t *adv,
+                                int64_t lo, int64_t hi) {
+  VM_FN(vc_dec) dec[p->n_ins > 0 ? p->n_ins : 1];
+  for (int k = 0; k < p->n_ins; k++) {
+    const shlo_vchain_ins *ins = &p->ins[k];
+    VM_FN(vc_dec) *d = &dec[k];
+    int form = 0;
+    d->a = d->b = NULL;
+    d->ma = d->mb = 0;
+    if (ins->a >= 0) {
+      d->a = in[ins->a];
+      d->ma = adv[ins->a] ? -1 : 0;
+      form |= 1;
+    }
+    if (ins->b >= 0 && shlo_lane_op_binary(ins->op)) {
+      d->b = in[ins->b];
+      d->mb = adv[ins->b] ? -1 : 0;
+      form |= 2;
+    }
+    d->code = VC_CODE(ins->op, form);
+    d->o = ins->out >= 0 ? out[ins->out] : NULL;
+    d->stream = ins->out >= 0 && p->out_stream[ins->out];
+  }
+  const VM_FN(vc_dec) *end = dec + p->n_ins;
+  for (int64_t i = lo; i < hi; i += VC_B) {
+    VC_DECL;
+#define VC_ZERO(j, E) v##j = (VF){0};
+    VC_EACH(VC_ZERO, _)
+#undef VC_ZERO
+    for (const VM_FN(vc_dec) *d = dec; d < end; d++) {
+      /* (in integers: an unused operand's start is NULL) */
+      const float *pa = (const float *)((uintptr_t)d->a +
+                                        (uintptr_t)(i & d->ma) * 4);
+      const float *pb = (const float *)((uintptr_t)d->b +
+                                        (uintptr_t)(i & d->mb) * 4);
+      switch (d->code) {
+        VC_CASE_BIN(ADD, x + y)
+        VC_CASE_BIN(SUB, x - y)
+        VC_CASE_BIN(MUL, x * y)
+        VC_CASE_BIN(DIV, x / y)
+        VC_CASE_BIN(MAX, VM_FN(vc_max)(x, y))
+        VC_CASE_BIN(MIN, VM_FN(vc_min)(x, y))
+        VC_CASE_UN(NEG, VM_FN(vc_neg)(x))
+        VC_CASE_UN(ABS, VM_FN(vc_abs)(x))
+        VC_CASE_UN(SQRT, VM_FN(vc_sqrt)(x))
+        VC_CASE_UN(EXP, VM_FN(exp_lanes)(x))
+        VC_CASE_UN(TANH, VM_FN(tanh_lanes)(x))
+        VC_CASE_UN(LOGISTIC, VM_FN(logistic_lanes)(x))
+      default:
+        break; /* refused when the program was built */
+      }
+      if (d->o) {
+        float *po = d->o + i;
+        if (d->stream && !((uintptr_t)po & (VM_W * 4 - 1))) {
+          VC_EACH(VC_STREAM, _)
+        } else {
+          VC_EACH(VC_STORE, _)
+        }
+      }
+    }
+  }
+}
+
+/* The last n < VC_B elements: every array that advances is copied to a
+ * block of its own in work (one block per distinct address, so that an
+ * output read back as an input stays one array), the block runs, and the
+ * outputs' first n elements are copied back.  The same operations as a
+ * whole block's, so the same bits. */
+VM_EXTERN void VC_FN(vc_tail)(const shlo_vchain *p, float *const *out,
+                              const float *const *in, const uint8_t *adv,
+                              int64_t n, float *work) {
+  const float *addr[2 * SHLO_VCHAIN_MAX_IO];
+  int n_addr = 0;
+  const float *tin[SHLO_VCHAIN_MAX_IO];
+  float *tout[SHLO_VCHAIN_MAX_IO];
+  /* inputs first: an output at an input's address finds its block
+   * already filled */
+  for (int k = 0; k < p->n_in + p->n_out; k++) {
+    bool is_in = k < p->n_in;
+    const float *a = is_in ? in[k] : out[k - p->n_in];
+    if (is_in && !adv[k]) {
+      tin[k] = a; /* a splat block */
+      continue;
+    }
+    int s = 0;
+    while (s < n_addr && addr[s] != a) s++;
+    float *blk = work + (size_t)s * VC_B;
+    if (s == n_addr) {
+      addr[n_addr++] = a;
+      memset(blk, 0, VC_B * sizeof *blk);
+      if (is_in) memcpy(blk, a, (size_t)n * sizeof *blk);
+    }
+    if (is_in) tin[k] = blk;
+    else tout[k - p->n_in] = blk;
+  }
+  VC_FN(vc_blocks)(p, tout, tin, adv, 0, VC_B);
+  for (int q = 0; q < p->n_out; q++)
+    memcpy(out[q], tout[q], (size_t)n * sizeof *out[q]);
+}
+
+VM_EXTERN void VC_FN(vchain)(const shlo_vchain *p, float *const *out,
+                             const float *const *in, int64_t n, void *work) {
+  float *w = work;
+  const float *src[SHLO_VCHAIN_MAX_IO];
+  uint8_t adv[SHLO_VCHAIN_MAX_IO];
+  for (int k = 0; k < p->n_in; k++) {
+    adv[k] = !p->in_one[k];
+    src[k] = in[k];
+    if (adv[k]) continue;
+    VF s = VM_FN(splat)(*in[k]); /* a block of the one element */
+    for (int j = 0; j < VC_B; j += VM_W) VM_FN(store)(w + j, s);
+    src[k] = w;
+    w += VC_B;
+  }
+  int64_t whole = n - n % VC_B;
+  VC_FN(vc_blocks)(p, out, src, adv, 0, whole);
+  if (whole < n) {
+    float *const *o = out;
+    float *tail_out[SHLO_VCHAIN_MAX_IO];
+    const float *tail_in[SHLO_VCHAIN_MAX_IO];
+    for (int q = 0; q < p->n_out; q++) tail_out[q] = o[q] + whole;
+    for (int k = 0; k < p->n_in; k++)
+      tail_in[k] = adv[k] ? src[k] + whole : src[k];
+    VC_FN(vc_tail)(p, tail_out, tail_in, adv, n - whole, w);
+  }
+}
+
+#undef VC_K
+#undef VC_EACH
+#undef VC_DECL
+#undef VC_B
+#undef VC_FN
