@@ -101,16 +101,36 @@ static bool data_is_inline(const shlo_value *v) {
 
 /* A new tensor; its data zeroed when `zero`, else only the padding past
  * its last element is. */
+/* The elements of a tensor of elem and dims in *numel; false for a bad
+ * element type, rank or dimension, or a count past int64. */
+static bool shape_numel(shlo_elem_type elem, int rank, const int64_t *dims,
+                        int64_t *numel) {
+  if (rank < 0 || rank > SHLO_MAX_RANK || (unsigned)elem >= SHLO_ELEM_COUNT)
+    return false;
+  *numel = 1;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0) return false;
+    if (dims[i] && *numel > INT64_MAX / dims[i]) return false;
+    *numel *= dims[i];
+  }
+  return true;
+}
+
+/* A tensor header's shape fields. */
+static void set_shape(shlo_value *v, shlo_elem_type elem, int rank,
+                      const int64_t *dims, int64_t numel, size_t nbytes) {
+  v->kind = SHLO_TYPE_TENSOR;
+  v->elem = elem;
+  v->rank = rank;
+  if (rank) memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
+  v->numel = numel;
+  v->nbytes = nbytes;
+}
+
 static shlo_value *tensor_new(shlo_elem_type elem, int rank,
                               const int64_t *dims, bool zero) {
-  if (rank < 0 || rank > SHLO_MAX_RANK || (unsigned)elem >= SHLO_ELEM_COUNT)
-    return NULL;
-  int64_t numel = 1;
-  for (int i = 0; i < rank; i++) {
-    if (dims[i] < 0) return NULL;
-    if (dims[i] && numel > INT64_MAX / dims[i]) return NULL;
-    numel *= dims[i];
-  }
+  int64_t numel;
+  if (!shape_numel(elem, rank, dims, &numel)) return NULL;
   size_t esize = shlo_elem_size(elem);
   if ((uint64_t)numel > SIZE_MAX / esize - SHLO_ALIGN - SHLO_HEADER)
     return NULL;
@@ -142,12 +162,7 @@ static shlo_value *tensor_new(shlo_elem_type elem, int rank,
   v->budget = budget;
   v->ctx = ctx;
   atomic_init(&v->refs, 1);
-  v->kind = SHLO_TYPE_TENSOR;
-  v->elem = elem;
-  v->rank = rank;
-  if (rank) memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
-  v->numel = numel;
-  v->nbytes = nbytes;
+  set_shape(v, elem, rank, dims, numel, nbytes);
   return v;
 fail:
   shlo__budget_uncharge(budget, (int64_t)cap);
@@ -193,33 +208,26 @@ shlo_value *shlo_context_tensor_new(shlo_context *ctx, shlo_elem_type elem,
 shlo_value *shlo__tensor_view(shlo_value *of, size_t offset,
                               shlo_elem_type elem, int rank,
                               const int64_t *dims) {
-  shlo_value *owner = of->owner ? of->owner : of;
-  const char *at = (const char *)of->data + offset;
-  size_t from = (size_t)(at - (const char *)owner->data);
-  if (of->kind != SHLO_TYPE_TENSOR || of->quant || rank < 0 ||
-      rank > SHLO_MAX_RANK || (unsigned)elem >= SHLO_ELEM_COUNT ||
-      from % SHLO_ALIGN)
+  int64_t numel;
+  if (of->kind != SHLO_TYPE_TENSOR || of->quant ||
+      !shape_numel(elem, rank, dims, &numel))
     return NULL;
-  int64_t numel = 1;
-  for (int i = 0; i < rank; i++) {
-    if (dims[i] < 0 || (dims[i] && numel > INT64_MAX / dims[i])) return NULL;
-    numel *= dims[i];
-  }
+  shlo_value *owner = of->owner ? of->owner : of;
+  /* where the view starts in its owner's buffer */
+  size_t from = (size_t)((const char *)of->data - (const char *)owner->data);
   size_t esize = shlo_elem_size(elem);
-  if ((uint64_t)numel > SIZE_MAX / esize) return NULL;
+  if (offset > owner->nbytes - from || (uint64_t)numel > SIZE_MAX / esize)
+    return NULL;
+  from += offset;
   size_t nbytes = (size_t)numel * esize;
-  if (nbytes < SHLO_VIEW_MIN_BYTES || nbytes % SHLO_ALIGN ||
-      from > owner->nbytes || nbytes > owner->nbytes - from)
+  if (nbytes < SHLO_VIEW_MIN_BYTES || nbytes % SHLO_ALIGN || from % SHLO_ALIGN ||
+      nbytes > owner->nbytes - from)
     return NULL;
   shlo_value *v = value_alloc(SHLO_TYPE_TENSOR);
   if (!v) return NULL;
   v->owner = shlo_value_retain(owner);
-  v->data = (void *)at;
-  v->elem = elem;
-  v->rank = rank;
-  if (rank) memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
-  v->numel = numel;
-  v->nbytes = nbytes;
+  v->data = (char *)owner->data + from;
+  set_shape(v, elem, rank, dims, numel, nbytes);
   return v;
 }
 
