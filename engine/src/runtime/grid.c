@@ -149,12 +149,12 @@ shlo_status shlo_feed_try_push(shlo_feed *q, shlo_value *v) {
   return st;
 }
 
-/* Append v, waiting while the bounded queue is full until there is room,
- * *stop is set or the deadline passes (the outfeed and host sends of a
- * program whose reader is slow). */
 static shlo_status feed_put_wait(shlo_feed *q, shlo_value *v, double deadline,
                                  const shlo_cancel *stop);
 
+/* Append v, waiting while the bounded queue is full until there is room,
+ * *stop is set or the deadline passes (the outfeed and host sends of a
+ * program whose reader is slow). */
 shlo_status shlo__feed_put_wait(shlo_feed *q, shlo_value *v, double deadline,
                                 const shlo_cancel *stop) {
   /* what a feed holds may reach a caller, who may write it: a view goes
