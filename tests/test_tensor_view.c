@@ -3,7 +3,8 @@
  * its operand instead of copying it.  Its elements are right for every
  * start (clamped ones too), a result handed to the caller is a copy of
  * its own (writing it leaves the argument as it was), a kernel that
- * changes an operand in place (scatter) never gets a view, and views are
+ * changes an operand in place (scatter) never gets a view, a value put
+ * on an outfeed or returned by a grid's process is a copy too, and views are
  * refused where kernels could not read them as tensors of their own. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 
 #include "core/tensor_view.h"
 #include "shlo/engine.h"
+#include "shlo/grid.h"
 #include "shlo/ir.h"
 #include "shlo/tensor.h"
 
@@ -147,6 +149,48 @@ static void scatter_never_writes_into_a_view(void **state) {
   shlo_value_unref(x);
 }
 
+/* The slice put on the outfeed and returned, on a grid of one process:
+ * what the reader pops and what the grid returns are copies of their
+ * own, with the slice's elements (a caller may write either). */
+static void outfeed_and_grid_results_are_copies(void **state) {
+  (void)state;
+  const char *text =
+      HEAD "tensor<32x1024xf32> {\n" SLICE_ROWS
+      "  %t0 = \"stablehlo.after_all\"() : () -> !stablehlo.token\n"
+      "  %t1 = \"stablehlo.outfeed\"(%r, %t0) : (tensor<32x1024xf32>, "
+      "!stablehlo.token) -> !stablehlo.token\n"
+      "  func.return %r : tensor<32x1024xf32>\n}\n";
+  shlo_module *m = NULL;
+  shlo_executable *e = NULL;
+  shlo_diag d;
+  if (shlo_load(text, strlen(text), "view.mlir", NULL, &m, &e, &d))
+    fail_msg("load: %s", d.message);
+  shlo_value *x = planes();
+  shlo_value *args[2] = {x, index_value(4)};
+  shlo_feed *out = shlo_feed_new();
+  assert_non_null(out);
+  shlo_grid_opts g = {.num_replicas = 1, .num_partitions = 1,
+                      .outfeed = &out, .exec = {.timeout_s = 10}};
+  shlo_value **res = NULL;
+  int n = 0;
+  if (shlo_execute_grid(e, &g, args, 2, &res, &n, &d))
+    fail_msg("execute: %s", d.message);
+  assert_int_equal(n, 1);
+  assert_false(shlo__value_is_view(res[0]));
+  assert_plane(res[0], 4, 1.0f);
+  shlo_value *v = NULL;
+  assert_int_equal(shlo_feed_pop(out, 5.0, &v), SHLO_OK);
+  assert_false(shlo__value_is_view(v));
+  assert_plane(v, 4, 1.0f);
+  shlo_value_unref(v);
+  free_results(res, n);
+  shlo_feed_free(out);
+  shlo_value_unref(args[1]);
+  shlo_value_unref(x);
+  shlo_executable_free(e);
+  shlo_module_free(m);
+}
+
 /* What shlo__tensor_view refuses, and a view of a view: it keeps the
  * first owner alive (read after both others are gone: ASan and valgrind
  * see a use after free otherwise). */
@@ -182,6 +226,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(whole_rows_read_in_place_results_copied),
       cmocka_unit_test(scatter_never_writes_into_a_view),
+      cmocka_unit_test(outfeed_and_grid_results_are_copies),
       cmocka_unit_test(views_refused_or_kept_alive),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
