@@ -36,7 +36,8 @@ typedef struct job {
   void *ctx;
   struct shlo_mem_budget *budget; /* the opener's: chunks charge it */
   int64_t n, grain;
-  int homes;       /* home ranges, each of per_home chunks (the last */
+  int64_t chunks;   /* of grain indices each, the last fewer */
+  int homes;        /* home ranges, each of per_home chunks (the last */
   int64_t per_home; /* fewer) */
   atomic_int_fast64_t next[POOL_HOMES]; /* each range's next unclaimed chunk */
   /* workers inside this job: changed under the lock, read without it by
@@ -78,14 +79,10 @@ static _Thread_local bool in_chunk;
 /* the thread's execution runs its parallel steps alone (pool.h) */
 static _Thread_local bool alone;
 
-static int64_t chunks_of(const job *j) {
-  return (j->n + j->grain - 1) / j->grain;
-}
-
 /* One past home range h's last chunk. */
 static int64_t home_end(const job *j, int h) {
-  int64_t end = (h + 1) * j->per_home, all = chunks_of(j);
-  return end < all ? end : all;
+  int64_t end = (h + 1) * j->per_home;
+  return end < j->chunks ? end : j->chunks;
 }
 
 static bool job_open(const job *j) {
@@ -303,10 +300,10 @@ void shlo__parallel_for(int64_t n, int64_t grain, shlo_range_fn fn, void *ctx) {
   }
   job j = {.fn = fn, .ctx = ctx, .n = n, .grain = grain,
            .budget = shlo__budget_current()};
-  int64_t all = chunks_of(&j);
+  j.chunks = (n + grain - 1) / grain;
   j.homes = pool->threads < POOL_HOMES ? pool->threads : POOL_HOMES;
-  if (j.homes > all) j.homes = (int)all;
-  j.per_home = (all + j.homes - 1) / j.homes;
+  if (j.homes > j.chunks) j.homes = (int)j.chunks;
+  j.per_home = (j.chunks + j.homes - 1) / j.homes;
   for (int h = 0; h < j.homes; h++) atomic_init(&j.next[h], h * j.per_home);
   atomic_init(&j.running, 0);
   pthread_mutex_lock(&pool->mu);
