@@ -15,14 +15,22 @@
  *   exp(x):   x clamped to [-104, 89] (exp of either end is already 0 or
  *             inf in f32); k = round(x / ln2), r = x - k ln2 with ln2 in
  *             two parts, each product taken exactly by an FMA,
- *             |r| <= ln2/2; e^r as 1 + r + r^2 P(r), P of degree 5 (the
- *             minimax coefficients of Cephes' expf); then times 2^k, in
- *             two halves when 2^k is not a normal f32, so that a denormal
- *             result is rounded once.
+ *             |r| <= ln2/2; e^r as 1 + r + r^2 P(r), P of degree 4
+ *             (minimax for e^r's relative error on |r| <= 0.3467, at most
+ *             3.7e-9 with the coefficients rounded to f32); then times
+ *             2^k, in two halves when 2^k is not a normal f32, so that a
+ *             denormal result is rounded once.
  *   expm1(a): for 0 <= a <= 20 (tanh only): the same reduction; e^r - 1 as
- *             r + r^2 Q(r), Q the Taylor series to r^7 (truncation below
- *             2^-27 relative); then 2^k (e^r - 1) + (2^k - 1) in one FMA,
- *             so small a keep their relative accuracy.
+ *             r + r^2 Q(r), Q of degree 4 (minimax for Q's own error,
+ *             its constant term 1/2 exactly: e^r - 1 within 2.6e-8
+ *             relative, nearly all of it at the interval's ends); then
+ *             2^k (e^r - 1) + (2^k - 1) in one FMA, so small a keep their
+ *             relative accuracy.
+ *   Checked on every f32: exp within 1 ulp of the correctly rounded
+ *   result over [-104, 89], tanh within 2 ulp over [0, 10]; the same
+ *   bounds as the degree-5 polynomials these replaced (Cephes' expf, and
+ *   the Taylor series to r^7), one FMA a value fewer (softmax and gelu
+ *   3-4% faster).
  *   tanh(x):  e / (e + 2) with e = expm1(2|x|), 2|x| clamped to 20 (tanh
  *             is 1 in f32 from |x| = 9.02), and x's sign.
  *   logistic: e = exp(-|x|); 1 / (1 + e) for x >= 0, e / (1 + e) below.
@@ -137,12 +145,11 @@ VM_INLINE VF VM_FN(reduce)(VF y, VI *k) {
 
 /* e^r for |r| <= ln2/2: 1 + r + r^2 P(r) (see the top) */
 VM_INLINE VF VM_FN(exp_poly)(VF r) {
-  VF p = VM_FN(splat)(1.9875691500e-4f);
-  VM_HORNER(p, r, 1.3981999507e-3f);
-  VM_HORNER(p, r, 8.3334519073e-3f);
-  VM_HORNER(p, r, 4.1665795894e-2f);
-  VM_HORNER(p, r, 1.6666665459e-1f);
-  VM_HORNER(p, r, 5.0000001201e-1f);
+  VF p = VM_FN(splat)(0x1.6a2436p-10f);
+  VM_HORNER(p, r, 0x1.123a14p-7f);
+  VM_HORNER(p, r, 0x1.5558f2p-5f);
+  VM_HORNER(p, r, 0x1.555492p-3f);
+  VM_HORNER(p, r, 0x1.fffffcp-2f);
   return VM_FN(fma)(p, r * r, r) + 1.0f;
 }
 
@@ -202,11 +209,10 @@ VM_INLINE VF VM_FN(tanh_abs)(VF a) {
 #else
   VF r = VM_FN(reduce_both)(VM_FN(min)(a + a, VM_FN(splat)(20.0f)), &k, &kf);
 #endif
-  VF q = VM_FN(splat)(1.0f / 5040); /* 1/7! */
-  VM_HORNER(q, r, 1.0f / 720);
-  VM_HORNER(q, r, 1.0f / 120);
-  VM_HORNER(q, r, 1.0f / 24);
-  VM_HORNER(q, r, 1.0f / 6);
+  VF q = VM_FN(splat)(0x1.6d7594p-10f); /* Q (see the top) */
+  VM_HORNER(q, r, 0x1.120b9ep-7f);
+  VM_HORNER(q, r, 0x1.5554b8p-5f);
+  VM_HORNER(q, r, 0x1.5554dcp-3f);
   VM_HORNER(q, r, 0.5f);
   VF em = VM_FN(fma)(q, r * r, r); /* e^r - 1 */
 #if VM_KIND == VM_AVX512
