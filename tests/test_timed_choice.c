@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* core/timed_choice.h, driven with made-up times so that every choice is
  * known: the trials' order, the choice after them, the back-off of a
- * plain choice, a change of mind when the times change, a busy trial;
+ * plain choice, a change of mind when the times change, a busy trial, a
+ * chosen way's slowdown seen by its samples, and a lone slow sample;
  * then the engine's use of it: an executable that may run alone gives
  * the same bytes on every execution, whichever way each ran, and one
  * with a product, or in a context with fixed_threads, is never timed. */
@@ -127,6 +128,58 @@ static void a_change_is_followed(void **state) {
   assert_int_equal(shlo__choice_current(&c), 0);
   assert_true(n <= ((int64_t)CHOICE_EPOCH << b) + 2 * CHOICE_TRIALS);
   assert_int_equal(atomic_load(&c.backoff), 0);
+}
+
+/* The chosen way becomes slow in the middle of a long epoch: its samples
+ * say so, and the trials run again at once, not at the epoch's end. */
+static void a_slowed_choice_is_tried_again_at_once(void **state) {
+  (void)state;
+  shlo__choice c;
+  shlo__choice_init(&c);
+  uint64_t cost[2] = {40, 100};
+  for (int n = 0; n < 20000; n++) run_once(&c, cost);
+  assert_int_equal(shlo__choice_current(&c), 0);
+  assert_true(atomic_load(&c.backoff) >= 4); /* epochs of 4096 runs and up */
+  cost[0] = 250;
+  /* two slow samples (CHOICE_SAMPLE runs apart), then a new epoch's trials */
+  int64_t n = 0;
+  while (shlo__choice_current(&c) == 0 && n < 100000) {
+    run_once(&c, cost);
+    n++;
+  }
+  assert_int_equal(shlo__choice_current(&c), 1);
+  assert_true(n <= (CHOICE_SLOW_SAMPLES + 1) * CHOICE_SAMPLE +
+                       2 * CHOICE_TRIALS);
+}
+
+/* One slow sample among fast ones (a busy moment) opens no epoch: no
+ * trial runs until the epoch's end. */
+static void one_slow_sample_changes_nothing(void **state) {
+  (void)state;
+  shlo__choice c;
+  shlo__choice_init(&c);
+  const uint64_t cost[2] = {40, 100};
+  for (int n = 0; n < 20000; n++) run_once(&c, cost);
+  assert_true(atomic_load(&c.backoff) >= 4); /* epochs of 4096 runs and up */
+  /* from the start of the next epoch, past its trials */
+  while (!run_once(&c, cost).trial) {
+  }
+  while (run_once(&c, cost).trial) {
+  }
+  uint64_t start = atomic_load(&c.epoch_start);
+  int samples = 0, slowed = 0;
+  for (int n = 0; n < 1000; n++) {
+    shlo__choice_turn t = shlo__choice_begin(&c);
+    assert_false(t.trial);
+    samples += t.sample;
+    /* every other sample slow: never two in a row */
+    bool slow = t.sample && samples % 2 == 1;
+    slowed += slow;
+    shlo__choice_end(&c, t, slow ? 1000 : cost[t.way]);
+  }
+  assert_true(slowed >= 5);
+  assert_int_equal(atomic_load(&c.epoch_start), start);
+  assert_int_equal(shlo__choice_current(&c), 0);
 }
 
 typedef struct racer {
@@ -290,6 +343,8 @@ int main(void) {
       cmocka_unit_test(a_busy_trial_does_not_decide),
       cmocka_unit_test(a_plain_loser_is_tried_rarely),
       cmocka_unit_test(a_change_is_followed),
+      cmocka_unit_test(a_slowed_choice_is_tried_again_at_once),
+      cmocka_unit_test(one_slow_sample_changes_nothing),
       cmocka_unit_test(overlapping_runs),
       cmocka_unit_test(executions_alone_give_the_same_bytes),
       cmocka_unit_test(fixed_threads_and_products_are_not_timed),

@@ -31,6 +31,16 @@
  * so a thing plainly better one way spends fewer and fewer runs trying
  * the other (down to 2 in 2^16).
  *
+ * Every CHOICE_SAMPLE-th run outside the trials is timed too.  Where
+ * CHOICE_SLOW_SAMPLES such samples in a row took more than CHOICE_CLEAR
+ * times the chosen way's best trial of the epoch, the next run opens a
+ * new epoch: the machine changed under a long epoch (the VM's cores
+ * began to share lines slowly, and the pool's way, chosen at 0.23 ms,
+ * took 1.1; a bench round's median went from 0.40 to 0.65 ms) or a
+ * busy spell came, and the trials measure both ways again.  A way that
+ * merely stays as fast while the other became faster waits for its
+ * epoch's end, as before.
+ *
  * Everything is atomic: runs may overlap.  A trial that overlaps an
  * epoch's turn may be counted in the next epoch; that costs at most a
  * wrong choice for one epoch. */
@@ -47,6 +57,8 @@
 #define CHOICE_MAX_BACKOFF 8
 #define CHOICE_GAIN 0.9
 #define CHOICE_CLEAR 1.5
+#define CHOICE_SAMPLE 64
+#define CHOICE_SLOW_SAMPLES 2
 
 typedef struct shlo__choice {
   atomic_uint_fast64_t begun;       /* runs begun */
@@ -55,13 +67,16 @@ typedef struct shlo__choice {
   atomic_int trials_done;           /* trials of this epoch ended */
   atomic_int way;                   /* the epoch's choice after its trials */
   atomic_int backoff;               /* log2 of the epoch's length in epochs */
+  atomic_int slow;                  /* slow samples in a row */
+  atomic_bool retry;                /* open an epoch at the next run */
 } shlo__choice;
 
-/* What one run does: which way, and whether it is a trial whose time
- * shlo__choice_end takes. */
+/* What one run does: which way, and whether its time counts for
+ * shlo__choice_end: a trial's, or a sample of the chosen way's. */
 typedef struct shlo__choice_turn {
   int way;
   bool trial;
+  bool sample;
 } shlo__choice_turn;
 
 void shlo__choice_init(shlo__choice *c);
@@ -69,7 +84,7 @@ void shlo__choice_init(shlo__choice *c);
 shlo__choice_turn shlo__choice_begin(shlo__choice *c);
 /* The way chosen so far, for a run that is no trial and not counted. */
 int shlo__choice_current(const shlo__choice *c);
-/* A finished run's turn and time (only trials count). */
+/* A finished run's turn and time (only trials and samples count). */
 void shlo__choice_end(shlo__choice *c, shlo__choice_turn turn, uint64_t ns);
 
 #endif

@@ -359,11 +359,11 @@ shlo_status shlo_execute(const shlo_executable *e, const shlo_exec_opts *opts,
 }
 
 /* The plan run on the pool or on this thread alone, as the executable's
- * choice says (core/timed_choice.h), and a trial's time given back to
- * it.  A profiled execution runs the way last chosen and is no trial: a
- * profile shows what the executions run, and its timers stay out of the
- * trials.  A trial that fails gives no time: its epoch then keeps the
- * last choice. */
+ * choice says (core/timed_choice.h), and a trial's or a sample's time
+ * given back to it.  A profiled execution runs the way last chosen and
+ * is neither: a profile shows what the executions run, and its timers
+ * stay out of the choice.  A run that fails gives no time: a trial's
+ * epoch then keeps the last choice. */
 static shlo_status run_chosen(const shlo_executable *e,
                               const shlo_exec_opts *opts, const shlo_plan *p,
                               shlo_exec *ex, shlo_value *const *args,
@@ -372,12 +372,13 @@ static shlo_status run_chosen(const shlo_executable *e,
   if (!c || shlo__ctx_options(shlo__ctx_current())->fixed_threads ||
       shlo__pool_threads() < 2)
     return shlo__plan_run(p, ex, args, res);
-  shlo__choice_turn turn = {shlo__choice_current(c), false};
+  shlo__choice_turn turn = {shlo__choice_current(c), false, false};
   if (!(opts && opts->profile)) turn = shlo__choice_begin(c);
   bool was = shlo__pool_alone(turn.way == 1);
-  uint64_t t0 = turn.trial ? shlo_trace_now_ns() : 0;
+  bool timed = turn.trial || turn.sample;
+  uint64_t t0 = timed ? shlo_trace_now_ns() : 0;
   shlo_status st = shlo__plan_run(p, ex, args, res);
-  if (turn.trial && st == SHLO_OK)
+  if (timed && st == SHLO_OK)
     shlo__choice_end(c, turn, shlo_trace_now_ns() - t0);
   shlo__pool_alone(was);
   return st;
