@@ -1253,7 +1253,10 @@ static void scatter_pos_prefetch(const scatter_run *r, int dim,
 }
 
 /* Positions [i0, i1) of a split whose windows are runs (j->run): each
- * the body applied straight to its run.  False when told to stop. */
+ * the body applied straight to its run.  False when told to stop.  A
+ * loop of its own: the same step chosen per position inside
+ * scatter_ranges' loop made gather_scatter 3% slower (0.394 -> 0.407
+ * ms on one thread). */
 static bool scatter_runs(scatter_split *j, int64_t i0, int64_t i1) {
   const scatter_run *r = j->r;
   const scatter_params *p = r->p;
