@@ -154,3 +154,78 @@ void harness_operand(char *buf, size_t cap, const char *name, const char *fn,
                   name, n, name, step, n, name, name, name, n, name, fn, name,
                   n, name, name, n, shape);
 }
+
+/* A region reduce over dimension 1 of %in (tensor<P x n x f32>) into
+ * %out, with a body that the native matcher does not take (an add, then
+ * two negations): the region path, one element at a time in order. */
+static void fold_in_order(char *t, size_t cap, const char *in, long P, long n,
+                          const char *init, const char *out) {
+  harness_appendf(
+      t, cap,
+      "  %%%s = \"stablehlo.reduce\"(%%%s, %%%s) ({\n"
+      "    ^bb0(%%%s_ya: tensor<f32>, %%%s_yb: tensor<f32>):\n"
+      "      %%%s_ys = stablehlo.add %%%s_ya, %%%s_yb : tensor<f32>\n"
+      "      %%%s_yn = stablehlo.negate %%%s_ys : tensor<f32>\n"
+      "      %%%s_yo = stablehlo.negate %%%s_yn : tensor<f32>\n"
+      "      stablehlo.return %%%s_yo : tensor<f32>\n"
+      "  }) {dimensions = array<i64: 1>} : (tensor<%ldx%ldxf32>, tensor<f32>)"
+      " -> tensor<%ldxf32>\n",
+      out, in, init, out, out, out, out, out, out, out, out, out, out, P, n,
+      P);
+}
+
+void harness_tree_sum(char *t, size_t cap, const char *in, long P, long N,
+                      long L, const char *init, const char *out) {
+  long runs = N / L, k = L / 16, b = 16 * k, tail = L - b;
+  if (k == 0) {
+    fold_in_order(t, cap, in, P, N, init, out);
+    return;
+  }
+  harness_appendf(t, cap,
+                  "  %%%s_r = stablehlo.reshape %%%s : (tensor<%ldx%ldxf32>) "
+                  "-> tensor<%ldx%ldx%ldxf32>\n"
+                  "  %%%s_b = stablehlo.slice %%%s_r [0:%ld, 0:%ld, 0:%ld] : "
+                  "(tensor<%ldx%ldx%ldxf32>) -> tensor<%ldx%ldx%ldxf32>\n"
+                  "  %%%s_l16 = stablehlo.reshape %%%s_b : "
+                  "(tensor<%ldx%ldx%ldxf32>) -> tensor<%ldx%ldx%ldx16xf32>\n",
+                  out, in, P, N, P, runs, L, out, out, P, runs, b, P, runs, L,
+                  P, runs, b, out, out, P, runs, b, P, runs, k);
+  /* the tree, a level at a time: element 2i + element 2i + 1 */
+  for (int w = 16; w > 1; w /= 2)
+    harness_appendf(
+        t, cap,
+        "  %%%s_e%d = stablehlo.slice %%%s_l%d [0:%ld, 0:%ld, 0:%ld, 0:%d:2] "
+        ": (tensor<%ldx%ldx%ldx%dxf32>) -> tensor<%ldx%ldx%ldx%dxf32>\n"
+        "  %%%s_o%d = stablehlo.slice %%%s_l%d [0:%ld, 0:%ld, 0:%ld, 1:%d:2] "
+        ": (tensor<%ldx%ldx%ldx%dxf32>) -> tensor<%ldx%ldx%ldx%dxf32>\n"
+        "  %%%s_l%d = stablehlo.add %%%s_e%d, %%%s_o%d : "
+        "tensor<%ldx%ldx%ldx%dxf32>\n",
+        out, w, out, w, P, runs, k, w, P, runs, k, w, P, runs, k, w / 2, out,
+        w, out, w, P, runs, k, w, P, runs, k, w, P, runs, k, w / 2, out, w / 2,
+        out, w, out, w, P, runs, k, w / 2);
+  harness_appendf(t, cap,
+                  "  %%%s_s = stablehlo.reshape %%%s_l1 : "
+                  "(tensor<%ldx%ldx%ldx1xf32>) -> tensor<%ldx%ldx%ldxf32>\n",
+                  out, out, P, runs, k, P, runs, k);
+  const char *per_run = "s";
+  if (tail > 0) {
+    harness_appendf(
+        t, cap,
+        "  %%%s_t = stablehlo.slice %%%s_r [0:%ld, 0:%ld, %ld:%ld] : "
+        "(tensor<%ldx%ldx%ldxf32>) -> tensor<%ldx%ldx%ldxf32>\n"
+        "  %%%s_c = stablehlo.concatenate %%%s_s, %%%s_t, dim = 2 : "
+        "(tensor<%ldx%ldx%ldxf32>, tensor<%ldx%ldx%ldxf32>) -> "
+        "tensor<%ldx%ldx%ldxf32>\n",
+        out, out, P, runs, b, L, P, runs, L, P, runs, tail, out, out, out, P,
+        runs, k, P, runs, tail, P, runs, k + tail);
+    per_run = "c";
+  }
+  long n = runs * (k + tail);
+  harness_appendf(t, cap,
+                  "  %%%s_f = stablehlo.reshape %%%s_%s : "
+                  "(tensor<%ldx%ldx%ldxf32>) -> tensor<%ldx%ldxf32>\n",
+                  out, out, per_run, P, runs, k + tail, P, n);
+  char f[128];
+  snprintf(f, sizeof f, "%s_f", out);
+  fold_in_order(t, cap, f, P, n, init, out);
+}

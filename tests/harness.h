@@ -47,6 +47,16 @@ __attribute__((format(printf, 3, 4))) void harness_appendf(char *buf,
 void harness_operand(char *buf, size_t cap, const char *name, const char *fn,
                      long n, const char *shape, const char *step);
 
+/* Append to t the ops that define %out, a tensor<P x f32>: each row of
+ * %in (a tensor<P x N x f32>) folded from the scalar %init in shlo's
+ * schedule for f32 sums (engine/src/kernels/sum_tree.h), the row being
+ * N / L runs of L.  Written with ops that sum nothing natively: each
+ * block of 16 as a tree of strided slices and elementwise adds, then the
+ * blocks' sums and the rest of each run folded in order by a reduce
+ * whose body the native loops do not take. */
+void harness_tree_sum(char *t, size_t cap, const char *in, long P, long N,
+                      long L, const char *init, const char *out);
+
 /* A program: @main with the given body lines. */
 #define PROG(...) "func.func @main() {\n" __VA_ARGS__ "  func.return\n}\n"
 

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "shlo/engine.h"
+#include "harness.h"
 #include "vmath_test.h"
 
 /* Parse, compile and run `text`; the status of the first stage that fails
@@ -169,8 +170,9 @@ static void test_reduce_int_wrap_and_bool(void **state) {
          "  check.expect_eq_const %g, dense<true> : tensor<i1>\n");
 }
 
-/* Float sums depend on the order; the native loop must fold in the same
- * order as the region path (and a sequential reference). */
+/* Float sums depend on the order; on rows shorter than a block of 16
+ * (where f32 sums' tree begins, sum_tree.h) the native loop must fold in
+ * the region path's order (and a sequential reference's). */
 static void test_reduce_native_matches_generic(void **state) {
   (void)state;
   RUN_OK("  %x = stablehlo.constant dense<[[1.0e8, 0.1, -1.0e8, 0.3], [0.1, 0.2, 0.3, 1.0e-8], [3.0, 1.0e20, -1.0e20, 1.5]]> : tensor<3x4xf32>\n"
@@ -483,9 +485,10 @@ static void test_long_sorts_match_the_region(void **state) {
 }
 
 /* Rows long enough for the lane folds and the side-by-side row folds
- * (9 rows: groups of 4, 2 and one): native sums and products are the
- * region's sequential ones bit for bit, and a NaN row keeps its first
- * NaN through maximum. */
+ * (9 rows: groups of 4, 2 and one): native products and f64 sums are the
+ * region's sequential ones bit for bit (f32 sums have a schedule of their
+ * own: test_f32_row_sums_follow_their_tree), and a NaN row keeps its
+ * first NaN through maximum. */
 static void test_long_rows_fold_like_the_region(void **state) {
   (void)state;
   RUN_OK("  %i = stablehlo.iota dim = 0 : tensor<9x301xf32>\n"
@@ -500,11 +503,6 @@ static void test_long_rows_fold_like_the_region(void **state) {
          "  %y = stablehlo.add %one, %st : tensor<9x301xf32>\n"
          "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
          "  %o = stablehlo.constant dense<1.0> : tensor<f32>\n"
-         "  %a = \"stablehlo.reduce\"(%x, %z) ({\n" BODY("add", "f32", "1")
-         "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf32>, tensor<f32>) -> tensor<9xf32>\n"
-         "  %b = \"stablehlo.reduce\"(%x, %z) ({\n" SLOW_BODY("add", "f32", "2")
-         "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf32>, tensor<f32>) -> tensor<9xf32>\n"
-         "  check.expect_eq %a, %b : tensor<9xf32>\n"
          "  %c = \"stablehlo.reduce\"(%y, %o) ({\n" BODY("multiply", "f32", "3")
          "  }) {dimensions = array<i64: 1>} : (tensor<9x301xf32>, tensor<f32>) -> tensor<9xf32>\n"
          "  %d = \"stablehlo.reduce\"(%y, %o) ({\n" SLOW_BODY("multiply", "f32", "4")
@@ -598,10 +596,11 @@ static void test_lane_max_min_order_signs(void **state) {
   assert_true(each_vmath_variant(lane_max_min_cases, NULL) >= 1);
 }
 
-/* f32 sums of RxC rows against the region path, bit for bit, from init
- * I: values of many magnitudes (the order shows in the last bits), a row
- * of -0.0 (row 3) and a row with +inf and -inf (row 5, a NaN). */
-#define ROWS_SUM_CASE(R, C, I, S)                                             \
+/* f32 sums %f<S> of RxC rows %x<S> from init I: values of many
+ * magnitudes (the order shows in the last bits), a row of -0.0 (row 3)
+ * and a row with +inf and -inf (row 5, a NaN).  rows_sum_check compares
+ * them bit for bit with their schedule written out (harness_tree_sum). */
+#define ROWS_SUM_DATA(R, C, I, S)                                             \
   "  %i" S " = stablehlo.iota dim = 0 : tensor<" R "x" C "xf32>\n"            \
   "  %j" S " = stablehlo.iota dim = 1 : tensor<" R "x" C "xf32>\n"            \
   "  %k" S " = stablehlo.constant dense<0.37> : tensor<" R "x" C "xf32>\n"    \
@@ -637,27 +636,53 @@ static void test_lane_max_min_order_signs(void **state) {
   "  %f" S " = \"stablehlo.reduce\"(%x" S ", %z" S ") ({\n"                     \
   BODY("add", "f32", "f" S)                                                     \
   "  }) {dimensions = array<i64: 1>} : (tensor<" R "x" C "xf32>, tensor<f32>) " \
-  "-> tensor<" R "xf32>\n"                                                     \
-  "  %g" S " = \"stablehlo.reduce\"(%x" S ", %z" S ") ({\n"                     \
-  SLOW_BODY("add", "f32", "g" S)                                                \
-  "  }) {dimensions = array<i64: 1>} : (tensor<" R "x" C "xf32>, tensor<f32>) " \
-  "-> tensor<" R "xf32>\n"                                                     \
-  "  %fb" S " = stablehlo.bitcast_convert %f" S " : (tensor<" R "xf32>) -> "     \
-  "tensor<" R "xi32>\n"                                                        \
-  "  %gb" S " = stablehlo.bitcast_convert %g" S " : (tensor<" R "xf32>) -> "     \
-  "tensor<" R "xi32>\n"                                                        \
-  "  check.expect_eq %fb" S ", %gb" S " : tensor<" R "xi32>\n"
+  "-> tensor<" R "xf32>\n"
 
-/* Sums of 16 rows at a time (their columns transposed 16 by 16) keep
- * each row's sequential order: two whole groups of 16 rows and 5 more,
- * 18 tiles of columns and 13 more; exactly one tile; rows too short for
- * a tile; from +0 and -0. */
-static void test_sums_of_16_rows_keep_each_rows_order(void **state) {
+static void rows_sum_check(char *t, size_t cap, long R, long C,
+                           const char *S) {
+  char x[16], z[16], g[16];
+  snprintf(x, sizeof x, "x%s", S);
+  snprintf(z, sizeof z, "z%s", S);
+  snprintf(g, sizeof g, "g%s", S);
+  harness_tree_sum(t, cap, x, R, C, C, z, g);
+  harness_appendf(t, cap,
+                  "  %%fb%s = stablehlo.bitcast_convert %%f%s : "
+                  "(tensor<%ldxf32>) -> tensor<%ldxi32>\n"
+                  "  %%gb%s = stablehlo.bitcast_convert %%g%s : "
+                  "(tensor<%ldxf32>) -> tensor<%ldxi32>\n"
+                  "  check.expect_eq %%fb%s, %%gb%s : tensor<%ldxi32>\n",
+                  S, S, R, R, S, S, R, R, S, S, R);
+}
+
+/* f32 row sums in their schedule (sum_tree.h), 16 rows at a time and
+ * one at a time: two whole groups of 16 rows and 5 more, rows of 18
+ * blocks and 13 more elements; exactly one block; rows too short for a
+ * block; rows of 600 (two vector spans of 16 blocks, 5 blocks, 8 more);
+ * 15 rows of 3 blocks (each row alone, the scalar tree); from +0 and
+ * -0. */
+static void test_f32_row_sums_follow_their_tree(void **state) {
   (void)state;
-  RUN_OK(ROWS_SUM_CASE("37", "301", "0.0", "a")
-         ROWS_SUM_CASE("37", "301", "-0.0", "b")
-         ROWS_SUM_CASE("16", "16", "-0.0", "c")
-         ROWS_SUM_CASE("20", "15", "1.5", "d"));
+  enum { CAP = 65536 };
+  char *t = calloc(CAP, 1);
+  assert_non_null(t);
+  harness_appendf(t, CAP, "%s",
+                  "func.func @main() {\n"
+                  ROWS_SUM_DATA("37", "301", "0.0", "a")
+                  ROWS_SUM_DATA("37", "301", "-0.0", "b")
+                  ROWS_SUM_DATA("16", "16", "-0.0", "c")
+                  ROWS_SUM_DATA("20", "15", "1.5", "d")
+                  ROWS_SUM_DATA("3", "600", "0.0", "e")
+                  ROWS_SUM_DATA("15", "48", "0.0", "f"));
+  rows_sum_check(t, CAP, 37, 301, "a");
+  rows_sum_check(t, CAP, 37, 301, "b");
+  rows_sum_check(t, CAP, 16, 16, "c");
+  rows_sum_check(t, CAP, 20, 15, "d");
+  rows_sum_check(t, CAP, 3, 600, "e");
+  rows_sum_check(t, CAP, 15, 48, "f");
+  harness_appendf(t, CAP, "  func.return\n}\n");
+  assert_true(strlen(t) + 1 < CAP);
+  assert_int_equal(run_text_q(t, 0), SHLO_OK);
+  free(t);
 }
 
 static void test_sort_spec_example(void **state) {
@@ -777,7 +802,7 @@ int main(void) {
       cmocka_unit_test(test_long_sorts_match_the_region),
       cmocka_unit_test(test_long_rows_fold_like_the_region),
       cmocka_unit_test(test_lane_max_min_order_signs),
-      cmocka_unit_test(test_sums_of_16_rows_keep_each_rows_order),
+      cmocka_unit_test(test_f32_row_sums_follow_their_tree),
       cmocka_unit_test(test_sort_unsigned_empty_rank),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

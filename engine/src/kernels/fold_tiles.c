@@ -26,7 +26,7 @@ size_t shlo__fold_tiles_work_bytes(const shlo_vchain *p) {
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
-#include "kernels/transpose16.h"
+#include "kernels/sum_tree.h"
 
 /* Columns [i, i + 16) of 16 rows of the array at base (rows of cols),
  * row r its row[r], as 16 column vectors in t. */
@@ -56,9 +56,9 @@ tile_columns(float *dst, const float *base, int64_t cols, const int *row,
 }
 
 /* Rows [0, nr) (nr <= 64) of the sums, every column: four groups of 16
- * rows side by side, so that their chains of additions (each row's in its
- * order, four cycles apart) overlap; rows past nr repeat row nr - 1 and
- * their sums are thrown away. */
+ * rows side by side, each tile of whole columns added as one block's tree
+ * (sum_tree.h), the columns past the last whole tile one at a time; rows
+ * past nr repeat row nr - 1 and their sums are thrown away. */
 SHLO_CLONES static void fold_groups(float *acc, int nr, int64_t cols,
                                     const shlo_vchain *p, int result,
                                     const shlo_tile_in *in, float *bufs,
@@ -106,13 +106,22 @@ SHLO_CLONES static void fold_groups(float *acc, int nr, int64_t cols,
     }
     shlo__vchain_run(p, dst, src, N, vwork);
     const float *o = dst[result];
-    for (int c = 0; c < w; c++)
+    if (w == SIDE)
 #pragma GCC unroll 4
       for (int g = 0; g < GROUPS; g++) {
+        shlo_v16f t[SIDE];
+        memcpy(t, o + g * TILE, sizeof t);
         shlo_v16f v;
-        memcpy(&v, o + g * TILE + c * SIDE, sizeof v);
+        shlo_sum_columns16(&v, t);
         a[g] += v;
       }
+    else
+      for (int c = 0; c < w; c++)
+        for (int g = 0; g < GROUPS; g++) {
+          shlo_v16f v;
+          memcpy(&v, o + g * TILE + c * SIDE, sizeof v);
+          a[g] += v;
+        }
   }
   for (int r = 0; r < nr; r++) acc[r] = a[r / SIDE][r % SIDE];
 }
@@ -158,8 +167,9 @@ SHLO_CLONES static void keep_groups(float *acc, int nr, int64_t cols,
       shlo_v16f t[SIDE];
       tile_load(t, base, cols, gr, i);
       memcpy(kt, t, sizeof t);
-#pragma GCC unroll 16
-      for (int c = 0; c < SIDE; c++) a += t[c];
+      shlo_v16f v;
+      shlo_sum_columns16(&v, t);
+      a += v;
     }
     if (i < cols) { /* the last columns, a tile padded with zeros */
       int w = (int)(cols - i);
@@ -185,8 +195,9 @@ void shlo__fold_tiles_keep_f32(float *acc, int64_t rows, int64_t cols,
 }
 
 #else
+#include "kernels/sum_tree.h"
 /* Elsewhere a row at a time: the program over the row, then its sum in
- * order.  The same bits, without the vectors. */
+ * the same schedule.  The same bits, without the vectors. */
 
 /* Where element (r, c) of kept rows lies (the layout keep_groups writes). */
 static float *kept_at(const float *keep, int64_t cols, int64_t r, int64_t c) {
@@ -202,8 +213,9 @@ void shlo__fold_tiles_keep_f32(float *acc, int64_t rows, int64_t cols,
     for (int64_t c = 0; c < cols; c++) {
       float v = base[r * cols + c];
       *kept_at(keep, cols, r, c) = v;
-      acc[r] += v;
     }
+  for (int64_t r = 0; r < rows; r++)
+    acc[r] = shlo_sum_row_f32(acc[r], base + r * cols, cols);
 }
 
 void shlo__fold_tiles_add_f32(float *acc, int64_t rows, int64_t cols,
@@ -232,7 +244,8 @@ void shlo__fold_tiles_add_f32(float *acc, int64_t rows, int64_t cols,
         }
       }
       shlo__vchain_run(p, dst, src, w, vwork);
-      for (int64_t c = 0; c < w; c++) acc[r] += dst[result][c];
+      /* (TILE is whole blocks: the row's blocks stay whole) */
+      acc[r] = shlo_sum_row_f32(acc[r], dst[result], w);
     }
 }
 #endif

@@ -3,10 +3,10 @@
  * (vchain.h) evaluated on 16 x 16 tiles of the arrays it is computed
  * from, each tile transposed so that one vector holds one column of its
  * 16 rows (transpose16.h), and the program's value added to the rows'
- * running sums a column at a time.
+ * running sums a tile at a time.
  *
- * Each row is still summed in its own order, column 0 first, as the
- * reduce kernel's sequential fold sums it, and each element is the one
+ * Each row is summed in the reduce kernel's schedule (sum_tree.h: a
+ * tile's 16 columns are one block), and each element is the one
  * the program computes from the same operands (the ops' own bits), so
  * the sums are bit for bit those of the value made whole and reduced
  * after.  Fused rows groups use it for a reduction whose operand only it

@@ -13,7 +13,8 @@
  * chunk's last block at its end), and where a is an outside argument
  * that loop also takes the next block's row maxima.  Every element sees
  * the same IEEE operations as the ops one by one and every sum adds its
- * row in column order, so the bits are the unfused ones
+ * row in the reduce kernel's schedule (sum_tree.h), so the bits are the
+ * unfused ones
  * (test_fuse_softmax checks each variant).  The divide stays a divide:
  * e * (1 / s) rounds twice.
  *

@@ -2,15 +2,21 @@
 /* stablehlo.reduce and stablehlo.map.
  *
  * reduce (spec: reduce): results[:][j] = body folded over the slice of the
- * inputs at j, starting from init_values, applied as acc = body(acc, x) in
- * ascending lexicographic order of the reduced indices (one valid schedule
- * of the spec's; it matches a sequential reference bit for bit).  Operands:
+ * inputs at j, starting from init_values, the inputs taken in ascending
+ * lexicographic order of the reduced indices.  The schedule (the spec
+ * leaves it to the implementation, as any tree that keeps that order):
+ * acc = body(acc, x) one input at a time, except f32 sums, which add
+ * each contiguous run of a result's inputs in the blocked tree of
+ * sum_tree.h.  A run: ignoring dimensions of extent 1, the input's
+ * innermost dimensions when they are all reduced (reduce_split.c merges
+ * them; a result with every dimension reduced is one run).  Operands:
  * N inputs then N init values; N results.  A body that is one known op
  * (reduce_int.h) runs as a native loop: the input is walked row by row
- * (last dimension contiguous), each row folded into one result element when
- * the last dimension is reduced, or accumulated elementwise into a result
- * row when it is kept; either way every result element sees its inputs in
- * the spec's order.  Other bodies run the region per element.
+ * (last dimension contiguous), each run folded into one result element
+ * when the last dimension is reduced, or accumulated elementwise into a
+ * result row when it is kept; every path (threads, fused kernels, ISA)
+ * gives the same bits.  Other bodies run the region per element, one
+ * input at a time.
  *
  * map (spec: map): result[i] = computation(inputs[0][i], ..., inputs[N-1][i]);
  * `dimensions` must be [0, ..., R-1].  A body that is one known binary op
@@ -62,6 +68,14 @@ static bool rows_are_outputs(const reduce_params *p) {
   return true;
 }
 
+/* Every dimension of extent above 1 reduced: one result element, whose
+ * inputs are the whole input, in order. */
+static bool all_reduced(const reduce_params *p) {
+  for (int d = 0; d < p->rank; d++)
+    if (p->out_stride[d] != 0 && p->dims[d] != 1) return false;
+  return true;
+}
+
 typedef struct row_fold_job {
   const shlo_rb_native *b;
   const char *src;
@@ -110,6 +124,10 @@ static shlo_status k_reduce_native(const shlo_step *s, shlo_value *const *in,
     return shlo__rb_stopped(s, ex);
   }
   if (split == 0) return SHLO_OK;
+  if (p->in_numel == rows * len && all_reduced(p)) { /* one run */
+    b->fold_run(dst, src, p->in_numel, b);
+    return SHLO_OK;
+  }
   int64_t idx[SHLO_MAX_RANK] = {0};
   int64_t obase = 0;
   for (int64_t r = 0; r < rows; r++) {
@@ -119,7 +137,7 @@ static shlo_status k_reduce_native(const shlo_step *s, shlo_value *const *in,
     }
     const char *row = src + (size_t)(r * len) * b->esz;
     if (p->last_reduced)
-      b->fold(dst + (size_t)obase * b->esz, row, len, 1, b);
+      b->fold_run(dst + (size_t)obase * b->esz, row, len, b);
     else
       b->accum(dst + (size_t)obase * b->esz, row, len, b);
     for (int d = last - 1; d >= 0; d--) {

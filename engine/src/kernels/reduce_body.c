@@ -19,7 +19,7 @@
 #include "core/storage.h"
 #include "core/tensor_uninit.h"
 #include "kernels/reduce_int.h"
-#include "kernels/transpose16.h"
+#include "kernels/sum_tree.h"
 #include "kernels/vmath.h"
 
 /* ---- native binary bodies ---- */
@@ -543,12 +543,18 @@ static void accum_grid_MIN_f32_isa(void *dst, const void *src,
 RB_DEF_LANES(fold_MAX_f32_lanes, >, shlo_fmaxf, fold_MAX_f32, true)
 RB_DEF_LANES(fold_MIN_f32_lanes, <, shlo_fminf, fold_MIN_f32, false)
 
+/* A run in order, with the body's fold. */
+static void fold_run_in_order(void *acc, const void *src, int64_t n,
+                              const shlo_rb_native *b) {
+  b->fold(acc, src, n, 1, b);
+}
+
 /* Rows one at a time, with the body's fold. */
 static void fold_rows_each(void *acc, const void *src, int64_t rows,
                            int64_t len, const shlo_rb_native *b) {
   for (int64_t r = 0; r < rows; r++)
-    b->fold((char *)acc + (size_t)r * b->esz,
-            (const char *)src + (size_t)(r * len) * b->esz, len, 1, b);
+    b->fold_run((char *)acc + (size_t)r * b->esz,
+                (const char *)src + (size_t)(r * len) * b->esz, len, b);
 }
 
 /* f32/f64 add and multiply: R rows folded side by side, each still in its
@@ -608,45 +614,13 @@ RB_DEF_ROWS(fold_rows_MUL_f32, float, *)
 RB_DEF_ROWS(fold_rows_ADD_f64, double, +)
 RB_DEF_ROWS(fold_rows_MUL_f64, double, *)
 
-#if defined(__GNUC__) && !defined(__clang__)
-/* f32 sums of 16 rows side by side, each still folded in its own order:
- * a 16 x 16 tile of the rows is transposed in registers so that one
- * vector holds one column, element i of each of the 16 rows, and the
- * running sums (lane r: row r) add the columns in turn.  Every result is
- * the sequential fold's (the native loop must match the region path bit
- * for bit), but the additions and loads are vector ones (transpose16.h). */
-SHLO_CLONES static void rb_sum16_f32(float *acc, const float *src,
-                                     int64_t len) {
-  shlo_v16f a;
-  memcpy(&a, acc, sizeof a);
-  int64_t i = 0;
-  for (; i + 16 <= len; i += 16) {
-    shlo_v16f t[16];
-#pragma GCC unroll 16
-    for (int r = 0; r < 16; r++) memcpy(&t[r], src + r * len + i, 64);
-    SHLO_TRANSPOSE16(t);
-#pragma GCC unroll 16
-    for (int c = 0; c < 16; c++) a += t[c];
-  }
-  memcpy(acc, &a, sizeof a);
-  for (int r = 0; r < 16; r++) /* the columns past the last tile */
-    for (int64_t k = i; k < len; k++) acc[r] += src[r * len + k];
-}
-
-static void fold_rows_ADD_f32(void *acc_, const void *src_, int64_t rows,
+/* f32 sums in their tree schedule (sum_tree.h); rows shorter than a
+ * block are plain folds in order, four or eight side by side. */
+static void fold_rows_ADD_f32(void *acc, const void *src, int64_t rows,
                               int64_t len, const shlo_rb_native *b) {
-  float *acc = acc_;
-  const float *src = src_;
-  int64_t r = 0;
-  if (len >= 16)
-    for (; r + 16 <= rows; r += 16) rb_sum16_f32(acc + r, src + r * len, len);
-  fold_rows_seq_ADD_f32(acc + r, src + r * len, rows - r, len, b);
+  if (len < SHLO_SUM_BLOCK) fold_rows_seq_ADD_f32(acc, src, rows, len, b);
+  else shlo__rb_sum_rows_f32(acc, src, rows, len, b);
 }
-#define RB_ADD_F32_SIDE 16
-#else
-#define fold_rows_ADD_f32 fold_rows_seq_ADD_f32
-#define RB_ADD_F32_SIDE 8
-#endif
 
 static int rb_op_index(int code, shlo_elem_type et) {
   bool i1 = et == SHLO_I1;
@@ -720,9 +694,11 @@ bool shlo__rb_match(shlo_compiler *cc, const shlo_op *op, int r,
                  : fl == FL_f64 && k == RB_ADD ? fold_rows_ADD_f64
                  : fl == FL_f64 && k == RB_MUL ? fold_rows_MUL_f64
                                                : fold_rows_each;
-  b->side = b->fold_rows == fold_rows_each                ? 1
-            : fl == FL_f32 && k == RB_ADD && b->fold_rows ? RB_ADD_F32_SIDE
-                                                        : 8;
+  b->fold_run = fl == FL_f32 && k == RB_ADD ? shlo__rb_sum_run_f32
+                                            : fold_run_in_order;
+  b->side = b->fold_rows == fold_rows_each   ? 1
+            : fl == FL_f32 && k == RB_ADD    ? 16
+                                             : 8;
   if (fl == FL_f32 && k == RB_MAX) b->fold = fold_MAX_f32_lanes;
   if (fl == FL_f32 && k == RB_MIN) b->fold = fold_MIN_f32_lanes;
   b->gfold = rb_tab[k][fl].gfold;

@@ -31,9 +31,13 @@ typedef void (*shlo_rb_fold_fn)(void *acc, const void *src, int64_t n,
 typedef void (*shlo_rb_gfold_fn)(void *acc, const void *src,
                                  const int64_t *offs, int64_t n,
                                  const void *init, const shlo_rb_native *b);
-/* acc[r] = body(acc[r], src[r * len + i]) for i in [0, len), in order,
- * for every r in [0, rows): several rows at a time, so that the latencies
- * of their (sequential) folds overlap. */
+/* acc = body folded over the run src[0, n) in reduce's schedule: in
+ * order, one element at a time, except f32 sums (sum_tree.h). */
+typedef void (*shlo_rb_run_fn)(void *acc, const void *src, int64_t n,
+                               const shlo_rb_native *b);
+/* For every r in [0, rows): acc[r] folded over the run src[r * len, (r +
+ * 1) * len) as shlo_rb_run_fn folds it, several rows at a time so that
+ * the latencies of their folds overlap. */
 typedef void (*shlo_rb_fold_rows_fn)(void *acc, const void *src, int64_t rows,
                                      int64_t len, const shlo_rb_native *b);
 /* dst[i] = body(dst[i], src[i]) for i in [0, n). */
@@ -60,11 +64,20 @@ struct shlo_rb_native {
   shlo_rb_gfold_fn gfold;
   shlo_rb_accum_fn accum;
   shlo_rb_accum_grid_fn accum_grid;
+  /* stablehlo.reduce's folds of contiguous runs (reduce.c says which):
+   * the schedule that fused kernels must keep to give the same bits */
+  shlo_rb_run_fn fold_run;
   shlo_rb_fold_rows_fn fold_rows;
   /* Rows fold_rows folds side by side (a fused row kernel passes it
    * blocks of a multiple of this many rows); 1: one at a time. */
   int side;
 };
+
+/* The f32 add's fold_run and fold_rows (reduce_sum_f32.c). */
+void shlo__rb_sum_run_f32(void *acc, const void *src, int64_t n,
+                          const shlo_rb_native *b);
+void shlo__rb_sum_rows_f32(void *acc, const void *src, int64_t rows,
+                           int64_t len, const shlo_rb_native *b);
 
 /* Whether region r of op is a native binary body over element type et;
  * fills *b when it is (b->opcode != 0), zeroes it otherwise. */

@@ -31,12 +31,14 @@ typedef struct merged_shape {
   int64_t out_str[SHLO_MAX_RANK]; /* elements; 0 where reduced */
 } merged_shape;
 
-/* dims/out_stride (a dense input of that shape) with same-kind
- * neighbours merged. */
+/* dims/out_stride (a dense input of that shape) with dimensions of
+ * extent 1 dropped and same-kind neighbours merged (reduce.c's runs);
+ * rank 0 when every extent is 1. */
 static void merge_dims(int rank, const int64_t *dims, const int64_t *out_str,
                        merged_shape *m) {
   m->rank = 0;
   for (int d = 0; d < rank; d++) {
+    if (dims[d] == 1) continue;
     bool red = out_str[d] == 0;
     int t = m->rank - 1;
     if (t >= 0 && (m->out_str[t] == 0) == red) {
@@ -131,7 +133,7 @@ static void fold_unit(const split_job *j, int64_t si, int64_t oi, int64_t c0,
   const char *src = j->src + (size_t)si * esz;
   char *dst = j->dst + (size_t)oi * esz;
   if (m->out_str[last] == 0) { /* the last dimension reduced: one element */
-    b->fold(dst, src, m->dims[last], 1, b);
+    b->fold_run(dst, src, m->dims[last], b);
     return;
   }
   shlo_rb_grid g = {.n = c1 - c0, .rows = 1, .dst_step = 0, .src_step = 0,

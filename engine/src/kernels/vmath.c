@@ -22,7 +22,7 @@
 #include "kernels/vchain.h"
 #include "kernels/vmath.h"
 #if defined(__GNUC__) && !defined(__clang__)
-#include "kernels/transpose16.h"
+#include "kernels/sum_tree.h"
 #endif
 
 #define VM_LOG2E_F 0x1.715476p+0f

@@ -3,8 +3,8 @@
  * included by vmath_body.h with its VM_* definitions.  Each element goes
  * through the same IEEE operations as the ops one by one: the subtract,
  * exp_lanes (the tail through a padded vector, as VM_LOOP does), the
- * divide; each row's sum adds its elements in column order from its
- * running value, as the reduce kernel's sequential fold does. */
+ * divide; each row's sum adds its elements to its running value in the
+ * reduce kernel's schedule (sum_tree.h). */
 
 /* exp(v), v <= 0 or NaN when nonpos (exp_core_of) */
 VM_INLINE VF VM_FN(vsm_exp_of)(VF v, bool nonpos) {
@@ -125,12 +125,11 @@ VM_INLINE bool VM_FN(vsm_div_beside)(const float *d, int64_t cols,
 }
 
 #if VM_KIND == VM_AVX512 && defined(__GNUC__) && !defined(__clang__)
-/* sum[r] += e[r * cols + c] for c in [0, cols), for 16 rows: each
- * 16 x 16 tile transposed in registers so that one vector holds one
- * column of the 16 rows (lane r: row r), the columns added in turn; the
- * sequential order, the additions and loads vector ones (reduce_body.c's
- * rb_sum16_f32).  Padding e's rows (against 16 rows 4 KiB apart in
- * the same L1 sets) was measured and gave nothing. */
+/* sum[r] folded over e's row r, for 16 rows, in sum_tree.h's schedule:
+ * each 16 x 16 tile of the rows becomes one vector of the rows' block
+ * sums, added to the running sums (reduce_sum_f32.c's sum_rows16).
+ * Padding e's rows (against 16 rows 4 KiB apart in the same L1 sets)
+ * was measured and gave nothing. */
 VM_INLINE void VM_FN(vsm_sum16)(float *sum, const float *e, int64_t cols) {
   VF acc = VM_FN(load)(sum);
   int64_t i = 0;
@@ -138,13 +137,13 @@ VM_INLINE void VM_FN(vsm_sum16)(float *sum, const float *e, int64_t cols) {
     shlo_v16f t[16];
 #pragma GCC unroll 16
     for (int r = 0; r < 16; r++) t[r] = (shlo_v16f)VM_FN(load)(e + r * cols + i);
-    SHLO_TRANSPOSE16(t);
-#pragma GCC unroll 16
-    for (int c = 0; c < 16; c++) acc += (VF)t[c];
+    shlo_v16f v;
+    shlo_sum_blocks16(&v, t);
+    acc += (VF)v;
   }
   VM_FN(store)(sum, acc);
   for (int r = 0; r < 16; r++) /* the columns past the last tile */
-    for (int64_t k = i; k < cols; k++) sum[r] += e[r * cols + k];
+    for (int64_t k = i; k < cols; k++) sum[r] = sum[r] + e[r * cols + k];
 }
 #endif
 
