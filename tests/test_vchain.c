@@ -83,21 +83,31 @@ static void *work_for(const shlo_vchain *p) {
   return w;
 }
 
-/* out = op(a, b) with b advancing, one element, or (one_a) a one element */
+/* out = op(a, b): form 0 both advancing, 1 b one element, 2 a one
+ * element, 3 both one element; form 4: a negated first, so that the op
+ * takes the accumulator, and b one element (every operand form of the
+ * evaluator: vchain_body.h) */
 static void check_one_op(int op, int form, int n, const float *a,
                          const float *b, float *out) {
   bool bin = shlo_lane_op_binary(op);
-  shlo_vchain_ins ins = {(uint8_t)op, 0, (int8_t)(bin ? 1 : SHLO_VCHAIN_ACC),
-                         0};
-  shlo_vchain p = {.n_ins = 1, .n_in = bin ? 2 : 1, .n_out = 1, .ins = &ins};
-  p.in_one[0] = form == 2;
-  p.in_one[1] = form == 1;
+  shlo_vchain_ins ins[2] = {
+      {(uint8_t)op, 0, (int8_t)(bin ? 1 : SHLO_VCHAIN_ACC), 0}};
+  if (form == 4) {
+    ins[0] = (shlo_vchain_ins){SHLO_LANE_NEG, 0, SHLO_VCHAIN_ACC, -1};
+    ins[1] = (shlo_vchain_ins){(uint8_t)op, SHLO_VCHAIN_ACC, 1, 0};
+  }
+  shlo_vchain p = {.n_ins = form == 4 ? 2 : 1, .n_in = bin ? 2 : 1,
+                   .n_out = 1, .ins = ins};
+  bool one_a = form == 2 || form == 3, one_b = form == 1 || form >= 3;
+  p.in_one[0] = one_a;
+  p.in_one[1] = one_b;
   void *work = work_for(&p);
   const float *in[2] = {a, b};
   memset(out, 0xa5, (size_t)(n + 1) * sizeof *out);
   shlo__vchain_run(&p, &out, in, n, work);
   for (int i = 0; i < n; i++) {
-    float x = form == 2 ? a[0] : a[i], y = !bin ? 0 : form == 1 ? b[0] : b[i];
+    float x = one_a ? a[0] : a[i], y = !bin ? 0 : one_b ? b[0] : b[i];
+    if (form == 4) x = ref_op(SHLO_LANE_NEG, x, 0);
     expect_bits(out[i], ref_op(op, x, y), bin && x != x && y != y, op, i);
   }
   uint32_t past;
@@ -115,7 +125,7 @@ static void every_op_form_and_length(void *ctx) {
                              300, N};
   const arrays *t = ctx;
   for (int op = SHLO_LANE_ADD; op < SHLO_LANE_COUNT; op++)
-    for (int form = 0; form < (shlo_lane_op_binary(op) ? 3 : 2); form++)
+    for (int form = 0; form < (shlo_lane_op_binary(op) ? 5 : 3); form++)
       for (size_t l = 0; l < sizeof lens / sizeof *lens; l++)
         for (int shift = 0; shift < 2; shift++) /* unaligned too */
           check_one_op(op, form, lens[l] - (lens[l] > 0 && shift),

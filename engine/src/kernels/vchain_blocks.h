@@ -7,7 +7,7 @@
 #define VC_B (VC_K * VM_W) /* elements per block */
 
 /* Blocks [lo, hi) (multiples of VC_B apart): input k at in[k] + i, or
- * in[k] itself when adv[k] is 0 (a splat block); output k at out[k] + i. */
+ * the one element *in[k] when adv[k] is 0; output k at out[k] + i. */
 VM_EXTERN void VC_FN(vc_blocks)(const shlo_vchain *p, float *const *out,
                                 const float *const *in, const uint8_t *adv,
                                 int64_t lo, int64_t hi) {
@@ -15,20 +15,23 @@ VM_EXTERN void VC_FN(vc_blocks)(const shlo_vchain *p, float *const *out,
   for (int k = 0; k < p->n_ins; k++) {
     const shlo_vchain_ins *ins = &p->ins[k];
     VM_FN(vc_dec) *d = &dec[k];
-    int form = 0;
+    int fa = VC_ACC, fb = VC_ACC;
     d->a = d->b = NULL;
     d->ma = d->mb = 0;
+    d->sa = d->sb = (VF){0};
     if (ins->a >= 0) {
       d->a = in[ins->a];
       d->ma = adv[ins->a] ? -1 : 0;
-      form |= 1;
+      fa = adv[ins->a] ? VC_MEM : VC_ONE;
+      if (fa == VC_ONE) d->sa = VM_FN(splat)(*d->a);
     }
     if (ins->b >= 0 && shlo_lane_op_binary(ins->op)) {
       d->b = in[ins->b];
       d->mb = adv[ins->b] ? -1 : 0;
-      form |= 2;
+      fb = adv[ins->b] ? VC_MEM : VC_ONE;
+      if (fb == VC_ONE) d->sb = VM_FN(splat)(*d->b);
     }
-    d->code = VC_CODE(ins->op, form);
+    d->code = VC_CODE(ins->op, fa, fb);
     d->o = ins->out >= 0 ? out[ins->out] : NULL;
     d->stream = ins->out >= 0 && p->out_stream[ins->out];
   }
@@ -44,6 +47,7 @@ VM_EXTERN void VC_FN(vc_blocks)(const shlo_vchain *p, float *const *out,
                                         (uintptr_t)(i & d->ma) * 4);
       const float *pb = (const float *)((uintptr_t)d->b +
                                         (uintptr_t)(i & d->mb) * 4);
+      VF sa = d->sa, sb = d->sb;
       switch (d->code) {
         VC_CASE_BIN(ADD, x + y)
         VC_CASE_BIN(SUB, x - y)
@@ -90,7 +94,7 @@ VM_EXTERN void VC_FN(vc_tail)(const shlo_vchain *p, float *const *out,
     bool is_in = k < p->n_in;
     const float *a = is_in ? in[k] : out[k - p->n_in];
     if (is_in && !adv[k]) {
-      tin[k] = a; /* a splat block */
+      tin[k] = a; /* one element */
       continue;
     }
     int s = 0;
@@ -117,11 +121,6 @@ VM_EXTERN void VC_FN(vchain)(const shlo_vchain *p, float *const *out,
   for (int k = 0; k < p->n_in; k++) {
     adv[k] = !p->in_one[k];
     src[k] = in[k];
-    if (adv[k]) continue;
-    VF s = VM_FN(splat)(*in[k]); /* a block of the one element */
-    for (int j = 0; j < VC_B; j += VM_W) VM_FN(store)(w + j, s);
-    src[k] = w;
-    w += VC_B;
   }
   int64_t whole = n - n % VC_B;
   VC_FN(vc_blocks)(p, out, src, adv, 0, whole);

@@ -46,28 +46,54 @@ VM_INLINE VF VM_FN(vc_sqrt)(VF a) {
 }
 #endif
 
-/* Operand forms: bit 0 set when operand a is an input (else the
- * accumulator), bit 1 the same for b. */
-#define VC_CODE(op, form) ((op) * 4 + (form))
+/* Operand forms: VC_ACC the accumulator, VC_MEM an input that advances
+ * with the element, VC_ONE an input of one element, held in a register
+ * (sa, sb) for the whole block instead of loaded from a block of copies
+ * once a vector (layernorm's output program loaded its row's mean and
+ * scale 32 times a block beside 48 loads of its own).  Code: the op,
+ * then a's form, then b's. */
+#ifndef VC_FORMS /* once for all variants */
+#define VC_FORMS
+enum { VC_ACC, VC_MEM, VC_ONE };
+#endif
+#define VC_CODE(op, fa, fb) ((op) * 9 + (fa) + 3 * (fb))
 #define VC_LA(j) VM_FN(load)(pa + (j) * VM_W)
 #define VC_LB(j) VM_FN(load)(pb + (j) * VM_W)
 #define VC_AA(j, E) { VF x = v##j, y = v##j; v##j = E; }
 #define VC_MA(j, E) { VF x = VC_LA(j), y = v##j; v##j = E; }
+#define VC_OA(j, E) { VF x = sa, y = v##j; v##j = E; }
 #define VC_AM(j, E) { VF x = v##j, y = VC_LB(j); v##j = E; }
 #define VC_MM(j, E) { VF x = VC_LA(j), y = VC_LB(j); v##j = E; }
+#define VC_OM(j, E) { VF x = sa, y = VC_LB(j); v##j = E; }
+#define VC_AO(j, E) { VF x = v##j, y = sb; v##j = E; }
+#define VC_MO(j, E) { VF x = VC_LA(j), y = sb; v##j = E; }
 #define VC_UA(j, E) { VF x = v##j; v##j = E; }
 #define VC_LD(j, E) v##j = VC_LA(j);
+#define VC_SET(j, R) v##j = R;
 #define VC_CASE_BIN(OP, E)                                                  \
-  case VC_CODE(SHLO_LANE_##OP, 0): VC_EACH(VC_AA, E) break;                 \
-  case VC_CODE(SHLO_LANE_##OP, 1): VC_EACH(VC_MA, E) break;                 \
-  case VC_CODE(SHLO_LANE_##OP, 2): VC_EACH(VC_AM, E) break;                 \
-  case VC_CODE(SHLO_LANE_##OP, 3): VC_EACH(VC_MM, E) break;
+  case VC_CODE(SHLO_LANE_##OP, VC_ACC, VC_ACC): VC_EACH(VC_AA, E) break;    \
+  case VC_CODE(SHLO_LANE_##OP, VC_MEM, VC_ACC): VC_EACH(VC_MA, E) break;    \
+  case VC_CODE(SHLO_LANE_##OP, VC_ONE, VC_ACC): VC_EACH(VC_OA, E) break;    \
+  case VC_CODE(SHLO_LANE_##OP, VC_ACC, VC_MEM): VC_EACH(VC_AM, E) break;    \
+  case VC_CODE(SHLO_LANE_##OP, VC_MEM, VC_MEM): VC_EACH(VC_MM, E) break;    \
+  case VC_CODE(SHLO_LANE_##OP, VC_ONE, VC_MEM): VC_EACH(VC_OM, E) break;    \
+  case VC_CODE(SHLO_LANE_##OP, VC_ACC, VC_ONE): VC_EACH(VC_AO, E) break;    \
+  case VC_CODE(SHLO_LANE_##OP, VC_MEM, VC_ONE): VC_EACH(VC_MO, E) break;    \
+  case VC_CODE(SHLO_LANE_##OP, VC_ONE, VC_ONE): {                           \
+    VF x = sa, y = sb, r_ = E;                                              \
+    VC_EACH(VC_SET, r_)                                                     \
+  } break;
 /* a unary op of an input loads it into the accumulator first (its code,
- * large for exp and the like, is there once) */
+ * large for exp and the like, is there once); of one element, it runs
+ * once on the register */
 #define VC_CASE_UN(OP, E)                                                   \
-  case VC_CODE(SHLO_LANE_##OP, 1): VC_EACH(VC_LD, _)                        \
+  case VC_CODE(SHLO_LANE_##OP, VC_ONE, VC_ACC): {                           \
+    VF x = sa, r_ = E;                                                      \
+    VC_EACH(VC_SET, r_)                                                     \
+  } break;                                                                  \
+  case VC_CODE(SHLO_LANE_##OP, VC_MEM, VC_ACC): VC_EACH(VC_LD, _)           \
     __attribute__((fallthrough));                                           \
-  case VC_CODE(SHLO_LANE_##OP, 0): VC_EACH(VC_UA, E) break;
+  case VC_CODE(SHLO_LANE_##OP, VC_ACC, VC_ACC): VC_EACH(VC_UA, E) break;
 #define VC_STORE(j, E) VM_FN(store)(po + (j) * VM_W, v##j);
 #if VM_KIND == VM_AVX512
 #define VC_STREAM(j, E) _mm512_stream_ps(po + (j) * VM_W, (__m512)v##j);
@@ -83,8 +109,9 @@ VM_INLINE VF VM_FN(vc_sqrt)(VF a) {
  * layernorm's four-instruction program, a row at a time, spent about a
  * third of its time decoding. */
 typedef struct VM_FN(vc_dec) {
+  VF sa, sb; /* operands of one element, in every lane */
   const float *a, *b;
-  int64_t ma, mb; /* -1: advances with the element; 0: a splat block */
+  int64_t ma, mb; /* -1: advances with the element; 0: one element */
   float *o;
   bool stream;
   int code;
@@ -140,6 +167,11 @@ VM_EXTERN void VM_FN(vchain)(const shlo_vchain *p, float *const *out,
 #undef VC_MA
 #undef VC_AM
 #undef VC_MM
+#undef VC_OA
+#undef VC_OM
+#undef VC_AO
+#undef VC_MO
+#undef VC_SET
 #undef VC_UA
 #undef VC_LD
 #undef VC_CASE_BIN

@@ -143,8 +143,8 @@ void shlo__vlogistic_f32(float *d, const float *x, int64_t n) {
 #define VM_MAX_BLOCK 256
 
 size_t shlo__vchain_work_bytes(const shlo_vchain *p) {
-  /* a splat block per input of one element, a tail block per array */
-  return (size_t)(2 * p->n_in + p->n_out) * VM_MAX_BLOCK * sizeof(float);
+  /* a tail block per array */
+  return (size_t)(p->n_in + p->n_out) * VM_MAX_BLOCK * sizeof(float);
 }
 
 void shlo__vchain_run(const shlo_vchain *p, float *const *out,
