@@ -6,7 +6,8 @@
  * and logistic), on random operands and the edge values, an operand
  * advancing or one element; a chain keeps values in the accumulator,
  * stores and reads back the others, streams an output past the caches,
- * and writes an output over an input at the same address. */
+ * and writes an output over an input at the same address; rows in one
+ * call give the bits of a call per row. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -214,10 +215,62 @@ static void a_chain_keeps_some_values_and_stores_the_rest(void **state) {
   assert_true(each_vmath_variant(gelu_chain_at_two_lengths, NULL) >= 1);
 }
 
+/* Rows in one call against a call per row: row r's x at a stride past
+ * its n elements, a one-element input that moves a row at a time, one
+ * that does not, a value stored to one scratch row (step 0) and read
+ * back by the same row, the result at a stride of its own.
+ *   t0 = x - m[r] (stored to scratch); t1 = t0 * c; t2 = t1 + scratch */
+static const shlo_vchain_ins rows_ins[] = {
+    {SHLO_LANE_SUB, 0, 1, 0},
+    {SHLO_LANE_MUL, SHLO_VCHAIN_ACC, 2, -1},
+    {SHLO_LANE_ADD, SHLO_VCHAIN_ACC, 3, 1},
+};
+
+static void rows_in_one_call(void *ctx) {
+  (void)ctx;
+  enum { ROWS = 5, PAD = 7 };
+  shlo_vchain p = {.n_ins = 3, .n_in = 4, .n_out = 2,
+                   .ins = (shlo_vchain_ins *)rows_ins};
+  p.in_one[1] = p.in_one[2] = 1;
+  void *work = work_for(&p);
+  for (int n = 300; n <= 512; n += 212) {
+    int64_t stride = n + PAD;
+    float *x = malloc(ROWS * stride * sizeof *x), m[ROWS], c = 0.75f;
+    float *scratch = malloc(n * sizeof *scratch);
+    float *got = calloc(ROWS * stride, sizeof *got);
+    float *want = calloc(ROWS * stride, sizeof *want);
+    assert_true(x && scratch && got && want);
+    for (int64_t i = 0; i < ROWS * stride; i++) x[i] = (float)(i % 97) * 0.37f;
+    for (int r = 0; r < ROWS; r++) m[r] = (float)r * 1.5f;
+    for (int r = 0; r < ROWS; r++) { /* a call per row */
+      const float *in[4] = {x + r * stride, &m[r], &c, scratch};
+      float *out[2] = {scratch, want + r * stride};
+      shlo__vchain_run(&p, out, in, n, work);
+    }
+    const float *in[4] = {x, m, &c, scratch};
+    int64_t in_step[4] = {stride * 4, 4, 0, 0};
+    float *out[2] = {scratch, got};
+    int64_t out_step[2] = {0, stride * 4};
+    shlo__vchain_run_rows(&p, out, out_step, in, in_step, ROWS, n, work);
+    assert_memory_equal(got, want, ROWS * stride * sizeof *got);
+    free(x);
+    free(scratch);
+    free(got);
+    free(want);
+  }
+  free(work);
+}
+
+static void rows_run_as_calls_per_row(void **state) {
+  (void)state;
+  assert_true(each_vmath_variant(rows_in_one_call, NULL) >= 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(each_op_gives_its_loops_bits_on_every_variant),
       cmocka_unit_test(a_chain_keeps_some_values_and_stores_the_rest),
+      cmocka_unit_test(rows_run_as_calls_per_row),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -395,6 +395,36 @@ static void rows_lanes(const fused_run *r, const lane_prog *lp, char **row,
   }
 }
 
+/* Whether lp can run over a block's rows in one call when no other
+ * member of its segment computes anything a row at a time: none of its
+ * outputs is made in scratch and streamed out after each row. */
+static bool rows_lanes_whole(const fused *f, const lane_prog *lp) {
+  for (int q = 0; q < lp->chain.n_out; q++)
+    if (!lp->direct[q] && shlo__fuse_rows_streams(f, &f->m[lp->out[q]]))
+      return false;
+  return true;
+}
+
+/* rows_lanes over rows [r0, r0 + nr) in one call (the program decoded
+ * once, not once a row: layernorm's output program spent a tenth of its
+ * time on its calls a row at a time); member q's row pointer row[q]
+ * moves step[q] bytes a row. */
+static void rows_lanes_block(const fused_run *r, const lane_prog *lp,
+                             char **row, const int64_t *step, int64_t r0,
+                             int64_t nr, char *scratch, size_t per) {
+  const fused *f = r->f;
+  char *direct[SHLO_VCHAIN_MAX_IO];
+  int64_t direct_step[SHLO_VCHAIN_MAX_IO];
+  for (int q = 0; q < lp->chain.n_out; q++) {
+    direct[q] = rows_dest(r, lp->out[q], r0, scratch, per);
+    direct_step[q] = rows_dest(r, lp->out[q], r0 + 1, scratch, per) -
+                     direct[q];
+  }
+  shlo__fuse_lanes_run_rows(lp, r, r0 * f->cols, row, step, direct,
+                            direct_step, nr, f->cols,
+                            scratch + (size_t)f->n_members * per);
+}
+
 /* Members [k, e) of the group, none of them a reduction, over the block
  * of nr rows at r0.  Those of row values (which read only row values)
  * first, each over the block; then the others one row at a time: each
@@ -438,6 +468,13 @@ static void rows_segment(const fused_run *r, int k, int e, char **val,
     if (q >= k && m->dom == DOM_FULL && rows_computes(m, first) &&
         !m->prog_ins && !m->tile_only && m->moved_to < 0)
       own[n_own++] = q;
+  }
+  if (lp && n_own == 0 && rows_lanes_whole(f, lp)) {
+    int64_t step[FUSE_MAX_MEMBERS] = {0};
+    for (int i = 0; i < n_moving; i++)
+      step[moving[i]] = (int64_t)f->m[moving[i]].row_step;
+    rows_lanes_block(r, lp, row, step, r0, nr, scratch, per);
+    return;
   }
   for (int64_t j = 0; j < nr; j++) {
     for (int i = 0; i < n_own; i++) {

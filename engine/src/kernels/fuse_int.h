@@ -343,8 +343,20 @@ void shlo__fuse_softmax_flush(const fused_run *r, softmax_carry *c);
  * member max's value over it); if so they are copied to `to`. */
 bool shlo__fuse_softmax_max_taken(softmax_carry *c, int64_t r0, int64_t nr,
                                   char *to);
+/* Lane program lp over n elements: external inputs from element
+ * ext_elem on, member k's value at val[k], output q at direct[q] where
+ * lp->direct[q] (and direct is not NULL), else at its member's val. */
 void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r,
                           int64_t ext_elem, char *const *val,
                           char *const *direct, int64_t n, void *work);
+/* The same over `rows` rows of n elements, one after the other, the
+ * program decoded once: row j's external inputs from element ext_elem +
+ * j * n on, member k's value at val[k] + j * val_step[k] bytes, a direct
+ * output at direct[q] + j * direct_step[q]. */
+void shlo__fuse_lanes_run_rows(const lane_prog *lp, const fused_run *r,
+                               int64_t ext_elem, char *const *val,
+                               const int64_t *val_step, char *const *direct,
+                               const int64_t *direct_step, int64_t rows,
+                               int64_t n, void *work);
 
 #endif

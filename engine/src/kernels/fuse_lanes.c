@@ -307,20 +307,36 @@ void shlo__fuse_lanes_free(lane_prog *lp) {
   shlo__free(lp);
 }
 
-void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r,
-                          int64_t ext_elem, char *const *val,
-                          char *const *direct, int64_t n, void *work) {
+void shlo__fuse_lanes_run_rows(const lane_prog *lp, const fused_run *r,
+                               int64_t ext_elem, char *const *val,
+                               const int64_t *val_step, char *const *direct,
+                               const int64_t *direct_step, int64_t rows,
+                               int64_t n, void *work) {
   const fused *f = r->f;
   const float *in[SHLO_VCHAIN_MAX_IO];
   float *out[SHLO_VCHAIN_MAX_IO];
+  int64_t in_step[SHLO_VCHAIN_MAX_IO], out_step[SHLO_VCHAIN_MAX_IO];
   for (int k = 0; k < lp->chain.n_in; k++) {
     const lane_io *io = &lp->in[k];
+    size_t esz = io->ext ? f->ext_esz[io->ref] : 0;
     in[k] = io->ext ? (const float *)((const char *)r->in[io->ref]->data +
-                                      (size_t)ext_elem * f->ext_esz[io->ref])
+                                      (size_t)ext_elem * esz)
                     : (const float *)val[io->ref];
+    in_step[k] = io->ext ? n * (int64_t)esz : val_step ? val_step[io->ref] : 0;
   }
-  for (int q = 0; q < lp->chain.n_out; q++)
-    out[q] = (float *)(direct && lp->direct[q] ? direct[q]
-                                               : val[lp->out[q]]);
-  shlo__vchain_run(&lp->chain, out, in, n, work);
+  for (int q = 0; q < lp->chain.n_out; q++) {
+    bool d = direct && lp->direct[q];
+    out[q] = (float *)(d ? direct[q] : val[lp->out[q]]);
+    out_step[q] = d ? (direct_step ? direct_step[q] : 0)
+                    : val_step ? val_step[lp->out[q]] : 0;
+  }
+  shlo__vchain_run_rows(&lp->chain, out, out_step, in, in_step, rows, n,
+                        work);
+}
+
+void shlo__fuse_lanes_run(const lane_prog *lp, const fused_run *r,
+                          int64_t ext_elem, char *const *val,
+                          char *const *direct, int64_t n, void *work) {
+  shlo__fuse_lanes_run_rows(lp, r, ext_elem, val, NULL, direct, NULL, 1, n,
+                            work);
 }

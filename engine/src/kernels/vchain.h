@@ -79,5 +79,14 @@ size_t shlo__vchain_work_bytes(const shlo_vchain *p);
  * aligned, shlo__vchain_work_bytes(p) bytes. */
 void shlo__vchain_run(const shlo_vchain *p, float *const *out,
                       const float *const *in, int64_t n, void *work);
+/* shlo__vchain_run over `rows` rows of n elements, one row after the
+ * other, the program decoded once: row r's input k starts at in[k] +
+ * r * in_step[k] bytes, its output q at out[q] + r * out_step[q] bytes
+ * (a step of 0: the same array every row).  The same as a call per row,
+ * so a row's outputs are written before the next row reads them. */
+void shlo__vchain_run_rows(const shlo_vchain *p, float *const *out,
+                           const int64_t *out_step, const float *const *in,
+                           const int64_t *in_step, int64_t rows, int64_t n,
+                           void *work);
 
 #endif

@@ -6,12 +6,11 @@
 
 #define VC_B (VC_K * VM_W) /* elements per block */
 
-/* Blocks [lo, hi) (multiples of VC_B apart): input k at in[k] + i, or
- * the one element *in[k] when adv[k] is 0; output k at out[k] + i. */
-VM_EXTERN void VC_FN(vc_blocks)(const shlo_vchain *p, float *const *out,
-                                const float *const *in, const uint8_t *adv,
-                                int64_t lo, int64_t hi) {
-  VM_FN(vc_dec) dec[p->n_ins > 0 ? p->n_ins : 1];
+/* dec[] for p's instructions: input k at in[k], or the one element
+ * *in[k] when adv[k] is 0 (held in a register); output k at out[k]. */
+VM_INLINE void VC_FN(vc_decode)(const shlo_vchain *p, VM_FN(vc_dec) *dec,
+                                float *const *out, const float *const *in,
+                                const uint8_t *adv) {
   for (int k = 0; k < p->n_ins; k++) {
     const shlo_vchain_ins *ins = &p->ins[k];
     VM_FN(vc_dec) *d = &dec[k];
@@ -35,7 +34,14 @@ VM_EXTERN void VC_FN(vc_blocks)(const shlo_vchain *p, float *const *out,
     d->o = ins->out >= 0 ? out[ins->out] : NULL;
     d->stream = ins->out >= 0 && p->out_stream[ins->out];
   }
-  const VM_FN(vc_dec) *end = dec + p->n_ins;
+}
+
+/* Blocks [lo, hi) (multiples of VC_B apart) of the decoded program
+ * dec[0, n): operands at a + i (the one element sa where they do not
+ * advance), outputs at o + i. */
+VM_EXTERN void VC_FN(vc_run)(const VM_FN(vc_dec) *dec, int n, int64_t lo,
+                             int64_t hi) {
+  const VM_FN(vc_dec) *end = dec + n;
   for (int64_t i = lo; i < hi; i += VC_B) {
     VC_DECL;
 #define VC_ZERO(j, E) v##j = (VF){0};
@@ -76,6 +82,16 @@ VM_EXTERN void VC_FN(vc_blocks)(const shlo_vchain *p, float *const *out,
   }
 }
 
+/* Blocks [lo, hi): input k at in[k] + i, or the one element *in[k] when
+ * adv[k] is 0; output k at out[k] + i. */
+VM_EXTERN void VC_FN(vc_blocks)(const shlo_vchain *p, float *const *out,
+                                const float *const *in, const uint8_t *adv,
+                                int64_t lo, int64_t hi) {
+  VM_FN(vc_dec) dec[p->n_ins > 0 ? p->n_ins : 1];
+  VC_FN(vc_decode)(p, dec, out, in, adv);
+  VC_FN(vc_run)(dec, p->n_ins, lo, hi);
+}
+
 /* The last n < VC_B elements: every array that advances is copied to a
  * block of its own in work (one block per distinct address, so that an
  * output read back as an input stays one array), the block runs, and the
@@ -113,27 +129,52 @@ VM_EXTERN void VC_FN(vc_tail)(const shlo_vchain *p, float *const *out,
     memcpy(out[q], tout[q], (size_t)n * sizeof *out[q]);
 }
 
+/* Row r's array at base + r * step bytes. */
+#define VC_ROW(T, base, step, r)                                            \
+  ((T)((uintptr_t)(base) + (uintptr_t)((r) * (step))))
+
+/* shlo__vchain_run_rows (vchain.h): decoded once; for each row after
+ * the first only the operands' and outputs' starts move (and the
+ * one-element operands' registers are filled again). */
 VM_EXTERN void VC_FN(vchain)(const shlo_vchain *p, float *const *out,
-                             const float *const *in, int64_t n, void *work) {
-  float *w = work;
-  const float *src[SHLO_VCHAIN_MAX_IO];
+                             const int64_t *out_step, const float *const *in,
+                             const int64_t *in_step, int64_t rows, int64_t n,
+                             void *work) {
   uint8_t adv[SHLO_VCHAIN_MAX_IO];
-  for (int k = 0; k < p->n_in; k++) {
-    adv[k] = !p->in_one[k];
-    src[k] = in[k];
-  }
+  for (int k = 0; k < p->n_in; k++) adv[k] = !p->in_one[k];
   int64_t whole = n - n % VC_B;
-  VC_FN(vc_blocks)(p, out, src, adv, 0, whole);
-  if (whole < n) {
-    float *const *o = out;
+  VM_FN(vc_dec) dec[p->n_ins > 0 ? p->n_ins : 1];
+  VC_FN(vc_decode)(p, dec, out, in, adv);
+  for (int64_t r = 0; r < rows; r++) {
+    if (r > 0)
+      for (int k = 0; k < p->n_ins; k++) {
+        const shlo_vchain_ins *ins = &p->ins[k];
+        VM_FN(vc_dec) *d = &dec[k];
+        if (d->a) {
+          d->a = VC_ROW(const float *, in[ins->a], in_step[ins->a], r);
+          if (!adv[ins->a]) d->sa = VM_FN(splat)(*d->a);
+        }
+        if (d->b) {
+          d->b = VC_ROW(const float *, in[ins->b], in_step[ins->b], r);
+          if (!adv[ins->b]) d->sb = VM_FN(splat)(*d->b);
+        }
+        if (d->o) d->o = VC_ROW(float *, out[ins->out], out_step[ins->out], r);
+      }
+    VC_FN(vc_run)(dec, p->n_ins, 0, whole);
+    if (whole == n) continue;
     float *tail_out[SHLO_VCHAIN_MAX_IO];
     const float *tail_in[SHLO_VCHAIN_MAX_IO];
-    for (int q = 0; q < p->n_out; q++) tail_out[q] = o[q] + whole;
-    for (int k = 0; k < p->n_in; k++)
-      tail_in[k] = adv[k] ? src[k] + whole : src[k];
-    VC_FN(vc_tail)(p, tail_out, tail_in, adv, n - whole, w);
+    for (int q = 0; q < p->n_out; q++)
+      tail_out[q] = VC_ROW(float *, out[q], rows > 1 ? out_step[q] : 0, r) +
+                    whole;
+    for (int k = 0; k < p->n_in; k++) {
+      tail_in[k] = VC_ROW(const float *, in[k], rows > 1 ? in_step[k] : 0, r);
+      if (adv[k]) tail_in[k] += whole;
+    }
+    VC_FN(vc_tail)(p, tail_out, tail_in, adv, n - whole, work);
   }
 }
+#undef VC_ROW
 
 #undef VC_K
 #undef VC_EACH

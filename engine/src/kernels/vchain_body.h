@@ -150,14 +150,16 @@ VM_INLINE bool VM_FN(vc_heavy)(const shlo_vchain *p) {
 }
 
 VM_EXTERN void VM_FN(vchain)(const shlo_vchain *p, float *const *out,
-                             const float *const *in, int64_t n, void *work) {
+                             const int64_t *out_step, const float *const *in,
+                             const int64_t *in_step, int64_t rows, int64_t n,
+                             void *work) {
 #if VM_KIND == VM_AVX512
   if (!VM_FN(vc_heavy)(p)) {
-    VM_N(VM_FN(vchain), wide)(p, out, in, n, work);
+    VM_N(VM_FN(vchain), wide)(p, out, out_step, in, in_step, rows, n, work);
     return;
   }
 #endif
-  VM_N(VM_FN(vchain), narrow)(p, out, in, n, work);
+  VM_N(VM_FN(vchain), narrow)(p, out, out_step, in, in_step, rows, n, work);
 }
 
 #undef VC_CODE

@@ -35,7 +35,9 @@
 
 typedef void (*vm_fn)(float *d, const float *x, int64_t n);
 typedef void (*vm_chain_fn)(const shlo_vchain *p, float *const *out,
-                            const float *const *in, int64_t n, void *work);
+                            const int64_t *out_step, const float *const *in,
+                            const int64_t *in_step, int64_t rows, int64_t n,
+                            void *work);
 
 typedef bool (*vm_sm_exp_fn)(float *e, float *sum, const float *y,
                              const float *m, int64_t rows, int64_t cols,
@@ -149,7 +151,14 @@ size_t shlo__vchain_work_bytes(const shlo_vchain *p) {
 
 void shlo__vchain_run(const shlo_vchain *p, float *const *out,
                       const float *const *in, int64_t n, void *work) {
-  vm_impl_now()->chain(p, out, in, n, work);
+  vm_impl_now()->chain(p, out, NULL, in, NULL, 1, n, work);
+}
+
+void shlo__vchain_run_rows(const shlo_vchain *p, float *const *out,
+                           const int64_t *out_step, const float *const *in,
+                           const int64_t *in_step, int64_t rows, int64_t n,
+                           void *work) {
+  vm_impl_now()->chain(p, out, out_step, in, in_step, rows, n, work);
 }
 
 bool shlo__vsoftmax_exp_f32(float *e, float *sum, const float *y,
