@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Sums along rows of a lane program's value, on transposed tiles
  * (fold_tiles.h). */
+#include <stdbool.h>
 #include <string.h>
 
 #include "kernels/fold_tiles.h"
@@ -20,8 +21,14 @@ size_t shlo__fold_tiles_kept_bytes(int64_t rows, int64_t cols) {
   return (size_t)chunks * kept_chunk(cols) * sizeof(float);
 }
 
+/* Tiles of columns a program call takes when no input is loaded into a
+ * buffer tile by tile: its decoding and calls paid once for 4 tiles, its
+ * outputs 4 tiles of scratch (64 KB of L1/L2 in all for two). */
+#define BATCH 4
+
 size_t shlo__fold_tiles_work_bytes(const shlo_vchain *p) {
-  return (size_t)(p->n_in + p->n_out) * GROUPS * TILE * sizeof(float) +
+  return (size_t)(p->n_in + BATCH * p->n_out) * GROUPS * TILE *
+             sizeof(float) +
          shlo__vchain_work_bytes(p);
 }
 
@@ -67,12 +74,24 @@ SHLO_CLONES static void fold_groups(float *acc, int nr, int64_t cols,
   float *ibuf = bufs, *obuf = bufs + (size_t)p->n_in * N;
   const float *src[SHLO_VCHAIN_MAX_IO];
   float *dst[SHLO_VCHAIN_MAX_IO];
+  /* bytes from one tile's operand to the next's, when a call takes
+   * several tiles: kept tiles and the outputs (read back or not) move,
+   * the buffers filled once stay */
+  int64_t in_step[SHLO_VCHAIN_MAX_IO], out_step[SHLO_VCHAIN_MAX_IO];
+  int batch = BATCH;
   int row[GROUPS * SIDE];
   for (int r = 0; r < GROUPS * SIDE; r++) row[r] = r < nr ? r : nr - 1;
-  for (int q = 0; q < p->n_out; q++) dst[q] = obuf + (size_t)q * N;
+  for (int q = 0; q < p->n_out; q++) {
+    dst[q] = obuf + (size_t)q * BATCH * N;
+    out_step[q] = N * sizeof(float);
+  }
   for (int k = 0; k < p->n_in; k++) {
     float *b = ibuf + (size_t)k * N;
     src[k] = b;
+    bool moves = in[k].kind == SHLO_TILE_KEPT || in[k].kind == SHLO_TILE_OUT;
+    in_step[k] = moves ? N * (int64_t)sizeof(float) : 0;
+    if (in[k].kind == SHLO_TILE_FULL || in[k].kind == SHLO_TILE_COL)
+      batch = 1; /* loaded tile by tile */
     if (in[k].kind == SHLO_TILE_ONE || in[k].kind == SHLO_TILE_KEPT)
       src[k] = in[k].base;
     else if (in[k].kind == SHLO_TILE_OUT) src[k] = dst[in[k].out];
@@ -87,10 +106,12 @@ SHLO_CLONES static void fold_groups(float *acc, int nr, int64_t cols,
   shlo_v16f a[GROUPS];
   for (int g = 0; g < GROUPS; g++)
     for (int r = 0; r < SIDE; r++) a[g][r] = acc[row[g * SIDE + r]];
-  for (int64_t i = 0; i < cols; i += SIDE) {
-    int w = cols - i < SIDE ? (int)(cols - i) : SIDE;
+  for (int64_t i = 0; i < cols;) {
+    int64_t left = (cols - i + SIDE - 1) / SIDE;
+    int t = left < batch ? (int)left : batch;
     for (int k = 0; k < p->n_in; k++) {
       float *b = ibuf + (size_t)k * N;
+      int w = cols - i < SIDE ? (int)(cols - i) : SIDE; /* t is 1 here */
       if (in[k].kind == SHLO_TILE_FULL)
         for (int g = 0; g < GROUPS; g++)
           tile_columns(b + g * TILE, in[k].base, cols, row + g * SIDE, i, w);
@@ -104,24 +125,27 @@ SHLO_CLONES static void fold_groups(float *acc, int nr, int64_t cols,
             memcpy(b + g * TILE + c * SIDE, &v, sizeof v);
         }
     }
-    shlo__vchain_run(p, dst, src, N, vwork);
-    const float *o = dst[result];
-    if (w == SIDE)
+    shlo__vchain_run_rows(p, dst, out_step, src, in_step, t, N, vwork);
+    for (int j = 0; j < t; j++, i += SIDE) {
+      const float *o = dst[result] + (size_t)j * N;
+      int w = cols - i < SIDE ? (int)(cols - i) : SIDE;
+      if (w == SIDE)
 #pragma GCC unroll 4
-      for (int g = 0; g < GROUPS; g++) {
-        shlo_v16f t[SIDE];
-        memcpy(t, o + g * TILE, sizeof t);
-        shlo_v16f v;
-        shlo_sum_columns16(&v, t);
-        a[g] += v;
-      }
-    else
-      for (int c = 0; c < w; c++)
         for (int g = 0; g < GROUPS; g++) {
+          shlo_v16f c[SIDE];
+          memcpy(c, o + g * TILE, sizeof c);
           shlo_v16f v;
-          memcpy(&v, o + g * TILE + c * SIDE, sizeof v);
+          shlo_sum_columns16(&v, c);
           a[g] += v;
         }
+      else
+        for (int c = 0; c < w; c++)
+          for (int g = 0; g < GROUPS; g++) {
+            shlo_v16f v;
+            memcpy(&v, o + g * TILE + c * SIDE, sizeof v);
+            a[g] += v;
+          }
+    }
   }
   for (int r = 0; r < nr; r++) acc[r] = a[r / SIDE][r % SIDE];
 }
@@ -130,7 +154,7 @@ void shlo__fold_tiles_add_f32(float *acc, int64_t rows, int64_t cols,
                               const shlo_vchain *p, int result,
                               const shlo_tile_in *in, void *work) {
   float *bufs = work;
-  void *vwork = bufs + (size_t)(p->n_in + p->n_out) * GROUPS * TILE;
+  void *vwork = bufs + (size_t)(p->n_in + BATCH * p->n_out) * GROUPS * TILE;
   for (int64_t r0 = 0; r0 < rows; r0 += GROUPS * SIDE) {
     int64_t left = rows - r0;
     int nr = left < GROUPS * SIDE ? (int)left : GROUPS * SIDE;
