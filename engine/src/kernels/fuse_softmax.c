@@ -6,8 +6,8 @@
  * writes a - m, the exponential reads it and writes e, the sum reads e,
  * the divide reads e and writes the result (through a row of scratch
  * when it is streamed).  Here e is computed straight from a, a row at a
- * time, and stored once; every 16 rows their sums are taken while the
- * rows are still in L1 or L2 (vmath.h, shlo__vsoftmax_exp_f32); then
+ * time, and stored once; every 4 rows their sums are taken while the
+ * rows are still in L1 (vmath.h, shlo__vsoftmax_exp_f32); then
  * e / s goes to the result, streamed straight from registers where the
  * result is, in the same loop as the next block's exponentials (the
  * chunk's last block at its end), and where a is an outside argument

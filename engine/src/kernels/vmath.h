@@ -36,8 +36,8 @@ void shlo__vlogistic_f32(float *d, const float *x, int64_t n);
  *
  * shlo__vsoftmax_exp_f32 sets e[r][c] = exp(y[r][c] - m[r]) (f32
  * subtract, then exp as above) and, when it returns true, adds each row
- * of e to sum[r] in the reduce kernel's schedule (sum_tree.h); when it returns false it left sum as it was and the caller folds
- * e.  m_is_max: m[r] is the maximum of row r of y (NaN where the row
+ * of e to sum[r] in the reduce kernel's schedule (sum_tree.h); when it
+ * returns false it left sum as it was and the caller folds e.  m_is_max: m[r] is the maximum of row r of y (NaN where the row
  * holds one), so every y - m is <= 0 or NaN, which spares the
  * exponential two checks (same bits).  next (or NULL): rows of the same
  * shape asked for from memory meanwhile.  dv (or NULL): another block's
