@@ -638,6 +638,12 @@ static void test_lane_max_min_order_signs(void **state) {
   "  }) {dimensions = array<i64: 1>} : (tensor<" R "x" C "xf32>, tensor<f32>) " \
   "-> tensor<" R "xf32>\n"
 
+/* The cases: rows, columns, init, name. */
+#define ROWS_SUM_CASES(X)                                                   \
+  X(37, 301, "0.0", a) X(37, 301, "-0.0", b) X(16, 16, "-0.0", c)           \
+  X(20, 15, "1.5", d) X(3, 600, "0.0", e) X(15, 48, "0.0", f)
+#define ROWS_SUM_DATA_OF(R, C, I, S) ROWS_SUM_DATA(#R, #C, I, #S)
+
 static void rows_sum_check(char *t, size_t cap, long R, long C,
                            const char *S) {
   char x[16], z[16], g[16];
@@ -666,19 +672,10 @@ static void test_f32_row_sums_follow_their_tree(void **state) {
   char *t = calloc(CAP, 1);
   assert_non_null(t);
   harness_appendf(t, CAP, "%s",
-                  "func.func @main() {\n"
-                  ROWS_SUM_DATA("37", "301", "0.0", "a")
-                  ROWS_SUM_DATA("37", "301", "-0.0", "b")
-                  ROWS_SUM_DATA("16", "16", "-0.0", "c")
-                  ROWS_SUM_DATA("20", "15", "1.5", "d")
-                  ROWS_SUM_DATA("3", "600", "0.0", "e")
-                  ROWS_SUM_DATA("15", "48", "0.0", "f"));
-  rows_sum_check(t, CAP, 37, 301, "a");
-  rows_sum_check(t, CAP, 37, 301, "b");
-  rows_sum_check(t, CAP, 16, 16, "c");
-  rows_sum_check(t, CAP, 20, 15, "d");
-  rows_sum_check(t, CAP, 3, 600, "e");
-  rows_sum_check(t, CAP, 15, 48, "f");
+                  "func.func @main() {\n" ROWS_SUM_CASES(ROWS_SUM_DATA_OF));
+#define ROWS_SUM_CHECK_OF(R, C, I, S) rows_sum_check(t, CAP, R, C, #S);
+  ROWS_SUM_CASES(ROWS_SUM_CHECK_OF)
+#undef ROWS_SUM_CHECK_OF
   harness_appendf(t, CAP, "  func.return\n}\n");
   assert_true(strlen(t) + 1 < CAP);
   assert_int_equal(run_text_q(t, 0), SHLO_OK);

@@ -124,7 +124,7 @@ static shlo_status k_reduce_native(const shlo_step *s, shlo_value *const *in,
     return shlo__rb_stopped(s, ex);
   }
   if (split == 0) return SHLO_OK;
-  if (p->in_numel == rows * len && all_reduced(p)) { /* one run */
+  if (all_reduced(p)) { /* one run */
     b->fold_run(dst, src, p->in_numel, b);
     return SHLO_OK;
   }
