@@ -64,9 +64,9 @@ VM_EXTERN void VC_FN(vc_run)(const VM_FN(vc_dec) *dec, int n, int64_t lo,
         VC_CASE_UN(NEG, VM_FN(vc_neg)(x))
         VC_CASE_UN(ABS, VM_FN(vc_abs)(x))
         VC_CASE_UN(SQRT, VM_FN(vc_sqrt)(x))
-        VC_CASE_UN(EXP, VM_FN(exp_lanes)(x))
-        VC_CASE_UN(TANH, VM_FN(tanh_lanes)(x))
-        VC_CASE_UN(LOGISTIC, VM_FN(logistic_lanes)(x))
+        VC_CASE_UN_N(EXP, VM_FN(exp_n))
+        VC_CASE_UN_N(TANH, VM_FN(tanh_n))
+        VC_CASE_UN_N(LOGISTIC, VM_FN(logistic_n))
       default:
         break; /* refused when the program was built */
       }

@@ -6,9 +6,16 @@
  * divide; each row's sum adds its elements to its running value in the
  * reduce kernel's schedule (sum_tree.h). */
 
-/* exp(v), v <= 0 or NaN when nonpos (exp_core_of) */
+/* v[j] = exp(v[j]) for j < n, v <= 0 or NaN when nonpos (exp_core_of) */
+VM_INLINE void VM_FN(vsm_exp_n)(VF *v, int n, bool nonpos) {
+  if (nonpos) VM_FN(exp_nonpos_n)(v, n);
+  else VM_FN(exp_n)(v, n);
+}
+
+/* exp(v), v <= 0 or NaN when nonpos */
 VM_INLINE VF VM_FN(vsm_exp_of)(VF v, bool nonpos) {
-  return nonpos ? VM_FN(exp_nonpos_lanes)(v) : VM_FN(exp_lanes)(v);
+  VM_FN(vsm_exp_n)(&v, 1, nonpos);
+  return v;
 }
 
 /* e[c] = exp(y[c] - m) for c in [i, cols), the columns left after
@@ -74,20 +81,43 @@ VM_INLINE void VM_FN(vsm_row)(float *e, const float *y, float m,
   VF h = VM_FN(splat)(-INFINITY);
   VI nan = {0};
   int64_t i = 0;
-  for (; i + VM_W <= cols; i += VM_W) {
-    if (ahead) {
-      VF v = VM_FN(load)(xm + i);
-      nan |= (VI)(v != v);
-      h = VM_FN(max)(h, v);
-    }
-    __builtin_prefetch(pf + i, 0, 2);
+  /* the work beside the exponentials of the vector at i */
 #if VM_KIND == VM_AVX512
-    if (div == VSM_DIV_STREAM)
-      _mm512_stream_ps(d + i, (__m512)(VM_FN(load)(x + i) / sv));
+#define VSM_STREAM_DIV(i)                                                   \
+  if (div == VSM_DIV_STREAM)                                                \
+    _mm512_stream_ps(d + (i), (__m512)(VM_FN(load)(x + (i)) / sv));
+#else
+#define VSM_STREAM_DIV(i)
 #endif
-    if (div == VSM_DIV) VM_FN(store)(d + i, VM_FN(load)(x + i) / sv);
+#define VSM_BESIDE(i)                                                       \
+  do {                                                                      \
+    if (ahead) {                                                            \
+      VF v_ = VM_FN(load)(xm + (i));                                        \
+      nan |= (VI)(v_ != v_);                                                \
+      h = VM_FN(max)(h, v_);                                                \
+    }                                                                       \
+    __builtin_prefetch(pf + (i), 0, 2);                                     \
+    VSM_STREAM_DIV(i)                                                       \
+    if (div == VSM_DIV) VM_FN(store)(d + (i), VM_FN(load)(x + (i)) / sv);   \
+  } while (0)
+  /* 4 vectors' exponentials at a time, their steps together (vmath's _n
+   * functions): one at a time, the out-of-order window held too few of
+   * their chains to fill the FMA pipes */
+  for (; i + 4 * VM_W <= cols; i += 4 * VM_W) {
+    VF v[4];
+    VM_EACH(j, 4) {
+      VSM_BESIDE(i + j * VM_W);
+      v[j] = VM_FN(load)(y + i + j * VM_W) - mv;
+    }
+    VM_FN(vsm_exp_n)(v, 4, nonpos);
+    VM_EACH(j, 4) VM_FN(store)(e + i + j * VM_W, v[j]);
+  }
+  for (; i + VM_W <= cols; i += VM_W) {
+    VSM_BESIDE(i);
     VM_FN(store)(e + i, VM_FN(vsm_exp_of)(VM_FN(load)(y + i) - mv, nonpos));
   }
+#undef VSM_BESIDE
+#undef VSM_STREAM_DIV
   if (div == VSM_DIV)
     for (int64_t j = i; j < cols; j++) d[j] = x[j] / s;
   VM_FN(vsm_exp_rest)(e, y, m, i, cols, nonpos);
