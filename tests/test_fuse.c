@@ -423,14 +423,12 @@ static void layernorm_computes_what_every_block_shares_once(void **state) {
        * only by the members right after them, one row at a time: c (not
        * c2, which a member after the second reduction reads, nor shb,
        * which the second reduction's tile program reads over the block),
-       * y, o.  That reduction computes c, c2 and sq on tiles, from x0's
-       * tiles that the first reduction kept, and sq, which it alone
-       * reads, is never stored; rows of 300 are too short for lane
+       * y, o.  That reduction computes c, c2 and sq on tiles, from x0,
+       * and sq, which it alone reads, is never stored; rows of 300 are too short for lane
        * programs, so c2 stays in its segment. */
       "[blocks of 64 rows; 3 members once, 2 read in place, 2 read as one "
       "element per row, 0 streamed, 3 kept to one row] [1 sum on tiles: 3 "
-      "ops, 1 value never stored, 0 moved to a later segment, 1 kept as "
-      "tiles]");
+      "ops, 1 value never stored, 0 moved to a later segment]");
 }
 
 /* Layernorm on 800 rows of 700 (a result past SHLO_STREAM_MIN_BYTES; rows
@@ -474,17 +472,15 @@ static void layernorm_segments_run_in_registers(void **state) {
       "  %out = stablehlo.add %o, %bb : tensor<800x700xf32>\n"
       "  func.return %out : tensor<800x700xf32>\n}\n",
       "1 streamed, 3 kept to one row] [in registers: 4 ops] [1 sum on "
-      "tiles: 2 ops, 1 value never stored, 1 moved to a later segment, 1 "
-      "kept as tiles]");
+      "tiles: 2 ops, 1 value never stored, 1 moved to a later segment]");
 }
 
-/* A sum computed on tiles from every kind of operand: the rows (x, whose
- * tiles the sum for the mean kept), a row's one element (the mean), one
- * row shared by all (gamma, in place),
+/* A sum computed on tiles from every kind of operand: the rows (x), a
+ * row's one element (the mean), one row shared by all (gamma, in place),
  * a scalar filled once, and a value of its own read back past the next
  * instruction (d, read by q).  129 rows of 600: blocks of 64 rows and a
- * block of one (each member then computed in its place), a last group of
- * 16 rows only partly filled, and a last tile of 8 columns.  d is read
+ * block of one (each member then computed in its place); tiles of 512
+ * columns and of 88 (5 blocks of 16 and 8 columns one at a time).  d is read
  * after the sum too and moves to the segment there; e and q, which only
  * the sum reads, are never stored.  The unfused bits. */
 static void sums_on_tiles_read_every_kind_of_operand(void **state) {
@@ -521,12 +517,12 @@ static void sums_on_tiles_read_every_kind_of_operand(void **state) {
       "  %y = stablehlo.multiply %d, %rb : tensor<129x600xf32>\n"
       "  func.return %y, %v : tensor<129x600xf32>, tensor<129xf32>\n}\n",
       "[1 sum on tiles: 4 ops, 3 values never stored, 1 moved to a later "
-      "segment, 1 kept as tiles]");
+      "segment]");
 }
 
 /* A sum of squares of a value from outside the group (an iota, varying
- * along the rows), no earlier sum keeping its tiles: the tile program
- * transposes them itself.  The unfused bits. */
+ * along the rows).  70 rows: a block of 64 and one of 6, a tile of 16
+ * rows only partly filled.  The unfused bits. */
 static void a_sum_on_tiles_of_an_outside_value(void **state) {
   (void)state;
   same_results(
@@ -545,7 +541,7 @@ static void a_sum_on_tiles_of_an_outside_value(void **state) {
       "  %y = stablehlo.multiply %x, %rb : tensor<70x600xf32>\n"
       "  func.return %y : tensor<70x600xf32>\n}\n",
       "[1 sum on tiles: 2 ops, 2 values never stored, 0 moved to a later "
-      "segment, 0 kept as tiles]");
+      "segment]");
 }
 
 /* The deviation would move to the segment after the variance, but that

@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Sums along rows of a value that is never stored: a lane program
- * (vchain.h) evaluated on 16 x 16 tiles of the arrays it is computed
- * from, each tile transposed so that one vector holds one column of its
- * 16 rows (transpose16.h), and the program's value added to the rows'
- * running sums a tile at a time.
+ * (vchain.h) evaluated on tiles of 16 rows by up to 512 columns of the
+ * arrays it is computed from, its value for the tile left in L1, and
+ * added to the 16 rows' running sums a tile at a time.
  *
- * Each row is summed in the reduce kernel's schedule (sum_tree.h: a
- * tile's 16 columns are one block), and each element is the one
- * the program computes from the same operands (the ops' own bits), so
- * the sums are bit for bit those of the value made whole and reduced
- * after.  Fused rows groups use it for a reduction whose operand only it
- * reads (layernorm's squared deviations): the value costs no stores and
- * no pass of its own. */
+ * Each row is summed in the reduce kernel's schedule (sum_tree.h), and
+ * each element is the one the program computes from the same operands
+ * (the ops' own bits), so the sums are bit for bit those of the value
+ * made whole and reduced after.  Fused rows groups use it for a
+ * reduction whose operand only it reads (layernorm's squared
+ * deviations): the value costs no pass over memory of its own. */
 #ifndef SHLO_FOLD_TILES_H
 #define SHLO_FOLD_TILES_H
 
@@ -26,10 +24,8 @@ enum shlo_tile_kind {
   SHLO_TILE_ROW,  /* one value per row: base[r] */
   SHLO_TILE_COL,  /* one value per column, the same in every row: base[c] */
   SHLO_TILE_ONE,  /* one value everywhere: base[0] (the program's in_one) */
-  SHLO_TILE_OUT,  /* the program's output `out`, stored by an earlier
+  SHLO_TILE_OUT   /* the program's output `out`, stored by an earlier
                      instruction and read back */
-  SHLO_TILE_KEPT  /* rows kept as tiles by shlo__fold_tiles_keep_f32 for
-                     the same rows and cols: base its keep */
 };
 
 typedef struct shlo_tile_in {
@@ -37,16 +33,6 @@ typedef struct shlo_tile_in {
   int out;           /* SHLO_TILE_OUT only */
   const float *base;
 } shlo_tile_in;
-
-/* acc[r] = acc[r] + base[r * cols + c] for c = 0, 1, ..., cols - 1 in
- * turn, for each r in [0, rows) (the reduce kernel's sums, bit for bit),
- * keeping the rows' tiles at keep as the tile programs read them
- * (shlo__fold_tiles_kept_bytes(rows, cols) bytes, 64-byte aligned): a
- * later sum over the same rows that reads them as SHLO_TILE_KEPT does
- * not transpose them again. */
-void shlo__fold_tiles_keep_f32(float *acc, int64_t rows, int64_t cols,
-                               const float *base, float *keep);
-size_t shlo__fold_tiles_kept_bytes(int64_t rows, int64_t cols);
 
 /* Bytes of the workspace shlo__fold_tiles_add_f32 needs for program p. */
 size_t shlo__fold_tiles_work_bytes(const shlo_vchain *p);

@@ -308,7 +308,7 @@ static void rows_member(const fused_run *r, const member *m, char *const *val,
  * tiles by its tile program (fuse_tiles.c) from values of the block. */
 static void rows_fold_tiles(const fused_run *r, const member *m,
                             char *const *val, int64_t r0, int64_t nr,
-                            char *d, void *work, char *kept) {
+                            char *d, void *work) {
   const fused *f = r->f;
   const tile_prog *tp = m->tile;
   rows_fold_init(r, m, val, r0, nr, d);
@@ -317,9 +317,7 @@ static void rows_fold_tiles(const fused_run *r, const member *m,
     const lane_io *io = &tp->lp.in[k];
     in[k].kind = tp->kind[k];
     in[k].out = tp->out_of[k];
-    if (in[k].kind == SHLO_TILE_KEPT)
-      in[k].base = (const float *)(kept + (size_t)tp->kept[k] * f->keep_bytes);
-    else if (in[k].kind == SHLO_TILE_OUT)
+    if (in[k].kind == SHLO_TILE_OUT)
       in[k].base = NULL; /* the program's own output */
     else if (!io->ext)
       in[k].base = (const float *)val[io->ref];
@@ -332,16 +330,6 @@ static void rows_fold_tiles(const fused_run *r, const member *m,
   }
   shlo__fold_tiles_add_f32((float *)d, nr, f->cols, &tp->lp.chain,
                            tp->result, in, work);
-}
-
-/* Reduction m (a plain f32 sum) over rows [r0, r0 + nr) into d, keeping
- * its operand's tiles at kept for a later reduction's tile program. */
-static void rows_fold_keep(const fused_run *r, const member *m,
-                           char *const *val, int64_t r0, int64_t nr,
-                           char *d, char *kept) {
-  rows_fold_init(r, m, val, r0, nr, d);
-  shlo__fold_tiles_keep_f32((float *)d, nr, r->f->cols,
-                            rows_operand(r, m, 0, val, r0), (float *)kept);
 }
 
 /* Whether member m is computed in a block (the first of a worker's
@@ -497,8 +485,7 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   /* each member's scratch on its own cache lines */
   size_t per = ((size_t)(f->block * f->cols) * f->scratch_esz + 63) & ~(size_t)63;
   char *scratch = shlo__aligned_alloc((size_t)f->n_members * per +
-                                        f->lanes_work +
-                                        (size_t)f->n_keep * f->keep_bytes);
+                                        f->lanes_work);
   char **val = shlo__calloc((size_t)f->n_members * 2, sizeof *val);
   if (!scratch || !val) {
     shlo__aligned_free(scratch);
@@ -509,7 +496,6 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
   for (int k = 0; k < f->n_members; k++)
     if (f->m[k].inv == INV_ALIAS) val[k] = r->in[f->m[k].ref[0]]->data;
   char *work = scratch + (size_t)f->n_members * per;
-  char *kept = work + f->lanes_work; /* tiles kept by reductions */
   softmax_carry carry = {0};
   for (int64_t r0 = lo; r0 < hi; r0 += f->block) {
     int64_t nr = hi - r0 < f->block ? hi - r0 : f->block;
@@ -536,10 +522,7 @@ static void rows_chunk(void *ctx, int64_t lo, int64_t hi) {
         if (rows_computes(m, r0 == lo)) {
           val[k] = rows_dest(r, k, r0, scratch, per);
           if (m->tile && nr > 1)
-            rows_fold_tiles(r, m, val, r0, nr, val[k], work, kept);
-          else if (m->keep >= 0 && nr > 1)
-            rows_fold_keep(r, m, val, r0, nr, val[k],
-                           kept + (size_t)m->keep * f->keep_bytes);
+            rows_fold_tiles(r, m, val, r0, nr, val[k], work);
           else
             rows_member(r, m, val, r0, nr, val[k]);
         }
@@ -1030,12 +1013,12 @@ static void rows_describe(const shlo_plan *p, int first, fused *f,
    * room) undoes the tiles */
   int64_t block = f->block;
   bool tiles = shlo__fuse_tiles_plan(p, first, f) > 0;
-  /* a tile program sums four groups of 16 rows side by side, their
-   * chains of additions overlapping (fold_tiles.c) */
+  /* blocks of 64 rows, where a tile program takes 16 at a time: the
+   * segments' costs per block paid for more rows (layernorm on two
+   * threads 0.224 ms in blocks of 16, 0.221 in 32, 0.219 in 64, 0.25-0.29
+   * in 128, whose block leaves L2) */
   if (tiles && f->block == 16 && 64 * f->cols <= ROWS_SIDE_MAX_ELEMS)
-    f->block = 64; /* (so too: layernorm over 2016 rows of 1040 on one
-                    * thread, 1.85 ms in blocks of 16, 1.07 in 64) */
-  f->keep_bytes = shlo__fold_tiles_kept_bytes(f->block, f->cols);
+    f->block = 64;
   while (!rows_programs(p, first, f) && tiles) {
     shlo__fuse_tiles_undo(f);
     f->block = block;
@@ -1147,14 +1130,13 @@ static void mark_scalars(const shlo_plan *p, int first, fused *f,
  * programs. */
 static void rows_label(const fused *f, char *buf, size_t cap) {
   int once = 0, alias = 0, streamed = 0, ones = 0, local = 0, lanes = 0;
-  int tiles = 0, tile_ops = 0, tile_only = 0, moved = 0, kept = 0;
+  int tiles = 0, tile_ops = 0, tile_only = 0, moved = 0;
   for (int k = 0; k < f->n_members; k++) {
     lanes += f->m[k].run_after ? f->m[k].run_after->chain.n_ins : 0;
     tiles += f->m[k].tile != NULL;
     tile_ops += f->m[k].tile ? f->m[k].tile->lp.chain.n_ins : 0;
     tile_only += f->m[k].tile_only;
     moved += f->m[k].moved_to >= 0;
-    kept += f->m[k].keep >= 0;
     once += f->m[k].inv == INV_ONCE;
     alias += f->m[k].inv == INV_ALIAS;
     streamed += shlo__fuse_rows_streams(f, &f->m[k]);
@@ -1175,9 +1157,9 @@ static void rows_label(const fused *f, char *buf, size_t cap) {
   if (tiles)
     snprintf(buf + len, cap - len,
              " [%d sum%s on tiles: %d ops, %d value%s never stored, %d "
-             "moved to a later segment, %d kept as tiles]",
+             "moved to a later segment]",
              tiles, tiles == 1 ? "" : "s", tile_ops, tile_only,
-             tile_only == 1 ? "" : "s", moved, kept);
+             tile_only == 1 ? "" : "s", moved);
   len = strlen(buf);
   if (f->softmax)
     snprintf(buf + len, cap - len, " [softmax tail in two passes]");
@@ -1233,7 +1215,6 @@ static void fuse_member(const shlo_plan *p, int first, int last, int k,
   m->one_arg = -1;
   m->seg = -1;
   m->moved_to = -1;
-  m->keep = -1;
   m->bcast = !s->loop.range;
   m->slice = m->bcast && is_slice_view(s, types);
   if (m->bcast) view_map_of(s, types, &m->map);

@@ -83,9 +83,6 @@ typedef struct member {
   bool tile_only; /* computed inside tile programs only, never stored */
   bool read_whole; /* read over the block by a tile program or a moved
                       member: kept whole, never one row (rows_local) */
-  int keep;       /* a reduction that keeps its operand's tiles for a
-                     later one's tile program (SHLO_TILE_KEPT): its slot
-                     among the group's kept tiles; -1: none */
   int moved_to;   /* >= 0: computed in the program of the later segment
                      that starts at this member instead of in its own
                      (where all its readers but tile programs are);
@@ -113,14 +110,13 @@ typedef struct lane_prog {
 
 /* A reduction's tile program (kernels/fold_tiles.h): the members its
  * operand is computed from, since the last reduction before it, as one
- * lane program run on 16 x 16 tiles of their operands.  lp.in[k] says
+ * lane program run on tiles of 16 rows of their operands.  lp.in[k] says
  * where input k lies and kind[k] how (SHLO_TILE_*; out_of[k] the output
  * a SHLO_TILE_OUT input reads back); output `result` is the operand. */
 typedef struct tile_prog {
   lane_prog lp;
   uint8_t kind[SHLO_VCHAIN_MAX_IO];
   int8_t out_of[SHLO_VCHAIN_MAX_IO];
-  int8_t kept[SHLO_VCHAIN_MAX_IO]; /* SHLO_TILE_KEPT: the slot it reads */
   int result;
 } tile_prog;
 
@@ -179,8 +175,6 @@ typedef struct fused {
   int n_slots;
   int64_t chunk;      /* elements per pass */
   size_t lanes_work;  /* bytes of workspace its lane programs need */
-  int n_keep;         /* rows groups: reductions that keep tiles */
-  size_t keep_bytes;  /* bytes of one such reduction's tiles of a block */
   bool softmax;       /* rows group: its tail runs as sm says */
   softmax_tail sm;
 } fused;

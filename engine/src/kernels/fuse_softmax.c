@@ -186,7 +186,7 @@ bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f) {
     if (!on[q]) return false;
   const member *sub = &f->m[t.sub], *sum = &f->m[t.sum];
   if (!sum->fold || sum->fold->opcode != SHLO_OP_ADD ||
-      sum->fold->et != SHLO_F32 || sum->tile || sum->keep >= 0 ||
+      sum->fold->et != SHLO_F32 || sum->tile ||
       member_ref(sum->ref[0]) != t.exp || member_ref(sum->ref[1]) >= 0)
     return false;
   if (!tail_op(p, first, f, t.exp, SHLO_LANE_EXP) ||
@@ -217,7 +217,7 @@ bool shlo__fuse_softmax_plan(const shlo_plan *p, int first, fused *f) {
    * maxima ahead and their flags: room for that from 16 columns */
   t.max_ahead = t.max_of_a && member_ref(sub->ref[0]) < 0 && t.cap < 0 &&
                 t.cvt < 0 && member_ref(mx->ref[1]) < 0 && !mx->tile &&
-                mx->keep < 0 && f->cols >= 16;
+                f->cols >= 16;
   /* what only the tail reads, and nothing outside */
   for (int q = t.start; q < t.div; q++)
     if (f->m[q].out >= 0) return false;

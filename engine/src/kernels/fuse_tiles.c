@@ -3,17 +3,15 @@
  * kernels/fold_tiles.h).
  *
  * A reduction's operand that nothing else reads need not be stored: an
- * f32 sum can compute it from the values it is made of, on 16 x 16 tiles
- * of them, as it adds it up.  Layernorm's variance is the sum of
+ * f32 sum can compute it from the values it is made of, on tiles of 16
+ * rows by 512 columns of them, as it adds it up.  Layernorm's variance is the sum of
  * (x - mean)^2: its tile program subtracts and squares, so no member
  * stores the deviations or their squares for the sum.  The deviations
  * are also scaled after the sum; the segment that does so computes them
  * again from x and the mean in its own program (the member is moved
- * there), so the segment before the sum has nothing left to do.  And the
- * sum for the mean, which transposes the same tiles of x, keeps them for
- * the variance's program (plan_kept).  The block's values are written
- * nowhere but the result, where before two more went through the
- * caches. */
+ * there), so the segment before the sum has nothing left to do.  The
+ * block's values are written nowhere but the result, where before two
+ * more went through the caches. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -173,42 +171,12 @@ static bool plan_fold(const shlo_plan *p, int first, fused *f, int kf) {
   return true;
 }
 
-/* Whether reduction k0 (a plain f32 sum) reads what input k of tile
- * program tp reads over the rows. */
-static bool sums_input(const fused *f, int k0, const tile_prog *tp, int k) {
-  const member *m = &f->m[k0];
-  if (!m->fold || m->tile || m->fold->opcode != SHLO_OP_ADD ||
-      m->fold->et != SHLO_F32 || tp->kind[k] != SHLO_TILE_FULL)
-    return false;
-  const lane_io *io = &tp->lp.in[k];
-  return io->ext ? m->ref[0] == io->ref && m->adv[0] == ADV_FULL
-                 : m->ref[0] == -(io->ref + 1);
-}
-
-/* Inputs of tile programs that an earlier sum reads too (layernorm's x,
- * summed for the mean): that sum keeps their tiles, already transposed,
- * for the program to read. */
-static void plan_kept(fused *f) {
-  for (int kf = 0; kf < f->n_members; kf++) {
-    tile_prog *tp = f->m[kf].tile;
-    for (int k = 0; tp && k < tp->lp.chain.n_in; k++)
-      for (int k0 = 0; k0 < kf; k0++) {
-        if (!sums_input(f, k0, tp, k)) continue;
-        if (f->m[k0].keep < 0) f->m[k0].keep = f->n_keep++;
-        tp->kind[k] = SHLO_TILE_KEPT;
-        tp->kept[k] = (int8_t)f->m[k0].keep;
-        break;
-      }
-  }
-}
-
 int shlo__fuse_tiles_plan(const shlo_plan *p, int first, fused *f) {
   /* sums fold 16 rows side by side, or rows too long for that one at a
    * time, computing every member in its place (rows_chunk) */
   if (f->block < 16) return 0;
   int n = 0;
   for (int k = 0; k < f->n_members; k++) n += plan_fold(p, first, f, k);
-  plan_kept(f);
   return n;
 }
 
@@ -218,7 +186,6 @@ void shlo__fuse_tiles_undo(fused *f) {
     shlo__fuse_tile_free(m->tile);
     m->tile = NULL;
     m->tile_only = m->read_whole = false;
-    m->moved_to = m->keep = -1;
+    m->moved_to = -1;
   }
-  f->n_keep = 0;
 }

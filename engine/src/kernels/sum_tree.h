@@ -109,17 +109,6 @@ shlo_sum_blocks4(shlo_v16f *out, const shlo_v16f *t) {
   *out = SHLO_ST_JOIN(s, s, SHLO_ST_GEVEN, SHLO_ST_GODD);
 }
 
-/* *out lane r: T of the column block c[0, 16) where c[k] lane r is
- * element k of row r (a transposed tile): the same tree, vector adds. */
-static inline __attribute__((always_inline)) void
-shlo_sum_columns16(shlo_v16f *out, const shlo_v16f *c) {
-  shlo_v16f p[8], q[4];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; i++) p[i] = c[2 * i] + c[2 * i + 1];
-#pragma GCC unroll 4
-  for (int j = 0; j < 4; j++) q[j] = p[2 * j] + p[2 * j + 1];
-  *out = (q[0] + q[1]) + (q[2] + q[3]);
-}
 #endif
 
 #endif

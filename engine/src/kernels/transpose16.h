@@ -2,9 +2,8 @@
 /* A 16 x 16 tile of floats transposed in registers: sixteen 64-byte
  * vectors, row i in t[i], become column i in t[i].  Four butterfly
  * stages of two-vector shuffles; with AVX-512 each vector is one
- * register.  For the folds that add 16 rows side by side in each row's
- * own order (reduce_body.c, fold_tiles.c): after the transpose one
- * vector holds one column, element c of each of the 16 rows.
+ * register.  The GEMM panels pack with it (gemm_panels.c); its vector
+ * types serve the sums of sum_tree.h.
  * GCC only (its vector extensions and __builtin_shuffle). */
 #ifndef SHLO_TRANSPOSE16_H
 #define SHLO_TRANSPOSE16_H
