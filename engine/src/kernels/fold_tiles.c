@@ -62,6 +62,19 @@ static void tile_walk_init(tile_walk *t, const shlo_vchain *p, int64_t cols,
   }
 }
 
+/* The program over the tile of rows [0, nr) from column c0 on: its
+ * width, at most CHUNK. */
+static inline int64_t tile_run(tile_walk *t, int nr, int64_t c0,
+                               int64_t cols, void *vwork) {
+  int64_t w = cols - c0 < CHUNK ? cols - c0 : CHUNK;
+  const float *at[SHLO_VCHAIN_MAX_IO];
+  for (int k = 0; k < t->p.n_in; k++)
+    at[k] = t->by_col[k] ? t->src[k] + c0 : t->src[k];
+  shlo__vchain_run_rows(&t->p, t->dst, t->out_step, at, t->in_step, nr, w,
+                        vwork);
+  return w;
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 /* Rows [0, nr) of the sums, every column: each 16 columns of the tile's
  * 16 rows become one vector of their blocks' trees (shlo_sum_blocks16),
@@ -74,12 +87,7 @@ SHLO_CLONES static void fold_rows16(float *acc, int nr, int64_t cols,
   for (int r = 0; r < nr; r++) a[r] = acc[r];
   const float *o = t->dst[result];
   for (int64_t c0 = 0; c0 < cols; c0 += CHUNK) {
-    int64_t w = cols - c0 < CHUNK ? cols - c0 : CHUNK;
-    const float *at[SHLO_VCHAIN_MAX_IO];
-    for (int k = 0; k < t->p.n_in; k++)
-      at[k] = t->by_col[k] ? t->src[k] + c0 : t->src[k];
-    shlo__vchain_run_rows(&t->p, t->dst, t->out_step, at, t->in_step, nr, w,
-                          vwork);
+    int64_t w = tile_run(t, nr, c0, cols, vwork);
     int64_t i = 0;
     for (; i + SIDE <= w; i += SIDE) {
       shlo_v16f b[SIDE];
@@ -104,12 +112,7 @@ static void fold_rows16(float *acc, int nr, int64_t cols, tile_walk *t,
                         int result, void *vwork) {
   const float *o = t->dst[result];
   for (int64_t c0 = 0; c0 < cols; c0 += CHUNK) {
-    int64_t w = cols - c0 < CHUNK ? cols - c0 : CHUNK;
-    const float *at[SHLO_VCHAIN_MAX_IO];
-    for (int k = 0; k < t->p.n_in; k++)
-      at[k] = t->by_col[k] ? t->src[k] + c0 : t->src[k];
-    shlo__vchain_run_rows(&t->p, t->dst, t->out_step, at, t->in_step, nr, w,
-                          vwork);
+    int64_t w = tile_run(t, nr, c0, cols, vwork);
     /* (CHUNK is whole blocks: a row's blocks stay whole) */
     for (int r = 0; r < nr; r++)
       acc[r] = shlo_sum_row_f32(acc[r], o + (size_t)r * CHUNK, w);
