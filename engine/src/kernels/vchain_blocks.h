@@ -16,17 +16,14 @@ VM_INLINE void VC_FN(vc_decode)(const shlo_vchain *p, VM_FN(vc_dec) *dec,
     VM_FN(vc_dec) *d = &dec[k];
     int fa = VC_ACC, fb = VC_ACC;
     d->a = d->b = NULL;
-    d->ma = d->mb = 0;
     d->sa = d->sb = (VF){0};
     if (ins->a >= 0) {
       d->a = in[ins->a];
-      d->ma = adv[ins->a] ? -1 : 0;
       fa = adv[ins->a] ? VC_MEM : VC_ONE;
       if (fa == VC_ONE) d->sa = VM_FN(splat)(*d->a);
     }
     if (ins->b >= 0 && shlo_lane_op_binary(ins->op)) {
       d->b = in[ins->b];
-      d->mb = adv[ins->b] ? -1 : 0;
       fb = adv[ins->b] ? VC_MEM : VC_ONE;
       if (fb == VC_ONE) d->sb = VM_FN(splat)(*d->b);
     }
@@ -48,12 +45,6 @@ VM_EXTERN void VC_FN(vc_run)(const VM_FN(vc_dec) *dec, int n, int64_t lo,
     VC_EACH(VC_ZERO, _)
 #undef VC_ZERO
     for (const VM_FN(vc_dec) *d = dec; d < end; d++) {
-      /* (in integers: an unused operand's start is NULL) */
-      const float *pa = (const float *)((uintptr_t)d->a +
-                                        (uintptr_t)(i & d->ma) * 4);
-      const float *pb = (const float *)((uintptr_t)d->b +
-                                        (uintptr_t)(i & d->mb) * 4);
-      VF sa = d->sa, sb = d->sb;
       switch (d->code) {
         VC_CASE_BIN(ADD, x + y)
         VC_CASE_BIN(SUB, x - y)

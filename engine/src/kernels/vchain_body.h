@@ -57,16 +57,21 @@ VM_INLINE VF VM_FN(vc_sqrt)(VF a) {
 enum { VC_ACC, VC_MEM, VC_ONE };
 #endif
 #define VC_CODE(op, fa, fb) ((op) * 9 + (fa) + 3 * (fb))
-#define VC_LA(j) VM_FN(load)(pa + (j) * VM_W)
-#define VC_LB(j) VM_FN(load)(pb + (j) * VM_W)
+/* (read in the cases that use them, not before the switch: the loads
+ * of both registers and the starts' arithmetic, once per instruction per
+ * block, filled the reorder window beside the vector work) */
+#define VC_LA(j) VM_FN(load)(d->a + i + (j) * VM_W)
+#define VC_LB(j) VM_FN(load)(d->b + i + (j) * VM_W)
+#define VC_SA (d->sa)
+#define VC_SB (d->sb)
 #define VC_AA(j, E) { VF x = v##j, y = v##j; v##j = E; }
 #define VC_MA(j, E) { VF x = VC_LA(j), y = v##j; v##j = E; }
-#define VC_OA(j, E) { VF x = sa, y = v##j; v##j = E; }
+#define VC_OA(j, E) { VF x = VC_SA, y = v##j; v##j = E; }
 #define VC_AM(j, E) { VF x = v##j, y = VC_LB(j); v##j = E; }
 #define VC_MM(j, E) { VF x = VC_LA(j), y = VC_LB(j); v##j = E; }
-#define VC_OM(j, E) { VF x = sa, y = VC_LB(j); v##j = E; }
-#define VC_AO(j, E) { VF x = v##j, y = sb; v##j = E; }
-#define VC_MO(j, E) { VF x = VC_LA(j), y = sb; v##j = E; }
+#define VC_OM(j, E) { VF x = VC_SA, y = VC_LB(j); v##j = E; }
+#define VC_AO(j, E) { VF x = v##j, y = VC_SB; v##j = E; }
+#define VC_MO(j, E) { VF x = VC_LA(j), y = VC_SB; v##j = E; }
 #define VC_UA(j, E) { VF x = v##j; v##j = E; }
 #define VC_LD(j, E) v##j = VC_LA(j);
 #define VC_SET(j, R) v##j = R;
@@ -80,7 +85,7 @@ enum { VC_ACC, VC_MEM, VC_ONE };
   case VC_CODE(SHLO_LANE_##OP, VC_ACC, VC_ONE): VC_EACH(VC_AO, E) break;    \
   case VC_CODE(SHLO_LANE_##OP, VC_MEM, VC_ONE): VC_EACH(VC_MO, E) break;    \
   case VC_CODE(SHLO_LANE_##OP, VC_ONE, VC_ONE): {                           \
-    VF x = sa, y = sb, r_ = E;                                              \
+    VF x = VC_SA, y = VC_SB, r_ = E;                                              \
     VC_EACH(VC_SET, r_)                                                     \
   } break;
 /* a unary op of an input loads it into the accumulator first (its code,
@@ -88,7 +93,7 @@ enum { VC_ACC, VC_MEM, VC_ONE };
  * once on the register */
 #define VC_CASE_UN(OP, E)                                                   \
   case VC_CODE(SHLO_LANE_##OP, VC_ONE, VC_ACC): {                           \
-    VF x = sa, r_ = E;                                                      \
+    VF x = VC_SA, r_ = E;                                                      \
     VC_EACH(VC_SET, r_)                                                     \
   } break;                                                                  \
   case VC_CODE(SHLO_LANE_##OP, VC_MEM, VC_ACC): VC_EACH(VC_LD, _)           \
@@ -109,7 +114,7 @@ enum { VC_ACC, VC_MEM, VC_ONE };
 #define VC_FROM(j, E) v##j = t_[j];
 #define VC_CASE_UN_N(OP, FN)                                                \
   case VC_CODE(SHLO_LANE_##OP, VC_ONE, VC_ACC): {                           \
-    VF r_ = sa;                                                             \
+    VF r_ = VC_SA;                                                             \
     FN(&r_, 1);                                                             \
     VC_EACH(VC_SET, r_)                                                     \
   } break;                                                                  \
@@ -131,15 +136,14 @@ enum { VC_ACC, VC_MEM, VC_ONE };
 #define VC_STREAM(j, E) VC_STORE(j, E)
 #endif
 
-/* An instruction decoded for one call: its case, where its operands
- * start and whether they advance (a mask for the element index), and its
- * output (NULL: none), so that a block pays for the switch alone.  A
+/* An instruction decoded for one call: its case (which says whether
+ * each operand advances), where its operands start, and its output
+ * (NULL: none), so that a block pays for the switch alone.  A
  * layernorm's four-instruction program, a row at a time, spent about a
  * third of its time decoding. */
 typedef struct VM_FN(vc_dec) {
   VF sa, sb; /* operands of one element, in every lane */
   const float *a, *b;
-  int64_t ma, mb; /* -1: advances with the element; 0: one element */
   float *o;
   bool stream;
   int code;
@@ -192,6 +196,8 @@ VM_EXTERN void VM_FN(vchain)(const shlo_vchain *p, float *const *out,
 
 #undef VC_CODE
 #undef VC_LA
+#undef VC_SA
+#undef VC_SB
 #undef VC_LB
 #undef VC_AA
 #undef VC_MA
