@@ -85,7 +85,7 @@ enum { VC_ACC, VC_MEM, VC_ONE };
   case VC_CODE(SHLO_LANE_##OP, VC_ACC, VC_ONE): VC_EACH(VC_AO, E) break;    \
   case VC_CODE(SHLO_LANE_##OP, VC_MEM, VC_ONE): VC_EACH(VC_MO, E) break;    \
   case VC_CODE(SHLO_LANE_##OP, VC_ONE, VC_ONE): {                           \
-    VF x = VC_SA, y = VC_SB, r_ = E;                                              \
+    VF x = VC_SA, y = VC_SB, r_ = E;                                        \
     VC_EACH(VC_SET, r_)                                                     \
   } break;
 /* a unary op of an input loads it into the accumulator first (its code,
@@ -93,7 +93,7 @@ enum { VC_ACC, VC_MEM, VC_ONE };
  * once on the register */
 #define VC_CASE_UN(OP, E)                                                   \
   case VC_CODE(SHLO_LANE_##OP, VC_ONE, VC_ACC): {                           \
-    VF x = VC_SA, r_ = E;                                                      \
+    VF x = VC_SA, r_ = E;                                                   \
     VC_EACH(VC_SET, r_)                                                     \
   } break;                                                                  \
   case VC_CODE(SHLO_LANE_##OP, VC_MEM, VC_ACC): VC_EACH(VC_LD, _)           \
@@ -114,7 +114,7 @@ enum { VC_ACC, VC_MEM, VC_ONE };
 #define VC_FROM(j, E) v##j = t_[j];
 #define VC_CASE_UN_N(OP, FN)                                                \
   case VC_CODE(SHLO_LANE_##OP, VC_ONE, VC_ACC): {                           \
-    VF r_ = VC_SA;                                                             \
+    VF r_ = VC_SA;                                                          \
     FN(&r_, 1);                                                             \
     VC_EACH(VC_SET, r_)                                                     \
   } break;                                                                  \
